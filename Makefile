@@ -1,0 +1,127 @@
+# colltune build. `make` builds ./colltune, `make test` builds and runs every test
+# (then again under ASan+UBSan), `make bench` runs the benchmark.
+# Missing Debian/Ubuntu packages are installed by scripts/deps.sh on first use.
+
+PREFIX ?= /usr/local
+CC ?= cc
+BUILD ?= build
+V ?= 0
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+PKGS := hwloc ncursesw libcurl jansson libfabric libibverbs pmix
+
+# Optional packages: HAVE_<NAME> when pkg-config finds them.
+have = $(shell pkg-config --exists $(1) 2>/dev/null && echo 1)
+define pkgflags
+ifeq ($(call have,$(1)),1)
+  HAVE_FLAGS += -DHAVE_$(2)=1
+  PKG_CFLAGS += $$(shell pkg-config --cflags $(1))
+  PKG_LIBS += $$(shell pkg-config --libs $(1))
+endif
+endef
+$(eval $(call pkgflags,hwloc,HWLOC))
+$(eval $(call pkgflags,ncursesw,NCURSES))
+$(eval $(call pkgflags,libcurl,CURL))
+$(eval $(call pkgflags,jansson,JANSSON))
+$(eval $(call pkgflags,libfabric,LIBFABRIC))
+$(eval $(call pkgflags,libibverbs,IBVERBS))
+$(eval $(call pkgflags,pmix,PMIX))
+
+CUDA_HOME ?= /usr/local/cuda
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
+  HAVE_FLAGS += -DHAVE_CUDA_HEADERS=1
+endif
+
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+CSTD := -std=c17 -D_GNU_SOURCE
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+OPT ?= -O2 -g
+CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0.1.0-$(VERSION)\" \
+             -MMD -MP $(EXTRA_CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
+
+LIB_DIRS := lib transport algos engine probe output tui
+LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+CMD_SRC := $(wildcard cmd/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
+LIBA := $(BUILD)/libcolltune.a
+
+TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
+                       tests/engine/*.c tests/output/*.c tests/tui/*.c)
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+ifeq ($(V),0)
+Q := @
+endif
+
+.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format
+all: colltune
+
+$(DEPS_STAMP): scripts/deps.sh
+	$(Q)mkdir -p $(BUILD)
+	$(Q)scripts/deps.sh
+	$(Q)touch $@
+
+deps: $(DEPS_STAMP)
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBA): $(LIB_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+colltune: $(BUILD)/colltune
+	$(Q)cp $< $@
+
+$(BUILD)/colltune: $(CMD_OBJ) $(LIBA)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $(CMD_OBJ) $(LIBA) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  TEST-CC $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+
+# Every Criterion binary, then the CLI scripts. Failing tests fail the target.
+test-unit: $(TEST_BIN) colltune
+	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+
+test-cli: colltune
+	$(Q)scripts/run-cli-tests.sh ./colltune
+
+# Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
+test-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan \
+	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit-asan
+
+test-unit-asan: $(TEST_BIN) $(BUILD)/colltune
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+
+test:
+	$(Q)$(MAKE) --no-print-directory test-unit test-cli
+	$(Q)$(MAKE) --no-print-directory test-asan
+
+bench: colltune
+	$(Q)tests/bench/run.sh
+
+install: colltune
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 colltune $(DESTDIR)$(PREFIX)/bin/colltune
+	install -m 644 man/colltune.1 $(DESTDIR)$(PREFIX)/share/man/man1/colltune.1
+
+check-format:
+	clang-format --dry-run -Werror $(LIB_SRC) $(CMD_SRC)
+
+format:
+	clang-format -i $(LIB_SRC) $(CMD_SRC) $(wildcard */*.h)
+
+clean:
+	rm -rf build build-asan colltune
+
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

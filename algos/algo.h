@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The algorithm library: data types, reduction ops, collectives, the job an algorithm
+ * is asked to schedule, its parameters, and the algorithm table. Schedules are built
+ * without a communicator (pure data), so the same generator runs live, in tests on
+ * the loop transport, and in the cost model for clusters of any size.
+ */
+#ifndef CT_ALGO_H
+#define CT_ALGO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/err.h"
+#include "../lib/redfn.h"
+#include "sched.h"
+
+enum ct_dtype {
+    CT_INT8,
+    CT_UINT8,
+    CT_INT32,
+    CT_UINT32,
+    CT_INT64,
+    CT_UINT64,
+    CT_FLOAT16,
+    CT_BFLOAT16,
+    CT_FLOAT32,
+    CT_FLOAT64,
+    CT_DTYPE_COUNT
+};
+
+enum ct_redop { CT_SUM, CT_PROD, CT_MIN, CT_MAX, CT_AVG, CT_REDOP_COUNT };
+
+enum ct_coll { CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL, CT_COLL_COUNT };
+#define CT_COLL_BIT(c) (1u << (c))
+#define CT_COLLS_ALL ((1u << CT_COLL_COUNT) - 1)
+
+/* Names as on the command line; lookups return -1 when unknown. */
+const char *ct_dtype_name(enum ct_dtype t);
+size_t ct_dtype_size(enum ct_dtype t);
+int ct_dtype_find(const char *name); /* accepts nccl-tests aliases: float, half, bf16, ... */
+const char *ct_redop_name(enum ct_redop op);
+int ct_redop_find(const char *name);
+const char *ct_coll_name(enum ct_coll c);
+int ct_coll_find(const char *name);
+
+/*
+ * Reduction kernels: dst[i] = a[i] (op) b[i] for n elements; dst may alias a or b.
+ * Integer ops wrap (two's complement), float16/bfloat16 compute through float and
+ * round to nearest even. min/max: a NaN operand propagates (the result is NaN).
+ * avg reduces as sum; the executor divides by the rank count at the end
+ * (ct_reduce_scale_fn).
+ */
+ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op);
+/* dst[i] = dst[i] / divisor, for avg. */
+typedef void (*ct_scale_fn)(void *dst, size_t n, int divisor);
+ct_scale_fn ct_scale_fn_get(enum ct_dtype t);
+
+/* Communicator shape as a schedule sees it. Ranks are laid out node-major:
+ * node(r) = r / ranks_per_node. */
+struct ct_shape {
+    int nranks;
+    int rank;           /* the rank whose schedule is built */
+    int ranks_per_node; /* nranks must be a multiple; 0 means nranks (one node) */
+    int torus_rows, torus_cols; /* 0 if no torus */
+    int rails;          /* NIC rails per node; 0 = unknown */
+};
+
+static inline int ct_shape_rpn(const struct ct_shape *s)
+{
+    return s->ranks_per_node > 0 ? s->ranks_per_node : s->nranks;
+}
+static inline int ct_shape_nodes(const struct ct_shape *s)
+{
+    return s->nranks / ct_shape_rpn(s);
+}
+
+/* Tunable parameters. 0 means "the algorithm's default". */
+enum ct_param_id {
+    CT_P_CHUNK,    /* bytes per pipelined slice */
+    CT_P_PIPELINE, /* slices in flight per peer */
+    CT_P_CHANNELS, /* parallel rings/channels */
+    CT_P_STREAMS,  /* streams per peer connection (transport) */
+    CT_P_THREADS,  /* reduction threads */
+    CT_P_COUNT
+};
+#define CT_PBIT(p) (1u << (p))
+
+struct ct_params {
+    uint64_t v[CT_P_COUNT];
+    const char *intra; /* hier: sub-algorithm names (NULL = default) */
+    const char *inter;
+};
+
+struct ct_param_desc {
+    const char *name; /* flag name: "chunk", "pipeline", ... */
+    uint64_t def, min, max;
+    const char *unit;
+    const char *summary;
+};
+const struct ct_param_desc *ct_param_desc(enum ct_param_id p);
+/* Fill unset (0) values with defaults. */
+void ct_params_defaults(struct ct_params *p);
+/* Range check; message names the parameter. */
+int ct_params_check(const struct ct_params *p, size_t elem_size, struct ct_err *err);
+
+/*
+ * What is being scheduled. count follows nccl-tests' per-rank parameter count:
+ *   allreduce:     send = recv = count elements
+ *   allgather:     send = count, recv = count * nranks
+ *   reducescatter: send = count * nranks, recv = count
+ *   alltoall:      send = recv = count * nranks (count elements to each peer)
+ * In place: allreduce/alltoall recv == send; allgather send = recv + rank*count;
+ * reducescatter recv = send + rank*count. Schedules must be correct either way.
+ */
+struct ct_job {
+    enum ct_coll coll;
+    enum ct_dtype dtype;
+    enum ct_redop op;
+    uint64_t count;
+    bool in_place;
+    struct ct_shape shape;
+    struct ct_params params;
+};
+
+uint64_t ct_job_send_bytes(const struct ct_job *j);
+uint64_t ct_job_recv_bytes(const struct ct_job *j);
+
+struct ct_algo {
+    const char *name;    /* command-line name, unique */
+    const char *summary; /* one line */
+    unsigned colls;      /* CT_COLL_BIT set */
+    unsigned params;     /* CT_PBIT set of the parameters that matter */
+    /* CT_EUNSUPP with a reason, or 0. May be NULL (always supported). */
+    int (*supports)(const struct ct_job *j, struct ct_err *why);
+    /* Build the schedule of j->shape.rank into *s (initialised by the caller). */
+    int (*build)(const struct ct_job *j, struct ct_sched *s, struct ct_err *err);
+};
+
+/* The table (algos/registry.c). */
+const struct ct_algo *ct_algo_find(const char *name);
+const struct ct_algo *ct_algo_at(size_t i); /* NULL past the end */
+size_t ct_algo_count(void);
+/* supports(): coll bit, then the algorithm's own check, then shape sanity. */
+int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_err *why);
+/* Build with checks; sched is initialised here and finished. */
+int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sched *s,
+                  struct ct_err *err);
+
+/* Helpers for generators: split n elements into parts as evenly as possible. */
+static inline uint64_t ct_part_off(uint64_t n, uint64_t parts, uint64_t i)
+{
+    return (n / parts) * i + (i < n % parts ? i : n % parts);
+}
+static inline uint64_t ct_part_len(uint64_t n, uint64_t parts, uint64_t i)
+{
+    return n / parts + (i < n % parts ? 1 : 0);
+}
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The algorithm table, expanded from algos/list.h, and the checked build entry point. */
+#include "algo.h"
+
+#include <string.h>
+
+#define CT_ALGO(n) extern const struct ct_algo ct_algo_##n;
+#include "list.h"
+#undef CT_ALGO
+
+static const struct ct_algo *const algos[] = {
+#define CT_ALGO(n) &ct_algo_##n,
+#include "list.h"
+#undef CT_ALGO
+};
+
+size_t ct_algo_count(void)
+{
+    return sizeof algos / sizeof algos[0];
+}
+
+const struct ct_algo *ct_algo_at(size_t i)
+{
+    return i < ct_algo_count() ? algos[i] : NULL;
+}
+
+const struct ct_algo *ct_algo_find(const char *name)
+{
+    for (size_t i = 0; i < ct_algo_count(); i++)
+        if (!strcmp(algos[i]->name, name))
+            return algos[i];
+    return NULL;
+}
+
+int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_err *why)
+{
+    const struct ct_shape *s = &j->shape;
+    if (!(a->colls & CT_COLL_BIT(j->coll)))
+        return ct_err_set(why, CT_EUNSUPP, "algorithm '%s' does not implement %s", a->name,
+                          ct_coll_name(j->coll));
+    if (s->nranks < 1 || s->rank < 0 || s->rank >= s->nranks)
+        return ct_err_set(why, CT_EINVAL, "rank %d outside a communicator of %d", s->rank,
+                          s->nranks);
+    if (s->ranks_per_node < 0 || s->nranks % ct_shape_rpn(s))
+        return ct_err_set(why, CT_EINVAL, "%d ranks do not divide into nodes of %d", s->nranks,
+                          ct_shape_rpn(s));
+    return a->supports ? a->supports(j, why) : 0;
+}
+
+int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sched *s,
+                  struct ct_err *err)
+{
+    ct_sched_init(s);
+    CT_TRY(ct_algo_supports(a, j, err));
+    struct ct_job jj = *j;
+    ct_params_defaults(&jj.params);
+    int rc = a->build(&jj, s, err);
+    if (rc < 0) {
+        ct_sched_release(s);
+        return ct_err_wrap(err, "%s:%s: ", ct_coll_name(j->coll), a->name);
+    }
+    ct_sched_finish(s);
+    return 0;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* Schedule builder and the cross-rank consistency check. */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ct_sched_init(struct ct_sched *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void ct_sched_release(struct ct_sched *s)
+{
+    free(s->ops);
+    free(s->step_start);
+    ct_sched_init(s);
+}
+
+void ct_sched_step(struct ct_sched *s)
+{
+    if (s->nsteps && s->step_start[s->nsteps - 1] == s->nops)
+        return; /* current step still empty: reuse it */
+    if (s->nsteps + 2 > s->stepcap) {
+        s->stepcap = s->stepcap ? s->stepcap * 2 : 16;
+        s->step_start = ct_xrealloc(s->step_start, s->stepcap * sizeof *s->step_start);
+    }
+    s->step_start[s->nsteps++] = s->nops;
+}
+
+static struct ct_op *push(struct ct_sched *s)
+{
+    if (!s->nsteps)
+        ct_sched_step(s);
+    if (s->nops == s->opcap) {
+        s->opcap = s->opcap ? s->opcap * 2 : 32;
+        s->ops = ct_xrealloc(s->ops, s->opcap * sizeof *s->ops);
+    }
+    struct ct_op *op = &s->ops[s->nops++];
+    memset(op, 0, sizeof *op);
+    return op;
+}
+
+void ct_sched_send(struct ct_sched *s, int peer, struct ct_loc src, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    struct ct_op *op = push(s);
+    op->kind = CT_OP_SEND;
+    op->peer = peer;
+    op->src = src;
+    op->bytes = bytes;
+}
+
+void ct_sched_recv(struct ct_sched *s, int peer, struct ct_loc dst, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    struct ct_op *op = push(s);
+    op->kind = CT_OP_RECV;
+    op->peer = peer;
+    op->dst = dst;
+    op->bytes = bytes;
+}
+
+void ct_sched_recv_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                          uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    struct ct_op *op = push(s);
+    op->kind = CT_OP_RECV_REDUCE;
+    op->peer = peer;
+    op->dst = dst;
+    op->src = src;
+    op->bytes = bytes;
+}
+
+void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, struct ct_loc src2,
+                     uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    struct ct_op *op = push(s);
+    op->kind = CT_OP_REDUCE;
+    op->peer = -1;
+    op->dst = dst;
+    op->src = src;
+    op->src2 = src2;
+    op->bytes = bytes;
+}
+
+void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes)
+{
+    if (!bytes || (dst.buf == src.buf && dst.off == src.off))
+        return;
+    struct ct_op *op = push(s);
+    op->kind = CT_OP_COPY;
+    op->peer = -1;
+    op->dst = dst;
+    op->src = src;
+    op->bytes = bytes;
+}
+
+static int is_comm(const struct ct_op *op)
+{
+    return op->kind <= CT_OP_RECV_REDUCE;
+}
+
+static uint64_t end_of(struct ct_loc l, uint64_t bytes)
+{
+    return l.off + bytes;
+}
+
+void ct_sched_finish(struct ct_sched *s)
+{
+    /* drop empty steps */
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        uint32_t end = i + 1 < s->nsteps ? s->step_start[i + 1] : s->nops;
+        if (end > s->step_start[i])
+            s->step_start[w++] = s->step_start[i];
+    }
+    s->nsteps = w;
+    if (!s->step_start) {
+        s->stepcap = 1;
+        s->step_start = ct_xmalloc(sizeof *s->step_start);
+    }
+    s->step_start[s->nsteps] = s->nops; /* sentinel; stepcap always >= nsteps + 1 */
+    s->bytes_sent = 0;
+    s->max_comm_ops = 0;
+    uint64_t scratch = 0;
+    for (uint32_t st = 0; st < s->nsteps; st++) {
+        uint32_t ncomm = 0;
+        for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+            const struct ct_op *op = &s->ops[i];
+            ncomm += is_comm(op);
+            if (op->kind == CT_OP_SEND)
+                s->bytes_sent += op->bytes;
+            const struct ct_loc *ls[3] = {&op->dst, &op->src, &op->src2};
+            for (int k = 0; k < 3; k++)
+                if (ls[k]->buf == CT_BUF_SCRATCH && end_of(*ls[k], op->bytes) > scratch)
+                    scratch = end_of(*ls[k], op->bytes);
+        }
+        if (ncomm > s->max_comm_ops)
+            s->max_comm_ops = ncomm;
+    }
+    if (scratch > s->scratch_bytes)
+        s->scratch_bytes = scratch;
+}
+
+uint32_t ct_sched_comm_steps(const struct ct_sched *s)
+{
+    uint32_t n = 0;
+    for (uint32_t st = 0; st < s->nsteps; st++)
+        for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++)
+            if (is_comm(&s->ops[i])) {
+                n++;
+                break;
+            }
+    return n;
+}
+
+/* Which locations an op uses, for bounds checks. */
+static int check_loc(const struct ct_sched *s, struct ct_loc l, uint64_t bytes, uint64_t send_bytes,
+                     uint64_t recv_bytes, int rank, uint32_t opi, struct ct_err *err)
+{
+    uint64_t lim = l.buf == CT_BUF_SEND ? send_bytes
+                   : l.buf == CT_BUF_RECV ? recv_bytes
+                                          : s->scratch_bytes;
+    if (l.buf >= CT_BUF_COUNT || l.off > lim || bytes > lim - l.off)
+        return ct_err_set(err, CT_EINVAL,
+                          "rank %d op %u: range [%llu,+%llu) outside buffer %u of %llu bytes",
+                          rank, opi, (unsigned long long)l.off, (unsigned long long)bytes, l.buf,
+                          (unsigned long long)lim);
+    return 0;
+}
+
+int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, uint64_t recv_bytes,
+                   struct ct_err *err)
+{
+    /* per pair cursors: next send index at a for b, next recv index at b from a */
+    for (int a = 0; a < n; a++) {
+        const struct ct_sched *s = &scheds[a];
+        for (uint32_t i = 0; i < s->nops; i++) {
+            const struct ct_op *op = &s->ops[i];
+            if (is_comm(op) && (op->peer < 0 || op->peer >= n || op->peer == a))
+                return ct_err_set(err, CT_EINVAL, "rank %d op %u: bad peer %d", a, i, op->peer);
+            if (op->kind != CT_OP_RECV)
+                CT_TRY(check_loc(s, op->src, op->bytes, send_bytes, recv_bytes, a, i, err));
+            if (op->kind != CT_OP_SEND)
+                CT_TRY(check_loc(s, op->dst, op->bytes, send_bytes, recv_bytes, a, i, err));
+            if (op->kind == CT_OP_REDUCE)
+                CT_TRY(check_loc(s, op->src2, op->bytes, send_bytes, recv_bytes, a, i, err));
+        }
+    }
+    for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++) {
+            if (a == b)
+                continue;
+            const struct ct_sched *sa = &scheds[a], *sb = &scheds[b];
+            uint32_t i = 0, j = 0, k = 0;
+            for (;;) {
+                while (i < sa->nops && !(sa->ops[i].kind == CT_OP_SEND && sa->ops[i].peer == b))
+                    i++;
+                while (j < sb->nops &&
+                       !((sb->ops[j].kind == CT_OP_RECV || sb->ops[j].kind == CT_OP_RECV_REDUCE) &&
+                         sb->ops[j].peer == a))
+                    j++;
+                if (i == sa->nops && j == sb->nops)
+                    break;
+                if (i == sa->nops || j == sb->nops)
+                    return ct_err_set(err, CT_EINVAL,
+                                      "pair %d->%d: message %u is %s (rank %d has an unmatched %s)",
+                                      a, b, k, i == sa->nops ? "received but never sent" : "sent but never received",
+                                      i == sa->nops ? b : a, i == sa->nops ? "recv" : "send");
+                if (sa->ops[i].bytes != sb->ops[j].bytes)
+                    return ct_err_set(err, CT_EINVAL,
+                                      "pair %d->%d: message %u sends %llu bytes but receives %llu",
+                                      a, b, k, (unsigned long long)sa->ops[i].bytes,
+                                      (unsigned long long)sb->ops[j].bytes);
+                i++, j++, k++;
+            }
+        }
+    }
+    return 0;
+}

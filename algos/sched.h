@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Schedules: an algorithm is a generator of per-rank step lists. A step is a set of
+ * communication ops (posted together, completed together) followed by local ops run
+ * in order. The executor (engine/exec.c) slices every communication op into chunks
+ * and pipelines them; the model prices the same schedule.
+ *
+ * Matching rule (checked by ct_sched_check): for every ordered pair (a -> b), the
+ * sequence of SEND byte counts at a addressed to b, in (step, op) order, equals the
+ * sequence of RECV/RECV_REDUCE byte counts at b from a. Transports are FIFO per pair.
+ */
+#ifndef CT_SCHED_H
+#define CT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/err.h"
+
+enum ct_opk {
+    CT_OP_SEND,        /* send src[bytes] to peer */
+    CT_OP_RECV,        /* receive bytes from peer into dst */
+    CT_OP_RECV_REDUCE, /* dst = src (op) incoming; src may equal dst */
+    CT_OP_REDUCE,      /* local: dst = src (op) src2 */
+    CT_OP_COPY,        /* local: dst = src */
+};
+
+enum ct_bufid { CT_BUF_SEND = 0, CT_BUF_RECV = 1, CT_BUF_SCRATCH = 2, CT_BUF_COUNT = 3 };
+
+struct ct_loc {
+    uint8_t buf;  /* enum ct_bufid */
+    uint64_t off; /* byte offset */
+};
+
+struct ct_op {
+    uint8_t kind; /* enum ct_opk */
+    int32_t peer; /* communication ops only */
+    uint64_t bytes;
+    struct ct_loc dst, src, src2;
+};
+
+struct ct_sched {
+    struct ct_op *ops;
+    uint32_t nops, opcap;
+    uint32_t *step_start; /* ops of step s: [step_start[s], step_start[s+1]) */
+    uint32_t nsteps, stepcap;
+    uint64_t scratch_bytes; /* scratch the schedule needs (max offset+bytes used) */
+    uint64_t bytes_sent;    /* sum of SEND bytes */
+    uint32_t max_comm_ops;  /* most communication ops in one step */
+};
+
+static inline struct ct_loc ct_loc(enum ct_bufid b, uint64_t off)
+{
+    struct ct_loc l = {(uint8_t)b, off};
+    return l;
+}
+
+void ct_sched_init(struct ct_sched *s);
+void ct_sched_release(struct ct_sched *s);
+/* Start a new step. Empty steps are dropped by ct_sched_finish. */
+void ct_sched_step(struct ct_sched *s);
+/* Append ops to the current step; zero-byte ops are dropped (both sides drop alike). */
+void ct_sched_send(struct ct_sched *s, int peer, struct ct_loc src, uint64_t bytes);
+void ct_sched_recv(struct ct_sched *s, int peer, struct ct_loc dst, uint64_t bytes);
+void ct_sched_recv_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                          uint64_t bytes);
+void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, struct ct_loc src2,
+                     uint64_t bytes);
+/* Copies with dst == src are dropped. */
+void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);
+/* Close the last step, drop empty steps, compute the summary fields. */
+void ct_sched_finish(struct ct_sched *s);
+/* Number of steps that contain communication. */
+uint32_t ct_sched_comm_steps(const struct ct_sched *s);
+
+/*
+ * Check a whole job's schedules (one per rank): matching sequences per pair, peers in
+ * range, no op on a buffer beyond its size. sizes[CT_BUF_*] are the per-rank buffer
+ * sizes (scratch from each schedule). Fills err with the first problem.
+ */
+int ct_sched_check(const struct ct_sched *scheds, int nranks, uint64_t send_bytes,
+                   uint64_t recv_bytes, struct ct_err *err);
+
+#endif

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* Subcommands: one file each, one row in cmd/commands.c. Only cmd/ prints and exits. */
+#ifndef CT_CMD_H
+#define CT_CMD_H
+
+#include <stdarg.h>
+
+enum ct_exit {
+    CT_EXIT_OK = 0,
+    CT_EXIT_FAIL = 1,  /* runtime failure (peer died, I/O, timeout) */
+    CT_EXIT_USAGE = 2, /* bad command line or unusable input */
+    CT_EXIT_CHECK = 3, /* ran, but a check or threshold failed (wrong results, regret, validate) */
+};
+
+struct ct_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0] is the subcommand name; returns enum ct_exit */
+    const char *summary;
+    const char *usage; /* SYNOPSIS line(s) after "colltune " */
+};
+
+const struct ct_cmd *ct_cmd_find(const char *name);
+const struct ct_cmd *ct_cmd_at(int i);
+
+/* "colltune <cmd>: error: <msg>" on stderr; returns code. */
+int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "colltune <cmd>: warning: <msg>" on stderr. */
+void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a byte size with K/M/G/T suffix (powers of 1024, like nccl-tests). -1 + message on
+ * garbage or overflow. */
+int ct_parse_size(const char *s, unsigned long long *out);
+/* Parse an integer in [min, max]. */
+int ct_parse_int(const char *s, long min, long max, long *out);
+
+/* Subcommand entry points. */
+int cmd_run(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/* colltune run: one collective over a size range, nccl-tests flags and table. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/bench.h"
+#include "../output/output.h"
+#include "../transport/launch.h"
+#include "cmd.h"
+#include "opts.h"
+
+#ifndef CT_VERSION
+#define CT_VERSION "0.1.0"
+#endif
+
+static const char *const run_help =
+    "usage: colltune run [options]\n"
+    "\n"
+    "Run one collective with one algorithm over a range of sizes, verify every result and\n"
+    "print an nccl-tests-compatible table (time, algbw, busbw, #wrong; out-of-place, then\n"
+    "in-place).\n"
+    "\n"
+    "sizes and iterations (nccl-tests flags):\n"
+    "  -b, --minbytes SIZE     smallest size (K/M/G suffixes; default 8)\n"
+    "  -e, --maxbytes SIZE     largest size (default 32M)\n"
+    "  -f, --stepfactor F      multiply the size by F each step (default 2)\n"
+    "  -n, --iters N           timed iterations per size (default 20)\n"
+    "  -w, --warmup_iters N    untimed iterations first (default 5)\n"
+    "  -c, --check N           verification passes per size, 0 = none (default 1)\n"
+    "  -o, --op OP             sum, prod, min, max, avg (default sum)\n"
+    "  -d, --datatype TYPE     int8 uint8 int32 uint32 int64 uint64 float16 bfloat16\n"
+    "                          float32 float64 (default float32)\n"
+    CT_OPTS_HELP
+    "  --json FILE             also write colltune-results/1 JSON to FILE\n"
+    "  --print-bootstrap       show how ranks would be brought up, and exit\n"
+    "  -h, --help              this help\n";
+
+struct run_ctx {
+    struct ct_opts o;
+    unsigned long long minb, maxb;
+    double factor;
+    int iters, warmup, check;
+    const char *json;
+    char cmdline[1024];
+};
+
+static int parse(struct run_ctx *x, int argc, char **argv)
+{
+    enum { O_JSON = 1000, O_PRINTBOOT };
+    static const struct option lo[] = {
+        {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
+        {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
+        {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
+        {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
+    x->minb = 8;
+    x->maxb = 32ull << 20;
+    x->factor = 2;
+    x->iters = 20;
+    x->warmup = 5;
+    x->check = 1;
+    ct_opts_init(&x->o);
+    opterr = 0;
+    optind = 1;
+    int c, li;
+    long v;
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:o:d:h", lo, &li)) != -1) {
+        switch (c) {
+        case 'b':
+            if (ct_parse_size(optarg, &x->minb))
+                return ct_cmd_fail("run", 2, "bad --minbytes '%s'", optarg);
+            break;
+        case 'e':
+            if (ct_parse_size(optarg, &x->maxb))
+                return ct_cmd_fail("run", 2, "bad --maxbytes '%s'", optarg);
+            break;
+        case 'f': {
+            char *end;
+            x->factor = strtod(optarg, &end);
+            if (*end || !(x->factor > 1.0) || x->factor > 1024)
+                return ct_cmd_fail("run", 2, "bad --stepfactor '%s' (a number > 1)", optarg);
+            break;
+        }
+        case 'n':
+            if (ct_parse_int(optarg, 1, 1000000, &v))
+                return ct_cmd_fail("run", 2, "bad --iters '%s' (1..1000000)", optarg);
+            x->iters = (int)v;
+            break;
+        case 'w':
+            if (ct_parse_int(optarg, 0, 1000000, &v))
+                return ct_cmd_fail("run", 2, "bad --warmup_iters '%s' (0..1000000)", optarg);
+            x->warmup = (int)v;
+            break;
+        case 'c':
+            if (ct_parse_int(optarg, 0, 100, &v))
+                return ct_cmd_fail("run", 2, "bad --check '%s' (0..100)", optarg);
+            x->check = (int)v;
+            break;
+        case 'o': CT_TRY_OPT(ct_opts_set_op(&x->o, "run", optarg)); break;
+        case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
+        case O_JSON: x->json = optarg; break;
+        case O_PRINTBOOT: {
+            char buf[512];
+            ct_launch_describe(buf, sizeof buf);
+            printf("%s\n", buf);
+            return -1;
+        }
+        case 'h': fputs(run_help, stdout); return -1;
+        case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
+        case '?': return ct_cmd_fail("run", 2, "unknown option '%s'", argv[optind - 1]);
+        default: CT_TRY_OPT(ct_opts_parse_long(&x->o, "run", c, optarg)); break;
+        }
+    }
+    if (optind < argc)
+        return ct_cmd_fail("run", 2, "unexpected argument '%s'", argv[optind]);
+    if (x->minb > x->maxb)
+        return ct_cmd_fail("run", 2, "--minbytes %llu is larger than --maxbytes %llu", x->minb,
+                           x->maxb);
+    if (x->maxb > (1ull << 40))
+        return ct_cmd_fail("run", 2, "--maxbytes %llu is beyond 1 TiB", x->maxb);
+    size_t es = ct_dtype_size(x->o.dtype);
+    if (x->minb % es || x->maxb % es)
+        return ct_cmd_fail("run", 2, "sizes must be multiples of the %s size (%zu bytes)",
+                           ct_dtype_name(x->o.dtype), es);
+    CT_TRY_OPT(ct_opts_check(&x->o, "run"));
+    return 0;
+}
+
+static void fill_row(struct ct_row *row, const struct ct_point *p, int k)
+{
+    row->size = p->size;
+    row->count = p->count;
+    row->have[k] = true;
+    row->time_us[k] = p->time_us;
+    row->min_us[k] = p->min_us;
+    row->max_us[k] = p->max_us;
+    row->algbw[k] = p->algbw;
+    row->busbw[k] = p->busbw;
+    row->wrong[k] = p->wrong;
+    row->iters = p->iters;
+}
+
+/* Every rank runs this; rank 0 prints. */
+static int run_rank(struct ct_boot *boot, void *arg)
+{
+    struct run_ctx *x = arg;
+    struct ct_comm comm;
+    struct ct_err err = {0};
+    struct ct_rank_info *ranks = NULL;
+    struct ct_row *rows = NULL;
+    size_t nrows = 0;
+    int code = CT_EXIT_OK;
+    if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
+        return ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+    ranks = ct_opts_rank_infos(&comm, &err);
+    struct ct_bench b;
+    ct_bench_init(&b, &comm, 0x5eed);
+    const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
+    size_t es = ct_dtype_size(x->o.dtype);
+    if (comm.rank == 0 && ranks) {
+        char tpn[64];
+        struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
+                                x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
+                                comm.size, comm.nnodes, x->cmdline, ranks};
+        ct_table_header(stdout, &m);
+    }
+    for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
+        uint64_t size = (uint64_t)sz / es * es;
+        struct ct_job j;
+        ct_opts_job(&x->o, &comm, d->count_for(size, es, comm.size), &j);
+        rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
+        struct ct_row *row = &rows[nrows++];
+        memset(row, 0, sizeof *row);
+        row->type = ct_dtype_name(x->o.dtype);
+        row->redop = d->needs_op ? ct_redop_name(x->o.op) : "none";
+        row->algo = x->o.algo->name;
+        row->root = -1;
+        ct_opts_params_str(&x->o, row->params, sizeof row->params);
+        for (int k = 0; k < 2; k++) {
+            struct ct_point p;
+            j.in_place = k;
+            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check};
+            if (ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err) < 0) {
+                code = ct_cmd_fail("run", 1, "rank %d (%s): %s %llu bytes: %s", comm.rank,
+                                   boot->host, d->name, (unsigned long long)size, err.msg);
+                goto out;
+            }
+            fill_row(row, &p, k);
+        }
+        if (comm.rank == 0)
+            ct_table_row(stdout, row);
+        if (x->factor * sz <= sz)
+            break;
+    }
+    if (comm.rank == 0 && ranks) {
+        if (ct_table_footer(stdout, rows, nrows) > 0)
+            code = CT_EXIT_CHECK;
+        char tpn[64];
+        struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
+                                x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
+                                comm.size, comm.nnodes, x->cmdline, ranks};
+        if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
+            code = ct_cmd_fail("run", 1, "%s", err.msg);
+    } else if (!ranks) {
+        code = ct_cmd_fail("run", 1, "rank %d: %s", comm.rank, err.msg);
+    }
+out:
+    ct_bench_release(&b);
+    ct_comm_close(&comm);
+    free(ranks);
+    free(rows);
+    /* every rank reports wrong results through rank 0's exit code; others mirror it */
+    return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_ctx x;
+    memset(&x, 0, sizeof x);
+    int rc = parse(&x, argc, argv);
+    if (rc)
+        return rc < 0 ? CT_EXIT_OK : rc;
+    size_t off = 0;
+    for (int i = 0; i < argc && off < sizeof x.cmdline - 2; i++)
+        off += (size_t)snprintf(x.cmdline + off, sizeof x.cmdline - off, "%s%s", i ? " " : "",
+                                argv[i]);
+    CT_TRY_OPT(ct_opts_precheck(&x.o, "run"));
+    return ct_opts_launch(&x.o, "run", run_rank, &x);
+}

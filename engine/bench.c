@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/* One measured point: buffers, inputs, warmup, timed iterations, verification. */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/clock.h"
+#include "verify.h"
+
+static void build_barrier(struct ct_bench *b)
+{
+    int n = b->comm->size, r = b->comm->rank;
+    ct_sched_init(&b->barrier);
+    for (int d = 1; d < n; d <<= 1) {
+        ct_sched_step(&b->barrier);
+        ct_sched_send(&b->barrier, (r + d) % n, ct_loc(CT_BUF_SEND, 0), 1);
+        ct_sched_recv(&b->barrier, (r - d + n) % n, ct_loc(CT_BUF_RECV, 0), 1);
+    }
+    ct_sched_finish(&b->barrier);
+}
+
+void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed)
+{
+    memset(b, 0, sizeof *b);
+    b->comm = c;
+    b->seed = seed;
+    ct_exec_init(&b->exec);
+    build_barrier(b);
+}
+
+void ct_bench_release(struct ct_bench *b)
+{
+    for (int i = 0; i < CT_BUF_COUNT; i++)
+        ct_comm_free(b->comm, b->buf[i], b->cap[i]);
+    free(b->check);
+    free(b->times);
+    free(b->all_times);
+    ct_sched_release(&b->barrier);
+    ct_exec_release(&b->exec);
+    memset(b, 0, sizeof *b);
+}
+
+int ct_bench_barrier(struct ct_bench *b, struct ct_err *err)
+{
+    struct ct_exec_args a = {{b->barrier_buf, b->barrier_buf + 1, NULL}, NULL, 1, 1};
+    return ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
+}
+
+static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
+{
+    if (bytes <= b->cap[i] && b->buf[i])
+        return 0;
+    ct_comm_free(b->comm, b->buf[i], b->cap[i]);
+    b->buf[i] = NULL;
+    b->cap[i] = 0;
+    size_t want = bytes < 4096 ? 4096 : bytes;
+    b->buf[i] = ct_comm_alloc(b->comm, want, err);
+    if (!b->buf[i])
+        return ct_err_wrap(err, "buffer of %zu bytes: ", want);
+    b->cap[i] = want;
+    return 0;
+}
+
+/* Executor arguments for job j: buffers (with the in-place aliasing), reducer, slicing. */
+static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
+                 struct ct_exec_args *a, struct ct_red *red, struct ct_err *err)
+{
+    size_t es = ct_dtype_size(j->dtype);
+    uint64_t sb = ct_job_send_bytes(j), rb = ct_job_recv_bytes(j);
+    CT_TRY(ensure(b, CT_BUF_RECV, rb > sb ? rb : sb, err));
+    if (!j->in_place)
+        CT_TRY(ensure(b, CT_BUF_SEND, sb, err));
+    CT_TRY(ensure(b, CT_BUF_SCRATCH, s->scratch_bytes, err));
+    char *recv = b->buf[CT_BUF_RECV];
+    uint64_t blk = j->count * es * (uint64_t)j->shape.rank;
+    memset(a, 0, sizeof *a);
+    a->buf[CT_BUF_SCRATCH] = b->buf[CT_BUF_SCRATCH];
+    if (!j->in_place) {
+        a->buf[CT_BUF_SEND] = b->buf[CT_BUF_SEND];
+        a->buf[CT_BUF_RECV] = recv;
+    } else if (j->coll == CT_ALLGATHER) {
+        a->buf[CT_BUF_RECV] = recv;
+        a->buf[CT_BUF_SEND] = recv + blk;
+    } else if (j->coll == CT_REDUCESCATTER) {
+        a->buf[CT_BUF_SEND] = recv;
+        a->buf[CT_BUF_RECV] = recv + blk;
+    } else {
+        a->buf[CT_BUF_SEND] = a->buf[CT_BUF_RECV] = recv;
+    }
+    red->fn = ct_reduce_fn_get(j->dtype, j->op);
+    red->esize = es;
+    a->red = ct_coll_desc(j->coll)->needs_op ? red : NULL;
+    uint64_t chunk = j->params.v[CT_P_CHUNK] / es * es;
+    a->chunk = chunk ? chunk : es;
+    a->depth = (int)j->params.v[CT_P_PIPELINE];
+    return 0;
+}
+
+/* Output elements of this rank that are reduced (avg needs scaling). */
+static void finish_avg(const struct ct_job *j, const struct ct_exec_args *a)
+{
+    if (j->op != CT_AVG || !ct_coll_desc(j->coll)->needs_op)
+        return;
+    ct_scale_fn_get(j->dtype)(a->buf[CT_BUF_RECV], j->count, j->shape.nranks);
+}
+
+static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
+                    const struct ct_exec_args *a, struct ct_err *err)
+{
+    CT_TRY(ct_exec_run(&b->exec, b->comm, s, a, err));
+    finish_avg(j, a);
+    return 0;
+}
+
+static void fill_inputs(const struct ct_bench *b, const struct ct_job *j,
+                        const struct ct_exec_args *a, uint64_t seed)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    if (j->coll == CT_ALLREDUCE || j->coll == CT_ALLGATHER)
+        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c);
+    else /* reducescatter, alltoall: N blocks; block q at global index q*count */
+        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c * (uint64_t)n);
+}
+
+static long count_wrong(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
+                        uint64_t seed)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    size_t es = ct_dtype_size(j->dtype);
+    uint64_t rb = ct_job_recv_bytes(j);
+    if (rb > b->check_cap) {
+        free(b->check);
+        b->check = ct_xmalloc(rb);
+        b->check_cap = rb;
+    }
+    char *want = b->check;
+    switch (j->coll) {
+    case CT_ALLREDUCE:
+        ct_verify_expected(j->dtype, j->op, n, seed, 0, want, c);
+        break;
+    case CT_REDUCESCATTER:
+        ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c, want, c);
+        break;
+    case CT_ALLGATHER:
+        for (int q = 0; q < n; q++)
+            ct_verify_fill(j->dtype, j->op, q, n, seed, 0, want + (size_t)q * c * es, c);
+        break;
+    case CT_ALLTOALL:
+        for (int q = 0; q < n; q++)
+            ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c, want + (size_t)q * c * es,
+                           c);
+        break;
+    default:
+        break;
+    }
+    return (long)ct_verify_count_wrong(j->dtype, a->buf[CT_BUF_RECV], want, rb / es);
+}
+
+static int sum_over_ranks(struct ct_bench *b, long mine, long *total, struct ct_err *err)
+{
+    int n = b->comm->size;
+    long *all = ct_xmalloc(sizeof(long) * (size_t)n);
+    int rc = ct_boot_allgather(b->comm->boot, &mine, sizeof mine, all, err);
+    *total = 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        *total += all[i];
+    free(all);
+    return rc;
+}
+
+static void job_shape(const struct ct_bench *b, struct ct_job *j)
+{
+    j->shape.nranks = b->comm->size;
+    j->shape.rank = b->comm->rank;
+    ct_params_defaults(&j->params);
+}
+
+int ct_bench_verify(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j, long *wrong,
+                    struct ct_err *err)
+{
+    job_shape(b, j);
+    struct ct_sched s;
+    CT_TRY(ct_algo_build(al, j, &s, err));
+    struct ct_exec_args a;
+    struct ct_red red;
+    uint64_t seed = b->seed ^ (j->count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)j->coll;
+    int rc = setup(b, j, &s, &a, &red, err);
+    if (rc == 0) {
+        fill_inputs(b, j, &a, seed);
+        rc = ct_bench_barrier(b, err);
+    }
+    if (rc == 0)
+        rc = run_once(b, j, &s, &a, err);
+    long mine = rc == 0 ? count_wrong(b, j, &a, seed) : 0;
+    ct_sched_release(&s);
+    CT_TRY(rc);
+    return sum_over_ranks(b, mine, wrong, err);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j,
+                   const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err)
+{
+    job_shape(b, j);
+    int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
+    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
+    size_t es = ct_dtype_size(j->dtype);
+    struct ct_sched s;
+    CT_TRY(ct_algo_build(al, j, &s, err));
+    struct ct_exec_args a;
+    struct ct_red red;
+    int rc = setup(b, j, &s, &a, &red, err);
+    if ((size_t)iters > b->times_cap) {
+        free(b->times);
+        free(b->all_times);
+        b->times = ct_xmalloc(sizeof(double) * (size_t)iters);
+        b->all_times = ct_xmalloc(sizeof(double) * (size_t)iters * (size_t)n);
+        b->times_cap = (size_t)iters;
+    }
+    if (rc == 0)
+        fill_inputs(b, j, &a, b->seed);
+    for (int i = 0; rc == 0 && i < cfg->warmup; i++)
+        if ((rc = ct_bench_barrier(b, err)) == 0)
+            rc = run_once(b, j, &s, &a, err);
+    for (int i = 0; rc == 0 && i < iters; i++) {
+        if ((rc = ct_bench_barrier(b, err)) < 0)
+            break;
+        int64_t t0 = ct_now_ns();
+        rc = run_once(b, j, &s, &a, err);
+        b->times[i] = (double)(ct_now_ns() - t0) / 1e3;
+    }
+    memset(out, 0, sizeof *out);
+    out->steps = ct_sched_comm_steps(&s);
+    out->bytes_sent = s.bytes_sent;
+    ct_sched_release(&s);
+    CT_TRY(rc);
+    CT_TRY(ct_boot_allgather(b->comm->boot, b->times, sizeof(double) * (size_t)iters,
+                             b->all_times, err));
+    /* per iteration: the slowest rank; then median/min/max over iterations */
+    for (int i = 0; i < iters; i++) {
+        double m = 0;
+        for (int r = 0; r < n; r++)
+            if (b->all_times[(size_t)r * (size_t)iters + (size_t)i] > m)
+                m = b->all_times[(size_t)r * (size_t)iters + (size_t)i];
+        b->times[i] = m;
+    }
+    qsort(b->times, (size_t)iters, sizeof(double), cmp_double);
+    out->count = j->count;
+    out->size = d->size_bytes(j->count, es, n);
+    out->in_place = j->in_place;
+    out->iters = iters;
+    out->min_us = b->times[0];
+    out->max_us = b->times[iters - 1];
+    out->time_us = iters % 2 ? b->times[iters / 2]
+                             : (b->times[iters / 2 - 1] + b->times[iters / 2]) / 2;
+    out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
+    out->busbw = out->algbw * d->bus_factor(n);
+    out->wrong = -1;
+    for (int p = 0; p < cfg->check; p++) {
+        long w;
+        uint64_t saved = b->seed;
+        b->seed += (uint64_t)p + 1;
+        rc = ct_bench_verify(b, al, j, &w, err);
+        b->seed = saved;
+        CT_TRY(rc);
+        out->wrong = (out->wrong < 0 ? 0 : out->wrong) + w;
+    }
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Measuring one point: a collective of one size with one algorithm and parameters,
+ * warmup then timed iterations between barriers (time = max over ranks per iteration),
+ * then verification with exactly predictable inputs. Results as plain data for output/.
+ */
+#ifndef CT_BENCH_H
+#define CT_BENCH_H
+
+#include "../algos/algo.h"
+#include "comm.h"
+#include "exec.h"
+
+/* Per-collective facts (nccl-tests' getBw): bytes moved and bus factor. */
+struct ct_coll_desc {
+    enum ct_coll coll;
+    const char *name;
+    bool needs_op;
+    /* size in bytes as nccl-tests prints it, for a per-rank count */
+    uint64_t (*size_bytes)(uint64_t count, size_t esize, int nranks);
+    /* per-rank count for a requested size (rounded down like nccl-tests) */
+    uint64_t (*count_for)(uint64_t size, size_t esize, int nranks);
+    double (*bus_factor)(int nranks);
+};
+const struct ct_coll_desc *ct_coll_desc(enum ct_coll c);
+
+struct ct_bench {
+    struct ct_comm *comm; /* borrowed */
+    struct ct_exec exec;
+    void *buf[CT_BUF_COUNT];
+    size_t cap[CT_BUF_COUNT];
+    void *check; /* expected values, recv-sized */
+    size_t check_cap;
+    uint64_t seed;
+    struct ct_sched barrier;
+    char barrier_buf[2];
+    double *times, *all_times;
+    size_t times_cap;
+};
+
+struct ct_point {
+    uint64_t size, count; /* bytes as nccl-tests prints, elements per rank parameter */
+    bool in_place;
+    int iters;
+    double time_us, min_us, max_us; /* median, min, max of the per-iteration max over ranks */
+    double algbw, busbw;            /* GB/s (1e9), from the median */
+    long wrong;                     /* -1 when not checked */
+    uint32_t steps;                 /* communication steps of this rank's schedule */
+    uint64_t bytes_sent;            /* this rank */
+};
+
+struct ct_bench_cfg {
+    int iters, warmup;
+    int check; /* verification passes (0 = none) */
+};
+
+void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
+void ct_bench_release(struct ct_bench *b);
+/* Run the point for job j (its shape.rank/nranks are set from the communicator).
+ * Collective over every rank of comm. */
+int ct_bench_point(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j,
+                   const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err);
+/* Run once and verify (no timing); wrong elements summed over ranks. */
+int ct_bench_verify(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j, long *wrong,
+                    struct ct_err *err);
+/* Dissemination barrier over the data path of the communicator. */
+int ct_bench_barrier(struct ct_bench *b, struct ct_err *err);
+
+#endif

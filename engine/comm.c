@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* Communicator bring-up: pick and open the transport for each peer. */
+#include "comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/clock.h"
+
+static int open_one(struct ct_comm *c, const char *name, const unsigned char *peers,
+                    const struct ct_comm_cfg *cfg, struct ct_err *err)
+{
+    const struct ct_tp_ops *ops = ct_tp_find(name);
+    if (!ops)
+        return ct_err_set(err, CT_EINVAL, "unknown transport '%s'", name);
+    struct ct_tp_cfg tc = cfg->tp;
+    tc.peers = peers;
+    if (!tc.timeout_ns)
+        tc.timeout_ns = c->timeout_ns;
+    struct ct_tp *tp;
+    int rc = ct_tp_open(ops, &tp, &tc, c->boot, err);
+    if (rc < 0)
+        return ct_err_wrap(err, "transport %s: ", name);
+    c->tps[c->ntp++] = tp;
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank && (!peers || peers[r]))
+            c->tp_of[r] = tp;
+    return 0;
+}
+
+int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_cfg *cfg,
+                 struct ct_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->boot = boot;
+    c->rank = boot->rank;
+    c->size = boot->size;
+    c->local_rank = boot->local_rank;
+    c->local_size = boot->local_size;
+    c->node = boot->node;
+    c->nnodes = boot->nnodes;
+    c->timeout_ns = cfg->timeout_ns > 0 ? cfg->timeout_ns : 30 * 1000000000LL;
+    c->wait = cfg->tp.wait;
+    c->tp_of = ct_xcalloc((size_t)c->size, sizeof *c->tp_of);
+    const char *t = cfg->transport ? cfg->transport : "auto";
+    int rc;
+    if (strcmp(t, "auto")) {
+        rc = open_one(c, t, NULL, cfg, err);
+    } else {
+        /* shm for same-host peers, tcp for the rest; both opens are collective */
+        unsigned char *local = ct_xcalloc((size_t)c->size, 1);
+        unsigned char *remote = ct_xcalloc((size_t)c->size, 1);
+        int nremote = 0;
+        for (int r = 0; r < c->size; r++) {
+            int same = !strcmp(boot->hosts[r], boot->host);
+            local[r] = (unsigned char)same;
+            remote[r] = (unsigned char)!same;
+            nremote += !same;
+        }
+        rc = open_one(c, "shm", local, cfg, err);
+        /* every rank must agree whether tcp is opened: it is if any host differs */
+        if (rc == 0 && boot->nnodes > 1)
+            rc = open_one(c, "tcp", remote, cfg, err);
+        (void)nremote;
+        free(local);
+        free(remote);
+    }
+    if (rc < 0)
+        ct_comm_close(c);
+    return rc;
+}
+
+void ct_comm_close(struct ct_comm *c)
+{
+    for (int i = 0; i < c->ntp; i++)
+        c->tps[i]->ops->close(c->tps[i]);
+    c->ntp = 0;
+    free(c->tp_of);
+    c->tp_of = NULL;
+}
+
+void *ct_comm_alloc(struct ct_comm *c, size_t bytes, struct ct_err *err)
+{
+    return c->tps[0]->ops->alloc(c->tps[0], bytes, err);
+}
+
+void ct_comm_free(struct ct_comm *c, void *p, size_t bytes)
+{
+    if (p)
+        c->tps[0]->ops->free(c->tps[0], p, bytes);
+}
+
+const char *ct_comm_tp_names(const struct ct_comm *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < c->ntp && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "+" : "", c->tps[i]->ops->name);
+    return buf;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The communicator: rank layout from the bootstrap plus the transport serving each peer
+ * (same host: the intra-node transport; other hosts: the inter-node one).
+ */
+#ifndef CT_COMM_H
+#define CT_COMM_H
+
+#include "../transport/boot.h"
+#include "../transport/tp.h"
+
+#define CT_COMM_MAX_TP 2
+
+struct ct_comm {
+    struct ct_boot *boot; /* borrowed */
+    int rank, size, local_rank, local_size, node, nnodes;
+    struct ct_tp *tps[CT_COMM_MAX_TP];
+    int ntp;
+    struct ct_tp **tp_of; /* per peer (NULL for self) */
+    int64_t timeout_ns;   /* data timeout */
+    enum ct_wait_mode wait;
+};
+
+struct ct_comm_cfg {
+    const char *transport; /* "auto", "shm", "tcp", "loop" */
+    struct ct_tp_cfg tp;
+    int64_t timeout_ns; /* 0 = 30 s */
+};
+
+/* Open transports over boot (collective). "auto": shm within a host, tcp across hosts
+ * (loop when boot is in-process). */
+int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_cfg *cfg,
+                 struct ct_err *err);
+void ct_comm_close(struct ct_comm *c);
+/* Allocate / free a benchmark buffer through the intra-node transport (symmetric heap). */
+void *ct_comm_alloc(struct ct_comm *c, size_t bytes, struct ct_err *err);
+void ct_comm_free(struct ct_comm *c, void *p, size_t bytes);
+/* Names of the transports in use, e.g. "shm" or "shm+tcp". */
+const char *ct_comm_tp_names(const struct ct_comm *c, char *buf, size_t len);
+
+#endif

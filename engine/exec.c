@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/* The schedule executor: slicing, pipelining, completion, local ops, timeouts. */
+#include "exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/clock.h"
+
+#define SPIN_LIMIT 4000
+#define WAIT_SLICE_NS 20000000LL
+
+/* One (peer, direction) stream of slices within a step. */
+struct ct_exec_group {
+    int peer;
+    int is_send;
+    uint32_t first, nops; /* indices into x->order: ops of this group in schedule order */
+    uint32_t cur;         /* current op (index into the group's ops) for posting */
+    uint32_t cur_slice;   /* next slice of the current op to post */
+    uint32_t head, inflight; /* ring of posted requests */
+    uint32_t remaining;   /* slices not yet retired */
+    struct ct_req *ring;  /* depth requests */
+    uint32_t *slot_op;    /* op index of each ring slot (into order) */
+};
+
+void ct_exec_init(struct ct_exec *x)
+{
+    memset(x, 0, sizeof *x);
+}
+
+void ct_exec_release(struct ct_exec *x)
+{
+    free(x->groups);
+    free(x->reqs);
+    free(x->slots);
+    free(x->order);
+    ct_exec_init(x);
+}
+
+static inline void *at(const struct ct_exec_args *a, struct ct_loc l)
+{
+    return (char *)a->buf[l.buf] + l.off;
+}
+
+static inline uint32_t nslices(uint64_t bytes, uint64_t chunk)
+{
+    return (uint32_t)((bytes + chunk - 1) / chunk);
+}
+
+static void grow(struct ct_exec *x, uint32_t nops, int depth)
+{
+    if (nops > x->opcap) {
+        x->opcap = nops * 2;
+            free(x->order);
+        x->order = ct_xmalloc(x->opcap * sizeof *x->order);
+        free(x->groups);
+        x->groups = ct_xcalloc(x->opcap, sizeof *x->groups);
+        x->gcap = x->opcap;
+        x->reqcap = 0;
+    }
+    size_t need = x->gcap * (size_t)depth;
+    if (need > x->reqcap) {
+        free(x->reqs);
+        free(x->slots);
+        x->reqs = ct_xcalloc(need, sizeof *x->reqs);
+        x->slots = ct_xcalloc(need, sizeof *x->slots);
+        x->reqcap = need;
+    }
+}
+
+static int post(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
+                struct ct_exec_group *g, const struct ct_exec_args *a, struct ct_err *err)
+{
+    while (g->cur < g->nops && g->inflight < (uint32_t)a->depth) {
+        uint32_t oi = x->order[g->first + g->cur];
+        const struct ct_op *op = &ops[oi];
+        uint64_t off = (uint64_t)g->cur_slice * a->chunk;
+        uint64_t len = op->bytes - off < a->chunk ? op->bytes - off : a->chunk;
+        uint32_t slot = (g->head + g->inflight) % (uint32_t)a->depth;
+        struct ct_req *req = &g->ring[slot];
+        struct ct_tp *tp = c->tp_of[g->peer];
+        int rc;
+        req->done = 0;
+        req->status = 0;
+        if (g->is_send)
+            rc = tp->ops->isend(tp, g->peer, (char *)at(a, op->src) + off, len, req, err);
+        else if (op->kind == CT_OP_RECV_REDUCE)
+            rc = tp->ops->irecv(tp, g->peer, (char *)at(a, op->dst) + off,
+                                (char *)at(a, op->src) + off, len, a->red, req, err);
+        else
+            rc = tp->ops->irecv(tp, g->peer, (char *)at(a, op->dst) + off, NULL, len, NULL, req,
+                                err);
+        if (rc < 0)
+            return rc;
+        g->slot_op[slot] = oi;
+        g->inflight++;
+        if (++g->cur_slice == nslices(op->bytes, a->chunk)) {
+            g->cur++;
+            g->cur_slice = 0;
+        }
+    }
+    return 0;
+}
+
+/* Retire completed slices at the head of each ring (FIFO); post more. Returns number
+ * retired or < 0. */
+static int retire(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
+                  struct ct_exec_group *g, const struct ct_exec_args *a, struct ct_err *err)
+{
+    int n = 0;
+    while (g->inflight && g->ring[g->head].done) {
+        if (g->ring[g->head].status < 0)
+            return ct_err_set(err, g->ring[g->head].status, "request to peer %d failed",
+                              g->peer);
+        g->head = (g->head + 1) % (uint32_t)a->depth;
+        g->inflight--;
+        g->remaining--;
+        n++;
+    }
+    if (n)
+        CT_TRY(post(x, c, ops, g, a, err));
+    return n;
+}
+
+/* Group the step's communication ops by (peer, direction), keeping schedule order. */
+static uint32_t make_groups(struct ct_exec *x, const struct ct_sched *s, uint32_t b, uint32_t e,
+                            const struct ct_exec_args *a)
+{
+    uint32_t ng = 0, no = 0;
+    for (uint32_t i = b; i < e; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind > CT_OP_RECV_REDUCE)
+            continue;
+        int is_send = op->kind == CT_OP_SEND;
+        uint32_t gi;
+        for (gi = 0; gi < ng; gi++)
+            if (x->groups[gi].peer == op->peer && x->groups[gi].is_send == is_send)
+                break;
+        if (gi == ng) {
+            struct ct_exec_group *g = &x->groups[ng++];
+            memset(g, 0, sizeof *g);
+            g->peer = op->peer;
+            g->is_send = is_send;
+            g->ring = x->reqs + (size_t)gi * (size_t)a->depth;
+            g->slot_op = x->slots + (size_t)gi * (size_t)a->depth;
+        }
+        x->groups[gi].nops++;
+        x->groups[gi].remaining += nslices(op->bytes, a->chunk);
+    }
+    /* lay out each group's op list contiguously in x->order */
+    for (uint32_t gi = 0; gi < ng; gi++) {
+        x->groups[gi].first = no;
+        no += x->groups[gi].nops;
+        x->groups[gi].nops = 0;
+    }
+    for (uint32_t i = b; i < e; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind > CT_OP_RECV_REDUCE)
+            continue;
+        int is_send = op->kind == CT_OP_SEND;
+        for (uint32_t gi = 0; gi < ng; gi++) {
+            struct ct_exec_group *g = &x->groups[gi];
+            if (g->peer == op->peer && g->is_send == is_send) {
+                x->order[g->first + g->nops++] = i;
+                break;
+            }
+        }
+    }
+    return ng;
+}
+
+static int stall_error(struct ct_comm *c, uint32_t step, uint32_t nsteps,
+                       const struct ct_exec_group *gs, uint32_t ng, struct ct_err *err)
+{
+    for (uint32_t gi = 0; gi < ng; gi++)
+        if (gs[gi].remaining) {
+            int p = gs[gi].peer;
+            return ct_err_set(err, CT_ETIMEDOUT,
+                              "step %u/%u: no progress for %.1f s %s peer rank %d (%s)", step + 1,
+                              nsteps, (double)c->timeout_ns / 1e9,
+                              gs[gi].is_send ? "sending to" : "receiving from", p,
+                              c->boot->hosts[p]);
+        }
+    return ct_err_set(err, CT_ETIMEDOUT, "step %u/%u: no progress", step + 1, nsteps);
+}
+
+static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                    const struct ct_exec_args *a, struct ct_err *err)
+{
+    uint32_t ng = make_groups(x, s, s->step_start[st], s->step_start[st + 1], a);
+    if (!ng)
+        return 0;
+    const struct ct_op *ops = s->ops;
+    uint32_t left = 0;
+    /* post receives first so eager data has a home, then sends */
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t gi = 0; gi < ng; gi++)
+            if (x->groups[gi].is_send == pass)
+                CT_TRY(post(x, c, ops, &x->groups[gi], a, err));
+    for (uint32_t gi = 0; gi < ng; gi++)
+        left += x->groups[gi].remaining;
+    int64_t last = 0;
+    int spins = 0;
+    while (left) {
+        int moved = 0;
+        for (int t = 0; t < c->ntp; t++) {
+            int rc = c->tps[t]->ops->progress(c->tps[t], err);
+            if (rc < 0)
+                return rc;
+            moved |= rc > 0;
+        }
+        for (uint32_t gi = 0; gi < ng; gi++) {
+            struct ct_exec_group *g = &x->groups[gi];
+            if (!g->inflight)
+                continue;
+            int n = retire(x, c, ops, g, a, err);
+            if (n < 0)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            left -= (uint32_t)n;
+            moved |= n > 0;
+        }
+        if (moved || !left) {
+            spins = 0;
+            last = 0;
+            continue;
+        }
+        if (++spins < SPIN_LIMIT && c->wait != CT_WAIT_BLOCK) {
+            ct_cpu_relax();
+            continue;
+        }
+        int64_t now = ct_now_ns();
+        if (!last)
+            last = now;
+        else if (now - last > c->timeout_ns)
+            return stall_error(c, st, s->nsteps, x->groups, ng, err);
+        /* block in the transport of the first pending group */
+        for (uint32_t gi = 0; gi < ng; gi++)
+            if (x->groups[gi].remaining) {
+                struct ct_tp *tp = c->tp_of[x->groups[gi].peer];
+                int64_t w = c->ntp > 1 ? 1000000 : WAIT_SLICE_NS;
+                CT_TRY(tp->ops->wait(tp, w, err));
+                break;
+            }
+    }
+    return 0;
+}
+
+static void run_local(const struct ct_sched *s, uint32_t st, const struct ct_exec_args *a)
+{
+    for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind == CT_OP_COPY) {
+            void *d = at(a, op->dst);
+            const void *src = at(a, op->src);
+            if (d != src)
+                memmove(d, src, op->bytes);
+        } else if (op->kind == CT_OP_REDUCE) {
+            a->red->fn(at(a, op->dst), at(a, op->src), at(a, op->src2), op->bytes / a->red->esize);
+        }
+    }
+}
+
+int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
+                const struct ct_exec_args *a, struct ct_err *err)
+{
+    if (a->chunk == 0 || a->depth < 1)
+        return ct_err_set(err, CT_EINVAL, "executor: chunk and depth must be positive");
+    grow(x, s->max_comm_ops + 1, a->depth);
+    for (uint32_t st = 0; st < s->nsteps; st++) {
+        CT_TRY(run_comm(x, c, s, st, a, err));
+        run_local(s, st, a);
+    }
+    return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The schedule executor: runs one rank's schedule over the communicator. Every
+ * communication op is cut into slices of `chunk` bytes; per peer and direction up to
+ * `depth` slices are in flight, posted in schedule order (the FIFO matching rule), so
+ * the reduction of slice k (fused in the receive) overlaps the transfer of slice k+1.
+ * A step's local ops run after its communication completes.
+ */
+#ifndef CT_EXEC_H
+#define CT_EXEC_H
+
+#include "../algos/algo.h"
+#include "comm.h"
+
+struct ct_exec_group;
+
+/* Reusable executor state (grows to the largest step seen; no allocation per step once
+ * warm). */
+struct ct_exec {
+    struct ct_exec_group *groups;
+    size_t gcap;
+    size_t opcap;
+    struct ct_req *reqs; /* depth requests per group */
+    uint32_t *slots;     /* op index of each posted request */
+    size_t reqcap;
+    uint32_t *order;
+    size_t ordcap;
+};
+
+struct ct_exec_args {
+    void *buf[CT_BUF_COUNT]; /* send, recv, scratch */
+    const struct ct_red *red; /* NULL for collectives without reduction */
+    uint64_t chunk;           /* slice bytes (multiple of the element size) */
+    int depth;                /* slices in flight per peer and direction */
+};
+
+void ct_exec_init(struct ct_exec *x);
+void ct_exec_release(struct ct_exec *x);
+/* Run s on this rank. Errors name the step and peer; a stalled peer times out after
+ * comm->timeout_ns without progress. */
+int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
+                const struct ct_exec_args *a, struct ct_err *err);
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* File helpers. */
+#ifndef CT_FILE_H
+#define CT_FILE_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* Write data to path atomically: a temp file in the same folder, fsync, rename. Nothing
+ * half-written is ever left at path. */
+int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err);
+/* Read a whole file (NUL-terminated; caller frees with free()). */
+int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The reduction function type shared by algos/ (kernels) and transport/ (fused recv). */
+#ifndef CT_REDFN_H
+#define CT_REDFN_H
+
+#include <stddef.h>
+
+/* dst[i] = a[i] (op) b[i] for n elements; dst may alias a or b. */
+typedef void (*ct_reduce_fn)(void *dst, const void *a, const void *b, size_t n);
+
+struct ct_red {
+    ct_reduce_fn fn;
+    size_t esize; /* element size in bytes */
+};
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Result emitters for `colltune run`: the nccl-tests-compatible table and the
+ * colltune-results/1 JSON document. They read finished rows and never compute statistics.
+ */
+#ifndef CT_OUTPUT_H
+#define CT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../lib/err.h"
+
+/* One size: out-of-place and in-place measurements (either may be absent). */
+struct ct_row {
+    uint64_t size, count;
+    const char *type, *redop, *algo;
+    int root;
+    char params[160];
+    bool have[2]; /* [0] out of place, [1] in place */
+    double time_us[2], min_us[2], max_us[2], algbw[2], busbw[2];
+    long wrong[2]; /* -1: not checked */
+    int iters;
+};
+
+struct ct_rank_info {
+    int rank, node, local_rank;
+    long pid;
+    char host[64];
+};
+
+struct ct_run_meta {
+    const char *coll, *transport, *version;
+    uint64_t minbytes, maxbytes;
+    double stepfactor;
+    int warmup, iters, check, nranks, nnodes;
+    const char *args; /* the command line */
+    const struct ct_rank_info *ranks;
+};
+
+/* nccl-tests-style table */
+void ct_table_header(FILE *f, const struct ct_run_meta *m);
+void ct_table_row(FILE *f, const struct ct_row *r);
+/* Footer; returns the number of wrong points ("out of bounds values"). */
+long ct_table_footer(FILE *f, const struct ct_row *rows, size_t n);
+/* Average bus bandwidth over rows (both placements), as nccl-tests. */
+double ct_rows_avg_busbw(const struct ct_row *rows, size_t n);
+
+/* colltune-results/1 JSON, written atomically (temp file + rename). */
+int ct_results_json_write(const char *path, const struct ct_run_meta *m, const struct ct_row *rows,
+                          size_t n, struct ct_err *err);
+
+#endif

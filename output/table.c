@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* The nccl-tests-compatible text table, with an algo column. */
+#include <string.h>
+
+#include "output.h"
+
+void ct_table_header(FILE *f, const struct ct_run_meta *m)
+{
+    fprintf(f, "# colltune %s %s\n", m->version, m->coll);
+    fprintf(f,
+            "# nRanks %d nNodes %d minBytes %llu maxBytes %llu step: %g(factor) warmup iters: "
+            "%d iters: %d validation: %d transport: %s\n",
+            m->nranks, m->nnodes, (unsigned long long)m->minbytes,
+            (unsigned long long)m->maxbytes, m->stepfactor, m->warmup, m->iters, m->check,
+            m->transport);
+    fprintf(f, "#\n# Using devices\n");
+    for (int r = 0; r < m->nranks && m->ranks; r++)
+        fprintf(f, "#  Rank %2d Group  0 Pid %6ld on %10s device  0 [cpu] node %d local %d\n", r,
+                m->ranks[r].pid, m->ranks[r].host, m->ranks[r].node, m->ranks[r].local_rank);
+    fprintf(f, "#\n");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
+            "", "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
+            "size", "count", "type", "redop", "root", "algo", "time", "algbw", "busbw", "#wrong",
+            "time", "algbw", "busbw", "#wrong");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
+            "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+            "(GB/s)", "");
+}
+
+static void half(FILE *f, const struct ct_row *r, int k)
+{
+    if (!r->have[k]) {
+        fprintf(f, "   %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+        return;
+    }
+    char w[24];
+    if (r->wrong[k] < 0)
+        snprintf(w, sizeof w, "N/A");
+    else
+        snprintf(w, sizeof w, "%ld", r->wrong[k]);
+    double t = r->time_us[k];
+    if (t >= 10000.0)
+        fprintf(f, "   %7.0f", t);
+    else if (t >= 100.0)
+        fprintf(f, "   %7.1f", t);
+    else
+        fprintf(f, "   %7.2f", t);
+    fprintf(f, "  %6.2f  %6.2f  %6s", r->algbw[k], r->busbw[k], w);
+}
+
+void ct_table_row(FILE *f, const struct ct_row *r)
+{
+    fprintf(f, "  %10llu  %12llu  %8s  %6s  %6d  %-12s", (unsigned long long)r->size,
+            (unsigned long long)r->count, r->type, r->redop, r->root, r->algo);
+    half(f, r, 0);
+    half(f, r, 1);
+    fputc('\n', f);
+    fflush(f);
+}
+
+double ct_rows_avg_busbw(const struct ct_row *rows, size_t n)
+{
+    double sum = 0;
+    int cnt = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++)
+            if (rows[i].have[k]) {
+                sum += rows[i].busbw[k];
+                cnt++;
+            }
+    return cnt ? sum / cnt : 0;
+}
+
+long ct_table_footer(FILE *f, const struct ct_row *rows, size_t n)
+{
+    long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++)
+            if (rows[i].have[k] && rows[i].wrong[k] > 0)
+                bad++;
+    fprintf(f, "# Out of bounds values : %ld %s\n", bad, bad ? "FAILED" : "OK");
+    fprintf(f, "# Avg bus bandwidth    : %g \n", ct_rows_avg_busbw(rows, n));
+    fprintf(f, "#\n");
+    return bad;
+}

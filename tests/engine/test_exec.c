@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Executor + algorithms on the loop transport: results verified bit-exact. */
+#include <criterion/criterion.h>
+
+#include "tests/loopworld.h"
+
+struct vjob {
+    const char *algo;
+    enum ct_coll coll;
+    enum ct_dtype dtype;
+    enum ct_redop op;
+    uint64_t count;
+    bool in_place;
+    uint64_t chunk;
+    int depth;
+    long wrong;
+};
+
+static int verify_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    struct vjob *v = arg;
+    struct ct_bench b;
+    ct_bench_init(&b, c, 42);
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.coll = v->coll;
+    j.dtype = v->dtype;
+    j.op = v->op;
+    j.count = v->count;
+    j.in_place = v->in_place;
+    j.params.v[CT_P_CHUNK] = v->chunk;
+    j.params.v[CT_P_PIPELINE] = (uint64_t)v->depth;
+    long wrong = -1;
+    int rc = ct_bench_verify(&b, ct_algo_find(v->algo), &j, &wrong, err);
+    if (c->rank == 0)
+        v->wrong = wrong;
+    ct_bench_release(&b);
+    return rc;
+}
+
+static void check(const char *algo, enum ct_coll coll, int n, uint64_t count, enum ct_dtype t,
+                  enum ct_redop op, bool in_place, uint64_t chunk, int depth)
+{
+    struct vjob v = {algo, coll, t, op, count, in_place, chunk, depth, -1};
+    struct ct_err err = {0};
+    int rc = lw_run(n, 0, verify_rank, &v, &err);
+    cr_assert_eq(rc, 0, "%s %s n=%d count=%llu: %s", algo, ct_coll_name(coll), n,
+                 (unsigned long long)count, err.msg);
+    cr_assert_eq(v.wrong, 0, "%s %s n=%d count=%llu %s %s %s: %ld wrong", algo,
+                 ct_coll_name(coll), n, (unsigned long long)count, ct_dtype_name(t),
+                 ct_redop_name(op), in_place ? "in-place" : "out-of-place", v.wrong);
+}
+
+Test(exec, ring_mesh_matrix, .timeout = 120)
+{
+    static const int ns[] = {1, 2, 3, 4, 5, 7, 8};
+    static const char *algos[] = {"ring", "mesh"};
+    for (size_t a = 0; a < 2; a++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            int n = ns[i];
+            uint64_t counts[] = {0, 1, (uint64_t)n - 1, (uint64_t)n, (uint64_t)n + 1, 1001};
+            for (size_t k = 0; k < 6; k++)
+                for (int coll = 0; coll < CT_COLL_COUNT; coll++)
+                    for (int ip = 0; ip < 2; ip++) {
+                        enum ct_dtype t = (enum ct_dtype)((k + (size_t)coll) % CT_DTYPE_COUNT);
+                        enum ct_redop op = (enum ct_redop)((k + i) % CT_REDOP_COUNT);
+                        check(algos[a], (enum ct_coll)coll, n, counts[k], t, op, ip, 64, 2);
+                    }
+        }
+}
+
+Test(exec, chunking_and_depth, .timeout = 60)
+{
+    /* slices smaller than a block, depth 1 and deep pipelines */
+    uint64_t chunks[] = {4, 12, 4096, 1 << 20};
+    int depths[] = {1, 3, 16};
+    for (size_t c = 0; c < 4; c++)
+        for (size_t d = 0; d < 3; d++)
+            for (int coll = 0; coll < CT_COLL_COUNT; coll++)
+                check("ring", (enum ct_coll)coll, 4, 5000, CT_FLOAT32, CT_SUM, false, chunks[c],
+                      depths[d]);
+}
+
+/* Fault injection: a corrupted message is counted as wrong elements, a dropped one
+ * times out naming the peer, a delayed one still verifies. */
+static int run_faulty(int kind, long *wrong, struct ct_err *err)
+{
+    struct vjob v = {"ring", CT_ALLREDUCE, CT_INT32, CT_SUM, 4096, false, 1024, 2, -1};
+    struct ct_tp_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.fault_kind = kind;
+    cfg.fault_rank = 1;
+    cfg.fault_msg = 8; /* past the bench barrier's messages */
+    cfg.fault_delay_ns = 50000000;
+    int rc = lw_run_cfg(4, 0, verify_rank, &v, &cfg, 500000000LL, err);
+    *wrong = v.wrong;
+    return rc;
+}
+
+Test(exec, fault_corrupt_detected)
+{
+    long wrong;
+    struct ct_err err = {0};
+    cr_assert_eq(run_faulty(3, &wrong, &err), 0, "%s", err.msg);
+    cr_assert_gt(wrong, 0, "a corrupted message must show up as wrong elements");
+}
+
+Test(exec, fault_delay_still_correct)
+{
+    long wrong;
+    struct ct_err err = {0};
+    cr_assert_eq(run_faulty(2, &wrong, &err), 0, "%s", err.msg);
+    cr_assert_eq(wrong, 0);
+}
+
+Test(exec, fault_drop_times_out_naming_peer, .timeout = 20)
+{
+    long wrong;
+    struct ct_err err = {0};
+    int rc = run_faulty(1, &wrong, &err);
+    cr_assert_eq(rc, CT_ETIMEDOUT, "rc %d: %s", rc, err.msg);
+    cr_assert(strstr(err.msg, "peer rank 1"), "message should name rank 1: %s", err.msg);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared-memory transport extras: the transport itself is the ct_tp_shm_ops table row;
+ * this header adds the launcher's clean-up of a job's POSIX shm objects.
+ */
+#ifndef CT_SHM_H
+#define CT_SHM_H
+
+#include <stdint.h>
+
+#include "tp.h"
+
+extern const struct ct_tp_ops ct_tp_shm_ops;
+
+/*
+ * Unlink every POSIX shared-memory object a job may have left behind (all objects the shm
+ * transport creates are named "/ct-<job_id as 16 hex digits>-..."). Safe while no rank of
+ * the job is still running; used by the --local launcher after its children exit, also
+ * when one was killed. Returns how many objects were removed, or CT_EIO when /dev/shm
+ * cannot be read.
+ */
+int ct_shm_cleanup_job(uint64_t job_id);
+
+#endif

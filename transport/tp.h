@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transports: a vtable per transport (loop, shm, tcp, ...), one file each, one row in
+ * transport/transports.c. A transport moves bytes between this rank and its peers:
+ * messages are matched FIFO per ordered pair (the k-th send from a to b meets the k-th
+ * receive posted at b for a), lengths must agree (a mismatch is a CT_EPEER error), and
+ * every operation is non-blocking: post, then drive with progress()/wait().
+ *
+ * Receives may reduce: irecv() with red != NULL computes dst = src (op) incoming
+ * without an intermediate copy where the transport can (shm reads the peer's symmetric
+ * heap in place); the default is to land the bytes in a bounce buffer and reduce.
+ *
+ * Failures name the peer: "peer rank 3 (node07): connection closed".
+ */
+#ifndef CT_TP_H
+#define CT_TP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/err.h"
+#include "../lib/redfn.h"
+
+struct ct_boot;
+struct ct_tp;
+
+enum ct_tp_caps {
+    CT_TP_INTRA_NODE = 1u << 0, /* usable between ranks of one host */
+    CT_TP_INTER_NODE = 1u << 1, /* usable across hosts */
+    CT_TP_RDMA = 1u << 2,
+    CT_TP_SYMMETRIC = 1u << 3,  /* alloc() memory is readable by peers in place */
+    CT_TP_IN_PROCESS = 1u << 4, /* ranks are threads of one process (loop) */
+};
+
+enum ct_wait_mode {
+    CT_WAIT_AUTO = 0, /* spin when ranks <= online cores, else spin briefly then block */
+    CT_WAIT_SPIN,
+    CT_WAIT_BLOCK,
+};
+
+/* A request: owned by the caller, must stay put until done. */
+struct ct_req {
+    volatile int done; /* set by the transport when complete */
+    int status;        /* 0 or negative ct_status once done */
+    uint64_t priv[6];  /* transport private */
+};
+
+struct ct_tp_cfg {
+    int streams;               /* tcp: parallel streams per peer (>= 1) */
+    size_t slot_bytes;         /* shm: bytes per channel slot; 0 = default */
+    enum ct_wait_mode wait;    /* progress policy */
+    int64_t timeout_ns;        /* data timeout used by blocking helpers; 0 = default 30 s */
+    const char *ifname;        /* tcp: interface to publish; NULL = auto */
+    const unsigned char *peers; /* NULL: serve every peer; else peers[r] != 0 for the ranks
+                                   this endpoint connects to (open is still collective) */
+    /* loop transport fault injection (tests): act on the k-th message sent by
+     * fault_rank (0-based, counting all its sends); kind 0 = none */
+    int fault_kind;            /* 1 drop, 2 delay, 3 corrupt */
+    int fault_rank;
+    long fault_msg;
+    int64_t fault_delay_ns;
+};
+
+struct ct_tp_ops {
+    const char *name;
+    const char *summary;
+    unsigned caps;
+    bool built; /* false: compiled out (listed as "not built") */
+    /* Open this rank's endpoint; uses boot for address exchange (collective call). */
+    int (*open)(struct ct_tp **tp, const struct ct_tp_cfg *cfg, struct ct_boot *boot,
+                struct ct_err *err);
+    void (*close)(struct ct_tp *tp);
+    /* Benchmark buffer allocation (symmetric where CT_TP_SYMMETRIC). NULL + CT_ENOMEM. */
+    void *(*alloc)(struct ct_tp *tp, size_t bytes, struct ct_err *err);
+    void (*free)(struct ct_tp *tp, void *p, size_t bytes);
+    int (*isend)(struct ct_tp *tp, int peer, const void *buf, size_t len, struct ct_req *req,
+                 struct ct_err *err);
+    /* red == NULL: dst = incoming; else dst = src (op) incoming (src may equal dst). */
+    int (*irecv)(struct ct_tp *tp, int peer, void *dst, const void *src, size_t len,
+                 const struct ct_red *red, struct ct_req *req, struct ct_err *err);
+    /* Advance posted operations. Returns > 0 if any request completed, 0 if none,
+     * < 0 on failure (err names the peer). */
+    int (*progress)(struct ct_tp *tp, struct ct_err *err);
+    /* Block until something may have happened or timeout_ns passed (no busy loop).
+     * Returns 0 or < 0 on failure. Spinning transports may return at once. */
+    int (*wait)(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err);
+    /* Peers with unfinished operations, for timeout messages: fills up to max ranks,
+     * returns how many. May be NULL. */
+    int (*pending_peers)(struct ct_tp *tp, int *peers, int max);
+};
+
+/* Every transport's handle starts with this header. */
+struct ct_tp {
+    const struct ct_tp_ops *ops;
+    int rank, size;
+    struct ct_boot *boot; /* borrowed */
+};
+
+/* The transport table (transport/transports.c). */
+const struct ct_tp_ops *ct_tp_find(const char *name);
+const struct ct_tp_ops *ct_tp_at(size_t i);
+
+/* Open by table row. */
+int ct_tp_open(const struct ct_tp_ops *ops, struct ct_tp **tp, const struct ct_tp_cfg *cfg,
+               struct ct_boot *boot, struct ct_err *err);
+
+/* Blocking helpers built on the vtable: spin then wait, bounded by timeout_ns
+ * (0 = cfg default). On timeout the error names the pending peers. */
+int ct_tp_wait_req(struct ct_tp *tp, struct ct_req *req, int64_t timeout_ns, struct ct_err *err);
+int ct_tp_send(struct ct_tp *tp, int peer, const void *buf, size_t len, int64_t timeout_ns,
+               struct ct_err *err);
+int ct_tp_recv(struct ct_tp *tp, int peer, void *buf, size_t len, int64_t timeout_ns,
+               struct ct_err *err);
+/* Dissemination barrier over the data path (ceil(log2 n) rounds of 1-byte messages). */
+int ct_tp_barrier(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err);
+/* A timeout message naming the peers with pending operations. */
+int ct_tp_timeout_error(struct ct_tp *tp, const char *what, int64_t timeout_ns, struct ct_err *err);
+
+#endif
