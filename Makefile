@@ -8,7 +8,17 @@ BUILD ?= build
 V ?= 0
 
 DEPS_STAMP := $(BUILD)/.deps-ok
-PKGS := hwloc ncursesw libcurl jansson libfabric libibverbs pmix
+
+# On a fresh machine, install the packages before anything is detected or built, so that
+# `make` alone does all the set-up (skipped for `make clean`).
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(DEPS_STAMP)),)
+DEPS_RC := $(shell scripts/deps.sh >&2; rc=$$?; [ $$rc = 0 ] && mkdir -p $(BUILD) && touch $(DEPS_STAMP); echo $$rc)
+ifneq ($(DEPS_RC),0)
+$(error scripts/deps.sh could not install the build dependencies (see above))
+endif
+endif
+endif
 
 # Optional packages: HAVE_<NAME> when pkg-config finds them.
 have = $(shell pkg-config --exists $(1) 2>/dev/null && echo 1)
@@ -59,14 +69,10 @@ endif
 .PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format
 all: colltune
 
-$(DEPS_STAMP): scripts/deps.sh
-	$(Q)mkdir -p $(BUILD)
+deps:
 	$(Q)scripts/deps.sh
-	$(Q)touch $@
 
-deps: $(DEPS_STAMP)
-
-$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@

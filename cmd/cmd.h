@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 
+#include "../lib/parse.h"
+
 enum ct_exit {
     CT_EXIT_OK = 0,
     CT_EXIT_FAIL = 1,  /* runtime failure (peer died, I/O, timeout) */
@@ -26,11 +28,6 @@ const struct ct_cmd *ct_cmd_at(int i);
 int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parse a byte size with K/M/G/T suffix (powers of 1024, like nccl-tests). -1 + message on
- * garbage or overflow. */
-int ct_parse_size(const char *s, unsigned long long *out);
-/* Parse an integer in [min, max]. */
-int ct_parse_int(const char *s, long min, long max, long *out);
 
 /* Subcommand entry points. */
 int cmd_run(int argc, char **argv);

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reduction kernels (dst = a op b) for every datatype x op, and the avg scale step.
+ * Plain C shaped so that GCC -O2 vectorises them; float16/bfloat16 go through float.
+ */
+#include "algo.h"
+#include "half.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * Loop shape. GCC 12 at -O2 vectorises with its "very cheap" cost model only: no runtime
+ * alias checks and no scalar epilogue. So every kernel walks whole blocks of BLK
+ * elements through restrict pointers (a constant trip count, a multiple of every vector
+ * width) and finishes the last n % BLK elements with scalar code. restrict forbids dst
+ * aliasing a source, so the exact in-place cases (dst == a, dst == b) get their own
+ * two-pointer loops, and any other overlap takes a plain element-by-element loop.
+ */
+#define BLK 64
+
+/*
+ * Element operations. Integers wrap: the arithmetic is done in the unsigned type (no
+ * signed overflow) and converted back (GCC defines that conversion as modulo 2^N).
+ */
+#define INT_OPS(S, T, U)                                                                           \
+    static inline T add_##S(T x, T y)                                                              \
+    {                                                                                              \
+        return (T)((U)x + (U)y);                                                                   \
+    }                                                                                              \
+    static inline T mul_##S(T x, T y)                                                              \
+    {                                                                                              \
+        return (T)((U)x * (U)y);                                                                   \
+    }                                                                                              \
+    static inline T min_##S(T x, T y)                                                              \
+    {                                                                                              \
+        return x < y ? x : y;                                                                      \
+    }                                                                                              \
+    static inline T max_##S(T x, T y)                                                              \
+    {                                                                                              \
+        return x > y ? x : y;                                                                      \
+    }
+
+INT_OPS(i8, int8_t, uint8_t)
+INT_OPS(u8, uint8_t, uint8_t)
+INT_OPS(i32, int32_t, uint32_t)
+INT_OPS(u32, uint32_t, uint32_t)
+INT_OPS(i64, int64_t, uint64_t)
+INT_OPS(u64, uint64_t, uint64_t)
+
+/*
+ * Float min/max. A NaN operand propagates: the result is that operand unchanged (x if
+ * both are NaN; a NaN y already comes through the compare, which is false). Signed zeros are
+ * ordered -0 < +0 as in IEEE 754-2019 minimum/maximum, so both ops are commutative bit for bit on
+ * non-NaN input: min(+0, -0) = min(-0, +0) = -0 and max gives +0. Equal operands are merged bitwise
+ * (OR keeps a sign bit, AND drops it), which is the identity when the bits are equal and the zero
+ * rule otherwise. Only selects and bit operations, no float arithmetic: GCC will not if-convert a
+ * possibly trapping float operation, and the loop would stay scalar.
+ */
+#define FLOAT_OPS(S, F, U)                                                                         \
+    static inline U bits_##S(F f)                                                                  \
+    {                                                                                              \
+        U u;                                                                                       \
+        memcpy(&u, &f, sizeof u);                                                                  \
+        return u;                                                                                  \
+    }                                                                                              \
+    static inline F from_##S(U u)                                                                  \
+    {                                                                                              \
+        F f;                                                                                       \
+        memcpy(&f, &u, sizeof f);                                                                  \
+        return f;                                                                                  \
+    }                                                                                              \
+    static inline F add_##S(F x, F y)                                                              \
+    {                                                                                              \
+        return x + y;                                                                              \
+    }                                                                                              \
+    static inline F mul_##S(F x, F y)                                                              \
+    {                                                                                              \
+        return x * y;                                                                              \
+    }                                                                                              \
+    static inline F min_##S(F x, F y)                                                              \
+    {                                                                                              \
+        F m = x < y ? x : y;                                                                       \
+        m = x == y ? from_##S(bits_##S(x) | bits_##S(y)) : m;                                      \
+        return isnan(x) ? x : m;                                                                   \
+    }                                                                                              \
+    static inline F max_##S(F x, F y)                                                              \
+    {                                                                                              \
+        F m = x > y ? x : y;                                                                       \
+        m = x == y ? from_##S(bits_##S(x) & bits_##S(y)) : m;                                      \
+        return isnan(x) ? x : m;                                                                   \
+    }
+
+FLOAT_OPS(f32, float, uint32_t)
+FLOAT_OPS(f64, double, uint64_t)
+
+static inline int disjoint(const void *x, const void *y, size_t bytes)
+{
+    uintptr_t p = (uintptr_t)x, q = (uintptr_t)y;
+    return p + bytes <= q || q + bytes <= p;
+}
+
+/*
+ * One kernel: NAME(dst, a, b, n) dispatching to the three-pointer loop, the in-place
+ * loops (d = d op s and d = s op d, so the operand order is kept bit for bit) or the
+ * plain loop for any other overlap.
+ */
+#define KERNEL(NAME, T, OP)                                                                        \
+    static void NAME##_3(T *restrict d, const T *restrict a, const T *restrict b, size_t n)        \
+    {                                                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            for (size_t j = 0; j < BLK; j++)                                                       \
+                d[i + j] = OP(a[i + j], b[i + j]);                                                 \
+        for (; i < n; i++)                                                                         \
+            d[i] = OP(a[i], b[i]);                                                                 \
+    }                                                                                              \
+    static void NAME##_2l(T *restrict d, const T *restrict b, size_t n)                            \
+    {                                                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            for (size_t j = 0; j < BLK; j++)                                                       \
+                d[i + j] = OP(d[i + j], b[i + j]);                                                 \
+        for (; i < n; i++)                                                                         \
+            d[i] = OP(d[i], b[i]);                                                                 \
+    }                                                                                              \
+    static void NAME##_2r(T *restrict d, const T *restrict a, size_t n)                            \
+    {                                                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            for (size_t j = 0; j < BLK; j++)                                                       \
+                d[i + j] = OP(a[i + j], d[i + j]);                                                 \
+        for (; i < n; i++)                                                                         \
+            d[i] = OP(a[i], d[i]);                                                                 \
+    }                                                                                              \
+    static void NAME(void *dst, const void *a, const void *b, size_t n)                            \
+    {                                                                                              \
+        T *d = dst;                                                                                \
+        const T *x = a, *y = b;                                                                    \
+        size_t bytes = n * sizeof(T);                                                              \
+        if (d == x && d != y && disjoint(d, y, bytes)) {                                           \
+            NAME##_2l(d, y, n);                                                                    \
+        } else if (d == y && d != x && disjoint(d, x, bytes)) {                                    \
+            NAME##_2r(d, x, n);                                                                    \
+        } else if (disjoint(d, x, bytes) && disjoint(d, y, bytes)) {                               \
+            NAME##_3(d, x, y, n);                                                                  \
+        } else {                                                                                   \
+            for (size_t i = 0; i < n; i++)                                                         \
+                d[i] = OP(x[i], y[i]);                                                             \
+        }                                                                                          \
+    }
+
+#define KERNELS(S, T)                                                                              \
+    KERNEL(k_sum_##S, T, add_##S)                                                                  \
+    KERNEL(k_prod_##S, T, mul_##S)                                                                 \
+    KERNEL(k_min_##S, T, min_##S)                                                                  \
+    KERNEL(k_max_##S, T, max_##S)
+
+KERNELS(i8, int8_t)
+KERNELS(u8, uint8_t)
+KERNELS(i32, int32_t)
+KERNELS(u32, uint32_t)
+KERNELS(i64, int64_t)
+KERNELS(u64, uint64_t)
+KERNELS(f32, float)
+KERNELS(f64, double)
+
+/*
+ * float16/bfloat16: each block is widened into float arrays on the stack, reduced there
+ * and rounded back (into uint32_t first, then narrowed: see ct_f32_to_f16_wide). One
+ * rounding from float is the correctly rounded result for + and * (float has at least
+ * 2p+2 significand bits for both formats); for the avg division it is, except for
+ * bfloat16 results in the subnormal range. Whole blocks are read before dst is written,
+ * so exact aliasing is harmless. The block helper is always inlined so that the
+ * whole-block calls see the constant BLK and vectorise.
+ */
+#define HALF_KERNEL(NAME, TO, FROM, OP)                                                            \
+    static inline __attribute__((always_inline)) void NAME##_blk(uint16_t *d, const uint16_t *x,   \
+                                                                 const uint16_t *y, size_t m)      \
+    {                                                                                              \
+        float fx[BLK], fy[BLK];                                                                    \
+        uint32_t r[BLK];                                                                           \
+        for (size_t j = 0; j < m; j++)                                                             \
+            fx[j] = TO(x[j]);                                                                      \
+        for (size_t j = 0; j < m; j++)                                                             \
+            fy[j] = TO(y[j]);                                                                      \
+        for (size_t j = 0; j < m; j++)                                                             \
+            fx[j] = OP(fx[j], fy[j]);                                                              \
+        for (size_t j = 0; j < m; j++)                                                             \
+            r[j] = FROM(fx[j]);                                                                    \
+        for (size_t j = 0; j < m; j++)                                                             \
+            d[j] = (uint16_t)r[j];                                                                 \
+    }                                                                                              \
+    static void NAME(void *dst, const void *a, const void *b, size_t n)                            \
+    {                                                                                              \
+        uint16_t *d = dst;                                                                         \
+        const uint16_t *x = a, *y = b;                                                             \
+        size_t i = 0;                                                                              \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            NAME##_blk(d + i, x + i, y + i, BLK);                                                  \
+        if (i < n)                                                                                 \
+            NAME##_blk(d + i, x + i, y + i, n - i);                                                \
+    }
+
+#define HALF_KERNELS(S, TO, FROM)                                                                  \
+    HALF_KERNEL(k_sum_##S, TO, FROM, add_f32)                                                      \
+    HALF_KERNEL(k_prod_##S, TO, FROM, mul_f32)                                                     \
+    HALF_KERNEL(k_min_##S, TO, FROM, min_f32)                                                      \
+    HALF_KERNEL(k_max_##S, TO, FROM, max_f32)
+
+HALF_KERNELS(f16, ct_f16_to_f32, ct_f32_to_f16_wide)
+HALF_KERNELS(bf16, ct_bf16_to_f32, ct_f32_to_bf16_wide)
+
+/* Indexed by dtype, then op (sum, prod, min, max); avg uses the sum kernel. */
+static const ct_reduce_fn kernels[CT_DTYPE_COUNT][4] = {
+    [CT_INT8] = {k_sum_i8, k_prod_i8, k_min_i8, k_max_i8},
+    [CT_UINT8] = {k_sum_u8, k_prod_u8, k_min_u8, k_max_u8},
+    [CT_INT32] = {k_sum_i32, k_prod_i32, k_min_i32, k_max_i32},
+    [CT_UINT32] = {k_sum_u32, k_prod_u32, k_min_u32, k_max_u32},
+    [CT_INT64] = {k_sum_i64, k_prod_i64, k_min_i64, k_max_i64},
+    [CT_UINT64] = {k_sum_u64, k_prod_u64, k_min_u64, k_max_u64},
+    [CT_FLOAT16] = {k_sum_f16, k_prod_f16, k_min_f16, k_max_f16},
+    [CT_BFLOAT16] = {k_sum_bf16, k_prod_bf16, k_min_bf16, k_max_bf16},
+    [CT_FLOAT32] = {k_sum_f32, k_prod_f32, k_min_f32, k_max_f32},
+    [CT_FLOAT64] = {k_sum_f64, k_prod_f64, k_min_f64, k_max_f64},
+};
+
+ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op)
+{
+    if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
+        return NULL;
+    return kernels[t][op == CT_AVG ? CT_SUM : op];
+}
+
+/*
+ * avg scale: integers use C's truncating division (toward zero, as NCCL's
+ * FuncSumPostDiv); float16/bfloat16/float32 divide in float, float64 in double.
+ */
+static void check_divisor(int divisor)
+{
+    if (divisor < 1)
+        CT_BUG("avg divisor %d is not positive", divisor);
+}
+
+/* Scalar truncating division: the unsigned 32-bit and the 64-bit types. */
+#define INT_SCALE(S, T)                                                                            \
+    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    {                                                                                              \
+        T *d = dst;                                                                                \
+        check_divisor(divisor);                                                                    \
+        for (size_t i = 0; i < n; i++)                                                             \
+            d[i] = (T)(d[i] / (T)divisor);                                                         \
+    }
+
+INT_SCALE(u32, uint32_t)
+INT_SCALE(i64, int64_t)
+INT_SCALE(u64, uint64_t)
+
+/*
+ * 8-bit and int32 quotients go through a float (double for int32) division and a
+ * truncating conversion, which vectorise (x86 has no vector integer division) and are
+ * exact: when x / q is not an integer it is at least 1/q away from one, and the rounding
+ * error, at most 2^-24 * 2^8 / q (2^-53 * 2^31 / q), is smaller. (float)q is inexact only
+ * above 2^24, where every 8-bit quotient is 0 either way.
+ */
+#define FAST_INT_SCALE(S, T, F)                                                                    \
+    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    {                                                                                              \
+        T *d = dst;                                                                                \
+        F q = (F)divisor;                                                                          \
+        size_t i = 0;                                                                              \
+        check_divisor(divisor);                                                                    \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            for (size_t j = 0; j < BLK; j++)                                                       \
+                d[i + j] = (T)(int32_t)((F)d[i + j] / q);                                          \
+        for (; i < n; i++)                                                                         \
+            d[i] = (T)(int32_t)((F)d[i] / q);                                                      \
+    }
+
+FAST_INT_SCALE(i8, int8_t, float)
+FAST_INT_SCALE(u8, uint8_t, float)
+FAST_INT_SCALE(i32, int32_t, double)
+
+#define FLOAT_SCALE(S, F)                                                                          \
+    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    {                                                                                              \
+        F *d = dst, q = (F)divisor;                                                                \
+        size_t i = 0;                                                                              \
+        check_divisor(divisor);                                                                    \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            for (size_t j = 0; j < BLK; j++)                                                       \
+                d[i + j] = d[i + j] / q;                                                           \
+        for (; i < n; i++)                                                                         \
+            d[i] = d[i] / q;                                                                       \
+    }
+
+FLOAT_SCALE(f32, float)
+FLOAT_SCALE(f64, double)
+
+#define HALF_SCALE(S, TO, FROM)                                                                    \
+    static inline                                                                                  \
+        __attribute__((always_inline)) void scale_##S##_blk(uint16_t *d, size_t m, float q)        \
+    {                                                                                              \
+        uint32_t r[BLK];                                                                           \
+        for (size_t j = 0; j < m; j++)                                                             \
+            r[j] = FROM(TO(d[j]) / q);                                                             \
+        for (size_t j = 0; j < m; j++)                                                             \
+            d[j] = (uint16_t)r[j];                                                                 \
+    }                                                                                              \
+    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    {                                                                                              \
+        uint16_t *d = dst;                                                                         \
+        float q = (float)divisor;                                                                  \
+        size_t i = 0;                                                                              \
+        check_divisor(divisor);                                                                    \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            scale_##S##_blk(d + i, BLK, q);                                                        \
+        if (i < n)                                                                                 \
+            scale_##S##_blk(d + i, n - i, q);                                                      \
+    }
+
+HALF_SCALE(f16, ct_f16_to_f32, ct_f32_to_f16_wide)
+HALF_SCALE(bf16, ct_bf16_to_f32, ct_f32_to_bf16_wide)
+
+static const ct_scale_fn scalers[CT_DTYPE_COUNT] = {
+    [CT_INT8] = scale_i8,     [CT_UINT8] = scale_u8,      [CT_INT32] = scale_i32,
+    [CT_UINT32] = scale_u32,  [CT_INT64] = scale_i64,     [CT_UINT64] = scale_u64,
+    [CT_FLOAT16] = scale_f16, [CT_BFLOAT16] = scale_bf16, [CT_FLOAT32] = scale_f32,
+    [CT_FLOAT64] = scale_f64,
+};
+
+ct_scale_fn ct_scale_fn_get(enum ct_dtype t)
+{
+    return (unsigned)t < CT_DTYPE_COUNT ? scalers[t] : NULL;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Verifiable inputs, nccl-tests style: every rank fills its buffers from a hash of
+ * (seed, rank, global element index), and the exact reduced result can be computed
+ * anywhere without the other ranks' data.
+ */
+#ifndef CT_VERIFY_H
+#define CT_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../algos/algo.h"
+
+/*
+ * Fill n elements of type t standing for global element indices first_index ..
+ * first_index + n - 1 of rank's contribution to a reduction op over nranks ranks.
+ * The values are chosen per (t, op, nranks) so that reducing them with the kernels of
+ * ct_reduce_fn_get in any order and any grouping gives one exact, bit-identical result:
+ *   integers: sum any bits (wrapping is exact), prod odd values (products do not
+ *             collapse to 0), min/max values that vary within a window per index;
+ *   float sum/avg: small integers (multiples of 1/8 for float32/float64) bounded so that
+ *             every partial sum over nranks ranks is exactly representable; past the
+ *             type's limit (more than 256 ranks for bfloat16) some ranks contribute 0;
+ *   float prod: +-1 everywhere except one rank per index, which holds +-(1 + k/8) * 2^e
+ *             with e in [-8, 8];
+ *   float min/max: finite multiples of 1/8 (of 1 for the 16-bit types).
+ * Float inputs are never NaN or -0. Values differ between ranks and indices, and which
+ * rank holds which value rotates with the index, so a block at the wrong offset, a
+ * missing or a duplicated rank shows. For collectives without a reduction (allgather,
+ * alltoall) pass CT_MAX: its inputs are the most varied. Costs two hashes per element.
+ * Aborts (CT_BUG) on an invalid t or op, nranks < 1 or rank outside [0, nranks).
+ */
+void ct_verify_fill(enum ct_dtype t, enum ct_redop op, int rank, int nranks, uint64_t seed,
+                    uint64_t first_index, void *buf, size_t n);
+
+/*
+ * The exact result at global indices first_index .. first_index + n - 1 of reducing all
+ * nranks ranks' ct_verify_fill inputs with op. For avg it is the sum scaled by
+ * ct_scale_fn_get(t) with divisor nranks, as the executor does. Closed form: one hash
+ * per element (plus one per 64 ranks for float prod) after O(nranks) setup per call.
+ */
+void ct_verify_expected(enum ct_dtype t, enum ct_redop op, int nranks, uint64_t seed,
+                        uint64_t first_index, void *out, size_t n);
+
+/*
+ * Number of elements whose bits differ between got and want; two NaNs of any payload
+ * count as equal.
+ */
+size_t ct_verify_count_wrong(enum ct_dtype t, const void *got, const void *want, size_t n);
+
+/* Index of the first element that ct_verify_count_wrong would count, or n if none. */
+size_t ct_verify_first_wrong(enum ct_dtype t, const void *got, const void *want, size_t n);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsing numbers from the command line and environment. */
+#include "parse.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+int ct_parse_size(const char *s, unsigned long long *out)
+{
+    if (!s || !(*s >= '0' && *s <= '9'))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return -1;
+    if (shift && v > (ULLONG_MAX >> shift))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+int ct_parse_int(const char *s, long min, long max, long *out)
+{
+    if (!s || !((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsing numbers from the command line and environment. */
+#ifndef CT_PARSE_H
+#define CT_PARSE_H
+
+/* A byte size with an optional K/M/G/T suffix (powers of 1024, like nccl-tests) and an
+ * optional trailing B. Returns -1 on garbage, a sign, or overflow. */
+int ct_parse_size(const char *s, unsigned long long *out);
+/* A decimal integer in [min, max]; -1 otherwise. */
+int ct_parse_int(const char *s, long min, long max, long *out);
+
+#endif

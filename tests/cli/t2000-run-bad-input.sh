@@ -1,0 +1,30 @@
+#!/bin/sh
+# colltune run: every bad input gets one clear line on stderr and exit 2, nothing runs.
+. "$(dirname "$0")/lib.sh"
+R="$COLLTUNE run -n 1 -w 0"
+usage_error "unknown flag" -- $R --frob
+usage_error "flag without value" -- $R -b
+usage_error "unknown algorithm" -- $R --algo nosuch
+usage_error "unknown datatype" -- $R -d float13
+usage_error "unknown op" -- $R -o xor
+usage_error "unknown collective" -- $R --coll broadcast
+usage_error "unknown transport" -- $R --transport carrier-pigeon
+usage_error "size overflow" -- $R -e 99999999999999999999
+usage_error "size suffix overflow" -- $R -e 99999999999999T
+usage_error "size garbage" -- $R -b 12Q
+usage_error "negative size" -- $R -b -8
+usage_error "size not a multiple of the datatype" -- $R -b 6 -e 6 -d float32
+usage_error "min larger than max" -- $R -b 1M -e 1K
+usage_error "step factor 1" -- $R -f 1
+usage_error "zero ranks" -- $R --local 0
+usage_error "absurd rank count" -- $R --local 100000
+usage_error "chunk smaller than an element" -- $R --chunk 2 -d float64
+usage_error "pipeline depth zero" -- $R --pipeline 0
+usage_error "channels out of range" -- $R --channels 1000
+usage_error "iterations zero" -- $R -n 0
+usage_error "ranks per node without --local" -- $R --ranks-per-node 2
+usage_error "ranks per node not dividing" -- $R --local 3 --ranks-per-node 2
+usage_error "stray argument" -- $R extra
+usage_error "bad torus" -- $R --torus 4by4
+usage_error "bad timeout" -- $R --timeout -1
+done_testing

@@ -1,0 +1,42 @@
+#!/bin/sh
+# colltune run --local N over shm and tcp: every collective, verified, zero wrong.
+. "$(dirname "$0")/lib.sh"
+for tp in shm tcp; do
+    for n in 2 4; do
+        for coll in allreduce allgather reducescatter alltoall; do
+            for algo in ring mesh; do
+                d="--local $n --transport $tp --coll $coll --algo $algo"
+                if $COLLTUNE run $d -b 8 -e 1M -f 8 -n 3 -w 1 -c 1 >"$TMP/out" 2>"$TMP/err" &&
+                    grep -q "Out of bounds values : 0 OK" "$TMP/out"; then
+                    ok "$d"
+                else
+                    not_ok "$d"; sed 's/^/#   /' "$TMP/err" "$TMP/out" | tail -8
+                fi
+            done
+        done
+    done
+done
+# odd sizes and datatypes through the whole stack
+$COLLTUNE run --local 3 -b 12 -e 12 -d int8 -o max -n 2 -w 0 >"$TMP/out" 2>&1 && ok "3 ranks int8 max" || not_ok "3 ranks int8 max"
+$COLLTUNE run --local 2 -b 6 -e 6 -d bfloat16 -o avg -n 2 -w 0 >"$TMP/out" 2>&1 && ok "bfloat16 avg" || not_ok "bfloat16 avg"
+# JSON output is valid and has the schema
+$COLLTUNE run --local 2 -b 8 -e 64 -n 2 -w 0 --json "$TMP/r.json" >/dev/null 2>&1 &&
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='colltune-results/1'; assert all(r['wrong']==0 for r in d['results']); assert len(d['layout']['ranks'])==2" "$TMP/r.json" \
+    && ok "results JSON" || not_ok "results JSON"
+# launcher environment: two separately started processes rendezvous at COLLTUNE_ROOT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+for tp in shm tcp; do
+    COLLTUNE_ROOT=127.0.0.1:$port COLLTUNE_RANK=1 COLLTUNE_SIZE=2 $COLLTUNE run --transport $tp -b 8 -e 64K -f 8 -n 2 -w 0 >"$TMP/r1" 2>&1 &
+    p1=$!
+    COLLTUNE_ROOT=127.0.0.1:$port COLLTUNE_RANK=0 COLLTUNE_SIZE=2 $COLLTUNE run --transport $tp -b 8 -e 64K -f 8 -n 2 -w 0 >"$TMP/r0" 2>&1
+    rc0=$?
+    wait $p1; rc1=$?
+    if [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && grep -q "nRanks 2" "$TMP/r0" && grep -q "Out of bounds values : 0 OK" "$TMP/r0" && [ ! -s "$TMP/r1" ]; then
+        ok "env bootstrap (COLLTUNE_ROOT/RANK/SIZE) over $tp"
+    else
+        not_ok "env bootstrap over $tp ($rc0/$rc1)"; sed 's/^/#   /' "$TMP/r0" "$TMP/r1" | tail -6
+    fi
+done
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+grep -q "OMPI_COMM_WORLD_RANK" "$TMP/out" && ok "--print-bootstrap names the variables" || not_ok "--print-bootstrap"
+done_testing

@@ -1,0 +1,28 @@
+#!/bin/sh
+# A rank killed mid-run makes the others exit non-zero within 10 s, naming the rank,
+# and leaves no shared-memory objects behind.
+. "$(dirname "$0")/lib.sh"
+for tp in shm tcp; do
+    before=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
+    $COLLTUNE run --local 4 --transport $tp -b 64M -e 64M -n 100000 -w 0 -c 0 >"$TMP/out" 2>"$TMP/err" &
+    pid=$!
+    # wait for the header with the pids
+    i=0
+    while ! grep -q "Rank  1 .*Pid" "$TMP/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    victim=$(awk '/Rank  1 /{for (k = 1; k <= NF; k++) if ($k == "Pid") print $(k + 1)}' "$TMP/out")
+    sleep 0.5
+    if [ -z "$victim" ]; then not_ok "$tp: no pid for rank 1"; kill $pid; continue; fi
+    kill -9 "$victim"
+    start=$(date +%s)
+    wait $pid; rc=$?
+    took=$(( $(date +%s) - start ))
+    if [ $rc -ne 0 ] && [ $took -le 10 ] && grep -q "rank 1" "$TMP/err"; then
+        ok "$tp: exit $rc after ${took}s naming rank 1"
+    else
+        not_ok "$tp: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/err" | head -8
+    fi
+    grep -v "killed by signal" "$TMP/err" | grep -q "peer rank 1\|rank 1 (" && ok "$tp: a surviving rank names the dead peer" || { not_ok "$tp: survivors name the peer"; sed 's/^/#   /' "$TMP/err" | head -8; }
+    after=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
+    [ "$after" -le "$before" ] && ok "$tp: no shm leftovers" || not_ok "$tp: shm leftovers: $(ls /dev/shm | grep '^ct-' | head -3)"
+done
+done_testing

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Size and integer parsing (command-line options). */
+#include <criterion/criterion.h>
+
+#include "lib/parse.h"
+
+Test(parse, sizes)
+{
+    unsigned long long v;
+    cr_assert_eq(ct_parse_size("8", &v), 0);
+    cr_assert_eq(v, 8);
+    cr_assert_eq(ct_parse_size("4K", &v), 0);
+    cr_assert_eq(v, 4096);
+    cr_assert_eq(ct_parse_size("32M", &v), 0);
+    cr_assert_eq(v, 32ull << 20);
+    cr_assert_eq(ct_parse_size("1g", &v), 0);
+    cr_assert_eq(v, 1ull << 30);
+    cr_assert_eq(ct_parse_size("2TB", &v), 0);
+    cr_assert_eq(v, 2ull << 40);
+    cr_assert_eq(ct_parse_size("0", &v), 0);
+    cr_assert_eq(v, 0);
+}
+
+Test(parse, bad_sizes)
+{
+    unsigned long long v;
+    const char *bad[] = {"", "-8", "+8", "8Q", "K", "1.5M", "99999999999999999999",
+                         "99999999999999T", "8 ", " 8", "8KK"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(ct_parse_size(bad[i], &v), -1, "'%s' should be rejected", bad[i]);
+    cr_assert_eq(ct_parse_size(NULL, &v), -1);
+}
+
+Test(parse, ints)
+{
+    long v;
+    cr_assert_eq(ct_parse_int("17", 1, 100, &v), 0);
+    cr_assert_eq(v, 17);
+    cr_assert_eq(ct_parse_int("-3", -5, 5, &v), 0);
+    cr_assert_eq(v, -3);
+    cr_assert_eq(ct_parse_int("0", 1, 100, &v), -1);
+    cr_assert_eq(ct_parse_int("101", 1, 100, &v), -1);
+    cr_assert_eq(ct_parse_int("1x", 1, 100, &v), -1);
+    cr_assert_eq(ct_parse_int("", 1, 100, &v), -1);
+    cr_assert_eq(ct_parse_int("99999999999999999999999", 1, 100, &v), -1);
+}
