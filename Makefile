@@ -87,7 +87,7 @@ $(BUILD)/colltune: $(CMD_OBJ) $(LIBA)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $(CMD_OBJ) $(LIBA) $(LDLIBS_ALL)
 
-$(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h)
+$(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST-CC $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion

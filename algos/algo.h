@@ -63,7 +63,8 @@ struct ct_shape {
     int nranks;
     int rank;           /* the rank whose schedule is built */
     int ranks_per_node; /* nranks must be a multiple; 0 means nranks (one node) */
-    int torus_rows, torus_cols; /* 0 if no torus */
+    int torus_rows, torus_cols; /* 0 if no torus; ranks map row-major:
+                                   rank = row * torus_cols + col */
     int rails;          /* NIC rails per node; 0 = unknown */
 };
 

@@ -102,7 +102,9 @@ static int build_allgather(const struct ct_job *j, struct ct_sched *s)
     int next = mod(r + 1, N), prev = mod(r - 1, N);
     uint64_t es = ct_dtype_size(j->dtype), n = j->count;
     ct_sched_step(s);
-    ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * n * es), ct_loc(CT_BUF_SEND, 0), n * es);
+    if (!j->in_place) /* in place, SEND is RECV block r already */
+        ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * n * es), ct_loc(CT_BUF_SEND, 0),
+                      n * es);
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {

@@ -8,6 +8,12 @@
  * Matching rule (checked by ct_sched_check): for every ordered pair (a -> b), the
  * sequence of SEND byte counts at a addressed to b, in (step, op) order, equals the
  * sequence of RECV/RECV_REDUCE byte counts at b from a. Transports are FIFO per pair.
+ *
+ * Two more rules every generator keeps (tests/algos/sim.h enforces them):
+ *  - within a step, no communication op writes memory another communication op of the
+ *    same step reads or writes (a fused receive-reduce may only reduce exactly in place);
+ *  - a schedule must not deadlock when sends are rendezvous (a send completes only once
+ *    received), since bounded slots and pipeline depth behave that way.
  */
 #ifndef CT_SCHED_H
 #define CT_SCHED_H

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Single-step mesh AllReduce: every rank sends its whole buffer to every peer and
+ * reduces all N copies itself.
+ *
+ * Summary   One communication step: send the whole buffer to each of the N-1 peers,
+ *           receive theirs into scratch, then reduce x0 (+) x1 (+) ... (+) x(N-1) in
+ *           rank order. Every rank performs the same operations on the same operands in
+ *           the same order, so all ranks hold the same bits.
+ * Cost      1 step: a + (N-1) n b per rank (N-1 times the ring's traffic), plus N-1
+ *           local reductions of n bytes.
+ * Requires  nothing (any N, any count). Scratch: N buffers.
+ * Limits    traffic and scratch grow with N: tiny buffers on full-bisection fabrics
+ *           (NVSwitch, shared memory) only.
+ *
+ *   N = 3:   rank0 -> x0 to 1, x0 to 2   rank1 -> x1 to 0, x1 to 2   rank2 -> ...
+ *            every rank: y = (x0 + x1) + x2
+ */
+#include "algo.h"
+
+static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
+{
+    int N = j->shape.nranks, r = j->shape.rank;
+    uint64_t bytes = j->count * ct_dtype_size(j->dtype);
+    struct ct_loc recv = ct_loc(CT_BUF_RECV, 0), own = ct_loc(CT_BUF_SEND, 0);
+    if (j->coll != CT_ALLREDUCE)
+        return ct_err_set(err, CT_EUNSUPP, "mesh-1step only implements allreduce");
+    ct_sched_step(s);
+    if (N == 1) {
+        ct_sched_copy(s, recv, own, bytes);
+        return 0;
+    }
+    for (int k = 1; k < N; k++)
+        ct_sched_send(s, (r + k) % N, own, bytes);
+    for (int k = 1; k < N; k++) {
+        int q = (r - k + N) % N;
+        ct_sched_recv(s, q, ct_loc(CT_BUF_SCRATCH, (uint64_t)q * bytes), bytes);
+    }
+    if (j->in_place) {
+        /* the result overwrites the input: keep our copy in slot r */
+        own = ct_loc(CT_BUF_SCRATCH, (uint64_t)r * bytes);
+        ct_sched_copy(s, own, ct_loc(CT_BUF_SEND, 0), bytes);
+    }
+    struct ct_loc x[2];
+    for (int q = 0; q < 2; q++)
+        x[q] = q == r ? own : ct_loc(CT_BUF_SCRATCH, (uint64_t)q * bytes);
+    ct_sched_reduce(s, recv, x[0], x[1], bytes);
+    for (int q = 2; q < N; q++)
+        ct_sched_reduce(s, recv, recv, q == r ? own : ct_loc(CT_BUF_SCRATCH, (uint64_t)q * bytes),
+                        bytes);
+    return 0;
+}
+
+const struct ct_algo ct_algo_mesh_1step = {
+    .name = "mesh-1step",
+    .summary = "one-step mesh allreduce: whole buffer to every peer, reduce locally",
+    .colls = CT_COLL_BIT(CT_ALLREDUCE),
+    .params = CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_STREAMS) |
+              CT_PBIT(CT_P_THREADS),
+    .build = build,
+};
