@@ -14,6 +14,7 @@ struct vjob {
     uint64_t chunk;
     int depth;
     long wrong;
+    int rpn, trows, tcols;
 };
 
 static int verify_rank(struct ct_comm *c, void *arg, struct ct_err *err)
@@ -30,6 +31,9 @@ static int verify_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     j.in_place = v->in_place;
     j.params.v[CT_P_CHUNK] = v->chunk;
     j.params.v[CT_P_PIPELINE] = (uint64_t)v->depth;
+    j.shape.ranks_per_node = v->rpn;
+    j.shape.torus_rows = v->trows;
+    j.shape.torus_cols = v->tcols;
     long wrong = -1;
     int rc = ct_bench_verify(&b, ct_algo_find(v->algo), &j, &wrong, err);
     if (c->rank == 0)
@@ -41,7 +45,7 @@ static int verify_rank(struct ct_comm *c, void *arg, struct ct_err *err)
 static void check(const char *algo, enum ct_coll coll, int n, uint64_t count, enum ct_dtype t,
                   enum ct_redop op, bool in_place, uint64_t chunk, int depth)
 {
-    struct vjob v = {algo, coll, t, op, count, in_place, chunk, depth, -1};
+    struct vjob v = {algo, coll, t, op, count, in_place, chunk, depth, -1, 0, 0, 0};
     struct ct_err err = {0};
     int rc = lw_run(n, 0, verify_rank, &v, &err);
     cr_assert_eq(rc, 0, "%s %s n=%d count=%llu: %s", algo, ct_coll_name(coll), n,
@@ -85,7 +89,7 @@ Test(exec, chunking_and_depth, .timeout = 60)
  * times out naming the peer, a delayed one still verifies. */
 static int run_faulty(int kind, long *wrong, struct ct_err *err)
 {
-    struct vjob v = {"ring", CT_ALLREDUCE, CT_INT32, CT_SUM, 4096, false, 1024, 2, -1};
+    struct vjob v = {"ring", CT_ALLREDUCE, CT_INT32, CT_SUM, 4096, false, 1024, 2, -1, 0, 0, 0};
     struct ct_tp_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.fault_kind = kind;
@@ -120,4 +124,64 @@ Test(exec, fault_drop_times_out_naming_peer, .timeout = 20)
     int rc = run_faulty(1, &wrong, &err);
     cr_assert_eq(rc, CT_ETIMEDOUT, "rc %d: %s", rc, err.msg);
     cr_assert(strstr(err.msg, "peer rank 1"), "message should name rank 1: %s", err.msg);
+}
+
+/* Every algorithm of the table, live on the loop transport (threads exchanging real
+ * messages through the executor), against the verifier: each supported collective, rank
+ * counts, awkward counts, node layouts and torus shapes. */
+Test(exec, every_algorithm_live, .timeout = 240)
+{
+    static const int ns[] = {1, 2, 3, 4, 5, 6, 8};
+    int ran = 0, refused = 0;
+    for (size_t ai = 0; ct_algo_at(ai); ai++) {
+        const struct ct_algo *al = ct_algo_at(ai);
+        int torus = !strncmp(al->name, "torus", 5);
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            int n = ns[i];
+            int rpns[] = {0, n % 2 == 0 && n > 2 ? 2 : 0};
+            uint64_t counts[] = {0, 1, (uint64_t)n + 1, 1001};
+            for (int coll = 0; coll < CT_COLL_COUNT; coll++) {
+                if (!(al->colls & CT_COLL_BIT(coll)))
+                    continue;
+                for (size_t k = 0; k < 4; k++)
+                    for (int ri = 0; ri < 2; ri++) {
+                        if (ri && !rpns[1])
+                            continue;
+                        struct vjob v = {al->name, (enum ct_coll)coll,
+                                         (enum ct_dtype)((k + ai) % CT_DTYPE_COUNT),
+                                         (enum ct_redop)((k + i) % CT_REDOP_COUNT), counts[k],
+                                         (k + ai) % 2 == 1, 256, 2, -1, rpns[ri], 0, 0};
+                        if (torus) {
+                            v.trows = n >= 4 && n % 2 == 0 ? 2 : 1;
+                            v.tcols = n / v.trows;
+                        }
+                        struct ct_job j = {0};
+                        j.coll = v.coll;
+                        j.dtype = v.dtype;
+                        j.op = v.op;
+                        j.count = v.count;
+                        j.shape = (struct ct_shape){n, 0, v.rpn, v.trows, v.tcols, 0};
+                        ct_params_defaults(&j.params);
+                        struct ct_err why = {0};
+                        if (ct_algo_supports(al, &j, &why) < 0) {
+                            cr_assert(why.msg[0], "%s refused without a reason", al->name);
+                            refused++;
+                            continue;
+                        }
+                        struct ct_err err = {0};
+                        int rc = lw_run(n, v.rpn, verify_rank, &v, &err);
+                        cr_assert_eq(rc, 0, "%s %s n=%d rpn=%d count=%llu: %s", al->name,
+                                     ct_coll_name(v.coll), n, v.rpn,
+                                     (unsigned long long)v.count, err.msg);
+                        cr_assert_eq(v.wrong, 0, "%s %s n=%d rpn=%d count=%llu %s %s: %ld wrong",
+                                     al->name, ct_coll_name(v.coll), n, v.rpn,
+                                     (unsigned long long)v.count, ct_dtype_name(v.dtype),
+                                     ct_redop_name(v.op), v.wrong);
+                        ran++;
+                    }
+            }
+        }
+    }
+    cr_log_info("%d configurations ran live, %d refused with a reason", ran, refused);
+    cr_assert_gt(ran, 500);
 }
