@@ -206,18 +206,33 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j,
-                   const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err)
+int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j,
+                     struct ct_bench_prep *p, struct ct_err *err)
 {
-    job_shape(b, j);
-    int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
-    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
-    size_t es = ct_dtype_size(j->dtype);
-    struct ct_sched s;
-    CT_TRY(ct_algo_build(al, j, &s, err));
-    struct ct_exec_args a;
-    struct ct_red red;
-    int rc = setup(b, j, &s, &a, &red, err);
+    memset(p, 0, sizeof *p);
+    p->j = *j;
+    p->algo = al;
+    job_shape(b, &p->j);
+    CT_TRY(ct_algo_build(al, &p->j, &p->s, err));
+    int rc = setup(b, &p->j, &p->s, &p->a, &p->red, err);
+    if (rc < 0) {
+        ct_sched_release(&p->s);
+        return rc;
+    }
+    p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
+    fill_inputs(b, &p->j, &p->a, b->seed);
+    return 0;
+}
+
+void ct_bench_prep_release(struct ct_bench_prep *p)
+{
+    ct_sched_release(&p->s);
+}
+
+int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,
+                  double *out_us, struct ct_err *err)
+{
+    int n = b->comm->size;
     if ((size_t)iters > b->times_cap) {
         free(b->times);
         free(b->all_times);
@@ -225,49 +240,63 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
         b->all_times = ct_xmalloc(sizeof(double) * (size_t)iters * (size_t)n);
         b->times_cap = (size_t)iters;
     }
-    if (rc == 0)
-        fill_inputs(b, j, &a, b->seed);
-    for (int i = 0; rc == 0 && i < cfg->warmup; i++)
-        if ((rc = ct_bench_barrier(b, err)) == 0)
-            rc = run_once(b, j, &s, &a, err);
-    for (int i = 0; rc == 0 && i < iters; i++) {
-        if ((rc = ct_bench_barrier(b, err)) < 0)
-            break;
+    for (int i = 0; i < warmup; i++) {
+        CT_TRY(ct_bench_barrier(b, err));
+        CT_TRY(run_once(b, &p->j, &p->s, &p->a, err));
+    }
+    for (int i = 0; i < iters; i++) {
+        CT_TRY(ct_bench_barrier(b, err));
         int64_t t0 = ct_now_ns();
-        rc = run_once(b, j, &s, &a, err);
+        CT_TRY(run_once(b, &p->j, &p->s, &p->a, err));
         b->times[i] = (double)(ct_now_ns() - t0) / 1e3;
     }
-    memset(out, 0, sizeof *out);
-    out->steps = ct_sched_comm_steps(&s);
-    out->bytes_sent = s.bytes_sent;
-    ct_sched_release(&s);
-    CT_TRY(rc);
     CT_TRY(ct_boot_allgather(b->comm->boot, b->times, sizeof(double) * (size_t)iters,
                              b->all_times, err));
-    /* per iteration: the slowest rank; then median/min/max over iterations */
     for (int i = 0; i < iters; i++) {
         double m = 0;
         for (int r = 0; r < n; r++)
             if (b->all_times[(size_t)r * (size_t)iters + (size_t)i] > m)
                 m = b->all_times[(size_t)r * (size_t)iters + (size_t)i];
-        b->times[i] = m;
+        out_us[i] = m;
     }
-    qsort(b->times, (size_t)iters, sizeof(double), cmp_double);
+    return 0;
+}
+
+int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j,
+                   const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err)
+{
+    int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
+    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
+    size_t es = ct_dtype_size(j->dtype);
+    struct ct_bench_prep p;
+    CT_TRY(ct_bench_prepare(b, al, j, &p, err));
+    double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
+    int rc = ct_bench_time(b, &p, cfg->warmup, iters, t, err);
+    memset(out, 0, sizeof *out);
+    out->steps = ct_sched_comm_steps(&p.s);
+    out->bytes_sent = p.s.bytes_sent;
+    *j = p.j;
+    ct_bench_prep_release(&p);
+    if (rc < 0) {
+        free(t);
+        return rc;
+    }
+    qsort(t, (size_t)iters, sizeof(double), cmp_double);
     out->count = j->count;
     out->size = d->size_bytes(j->count, es, n);
     out->in_place = j->in_place;
     out->iters = iters;
-    out->min_us = b->times[0];
-    out->max_us = b->times[iters - 1];
-    out->time_us = iters % 2 ? b->times[iters / 2]
-                             : (b->times[iters / 2 - 1] + b->times[iters / 2]) / 2;
+    out->min_us = t[0];
+    out->max_us = t[iters - 1];
+    out->time_us = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    free(t);
     out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
     out->busbw = out->algbw * d->bus_factor(n);
     out->wrong = -1;
-    for (int p = 0; p < cfg->check; p++) {
+    for (int k = 0; k < cfg->check; k++) {
         long w;
         uint64_t saved = b->seed;
-        b->seed += (uint64_t)p + 1;
+        b->seed += (uint64_t)k + 1;
         rc = ct_bench_verify(b, al, j, &w, err);
         b->seed = saved;
         CT_TRY(rc);

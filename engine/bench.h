@@ -54,7 +54,26 @@ struct ct_bench_cfg {
     int check; /* verification passes (0 = none) */
 };
 
+/* A point ready to run: its schedule and executor arguments over b's buffers. Buffers may
+ * move when another point is prepared: prepare, time, release, in that order. */
+struct ct_bench_prep {
+    struct ct_job j;
+    const struct ct_algo *algo;
+    struct ct_sched s;
+    struct ct_exec_args a;
+    struct ct_red red;
+};
+
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
+/* Build the schedule and size the buffers (j's shape is set from the communicator);
+ * inputs are filled. */
+int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *a, const struct ct_job *j,
+                     struct ct_bench_prep *p, struct ct_err *err);
+void ct_bench_prep_release(struct ct_bench_prep *p);
+/* warmup untimed runs, then iters timed runs each after a barrier; out_us[i] = the slowest
+ * rank's time of iteration i (identical on every rank). Collective. */
+int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,
+                  double *out_us, struct ct_err *err);
 void ct_bench_release(struct ct_bench *b);
 /* Run the point for job j (its shape.rank/nranks are set from the communicator).
  * Collective over every rank of comm. */

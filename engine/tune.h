@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sweep results and the tuned config: plain data, shared by engine/ (sweep planner,
+ * statistics, selection), output/ (report, config JSON, exporters) and cmd/.
+ *
+ * A sweep measures points (collective x size x algorithm x parameters). Selection turns
+ * the best point per (collective, size, algorithm) into rules: ordered size ranges
+ * [min_bytes, max_bytes) covering 0..infinity, each naming an algorithm and parameters.
+ */
+#ifndef CT_TUNE_H
+#define CT_TUNE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../algos/algo.h"
+
+#define CT_BYTES_INF UINT64_MAX
+
+/* Summary of a point's timed samples (per-iteration max over ranks, microseconds). */
+struct ct_stats {
+    int n;                 /* samples */
+    double median, lo, hi; /* median and its 95% confidence interval */
+    double min, max, mean, stdev;
+    bool converged;        /* CI relative width <= target before the budget ran out */
+    double spent_s;        /* measuring time spent on the point */
+};
+
+struct ct_sweep_point {
+    enum ct_coll coll;
+    char algo[24];
+    struct ct_params params; /* resolved values (defaults filled) */
+    uint64_t size;           /* bytes as nccl-tests prints them */
+    uint64_t count;
+    struct ct_stats st;
+    double busbw; /* GB/s at the median */
+    long wrong;
+    bool pruned;  /* measured coarsely, then dropped from refinement: clearly losing */
+};
+
+/* One decision: [min_bytes, max_bytes) -> algorithm + parameters. */
+struct ct_rule {
+    uint64_t min_bytes, max_bytes; /* max_bytes == CT_BYTES_INF for the last range */
+    char algo[24];
+    struct ct_params params;
+    double confidence;  /* 0..1: how clearly the choice beat the runner-up (1 = beyond CIs) */
+    bool tie;           /* no winner beyond both intervals: the simpler algorithm was chosen */
+    char runner_up[24]; /* "" if none */
+    double gain;        /* runner-up median / chosen median at the range's measured sizes */
+};
+
+/* Rules for one collective on one communicator shape. */
+struct ct_ruleset {
+    enum ct_coll coll;
+    int nnodes, ranks_per_node, nranks;
+    enum ct_dtype dtype;
+    enum ct_redop op;
+    struct ct_rule *rules;
+    int nrules;
+};
+
+/* Where the config came from: enough to tell whether it applies to a cluster. */
+struct ct_fingerprint {
+    int hosts, ranks_per_host, nranks;
+    char nic_kinds[64];  /* e.g. "ethernet", "infiniband+roce" */
+    double nic_gbps;     /* per-port rate, 0 if unknown */
+    int nics_per_host;
+    char gpu_model[64];  /* "" without GPUs */
+    char link_classes[64]; /* e.g. "shm", "nvlink+pcie", "tcp" */
+    char transport[16];
+    char host[64];        /* rank 0's host */
+};
+
+struct ct_sweep_settings {
+    uint64_t minbytes, maxbytes;
+    double stepfactor;
+    double budget_s;    /* whole-sweep budget */
+    double target_ci;   /* relative CI width target, e.g. 0.05 */
+    double margin;      /* pruning / tie margin, e.g. 0.05 */
+    int min_iters, max_iters, warmup;
+    char search[64];    /* description of the parameter search */
+    char space[160];    /* the space searched: "chunk 16K..4M x4, pipeline 1,2,4,8, ..." */
+    long points;        /* distinct points measured */
+    long full_points;   /* points of the full cross product (sizes x algorithms x grids) */
+    double elapsed_s;   /* wall time of the measuring */
+    bool budget_out;    /* the budget ran out before the planner was done */
+    enum ct_dtype dtype; /* datatype and reduction of every point */
+    enum ct_redop op;
+};
+
+struct ct_config {
+    char version[48];
+    char date[32];
+    struct ct_fingerprint fp;
+    struct ct_sweep_settings sweep;
+    struct ct_ruleset *sets;
+    int nsets;
+    bool partial; /* the sweep stopped early; rules cover what was measured */
+};
+
+void ct_config_init(struct ct_config *c);
+void ct_config_release(struct ct_config *c);
+void ct_ruleset_release(struct ct_ruleset *s);
+/* The rule whose range holds bytes; NULL if none (an invalid ruleset). */
+const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes);
+/* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
+const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
+/* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */
+int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err);
+
+#endif
