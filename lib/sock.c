@@ -263,8 +263,9 @@ int ct_sock_local_host(int fd, char *host, size_t len)
     socklen_t sl = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
         return -1;
-    return getnameinfo((struct sockaddr *)&ss, sl, host, (socklen_t)len, NULL, 0,
-                       NI_NUMERICHOST) ? -1 : 0;
+    return getnameinfo((struct sockaddr *)&ss, sl, host, (socklen_t)len, NULL, 0, NI_NUMERICHOST)
+               ? -1
+               : 0;
 }
 
 int ct_sock_parse_range(const char *s, int *lo, int *hi, struct ct_err *err)
@@ -278,8 +279,7 @@ int ct_sock_parse_range(const char *s, int *lo, int *hi, struct ct_err *err)
             end = (char *)s;
     }
     if (end == s || *end || a < 1 || b < a || b > 65535)
-        return ct_err_set(err, CT_EINVAL, "bad port range '%s' (expected lo-hi within 1-65535)",
-                          s);
+        return ct_err_set(err, CT_EINVAL, "bad port range '%s' (expected lo-hi within 1-65535)", s);
     *lo = (int)a;
     *hi = (int)b;
     return 0;
