@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/clock.h"
 
@@ -41,7 +42,12 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     c->node = boot->node;
     c->nnodes = boot->nnodes;
     c->timeout_ns = cfg->timeout_ns > 0 ? cfg->timeout_ns : 30 * 1000000000LL;
+    /* auto: spin while every local rank can have a core, else spin briefly and block */
     c->wait = cfg->tp.wait;
+    if (c->wait == CT_WAIT_AUTO) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        c->wait = boot->local_size > cores ? CT_WAIT_BLOCK : CT_WAIT_SPIN;
+    }
     c->tp_of = ct_xcalloc((size_t)c->size, sizeof *c->tp_of);
     const char *t = cfg->transport ? cfg->transport : "auto";
     int rc;

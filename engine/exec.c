@@ -7,7 +7,8 @@
 
 #include "../lib/clock.h"
 
-#define SPIN_LIMIT 4000
+#define SPIN_NS 200000LL       /* spin mode: poll this long without progress, then block */
+#define SPIN_NS_BLOCK 2000LL   /* block mode: a short spin for messages already in flight */
 #define WAIT_SLICE_NS 20000000LL
 
 /* One (peer, direction) stream of slices within a step. */
@@ -199,8 +200,8 @@ static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
                 CT_TRY(post(x, c, ops, &x->groups[gi], a, err));
     for (uint32_t gi = 0; gi < ng; gi++)
         left += x->groups[gi].remaining;
-    int64_t last = 0;
-    int spins = 0;
+    int64_t idle_since = 0; /* 0: progress was made on the last pass */
+    int64_t spin_ns = c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS;
     while (left) {
         int moved = 0;
         for (int t = 0; t < c->ntp; t++) {
@@ -220,18 +221,17 @@ static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
             moved |= n > 0;
         }
         if (moved || !left) {
-            spins = 0;
-            last = 0;
-            continue;
-        }
-        if (++spins < SPIN_LIMIT && c->wait != CT_WAIT_BLOCK) {
-            ct_cpu_relax();
+            idle_since = 0;
             continue;
         }
         int64_t now = ct_now_ns();
-        if (!last)
-            last = now;
-        else if (now - last > c->timeout_ns)
+        if (!idle_since)
+            idle_since = now;
+        if (now - idle_since < spin_ns) {
+            ct_cpu_relax();
+            continue;
+        }
+        if (now - idle_since > c->timeout_ns)
             return stall_error(c, st, s->nsteps, x->groups, ng, err);
         /* block in the transport of the first pending group */
         for (uint32_t gi = 0; gi < ng; gi++)

@@ -55,7 +55,7 @@ static void check(const char *algo, enum ct_coll coll, int n, uint64_t count, en
                  ct_redop_name(op), in_place ? "in-place" : "out-of-place", v.wrong);
 }
 
-Test(exec, ring_mesh_matrix, .timeout = 120)
+Test(exec, ring_mesh_matrix)
 {
     static const int ns[] = {1, 2, 3, 4, 5, 7, 8};
     static const char *algos[] = {"ring", "mesh"};
@@ -73,7 +73,7 @@ Test(exec, ring_mesh_matrix, .timeout = 120)
         }
 }
 
-Test(exec, chunking_and_depth, .timeout = 60)
+Test(exec, chunking_and_depth)
 {
     /* slices smaller than a block, depth 1 and deep pipelines */
     uint64_t chunks[] = {4, 12, 4096, 1 << 20};
@@ -117,7 +117,7 @@ Test(exec, fault_delay_still_correct)
     cr_assert_eq(wrong, 0);
 }
 
-Test(exec, fault_drop_times_out_naming_peer, .timeout = 20)
+Test(exec, fault_drop_times_out_naming_peer)
 {
     long wrong;
     struct ct_err err = {0};
@@ -129,7 +129,7 @@ Test(exec, fault_drop_times_out_naming_peer, .timeout = 20)
 /* Every algorithm of the table, live on the loop transport (threads exchanging real
  * messages through the executor), against the verifier: each supported collective, rank
  * counts, awkward counts, node layouts and torus shapes. */
-Test(exec, every_algorithm_live, .timeout = 240)
+Test(exec, every_algorithm_live)
 {
     static const int ns[] = {1, 2, 3, 4, 5, 6, 8};
     int ran = 0, refused = 0;
