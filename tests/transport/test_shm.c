@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared-memory transport tests with real processes: the parent forks N ranks that bring
+ * up the TCP bootstrap and the shm transport; each child reports pass/fail by exit status.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/sock.h"
+#include "transport/boot.h"
+#include "transport/shm.h"
+#include "transport/tp.h"
+
+#define MAXR 8
+#define SEC 1000000000LL
+
+struct ctx;
+
+struct job {
+    int n;
+    enum ct_wait_mode wait;
+    size_t slot_bytes;
+    const char *hosts[MAXR];          /* host override per rank (NULL: real host name) */
+    const unsigned char *peers[MAXR]; /* cfg->peers per rank (NULL: all) */
+    int expect_open_fail;             /* open must fail with a message naming another host */
+    int (*fn)(struct ctx *c);
+};
+
+struct ctx {
+    const struct job *job;
+    struct ct_tp *tp;
+    struct ct_boot *boot;
+    int rank, n;
+    struct ct_err err;
+};
+
+struct outcome {
+    int code[MAXR]; /* exit status, -1 if killed by a signal, -2 if it timed out */
+    int sig[MAXR];
+    int leftovers;
+    uint64_t job;
+};
+
+/* ---------------------------------------------------------------- harness */
+
+static int count_leftovers(uint64_t job)
+{
+    char pre[32];
+    int n = snprintf(pre, sizeof pre, "ct-%016" PRIx64 "-", job), count = 0;
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        count += !strncmp(e->d_name, pre, (size_t)n);
+    closedir(d);
+    return count;
+}
+
+static int fail(struct ctx *c, const char *what)
+{
+    fprintf(stderr, "rank %d: %s: %s\n", c->rank, what, c->err.msg);
+    return 1;
+}
+
+static int child(const struct job *j, int rank, int lfd, int port, uint64_t jobid)
+{
+    struct ctx c = {.job = j, .rank = rank, .n = j->n};
+    char root[64];
+    snprintf(root, sizeof root, "127.0.0.1:%d", port);
+    if (ct_boot_tcp_open(&c.boot, rank, j->n, root, rank == 0 ? lfd : -1, jobid, j->hosts[rank],
+                         10 * SEC, &c.err) < 0)
+        return fail(&c, "bootstrap");
+    struct ct_tp_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.wait = j->wait;
+    cfg.slot_bytes = j->slot_bytes;
+    cfg.peers = j->peers[rank];
+    int rc = ct_tp_shm_ops.open(&c.tp, &cfg, c.boot, &c.err);
+    int res;
+    if (j->expect_open_fail) {
+        res = rc == CT_EINVAL && strstr(c.err.msg, "is on host") ? 0 : 1;
+        if (rc == CT_EPEER && strstr(c.err.msg, "could not open"))
+            res = 0; /* another rank found the problem first */
+        if (res)
+            fail(&c, "open should fail naming the other host");
+        if (rc == 0)
+            c.tp->ops->close(c.tp);
+    } else if (rc < 0) {
+        res = fail(&c, "open");
+    } else {
+        res = j->fn(&c);
+        c.tp->ops->close(c.tp);
+    }
+    ct_boot_close(c.boot);
+    return res;
+}
+
+static struct outcome run_job(const struct job *j)
+{
+    struct outcome o;
+    memset(&o, 0, sizeof o);
+    struct ct_err err;
+    memset(&err, 0, sizeof err);
+    int port = 0;
+    int lfd = ct_sock_listen(NULL, 0, 16, &port, &err);
+    cr_assert(lfd >= 0, "listen: %s", err.msg);
+    o.job = ((uint64_t)getpid() << 40) ^ (uint64_t)ct_now_ns() ^ 0x5a5a5a5a00000000ull;
+    pid_t pids[MAXR];
+    fflush(stdout);
+    fflush(stderr);
+    for (int r = 0; r < j->n; r++) {
+        pids[r] = fork();
+        cr_assert(pids[r] >= 0);
+        if (pids[r] == 0) {
+            if (r != 0)
+                close(lfd);
+            _exit(child(j, r, lfd, port, o.job));
+        }
+    }
+    close(lfd);
+    int64_t deadline = ct_now_ns() + 20 * SEC;
+    int left = j->n;
+    bool reaped[MAXR] = {false};
+    while (left) {
+        for (int r = 0; r < j->n; r++) {
+            int st;
+            if (reaped[r] || waitpid(pids[r], &st, WNOHANG) != pids[r])
+                continue;
+            reaped[r] = true;
+            left--;
+            o.code[r] = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            o.sig[r] = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+        }
+        if (left && ct_now_ns() > deadline) {
+            for (int r = 0; r < j->n; r++)
+                if (!reaped[r]) {
+                    kill(pids[r], SIGKILL);
+                    waitpid(pids[r], NULL, 0);
+                    o.code[r] = -2;
+                }
+            break;
+        }
+        if (left)
+            usleep(2000);
+    }
+    o.leftovers = count_leftovers(o.job);
+    return o;
+}
+
+static void expect_all_pass(const struct job *j)
+{
+    struct outcome o = run_job(j);
+    for (int r = 0; r < j->n; r++)
+        cr_expect_eq(o.code[r], 0, "rank %d: exit %d (-1 signal %d, -2 timed out)", r, o.code[r],
+                     o.sig[r]);
+    cr_expect_eq(o.leftovers, 0, "%d objects left in /dev/shm", o.leftovers);
+    ct_shm_cleanup_job(o.job);
+}
+
+/* Progress until every request is done; groups of m requests (one peer and direction each)
+ * must complete in FIFO order. */
+static int drive(struct ctx *c, struct ct_req *reqs, int ngroups, int m)
+{
+    int64_t deadline = ct_now_ns() + 15 * SEC;
+    int idle = 0;
+    for (;;) {
+        int rc = c->tp->ops->progress(c->tp, &c->err);
+        if (rc < 0)
+            return fail(c, "progress");
+        bool all = true;
+        for (int g = 0; g < ngroups; g++) {
+            bool hole = false;
+            for (int k = 0; k < m; k++) {
+                struct ct_req *q = &reqs[g * m + k];
+                if (!q->done) {
+                    hole = true;
+                    all = false;
+                } else if (hole) {
+                    snprintf(c->err.msg, sizeof c->err.msg, "group %d: request %d before %d", g, k,
+                             k - 1);
+                    return fail(c, "FIFO completion");
+                } else if (q->status < 0) {
+                    return fail(c, "request status");
+                }
+            }
+        }
+        if (all)
+            return 0;
+        if (ct_now_ns() > deadline)
+            return fail(c, "timed out");
+        if (rc == 0 && ++idle > 200) {
+            idle = 0;
+            if (c->tp->ops->wait(c->tp, 1000000, &c->err) < 0)
+                return fail(c, "wait");
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- exchange */
+
+#define NBIG 10
+#define NSMALL 40
+#define NMSG (NBIG + NSMALL)
+static const size_t big_sizes[] = {0, 1, 7, 4096, (1u << 20) + 3};
+
+static size_t msg_size(int k)
+{
+    return k < NBIG ? big_sizes[k % 5] : (size_t)(k * 13) % 97;
+}
+
+static bool msg_heap(int k)
+{
+    return k < NBIG ? k < 5 : k & 1;
+}
+
+static unsigned char pattern(int from, int to, int k, size_t i, int round)
+{
+    return (unsigned char)(from * 31 + to * 7 + k * 13 + round * 101 + i * 3 + (i >> 8));
+}
+
+/* Every rank exchanges NMSG messages with every other, all outstanding at once: receives
+ * first then sends (round 0), sends first then receives (round 1). */
+static int exchange(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    int n = c->n, me = c->rank;
+    size_t off[NMSG + 1];
+    off[0] = 0;
+    for (int k = 0; k < NMSG; k++)
+        off[k + 1] = off[k] + msg_size(k);
+    size_t total = off[NMSG];
+    char *heap = tp->ops->alloc(tp, total * (size_t)n, &c->err);
+    if (!heap)
+        return fail(c, "alloc");
+    char *plain = malloc(total * (size_t)n);
+    char *in = malloc(total * (size_t)n);
+    struct ct_req *sreq = calloc((size_t)(n * NMSG), sizeof *sreq);
+    struct ct_req *rreq = calloc((size_t)(n * NMSG), sizeof *rreq);
+    int res = 0;
+    for (int round = 0; round < 2 && !res; round++) {
+        for (int q = 0; q < n; q++)
+            for (int k = 0; k < NMSG; k++) {
+                char *b = (msg_heap(k) ? heap : plain) + (size_t)q * total + off[k];
+                for (size_t i = 0; i < msg_size(k); i++)
+                    b[i] = (char)pattern(me, q, k, i, round);
+            }
+        memset(in, 0xee, total * (size_t)n);
+        for (int phase = 0; phase < 2 && !res; phase++) {
+            bool post_recv = (phase == 0) == (round == 0);
+            for (int q = 0; q < n && !res; q++) {
+                if (q == me)
+                    continue;
+                for (int k = 0; k < NMSG && !res; k++) {
+                    size_t o = (size_t)q * total + off[k];
+                    struct ct_req *rq = &rreq[q * NMSG + k], *sq = &sreq[q * NMSG + k];
+                    int rc = post_recv ? tp->ops->irecv(tp, q, in + o, NULL, msg_size(k), NULL, rq,
+                                                        &c->err)
+                                       : tp->ops->isend(tp, q, (msg_heap(k) ? heap : plain) + o,
+                                                        msg_size(k), sq, &c->err);
+                    if (rc < 0)
+                        res = fail(c, post_recv ? "irecv" : "isend");
+                }
+            }
+            if (!res && phase == 0 && ct_boot_barrier(c->boot, &c->err) < 0)
+                res = fail(c, "barrier");
+        }
+        for (int k = 0; k < NMSG; k++) { /* own slots: nothing posted, mark done */
+            sreq[me * NMSG + k].done = 1;
+            rreq[me * NMSG + k].done = 1;
+        }
+        if (!res)
+            res = drive(c, sreq, n, NMSG);
+        if (!res)
+            res = drive(c, rreq, n, NMSG);
+        for (int q = 0; q < n && !res; q++) {
+            if (q == me)
+                continue;
+            for (int k = 0; k < NMSG && !res; k++) {
+                const char *b = in + (size_t)q * total + off[k];
+                for (size_t i = 0; i < msg_size(k); i++)
+                    if ((unsigned char)b[i] != pattern(q, me, k, i, round)) {
+                        snprintf(c->err.msg, sizeof c->err.msg,
+                                 "from %d msg %d (%zu bytes) byte %zu", q, k, msg_size(k), i);
+                        res = fail(c, "wrong data");
+                        break;
+                    }
+            }
+        }
+        if (!res && ct_tp_barrier(tp, 10 * SEC, &c->err) < 0)
+            res = fail(c, "tp barrier");
+    }
+    tp->ops->free(tp, heap, total * (size_t)n);
+    free(plain);
+    free(in);
+    free(sreq);
+    free(rreq);
+    return res;
+}
+
+Test(shm, exchange_2_auto)
+{
+    struct job j = {.n = 2, .wait = CT_WAIT_AUTO, .fn = exchange};
+    expect_all_pass(&j);
+}
+
+Test(shm, exchange_2_spin)
+{
+    struct job j = {.n = 2, .wait = CT_WAIT_SPIN, .fn = exchange};
+    expect_all_pass(&j);
+}
+
+Test(shm, exchange_4_block_small_slots)
+{
+    struct job j = {.n = 4, .wait = CT_WAIT_BLOCK, .slot_bytes = 1024, .fn = exchange};
+    expect_all_pass(&j);
+}
+
+Test(shm, exchange_4_auto)
+{
+    struct job j = {.n = 4, .wait = CT_WAIT_AUTO, .fn = exchange};
+    expect_all_pass(&j);
+}
+
+/* ---------------------------------------------------------------- fused reduction */
+
+static void sum_f32(void *dst, const void *a, const void *b, size_t n)
+{
+    float *d = dst;
+    const float *x = a, *y = b;
+    for (size_t i = 0; i < n; i++)
+        d[i] = x[i] + y[i];
+}
+
+static const struct ct_red red_f32 = {sum_f32, sizeof(float)};
+static const size_t red_counts[] = {1, 7, 1024, 4096, 4097, 262145};
+#define NRED (sizeof red_counts / sizeof red_counts[0])
+
+/* Pairs (0,1), (2,3): each sends float arrays (heap and plain sources) that the other
+ * reduces into its own data, out of place and in place. */
+static int reduce(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    int peer = c->rank ^ 1;
+    size_t total = 0;
+    for (size_t k = 0; k < NRED; k++)
+        total += red_counts[k];
+    float *heap = tp->ops->alloc(tp, total * sizeof(float), &c->err);
+    if (!heap)
+        return fail(c, "alloc");
+    float *plain = malloc(total * sizeof(float));
+    float *mine = malloc(total * sizeof(float));
+    float *out = malloc(total * sizeof(float));
+    int res = 0;
+    for (int variant = 0; variant < 4 && !res; variant++) {
+        bool from_heap = variant & 1, in_place = variant & 2;
+        float *src = from_heap ? heap : plain;
+        for (size_t i = 0; i < total; i++) {
+            src[i] = (float)(i % 1000 + (size_t)c->rank * 1000 + (size_t)variant);
+            mine[i] = (float)(i % 77);
+        }
+        struct ct_req sr[NRED], rr[NRED];
+        memset(sr, 0, sizeof sr);
+        memset(rr, 0, sizeof rr);
+        size_t o = 0;
+        for (size_t k = 0; k < NRED && !res; k++) {
+            float *dst = in_place ? mine + o : out + o;
+            if (tp->ops->irecv(tp, peer, dst, mine + o, red_counts[k] * sizeof(float), &red_f32,
+                               &rr[k], &c->err) < 0 ||
+                tp->ops->isend(tp, peer, src + o, red_counts[k] * sizeof(float), &sr[k], &c->err) <
+                    0)
+                res = fail(c, "post");
+            o += red_counts[k];
+        }
+        if (!res)
+            res = drive(c, sr, 1, NRED);
+        if (!res)
+            res = drive(c, rr, 1, NRED);
+        const float *got = in_place ? mine : out;
+        for (size_t i = 0; i < total && !res; i++) {
+            float want =
+                (float)(i % 77) + (float)(i % 1000 + (size_t)peer * 1000 + (size_t)variant);
+            if (got[i] != want) {
+                snprintf(c->err.msg, sizeof c->err.msg, "variant %d element %zu: %g != %g", variant,
+                         i, (double)got[i], (double)want);
+                res = fail(c, "wrong sum");
+            }
+        }
+        if (!res && ct_boot_barrier(c->boot, &c->err) < 0)
+            res = fail(c, "barrier");
+    }
+    tp->ops->free(tp, heap, total * sizeof(float));
+    free(plain);
+    free(mine);
+    free(out);
+    return res;
+}
+
+Test(shm, fused_reduce_2)
+{
+    struct job j = {.n = 2, .fn = reduce};
+    expect_all_pass(&j);
+}
+
+Test(shm, fused_reduce_4_block)
+{
+    struct job j = {.n = 4, .wait = CT_WAIT_BLOCK, .fn = reduce};
+    expect_all_pass(&j);
+}
+
+/* ---------------------------------------------------------------- heap reuse */
+
+/* Rank 0 sends zero-copy from a buffer, frees it, allocates another (same table slot, new
+ * object) and sends again: rank 1 must not read through a stale mapping. */
+static int heap_reuse(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    size_t len = 3u << 20;
+    char *in = malloc(len);
+    int res = 0;
+    for (int it = 0; it < 4 && !res; it++) {
+        if (c->rank == 0) {
+            char *b = tp->ops->alloc(tp, len + (size_t)it * 4096, &c->err);
+            if (!b)
+                return fail(c, "alloc");
+            memset(b, 'a' + it, len);
+            if (ct_tp_send(tp, 1, b, len, 10 * SEC, &c->err) < 0)
+                res = fail(c, "send");
+            tp->ops->free(tp, b, len + (size_t)it * 4096);
+        } else {
+            if (ct_tp_recv(tp, 0, in, len, 10 * SEC, &c->err) < 0)
+                res = fail(c, "recv");
+            for (size_t i = 0; i < len && !res; i += 4093)
+                if (in[i] != 'a' + it) {
+                    snprintf(c->err.msg, sizeof c->err.msg, "iteration %d byte %zu", it, i);
+                    res = fail(c, "stale data");
+                }
+        }
+        if (!res && ct_tp_barrier(tp, 10 * SEC, &c->err) < 0)
+            res = fail(c, "tp barrier");
+    }
+    free(in);
+    return res;
+}
+
+Test(shm, heap_free_realloc)
+{
+    struct job j = {.n = 2, .fn = heap_reuse};
+    expect_all_pass(&j);
+}
+
+/* ---------------------------------------------------------------- many ranks, blocking */
+
+/* 4 ranks on 2 cores, forced blocking: many small ring steps and barriers. */
+static int ring_steps(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    int next = (c->rank + 1) % c->n, prev = (c->rank + c->n - 1) % c->n;
+    uint64_t v = (uint64_t)c->rank, got = 0;
+    for (int it = 0; it < 300; it++) {
+        struct ct_req s, r;
+        memset(&s, 0, sizeof s);
+        memset(&r, 0, sizeof r);
+        if (tp->ops->irecv(tp, prev, &got, NULL, sizeof got, NULL, &r, &c->err) < 0 ||
+            tp->ops->isend(tp, next, &v, sizeof v, &s, &c->err) < 0 ||
+            ct_tp_wait_req(tp, &s, 10 * SEC, &c->err) < 0 ||
+            ct_tp_wait_req(tp, &r, 10 * SEC, &c->err) < 0)
+            return fail(c, "ring step");
+        if (got != (uint64_t)(prev + it)) {
+            snprintf(c->err.msg, sizeof c->err.msg, "step %d got %" PRIu64, it, got);
+            return fail(c, "ring data");
+        }
+        v = (uint64_t)c->rank + (uint64_t)it + 1;
+        if (it % 50 == 0 && ct_tp_barrier(tp, 10 * SEC, &c->err) < 0)
+            return fail(c, "barrier");
+    }
+    return 0;
+}
+
+Test(shm, ring_4_block)
+{
+    struct job j = {.n = 4, .wait = CT_WAIT_BLOCK, .fn = ring_steps};
+    expect_all_pass(&j);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+/* Rank 1 posts a receive of a different length than rank 0 sends. */
+static int mismatch(struct ctx *c, size_t send_len, bool heap_src)
+{
+    struct ct_tp *tp = c->tp;
+    size_t recv_len = send_len / 2;
+    char *buf = heap_src ? tp->ops->alloc(tp, send_len, &c->err) : malloc(send_len);
+    if (!buf)
+        return fail(c, "alloc");
+    memset(buf, 1, send_len);
+    int rc, res = 0;
+    if (c->rank == 0) {
+        rc = ct_tp_send(tp, 1, buf, send_len, 10 * SEC, &c->err);
+        /* eager: completes at once; otherwise the receiver's rejection (or exit) fails it */
+        bool ok = send_len > 100 ? rc == CT_EPEER && strstr(c->err.msg, "peer rank 1") : rc == 0;
+        if (!ok)
+            res = fail(c, "send side of a length mismatch");
+    } else {
+        rc = ct_tp_recv(tp, 0, buf, recv_len, 10 * SEC, &c->err);
+        if (rc != CT_EPEER || !strstr(c->err.msg, "peer rank 0") ||
+            !strstr(c->err.msg, "does not match"))
+            res = fail(c, "length mismatch not reported");
+        usleep(100000); /* let the sender see the rejection rather than the exit */
+    }
+    if (heap_src)
+        tp->ops->free(tp, buf, send_len);
+    else
+        free(buf);
+    return res;
+}
+
+static int mismatch_eager(struct ctx *c)
+{
+    return mismatch(c, 100, false);
+}
+
+static int mismatch_rdv(struct ctx *c)
+{
+    return mismatch(c, 1u << 20, true);
+}
+
+static int mismatch_frag(struct ctx *c)
+{
+    return mismatch(c, 1u << 20, false);
+}
+
+Test(shm, length_mismatch_eager)
+{
+    struct job j = {.n = 2, .fn = mismatch_eager};
+    expect_all_pass(&j);
+}
+
+Test(shm, length_mismatch_zero_copy)
+{
+    struct job j = {.n = 2, .fn = mismatch_rdv};
+    expect_all_pass(&j);
+}
+
+Test(shm, length_mismatch_pipelined)
+{
+    struct job j = {.n = 2, .fn = mismatch_frag};
+    expect_all_pass(&j);
+}
+
+/* The last rank allocates, exchanges a little, then dies by SIGKILL while every other rank
+ * waits on it (a receive and a zero-copy send). They must fail within 5 s naming it. */
+static int dead_peer(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    int victim = c->n - 1;
+    size_t len = 1u << 20;
+    char *buf = tp->ops->alloc(tp, len, &c->err);
+    char *in = malloc(len);
+    if (!buf)
+        return fail(c, "alloc");
+    memset(buf, 7, len);
+    if (ct_tp_barrier(tp, 10 * SEC, &c->err) < 0)
+        return fail(c, "barrier");
+    if (c->rank == victim) {
+        if (ct_boot_barrier(c->boot, &c->err) < 0)
+            return fail(c, "boot barrier");
+        raise(SIGKILL);
+    }
+    struct ct_req s, r;
+    memset(&s, 0, sizeof s);
+    memset(&r, 0, sizeof r);
+    int res = 0;
+    if (tp->ops->irecv(tp, victim, in, NULL, len, NULL, &r, &c->err) < 0 ||
+        tp->ops->isend(tp, victim, buf, len, &s, &c->err) < 0)
+        res = fail(c, "post");
+    if (!res && ct_boot_barrier(c->boot, &c->err) < 0)
+        res = fail(c, "boot barrier");
+    int64_t t0 = ct_now_ns();
+    int rc = res ? 0 : ct_tp_wait_req(tp, &r, 30 * SEC, &c->err);
+    double secs = (double)(ct_now_ns() - t0) / 1e9;
+    char want[64];
+    snprintf(want, sizeof want, "peer rank %d (", victim);
+    if (!res && (rc != CT_EPEER || !strstr(c->err.msg, want) || !strstr(c->err.msg, "exited")))
+        res = fail(c, "death not reported");
+    if (!res && secs > 5.0) {
+        snprintf(c->err.msg, sizeof c->err.msg, "took %.1f s", secs);
+        res = fail(c, "death reported too late");
+    }
+    /* pending requests must stay failed, not hang */
+    if (!res && ct_tp_wait_req(tp, &s, 30 * SEC, &c->err) != CT_EPEER)
+        res = fail(c, "send to a dead peer");
+    tp->ops->free(tp, buf, len);
+    free(in);
+    return res;
+}
+
+static void expect_death(int n, enum ct_wait_mode wait)
+{
+    struct job j = {.n = n, .wait = wait, .fn = dead_peer};
+    struct outcome o = run_job(&j);
+    for (int r = 0; r < n - 1; r++)
+        cr_expect_eq(o.code[r], 0, "rank %d: exit %d", r, o.code[r]);
+    cr_expect_eq(o.sig[n - 1], SIGKILL, "victim: exit %d signal %d", o.code[n - 1], o.sig[n - 1]);
+    /* the victim's heap object stays behind until the launcher cleans up */
+    cr_expect_gt(o.leftovers, 0);
+    cr_expect_eq(ct_shm_cleanup_job(o.job), o.leftovers);
+    cr_expect_eq(count_leftovers(o.job), 0);
+}
+
+Test(shm, dead_peer_spin)
+{
+    expect_death(2, CT_WAIT_SPIN);
+}
+
+Test(shm, dead_peer_block_4)
+{
+    expect_death(4, CT_WAIT_BLOCK);
+}
+
+/* ---------------------------------------------------------------- hosts and peer sets */
+
+static const unsigned char mask_a[4] = {1, 1, 0, 0}, mask_b[4] = {0, 0, 1, 1};
+
+Test(shm, peers_on_other_hosts_refused)
+{
+    struct job j = {.n = 4, .hosts = {"nodeA", "nodeA", "nodeB", "nodeB"}, .expect_open_fail = 1};
+    expect_all_pass(&j);
+}
+
+Test(shm, peer_subset_per_host)
+{
+    struct job j = {.n = 4,
+                    .hosts = {"nodeA", "nodeA", "nodeB", "nodeB"},
+                    .peers = {mask_a, mask_a, mask_b, mask_b},
+                    .fn = reduce};
+    expect_all_pass(&j);
+}
+
+Test(shm, cleanup_without_job_objects)
+{
+    cr_expect_eq(ct_shm_cleanup_job(0x0123456789abcdefull), 0);
+}

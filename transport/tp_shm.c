@@ -1,0 +1,1022 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared-memory transport: slot channels per ordered pair in POSIX shared memory between
+ * the processes of one host, and a symmetric heap from which a receiver copies or reduces
+ * a sender's large buffers in place (one pass, no bounce).
+ */
+#include "shm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/clock.h"
+#include "boot.h"
+
+/*
+ * Layout. Every rank creates one control object, "/ct-<job>-c<rank>-<nonce>":
+ *
+ *   struct ctl        header (pid, geometry), doorbell line, free-epoch line, object table
+ *   channel[l]        one inbound channel per local rank l (the sender's local index):
+ *     struct chan     tail (slots consumed, written by the receiver), bad flag; own lines
+ *     slot[nslots]    64-byte header line + slot_data bytes; the header's seq word is the
+ *                     "head": the sender stores slot number + 1 (release) once filled
+ *
+ * A message is one of
+ *   EAGER  len <= slot_data (heap buffers only up to rdv_min): copied into one slot; the
+ *          send completes at once; up to INLINE_MAX bytes ride in the header line itself
+ *   RDV    heap buffer above rdv_min: the slot carries (object index, id, offset, object
+ *          size); the receiver maps the sender's object (once, cached), copies or reduces
+ *          from it in place and releases the slot, which is the send's acknowledgement
+ *   FRAG   other large buffers: pipelined through consecutive slots
+ *
+ * Heap objects are "/ct-<job>-h<rank>-<nonce>-<id>", one per alloc(), listed in the owner's
+ * object table so peers can drop cached mappings of freed objects (free_epoch). Control
+ * objects are unlinked as soon as every peer has mapped them; heap objects when freed.
+ *
+ * Waiting: wait() sets the owner's `sleeping` flag, re-checks its channels and sleeps on
+ * the doorbell futex; whoever publishes a slot or releases one rings the doorbell of the
+ * other side, with a syscall only when that side sleeps (seq_cst fences on both sides).
+ * Spin mode sleeps only after SPIN_IDLE_NS without progress. Peers we wait on are checked
+ * for exit through pidfds every LIVE_NS, from wait() and from idle progress().
+ */
+
+#define LINE 64
+#define SHM_MAGIC 0x314d48535443ull /* "CTSHM1" */
+#define MAX_OBJS 256
+#define INLINE_MAX 40
+#define DEF_SLOT_DATA (32u << 10)
+#define MIN_SLOT_DATA (1u << 10)
+#define MAX_SLOT_DATA (4u << 20)
+#define CHAN_TARGET (512u << 10) /* bytes of slot data per channel */
+#define MIN_SLOTS 4u
+#define MAX_SLOTS 64u
+#define RDV_MIN (16u << 10)         /* heap messages above this go zero-copy */
+#define LIVE_NS (20 * 1000000LL)    /* peer liveness check period while waiting */
+#define SPIN_IDLE_NS (200 * 1000LL) /* spin mode: block after this long without progress */
+#define IDLE_MASK 1023u             /* idle progress calls between clock reads */
+
+enum { K_EAGER = 1, K_FRAG = 2, K_RDV = 3 };
+enum { P_OK = 0, P_EXITED, P_REJECTED, P_MISMATCH, P_GARBAGE, P_MAPFAIL };
+
+struct obj_ent {
+    _Atomic uint64_t id; /* 0 = free */
+    uint64_t size;
+};
+
+struct ctl {
+    /* line 0: written once at open */
+    uint64_t magic;
+    int32_t rank, pid;
+    uint32_t nchan, nslots;
+    uint64_t slot_data, stride, chan_bytes, chan_off, total;
+    /* line 1: futex word rung by peers, and whether the owner sleeps on it */
+    _Alignas(LINE) _Atomic uint32_t doorbell;
+    _Atomic uint32_t sleeping;
+    /* line 2: bumped on every free() */
+    _Alignas(LINE) _Atomic uint64_t free_epoch;
+    _Alignas(LINE) struct obj_ent objs[MAX_OBJS];
+};
+
+struct chan {
+    _Alignas(LINE) _Atomic uint64_t tail; /* slots consumed by the receiver */
+    _Alignas(LINE) _Atomic uint32_t bad;  /* the receiver rejected a message */
+};
+
+struct slot {
+    _Atomic uint64_t seq; /* slot number + 1 once published */
+    uint32_t kind;
+    uint32_t obj_idx;
+    uint64_t msg_len;
+    union {
+        struct {
+            uint64_t obj_id, offset, obj_size;
+        } rdv;
+        unsigned char inl[INLINE_MAX];
+    } u;
+};
+_Static_assert(sizeof(struct slot) == LINE, "slot header is one cache line");
+
+/* Request private state, kept in ct_req.priv. */
+struct __attribute__((may_alias)) rq {
+    struct ct_req *next;
+    union {
+        const char *sbuf;
+        char *dst;
+    } b;
+    union {
+        const char *src; /* recv: reduction source */
+        uint64_t offset; /* send RDV before posting: offset in its heap object */
+        uint64_t ack;    /* send RDV after posting: tail value that completes it */
+    } a;
+    union {
+        const struct ct_red *red; /* recv */
+        uintptr_t kind;           /* send: K_* | heap object index << 8 */
+    } c;
+    uint64_t len;
+    uint64_t done_bytes; /* send: bytes posted; recv: bytes delivered */
+};
+_Static_assert(sizeof(struct rq) <= sizeof(((struct ct_req *)0)->priv), "rq fits in priv");
+
+struct map {
+    uint64_t id;
+    void *base;
+    size_t size;
+};
+
+struct peer {
+    int rank, lrank;
+    int state; /* P_* */
+    pid_t pid;
+    int pidfd;
+    uint64_t nonce;
+    struct ctl *ctl; /* the peer's control object */
+    size_t ctl_len;
+    struct chan *out; /* me -> peer (in the peer's object) */
+    struct chan *in;  /* peer -> me (in mine) */
+    uint64_t out_mask, out_stride, out_data;
+    uint64_t sseq, stail, rseq;
+    struct ct_req *sq_head, *sq_tail, *sq_post; /* sq_post: first send not fully posted */
+    struct ct_req *rq_head, *rq_tail;
+    uint64_t bad_got, bad_want;
+    struct map *maps; /* MAX_OBJS cached mappings of the peer's heap, lazily */
+    uint64_t map_epoch;
+};
+
+struct heap_ent {
+    char *base;
+    size_t size;
+    uint64_t id;
+    uint32_t idx;
+};
+
+struct tp_shm {
+    struct ct_tp base;
+    uint64_t job, nonce;
+    int mode; /* CT_WAIT_SPIN or CT_WAIT_BLOCK once resolved */
+    struct ctl *ctl;
+    size_t ctl_len;
+    int ctl_named;
+    uint64_t in_mask, in_stride, in_data, rdv_min;
+    int *pidx; /* rank -> index in peers, -1 if not served */
+    struct peer *peers;
+    int npeers;
+    struct heap_ent heap[MAX_OBJS];
+    int nheap;
+    uint64_t next_id;
+    int moved;
+    unsigned idle;
+    int64_t idle_start, last_live;
+};
+
+static inline struct rq *RQ(struct ct_req *r)
+{
+    return (struct rq *)(void *)r->priv;
+}
+
+/* ---------------------------------------------------------------- names, helpers */
+
+static void ctl_name(char *buf, size_t len, uint64_t job, int rank, uint64_t nonce)
+{
+    snprintf(buf, len, "/ct-%016" PRIx64 "-c%d-%" PRIx64, job, rank, nonce);
+}
+
+static void heap_name(char *buf, size_t len, uint64_t job, int rank, uint64_t nonce, uint64_t id)
+{
+    snprintf(buf, len, "/ct-%016" PRIx64 "-h%d-%" PRIx64 "-%" PRIu64, job, rank, nonce, id);
+}
+
+static const char *host_of(struct tp_shm *t, int rank)
+{
+    return t->base.boot && t->base.boot->hosts ? t->base.boot->hosts[rank] : "?";
+}
+
+static size_t page_round(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
+}
+
+static inline struct slot *chan_slot(struct chan *c, uint64_t stride, uint64_t mask, uint64_t seq)
+{
+    return (struct slot *)((char *)c + sizeof(struct chan) + (seq & mask) * stride);
+}
+
+static inline char *slot_data(struct slot *s)
+{
+    return (char *)s + sizeof *s;
+}
+
+static struct chan *ctl_chan(struct ctl *c, int l)
+{
+    return (struct chan *)((char *)c + c->chan_off + (size_t)l * c->chan_bytes);
+}
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
+}
+
+/* Wake the owner of c if it advertised it sleeps. Call after publishing (Dekker pair
+ * with the fence in shm_wait). */
+static inline void ring(struct ctl *c)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&c->doorbell, 1, memory_order_release);
+        futex(&c->doorbell, FUTEX_WAKE, 1, NULL);
+    }
+}
+
+static int peer_error(struct tp_shm *t, struct peer *p, struct ct_err *err)
+{
+    const char *h = host_of(t, p->rank);
+    switch (p->state) {
+    case P_EXITED:
+        return ct_err_set(err, CT_EPEER, "peer rank %d (%s): process %d exited", p->rank, h,
+                          (int)p->pid);
+    case P_REJECTED:
+        return ct_err_set(err, CT_EPEER,
+                          "peer rank %d (%s): rejected a message (length does not match its "
+                          "receive)",
+                          p->rank, h);
+    case P_MISMATCH:
+        return ct_err_set(err, CT_EPEER,
+                          "peer rank %d (%s): message of %" PRIu64 " bytes does not match the "
+                          "posted receive of %" PRIu64 " bytes",
+                          p->rank, h, p->bad_got, p->bad_want);
+    case P_GARBAGE:
+        return ct_err_set(err, CT_EPEER, "peer rank %d (%s): corrupt message slot", p->rank, h);
+    default:
+        return ct_err_set(err, CT_EPEER, "peer rank %d (%s): cannot map its buffer", p->rank, h);
+    }
+}
+
+static bool proc_alive(struct peer *p)
+{
+    if (p->pidfd >= 0) {
+        struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
+        return poll(&pfd, 1, 0) == 0;
+    }
+    if (kill(p->pid, 0) < 0 && errno == ESRCH)
+        return false;
+    /* a zombie still answers kill(); look at its state */
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *e = strrchr(buf, ')');
+    return !(e && e[1] == ' ' && (e[2] == 'Z' || e[2] == 'X'));
+}
+
+static inline bool pending(const struct peer *p)
+{
+    return p->sq_head || p->rq_head;
+}
+
+/* Liveness of peers we wait on; a receiver's rejection of our message. */
+static int check_peers(struct tp_shm *t, struct ct_err *err)
+{
+    for (int i = 0; i < t->npeers; i++) {
+        struct peer *p = &t->peers[i];
+        if (!pending(p))
+            continue;
+        if (p->state == P_OK && atomic_load_explicit(&p->out->bad, memory_order_acquire))
+            p->state = P_REJECTED;
+        if (p->state == P_OK && !proc_alive(p))
+            p->state = P_EXITED;
+        if (p->state != P_OK)
+            return peer_error(t, p, err);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- symmetric heap */
+
+static const struct heap_ent *heap_find(const struct tp_shm *t, const void *buf, size_t len)
+{
+    uintptr_t a = (uintptr_t)buf;
+    for (int i = 0; i < t->nheap; i++) {
+        uintptr_t b = (uintptr_t)t->heap[i].base;
+        if (a >= b && a - b <= t->heap[i].size && len <= t->heap[i].size - (a - b))
+            return &t->heap[i];
+    }
+    return NULL;
+}
+
+static void *shm_alloc(struct ct_tp *tp, size_t bytes, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    uint32_t idx = 0;
+    while (idx < MAX_OBJS && atomic_load_explicit(&t->ctl->objs[idx].id, memory_order_relaxed))
+        idx++;
+    if (idx == MAX_OBJS || t->nheap == MAX_OBJS) {
+        ct_err_set(err, CT_ENOMEM, "shm: more than %d shared buffers", MAX_OBJS);
+        return NULL;
+    }
+    uint64_t id = ++t->next_id;
+    size_t size = page_round(bytes ? bytes : 1);
+    char name[128];
+    heap_name(name, sizeof name, t->job, tp->rank, t->nonce, id);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        ct_err_sys(err, CT_ENOMEM, "shm: cannot create '%s'", name);
+        return NULL;
+    }
+    int e = posix_fallocate(fd, 0, (off_t)size);
+    void *p = MAP_FAILED;
+    if (e == 0)
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    else
+        errno = e;
+    if (p == MAP_FAILED) {
+        ct_err_sys(err, CT_ENOMEM, "shm: cannot allocate %zu shared bytes", bytes);
+        close(fd);
+        shm_unlink(name);
+        return NULL;
+    }
+    close(fd);
+    struct heap_ent *h = &t->heap[t->nheap++];
+    h->base = p;
+    h->size = size;
+    h->id = id;
+    h->idx = idx;
+    t->ctl->objs[idx].size = size;
+    atomic_store_explicit(&t->ctl->objs[idx].id, id, memory_order_release);
+    return p;
+}
+
+static void heap_release(struct tp_shm *t, int i)
+{
+    struct heap_ent *h = &t->heap[i];
+    char name[128];
+    heap_name(name, sizeof name, t->job, t->base.rank, t->nonce, h->id);
+    munmap(h->base, h->size);
+    shm_unlink(name);
+    atomic_store_explicit(&t->ctl->objs[h->idx].id, 0, memory_order_release);
+    atomic_fetch_add_explicit(&t->ctl->free_epoch, 1, memory_order_release);
+    t->heap[i] = t->heap[--t->nheap];
+}
+
+static void shm_free(struct ct_tp *tp, void *p, size_t bytes)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    for (int i = 0; p && i < t->nheap; i++)
+        if (t->heap[i].base == p) {
+            heap_release(t, i);
+            return;
+        }
+}
+
+static void unmap_peer_heap(struct peer *p, bool only_dead)
+{
+    if (!p->maps)
+        return;
+    for (int i = 0; i < MAX_OBJS; i++) {
+        struct map *m = &p->maps[i];
+        if (!m->base)
+            continue;
+        if (only_dead && atomic_load_explicit(&p->ctl->objs[i].id, memory_order_acquire) == m->id)
+            continue;
+        munmap(m->base, m->size);
+        m->base = NULL;
+        m->id = 0;
+    }
+}
+
+/* The sender's bytes named by a RDV slot, mapped on first use. */
+static const char *rdv_source(struct tp_shm *t, struct peer *p, const struct slot *s)
+{
+    uint32_t idx = s->obj_idx;
+    uint64_t id = s->u.rdv.obj_id, off = s->u.rdv.offset, size = s->u.rdv.obj_size;
+    if (idx >= MAX_OBJS || !id || off > size || s->msg_len > size - off)
+        return NULL;
+    if (!p->maps)
+        p->maps = ct_xcalloc(MAX_OBJS, sizeof *p->maps);
+    uint64_t ep = atomic_load_explicit(&p->ctl->free_epoch, memory_order_acquire);
+    if (ep != p->map_epoch) {
+        unmap_peer_heap(p, true);
+        p->map_epoch = ep;
+    }
+    struct map *m = &p->maps[idx];
+    if (m->id != id || m->size != size) {
+        if (m->base)
+            munmap(m->base, m->size);
+        m->base = NULL;
+        m->id = 0;
+        char name[128];
+        heap_name(name, sizeof name, t->job, p->rank, p->nonce, id);
+        int fd = shm_open(name, O_RDONLY, 0);
+        if (fd < 0)
+            return NULL;
+        struct stat st;
+        void *b = MAP_FAILED;
+        if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= size)
+            b = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+        close(fd);
+        if (b == MAP_FAILED)
+            return NULL;
+        m->base = b;
+        m->id = id;
+        m->size = size;
+    }
+    return (const char *)m->base + off;
+}
+
+/* ---------------------------------------------------------------- data path */
+
+/* Copy queued sends into free slots. Returns slots published. */
+static int post_sends(struct tp_shm *t, struct peer *p)
+{
+    int posted = 0;
+    struct ct_req *req;
+    while ((req = p->sq_post)) {
+        if (p->sseq - p->stail > p->out_mask) {
+            p->stail = atomic_load_explicit(&p->out->tail, memory_order_acquire);
+            if (p->sseq - p->stail > p->out_mask)
+                break;
+        }
+        struct rq *r = RQ(req);
+        struct slot *s = chan_slot(p->out, p->out_stride, p->out_mask, p->sseq);
+        uint32_t kind = (uint32_t)(r->c.kind & 0xff);
+        s->kind = kind;
+        s->msg_len = r->len;
+        if (kind == K_EAGER) {
+            if (r->len)
+                memcpy(r->len <= INLINE_MAX ? (char *)s->u.inl : slot_data(s), r->b.sbuf, r->len);
+            r->done_bytes = r->len;
+        } else if (kind == K_RDV) {
+            const struct obj_ent *o = &t->ctl->objs[r->c.kind >> 8];
+            s->obj_idx = (uint32_t)(r->c.kind >> 8);
+            s->u.rdv.obj_id = atomic_load_explicit(&o->id, memory_order_relaxed);
+            s->u.rdv.offset = r->a.offset;
+            s->u.rdv.obj_size = o->size;
+            r->a.ack = p->sseq + 1;
+            r->done_bytes = r->len;
+        } else {
+            uint64_t n = r->len - r->done_bytes;
+            if (n > p->out_data)
+                n = p->out_data;
+            memcpy(slot_data(s), r->b.sbuf + r->done_bytes, n);
+            r->done_bytes += n;
+        }
+        atomic_store_explicit(&s->seq, p->sseq + 1, memory_order_release);
+        p->sseq++;
+        posted++;
+        if (r->done_bytes == r->len)
+            p->sq_post = r->next;
+    }
+    if (posted)
+        ring(p->ctl);
+    return posted;
+}
+
+/* Complete sends in FIFO order: posted ones, and RDV ones once acknowledged. */
+static int complete_sends(struct peer *p)
+{
+    int n = 0;
+    struct ct_req *req;
+    while ((req = p->sq_head) && req != p->sq_post) {
+        struct rq *r = RQ(req);
+        if ((r->c.kind & 0xff) == K_RDV && p->stail < r->a.ack) {
+            p->stail = atomic_load_explicit(&p->out->tail, memory_order_acquire);
+            if (p->stail < r->a.ack)
+                break;
+        }
+        p->sq_head = r->next;
+        if (!p->sq_head)
+            p->sq_tail = NULL;
+        req->status = 0;
+        req->done = 1;
+        n++;
+    }
+    return n;
+}
+
+static inline void deliver(struct rq *r, uint64_t off, const void *data, uint64_t n)
+{
+    if (!n)
+        return;
+    if (r->c.red)
+        r->c.red->fn(r->b.dst + off, r->a.src + off, data, n / r->c.red->esize);
+    else
+        memcpy(r->b.dst + off, data, n);
+}
+
+/* Match arrived slots to posted receives in order. Adds completions to *ndone. */
+static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct_err *err)
+{
+    int consumed = 0, rc = 0;
+    struct ct_req *req;
+    while ((req = p->rq_head)) {
+        struct slot *s = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);
+        if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->rseq + 1)
+            break;
+        struct rq *r = RQ(req);
+        if (r->done_bytes == 0 && s->msg_len != r->len) {
+            p->state = P_MISMATCH;
+            p->bad_got = s->msg_len;
+            p->bad_want = r->len;
+            atomic_store_explicit(&p->in->bad, 1, memory_order_release);
+            ring(p->ctl);
+            rc = peer_error(t, p, err);
+            break;
+        }
+        if (s->kind == K_EAGER && r->len <= t->in_data) {
+            deliver(r, 0, r->len <= INLINE_MAX ? (const char *)s->u.inl : slot_data(s), r->len);
+            r->done_bytes = r->len;
+        } else if (s->kind == K_RDV) {
+            const char *src = rdv_source(t, p, s);
+            if (!src) {
+                p->state = P_MAPFAIL;
+                rc = peer_error(t, p, err);
+                break;
+            }
+            deliver(r, 0, src, r->len);
+            r->done_bytes = r->len;
+        } else if (s->kind == K_FRAG && r->len > r->done_bytes) {
+            uint64_t n = r->len - r->done_bytes;
+            if (n > t->in_data)
+                n = t->in_data;
+            deliver(r, r->done_bytes, slot_data(s), n);
+            r->done_bytes += n;
+        } else {
+            p->state = P_GARBAGE;
+            rc = peer_error(t, p, err);
+            break;
+        }
+        p->rseq++;
+        atomic_store_explicit(&p->in->tail, p->rseq, memory_order_release);
+        consumed++;
+        if (r->done_bytes == r->len) {
+            p->rq_head = r->next;
+            if (!p->rq_head)
+                p->rq_tail = NULL;
+            req->status = 0;
+            req->done = 1;
+            (*ndone)++;
+        }
+    }
+    if (consumed)
+        ring(p->ctl);
+    return rc;
+}
+
+static struct peer *get_peer(struct tp_shm *t, int rank)
+{
+    if (rank < 0 || rank >= t->base.size || t->pidx[rank] < 0)
+        return NULL;
+    return &t->peers[t->pidx[rank]];
+}
+
+static int no_peer(struct tp_shm *t, int rank, struct ct_err *err)
+{
+    return ct_err_set(err, CT_EINVAL, "shm: rank %d is not a peer of this endpoint (rank %d)", rank,
+                      t->base.rank);
+}
+
+static int shm_isend(struct ct_tp *tp, int peer, const void *buf, size_t len, struct ct_req *req,
+                     struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    struct peer *p = get_peer(t, peer);
+    if (!p)
+        return no_peer(t, peer, err);
+    if (p->state != P_OK)
+        return peer_error(t, p, err);
+    struct rq *r = RQ(req);
+    req->done = 0;
+    req->status = 0;
+    r->next = NULL;
+    r->b.sbuf = buf;
+    r->len = len;
+    r->done_bytes = 0;
+    const struct heap_ent *h = len > t->rdv_min ? heap_find(t, buf, len) : NULL;
+    if (h) {
+        r->c.kind = K_RDV | (uintptr_t)h->idx << 8;
+        r->a.offset = (uint64_t)((uintptr_t)buf - (uintptr_t)h->base);
+    } else {
+        r->c.kind = len <= p->out_data ? K_EAGER : K_FRAG;
+    }
+    if (p->sq_tail)
+        RQ(p->sq_tail)->next = req;
+    else
+        p->sq_head = req;
+    p->sq_tail = req;
+    if (!p->sq_post) {
+        p->sq_post = req;
+        post_sends(t, p);
+        if (complete_sends(p))
+            t->moved = 1;
+    }
+    return 0;
+}
+
+static int shm_irecv(struct ct_tp *tp, int peer, void *dst, const void *src, size_t len,
+                     const struct ct_red *red, struct ct_req *req, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    struct peer *p = get_peer(t, peer);
+    if (!p)
+        return no_peer(t, peer, err);
+    if (p->state != P_OK)
+        return peer_error(t, p, err);
+    if (red && (!red->fn || !red->esize || LINE % red->esize || len % red->esize))
+        return ct_err_set(err, CT_EINVAL,
+                          "shm: reduction of %zu bytes in elements of %zu bytes is not supported",
+                          len, red ? red->esize : 0);
+    struct rq *r = RQ(req);
+    req->done = 0;
+    req->status = 0;
+    r->next = NULL;
+    r->b.dst = dst;
+    r->a.src = src;
+    r->c.red = red;
+    r->len = len;
+    r->done_bytes = 0;
+    if (p->rq_tail)
+        RQ(p->rq_tail)->next = req;
+    else
+        p->rq_head = req;
+    p->rq_tail = req;
+    if (p->rq_head == req) {
+        int n = 0;
+        CT_TRY(recv_progress(t, p, &n, err));
+        if (n)
+            t->moved = 1;
+    }
+    return 0;
+}
+
+static int shm_progress(struct ct_tp *tp, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    int done = 0;
+    for (int i = 0; i < t->npeers; i++) {
+        struct peer *p = &t->peers[i];
+        if (p->sq_head) {
+            if (p->sq_post)
+                post_sends(t, p);
+            done += complete_sends(p);
+        }
+        if (p->rq_head)
+            CT_TRY(recv_progress(t, p, &done, err));
+        if (p->state != P_OK && pending(p))
+            return peer_error(t, p, err);
+    }
+    if (done) {
+        t->moved = 1;
+        t->idle = 0;
+        return done;
+    }
+    if ((++t->idle & IDLE_MASK) == 0) {
+        int64_t now = ct_now_ns();
+        if (now - t->last_live >= LIVE_NS) {
+            t->last_live = now;
+            CT_TRY(check_peers(t, err));
+        }
+    }
+    return 0;
+}
+
+/* Whether progress() has anything to do (also refreshes cached tails). */
+static bool any_ready(struct tp_shm *t)
+{
+    for (int i = 0; i < t->npeers; i++) {
+        struct peer *p = &t->peers[i];
+        if (p->state != P_OK)
+            return true;
+        if (p->rq_head) {
+            struct slot *s = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);
+            if (atomic_load_explicit(&s->seq, memory_order_acquire) == p->rseq + 1)
+                return true;
+        }
+        if (p->sq_head) {
+            uint64_t tail = atomic_load_explicit(&p->out->tail, memory_order_acquire);
+            if (tail != p->stail) {
+                p->stail = tail;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static int shm_wait(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    int64_t now = ct_now_ns();
+    if (t->moved) {
+        t->moved = 0;
+        t->idle_start = now;
+    }
+    if (now - t->last_live >= LIVE_NS) {
+        t->last_live = now;
+        CT_TRY(check_peers(t, err));
+    }
+    if (t->mode == CT_WAIT_SPIN && now - t->idle_start < SPIN_IDLE_NS) {
+        ct_cpu_relax();
+        return 0;
+    }
+    if (timeout_ns <= 0)
+        return 0;
+    int64_t ns = timeout_ns < LIVE_NS ? timeout_ns : LIVE_NS;
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    uint32_t v = atomic_load_explicit(&t->ctl->doorbell, memory_order_acquire);
+    atomic_store_explicit(&t->ctl->sleeping, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!any_ready(t))
+        futex(&t->ctl->doorbell, FUTEX_WAIT, v, &ts);
+    atomic_store_explicit(&t->ctl->sleeping, 0, memory_order_relaxed);
+    return 0;
+}
+
+static int shm_pending_peers(struct ct_tp *tp, int *peers, int max)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    int n = 0;
+    for (int i = 0; i < t->npeers && n < max; i++)
+        if (pending(&t->peers[i]))
+            peers[n++] = t->peers[i].rank;
+    return n;
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static void shm_close(struct ct_tp *tp)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    if (!t)
+        return;
+    for (int i = 0; i < t->npeers; i++) {
+        struct peer *p = &t->peers[i];
+        if (p->ctl) {
+            unmap_peer_heap(p, false);
+            munmap(p->ctl, p->ctl_len);
+        }
+        free(p->maps);
+        if (p->pidfd >= 0)
+            close(p->pidfd);
+    }
+    while (t->nheap)
+        heap_release(t, t->nheap - 1);
+    if (t->ctl) {
+        munmap(t->ctl, t->ctl_len);
+        if (t->ctl_named) {
+            char name[128];
+            ctl_name(name, sizeof name, t->job, tp->rank, t->nonce);
+            shm_unlink(name);
+        }
+    }
+    free(t->peers);
+    free(t->pidx);
+    free(t);
+}
+
+static int online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Which ranks this endpoint serves; they must share this host. */
+static int plan_peers(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_err *err)
+{
+    struct ct_boot *b = t->base.boot;
+    t->pidx = ct_xmalloc(sizeof(int) * (size_t)b->size);
+    t->peers = ct_xcalloc((size_t)b->size, sizeof *t->peers);
+    int l = 0;
+    for (int r = 0; r < b->size; r++) {
+        t->pidx[r] = -1;
+        int same = !strcmp(b->hosts[r], b->host);
+        int lr = same ? l++ : -1;
+        if (r == b->rank || (cfg && cfg->peers && !cfg->peers[r]))
+            continue;
+        if (!same)
+            return ct_err_set(err, CT_EINVAL,
+                              "shm: peer rank %d is on host '%s', not on this host '%s'", r,
+                              b->hosts[r], b->host);
+        struct peer *p = &t->peers[t->npeers];
+        p->rank = r;
+        p->lrank = lr;
+        p->pidfd = -1;
+        t->pidx[r] = t->npeers++;
+    }
+    if (l != b->local_size)
+        return ct_err_set(err, CT_EINVAL, "shm: inconsistent host table (%d local ranks, not %d)",
+                          l, b->local_size);
+    return 0;
+}
+
+static int create_ctl(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_err *err)
+{
+    struct ct_boot *b = t->base.boot;
+    uint64_t data = cfg && cfg->slot_bytes ? cfg->slot_bytes : DEF_SLOT_DATA;
+    data = data < MIN_SLOT_DATA ? MIN_SLOT_DATA : data > MAX_SLOT_DATA ? MAX_SLOT_DATA : data;
+    data = (data + LINE - 1) / LINE * LINE;
+    uint64_t nslots = MIN_SLOTS;
+    while (nslots < MAX_SLOTS && nslots * data < CHAN_TARGET)
+        nslots <<= 1;
+    t->in_data = data;
+    t->in_mask = nslots - 1;
+    t->in_stride = sizeof(struct slot) + data;
+    t->rdv_min = RDV_MIN < data ? RDV_MIN : data;
+    uint64_t chan_bytes = sizeof(struct chan) + nslots * t->in_stride;
+    uint64_t chan_off = page_round(sizeof(struct ctl));
+    size_t total = page_round(chan_off + chan_bytes * (uint64_t)b->local_size);
+
+    char name[128];
+    ctl_name(name, sizeof name, t->job, b->rank, t->nonce);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return ct_err_sys(err, CT_EIO, "shm: cannot create '%s'", name);
+    t->ctl_named = 1;
+    int e = posix_fallocate(fd, 0, (off_t)total);
+    void *p = MAP_FAILED;
+    if (e == 0)
+        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    else
+        errno = e;
+    close(fd);
+    if (p == MAP_FAILED)
+        return ct_err_sys(err, CT_ENOMEM, "shm: cannot map %zu bytes of channels", total);
+    t->ctl = p;
+    t->ctl_len = total;
+    struct ctl *c = t->ctl;
+    c->rank = b->rank;
+    c->pid = (int32_t)getpid();
+    c->nchan = (uint32_t)b->local_size;
+    c->nslots = (uint32_t)nslots;
+    c->slot_data = data;
+    c->stride = t->in_stride;
+    c->chan_bytes = chan_bytes;
+    c->chan_off = chan_off;
+    c->total = total;
+    c->magic = SHM_MAGIC;
+    return 0;
+}
+
+struct hello {
+    int32_t status;
+    int32_t pid;
+    uint64_t nonce;
+};
+
+static int map_peers(struct tp_shm *t, const struct hello *all, struct ct_err *err)
+{
+    struct ct_boot *b = t->base.boot;
+    for (int i = 0; i < t->npeers; i++) {
+        struct peer *p = &t->peers[i];
+        char name[128];
+        p->pid = all[p->rank].pid;
+        p->nonce = all[p->rank].nonce;
+        ctl_name(name, sizeof name, t->job, p->rank, p->nonce);
+        int fd = shm_open(name, O_RDWR, 0);
+        if (fd < 0)
+            return ct_err_sys(err, CT_EPEER, "shm: peer rank %d (%s): cannot open '%s'", p->rank,
+                              host_of(t, p->rank), name);
+        struct stat st;
+        void *m = MAP_FAILED;
+        if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct ctl))
+            m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED)
+            return ct_err_sys(err, CT_EPEER, "shm: peer rank %d (%s): cannot map '%s'", p->rank,
+                              host_of(t, p->rank), name);
+        p->ctl = m;
+        p->ctl_len = (size_t)st.st_size;
+        struct ctl *c = p->ctl;
+        if (c->magic != SHM_MAGIC || c->rank != p->rank || c->total > p->ctl_len ||
+            c->nchan != (uint32_t)b->local_size || (c->nslots & (c->nslots - 1)) ||
+            c->chan_off + (uint64_t)c->nchan * c->chan_bytes > c->total)
+            return ct_err_set(err, CT_EPEER, "shm: peer rank %d (%s): foreign object '%s'", p->rank,
+                              host_of(t, p->rank), name);
+        p->out = ctl_chan(c, b->local_rank);
+        p->out_mask = c->nslots - 1;
+        p->out_stride = c->stride;
+        p->out_data = c->slot_data;
+        p->in = ctl_chan(t->ctl, p->lrank);
+        p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    }
+    return 0;
+}
+
+/* Allgather each rank's status; the first failure (ours preferred) becomes the error. */
+static int agree(struct tp_shm *t, int rc, struct hello *mine, struct hello *all,
+                 struct ct_err *lerr, struct ct_err *err)
+{
+    struct ct_boot *b = t->base.boot;
+    mine->status = rc;
+    CT_TRY(ct_boot_allgather(b, mine, sizeof *mine, all, err));
+    if (rc < 0) {
+        if (err)
+            *err = *lerr;
+        return rc;
+    }
+    for (int r = 0; r < b->size; r++)
+        if (all[r].status < 0)
+            return ct_err_set(err, CT_EPEER, "shm: rank %d (%s) could not open its endpoint", r,
+                              b->hosts[r]);
+    return 0;
+}
+
+static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct ct_boot *boot,
+                       struct ct_err *err)
+{
+    struct tp_shm *t = ct_xcalloc(1, sizeof *t);
+    t->base.ops = &ct_tp_shm_ops;
+    t->base.rank = boot->rank;
+    t->base.size = boot->size;
+    t->base.boot = boot;
+    t->job = boot->job_id;
+    t->nonce = ((uint64_t)getpid() << 24) ^ (uint64_t)ct_now_ns() ^ (uintptr_t)t;
+    enum ct_wait_mode w = cfg ? cfg->wait : CT_WAIT_AUTO;
+    if (w == CT_WAIT_AUTO)
+        w = boot->local_size <= online_cpus() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
+    t->mode = w;
+    t->last_live = t->idle_start = ct_now_ns();
+
+    struct ct_err lerr;
+    ct_err_clear(&lerr);
+    struct hello mine = {0, (int32_t)getpid(), t->nonce};
+    struct hello *all = ct_xcalloc((size_t)boot->size, sizeof *all);
+    int rc = plan_peers(t, cfg, &lerr);
+    if (rc == 0)
+        rc = create_ctl(t, cfg, &lerr);
+    rc = agree(t, rc, &mine, all, &lerr, err);
+    if (rc == 0) {
+        rc = map_peers(t, all, &lerr);
+        rc = agree(t, rc, &mine, all, &lerr, err);
+    }
+    free(all);
+    if (rc < 0) {
+        shm_close(&t->base);
+        return rc;
+    }
+    /* every peer has mapped our channels: the name is no longer needed */
+    char name[128];
+    ctl_name(name, sizeof name, t->job, boot->rank, t->nonce);
+    shm_unlink(name);
+    t->ctl_named = 0;
+    *out = &t->base;
+    return 0;
+}
+
+int ct_shm_cleanup_job(uint64_t job_id)
+{
+    char pre[32];
+    int n = snprintf(pre, sizeof pre, "ct-%016" PRIx64 "-", job_id);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return CT_EIO;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, pre, (size_t)n))
+            continue;
+        char name[NAME_MAX + 2];
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        if (shm_unlink(name) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+const struct ct_tp_ops ct_tp_shm_ops = {
+    .name = "shm",
+    .summary = "POSIX shared memory between processes of one host (symmetric heap, zero-copy)",
+    .caps = CT_TP_INTRA_NODE | CT_TP_SYMMETRIC,
+    .built = true,
+    .open = shm_open_tp,
+    .close = shm_close,
+    .alloc = shm_alloc,
+    .free = shm_free,
+    .isend = shm_isend,
+    .irecv = shm_irecv,
+    .progress = shm_progress,
+    .wait = shm_wait,
+    .pending_peers = shm_pending_peers,
+};
