@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* Bandwidth ceilings per collective (nccl-tests bus bandwidth, GB/s) within a node and across
+ * nodes, each with the formula that produced it, and the rails view. What `validate` compares
+ * measurements against. */
+#include "probe_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const colls[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+
+static double gpu_pcie(const struct ct_topo *t, int g)
+{
+    int p = t->gpu[g].pci;
+    if (p < 0)
+        return 0;
+    const struct ct_pci *x = &t->pci[p];
+    if (x->link_gts > 0 && x->link_width > 0) /* a GPU may idle at a lower speed: use capability */
+        return ct_pcie_gbs(x->max_gts > x->link_gts ? x->max_gts : x->link_gts,
+                           x->max_width > x->link_width ? x->max_width : x->link_width);
+    return x->link_gbs;
+}
+
+/* Bandwidth of one ring hop a -> b and its description. */
+static double hop(const struct ct_topo *t, const struct ct_matrix *m, int a, int b, char *d,
+                  size_t len)
+{
+    int nv = ct_topo_nvlink_count(t, a, b);
+    double per = t->gpu[a].nvlink_gbps > 0 ? t->gpu[a].nvlink_gbps : t->gpu[b].nvlink_gbps;
+    if (nv > 0) {
+        if (per > 0)
+            snprintf(d, len, "GPU%d->GPU%d NV%d = %d x %g GB/s = %g GB/s", a, b, nv, nv, per,
+                     nv * per);
+        else
+            snprintf(d, len, "GPU%d->GPU%d NV%d (per-link rate unknown)", a, b, nv);
+        return nv * per;
+    }
+    double pa = gpu_pcie(t, a), pb = gpu_pcie(t, b), bw = pa < pb ? pa : pb;
+    char cell[16];
+    ct_path_name(m->cls[(size_t)a * m->n + (size_t)b], 0, cell, sizeof cell);
+    if (bw > 0)
+        snprintf(d, len, "GPU%d->GPU%d %s over PCIe %.1f GB/s%s", a, b, cell, bw,
+                 !strcmp(cell, "SYS") ? " (and the inter-socket link)" : "");
+    else
+        snprintf(d, len, "GPU%d->GPU%d %s, PCIe rate unknown", a, b, cell);
+    return bw;
+}
+
+static double intra_gpu(const struct ct_topo *t, char *f, size_t len)
+{
+    struct ct_matrix m;
+    ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
+    double best = -1;
+    char d[160], worst[160] = "";
+    int n = (int)t->n_gpu;
+    for (int i = 0; i < n; i++) {
+        double bw = hop(t, &m, i, (i + 1) % n, d, sizeof d);
+        if (best < 0 || bw < best) {
+            best = bw;
+            ct_strlcpy(worst, d, sizeof worst);
+        }
+    }
+    ct_matrix_release(&m);
+    snprintf(f, len, "ring GPU0->...->GPU%d->GPU0, slowest hop %s; busbw <= %s", n - 1, worst,
+             best > 0 ? "that hop" : "unknown");
+    return best > 0 ? best : 0;
+}
+
+/* Aggregate usable NIC bandwidth of the node in GB/s and its description. */
+static double node_net(const struct ct_topo *t, char *f, size_t len)
+{
+    double sum = 0, first = 0;
+    int n = 0, rdma = 0, same = 1;
+    for (size_t i = 0; i < t->n_nic; i++)
+        rdma |= t->nic[i].dev[0] && t->nic[i].kind != CT_NIC_ETH;
+    char list[200] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < t->n_nic; i++) {
+        const struct ct_nic *x = &t->nic[i];
+        int is_rdma = x->dev[0] && x->kind != CT_NIC_ETH;
+        int down = (x->state && x->state != 4) || !strcmp(x->state_str, "down");
+        if (is_rdma != rdma || down || x->rate_gbps <= 0)
+            continue;
+        sum += x->rate_gbps;
+        same &= !n || x->rate_gbps == first;
+        first = n ? first : x->rate_gbps;
+        n++;
+        if (used < sizeof list - 24)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%g", n > 1 ? " + " : "",
+                                     x->rate_gbps);
+    }
+    if (n > 1 && same)
+        snprintf(list, sizeof list, "%d x %g", n, first);
+    if (!n)
+        snprintf(f, len, "no %s port with a known rate that is up", rdma ? "RDMA" : "network");
+    else
+        snprintf(f, len, "%s NICs %s Gb/s = %g Gb/s = %g GB/s per node", rdma ? "RDMA" : "TCP",
+                 list, sum, sum / 8);
+    return sum / 8;
+}
+
+/* All-to-all within a node: every GPU pushes (n-1)/n of its data through its own links. */
+static double intra_a2a(const struct ct_topo *t, char *f, size_t len)
+{
+    double best = -1;
+    int worst = 0, worst_nv = 0;
+    for (size_t g = 0; g < t->n_gpu; g++) {
+        int all_nv = 1;
+        for (size_t h = 0; h < t->n_gpu; h++)
+            all_nv &= h == g || ct_topo_nvlink_count(t, (int)g, (int)h) > 0;
+        double bw =
+            all_nv ? ct_topo_nvlink_total(t, (int)g) * t->gpu[g].nvlink_gbps : gpu_pcie(t, (int)g);
+        if (best < 0 || bw < best) {
+            best = bw;
+            worst = (int)g;
+            worst_nv = all_nv;
+        }
+    }
+    int nv = ct_topo_nvlink_total(t, worst);
+    if (best > 0 && worst_nv)
+        snprintf(f, len,
+                 "each GPU sends through its own links: GPU%d %d NVLinks x %g GB/s = %g "
+                 "GB/s",
+                 worst, nv, t->gpu[worst].nvlink_gbps, best);
+    else if (best > 0)
+        snprintf(f, len,
+                 "each GPU sends through its own links: GPU%d PCIe %.1f GB/s (NVLink "
+                 "does not reach every GPU)",
+                 worst, best);
+    else
+        snprintf(f, len, "per-GPU link rate unknown");
+    return best > 0 ? best : 0;
+}
+
+static void put(struct ct_ceiling *c, const char *coll, const char *scope, double bw,
+                const char *formula)
+{
+    ct_strlcpy(c->coll, coll, sizeof c->coll);
+    ct_strlcpy(c->scope, scope, sizeof c->scope);
+    c->busbw = bw;
+    ct_strlcpy(c->formula, formula, sizeof c->formula);
+}
+
+static double intra(const struct ct_topo *t, char *f, size_t len)
+{
+    if (t->n_gpu >= 2)
+        return intra_gpu(t, f, len);
+    if (t->n_accel >= 2 && t->torus_rows)
+        snprintf(f, len,
+                 "2 Hamiltonian cycles x 2 directions x B_link = 4 x B_link per device "
+                 "(B_link, the device link rate, is not in the input)");
+    else
+        snprintf(f, len, "%s: no intra-node device collective", t->n_gpu ? "one GPU" : "no GPU");
+    return 0;
+}
+
+size_t ct_ceilings_compute(const struct ct_topo *t, int nodes, struct ct_ceiling **out)
+{
+    struct ct_ceiling *c = ct_xcalloc(8, sizeof *c);
+    char fi[400], fn[400], f[1024];
+    double bi = intra(t, fi, sizeof fi), bn = node_net(t, fn, sizeof fn);
+    int g = t->n_gpu ? (int)t->n_gpu : t->n_accel ? (int)t->n_accel : 1;
+    if (nodes < 2)
+        nodes = 2;
+    size_t k = 0;
+    for (int i = 0; i < 3; i++)
+        put(&c[k++], colls[i], "intra", bi, fi);
+    if (t->n_gpu >= 2) {
+        char fa[400];
+        double ba = intra_a2a(t, fa, sizeof fa);
+        put(&c[k++], colls[3], "intra", ba, fa);
+    } else {
+        put(&c[k++], colls[3], "intra", bi, fi);
+    }
+    for (int i = 0; i < 3; i++) {
+        double b = g >= 2 && bi > 0 && bi < bn ? bi : bn;
+        if (b > 0)
+            snprintf(f, sizeof f, "%s; busbw <= min(intra, NICs) = %g GB/s", fn, b);
+        else
+            snprintf(f, sizeof f, "%s; busbw unknown", fn);
+        put(&c[k++], colls[i], "inter", b, f);
+    }
+    /* alltoall: each node sends g*S*(n-g)/n off-node, busbw = S(n-1)/(n t) */
+    double n = (double)nodes * g, b = bn * (n - 1) / (g * (n - g));
+    if (b > 0)
+        snprintf(f, sizeof f,
+                 "%s; alltoall on %d nodes x %d ranks: busbw <= B_net x (n-1) / "
+                 "(g (n-g)) = %.1f GB/s (-> B_net/g for many nodes)",
+                 fn, nodes, g, b);
+    else
+        snprintf(f, sizeof f, "%s; busbw unknown", fn);
+    put(&c[k++], colls[3], "inter", b, f);
+    *out = c;
+    return k;
+}
+
+int ct_view_ceilings(const struct ct_topo *t, FILE *out, struct ct_err *err)
+{
+    struct ct_ceiling *c;
+    size_t n = ct_ceilings_compute(t, 2, &c);
+    fprintf(out, "Bandwidth ceilings (nccl-tests busbw, GB/s; inter = 2 nodes like this one)\n");
+    fprintf(out, "%-14s %-6s %10s  %s\n", "COLLECTIVE", "SCOPE", "BUSBW", "FORMULA");
+    for (size_t i = 0; i < n; i++) {
+        char bw[32];
+        if (c[i].busbw > 0)
+            snprintf(bw, sizeof bw, "%.1f", c[i].busbw);
+        else
+            snprintf(bw, sizeof bw, "unknown");
+        fprintf(out, "%-14s %-6s %10s  %s\n", c[i].coll, c[i].scope, bw, c[i].formula);
+    }
+    free(c);
+    return 0;
+}
+
+int ct_view_rails(const struct ct_topo *t, FILE *out, struct ct_err *err)
+{
+    if (!t->n_gpu) {
+        fprintf(out, "Rails: no GPU\n");
+        return 0;
+    }
+    struct ct_rail *r;
+    size_t n = ct_rails_compute(t, &r);
+    fprintf(out, "Rails (nearest NIC of each GPU by the PCIe matrix)\n");
+    fprintf(out, "%-6s %-6s %-20s %-6s %s\n", "GPU", "RAIL", "NIC", "PATH", "PCI");
+    for (size_t i = 0; i < n; i++) {
+        char cell[16], name[48];
+        if (r[i].nic < 0) {
+            fprintf(out, "GPU%-3zu %-6s %-20s %-6s %s\n", i, "-", "none", "-", "-");
+            continue;
+        }
+        const struct ct_nic *x = &t->nic[r[i].nic];
+        snprintf(name, sizeof name, "NIC%d %s", r[i].rail,
+                 x->dev[0]      ? x->dev
+                 : x->netdev[0] ? x->netdev
+                                : "");
+        fprintf(out, "GPU%-3zu %-6d %-20s %-6s %s\n", i, r[i].rail, name,
+                ct_path_name(r[i].path, 0, cell, sizeof cell), x->busid[0] ? x->busid : "-");
+    }
+    free(r);
+    return 0;
+}
