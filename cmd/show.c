@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* colltune show: a tuned config (colltune-config/1) as a readable crossover table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../output/config.h"
+#include "cmd.h"
+
+static const char *const show_help =
+    "usage: colltune show CONFIG\n"
+    "\n"
+    "Print a tuned config written by 'colltune sweep' (schema colltune-config/1): where it\n"
+    "was measured (cluster fingerprint, sweep settings) and, per collective, each size\n"
+    "range with its algorithm, parameters and how clear the decision was. The file is\n"
+    "validated first; an invalid one is an error (exit 2) naming the bad field.\n"
+    "\n"
+    "  -h, --help              this help\n";
+
+int cmd_show(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(show_help, stdout);
+            return CT_EXIT_OK;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return ct_cmd_fail("show", CT_EXIT_USAGE, "unknown option '%s'", argv[i]);
+        if (path)
+            return ct_cmd_fail("show", CT_EXIT_USAGE, "unexpected argument '%s'", argv[i]);
+        path = argv[i];
+    }
+    if (!path)
+        return ct_cmd_fail("show", CT_EXIT_USAGE, "which config? (colltune show CONFIG)");
+    struct ct_config c;
+    struct ct_err err = {0};
+    if (ct_config_json_read(path, &c, &err) < 0)
+        return ct_cmd_fail("show", CT_EXIT_USAGE, "%s", err.msg);
+    ct_config_print(stdout, &c);
+    ct_config_release(&c);
+    return CT_EXIT_OK;
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* Crossovers: per-size decisions with tie handling, ranges, interpolated thresholds. */
+#include "select.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool ct_select_beats(const struct ct_stats *a, const struct ct_stats *b)
+{
+    return a->hi < b->lo;
+}
+
+bool ct_select_wins(const struct ct_stats *a, const struct ct_stats *b, double margin)
+{
+    return a->hi * (1 + margin) < b->lo;
+}
+
+bool ct_select_prunable(const struct ct_stats *cand, const struct ct_stats *leader, double margin)
+{
+    return cand->lo > leader->hi * (1 + margin);
+}
+
+bool ct_select_better_params(const struct ct_stats *variant, const struct ct_stats *current,
+                             double margin)
+{
+    return ct_select_beats(variant, current) && variant->median * (1 + margin) < current->median;
+}
+
+double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b)
+{
+    double sa = (a->hi - a->lo) / (2 * 1.96), sb = (b->hi - b->lo) / (2 * 1.96);
+    double d = b->median - a->median, s = sqrt(sa * sa + sb * sb);
+    if (!(s > 0))
+        return d > 0 ? 1.0 : d < 0 ? 0.0 : 0.5;
+    return 0.5 * erfc(-d / s / sqrt(2.0));
+}
+
+int ct_select_simplicity(const char *algo)
+{
+    for (size_t i = 0; ct_algo_at(i); i++)
+        if (!strcmp(ct_algo_at(i)->name, algo))
+            return (int)i;
+    return (int)ct_algo_count();
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const char *algo_b,
+                           const struct ct_params *b)
+{
+    if (strcmp(algo_a, algo_b))
+        return false;
+    const struct ct_algo *al = ct_algo_find(algo_a);
+    unsigned mask = al ? al->params : ~0u;
+    for (int p = 0; p < CT_P_COUNT; p++)
+        if ((mask & CT_PBIT(p)) && a->v[p] != b->v[p])
+            return false;
+    return same_str(a->intra, b->intra) && same_str(a->inter, b->inter);
+}
+
+static bool valid(const struct ct_sweep_point *p, enum ct_coll coll)
+{
+    return p->coll == coll && p->wrong == 0 && p->st.n > 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sizes of coll's valid points, sorted and unique; returns the count. */
+static size_t sizes_of(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                       uint64_t **out)
+{
+    uint64_t *s = ct_xmalloc(sizeof *s * (n ? n : 1));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (valid(&pts[i], coll))
+            s[k++] = pts[i].size;
+    qsort(s, k, sizeof *s, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || s[u - 1] != s[i])
+            s[u++] = s[i];
+    *out = s;
+    return u;
+}
+
+static bool default_params(const struct ct_sweep_point *p)
+{
+    struct ct_params d;
+    memset(&d, 0, sizeof d);
+    ct_params_defaults(&d);
+    d.intra = p->params.intra;
+    d.inter = p->params.inter;
+    return ct_select_same_choice(p->algo, &p->params, p->algo, &d);
+}
+
+/* Best point of each algorithm at one size (idx[] of point indices): its fastest variant,
+ * unless that is not clearly better than the variant with default parameters. */
+static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                            uint64_t size, double margin, size_t *idx)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!valid(&pts[i], coll) || pts[i].size != size)
+            continue;
+        size_t j;
+        for (j = 0; j < k && strcmp(pts[idx[j]].algo, pts[i].algo); j++)
+            ;
+        if (j == k)
+            idx[k++] = i;
+        else if (pts[i].st.median < pts[idx[j]].st.median)
+            idx[j] = i;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < k; j++)
+            if (valid(&pts[i], coll) && pts[i].size == size && i != idx[j] &&
+                !strcmp(pts[idx[j]].algo, pts[i].algo) && default_params(&pts[i]) &&
+                !ct_select_better_params(&pts[idx[j]].st, &pts[i].st, margin))
+                idx[j] = i;
+    return k;
+}
+
+/* One size: leader, tied set, the simplest tied algorithm (or `force` when it is tied),
+ * and its closest rival. */
+static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k, double margin,
+                   const char *force, struct ct_select_choice *c)
+{
+    size_t lead = idx[0];
+    for (size_t j = 1; j < k; j++)
+        if (pts[idx[j]].st.median < pts[lead].st.median)
+            lead = idx[j];
+    size_t chosen = lead;
+    int tied = 0;
+    for (size_t j = 0; j < k; j++) {
+        const struct ct_sweep_point *p = &pts[idx[j]];
+        if (idx[j] == lead || ct_select_wins(&pts[lead].st, &p->st, margin))
+            continue;
+        tied++;
+        if (ct_select_simplicity(p->algo) < ct_select_simplicity(pts[chosen].algo))
+            chosen = idx[j];
+    }
+    for (size_t j = 0; force && tied && j < k; j++)
+        if (!strcmp(pts[idx[j]].algo, force) &&
+            !ct_select_wins(&pts[lead].st, &pts[idx[j]].st, margin))
+            chosen = idx[j];
+    long runner = -1;
+    for (size_t j = 0; j < k; j++)
+        if (idx[j] != chosen &&
+            (runner < 0 || pts[idx[j]].st.median < pts[(size_t)runner].st.median))
+            runner = (long)idx[j];
+    c->size = pts[lead].size;
+    c->leader = (long)lead;
+    c->chosen = chosen;
+    c->runner = runner;
+    c->tie = tied > 0;
+    if (runner < 0) {
+        c->confidence = 1.0;
+        c->gain = 0;
+    } else {
+        const struct ct_stats *a = &pts[chosen].st, *b = &pts[(size_t)runner].st;
+        c->confidence = ct_select_confidence(a, b);
+        c->gain = a->median > 0 ? b->median / a->median : 0;
+    }
+}
+
+/* Whether algo is among the tied at size (its best point not beaten by the leader's). */
+static bool tied_at(const struct ct_sweep_point *pts, const size_t *idx, size_t k,
+                    const struct ct_select_choice *c, const char *algo, double margin)
+{
+    for (size_t j = 0; j < k; j++)
+        if (!strcmp(pts[idx[j]].algo, algo))
+            return !ct_select_wins(&pts[c->leader].st, &pts[idx[j]].st, margin);
+    return false;
+}
+
+/*
+ * Continuity: a run of tied sizes whose neighbours on both sides (or the one side, at the
+ * ends) chose the same algorithm takes that algorithm when it is among the tied at every
+ * size of the run. No choice gets slower beyond the intervals, and ranges stop flipping
+ * between equally good algorithms.
+ */
+static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
+                   const uint64_t *sizes, size_t ns, size_t *idx, struct ct_select_choice *c)
+{
+    for (size_t i = 0; i < ns;) {
+        size_t j = i;
+        if (!c[i].tie) {
+            i++;
+            continue;
+        }
+        while (j + 1 < ns && c[j + 1].tie)
+            j++;
+        const struct ct_sweep_point *l = i > 0 ? &pts[c[i - 1].chosen] : NULL;
+        const struct ct_sweep_point *r = j + 1 < ns ? &pts[c[j + 1].chosen] : NULL;
+        const char *want = l && r ? (strcmp(l->algo, r->algo) ? NULL : l->algo)
+                           : l    ? l->algo
+                           : r    ? r->algo
+                                  : NULL;
+        bool ok = want != NULL;
+        for (size_t s = i; ok && s <= j; s++)
+            ok = tied_at(pts, idx, best_per_algo(pts, n, coll, sizes[s], margin, idx), &c[s], want,
+                         margin);
+        for (size_t s = i; ok && s <= j; s++)
+            decide(pts, idx, best_per_algo(pts, n, coll, sizes[s], margin, idx), margin, want,
+                   &c[s]);
+        i = j + 1;
+    }
+}
+
+size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                         double margin, struct ct_select_choice **out)
+{
+    uint64_t *sizes;
+    size_t ns = sizes_of(pts, n, coll, &sizes);
+    struct ct_select_choice *c = ct_xcalloc(ns ? ns : 1, sizeof *c);
+    size_t *idx = ct_xmalloc(sizeof *idx * (n ? n : 1));
+    for (size_t s = 0; s < ns; s++) {
+        size_t k = best_per_algo(pts, n, coll, sizes[s], margin, idx);
+        decide(pts, idx, k, margin, NULL, &c[s]);
+    }
+    smooth(pts, n, coll, margin, sizes, ns, idx, c);
+    free(idx);
+    free(sizes);
+    *out = c;
+    return ns;
+}
+
+/* Median of algo's best point at size, or 0 when it was not measured there. */
+static double best_time(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                        const char *algo, uint64_t size)
+{
+    double t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (valid(&pts[i], coll) && pts[i].size == size && !strcmp(pts[i].algo, algo) &&
+            pts[i].st.median > 0 && (t == 0 || pts[i].st.median < t))
+            t = pts[i].st.median;
+    return t;
+}
+
+/*
+ * Threshold between size a (algorithm A chosen) and size b > a (B chosen): where
+ * ln(tA/tB) crosses zero, linear in ln(size); the geometric midpoint when the curves do
+ * not cross between the two sizes (a tie decided by simplicity) or one is missing.
+ * Always in (a, b].
+ */
+static uint64_t threshold(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                          const char *A, const char *B, uint64_t a, uint64_t b)
+{
+    double la = log((double)(a ? a : 1)), lb = log((double)b), frac = 0.5;
+    double ta = best_time(pts, n, coll, A, a), tb = best_time(pts, n, coll, B, a);
+    double ua = best_time(pts, n, coll, A, b), ub = best_time(pts, n, coll, B, b);
+    if (strcmp(A, B) && ta > 0 && tb > 0 && ua > 0 && ub > 0) {
+        double f0 = log(ta / tb), f1 = log(ua / ub);
+        if (f0 <= 0 && f1 > 0)
+            frac = f0 / (f0 - f1);
+        /* a crossing hard by a grid size is within noise of it: keep each measured size
+         * inside its own range by a tenth of the step */
+        frac = frac < 0.1 ? 0.1 : frac > 0.9 ? 0.9 : frac;
+    }
+    double t = exp(la + frac * (lb - la));
+    uint64_t th = t >= (double)b ? b : (uint64_t)llround(t);
+    if (th <= a)
+        th = a + 1;
+    return th > b ? b : th;
+}
+
+static void fill_rule(const struct ct_sweep_point *pts, const struct ct_select_choice *c,
+                      size_t from, size_t to, struct ct_rule *r)
+{
+    const struct ct_sweep_point *p = &pts[c[from].chosen];
+    memset(r, 0, sizeof *r);
+    snprintf(r->algo, sizeof r->algo, "%s", p->algo);
+    r->params = p->params;
+    r->confidence = 1.0;
+    r->tie = false;
+    double lg = 0;
+    int ng = 0;
+    for (size_t s = from; s <= to; s++) {
+        r->tie = r->tie || c[s].tie;
+        if (c[s].runner >= 0 && (s == from || c[s].confidence <= r->confidence)) {
+            r->confidence = c[s].confidence;
+            snprintf(r->runner_up, sizeof r->runner_up, "%s", pts[(size_t)c[s].runner].algo);
+        }
+        if (c[s].gain > 0) {
+            lg += log(c[s].gain);
+            ng++;
+        }
+    }
+    r->gain = ng ? exp(lg / ng) : 0;
+}
+
+int ct_select_rules(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
+                    struct ct_ruleset *out, struct ct_err *err)
+{
+    struct ct_select_choice *c;
+    size_t ns = ct_select_choices(pts, n, coll, margin, &c);
+    out->coll = coll;
+    out->rules = NULL;
+    out->nrules = 0;
+    if (!ns) {
+        free(c);
+        return ct_err_set(err, CT_EINVAL, "no valid measurement of %s", ct_coll_name(coll));
+    }
+    out->rules = ct_xcalloc(ns, sizeof *out->rules);
+    size_t from = 0;
+    uint64_t lo = 0;
+    for (size_t s = 1; s <= ns; s++) {
+        const struct ct_sweep_point *a = &pts[c[from].chosen];
+        if (s < ns) {
+            const struct ct_sweep_point *b = &pts[c[s].chosen];
+            if (ct_select_same_choice(a->algo, &a->params, b->algo, &b->params))
+                continue;
+        }
+        struct ct_rule *r = &out->rules[out->nrules++];
+        fill_rule(pts, c, from, s - 1, r);
+        r->min_bytes = lo;
+        if (s < ns)
+            r->max_bytes =
+                threshold(pts, n, coll, a->algo, pts[c[s].chosen].algo, c[s - 1].size, c[s].size);
+        else
+            r->max_bytes = CT_BYTES_INF;
+        lo = r->max_bytes;
+        from = s;
+    }
+    free(c);
+    return 0;
+}
+
+void ct_select_mark_pruned(struct ct_sweep_point *pts, size_t n, double margin)
+{
+    for (size_t i = 0; i < n; i++) {
+        pts[i].pruned = false;
+        if (pts[i].wrong != 0 || pts[i].st.n == 0)
+            continue;
+        const struct ct_sweep_point *lead = NULL;
+        for (size_t j = 0; j < n; j++)
+            if (valid(&pts[j], pts[i].coll) && pts[j].size == pts[i].size &&
+                (!lead || pts[j].st.median < lead->st.median))
+                lead = &pts[j];
+        pts[i].pruned = lead && ct_select_prunable(&pts[i].st, &lead->st, margin);
+    }
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * From measured points to rules. At every measured size the fastest algorithm (its best
+ * parameters: the fastest variant, unless it does not beat the defaults beyond both
+ * intervals and by more than the margin) wins only when its interval lies entirely below
+ * every other algorithm's, by the margin (ct_select_wins); otherwise the size's decision is a tie
+ * and the simplest tied algorithm is chosen (simplicity = position in the algorithm table, earlier
+ * = simpler), unless the choice on both sides of a run of ties is one algorithm that is tied there
+ * too (continuity). Runs of sizes with the same choice become one range; thresholds sit where the
+ * two curves cross, interpolated in log space between the grid sizes; the ranges cover 0..infinity.
+ */
+#ifndef CT_SELECT_H
+#define CT_SELECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tune.h"
+
+/* a beats b beyond both intervals: a's upper bound is below b's lower bound. */
+bool ct_select_beats(const struct ct_stats *a, const struct ct_stats *b);
+
+/* a wins over b: beyond both intervals by margin (a->hi * (1 + margin) < b->lo). A size's
+ * fastest algorithm is its winner only if it wins over every other; else it is a tie. */
+bool ct_select_wins(const struct ct_stats *a, const struct ct_stats *b, double margin);
+
+/* cand is clearly losing to leader: its whole interval lies above the leader's upper bound
+ * grown by margin (0.05 = 5%). Such points are not refined further. */
+bool ct_select_prunable(const struct ct_stats *cand, const struct ct_stats *leader, double margin);
+
+/* A parameter variant replaces the current values: faster beyond both intervals and by
+ * more than margin (0.05 = 5%). Parameters do not move for noise or for crumbs. */
+bool ct_select_better_params(const struct ct_stats *variant, const struct ct_stats *current,
+                             double margin);
+
+/* Probability-like confidence (0..1) that a is faster than b: normal approximation of the
+ * difference of medians, standard errors from the 95% intervals. 0.5 = no idea. */
+double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b);
+
+/* Position of the algorithm in the table (earlier = simpler); unknown names sort last. */
+int ct_select_simplicity(const char *algo);
+
+/* Same algorithm and the same values of the parameters that matter to it. */
+bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const char *algo_b,
+                           const struct ct_params *b);
+
+/* The decision at one size (indices into the points array). */
+struct ct_select_choice {
+    uint64_t size;
+    size_t chosen;           /* the chosen algorithm's best point */
+    long leader;             /* the fastest point by median */
+    long runner;             /* best point of the closest other algorithm; -1 if there is none */
+    bool tie;                /* the fastest did not win over all others (ct_select_wins) */
+    double confidence, gain; /* vs runner: ct_select_confidence, runner median / chosen */
+};
+
+/* Decisions at every size where coll has valid points (wrong == 0, samples > 0), by size
+ * ascending; margin as for ct_select_better_params. *out is new memory (caller frees with
+ * free()); returns the count. */
+size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                         double margin, struct ct_select_choice **out);
+
+/*
+ * Rules of coll: fills out->coll, out->rules (new memory, ct_ruleset_release) and
+ * out->nrules; leaves the shape fields (nnodes, ranks, dtype, op) to the caller.
+ * Per range: confidence = the lowest over its sizes, tie = some size was a tie,
+ * runner_up = the runner-up where confidence was lowest, gain = geometric mean.
+ * CT_EINVAL when coll has no valid point.
+ */
+int ct_select_rules(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
+                    struct ct_ruleset *out, struct ct_err *err);
+
+/* Set pts[i].pruned for every point that is prunable against the fastest point of its
+ * collective and size. */
+void ct_select_mark_pruned(struct ct_sweep_point *pts, size_t n, double margin);
+
+#endif

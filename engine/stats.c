@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* Median, its order-statistic confidence interval, and convergence of a point. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/err.h"
+
+bool ct_stats_ci_ranks(int n, int *lo, int *hi)
+{
+    *lo = 1;
+    *hi = n;
+    if (n < CT_STATS_MIN_CI)
+        return false;
+    int j = 0;
+    if (n <= 1000) {
+        /* cdf(k) of Binomial(n, 1/2), summed in log space to survive large n */
+        double cdf = 0, ln2n = n * log(2.0), lgn = lgamma(n + 1.0);
+        for (int k = 0; k < n; k++) {
+            cdf += exp(lgn - lgamma(k + 1.0) - lgamma(n - k + 1.0) - ln2n);
+            if (cdf > 0.025)
+                break;
+            j = k + 1; /* P(B <= j - 1) <= 0.025 */
+        }
+    } else {
+        j = (int)floor(n / 2.0 - 0.98 * sqrt((double)n));
+    }
+    if (j < 1)
+        return false;
+    *lo = j;
+    *hi = n + 1 - j;
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void ct_stats_compute(const double *x, int n, struct ct_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (n < 1)
+        return;
+    double *s = ct_xmalloc(sizeof(double) * (size_t)n);
+    memcpy(s, x, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    st->n = n;
+    st->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    int lo, hi;
+    ct_stats_ci_ranks(n, &lo, &hi);
+    st->lo = s[lo - 1];
+    st->hi = s[hi - 1];
+    st->min = s[0];
+    st->max = s[n - 1];
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += s[i];
+    st->mean = sum / n;
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += (s[i] - st->mean) * (s[i] - st->mean);
+    st->stdev = n > 1 ? sqrt(ss / (n - 1)) : 0;
+    free(s);
+}
+
+double ct_stats_rel_width(const struct ct_stats *st)
+{
+    if (st->n < CT_STATS_MIN_CI || !(st->median > 0))
+        return INFINITY;
+    return (st->hi - st->lo) / st->median;
+}
+
+bool ct_stats_converged(const struct ct_stats *st, double target)
+{
+    return ct_stats_rel_width(st) <= target;
+}
+
+int ct_stats_more(const struct ct_stats *st, double target)
+{
+    if (st->n < CT_STATS_MIN_CI)
+        return CT_STATS_MIN_CI - st->n;
+    double w = ct_stats_rel_width(st);
+    if (w <= target)
+        return 0;
+    if (!(target > 0) || !isfinite(w))
+        return st->n; /* no estimate: double */
+    double want = st->n * (w / target) * (w / target) - st->n;
+    if (want > 1e9)
+        want = 1e9;
+    return want < 1 ? 1 : (int)ceil(want);
+}

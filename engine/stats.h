@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sample statistics of timed iterations: the median with a distribution-free 95%
+ * confidence interval taken from order statistics (no normality assumed), and the rules
+ * that say when a point has been measured well enough.
+ */
+#ifndef CT_STATS_H
+#define CT_STATS_H
+
+#include <stdbool.h>
+
+#include "tune.h"
+
+/* Fewest samples whose order-statistic interval reaches 95% coverage (min..max of 6). */
+#define CT_STATS_MIN_CI 6
+
+/*
+ * 1-based ranks (lo, hi) of the order statistics X(lo) <= median <= X(hi) with at least
+ * 95% coverage: the largest lo with P(Binomial(n, 1/2) <= lo - 1) <= 0.025, hi = n + 1 - lo.
+ * Exact binomial up to n = 1000, normal approximation beyond. Returns false when n is too
+ * small for 95% (n < 6); then lo = 1, hi = n (the whole range).
+ */
+bool ct_stats_ci_ranks(int n, int *lo, int *hi);
+
+/* Summary of n >= 1 samples in any order (x is not modified): median, its 95% interval,
+ * min, max, mean, sample standard deviation. converged and spent_s are left at 0. */
+void ct_stats_compute(const double *x, int n, struct ct_stats *st);
+
+/* (hi - lo) / median; INFINITY when the median is not positive or n is too small for a
+ * 95% interval. */
+double ct_stats_rel_width(const struct ct_stats *st);
+
+/* The interval is a 95% one and its relative width is at most target. */
+bool ct_stats_converged(const struct ct_stats *st, double target);
+
+/*
+ * Samples still needed to reach target, assuming the interval narrows as 1/sqrt(n):
+ * n * (width / target)^2 - n, at least 1 (CT_STATS_MIN_CI - n while below that).
+ * 0 when already converged.
+ */
+int ct_stats_more(const struct ct_stats *st, double target);
+
+#endif

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep's measurement controller: the command protocol (rank 0 plans, every rank
+ * acts), the adaptive batches of one point, and the live backend over the communicator.
+ * The planner is in sweep_plan.c.
+ */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/clock.h"
+#include "bench.h"
+#include "stats.h"
+#include "sweep_int.h"
+
+void ct_sweep_cfg_init(struct ct_sweep_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->colls = CT_COLLS_ALL;
+    c->job.dtype = CT_FLOAT32;
+    c->job.op = CT_SUM;
+    c->job.shape.nranks = 1;
+    c->minbytes = 8;
+    c->maxbytes = 256ull << 20;
+    c->stepfactor = 2;
+    c->budget_s = 100;
+    c->target_ci = 0.05;
+    c->margin = 0.05;
+    c->warmup = 2;
+    c->min_iters = 6;
+    c->max_iters = 1000;
+}
+
+void ct_sweep_result_release(struct ct_sweep_result *r)
+{
+    free(r->pts);
+    memset(r, 0, sizeof *r);
+}
+
+size_t ct_sweep_algos(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo **out,
+                      size_t max)
+{
+    size_t k = 0, n = cfg->algos ? cfg->nalgos : ct_algo_count();
+    for (size_t i = 0; i < n; i++) {
+        const struct ct_algo *a = cfg->algos ? cfg->algos[i] : ct_algo_at(i);
+        struct ct_job j = cfg->job;
+        j.coll = coll;
+        j.count = (uint64_t)(j.shape.nranks > 0 ? j.shape.nranks : 1);
+        j.shape.rank = 0;
+        if (ct_algo_supports(a, &j, NULL) < 0)
+            continue;
+        if (out && k < max)
+            out[k] = a;
+        k++;
+    }
+    return k;
+}
+
+double ct_sweep_min_budget(const struct ct_sweep_cfg *cfg)
+{
+    double s = 0;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        if (cfg->colls & CT_COLL_BIT(c))
+            /* bring-up of the point, verification, warmup and the first samples at an
+             * assumed 1 GB/s, plus per-batch gathering */
+            s += 0.02 + (3.0 + cfg->warmup + cfg->min_iters) * (20e-6 + cfg->minbytes / 1e9);
+    return s;
+}
+
+int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *vals)
+{
+    int n = 0;
+    switch (p) {
+    case CT_P_CHUNK:
+        for (uint64_t v = 16 << 10; v <= 4u << 20; v *= 4)
+            vals[n++] = v;
+        break;
+    case CT_P_PIPELINE:
+        for (uint64_t v = 1; v <= 8; v *= 2)
+            vals[n++] = v;
+        break;
+    case CT_P_CHANNELS:
+        for (uint64_t v = 1; v <= 4; v *= 2)
+            vals[n++] = v;
+        break;
+    case CT_P_STREAMS:
+        for (uint64_t v = 1; cfg->tcp && cfg->set_streams && v <= 4; v *= 2)
+            vals[n++] = v;
+        break;
+    case CT_P_THREADS:
+        for (uint64_t v = 1; v <= 4 && (int)v <= cfg->max_threads; v *= 2)
+            vals[n++] = v;
+        break;
+    default: break;
+    }
+    vals[n] = 0;
+    return n;
+}
+
+unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, const struct ct_algo *a)
+{
+    unsigned m = 0;
+    uint64_t vals[9];
+    for (int p = 0; p < CT_P_COUNT; p++)
+        if ((a->params & CT_PBIT(p)) && !cfg->job.params.v[p] &&
+            ct_sweep_grid(cfg, (enum ct_param_id)p, vals) > 1)
+            m |= CT_PBIT(p);
+    return m;
+}
+
+/* ---- one point: adaptive batches ---------------------------------------------------- */
+
+static void samples_push(struct ct_sweep_samples *s, int more)
+{
+    if (s->n + more > s->cap) {
+        s->cap = (s->n + more) * 2;
+        s->x = ct_xrealloc(s->x, sizeof(double) * (size_t)s->cap);
+    }
+}
+
+/*
+ * Size of the next batch, from the samples so far and the command only, so identical on
+ * every rank: the samples the interval still needs (at most doubling), at least enough to
+ * fill ~2 ms so the per-batch gathering stays small, within the point's budget and
+ * max_iters. An iteration costs its time plus the command's per-iteration overhead
+ * (barrier, gathering). 0 = stop.
+ */
+static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st, double spent_s)
+{
+    if (st->n >= cmd->max_iters)
+        return 0;
+    bool enough = st->n >= cmd->min_iters;
+    if (enough && ct_stats_converged(st, cmd->target))
+        return 0;
+    double per = (st->median > 0 ? st->median * 1e-6 : 1e-6) + cmd->iter_cost_s;
+    double left = cmd->budget_s - spent_s;
+    if (enough && left < per)
+        return 0;
+    int more = ct_stats_more(st, cmd->target);
+    if (!enough && more < cmd->min_iters - st->n)
+        more = cmd->min_iters - st->n;
+    if (more > st->n && enough)
+        more = st->n;
+    double fill = ceil(2e-3 / per);
+    if (more < fill)
+        more = fill > 1e6 ? 1000000 : (int)fill;
+    double afford = floor(left / per);
+    if (enough && more > afford)
+        more = (int)afford;
+    if (more > cmd->max_iters - st->n)
+        more = cmd->max_iters - st->n;
+    return more < 1 ? (enough ? 0 : 1) : more;
+}
+
+static int batches(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd,
+                   struct ct_sweep_samples *s, struct ct_stats *st, struct ct_err *err)
+{
+    double spent = st->spent_s;
+    int warm = cmd->warmup, batch = cmd->first_batch > 0 ? cmd->first_batch : cmd->min_iters;
+    if (batch > cmd->max_iters - s->n)
+        batch = cmd->max_iters - s->n;
+    while (batch > 0) {
+        samples_push(s, batch);
+        CT_TRY(r->be->time(r->ctx, warm, batch, s->x + s->n, err));
+        for (int i = 0; i < batch; i++)
+            spent += s->x[s->n + i] * 1e-6 + cmd->iter_cost_s;
+        s->n += batch;
+        warm = 0;
+        ct_stats_compute(s->x, s->n, st);
+        if (cmd->ref_hi > 0 && st->n >= CT_STATS_MIN_CI && st->lo > cmd->ref_hi * (1 + cmd->margin))
+            break; /* clearly losing: no need for a tight interval */
+        batch = next_batch(cmd, st, spent);
+    }
+    st->converged = ct_stats_converged(st, cmd->target);
+    st->spent_s = spent;
+    return 0;
+}
+
+static void job_of(const struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, struct ct_job *j)
+{
+    const struct ct_sweep_cfg *cfg = r->cfg;
+    *j = cfg->job;
+    j->coll = (enum ct_coll)cmd->coll;
+    j->dtype = (enum ct_dtype)cmd->dtype;
+    j->op = ct_coll_desc(j->coll)->needs_op ? (enum ct_redop)cmd->redop : CT_SUM;
+    j->count = cmd->count;
+    j->in_place = false;
+    for (int p = 0; p < CT_P_COUNT; p++)
+        j->params.v[p] = cmd->params[p];
+    ct_params_defaults(&j->params);
+}
+
+static struct ct_sweep_point *new_point(struct ct_sweep_run *r, const struct ct_algo *a,
+                                        const struct ct_job *j)
+{
+    struct ct_sweep_result *res = r->res;
+    if (res->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        res->pts = ct_xrealloc(res->pts, sizeof *res->pts * r->cap);
+        r->smp = ct_xrealloc(r->smp, sizeof *r->smp * r->cap);
+    }
+    struct ct_sweep_point *p = &res->pts[res->n];
+    memset(p, 0, sizeof *p);
+    memset(&r->smp[res->n], 0, sizeof r->smp[res->n]);
+    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
+    p->coll = j->coll;
+    snprintf(p->algo, sizeof p->algo, "%s", a->name);
+    p->params = j->params;
+    p->count = j->count;
+    p->size = d->size_bytes(j->count, ct_dtype_size(j->dtype), j->shape.nranks);
+    return p;
+}
+
+static void finish_point(struct ct_sweep_point *p, int nranks)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(p->coll);
+    double algbw = p->st.median > 0 ? (double)p->size / p->st.median / 1e3 : 0;
+    p->busbw = algbw * d->bus_factor(nranks);
+}
+
+static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
+                   struct ct_err *err)
+{
+    const struct ct_algo *a = ct_algo_at((size_t)cmd->algo);
+    if (!a || cmd->coll < 0 || cmd->coll >= CT_COLL_COUNT || cmd->dtype < 0 ||
+        cmd->dtype >= CT_DTYPE_COUNT || cmd->redop < 0 || cmd->redop >= CT_REDOP_COUNT)
+        return ct_err_set(err, CT_EINVAL, "sweep command names no algorithm (%d)", cmd->algo);
+    bool extend = cmd->op == CT_SWEEP_EXTEND;
+    if (extend && (cmd->point < 0 || (size_t)cmd->point >= r->res->n))
+        return ct_err_set(err, CT_EINVAL, "sweep command extends no point (%d)", cmd->point);
+    struct ct_job j;
+    job_of(r, cmd, &j);
+    long wrong = 0;
+    int rc = r->be->begin(r->ctx, a, &j, !extend, &wrong, err);
+    if (rc == CT_EUNSUPP && !extend) {
+        *point = -1;
+        return 0;
+    }
+    CT_TRY(rc);
+    const char *cn = ct_coll_name(j.coll);
+    uint64_t size =
+        ct_coll_desc(j.coll)->size_bytes(j.count, ct_dtype_size(j.dtype), j.shape.nranks);
+    if (wrong != 0) {
+        r->be->end(r->ctx);
+        return ct_err_set(err, CT_EVERIFY,
+                          "wrong results: %s:%s at %llu bytes on %d ranks: %ld elements differ", cn,
+                          a->name, (unsigned long long)size, j.shape.nranks, wrong);
+    }
+    size_t idx = extend ? (size_t)cmd->point : r->res->n;
+    if (!extend) {
+        new_point(r, a, &j);
+        r->res->n++;
+    }
+    struct ct_sweep_point *p = &r->res->pts[idx];
+    if (extend && cmd->fresh) {
+        r->smp[idx].n = 0;
+        memset(&p->st, 0, sizeof p->st);
+    }
+    rc = batches(r, cmd, &r->smp[idx], &p->st, err);
+    r->be->end(r->ctx);
+    if (rc < 0)
+        return ct_err_wrap(err, "%s:%s at %llu bytes: ", cn, a->name, (unsigned long long)size);
+    finish_point(p, j.shape.nranks);
+    *point = (long)idx;
+    return 0;
+}
+
+int ct_sweep_exec(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
+                  struct ct_err *err)
+{
+    *point = -1;
+    switch (cmd->op) {
+    case CT_SWEEP_DONE: return 0;
+    case CT_SWEEP_ABORT: return ct_err_set(err, CT_EINVAL, "rank 0 stopped the sweep");
+    case CT_SWEEP_STREAMS:
+        if (!r->be->streams)
+            return ct_err_set(err, CT_EUNSUPP, "cannot change the stream count here");
+        CT_TRY(r->be->streams(r->ctx, cmd->streams, err));
+        r->streams = cmd->streams;
+        return 0;
+    case CT_SWEEP_MEASURE:
+    case CT_SWEEP_EXTEND: return measure(r, cmd, point, err);
+    }
+    return ct_err_set(err, CT_EINVAL, "unknown sweep command %d", cmd->op);
+}
+
+void ct_sweep_cost_init(struct ct_sweep_cost *c)
+{
+    memset(c, 0, sizeof *c);
+    c->fixed = 5e-3;
+    c->iter = 50e-6;
+}
+
+void ct_sweep_cost_learn(struct ct_sweep_cost *c, const struct ct_sweep_cmd *cmd,
+                         const struct ct_sweep_samples *s, int before, double wall)
+{
+    double timed = 0;
+    for (int i = before; i < s->n; i++)
+        timed += s->x[i] * 1e-6;
+    double n = s->n - before + cmd->warmup + (cmd->op == CT_SWEEP_MEASURE);
+    double y = wall - timed;
+    y = y < 0 ? 0 : y;
+    /* exponentially weighted least squares of y = fixed + iter * n */
+    const double d = 0.9;
+    c->sw = d * c->sw + 1;
+    c->sn = d * c->sn + n;
+    c->snn = d * c->snn + n * n;
+    c->sy = d * c->sy + y;
+    c->sny = d * c->sny + n * y;
+    double det = c->sw * c->snn - c->sn * c->sn, o = c->iter;
+    if (det > 1e-6 * c->sw * c->snn)
+        o = (c->sw * c->sny - c->sn * c->sy) / det;
+    o = o < 0 ? 0 : o > 0.05 ? 0.05 : o;
+    double f = (c->sy - o * c->sn) / c->sw;
+    c->iter = o;
+    c->fixed = f < 0 ? 0 : f > 2 ? 2 : f;
+}
+
+int ct_sweep_issue(struct ct_sweep_run *r, struct ct_sweep_cmd *cmd, long *point,
+                   struct ct_err *err)
+{
+    int rc = r->be->bcast ? r->be->bcast(r->ctx, cmd, err) : 0;
+    if (rc == 0)
+        rc = ct_sweep_exec(r, cmd, point, err);
+    r->issue_failed = rc < 0;
+    return rc;
+}
+
+int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err)
+{
+    for (;;) {
+        struct ct_sweep_cmd cmd;
+        memset(&cmd, 0, sizeof cmd);
+        CT_TRY(r->be->bcast(r->ctx, &cmd, err));
+        if (cmd.op == CT_SWEEP_DONE)
+            return 0;
+        if (cmd.op == CT_SWEEP_ABORT)
+            return ct_sweep_exec(r, &cmd, &(long){0}, err);
+        long point;
+        CT_TRY(ct_sweep_exec(r, &cmd, &point, err));
+    }
+}
+
+/* ---- live backend over the communicator --------------------------------------------- */
+
+struct live {
+    struct ct_comm **comm;
+    const struct ct_sweep_cfg *cfg;
+    struct ct_bench b;
+    struct ct_bench_prep p;
+    bool prepared;
+};
+
+struct live_status {
+    int32_t rc;
+    char msg[236];
+};
+
+static int live_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                      long *wrong, struct ct_err *err)
+{
+    struct live *l = ctx;
+    struct ct_comm *c = *l->comm;
+    struct ct_err e = {0};
+    struct live_status mine = {0}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    mine.rc = ct_bench_prepare(&l->b, a, j, &l->p, &e);
+    if (mine.rc < 0)
+        snprintf(mine.msg, sizeof mine.msg, "%.235s", e.msg);
+    l->prepared = mine.rc == 0;
+    /* every rank learns whether every rank could prepare the point */
+    int rc = ct_boot_allgather(c->boot, &mine, sizeof mine, all, err);
+    int bad = -1;
+    bool unsupp = true;
+    for (int q = 0; rc == 0 && q < c->size; q++)
+        if (all[q].rc < 0) {
+            bad = bad < 0 ? q : bad;
+            unsupp = unsupp && all[q].rc == CT_EUNSUPP;
+        }
+    if (rc == 0 && bad >= 0)
+        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
+                        c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
+    free(all);
+    if (rc == 0 && verify) {
+        struct ct_job jj = *j;
+        rc = ct_bench_verify(&l->b, a, &jj, wrong, err);
+    }
+    if (rc < 0 && l->prepared) {
+        ct_bench_prep_release(&l->p);
+        l->prepared = false;
+    }
+    return rc;
+}
+
+static int live_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+{
+    struct live *l = ctx;
+    return ct_bench_time(&l->b, &l->p, warmup, iters, out_us, err);
+}
+
+static void live_end(void *ctx)
+{
+    struct live *l = ctx;
+    if (l->prepared)
+        ct_bench_prep_release(&l->p);
+    l->prepared = false;
+}
+
+static double live_now(void *ctx)
+{
+    return (double)ct_now_ns() * 1e-9;
+}
+
+static int live_streams(void *ctx, int streams, struct ct_err *err)
+{
+    struct live *l = ctx;
+    ct_bench_release(&l->b);
+    int rc = l->cfg->set_streams(l->cfg->arg, streams, l->comm, err);
+    ct_bench_init(&l->b, *l->comm, 0x5eed);
+    return rc;
+}
+
+static int live_bcast(void *ctx, struct ct_sweep_cmd *cmd, struct ct_err *err)
+{
+    struct live *l = ctx;
+    struct ct_comm *c = *l->comm;
+    struct ct_sweep_cmd *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    int rc = ct_boot_allgather(c->boot, cmd, sizeof *cmd, all, err);
+    if (rc == 0)
+        *cmd = all[0];
+    free(all);
+    return rc;
+}
+
+static void live_backend(struct ct_sweep_backend *be, struct live *l, struct ct_comm **comm,
+                         const struct ct_sweep_cfg *cfg)
+{
+    memset(l, 0, sizeof *l);
+    l->comm = comm;
+    l->cfg = cfg;
+    ct_bench_init(&l->b, *comm, 0x5eed);
+    memset(be, 0, sizeof *be);
+    be->begin = live_begin;
+    be->time = live_time;
+    be->end = live_end;
+    be->now_s = live_now;
+    be->streams = cfg->set_streams ? live_streams : NULL;
+    be->bcast = live_bcast;
+    be->root = (*comm)->rank == 0;
+}
+
+static void shape_from(struct ct_sweep_cfg *c, const struct ct_comm *comm)
+{
+    c->job.shape.nranks = comm->size;
+    c->job.shape.rank = comm->rank;
+    if (!c->job.shape.ranks_per_node && comm->nnodes > 0 &&
+        comm->local_size * comm->nnodes == comm->size)
+        c->job.shape.ranks_per_node = comm->local_size;
+}
+
+int ct_sweep_run(struct ct_comm **comm, const struct ct_sweep_cfg *cfg, struct ct_sweep_result *res,
+                 struct ct_err *err)
+{
+    struct ct_sweep_cfg c = *cfg;
+    shape_from(&c, *comm);
+    struct ct_sweep_backend be;
+    struct live l;
+    live_backend(&be, &l, comm, &c);
+    int rc = ct_sweep_drive(&c, &be, &l, res, err);
+    live_end(&l);
+    ct_bench_release(&l.b);
+    return rc;
+}
+
+int ct_sweep_verify(struct ct_comm **comm, const struct ct_sweep_cfg *cfg,
+                    const struct ct_config *conf, struct ct_sweep_regret **out, size_t *nout,
+                    struct ct_err *err)
+{
+    struct ct_sweep_cfg c = *cfg;
+    shape_from(&c, *comm);
+    struct ct_sweep_backend be;
+    struct live l;
+    live_backend(&be, &l, comm, &c);
+    int rc = ct_sweep_verify_drive(&c, &be, &l, conf, out, nout, err);
+    live_end(&l);
+    ct_bench_release(&l.b);
+    return rc;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep: a planner on rank 0 decides which point (collective, size, algorithm,
+ * parameters) to measure next and broadcasts it as a small command; every rank measures
+ * it in lockstep (verify once, then batches of timed iterations until the median's 95%
+ * interval is narrow enough or the point's budget is spent). The stopping rule reads only
+ * the gathered per-iteration times, identical on every rank, so all ranks always agree;
+ * wall-clock decisions (the whole-sweep budget) are taken by rank 0 and travel in the
+ * command.
+ *
+ * Plan (all budgets on rank 0's clock, from the start of the sweep):
+ *   1. survey: every algorithm at its default parameters at every size (sizes ascending,
+ *      collectives interleaved); an algorithm clearly losing at two sizes in a row is
+ *      skipped at the next ones and re-probed every fourth size;
+ *   2. tune: coordinate descent per size bucket (factor 16) for the algorithms still in
+ *      contention, one parameter at a time over a small grid, starting from the defaults;
+ *      the best parameters are then measured at the bucket's other sizes;
+ *   3. refine: where the fastest two algorithms of a size overlap and have not reached the
+ *      target width, both get more samples.
+ * Until the budget runs out; then rules are selected from everything measured.
+ */
+#ifndef CT_SWEEP_H
+#define CT_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "comm.h"
+#include "tune.h"
+
+struct ct_sweep_progress {
+    enum ct_coll coll;
+    const char *algo;
+    uint64_t size;
+    const char *phase; /* "survey", "tune", "refine", "verify" */
+    long done, total;  /* points measured so far, estimated total */
+    double elapsed_s, remaining_s;
+};
+
+/* Rank 0 only, before each point. */
+typedef void (*ct_sweep_progress_fn)(void *arg, const struct ct_sweep_progress *p);
+/* Rank 0 only, after each point: every point so far (for incremental saving). */
+typedef void (*ct_sweep_points_fn)(void *arg, const struct ct_sweep_point *pts, size_t n);
+/* Reopen the communicator with `streams` tcp streams per peer. Collective: every rank
+ * calls it at the same point of the sweep. *comm may change. */
+typedef int (*ct_sweep_streams_fn)(void *arg, int streams, struct ct_comm **comm,
+                                   struct ct_err *err);
+
+struct ct_sweep_cfg {
+    unsigned colls;                     /* CT_COLL_BIT set */
+    const struct ct_algo *const *algos; /* candidates (NULL: the whole table); each is */
+    size_t nalgos;                      /* used where ct_algo_supports accepts the job */
+    struct ct_job job;                  /* template: dtype, op, shape; params != 0 are fixed (not
+                                           searched); intra/inter for hier */
+    uint64_t minbytes, maxbytes;
+    double stepfactor;
+    double budget_s;  /* whole sweep, rank 0's wall clock */
+    double target_ci; /* relative width of the median's 95% interval */
+    double margin;    /* pruning margin */
+    int warmup;       /* most warmup iterations per point (fewer for slow points) */
+    int min_iters, max_iters;
+    bool tcp;        /* tcp carries traffic: search streams (needs set_streams) */
+    int max_threads; /* cap of the threads grid (cores per rank); <= 1: no search */
+    ct_sweep_progress_fn progress;
+    ct_sweep_points_fn on_points;
+    ct_sweep_streams_fn set_streams;
+    void *arg; /* passed to the three callbacks */
+};
+
+/* Defaults: all collectives, 8 B..256 MiB x2, float32 sum, budget 100 s, target 0.05,
+ * margin 0.05, warmup 2, iterations 6..1000. */
+void ct_sweep_cfg_init(struct ct_sweep_cfg *c);
+
+struct ct_sweep_result {
+    struct ct_sweep_point *pts; /* every distinct point measured, in order */
+    size_t n;
+    long full_points; /* the full cross product over the same grid */
+    char search[64], space[160];
+    double elapsed_s;
+    bool budget_out; /* the budget ran out before the plan was done */
+};
+
+void ct_sweep_result_release(struct ct_sweep_result *r);
+
+/* Candidate algorithms of coll under cfg (supported on the job's shape): count, and the
+ * first `max` of them in out (may be NULL). */
+size_t ct_sweep_algos(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo **out,
+                      size_t max);
+
+/* Rough seconds needed to measure one point of every requested collective at minbytes
+ * (for refusing a budget that cannot cover even that). */
+double ct_sweep_min_budget(const struct ct_sweep_cfg *cfg);
+
+/*
+ * Run the sweep on every rank of *comm. res receives the points (on every rank; rank 0's
+ * copy is the one to write) also when the sweep fails: then it holds what was measured
+ * before the failure. Errors: CT_EVERIFY for a wrong result (the message names the
+ * collective, algorithm, size and rank count), CT_EPEER/CT_ETIMEDOUT when a rank dies or
+ * stalls (the message names the rank), CT_EINVAL when no collective has a candidate.
+ */
+int ct_sweep_run(struct ct_comm **comm, const struct ct_sweep_cfg *cfg, struct ct_sweep_result *res,
+                 struct ct_err *err);
+
+/* One range of a config re-measured by ct_sweep_verify. */
+struct ct_sweep_regret {
+    int set, rule;                      /* indices into the config */
+    uint64_t size;                      /* where it was measured */
+    struct ct_sweep_point chosen, best; /* best: fastest measured, chosen included */
+    double regret;                      /* chosen median / best median (>= 1) */
+    bool significant;                   /* chosen's interval lies above best's */
+};
+
+/*
+ * Re-measure each rule of conf (rulesets of the collectives in cfg->colls) at its range's
+ * geometric midpoint (the largest swept size for the last range): the rule's choice and
+ * every other candidate at its defaults. *out is new memory (free()). Collective.
+ */
+int ct_sweep_verify(struct ct_comm **comm, const struct ct_sweep_cfg *cfg,
+                    const struct ct_config *conf, struct ct_sweep_regret **out, size_t *nout,
+                    struct ct_err *err);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sweep internals shared by the controller (sweep.c), the planner (sweep_plan.c) and the
+ * tests: the command rank 0 broadcasts, and the measuring backend. The live backend runs
+ * the collective on the communicator; tests plug in a synthetic one (model curves and a
+ * virtual clock), so the planner is tested deterministically with the same code.
+ */
+#ifndef CT_SWEEP_INT_H
+#define CT_SWEEP_INT_H
+
+#include <stdint.h>
+
+#include "sweep.h"
+
+enum ct_sweep_op {
+    CT_SWEEP_DONE = 1, /* the plan is finished */
+    CT_SWEEP_MEASURE,  /* verify a new point, then time it */
+    CT_SWEEP_EXTEND,   /* more samples for point `point` (fresh: instead of its samples) */
+    CT_SWEEP_STREAMS,  /* reopen the communicator with `streams` tcp streams */
+    CT_SWEEP_ABORT,    /* rank 0 gave up before measuring (bad input): stop with an error */
+};
+
+/* Fixed-size, plain data: rank 0's copy is the one every rank acts on. */
+struct ct_sweep_cmd {
+    int32_t op, coll, algo; /* algo: index in the algorithm table */
+    int32_t dtype, redop;
+    int32_t point, fresh; /* EXTEND */
+    int32_t streams;      /* STREAMS */
+    int32_t warmup, first_batch, min_iters, max_iters;
+    uint64_t count;
+    uint64_t params[CT_P_COUNT];
+    double budget_s;    /* seconds the point may use in total: samples + iter_cost_s each */
+    double iter_cost_s; /* rank 0's estimate of the wall time an iteration costs beyond its
+                           measured time (barrier, gathering) */
+    double target;      /* relative CI width that stops it */
+    double ref_hi;      /* > 0: stop early once the point is prunable against this bound */
+    double margin;
+};
+
+struct ct_sweep_backend {
+    /* Prepare the point (and verify it when asked: wrong elements summed over ranks).
+     * CT_EUNSUPP when every rank refused it alike: the point is skipped. */
+    int (*begin)(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                 long *wrong, struct ct_err *err);
+    /* warmup, then iters timed runs: per-iteration slowest-rank times in microseconds,
+     * identical on every rank. */
+    int (*time)(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err);
+    void (*end)(void *ctx);
+    double (*now_s)(void *ctx);                                 /* read by rank 0 only */
+    int (*streams)(void *ctx, int streams, struct ct_err *err); /* NULL: cannot switch */
+    /* Give every rank rank 0's *cmd. NULL in a single-process backend. */
+    int (*bcast)(void *ctx, struct ct_sweep_cmd *cmd, struct ct_err *err);
+    bool root; /* this rank plans */
+};
+
+/* Per-point samples, parallel to the result's points. */
+struct ct_sweep_samples {
+    double *x;
+    int n, cap;
+};
+
+struct ct_sweep_run {
+    const struct ct_sweep_cfg *cfg;
+    const struct ct_sweep_backend *be;
+    void *ctx;
+    struct ct_sweep_result *res;
+    struct ct_sweep_samples *smp;
+    size_t cap;
+    int streams;       /* streams the communicator has now */
+    bool issue_failed; /* a command failed: every rank knows, no ABORT needed */
+};
+
+/* Act on one command (every rank). *point receives the point's index, -1 when skipped. */
+int ct_sweep_exec(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
+                  struct ct_err *err);
+/* Rank 0: broadcast cmd (when the backend has bcast), then ct_sweep_exec. */
+int ct_sweep_issue(struct ct_sweep_run *r, struct ct_sweep_cmd *cmd, long *point,
+                   struct ct_err *err);
+/*
+ * Rank 0's model of what measuring costs beyond the samples themselves, fitted online
+ * (exponentially weighted least squares) to each command's wall time: a fixed part per
+ * point (command, preparation, verification, gathers) and a part per iteration (barrier).
+ */
+struct ct_sweep_cost {
+    double sw, sn, snn, sy, sny; /* weighted sums */
+    double fixed, iter;          /* seconds per point, per iteration */
+};
+void ct_sweep_cost_init(struct ct_sweep_cost *c);
+/* One command's wall time; s holds the point's samples, the command added those from
+ * index before on. */
+void ct_sweep_cost_learn(struct ct_sweep_cost *c, const struct ct_sweep_cmd *cmd,
+                         const struct ct_sweep_samples *s, int before, double wall);
+/* Followers: act on rank 0's commands until DONE. */
+int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err);
+
+/* The whole sweep over a backend: the planner on the root, the follower loop elsewhere. */
+int ct_sweep_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_backend *be, void *ctx,
+                   struct ct_sweep_result *res, struct ct_err *err);
+/* Re-measure a config's rules over a backend (see ct_sweep_verify). */
+int ct_sweep_verify_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_backend *be,
+                          void *ctx, const struct ct_config *conf, struct ct_sweep_regret **out,
+                          size_t *nout, struct ct_err *err);
+
+/* The parameter grids: values of p searched (0-terminated, at most 8), given the sweep. */
+int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *vals);
+/* Parameters searched for algorithm a (CT_PBIT set): what matters to it, minus the ones the
+ * user fixed, minus grids with a single value. */
+unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, const struct ct_algo *a);
+
+/* ---- the planner (rank 0), shared by sweep_plan.c and sweep_tune.c ------------------ */
+
+#define CT_SWEEP_BUCKET 16.0 /* size span of a tuning bucket */
+
+struct ct_plan_grid {
+    uint64_t *count, *size;       /* per requested size; count 0 = not measurable (or duplicate) */
+    const struct ct_algo **algos; /* candidates */
+    int nalgos;
+    long *best; /* [algo * L + i]: best point of the algorithm at size i, -1 if none */
+};
+
+struct ct_plan {
+    struct ct_sweep_run run;
+    const struct ct_sweep_cfg *cfg;
+    struct ct_plan_grid g[CT_COLL_COUNT]; /* count == NULL: collective not requested */
+    int L;                                /* requested sizes */
+    double t0;
+    const char *phase;
+    long done, est_left;       /* points measured, expected still (progress) */
+    struct ct_sweep_cost cost; /* learned overheads */
+    int *ext;                  /* refinement rounds per point */
+    size_t extcap;
+};
+
+/* Seconds since the plan started (rank 0's clock). */
+double ct_plan_now(const struct ct_plan *pl);
+const struct ct_sweep_point *ct_plan_pt(const struct ct_plan *pl, long i);
+int ct_plan_size_index(const struct ct_plan *pl, const struct ct_plan_grid *g, uint64_t size);
+/* Best point of candidate k of c at size i; the leader (any candidate); -1 if none. */
+long ct_plan_best(const struct ct_plan *pl, int c, int k, int i);
+long ct_plan_leader(const struct ct_plan *pl, int c, int i);
+/* Candidate k was measured at size i and is prunable against the leader there. */
+bool ct_plan_losing(const struct ct_plan *pl, int c, int k, int i);
+/* Median of k's best point (k < 0: the leader's) at size i; 0 if unmeasured. */
+double ct_plan_median(const struct ct_plan *pl, int c, int k, int i);
+/* Predicted microseconds per iteration (see sweep_plan.c), and wall seconds with the
+ * learned per-iteration overhead. */
+double ct_plan_predict_us(const struct ct_plan *pl, int c, int k, int i);
+double ct_plan_iter_s(const struct ct_plan *pl, int c, int k, int i);
+/* Wall seconds of a point of iters iterations of t_s each, fixed overhead included. */
+double ct_plan_point_cost(const struct ct_plan *pl, double t_s, int iters);
+/* params with the user's fixed values and the defaults filled in. */
+void ct_plan_params(const struct ct_plan *pl, const struct ct_params *in, uint64_t *out);
+/* A MEASURE command for algorithm a at size i of c with a per-point budget. */
+void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i,
+                 const struct ct_params *params, double budget_s, struct ct_sweep_cmd *cmd);
+/* Issue a MEASURE or EXTEND (switching streams first when needed) and note the point;
+ * *idx = -1 when it was skipped as unsupported. */
+int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struct ct_err *err);
+/* Measure candidate k of c at size i with params; ref >= 0: stop early once clearly losing
+ * against that point. */
+int ct_plan_measure(struct ct_plan *pl, int c, int k, int i, const struct ct_params *params,
+                    double budget_s, long ref, long *idx, struct ct_err *err);
+/* Phase 2 (until 85% of the budget) and phase 3 (until the end). */
+int ct_plan_tune(struct ct_plan *pl, struct ct_err *err);
+int ct_plan_refine(struct ct_plan *pl, struct ct_err *err);
+
+#endif

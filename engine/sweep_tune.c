@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep planner's later phases: coordinate descent of the parameters per size bucket
+ * for the algorithms still in contention, then refinement of close decisions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "select.h"
+#include "stats.h"
+#include "sweep_int.h"
+
+#define MAX_EXTEND 3    /* refinement rounds per point */
+#define TUNE_SHARE 0.85 /* of the budget: survey and tuning together */
+
+static const enum ct_param_id search_order[] = {CT_P_CHUNK, CT_P_PIPELINE, CT_P_CHANNELS,
+                                                CT_P_STREAMS, CT_P_THREADS};
+
+/* More samples for point idx (twice what it has spent); fresh: new samples replace the
+ * old ones, within budget_s, so it compares with points measured now. */
+static int extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, struct ct_err *err)
+{
+    const struct ct_sweep_point *p = ct_plan_pt(pl, idx);
+    struct ct_plan_grid *g = &pl->g[p->coll];
+    int i = ct_plan_size_index(pl, g, p->size);
+    if (i < 0)
+        return 0;
+    struct ct_sweep_cmd cmd;
+    ct_plan_cmd(pl, p->coll, ct_algo_find(p->algo), i, &p->params,
+                fresh ? budget_s : 2 * p->st.spent_s, &cmd);
+    cmd.op = CT_SWEEP_EXTEND;
+    cmd.point = (int32_t)idx;
+    cmd.fresh = fresh;
+    cmd.warmup = cmd.warmup > 1 ? 1 : cmd.warmup;
+    if (!fresh)
+        cmd.first_batch = p->st.n / 2 > cmd.first_batch ? p->st.n / 2 : cmd.first_batch;
+    pl->ext[idx] += !fresh;
+    long out;
+    return ct_plan_issue(pl, &cmd, &out, err);
+}
+
+/* ---- phase 2: tune ------------------------------------------------------------------- */
+
+struct task {
+    int c, k, lo, hi, rep; /* bucket [lo, hi) of size indices, descent at rep */
+    int rank;              /* 0 = the bucket's leader, 1 = runner-up, ... */
+    double ratio, cost;
+};
+
+static int cmp_task(const void *a, const void *b)
+{
+    const struct task *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return x->cost < y->cost ? -1 : x->cost > y->cost;
+}
+
+/* Largest communication op of rank 0's schedule: chunks at or above it do not slice. */
+static uint64_t max_op_bytes(const struct ct_plan *pl, int c, const struct ct_algo *a,
+                             uint64_t count, const uint64_t *params)
+{
+    struct ct_job j = pl->cfg->job;
+    j.coll = (enum ct_coll)c;
+    j.count = count;
+    j.shape.rank = 0;
+    memcpy(j.params.v, params, sizeof j.params.v);
+    struct ct_sched s;
+    if (ct_algo_build(a, &j, &s, NULL) < 0)
+        return UINT64_MAX;
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < s.nops; i++)
+        if (s.ops[i].kind <= CT_OP_RECV_REDUCE && s.ops[i].bytes > m)
+            m = s.ops[i].bytes;
+    ct_sched_release(&s);
+    return m;
+}
+
+/* Per-point timed budget in the tune and refine phases. */
+static double tune_allowance(const struct ct_plan *pl, double t_s)
+{
+    double b = 30 * t_s, cap = 0.01 * pl->cfg->budget_s;
+    double min = pl->cfg->min_iters * t_s;
+    b = b > cap ? cap : b;
+    return b < min ? min : b;
+}
+
+static int bucket_width(const struct ct_plan *pl)
+{
+    double f = pl->cfg->stepfactor > 1 ? pl->cfg->stepfactor : 2;
+    int w = (int)lround(log(CT_SWEEP_BUCKET) / log(f));
+    return w < 1 ? 1 : w;
+}
+
+static size_t make_tasks(struct ct_plan *pl, struct task **out)
+{
+    int W = bucket_width(pl);
+    size_t n = 0, cap = 16;
+    struct task *t = ct_xmalloc(sizeof *t * cap);
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        struct ct_plan_grid *g = &pl->g[c];
+        for (int lo = 0; g->count && lo < pl->L; lo += W) {
+            int hi = lo + W > pl->L ? pl->L : lo + W;
+            size_t first = n;
+            for (int k = 0; k < g->nalgos; k++) {
+                unsigned searched = ct_sweep_searched(pl->cfg, g->algos[k]);
+                int meas[64], nm = 0;
+                double ratio = INFINITY;
+                bool contender = false;
+                for (int i = lo; i < hi && nm < 64; i++)
+                    if (ct_plan_best(pl, c, k, i) >= 0) {
+                        meas[nm++] = i;
+                        contender = contender || !ct_plan_losing(pl, c, k, i);
+                        double r = ct_plan_median(pl, c, k, i) / ct_plan_median(pl, c, -1, i);
+                        ratio = r < ratio ? r : ratio;
+                    }
+                if (!searched || !contender || !nm)
+                    continue;
+                if (n == cap)
+                    t = ct_xrealloc(t, sizeof *t * (cap *= 2));
+                struct task *x = &t[n++];
+                x->c = c;
+                x->k = k;
+                x->lo = lo;
+                x->hi = hi;
+                x->rep = meas[nm > 1 ? 1 : 0];
+                x->ratio = ratio;
+                int variants = W - 1;
+                uint64_t vals[9];
+                for (int p = 0; p < CT_P_COUNT; p++)
+                    if (searched & CT_PBIT(p))
+                        variants += ct_sweep_grid(pl->cfg, (enum ct_param_id)p, vals) - 1;
+                double ts = ct_plan_iter_s(pl, c, k, x->rep);
+                x->cost = variants * ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
+            }
+            /* rank contenders by how close they came to the leader */
+            for (size_t a = first; a < n; a++) {
+                t[a].rank = 0;
+                for (size_t b = first; b < n; b++)
+                    if (t[b].ratio < t[a].ratio || (t[b].ratio == t[a].ratio && b < a))
+                        t[a].rank++;
+            }
+        }
+    }
+    qsort(t, n, sizeof *t, cmp_task);
+    *out = t;
+    return n;
+}
+
+static bool chunk_relevant(uint64_t v, uint64_t cur, uint64_t maxop, const uint64_t *grid)
+{
+    if (v >= maxop && cur >= maxop)
+        return false; /* both leave the ops whole */
+    if (v < maxop)
+        return true;
+    for (int i = 0; grid[i]; i++)
+        if (grid[i] >= maxop)
+            return grid[i] == v; /* the smallest unsliced value stands for all */
+    return false;
+}
+
+/* One coordinate-descent pass at the bucket's representative size. */
+static int descend(struct ct_plan *pl, const struct task *t, double until, struct ct_params *cur,
+                   struct ct_err *err)
+{
+    const struct ct_algo *a = pl->g[t->c].algos[t->k];
+    unsigned searched = ct_sweep_searched(pl->cfg, a);
+    uint64_t count = pl->g[t->c].count[t->rep];
+    uint64_t v0[CT_P_COUNT];
+    ct_plan_params(pl, cur, v0);
+    memcpy(cur->v, v0, sizeof v0);
+    long best = -1;
+    for (size_t q = 0; q < pl->run.res->n; q++) {
+        const struct ct_sweep_point *p = ct_plan_pt(pl, (long)q);
+        if ((int)p->coll == t->c && p->size == pl->g[t->c].size[t->rep] &&
+            !strcmp(p->algo, a->name) && ct_select_same_choice(a->name, &p->params, a->name, cur))
+            best = (long)q;
+    }
+    double tu = ct_plan_iter_s(pl, t->c, t->k, t->rep);
+    if (best < 0)
+        CT_TRY(
+            ct_plan_measure(pl, t->c, t->k, t->rep, cur, tune_allowance(pl, tu), -1, &best, err));
+    else /* load drifts: compare the variants with a baseline measured now */
+        CT_TRY(extend(pl, best, true, tune_allowance(pl, tu), err));
+    if (best < 0)
+        return 0;
+    for (size_t o = 0; o < sizeof search_order / sizeof search_order[0]; o++) {
+        enum ct_param_id p = search_order[o];
+        if (!(searched & CT_PBIT(p)))
+            continue;
+        uint64_t grid[9];
+        ct_sweep_grid(pl->cfg, p, grid);
+        uint64_t maxop = max_op_bytes(pl, t->c, a, count, cur->v);
+        if (p == CT_P_PIPELINE && cur->v[CT_P_CHUNK] >= maxop)
+            continue; /* one slice per op: depth cannot matter */
+        for (int g = 0; grid[g]; g++) {
+            if (grid[g] == cur->v[p] ||
+                (p == CT_P_CHUNK && !chunk_relevant(grid[g], cur->v[p], maxop, grid)))
+                continue;
+            if (ct_plan_now(pl) >= until)
+                return 0;
+            struct ct_params cand = *cur;
+            cand.v[p] = grid[g];
+            long idx;
+            CT_TRY(ct_plan_measure(pl, t->c, t->k, t->rep, &cand, tune_allowance(pl, tu), best,
+                                   &idx, err));
+            /* a new value must win clearly: noise and crumbs do not move parameters */
+            if (idx >= 0 && ct_select_better_params(&ct_plan_pt(pl, idx)->st,
+                                                    &ct_plan_pt(pl, best)->st, pl->cfg->margin))
+                best = idx;
+        }
+        *cur = ct_plan_pt(pl, best)->params;
+    }
+    return 0;
+}
+
+int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
+{
+    double until = TUNE_SHARE * pl->cfg->budget_s;
+    struct task *t;
+    size_t n = make_tasks(pl, &t);
+    pl->phase = "tune";
+    int rc = 0;
+    for (size_t x = 0; x < n && rc == 0; x++) {
+        pl->est_left = 0;
+        for (size_t y = x; y < n; y++)
+            pl->est_left += 12;
+        if (ct_plan_now(pl) + t[x].cost > until)
+            continue; /* too dear for what is left: a cheaper bucket may still fit */
+        struct ct_params cur;
+        memset(&cur, 0, sizeof cur);
+        rc = descend(pl, &t[x], until, &cur, err);
+        uint64_t def[CT_P_COUNT];
+        struct ct_params zero;
+        memset(&zero, 0, sizeof zero);
+        ct_plan_params(pl, &zero, def);
+        if (rc < 0 || !memcmp(def, cur.v, sizeof def))
+            continue;
+        /* carry the tuned parameters to the bucket's other sizes */
+        for (int i = t[x].lo; i < t[x].hi && rc == 0 && ct_plan_now(pl) < until; i++) {
+            if (i == t[x].rep || !pl->g[t[x].c].count[i] || ct_plan_leader(pl, t[x].c, i) < 0)
+                continue;
+            double tu = ct_plan_iter_s(pl, t[x].c, t[x].k, i);
+            long idx;
+            rc = ct_plan_measure(pl, t[x].c, t[x].k, i, &cur, tune_allowance(pl, tu),
+                                 ct_plan_leader(pl, t[x].c, i), &idx, err);
+        }
+    }
+    free(t);
+    return rc;
+}
+
+/* ---- phase 3: refine ----------------------------------------------------------------- */
+
+struct pair {
+    long a, b;
+    double cost;
+};
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const struct pair *a = x, *b = y;
+    return a->cost < b->cost ? -1 : a->cost > b->cost;
+}
+
+int ct_plan_refine(struct ct_plan *pl, struct ct_err *err)
+{
+    pl->phase = "refine";
+    const double target = pl->cfg->target_ci;
+    for (int round = 0; round < MAX_EXTEND; round++) {
+        size_t np = 0, cap = 16;
+        struct pair *v = ct_xmalloc(sizeof *v * cap);
+        for (int c = 0; c < CT_COLL_COUNT; c++) {
+            if (!pl->g[c].count)
+                continue;
+            struct ct_select_choice *ch;
+            size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
+                                         pl->cfg->margin, &ch);
+            for (size_t s = 0; s < n; s++) {
+                long a = (long)ch[s].chosen;
+                long b = ch[s].leader != a ? ch[s].leader : ch[s].runner;
+                if (!ch[s].tie || b < 0 || pl->ext[a] >= MAX_EXTEND || pl->ext[b] >= MAX_EXTEND)
+                    continue;
+                if (ct_stats_converged(&ct_plan_pt(pl, a)->st, target) &&
+                    ct_stats_converged(&ct_plan_pt(pl, b)->st, target))
+                    continue;
+                if (np == cap)
+                    v = ct_xrealloc(v, sizeof *v * (cap *= 2));
+                v[np].a = a;
+                v[np].b = b;
+                v[np++].cost = 2 * (ct_plan_pt(pl, a)->st.spent_s + ct_plan_pt(pl, b)->st.spent_s) +
+                               2 * pl->cost.fixed;
+            }
+            free(ch);
+        }
+        qsort(v, np, sizeof *v, cmp_pair);
+        size_t did = 0;
+        for (size_t x = 0; x < np; x++) {
+            pl->est_left = (long)(2 * (np - x));
+            if (ct_plan_now(pl) + v[x].cost > pl->cfg->budget_s)
+                continue;
+            int rc = extend(pl, v[x].a, false, 0, err);
+            if (rc == 0)
+                rc = extend(pl, v[x].b, false, 0, err);
+            if (rc < 0) {
+                free(v);
+                return rc;
+            }
+            did++;
+        }
+        free(v);
+        if (!did)
+            break;
+    }
+    return 0;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sweep --verify`: re-measure every rule of a tuned config at its range's midpoint, the
+ * rule's choice against every other candidate, and report the regret of the choice.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "select.h"
+#include "stats.h"
+#include "sweep_int.h"
+
+/* Where a rule is checked: the geometric midpoint of its range (clamped to what was swept
+ * at the low end), the largest swept size for the unbounded last range; as a count. */
+static uint64_t rule_count(const struct ct_config *conf, const struct ct_ruleset *s,
+                           const struct ct_rule *r)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(s->coll);
+    size_t es = ct_dtype_size(s->dtype);
+    double lo = (double)(r->min_bytes > conf->sweep.minbytes ? r->min_bytes : conf->sweep.minbytes);
+    double want;
+    if (r->max_bytes == CT_BYTES_INF) {
+        want = conf->sweep.maxbytes > lo ? (double)conf->sweep.maxbytes : lo;
+    } else {
+        double hi = (double)r->max_bytes;
+        want = sqrt((lo < 1 ? 1 : lo) * hi);
+        if (want >= hi)
+            want = hi - 1;
+    }
+    uint64_t count = d->count_for((uint64_t)want, es, s->nranks);
+    if (count == 0 || d->size_bytes(count, es, s->nranks) < r->min_bytes)
+        count++;
+    return count;
+}
+
+struct vctx {
+    struct ct_sweep_run run;
+    double t0, budget;
+    long left;                 /* points still to measure */
+    struct ct_sweep_cost cost; /* learned overheads */
+};
+
+/* Share of what is left of the budget for the next point. */
+static double per_point(const struct vctx *v)
+{
+    double el = v->run.be->now_s(v->run.ctx) - v->t0;
+    double b = (v->budget - el) / (double)(v->left > 0 ? v->left : 1) - v->cost.fixed;
+    return b > 2 ? 2 : b < 0.005 ? 0.005 : b;
+}
+
+static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_algo *a,
+                   uint64_t count, const struct ct_params *params, long ref, long *idx,
+                   struct ct_err *err)
+{
+    const struct ct_sweep_cfg *cfg = v->run.cfg;
+    struct ct_sweep_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    cmd.op = CT_SWEEP_MEASURE;
+    cmd.coll = s->coll;
+    cmd.dtype = s->dtype;
+    cmd.redop = s->op;
+    cmd.algo = ct_select_simplicity(a->name);
+    cmd.count = count;
+    struct ct_params p = *params;
+    for (int q = 0; q < CT_P_COUNT; q++)
+        if (cfg->job.params.v[q] && !(params->v[q]))
+            p.v[q] = cfg->job.params.v[q];
+    ct_params_defaults(&p);
+    memcpy(cmd.params, p.v, sizeof p.v);
+    cmd.warmup = cfg->warmup;
+    cmd.first_batch = cfg->min_iters;
+    cmd.min_iters = cfg->min_iters;
+    cmd.max_iters = cfg->max_iters;
+    cmd.budget_s = per_point(v);
+    cmd.target = cfg->target_ci;
+    cmd.margin = cfg->margin;
+    if (ref >= 0)
+        cmd.ref_hi = v->run.res->pts[ref].st.hi;
+    struct ct_job j = cfg->job;
+    j.coll = s->coll;
+    j.dtype = s->dtype;
+    j.op = s->op;
+    j.count = count;
+    j.shape.rank = 0;
+    j.params = p;
+    struct ct_err why = {0};
+    if (ct_algo_supports(a, &j, &why) < 0) {
+        *idx = -1;
+        v->left--;
+        if (ref < 0) /* the rule's own choice must run here */
+            return ct_err_set(err, CT_EINVAL, "%s: %s", ct_coll_name(s->coll), why.msg);
+        return 0;
+    }
+    if (cfg->progress) {
+        struct ct_sweep_progress pr = {
+            s->coll,
+            a->name,
+            ct_coll_desc(s->coll)->size_bytes(count, ct_dtype_size(s->dtype), s->nranks),
+            "verify",
+            0,
+            0,
+            0,
+            0};
+        pr.done = (long)v->run.res->n;
+        pr.total = pr.done + v->left;
+        pr.elapsed_s = v->run.be->now_s(v->run.ctx) - v->t0;
+        pr.remaining_s = v->budget > pr.elapsed_s ? v->budget - pr.elapsed_s : 0;
+        cfg->progress(cfg->arg, &pr);
+    }
+    cmd.iter_cost_s = v->cost.iter;
+    if (cfg->tcp && v->run.be->streams && (int)cmd.params[CT_P_STREAMS] != v->run.streams) {
+        /* the stream count is the communicator's: reopen it (collective) */
+        struct ct_sweep_cmd sc;
+        long none;
+        memset(&sc, 0, sizeof sc);
+        sc.op = CT_SWEEP_STREAMS;
+        sc.streams = (int32_t)cmd.params[CT_P_STREAMS];
+        CT_TRY(ct_sweep_issue(&v->run, &sc, &none, err));
+    }
+    double t0 = v->run.be->now_s(v->run.ctx);
+    CT_TRY(ct_sweep_issue(&v->run, &cmd, idx, err));
+    v->left--;
+    if (*idx >= 0)
+        ct_sweep_cost_learn(&v->cost, &cmd, &v->run.smp[*idx], 0,
+                            v->run.be->now_s(v->run.ctx) - t0);
+    return 0;
+}
+
+/* Every ruleset to check must fit this communicator; checked before anything runs. */
+static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *conf,
+                      struct ct_err *err)
+{
+    int used = 0;
+    for (int i = 0; i < conf->nsets; i++) {
+        const struct ct_ruleset *s = &conf->sets[i];
+        if (!(cfg->colls & CT_COLL_BIT(s->coll)))
+            continue;
+        used++;
+        if (s->nranks != cfg->job.shape.nranks)
+            return ct_err_set(err, CT_EINVAL,
+                              "the %s rules were tuned for %d ranks; this run has %d",
+                              ct_coll_name(s->coll), s->nranks, cfg->job.shape.nranks);
+        CT_TRY(ct_ruleset_check(s, err));
+    }
+    if (!used)
+        return ct_err_set(err, CT_EINVAL, "the config has no rules for these collectives");
+    return 0;
+}
+
+static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
+                      struct ct_sweep_regret *out, size_t *nout, struct ct_err *err)
+{
+    const struct ct_ruleset *s = &conf->sets[si];
+    struct ct_sweep_cfg c = *v->run.cfg;
+    c.job.dtype = s->dtype;
+    c.job.op = s->op;
+    const struct ct_algo *cand[64];
+    size_t nc = ct_sweep_algos(&c, s->coll, cand, 64);
+    nc = nc > 64 ? 64 : nc;
+    for (int ri = 0; ri < s->nrules; ri++) {
+        const struct ct_rule *r = &s->rules[ri];
+        uint64_t count = rule_count(conf, s, r);
+        long chosen, best;
+        CT_TRY(measure(v, s, ct_algo_find(r->algo), count, &r->params, -1, &chosen, err));
+        best = chosen;
+        for (size_t k = 0; k < nc; k++) {
+            if (!strcmp(cand[k]->name, r->algo))
+                continue;
+            struct ct_params def;
+            memset(&def, 0, sizeof def);
+            def.intra = c.job.params.intra;
+            def.inter = c.job.params.inter;
+            long idx;
+            CT_TRY(measure(v, s, cand[k], count, &def, best, &idx, err));
+            if (idx >= 0 && v->run.res->pts[idx].st.median < v->run.res->pts[best].st.median)
+                best = idx;
+        }
+        struct ct_sweep_regret *g = &out[(*nout)++];
+        const struct ct_sweep_point *pc = &v->run.res->pts[chosen], *pb = &v->run.res->pts[best];
+        g->set = si;
+        g->rule = ri;
+        g->size = pc->size;
+        g->chosen = *pc;
+        g->best = *pb;
+        g->regret = pb->st.median > 0 ? pc->st.median / pb->st.median : 1;
+        g->significant = chosen != best && ct_select_beats(&pb->st, &pc->st);
+    }
+    return 0;
+}
+
+int ct_sweep_verify_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_backend *be,
+                          void *ctx, const struct ct_config *conf, struct ct_sweep_regret **out,
+                          size_t *nout, struct ct_err *err)
+{
+    struct ct_sweep_result res;
+    memset(&res, 0, sizeof res);
+    struct vctx v;
+    memset(&v, 0, sizeof v);
+    v.run.cfg = cfg;
+    v.run.be = be;
+    v.run.ctx = ctx;
+    v.run.res = &res;
+    struct ct_params p0 = cfg->job.params;
+    ct_params_defaults(&p0);
+    v.run.streams = (int)p0.v[CT_P_STREAMS]; /* what the communicator was opened with */
+    ct_sweep_cost_init(&v.cost);
+    *out = NULL;
+    *nout = 0;
+    int rc;
+    if (!be->root) {
+        rc = ct_sweep_follow(&v.run, err);
+    } else {
+        rc = check_conf(cfg, conf, err);
+        size_t nrules = 0, npts = 0;
+        for (int i = 0; rc == 0 && i < conf->nsets; i++)
+            if (cfg->colls & CT_COLL_BIT(conf->sets[i].coll)) {
+                nrules += (size_t)conf->sets[i].nrules;
+                npts += (size_t)conf->sets[i].nrules *
+                        (1 + ct_sweep_algos(cfg, conf->sets[i].coll, NULL, 0));
+            }
+        v.t0 = be->now_s(ctx);
+        v.budget = cfg->budget_s;
+        v.left = (long)npts;
+        struct ct_sweep_cmd fin;
+        memset(&fin, 0, sizeof fin);
+        fin.op = rc == 0 ? CT_SWEEP_DONE : CT_SWEEP_ABORT;
+        if (rc == 0) {
+            *out = ct_xcalloc(nrules ? nrules : 1, sizeof **out);
+            for (int i = 0; rc == 0 && i < conf->nsets; i++)
+                if (cfg->colls & CT_COLL_BIT(conf->sets[i].coll))
+                    rc = verify_set(&v, conf, i, *out, nout, err);
+        }
+        if (rc < 0)
+            fin.op = CT_SWEEP_ABORT;
+        if (be->bcast && !v.run.issue_failed) {
+            struct ct_err e2 = {0};
+            int rc2 = be->bcast(ctx, &fin, rc == 0 ? err : &e2);
+            rc = rc == 0 ? rc2 : rc;
+        }
+    }
+    for (size_t i = 0; i < v.run.cap && i < res.n; i++)
+        free(v.run.smp[i].x);
+    free(v.run.smp);
+    ct_sweep_result_release(&res);
+    return rc;
+}

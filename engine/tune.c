@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* The tuned config: lifecycle, rule lookup and the coverage check every reader relies on. */
+#include "tune.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ct_config_init(struct ct_config *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void ct_ruleset_release(struct ct_ruleset *s)
+{
+    free(s->rules);
+    s->rules = NULL;
+    s->nrules = 0;
+}
+
+void ct_config_release(struct ct_config *c)
+{
+    for (int i = 0; i < c->nsets; i++)
+        ct_ruleset_release(&c->sets[i]);
+    free(c->sets);
+    memset(c, 0, sizeof *c);
+}
+
+const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes)
+{
+    for (int i = 0; i < s->nrules; i++)
+        if (bytes >= s->rules[i].min_bytes &&
+            (bytes < s->rules[i].max_bytes || s->rules[i].max_bytes == CT_BYTES_INF))
+            return &s->rules[i];
+    return NULL;
+}
+
+const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks)
+{
+    for (int i = 0; i < c->nsets; i++)
+        if (c->sets[i].coll == coll && (nranks <= 0 || c->sets[i].nranks == nranks))
+            return &c->sets[i];
+    return NULL;
+}
+
+int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)
+{
+    const char *cn = ct_coll_name(s->coll);
+    if (s->nrules < 1)
+        return ct_err_set(err, CT_EINVAL, "%s: no ranges", cn);
+    if (s->rules[0].min_bytes != 0)
+        return ct_err_set(err, CT_EINVAL, "%s: the first range starts at %llu, not 0", cn,
+                          (unsigned long long)s->rules[0].min_bytes);
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        const struct ct_algo *a = ct_algo_find(r->algo);
+        if (!a)
+            return ct_err_set(err, CT_EINVAL, "%s: range %d: unknown algorithm '%s'", cn, i,
+                              r->algo);
+        if (!(a->colls & CT_COLL_BIT(s->coll)))
+            return ct_err_set(err, CT_EINVAL, "%s: range %d: algorithm '%s' does not implement %s",
+                              cn, i, r->algo, cn);
+        if (r->max_bytes <= r->min_bytes)
+            return ct_err_set(err, CT_EINVAL, "%s: range %d is empty (%llu..%llu)", cn, i,
+                              (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes);
+        if (i + 1 < s->nrules && s->rules[i + 1].min_bytes != r->max_bytes)
+            return ct_err_set(err, CT_EINVAL,
+                              "%s: gap or overlap between range %d (ends %llu) "
+                              "and range %d (starts %llu)",
+                              cn, i, (unsigned long long)r->max_bytes, i + 1,
+                              (unsigned long long)s->rules[i + 1].min_bytes);
+    }
+    if (s->rules[s->nrules - 1].max_bytes != CT_BYTES_INF)
+        return ct_err_set(err, CT_EINVAL, "%s: the last range ends at %llu, not infinity", cn,
+                          (unsigned long long)s->rules[s->nrules - 1].max_bytes);
+    return 0;
+}

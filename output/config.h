@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tuned config and the sweep results as files: colltune-config/1 (read and written,
+ * strictly validated on read) and colltune-sweep/1 (every measured point with its sample
+ * summary), both JSON through jansson with a stable key order; and the crossover table
+ * `colltune show` and `colltune sweep` print.
+ */
+#ifndef CT_OUTPUT_CONFIG_H
+#define CT_OUTPUT_CONFIG_H
+
+#include <stdio.h>
+
+#include "../engine/tune.h"
+#include "../lib/err.h"
+
+#define CT_CONFIG_SCHEMA "colltune-config/1"
+#define CT_SWEEP_SCHEMA "colltune-sweep/1"
+
+/* The document as text (new memory, caller frees with free()); NULL only if out of memory. */
+char *ct_config_json_dumps(const struct ct_config *c);
+/* Written atomically (temp file + rename). */
+int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err);
+
+/*
+ * Parse a colltune-config/1 document into c (initialised here; ct_config_release). Every
+ * field the writer writes is required, with its type and range; names of collectives,
+ * algorithms, datatypes, ops and parameters must be known; each ruleset's ranges must be
+ * contiguous from 0 to null (infinity). Errors (CT_EINVAL) name the field:
+ * "rules[0].ranges[2].max_bytes: expected an integer or null". Unknown keys are ignored.
+ */
+int ct_config_json_parse(const char *text, struct ct_config *c, struct ct_err *err);
+int ct_config_json_read(const char *path, struct ct_config *c, struct ct_err *err);
+
+/*
+ * colltune-sweep/1: cfg's metadata (version, date, fingerprint, settings, partial) and
+ * every point. state: "running" (incremental save; partial is forced true), "done" or
+ * "failed" (error says why). Written atomically.
+ */
+int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
+                        const struct ct_sweep_point *pts, size_t n, const char *state,
+                        const char *error, struct ct_err *err);
+
+/* "4 KiB", "22.6 KiB", "inf": a byte count for people. */
+const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
+/* "chunk=128K,pipeline=4" for the parameters that matter to algo (defaults filled). */
+const char *ct_params_str(const char *algo, const struct ct_params *p, char *buf, size_t len);
+
+/* The crossover table: per ruleset, ranges -> algorithm, parameters, confidence or tie. */
+void ct_config_print(FILE *f, const struct ct_config *c);
+
+#endif

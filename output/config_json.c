@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: MIT */
+/* colltune-config/1 (read + write, strict) and colltune-sweep/1 (write), through jansson. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/file.h"
+#include "config.h"
+
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+static json_t *u64_or_null(uint64_t v)
+{
+    return v == CT_BYTES_INF ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+static json_t *params_json(const char *algo, const struct ct_params *in)
+{
+    const struct ct_algo *a = ct_algo_find(algo);
+    struct ct_params p = *in;
+    ct_params_defaults(&p);
+    json_t *o = json_object();
+    for (int q = 0; q < CT_P_COUNT; q++)
+        if (!a || (a->params & CT_PBIT(q)))
+            json_object_set_new(o, ct_param_desc((enum ct_param_id)q)->name,
+                                json_integer((json_int_t)p.v[q]));
+    if (p.intra)
+        json_object_set_new(o, "intra", json_string(p.intra));
+    if (p.inter)
+        json_object_set_new(o, "inter", json_string(p.inter));
+    return o;
+}
+
+static json_t *fingerprint_json(const struct ct_fingerprint *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "hosts", json_integer(f->hosts));
+    json_object_set_new(o, "ranks_per_host", json_integer(f->ranks_per_host));
+    json_object_set_new(o, "nranks", json_integer(f->nranks));
+    json_object_set_new(o, "nic_kinds", json_string(f->nic_kinds));
+    json_object_set_new(o, "nic_gbps", json_real(f->nic_gbps));
+    json_object_set_new(o, "nics_per_host", json_integer(f->nics_per_host));
+    json_object_set_new(o, "gpu_model", json_string(f->gpu_model));
+    json_object_set_new(o, "link_classes", json_string(f->link_classes));
+    json_object_set_new(o, "transport", json_string(f->transport));
+    json_object_set_new(o, "host", json_string(f->host));
+    return o;
+}
+
+static json_t *settings_json(const struct ct_sweep_settings *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "minbytes", json_integer((json_int_t)s->minbytes));
+    json_object_set_new(o, "maxbytes", json_integer((json_int_t)s->maxbytes));
+    json_object_set_new(o, "stepfactor", json_real(s->stepfactor));
+    json_object_set_new(o, "dtype", json_string(ct_dtype_name(s->dtype)));
+    json_object_set_new(o, "op", json_string(ct_redop_name(s->op)));
+    json_object_set_new(o, "budget_s", json_real(s->budget_s));
+    json_object_set_new(o, "target_ci", json_real(s->target_ci));
+    json_object_set_new(o, "margin", json_real(s->margin));
+    json_object_set_new(o, "warmup", json_integer(s->warmup));
+    json_object_set_new(o, "min_iters", json_integer(s->min_iters));
+    json_object_set_new(o, "max_iters", json_integer(s->max_iters));
+    json_object_set_new(o, "search", json_string(s->search));
+    json_object_set_new(o, "space", json_string(s->space));
+    json_object_set_new(o, "points", json_integer(s->points));
+    json_object_set_new(o, "full_points", json_integer(s->full_points));
+    json_object_set_new(o, "elapsed_s", json_real(s->elapsed_s));
+    json_object_set_new(o, "budget_out", json_boolean(s->budget_out));
+    return o;
+}
+
+static json_t *ruleset_json(const struct ct_ruleset *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "coll", json_string(ct_coll_name(s->coll)));
+    json_object_set_new(o, "nnodes", json_integer(s->nnodes));
+    json_object_set_new(o, "ranks_per_node", json_integer(s->ranks_per_node));
+    json_object_set_new(o, "nranks", json_integer(s->nranks));
+    json_object_set_new(o, "dtype", json_string(ct_dtype_name(s->dtype)));
+    json_object_set_new(o, "op", json_string(ct_redop_name(s->op)));
+    json_t *ranges = json_array();
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "min_bytes", json_integer((json_int_t)r->min_bytes));
+        json_object_set_new(x, "max_bytes", u64_or_null(r->max_bytes));
+        json_object_set_new(x, "algo", json_string(r->algo));
+        json_object_set_new(x, "params", params_json(r->algo, &r->params));
+        json_object_set_new(x, "confidence", json_real(r->confidence));
+        json_object_set_new(x, "tie", json_boolean(r->tie));
+        json_object_set_new(x, "runner_up", str_or_null(r->runner_up));
+        json_object_set_new(x, "gain", json_real(r->gain));
+        json_array_append_new(ranges, x);
+    }
+    json_object_set_new(o, "ranges", ranges);
+    return o;
+}
+
+static void head(json_t *doc, const char *schema, const struct ct_config *c, bool partial)
+{
+    json_object_set_new(doc, "schema", json_string(schema));
+    json_object_set_new(doc, "version", json_string(c->version));
+    json_object_set_new(doc, "date", json_string(c->date));
+    json_object_set_new(doc, "partial", json_boolean(partial));
+}
+
+char *ct_config_json_dumps(const struct ct_config *c)
+{
+    json_t *doc = json_object();
+    head(doc, CT_CONFIG_SCHEMA, c, c->partial);
+    json_object_set_new(doc, "fingerprint", fingerprint_json(&c->fp));
+    json_object_set_new(doc, "sweep", settings_json(&c->sweep));
+    json_t *rules = json_array();
+    for (int i = 0; i < c->nsets; i++)
+        json_array_append_new(rules, ruleset_json(&c->sets[i]));
+    json_object_set_new(doc, "rules", rules);
+    char *txt = json_dumps(doc, JSON_FLAGS);
+    json_decref(doc);
+    return txt;
+}
+
+static int write_doc(const char *path, char *txt, struct ct_err *err)
+{
+    if (!txt)
+        return ct_err_set(err, CT_ENOMEM, "cannot encode '%s'", path);
+    size_t len = strlen(txt);
+    txt = ct_xrealloc(txt, len + 2);
+    txt[len] = '\n';
+    int rc = ct_file_write_atomic(path, txt, len + 1, err);
+    free(txt);
+    return rc;
+}
+
+int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err)
+{
+    return write_doc(path, ct_config_json_dumps(c), err);
+}
+
+static json_t *point_json(const struct ct_sweep_point *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "coll", json_string(ct_coll_name(p->coll)));
+    json_object_set_new(o, "algo", json_string(p->algo));
+    json_object_set_new(o, "size", json_integer((json_int_t)p->size));
+    json_object_set_new(o, "count", json_integer((json_int_t)p->count));
+    json_object_set_new(o, "params", params_json(p->algo, &p->params));
+    json_t *t = json_object();
+    json_object_set_new(t, "n", json_integer(p->st.n));
+    json_object_set_new(t, "median", json_real(p->st.median));
+    json_object_set_new(t, "lo", json_real(p->st.lo));
+    json_object_set_new(t, "hi", json_real(p->st.hi));
+    json_object_set_new(t, "min", json_real(p->st.min));
+    json_object_set_new(t, "max", json_real(p->st.max));
+    json_object_set_new(t, "mean", json_real(p->st.mean));
+    json_object_set_new(t, "stdev", json_real(p->st.stdev));
+    json_object_set_new(o, "time_us", t);
+    json_object_set_new(o, "converged", json_boolean(p->st.converged));
+    json_object_set_new(o, "spent_s", json_real(p->st.spent_s));
+    json_object_set_new(o, "busbw", json_real(p->busbw));
+    json_object_set_new(o, "wrong", json_integer(p->wrong));
+    json_object_set_new(o, "pruned", json_boolean(p->pruned));
+    return o;
+}
+
+int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
+                        const struct ct_sweep_point *pts, size_t n, const char *state,
+                        const char *error, struct ct_err *err)
+{
+    json_t *doc = json_object();
+    bool running = !strcmp(state, "running");
+    head(doc, CT_SWEEP_SCHEMA, cfg, cfg->partial || running);
+    json_object_set_new(doc, "state", json_string(state));
+    json_object_set_new(doc, "error", str_or_null(error));
+    json_object_set_new(doc, "fingerprint", fingerprint_json(&cfg->fp));
+    json_object_set_new(doc, "sweep", settings_json(&cfg->sweep));
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, point_json(&pts[i]));
+    json_object_set_new(doc, "points", a);
+    char *txt = json_dumps(doc, JSON_FLAGS);
+    json_decref(doc);
+    return write_doc(path, txt, err);
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+/* Field lookups: each names the field in its error ("rules[0].ranges[1].algo: ..."). */
+static int bad(struct ct_err *err, const char *at, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int bad(struct ct_err *err, const char *at, const char *key, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return ct_err_set(err, CT_EINVAL, "%s%s%s: %s", at, *at && key ? "." : "", key ? key : "",
+                      what);
+}
+
+static json_t *field(json_t *o, const char *at, const char *key, struct ct_err *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        bad(err, at, key, "missing");
+    return v;
+}
+
+static int get_int(json_t *o, const char *at, const char *key, long long min, long long max,
+                   long long *out, struct ct_err *err)
+{
+    json_t *v = field(o, at, key, err);
+    if (!v)
+        return CT_EINVAL;
+    if (!json_is_integer(v))
+        return bad(err, at, key, "expected an integer");
+    *out = json_integer_value(v);
+    if (*out < min || *out > max)
+        return bad(err, at, key, "%lld is out of range [%lld, %lld]", *out, min, max);
+    return 0;
+}
+
+static int get_i(json_t *o, const char *at, const char *key, int min, int *out, struct ct_err *err)
+{
+    long long v;
+    CT_TRY(get_int(o, at, key, min, 1 << 30, &v, err));
+    *out = (int)v;
+    return 0;
+}
+
+static int get_num(json_t *o, const char *at, const char *key, double min, double max, double *out,
+                   struct ct_err *err)
+{
+    json_t *v = field(o, at, key, err);
+    if (!v)
+        return CT_EINVAL;
+    if (!json_is_number(v))
+        return bad(err, at, key, "expected a number");
+    *out = json_number_value(v);
+    if (!(*out >= min && *out <= max))
+        return bad(err, at, key, "%g is out of range [%g, %g]", *out, min, max);
+    return 0;
+}
+
+static int get_bool(json_t *o, const char *at, const char *key, bool *out, struct ct_err *err)
+{
+    json_t *v = field(o, at, key, err);
+    if (!v)
+        return CT_EINVAL;
+    if (!json_is_boolean(v))
+        return bad(err, at, key, "expected true or false");
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int get_str(json_t *o, const char *at, const char *key, char *buf, size_t len,
+                   struct ct_err *err)
+{
+    json_t *v = field(o, at, key, err);
+    if (!v)
+        return CT_EINVAL;
+    if (!json_is_string(v))
+        return bad(err, at, key, "expected a string");
+    if (strlen(json_string_value(v)) >= len)
+        return bad(err, at, key, "longer than %zu characters", len - 1);
+    snprintf(buf, len, "%s", json_string_value(v));
+    return 0;
+}
+
+/* A name from a table: find() returns the index or -1. */
+static int get_name(json_t *o, const char *at, const char *key, int (*find)(const char *),
+                    const char *what, int *out, struct ct_err *err)
+{
+    char name[64];
+    CT_TRY(get_str(o, at, key, name, sizeof name, err));
+    *out = find(name);
+    if (*out < 0)
+        return bad(err, at, key, "unknown %s '%s'", what, name);
+    return 0;
+}
+
+static int read_fingerprint(json_t *doc, struct ct_fingerprint *f, struct ct_err *err)
+{
+    const char *at = "fingerprint";
+    json_t *o = field(doc, "", at, err);
+    if (!o)
+        return CT_EINVAL;
+    if (!json_is_object(o))
+        return bad(err, at, NULL, "expected an object");
+    CT_TRY(get_i(o, at, "hosts", 1, &f->hosts, err));
+    CT_TRY(get_i(o, at, "ranks_per_host", 1, &f->ranks_per_host, err));
+    CT_TRY(get_i(o, at, "nranks", 1, &f->nranks, err));
+    CT_TRY(get_str(o, at, "nic_kinds", f->nic_kinds, sizeof f->nic_kinds, err));
+    CT_TRY(get_num(o, at, "nic_gbps", 0, 1e9, &f->nic_gbps, err));
+    CT_TRY(get_i(o, at, "nics_per_host", 0, &f->nics_per_host, err));
+    CT_TRY(get_str(o, at, "gpu_model", f->gpu_model, sizeof f->gpu_model, err));
+    CT_TRY(get_str(o, at, "link_classes", f->link_classes, sizeof f->link_classes, err));
+    CT_TRY(get_str(o, at, "transport", f->transport, sizeof f->transport, err));
+    return get_str(o, at, "host", f->host, sizeof f->host, err);
+}
+
+static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err *err)
+{
+    const char *at = "sweep";
+    json_t *o = field(doc, "", at, err);
+    long long v;
+    int t;
+    if (!o)
+        return CT_EINVAL;
+    if (!json_is_object(o))
+        return bad(err, at, NULL, "expected an object");
+    CT_TRY(get_int(o, at, "minbytes", 0, INT64_MAX, &v, err));
+    s->minbytes = (uint64_t)v;
+    CT_TRY(get_int(o, at, "maxbytes", 0, INT64_MAX, &v, err));
+    s->maxbytes = (uint64_t)v;
+    if (s->maxbytes < s->minbytes)
+        return bad(err, at, "maxbytes", "smaller than minbytes");
+    CT_TRY(get_num(o, at, "stepfactor", 1, 1e6, &s->stepfactor, err));
+    CT_TRY(get_name(o, at, "dtype", ct_dtype_find, "datatype", &t, err));
+    s->dtype = (enum ct_dtype)t;
+    CT_TRY(get_name(o, at, "op", ct_redop_find, "op", &t, err));
+    s->op = (enum ct_redop)t;
+    CT_TRY(get_num(o, at, "budget_s", 0, 1e9, &s->budget_s, err));
+    CT_TRY(get_num(o, at, "target_ci", 0, 1e3, &s->target_ci, err));
+    CT_TRY(get_num(o, at, "margin", 0, 1e3, &s->margin, err));
+    CT_TRY(get_i(o, at, "warmup", 0, &s->warmup, err));
+    CT_TRY(get_i(o, at, "min_iters", 1, &s->min_iters, err));
+    CT_TRY(get_i(o, at, "max_iters", 1, &s->max_iters, err));
+    CT_TRY(get_str(o, at, "search", s->search, sizeof s->search, err));
+    CT_TRY(get_str(o, at, "space", s->space, sizeof s->space, err));
+    CT_TRY(get_int(o, at, "points", 0, INT64_MAX, &v, err));
+    s->points = (long)v;
+    CT_TRY(get_int(o, at, "full_points", 0, INT64_MAX, &v, err));
+    s->full_points = (long)v;
+    CT_TRY(get_num(o, at, "elapsed_s", 0, 1e9, &s->elapsed_s, err));
+    return get_bool(o, at, "budget_out", &s->budget_out, err);
+}
+
+static int param_find(const char *name)
+{
+    for (int q = 0; q < CT_P_COUNT; q++)
+        if (!strcmp(ct_param_desc((enum ct_param_id)q)->name, name))
+            return q;
+    return -1;
+}
+
+static int read_params(json_t *r, const char *at, struct ct_params *p, struct ct_err *err)
+{
+    json_t *o = field(r, at, "params", err);
+    if (!o)
+        return CT_EINVAL;
+    if (!json_is_object(o))
+        return bad(err, at, "params", "expected an object");
+    char pat[128];
+    snprintf(pat, sizeof pat, "%s.params", at);
+    const char *key;
+    json_t *v;
+    memset(p, 0, sizeof *p);
+    json_object_foreach(o, key, v)
+    {
+        if (!strcmp(key, "intra") || !strcmp(key, "inter")) {
+            const struct ct_algo *a = json_is_string(v) ? ct_algo_find(json_string_value(v)) : NULL;
+            if (!a)
+                return bad(err, pat, key, "expected an algorithm name");
+            *(!strcmp(key, "intra") ? &p->intra : &p->inter) = a->name; /* static storage */
+            continue;
+        }
+        int q = param_find(key);
+        if (q < 0)
+            return bad(err, pat, key, "unknown parameter");
+        const struct ct_param_desc *d = ct_param_desc((enum ct_param_id)q);
+        long long x;
+        CT_TRY(get_int(o, pat, key, (long long)d->min, (long long)d->max, &x, err));
+        p->v[q] = (uint64_t)x;
+    }
+    return 0;
+}
+
+static int read_range(json_t *r, const char *at, enum ct_coll coll, struct ct_rule *x,
+                      struct ct_err *err)
+{
+    long long v;
+    if (!json_is_object(r))
+        return bad(err, at, NULL, "expected an object");
+    CT_TRY(get_int(r, at, "min_bytes", 0, INT64_MAX, &v, err));
+    x->min_bytes = (uint64_t)v;
+    json_t *mx = field(r, at, "max_bytes", err);
+    if (!mx)
+        return CT_EINVAL;
+    if (json_is_null(mx)) {
+        x->max_bytes = CT_BYTES_INF;
+    } else {
+        CT_TRY(get_int(r, at, "max_bytes", 1, INT64_MAX, &v, err));
+        x->max_bytes = (uint64_t)v;
+    }
+    CT_TRY(get_str(r, at, "algo", x->algo, sizeof x->algo, err));
+    const struct ct_algo *a = ct_algo_find(x->algo);
+    if (!a)
+        return bad(err, at, "algo", "unknown algorithm '%s'", x->algo);
+    if (!(a->colls & CT_COLL_BIT(coll)))
+        return bad(err, at, "algo", "'%s' does not implement %s", x->algo, ct_coll_name(coll));
+    CT_TRY(read_params(r, at, &x->params, err));
+    CT_TRY(get_num(r, at, "confidence", 0, 1, &x->confidence, err));
+    CT_TRY(get_bool(r, at, "tie", &x->tie, err));
+    json_t *ru = field(r, at, "runner_up", err);
+    if (!ru)
+        return CT_EINVAL;
+    if (!json_is_null(ru)) {
+        CT_TRY(get_str(r, at, "runner_up", x->runner_up, sizeof x->runner_up, err));
+        if (!ct_algo_find(x->runner_up))
+            return bad(err, at, "runner_up", "unknown algorithm '%s'", x->runner_up);
+    }
+    return get_num(r, at, "gain", 0, 1e12, &x->gain, err);
+}
+
+static int read_ruleset(json_t *o, int idx, struct ct_ruleset *s, struct ct_err *err)
+{
+    char at[64];
+    int t;
+    snprintf(at, sizeof at, "rules[%d]", idx);
+    if (!json_is_object(o))
+        return bad(err, at, NULL, "expected an object");
+    CT_TRY(get_name(o, at, "coll", ct_coll_find, "collective", &t, err));
+    s->coll = (enum ct_coll)t;
+    CT_TRY(get_i(o, at, "nnodes", 1, &s->nnodes, err));
+    CT_TRY(get_i(o, at, "ranks_per_node", 1, &s->ranks_per_node, err));
+    CT_TRY(get_i(o, at, "nranks", 1, &s->nranks, err));
+    if (s->nnodes * (long long)s->ranks_per_node != s->nranks)
+        return bad(err, at, "nranks", "%d is not nnodes %d x ranks_per_node %d", s->nranks,
+                   s->nnodes, s->ranks_per_node);
+    CT_TRY(get_name(o, at, "dtype", ct_dtype_find, "datatype", &t, err));
+    s->dtype = (enum ct_dtype)t;
+    CT_TRY(get_name(o, at, "op", ct_redop_find, "op", &t, err));
+    s->op = (enum ct_redop)t;
+    json_t *ranges = field(o, at, "ranges", err);
+    if (!ranges)
+        return CT_EINVAL;
+    if (!json_is_array(ranges) || !json_array_size(ranges))
+        return bad(err, at, "ranges", "expected a non-empty array");
+    size_t n = json_array_size(ranges);
+    s->rules = ct_xcalloc(n, sizeof *s->rules);
+    for (size_t i = 0; i < n; i++) {
+        char rat[96];
+        snprintf(rat, sizeof rat, "%s.ranges[%zu]", at, i);
+        CT_TRY(read_range(json_array_get(ranges, i), rat, s->coll, &s->rules[i], err));
+        s->nrules++;
+    }
+    if (ct_ruleset_check(s, err) < 0)
+        return ct_err_wrap(err, "%s.ranges: ", at);
+    return 0;
+}
+
+static int read_doc(json_t *doc, struct ct_config *c, struct ct_err *err)
+{
+    char schema[64];
+    if (!json_is_object(doc))
+        return ct_err_set(err, CT_EINVAL, "not a JSON object");
+    CT_TRY(get_str(doc, "", "schema", schema, sizeof schema, err));
+    if (strcmp(schema, CT_CONFIG_SCHEMA))
+        return ct_err_set(err, CT_EINVAL,
+                          "schema '%s' is not " CT_CONFIG_SCHEMA
+                          " (a tuned config from 'colltune sweep')",
+                          schema);
+    CT_TRY(get_str(doc, "", "version", c->version, sizeof c->version, err));
+    CT_TRY(get_str(doc, "", "date", c->date, sizeof c->date, err));
+    CT_TRY(get_bool(doc, "", "partial", &c->partial, err));
+    CT_TRY(read_fingerprint(doc, &c->fp, err));
+    CT_TRY(read_settings(doc, &c->sweep, err));
+    json_t *rules = field(doc, "", "rules", err);
+    if (!rules)
+        return CT_EINVAL;
+    if (!json_is_array(rules) || !json_array_size(rules))
+        return bad(err, "rules", NULL, "expected a non-empty array");
+    size_t n = json_array_size(rules);
+    c->sets = ct_xcalloc(n, sizeof *c->sets);
+    for (size_t i = 0; i < n; i++) {
+        c->nsets++;
+        CT_TRY(read_ruleset(json_array_get(rules, i), (int)i, &c->sets[i], err));
+        for (size_t j = 0; j < i; j++)
+            if (c->sets[j].coll == c->sets[i].coll && c->sets[j].nranks == c->sets[i].nranks)
+                return bad(err, "rules", NULL, "two rulesets for %s on %d ranks",
+                           ct_coll_name(c->sets[i].coll), c->sets[i].nranks);
+    }
+    return 0;
+}
+
+int ct_config_json_parse(const char *text, struct ct_config *c, struct ct_err *err)
+{
+    ct_config_init(c);
+    json_error_t je;
+    json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!doc)
+        return ct_err_set(err, CT_EINVAL, "not valid JSON: line %d: %s", je.line, je.text);
+    int rc = read_doc(doc, c, err);
+    json_decref(doc);
+    if (rc < 0)
+        ct_config_release(c);
+    return rc;
+}
+
+int ct_config_json_read(const char *path, struct ct_config *c, struct ct_err *err)
+{
+    char *txt;
+    size_t len;
+    ct_config_init(c);
+    CT_TRY(ct_file_read(path, &txt, &len, err));
+    int rc = strlen(txt) != len ? ct_err_set(err, CT_EINVAL, "contains a NUL byte")
+                                : ct_config_json_parse(txt, c, err);
+    free(txt);
+    if (rc < 0)
+        return ct_err_wrap(err, "'%s': ", path);
+    return 0;
+}

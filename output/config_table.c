@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* The crossover table of a tuned config, for `colltune show` and the end of a sweep. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+
+const char *ct_bytes_str(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (b == CT_BYTES_INF) {
+        snprintf(buf, len, "inf");
+        return buf;
+    }
+    int u = 0;
+    double v = (double)b;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0 || (b % (1ull << (10 * u))) == 0)
+        snprintf(buf, len, "%.0f %s", v, unit[u]);
+    else
+        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
+    return buf;
+}
+
+/* 131072 -> "128K", 3 -> "3" */
+static const char *short_num(uint64_t v, char *buf, size_t len)
+{
+    if (v >= (1u << 20) && v % (1u << 20) == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
+    else if (v >= 1024 && v % 1024 == 0)
+        snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+const char *ct_params_str(const char *algo, const struct ct_params *in, char *buf, size_t len)
+{
+    const struct ct_algo *a = ct_algo_find(algo);
+    struct ct_params p = *in;
+    ct_params_defaults(&p);
+    size_t off = 0;
+    buf[0] = 0;
+    for (int q = 0; q < CT_P_COUNT && off < len; q++) {
+        char num[32];
+        if (a && !(a->params & CT_PBIT(q)))
+            continue;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? "," : "",
+                                ct_param_desc((enum ct_param_id)q)->name,
+                                short_num(p.v[q], num, sizeof num));
+    }
+    if (p.intra && off < len)
+        off += (size_t)snprintf(buf + off, len - off, ",intra=%s", p.intra);
+    if (p.inter && off < len)
+        snprintf(buf + off, len - off, ",inter=%s", p.inter);
+    return buf;
+}
+
+/* Only what differs from the defaults: "chunk=1M,pipeline=2", or "defaults". */
+static const char *changed_params(const char *algo, const struct ct_params *in, char *buf,
+                                  size_t len)
+{
+    const struct ct_algo *a = ct_algo_find(algo);
+    struct ct_params p = *in, d;
+    memset(&d, 0, sizeof d);
+    ct_params_defaults(&p);
+    ct_params_defaults(&d);
+    size_t off = 0;
+    buf[0] = 0;
+    for (int q = 0; q < CT_P_COUNT && off < len; q++) {
+        char num[32];
+        if ((a && !(a->params & CT_PBIT(q))) || p.v[q] == d.v[q])
+            continue;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? "," : "",
+                                ct_param_desc((enum ct_param_id)q)->name,
+                                short_num(p.v[q], num, sizeof num));
+    }
+    if (p.intra && off < len)
+        off += (size_t)snprintf(buf + off, len - off, "%sintra=%s", off ? "," : "", p.intra);
+    if (p.inter && off < len)
+        off += (size_t)snprintf(buf + off, len - off, "%sinter=%s", off ? "," : "", p.inter);
+    if (!off)
+        snprintf(buf, len, "defaults");
+    return buf;
+}
+
+static void print_set(FILE *f, const struct ct_ruleset *s)
+{
+    fprintf(f, "%s: %d rank%s (%d node%s x %d), %s", ct_coll_name(s->coll), s->nranks,
+            s->nranks == 1 ? "" : "s", s->nnodes, s->nnodes == 1 ? "" : "s", s->ranks_per_node,
+            ct_dtype_name(s->dtype));
+    if (s->coll == CT_ALLREDUCE || s->coll == CT_REDUCESCATTER)
+        fprintf(f, " %s", ct_redop_name(s->op));
+    fprintf(f, "\n  %-10s  %-10s  %-12s %-24s %s\n", "from", "to", "algorithm", "parameters",
+            "decision");
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        char lo[32], hi[32], ps[160], dec[96];
+        changed_params(r->algo, &r->params, ps, sizeof ps);
+        if (!r->runner_up[0])
+            snprintf(dec, sizeof dec, "only candidate");
+        else if (r->tie)
+            snprintf(dec, sizeof dec, "tie with %s, simpler kept", r->runner_up);
+        else
+            snprintf(dec, sizeof dec, "%.2fx vs %s, confidence %.2f", r->gain, r->runner_up,
+                     r->confidence);
+        fprintf(f, "  %-10s  %-10s  %-12s %-24s %s\n", ct_bytes_str(r->min_bytes, lo, sizeof lo),
+                ct_bytes_str(r->max_bytes, hi, sizeof hi), r->algo, ps, dec);
+    }
+}
+
+void ct_config_print(FILE *f, const struct ct_config *c)
+{
+    const struct ct_fingerprint *fp = &c->fp;
+    const struct ct_sweep_settings *sw = &c->sweep;
+    char a[32], b[32];
+    fprintf(f, "tuned config (colltune %s, %s)%s\n", c->version, c->date,
+            c->partial ? " - PARTIAL: the sweep stopped early" : "");
+    fprintf(f, "cluster: %d host%s x %d ranks (%d ranks), transport %s, host %s", fp->hosts,
+            fp->hosts == 1 ? "" : "s", fp->ranks_per_host, fp->nranks, fp->transport, fp->host);
+    if (fp->nic_kinds[0])
+        fprintf(f, ", NICs %s", fp->nic_kinds);
+    if (fp->gpu_model[0])
+        fprintf(f, ", GPU %s", fp->gpu_model);
+    fprintf(f,
+            "\nsweep: %s .. %s x%g, %ld points measured of %ld in the full cross product, "
+            "%.0f s of %.0f s budget%s\n",
+            ct_bytes_str(sw->minbytes, a, sizeof a), ct_bytes_str(sw->maxbytes, b, sizeof b),
+            sw->stepfactor, sw->points, sw->full_points, sw->elapsed_s, sw->budget_s,
+            sw->budget_out ? " (ran out: coarser than planned)" : "");
+    if (sw->space[0])
+        fprintf(f, "search: %s over %s\n", sw->search, sw->space);
+    for (int i = 0; i < c->nsets; i++) {
+        fputc('\n', f);
+        print_set(f, &c->sets[i]);
+    }
+}

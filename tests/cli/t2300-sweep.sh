@@ -1,0 +1,148 @@
+#!/bin/sh
+# colltune sweep and show: bad input is refused before anything runs (exit 2); a real short
+# sweep over shm writes a valid config (schema, ranges contiguous from 0 to null) and the
+# report; --verify re-measures it, and flags a deliberately bad choice (exit 3); show prints
+# it and refuses corrupt files; a rank killed mid-sweep leaves partial results.
+. "$(dirname "$0")/lib.sh"
+S="$COLLTUNE sweep --local 2"
+O="$TMP/sweep"
+cd "$TMP" || exit 1 # the default --out is ./colltune-out
+
+usage_error "unknown flag" -- $S --frob
+usage_error "stray argument" -- $S extra
+usage_error "unknown collective" -- $S --coll allreduce,broadcast
+usage_error "unknown algorithm" -- $S --algos ring,nosuch
+usage_error "empty algorithm set" -- $S --coll alltoall --algos rdh
+usage_error "min larger than max" -- $S -b 1M -e 1K
+usage_error "zero size" -- $S -b 0 -e 1K
+usage_error "size not a multiple of the datatype" -- $S -b 6 -e 64
+usage_error "step factor 1" -- $S -f 1
+usage_error "budget not a number" -- $S --budget soon
+usage_error "negative budget" -- $S --budget -5
+usage_error "budget too small for one point per collective" -- $S --budget 0.01
+grep -q "too small to measure one point" "$TMP/err" && ok "budget error says why" || not_ok "budget error says why"
+usage_error "target CI zero" -- $S --target-ci 0
+usage_error "min iterations above max" -- $S --min-iters 50 --max-iters 10
+usage_error "tui not built" -- $S --tui
+usage_error "unwritable --out" -- $S --out /proc/colltune-test
+touch "$TMP/plainfile"
+usage_error "--out is a file" -- $S --out "$TMP/plainfile/x"
+[ -e "$TMP/colltune-out" ] && not_ok "nothing written by refused runs" || ok "nothing written by refused runs"
+
+# a real sweep: 2 ranks over shm, 8 B .. 64 KiB, two algorithms, a few seconds
+start=$(date +%s)
+expect 0 "short sweep" -- $S --transport shm -b 8 -e 64K --budget 6 --algos ring,mesh --out "$O"
+took=$(( $(date +%s) - start ))
+[ $took -le 20 ] && ok "sweep kept to its budget (${took}s)" || not_ok "sweep took ${took}s for a 6 s budget"
+cp "$TMP/out" "$TMP/sweep.out"
+grep -q "^allreduce: 2 ranks" "$TMP/sweep.out" && grep -q "^alltoall: 2 ranks" "$TMP/sweep.out" \
+    && ok "crossover table printed" || not_ok "crossover table printed"
+grep -q "wrote $O/config.json" "$TMP/sweep.out" && ok "says where it wrote" || not_ok "says where it wrote"
+[ ! -s "$TMP/err" ] && ok "quiet on stderr when it is not a terminal" || { not_ok "stderr not quiet"; head -3 "$TMP/err"; }
+for f in config.json results.json report.html points.csv; do
+    [ -s "$O/$f" ] && ok "wrote $f" || not_ok "wrote $f"
+done
+python3 - "$O/config.json" "$O/results.json" >"$TMP/py" 2>&1 <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["schema"] == "colltune-config/1", c["schema"]
+assert c["partial"] is False
+assert c["fingerprint"]["nranks"] == 2 and c["fingerprint"]["hosts"] == 1
+s = c["sweep"]
+assert 0 < s["points"] < s["full_points"], (s["points"], s["full_points"])
+assert s["search"] and "chunk" in s["space"]
+colls = [r["coll"] for r in c["rules"]]
+assert sorted(colls) == ["allgather", "allreduce", "alltoall", "reducescatter"], colls
+for r in c["rules"]:
+    rg = r["ranges"]
+    assert rg[0]["min_bytes"] == 0, r["coll"]
+    assert rg[-1]["max_bytes"] is None, r["coll"]
+    for a, b in zip(rg, rg[1:]):
+        assert a["max_bytes"] == b["min_bytes"] and a["min_bytes"] < a["max_bytes"], r["coll"]
+    for x in rg:
+        assert x["algo"] in ("ring", "mesh"), x["algo"]
+        assert 0 <= x["confidence"] <= 1 and isinstance(x["tie"], bool)
+        assert "chunk" in x["params"]
+res = json.load(open(sys.argv[2]))
+assert res["schema"] == "colltune-sweep/1" and res["state"] == "done" and not res["partial"]
+assert len(res["points"]) == s["points"]
+for p in res["points"]:
+    assert p["wrong"] == 0 and p["time_us"]["median"] > 0 and p["time_us"]["n"] >= 6, p
+    assert p["time_us"]["lo"] <= p["time_us"]["median"] <= p["time_us"]["hi"], p
+print("ok")
+EOF
+grep -q "^ok" "$TMP/py" && ok "config and results validate" || { not_ok "config and results validate"; sed 's/^/#   /' "$TMP/py" | tail -5; }
+
+expect 0 "show the config" -- "$COLLTUNE" show "$O/config.json"
+grep -q "^allreduce: 2 ranks" "$TMP/out" && grep -q "from .*to .*algorithm" "$TMP/out" \
+    && ok "show prints the table" || not_ok "show prints the table"
+head -c 200 "$O/config.json" >"$TMP/trunc.json"
+usage_error "show a truncated file" -- "$COLLTUNE" show "$TMP/trunc.json"
+sed 's/colltune-config\/1/colltune-config\/9/' "$O/config.json" >"$TMP/schema.json"
+usage_error "show another schema" -- "$COLLTUNE" show "$TMP/schema.json"
+python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1])); del c['rules'][0]['ranges'][0]['algo']
+json.dump(c, open(sys.argv[2], 'w'))" "$O/config.json" "$TMP/missing.json"
+usage_error "show a config missing a field" -- "$COLLTUNE" show "$TMP/missing.json"
+grep -q "rules\[0\].ranges\[0\].algo: missing" "$TMP/err" && ok "the error names the field" || not_ok "the error names the field"
+python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1])); c['rules'][0]['ranges'][0]['max_bytes'] = 3
+json.dump(c, open(sys.argv[2], 'w'))" "$O/config.json" "$TMP/gap.json"
+usage_error "show a config with a gap" -- "$COLLTUNE" show "$TMP/gap.json"
+usage_error "show a missing file" -- "$COLLTUNE" show "$TMP/nonexistent.json"
+usage_error "verify a corrupt config" -- $S --verify "$TMP/trunc.json"
+
+# --verify: the fresh config re-measured (regret printed per range; noise allowed here)
+expect 0 "verify the fresh config" -- $S --verify "$O/config.json" --algos ring,mesh --budget 4 \
+    --max-regret 1000000
+grep -q "regret" "$TMP/out" && grep -q "^allreduce " "$TMP/out" && ok "verify prints a regret per range" \
+    || not_ok "verify prints a regret per range"
+# a deliberately bad choice: ring slicing 64 KiB into 64-byte chunks, one at a time (over ten
+# times slower than mesh). Timing on a loaded machine can hide it once: up to 3 tries.
+python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))
+c['sweep']['maxbytes'] = 64 << 10  # where the last range is checked
+c['rules'] = [r for r in c['rules'] if r['coll'] == 'allreduce']
+c['rules'][0]['ranges'] = [{'min_bytes': 0, 'max_bytes': None, 'algo': 'ring',
+    'params': {'chunk': 64, 'pipeline': 1, 'channels': 1, 'streams': 1},
+    'confidence': 1.0, 'tie': False, 'runner_up': None, 'gain': 1.0}]
+json.dump(c, open(sys.argv[2], 'w'))" "$O/config.json" "$TMP/bad.json"
+try=0
+while :; do
+    try=$((try + 1))
+    $S --verify "$TMP/bad.json" --algos ring,mesh --budget 4 --min-iters 16 >"$TMP/vout" 2>"$TMP/verr"
+    rc=$?
+    [ $rc -eq 3 ] || [ $try -ge 3 ] && break
+done
+[ $rc -eq 3 ] && ok "verify flags a bad choice (exit 3, try $try)" \
+    || { not_ok "verify flags a bad choice (exit $rc)"; sed 's/^/#   /' "$TMP/vout" "$TMP/verr" | head -8; }
+grep -q "FAIL" "$TMP/vout" && ok "the bad range is marked" || not_ok "the bad range is marked"
+
+# a rank killed mid-sweep: error names it, results so far are kept with partial: true
+P="$TMP/partial"
+$S --transport shm -b 1M -e 64M --budget 60 --out "$P" >"$TMP/kout" 2>"$TMP/kerr" &
+pid=$!
+i=0
+while [ ! -s "$P/results.json" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+victim=$(ps -o pid= --ppid $pid | sort -n | sed -n 2p | tr -d ' ')
+if [ -n "$victim" ]; then
+    kill -9 "$victim"
+    start=$(date +%s)
+    wait $pid; rc=$?
+    took=$(( $(date +%s) - start ))
+    [ $rc -ne 0 ] && [ $took -le 15 ] && grep -q "rank 1" "$TMP/kerr" \
+        && ok "killed rank: exit $rc after ${took}s naming rank 1" \
+        || { not_ok "killed rank: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/kerr" | head -5; }
+    python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['partial'] is True and r['state'] in ('failed', 'running') and len(r['points']) > 0
+print('ok')" "$P/results.json" >"$TMP/py" 2>&1
+    grep -q "^ok" "$TMP/py" && ok "partial results kept" || { not_ok "partial results kept"; tail -3 "$TMP/py"; }
+else
+    not_ok "no rank to kill"; kill $pid; wait $pid
+fi
+done_testing

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* Selection on synthetic and recorded curves: ties, pruning, interpolation, ranges. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/select.h"
+
+/* A point with a symmetric interval of +-w (relative) around median t. */
+static struct ct_sweep_point mk(enum ct_coll c, const char *algo, uint64_t size, double t, double w)
+{
+    struct ct_sweep_point p;
+    memset(&p, 0, sizeof p);
+    p.coll = c;
+    snprintf(p.algo, sizeof p.algo, "%s", algo);
+    ct_params_defaults(&p.params);
+    p.size = size;
+    p.count = size / 4;
+    p.st.n = 20;
+    p.st.median = t;
+    p.st.lo = t * (1 - w);
+    p.st.hi = t * (1 + w);
+    p.st.min = p.st.lo;
+    p.st.max = p.st.hi;
+    return p;
+}
+
+static void check_cover(const struct ct_ruleset *s)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_ruleset_check(s, &err), 0, "%s", err.msg);
+    cr_assert_eq(s->rules[0].min_bytes, 0);
+    cr_assert_eq(s->rules[s->nrules - 1].max_bytes, CT_BYTES_INF);
+}
+
+Test(select, beats_prunable_confidence)
+{
+    struct ct_sweep_point a = mk(CT_ALLREDUCE, "ring", 8, 10, 0.05);
+    struct ct_sweep_point b = mk(CT_ALLREDUCE, "mesh", 8, 12, 0.05);
+    struct ct_sweep_point c = mk(CT_ALLREDUCE, "mesh", 8, 10.5, 0.05);
+    cr_assert(ct_select_beats(&a.st, &b.st)); /* 10.5 < 11.4 */
+    cr_assert_not(ct_select_beats(&a.st, &c.st));
+    cr_assert(ct_select_prunable(&b.st, &a.st, 0.05)); /* 11.4 > 10.5 * 1.05 */
+    cr_assert_not(ct_select_prunable(&b.st, &a.st, 0.10));
+    cr_assert_not(ct_select_prunable(&c.st, &a.st, 0.0));
+    cr_assert(ct_select_confidence(&a.st, &b.st) > 0.99);
+    cr_assert(ct_select_confidence(&b.st, &a.st) < 0.01);
+    cr_assert_float_eq(ct_select_confidence(&a.st, &a.st), 0.5, 1e-12);
+    cr_assert(ct_select_simplicity("ring") < ct_select_simplicity("mesh"));
+    cr_assert_eq(ct_select_simplicity("no-such"), (int)ct_algo_count());
+}
+
+Test(select, clear_winner_and_tie_goes_to_the_simpler)
+{
+    struct ct_sweep_point p[] = {
+        /* 1 KiB: mesh faster beyond both intervals */
+        mk(CT_ALLREDUCE, "ring", 1024, 20, 0.05),
+        mk(CT_ALLREDUCE, "mesh", 1024, 10, 0.05),
+        /* 2 KiB: mesh nominally faster but the intervals overlap: tie, ring is simpler */
+        mk(CT_ALLREDUCE, "ring", 2048, 21, 0.10),
+        mk(CT_ALLREDUCE, "mesh", 2048, 20, 0.10),
+        /* 4 KiB: ring clearly */
+        mk(CT_ALLREDUCE, "ring", 4096, 10, 0.05),
+        mk(CT_ALLREDUCE, "mesh", 4096, 20, 0.05),
+    };
+    struct ct_select_choice *c;
+    size_t n = ct_select_choices(p, 6, CT_ALLREDUCE, 0.05, &c);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(c[0].size, 1024);
+    cr_assert_str_eq(p[c[0].chosen].algo, "mesh");
+    cr_assert_not(c[0].tie);
+    cr_assert(c[0].confidence > 0.99);
+    cr_assert_float_eq(c[0].gain, 2.0, 1e-12);
+    cr_assert_str_eq(p[c[1].chosen].algo, "ring");
+    cr_assert(c[1].tie);
+    cr_assert_eq(c[1].leader, 3);
+    cr_assert_str_eq(p[c[1].runner].algo, "mesh");
+    cr_assert(c[1].confidence < 0.5, "the simpler choice is nominally slower");
+    free(c);
+
+    struct ct_ruleset s;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_select_rules(p, 6, CT_ALLREDUCE, 0.05, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(s.nrules, 2);
+    check_cover(&s);
+    cr_assert_str_eq(s.rules[0].algo, "mesh");
+    cr_assert_not(s.rules[0].tie);
+    cr_assert_str_eq(s.rules[0].runner_up, "ring");
+    cr_assert_str_eq(s.rules[1].algo, "ring");
+    cr_assert(s.rules[1].tie, "2K is a tie, 4K clear: the range says tie");
+    cr_assert_str_eq(s.rules[1].runner_up, "mesh");
+    /* the curves do not cross (mesh stays nominally faster): geometric midpoint */
+    cr_assert_eq(s.rules[0].max_bytes, 1448); /* sqrt(1024 * 2048) */
+    ct_ruleset_release(&s);
+}
+
+/* Latency-bound A (mesh: 10 us + 1 GB/s) vs bandwidth-bound B (ring: 20 us + 2 GB/s):
+ * they cross at 20000 bytes. */
+static size_t curves(struct ct_sweep_point *p, uint64_t lo, uint64_t hi, double w)
+{
+    size_t n = 0;
+    for (uint64_t s = lo; s <= hi; s *= 2) {
+        p[n++] = mk(CT_ALLREDUCE, "mesh", s, 10 + s / 1000.0, w);
+        p[n++] = mk(CT_ALLREDUCE, "ring", s, 20 + s / 2000.0, w);
+    }
+    return n;
+}
+
+Test(select, ties_between_equal_neighbours_keep_their_choice)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLREDUCE, "ring", 1024, 20, 0.05),
+        mk(CT_ALLREDUCE, "mesh", 1024, 10, 0.05),
+        /* a tie in the middle: ring is simpler, but mesh is tied here and wins both sides */
+        mk(CT_ALLREDUCE, "ring", 2048, 21, 0.10),
+        mk(CT_ALLREDUCE, "mesh", 2048, 20, 0.10),
+        mk(CT_ALLREDUCE, "ring", 4096, 40, 0.05),
+        mk(CT_ALLREDUCE, "mesh", 4096, 20, 0.05),
+        /* a tie at the end: follows its one neighbour too */
+        mk(CT_ALLREDUCE, "ring", 8192, 41, 0.10),
+        mk(CT_ALLREDUCE, "mesh", 8192, 40, 0.10),
+    };
+    struct ct_select_choice *c;
+    size_t n = ct_select_choices(p, 8, CT_ALLREDUCE, 0.05, &c);
+    cr_assert_eq(n, 4);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_str_eq(p[c[i].chosen].algo, "mesh", "size %zu", i);
+    cr_assert(c[1].tie && c[3].tie);
+    cr_assert_str_eq(p[c[1].runner].algo, "ring");
+    free(c);
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, 8, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    cr_assert_eq(s.nrules, 1, "one range, not four");
+    cr_assert(s.rules[0].tie);
+    ct_ruleset_release(&s);
+    /* but never an algorithm that is beaten there */
+    p[2].st.median = 10;
+    p[2].st.lo = 9.9;
+    p[2].st.hi = 10.1; /* ring clearly wins 2K now */
+    n = ct_select_choices(p, 8, CT_ALLREDUCE, 0.05, &c);
+    cr_assert_str_eq(p[c[1].chosen].algo, "ring");
+    free(c);
+}
+
+Test(select, threshold_interpolated_in_log_space)
+{
+    struct ct_sweep_point p[64];
+    size_t n = curves(p, 8, 1 << 20, 0.001);
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    check_cover(&s);
+    cr_assert_eq(s.nrules, 2, "runs of equal choices merge into one range each");
+    cr_assert_str_eq(s.rules[0].algo, "mesh");
+    cr_assert_str_eq(s.rules[1].algo, "ring");
+    uint64_t t = s.rules[0].max_bytes;
+    /* between the grid sizes 16K and 32K, near the true crossing */
+    cr_assert(t > 16384 && t <= 32768, "threshold %llu", (unsigned long long)t);
+    cr_assert(t > 19000 && t < 21000, "threshold %llu far from 20000", (unsigned long long)t);
+    cr_assert_eq(s.rules[1].min_bytes, t);
+    cr_assert(s.rules[0].confidence > 0.9 && s.rules[1].confidence > 0.9);
+    cr_assert(s.rules[0].gain > 1);
+    ct_ruleset_release(&s);
+}
+
+Test(select, wide_intervals_make_everything_a_tie)
+{
+    struct ct_sweep_point p[64];
+    size_t n = curves(p, 8, 1 << 20, 0.9);
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    check_cover(&s);
+    /* mesh is faster at small sizes, but never beyond both intervals: ring (simpler) */
+    cr_assert_eq(s.nrules, 1);
+    cr_assert_str_eq(s.rules[0].algo, "ring");
+    cr_assert(s.rules[0].tie);
+    ct_ruleset_release(&s);
+}
+
+Test(select, parameters_split_ranges_and_params_that_do_not_matter_do_not)
+{
+    struct ct_sweep_point p[4];
+    p[0] = mk(CT_ALLGATHER, "ring", 1024, 5, 0.01);
+    p[1] = mk(CT_ALLGATHER, "ring", 2048, 6, 0.01);
+    p[1].params.v[CT_P_THREADS] = 4; /* ring ignores threads: same choice */
+    p[2] = mk(CT_ALLGATHER, "ring", 4096, 7, 0.01);
+    p[2].params.v[CT_P_CHUNK] = 1 << 20; /* matters: a new range */
+    p[3] = mk(CT_ALLGATHER, "ring", 8192, 8, 0.01);
+    p[3].params.v[CT_P_CHUNK] = 1 << 20;
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, 4, CT_ALLGATHER, 0.05, &s, NULL), 0);
+    check_cover(&s);
+    cr_assert_eq(s.nrules, 2);
+    cr_assert_eq(s.rules[1].params.v[CT_P_CHUNK], 1 << 20);
+    cr_assert_eq(s.rules[0].max_bytes, 2896); /* same algorithm: geometric midpoint */
+    cr_assert_str_eq(s.rules[0].runner_up, "", "a single candidate has no runner-up");
+    cr_assert_float_eq(s.rules[0].confidence, 1.0, 1e-12);
+    ct_ruleset_release(&s);
+}
+
+Test(select, wrong_and_foreign_points_are_ignored)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLREDUCE, "ring", 64, 10, 0.01),
+        mk(CT_ALLREDUCE, "mesh", 64, 1, 0.01),   /* fastest but wrong */
+        mk(CT_ALLGATHER, "mesh", 64, 0.5, 0.01), /* other collective */
+        mk(CT_ALLREDUCE, "rdh", 64, 2, 0.01),
+    };
+    p[1].wrong = 5;
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, 4, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    cr_assert_eq(s.nrules, 1);
+    cr_assert_str_eq(s.rules[0].algo, "rdh");
+    ct_ruleset_release(&s);
+    struct ct_err err = {0};
+    cr_assert_eq(ct_select_rules(p, 4, CT_ALLTOALL, 0.05, &s, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "alltoall"), "%s", err.msg);
+}
+
+Test(select, mark_pruned_flags_clear_losers_only)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLREDUCE, "ring", 64, 10, 0.02),
+        mk(CT_ALLREDUCE, "mesh", 64, 10.3, 0.02), /* overlapping: kept */
+        mk(CT_ALLREDUCE, "rdh", 64, 20, 0.02),    /* clearly losing */
+        mk(CT_ALLREDUCE, "rdh", 128, 20, 0.02),   /* alone at its size: the leader */
+    };
+    ct_select_mark_pruned(p, 4, 0.05);
+    cr_assert_not(p[0].pruned);
+    cr_assert_not(p[1].pruned);
+    cr_assert(p[2].pruned);
+    cr_assert_not(p[3].pruned);
+}
+
+/* Recorded by `colltune sweep` (default settings): allreduce, 2 ranks over shm on the
+ * 2-core development VM while another process kept one core busy (hence medians near
+ * multiples of 0.81 ms). Median and 95% interval in microseconds. */
+Test(select, recorded_curve_from_a_two_rank_sweep)
+{
+    static const struct {
+        uint64_t size;
+        const char *algo;
+        double med, lo, hi;
+    } rec[] = {
+        {65536, "ring", 1634.05, 1625.17, 1672.18},
+        {262144, "ring", 1672.58, 1650.78, 1709.81},
+        {524288, "mesh-1step", 864.92, 861.80, 879.40},
+        {524288, "ring", 1710.58, 1677.27, 1797.47},
+        {1048576, "mesh-1step", 1757.53, 1708.18, 1800.53},
+        {1048576, "ring", 1701.51, 1626.61, 1711.66},
+        {2097152, "mesh-1step", 3657.09, 3501.34, 3659.29},
+        {2097152, "ring", 3474.69, 3454.95, 4242.77},
+        {4194304, "ring", 7107.99, 7008.18, 7194.38},
+    };
+    size_t n = sizeof rec / sizeof rec[0];
+    struct ct_sweep_point p[16];
+    for (size_t i = 0; i < n; i++) {
+        p[i] = mk(CT_ALLREDUCE, rec[i].algo, rec[i].size, rec[i].med, 0);
+        p[i].st.lo = rec[i].lo;
+        p[i].st.hi = rec[i].hi;
+    }
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    check_cover(&s);
+    /* mesh-1step wins 512K clearly; 1M and 2M overlap: ring, the simpler one */
+    cr_assert_eq(s.nrules, 3);
+    cr_assert_str_eq(s.rules[0].algo, "ring");
+    cr_assert_str_eq(s.rules[1].algo, "mesh-1step");
+    cr_assert_not(s.rules[1].tie);
+    cr_assert(s.rules[1].gain > 1.9 && s.rules[1].confidence > 0.99);
+    cr_assert_str_eq(s.rules[2].algo, "ring");
+    cr_assert(s.rules[2].tie);
+    cr_assert_str_eq(s.rules[2].runner_up, "mesh-1step");
+    /* mesh-1step was not measured at 256K: the geometric midpoint */
+    cr_assert_eq(s.rules[0].max_bytes, 370728);
+    /* the curves cross just below 1M (95% of the log step): interpolated, then kept a
+     * tenth of the step away from the grid size */
+    cr_assert_eq(s.rules[1].max_bytes, 978356);
+    ct_ruleset_release(&s);
+}
+
+Test(select, parameters_move_only_for_a_clear_gain)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLREDUCE, "ring", 4096, 10, 0.01),   /* defaults */
+        mk(CT_ALLREDUCE, "ring", 4096, 9.8, 0.005), /* beyond both intervals, but by 2% */
+        mk(CT_ALLREDUCE, "ring", 8192, 20, 0.01),   /* defaults */
+        mk(CT_ALLREDUCE, "ring", 8192, 18, 0.01),   /* 10% faster: a real gain */
+    };
+    p[1].params.v[CT_P_CHUNK] = 16384;
+    p[3].params.v[CT_P_CHUNK] = 16384;
+    cr_assert(ct_select_beats(&p[1].st, &p[0].st));
+    cr_assert_not(ct_select_better_params(&p[1].st, &p[0].st, 0.05));
+    cr_assert(ct_select_better_params(&p[3].st, &p[2].st, 0.05));
+    struct ct_select_choice *c;
+    size_t n = ct_select_choices(p, 4, CT_ALLREDUCE, 0.05, &c);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(c[0].chosen, 0, "the defaults stay for a 2%% gain");
+    cr_assert_eq(c[1].chosen, 3);
+    free(c);
+    n = ct_select_choices(p, 4, CT_ALLREDUCE, 0.0, &c);
+    cr_assert_eq(c[0].chosen, 1, "without a margin any clear win counts");
+    free(c);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* Sample statistics: order-statistic CI of the median, summaries, convergence. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "engine/stats.h"
+
+Test(stats, ci_ranks_match_binomial_tables)
+{
+    /* exact binomial: the largest lo with P(B(n,1/2) <= lo-1) <= 0.025 */
+    static const int tab[][3] = {{6, 1, 6},   {7, 1, 7},     {10, 2, 9},      {11, 2, 10},
+                                 {20, 6, 15}, {100, 40, 61}, {1000, 469, 532}};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        int lo, hi;
+        cr_assert(ct_stats_ci_ranks(tab[i][0], &lo, &hi), "n=%d", tab[i][0]);
+        cr_assert_eq(lo, tab[i][1], "n=%d lo=%d", tab[i][0], lo);
+        cr_assert_eq(hi, tab[i][2], "n=%d hi=%d", tab[i][0], hi);
+    }
+}
+
+Test(stats, ci_ranks_too_few_and_large_n)
+{
+    int lo, hi;
+    cr_assert_not(ct_stats_ci_ranks(5, &lo, &hi));
+    cr_assert(lo == 1 && hi == 5);
+    cr_assert_not(ct_stats_ci_ranks(1, &lo, &hi));
+    /* normal approximation continues the exact table smoothly */
+    cr_assert(ct_stats_ci_ranks(1001, &lo, &hi));
+    cr_assert_eq(lo, 469);
+    cr_assert_eq(hi, 533);
+    cr_assert(ct_stats_ci_ranks(100000, &lo, &hi));
+    cr_assert(lo > 49600 && lo < 49700 && hi == 100001 - lo);
+}
+
+Test(stats, summary_of_known_samples)
+{
+    /* 11 samples in scrambled order: 1..11 */
+    double x[] = {7, 3, 11, 1, 9, 5, 2, 10, 4, 8, 6};
+    double copy[11];
+    memcpy(copy, x, sizeof x);
+    struct ct_stats st;
+    ct_stats_compute(x, 11, &st);
+    cr_assert_eq(memcmp(copy, x, sizeof x), 0, "input must not be modified");
+    cr_assert_eq(st.n, 11);
+    cr_assert_float_eq(st.median, 6, 1e-12);
+    cr_assert_float_eq(st.lo, 2, 1e-12);  /* X(2) */
+    cr_assert_float_eq(st.hi, 10, 1e-12); /* X(10) */
+    cr_assert_float_eq(st.min, 1, 1e-12);
+    cr_assert_float_eq(st.max, 11, 1e-12);
+    cr_assert_float_eq(st.mean, 6, 1e-12);
+    cr_assert_float_eq(st.stdev, sqrt(11.0), 1e-12);
+    cr_assert_float_eq(ct_stats_rel_width(&st), 8.0 / 6.0, 1e-12);
+}
+
+Test(stats, even_count_median_and_single_sample)
+{
+    double x[] = {4, 1, 3, 2, 100, 5};
+    struct ct_stats st;
+    ct_stats_compute(x, 6, &st);
+    cr_assert_float_eq(st.median, 3.5, 1e-12);
+    cr_assert_float_eq(st.lo, 1, 1e-12);
+    cr_assert_float_eq(st.hi, 100, 1e-12);
+    double one = 42;
+    ct_stats_compute(&one, 1, &st);
+    cr_assert_float_eq(st.median, 42, 1e-12);
+    cr_assert_eq(st.stdev, 0);
+    cr_assert(isinf(ct_stats_rel_width(&st)), "no 95%% interval from one sample");
+    cr_assert_not(ct_stats_converged(&st, 1e9));
+}
+
+Test(stats, convergence_and_samples_needed)
+{
+    double x[40];
+    for (int i = 0; i < 40; i++)
+        x[i] = 100 + (i % 10); /* 100..109, median 104.5 */
+    struct ct_stats st;
+    ct_stats_compute(x, 40, &st);
+    double w = ct_stats_rel_width(&st);
+    cr_assert(w > 0 && w < 0.05, "width %g", w);
+    cr_assert(ct_stats_converged(&st, 0.05));
+    cr_assert_eq(ct_stats_more(&st, 0.05), 0);
+    cr_assert_not(ct_stats_converged(&st, w / 2));
+    /* halving the width takes about 4x the samples: 3n more */
+    int more = ct_stats_more(&st, w / 2);
+    cr_assert(more >= 3 * 40 - 1 && more <= 3 * 40 + 1, "more %d", more);
+    ct_stats_compute(x, 4, &st);
+    cr_assert_eq(ct_stats_more(&st, 0.05), CT_STATS_MIN_CI - 4);
+}
+
+/* xorshift64* and an exponential variate: deterministic heavy-ish tailed samples */
+static double expo(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    double u = (double)((*s * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+    return -log(1 - u);
+}
+
+Test(stats, interval_covers_the_true_median_95_percent)
+{
+    /* exponential(1): true median ln 2; the order-statistic interval is distribution-free */
+    uint64_t seed = 0x1234567;
+    for (int n = 6; n <= 60; n += 9) {
+        int hit = 0, trials = 4000;
+        double x[64];
+        for (int t = 0; t < trials; t++) {
+            for (int i = 0; i < n; i++)
+                x[i] = 50 + 10 * expo(&seed);
+            struct ct_stats st;
+            ct_stats_compute(x, n, &st);
+            double m = 50 + 10 * log(2.0);
+            hit += st.lo <= m && m <= st.hi;
+        }
+        double cover = (double)hit / trials;
+        cr_assert(cover >= 0.94 && cover <= 0.995, "n=%d coverage %.3f", n, cover);
+    }
+}

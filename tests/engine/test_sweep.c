@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep: the planner on a synthetic backend (model curves, seeded noise, a virtual
+ * clock: deterministic), and the live controller on the loop transport (every rank makes
+ * the same decisions; a wrong result stops the sweep with a precise error).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "engine/select.h"
+#include "engine/stats.h"
+#include "engine/sweep_int.h"
+#include "tests/loopworld.h"
+
+/* ---- synthetic backend ---------------------------------------------------------------- */
+
+struct synth {
+    double clock; /* virtual seconds */
+    uint64_t rng;
+    double noise;     /* relative spread of samples */
+    double iter_cost; /* virtual overhead per iteration (barrier) */
+    const char *algo; /* current point */
+    struct ct_job job;
+    const char *wrong_algo; /* verification fails for this algorithm at wrong_count */
+    uint64_t wrong_count;
+    long begins, verifies;
+};
+
+static double uniform(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (double)((*s * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+/*
+ * Model, microseconds: mesh is latency-bound (5 us + 1 GB/s), ring bandwidth-bound
+ * (12 us + 2 GB/s): they cross at 14 KB. ring's chunk has an optimum at 1 MiB for large
+ * messages (+8% per factor of 4 away from it); rdh is always 3x slower than ring.
+ */
+static double model_us(const char *algo, const struct ct_job *j)
+{
+    double b = (double)j->count * 4;
+    if (j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL || j->coll == CT_REDUCESCATTER)
+        b *= j->shape.nranks;
+    if (!strcmp(algo, "mesh"))
+        return 5 + b / 1000;
+    double ring = 12 + b / 2000;
+    if (b > (1 << 20)) {
+        double away = fabs(log2((double)j->params.v[CT_P_CHUNK] / (1 << 20))) / 2;
+        ring *= 1 + 0.08 * away;
+    }
+    return !strcmp(algo, "rdh") ? 3 * ring : ring;
+}
+
+static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                   long *wrong, struct ct_err *err)
+{
+    struct synth *s = ctx;
+    s->algo = a->name;
+    s->job = *j;
+    s->begins++;
+    s->clock += 1e-4;
+    if (verify) {
+        s->verifies++;
+        s->clock += model_us(a->name, j) * 1e-6;
+        *wrong =
+            s->wrong_algo && !strcmp(a->name, s->wrong_algo) && j->count == s->wrong_count ? 7 : 0;
+    }
+    return 0;
+}
+
+static int s_time(void *ctx, int warmup, int iters, double *out, struct ct_err *err)
+{
+    struct synth *s = ctx;
+    double t = model_us(s->algo, &s->job);
+    s->clock += warmup * (t * 1e-6 + s->iter_cost) + 1e-4;
+    for (int i = 0; i < iters; i++) {
+        out[i] = t * (1 + s->noise * (uniform(&s->rng) - 0.5));
+        s->clock += out[i] * 1e-6 + s->iter_cost;
+    }
+    return 0;
+}
+
+static void s_end(void *ctx)
+{
+}
+
+static double s_now(void *ctx)
+{
+    return ((struct synth *)ctx)->clock;
+}
+
+static const struct ct_sweep_backend synth_be = {s_begin, s_time, s_end, s_now, NULL, NULL, true};
+
+static const struct ct_algo *cands[3];
+
+static void cfg_for(struct ct_sweep_cfg *cfg, unsigned colls, double budget)
+{
+    ct_sweep_cfg_init(cfg);
+    cands[0] = ct_algo_find("ring");
+    cands[1] = ct_algo_find("mesh");
+    cands[2] = ct_algo_find("rdh");
+    cfg->algos = cands;
+    cfg->nalgos = 3;
+    cfg->colls = colls;
+    cfg->job.shape.nranks = 4;
+    cfg->job.shape.ranks_per_node = 4;
+    cfg->minbytes = 64;
+    cfg->maxbytes = 16 << 20;
+    cfg->budget_s = budget;
+}
+
+static void synth_init(struct synth *s, double noise)
+{
+    memset(s, 0, sizeof *s);
+    s->rng = 0x9e3779b97f4a7c15ULL;
+    s->noise = noise;
+    s->iter_cost = 2e-6;
+}
+
+Test(sweep, planner_finds_the_crossover_within_budget)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 20);
+    struct synth s;
+    synth_init(&s, 0.02);
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
+    cr_assert(res.elapsed_s <= cfg.budget_s * 1.02, "took %g s of %g", res.elapsed_s, cfg.budget_s);
+    cr_assert(res.n > 30, "only %zu points", res.n);
+    cr_assert(res.elapsed_s < cfg.budget_s / 2, "nothing left to do: stops early (%g s)",
+              res.elapsed_s);
+    cr_assert((long)res.n < res.full_points / 4, "%zu points vs %ld", res.n, res.full_points);
+    cr_assert_eq(s.verifies, (long)res.n, "every point verified exactly once");
+    /* rdh is 3x slower everywhere: after two sizes it is skipped, re-probed rarely */
+    int rdh = 0, ring = 0;
+    for (size_t i = 0; i < res.n; i++) {
+        rdh += !strcmp(res.pts[i].algo, "rdh");
+        ring += !strcmp(res.pts[i].algo, "ring");
+        cr_assert_eq(res.pts[i].wrong, 0);
+        cr_assert(res.pts[i].st.n >= cfg.min_iters);
+    }
+    cr_assert(rdh <= 8 && ring >= 19, "rdh measured %d times, ring %d", rdh, ring);
+    struct ct_ruleset rs;
+    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, 0.05, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_ruleset_check(&rs, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(rs.rules[0].algo, "mesh");
+    cr_assert_str_eq(rs.rules[rs.nrules - 1].algo, "ring");
+    /* model crossing at 14 KB; the grid brackets it between 8K and 16K */
+    cr_assert(rs.rules[0].max_bytes > 8192 && rs.rules[0].max_bytes <= 16384, "at %llu",
+              (unsigned long long)rs.rules[0].max_bytes);
+    /* the descent moved ring's chunk to the model's optimum at the large sizes */
+    cr_assert_eq(rs.rules[rs.nrules - 1].params.v[CT_P_CHUNK], 1u << 20);
+    ct_ruleset_release(&rs);
+    cr_assert(strstr(res.space, "chunk 16K..4M x4"), "%s", res.space);
+    cr_assert(!strstr(res.space, "streams"), "no tcp, no streams: %s", res.space);
+    ct_sweep_result_release(&res);
+}
+
+Test(sweep, planner_is_deterministic)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLLS_ALL, 8);
+    struct ct_sweep_result r[2];
+    for (int k = 0; k < 2; k++) {
+        struct synth s;
+        synth_init(&s, 0.2);
+        cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &r[k], NULL), 0);
+    }
+    cr_assert_eq(r[0].n, r[1].n);
+    for (size_t i = 0; i < r[0].n; i++) {
+        cr_assert_str_eq(r[0].pts[i].algo, r[1].pts[i].algo);
+        cr_assert_eq(r[0].pts[i].size, r[1].pts[i].size);
+        cr_assert_eq(r[0].pts[i].st.median, r[1].pts[i].st.median);
+        cr_assert_eq(
+            memcmp(r[0].pts[i].params.v, r[1].pts[i].params.v, sizeof r[0].pts[i].params.v), 0);
+    }
+    /* every requested collective was measured */
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        int have = 0;
+        for (size_t i = 0; i < r[0].n; i++)
+            have += r[0].pts[i].coll == (enum ct_coll)c;
+        cr_assert(have > 0, "%s has no point", ct_coll_name((enum ct_coll)c));
+    }
+    ct_sweep_result_release(&r[0]);
+    ct_sweep_result_release(&r[1]);
+}
+
+Test(sweep, tiny_budget_still_measures_every_collective)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLLS_ALL, 0.05);
+    cfg.maxbytes = 1u << 30; /* far more than the budget allows */
+    struct synth s;
+    synth_init(&s, 0.1);
+    s.iter_cost = 1e-3;
+    struct ct_sweep_result res;
+    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert(res.budget_out);
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        struct ct_ruleset rs;
+        cr_assert_eq(ct_select_rules(res.pts, res.n, (enum ct_coll)c, 0.05, &rs, NULL), 0, "%s",
+                     ct_coll_name((enum ct_coll)c));
+        ct_ruleset_release(&rs);
+    }
+    cr_assert(res.elapsed_s < 1, "overran the budget: %g s", res.elapsed_s);
+    ct_sweep_result_release(&res);
+}
+
+Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLGATHER), 5);
+    cfg.maxbytes = 4096;
+    struct synth s;
+    synth_init(&s, 0.0);
+    struct ct_sweep_result res;
+    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    for (size_t i = 0; i < res.n; i++) {
+        cr_assert(res.pts[i].st.converged, "noise-free points converge at once");
+        cr_assert_eq(res.pts[i].st.n, cfg.min_iters);
+    }
+    ct_sweep_result_release(&res);
+    synth_init(&s, 3.0); /* wild: +-150% */
+    cfg.target_ci = 0.001;
+    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    for (size_t i = 0; i < res.n; i++) {
+        cr_assert_not(res.pts[i].st.converged);
+        cr_assert(res.pts[i].st.n <= cfg.max_iters);
+    }
+    cr_assert(res.elapsed_s <= cfg.budget_s * 1.02, "%g", res.elapsed_s);
+    ct_sweep_result_release(&res);
+}
+
+Test(sweep, wrong_result_aborts_naming_algorithm_size_and_ranks)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
+    struct synth s;
+    synth_init(&s, 0.05);
+    s.wrong_algo = "mesh";
+    s.wrong_count = 1024; /* 4 KiB of float32 */
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    int rc = ct_sweep_drive(&cfg, &synth_be, &s, &res, &err);
+    cr_assert_eq(rc, CT_EVERIFY);
+    cr_assert(strstr(err.msg, "allreduce:mesh at 4096 bytes on 4 ranks"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "7 elements differ"), "%s", err.msg);
+    cr_assert(res.n > 0, "points measured before the failure are kept");
+    for (size_t i = 0; i < res.n; i++)
+        cr_assert(res.pts[i].size < 4096 || strcmp(res.pts[i].algo, "mesh"));
+    ct_sweep_result_release(&res);
+}
+
+Test(sweep, grids_and_searched_parameters)
+{
+    struct ct_sweep_cfg cfg;
+    ct_sweep_cfg_init(&cfg);
+    uint64_t v[9];
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_CHUNK, v), 5);
+    cr_assert(v[0] == 16384 && v[4] == 4u << 20 && v[5] == 0);
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_PIPELINE, v), 4);
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_CHANNELS, v), 3);
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_STREAMS, v), 0, "streams only over tcp");
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_THREADS, v), 0, "threads only with spare cores");
+    const struct ct_algo *ring = ct_algo_find("ring"), *mesh = ct_algo_find("mesh");
+    cr_assert_eq(ct_sweep_searched(&cfg, ring),
+                 CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_CHANNELS));
+    cr_assert_eq(ct_sweep_searched(&cfg, mesh), CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE));
+    cfg.job.params.v[CT_P_CHUNK] = 65536; /* fixed by the user */
+    cr_assert_eq(ct_sweep_searched(&cfg, mesh), CT_PBIT(CT_P_PIPELINE));
+    cfg.tcp = true;
+    cfg.set_streams = (ct_sweep_streams_fn)1;
+    cfg.max_threads = 8;
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_STREAMS, v), 3);
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_THREADS, v), 3);
+}
+
+Test(sweep, verify_reports_regret_of_a_bad_choice)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
+    struct ct_rule rules[2];
+    memset(rules, 0, sizeof rules);
+    rules[0].max_bytes = 8192;
+    snprintf(rules[0].algo, sizeof rules[0].algo, "mesh"); /* right: mesh wins small */
+    rules[1].min_bytes = 8192;
+    rules[1].max_bytes = CT_BYTES_INF;
+    snprintf(rules[1].algo, sizeof rules[1].algo, "rdh"); /* wrong: 3x slower than ring */
+    struct ct_ruleset set = {CT_ALLREDUCE, 1, 4, 4, CT_FLOAT32, CT_SUM, rules, 2};
+    struct ct_config conf;
+    ct_config_init(&conf);
+    conf.sets = &set;
+    conf.nsets = 1;
+    conf.sweep.minbytes = 64;
+    conf.sweep.maxbytes = 1 << 20;
+    struct synth s;
+    synth_init(&s, 0.02);
+    struct ct_sweep_regret *g;
+    size_t n;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_verify_drive(&cfg, &synth_be, &s, &conf, &g, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(g[0].size, 724, "geometric midpoint of 64..8192 (whole floats)");
+    cr_assert(g[0].regret < 1.1, "%g", g[0].regret);
+    cr_assert_not(g[0].significant);
+    cr_assert_eq(g[1].size, 1 << 20, "the last range is checked at the largest swept size");
+    cr_assert_str_eq(g[1].chosen.algo, "rdh");
+    cr_assert_str_eq(g[1].best.algo, "ring");
+    cr_assert(g[1].regret > 2.5 && g[1].significant, "%g", g[1].regret);
+    free(g);
+    /* a ruleset for another communicator size is refused before anything runs */
+    set.nranks = 8;
+    set.nnodes = 2;
+    cr_assert_eq(ct_sweep_verify_drive(&cfg, &synth_be, &s, &conf, &g, &n, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "tuned for 8 ranks"), "%s", err.msg);
+    free(g);
+}
+
+/* ---- live: the controller on the loop transport --------------------------------------- */
+
+struct live_arg {
+    struct ct_sweep_cfg cfg;
+    struct ct_sweep_result res[4];
+    int rc[4];
+    struct ct_err err[4];
+};
+
+static int live_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    struct live_arg *a = arg;
+    struct ct_comm *cp = c;
+    a->rc[c->rank] = ct_sweep_run(&cp, &a->cfg, &a->res[c->rank], &a->err[c->rank]);
+    return 0;
+}
+
+Test(sweep, live_ranks_agree_on_every_point, .timeout = 60)
+{
+    struct live_arg a;
+    memset(&a, 0, sizeof a);
+    cfg_for(&a.cfg, CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLTOALL), 0.6);
+    a.cfg.job.shape.ranks_per_node = 0;
+    a.cfg.maxbytes = 16384;
+    a.cfg.max_iters = 200;
+    struct ct_err err = {0};
+    cr_assert_eq(lw_run(3, 0, live_rank, &a, &err), 0, "%s", err.msg);
+    for (int r = 0; r < 3; r++)
+        cr_assert_eq(a.rc[r], 0, "rank %d: %s", r, a.err[r].msg);
+    cr_assert(a.res[0].n >= 2);
+    for (int r = 1; r < 3; r++) {
+        cr_assert_eq(a.res[r].n, a.res[0].n, "rank %d saw %zu points, rank 0 %zu", r, a.res[r].n,
+                     a.res[0].n);
+        for (size_t i = 0; i < a.res[0].n; i++) {
+            const struct ct_sweep_point *p = &a.res[0].pts[i], *q = &a.res[r].pts[i];
+            cr_assert_str_eq(p->algo, q->algo);
+            cr_assert_eq(p->size, q->size);
+            cr_assert_eq(p->st.n, q->st.n);
+            cr_assert_eq(p->st.median, q->st.median, "identical samples on every rank");
+            cr_assert_eq(p->st.converged, q->st.converged);
+        }
+    }
+    for (size_t i = 0; i < a.res[0].n; i++)
+        cr_assert_eq(a.res[0].pts[i].wrong, 0);
+    for (int r = 0; r < 3; r++)
+        ct_sweep_result_release(&a.res[r]);
+}
+
+static int live_fault_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    struct live_arg *a = arg;
+    struct ct_comm *cp = c;
+    a->rc[c->rank] = ct_sweep_run(&cp, &a->cfg, &a->res[c->rank], &a->err[c->rank]);
+    return a->rc[c->rank];
+}
+
+Test(sweep, live_corrupted_message_is_a_wrong_result, .timeout = 60)
+{
+    struct live_arg a;
+    memset(&a, 0, sizeof a);
+    cfg_for(&a.cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
+    a.cfg.job.shape.ranks_per_node = 0;
+    a.cfg.maxbytes = 4096;
+    struct ct_tp_cfg tc;
+    memset(&tc, 0, sizeof tc);
+    tc.fault_kind = 3; /* corrupt */
+    tc.fault_rank = 1;
+    tc.fault_msg = 1; /* after the barrier message: the first verification's data */
+    struct ct_err err = {0};
+    lw_run_cfg(2, 0, live_fault_rank, &a, &tc, 0, &err);
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(a.rc[r], CT_EVERIFY, "rank %d: %d %s", r, a.rc[r], a.err[r].msg);
+        cr_assert(strstr(a.err[r].msg, "wrong results: allreduce:ring at 64 bytes on 2 ranks"),
+                  "%s", a.err[r].msg);
+        ct_sweep_result_release(&a.res[r]);
+    }
+}
+
+Test(sweep, tight_budget_spreads_over_sizes_and_keeps_to_it)
+{
+    /* 64 B .. 256 MiB, where the largest points cost seconds: the survey cannot measure
+     * everything; it skips losers early, thins sizes and keeps to the budget */
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLLS_ALL, 2);
+    cfg.maxbytes = 256u << 20;
+    struct synth s;
+    synth_init(&s, 0.1);
+    s.iter_cost = 20e-6;
+    struct ct_sweep_result res;
+    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert(res.budget_out);
+    cr_assert(res.elapsed_s <= cfg.budget_s * 1.05, "took %g s of %g", res.elapsed_s, cfg.budget_s);
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        uint64_t top = 0;
+        for (size_t i = 0; i < res.n; i++)
+            if (res.pts[i].coll == (enum ct_coll)c && res.pts[i].size > top)
+                top = res.pts[i].size;
+        cr_assert(top >= 8u << 20, "%s measured only up to %llu", ct_coll_name((enum ct_coll)c),
+                  (unsigned long long)top);
+    }
+    ct_sweep_result_release(&res);
+}
