@@ -4,17 +4,19 @@
 #include "cmd.h"
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../probe/topo.h"
+#include "../transport/launch.h"
 
 #define CMD "probe"
 
 struct opts {
     const char *from, *file, *out, *view;
-    int json;
+    int json, local;
     struct ct_probe_cfg cfg;
 };
 
@@ -32,7 +34,10 @@ static void usage(FILE *f)
     for (size_t i = 0; ct_view_at(i); i++)
         fprintf(f, "                        %-11s %s\n", ct_view_at(i)->name,
                 ct_view_at(i)->summary);
-    fprintf(f, "  --json              the topology as JSON (schema colltune-topo/1)\n"
+    fprintf(f, "  --local N           cluster mode with N local ranks (launchers: see 'run'):\n"
+               "                      every rank probes its host, rank 0 prints each distinct\n"
+               "                      host shape once and the hosts that differ\n"
+               "  --json              the topology as JSON (schema colltune-topo/1)\n"
                "  --out FILE          write to FILE instead of standard output\n"
                "  -h, --help          this help\n");
 }
@@ -64,7 +69,8 @@ static int parse(int argc, char **argv, struct opts *o)
         {"from", required_argument, NULL, 'f'},  {"sysfs-root", required_argument, NULL, 's'},
         {"torus", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"out", required_argument, NULL, 'o'},   {"view", required_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},        {"local", required_argument, NULL, 'l'},
+        {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -83,6 +89,13 @@ static int parse(int argc, char **argv, struct opts *o)
                                    optarg);
             break;
         case 'j': o->json = 1; break;
+        case 'l': {
+            long n;
+            if (ct_parse_int(optarg, 1, 1024, &n) < 0)
+                return ct_cmd_fail(CMD, CT_EXIT_USAGE, "bad --local '%s' (1..1024 ranks)", optarg);
+            o->local = (int)n;
+            break;
+        }
         case 'o': o->out = optarg; break;
         case 'v': o->view = optarg; break;
         case 'h': usage(stdout); return CT_EXIT_OK;
@@ -99,6 +112,8 @@ static int parse(int argc, char **argv, struct opts *o)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "--from and --sysfs-root exclude each other");
     if (o->view && strcmp(o->view, "all") && !ct_view_find(o->view))
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "unknown --view '%s' (see -h)", o->view);
+    if (o->from && o->local)
+        return ct_cmd_fail(CMD, CT_EXIT_USAGE, "--from and --local exclude each other");
     if (o->view && o->json)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "--view and --json exclude each other");
     return -1;
@@ -119,6 +134,169 @@ static int emit(const struct ct_topo *t, const struct opts *o, FILE *out, struct
     return ct_view_find(o->view)->render(t, out, err);
 }
 
+static FILE *open_out(const struct opts *o)
+{
+    return o->out ? fopen(o->out, "w") : stdout;
+}
+
+static int close_out(const struct opts *o, FILE *out)
+{
+    int werr = fflush(out) != 0 || ferror(out);
+    if (o->out && fclose(out) != 0)
+        werr = 1;
+    if (werr)
+        return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot write '%s'", o->out ? o->out : "stdout");
+    return CT_EXIT_OK;
+}
+
+/* Gather every rank's JSON topology at every rank (lengths first, then padded blobs). */
+static char *gather_json(struct ct_boot *b, const char *mine, size_t *stride, struct ct_err *err)
+{
+    uint64_t len = strlen(mine) + 1, *lens = ct_xcalloc((size_t)b->size, sizeof *lens);
+    if (ct_boot_allgather(b, &len, sizeof len, lens, err) < 0) {
+        free(lens);
+        return NULL;
+    }
+    uint64_t max = 0;
+    for (int r = 0; r < b->size; r++)
+        max = lens[r] > max ? lens[r] : max;
+    free(lens);
+    char *pad = ct_xcalloc(1, max), *all = ct_xmalloc(max * (size_t)b->size);
+    memcpy(pad, mine, len);
+    int rc = ct_boot_allgather(b, pad, max, all, err);
+    free(pad);
+    if (rc < 0) {
+        free(all);
+        return NULL;
+    }
+    *stride = max;
+    return all;
+}
+
+/* --json in cluster mode: one document with every host, its ranks, its shape group and its
+ * topology (colltune-topo/1), plus the differences from the majority. */
+static int print_cluster_json(struct ct_boot *b, const char *all, size_t stride,
+                              struct ct_topo *const *hosts, size_t nh, const struct ct_hetero *het,
+                              FILE *out, struct ct_err *err)
+{
+    json_t *doc = json_object(), *arr = json_array(), *diffs = json_array();
+    json_object_set_new(doc, "schema", json_string("colltune-cluster/1"));
+    json_object_set_new(doc, "shapes", json_integer((json_int_t)het->n_groups));
+    for (size_t h = 0; h < nh; h++) {
+        const char *text = all + (size_t)hosts[h]->rank_first * stride;
+        json_error_t je;
+        json_t *topo = json_loads(text, 0, &je), *o = json_object();
+        if (!topo) {
+            json_decref(doc);
+            json_decref(arr);
+            json_decref(diffs);
+            return ct_err_set(err, CT_EINVAL, "host %s: %s", b->hosts[hosts[h]->rank_first],
+                              je.text);
+        }
+        json_object_set_new(o, "host", json_string(b->hosts[hosts[h]->rank_first]));
+        json_object_set_new(o, "first_rank", json_integer(hosts[h]->rank_first));
+        json_object_set_new(o, "ranks", json_integer(hosts[h]->rank_count));
+        json_object_set_new(o, "shape", json_integer((json_int_t)het->group_of[h]));
+        json_object_set_new(o, "topology", topo);
+        json_array_append_new(arr, o);
+    }
+    for (size_t d = 0; d < het->n_diffs; d++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "host",
+                            json_string(b->hosts[hosts[het->diffs[d].host]->rank_first]));
+        json_object_set_new(o, "differs", json_string(het->diffs[d].what));
+        json_array_append_new(diffs, o);
+    }
+    json_object_set_new(doc, "hosts", arr);
+    json_object_set_new(doc, "differences", diffs);
+    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(doc);
+    return rc < 0 ? ct_err_set(err, CT_EIO, "cannot write JSON") : 0;
+}
+
+/* Rank 0: one topology per host (the host's first rank), each distinct shape printed once. */
+static int print_cluster(struct ct_boot *b, const char *all, size_t stride, const struct opts *o,
+                         struct ct_err *err)
+{
+    struct ct_topo **hosts = ct_xcalloc((size_t)b->size, sizeof *hosts);
+    size_t nh = 0;
+    int rc = 0;
+    for (int r = 0; r < b->size && rc == 0; r++) {
+        int first = r;
+        for (int q = 0; q < r; q++)
+            if (!strcmp(b->hosts[q], b->hosts[r])) {
+                first = q;
+                break;
+            }
+        if (first != r) {
+            for (size_t h = 0; h < nh; h++)
+                if (hosts[h]->rank_first == first)
+                    hosts[h]->rank_count++;
+            continue;
+        }
+        const char *j = all + (size_t)r * stride;
+        hosts[nh] = ct_topo_from_json(j, strlen(j), err);
+        if (!hosts[nh]) {
+            rc = ct_err_wrap(err, "rank %d (%s): ", r, b->hosts[r]);
+            break;
+        }
+        hosts[nh]->rank_first = r;
+        hosts[nh]->rank_count = 1;
+        nh++;
+    }
+    FILE *out = rc == 0 ? open_out(o) : NULL;
+    if (rc == 0 && !out)
+        rc = ct_err_sys(err, CT_EIO, "cannot open '%s' for writing", o->out);
+    struct ct_hetero het = {0};
+    if (rc == 0)
+        rc = ct_topo_hetero((const struct ct_topo *const *)hosts, nh, &het, err);
+    if (rc == 0 && o->json) {
+        rc = print_cluster_json(b, all, stride, hosts, nh, &het, out, err);
+        goto done;
+    }
+    for (size_t g = 0; rc == 0 && g < het.n_groups; g++) {
+        const struct ct_topo *t = hosts[het.group_rep[g]];
+        fprintf(out, "==== host shape %zu of %zu: %zu host(s), e.g. %s (ranks %d..%d)\n\n", g + 1,
+                het.n_groups, het.group_size[g], b->hosts[t->rank_first], t->rank_first,
+                t->rank_first + t->rank_count - 1);
+        rc = emit(t, o, out, err);
+        fputc('\n', out);
+    }
+    if (rc == 0 && !o->json)
+        rc = ct_hetero_render((const struct ct_topo *const *)hosts, nh, &het, out, err);
+done:
+    ct_hetero_release(&het);
+    for (size_t h = 0; h < nh; h++)
+        ct_topo_free(hosts[h]);
+    free(hosts);
+    if (out && close_out(o, out) != CT_EXIT_OK && rc == 0)
+        rc = CT_EIO;
+    return rc;
+}
+
+static int probe_rank(struct ct_boot *b, void *arg)
+{
+    const struct opts *o = arg;
+    struct ct_err err = {0};
+    struct ct_topo *t = ct_topo_new();
+    char *mine = NULL, *all = NULL;
+    size_t stride = 0;
+    int rc = ct_probe_local(t, &o->cfg, &err);
+    if (rc == 0 && !(mine = ct_topo_to_json(t, &err)))
+        rc = -1;
+    ct_topo_free(t);
+    if (rc == 0 && !(all = gather_json(b, mine, &stride, &err)))
+        rc = -1;
+    if (rc == 0 && b->rank == 0)
+        rc = print_cluster(b, all, stride, o, &err);
+    free(mine);
+    free(all);
+    if (rc < 0)
+        return ct_cmd_fail(CMD, CT_EXIT_FAIL, "rank %d (%s): %s", b->rank, b->host, err.msg);
+    return CT_EXIT_OK;
+}
+
 int cmd_probe(int argc, char **argv)
 {
     struct opts o = {0};
@@ -126,6 +304,14 @@ int cmd_probe(int argc, char **argv)
     if (rc >= 0)
         return rc;
     struct ct_err err = {0};
+    if (o.local) {
+        struct ct_launch_cfg lc = {o.local, 0, 60 * 1000000000LL};
+        int dead, sig;
+        rc = ct_launch(&lc, probe_rank, &o, &dead, &sig, &err);
+        if (rc < 0)
+            return ct_cmd_fail(CMD, CT_EXIT_FAIL, "%s", err.msg);
+        return rc;
+    }
     struct ct_topo *t = ct_topo_new();
     rc = o.from ? ct_topo_import(t, o.from, o.file, &o.cfg, &err) : ct_probe_local(t, &o.cfg, &err);
     if (rc < 0) {
@@ -133,19 +319,15 @@ int cmd_probe(int argc, char **argv)
         return ct_cmd_fail(CMD, o.from || rc == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
                            err.msg);
     }
-    FILE *out = o.out ? fopen(o.out, "w") : stdout;
+    FILE *out = open_out(&o);
     if (!out) {
         ct_topo_free(t);
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot open '%s' for writing", o.out);
     }
     rc = emit(t, &o, out, &err);
-    int werr = fflush(out) != 0 || ferror(out);
-    if (o.out && fclose(out) != 0)
-        werr = 1;
+    int wrc = close_out(&o, out);
     ct_topo_free(t);
     if (rc < 0)
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "%s", err.msg);
-    if (werr)
-        return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot write '%s'", o.out ? o.out : "stdout");
-    return CT_EXIT_OK;
+    return wrc;
 }
