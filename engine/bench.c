@@ -43,7 +43,7 @@ void ct_bench_release(struct ct_bench *b)
 
 int ct_bench_barrier(struct ct_bench *b, struct ct_err *err)
 {
-    struct ct_exec_args a = {{b->barrier_buf, b->barrier_buf + 1, NULL}, NULL, 1, 1};
+    struct ct_exec_args a = {{b->barrier_buf, b->barrier_buf + 1, NULL}, NULL, 1, 1, 1};
     return ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
 }
 
@@ -94,6 +94,7 @@ static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sch
     uint64_t chunk = j->params.v[CT_P_CHUNK] / es * es;
     a->chunk = chunk ? chunk : es;
     a->depth = (int)j->params.v[CT_P_PIPELINE];
+    a->threads = (int)j->params.v[CT_P_THREADS];
     return 0;
 }
 

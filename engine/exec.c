@@ -245,7 +245,27 @@ static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
     return 0;
 }
 
-static void run_local(const struct ct_sched *s, uint32_t st, const struct ct_exec_args *a)
+#define SPLIT_MIN_BYTES (256u << 10) /* below this, one thread reduces faster */
+
+struct split {
+    const struct ct_exec_args *a;
+    const struct ct_op *op;
+};
+
+/* Thread i of n reduces its element-aligned share of op. */
+static void reduce_part(void *arg, int i, int n)
+{
+    const struct split *sp = arg;
+    const struct ct_op *op = sp->op;
+    size_t es = sp->a->red->esize;
+    uint64_t elems = op->bytes / es, off = ct_part_off(elems, (uint64_t)n, (uint64_t)i) * es;
+    sp->a->red->fn((char *)at(sp->a, op->dst) + off, (const char *)at(sp->a, op->src) + off,
+                   (const char *)at(sp->a, op->src2) + off,
+                   ct_part_len(elems, (uint64_t)n, (uint64_t)i));
+}
+
+static void run_local(struct ct_exec *x, const struct ct_sched *s, uint32_t st,
+                      const struct ct_exec_args *a)
 {
     for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
         const struct ct_op *op = &s->ops[i];
@@ -255,7 +275,17 @@ static void run_local(const struct ct_sched *s, uint32_t st, const struct ct_exe
             if (d != src)
                 memmove(d, src, op->bytes);
         } else if (op->kind == CT_OP_REDUCE) {
-            a->red->fn(at(a, op->dst), at(a, op->src), at(a, op->src2), op->bytes / a->red->esize);
+            if (a->threads > 1 && op->bytes >= SPLIT_MIN_BYTES) {
+                if (!x->pool || ct_pool_size(x->pool) != a->threads) {
+                    ct_pool_free(x->pool);
+                    x->pool = ct_pool_new(a->threads);
+                }
+                struct split sp = {a, op};
+                ct_pool_run(x->pool, reduce_part, &sp);
+            } else {
+                a->red->fn(at(a, op->dst), at(a, op->src), at(a, op->src2),
+                           op->bytes / a->red->esize);
+            }
         }
     }
 }
@@ -268,7 +298,7 @@ int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
     grow(x, s->max_comm_ops + 1, a->depth);
     for (uint32_t st = 0; st < s->nsteps; st++) {
         CT_TRY(run_comm(x, c, s, st, a, err));
-        run_local(s, st, a);
+        run_local(x, s, st, a);
     }
     return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "../algos/algo.h"
 #include "comm.h"
+#include "pool.h"
 
 struct ct_exec_group;
 
@@ -25,6 +26,7 @@ struct ct_exec {
     size_t reqcap;
     uint32_t *order;
     size_t ordcap;
+    struct ct_pool *pool; /* reduction threads, made on first use with threads > 1 */
 };
 
 struct ct_exec_args {
@@ -32,6 +34,7 @@ struct ct_exec_args {
     const struct ct_red *red; /* NULL for collectives without reduction */
     uint64_t chunk;           /* slice bytes (multiple of the element size) */
     int depth;                /* slices in flight per peer and direction */
+    int threads;              /* threads for local reductions (0 or 1: the caller only) */
 };
 
 void ct_exec_init(struct ct_exec *x);

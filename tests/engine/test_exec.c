@@ -17,6 +17,8 @@ struct vjob {
     int rpn, trows, tcols;
 };
 
+static int g_threads; /* reduction threads for verify_rank (0 = default) */
+
 static int verify_rank(struct ct_comm *c, void *arg, struct ct_err *err)
 {
     struct vjob *v = arg;
@@ -31,6 +33,7 @@ static int verify_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     j.in_place = v->in_place;
     j.params.v[CT_P_CHUNK] = v->chunk;
     j.params.v[CT_P_PIPELINE] = (uint64_t)v->depth;
+    j.params.v[CT_P_THREADS] = (uint64_t)g_threads;
     j.shape.ranks_per_node = v->rpn;
     j.shape.torus_rows = v->trows;
     j.shape.torus_cols = v->tcols;
@@ -184,4 +187,18 @@ Test(exec, every_algorithm_live)
     }
     cr_log_info("%d configurations ran live, %d refused with a reason", ran, refused);
     cr_assert_gt(ran, 500);
+}
+
+/* Reduction threads split local reductions (mesh-1step reduces locally) and stay exact. */
+Test(exec, reduction_threads)
+{
+    for (int threads = 1; threads <= 3; threads++) {
+        struct vjob v = {"mesh-1step", CT_ALLREDUCE, CT_FLOAT32, CT_SUM, (1 << 18) + 3, false,
+                         1 << 16, 2, -1, 0, 0, 0};
+        struct ct_err err = {0};
+        g_threads = threads;
+        cr_assert_eq(lw_run(3, 0, verify_rank, &v, &err), 0, "%s", err.msg);
+        cr_assert_eq(v.wrong, 0, "threads=%d: %ld wrong", threads, v.wrong);
+    }
+    g_threads = 0;
 }
