@@ -59,14 +59,15 @@ CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 LIBA := $(BUILD)/libcolltune.a
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
-                       tests/engine/*.c tests/output/*.c tests/tui/*.c)
+                       tests/engine/*.c tests/output/*.c tests/tui/*.c tests/export/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format
+.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format \
+        regen-golden
 all: colltune
 
 deps:
@@ -120,6 +121,10 @@ install: colltune
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 colltune $(DESTDIR)$(PREFIX)/bin/colltune
 	install -m 644 man/colltune.1 $(DESTDIR)$(PREFIX)/share/man/man1/colltune.1
+
+# Golden files change only through this target; review the diff.
+regen-golden: $(TEST_BIN)
+	$(Q)scripts/regen-golden.sh $(BUILD)
 
 check-format:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CMD_SRC)

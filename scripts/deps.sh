@@ -6,7 +6,8 @@ set -eu
 
 PKGS="build-essential pkg-config libcriterion-dev libhwloc-dev hwloc libncurses-dev
 libcurl4-openssl-dev libjansson-dev libfabric-dev libfabric-bin libibverbs-dev libpmix-dev
-libopenmpi-dev openmpi-bin tmux iproute2 python3 procps"
+libopenmpi-dev openmpi-bin mpich libmpich-dev nginx prometheus-pushgateway curl openssl
+tmux iproute2 python3 procps"
 
 missing=""
 for p in $PKGS; do

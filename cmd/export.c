@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * colltune export: a tuned config in the format a collective library or launcher reads
+ * (output/export.c's table), written atomically to --out or stdout, optionally pushed over
+ * HTTP; and the sweep's headline figures pushed to a Prometheus Pushgateway.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../output/config.h"
+#include "../output/export.h"
+#include "../output/push.h"
+#include "cmd.h"
+
+/* clang-format off */
+static const char *const export_help =
+    "usage: colltune export CONFIG --format F [--out FILE] [options]\n"
+    "       colltune export CONFIG --push-metrics URL [--results FILE] [push options]\n"
+    "       colltune export --list\n"
+    "\n"
+    "Write a tuned config (from 'colltune sweep') in the format a collective library or a\n"
+    "job launcher reads. For files a library loads itself (nccl-tuner, nccl-env,\n"
+    "ompi-rules, mpich-json) the lines that make it load FILE go to FILE.env (and\n"
+    "FILE.mca.conf for Open MPI) and to stderr. Rules a library has no counterpart for\n"
+    "are named in the output and on stderr, never dropped silently.\n"
+    "\n"
+    "  -f, --format F          output format (--list shows them)\n"
+    "  -o, --out FILE          write FILE (atomically, with its sidecars); default stdout\n"
+    "                          (with --push and no --out, nothing goes to stdout)\n"
+    "  --for LIB               env and slurm: nccl, ompi, mpich, ucc or impi\n"
+    "  --lib-version V         library version to target (default: nccl 2.27.5, ompi 4.1,\n"
+    "                          mpich 4.0, ucc 1.2, impi 2019)\n"
+    "  --nranks N              only the rules measured on N ranks\n"
+    "  --rules-file PATH       env/slurm: point at this rules file (ompi-rules, mpich-json,\n"
+    "                          nccl-tuner output) instead of embedding or settings\n"
+    "  --nccl-proto P          ll, ll128 or simple (nccl-tuner default simple)\n"
+    "  --nccl-channels N       channel count for every nccl-tuner line (0: NCCL's own)\n"
+    "  --list                  list the formats\n"
+    "\n"
+    "push:\n"
+    "  --push URL              upload the export (http:// or https://)\n"
+    "  --push-metrics URL      push best busbw per collective and size to a Pushgateway\n"
+    "  --results FILE          the sweep's results.json (default: beside CONFIG)\n"
+    "  --push-method M         PUT (default) or POST\n"
+    "  --header 'NAME: SRC'    extra header; SRC is @FILE or env:VAR (repeatable)\n"
+    "  --cacert FILE           CA certificates to verify the server with\n"
+    "  --insecure              do not verify the server's certificate\n"
+    "  --push-timeout SEC      per attempt (default 30)\n"
+    "  --push-retries N        retries on connection errors and 5xx (default 3)\n"
+    "  -h, --help              this help\n"
+    "\n"
+    "exit codes: 0 ok, 1 a push or write failed, 2 bad usage or unusable input\n"
+    "\n"
+    "formats:\n";
+/* clang-format on */
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        int r_ = (x);                                                                              \
+        if (r_)                                                                                    \
+            return r_;                                                                             \
+    } while (0)
+
+struct export_ctx {
+    const char *config, *format, *out, *push, *metrics, *results;
+    bool list;
+    struct ct_export_opts eo;
+    struct ct_push_opts po;
+};
+
+static void list_formats(void)
+{
+    for (size_t i = 0; ct_emitter_at(i); i++)
+        printf("  %-11s %s\n", ct_emitter_at(i)->name, ct_emitter_at(i)->summary);
+}
+
+static int parse_num(const char *name, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi))
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --%s '%s'", name, s);
+    *out = v;
+    return 0;
+}
+
+static int parse(struct export_ctx *x, int argc, char **argv)
+{
+    /* clang-format off */
+    enum { O_FOR = 1000, O_VER, O_NRANKS, O_RULES, O_PROTO, O_CHAN, O_LIST, O_PUSH, O_METRICS,
+           O_RESULTS, O_METHOD, O_HEADER, O_CACERT, O_INSECURE, O_TIMEOUT, O_RETRIES };
+    static const struct option lo[] = {
+        {"format", 1, 0, 'f'}, {"out", 1, 0, 'o'}, {"for", 1, 0, O_FOR},
+        {"lib-version", 1, 0, O_VER}, {"nranks", 1, 0, O_NRANKS}, {"rules-file", 1, 0, O_RULES},
+        {"nccl-proto", 1, 0, O_PROTO}, {"nccl-channels", 1, 0, O_CHAN}, {"list", 0, 0, O_LIST},
+        {"push", 1, 0, O_PUSH}, {"push-metrics", 1, 0, O_METRICS}, {"results", 1, 0, O_RESULTS},
+        {"push-method", 1, 0, O_METHOD}, {"header", 1, 0, O_HEADER}, {"cacert", 1, 0, O_CACERT},
+        {"insecure", 0, 0, O_INSECURE}, {"push-timeout", 1, 0, O_TIMEOUT},
+        {"push-retries", 1, 0, O_RETRIES}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    /* clang-format on */
+    long v;
+    double d;
+    struct ct_err err = {0};
+    opterr = 0;
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, ":f:o:h", lo, NULL)) != -1;) {
+        switch (c) {
+        case 'f': x->format = optarg; break;
+        case 'o': x->out = strcmp(optarg, "-") ? optarg : NULL; break;
+        case O_FOR:
+            if ((x->eo.lib = ct_lib_find(optarg)) < 0)
+                return ct_cmd_fail("export", CT_EXIT_USAGE,
+                                   "unknown --for '%s' (nccl, ompi, mpich, ucc or impi)", optarg);
+            break;
+        case O_VER:
+            if (ct_version_check(optarg, &err) < 0)
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "--lib-version: %s", err.msg);
+            x->eo.version = optarg;
+            break;
+        case O_NRANKS:
+            if (ct_parse_int(optarg, 1, 1 << 24, &v))
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --nranks '%s'", optarg);
+            x->eo.nranks = (int)v;
+            break;
+        case O_RULES: x->eo.rules_path = optarg; break;
+        case O_PROTO:
+            if (strcmp(optarg, "ll") && strcmp(optarg, "ll128") && strcmp(optarg, "simple"))
+                return ct_cmd_fail("export", CT_EXIT_USAGE,
+                                   "bad --nccl-proto '%s' (ll, ll128 or simple)", optarg);
+            x->eo.nccl_proto = optarg;
+            break;
+        case O_CHAN:
+            if (ct_parse_int(optarg, 0, 64, &v))
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --nccl-channels '%s' (0..64)",
+                                   optarg);
+            x->eo.nccl_channels = (int)v;
+            break;
+        case O_LIST: x->list = true; break;
+        case O_PUSH: x->push = optarg; break;
+        case O_METRICS: x->metrics = optarg; break;
+        case O_RESULTS: x->results = optarg; break;
+        case O_METHOD:
+            if (strcmp(optarg, "PUT") && strcmp(optarg, "POST"))
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --push-method '%s' (PUT or POST)",
+                                   optarg);
+            x->po.method = optarg;
+            break;
+        case O_HEADER: {
+            char *h;
+            if (ct_push_header_resolve(optarg, &h, &err) < 0)
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+            x->po.headers = ct_xrealloc(x->po.headers, (x->po.nheaders + 1) * sizeof h);
+            x->po.headers[x->po.nheaders++] = h;
+            break;
+        }
+        case O_CACERT:
+            if (access(optarg, R_OK) < 0)
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "cannot read --cacert '%s'", optarg);
+            x->po.cacert = optarg;
+            break;
+        case O_INSECURE: x->po.insecure = true; break;
+        case O_TIMEOUT:
+            TRY(parse_num("push-timeout", optarg, 0.01, 86400, &x->po.timeout_s));
+            x->po.connect_timeout_s = x->po.timeout_s < 10 ? x->po.timeout_s : 10;
+            break;
+        case O_RETRIES:
+            TRY(parse_num("push-retries", optarg, 0, 20, &d));
+            x->po.retries = (int)d;
+            break;
+        case 'h':
+            fputs(export_help, stdout);
+            list_formats();
+            return -1;
+        case ':':
+            return ct_cmd_fail("export", CT_EXIT_USAGE, "option '%s' needs a value",
+                               argv[optind - 1]);
+        default:
+            return ct_cmd_fail("export", CT_EXIT_USAGE, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    for (; optind < argc; optind++) {
+        if (x->config)
+            return ct_cmd_fail("export", CT_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+        x->config = argv[optind];
+    }
+    return 0;
+}
+
+/* --out as an absolute path (the loader lines must work from any folder); new memory. */
+static char *absolute(const char *p)
+{
+    char cwd[4096];
+    if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return ct_xstrdup(p);
+    size_t n = strlen(cwd) + strlen(p) + 2;
+    char *a = ct_xmalloc(n);
+    snprintf(a, n, "%s/%s", cwd, p[0] == '.' && p[1] == '/' ? p + 2 : p);
+    return a;
+}
+
+/* results.json beside the config; new memory. */
+static char *default_results(const char *config)
+{
+    const char *slash = strrchr(config, '/');
+    size_t n = strlen(config) + 16;
+    char *r = ct_xmalloc(n);
+    snprintf(r, n, "%.*sresults.json", slash ? (int)(slash - config + 1) : 0, config);
+    return r;
+}
+
+static const char *content_type(const struct ct_emitter *e)
+{
+    return !strcmp(e->name, "json")         ? "application/json"
+           : !strcmp(e->name, "mpich-json") ? "application/json"
+           : !strcmp(e->name, "csv")        ? "text/csv; charset=utf-8"
+                                            : "text/plain; charset=utf-8";
+}
+
+static int push_text(const char *what, const char *url, const struct ct_text *t,
+                     struct ct_push_opts *po)
+{
+    struct ct_err err = {0};
+    struct ct_push_result res = {0};
+    if (ct_push_http(url, ct_text_str(t), t->len, po, &res, &err) < 0)
+        return ct_cmd_fail("export", err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
+                           err.msg);
+    char *shown = ct_push_url_redact(url);
+    fprintf(stderr, "colltune export: pushed %s (%zu bytes) to %s: HTTP %ld\n", what, t->len, shown,
+            res.status);
+    free(shown);
+    return 0;
+}
+
+/* Write or print the export, its sidecars, notes and loader lines. */
+static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_export_out *out)
+{
+    struct ct_err err = {0};
+    for (size_t i = 0; i < out->nnotes; i++)
+        ct_cmd_warn("export", "%s", out->notes[i]);
+    if (x->eo.path) {
+        struct ct_export_files f;
+        ct_export_files(e, out, x->eo.path, &f);
+        int rc = ct_export_files_write(&f, &err);
+        if (rc == 0 && f.n > 1) {
+            fprintf(stderr, "colltune export: wrote %s", f.path[0]);
+            for (int i = 1; i < f.n; i++)
+                fprintf(stderr, "%s%s", i == f.n - 1 ? " and " : ", ", f.path[i]);
+            fputs("\n", stderr);
+        }
+        ct_export_files_release(&f);
+        if (rc < 0)
+            return ct_cmd_fail("export", CT_EXIT_FAIL, "%s", err.msg);
+    } else if (!x->push) {
+        fwrite(ct_text_str(&out->body), 1, out->body.len, stdout);
+    }
+    if (x->eo.path && e->kind == CT_EXPORT_LOADED && out->env.len) { /* loader lines */
+        fputs("colltune export: load it with:\n", stderr);
+        for (const char *p = ct_text_str(&out->env); *p;) {
+            size_t n = strcspn(p, "\n");
+            if (*p != '#')
+                fprintf(stderr, "  %.*s\n", (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    }
+    if (!x->push)
+        return 0;
+    struct ct_push_opts po = x->po;
+    po.content_type = content_type(e);
+    return push_text(e->name, x->push, &out->body, &po);
+}
+
+/* Everything that can be refused is checked before anything is written or sent. */
+static int check(struct export_ctx *x, const struct ct_emitter **e)
+{
+    struct ct_err err = {0};
+    if (!x->config)
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "which config? (export CONFIG --format F)");
+    if (!x->format && !x->metrics)
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "which format? (--format F; --list)");
+    if (x->format && !(*e = ct_emitter_find(x->format))) {
+        const char *s = ct_emitter_suggest(x->format);
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "unknown format '%s'%s%s%s (see --list)",
+                           x->format, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+    }
+    if (!x->format && (x->out || x->push))
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "--out and --push need --format");
+    if ((x->push || x->metrics) && !ct_push_available())
+        return ct_cmd_fail("export", CT_EXIT_USAGE,
+                           "built without libcurl: no --push or --push-metrics");
+    if ((x->push && ct_push_url_check(x->push, &err) < 0) ||
+        (x->metrics && ct_push_url_check(x->metrics, &err) < 0))
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+    if (x->metrics && access(x->results, R_OK) < 0)
+        return ct_cmd_fail("export", CT_EXIT_USAGE,
+                           "--push-metrics needs the sweep results: cannot read '%s' "
+                           "(--results FILE)",
+                           x->results);
+    return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct export_ctx x = {0};
+    const struct ct_emitter *e = NULL;
+    struct ct_config c;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    char *results = NULL;
+    int rc;
+    ct_export_opts_init(&x.eo);
+    ct_push_opts_init(&x.po);
+    ct_config_init(&c);
+    ct_export_out_init(&out);
+    if ((rc = parse(&x, argc, argv)))
+        goto done;
+    if (x.list) {
+        list_formats();
+        goto done;
+    }
+    if (x.config && !x.results)
+        x.results = results = default_results(x.config);
+    if ((rc = check(&x, &e)))
+        goto done;
+    if (ct_config_json_read(x.config, &c, &err) < 0) {
+        rc = ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+        goto done;
+    }
+    if (e) {
+        char *path = x.out ? absolute(x.out) : NULL;
+        x.eo.path = path;
+        if (ct_export_run(e, &c, &x.eo, &out, &err) < 0)
+            rc = ct_cmd_fail("export", err.code == CT_EIO ? CT_EXIT_FAIL : CT_EXIT_USAGE, "%s",
+                             err.msg);
+        if (!rc && path) {
+            struct ct_export_files f;
+            ct_export_files(e, &out, path, &f);
+            if (ct_export_files_check(&f, &err) < 0)
+                rc = ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+            ct_export_files_release(&f);
+        }
+        if (!rc)
+            rc = deliver(&x, e, &out);
+        free(path);
+    }
+    if (!rc && x.metrics) {
+        struct ct_text m;
+        ct_text_init(&m);
+        if (ct_push_metrics_text(&c, x.results, &m, &err) < 0) {
+            rc = ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+        } else {
+            char *url = ct_push_metrics_url(x.metrics, c.fp.host);
+            struct ct_push_opts po = x.po;
+            po.content_type = "text/plain; version=0.0.4; charset=utf-8";
+            rc = push_text("metrics", url, &m, &po);
+            free(url);
+        }
+        ct_text_release(&m);
+    }
+done:
+    for (size_t i = 0; i < x.po.nheaders; i++) {
+        memset(x.po.headers[i], 0, strlen(x.po.headers[i]));
+        free(x.po.headers[i]);
+    }
+    free(x.po.headers);
+    free(results);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    return rc < 0 ? CT_EXIT_OK : rc;
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mpich-json: an MPICH collective selection tree (MPIR level, MPIR_CVAR_COLL_SELECTION_TUNING_
+ * JSON_FILE). A user file replaces MPICH's built-in tree, so this writes a complete one: MPICH's
+ * own generic tree with the tuned collectives' intra-communicator subtrees replaced. Sibling
+ * keys are tried in file order; MPICH's guards (commutativity, in-place, power-of-two, built-in
+ * ops) stay in front of algorithms that assert on them.
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+/*
+ * MPICH's default MPIR tree: pmodels/mpich v4.0.2 maint/tuning/coll/mpir/generic.json,
+ * compacted (MPICH COPYRIGHT, BSD-style). Its algorithm names exist in 4.0 through 5.0 except
+ * MPIR_Barrier_intra_dissemination, which became _k_dissemination in 4.1 (patched below).
+ */
+static const char generic_402[] =
+    "{\"collective=bcast\":{\"comm_type=intra\":{\"comm_size<8\":{\"comm_hierarchy=parent\":{\""
+    "avg_msg_size<=0\":{\"algorithm=MPIR_Bcast_intra_smp\":{}},\"avg_msg_size=any\":{\"algorith"
+    "m=MPIR_Bcast_intra_binomial\":{}}},\"comm_hierarchy=any\":{\"avg_msg_size=any\":{\"algorit"
+    "hm=MPIR_Bcast_intra_binomial\":{}}}},\"comm_size=pow2\":{\"comm_hierarchy=parent\":{\"avg_"
+    "msg_size<=0\":{\"algorithm=MPIR_Bcast_intra_smp\":{}},\"avg_msg_size<=12288\":{\"algorithm"
+    "=MPIR_Bcast_intra_binomial\":{}},\"avg_msg_size<=524288\":{\"algorithm=MPIR_Bcast_intra_sc"
+    "atter_recursive_doubling_allgather\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Bcast_intr"
+    "a_scatter_ring_allgather\":{}}},\"comm_hierarchy=any\":{\"avg_msg_size<=12288\":{\"algorit"
+    "hm=MPIR_Bcast_intra_binomial\":{}},\"avg_msg_size<=524288\":{\"algorithm=MPIR_Bcast_intra_"
+    "scatter_recursive_doubling_allgather\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Bcast_in"
+    "tra_scatter_ring_allgather\":{}}}},\"comm_size=any\":{\"comm_hierarchy=parent\":{\"avg_msg"
+    "_size<=0\":{\"algorithm=MPIR_Bcast_intra_smp\":{}},\"avg_msg_size<=12288\":{\"algorithm=MP"
+    "IR_Bcast_intra_binomial\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Bcast_intra_scatter_r"
+    "ing_allgather\":{}}},\"comm_hierarchy=any\":{\"avg_msg_size<=12288\":{\"algorithm=MPIR_Bca"
+    "st_intra_binomial\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Bcast_intra_scatter_ring_al"
+    "lgather\":{}}}}},\"comm_type=inter\":{\"algorithm=MPIR_Bcast_inter_remote_send_local_bcast"
+    "\":{}}},\"collective=allreduce\":{\"comm_type=intra\":{\"avg_msg_size<=0\":{\"is_commutati"
+    "ve=yes\":{\"algorithm=MPIR_Allreduce_intra_smp\":{}},\"is_commutative=no\":{\"algorithm=MP"
+    "IR_Allreduce_intra_recursive_doubling\":{}}},\"avg_msg_size<=8\":{\"algorithm=MPIR_Allredu"
+    "ce_intra_recursive_doubling\":{}},\"avg_msg_size=any\":{\"is_op_built_in=no\":{\"algorithm"
+    "=MPIR_Allreduce_intra_recursive_doubling\":{}},\"is_op_built_in=yes\":{\"count<pow2\":{\"a"
+    "lgorithm=MPIR_Allreduce_intra_recursive_doubling\":{}},\"count=any\":{\"algorithm=MPIR_All"
+    "reduce_intra_reduce_scatter_allgather\":{}}}}},\"comm_type=inter\":{\"algorithm=MPIR_Allre"
+    "duce_inter_reduce_exchange_bcast\":{}}},\"collective=allgather\":{\"comm_type=intra\":{\"c"
+    "omm_size=pow2\":{\"total_msg_size<524288\":{\"algorithm=MPIR_Allgather_intra_recursive_dou"
+    "bling\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Allgather_intra_ring\":{}}},\"comm_si"
+    "ze=any\":{\"total_msg_size<81920\":{\"algorithm=MPIR_Allgather_intra_brucks\":{}},\"total_"
+    "msg_size=any\":{\"algorithm=MPIR_Allgather_intra_ring\":{}}}},\"comm_type=inter\":{\"algor"
+    "ithm=MPIR_Allgather_inter_local_gather_remote_bcast\":{}}},\"collective=allgatherv\":{\"co"
+    "mm_type=intra\":{\"comm_size=pow2\":{\"total_msg_size<524288\":{\"algorithm=MPIR_Allgather"
+    "v_intra_recursive_doubling\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Allgatherv_intra"
+    "_ring\":{}}},\"comm_size=any\":{\"total_msg_size<81920\":{\"algorithm=MPIR_Allgatherv_intr"
+    "a_brucks\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Allgatherv_intra_ring\":{}}}},\"co"
+    "mm_type=inter\":{\"algorithm=MPIR_Allgatherv_inter_remote_gather_local_bcast\":{}}},\"coll"
+    "ective=reduce\":{\"comm_type=intra\":{\"comm_hierarchy=parent\":{\"avg_msg_size<=0\":{\"is"
+    "_commutative=yes\":{\"algorithm=MPIR_Reduce_intra_smp\":{}},\"is_commutative=no\":{\"algor"
+    "ithm=MPIR_Reduce_intra_binomial\":{}}},\"avg_msg_size<=2048\":{\"algorithm=MPIR_Reduce_int"
+    "ra_binomial\":{}},\"avg_msg_size=any\":{\"is_op_built_in=yes\":{\"count<pow2\":{\"algorith"
+    "m=MPIR_Reduce_intra_binomial\":{}},\"count=any\":{\"algorithm=MPIR_Reduce_intra_reduce_sca"
+    "tter_gather\":{}}},\"is_op_built_in=no\":{\"algorithm=MPIR_Reduce_intra_binomial\":{}}}},"
+    "\"comm_hierarchy=any\":{\"avg_msg_size<=2048\":{\"algorithm=MPIR_Reduce_intra_binomial\":{"
+    "}},\"avg_msg_size=any\":{\"is_op_built_in=yes\":{\"count<pow2\":{\"algorithm=MPIR_Reduce_i"
+    "ntra_binomial\":{}},\"count=any\":{\"algorithm=MPIR_Reduce_intra_reduce_scatter_gather\":{"
+    "}}},\"is_op_built_in=no\":{\"algorithm=MPIR_Reduce_intra_binomial\":{}}}}},\"comm_type=int"
+    "er\":{\"algorithm=MPIR_Reduce_inter_local_reduce_remote_send\":{}}},\"collective=reduce_sc"
+    "atter\":{\"comm_type=intra\":{\"is_commutative=yes\":{\"total_msg_size<524288\":{\"algorit"
+    "hm=MPIR_Reduce_scatter_intra_recursive_halving\":{}},\"total_msg_size=any\":{\"algorithm=M"
+    "PIR_Reduce_scatter_intra_pairwise\":{}}},\"is_commutative=no\":{\"is_block_regular=yes\":{"
+    "\"comm_size=pow2\":{\"algorithm=MPIR_Reduce_scatter_intra_noncommutative\":{}},\"comm_size"
+    "=any\":{\"algorithm=MPIR_Reduce_scatter_intra_recursive_doubling\":{}}},\"is_block_regular"
+    "=no\":{\"algorithm=MPIR_Reduce_scatter_intra_recursive_doubling\":{}}}},\"comm_type=inter"
+    "\":{\"algorithm=MPIR_Reduce_scatter_inter_remote_reduce_local_scatter\":{}}},\"collective="
+    "reduce_scatter_block\":{\"comm_type=intra\":{\"is_commutative=yes\":{\"total_msg_size<5242"
+    "88\":{\"algorithm=MPIR_Reduce_scatter_block_intra_recursive_halving\":{}},\"total_msg_size"
+    "=any\":{\"algorithm=MPIR_Reduce_scatter_block_intra_pairwise\":{}}},\"is_commutative=no\":"
+    "{\"comm_size=pow2\":{\"algorithm=MPIR_Reduce_scatter_block_intra_noncommutative\":{}},\"co"
+    "mm_size=any\":{\"algorithm=MPIR_Reduce_scatter_block_intra_recursive_doubling\":{}}}},\"co"
+    "mm_type=inter\":{\"algorithm=MPIR_Reduce_scatter_block_inter_remote_reduce_local_scatter\""
+    ":{}}},\"collective=gather\":{\"comm_type=intra\":{\"algorithm=MPIR_Gather_intra_binomial\""
+    ":{}},\"comm_type=inter\":{\"total_msg_size<2048\":{\"algorithm=MPIR_Gather_inter_local_gat"
+    "her_remote_send\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Gather_inter_linear\":{}}}}"
+    ",\"collective=scatter\":{\"comm_type=intra\":{\"algorithm=MPIR_Scatter_intra_binomial\":{}"
+    "},\"comm_type=inter\":{\"total_msg_size<2048\":{\"algorithm=MPIR_Scatter_inter_remote_send"
+    "_local_scatter\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Scatter_inter_linear\":{}}}}"
+    ",\"collective=gatherv\":{\"algorithm=MPIR_Gatherv_allcomm_linear\":{}},\"collective=scatte"
+    "rv\":{\"algorithm=MPIR_Scatterv_allcomm_linear\":{}},\"collective=scan\":{\"comm_type=intr"
+    "a\":{\"is_node_consecutive=yes\":{\"algorithm=MPIR_Scan_intra_smp\":{}},\"is_node_consecut"
+    "ive=no\":{\"algorithm=MPIR_Scan_intra_recursive_doubling\":{}}},\"comm_type=inter\":{\"alg"
+    "orithm=MPIR_Scan_intra_smp\":{}}},\"collective=exscan\":{\"algorithm=MPIR_Exscan_intra_rec"
+    "ursive_doubling\":{}},\"collective=barrier\":{\"comm_type=intra\":{\"comm_hierarchy=parent"
+    "\":{\"algorithm=MPIR_Barrier_intra_smp\":{}},\"comm_hierarchy=any\":{\"algorithm=MPIR_Barr"
+    "ier_intra_dissemination\":{}}},\"comm_type=inter\":{\"algorithm=MPIR_Barrier_inter_bcast\""
+    ":{}}},\"collective=alltoall\":{\"comm_type=intra\":{\"is_sendbuf_inplace=yes\":{\"algorith"
+    "m=MPIR_Alltoall_intra_pairwise_sendrecv_replace\":{}},\"is_sendbuf_inplace=no\":{\"comm_si"
+    "ze<8\":{\"avg_msg_size<=32768\":{\"algorithm=MPIR_Alltoall_intra_scattered\":{}},\"avg_msg"
+    "_size=any\":{\"algorithm=MPIR_Alltoall_intra_pairwise\":{}}},\"comm_size=any\":{\"avg_msg_"
+    "size<=256\":{\"algorithm=MPIR_Alltoall_intra_brucks\":{}},\"avg_msg_size<=32768\":{\"algor"
+    "ithm=MPIR_Alltoall_intra_scattered\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Alltoall_i"
+    "ntra_pairwise\":{}}}}},\"comm_type=inter\":{\"algorithm=MPIR_Alltoall_inter_pairwise_excha"
+    "nge\":{}}},\"collective=alltoallv\":{\"comm_type=intra\":{\"is_sendbuf_inplace=yes\":{\"al"
+    "gorithm=MPIR_Alltoallv_intra_pairwise_sendrecv_replace\":{}},\"is_sendbuf_inplace=no\":{\""
+    "algorithm=MPIR_Alltoallv_intra_scattered\":{}}},\"comm_type=inter\":{\"algorithm=MPIR_Allt"
+    "oallv_inter_pairwise_exchange\":{}}},\"collective=alltoallw\":{\"comm_type=intra\":{\"is_s"
+    "endbuf_inplace=yes\":{\"algorithm=MPIR_Alltoallw_intra_pairwise_sendrecv_replace\":{}},\"i"
+    "s_sendbuf_inplace=no\":{\"algorithm=MPIR_Alltoallw_intra_scattered\":{}}},\"comm_type=inte"
+    "r\":{\"algorithm=MPIR_Alltoallw_inter_pairwise_exchange\":{}}},\"collective=neighbor_allga"
+    "ther\":{\"algorithm=MPIR_Neighbor_allgather_allcomm_nb\":{}},\"collective=neighbor_allgath"
+    "erv\":{\"algorithm=MPIR_Neighbor_allgatherv_allcomm_nb\":{}},\"collective=neighbor_alltoal"
+    "l\":{\"algorithm=MPIR_Neighbor_alltoall_allcomm_nb\":{}},\"collective=neighbor_alltoallv\""
+    ":{\"algorithm=MPIR_Neighbor_alltoallv_allcomm_nb\":{}},\"collective=neighbor_alltoallw\":{"
+    "\"algorithm=MPIR_Neighbor_alltoallw_allcomm_nb\":{}},\"collective=ibarrier\":{\"comm_type="
+    "intra\":{\"algorithm=MPIR_Ibarrier_intra_sched_recursive_doubling\":{}},\"comm_type=inter"
+    "\":{\"algorithm=MPIR_Ibarrier_inter_sched_bcast\":{}}},\"collective=iallreduce\":{\"comm_t"
+    "ype=intra\":{\"avg_msg_size<=2048\":{\"algorithm=MPIR_Iallreduce_intra_sched_recursive_dou"
+    "bling\":{}},\"avg_msg_size=any\":{\"is_op_built_in=no\":{\"algorithm=MPIR_Iallreduce_intra"
+    "_sched_recursive_doubling\":{}},\"is_op_built_in=yes\":{\"count<pow2\":{\"algorithm=MPIR_I"
+    "allreduce_intra_sched_recursive_doubling\":{}},\"count=any\":{\"algorithm=MPIR_Iallreduce_"
+    "intra_sched_reduce_scatter_allgather\":{}}}}},\"comm_type=inter\":{\"algorithm=MPIR_Iallre"
+    "duce_inter_sched_remote_reduce_local_bcast\":{}}},\"collective=iallgather\":{\"comm_type=i"
+    "ntra\":{\"comm_size=pow2\":{\"total_msg_size<524288\":{\"algorithm=MPIR_Iallgather_intra_s"
+    "ched_recursive_doubling\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Iallgather_intra_sc"
+    "hed_ring\":{}}},\"comm_size=any\":{\"total_msg_size<81920\":{\"algorithm=MPIR_Iallgather_i"
+    "ntra_sched_brucks\":{}},\"total_msg_size=any\":{\"algorithm=MPIR_Iallgather_intra_sched_ri"
+    "ng\":{}}}},\"comm_type=inter\":{\"algorithm=MPIR_Iallgather_inter_sched_local_gather_remot"
+    "e_bcast\":{}}},\"collective=iallgatherv\":{\"comm_type=intra\":{\"comm_size=pow2\":{\"tota"
+    "l_msg_size<524288\":{\"algorithm=MPIR_Iallgatherv_intra_sched_recursive_doubling\":{}},\"t"
+    "otal_msg_size=any\":{\"algorithm=MPIR_Iallgatherv_intra_sched_ring\":{}}},\"comm_size=any"
+    "\":{\"total_msg_size<81920\":{\"algorithm=MPIR_Iallgatherv_intra_sched_brucks\":{}},\"tota"
+    "l_msg_size=any\":{\"algorithm=MPIR_Iallgatherv_intra_sched_ring\":{}}}},\"comm_type=inter"
+    "\":{\"algorithm=MPIR_Iallgatherv_inter_sched_remote_gather_local_bcast\":{}}},\"collective"
+    "=ibcast\":{\"comm_type=intra\":{\"comm_hierarchy=parent\":{\"algorithm=MPIR_Ibcast_intra_s"
+    "ched_smp\":{}},\"comm_hierarchy=any\":{\"comm_size<8\":{\"avg_msg_size=any\":{\"algorithm="
+    "MPIR_Ibcast_intra_sched_binomial\":{}}},\"comm_size=pow2\":{\"avg_msg_size<12288\":{\"algo"
+    "rithm=MPIR_Ibcast_intra_sched_binomial\":{}},\"avg_msg_size<524288\":{\"algorithm=MPIR_Ibc"
+    "ast_intra_sched_scatter_recursive_doubling_allgather\":{}},\"avg_msg_size=any\":{\"algorit"
+    "hm=MPIR_Ibcast_intra_sched_scatter_ring_allgather\":{}}},\"comm_size=any\":{\"avg_msg_size"
+    "<12288\":{\"algorithm=MPIR_Ibcast_intra_sched_binomial\":{}},\"avg_msg_size=any\":{\"algor"
+    "ithm=MPIR_Ibcast_intra_sched_scatter_ring_allgather\":{}}}}},\"comm_type=inter\":{\"algori"
+    "thm=MPIR_Ibcast_inter_sched_flat\":{}}},\"collective=ireduce\":{\"comm_type=intra\":{\"com"
+    "m_hierarchy=parent\":{\"is_commutative=yes\":{\"algorithm=MPIR_Ireduce_intra_sched_smp\":{"
+    "}},\"is_commutative=no\":{\"algorithm=MPIR_Ireduce_intra_sched_binomial\":{}}},\"comm_hier"
+    "archy=any\":{\"avg_msg_size<=2048\":{\"algorithm=MPIR_Ireduce_intra_sched_binomial\":{}},"
+    "\"avg_msg_size=any\":{\"is_op_built_in=yes\":{\"count<pow2\":{\"algorithm=MPIR_Ireduce_int"
+    "ra_sched_binomial\":{}},\"count=any\":{\"algorithm=MPIR_Ireduce_intra_sched_reduce_scatter"
+    "_gather\":{}}},\"is_op_built_in=no\":{\"algorithm=MPIR_Ireduce_intra_sched_binomial\":{}}}"
+    "}},\"comm_type=inter\":{\"algorithm=MPIR_Ireduce_inter_sched_local_reduce_remote_send\":{}"
+    "}},\"collective=ireduce_scatter\":{\"comm_type=intra\":{\"is_commutative=yes\":{\"total_ms"
+    "g_size<524288\":{\"algorithm=MPIR_Ireduce_scatter_intra_sched_recursive_halving\":{}},\"to"
+    "tal_msg_size=any\":{\"algorithm=MPIR_Ireduce_scatter_intra_sched_pairwise\":{}}},\"is_comm"
+    "utative=no\":{\"is_block_regular=yes\":{\"comm_size=pow2\":{\"algorithm=MPIR_Ireduce_scatt"
+    "er_intra_sched_noncommutative\":{}},\"comm_size=any\":{\"algorithm=MPIR_Ireduce_scatter_in"
+    "tra_sched_recursive_doubling\":{}}},\"is_block_regular=no\":{\"algorithm=MPIR_Ireduce_scat"
+    "ter_intra_sched_recursive_doubling\":{}}}},\"comm_type=inter\":{\"algorithm=MPIR_Ireduce_s"
+    "catter_inter_sched_remote_reduce_local_scatterv\":{}}},\"collective=igather\":{\"comm_type"
+    "=intra\":{\"algorithm=MPIR_Igather_intra_sched_binomial\":{}},\"comm_type=inter\":{\"total"
+    "_msg_size<2048\":{\"algorithm=MPIR_Igather_inter_sched_short\":{}},\"total_msg_size=any\":"
+    "{\"algorithm=MPIR_Igather_inter_sched_long\":{}}}},\"collective=iscatter\":{\"comm_type=in"
+    "tra\":{\"algorithm=MPIR_Iscatter_intra_sched_binomial\":{}},\"comm_type=inter\":{\"total_m"
+    "sg_size<2048\":{\"algorithm=MPIR_Iscatter_inter_sched_remote_send_local_scatter\":{}},\"to"
+    "tal_msg_size=any\":{\"algorithm=MPIR_Iscatter_inter_sched_linear\":{}}}},\"collective=igat"
+    "herv\":{\"algorithm=MPIR_Igatherv_allcomm_sched_linear\":{}},\"collective=iscatterv\":{\"a"
+    "lgorithm=MPIR_Iscatterv_allcomm_sched_linear\":{}},\"collective=iexscan\":{\"algorithm=MPI"
+    "R_Iexscan_intra_sched_recursive_doubling\":{}},\"collective=ialltoall\":{\"comm_type=intra"
+    "\":{\"is_sendbuf_inplace=yes\":{\"algorithm=MPIR_Ialltoall_intra_sched_inplace\":{}},\"is_"
+    "sendbuf_inplace=no\":{\"comm_size<8\":{\"avg_msg_size<=32768\":{\"algorithm=MPIR_Ialltoall"
+    "_intra_sched_permuted_sendrecv\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Ialltoall_intr"
+    "a_sched_pairwise\":{}}},\"comm_size=any\":{\"avg_msg_size<=2048\":{\"algorithm=MPIR_Iallto"
+    "all_intra_sched_brucks\":{}},\"avg_msg_size<=32768\":{\"algorithm=MPIR_Ialltoall_intra_sch"
+    "ed_permuted_sendrecv\":{}},\"avg_msg_size=any\":{\"algorithm=MPIR_Ialltoall_intra_sched_pa"
+    "irwise\":{}}}}},\"comm_type=inter\":{\"algorithm=MPIR_Ialltoall_inter_sched_pairwise_excha"
+    "nge\":{}}},\"collective=ialltoallv\":{\"comm_type=intra\":{\"is_sendbuf_inplace=yes\":{\"a"
+    "lgorithm=MPIR_Ialltoallv_intra_sched_inplace\":{}},\"is_sendbuf_inplace=no\":{\"algorithm="
+    "MPIR_Ialltoallv_intra_sched_blocked\":{}}},\"comm_type=inter\":{\"algorithm=MPIR_Ialltoall"
+    "v_inter_sched_pairwise_exchange\":{}}},\"collective=ialltoallw\":{\"comm_type=intra\":{\"i"
+    "s_sendbuf_inplace=yes\":{\"algorithm=MPIR_Ialltoallw_intra_sched_inplace\":{}},\"is_sendbu"
+    "f_inplace=no\":{\"algorithm=MPIR_Ialltoallw_intra_sched_blocked\":{}}},\"comm_type=inter\""
+    ":{\"algorithm=MPIR_Ialltoallw_inter_sched_pairwise_exchange\":{}}},\"collective=ireduce_sc"
+    "atter_block\":{\"comm_type=intra\":{\"is_commutative=yes\":{\"total_msg_size<524288\":{\"a"
+    "lgorithm=MPIR_Ireduce_scatter_block_intra_sched_recursive_halving\":{}},\"total_msg_size=a"
+    "ny\":{\"algorithm=MPIR_Ireduce_scatter_block_intra_sched_pairwise\":{}}},\"is_commutative="
+    "no\":{\"comm_size=pow2\":{\"algorithm=MPIR_Ireduce_scatter_block_intra_sched_noncommutativ"
+    "e\":{}},\"comm_size=any\":{\"algorithm=MPIR_Ireduce_scatter_block_intra_sched_recursive_do"
+    "ubling\":{}}}},\"comm_type=inter\":{\"algorithm=MPIR_Ireduce_scatter_block_inter_sched_rem"
+    "ote_reduce_local_scatterv\":{}}},\"collective=iscan\":{\"comm_hierarchy=parent\":{\"algori"
+    "thm=MPIR_Iscan_intra_sched_smp\":{}},\"comm_hierarchy=any\":{\"algorithm=MPIR_Iscan_intra_"
+    "sched_recursive_doubling\":{}}},\"collective=ineighbor_allgather\":{\"algorithm=MPIR_Ineig"
+    "hbor_allgather_allcomm_sched_linear\":{}},\"collective=ineighbor_allgatherv\":{\"algorithm"
+    "=MPIR_Ineighbor_allgatherv_allcomm_sched_linear\":{}},\"collective=ineighbor_alltoall\":{"
+    "\"algorithm=MPIR_Ineighbor_alltoall_allcomm_sched_linear\":{}},\"collective=ineighbor_allt"
+    "oallv\":{\"algorithm=MPIR_Ineighbor_alltoallv_allcomm_sched_linear\":{}},\"collective=inei"
+    "ghbor_alltoallw\":{\"algorithm=MPIR_Ineighbor_alltoallw_allcomm_sched_linear\":{}}}";
+
+#define ALLREDUCE_RSA "MPIR_Allreduce_intra_reduce_scatter_allgather"
+#define ALLGATHER_RD "MPIR_Allgather_intra_recursive_doubling"
+
+static const char *mpich_coll(enum ct_coll c)
+{
+    return c == CT_REDUCESCATTER ? "reduce_scatter" : ct_coll_name(c);
+}
+
+static json_t *leaf(const char *algo)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, algo, json_object());
+    return o;
+}
+
+/* The leaf for a mapped rule, behind the guard MPICH's algorithm asserts on. */
+static json_t *mapped_leaf(const struct ct_algomap_row *m, json_t *gen)
+{
+    char key[128];
+    snprintf(key, sizeof key, "algorithm=%s", m->target);
+    if (!strcmp(m->target, ALLREDUCE_RSA)) { /* asserts a built-in op and count >= pof2 */
+        json_t *o = json_object(), *b = json_object();
+        json_object_set_new(o, "is_op_built_in=no", json_deep_copy(gen));
+        json_object_set_new(b, "count<pow2", json_deep_copy(gen));
+        json_object_set_new(b, "count=any", leaf(key));
+        json_object_set_new(o, "is_op_built_in=yes", b);
+        return o;
+    }
+    if (!strcmp(m->target, ALLGATHER_RD)) { /* asserts a power-of-two communicator */
+        json_t *o = json_object();
+        json_object_set_new(o, "comm_size=pow2", leaf(key));
+        json_object_set_new(o, "comm_size=any", json_deep_copy(gen));
+        return o;
+    }
+    return leaf(key);
+}
+
+/* Size ranges of one ruleset: "<key><hi>" per range, "<key>=any" for the last. */
+static json_t *ranges_tree(const struct ct_ruleset *s, const struct ct_export_opts *o, json_t *gen,
+                           struct ct_export_out *out, struct ct_text *map)
+{
+    const char *key = s->coll == CT_ALLREDUCE ? "avg_msg_size" : "total_msg_size";
+    json_t *t = json_object();
+    struct ct_xrange *xr;
+    int n;
+    char k[64], set[96], rg[64], rg2[64];
+    ct_export_map(s, CT_LIB_MPICH, o, out, &xr, &n);
+    for (int i = 0; i < n; i++) {
+        const struct ct_xrange *x = &xr[i];
+        bool last = i == n - 1 || x->hi > (uint64_t)INT_MAX; /* thresholds are read with atoi */
+        if (last && i < n - 1)
+            ct_export_note(out,
+                           "%s: MPICH reads thresholds as int; sizes from %s on follow "
+                           "the rule of %s",
+                           ct_export_set_str(s, set, sizeof set),
+                           ct_export_range_str(x->hi, CT_BYTES_INF, rg, sizeof rg),
+                           ct_export_range_str(x->lo, x->hi, rg2, sizeof rg2));
+        if (last)
+            snprintf(k, sizeof k, "%s=any", key);
+        else
+            snprintf(k, sizeof k, "%s<%llu", key, (unsigned long long)x->hi);
+        if (x->map) {
+            ct_export_map_comment(map, "# ", s, x);
+            json_object_set_new(t, k, mapped_leaf(x->map, gen));
+        } else {
+            ct_export_note_unmapped(out, NULL, "", s, CT_LIB_MPICH, x,
+                                    "MPICH's default tree decides there");
+            json_object_set_new(t, k, json_deep_copy(gen));
+        }
+        if (last)
+            break;
+    }
+    free(xr);
+    return t;
+}
+
+/* comm_size<N1: default, comm_size<=N1: rules(N1), ..., comm_size=any: default */
+static json_t *sizes_tree(const struct ct_config *c, const struct ct_export_opts *o,
+                          enum ct_coll coll, json_t *gen, struct ct_export_out *out,
+                          struct ct_text *map)
+{
+    json_t *t = json_object();
+    int prev = 0;
+    for (;;) {
+        const struct ct_ruleset *s = NULL;
+        for (int i = 0; i < c->nsets; i++)
+            if (c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i]) &&
+                c->sets[i].nranks > prev && (!s || c->sets[i].nranks < s->nranks))
+                s = &c->sets[i];
+        if (!s)
+            break;
+        char k[64];
+        if (s->nranks > prev + 1) {
+            snprintf(k, sizeof k, "comm_size<%d", s->nranks);
+            json_object_set_new(t, k, json_deep_copy(gen));
+        }
+        snprintf(k, sizeof k, "comm_size<=%d", s->nranks);
+        json_object_set_new(t, k, ranges_tree(s, o, gen, out, map));
+        prev = s->nranks;
+    }
+    json_object_set_new(t, "comm_size=any", json_deep_copy(gen));
+    return t;
+}
+
+/* Replace coll's intra subtree in root; MPICH's default stays behind each guard. */
+static int tune_coll(json_t *root, const struct ct_config *c, const struct ct_export_opts *o,
+                     enum ct_coll coll, struct ct_export_out *out, struct ct_text *map,
+                     struct ct_err *err)
+{
+    char ck[64];
+    snprintf(ck, sizeof ck, "collective=%s", mpich_coll(coll));
+    json_t *cn = json_object_get(root, ck);
+    json_t *gen = cn ? json_object_get(cn, "comm_type=intra") : NULL;
+    if (!gen)
+        return ct_err_set(err, CT_EUNSUPP, "MPICH base tree has no '%s' intra subtree", ck);
+    json_incref(gen);
+    json_t *sizes = sizes_tree(c, o, coll, gen, out, map), *intra = sizes;
+    if (coll == CT_ALLREDUCE || coll == CT_REDUCESCATTER) { /* colltune needs commutative ops */
+        intra = json_object();
+        json_object_set_new(intra, "is_commutative=no", json_deep_copy(gen));
+        json_object_set_new(intra, "is_commutative=yes", sizes);
+    } else if (coll == CT_ALLTOALL) { /* MPICH's alltoall algorithms assert not in place */
+        intra = json_object();
+        json_object_set_new(intra, "is_sendbuf_inplace=yes", json_deep_copy(gen));
+        json_object_set_new(intra, "is_sendbuf_inplace=no", sizes);
+    }
+    json_object_set_new(cn, "comm_type=intra", intra);
+    json_decref(gen);
+    return 0;
+}
+
+int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o,
+                       struct ct_export_out *out, struct ct_err *err)
+{
+    static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
+    const char *ver = ct_export_version(o, CT_LIB_MPICH);
+    const char *path = o->path ? o->path : "FILE";
+    if (ct_version_cmp(ver, "4.0") < 0)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "MPICH %s: colltune writes the selection JSON of "
+                          "MPICH 4.0 and later",
+                          ver);
+    json_error_t je;
+    json_t *root = json_loads(generic_402, 0, &je);
+    if (!root)
+        CT_BUG("embedded MPICH tree: %s", je.text);
+    if (ct_version_cmp(ver, "4.1") >= 0) { /* dissemination -> k_dissemination, k=2 */
+        json_t *b = json_object_get(json_object_get(root, "collective=barrier"), "comm_type=intra");
+        json_t *k = json_object();
+        json_object_set_new(k, "k=2", json_object());
+        json_t *l = json_object();
+        json_object_set_new(l, "algorithm=MPIR_Barrier_intra_k_dissemination", k);
+        json_object_set_new(b, "comm_hierarchy=any", l);
+    }
+    int rc = 0;
+    struct ct_text map;
+    ct_text_init(&map);
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0] && rc == 0; i++) {
+        bool any = false;
+        for (int k = 0; k < c->nsets; k++)
+            any |= c->sets[k].coll == colls[i] && ct_export_selected(o, &c->sets[k]);
+        if (any)
+            rc = tune_coll(root, c, o, colls[i], out, &map, err);
+    }
+    char *txt = rc ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (rc) {
+        ct_text_release(&map);
+        return rc;
+    }
+    ct_text_put(&out->body, txt);
+    ct_text_put(&out->body, "\n");
+    free(txt);
+
+    /* JSON has no comments: the header and the notes go into the env lines */
+    ct_export_header(&out->env, "# ", "MPICH collective selection JSON (MPIR level)", c);
+    ct_text_printf(&out->env,
+                   "# target MPICH %s; the file replaces MPICH's whole built-in tree "
+                   "(a complete copy with\n# the tuned collectives changed); a bad "
+                   "file aborts MPI_Init\n",
+                   ver);
+    ct_text_put(&out->env, ct_text_str(&map));
+    ct_text_release(&map);
+    for (size_t i = 0; i < out->nnotes; i++)
+        ct_text_printf(&out->env, "# %s\n", out->notes[i]);
+    ct_text_printf(&out->env, "# load the MPICH selection file %s\n", path);
+    struct ct_settings set;
+    ct_settings_init(&set);
+    ct_settings_add(&set, "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", path, NULL);
+    ct_settings_add(&set, "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
+                    "CH4 device selection runs first and gives multi-node allreduce to "
+                    "sub-communicators; none applies these rules to the whole communicator");
+    ct_settings_exports(&set, &out->env);
+    ct_settings_release(&set);
+    return 0;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-env: NCCL settings (NCCL_ALGO per collective, NCCL_PROTO, channel bounds, NCCL_BUFFSIZE,
+ * socket/QP counts) in nccl.conf form (NAME=value, read from /etc/nccl.conf or NCCL_CONF_FILE),
+ * with the same settings as export lines beside it. Environment variables cannot follow size
+ * ranges: NCCL_ALGO only limits which algorithms NCCL's own cost model may pick.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+#define PER_COLL_ALGO "2.24" /* NCCL_ALGO "coll:list;coll:list" syntax (src/graph/tuning.cc) */
+#define CHANNELS_64 "2.25"   /* MAXCHANNELS 32 before, 64 from (src/graph/connect.cc) */
+
+/* CSV name -> NCCL_ALGO spelling (src/init.cc ncclAlgoStr) */
+static const char *algo_env_name(const char *csv)
+{
+    static const char *const names[][2] = {
+        {"tree", "Tree"},
+        {"ring", "Ring"},
+        {"collnet_direct", "CollNetDirect"},
+        {"collnet_chain", "CollNetChain"},
+        {"nvls", "NVLS"},
+        {"nvls_tree", "NVLSTree"},
+        {"pat", "PAT"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(csv, names[i][0]))
+            return names[i][1];
+    return csv;
+}
+
+/* NCCL_ALGO entry for coll ("allreduce:Tree,Ring") into buf; "" when not restricted. */
+static void algo_entry(const struct ct_config *c, const struct ct_export_opts *o, enum ct_coll coll,
+                       struct ct_export_out *out, struct ct_text *map, char *buf, size_t len)
+{
+    const char *used[8];
+    int nused = 0;
+    bool open = false, any = false;
+    buf[0] = 0;
+    for (int i = 0; i < c->nsets; i++) {
+        const struct ct_ruleset *s = &c->sets[i];
+        struct ct_xrange *xr;
+        int n;
+        if (s->coll != coll || !ct_export_selected(o, s))
+            continue;
+        any = true;
+        ct_export_map(s, CT_LIB_NCCL, o, out, &xr, &n);
+        for (int k = 0; k < n; k++) {
+            if (!xr[k].map) {
+                ct_export_note_unmapped(out, NULL, "", s, CT_LIB_NCCL, &xr[k],
+                                        "NCCL_ALGO leaves this collective unrestricted");
+                open = true;
+                continue;
+            }
+            ct_export_map_comment(map, "# ", s, &xr[k]);
+            const char *name = algo_env_name(xr[k].map->target);
+            bool seen = false;
+            for (int u = 0; u < nused; u++)
+                seen |= !strcmp(used[u], name);
+            if (!seen && nused < 7)
+                used[nused++] = name;
+        }
+        free(xr);
+    }
+    if (!any || open || !nused)
+        return;
+    bool ring = false;
+    for (int u = 0; u < nused; u++)
+        ring |= !strcmp(used[u], "Ring");
+    if (!ring)
+        used[nused++] = "Ring"; /* a fallback NCCL always has: see the comment in the output */
+    size_t off = (size_t)snprintf(buf, len, "%s:", ct_coll_name(coll));
+    for (int u = 0; u < nused && off < len; u++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", u ? "," : "", used[u]);
+}
+
+/* The ruleset of coll with the most ranks among the selected ones, or NULL. */
+static const struct ct_ruleset *largest(const struct ct_config *c, const struct ct_export_opts *o,
+                                        enum ct_coll coll)
+{
+    const struct ct_ruleset *best = NULL;
+    for (int i = 0; i < c->nsets; i++)
+        if (c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i]) &&
+            (!best || c->sets[i].nranks > best->nranks))
+            best = &c->sets[i];
+    return best;
+}
+
+static void channel_bounds(const struct ct_config *c, const struct ct_export_opts *o,
+                           struct ct_export_out *out, struct ct_settings *set)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < c->nsets; i++) {
+        const struct ct_ruleset *s = &c->sets[i];
+        if (!ct_export_selected(o, s) || s->coll == CT_ALLTOALL)
+            continue;
+        for (int k = 0; k < s->nrules; k++) {
+            const struct ct_rule *r = &s->rules[k];
+            const struct ct_algo *a = ct_algo_find(r->algo);
+            const struct ct_algomap_row *m = ct_algomap_find(
+                CT_LIB_NCCL, s->coll, r->algo, ct_export_version(o, CT_LIB_NCCL), NULL);
+            if (!a || !m || strcmp(m->target, "ring") || !(a->params & CT_PBIT(CT_P_CHANNELS)))
+                continue;
+            struct ct_params p = r->params;
+            ct_params_defaults(&p);
+            lo = p.v[CT_P_CHANNELS] < lo ? p.v[CT_P_CHANNELS] : lo;
+            hi = p.v[CT_P_CHANNELS] > hi ? p.v[CT_P_CHANNELS] : hi;
+        }
+    }
+    if (!hi)
+        return;
+    uint64_t cap = ct_version_cmp(ct_export_version(o, CT_LIB_NCCL), CHANNELS_64) < 0 ? 32 : 64;
+    if (hi > cap) {
+        ct_export_note(out, "channel counts above %llu (NCCL's maximum) lowered to %llu",
+                       (unsigned long long)cap, (unsigned long long)cap);
+        hi = cap;
+        lo = lo > cap ? cap : lo;
+    }
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)lo);
+    ct_settings_add(set, "NCCL_MIN_NCHANNELS", v,
+                    "channel bounds: the range of colltune channel counts of the ring rules");
+    snprintf(v, sizeof v, "%llu", (unsigned long long)hi);
+    ct_settings_add(set, "NCCL_MAX_NCHANNELS", v, NULL);
+}
+
+/* NCCL_BUFFSIZE and socket/QP counts from the rule for the largest allreduce sizes. */
+static void transfer_settings(const struct ct_config *c, const struct ct_export_opts *o,
+                              struct ct_settings *set)
+{
+    const struct ct_ruleset *s = largest(c, o, CT_ALLREDUCE);
+    if (!s || !s->nrules)
+        return;
+    const struct ct_rule *r = &s->rules[s->nrules - 1];
+    const struct ct_algo *a = ct_algo_find(r->algo);
+    const struct ct_algomap_row *m = ct_algomap_find(CT_LIB_NCCL, CT_ALLREDUCE, r->algo,
+                                                     ct_export_version(o, CT_LIB_NCCL), NULL);
+    struct ct_params p = r->params;
+    char v[32];
+    ct_params_defaults(&p);
+    if (a && m && !strcmp(m->target, "ring") && (a->params & CT_PBIT(CT_P_CHUNK)) &&
+        (a->params & CT_PBIT(CT_P_PIPELINE))) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)(p.v[CT_P_CHUNK] * p.v[CT_P_PIPELINE]));
+        ct_settings_add(set, "NCCL_BUFFSIZE", v,
+                        "approx: chunk x pipeline of the largest allreduce rule (bytes in "
+                        "flight per peer and channel)");
+    }
+    if (!a || !(a->params & CT_PBIT(CT_P_STREAMS)) || p.v[CT_P_STREAMS] <= 1)
+        return;
+    snprintf(v, sizeof v, "%llu", (unsigned long long)p.v[CT_P_STREAMS]);
+    if (!strcmp(c->fp.transport, "tcp")) {
+        ct_settings_add(set, "NCCL_SOCKET_NTHREADS", "1",
+                        "approx: colltune streams per peer as NCCL sockets per connection");
+        ct_settings_add(set, "NCCL_NSOCKS_PERTHREAD", v, NULL);
+    } else if (!strcmp(c->fp.transport, "fabric")) {
+        ct_settings_add(set, "NCCL_IB_QPS_PER_CONNECTION", v,
+                        "approx: colltune streams per peer as queue pairs per connection");
+    }
+}
+
+int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
+                     struct ct_export_out *out, struct ct_settings *set, struct ct_err *err)
+{
+    const char *ver = ct_export_version(o, CT_LIB_NCCL);
+    static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER};
+    char algo[256] = "";
+    if (ct_version_cmp(ver, PER_COLL_ALGO) < 0) {
+        ct_export_note(
+            out, "NCCL_ALGO per collective needs NCCL >= " PER_COLL_ALGO " (target %s): not set",
+            ver);
+    } else {
+        for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
+            char e[96];
+            algo_entry(c, o, colls[i], out, &set->comments, e, sizeof e);
+            if (*e)
+                snprintf(algo + strlen(algo), sizeof algo - strlen(algo), "%s%s", *algo ? ";" : "",
+                         e);
+        }
+    }
+    for (int i = 0; i < c->nsets; i++)
+        if (c->sets[i].coll == CT_ALLTOALL && ct_export_selected(o, &c->sets[i])) {
+            char s[96];
+            ct_export_note(out, "%s: NCCL runs alltoall as grouped send/receive; no setting",
+                           ct_export_set_str(&c->sets[i], s, sizeof s));
+        }
+    if (*algo)
+        ct_settings_add(set, "NCCL_ALGO", algo,
+                        "algorithms NCCL may pick per collective (sizes are NCCL's choice); "
+                        "Ring stays allowed: NCCL fails a call none of whose allowed "
+                        "algorithms can run");
+    if (o->nccl_proto) {
+        const char *p = !strcmp(o->nccl_proto, "ll")       ? "LL"
+                        : !strcmp(o->nccl_proto, "ll128")  ? "LL128"
+                        : !strcmp(o->nccl_proto, "simple") ? "Simple"
+                                                           : NULL;
+        if (!p)
+            return ct_err_set(err, CT_EINVAL, "--nccl-proto '%s': expected ll, ll128 or simple",
+                              o->nccl_proto);
+        ct_settings_add(set, "NCCL_PROTO", p, "protocol from --nccl-proto");
+    }
+    channel_bounds(c, o, out, set);
+    transfer_settings(c, o, set);
+    return 0;
+}
+
+/* A comment for nccl.conf: before NCCL 2.26 a '#' line holding '=' becomes a variable. */
+static void conf_comment(struct ct_text *t, const char *s)
+{
+    ct_text_put(t, "# ");
+    for (; *s && *s != '\n'; s++)
+        ct_text_printf(t, "%c", *s == '=' ? ':' : *s);
+    ct_text_put(t, "\n");
+}
+
+int ct_emit_nccl_env(const struct ct_config *c, const struct ct_export_opts *o,
+                     struct ct_export_out *out, struct ct_err *err)
+{
+    struct ct_settings set;
+    struct ct_text head;
+    ct_settings_init(&set);
+    ct_text_init(&head);
+    int rc = ct_nccl_settings(c, o, out, &set, err);
+    if (rc < 0)
+        goto out;
+    ct_export_header(&head, "",
+                     "NCCL settings in nccl.conf form (/etc/nccl.conf, or the file "
+                     "named by NCCL_CONF_FILE from 2.23)",
+                     c);
+    ct_text_printf(&head, "target NCCL %s; the real environment overrides this file\n",
+                   ct_export_version(o, CT_LIB_NCCL));
+    for (size_t i = 0; i < out->nnotes; i++)
+        ct_text_printf(&head, "%s\n", out->notes[i]);
+    for (const char *p = ct_text_str(&head); *p; p = strchr(p, '\n') + 1)
+        conf_comment(&out->body, p);
+    for (const char *p = ct_text_str(&set.comments); *p; p = strchr(p, '\n') + 1)
+        conf_comment(&out->body, p + 2); /* "# " lines */
+    for (size_t i = 0; i < set.n; i++) {
+        if (*set.v[i].comment)
+            conf_comment(&out->body, set.v[i].comment);
+        ct_text_printf(&out->body, "%s=%s\n", set.v[i].name, set.v[i].value);
+    }
+    if (!set.n)
+        conf_comment(&out->body, "nothing in the config maps to an NCCL setting");
+    ct_text_put(&out->env, "# the same NCCL settings as export lines\n");
+    ct_text_put(&out->env, ct_text_str(&set.comments));
+    ct_settings_exports(&set, &out->env);
+out:
+    ct_text_release(&head);
+    ct_settings_release(&set);
+    return rc;
+}

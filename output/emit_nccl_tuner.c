@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-tuner: the CSV of NCCL's example tuner plugin (plugins/tuner/example, ext-tuner/example
+ * before 2.29.7; parser unchanged from 2.27.5 to 2.30.7), always with explicit channel counts,
+ * plus the env lines that load it. Every line stays under the plugin's 256-byte line buffer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+#define NCCL_MIN_VERSION "2.27.5"
+
+static int channels_of(const struct ct_export_opts *o, const struct ct_rule *r)
+{
+    if (o->nccl_channels >= 0)
+        return o->nccl_channels;
+    const struct ct_algo *a = ct_algo_find(r->algo);
+    if (!a || !(a->params & CT_PBIT(CT_P_CHANNELS)))
+        return 0; /* 0: NCCL keeps its own channel count (src/enqueue.cc ncclGetAlgoInfo) */
+    struct ct_params p = r->params;
+    ct_params_defaults(&p);
+    return (int)p.v[CT_P_CHANNELS];
+}
+
+static void emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o, const char *proto,
+                     struct ct_export_out *out)
+{
+    struct ct_text *t = &out->body;
+    char set[96], rg[64];
+    struct ct_xrange *xr;
+    int n;
+    if (s->coll == CT_ALLTOALL) {
+        ct_export_note(out,
+                       "%s: NCCL runs alltoall as grouped send/receive, which no tuner "
+                       "line selects; left out",
+                       ct_export_set_str(s, set, sizeof set));
+        ct_text_printf(t, "# %s\n", out->notes[out->nnotes - 1]);
+        return;
+    }
+    ct_export_map(s, CT_LIB_NCCL, o, out, &xr, &n);
+    ct_text_printf(t, "# %s\n", ct_export_set_str(s, set, sizeof set));
+    for (int i = 0; i < n; i++) {
+        const struct ct_xrange *x = &xr[i];
+        if (!x->map) {
+            ct_export_note_unmapped(out, t, "# ", s, CT_LIB_NCCL, x,
+                                    "no line: NCCL picks, on 1 channel (stock example plugin)");
+            continue;
+        }
+        ct_text_printf(t, "# %s: colltune %s -> %s (%s: %s)\n",
+                       ct_export_range_str(x->lo, x->hi, rg, sizeof rg), x->rule->algo,
+                       x->map->target, ct_match_name(x->map->match), x->map->note);
+        ct_text_printf(t, "%s,%llu,%llu,%s,%s,%d,%d,%d\n", ct_coll_name(s->coll),
+                       (unsigned long long)x->lo,
+                       (unsigned long long)(x->hi == CT_BYTES_INF ? CT_BYTES_INF : x->hi - 1),
+                       x->map->target, proto, channels_of(o, x->rule), s->nnodes, s->nranks);
+    }
+    free(xr);
+}
+
+int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o,
+                       struct ct_export_out *out, struct ct_err *err)
+{
+    const char *proto = o->nccl_proto ? o->nccl_proto : "simple";
+    if (strcmp(proto, "ll") && strcmp(proto, "ll128") && strcmp(proto, "simple"))
+        return ct_err_set(err, CT_EINVAL, "--nccl-proto '%s': expected ll, ll128 or simple", proto);
+    if (ct_version_cmp(ct_export_version(o, CT_LIB_NCCL), NCCL_MIN_VERSION) < 0)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "NCCL %s has no CSV tuner plugin: the example plugin "
+                          "reads CSV from NCCL " NCCL_MIN_VERSION " (use --format nccl-env)",
+                          ct_export_version(o, CT_LIB_NCCL));
+    struct ct_text *t = &out->body;
+    const char *path = o->path ? o->path : "FILE";
+    ct_export_header(
+        t, "# ",
+        "NCCL example tuner plugin CSV (plugins/tuner/example, NCCL >= " NCCL_MIN_VERSION ")", c);
+    ct_text_put(t, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks\n"
+                   "# bytes: NCCL nBytes (allreduce count*dtsize; allgather, reducescatter\n"
+                   "#   nranks*count*dtsize), the same numbers as colltune sizes; both ends "
+                   "inclusive\n");
+    ct_text_printf(t,
+                   "# protocol: colltune does not measure NCCL protocols; every line says "
+                   "'%s' (--nccl-proto)\n",
+                   proto);
+    ct_text_put(t, "# channels: colltune's channel count where the algorithm has one, else 0 "
+                   "(NCCL's own);\n"
+                   "#   never -1, which the stock plugin turns into 1 channel. Calls no line "
+                   "matches\n"
+                   "#   (broadcast, reduce, sizes noted below) also run on 1 channel with the "
+                   "stock plugin.\n"
+                   "# the stock plugin (2.28+) also rewrites some NCCL tuning constants at "
+                   "init.\n");
+    ct_text_printf(t, "# load: NCCL_TUNER_PLUGIN=example NCCL_TUNER_CONFIG_FILE=%.150s\n", path);
+    for (int i = 0; i < c->nsets; i++)
+        if (ct_export_selected(o, &c->sets[i]))
+            emit_set(&c->sets[i], o, proto, out);
+
+    ct_text_printf(&out->env,
+                   "# load the NCCL tuner CSV %.150s: build NCCL's example plugin\n"
+                   "# (make in plugins/tuner/example) and put "
+                   "libnccl-tuner-example.so on LD_LIBRARY_PATH,\n"
+                   "# or set NCCL_TUNER_PLUGIN to its absolute path. NCCL loads "
+                   "one tuner: this replaces\n"
+                   "# any other (e.g. the aws-ofi-nccl tuner).\n",
+                   path);
+    struct ct_settings set;
+    ct_settings_init(&set);
+    ct_settings_add(&set, "NCCL_TUNER_PLUGIN", "example", NULL);
+    ct_settings_add(&set, "NCCL_TUNER_CONFIG_FILE", path, NULL);
+    ct_settings_exports(&set, &out->env);
+    ct_settings_release(&set);
+    return 0;
+}

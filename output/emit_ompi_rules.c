@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ompi-rules: an Open MPI coll/tuned dynamic rules file in the classic format (read by 4.1,
+ * 5.0 and 6.0 alike when it has one comm-size section with key 0 per collective), plus the
+ * MCA parameters that load it as an openmpi-mca-params.conf snippet and OMPI_MCA_ exports.
+ * Numbers are plain decimal: the reader uses fscanf("%li"), so a leading 0 would mean octal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+/* classic COLL_ID (ompi/mca/coll/base/coll_base_functions.h, same in 4.1.x .. main) */
+static int coll_id(enum ct_coll c)
+{
+    switch (c) {
+    case CT_ALLGATHER: return 0;
+    case CT_ALLREDUCE: return 2;
+    case CT_ALLTOALL: return 3;
+    case CT_REDUCESCATTER: return 12;
+    default: return -1;
+    }
+}
+
+static const char *ompi_coll_name(enum ct_coll c)
+{
+    return c == CT_REDUCESCATTER ? "reduce_scatter" : ct_coll_name(c);
+}
+
+/* The one ruleset per collective a classic file can carry: the largest selected one. */
+static const struct ct_ruleset *pick(const struct ct_config *c, const struct ct_export_opts *o,
+                                     enum ct_coll coll, struct ct_export_out *out)
+{
+    const struct ct_ruleset *best = NULL;
+    for (int i = 0; i < c->nsets; i++)
+        if (c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i]) &&
+            (!best || c->sets[i].nranks > best->nranks))
+            best = &c->sets[i];
+    for (int i = 0; best && i < c->nsets; i++)
+        if (&c->sets[i] != best && c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i])) {
+            char s[96];
+            ct_export_note(out,
+                           "%s: left out, the classic rules file gets one rule set per "
+                           "collective (used for every communicator size); exported the "
+                           "%d-rank rules (--nranks picks another)",
+                           ct_export_set_str(&c->sets[i], s, sizeof s), best->nranks);
+        }
+    return best;
+}
+
+static void emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
+                      struct ct_export_out *out)
+{
+    struct ct_text *t = &out->body;
+    const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_OMPI, s->coll);
+    struct ct_xrange *xr;
+    int n;
+    char set[96], rg[64];
+    ct_export_map(s, CT_LIB_OMPI, o, out, &xr, &n);
+    ct_text_printf(t, "%-12d # %s: colltune rules of %s\n", coll_id(s->coll),
+                   ompi_coll_name(s->coll), ct_export_set_str(s, set, sizeof set));
+    ct_text_put(t, "1            # one comm-size section\n");
+    ct_text_put(t, "0            # for every communicator size\n");
+    ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
+    for (int i = 0; i < n; i++) {
+        const struct ct_xrange *x = &xr[i];
+        char line[64];
+        ct_export_range_str(x->lo, x->hi, rg, sizeof rg);
+        if (!x->map) {
+            snprintf(line, sizeof line, "%llu 0 0 0", (unsigned long long)x->lo);
+            ct_text_printf(t, "%-28s # ", line);
+            ct_export_note_unmapped(out, t, "", s, CT_LIB_OMPI, x,
+                                    "alg 0: Open MPI's fixed rules decide");
+            continue;
+        }
+        uint64_t seg = 0;
+        if (x->map->id == 5) { /* segmented_ring: SEGSIZE = colltune chunk */
+            struct ct_params p = x->rule->params;
+            ct_params_defaults(&p);
+            seg = p.v[CT_P_CHUNK];
+        }
+        snprintf(line, sizeof line, "%llu %d 0 %llu", (unsigned long long)x->lo, x->map->id,
+                 (unsigned long long)seg);
+        ct_text_printf(t, "%-28s # %s: colltune %s -> %s (%s: %s)\n", line, rg, x->rule->algo,
+                       x->map->target, ct_match_name(x->map->match), x->map->note);
+    }
+    free(xr);
+}
+
+int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o,
+                       struct ct_export_out *out, struct ct_err *err)
+{
+    static const enum ct_coll order[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
+    const struct ct_ruleset *sets[4];
+    const char *ver = ct_export_version(o, CT_LIB_OMPI);
+    const char *path = o->path ? o->path : "FILE";
+    struct ct_text *t = &out->body;
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        if ((sets[n] = pick(c, o, order[i], out)))
+            n++;
+    ct_export_header(t, "# ", "Open MPI coll/tuned dynamic rules, classic format (4.1, 5.0, 6.0)",
+                     c);
+    ct_text_printf(t,
+                   "# target Open MPI %s. Each rule: size alg faninout segsize; it applies "
+                   "from its size up\n# to the next rule's. alg 0 = Open MPI's fixed "
+                   "decision.\n",
+                   ver);
+    ct_text_printf(t,
+                   "# load: OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
+                   "OMPI_MCA_coll_tuned_dynamic_rules_filename=%s\n",
+                   path);
+    for (size_t i = 0; i < out->nnotes; i++) /* from pick(): rule sets left out */
+        ct_text_printf(t, "# %s\n", out->notes[i]);
+    ct_text_printf(t, "%-12d # collectives\n", n);
+    for (int i = 0; i < n; i++)
+        emit_coll(sets[i], o, out);
+
+    /* the loaders: MCA conf snippet and OMPI_MCA_ exports */
+    const char *han = ct_version_cmp(ver, "5.0") >= 0
+                          ? "# Open MPI 5.0+: on multi-node communicators coll/han (priority 35) "
+                            "runs before tuned (30),\n# so these rules only see HAN's "
+                            "sub-communicators; uncomment to apply them to the whole one:\n"
+                            "# coll = ^han\n"
+                          : "";
+    ct_text_printf(&out->mca,
+                   "# openmpi-mca-params.conf lines that load the coll/tuned rules "
+                   "in %s\n# ($HOME/.openmpi/mca-params.conf or "
+                   "$prefix/etc/openmpi-mca-params.conf; read on every node)\n"
+                   "coll_tuned_use_dynamic_rules = 1\n"
+                   "coll_tuned_dynamic_rules_filename = %s\n%s",
+                   path, path, han);
+    ct_text_printf(&out->env,
+                   "# load the Open MPI coll/tuned rules in %s (mpirun passes "
+                   "OMPI_MCA_ variables to every rank)\n%s",
+                   path, han);
+    struct ct_settings set;
+    ct_settings_init(&set);
+    ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);
+    ct_settings_add(&set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", path, NULL);
+    ct_settings_exports(&set, &out->env);
+    ct_settings_release(&set);
+    if (!n)
+        return ct_err_set(err, CT_EUNSUPP, "no rules to export");
+    return 0;
+}

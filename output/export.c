@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exporter table, option checks, the all-or-nothing writer of an export's files, and the
+ * helpers every emitter shares (rule mapping, notes, header comments, settings lists).
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct ct_emitter emitters[] = {
+    {"nccl-tuner", "NCCL example tuner plugin CSV (NCCL >= 2.27.5) + the env lines that load it",
+     CT_EXPORT_LOADED, CT_LIB_NCCL, false, ct_emit_nccl_tuner},
+    {"nccl-env", "NCCL_ALGO per collective, channel bounds, buffers, sockets (nccl.conf form)",
+     CT_EXPORT_LOADED, CT_LIB_NCCL, false, ct_emit_nccl_env},
+    {"ompi-rules", "Open MPI coll/tuned dynamic rules file (classic) + its MCA parameters",
+     CT_EXPORT_LOADED, CT_LIB_OMPI, false, ct_emit_ompi_rules},
+    {"mpich-json", "MPICH collective selection JSON (complete tree) + the CVAR that loads it",
+     CT_EXPORT_LOADED, CT_LIB_MPICH, false, ct_emit_mpich_json},
+    {"ucc", "UCC_TL_UCP_TUNE string (and TL/UCP radixes) as export lines", CT_EXPORT_SETTINGS,
+     CT_LIB_UCC, false, ct_emit_ucc},
+    {"impi", "Intel MPI I_MPI_ADJUST_<COLL> strings as export lines", CT_EXPORT_SETTINGS,
+     CT_LIB_IMPI, false, ct_emit_impi},
+    {"env", "a file a launcher can source: export lines for --for LIB", CT_EXPORT_SETTINGS,
+     CT_LIB_NONE, true, ct_emit_env},
+    {"slurm", "a Slurm TaskProlog script printing 'export NAME=value' for --for LIB",
+     CT_EXPORT_SCRIPT, CT_LIB_NONE, true, ct_emit_slurm},
+    {"json", "the native config (colltune-config/1), unchanged", CT_EXPORT_DATA, CT_LIB_NONE, false,
+     ct_emit_json},
+    {"csv", "one row per rule, for spreadsheets", CT_EXPORT_DATA, CT_LIB_NONE, false, ct_emit_csv},
+};
+
+/* ---- text buffer ------------------------------------------------------------------------ */
+
+void ct_text_init(struct ct_text *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void ct_text_release(struct ct_text *t)
+{
+    free(t->s);
+    ct_text_init(t);
+}
+
+static void text_reserve(struct ct_text *t, size_t more)
+{
+    if (t->len + more + 1 <= t->cap)
+        return;
+    size_t cap = t->cap ? t->cap : 256;
+    while (cap < t->len + more + 1)
+        cap *= 2;
+    t->s = ct_xrealloc(t->s, cap);
+    t->cap = cap;
+}
+
+void ct_text_put(struct ct_text *t, const char *s)
+{
+    size_t n = strlen(s);
+    text_reserve(t, n);
+    memcpy(t->s + t->len, s, n + 1);
+    t->len += n;
+}
+
+void ct_text_printf(struct ct_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n <= 0)
+        return;
+    text_reserve(t, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+const char *ct_text_str(const struct ct_text *t)
+{
+    return t->s ? t->s : "";
+}
+
+/* ---- options, results -------------------------------------------------------------------- */
+
+void ct_export_opts_init(struct ct_export_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->lib = CT_LIB_NONE;
+    o->nccl_channels = -1;
+}
+
+void ct_export_out_init(struct ct_export_out *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void ct_export_out_release(struct ct_export_out *o)
+{
+    ct_text_release(&o->body);
+    ct_text_release(&o->env);
+    ct_text_release(&o->mca);
+    for (size_t i = 0; i < o->nnotes; i++)
+        free(o->notes[i]);
+    free(o->notes);
+    ct_export_out_init(o);
+}
+
+void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    o->notes = ct_xrealloc(o->notes, (o->nnotes + 1) * sizeof *o->notes);
+    o->notes[o->nnotes++] = ct_xstrdup(buf);
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+const struct ct_emitter *ct_emitter_at(size_t i)
+{
+    return i < sizeof emitters / sizeof emitters[0] ? &emitters[i] : NULL;
+}
+
+const struct ct_emitter *ct_emitter_find(const char *name)
+{
+    for (size_t i = 0; name && ct_emitter_at(i); i++)
+        if (!strcmp(emitters[i].name, name))
+            return &emitters[i];
+    return NULL;
+}
+
+/* Edit distance, capped (names are short). */
+static int distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    int d[32][32];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+const char *ct_emitter_suggest(const char *name)
+{
+    const char *best = NULL;
+    int bd = 3;
+    for (size_t i = 0; name && *name && ct_emitter_at(i); i++) {
+        int dd =
+            !strncmp(emitters[i].name, name, strlen(name)) ? 1 : distance(name, emitters[i].name);
+        if (dd < bd) {
+            bd = dd;
+            best = emitters[i].name;
+        }
+    }
+    return best;
+}
+
+const char *ct_export_version(const struct ct_export_opts *o, int lib)
+{
+    return o->version ? o->version : ct_lib_default_version(lib);
+}
+
+bool ct_export_selected(const struct ct_export_opts *o, const struct ct_ruleset *s)
+{
+    return o->nranks <= 0 || s->nranks == o->nranks;
+}
+
+int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
+                  const struct ct_export_opts *o, struct ct_export_out *out, struct ct_err *err)
+{
+    ct_export_out_init(out);
+    if (e->needs_lib && o->lib == CT_LIB_NONE)
+        return ct_err_set(err, CT_EINVAL, "--format %s needs --for nccl|ompi|mpich|ucc|impi",
+                          e->name);
+    if (!e->needs_lib && o->lib != CT_LIB_NONE && o->lib != e->lib)
+        return ct_err_set(err, CT_EINVAL, "--for applies to --format env and slurm, not %s",
+                          e->name);
+    if (o->version && ct_version_check(o->version, err) < 0)
+        return ct_err_wrap(err, "--lib-version: ");
+    bool any = false;
+    char have[128] = "";
+    size_t off = 0;
+    for (int i = 0; i < c->nsets; i++) {
+        bool dup = false;
+        any |= ct_export_selected(o, &c->sets[i]);
+        for (int k = 0; k < i; k++)
+            dup |= c->sets[k].nranks == c->sets[i].nranks;
+        if (!dup && off < sizeof have)
+            off += (size_t)snprintf(have + off, sizeof have - off, "%s%d", off ? ", " : "",
+                                    c->sets[i].nranks);
+    }
+    if (!any)
+        return ct_err_set(err, CT_EINVAL, "--nranks %d: the config has rules for %s ranks only",
+                          o->nranks, have);
+    int rc = e->emit(c, o, out, err);
+    if (rc < 0)
+        ct_export_out_release(out);
+    return rc;
+}
+
+/* ---- files -------------------------------------------------------------------------------- */
+
+static void add_file(struct ct_export_files *f, const char *path, const char *suffix,
+                     const struct ct_text *t, int mode)
+{
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    f->path[f->n] = ct_xmalloc(n);
+    snprintf(f->path[f->n], n, "%s%s", path, suffix);
+    f->text[f->n] = t;
+    f->mode[f->n] = mode;
+    f->n++;
+}
+
+void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out, const char *path,
+                     struct ct_export_files *f)
+{
+    memset(f, 0, sizeof *f);
+    add_file(f, path, "", &out->body, e->kind == CT_EXPORT_SCRIPT ? 0755 : 0644);
+    if (out->env.len)
+        add_file(f, path, ".env", &out->env, 0644);
+    if (out->mca.len)
+        add_file(f, path, ".mca.conf", &out->mca, 0644);
+}
+
+void ct_export_files_release(struct ct_export_files *f)
+{
+    for (int i = 0; i < f->n; i++)
+        free(f->path[i]);
+    memset(f, 0, sizeof *f);
+}
+
+int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
+{
+    for (int i = 0; i < f->n; i++) {
+        const char *p = f->path[i];
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", p);
+        char *dir = ct_xstrdup(p);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, strlen(p) + 1, ".");
+        else if (slash == dir)
+            slash[1] = 0;
+        else
+            *slash = 0;
+        int rc = 0;
+        if (stat(dir, &st) < 0)
+            rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", p);
+        else if (!S_ISDIR(st.st_mode))
+            rc = ct_err_set(err, CT_EINVAL, "cannot write '%s': '%s' is not a folder", p, dir);
+        else if (access(dir, W_OK | X_OK) < 0)
+            rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", p);
+        free(dir);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Write t to a new temp file beside path; its name in tmp. */
+static int write_temp(const char *path, const struct ct_text *t, int mode, char *tmp, size_t len,
+                      struct ct_err *err)
+{
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    unlink(tmp); /* a stale one from a killed run of the same pid */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0)
+        return ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+    const char *p = ct_text_str(t);
+    size_t left = t->len;
+    while (left) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            goto fail;
+        p += n;
+        left -= (size_t)n;
+    }
+    if (fsync(fd) < 0 && errno != EINVAL)
+        goto fail;
+    if (close(fd) < 0) {
+        fd = -1;
+        goto fail;
+    }
+    return 0;
+fail:
+    ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return CT_EIO;
+}
+
+int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
+{
+    char tmp[3][4200];
+    int done = 0, rc = 0;
+    for (; done < f->n; done++) {
+        if (strlen(f->path[done]) > 4096) {
+            rc = ct_err_set(err, CT_EINVAL, "path too long: '%.60s...'", f->path[done]);
+            break;
+        }
+        rc = write_temp(f->path[done], f->text[done], f->mode[done], tmp[done], sizeof tmp[0], err);
+        if (rc < 0)
+            break;
+    }
+    if (rc < 0) {
+        for (int i = 0; i < done; i++)
+            unlink(tmp[i]);
+        return rc;
+    }
+    /* every temp file is complete: rename the sidecars first, the main file last */
+    for (int i = f->n - 1; i >= 0; i--)
+        if (rename(tmp[i], f->path[i]) < 0) {
+            ct_err_sys(err, CT_EIO, "cannot write '%s'", f->path[i]);
+            for (int j = 0; j <= i; j++)
+                unlink(tmp[j]);
+            return CT_EIO;
+        }
+    return 0;
+}
+
+/* ---- helpers for emitters ------------------------------------------------------------- */
+
+const char *ct_export_set_str(const struct ct_ruleset *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s on %d ranks (%d x %d)", ct_coll_name(s->coll), s->nranks, s->nnodes,
+             s->ranks_per_node);
+    return buf;
+}
+
+/* 65536 -> "64 KiB", 1000 -> "1000 B": exact, never rounded. */
+static const char *exact_bytes(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && b && b % 1024 == 0) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%llu %s", (unsigned long long)b, unit[u]);
+    return buf;
+}
+
+const char *ct_export_range_str(uint64_t lo, uint64_t hi, char *buf, size_t len)
+{
+    char a[32], b[32];
+    if (hi == CT_BYTES_INF)
+        snprintf(buf, len, "[%s, inf)", exact_bytes(lo, a, sizeof a));
+    else
+        snprintf(buf, len, "[%s, %s)", exact_bytes(lo, a, sizeof a), exact_bytes(hi, b, sizeof b));
+    return buf;
+}
+
+void ct_export_map(const struct ct_ruleset *s, int lib, const struct ct_export_opts *o,
+                   struct ct_export_out *out, struct ct_xrange **xr, int *n)
+{
+    const struct ct_size_meaning *m = ct_algomap_size(lib, s->coll);
+    *xr = ct_xcalloc((size_t)s->nrules + 1, sizeof **xr);
+    *n = 0;
+    if (!m || m->unit == CT_UNIT_NONE)
+        return;
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        struct ct_xrange *x = &(*xr)[*n];
+        if (!ct_algomap_range(m, s->nranks, r->min_bytes, r->max_bytes, &x->lo, &x->hi)) {
+            char set[96], rg[64];
+            ct_export_note(out, "%s %s: empty in %s's unit (%s); left out",
+                           ct_export_set_str(s, set, sizeof set),
+                           ct_export_range_str(r->min_bytes, r->max_bytes, rg, sizeof rg),
+                           ct_lib_title(lib), m->what);
+            continue;
+        }
+        x->rule = r;
+        x->map = ct_algomap_find(lib, s->coll, r->algo, ct_export_version(o, lib), &x->later);
+        (*n)++;
+    }
+}
+
+void ct_export_note_unmapped(struct ct_export_out *out, struct ct_text *t, const char *prefix,
+                             const struct ct_ruleset *s, int lib, const struct ct_xrange *x,
+                             const char *consequence)
+{
+    char set[96], rg[64], why[96] = "";
+    if (x->later)
+        snprintf(why, sizeof why, " before %s %s", ct_lib_title(lib), x->later->since);
+    ct_export_note(out, "%s %s: colltune '%s' has no %s counterpart%s; %s",
+                   ct_export_set_str(s, set, sizeof set),
+                   ct_export_range_str(x->lo, x->hi, rg, sizeof rg), x->rule->algo,
+                   ct_lib_title(lib), why, consequence);
+    if (t)
+        ct_text_printf(t, "%s%s\n", prefix, out->notes[out->nnotes - 1]);
+}
+
+void ct_export_map_comment(struct ct_text *t, const char *prefix, const struct ct_ruleset *s,
+                           const struct ct_xrange *x)
+{
+    char set[96], rg[64];
+    ct_text_printf(t, "%s%s %s: colltune %s -> %s (%s: %s)\n", prefix,
+                   ct_export_set_str(s, set, sizeof set),
+                   ct_export_range_str(x->lo, x->hi, rg, sizeof rg), x->rule->algo, x->map->target,
+                   ct_match_name(x->map->match), x->map->note);
+}
+
+void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
+                      const struct ct_config *c)
+{
+    const struct ct_fingerprint *f = &c->fp;
+    ct_text_printf(t, "%s%s\n", prefix, what);
+    ct_text_printf(t, "%sgenerated by 'colltune export' from a config of colltune %s, %s\n", prefix,
+                   c->version, c->date);
+    ct_text_printf(t, "%smeasured on %d host(s) x %d ranks, transport %s, links %s, %s %s\n",
+                   prefix, f->hosts, f->ranks_per_host, f->transport,
+                   *f->link_classes ? f->link_classes : "-", ct_dtype_name(c->sweep.dtype),
+                   ct_redop_name(c->sweep.op));
+    if (c->partial)
+        ct_text_printf(t, "%spartial: the sweep stopped early; rules cover what was measured\n",
+                       prefix);
+}
+
+/* ---- settings lists --------------------------------------------------------------------- */
+
+void ct_settings_init(struct ct_settings *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void ct_settings_release(struct ct_settings *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].value);
+    free(s->v);
+    ct_text_release(&s->comments);
+    ct_settings_init(s);
+}
+
+void ct_settings_add(struct ct_settings *s, const char *name, const char *value,
+                     const char *comment)
+{
+    s->v = ct_xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+    struct ct_setting *x = &s->v[s->n++];
+    snprintf(x->name, sizeof x->name, "%s", name);
+    x->value = ct_xstrdup(value);
+    snprintf(x->comment, sizeof x->comment, "%s", comment ? comment : "");
+}
+
+/* 'value' for sh: single quotes, embedded ' as '\'' */
+static void shell_quote(struct ct_text *t, const char *v)
+{
+    ct_text_put(t, "'");
+    for (; *v; v++) {
+        if (*v == '\'')
+            ct_text_put(t, "'\\''");
+        else
+            ct_text_printf(t, "%c", *v);
+    }
+    ct_text_put(t, "'");
+}
+
+void ct_settings_exports(const struct ct_settings *set, struct ct_text *t)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        if (*set->v[i].comment)
+            ct_text_printf(t, "# %s\n", set->v[i].comment);
+        ct_text_printf(t, "export %s=", set->v[i].name);
+        shell_quote(t, set->v[i].value);
+        ct_text_put(t, "\n");
+    }
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exporters: a tuned config (colltune-config/1) in the formats collective libraries and job
+ * launchers read. One table row per format, one emit function per format (emit_<fmt>.c); the
+ * algorithm mapping and the size units come from algomap.h.
+ */
+#ifndef CT_OUTPUT_EXPORT_H
+#define CT_OUTPUT_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../engine/tune.h"
+#include "../lib/err.h"
+#include "algomap.h"
+
+/* A growing text buffer (always NUL-terminated once written to). */
+struct ct_text {
+    char *s;
+    size_t len, cap;
+};
+void ct_text_init(struct ct_text *t);
+void ct_text_release(struct ct_text *t);
+void ct_text_printf(struct ct_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ct_text_put(struct ct_text *t, const char *s);
+/* s, or "" before anything was written. */
+const char *ct_text_str(const struct ct_text *t);
+
+enum ct_export_kind {
+    CT_EXPORT_LOADED,   /* a file the library reads itself: --out FILE gets FILE.env beside it */
+    CT_EXPORT_SETTINGS, /* settings as text (a conf file or export lines) */
+    CT_EXPORT_SCRIPT,   /* an executable script (written 0755) */
+    CT_EXPORT_DATA,     /* data for people and tools (json, csv) */
+};
+
+struct ct_export_opts {
+    int lib;                /* --for (env, slurm): enum ct_lib, or CT_LIB_NONE */
+    const char *path;       /* absolute path the main output will have; NULL: standard output */
+    const char *rules_path; /* env/slurm for ompi|mpich|nccl: a rules file to point at, or NULL */
+    const char *version;    /* --lib-version: target library version; NULL: the library default */
+    int nranks;             /* export only rulesets of this many ranks; 0: all */
+    const char *nccl_proto; /* NCCL protocol for the tuner CSV: "ll", "ll128", "simple" (NULL) */
+    int nccl_channels;      /* tuner CSV channel count for every line; -1: from the config */
+};
+void ct_export_opts_init(struct ct_export_opts *o);
+
+/* What one export produces. */
+struct ct_export_out {
+    struct ct_text body; /* the main output */
+    struct ct_text env;  /* export lines that make the library load body (CT_EXPORT_LOADED) */
+    struct ct_text mca;  /* Open MPI: the same as an openmpi-mca-params.conf snippet */
+    char **notes;        /* one line each: rules without counterpart, approximations dropped */
+    size_t nnotes;
+};
+void ct_export_out_init(struct ct_export_out *o);
+void ct_export_out_release(struct ct_export_out *o);
+/* Record a note (shown on stderr by the command; emitters also put it in the output). */
+void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+struct ct_emitter {
+    const char *name;    /* --format value */
+    const char *summary; /* one line for --help and --list */
+    enum ct_export_kind kind;
+    int lib;        /* the library the format is for; CT_LIB_NONE: any (--for picks) */
+    bool needs_lib; /* --for is required */
+    int (*emit)(const struct ct_config *c, const struct ct_export_opts *o,
+                struct ct_export_out *out, struct ct_err *err);
+};
+
+const struct ct_emitter *ct_emitter_find(const char *name);
+const struct ct_emitter *ct_emitter_at(size_t i); /* NULL past the end */
+/* The closest format name for a typo (one edit or a prefix), or NULL. */
+const char *ct_emitter_suggest(const char *name);
+
+/*
+ * Run e on c: checks the options (a --for the format needs, a known target version, rulesets
+ * left after --nranks) and fills out (initialised here; ct_export_out_release). CT_EINVAL
+ * for options the format cannot use; CT_EUNSUPP when nothing in c can be expressed.
+ */
+int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
+                  const struct ct_export_opts *o, struct ct_export_out *out, struct ct_err *err);
+
+/* The file names written for --out path: path itself, then sidecars. */
+struct ct_export_files {
+    char *path[3];
+    const struct ct_text *text[3];
+    int mode[3];
+    int n;
+};
+/* Which files an export writes to path (FILE, FILE.env, FILE.mca.conf). Strings are new
+ * memory; ct_export_files_release. */
+void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out, const char *path,
+                     struct ct_export_files *f);
+void ct_export_files_release(struct ct_export_files *f);
+/* Check that every file of f can be created (folder exists, writable; not a folder itself). */
+int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err);
+/* Write all files of f: each to a temp file first, then all renamed; on any failure nothing
+ * is left behind (temp files removed, existing files untouched). */
+int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err);
+
+/* ---- for emitters (export.c) ---- */
+
+/* One rule of a ruleset, in a library's size unit, with its mapping. */
+struct ct_xrange {
+    uint64_t lo, hi; /* [lo, hi) in the library's unit; hi == CT_BYTES_INF */
+    const struct ct_rule *rule;
+    const struct ct_algomap_row *map;   /* NULL: no counterpart */
+    const struct ct_algomap_row *later; /* with map NULL: the row of a later library version */
+};
+
+/* True if s is selected by o (--nranks). */
+bool ct_export_selected(const struct ct_export_opts *o, const struct ct_ruleset *s);
+/*
+ * s's rules for lib: sizes converted (algomap size table), rows looked up for o->version.
+ * Rules that vanish in the conversion are left out with a note. *xr is new memory (free()),
+ * *n its length; 0 rules when the library has no size selection for s->coll.
+ */
+void ct_export_map(const struct ct_ruleset *s, int lib, const struct ct_export_opts *o,
+                   struct ct_export_out *out, struct ct_xrange **xr, int *n);
+/* "allreduce on 8 ranks (1 x 8)" */
+const char *ct_export_set_str(const struct ct_ruleset *s, char *buf, size_t len);
+/* "64 KiB..1 MiB" (library units, inclusive upper end "1048575 B" style avoided) */
+const char *ct_export_range_str(uint64_t lo, uint64_t hi, char *buf, size_t len);
+/* Note (and comment, with prefix, into t) every unmapped range of xr: "<set> <range>:
+ * colltune '<algo>' has no <Lib> counterpart[ before <since>]; <consequence>". */
+void ct_export_note_unmapped(struct ct_export_out *out, struct ct_text *t, const char *prefix,
+                             const struct ct_ruleset *s, int lib, const struct ct_xrange *x,
+                             const char *consequence);
+/* "<prefix><set> <range>: colltune <algo> -> <target> (<match>: <note>)\n" into t. */
+void ct_export_map_comment(struct ct_text *t, const char *prefix, const struct ct_ruleset *s,
+                           const struct ct_xrange *x);
+/* Header comment lines (each starting with prefix): what, from which config, where measured. */
+void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
+                      const struct ct_config *c);
+/* The version to target for lib: o->version or the library default. */
+const char *ct_export_version(const struct ct_export_opts *o, int lib);
+
+/* Emitters (emit_<fmt>.c). */
+int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o,
+                       struct ct_export_out *out, struct ct_err *err);
+int ct_emit_nccl_env(const struct ct_config *c, const struct ct_export_opts *o,
+                     struct ct_export_out *out, struct ct_err *err);
+int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o,
+                       struct ct_export_out *out, struct ct_err *err);
+int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o,
+                       struct ct_export_out *out, struct ct_err *err);
+int ct_emit_ucc(const struct ct_config *c, const struct ct_export_opts *o,
+                struct ct_export_out *out, struct ct_err *err);
+int ct_emit_impi(const struct ct_config *c, const struct ct_export_opts *o,
+                 struct ct_export_out *out, struct ct_err *err);
+int ct_emit_env(const struct ct_config *c, const struct ct_export_opts *o,
+                struct ct_export_out *out, struct ct_err *err);
+int ct_emit_slurm(const struct ct_config *c, const struct ct_export_opts *o,
+                  struct ct_export_out *out, struct ct_err *err);
+int ct_emit_json(const struct ct_config *c, const struct ct_export_opts *o,
+                 struct ct_export_out *out, struct ct_err *err);
+int ct_emit_csv(const struct ct_config *c, const struct ct_export_opts *o,
+                struct ct_export_out *out, struct ct_err *err);
+
+/*
+ * Settings of one library as NAME=value pairs, shared by the settings formats and env/slurm:
+ * nccl (NCCL_ALGO, channel bounds, ...), ucc (UCC_TL_UCP_TUNE, radixes), impi
+ * (I_MPI_ADJUST_*). Comments (already prefixed "# ") go to notes_text.
+ */
+struct ct_setting {
+    char name[64];
+    char *value;       /* new memory */
+    char comment[200]; /* one line shown above it, or "" */
+};
+struct ct_settings {
+    struct ct_setting *v;
+    size_t n;
+    struct ct_text comments; /* lines "# ...\n" to show before the settings */
+};
+void ct_settings_init(struct ct_settings *s);
+void ct_settings_release(struct ct_settings *s);
+void ct_settings_add(struct ct_settings *s, const char *name, const char *value,
+                     const char *comment);
+int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
+                     struct ct_export_out *out, struct ct_settings *set, struct ct_err *err);
+int ct_ucc_settings(const struct ct_config *c, const struct ct_export_opts *o,
+                    struct ct_export_out *out, struct ct_settings *set, struct ct_err *err);
+int ct_impi_settings(const struct ct_config *c, const struct ct_export_opts *o,
+                     struct ct_export_out *out, struct ct_settings *set, struct ct_err *err);
+/* Write set as "export NAME='value'" lines (shell-quoted) into t. */
+void ct_settings_exports(const struct ct_settings *set, struct ct_text *t);
+
+#endif

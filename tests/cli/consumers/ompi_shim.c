@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LD_PRELOAD shim for tests/cli/t3000-export.sh: interposes the coll/base algorithm entry
+ * points libmpi exports (coll/tuned, a separate DSO, calls them across the library boundary),
+ * records the first, outermost one a collective call runs, and forwards to the real one.
+ * colltune_shim_last() returns that name and clears it. Signatures: Open MPI 4.1.x
+ * ompi/mca/coll/base/coll_base_functions.h (opaque handles as void *, same ABI).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+
+static __thread int depth;
+static __thread const char *seen;
+
+const char *colltune_shim_last(void)
+{
+    const char *s = seen;
+    seen = NULL;
+    return s;
+}
+
+#define WRAP(fn, params, args)                                                                     \
+    int fn params;                                                                                 \
+    int fn params                                                                                  \
+    {                                                                                              \
+        typedef int(*fn_t) params;                                                                 \
+        static fn_t real;                                                                          \
+        if (!real)                                                                                 \
+            real = (fn_t)dlsym(RTLD_NEXT, #fn);                                                    \
+        if (depth++ == 0 && !seen)                                                                 \
+            seen = #fn;                                                                            \
+        int ret_ = real args;                                                                      \
+        depth--;                                                                                   \
+        return ret_;                                                                               \
+    }
+
+#define AR_P (const void *s, void *r, int c, void *dt, void *op, void *comm, void *m)
+#define AR_A (s, r, c, dt, op, comm, m)
+#define AG_P (const void *s, int sc, void *st, void *r, int rc, void *rt, void *comm, void *m)
+#define AG_A (s, sc, st, r, rc, rt, comm, m)
+#define RS_P (const void *s, void *r, const int rc[], void *dt, void *op, void *comm, void *m)
+#define RS_A (s, r, rc, dt, op, comm, m)
+
+WRAP(ompi_coll_base_allreduce_intra_basic_linear, AR_P, AR_A)
+WRAP(ompi_coll_base_allreduce_intra_nonoverlapping, AR_P, AR_A)
+WRAP(ompi_coll_base_allreduce_intra_recursivedoubling, AR_P, AR_A)
+WRAP(ompi_coll_base_allreduce_intra_ring, AR_P, AR_A)
+WRAP(ompi_coll_base_allreduce_intra_redscat_allgather, AR_P, AR_A)
+WRAP(ompi_coll_base_allreduce_intra_ring_segmented,
+     (const void *s, void *r, int c, void *dt, void *op, void *comm, void *m, uint32_t seg),
+     (s, r, c, dt, op, comm, m, seg))
+WRAP(ompi_coll_base_allgather_intra_basic_linear, AG_P, AG_A)
+WRAP(ompi_coll_base_allgather_intra_bruck, AG_P, AG_A)
+WRAP(ompi_coll_base_allgather_intra_recursivedoubling, AG_P, AG_A)
+WRAP(ompi_coll_base_allgather_intra_ring, AG_P, AG_A)
+WRAP(ompi_coll_base_allgather_intra_neighborexchange, AG_P, AG_A)
+WRAP(ompi_coll_base_allgather_intra_two_procs, AG_P, AG_A)
+WRAP(ompi_coll_base_reduce_scatter_intra_nonoverlapping, RS_P, RS_A)
+WRAP(ompi_coll_base_reduce_scatter_intra_basic_recursivehalving, RS_P, RS_A)
+WRAP(ompi_coll_base_reduce_scatter_intra_ring, RS_P, RS_A)
+WRAP(ompi_coll_base_reduce_scatter_intra_butterfly, RS_P, RS_A)
+WRAP(ompi_coll_base_alltoall_intra_basic_linear, AG_P, AG_A)
+WRAP(ompi_coll_base_alltoall_intra_pairwise, AG_P, AG_A)
+WRAP(ompi_coll_base_alltoall_intra_bruck, AG_P, AG_A)
+WRAP(ompi_coll_base_alltoall_intra_two_procs, AG_P, AG_A)
+WRAP(ompi_coll_base_alltoall_intra_linear_sync,
+     (const void *s, int sc, void *st, void *r, int rc, void *rt, void *comm, void *m, int mr),
+     (s, sc, st, r, rc, rt, comm, m, mr))

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parse-checks with the consumers' own rules, where the consumer cannot run here or before it
+ * runs: NCCL's example tuner CSV parser (plugins/tuner/example/plugin.c, unchanged from 2.27.5
+ * to 2.30.7: fgets into 256 bytes, '#' or empty lines skipped, strtok on ',', blanks trimmed,
+ * 8..10 fields, unknown names silently become allreduce/ring/simple), Open MPI's classic rules
+ * reader (fscanf "%li", '#' to end of line) and MPICH's csel tree rules (validate_tree).
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/config.h"
+#include "output/export.h"
+
+static void export(const char *cfg, const char *fmt, const char *version, int nranks,
+                   struct ct_config *c, struct ct_export_out *out)
+{
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_read(cfg, c, &err), 0, "%s (run from the repository root)",
+                 err.msg);
+    ct_export_opts_init(&o);
+    o.version = version;
+    o.nranks = nranks;
+    cr_assert_eq(ct_export_run(ct_emitter_find(fmt), c, &o, out, &err), 0, "%s", err.msg);
+}
+
+/* ---- NCCL example tuner ----------------------------------------------------------------- */
+
+struct tline {
+    char coll[32], algo[32], proto[32];
+    unsigned long long min, max;
+    int channels, nnodes, nranks;
+};
+
+/* The plugin's loadConfig, plus strictness where the plugin is silent: names must be known. */
+static int parse_tuner(const char *text, struct tline *v, int cap)
+{
+    static const char *const colls[] = {"broadcast", "reduce", "allgather", "reducescatter",
+                                        "allreduce"};
+    static const char *const algos[] = {
+        "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+    static const char *const protos[] = {"ll", "ll128", "simple"};
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        cr_assert(strchr(line, '\n'), "a line longer than the plugin's 256-byte buffer: %.60s",
+                  line);
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = 0;
+        char copy[256], *tok[10];
+        int nt = 0;
+        snprintf(copy, sizeof copy, "%s", line);
+        for (char *t = strtok(copy, ","); t && nt < 10; t = strtok(NULL, ",")) {
+            while (*t == ' ' || *t == '\t')
+                t++;
+            char *e = t + strlen(t) - 1;
+            while (e > t && (*e == ' ' || *e == '\t'))
+                *e-- = 0;
+            tok[nt++] = t;
+        }
+        cr_assert(nt >= 8 && nt <= 10, "fields: %d in '%s'", nt, line);
+        cr_assert_eq(strchr(line, ' '), NULL, "no blanks needed: '%s'", line);
+        bool kc = false, ka = false, kp = false;
+        for (size_t i = 0; i < 5; i++)
+            kc |= !strcmp(tok[0], colls[i]);
+        for (size_t i = 0; i < 7; i++)
+            ka |= !strcmp(tok[3], algos[i]);
+        for (size_t i = 0; i < 3; i++)
+            kp |= !strcmp(tok[4], protos[i]);
+        cr_assert(kc && ka && kp, "a name the plugin would silently replace: '%s'", line);
+        cr_assert_lt(n, cap);
+        struct tline *x = &v[n++];
+        snprintf(x->coll, sizeof x->coll, "%s", tok[0]);
+        snprintf(x->algo, sizeof x->algo, "%s", tok[3]);
+        snprintf(x->proto, sizeof x->proto, "%s", tok[4]);
+        x->min = strtoull(tok[1], NULL, 10);
+        x->max = strtoull(tok[2], NULL, 10);
+        x->channels = atoi(tok[5]);
+        x->nnodes = atoi(tok[6]);
+        x->nranks = atoi(tok[7]);
+        cr_assert_leq(x->min, x->max, "'%s'", line);
+        cr_assert_geq(x->channels, 0, "never -1 (the stock plugin makes it 1 channel)");
+    }
+    fclose(f);
+    return n;
+}
+
+/* pluginGetCollInfo: the first line matching collective, size, nodes and ranks. */
+static const struct tline *match(const struct tline *v, int n, const char *coll,
+                                 unsigned long long bytes, int nnodes, int nranks)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i].coll, coll) && bytes >= v[i].min && bytes <= v[i].max &&
+            (v[i].nnodes == -1 || v[i].nnodes == nnodes) &&
+            (v[i].nranks == -1 || v[i].nranks == nranks))
+            return &v[i];
+    return NULL;
+}
+
+Test(nccl_tuner, the_plugin_parses_every_line_and_picks_each_rules_algorithm)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    struct tline v[64];
+    export("tests/fixtures/export/config-cluster.json", "nccl-tuner", NULL, 0, &c, &out);
+    int n = parse_tuner(ct_text_str(&out.body), v, 64);
+    cr_assert_eq(n, 9, "lines: %d", n);
+    int checked = 0;
+    for (int i = 0; i < c.nsets; i++) {
+        const struct ct_ruleset *s = &c.sets[i];
+        for (int k = 0; k < s->nrules; k++) {
+            const struct ct_rule *r = &s->rules[k];
+            const struct ct_algomap_row *m =
+                s->coll == CT_ALLTOALL ? NULL
+                                       : ct_algomap_find(CT_LIB_NCCL, s->coll, r->algo, NULL, NULL);
+            uint64_t at[2] = {r->min_bytes,
+                              r->max_bytes == CT_BYTES_INF ? 1ull << 40 : r->max_bytes - 1};
+            for (int e = 0; e < 2; e++) {
+                const struct tline *l =
+                    match(v, n, ct_coll_name(s->coll), at[e], s->nnodes, s->nranks);
+                if (!m) {
+                    cr_assert_null(l, "%s %llu: no line for an unmapped rule",
+                                   ct_coll_name(s->coll), (unsigned long long)at[e]);
+                    continue;
+                }
+                cr_assert_not_null(l, "%s on %d ranks at %llu", ct_coll_name(s->coll), s->nranks,
+                                   (unsigned long long)at[e]);
+                cr_assert_str_eq(l->algo, m->target);
+                cr_assert_str_eq(l->proto, "simple");
+                checked++;
+            }
+        }
+    }
+    cr_assert_eq(checked, 18);
+    /* the ring rule with channels=2 keeps them; rules of algorithms without channels give 0 */
+    const struct tline *l = match(v, n, "allreduce", 100000, 2, 8);
+    cr_assert_eq(l->channels, 2);
+    cr_assert_eq(match(v, n, "allreduce", 100, 2, 8)->channels, 0);
+    cr_assert_null(match(v, n, "allreduce", 100, 2, 16), "other rank counts are not matched");
+    cr_assert_eq(match(v, n, "allgather", 1ull << 34, 2, 8)->max, 18446744073709551615ull,
+                 "open ranges end at 2^64-1, past 4 GiB");
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* ---- Open MPI classic rules ------------------------------------------------------------- */
+
+/* ompi_coll_base_file_getnext_long: fscanf("%li"), else skip one character, '#' to EOL. */
+static int getnext(FILE *f, long *v)
+{
+    for (;;) {
+        int rc = fscanf(f, "%li", v);
+        if (rc == EOF)
+            return -1;
+        if (rc == 1)
+            return 0;
+        int ch = fgetc(f);
+        if (ch == EOF)
+            return -1;
+        if (ch == '#')
+            while ((ch = fgetc(f)) != EOF && ch != '\n') {
+            }
+    }
+}
+
+Test(ompi_rules, the_classic_reader_gets_the_rules)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    export("tests/fixtures/export/config-cluster.json", "ompi-rules", NULL, 8, &c, &out);
+    const char *t = ct_text_str(&out.body);
+    for (const char *p = t; *p; p = strchr(p, '\n') + 1) /* %li reads 010 as octal */
+        cr_assert(!(p[0] == '0' && p[1] >= '0' && p[1] <= '9'), "zero-padded: %.40s", p);
+    FILE *f = fmemopen((void *)t, strlen(t), "r");
+    long ncoll, id, ncs, cs, nms, ms, alg, fan, seg;
+    cr_assert_eq(getnext(f, &ncoll), 0);
+    cr_assert_eq(ncoll, 4);
+    static const long ids[] = {2, 0, 12, 3};
+    static const long max_alg[] = {6, 6, 4, 5}; /* Open MPI 4.1 */
+    for (int i = 0; i < ncoll; i++) {
+        const struct ct_ruleset *s = &c.sets[i];
+        cr_assert_eq(getnext(f, &id), 0);
+        cr_assert_eq(id, ids[i]);
+        cr_assert(getnext(f, &ncs) == 0 && ncs == 1 && getnext(f, &cs) == 0 && cs == 0,
+                  "one comm-size section with key 0");
+        cr_assert_eq(getnext(f, &nms), 0);
+        cr_assert_eq(nms, s->nrules);
+        for (int k = 0; k < nms; k++) {
+            cr_assert(getnext(f, &ms) == 0 && getnext(f, &alg) == 0 && getnext(f, &fan) == 0 &&
+                      getnext(f, &seg) == 0);
+            cr_assert_eq((uint64_t)ms, s->rules[k].min_bytes, "rule %d starts where colltune's", k);
+            cr_assert(alg >= 0 && alg <= max_alg[i], "alg %ld", alg);
+            const struct ct_algomap_row *m =
+                ct_algomap_find(CT_LIB_OMPI, s->coll, s->rules[k].algo, NULL, NULL);
+            cr_assert_eq(alg, m ? m->id : 0);
+            cr_assert_eq(seg, alg == 5 ? 131072 : 0, "segsize only for segmented_ring");
+        }
+    }
+    cr_assert_eq(getnext(f, &ms), -1, "nothing after the last rule");
+    fclose(f);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* ---- MPICH csel tree ------------------------------------------------------------------ */
+
+static bool boolean_key(const char *k)
+{
+    return !strncmp(k, "is_", 3) || !strncmp(k, "comm_type=", 10) ||
+           !strncmp(k, "comm_hierarchy=", 15) || !strncmp(k, "collective=", 11);
+}
+
+static bool any_key(const char *k)
+{
+    size_t n = strlen(k);
+    return !strcmp(k, "any") || (n > 4 && !strcmp(k + n - 4, "=any"));
+}
+
+/* validate_tree's rules, and every leaf a known algorithm. */
+static void check_tree(json_t *node, const char *path, int *leaves)
+{
+    const char *key;
+    json_t *v;
+    bool chain = false, closed = false;
+    size_t i = 0, n = json_object_size(node);
+    json_object_foreach(node, key, v)
+    {
+        cr_assert(json_is_object(v), "%s/%s: values are objects", path, key);
+        i++;
+        if (!strncmp(key, "algorithm=", 10)) {
+            cr_assert_eq(n, 1, "%s: a leaf stands alone", path);
+            (*leaves)++;
+            continue;
+        }
+        cr_assert(!closed, "%s/%s: nothing may follow an =any key", path, key);
+        if (any_key(key))
+            closed = true;
+        else if (!boolean_key(key))
+            chain = true;
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s/%s", path, key);
+        const char *lt = strchr(key, '<');
+        if (lt && lt[1] != 'p') {
+            long long th = atoll(lt[1] == '=' ? lt + 2 : lt + 1);
+            cr_assert(th >= 0 && th <= INT_MAX, "%s: MPICH reads thresholds with atoi", sub);
+        }
+        check_tree(v, sub, leaves);
+    }
+    cr_assert(!chain || closed, "%s: a predicate chain must end with an =any key", path);
+}
+
+static void leaves_named(json_t *node, const char *coll, const char *const *names, size_t nn)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(node, key, v)
+    {
+        if (!strncmp(key, "algorithm=", 10) && strstr(key, coll)) {
+            bool known = false;
+            for (size_t i = 0; i < nn; i++)
+                known |= !strcmp(key + 10, names[i]);
+            cr_assert(known, "'%s' is not an MPICH 4.0 algorithm", key + 10);
+        }
+        leaves_named(v, coll, names, nn);
+    }
+}
+
+Test(mpich_json, a_complete_valid_tree)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    json_error_t je;
+    export("tests/fixtures/export/config-cluster.json", "mpich-json", NULL, 0, &c, &out);
+    json_t *doc = json_loads(ct_text_str(&out.body), JSON_REJECT_DUPLICATES, &je);
+    cr_assert_not_null(doc, "%s", je.text);
+    cr_assert_eq(json_object_size(doc), 44, "every collective MPICH selects for (incl. i*)");
+    int leaves = 0;
+    check_tree(doc, "", &leaves);
+    cr_assert_gt(leaves, 150);
+    /* src/mpi/coll/src/csel_container.c at v4.0.2 */
+    static const char *const known[] = {"MPIR_Allreduce_intra_recursive_doubling",
+                                        "MPIR_Allreduce_intra_reduce_scatter_allgather",
+                                        "MPIR_Allreduce_intra_smp",
+                                        "MPIR_Allreduce_inter_reduce_exchange_bcast",
+                                        "MPIR_Allgather_intra_brucks",
+                                        "MPIR_Allgather_intra_recursive_doubling",
+                                        "MPIR_Allgather_intra_ring",
+                                        "MPIR_Allgather_inter_local_gather_remote_bcast",
+                                        "MPIR_Reduce_scatter_intra_noncommutative",
+                                        "MPIR_Reduce_scatter_intra_pairwise",
+                                        "MPIR_Reduce_scatter_intra_recursive_doubling",
+                                        "MPIR_Reduce_scatter_intra_recursive_halving",
+                                        "MPIR_Reduce_scatter_inter_remote_reduce_local_scatter",
+                                        "MPIR_Alltoall_intra_brucks",
+                                        "MPIR_Alltoall_intra_pairwise",
+                                        "MPIR_Alltoall_intra_pairwise_sendrecv_replace",
+                                        "MPIR_Alltoall_intra_scattered",
+                                        "MPIR_Alltoall_inter_pairwise_exchange"};
+    static const char *const colls[] = {"MPIR_Allreduce_", "MPIR_Allgather_",
+                                        "MPIR_Reduce_scatter_in", "MPIR_Alltoall_"};
+    for (size_t i = 0; i < 4; i++)
+        leaves_named(doc, colls[i], known, sizeof known / sizeof known[0]);
+    /* the tuned part: 8- and 16-rank allreduce rules behind the commutativity guard */
+    json_t *ar = json_object_get(
+        json_object_get(json_object_get(doc, "collective=allreduce"), "comm_type=intra"),
+        "is_commutative=yes");
+    cr_assert_not_null(json_object_get(ar, "comm_size<=8"));
+    cr_assert_not_null(json_object_get(ar, "comm_size<=16"));
+    cr_assert_not_null(json_object_get(json_object_get(ar, "comm_size<=8"), "avg_msg_size<4096"));
+    json_decref(doc);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+Test(mpich_json, version_41_renames_the_barrier)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    export("tests/fixtures/export/config-4ranks.json", "mpich-json", "4.1", 0, &c, &out);
+    cr_assert(strstr(ct_text_str(&out.body), "MPIR_Barrier_intra_k_dissemination"));
+    cr_assert_null(strstr(ct_text_str(&out.body), "\"algorithm=MPIR_Barrier_intra_dissemination"));
+    cr_assert(strstr(ct_text_str(&out.body), "MPIR_Allreduce_intra_ring"), "ring from 4.1");
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}

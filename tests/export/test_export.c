@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exporter table and its shared machinery: option checks, the all-or-nothing file writer
+ * (temp files, sidecars, refusal of unwritable paths), shell quoting, notes for unmapped
+ * rules, and the golden files of every format (CT_REGEN_GOLDEN=1 rewrites them, see
+ * scripts/regen-golden.sh). Run from the repository root (fixtures are read by path).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/file.h"
+#include "output/config.h"
+#include "output/export.h"
+
+#define CLUSTER "tests/fixtures/export/config-cluster.json"
+#define FOUR "tests/fixtures/export/config-4ranks.json"
+#define GOLDEN "tests/golden/export/"
+
+static void load(const char *path, struct ct_config *c)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_read(path, c, &err), 0, "%s (run from the repository root)",
+                 err.msg);
+}
+
+static int run(const char *fmt, const struct ct_export_opts *o, const struct ct_config *c,
+               struct ct_export_out *out, struct ct_err *err)
+{
+    const struct ct_emitter *e = ct_emitter_find(fmt);
+    cr_assert_not_null(e, "%s", fmt);
+    return ct_export_run(e, c, o, out, err);
+}
+
+Test(table, rows_are_complete_and_unique)
+{
+    size_t n = 0;
+    for (; ct_emitter_at(n); n++) {
+        const struct ct_emitter *e = ct_emitter_at(n);
+        cr_assert(e->name && *e->name && e->summary && *e->summary && e->emit, "row %zu", n);
+        cr_assert_eq(ct_emitter_find(e->name), e);
+        for (size_t k = 0; k < n; k++)
+            cr_assert_str_neq(ct_emitter_at(k)->name, e->name);
+    }
+    cr_assert_eq(n, 10, "nccl-tuner nccl-env ompi-rules mpich-json ucc impi env slurm json csv");
+    cr_assert_null(ct_emitter_find("ompi_rules"));
+    cr_assert_null(ct_emitter_find(NULL));
+}
+
+Test(table, suggestions_for_typos)
+{
+    cr_assert_str_eq(ct_emitter_suggest("ompi-rule"), "ompi-rules");
+    cr_assert_str_eq(ct_emitter_suggest("nccl-tunr"), "nccl-tuner");
+    cr_assert_str_eq(ct_emitter_suggest("jsn"), "json");
+    cr_assert_str_eq(ct_emitter_suggest("mpich"), "mpich-json");
+    cr_assert_null(ct_emitter_suggest("spreadsheet"));
+    cr_assert_null(ct_emitter_suggest(""));
+}
+
+Test(run, option_errors)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("env", &o, &c, &out, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "--for"), "%s", err.msg);
+    o.lib = CT_LIB_NCCL;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), CT_EINVAL, "--for with a library format");
+    cr_assert_eq(run("json", &o, &c, &out, &err), CT_EINVAL);
+    o.lib = CT_LIB_OMPI;
+    cr_assert_eq(run("env", &o, &c, &out, &err), CT_EINVAL, "ompi env without a rules file");
+    cr_assert(strstr(err.msg, "--rules-file"), "%s", err.msg);
+    cr_assert_eq(out.body.len, 0, "nothing produced on failure");
+    ct_export_opts_init(&o);
+    o.nranks = 7;
+    cr_assert_eq(run("csv", &o, &c, &out, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "8, 16"), "lists the sizes there are: %s", err.msg);
+    ct_export_opts_init(&o);
+    o.version = "4.x";
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), CT_EINVAL);
+    o.version = "2.26";
+    cr_assert_eq(run("nccl-tuner", &o, &c, &out, &err), CT_EUNSUPP, "CSV plugin is 2.27.5+");
+    ct_export_opts_init(&o);
+    o.nccl_proto = "LL";
+    cr_assert_eq(run("nccl-tuner", &o, &c, &out, &err), CT_EINVAL, "names are lowercase");
+    ct_config_release(&c);
+}
+
+Test(run, nranks_selects_rulesets)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    ct_export_opts_init(&o);
+    o.nranks = 16;
+    cr_assert_eq(run("csv", &o, &c, &out, &err), 0, "%s", err.msg);
+    const char *s = ct_text_str(&out.body);
+    cr_assert(strstr(s, "allreduce,16,") && !strstr(s, "allreduce,8,"), "%s", s);
+    ct_export_out_release(&out);
+    o.nranks = 0;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    bool noted = false;
+    for (size_t i = 0; i < out.nnotes; i++)
+        noted |= strstr(out.notes[i], "allreduce on 8 ranks") && strstr(out.notes[i], "left out");
+    cr_assert(noted, "the ruleset a classic file cannot carry is named");
+    cr_assert(strstr(ct_text_str(&out.body), "# allreduce on 8 ranks"), "and commented");
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+Test(run, unmapped_rules_are_said_not_dropped)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    ct_export_opts_init(&o);
+    o.nranks = 8;
+    /* 'mesh' allreduce [1 MiB, inf) has no counterpart in NCCL, Open MPI 4.1, UCC, Intel MPI */
+    static const char *const fmts[] = {"nccl-tuner", "ompi-rules", "ucc", "impi", "mpich-json"};
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        cr_assert_eq(run(fmts[i], &o, &c, &out, &err), 0, "%s: %s", fmts[i], err.msg);
+        bool note = false;
+        for (size_t k = 0; k < out.nnotes; k++)
+            note |= strstr(out.notes[k], "[1 MiB, inf): colltune 'mesh' has no") != NULL;
+        cr_assert(note, "%s: a note for the unmapped range", fmts[i]);
+        const char *where =
+            !strcmp(fmts[i], "mpich-json") ? ct_text_str(&out.env) : ct_text_str(&out.body);
+        cr_assert(strstr(where, "'mesh' has no"), "%s: a comment in the output", fmts[i]);
+        ct_export_out_release(&out);
+    }
+    ct_config_release(&c);
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+static char *tmpdir(void)
+{
+    char *d = strdup("/tmp/ct-export-XXXXXX");
+    cr_assert_not_null(mkdtemp(d));
+    return d;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(p);
+}
+
+/* rm -rf d, and free it */
+static void rmtree(char *d)
+{
+    nftw(d, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    free(d);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+Test(files, loaded_format_writes_file_and_sidecars_atomically)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_export_files f;
+    struct ct_err err = {0};
+    char *d = tmpdir(), path[256];
+    snprintf(path, sizeof path, "%s/rules.conf", d);
+    load(FOUR, &c);
+    ct_export_opts_init(&o);
+    o.path = path;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    ct_export_files(ct_emitter_find("ompi-rules"), &out, path, &f);
+    cr_assert_eq(f.n, 3);
+    cr_assert_eq(ct_export_files_check(&f, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_export_files_write(&f, &err), 0, "%s", err.msg);
+    cr_assert_eq(count_entries(d), 3, "rules.conf, .env, .mca.conf and no temp file");
+    char *txt;
+    size_t len;
+    cr_assert_eq(ct_file_read(f.path[2], &txt, &len, &err), 0);
+    cr_assert(strstr(txt, "coll_tuned_dynamic_rules_filename = "), "%s", txt);
+    cr_assert(strstr(txt, path), "the sidecar names the rules file by its path");
+    free(txt);
+    ct_export_files_release(&f);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    rmtree(d);
+}
+
+Test(files, a_failing_sidecar_leaves_nothing_behind)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_export_files f;
+    struct ct_err err = {0};
+    char *d = tmpdir(), path[256], blocker[300];
+    snprintf(path, sizeof path, "%s/rules.conf", d);
+    snprintf(blocker, sizeof blocker, "%s.mca.conf", path);
+    cr_assert_eq(mkdir(blocker, 0755), 0); /* the last sidecar cannot be renamed over a folder */
+    load(FOUR, &c);
+    ct_export_opts_init(&o);
+    o.path = path;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    ct_export_files(ct_emitter_find("ompi-rules"), &out, path, &f);
+    cr_assert_eq(ct_export_files_check(&f, &err), CT_EINVAL, "a folder in the way is refused");
+    cr_assert(strstr(err.msg, "folder"), "%s", err.msg);
+    cr_assert_neq(ct_export_files_write(&f, &err), 0);
+    cr_assert_eq(count_entries(d), 1, "only the blocking folder: no rules.conf, no temp files");
+    ct_export_files_release(&f);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    rmtree(d);
+}
+
+Test(files, missing_folder_is_refused)
+{
+    struct ct_export_out out;
+    struct ct_export_files f;
+    struct ct_err err = {0};
+    ct_export_out_init(&out);
+    ct_text_put(&out.body, "x\n");
+    ct_export_files(ct_emitter_find("csv"), &out, "/nonexistent-colltune/dir/x.csv", &f);
+    cr_assert_eq(f.n, 1);
+    cr_assert_eq(ct_export_files_check(&f, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "/nonexistent-colltune/dir/x.csv"), "%s", err.msg);
+    ct_export_files_release(&f);
+    ct_export_out_release(&out);
+}
+
+Test(files, script_is_executable)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_export_files f;
+    struct ct_err err = {0};
+    struct stat st;
+    char *d = tmpdir(), path[256];
+    snprintf(path, sizeof path, "%s/prolog.sh", d);
+    load(FOUR, &c);
+    ct_export_opts_init(&o);
+    o.lib = CT_LIB_IMPI;
+    cr_assert_eq(run("slurm", &o, &c, &out, &err), 0, "%s", err.msg);
+    ct_export_files(ct_emitter_find("slurm"), &out, path, &f);
+    cr_assert_eq(ct_export_files_write(&f, &err), 0, "%s", err.msg);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert(st.st_mode & S_IXUSR, "mode %o", st.st_mode);
+    ct_export_files_release(&f);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    rmtree(d);
+}
+
+/* ---- quoting ---------------------------------------------------------------------------- */
+
+Test(settings, export_lines_survive_the_shell)
+{
+    struct ct_settings s;
+    struct ct_text t;
+    ct_settings_init(&s);
+    ct_text_init(&t);
+    ct_settings_add(&s, "CT_A", "allreduce:Tree,Ring;allgather:Ring", "a comment");
+    ct_settings_add(&s, "CT_B", "it's $HOME `x` \"q\"", NULL);
+    ct_settings_exports(&s, &t);
+    char *d = tmpdir(), path[256], cmd[512];
+    struct ct_err err = {0};
+    snprintf(path, sizeof path, "%s/e.sh", d);
+    cr_assert_eq(ct_file_write_atomic(path, t.s, t.len, &err), 0);
+    snprintf(cmd, sizeof cmd, ". %s && printf '%%s|%%s' \"$CT_A\" \"$CT_B\"", path);
+    FILE *p = popen(cmd, "r");
+    char buf[256] = "";
+    cr_assert_not_null(fgets(buf, sizeof buf, p));
+    pclose(p);
+    cr_assert_str_eq(buf, "allreduce:Tree,Ring;allgather:Ring|it's $HOME `x` \"q\"");
+    rmtree(d);
+    ct_text_release(&t);
+    ct_settings_release(&s);
+}
+
+/* ---- golden files ------------------------------------------------------------------------ */
+
+struct golden_case {
+    const char *name; /* file stem under tests/golden/export/ */
+    const char *fmt;
+    int lib;
+    const char *version;
+    bool rules_file;
+};
+
+static const struct golden_case cases[] = {
+    {"nccl-tuner", "nccl-tuner", CT_LIB_NONE, NULL, false},
+    {"nccl-env", "nccl-env", CT_LIB_NONE, NULL, false},
+    {"ompi-rules", "ompi-rules", CT_LIB_NONE, NULL, false},
+    {"ompi-rules-6.0", "ompi-rules", CT_LIB_NONE, "6.0", false},
+    {"mpich-json", "mpich-json", CT_LIB_NONE, NULL, false},
+    {"mpich-json-4.1", "mpich-json", CT_LIB_NONE, "4.1", false},
+    {"ucc", "ucc", CT_LIB_NONE, NULL, false},
+    {"ucc-1.8", "ucc", CT_LIB_NONE, "1.8", false},
+    {"impi", "impi", CT_LIB_NONE, NULL, false},
+    {"env-nccl", "env", CT_LIB_NCCL, NULL, false},
+    {"env-nccl-tuner", "env", CT_LIB_NCCL, NULL, true},
+    {"env-ompi", "env", CT_LIB_OMPI, NULL, true},
+    {"env-mpich", "env", CT_LIB_MPICH, NULL, true},
+    {"env-ucc", "env", CT_LIB_UCC, NULL, false},
+    {"env-impi", "env", CT_LIB_IMPI, NULL, false},
+    {"slurm-ompi", "slurm", CT_LIB_OMPI, NULL, false},
+    {"slurm-nccl", "slurm", CT_LIB_NCCL, NULL, false},
+    {"json", "json", CT_LIB_NONE, NULL, false},
+    {"csv", "csv", CT_LIB_NONE, NULL, false},
+};
+
+static void notes_text(const struct ct_export_out *out, struct ct_text *t)
+{
+    for (size_t i = 0; i < out->nnotes; i++)
+        ct_text_printf(t, "%s\n", out->notes[i]);
+}
+
+/* Compare (or, with CT_REGEN_GOLDEN=1, write) one golden file; empty texts have none. */
+static void golden(const char *stem, const char *suffix, const struct ct_text *t)
+{
+    char path[256];
+    struct ct_err err = {0};
+    snprintf(path, sizeof path, GOLDEN "%s%s", stem, suffix);
+    if (getenv("CT_REGEN_GOLDEN")) {
+        if (t->len)
+            cr_assert_eq(ct_file_write_atomic(path, t->s, t->len, &err), 0, "%s", err.msg);
+        else
+            unlink(path);
+        return;
+    }
+    char *want = NULL;
+    size_t len = 0;
+    if (!t->len) {
+        cr_assert_neq(access(path, F_OK), 0, "%s exists but the export has no such part", path);
+        return;
+    }
+    cr_assert_eq(ct_file_read(path, &want, &len, &err), 0,
+                 "%s (scripts/regen-golden.sh "
+                 "writes it; run from the repository root)",
+                 err.msg);
+    if (strcmp(want, t->s)) {
+        size_t i = 0;
+        while (want[i] && want[i] == t->s[i])
+            i++;
+        size_t line = 1;
+        for (size_t k = 0; k < i; k++)
+            line += want[k] == '\n';
+        cr_assert_fail("%s differs from the export at line %zu (review, then "
+                       "scripts/regen-golden.sh)",
+                       path, line);
+    }
+    free(want);
+}
+
+Test(golden, every_format)
+{
+    struct ct_config c;
+    load(CLUSTER, &c);
+    bool seen[16] = {false};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct golden_case *g = &cases[i];
+        struct ct_export_opts o;
+        struct ct_export_out out;
+        struct ct_text notes;
+        struct ct_err err = {0};
+        char path[128];
+        ct_export_opts_init(&o);
+        snprintf(path, sizeof path, "/etc/colltune/%s", g->name);
+        o.path = path;
+        o.lib = g->lib;
+        o.version = g->version;
+        if (g->rules_file)
+            o.rules_path = g->lib == CT_LIB_NCCL   ? "/shared/colltune/nccl_tuner.conf"
+                           : g->lib == CT_LIB_OMPI ? "/shared/colltune/ompi-rules.conf"
+                                                   : "/shared/colltune/mpich.json";
+        cr_assert_eq(run(g->fmt, &o, &c, &out, &err), 0, "%s: %s", g->name, err.msg);
+        ct_text_init(&notes);
+        notes_text(&out, &notes);
+        golden(g->name, "", &out.body);
+        golden(g->name, ".env", &out.env);
+        golden(g->name, ".mca.conf", &out.mca);
+        golden(g->name, ".notes", &notes);
+        ct_text_release(&notes);
+        ct_export_out_release(&out);
+        for (size_t k = 0; ct_emitter_at(k); k++)
+            seen[k] |= !strcmp(ct_emitter_at(k)->name, g->fmt);
+    }
+    for (size_t k = 0; ct_emitter_at(k); k++)
+        cr_assert(seen[k], "format %s has no golden file", ct_emitter_at(k)->name);
+    ct_config_release(&c);
+}
+
+Test(golden, json_is_the_identity)
+{
+    struct ct_config c, back;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("json", &o, &c, &out, &err), 0);
+    cr_assert_eq(ct_config_json_parse(out.body.s, &back, &err), 0, "%s", err.msg);
+    char *a = ct_config_json_dumps(&c), *b = ct_config_json_dumps(&back);
+    cr_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    ct_config_release(&back);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
