@@ -34,5 +34,9 @@ int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

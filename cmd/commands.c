@@ -8,8 +8,18 @@ static const struct ct_cmd commands[] = {
     {"run", cmd_run, "run and verify one collective over a size range (nccl-tests style)",
      "run [--local N] [--coll C] [--algo A] [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] "
      "[-c CHECK] [-o OP] [-d TYPE] [options]"},
+    {"sweep", cmd_sweep, "tune: time every algorithm and parameter across sizes, write a config",
+     "sweep [--local N] [--coll LIST] [--algos LIST] [-b MIN] [-e MAX] [-f F] [--budget SEC] "
+     "[--target-ci X] [--out DIR] [--verify CONFIG] [options]"},
+    {"show", cmd_show, "print a tuned config as a crossover table", "show CONFIG"},
+    {"export", cmd_export, "write a tuned config in the format a library or launcher reads",
+     "export CONFIG --format F [--out FILE] [--for LIB] [--push URL] [--push-metrics URL] "
+     "[options]"},
     {"probe", cmd_probe, "show the topology of this node: CPUs, PCI, GPUs, NICs, torus",
      "probe [--from KIND FILE] [--sysfs-root DIR] [--json] [--view V]"},
+    {"top", cmd_top, "live NIC utilization of this host (or one sample as text or JSON)",
+     "top [--interval MS] [--sysfs-root DIR] [--once] [--json] [--frames N] [--replay FILE] "
+     "[--view NAME]"},
     {"list", cmd_list, "list algorithms, collectives, transports or datatypes",
      "list algos|colls|transports|datatypes|ops [--verbose]"},
     {"help", cmd_help, "show help for colltune or one subcommand", "help [SUBCOMMAND]"},

@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include "../engine/bench.h"
+#include "../engine/monitor.h"
+#include "../lib/clock.h"
 #include "../output/output.h"
 #include "../transport/launch.h"
+#include "../tui/tui.h"
 #include "cmd.h"
 #include "opts.h"
 
@@ -36,6 +39,8 @@ static const char *const run_help =
     "                          float32 float64 (default float32)\n"
     CT_OPTS_HELP
     "  --json FILE             also write colltune-results/1 JSON to FILE\n"
+    "  --tui                   live screen while it runs: progress, busbw plot, NIC\n"
+    "                          utilization of every node (q stops); the table follows\n"
     "  --print-bootstrap       show how ranks would be brought up, and exit\n"
     "  -h, --help              this help\n";
 
@@ -45,17 +50,19 @@ struct run_ctx {
     double factor;
     int iters, warmup, check;
     const char *json;
+    bool tui;
     char cmdline[1024];
 };
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
-        {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
+        {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
+        CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
     x->factor = 2;
@@ -102,6 +109,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'o': CT_TRY_OPT(ct_opts_set_op(&x->o, "run", optarg)); break;
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
+        case O_TUI: x->tui = true; break;
         case O_PRINTBOOT: {
             char buf[512];
             ct_launch_describe(buf, sizeof buf);
@@ -143,6 +151,79 @@ static void fill_row(struct ct_row *row, const struct ct_point *p, int k)
     row->iters = p->iters;
 }
 
+/* --tui: rank 0 shows the screen; every rank samples its NICs for the cluster view. */
+struct run_tui {
+    struct ct_tui *tui; /* rank 0 */
+    struct ct_monitor *screen_mon, *gather_mon;
+    int64_t t0;
+    long total;
+    double total_bytes, done_bytes; /* time grows with the size: estimate by bytes */
+};
+
+static void tui_open(const struct run_ctx *x, const struct ct_comm *c, struct run_tui *rt)
+{
+    memset(rt, 0, sizeof *rt);
+    if (!x->tui)
+        return;
+    rt->gather_mon = ct_monitor_new(NULL);
+    rt->t0 = ct_now_ns();
+    for (double sz = (double)x->minb; sz <= (double)x->maxb && x->factor * sz > sz;
+         sz *= x->factor) {
+        rt->total++;
+        rt->total_bytes += sz;
+    }
+    if (c->rank != 0)
+        return;
+    rt->screen_mon = ct_monitor_new(NULL);
+    struct ct_tui_cfg cfg = {.title = "colltune run", .first_view = "progress",
+                             .sample = ct_monitor_sample_cb, .sample_arg = rt->screen_mon};
+    struct ct_err err = {0};
+    if (ct_tui_open(&rt->tui, &cfg, &err) < 0)
+        ct_cmd_warn("run", "no live screen: %s", err.msg);
+}
+
+static void tui_progress(struct run_tui *rt, const struct run_ctx *x, const char *coll,
+                         uint64_t size, long done)
+{
+    if (!rt->tui)
+        return;
+    struct ct_progress p = {.cmd = "run", .size = size, .done = done, .total = rt->total};
+    snprintf(p.coll, sizeof p.coll, "%s", coll);
+    snprintf(p.algo, sizeof p.algo, "%s", x->o.algo->name);
+    ct_opts_params_str(&x->o, p.params, sizeof p.params);
+    p.elapsed_s = (double)(ct_now_ns() - rt->t0) * 1e-9;
+    p.remaining_s = rt->done_bytes > 0
+                        ? p.elapsed_s / rt->done_bytes * (rt->total_bytes - rt->done_bytes)
+                        : -1;
+    rt->done_bytes += (double)size;
+    ct_tui_progress(rt->tui, &p);
+}
+
+/* Every rank after each size: NIC samples to rank 0's cluster view; true when q was pressed
+ * (every rank learns it from the same gather, so all stop after the same size). */
+static bool tui_between(struct run_tui *rt, struct ct_boot *boot)
+{
+    if (!rt->gather_mon)
+        return false;
+    bool stop = rt->tui && ct_tui_quit_requested(rt->tui);
+    struct ct_cluster grid = {0};
+    struct ct_err err = {0};
+    if (ct_monitor_gather(rt->gather_mon, boot, 1000000000LL, &stop,
+                          boot->rank == 0 ? &grid : NULL, &err) == 0)
+        ct_tui_cluster(rt->tui, &grid);
+    ct_cluster_release(&grid);
+    return stop;
+}
+
+/* Restore the terminal (before anything is printed); idempotent. */
+static void tui_close(struct run_tui *rt)
+{
+    ct_tui_close(rt->tui, NULL);
+    ct_monitor_free(rt->screen_mon);
+    ct_monitor_free(rt->gather_mon);
+    memset(rt, 0, sizeof *rt);
+}
+
 /* Every rank runs this; rank 0 prints. */
 static int run_rank(struct ct_boot *boot, void *arg)
 {
@@ -160,7 +241,11 @@ static int run_rank(struct ct_boot *boot, void *arg)
     ct_bench_init(&b, &comm, 0x5eed);
     const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
     size_t es = ct_dtype_size(x->o.dtype);
-    if (comm.rank == 0 && ranks) {
+    struct run_tui rt;
+    tui_open(x, &comm, &rt);
+    bool deferred = rt.tui != NULL; /* the table is printed after the screen closes */
+    long done = 0;
+    if (comm.rank == 0 && ranks && !deferred) {
         char tpn[64];
         struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                                 x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
@@ -179,23 +264,39 @@ static int run_rank(struct ct_boot *boot, void *arg)
         row->algo = x->o.algo->name;
         row->root = -1;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
+        tui_progress(&rt, x, d->name, size, done);
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
             j.in_place = k;
             struct ct_bench_cfg bc = {x->iters, x->warmup, x->check};
             if (ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err) < 0) {
+                tui_close(&rt);
                 code = ct_cmd_fail("run", 1, "rank %d (%s): %s %llu bytes: %s", comm.rank,
                                    boot->host, d->name, (unsigned long long)size, err.msg);
                 goto out;
             }
             fill_row(row, &p, k);
         }
-        if (comm.rank == 0)
+        if (rt.tui)
+            ct_tui_point(rt.tui, d->name, x->o.algo->name, size, row->busbw[0]);
+        done++;
+        if (comm.rank == 0 && !deferred)
             ct_table_row(stdout, row);
-        if (x->factor * sz <= sz)
+        if (x->factor * sz <= sz || tui_between(&rt, boot))
             break;
     }
+    tui_close(&rt);
     if (comm.rank == 0 && ranks) {
+        if (deferred) {
+            char tpn0[64];
+            struct ct_run_meta m0 = {d->name, ct_comm_tp_names(&comm, tpn0, sizeof tpn0),
+                                     CT_VERSION, x->minb, x->maxb, x->factor, x->warmup,
+                                     x->iters, x->check, comm.size, comm.nnodes, x->cmdline,
+                                     ranks};
+            ct_table_header(stdout, &m0);
+            for (size_t i = 0; i < nrows; i++)
+                ct_table_row(stdout, &rows[i]);
+        }
         if (ct_table_footer(stdout, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
         char tpn[64];
@@ -208,6 +309,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         code = ct_cmd_fail("run", 1, "rank %d: %s", comm.rank, err.msg);
     }
 out:
+    tui_close(&rt);
     ct_bench_release(&b);
     ct_comm_close(&comm);
     free(ranks);
@@ -227,6 +329,9 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc && off < sizeof x.cmdline - 2; i++)
         off += (size_t)snprintf(x.cmdline + off, sizeof x.cmdline - off, "%s%s", i ? " " : "",
                                 argv[i]);
+    if (x.tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+        return ct_cmd_fail("run", CT_EXIT_USAGE,
+                           "--tui needs a terminal on standard input and output");
     CT_TRY_OPT(ct_opts_precheck(&x.o, "run"));
     return ct_opts_launch(&x.o, "run", run_rank, &x);
 }

@@ -14,11 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../engine/monitor.h"
 #include "../engine/select.h"
 #include "../engine/sweep.h"
 #include "../lib/clock.h"
 #include "../output/config.h"
 #include "../output/report.h"
+#include "../tui/tui.h"
 #include "cmd.h"
 #include "opts.h"
 
@@ -68,7 +70,8 @@ static const char *const sweep_help =
     "  --max-regret R          with --verify: fail (exit 3) when a choice is slower than\n"
     "                          the best alternative by more than R, beyond both\n"
     "                          intervals (default 1.10)\n"
-    "  --tui                   live view (not built yet)\n"
+    "  --tui                   live screen: progress, busbw curves and crossovers, NIC\n"
+    "                          utilization (q closes it; the sweep goes on)\n"
     CT_OPTS_HELP
     "  (default --local N: one rank per online core, at least 2)\n"
     "  -h, --help              this help\n"
@@ -92,7 +95,9 @@ struct sweep_ctx {
     struct ct_comm comm, *commp;
     struct ct_config meta; /* rank 0: fingerprint and settings of what is being written */
     char path[3][4096];    /* results.json, config.json, report dir */
-    bool tty;
+    bool tty, want_tui;
+    struct ct_tui *tui; /* rank 0 with --tui */
+    struct ct_monitor *tui_mon;
     double last_draw, last_save, t0;
 };
 
@@ -187,7 +192,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_MAXIT: CT_TRY_OPT(parse_iters("max-iters", optarg, 1, &x->max_iters)); break;
         case O_OUT: x->out = optarg; break;
         case O_VERIFY: x->verify = optarg; break;
-        case O_TUI: return ct_cmd_fail("sweep", 2, "--tui: the live view is not built yet");
+        case O_TUI: x->want_tui = true; break;
         case O_ALGOS:
         case CT_O_ALGO: CT_TRY_OPT(parse_list(x, CT_O_ALGO, optarg)); break;
         case CT_O_COLL: CT_TRY_OPT(parse_list(x, CT_O_COLL, optarg)); break;
@@ -339,9 +344,23 @@ static void fmt_time(double s, char *buf, size_t len)
     snprintf(buf, len, "%d:%02d", t / 60, t % 60);
 }
 
+static void clear_progress(struct sweep_ctx *x);
+
 static void on_progress(void *arg, const struct ct_sweep_progress *p)
 {
     struct sweep_ctx *x = arg;
+    if (x->tui && ct_tui_quit_requested(x->tui))
+        clear_progress(x); /* q: back to the progress line */
+    if (x->tui) {
+        struct ct_progress q = {.cmd = "sweep", .size = p->size, .done = p->done,
+                                .total = p->total, .elapsed_s = p->elapsed_s,
+                                .remaining_s = p->remaining_s};
+        snprintf(q.phase, sizeof q.phase, "%s", p->phase);
+        snprintf(q.coll, sizeof q.coll, "%s", ct_coll_name(p->coll));
+        snprintf(q.algo, sizeof q.algo, "%s", p->algo);
+        ct_tui_progress(x->tui, &q);
+        return;
+    }
     double t = (double)ct_now_ns() * 1e-9;
     if (!x->tty || t - x->last_draw < 0.1)
         return;
@@ -358,16 +377,41 @@ static void on_progress(void *arg, const struct ct_sweep_progress *p)
     fflush(stderr);
 }
 
+/* The progress display ends (before anything is printed): the screen closes, or the
+ * progress line is erased. */
 static void clear_progress(struct sweep_ctx *x)
 {
+    if (x->tui) {
+        ct_tui_close(x->tui, NULL);
+        ct_monitor_free(x->tui_mon);
+        x->tui = NULL;
+        x->tui_mon = NULL;
+        return;
+    }
     if (x->tty && x->last_draw > 0)
         fputs("\r\033[K", stderr);
+}
+
+static void tui_open(struct sweep_ctx *x)
+{
+    x->tui_mon = ct_monitor_new(NULL);
+    struct ct_tui_cfg cfg = {.title = "colltune sweep", .first_view = "progress",
+                             .sample = ct_monitor_sample_cb, .sample_arg = x->tui_mon};
+    struct ct_err err = {0};
+    if (ct_tui_open(&x->tui, &cfg, &err) < 0) {
+        ct_cmd_warn("sweep", "no live screen: %s", err.msg);
+        ct_monitor_free(x->tui_mon);
+        x->tui_mon = NULL;
+    }
 }
 
 /* Rank 0, after every point: save what is known every 2 s, so a crash loses little. */
 static void on_points(void *arg, const struct ct_sweep_point *pts, size_t n)
 {
     struct sweep_ctx *x = arg;
+    if (x->tui && n)
+        ct_tui_point(x->tui, ct_coll_name(pts[n - 1].coll), pts[n - 1].algo, pts[n - 1].size,
+                     pts[n - 1].busbw);
     double t = (double)ct_now_ns() * 1e-9;
     if (t - x->last_save < 2)
         return;
@@ -375,6 +419,10 @@ static void on_points(void *arg, const struct ct_sweep_point *pts, size_t n)
     struct ct_err err = {0};
     x->meta.sweep.points = (long)n;
     if (ct_sweep_json_write(x->path[0], &x->meta, pts, n, "running", NULL, &err) < 0) {
+        if (x->tui) {
+            ct_tui_log(x->tui, "warning: %s", err.msg);
+            return;
+        }
         clear_progress(x);
         ct_cmd_warn("sweep", "%s", err.msg);
     }
@@ -531,6 +579,8 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     rank_cfg(x, &cfg);
     bool root = x->commp->rank == 0;
     x->tty = root && isatty(STDERR_FILENO);
+    if (root && x->want_tui)
+        tui_open(x);
     int code;
     if (x->verify) {
         struct ct_sweep_regret *g = NULL;
@@ -556,6 +606,8 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
         ct_sweep_result_release(&res);
         ct_config_release(&x->meta);
     }
+    if (root)
+        clear_progress(x);
     ct_comm_close(x->commp);
     return code;
 }
@@ -567,6 +619,9 @@ int cmd_sweep(int argc, char **argv)
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? CT_EXIT_OK : rc;
+    if (x.want_tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
     rc = check(&x, &cfg);
     if (rc == 0)

@@ -10,16 +10,15 @@ void ct_table_header(FILE *f, const struct ct_run_meta *m)
     fprintf(f,
             "# nRanks %d nNodes %d minBytes %llu maxBytes %llu step: %g(factor) warmup iters: "
             "%d iters: %d validation: %d transport: %s\n",
-            m->nranks, m->nnodes, (unsigned long long)m->minbytes,
-            (unsigned long long)m->maxbytes, m->stepfactor, m->warmup, m->iters, m->check,
-            m->transport);
+            m->nranks, m->nnodes, (unsigned long long)m->minbytes, (unsigned long long)m->maxbytes,
+            m->stepfactor, m->warmup, m->iters, m->check, m->transport);
     fprintf(f, "#\n# Using devices\n");
     for (int r = 0; r < m->nranks && m->ranks; r++)
         fprintf(f, "#  Rank %2d Group  0 Pid %6ld on %10s device  0 [cpu] node %d local %d\n", r,
                 m->ranks[r].pid, m->ranks[r].host, m->ranks[r].node, m->ranks[r].local_rank);
     fprintf(f, "#\n");
-    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
-            "", "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n", "",
+            "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
             "size", "count", "type", "redop", "root", "algo", "time", "algbw", "busbw", "#wrong",
             "time", "algbw", "busbw", "#wrong");
