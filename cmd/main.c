@@ -74,7 +74,8 @@ static void version(void)
 
 int cmd_help(int argc, char **argv)
 {
-    if (argc < 2) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
         usage(stdout);
         return CT_EXIT_OK;
     }
@@ -98,10 +99,8 @@ static int finish(int code)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return CT_EXIT_USAGE;
-    }
+    if (argc < 2)
+        return ct_cmd_fail(NULL, CT_EXIT_USAGE, "no command given (see 'colltune --help')");
     const char *a = argv[1];
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
         return finish(cmd_help(1, argv + 1));

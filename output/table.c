@@ -25,6 +25,7 @@ void ct_table_header(FILE *f, const struct ct_run_meta *m)
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
             "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
             "(GB/s)", "");
+    fflush(f); /* the rank lines (pids) are visible before the first size finishes */
 }
 
 static void half(FILE *f, const struct ct_row *r, int k)
