@@ -31,3 +31,14 @@ for a in $algos; do
     fi
 done
 python3 tests/bench/report.py "$out"
+
+# colltune probe on this live node: median of 11 runs (target: well under a second)
+python3 - <<'PY'
+import subprocess, time, statistics
+t = []
+for _ in range(11):
+    s = time.perf_counter()
+    subprocess.run(["./colltune", "probe"], stdout=subprocess.DEVNULL, check=True)
+    t.append(time.perf_counter() - s)
+print("colltune probe (live, all views): median %.1f ms, max %.1f ms" % (statistics.median(t) * 1e3, max(t) * 1e3))
+PY
