@@ -7,10 +7,12 @@
 extern const struct ct_tp_ops ct_tp_loop_ops;
 extern const struct ct_tp_ops ct_tp_shm_ops;
 extern const struct ct_tp_ops ct_tp_tcp_ops;
+extern const struct ct_tp_ops ct_tp_fabric_ops;
 
 static const struct ct_tp_ops *const table[] = {
     &ct_tp_shm_ops,
     &ct_tp_tcp_ops,
+    &ct_tp_fabric_ops,
     &ct_tp_loop_ops,
 };
 
