@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/sock.h"
 #include "cmd.h"
 
 void ct_opts_init(struct ct_opts *o)
@@ -19,6 +20,7 @@ void ct_opts_init(struct ct_opts *o)
     o->algo = ct_algo_find("ring");
     o->transport = "auto";
     o->timeout_s = 30;
+    o->boot_timeout_s = 60;
 }
 
 int ct_opts_set_op(struct ct_opts *o, const char *cmd, const char *arg)
@@ -122,12 +124,29 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         else
             return ct_cmd_fail(cmd, 2, "bad --wait '%s' (auto, spin, block)", arg);
         return 0;
-    case CT_O_TIMEOUT: {
+    case CT_O_TIMEOUT:
+    case CT_O_BOOT_TIMEOUT: {
         char *end;
         double t = strtod(arg, &end);
         if (*end || !(t > 0) || t > 86400)
-            return ct_cmd_fail(cmd, 2, "bad --timeout '%s' (seconds, > 0)", arg);
-        o->timeout_s = t;
+            return ct_cmd_fail(cmd, 2, "bad --%s '%s' (seconds, > 0)",
+                               id == CT_O_TIMEOUT ? "timeout" : "boot-timeout", arg);
+        if (id == CT_O_TIMEOUT)
+            o->timeout_s = t;
+        else
+            o->boot_timeout_s = t;
+        return 0;
+    }
+    case CT_O_IFNAME:
+        if (!*arg || strlen(arg) >= 16)
+            return ct_cmd_fail(cmd, 2, "bad --ifname '%s' (an interface name)", arg);
+        o->ifname = arg;
+        return 0;
+    case CT_O_PORT_RANGE: {
+        struct ct_err err = {0};
+        if (ct_sock_parse_range(arg, &o->port_lo, &o->port_hi, &err) < 0)
+            return ct_cmd_fail(cmd, 2, "bad --port-range: %s", err.msg);
+        o->port_range = arg;
         return 0;
     }
     }
@@ -151,16 +170,16 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     return 0;
 }
 
+/* Ranks the launch will have (1 when only the bootstrap can tell). */
 static int launch_size(const struct ct_opts *o)
 {
-    if (o->local)
-        return o->local;
-    const char *vars[] = {"COLLTUNE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-                          NULL};
-    for (int i = 0; vars[i]; i++)
-        if (getenv(vars[i]))
-            return atoi(getenv(vars[i])) > 0 ? atoi(getenv(vars[i])) : 1;
-    return 1;
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
+    struct ct_launch_info li;
+    ct_opts_launch_cfg(o, "run", &lc, &lx);
+    if (ct_launch_detect(&lc, &li, NULL) < 0)
+        return 1;
+    return li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : 1;
 }
 
 static void fill_job(const struct ct_opts *o, int n, int rank, int rpn, uint64_t count,
@@ -192,14 +211,68 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     return 0;
 }
 
+static void print_notice(void *ctx, const char *msg)
+{
+    fprintf(stderr, "colltune %s: notice: %s\n", (const char *)ctx, msg);
+}
+
+static void print_fatal(void *ctx, const char *msg)
+{
+    fprintf(stderr, "colltune %s: error: %s\n", (const char *)ctx, msg);
+}
+
+static const char *ifname_of(const struct ct_opts *o)
+{
+    const char *e = getenv("COLLTUNE_SOCKET_IFNAME");
+    return o->ifname ? o->ifname : e && *e ? e : NULL;
+}
+
+void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_launch_cfg *lc,
+                        struct ct_launch_opts *lx)
+{
+    memset(lc, 0, sizeof *lc);
+    memset(lx, 0, sizeof *lx);
+    lc->local = o->local;
+    lc->ranks_per_node = o->ranks_per_node;
+    lc->timeout_ns = (int64_t)(o->boot_timeout_s * 1e9);
+    lx->op_timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    lx->ifname = ifname_of(o);
+    lx->port_lo = o->port_lo;
+    lx->port_hi = o->port_hi;
+    lx->notice = print_notice;
+    lx->fatal = print_fatal;
+    lx->ctx = (void *)cmd;
+}
+
+void ct_opts_print_bootstrap(const struct ct_opts *o)
+{
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
+    char buf[2048];
+    ct_opts_launch_cfg(o, "run", &lc, &lx);
+    ct_launch_describe_cfg(&lc, &lx, buf, sizeof buf);
+    printf("%s\n", buf);
+}
+
 int ct_opts_launch(const struct ct_opts *o, const char *cmd, ct_rank_fn fn, void *arg)
 {
-    struct ct_launch_cfg lc = {o->local, o->ranks_per_node, 60 * 1000000000LL};
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
     struct ct_err err = {0};
     int dead, sig;
-    int rc = ct_launch(&lc, fn, arg, &dead, &sig, &err);
+    ct_opts_launch_cfg(o, cmd, &lc, &lx);
+    /* launched bootstraps and the tcp transport listen inside the port range; the
+     * transport reads it from the environment, for this process and its ranks */
+    const char *env_range = getenv("COLLTUNE_PORT_RANGE");
+    if (o->port_range) {
+        setenv("COLLTUNE_PORT_RANGE", o->port_range, 1);
+    } else if (env_range && *env_range &&
+               ct_sock_parse_range(env_range, &lx.port_lo, &lx.port_hi, &err) < 0) {
+        return ct_cmd_fail(cmd, 2, "COLLTUNE_PORT_RANGE: %s", err.msg);
+    }
+    int rc = ct_launch_ext(&lc, &lx, fn, arg, &dead, &sig, &err);
     if (rc < 0)
-        return ct_cmd_fail(cmd, 1, "%s", err.msg);
+        return ct_cmd_fail(cmd, err.code == CT_EINVAL ? 2 : 1, "%s", err.msg);
     if (dead >= 0)
         ct_cmd_fail(cmd, 1, "rank %d was killed by signal %d (%s)", dead, sig, strsignal(sig));
     return rc;
@@ -215,7 +288,7 @@ int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_c
     cc.tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
     cc.tp.wait = o->wait;
     cc.tp.timeout_ns = cc.timeout_ns;
-    cc.tp.ifname = getenv("COLLTUNE_SOCKET_IFNAME");
+    cc.tp.ifname = ifname_of(o);
     return ct_comm_open(c, boot, &cc, err);
 }
 

@@ -50,7 +50,7 @@ struct run_ctx {
     double factor;
     int iters, warmup, check;
     const char *json;
-    bool tui;
+    bool tui, print_boot;
     char cmdline[1024];
 };
 
@@ -110,12 +110,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
         case O_TUI: x->tui = true; break;
-        case O_PRINTBOOT: {
-            char buf[512];
-            ct_launch_describe(buf, sizeof buf);
-            printf("%s\n", buf);
-            return -1;
-        }
+        case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(run_help, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_fail("run", 2, "unknown option '%s'", argv[optind - 1]);
@@ -124,6 +119,10 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     }
     if (optind < argc)
         return ct_cmd_fail("run", 2, "unexpected argument '%s'", argv[optind]);
+    if (x->print_boot) { /* after every option, so --local/--ifname count */
+        ct_opts_print_bootstrap(&x->o);
+        return -1;
+    }
     if (x->minb > x->maxb)
         return ct_cmd_fail("run", 2, "--minbytes %llu is larger than --maxbytes %llu", x->minb,
                            x->maxb);

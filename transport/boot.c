@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bootstrap: a TCP star through rank 0 (launchers, --local), and an in-process world
- * for ranks that are threads. Both offer allgather of equal-size blobs and a barrier.
+ * Bootstrap basics: closing, notices, host layout, the published address, job tokens,
+ * the single-rank bootstrap and the in-process world for ranks that are threads.
+ * The tcp star and the launcher bootstraps live in boot_tcp.c, boot_pmix.c, boot_pmi1.c.
  */
 #include "boot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +17,33 @@
 
 #include "../lib/clock.h"
 #include "../lib/sock.h"
-
-#define BOOT_MAGIC 0x43544254u /* "CTBT" */
-#define BOOT_MAX_BLOB (64u << 20)
+#include "boot_int.h"
 
 void ct_boot_close(struct ct_boot *b)
 {
-    if (b)
-        b->ops->close(b);
+    if (!b)
+        return;
+    void (*hook)(void *) = b->on_close;
+    void *ctx = b->on_close_ctx;
+    b->ops->close(b);
+    if (hook)
+        hook(ctx);
+}
+
+void ct_boot_notice(const struct ct_boot *b, const char *fmt, ...)
+{
+    if (!b || !b->notice)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    b->notice(b->notice_ctx, msg);
 }
 
 /* Hosts table -> node index, local rank/size. */
-static void fill_layout(struct ct_boot *b)
+void ct_boot_fill_layout(struct ct_boot *b)
 {
     b->nnodes = 0;
     b->local_rank = 0;
@@ -51,184 +69,217 @@ static void fill_layout(struct ct_boot *b)
     }
 }
 
-/* ---------------------------------------------------------------- tcp star */
+/* ---------------------------------------------------------------- published address */
 
-struct hello {
-    uint32_t magic;
-    int32_t rank, size;
-    uint32_t pad;
-    uint64_t job_id;
-    char host[64];
-};
-
-struct boot_tcp {
-    struct ct_boot b;
-    int *fds; /* root: fd per rank (fds[0] = -1); others: fds[0] = link to root */
-};
-
-static int64_t deadline(struct ct_boot *b)
+int ct_boot_local_addr(const struct ct_boot *b, const char *ifname, char *host, size_t len,
+                       struct ct_err *err)
 {
-    return ct_now_ns() + b->timeout_ns;
-}
-
-static int peer_err(struct ct_boot *b, int r, struct ct_err *err)
-{
-    return ct_err_wrap(err, "bootstrap: rank %d (%s): ", r, b->hosts ? b->hosts[r] : "?");
-}
-
-static int tcp_allgather(struct ct_boot *bb, const void *mine, size_t len, void *all,
-                         struct ct_err *err)
-{
-    struct boot_tcp *b = (struct boot_tcp *)bb;
-    int64_t dl = deadline(bb);
-    uint64_t l64 = len;
-    if (bb->rank == 0) {
-        memcpy(all, mine, len);
-        for (int r = 1; r < bb->size; r++) {
-            uint64_t got;
-            if (ct_sock_read_all(b->fds[r], &got, sizeof got, dl, err) < 0)
-                return peer_err(bb, r, err);
-            if (got != l64)
-                return ct_err_set(err, CT_EPEER,
-                                  "bootstrap: rank %d (%s) sent %llu bytes, expected %zu", r,
-                                  bb->hosts[r], (unsigned long long)got, len);
-            if (ct_sock_read_all(b->fds[r], (char *)all + (size_t)r * len, len, dl, err) < 0)
-                return peer_err(bb, r, err);
-        }
-        for (int r = 1; r < bb->size; r++)
-            if (ct_sock_write_all(b->fds[r], all, len * (size_t)bb->size, dl, err) < 0)
-                return peer_err(bb, r, err);
+    if (ifname && *ifname)
+        return ct_sock_if_addr(ifname, host, len, err);
+    if (b->nnodes <= 1) {
+        snprintf(host, len, "127.0.0.1");
         return 0;
     }
-    if (ct_sock_write_all(b->fds[0], &l64, sizeof l64, dl, err) < 0 ||
-        ct_sock_write_all(b->fds[0], mine, len, dl, err) < 0 ||
-        ct_sock_read_all(b->fds[0], all, len * (size_t)bb->size, dl, err) < 0)
-        return peer_err(bb, 0, err);
+    /* a rank on another host: the root when it is elsewhere, else the first such rank */
+    int target = -1;
+    if (strcmp(b->hosts[0], b->host))
+        target = 0;
+    for (int r = 0; r < b->size && target < 0; r++)
+        if (strcmp(b->hosts[r], b->host))
+            target = r;
+    struct ct_err e = {0};
+    if (target >= 0 && b->addrs && b->addrs[target][0] &&
+        ct_sock_route_addr(b->addrs[target], host, len, &e) == 0 && !ct_sock_is_loopback(host))
+        return 0;
+    if (target >= 0 && ct_sock_route_addr(b->hosts[target], host, len, &e) == 0 &&
+        !ct_sock_is_loopback(host))
+        return 0;
+    if (ct_sock_route_addr(b->host, host, len, &e) == 0 && !ct_sock_is_loopback(host))
+        return 0;
+    if (ct_sock_first_addr(host, len, &e) == 0 && !ct_sock_is_loopback(host))
+        return 0;
+    return ct_err_set(err, CT_EINVAL,
+                      "no address reaches rank %d (%s) on another host, and 127.0.0.1 would not "
+                      "(choose an interface with --ifname or COLLTUNE_SOCKET_IFNAME)",
+                      target, target >= 0 ? b->hosts[target] : "?");
+}
+
+/* ---------------------------------------------------------------- tokens */
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void ct_boot_random(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    size_t got = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    while (fd >= 0 && got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n <= 0 && errno != EINTR)
+            break;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    /* without /dev/urandom: the clock and pid, mixed (weak, but never all zero) */
+    uint64_t s = (uint64_t)ct_now_ns() ^ ((uint64_t)getpid() << 32);
+    for (size_t i = got; i < len; i++) {
+        s = mix64(s + 0x9e3779b97f4a7c15ull);
+        p[i] = (unsigned char)s;
+    }
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int ct_boot_token_from_hex(const char *hex, unsigned char token[CT_BOOT_TOKEN_BYTES])
+{
+    unsigned char t[CT_BOOT_TOKEN_BYTES];
+    for (int i = 0; i < CT_BOOT_TOKEN_BYTES; i++) {
+        int hi = hexval(hex[2 * i]), lo = hi < 0 ? -1 : hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        t[i] = (unsigned char)(hi << 4 | lo);
+    }
+    if (hex[2 * CT_BOOT_TOKEN_BYTES] && hex[2 * CT_BOOT_TOKEN_BYTES] != ';')
+        return -1;
+    memcpy(token, t, sizeof t);
     return 0;
 }
 
-static int tcp_barrier(struct ct_boot *b, struct ct_err *err)
+void ct_boot_token_hex(const unsigned char *t, char out[2 * CT_BOOT_TOKEN_BYTES + 1])
 {
-    char one = 1, *all = ct_xmalloc((size_t)b->size);
-    int rc = tcp_allgather(b, &one, 1, all, err);
-    free(all);
-    return rc;
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < CT_BOOT_TOKEN_BYTES; i++) {
+        out[2 * i] = digits[t[i] >> 4];
+        out[2 * i + 1] = digits[t[i] & 15];
+    }
+    out[2 * CT_BOOT_TOKEN_BYTES] = 0;
 }
 
-static void tcp_close(struct ct_boot *bb)
+int ct_boot_token_from_text(const char *text, unsigned char token[CT_BOOT_TOKEN_BYTES],
+                            struct ct_err *err)
 {
-    struct boot_tcp *b = (struct boot_tcp *)bb;
-    int n = bb->rank == 0 ? bb->size : 1;
-    for (int i = 0; i < n; i++)
-        if (b->fds[i] >= 0)
-            close(b->fds[i]);
-    free(b->fds);
-    free(bb->hosts);
+    size_t n = strlen(text);
+    if (n < 16)
+        return ct_err_set(err, CT_EINVAL,
+                          "COLLTUNE_TOKEN has %zu characters; use at least 16 (e.g. the output "
+                          "of 'openssl rand -hex 16')",
+                          n);
+    if (n == 2 * CT_BOOT_TOKEN_BYTES && ct_boot_token_from_hex(text, token) == 0)
+        return 0;
+    /* any other text: two independent 64-bit hashes of it */
+    uint64_t a = 0x6a09e667f3bcc908ull, b = 0xbb67ae8584caa73bull;
+    for (size_t i = 0; i < n; i++) {
+        a = mix64(a ^ (unsigned char)text[i]);
+        b = mix64(b + (unsigned char)text[i] * 0x100000001b3ull);
+    }
+    for (int i = 0; i < 8; i++) {
+        token[i] = (unsigned char)(a >> (8 * i));
+        token[8 + i] = (unsigned char)(b >> (8 * i));
+    }
+    return 0;
+}
+
+int ct_boot_token_equal(const unsigned char *a, const unsigned char *b)
+{
+    unsigned char d = 0;
+    for (int i = 0; i < CT_BOOT_TOKEN_BYTES; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+int ct_boot_token_is_zero(const unsigned char *t)
+{
+    static const unsigned char zero[CT_BOOT_TOKEN_BYTES];
+    return ct_boot_token_equal(t, zero);
+}
+
+/* ---------------------------------------------------------------- single rank */
+
+static int single_allgather(struct ct_boot *b, const void *mine, size_t len, void *all,
+                            struct ct_err *err)
+{
+    memcpy(all, mine, len);
+    return 0;
+}
+
+static int single_barrier(struct ct_boot *b, struct ct_err *err)
+{
+    return 0;
+}
+
+static void single_close(struct ct_boot *b)
+{
+    free(b->hosts);
+    free(b->addrs);
     free(b);
 }
 
-static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close};
+static const struct ct_boot_ops single_ops = {single_allgather, single_barrier, single_close};
 
-static int root_accept(struct boot_tcp *b, int lfd, struct ct_err *err)
+void ct_boot_host_name(const char *override, char out[CT_BOOT_HOST_BYTES])
 {
-    struct ct_boot *bb = &b->b;
-    int64_t dl = deadline(bb);
-    for (int got = 1; got < bb->size; got++) {
-        int fd = ct_sock_accept(lfd, dl, err);
-        if (fd < 0)
-            return ct_err_wrap(err, "bootstrap: %d of %d ranks connected: ", got, bb->size);
-        struct hello h;
-        if (ct_sock_read_all(fd, &h, sizeof h, dl, err) < 0 || h.magic != BOOT_MAGIC ||
-            h.size != bb->size || h.rank <= 0 || h.rank >= bb->size || b->fds[h.rank] >= 0) {
-            /* a stray or foreign connection: drop it and keep waiting */
-            close(fd);
-            got--;
-            ct_err_clear(err);
-            continue;
-        }
-        h.host[sizeof h.host - 1] = 0;
-        b->fds[h.rank] = fd;
-        memcpy(bb->hosts[h.rank], h.host, sizeof h.host);
-    }
-    /* send everyone the job id and the host table */
-    for (int r = 1; r < bb->size; r++) {
-        if (ct_sock_write_all(b->fds[r], &bb->job_id, sizeof bb->job_id, dl, err) < 0 ||
-            ct_sock_write_all(b->fds[r], bb->hosts, sizeof(*bb->hosts) * (size_t)bb->size, dl,
-                              err) < 0)
-            return peer_err(bb, r, err);
-    }
+    if (override && *override)
+        snprintf(out, CT_BOOT_HOST_BYTES, "%s", override);
+    else if (gethostname(out, CT_BOOT_HOST_BYTES) < 0 || !out[0])
+        snprintf(out, CT_BOOT_HOST_BYTES, "unknown");
+    out[CT_BOOT_HOST_BYTES - 1] = 0;
+    /* host names travel in printable, ';'-separated fields: replace anything else */
+    for (char *c = out; *c; c++)
+        if (*c <= ' ' || *c > '~' || *c == ';' || *c == ',')
+            *c = '_';
+}
+
+void ct_boot_init_common(struct ct_boot *b, const struct ct_boot_cfg *cfg, int rank, int size)
+{
+    b->rank = rank;
+    b->size = size;
+    b->timeout_ns = cfg->timeout_ns > 0 ? cfg->timeout_ns : 60 * 1000000000LL;
+    b->op_timeout_ns = cfg->op_timeout_ns > 0 ? cfg->op_timeout_ns : b->timeout_ns;
+    b->method = cfg->method ? cfg->method : "env";
+    b->notice = cfg->notice;
+    b->notice_ctx = cfg->notice_ctx;
+    ct_boot_host_name(cfg->host, b->host);
+    b->hosts = ct_xcalloc((size_t)size, sizeof *b->hosts);
+    b->addrs = ct_xcalloc((size_t)size, sizeof *b->addrs);
+    memcpy(b->hosts[rank], b->host, sizeof b->host);
+}
+
+int ct_boot_single_open(struct ct_boot **out, const struct ct_boot_cfg *cfg, struct ct_err *err)
+{
+    struct ct_boot *b = ct_xcalloc(1, sizeof *b);
+    b->ops = &single_ops;
+    ct_boot_init_common(b, cfg, 0, 1);
+    b->method = cfg->method ? cfg->method : "single";
+    ct_boot_random(&b->job_id, sizeof b->job_id);
+    if (cfg->token)
+        memcpy(b->token, cfg->token, CT_BOOT_TOKEN_BYTES);
+    else
+        ct_boot_random(b->token, sizeof b->token);
+    ct_boot_fill_layout(b);
+    *out = b;
     return 0;
 }
 
-int ct_boot_tcp_open(struct ct_boot **out, int rank, int size, const char *root_addr,
-                     int listen_fd, uint64_t job_id, const char *host_override,
-                     int64_t timeout_ns, struct ct_err *err)
+void ct_boot_cfg_init(struct ct_boot_cfg *c)
 {
-    if (size < 1 || rank < 0 || rank >= size)
-        return ct_err_set(err, CT_EINVAL, "bootstrap: rank %d of %d is not valid", rank, size);
-    struct boot_tcp *b = ct_xcalloc(1, sizeof *b);
-    struct ct_boot *bb = &b->b;
-    bb->ops = &tcp_ops;
-    bb->rank = rank;
-    bb->size = size;
-    bb->job_id = job_id;
-    bb->timeout_ns = timeout_ns > 0 ? timeout_ns : 60 * 1000000000LL;
-    if (host_override)
-        snprintf(bb->host, sizeof bb->host, "%s", host_override);
-    else if (gethostname(bb->host, sizeof bb->host) < 0)
-        snprintf(bb->host, sizeof bb->host, "unknown");
-    bb->host[sizeof bb->host - 1] = 0;
-    bb->hosts = ct_xcalloc((size_t)size, sizeof *bb->hosts);
-    memcpy(bb->hosts[rank], bb->host, sizeof bb->host);
-    b->fds = ct_xmalloc(sizeof(int) * (size_t)size);
-    for (int i = 0; i < size; i++)
-        b->fds[i] = -1;
-    int rc = 0;
-    char host[256];
-    int port = 0;
-    if (size == 1) {
-        /* nothing to connect */
-    } else if (rank == 0) {
-        int lfd = listen_fd;
-        if (lfd < 0) {
-            if ((rc = ct_sock_parse_addr(root_addr, host, sizeof host, &port, err)) < 0)
-                goto fail;
-            if ((lfd = ct_sock_listen(NULL, port, size, NULL, err)) < 0) {
-                rc = lfd;
-                goto fail;
-            }
-        }
-        rc = root_accept(b, lfd, err);
-        if (listen_fd < 0)
-            close(lfd);
-        if (rc < 0)
-            goto fail;
-    } else {
-        if ((rc = ct_sock_parse_addr(root_addr, host, sizeof host, &port, err)) < 0)
-            goto fail;
-        int64_t dl = deadline(bb);
-        int fd = ct_sock_connect(host, port, dl, err);
-        if (fd < 0) {
-            rc = ct_err_wrap(err, "bootstrap: rank %d cannot reach root: ", rank);
-            goto fail;
-        }
-        b->fds[0] = fd;
-        struct hello h = {BOOT_MAGIC, rank, size, 0, job_id, {0}};
-        memcpy(h.host, bb->host, sizeof h.host);
-        if ((rc = ct_sock_write_all(fd, &h, sizeof h, dl, err)) < 0 ||
-            (rc = ct_sock_read_all(fd, &bb->job_id, sizeof bb->job_id, dl, err)) < 0 ||
-            (rc = ct_sock_read_all(fd, bb->hosts, sizeof(*bb->hosts) * (size_t)size, dl, err)) <
-                0) {
-            rc = peer_err(bb, 0, err);
-            goto fail;
-        }
-    }
-    fill_layout(bb);
-    *out = bb;
-    return 0;
-fail:
-    tcp_close(bb);
-    return rc;
+    memset(c, 0, sizeof *c);
+    c->listen_fd = -1;
+    c->size = 1;
 }
 
 /* ---------------------------------------------------------------- in-process */
@@ -294,7 +345,7 @@ static int world_broken(struct ct_boot_world *w, struct ct_err *err)
     while (!(cond) && !(w)->broken) {                                                              \
         if (pthread_cond_timedwait(&(w)->cv, &(w)->mu, &(ts)) == ETIMEDOUT && !(cond)) {           \
             (w)->broken = 1;                                                                       \
-            snprintf((w)->why, sizeof (w)->why, "rank %d timed out waiting for the others",       \
+            snprintf((w)->why, sizeof(w)->why, "rank %d timed out waiting for the others",         \
                      (rank));                                                                      \
         }                                                                                          \
     }
@@ -356,8 +407,7 @@ static void inproc_close(struct ct_boot *bb)
 
 static const struct ct_boot_ops inproc_ops = {inproc_allgather, inproc_barrier, inproc_close};
 
-int ct_boot_inproc_open(struct ct_boot **out, struct ct_boot_world *w, int rank,
-                        struct ct_err *err)
+int ct_boot_inproc_open(struct ct_boot **out, struct ct_boot_world *w, int rank, struct ct_err *err)
 {
     if (rank < 0 || rank >= w->n)
         return ct_err_set(err, CT_EINVAL, "bootstrap: rank %d of %d is not valid", rank, w->n);
@@ -368,12 +418,15 @@ int ct_boot_inproc_open(struct ct_boot **out, struct ct_boot_world *w, int rank,
     bb->rank = rank;
     bb->size = w->n;
     bb->job_id = w->job_id;
+    bb->method = "inproc";
+    bb->op_timeout_ns = w->timeout_ns;
+    memcpy(bb->token, &w->job_id, sizeof w->job_id);
     bb->timeout_ns = w->timeout_ns;
     bb->hosts = ct_xcalloc((size_t)w->n, sizeof *bb->hosts);
     for (int r = 0; r < w->n; r++)
         snprintf(bb->hosts[r], sizeof bb->hosts[r], "thread-node%d", r / w->rpn);
     memcpy(bb->host, bb->hosts[rank], sizeof bb->host);
-    fill_layout(bb);
+    ct_boot_fill_layout(bb);
     *out = bb;
     return 0;
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* --local N fork launcher and environment bootstrap. */
+/* Launch detection (--local, PMIx, PMI-1, environment), the fork launcher, mis-launches. */
 #include "launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,174 +17,661 @@
 #include "../lib/sock.h"
 #include "shm.h"
 
-static uint64_t random_id(void)
+#define SEC 1000000000LL
+#define GRACE_NS (10 * SEC) /* after a rank fails: data timeout + this, then kill the rest */
+
+/* ---------------------------------------------------------------- environment */
+
+static const char *env(const char *name)
 {
-    uint64_t v = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
-            v = 0;
-        close(fd);
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static int env_long(const char *name, long lo, long hi, long *out)
+{
+    const char *v = env(name);
+    char *end;
+    if (!v)
+        return -1;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*end || errno || x < lo || x > hi)
+        return -2;
+    *out = x;
+    return 0;
+}
+
+static int in_srun_step(void)
+{
+    return env("SLURM_STEP_ID") || env("SLURM_STEPID");
+}
+
+static int with_master(void)
+{
+    return env("MASTER_ADDR") != NULL;
+}
+
+struct pair {
+    const char *rank, *size;
+    int (*applies)(void);
+    int launcher; /* set by a launcher (not by the user for colltune) */
+};
+
+static const struct pair pairs[] = {
+    {"COLLTUNE_RANK", "COLLTUNE_SIZE", NULL, 0},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", NULL, 1},
+    {"PMI_RANK", "PMI_SIZE", NULL, 1},
+    {"SLURM_PROCID", "SLURM_NTASKS", in_srun_step, 1},
+    {"RANK", "WORLD_SIZE", with_master, 1},
+};
+#define NPAIRS (sizeof pairs / sizeof pairs[0])
+
+static int mislaunch(struct ct_launch_info *li, struct ct_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int mislaunch(struct ct_launch_info *li, struct ct_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(li->why, sizeof li->why, fmt, ap);
+    va_end(ap);
+    li->kind = CT_LAUNCH_MISLAUNCH;
+    li->method = "refused";
+    return ct_err_set(err, CT_EINVAL, "%s", li->why);
+}
+
+/* COLLTUNE_ROOT, else MASTER_ADDR:MASTER_PORT (torchrun; its agent's store holds
+ * MASTER_PORT when TORCHELASTIC_USE_AGENT_STORE=True, so colltune takes the next port). */
+static int find_root(struct ct_launch_info *li, struct ct_err *err)
+{
+    const char *r = env("COLLTUNE_ROOT");
+    char host[256];
+    int port;
+    if (r) {
+        snprintf(li->root, sizeof li->root, "%s", r);
+        li->root_src = "COLLTUNE_ROOT";
+    } else if (env("MASTER_ADDR") && env("MASTER_PORT")) {
+        long p;
+        if (env_long("MASTER_PORT", 1, 65535, &p) < 0)
+            return mislaunch(li, err, "MASTER_PORT='%s' is not a port", env("MASTER_PORT"));
+        const char *agent = env("TORCHELASTIC_USE_AGENT_STORE");
+        if (agent && !strcmp(agent, "True") && p < 65535)
+            p++;
+        const char *a = env("MASTER_ADDR");
+        snprintf(li->root, sizeof li->root, strchr(a, ':') ? "[%s]:%ld" : "%s:%ld", a, p);
+        li->root_src = "MASTER_ADDR/MASTER_PORT";
+    } else {
+        return 0;
     }
-    return v ^ ((uint64_t)getpid() << 32) ^ (uint64_t)ct_now_ns();
+    /* every candidate must be host:port with a real port */
+    for (const char *p = li->root; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        char one[300];
+        snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one ? l : sizeof one - 1), p);
+        if (ct_sock_parse_addr(one, host, sizeof host, &port, NULL) < 0 || port == 0)
+            return mislaunch(li, err, "%s='%s' is not host:port", li->root_src, li->root);
+        p += l + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+/* The first applicable rank/size pair; li->launcher_size from the launcher pairs. */
+static int find_pair(struct ct_launch_info *li, const struct pair **found, struct ct_err *err)
+{
+    *found = NULL;
+    for (size_t i = 0; i < NPAIRS; i++) {
+        const struct pair *p = &pairs[i];
+        if (p->applies && !p->applies())
+            continue;
+        long s;
+        if (p->launcher && env_long(p->size, 1, CT_BOOT_MAX_RANKS, &s) == 0 &&
+            s > li->launcher_size) {
+            li->launcher_size = (int)s;
+            snprintf(li->launcher_var, sizeof li->launcher_var, "%s", p->size);
+        }
+        if (*found || (!env(p->rank) && !env(p->size)))
+            continue;
+        long r;
+        if (env_long(p->size, 1, CT_BOOT_MAX_RANKS, &s) < 0 || env_long(p->rank, 0, s - 1, &r) < 0)
+            return mislaunch(li, err, "%s='%s' and %s='%s' are not a valid rank and size", p->rank,
+                             env(p->rank) ? env(p->rank) : "", p->size,
+                             env(p->size) ? env(p->size) : "");
+        *found = p;
+        li->rank = (int)r;
+        li->size = (int)s;
+        li->rank_var = p->rank;
+        li->size_var = p->size;
+    }
+    return 0;
+}
+
+static int detect_local(const struct ct_launch_cfg *cfg, struct ct_launch_info *li,
+                        struct ct_err *err)
+{
+    long nn, nr;
+    if (li->root[0] && env("COLLTUNE_NNODES")) {
+        if (env_long("COLLTUNE_NNODES", 1, 65536, &nn) < 0 ||
+            env_long("COLLTUNE_NODE_RANK", 0, nn - 1, &nr) < 0)
+            return mislaunch(li, err,
+                             "--local with %s: COLLTUNE_NNODES='%s' and COLLTUNE_NODE_RANK='%s' "
+                             "are not a node count and a node index",
+                             li->root_src, env("COLLTUNE_NNODES") ? env("COLLTUNE_NNODES") : "",
+                             env("COLLTUNE_NODE_RANK") ? env("COLLTUNE_NODE_RANK") : "");
+        if (nn * cfg->local > CT_BOOT_MAX_RANKS)
+            return mislaunch(li, err, "%ld nodes of %d ranks is too many", nn, cfg->local);
+        li->kind = CT_LAUNCH_LOCAL_NODES;
+        li->method = "local";
+        li->nnodes = (int)nn;
+        li->node_rank = (int)nr;
+        li->size = (int)nn * cfg->local;
+        li->rank = (int)nr * cfg->local;
+        return 0;
+    }
+    if (li->launcher_size > 1)
+        return mislaunch(li, err,
+                         "mis-launch: --local %d inside a launcher that started %d processes "
+                         "(%s=%d): each process would run its own %d-rank job; drop --local "
+                         "(the launcher provides the ranks) or start colltune once",
+                         cfg->local, li->launcher_size, li->launcher_var, li->launcher_size,
+                         cfg->local);
+    li->kind = CT_LAUNCH_LOCAL;
+    li->method = "local";
+    li->rank = 0;
+    li->size = cfg->local;
+    return 0;
+}
+
+/* The "busbw 0" trap: several processes promised, none of the bootstraps can join them. */
+static int trap(struct ct_launch_info *li, const struct pair *p, struct ct_err *err)
+{
+    char what[160];
+    if (p)
+        snprintf(what, sizeof what, "%s=%d, %s=%d", p->rank, li->rank, p->size, li->size);
+    else
+        snprintf(what, sizeof what, "%s=%d", li->launcher_var, li->launcher_size);
+    return mislaunch(li, err,
+                     "mis-launch: the launcher started %d processes (%s) but nothing can join "
+                     "them: each would run alone as rank 0 of 1 (the nccl-tests 'busbw 0' "
+                     "trap). %sSet COLLTUNE_ROOT=<rank 0's host>:<free port> on every rank, or "
+                     "launch with mpirun (PMIx) or mpiexec.hydra (PMI-1)",
+                     p ? li->size : li->launcher_size, what,
+                     env("PMIX_RANK") && !ct_boot_pmix_built()
+                         ? "PMIX_RANK is set but this colltune was built without PMIx. "
+                         : "");
+}
+
+int ct_launch_detect(const struct ct_launch_cfg *cfg, struct ct_launch_info *li, struct ct_err *err)
+{
+    memset(li, 0, sizeof *li);
+    li->rank = li->size = -1;
+    li->kind = CT_LAUNCH_SINGLE;
+    li->method = "single";
+    const char *f = env("COLLTUNE_BOOTSTRAP");
+    static const char *const kinds[] = {"local", "pmix", "pmi1", "env", "single"};
+    if (f) {
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !li->forced; i++)
+            if (!strcmp(f, kinds[i]))
+                li->forced = kinds[i];
+        if (!li->forced)
+            return mislaunch(li, err, "COLLTUNE_BOOTSTRAP='%s' (local, pmix, pmi1, env, single)",
+                             f);
+    }
+    const char *tok = env("COLLTUNE_TOKEN");
+    struct ct_err e = {0};
+    if (tok && ct_boot_token_from_text(tok, li->token, &e) < 0)
+        return mislaunch(li, err, "%s", e.msg);
+    li->have_token = tok != NULL;
+    const struct pair *p;
+    CT_TRY(find_root(li, err));
+    CT_TRY(find_pair(li, &p, err));
+    const char *want = li->forced;
+#define WANTS(k) (!want || !strcmp(want, (k)))
+    if (cfg->local > 0 && WANTS("local"))
+        return detect_local(cfg, li, err);
+    if (want && !strcmp(want, "local"))
+        return mislaunch(li, err, "COLLTUNE_BOOTSTRAP=local needs --local N");
+    if (env("PMIX_RANK") && WANTS("pmix") && ct_boot_pmix_built()) {
+        li->kind = CT_LAUNCH_PMIX;
+        li->method = "pmix";
+        long r;
+        li->rank = env_long("PMIX_RANK", 0, CT_BOOT_MAX_RANKS, &r) == 0 ? (int)r : -1;
+        li->rank_var = "PMIX_RANK";
+        li->size = li->launcher_size > 0 ? li->launcher_size : -1;
+        li->size_var = li->launcher_size > 0 ? li->launcher_var : NULL;
+        return 0;
+    }
+    if (want && !strcmp(want, "pmix"))
+        return mislaunch(li, err, "COLLTUNE_BOOTSTRAP=pmix: %s",
+                         ct_boot_pmix_built() ? "PMIX_RANK is not set"
+                                              : "this colltune was built without PMIx");
+    if (env("PMI_FD") && WANTS("pmi1")) {
+        long r, s;
+        li->kind = CT_LAUNCH_PMI1;
+        li->method = "pmi1";
+        if (env_long("PMI_SIZE", 1, CT_BOOT_MAX_RANKS, &s) < 0 ||
+            env_long("PMI_RANK", 0, s - 1, &r) < 0)
+            return mislaunch(li, err, "PMI_FD is set but PMI_RANK/PMI_SIZE are not valid");
+        li->rank = (int)r;
+        li->size = (int)s;
+        li->rank_var = "PMI_RANK";
+        li->size_var = "PMI_SIZE";
+        return 0;
+    }
+    if (want && !strcmp(want, "pmi1"))
+        return mislaunch(li, err, "COLLTUNE_BOOTSTRAP=pmi1: PMI_FD is not set");
+    if (WANTS("env") && p && li->root[0]) {
+        if (li->launcher_size > 1 && li->launcher_size != li->size)
+            return mislaunch(li, err, "mis-launch: %s=%d but %s=%d", li->size_var, li->size,
+                             li->launcher_var, li->launcher_size);
+        li->kind = CT_LAUNCH_ENV;
+        li->method = "env";
+        return 0;
+    }
+    if (want && !strcmp(want, "env"))
+        return mislaunch(li, err,
+                         "COLLTUNE_BOOTSTRAP=env needs COLLTUNE_ROOT (or MASTER_ADDR/MASTER_PORT) "
+                         "and a rank and size (COLLTUNE_RANK/COLLTUNE_SIZE ...)");
+    if (!want && li->root[0] && !p)
+        return mislaunch(li, err,
+                         "%s is set but no rank and size are (COLLTUNE_RANK/COLLTUNE_SIZE, "
+                         "OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS, "
+                         "RANK/WORLD_SIZE)",
+                         li->root_src);
+    if (!want && ((p && li->size > 1) || li->launcher_size > 1))
+        return trap(li, p, err);
+#undef WANTS
+    li->kind = CT_LAUNCH_SINGLE;
+    li->method = "single";
+    li->rank = 0;
+    li->size = 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- fork launcher */
+
+static void fatal(const struct ct_launch_opts *cfg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fatal(const struct ct_launch_opts *cfg, const char *fmt, ...)
+{
+    if (!cfg->fatal)
+        return;
+    char msg[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cfg->fatal(cfg->ctx, msg);
 }
 
 static void rank_host(char *out, size_t len, int rank, int rpn)
 {
-    char h[48];
-    if (gethostname(h, sizeof h) < 0)
+    char h[CT_BOOT_HOST_BYTES];
+    const char *o = env("COLLTUNE_HOSTNAME");
+    if (o)
+        snprintf(h, sizeof h, "%s", o);
+    else if (gethostname(h, sizeof h) < 0)
         snprintf(h, sizeof h, "localhost");
     h[sizeof h - 1] = 0;
     if (rpn > 0)
         snprintf(out, len, "%.47s/node%d", h, rank / rpn);
     else
-        snprintf(out, len, "%.47s", h);
+        snprintf(out, len, "%.63s", h);
 }
 
-static int run_local(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, int *dead_rank,
-                     int *dead_sig, struct ct_err *err)
+/* A forked rank: bootstrap, report the job id to the parent, run fn. Never returns. */
+static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x,
+                                struct ct_boot_cfg *bc, int idpipe, ct_rank_fn fn, void *arg)
 {
-    int n = cfg->local, port;
-    int lfd = ct_sock_listen("127.0.0.1", 0, n + 8, &port, err);
-    if (lfd < 0)
-        return lfd;
-    char root[64];
-    snprintf(root, sizeof root, "127.0.0.1:%d", port);
-    uint64_t job = random_id();
-    pid_t *pids = ct_xcalloc((size_t)n, sizeof *pids);
+    struct ct_boot *b;
+    struct ct_err e = {0};
+    char host[CT_BOOT_HOST_BYTES];
+    rank_host(host, sizeof host, bc->rank, cfg->ranks_per_node);
+    bc->host = host;
+    int rc = ct_boot_tcp_start(&b, bc, &e);
+    if (bc->listen_fd >= 0)
+        close(bc->listen_fd);
+    if (rc < 0) {
+        fatal(x, "rank %d: %s", bc->rank, e.msg);
+        _exit(1);
+    }
+    if (write(idpipe, &b->job_id, sizeof b->job_id) != (ssize_t)sizeof b->job_id) {
+        /* the parent then cleans up by its own job id only */
+    }
+    close(idpipe);
+    int code = fn(b, arg);
+    ct_boot_close(b);
     fflush(stdout);
     fflush(stderr);
-    for (int r = 0; r < n; r++) {
-        pid_t p = fork();
-        if (p < 0) {
-            ct_err_sys(err, CT_EIO, "fork rank %d", r);
-            for (int q = 0; q < r; q++)
-                kill(pids[q], SIGKILL);
-            for (int q = 0; q < r; q++)
-                waitpid(pids[q], NULL, 0);
-            close(lfd);
-            free(pids);
-            return err->code;
-        }
-        if (p == 0) {
-            struct ct_boot *b;
-            struct ct_err e = {0};
-            char host[64];
-            rank_host(host, sizeof host, r, cfg->ranks_per_node);
-            if (r != 0)
-                close(lfd);
-            int rc = ct_boot_tcp_open(&b, r, n, root, r == 0 ? lfd : -1, job, host,
-                                      cfg->timeout_ns, &e);
-            if (r == 0)
-                close(lfd);
-            if (rc < 0) {
-                fprintf(stderr, "colltune: rank %d: %s\n", r, e.msg);
-                _exit(1);
-            }
-            int code = fn(b, arg);
-            ct_boot_close(b);
-            fflush(stdout);
-            fflush(stderr);
-            _exit(code);
-        }
-        pids[r] = p;
-    }
-    close(lfd);
-    int worst = 0;
-    *dead_rank = -1;
-    *dead_sig = 0;
-    for (int left = n; left > 0; left--) {
+    _exit(code);
+}
+
+struct kids {
+    int n;
+    pid_t *pids;
+    int *state;  /* 0 running, 1 exited */
+    int *killed; /* killed by the launcher after a failure */
+};
+
+/*
+ * Wait for every rank; after the first failure give the others grace_ns, then kill them.
+ * SIGINT, SIGTERM and SIGHUP (blocked by the caller) are forwarded to the ranks, which
+ * then get 2 s before SIGKILL; *sig_out is set to the signal.
+ */
+static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int64_t grace_ns,
+                const sigset_t *sigs, int *sig_out, int *dead_rank, int *dead_sig)
+{
+    int worst = 0, left = k->n, failed = -1;
+    int64_t kill_at = 0;
+    while (left > 0) {
         int st;
-        pid_t p = wait(&st);
-        if (p < 0) {
-            if (errno == EINTR) {
-                left++;
-                continue;
-            }
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p < 0 && errno == EINTR)
+            continue;
+        if (p < 0)
             break;
+        if (p == 0) {
+            if (kill_at && ct_now_ns() > kill_at) {
+                for (int i = 0; i < k->n; i++)
+                    if (!k->state[i] && !k->killed[i]) {
+                        k->killed[i] = 1;
+                        kill(k->pids[i], SIGKILL);
+                        if (!*sig_out)
+                            fatal(cfg,
+                                  "rank %d did not exit within %.0f s after rank %d failed; "
+                                  "killed it",
+                                  first + i, (double)grace_ns / 1e9, first + failed);
+                    }
+                kill_at = 0;
+            }
+            struct timespec ts = {0, 20000000};
+            int sig = sigtimedwait(sigs, NULL, &ts);
+            if (sig > 0 && !*sig_out) {
+                *sig_out = sig;
+                for (int i = 0; i < k->n; i++)
+                    if (!k->state[i])
+                        kill(k->pids[i], sig);
+                kill_at = ct_now_ns() + 2 * SEC;
+            }
+            continue;
         }
-        int r;
-        for (r = 0; r < n && pids[r] != p; r++)
+        int i;
+        for (i = 0; i < k->n && k->pids[i] != p; i++)
             ;
+        if (i == k->n)
+            continue;
+        k->state[i] = 1;
+        left--;
+        int bad = 0;
         if (WIFSIGNALED(st)) {
-            if (*dead_rank < 0) {
-                *dead_rank = r;
+            bad = 1;
+            if (!k->killed[i] && !*sig_out && *dead_rank < 0) {
+                *dead_rank = first + i;
                 *dead_sig = WTERMSIG(st);
             }
+        } else if (WIFEXITED(st)) {
+            bad = WEXITSTATUS(st) != 0;
+            if (WEXITSTATUS(st) > worst)
+                worst = WEXITSTATUS(st);
+        }
+        if (bad) {
             worst = worst > 1 ? worst : 1;
-        } else if (WIFEXITED(st) && WEXITSTATUS(st) > worst) {
-            worst = WEXITSTATUS(st);
+            if (failed < 0) {
+                failed = i;
+                if (!kill_at)
+                    kill_at = ct_now_ns() + grace_ns;
+            }
         }
     }
-    ct_shm_cleanup_job(job);
-    free(pids);
     return worst;
 }
 
-static const char *env_first(const char *const *names, const char **which)
+static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x,
+                      const struct ct_launch_info *li, const struct ct_boot_cfg *base,
+                      ct_rank_fn fn, void *arg, int *dead_rank, int *dead_sig, struct ct_err *err)
 {
-    for (int i = 0; names[i]; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v) {
-            if (which)
-                *which = names[i];
-            return v;
+    int n = cfg->local, lfd = -1, port = 0, ids[2];
+    struct ct_boot_cfg bc = *base;
+    unsigned char token[CT_BOOT_TOKEN_BYTES];
+    char root[320];
+    uint64_t job = 0;
+    if (li->kind == CT_LAUNCH_LOCAL) {
+        lfd = ct_sock_listen("127.0.0.1", 0, n + 8, &port, err);
+        if (lfd < 0)
+            return lfd;
+        snprintf(root, sizeof root, "127.0.0.1:%d", port);
+        ct_boot_random(&job, sizeof job);
+        if (!li->have_token) {
+            ct_boot_random(token, sizeof token);
+            bc.token = token;
         }
+        bc.size = n;
+    } else {
+        snprintf(root, sizeof root, "%s", li->root);
+        bc.size = li->size;
     }
-    return NULL;
-}
-
-static const char *const rank_vars[] = {"COLLTUNE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                        "SLURM_PROCID", NULL};
-static const char *const size_vars[] = {"COLLTUNE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                        "SLURM_NTASKS", NULL};
-
-int ct_launch_describe(char *buf, size_t len)
-{
-    const char *rn = NULL, *sn = NULL;
-    const char *rv = env_first(rank_vars, &rn), *sv = env_first(size_vars, &sn);
-    const char *root = getenv("COLLTUNE_ROOT");
-    if (root && rv && sv)
-        return snprintf(buf, len, "env: root %s, rank %s (%s), size %s (%s)", root, rv, rn, sv,
-                        sn);
-    if (rv || sv)
-        return snprintf(buf, len, "env: rank/size variables present (%s=%s, %s=%s) but %s",
-                        rn ? rn : "rank", rv ? rv : "?", sn ? sn : "size", sv ? sv : "?",
-                        root ? "incomplete" : "COLLTUNE_ROOT is not set");
-    return snprintf(buf, len, "single process (no launcher environment)");
-}
-
-static int run_env(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, struct ct_err *err)
-{
-    const char *rv = env_first(rank_vars, NULL), *sv = env_first(size_vars, NULL);
-    const char *root = getenv("COLLTUNE_ROOT");
-    int rank = 0, size = 1;
-    if (rv && sv) {
-        char *e1, *e2;
-        long r = strtol(rv, &e1, 10), s = strtol(sv, &e2, 10);
-        if (*e1 || *e2 || s < 1 || s > 1000000 || r < 0 || r >= s)
-            return ct_err_set(err, CT_EINVAL, "launcher environment: rank '%s' size '%s'", rv,
-                              sv);
-        rank = (int)r;
-        size = (int)s;
-        if (size > 1 && !root)
-            return ct_err_set(err, CT_EINVAL,
-                              "launched as rank %d of %d but COLLTUNE_ROOT=host:port is not set",
-                              rank, size);
+    bc.root_addr = root;
+    bc.job_id = job;
+    bc.method = "local";
+    if (pipe2(ids, O_CLOEXEC) < 0) {
+        if (lfd >= 0)
+            close(lfd);
+        return ct_err_sys(err, CT_EIO, "pipe");
     }
-    struct ct_boot *b;
-    CT_TRY(ct_boot_tcp_open(&b, rank, size, root, -1, random_id(), NULL, cfg->timeout_ns, err));
-    int code = fn(b, arg);
-    ct_boot_close(b);
-    return code;
+    struct kids k = {n, ct_xcalloc((size_t)n, sizeof(pid_t)), ct_xcalloc((size_t)n, sizeof(int)),
+                     ct_xcalloc((size_t)n, sizeof(int))};
+    pid_t parent = getpid();
+    fflush(stdout);
+    fflush(stderr);
+    /* the launcher takes its termination signals synchronously in reap(), so that it
+     * forwards them and still removes the job's shared memory */
+    sigset_t sigs, old;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, &old);
+    int rc = 0, sig = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p < 0) {
+            rc = ct_err_sys(err, CT_EIO, "fork rank %d", li->rank + i);
+            for (int q = 0; q < i; q++)
+                kill(k.pids[q], SIGKILL);
+            for (int q = 0; q < i; q++)
+                waitpid(k.pids[q], NULL, 0);
+            break;
+        }
+        if (p == 0) {
+            /* a rank never outlives the launcher */
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(1);
+            close(ids[0]);
+            bc.rank = li->rank + i;
+            if (bc.rank == 0 && lfd >= 0)
+                bc.listen_fd = lfd;
+            else if (lfd >= 0)
+                close(lfd);
+            rank_main(cfg, x, &bc, ids[1], fn, arg);
+        }
+        k.pids[i] = p;
+    }
+    if (lfd >= 0)
+        close(lfd);
+    close(ids[1]);
+    int worst = 0;
+    if (rc == 0) {
+        int64_t grace = (x->op_timeout_ns > 0 ? x->op_timeout_ns : 30 * SEC) + GRACE_NS;
+        worst = reap(x, &k, li->rank, grace, &sigs, &sig, dead_rank, dead_sig);
+    }
+    /* the job's shared-memory objects: by our id, and by the id each rank learnt */
+    uint64_t seen[8];
+    int nseen = 0;
+    if (job)
+        seen[nseen++] = job;
+    uint64_t id;
+    while (read(ids[0], &id, sizeof id) == (ssize_t)sizeof id) {
+        int dup = 0;
+        for (int i = 0; i < nseen; i++)
+            dup |= seen[i] == id;
+        if (!dup && nseen < 8)
+            seen[nseen++] = id;
+    }
+    close(ids[0]);
+    for (int i = 0; i < nseen; i++)
+        ct_shm_cleanup_job(seen[i]);
+    free(k.pids);
+    free(k.state);
+    free(k.killed);
+    /* drop signals that arrived meanwhile, then restore the mask */
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&sigs, NULL, &zero) > 0)
+        ;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0 && sig) {
+        fatal(x, "interrupted by signal %d (%s); the ranks were stopped", sig, strsignal(sig));
+        return 128 + sig;
+    }
+    return rc < 0 ? rc : worst;
 }
+
+/* ---------------------------------------------------------------- launch */
 
 int ct_launch(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, int *dead_rank,
               int *dead_sig, struct ct_err *err)
 {
+    return ct_launch_ext(cfg, NULL, fn, arg, dead_rank, dead_sig, err);
+}
+
+int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *xo, ct_rank_fn fn,
+                  void *arg, int *dead_rank, int *dead_sig, struct ct_err *err)
+{
+    static const struct ct_launch_opts none;
+    const struct ct_launch_opts *x = xo ? xo : &none;
     *dead_rank = -1;
     *dead_sig = 0;
-    if (cfg->local > 0)
-        return run_local(cfg, fn, arg, dead_rank, dead_sig, err);
-    return run_env(cfg, fn, arg, err);
+    struct ct_launch_info li;
+    CT_TRY(ct_launch_detect(cfg, &li, err));
+    struct ct_boot_cfg bc;
+    ct_boot_cfg_init(&bc);
+    bc.timeout_ns = cfg->timeout_ns;
+    bc.op_timeout_ns = x->op_timeout_ns;
+    bc.notice = x->notice;
+    bc.notice_ctx = x->ctx;
+    bc.ifname = x->ifname;
+    bc.port_lo = x->port_lo;
+    bc.port_hi = x->port_hi;
+    bc.host = env("COLLTUNE_HOSTNAME");
+    bc.token = li.have_token ? li.token : NULL;
+    bc.method = li.method;
+    struct ct_boot *b = NULL;
+    int rc;
+    switch (li.kind) {
+    case CT_LAUNCH_LOCAL:
+    case CT_LAUNCH_LOCAL_NODES:
+        return run_forked(cfg, x, &li, &bc, fn, arg, dead_rank, dead_sig, err);
+    case CT_LAUNCH_PMIX: rc = ct_boot_pmix_open(&b, &bc, err); break;
+    case CT_LAUNCH_PMI1: rc = ct_boot_pmi1_open(&b, &bc, err); break;
+    case CT_LAUNCH_ENV:
+        bc.rank = li.rank;
+        bc.size = li.size;
+        bc.root_addr = li.root;
+        rc = ct_boot_tcp_start(&b, &bc, err);
+        break;
+    default: rc = ct_boot_single_open(&b, &bc, err); break;
+    }
+    if (rc < 0)
+        return rc;
+    /* the bootstrap must have formed the job the launcher promised */
+    if (li.launcher_size > 1 && b->size != li.launcher_size) {
+        int got = b->size;
+        ct_boot_close(b);
+        return ct_err_set(err, CT_EINVAL,
+                          "mis-launch: the %s bootstrap formed a job of %d ranks but %s=%d",
+                          li.method, got, li.launcher_var, li.launcher_size);
+    }
+    int code = fn(b, arg);
+    /* a failed job may leave a dead rank's shared memory on this host: remove the job's
+     * objects (mappings stay valid for ranks still running; the job is over anyway) */
+    if (code != 0 && b->size > 1)
+        ct_shm_cleanup_job(b->job_id);
+    ct_boot_close(b);
+    return code;
+}
+
+/* ---------------------------------------------------------------- describe */
+
+int ct_launch_describe_cfg(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x,
+                           char *buf, size_t len)
+{
+    struct ct_launch_info li;
+    ct_launch_detect(cfg, &li, NULL);
+    size_t off = 0;
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        int n_ = snprintf(buf + off, off < len ? len - off : 0, __VA_ARGS__);                      \
+        off += n_ > 0 ? (size_t)n_ : 0;                                                            \
+    } while (0)
+    ADD("bootstrap: ");
+    switch (li.kind) {
+    case CT_LAUNCH_MISLAUNCH: ADD("refused: %s", li.why); break;
+    case CT_LAUNCH_SINGLE: ADD("single process, rank 0 of 1 (no launcher found)"); break;
+    case CT_LAUNCH_LOCAL: ADD("local, %d ranks forked on this host", li.size); break;
+    case CT_LAUNCH_LOCAL_NODES:
+        ADD("local, ranks %d-%d of %d forked here (node %d of %d), root %s (%s)", li.rank,
+            li.rank + cfg->local - 1, li.size, li.node_rank, li.nnodes, li.root, li.root_src);
+        break;
+    case CT_LAUNCH_PMIX:
+        ADD("pmix, rank %s", env("PMIX_RANK"));
+        if (li.size > 0)
+            ADD(" of %d (%s)", li.size, li.size_var);
+        ADD(", rank 0's address through PMIx");
+        break;
+    case CT_LAUNCH_PMI1:
+        ADD("pmi1 (PMI_FD=%s), rank %d of %d (PMI_RANK/PMI_SIZE), rank 0's address through "
+            "the PMI-1 store",
+            env("PMI_FD"), li.rank, li.size);
+        break;
+    case CT_LAUNCH_ENV:
+        ADD("env, rank %d of %d (%s/%s), root %s (%s)", li.rank, li.size, li.rank_var, li.size_var,
+            li.root, li.root_src);
+        break;
+    }
+    if (li.forced)
+        ADD("; forced by COLLTUNE_BOOTSTRAP=%s", li.forced);
+    if (li.kind != CT_LAUNCH_MISLAUNCH && li.kind != CT_LAUNCH_SINGLE) {
+        if (li.have_token)
+            ADD("; token: COLLTUNE_TOKEN");
+        else if (li.kind == CT_LAUNCH_LOCAL)
+            ADD("; token: drawn by the launcher");
+        else if (li.kind == CT_LAUNCH_PMIX || li.kind == CT_LAUNCH_PMI1)
+            ADD("; token: drawn by rank 0, passed through the launcher");
+        else
+            ADD("; token: drawn by rank 0 and sent to each rank as it joins (set "
+                "COLLTUNE_TOKEN to authenticate the rendezvous)");
+        if (x && x->ifname && *x->ifname)
+            ADD("; address: interface %s", x->ifname);
+        else if (li.kind != CT_LAUNCH_LOCAL)
+            ADD("; address: the route to the other hosts");
+    }
+    ADD("\norder: --local N; PMIx (PMIX_RANK, %s); PMI-1 (PMI_FD); env (COLLTUNE_ROOT or "
+        "MASTER_ADDR/MASTER_PORT with COLLTUNE_RANK/SIZE, OMPI_COMM_WORLD_RANK/SIZE, "
+        "PMI_RANK/SIZE, SLURM_PROCID/NTASKS, RANK/WORLD_SIZE); single",
+        ct_boot_pmix_built() ? "built" : "not built");
+#undef ADD
+    return (int)off;
+}
+
+int ct_launch_describe(char *buf, size_t len)
+{
+    struct ct_launch_cfg c;
+    struct ct_launch_opts x;
+    memset(&c, 0, sizeof c);
+    memset(&x, 0, sizeof x);
+    x.ifname = env("COLLTUNE_SOCKET_IFNAME");
+    return ct_launch_describe_cfg(&c, &x, buf, len);
 }

@@ -1,13 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bringing up ranks. `--local N`: fork N ranks on this host that rendezvous through a
- * listening socket made before the fork. Launchers: COLLTUNE_ROOT=host:port plus rank and
- * size from COLLTUNE_RANK/SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE or
- * SLURM_PROCID/NTASKS (first found, in that order). Otherwise a single rank.
+ * Bringing up ranks: detect how this process was started and open its bootstrap.
+ *
+ * Detection order (the first that applies wins; COLLTUNE_BOOTSTRAP=local|pmix|pmi1|env|
+ * single forces one):
+ *   1. --local N: fork N ranks on this host (with COLLTUNE_ROOT or MASTER_ADDR/MASTER_PORT
+ *      plus COLLTUNE_NNODES and COLLTUNE_NODE_RANK: N ranks of a job spanning nodes, one
+ *      `colltune --local N` per node).
+ *   2. PMIx: PMIX_RANK is set (mpirun, srun --mpi=pmix, prterun) and PMIx was built in.
+ *   3. PMI-1: PMI_FD is set (MPICH hydra's mpiexec).
+ *   4. Environment rendezvous: the root from COLLTUNE_ROOT=host:port, else
+ *      MASTER_ADDR/MASTER_PORT (torchrun); rank and size from the first pair found of
+ *      COLLTUNE_RANK/SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE,
+ *      SLURM_PROCID/NTASKS (inside an srun step), RANK/WORLD_SIZE (with MASTER_ADDR).
+ *   5. A single process (rank 0 of 1).
+ * Mis-launches are refused with an explanation: launcher variables that promise several
+ * processes while no bootstrap can join them (each would run alone as rank 0 of 1, the
+ * nccl-tests "busbw 0" trap), --local under a multi-process launcher, sizes that disagree.
+ *
+ * Token: COLLTUNE_TOKEN (at least 16 characters) when set, on every rank; else the
+ * --local parent or rank 0 draws one (PMIx, PMI-1: passed through the launcher's store;
+ * environment rendezvous: sent to each rank as it joins).
  */
 #ifndef CT_LAUNCH_H
 #define CT_LAUNCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "boot.h"
@@ -15,24 +33,77 @@
 struct ct_launch_cfg {
     int local;          /* --local N (0 = not local) */
     int ranks_per_node; /* virtual nodes for --local: hosts "<host>/nodeK" (0 = one node) */
-    int64_t timeout_ns; /* bootstrap timeout */
+    int64_t timeout_ns; /* bootstrap bring-up timeout (0 = 60 s) */
+};
+
+/* Further launch settings (NULL everywhere = these defaults: zeros, no hooks). */
+struct ct_launch_opts {
+    int64_t op_timeout_ns; /* bootstrap collectives after bring-up, and the grace a forked
+                              job gets after a rank failed (0 = 30 s) */
+    const char *ifname;    /* interface rank 0 publishes (PMIx, PMI-1); NULL = all */
+    int port_lo, port_hi;  /* ports rank 0 may listen on (PMIx, PMI-1); 0 = any */
+    ct_notice_fn notice;   /* notices (rejected connections ...); may be NULL */
+    ct_notice_fn fatal;    /* a forked rank's fatal error, "rank 3: ..."; may be NULL */
+    void *ctx;             /* for notice and fatal */
 };
 
 /* Called in every rank with its bootstrap; returns an exit code (0 ok). */
 typedef int (*ct_rank_fn)(struct ct_boot *boot, void *arg);
 
+enum ct_launch_kind {
+    CT_LAUNCH_SINGLE,
+    CT_LAUNCH_LOCAL,
+    CT_LAUNCH_LOCAL_NODES, /* --local N as one node of a multi-node job */
+    CT_LAUNCH_PMIX,
+    CT_LAUNCH_PMI1,
+    CT_LAUNCH_ENV,
+    CT_LAUNCH_MISLAUNCH, /* refused: why says so */
+};
+
+/* What the environment and options say about the launch. */
+struct ct_launch_info {
+    enum ct_launch_kind kind;
+    const char *method; /* "single", "local", "pmix", "pmi1", "env" */
+    int rank, size;     /* -1 where only the bootstrap will tell */
+    const char *rank_var, *size_var;
+    char root[300];        /* env, local nodes: the root address */
+    const char *root_src;  /* "COLLTUNE_ROOT", "MASTER_ADDR/MASTER_PORT" */
+    int nnodes, node_rank; /* local nodes */
+    int have_token;        /* COLLTUNE_TOKEN given */
+    unsigned char token[CT_BOOT_TOKEN_BYTES];
+    int launcher_size; /* most processes any launcher variable promises (0: none) */
+    char launcher_var[40];
+    const char *forced; /* COLLTUNE_BOOTSTRAP, if set */
+    char why[480];      /* CT_LAUNCH_MISLAUNCH: the explanation */
+};
+
+/* Detect; returns 0, or CT_EINVAL for a mis-launch (li->why and err say why). */
+int ct_launch_detect(const struct ct_launch_cfg *cfg, struct ct_launch_info *li,
+                     struct ct_err *err);
+
 /*
- * Run fn in every rank. With cfg->local: fork, run, wait; the return value is the worst
- * exit code of the ranks, and *dead_rank is set (>= 0) to the first rank that died by a
- * signal (-1 if none), with its signal in *dead_sig. Shared-memory objects of the job are
- * removed afterwards. Otherwise: bootstrap from the environment (or a single rank) and
- * run fn in this process.
- * Returns < 0 (with err) when ranks could not be brought up.
+ * Run fn in every rank. Local kinds: fork, run, wait; the return value is the worst exit
+ * code of the ranks, and *dead_rank is set (>= 0) to the first rank that died by a signal
+ * (-1 if none), with its signal in *dead_sig. Once a rank fails, the others get the data
+ * timeout (x->op_timeout_ns) plus 10 s to exit before they are killed (reported through
+ * cfg->fatal). Ranks die with the parent (no orphans); SIGINT, SIGTERM and SIGHUP to the parent are
+ * forwarded to them (the return value is then 128 + the signal), and the job's shared-memory
+ * objects are removed afterwards. Other kinds: bootstrap in this process and run fn; when fn fails
+ * (non-zero), the job's shared-memory objects on this host are removed (a dead rank's).
+ * Returns < 0 (with err) when ranks could not be brought up or the launch is refused.
  */
 int ct_launch(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, int *dead_rank,
               int *dead_sig, struct ct_err *err);
+/* The same with further settings (x may be NULL). */
+int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x, ct_rank_fn fn,
+                  void *arg, int *dead_rank, int *dead_sig, struct ct_err *err);
 
-/* What the environment says about the launch, for --print-bootstrap. */
+/* What was detected, as text for --print-bootstrap: the method, rank and size and where
+ * they came from, the root, the token source, or the mis-launch; then the detection order.
+ * Returns the length snprintf would have written. */
+int ct_launch_describe_cfg(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x,
+                           char *buf, size_t len);
+/* The same with default options (COLLTUNE_SOCKET_IFNAME only). */
 int ct_launch_describe(char *buf, size_t len);
 
 #endif

@@ -746,32 +746,11 @@ struct setup {
     int nhs;
 };
 
+/* The address to publish: cfg->ifname's, else the route to the other hosts (boot.h). */
 static int choose_addr(struct ct_boot *b, const char *ifname, char *host, size_t len,
                        struct ct_err *err)
 {
-    if (ifname && *ifname) {
-        CT_TRY(ct_sock_if_addr(ifname, host, len, err));
-        return 0;
-    }
-    if (b->nnodes <= 1) {
-        snprintf(host, len, "127.0.0.1");
-        return 0;
-    }
-    /* the route to the root, or to the first other host when this is the root's host */
-    int target = -1;
-    for (int r = 0; r < b->size && target < 0; r++)
-        if (strcmp(b->hosts[r], b->host))
-            target = r;
-    if (strcmp(b->hosts[0], b->host))
-        target = 0;
-    struct ct_err e = {0};
-    if (target >= 0 && ct_sock_route_addr(b->hosts[target], host, len, &e) == 0 &&
-        !ct_sock_is_loopback(host))
-        return 0;
-    if (ct_sock_route_addr(b->host, host, len, &e) == 0 && !ct_sock_is_loopback(host))
-        return 0;
-    CT_TRY(ct_sock_first_addr(host, len, err));
-    return 0;
+    return ct_boot_local_addr(b, ifname, host, len, err);
 }
 
 static void hello_for(const struct tcp_tp *t, int kind, int to, int stream, struct ct_hello *h)
@@ -784,6 +763,7 @@ static void hello_for(const struct tcp_tp *t, int kind, int to, int stream, stru
     h->to = (uint32_t)to;
     h->size = (uint32_t)t->base.size;
     h->job_id = t->base.boot->job_id;
+    memcpy(h->token, t->base.boot->token, sizeof h->token);
 }
 
 static struct hs *hs_add(struct setup *su, int fd, bool outgoing, int peer, int stream)
@@ -843,11 +823,11 @@ static int hs_complete(struct setup *su, int i, struct ct_err *err)
     struct hs *h = &su->hs[i];
     struct ct_hello got;
     struct ct_err e = {0};
-    int ok = ct_hello_decode(h->buf, &got, &e) == 0 && got.job_id == t->base.boot->job_id &&
+    int decoded = ct_hello_decode(h->buf, &got, &e) == 0;
+    int token_ok = decoded && ct_boot_token_equal(got.token, t->base.boot->token);
+    int ok = token_ok && got.job_id == t->base.boot->job_id &&
              got.size == (uint32_t)t->base.size && got.to == (uint32_t)t->base.rank &&
              got.nstreams == (uint16_t)t->nstreams;
-    static const unsigned char no_token[CT_HELLO_TOKEN_BYTES];
-    ok = ok && !memcmp(got.token, no_token, sizeof no_token);
     if (h->outgoing) {
         if (!ok || got.kind != CT_HELLO_ACCEPT || got.from != (uint32_t)h->peer ||
             got.stream != (uint16_t)h->stream)
@@ -863,6 +843,13 @@ static int hs_complete(struct setup *su, int i, struct ct_err *err)
     int from = (int)got.from;
     if (!ok || got.kind != CT_HELLO_CONNECT || from <= t->base.rank || !su->link[from] ||
         t->peers[from].st[got.stream].fd >= 0) {
+        char who[64] = "?";
+        ct_boot_peer_text(h->fd, who, sizeof who);
+        const char *why = !decoded    ? e.msg
+                          : !token_ok ? "wrong job token"
+                          : !ok       ? "handshake of another job"
+                                      : "unexpected or duplicate stream";
+        ct_boot_notice(t->base.boot, "tcp: rejected a connection from %s: %s", who, why);
         hs_drop(su, i, true); /* stray, foreign or duplicate: closed unread */
         return 0;
     }

@@ -1,0 +1,99 @@
+#!/bin/sh
+# How ranks are brought up: --print-bootstrap for each launcher, mis-launches refused (the
+# "busbw 0" trap), real runs under Open MPI's mpirun (PMIx), MPICH's mpiexec.hydra (PMI-1),
+# torchrun-style MASTER_ADDR/MASTER_PORT, and one `--local N` per node of a job.
+. "$(dirname "$0")/lib.sh"
+port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+small="-b 8 -e 64K -f 8 -n 2 -w 0"
+# run without any launcher variable of the calling environment
+clean() {
+    env -u COLLTUNE_ROOT -u COLLTUNE_RANK -u COLLTUNE_SIZE -u COLLTUNE_TOKEN \
+        -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u PMI_RANK -u PMI_SIZE -u PMI_FD \
+        -u PMIX_RANK -u SLURM_PROCID -u SLURM_NTASKS -u SLURM_STEP_ID -u MASTER_ADDR \
+        -u MASTER_PORT -u RANK -u WORLD_SIZE "$@"
+}
+# has DESC PATTERN FILE: FILE contains PATTERN
+has() {
+    if grep -q "$2" "$3"; then ok "$1"; else not_ok "$1"; head -3 "$3" | sed 's/^/#   /'; fi
+}
+# passed DESC RC FILE NRANKS: a run that exited 0 with NRANKS ranks and zero wrong
+passed() {
+    if [ "$2" -eq 0 ] && grep -q "nRanks $4" "$3" && grep -q "values : 0 OK" "$3"; then
+        ok "$1"
+    else
+        not_ok "$1 (exit $2)"; tail -4 "$3" | sed 's/^/#   /'
+    fi
+}
+
+# --print-bootstrap: what would happen, and the detection order
+clean $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+has "print-bootstrap: single process" "^bootstrap: single process" "$TMP/out"
+has "print-bootstrap: the detection order" "^order: --local N; PMIx" "$TMP/out"
+clean COLLTUNE_ROOT=n0:4000 COLLTUNE_RANK=1 COLLTUNE_SIZE=4 \
+    $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+has "print-bootstrap: environment rendezvous" \
+    "bootstrap: env, rank 1 of 4 (COLLTUNE_RANK/COLLTUNE_SIZE), root n0:4000" "$TMP/out"
+clean MASTER_ADDR=10.0.0.7 MASTER_PORT=29500 RANK=3 WORLD_SIZE=8 \
+    $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+has "print-bootstrap: torchrun variables" \
+    "rank 3 of 8 (RANK/WORLD_SIZE), root 10.0.0.7:29500 (MASTER_ADDR/MASTER_PORT)" "$TMP/out"
+
+# mis-launches: refused before anything runs, with the reason
+clean OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4 \
+    $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+has "print-bootstrap names the mis-launch" \
+    "refused: mis-launch: the launcher started 4 processes" "$TMP/out"
+usage_error "every process alone as rank 0 of 1 is refused" -- \
+    clean OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4 $COLLTUNE run $small
+has "the refusal names the busbw 0 trap" "busbw 0" "$TMP/err"
+usage_error "--local under a multi-process launcher is refused" -- \
+    clean PMI_RANK=0 PMI_SIZE=2 $COLLTUNE run --local 2 $small
+usage_error "sizes that disagree are refused" -- \
+    clean COLLTUNE_ROOT=127.0.0.1:9 COLLTUNE_RANK=0 COLLTUNE_SIZE=1 OMPI_COMM_WORLD_RANK=0 \
+    OMPI_COMM_WORLD_SIZE=2 $COLLTUNE run $small
+usage_error "a short COLLTUNE_TOKEN is refused" -- clean COLLTUNE_TOKEN=abc $COLLTUNE run $small
+
+# Open MPI's mpirun: PMIx
+if ! command -v mpirun >/dev/null 2>&1 || ! $COLLTUNE --version | grep -q "pmix  *built"; then
+    skip "mpirun (PMIx): mpirun or PMIx support missing"
+else
+    mpirun="timeout 60 mpirun --allow-run-as-root --oversubscribe"
+    clean $mpirun -np 3 $COLLTUNE run $small >"$TMP/out" 2>&1
+    passed "mpirun -np 3: PMIx bootstrap, zero wrong" $? "$TMP/out" 3
+    clean $mpirun -np 2 $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+    has "print-bootstrap under mpirun: pmix" "bootstrap: pmix, rank 1 of 2" "$TMP/out"
+fi
+
+# MPICH's hydra: PMI-1 over PMI_FD
+hydra=$(command -v mpiexec.hydra || command -v mpiexec.mpich)
+if [ -z "$hydra" ]; then
+    skip "mpiexec.hydra (PMI-1): not installed"
+else
+    clean timeout 60 "$hydra" -n 3 $COLLTUNE run $small >"$TMP/out" 2>&1
+    passed "mpiexec.hydra -n 3: PMI-1 bootstrap, zero wrong" $? "$TMP/out" 3
+fi
+
+# torchrun-style: MASTER_ADDR/MASTER_PORT with RANK/WORLD_SIZE
+p=$(port)
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=1 WORLD_SIZE=2 \
+    $COLLTUNE run $small >"$TMP/r1" 2>&1 &
+p1=$!
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=0 WORLD_SIZE=2 $COLLTUNE run $small >"$TMP/r0" 2>&1
+rc=$?
+wait $p1 || rc=$((rc + 100))
+passed "MASTER_ADDR/MASTER_PORT rendezvous" $rc "$TMP/r0" 2
+
+# one `--local 2` per node: two "nodes" on this host make a 4-rank job
+p=$(port)
+clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=1 \
+    COLLTUNE_HOSTNAME=node-b $COLLTUNE run --local 2 $small >"$TMP/n1" 2>&1 &
+p1=$!
+clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 \
+    COLLTUNE_HOSTNAME=node-a $COLLTUNE run --local 2 $small >"$TMP/n0" 2>&1
+rc=$?
+wait $p1 || rc=$((rc + 100))
+passed "--local 2 on each of 2 nodes: one 4-rank job" $rc "$TMP/n0" "4 nNodes 2"
+done_testing

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Emulated cluster (tests/integration): 4 network-namespace nodes x 2 ranks on 1 Gbit links.
+# Every collective with every algorithm, verified (-c 1, zero wrong), launched through
+# PMI-1 (MPICH hydra) and through `--local 2` per node; a tcp-only pass through environment
+# rendezvous; every collective and algorithm over the fabric transport too when it is
+# built. Skips where namespaces are not allowed (needs root).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/setup.sh"
+ct_setup_cluster 4 1gbit
+
+small="-b 8 -e 256K -f 32 -n 1 -w 0 -c 1"
+
+# check DESC: the job passed, with 8 ranks on 4 nodes and zero wrong
+check() {
+    if [ "$JOB_RC" -eq 0 ] && grep -q "nRanks 8 nNodes 4" "$JOB_OUT" &&
+        grep -q "Out of bounds values : 0 OK" "$JOB_OUT"; then
+        ok "$1 (${JOB_SECS}s)"
+    else
+        not_ok "$1 (exit $JOB_RC after ${JOB_SECS}s$([ "$JOB_KILLED" = 1 ] && echo ', killed'))"
+        ct_job_diag 3
+    fi
+}
+
+$COLLTUNE list algos >"$TMP/algos"
+methods=local
+if [ -n "$(ct_hydra)" ]; then
+    methods="hydra local"
+else
+    skip "PMI-1: mpiexec.hydra is not installed"
+fi
+for m in $methods; do
+    while read -r algo colls; do
+        extra=""
+        case $algo in torus-*) extra="--torus 2x4" ;; esac
+        for coll in $colls; do
+            # shellcheck disable=SC2086
+            ct_job "$m" 2 "$TMP/job" 60 run --wait block --coll "$coll" --algo "$algo" $extra $small
+            check "$m: $coll $algo"
+        done
+    done <"$TMP/algos"
+done
+
+# the whole job over tcp (also between the ranks of a node), environment rendezvous
+for coll in allreduce allgather reducescatter alltoall; do
+    # shellcheck disable=SC2086
+    ct_job env 2 "$TMP/job" 60 run --wait block --transport tcp --coll "$coll" --algo ring $small
+    check "env, tcp only: $coll ring"
+done
+
+# the fabric transport (libfabric tcp provider), when this colltune has it: every
+# collective with every algorithm again, through environment rendezvous
+if $COLLTUNE list transports | grep -q '^fabric  *[^(]'; then
+    while read -r algo colls; do
+        extra=""
+        case $algo in torus-*) extra="--torus 2x4" ;; esac
+        for coll in $colls; do
+            # shellcheck disable=SC2086
+            ct_job env 2 "$TMP/job" 60 run --wait block --transport fabric --coll "$coll" \
+                --algo "$algo" $extra $small
+            check "env, fabric: $coll $algo"
+        done
+    done <"$TMP/algos"
+else
+    skip "fabric transport: not built"
+fi
+done_testing
