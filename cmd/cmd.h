@@ -38,5 +38,6 @@ int cmd_sweep(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

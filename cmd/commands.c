@@ -4,6 +4,8 @@
 
 #include "cmd.h"
 
+/* declared here until cmd/cmd.h carries it */
+
 static const struct ct_cmd commands[] = {
     {"run", cmd_run, "run and verify one collective over a size range (nccl-tests style)",
      "run [--local N] [--coll C] [--algo A] [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] "
@@ -17,6 +19,10 @@ static const struct ct_cmd commands[] = {
      "[options]"},
     {"probe", cmd_probe, "show the topology of this node: CPUs, PCI, GPUs, NICs, torus",
      "probe [--from KIND FILE] [--sysfs-root DIR] [--json] [--view V]"},
+    {"validate", cmd_validate,
+     "check a job's hardware: expected vs measured bandwidth, name the slow host, NIC or link",
+     "validate [--local N] [--min-pct P] [--link-gbps G] [--baseline FILE] [--save-baseline FILE] "
+     "[--json FILE] [options]"},
     {"top", cmd_top, "live NIC utilization of this host (or one sample as text or JSON)",
      "top [--interval MS] [--sysfs-root DIR] [--once] [--json] [--frames N] [--replay FILE] "
      "[--view NAME]"},

@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT */
+/* colltune validate: expected ceilings from every host's topology, a short battery (pairs on
+ * a round-robin schedule with NIC counters, ring collectives), a diagnosis and a verdict. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/bench.h"
+#include "../engine/monitor.h"
+#include "../engine/pairs.h"
+#include "../engine/validate.h"
+#include "../lib/clock.h"
+#include "../output/validate_report.h"
+#include "../probe/topo.h"
+#include "cmd.h"
+#include "opts.h"
+
+#define CMD "validate"
+
+static const char *const validate_help =
+    "usage: colltune validate [options]\n"
+    "\n"
+    "Validate a job's hardware in one command: derive each host's expected bandwidth from its\n"
+    "probed topology (formula shown), measure point-to-point bandwidth and latency on a\n"
+    "round-robin pair schedule (N hosts: N-1 rounds, N if odd; all pairs of a round at once)\n"
+    "with NIC counters sampled per round, and large-message busbw of every collective with\n"
+    "the ring algorithm; then name the slow or failed host, NIC or link. Exit 0 all ok,\n"
+    "3 any finding, 1 could not run, 2 bad input. With --local N on one host the pairs are\n"
+    "over ranks (use --ranks-per-node for virtual hosts).\n"
+    "\n"
+    "validation:\n"
+    "  --min-pct P             pass threshold in percent of the ceiling (default 80)\n"
+    "  --link-gbps G           state the link rate in Gb/s where the probe does not know it\n"
+    "                          (or override it)\n"
+    "  --baseline FILE         expected numbers from a stored run or a site (ceilings)\n"
+    "  --save-baseline FILE    write this run's numbers as a baseline\n"
+    "  --json FILE             write the colltune-validate/1 report ('-' = stdout)\n"
+    "  --p2p-size SIZE         bytes per pair exchange (default 4M)\n"
+    "  --coll-size SIZE        bytes per collective (default 16M)\n"
+    "  --iters N               timed repetitions per measurement (default 3)\n"
+    "  --no-coll               pairs only (skip the collectives)\n"
+    "  --sysfs-root DIR        probe and count NICs under DIR (a captured sysfs tree)\n"
+    CT_OPTS_HELP
+    "  -h, --help              this help\n";
+
+struct vctx {
+    struct ct_opts o;
+    double link_gbps, min_pct;
+    bool min_pct_set, no_coll;
+    const char *json, *baseline_path, *save;
+    unsigned long long p2p_bytes, coll_bytes;
+    int iters;
+    struct ct_probe_cfg pcfg;
+    struct ct_val_baseline base;
+};
+
+static int parse(struct vctx *x, int argc, char **argv)
+{
+    enum { O_MINPCT = 1000, O_LINK, O_BASE, O_SAVE, O_JSON, O_P2P, O_COLLSZ, O_ITERS, O_NOCOLL,
+           O_SYSFS };
+    static const struct option lo[] = {
+        {"min-pct", 1, 0, O_MINPCT}, {"link-gbps", 1, 0, O_LINK}, {"baseline", 1, 0, O_BASE},
+        {"save-baseline", 1, 0, O_SAVE}, {"json", 1, 0, O_JSON}, {"p2p-size", 1, 0, O_P2P},
+        {"coll-size", 1, 0, O_COLLSZ}, {"iters", 1, 0, O_ITERS}, {"no-coll", 0, 0, O_NOCOLL},
+        {"sysfs-root", 1, 0, O_SYSFS}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
+    ct_opts_init(&x->o);
+    x->min_pct = 80;
+    x->p2p_bytes = 4 << 20;
+    x->coll_bytes = 16 << 20;
+    x->iters = 3;
+    opterr = 0;
+    optind = 1;
+    int c, li;
+    long v;
+    char *end;
+    while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
+        switch (c) {
+        case O_MINPCT:
+            x->min_pct = strtod(optarg, &end);
+            if (*end || !(x->min_pct > 0 && x->min_pct <= 100))
+                return ct_cmd_fail(CMD, 2, "bad --min-pct '%s' (a percentage in (0, 100])",
+                                   optarg);
+            x->min_pct_set = true;
+            break;
+        case O_LINK:
+            x->link_gbps = strtod(optarg, &end);
+            if (*end || !(x->link_gbps > 0 && x->link_gbps < 1e6))
+                return ct_cmd_fail(CMD, 2, "bad --link-gbps '%s' (Gb/s, > 0)", optarg);
+            break;
+        case O_BASE: x->baseline_path = optarg; break;
+        case O_SAVE: x->save = optarg; break;
+        case O_JSON: x->json = optarg; break;
+        case O_P2P:
+        case O_COLLSZ: {
+            unsigned long long *dst = c == O_P2P ? &x->p2p_bytes : &x->coll_bytes;
+            if (ct_parse_size(optarg, dst) || *dst < 64 || *dst > (1ull << 30) || *dst % 64)
+                return ct_cmd_fail(CMD, 2, "bad --%s '%s' (64 .. 1G, a multiple of 64)",
+                                   c == O_P2P ? "p2p-size" : "coll-size", optarg);
+            break;
+        }
+        case O_ITERS:
+            if (ct_parse_int(optarg, 1, 1000, &v))
+                return ct_cmd_fail(CMD, 2, "bad --iters '%s' (1..1000)", optarg);
+            x->iters = (int)v;
+            break;
+        case O_NOCOLL: x->no_coll = true; break;
+        case O_SYSFS: x->pcfg.sysfs_root = optarg; break;
+        case 'h': fputs(validate_help, stdout); return -1;
+        case ':': return ct_cmd_fail(CMD, 2, "option '%s' needs a value", argv[optind - 1]);
+        case '?': return ct_cmd_fail(CMD, 2, "unknown option '%s'", argv[optind - 1]);
+        default: CT_TRY_OPT(ct_opts_parse_long(&x->o, CMD, c, optarg)); break;
+        }
+    }
+    if (optind < argc)
+        return ct_cmd_fail(CMD, 2, "unexpected argument '%s'", argv[optind]);
+    CT_TRY_OPT(ct_opts_check(&x->o, CMD));
+    if (x->baseline_path) {
+        struct ct_err err = {0};
+        int rc = ct_val_baseline_read(&x->base, x->baseline_path, &err);
+        if (rc < 0)
+            return ct_cmd_fail(CMD, rc == CT_EIO ? 1 : 2, "%s", err.msg);
+    }
+    return 0;
+}
+
+/* ==== What each rank sends rank 0 after a round ============================================ */
+
+struct wire_nic {
+    char name[32];
+    double tx, rx, line_gbps;
+    uint64_t errs;
+};
+
+struct wire {
+    int32_t partner, failed, n_nic, pad;
+    double gbs, lat_us;
+    struct wire_nic nic[CT_VAL_MAX_NICS];
+};
+
+/* Units: hosts when the job spans several, else ranks. leader[u] = first rank of unit u. */
+struct layout {
+    int nunits, my_unit, *leader, *unit_of;
+    bool by_host;
+};
+
+static void layout_build(const struct ct_boot *b, struct layout *l)
+{
+    l->leader = ct_xcalloc((size_t)b->size, sizeof *l->leader);
+    l->unit_of = ct_xcalloc((size_t)b->size, sizeof *l->unit_of);
+    l->by_host = b->nnodes > 1;
+    l->nunits = 0;
+    for (int r = 0; r < b->size; r++) {
+        int u = -1;
+        for (int k = 0; l->by_host && k < l->nunits; k++)
+            if (!strcmp(b->hosts[l->leader[k]], b->hosts[r]))
+                u = k;
+        if (u < 0) {
+            u = l->nunits++;
+            l->leader[u] = r;
+        }
+        l->unit_of[r] = u;
+    }
+    l->my_unit = l->unit_of[b->rank];
+}
+
+/* Pair exchange: both directions at once, then a small ping-pong for latency. */
+static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, void *rb,
+                    uint64_t bytes, int iters, struct wire *w, struct ct_err *err)
+{
+    struct ct_sched bw, lat;
+    ct_sched_init(&bw);
+    ct_sched_init(&lat);
+    ct_sched_step(&bw);
+    ct_sched_send(&bw, peer, ct_loc(CT_BUF_SEND, 0), bytes);
+    ct_sched_recv(&bw, peer, ct_loc(CT_BUF_RECV, 0), bytes);
+    ct_sched_finish(&bw);
+    for (int k = 0; k < 2; k++) {
+        ct_sched_step(&lat);
+        if ((k == 0) == (c->rank < peer))
+            ct_sched_send(&lat, peer, ct_loc(CT_BUF_SEND, 0), 8);
+        else
+            ct_sched_recv(&lat, peer, ct_loc(CT_BUF_RECV, 0), 8);
+    }
+    ct_sched_finish(&lat);
+    struct ct_exec_args a = {{sb, rb, NULL}, NULL, 128 << 10, 4, 1};
+    /* warmup: meets the partner and opens the TCP window (slow start) */
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < 2; i++)
+        rc = ct_exec_run(ex, c, &bw, &a, err);
+    int64_t t0 = ct_now_ns();
+    for (int i = 0; rc == 0 && i < iters; i++)
+        rc = ct_exec_run(ex, c, &bw, &a, err);
+    int64_t t1 = ct_now_ns();
+    for (int i = 0; rc == 0 && i < 3; i++)
+        rc = ct_exec_run(ex, c, &lat, &a, err);
+    int64_t t2 = ct_now_ns();
+    const int nlat = 20;
+    for (int i = 0; rc == 0 && i < nlat; i++)
+        rc = ct_exec_run(ex, c, &lat, &a, err);
+    int64_t t3 = ct_now_ns();
+    ct_sched_release(&bw);
+    ct_sched_release(&lat);
+    if (rc < 0)
+        return rc;
+    w->gbs = (double)bytes * iters / (double)(t1 - t0);
+    w->lat_us = (double)(t3 - t2) / 1e3 / nlat / 2;
+    (void)t2;
+    return 0;
+}
+
+/* NIC counter deltas between two samples, busiest first (loopback left out). */
+static void nic_deltas(const struct ct_snapshot *s0, const struct ct_snapshot *s1, struct wire *w)
+{
+    w->n_nic = 0;
+    for (size_t i = 0; i < s1->n_nic; i++) {
+        const struct ct_nic_snap *n = &s1->nic[i];
+        if (!strcmp(n->kind, "lo"))
+            continue;
+        const struct ct_nic_snap *p = NULL;
+        for (size_t j = 0; j < s0->n_nic && !p; j++)
+            if (!strcmp(s0->nic[j].name, n->name))
+                p = &s0->nic[j];
+        struct wire_nic x = {{0}, 0, 0, n->line_gbps, 0};
+        snprintf(x.name, sizeof x.name, "%.31s", n->name);
+        if (p) {
+            x.tx = n->tx_bytes >= p->tx_bytes ? (double)(n->tx_bytes - p->tx_bytes) : 0;
+            x.rx = n->rx_bytes >= p->rx_bytes ? (double)(n->rx_bytes - p->rx_bytes) : 0;
+            x.errs = n->errors >= p->errors ? n->errors - p->errors : 0;
+        }
+        int k = w->n_nic < CT_VAL_MAX_NICS ? w->n_nic++ : CT_VAL_MAX_NICS - 1;
+        if (k == CT_VAL_MAX_NICS - 1 && w->nic[k].tx + w->nic[k].rx >= x.tx + x.rx)
+            continue;
+        w->nic[k] = x;
+        for (; k > 0 && w->nic[k].tx + w->nic[k].rx > w->nic[k - 1].tx + w->nic[k - 1].rx; k--) {
+            struct wire_nic t = w->nic[k];
+            w->nic[k] = w->nic[k - 1];
+            w->nic[k - 1] = t;
+        }
+    }
+}
+
+/* ==== Rank 0: the report =================================================================== */
+
+static int nic_index(struct ct_val_unit *u, const struct wire_nic *n, bool add)
+{
+    for (int k = 0; k < u->n_nic; k++)
+        if (!strcmp(u->nic[k].name, n->name))
+            return k;
+    if (!add || u->n_nic >= CT_VAL_MAX_NICS)
+        return -1;
+    struct ct_val_nic *v = &u->nic[u->n_nic];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", n->name);
+    v->line_gbps = n->line_gbps;
+    return u->n_nic++;
+}
+
+/* Fold one round's records into the report: the pairs and the NIC counters. */
+static void add_round(struct ct_val_report *r, const struct layout *l, int round,
+                      const struct ct_pairs *pp, const struct wire *all)
+{
+    const struct ct_pair *q = ct_pairs_round(pp, round);
+    for (int i = 0; i < pp->per_round; i++) {
+        const struct wire *wa = &all[l->leader[q[i].a]], *wb = &all[l->leader[q[i].b]];
+        struct ct_val_pair *p = &r->pair[r->n_pair++];
+        memset(p, 0, sizeof *p);
+        p->round = round;
+        p->a = q[i].a;
+        p->b = q[i].b;
+        p->gbs = wa->failed || wb->failed ? -1 : (wa->gbs < wb->gbs ? wa->gbs : wb->gbs);
+        p->lat_us = wa->failed || wb->failed ? -1 : (wa->lat_us + wb->lat_us) / 2;
+        p->nic_a = p->nic_b = -1;
+        for (int e = 0; e < 2; e++) {
+            const struct wire *w = e ? wb : wa;
+            struct ct_val_unit *u = &r->unit[e ? p->b : p->a];
+            for (int k = 0; k < w->n_nic; k++) {
+                bool moved = w->nic[k].tx + w->nic[k].rx > 0;
+                int idx = nic_index(u, &w->nic[k], moved && r->expect_nic);
+                if (idx < 0)
+                    continue;
+                u->nic[idx].tx_bytes += w->nic[k].tx;
+                u->nic[idx].rx_bytes += w->nic[k].rx;
+                u->nic[idx].errors += w->nic[k].errs;
+                if (k == 0 && moved && r->expect_nic)
+                    *(e ? &p->nic_b : &p->nic_a) = idx;
+            }
+        }
+    }
+}
+
+/* A dead rank named in a bootstrap error ("... rank 3 (host) ..."), -1 none. */
+static int dead_rank_of(const char *msg)
+{
+    const char *s = msg;
+    while ((s = strstr(s, "rank ")) != NULL) {
+        int r;
+        if (sscanf(s, "rank %d (", &r) == 1 && r > 0)
+            return r;
+        s += 5;
+    }
+    return -1;
+}
+
+struct run {
+    struct vctx *x;
+    struct ct_boot *boot;
+    struct ct_comm comm;
+    struct layout l;
+    struct ct_pairs pp;
+    struct ct_val_report rep;
+    struct ct_topo **topo; /* rank 0: per unit */
+    int64_t t0;
+};
+
+/* Topologies of every rank to rank 0 (lengths first, then padded JSON). */
+static int gather_topos(struct run *R, struct ct_err *err)
+{
+    struct ct_topo *t = ct_topo_new();
+    char *mine = NULL;
+    int rc = ct_probe_local(t, &R->x->pcfg, err);
+    if (rc == 0 && !(mine = ct_topo_to_json(t, err)))
+        rc = -1;
+    ct_topo_free(t);
+    uint64_t len = mine ? strlen(mine) + 1 : 1, max = 0;
+    uint64_t *lens = ct_xcalloc((size_t)R->boot->size, sizeof *lens);
+    if (rc == 0)
+        rc = ct_boot_allgather(R->boot, &len, sizeof len, lens, err);
+    for (int r = 0; rc == 0 && r < R->boot->size; r++)
+        max = lens[r] > max ? lens[r] : max;
+    free(lens);
+    char *pad = rc == 0 ? ct_xcalloc(1, max) : NULL, *all = NULL;
+    if (rc == 0) {
+        memcpy(pad, mine, len);
+        all = ct_xmalloc(max * (size_t)R->boot->size);
+        rc = ct_boot_allgather(R->boot, pad, max, all, err);
+    }
+    free(pad);
+    free(mine);
+    if (rc == 0 && R->boot->rank == 0) {
+        R->topo = ct_xcalloc((size_t)R->l.nunits, sizeof *R->topo);
+        for (int u = 0; u < R->l.nunits && rc == 0; u++) {
+            const char *j = all + (size_t)R->l.leader[u] * max;
+            if (!(R->topo[u] = ct_topo_from_json(j, strlen(j), err)))
+                rc = ct_err_wrap(err, "rank %d: ", R->l.leader[u]);
+        }
+    }
+    free(all);
+    return rc;
+}
+
+/* Rank 0: units with names, rank ranges and ceilings; heterogeneity findings. */
+static void report_init(struct run *R)
+{
+    struct ct_val_report *r = &R->rep;
+    struct ct_boot *b = R->boot;
+    ct_val_report_init(r);
+    ct_comm_tp_names(&R->comm, r->transport, sizeof r->transport);
+    r->min_pct = R->x->min_pct;
+    r->expect_nic = R->l.by_host;
+    r->n_unit = (size_t)R->l.nunits;
+    r->unit = ct_xcalloc(r->n_unit, sizeof *r->unit);
+    r->rounds = R->pp.rounds;
+    r->pair = ct_xcalloc((size_t)R->pp.rounds * (size_t)R->pp.per_round + 1, sizeof *r->pair);
+    /* between hosts the inter-node transport applies; between ranks of one host, shm */
+    char tp[32];
+    snprintf(tp, sizeof tp, "%s", r->transport);
+    if (!R->l.by_host && strstr(tp, "+"))
+        *strchr(tp, '+') = 0;
+    else if (R->l.by_host && strchr(tp, '+'))
+        memmove(tp, strchr(tp, '+') + 1, strlen(strchr(tp, '+')));
+    for (int u = 0; u < R->l.nunits; u++) {
+        struct ct_val_unit *x = &r->unit[u];
+        int lead = R->l.leader[u];
+        if (R->l.by_host)
+            snprintf(x->name, sizeof x->name, "%s", b->hosts[lead]);
+        else
+            snprintf(x->name, sizeof x->name, "%.50s/rank%d", b->hosts[lead], lead);
+        x->first_rank = lead;
+        for (int q = 0; q < b->size; q++)
+            x->nranks += R->l.unit_of[q] == u;
+        ct_val_expect_unit(R->topo[u], tp, R->x->link_gbps, x);
+        if (!R->l.by_host && R->x->link_gbps <= 0) {
+            x->ceil_gbs = 0;
+            snprintf(x->formula, sizeof x->formula, "ceiling unknown: ranks of one host talk "
+                     "through %s (state it with --link-gbps or --baseline)", tp);
+        }
+        if (!R->l.by_host)
+            x->n_nic = 0; /* ranks of one host: no NIC carries their traffic */
+    }
+    if (R->l.by_host && R->l.nunits > 1) {
+        struct ct_hetero het = {0};
+        struct ct_err err = {0};
+        if (ct_topo_hetero((const struct ct_topo *const *)R->topo, (size_t)R->l.nunits, &het,
+                           &err) == 0)
+            for (size_t d = 0; d < het.n_diffs; d++)
+                ct_val_report_find(r, CT_VALF_HETERO, (int)het.diffs[d].host, -1, -1,
+                                   "host %s differs from the majority: %s",
+                                   r->unit[het.diffs[d].host].name, het.diffs[d].what);
+        ct_hetero_release(&het);
+    }
+}
+
+/* The pair rounds. Returns 0, or < 0 when the job broke (rank 0: *dead set when known). */
+static int run_pairs(struct run *R, int *dead, struct ct_err *err)
+{
+    struct ct_comm *c = &R->comm;
+    struct vctx *x = R->x;
+    bool leader = R->l.leader[R->l.my_unit] == c->rank;
+    struct ct_monitor *mon = leader && R->l.by_host ? ct_monitor_new(x->pcfg.sysfs_root) : NULL;
+    struct ct_snapshot s0, s1;
+    ct_snapshot_init(&s0);
+    ct_snapshot_init(&s1);
+    void *sb = ct_comm_alloc(c, x->p2p_bytes, err), *rb = sb ? ct_comm_alloc(c, x->p2p_bytes, err)
+                                                            : NULL;
+    struct ct_exec ex;
+    ct_exec_init(&ex);
+    struct wire *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    int rc = sb && rb ? 0 : -1;
+    if (sb)
+        memset(sb, 1, x->p2p_bytes);
+    for (int round = 0; rc == 0 && round < R->pp.rounds; round++) {
+        struct wire w;
+        memset(&w, 0, sizeof w);
+        int pu = leader ? ct_pairs_partner(&R->pp, round, R->l.my_unit) : -1;
+        w.partner = pu;
+        if (mon)
+            ct_monitor_sample(mon, &s0, NULL);
+        if (pu >= 0) {
+            struct ct_err e2 = {0};
+            w.failed = exchange(&ex, c, R->l.leader[pu], sb, rb, x->p2p_bytes, x->iters, &w,
+                                &e2) < 0;
+        }
+        if (mon && ct_monitor_sample(mon, &s1, NULL) == 0)
+            nic_deltas(&s0, &s1, &w);
+        rc = ct_boot_allgather(R->boot, &w, sizeof w, all, err);
+        if (rc == 0 && c->rank == 0)
+            add_round(&R->rep, &R->l, round, &R->pp, all);
+    }
+    if (rc < 0 && c->rank == 0)
+        *dead = dead_rank_of(err->msg);
+    free(all);
+    ct_exec_release(&ex);
+    if (rb)
+        ct_comm_free(c, rb, x->p2p_bytes);
+    if (sb)
+        ct_comm_free(c, sb, x->p2p_bytes);
+    ct_snapshot_release(&s0);
+    ct_snapshot_release(&s1);
+    ct_monitor_free(mon);
+    return rc;
+}
+
+/* The collectives with the ring algorithm at one large size. */
+static int run_colls(struct run *R, struct ct_err *err)
+{
+    static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER,
+                                         CT_ALLTOALL};
+    struct ct_comm *c = &R->comm;
+    const struct ct_algo *ring = ct_algo_find("ring");
+    struct ct_bench b;
+    ct_bench_init(&b, c, 0x5eed);
+    int rc = 0;
+    int per = R->l.by_host ? c->size / R->l.nunits : 1;
+    double bott = 0;
+    if (c->rank == 0) {
+        R->rep.coll = ct_xcalloc(sizeof colls / sizeof colls[0], sizeof *R->rep.coll);
+        for (size_t u = 0; u < R->rep.n_unit; u++)
+            if (u == 0 || R->rep.unit[u].ceil_gbs < bott)
+                bott = R->rep.unit[u].ceil_gbs;
+    }
+    for (size_t i = 0; rc == 0 && i < sizeof colls / sizeof colls[0]; i++) {
+        const struct ct_coll_desc *d = ct_coll_desc(colls[i]);
+        struct ct_opts o = R->x->o;
+        o.coll = colls[i];
+        o.algo = ring;
+        struct ct_job j;
+        ct_opts_job(&o, c, d->count_for(R->x->coll_bytes, 4, c->size), &j);
+        struct ct_point p;
+        struct ct_bench_cfg bc = {R->x->iters, 1, 0};
+        rc = ct_bench_point(&b, ring, &j, &bc, &p, err);
+        if (c->rank == 0) {
+            struct ct_val_coll *v = &R->rep.coll[R->rep.n_coll++];
+            snprintf(v->coll, sizeof v->coll, "%s", d->name);
+            snprintf(v->algo, sizeof v->algo, "ring");
+            v->size = p.size;
+            v->busbw = rc == 0 ? p.busbw : -1;
+            v->ceil_gbs = ct_val_coll_ceiling(d->name, R->l.nunits, per, bott, v->formula,
+                                              sizeof v->formula);
+        }
+    }
+    ct_bench_release(&b);
+    return rc;
+}
+
+static int finish(struct run *R, int dead, bool broke)
+{
+    struct vctx *x = R->x;
+    struct ct_val_report *r = &R->rep;
+    struct ct_err err = {0};
+    if (x->baseline_path)
+        ct_val_baseline_apply(&x->base, r);
+    if (x->min_pct_set)
+        r->min_pct = x->min_pct;
+    if (dead >= 0 && dead < R->boot->size)
+        r->unit[R->l.unit_of[dead]].dead = true;
+    else if (broke)
+        ct_val_report_find(r, CT_VALF_FAILED, -1, -1, -1,
+                           "the job broke before the battery finished: %s", "see the error above");
+    r->elapsed_s = (double)(ct_now_ns() - R->t0) / 1e9;
+    ct_val_diagnose(r);
+    int code = ct_val_findings(r) ? CT_EXIT_CHECK : CT_EXIT_OK;
+    if (ct_val_report_text(r, stdout, &err) < 0)
+        code = ct_cmd_fail(CMD, 1, "%s", err.msg);
+    fflush(stdout);
+    if (x->json && ct_val_report_json_write(r, x->json, &err) < 0)
+        code = ct_cmd_fail(CMD, 1, "%s", err.msg);
+    if (x->save && !broke && ct_val_baseline_write(r, x->save, &err) < 0)
+        code = ct_cmd_fail(CMD, 1, "%s", err.msg);
+    return code;
+}
+
+static int validate_rank(struct ct_boot *boot, void *arg)
+{
+    struct run R;
+    memset(&R, 0, sizeof R);
+    R.x = arg;
+    R.boot = boot;
+    R.t0 = ct_now_ns();
+    struct ct_err err = {0};
+    if (ct_opts_comm_open(&R.x->o, boot, &R.comm, &err) < 0)
+        return ct_cmd_fail(CMD, 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+    layout_build(boot, &R.l);
+    int code = CT_EXIT_OK, dead = -1;
+    if (R.l.nunits < 2) {
+        code = boot->rank == 0 ? ct_cmd_fail(CMD, 2, "validate needs at least 2 ranks or hosts "
+                                             "(try --local 2)") : 2;
+        goto out;
+    }
+    struct ct_err perr = {0};
+    if (ct_pairs_build(&R.pp, R.l.nunits, &perr) < 0 || gather_topos(&R, &err) < 0) {
+        code = ct_cmd_fail(CMD, 1, "rank %d (%s): %s", boot->rank, boot->host,
+                           perr.msg[0] ? perr.msg : err.msg);
+        goto out;
+    }
+    if (boot->rank == 0)
+        report_init(&R);
+    int rc = run_pairs(&R, &dead, &err);
+    if (rc == 0 && !R.x->no_coll)
+        rc = run_colls(&R, &err);
+    if (boot->rank == 0) {
+        if (rc < 0)
+            ct_cmd_warn(CMD, "%s", err.msg);
+        code = finish(&R, dead, rc < 0);
+    } else if (rc < 0) {
+        code = CT_EXIT_CHECK; /* rank 0 reports the failed host */
+    }
+out:
+    ct_comm_close(&R.comm);
+    ct_pairs_release(&R.pp);
+    for (int u = 0; R.topo && u < R.l.nunits; u++)
+        ct_topo_free(R.topo[u]);
+    free(R.topo);
+    free(R.l.leader);
+    free(R.l.unit_of);
+    ct_val_report_release(&R.rep);
+    return code;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    struct vctx x;
+    memset(&x, 0, sizeof x);
+    int rc = parse(&x, argc, argv);
+    if (rc == 0)
+        rc = ct_opts_launch(&x.o, CMD, validate_rank, &x);
+    ct_val_baseline_release(&x.base);
+    return rc < 0 ? CT_EXIT_OK : rc;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `colltune validate` as pure functions: expected ceilings from each unit's probed topology,
+ * and the diagnosis of a battery of measurements (pairs, collectives, NIC counters) into
+ * per-unit / per-NIC verdicts and findings. A "unit" is a host, or a rank on a single host.
+ */
+#ifndef CT_VALIDATE_H
+#define CT_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/err.h"
+#include "../probe/topo.h"
+
+#define CT_VAL_MAX_NICS 8
+
+enum ct_val_state { CT_VAL_OK, CT_VAL_SLOW, CT_VAL_FAILED, CT_VAL_UNKNOWN };
+const char *ct_val_state_name(enum ct_val_state s); /* "ok", "slow", "failed", "unknown" */
+
+/* Expected fraction of a path's rate a transport reaches (shm 1.0, tcp 0.9, ...). The
+ * table's default for an unknown kind is 0.9. */
+double ct_val_efficiency(const char *transport);
+
+struct ct_val_nic {
+    char name[32];    /* "eth0", "mlx5_0:1" */
+    double line_gbps; /* link rate from the probe (Gb/s), 0 unknown */
+    bool degraded;    /* the probe flagged this port (down or degraded rate) */
+    char probe_msg[160];
+    /* from the counters: bytes carried and error increments during the pair rounds */
+    double tx_bytes, rx_bytes;
+    uint64_t errors;
+    /* verdict */
+    enum ct_val_state state;
+    double measured_gbs, pct; /* median of pairs through this NIC */
+    char evidence[200];
+};
+
+struct ct_val_unit {
+    char name[64];
+    int first_rank, nranks;
+    bool dead; /* did not answer (killed, timed out) */
+    double ceil_gbs;   /* point-to-point ceiling per direction (GB/s), 0 unknown */
+    char formula[200]; /* how ceil_gbs was derived */
+    struct ct_val_nic nic[CT_VAL_MAX_NICS];
+    int n_nic;
+    /* verdict */
+    enum ct_val_state state;
+    double measured_gbs, pct, lat_us; /* median over its pairs */
+    char evidence[320];
+};
+
+struct ct_val_pair {
+    int round, a, b; /* unit indices */
+    int nic_a, nic_b; /* NIC of each end that carried the traffic (counters), -1 none seen */
+    double gbs;       /* GB/s per direction; < 0 the exchange failed */
+    double lat_us;    /* half round trip of a small message; < 0 unknown */
+    /* derived by ct_val_diagnose */
+    double ceil_gbs, pct;
+    enum ct_val_state state;
+};
+
+struct ct_val_coll {
+    char coll[16], algo[24];
+    uint64_t size;
+    double busbw;    /* GB/s measured; < 0 failed / not run */
+    double ceil_gbs; /* 0 unknown */
+    char formula[200];
+    double pct;
+    enum ct_val_state state;
+};
+
+enum ct_val_find_kind {
+    CT_VALF_UNIT,   /* a host (all its pairs slow) */
+    CT_VALF_LINK,   /* one pair slow, both ends otherwise fine */
+    CT_VALF_NIC,    /* pairs through one NIC slow, siblings fine */
+    CT_VALF_FAILED, /* a unit that did not answer or whose exchanges failed */
+    CT_VALF_COLL,   /* a collective below its ceiling */
+    CT_VALF_PROBE,  /* a port the probe flagged, NIC errors, a NIC that carried nothing */
+    CT_VALF_HETERO, /* a host shaped unlike the majority */
+};
+const char *ct_val_find_name(enum ct_val_find_kind k);
+
+struct ct_val_finding {
+    enum ct_val_find_kind kind;
+    int unit, unit_b, nic; /* -1 where not applicable */
+    char msg[400];
+};
+
+struct ct_val_report {
+    double min_pct;      /* pass threshold in percent */
+    char transport[32];  /* transports in use */
+    bool expect_nic;     /* units are on different hosts: traffic must show on a NIC */
+    struct ct_val_unit *unit;
+    size_t n_unit;
+    struct ct_val_pair *pair;
+    size_t n_pair;
+    int rounds;
+    struct ct_val_coll *coll;
+    size_t n_coll;
+    struct ct_val_finding *finding;
+    size_t n_finding;
+    size_t n_unknown; /* measurements without a ceiling */
+    double elapsed_s;
+};
+
+void ct_val_report_init(struct ct_val_report *r);
+void ct_val_report_release(struct ct_val_report *r);
+/* Append a finding (message formatted); returns its index. */
+size_t ct_val_report_find(struct ct_val_report *r, enum ct_val_find_kind k, int unit, int unit_b,
+                          int nic, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/*
+ * Fill u's NICs and point-to-point ceiling from its topology: the usable NIC ports (up, not
+ * loopback), their line rate x the transport's efficiency; the unit's ceiling is the best NIC's
+ * (one TCP route). link_gbps > 0 states the rate where the probe cannot (or overrides it).
+ * Ports the probe flags (down, degraded) are marked. With no known rate, ceil_gbs is 0 and the
+ * formula says "ceiling unknown".
+ */
+void ct_val_expect_unit(const struct ct_topo *t, const char *transport, double link_gbps,
+                        struct ct_val_unit *u);
+
+/*
+ * Collective busbw ceiling for nunits units of per ranks each, bottleneck unit ceiling b:
+ * ring allreduce/allgather/reducescatter: b; alltoall: b (n-1) / (per (n - per)) with n ranks
+ * (each unit's link carries per ranks' off-unit shares). 0 when b is 0. formula explains it.
+ */
+double ct_val_coll_ceiling(const char *coll, int nunits, int per, double b, char *formula,
+                           size_t len);
+
+/*
+ * Diagnose: each pair against min(ceiling of its ends); units whose pairs are all slow (two
+ * or more pairs) are slow hosts; a NIC whose pairs are all slow while a sibling NIC has a good
+ * pair is a slow NIC; a remaining slow pair is a slow link; dead units and failed exchanges
+ * are failures; collectives against their ceilings; counter and probe evidence. Findings are
+ * appended to r->finding (existing ones, such as hetero findings, are kept).
+ */
+void ct_val_diagnose(struct ct_val_report *r);
+
+/* Number of findings (0 = all ok). */
+size_t ct_val_findings(const struct ct_val_report *r);
+
+#endif

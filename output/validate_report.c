@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* `colltune validate` verdict: text table, JSON report, baseline read/write/apply. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate_report.h"
+
+static const char *num(char *buf, size_t len, double v, const char *fmt)
+{
+    if (v < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, fmt, v);
+    return buf;
+}
+
+int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *err)
+{
+    char m[32], c[32], p[32], l[32];
+    fprintf(out, "# colltune validate: %zu host(s), %d pair round(s), transport %s, pass >= "
+                 "%.0f%% of ceiling\n",
+            r->n_unit, r->rounds, r->transport, r->min_pct);
+    fprintf(out, "#\n# ceilings (point-to-point, per direction):\n");
+    for (size_t u = 0; u < r->n_unit; u++)
+        fprintf(out, "#   %-24s %s\n", r->unit[u].name, r->unit[u].formula);
+    fprintf(out, "\n%-24s %-8s %-7s %10s %10s %6s %9s  %s\n", "host / nic", "ranks", "state",
+            "GB/s", "ceiling", "%", "lat(us)", "evidence");
+    for (size_t u = 0; u < r->n_unit; u++) {
+        const struct ct_val_unit *x = &r->unit[u];
+        char rk[16];
+        snprintf(rk, sizeof rk, "%d-%d", x->first_rank, x->first_rank + x->nranks - 1);
+        fprintf(out, "%-24s %-8s %-7s %10s %10s %6s %9s  %s\n", x->name, rk,
+                ct_val_state_name(x->state), num(m, sizeof m, x->measured_gbs, "%.3f"),
+                x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",
+                num(p, sizeof p, x->pct, "%.0f"), num(l, sizeof l, x->lat_us, "%.1f"),
+                x->evidence[0] ? x->evidence : "-");
+        for (int k = 0; k < x->n_nic; k++) {
+            const struct ct_val_nic *n = &x->nic[k];
+            char tx[64];
+            snprintf(tx, sizeof tx, "tx %.1f MB rx %.1f MB", n->tx_bytes / 1e6, n->rx_bytes / 1e6);
+            fprintf(out, "  %-22s %-8s %-7s %10s %10s %6s %9s  %s%s%s\n", n->name, "",
+                    ct_val_state_name(n->state), num(m, sizeof m, n->measured_gbs, "%.3f"),
+                    n->line_gbps > 0 ? num(c, sizeof c, n->line_gbps / 8, "%.3f") : "unknown",
+                    num(p, sizeof p, n->pct, "%.0f"), "", tx, n->evidence[0] ? "; " : "",
+                    n->evidence);
+        }
+    }
+    if (r->n_coll) {
+        fprintf(out, "\n%-24s %-8s %-7s %10s %10s %6s  %s\n", "collective", "size", "state",
+                "busbw", "ceiling", "%", "formula");
+        for (size_t i = 0; i < r->n_coll; i++) {
+            const struct ct_val_coll *x = &r->coll[i];
+            char name[48], sz[16];
+            snprintf(name, sizeof name, "%s:%s", x->coll, x->algo);
+            snprintf(sz, sizeof sz, "%lluM", (unsigned long long)(x->size >> 20));
+            fprintf(out, "%-24s %-8s %-7s %10s %10s %6s  %s\n", name, sz,
+                    ct_val_state_name(x->state), num(m, sizeof m, x->busbw, "%.3f"),
+                    x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",
+                    num(p, sizeof p, x->pct, "%.0f"), x->formula);
+        }
+    }
+    if (r->n_finding) {
+        fprintf(out, "\nfindings:\n");
+        for (size_t i = 0; i < r->n_finding; i++)
+            fprintf(out, "  [%s] %s\n", ct_val_find_name(r->finding[i].kind), r->finding[i].msg);
+    }
+    size_t slow = 0, failed = 0;
+    for (size_t u = 0; u < r->n_unit; u++) {
+        slow += r->unit[u].state == CT_VAL_SLOW;
+        failed += r->unit[u].state == CT_VAL_FAILED;
+    }
+    fprintf(out, "\n%s: %zu host(s): %zu ok, %zu slow, %zu failed; %zu finding(s)", 
+            r->n_finding ? "FAIL" : "PASS", r->n_unit, r->n_unit - slow - failed, slow, failed,
+            r->n_finding);
+    if (r->n_unknown)
+        fprintf(out, "; %zu measurement(s) without a ceiling (ceiling unknown: use --link-gbps "
+                     "or --baseline)", r->n_unknown);
+    fprintf(out, " (%.1f s)\n", r->elapsed_s);
+    return ferror(out) ? ct_err_set(err, CT_EIO, "cannot write the report") : 0;
+}
+
+static json_t *jnum(double v)
+{
+    return v < 0 ? json_null() : json_real(v);
+}
+
+static json_t *unit_json(const struct ct_val_unit *x)
+{
+    json_t *o = json_object(), *nics = json_array();
+    json_object_set_new(o, "host", json_string(x->name));
+    json_object_set_new(o, "first_rank", json_integer(x->first_rank));
+    json_object_set_new(o, "ranks", json_integer(x->nranks));
+    json_object_set_new(o, "state", json_string(ct_val_state_name(x->state)));
+    json_object_set_new(o, "measured_gbs", jnum(x->measured_gbs));
+    json_object_set_new(o, "ceiling_gbs", x->ceil_gbs > 0 ? json_real(x->ceil_gbs) : json_null());
+    json_object_set_new(o, "formula", json_string(x->formula));
+    json_object_set_new(o, "pct", jnum(x->pct));
+    json_object_set_new(o, "latency_us", jnum(x->lat_us));
+    json_object_set_new(o, "evidence", json_string(x->evidence));
+    for (int k = 0; k < x->n_nic; k++) {
+        const struct ct_val_nic *n = &x->nic[k];
+        json_t *j = json_object();
+        json_object_set_new(j, "name", json_string(n->name));
+        json_object_set_new(j, "state", json_string(ct_val_state_name(n->state)));
+        json_object_set_new(j, "line_gbps", json_real(n->line_gbps));
+        json_object_set_new(j, "measured_gbs", jnum(n->measured_gbs));
+        json_object_set_new(j, "tx_bytes", json_real(n->tx_bytes));
+        json_object_set_new(j, "rx_bytes", json_real(n->rx_bytes));
+        json_object_set_new(j, "errors", json_integer((json_int_t)n->errors));
+        json_object_set_new(j, "degraded", json_boolean(n->degraded));
+        json_object_set_new(j, "evidence", json_string(n->evidence));
+        json_array_append_new(nics, j);
+    }
+    json_object_set_new(o, "nics", nics);
+    return o;
+}
+
+int ct_val_report_json_write(const struct ct_val_report *r, const char *path, struct ct_err *err)
+{
+    json_t *doc = json_object(), *units = json_array(), *pairs = json_array(),
+           *colls = json_array(), *finds = json_array();
+    json_object_set_new(doc, "schema", json_string("colltune-validate/1"));
+    json_object_set_new(doc, "verdict", json_string(r->n_finding ? "fail" : "pass"));
+    json_object_set_new(doc, "min_pct", json_real(r->min_pct));
+    json_object_set_new(doc, "transport", json_string(r->transport));
+    json_object_set_new(doc, "rounds", json_integer(r->rounds));
+    json_object_set_new(doc, "elapsed_s", json_real(r->elapsed_s));
+    json_object_set_new(doc, "unknown_ceilings", json_integer((json_int_t)r->n_unknown));
+    for (size_t u = 0; u < r->n_unit; u++)
+        json_array_append_new(units, unit_json(&r->unit[u]));
+    for (size_t i = 0; i < r->n_pair; i++) {
+        const struct ct_val_pair *p = &r->pair[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "round", json_integer(p->round));
+        json_object_set_new(o, "a", json_string(r->unit[p->a].name));
+        json_object_set_new(o, "b", json_string(r->unit[p->b].name));
+        json_object_set_new(o, "nic_a", json_string(p->nic_a >= 0 ? r->unit[p->a].nic[p->nic_a].name : ""));
+        json_object_set_new(o, "nic_b", json_string(p->nic_b >= 0 ? r->unit[p->b].nic[p->nic_b].name : ""));
+        json_object_set_new(o, "gbs", jnum(p->gbs));
+        json_object_set_new(o, "latency_us", jnum(p->lat_us));
+        json_object_set_new(o, "ceiling_gbs", p->ceil_gbs > 0 ? json_real(p->ceil_gbs) : json_null());
+        json_object_set_new(o, "pct", jnum(p->pct));
+        json_object_set_new(o, "state", json_string(ct_val_state_name(p->state)));
+        json_array_append_new(pairs, o);
+    }
+    for (size_t i = 0; i < r->n_coll; i++) {
+        const struct ct_val_coll *c = &r->coll[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "coll", json_string(c->coll));
+        json_object_set_new(o, "algo", json_string(c->algo));
+        json_object_set_new(o, "size", json_integer((json_int_t)c->size));
+        json_object_set_new(o, "busbw", jnum(c->busbw));
+        json_object_set_new(o, "ceiling_gbs", c->ceil_gbs > 0 ? json_real(c->ceil_gbs) : json_null());
+        json_object_set_new(o, "formula", json_string(c->formula));
+        json_object_set_new(o, "pct", jnum(c->pct));
+        json_object_set_new(o, "state", json_string(ct_val_state_name(c->state)));
+        json_array_append_new(colls, o);
+    }
+    for (size_t i = 0; i < r->n_finding; i++) {
+        const struct ct_val_finding *f = &r->finding[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(ct_val_find_name(f->kind)));
+        json_object_set_new(o, "host", f->unit >= 0 ? json_string(r->unit[f->unit].name) : json_null());
+        if (f->unit_b >= 0)
+            json_object_set_new(o, "host_b", json_string(r->unit[f->unit_b].name));
+        if (f->nic >= 0 && f->unit >= 0)
+            json_object_set_new(o, "nic", json_string(r->unit[f->unit].nic[f->nic].name));
+        json_object_set_new(o, "message", json_string(f->msg));
+        json_array_append_new(finds, o);
+    }
+    json_object_set_new(doc, "hosts", units);
+    json_object_set_new(doc, "pairs", pairs);
+    json_object_set_new(doc, "collectives", colls);
+    json_object_set_new(doc, "findings", finds);
+    int rc = !strcmp(path, "-") ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+                                : json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (rc < 0)
+        return ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+    return 0;
+}
+
+/* ==== Baseline ============================================================================ */
+
+void ct_val_baseline_release(struct ct_val_baseline *b)
+{
+    free(b->host);
+    free(b->host_gbs);
+    free(b->coll);
+    free(b->coll_gbs);
+    memset(b, 0, sizeof *b);
+}
+
+static int positive(json_t *v, double *out)
+{
+    if (!json_is_number(v) || !(json_number_value(v) > 0))
+        return -1;
+    *out = json_number_value(v);
+    return 0;
+}
+
+int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_err *err)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->path, sizeof b->path, "%s", path);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (!doc)
+        return ct_err_set(err, je.line < 1 && je.position == 0 ? CT_EIO : CT_EINVAL,
+                          "baseline '%s': %s", path, je.text);
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
+    json_t *hosts = json_object_get(doc, "hosts"), *colls = json_object_get(doc, "collectives"),
+           *mp = json_object_get(doc, "min_pct");
+    int rc = 0;
+    const char *key;
+    json_t *v;
+    if (!schema || strcmp(schema, "colltune-validate-baseline/1"))
+        rc = ct_err_set(err, CT_EINVAL, "baseline '%s': schema is not "
+                        "\"colltune-validate-baseline/1\"", path);
+    else if ((hosts && !json_is_object(hosts)) || (colls && !json_is_object(colls)))
+        rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"hosts\" and \"collectives\" must be "
+                        "objects", path);
+    else if (mp && (positive(mp, &b->min_pct) < 0 || b->min_pct > 100))
+        rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"min_pct\" must be in (0, 100]", path);
+    json_object_foreach(rc ? NULL : hosts, key, v) {
+        double g;
+        if (positive(v, &g) < 0) {
+            rc = ct_err_set(err, CT_EINVAL, "baseline '%s': host '%s': not a positive GB/s",
+                            path, key);
+            break;
+        }
+        if (!strcmp(key, "*")) {
+            b->default_gbs = g;
+            continue;
+        }
+        b->host = ct_xrealloc(b->host, (b->n_host + 1) * sizeof *b->host);
+        b->host_gbs = ct_xrealloc(b->host_gbs, (b->n_host + 1) * sizeof *b->host_gbs);
+        snprintf(b->host[b->n_host], sizeof b->host[0], "%s", key);
+        b->host_gbs[b->n_host++] = g;
+    }
+    json_object_foreach(rc ? NULL : colls, key, v) {
+        double g;
+        if (positive(v, &g) < 0) {
+            rc = ct_err_set(err, CT_EINVAL, "baseline '%s': collective '%s': not a positive "
+                            "GB/s", path, key);
+            break;
+        }
+        b->coll = ct_xrealloc(b->coll, (b->n_coll + 1) * sizeof *b->coll);
+        b->coll_gbs = ct_xrealloc(b->coll_gbs, (b->n_coll + 1) * sizeof *b->coll_gbs);
+        snprintf(b->coll[b->n_coll], sizeof b->coll[0], "%s", key);
+        b->coll_gbs[b->n_coll++] = g;
+    }
+    json_decref(doc);
+    if (rc)
+        ct_val_baseline_release(b);
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int ct_val_baseline_write(const struct ct_val_report *r, const char *path, struct ct_err *err)
+{
+    json_t *doc = json_object(), *hosts = json_object(), *colls = json_object();
+    double *v = ct_xcalloc(r->n_unit + 1, sizeof *v);
+    size_t nv = 0;
+    for (size_t u = 0; u < r->n_unit; u++)
+        if (r->unit[u].measured_gbs > 0) {
+            json_object_set_new(hosts, r->unit[u].name, json_real(r->unit[u].measured_gbs));
+            v[nv++] = r->unit[u].measured_gbs;
+        }
+    if (nv) {
+        qsort(v, nv, sizeof *v, cmp_d);
+        json_object_set_new(hosts, "*", json_real(v[nv / 2]));
+    }
+    free(v);
+    for (size_t i = 0; i < r->n_coll; i++)
+        if (r->coll[i].busbw > 0)
+            json_object_set_new(colls, r->coll[i].coll, json_real(r->coll[i].busbw));
+    json_object_set_new(doc, "schema", json_string("colltune-validate-baseline/1"));
+    json_object_set_new(doc, "min_pct", json_real(r->min_pct));
+    json_object_set_new(doc, "hosts", hosts);
+    json_object_set_new(doc, "collectives", colls);
+    int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    return rc < 0 ? ct_err_sys(err, CT_EIO, "cannot write baseline '%s'", path) : 0;
+}
+
+void ct_val_baseline_apply(const struct ct_val_baseline *b, struct ct_val_report *r)
+{
+    for (size_t u = 0; u < r->n_unit; u++) {
+        struct ct_val_unit *x = &r->unit[u];
+        double g = b->default_gbs;
+        for (size_t i = 0; i < b->n_host; i++)
+            if (!strcmp(b->host[i], x->name))
+                g = b->host_gbs[i];
+        if (g > 0) {
+            x->ceil_gbs = g;
+            snprintf(x->formula, sizeof x->formula, "baseline %.150s: %.3f GB/s", b->path, g);
+        }
+    }
+    for (size_t c = 0; c < r->n_coll; c++)
+        for (size_t i = 0; i < b->n_coll; i++)
+            if (!strcmp(b->coll[i], r->coll[c].coll)) {
+                r->coll[c].ceil_gbs = b->coll_gbs[i];
+                snprintf(r->coll[c].formula, sizeof r->coll[c].formula,
+                         "baseline %.150s: %.3f GB/s", b->path, b->coll_gbs[i]);
+            }
+    if (b->min_pct > 0)
+        r->min_pct = b->min_pct;
+}

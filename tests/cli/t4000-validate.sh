@@ -1,0 +1,66 @@
+#!/bin/sh
+# colltune validate on this host: --local 2/4 pass with a stated ceiling, a baseline with
+# impossible expectations fails (exit 3) naming every rank, bad inputs exit 2, a killed rank
+# is reported as a failed host within the timeout.
+. "$(dirname "$0")/lib.sh"
+V="$COLLTUNE validate"
+
+expect 0 "--local 2 with --link-gbps passes" -- $V --local 2 --link-gbps 0.01 --iters 1 \
+    --p2p-size 1M --coll-size 1M --json "$TMP/v.json"
+grep -q '^PASS: 2 host(s)' "$TMP/out" && ok "summary line says PASS" || not_ok "no PASS line"
+grep -q '"schema": "colltune-validate/1"' "$TMP/v.json" && grep -q '"verdict": "pass"' "$TMP/v.json" \
+    && ok "JSON report" || not_ok "JSON report"
+expect 0 "--local 4 with --link-gbps, saving a baseline" -- $V --local 4 --link-gbps 0.01 \
+    --iters 1 --p2p-size 1M --no-coll --save-baseline "$TMP/base.json"
+grep -q 'Round\|round' "$TMP/out" && grep -q '3 pair round' "$TMP/out" && ok "4 ranks: 3 rounds" \
+    || not_ok "4 ranks: 3 rounds"
+grep -q '"vm\|"schema": "colltune-validate-baseline/1"' "$TMP/base.json" && ok "baseline written" \
+    || not_ok "baseline written"
+expect 0 "the saved baseline at 10% passes" -- $V --local 4 --baseline "$TMP/base.json" \
+    --min-pct 10 --iters 1 --p2p-size 1M --no-coll
+
+# impossible expectations: 1000 GB/s per rank
+cat >"$TMP/imp.json" <<EOT
+{"schema": "colltune-validate-baseline/1", "hosts": {"*": 1000}, "collectives": {}}
+EOT
+expect 3 "impossible baseline fails with exit 3" -- $V --local 4 --baseline "$TMP/imp.json" \
+    --iters 1 --p2p-size 1M --no-coll
+cnt=$(grep -c '^  \[host\] host .*/rank[0-3] is slow' "$TMP/out")
+[ "$cnt" -eq 4 ] && ok "every rank named slow" || not_ok "$cnt ranks named slow"
+grep -q '^FAIL: 4 host(s): 0 ok, 4 slow' "$TMP/out" && ok "summary says FAIL" || not_ok "summary"
+
+expect 0 "no ceiling: says ceiling unknown and passes" -- $V --local 2 --iters 1 --p2p-size 1M \
+    --no-coll
+grep -q 'ceiling unknown' "$TMP/out" && ok "'ceiling unknown' is said" || not_ok "ceiling unknown"
+
+usage_error "bad --min-pct" -- $V --local 2 --min-pct 0
+usage_error "bad --link-gbps" -- $V --local 2 --link-gbps x
+usage_error "bad --p2p-size" -- $V --local 2 --p2p-size 3
+usage_error "unknown option" -- $V --local 2 --bogus
+echo '{"schema": "nope"}' >"$TMP/bad.json"
+usage_error "bad baseline schema" -- $V --local 2 --baseline "$TMP/bad.json"
+echo '{"schema": "colltune-validate-baseline/1", "hosts": {"*": -1}}' >"$TMP/bad.json"
+usage_error "bad baseline value" -- $V --local 2 --baseline "$TMP/bad.json"
+expect 1 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
+usage_error "one rank is not enough" -- $V --local 1
+
+# a rank killed during the pair rounds: a failed host, bounded by --timeout
+$V --local 4 --link-gbps 1 --p2p-size 256M --iters 50 --no-coll --timeout 2 \
+    >"$TMP/k.out" 2>"$TMP/k.err" &
+pid=$!
+sleep 3
+victim=$(pgrep -P $pid | sort -n | sed -n 3p)
+if [ -z "$victim" ]; then
+    not_ok "no rank 2 to kill"; kill $pid; wait $pid
+else
+    kill -9 "$victim"
+    start=$(date +%s)
+    wait $pid; rc=$?
+    took=$(($(date +%s) - start))
+    if [ $rc -eq 3 ] && [ $took -le 25 ] && grep -q 'host .*/rank2 failed' "$TMP/k.out"; then
+        ok "killed rank 2: exit 3 after ${took}s naming it as a failed host"
+    else
+        not_ok "killed rank 2: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | tail -8
+    fi
+fi
+done_testing

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* Diagnosis on synthetic measurement matrices: a slow host, a slow link, a slow NIC, a dead
+ * host, collectives against ceilings; ceilings from a topology. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/pairs.h"
+#include "engine/validate.h"
+
+/* n units with ceiling 1 GB/s and nics NICs each; every pair of the tournament measured at
+ * 0.95 GB/s except as slow() says; pair's NIC k = (a + b) % nics. */
+static void build(struct ct_val_report *r, int n, int nics, double (*speed)(int, int, int, int))
+{
+    ct_val_report_init(r);
+    r->unit = ct_xcalloc((size_t)n, sizeof *r->unit);
+    r->n_unit = (size_t)n;
+    for (int u = 0; u < n; u++) {
+        snprintf(r->unit[u].name, sizeof r->unit[u].name, "node%d", u);
+        r->unit[u].ceil_gbs = 1.0;
+        r->unit[u].n_nic = nics;
+        for (int k = 0; k < nics; k++) {
+            snprintf(r->unit[u].nic[k].name, sizeof r->unit[u].nic[k].name, "eth%d", k);
+            r->unit[u].nic[k].tx_bytes = 1e6;
+        }
+    }
+    struct ct_pairs p;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_pairs_build(&p, n, &err), 0);
+    r->rounds = p.rounds;
+    r->n_pair = (size_t)p.rounds * (size_t)p.per_round;
+    r->pair = ct_xcalloc(r->n_pair, sizeof *r->pair);
+    for (size_t i = 0; i < r->n_pair; i++) {
+        struct ct_val_pair *q = &r->pair[i];
+        q->round = (int)(i / (size_t)p.per_round);
+        q->a = p.pair[i].a;
+        q->b = p.pair[i].b;
+        q->nic_a = q->nic_b = (q->a + q->b) % nics;
+        q->gbs = speed(q->a, q->b, q->nic_a, q->nic_b);
+        q->lat_us = 20;
+    }
+    ct_pairs_release(&p);
+}
+
+static size_t count(const struct ct_val_report *r, enum ct_val_find_kind k)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < r->n_finding; i++)
+        c += r->finding[i].kind == k;
+    return c;
+}
+
+static double all_fast(int a, int b, int na, int nb) { return 0.95; }
+static double host3_slow(int a, int b, int na, int nb) { return a == 3 || b == 3 ? 0.25 : 0.95; }
+static double link_1_4(int a, int b, int na, int nb) { return a == 1 && b == 4 ? 0.3 : 0.95; }
+static double nic_2_1(int a, int b, int na, int nb)
+{
+    return (a == 2 && na == 1) || (b == 2 && nb == 1) ? 0.2 : 0.95;
+}
+
+Test(validate, all_fast_passes)
+{
+    for (int n = 2; n <= 9; n++) {
+        struct ct_val_report r;
+        build(&r, n, 1, all_fast);
+        ct_val_diagnose(&r);
+        cr_expect_eq(ct_val_findings(&r), 0, "n=%d: %s", n, r.n_finding ? r.finding[0].msg : "");
+        for (size_t u = 0; u < r.n_unit; u++)
+            cr_expect_eq(r.unit[u].state, CT_VAL_OK);
+        ct_val_report_release(&r);
+    }
+}
+
+Test(validate, one_slow_host_is_named_alone)
+{
+    for (int n = 4; n <= 8; n++) {
+        struct ct_val_report r;
+        build(&r, n, 1, host3_slow);
+        ct_val_diagnose(&r);
+        cr_assert_eq(ct_val_findings(&r), 1, "n=%d: %zu findings", n, r.n_finding);
+        cr_expect_eq(r.finding[0].kind, CT_VALF_UNIT);
+        cr_expect_eq(r.finding[0].unit, 3);
+        cr_expect(strstr(r.finding[0].msg, "node3") != NULL, "%s", r.finding[0].msg);
+        for (size_t u = 0; u < r.n_unit; u++)
+            cr_expect_eq(r.unit[u].state, u == 3 ? CT_VAL_SLOW : CT_VAL_OK, "n=%d u=%zu", n, u);
+        cr_expect_float_eq(r.unit[3].pct, 25.0, 1e-6);
+        ct_val_report_release(&r);
+    }
+}
+
+Test(validate, one_slow_pair_is_a_link)
+{
+    struct ct_val_report r;
+    build(&r, 6, 1, link_1_4);
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1, "%zu findings", r.n_finding);
+    cr_expect_eq(r.finding[0].kind, CT_VALF_LINK);
+    cr_expect_eq(r.finding[0].unit, 1);
+    cr_expect_eq(r.finding[0].unit_b, 4);
+    for (size_t u = 0; u < r.n_unit; u++)
+        cr_expect_eq(r.unit[u].state, CT_VAL_OK);
+    ct_val_report_release(&r);
+}
+
+Test(validate, slow_nic_with_fine_siblings)
+{
+    struct ct_val_report r;
+    build(&r, 6, 2, nic_2_1);
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1, "%zu: %s", r.n_finding, r.finding[0].msg);
+    cr_expect_eq(r.finding[0].kind, CT_VALF_NIC);
+    cr_expect_eq(r.finding[0].unit, 2);
+    cr_expect_eq(r.finding[0].nic, 1);
+    cr_expect_eq(r.unit[2].nic[1].state, CT_VAL_SLOW);
+    cr_expect_eq(r.unit[2].nic[0].state, CT_VAL_OK);
+    ct_val_report_release(&r);
+}
+
+Test(validate, dead_host_fails_alone)
+{
+    struct ct_val_report r;
+    build(&r, 4, 1, all_fast);
+    r.unit[2].dead = true;
+    for (size_t i = 0; i < r.n_pair; i++)
+        if (r.pair[i].a == 2 || r.pair[i].b == 2)
+            r.pair[i].gbs = -1;
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1);
+    cr_expect_eq(r.finding[0].kind, CT_VALF_FAILED);
+    cr_expect_eq(r.finding[0].unit, 2);
+    cr_expect_eq(r.unit[0].state, CT_VAL_OK);
+    ct_val_report_release(&r);
+}
+
+Test(validate, unknown_ceiling_is_not_a_finding_but_counted)
+{
+    struct ct_val_report r;
+    build(&r, 3, 1, all_fast);
+    for (size_t u = 0; u < r.n_unit; u++)
+        r.unit[u].ceil_gbs = 0;
+    ct_val_diagnose(&r);
+    cr_expect_eq(ct_val_findings(&r), 0);
+    cr_expect_eq(r.n_unknown, r.n_pair);
+    ct_val_report_release(&r);
+}
+
+Test(validate, nic_that_carried_nothing_and_errors)
+{
+    struct ct_val_report r;
+    build(&r, 4, 1, all_fast);
+    r.expect_nic = true;
+    r.unit[1].nic[0].tx_bytes = 0;
+    r.unit[3].nic[0].errors = 7;
+    ct_val_diagnose(&r);
+    cr_assert_eq(count(&r, CT_VALF_PROBE), 2);
+    cr_expect_eq(ct_val_findings(&r), 2);
+    ct_val_report_release(&r);
+}
+
+Test(validate, collectives_against_ceilings)
+{
+    struct ct_val_report r;
+    build(&r, 4, 1, all_fast);
+    r.coll = ct_xcalloc(2, sizeof *r.coll);
+    r.n_coll = 2;
+    snprintf(r.coll[0].coll, sizeof r.coll[0].coll, "allreduce");
+    r.coll[0].ceil_gbs = 1;
+    r.coll[0].busbw = 0.9;
+    snprintf(r.coll[1].coll, sizeof r.coll[1].coll, "allgather");
+    r.coll[1].ceil_gbs = 1;
+    r.coll[1].busbw = 0.5;
+    ct_val_diagnose(&r);
+    cr_expect_eq(r.coll[0].state, CT_VAL_OK);
+    cr_expect_eq(r.coll[1].state, CT_VAL_SLOW);
+    cr_expect_eq(count(&r, CT_VALF_COLL), 1);
+    ct_val_report_release(&r);
+}
+
+Test(validate, ceilings)
+{
+    char f[200];
+    cr_expect_float_eq(ct_val_coll_ceiling("allreduce", 4, 2, 1.0, f, sizeof f), 1.0, 1e-9);
+    /* 4 units x 1 rank: alltoall b (n-1)/(n-1) = b */
+    cr_expect_float_eq(ct_val_coll_ceiling("alltoall", 4, 1, 1.0, f, sizeof f), 1.0, 1e-9);
+    /* 2 units x 2: 1 x 3 / (2 x 2) */
+    cr_expect_float_eq(ct_val_coll_ceiling("alltoall", 2, 2, 1.0, f, sizeof f), 0.75, 1e-9);
+    cr_expect_eq(ct_val_coll_ceiling("allreduce", 4, 1, 0, f, sizeof f), 0);
+    cr_expect(strstr(f, "unknown") != NULL);
+    cr_expect_float_eq(ct_val_efficiency("shm"), 1.0, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("shm+tcp"), 0.9, 1e-9);
+}
+
+Test(validate, expect_from_topology)
+{
+    struct ct_topo *t = ct_topo_new();
+    int i = ct_topo_add_nic(t, "", 0, "eth0");
+    t->nic[i].rate_gbps = 10;
+    snprintf(t->nic[i].oper, sizeof t->nic[i].oper, "up");
+    int l = ct_topo_add_nic(t, "", 0, "lo");
+    t->nic[l].rate_gbps = 100;
+    ct_topo_finalize(t);
+    struct ct_val_unit u = {0};
+    ct_val_expect_unit(t, "tcp", 0, &u);
+    cr_expect_eq(u.n_nic, 1, "loopback is not a NIC to validate");
+    cr_expect_float_eq(u.ceil_gbs, 10 / 8.0 * 0.9, 1e-9);
+    cr_expect(strstr(u.formula, "eth0 10 Gb/s") != NULL, "%s", u.formula);
+    t->nic[ct_topo_find_netdev(t, "eth0")].rate_gbps = 0;
+    ct_val_expect_unit(t, "tcp", 0, &u);
+    cr_expect_eq(u.ceil_gbs, 0);
+    cr_expect(strstr(u.formula, "ceiling unknown") != NULL);
+    ct_val_expect_unit(t, "tcp", 1, &u);
+    cr_expect_float_eq(u.ceil_gbs, 0.1125, 1e-9);
+    ct_topo_free(t);
+}
