@@ -142,6 +142,11 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
             return ct_cmd_fail(cmd, 2, "bad --ifname '%s' (an interface name)", arg);
         o->ifname = arg;
         return 0;
+    case CT_O_PROVIDER:
+        if (!*arg || strlen(arg) >= 64)
+            return ct_cmd_fail(cmd, 2, "bad --provider '%s' (a libfabric provider name)", arg);
+        o->provider = arg;
+        return 0;
     case CT_O_PORT_RANGE: {
         struct ct_err err = {0};
         if (ct_sock_parse_range(arg, &o->port_lo, &o->port_hi, &err) < 0)
@@ -289,6 +294,7 @@ int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_c
     cc.tp.wait = o->wait;
     cc.tp.timeout_ns = cc.timeout_ns;
     cc.tp.ifname = ifname_of(o);
+    cc.tp.provider = o->provider;
     return ct_comm_open(c, boot, &cc, err);
 }
 

@@ -22,6 +22,7 @@ struct ct_opts {
     double timeout_s;      /* --timeout: data path, no progress for this long fails */
     double boot_timeout_s; /* --boot-timeout: bring-up (bootstrap, connection setup) */
     const char *ifname;    /* --ifname, else COLLTUNE_SOCKET_IFNAME */
+    const char *provider;  /* --provider (fabric transport) */
     const char *port_range; /* --port-range, else COLLTUNE_PORT_RANGE */
     int port_lo, port_hi;
 };
@@ -30,7 +31,7 @@ struct ct_opts {
 enum {
     CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
     CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
-    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE
+    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -41,7 +42,7 @@ enum {
         {"ranks-per-node", 1, 0, CT_O_RPN}, {"intra", 1, 0, CT_O_INTRA},                           \
         {"inter", 1, 0, CT_O_INTER}, {"torus", 1, 0, CT_O_TORUS}, {"rails", 1, 0, CT_O_RAILS},     \
         {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
-        {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME},                  \
+        {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
         {"port-range", 1, 0, CT_O_PORT_RANGE}
 
 #define CT_OPTS_HELP                                                                               \
@@ -67,6 +68,8 @@ enum {
     "  --wait auto|spin|block  how idle ranks wait (default auto: block when ranks > cores)\n"     \
     "  --timeout SEC           fail when a peer makes no progress for SEC (default 30)\n"          \
     "  --boot-timeout SEC      fail when ranks have not all met within SEC (default 60)\n"         \
+    "  --provider NAME         libfabric provider for --transport fabric (default: the\n"           \
+    "                          first of verbs;ofi_rxm, efa, tcp;ofi_rxm, tcp, shm, sockets)\n"    \
     "  --ifname IF             publish IF's address (default: the route to the other\n"            \
     "                          hosts; also COLLTUNE_SOCKET_IFNAME)\n"                              \
     "  --port-range LO-HI      listen only on these ports (firewalls; also\n"                      \

@@ -52,6 +52,8 @@ struct ct_tp_cfg {
     enum ct_wait_mode wait;    /* progress policy */
     int64_t timeout_ns;        /* data timeout used by blocking helpers; 0 = default 30 s */
     const char *ifname;        /* tcp: interface to publish; NULL = auto */
+    const char *provider;      /* fabric: libfabric provider; NULL = automatic (or the
+                                  COLLTUNE_FI_PROVIDER environment variable) */
     const unsigned char *peers; /* NULL: serve every peer; else peers[r] != 0 for the ranks
                                    this endpoint connects to (open is still collective) */
     /* loop transport fault injection (tests): act on the k-th message sent by

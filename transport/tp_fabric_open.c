@@ -181,11 +181,11 @@ struct avail_blob {
 };
 
 /* Choose a provider every rank has: *prov gets the candidate's name. */
-static int agree_provider(struct fab_tp *f, bool remote, bool msg_only, char *prov,
-                          struct ct_err *err)
+static int agree_provider(struct fab_tp *f, const struct ct_tp_cfg *cfg, bool remote,
+                          bool msg_only, char *prov, struct ct_err *err)
 {
     struct ct_boot *b = f->base.boot;
-    const char *forced = getenv("COLLTUNE_FI_PROVIDER");
+    const char *forced = cfg && cfg->provider ? cfg->provider : getenv("COLLTUNE_FI_PROVIDER");
     if (forced && !*forced)
         forced = NULL;
     if (forced && strlen(forced) >= PROV_LEN)
@@ -581,7 +581,7 @@ static int setup_run(struct setup *su, const struct ct_tp_cfg *cfg, struct ct_er
     char cand[PROV_LEN], host[48];
     if (b->size > FAB_MAX_RANKS)
         return ct_err_set(err, CT_EUNSUPP, "fabric: at most %d ranks", FAB_MAX_RANKS);
-    CT_TRY(agree_provider(f, remote, msg_only, cand, err));
+    CT_TRY(agree_provider(f, cfg, remote, msg_only, cand, err));
     CT_TRY(choose_addr(b, cfg ? cfg->ifname : NULL, host, sizeof host, err));
     CT_TRY(open_endpoint(f, cfg, cand, remote, msg_only, host, err));
     int lo = 0, hi = 0, port = 0;

@@ -58,4 +58,12 @@ if [ $rc -eq 1 ] && grep -q "provider 'no-such-provider' is not available on ran
 else
     not_ok "unknown provider (exit $rc)"; sed 's/^/#   /' "$TMP/err" | head -4
 fi
+# --provider on the command line (same effect as COLLTUNE_FI_PROVIDER)
+if $COLLTUNE run --local 2 --transport fabric --provider shm -b 8 -e 64K -f 64 -n 2 -w 0 -c 1 \
+    >"$TMP/out" 2>"$TMP/err" && grep -q "Out of bounds values : 0 OK" "$TMP/out"; then
+    ok "--provider shm"
+else
+    not_ok "--provider shm"; sed 's/^/#   /' "$TMP/err" | head -4
+fi
+usage_error "empty --provider" -- $COLLTUNE run --local 2 --transport fabric --provider "" -n 1
 done_testing
