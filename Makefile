@@ -33,7 +33,11 @@ $(eval $(call pkgflags,hwloc,HWLOC))
 $(eval $(call pkgflags,ncursesw,NCURSES))
 $(eval $(call pkgflags,libcurl,CURL))
 $(eval $(call pkgflags,jansson,JANSSON))
-$(eval $(call pkgflags,libfabric,LIBFABRIC))
+# libfabric: headers only; the library is dlopen'ed when the fabric transport is used
+ifeq ($(call have,libfabric),1)
+  HAVE_FLAGS += -DHAVE_LIBFABRIC=1
+  PKG_CFLAGS += $(shell pkg-config --cflags libfabric)
+endif
 $(eval $(call pkgflags,libibverbs,IBVERBS))
 $(eval $(call pkgflags,pmix,PMIX))
 

@@ -12,10 +12,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* libfabric's exported functions go through dlopen (transport/fabric_dl.c): rename them
+ * before the headers declare them, so their inline helpers call ours too. */
+#ifndef CT_FABRIC_DL_IMPL
+#define fi_getinfo ct_fi_getinfo
+#define fi_freeinfo ct_fi_freeinfo
+#define fi_dupinfo ct_fi_dupinfo
+#define fi_fabric ct_fi_fabric
+#define fi_strerror ct_fi_strerror
+#endif
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include "tp.h"
+
+/* The loader and the renamed entry points. */
+int ct_fi_load(struct ct_err *err);
+int ct_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+                  const struct fi_info *hints, struct fi_info **info);
+void ct_fi_freeinfo(struct fi_info *info);
+struct fi_info *ct_fi_dupinfo(const struct fi_info *info);
+int ct_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+const char *ct_fi_strerror(int errnum);
 
 /*
  * Tag of one piece: | sender rank (24 bits) | piece sequence number (40 bits) |. The sequence

@@ -20,11 +20,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
 
 #include "../lib/clock.h"
 #include "boot.h"
@@ -920,6 +915,7 @@ static void fab_close(struct ct_tp *tp)
 static int fab_open(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct ct_boot *boot,
                     struct ct_err *err)
 {
+    CT_TRY(ct_fi_load(err));
     struct fab_tp *f = ct_xcalloc(1, sizeof *f);
     f->base.ops = &ct_tp_fabric_ops;
     f->base.rank = boot->rank;

@@ -16,11 +16,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 
 #include "../lib/clock.h"
 #include "../lib/sock.h"
