@@ -161,9 +161,9 @@ static int connect_root(const char *list, int64_t deadline, char *used, size_t u
 
 static void msg_encode(unsigned char *out, uint32_t kind, uint64_t len)
 {
-    ct_boot_put32(out, MSG_MAGIC);
-    ct_boot_put32(out + 4, kind);
-    ct_boot_put64(out + 8, len);
+    ct_put32(out, MSG_MAGIC);
+    ct_put32(out + 4, kind);
+    ct_put64(out + 8, len);
 }
 
 static const char *host_of(const struct ct_boot *b, int r)
@@ -199,9 +199,9 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
     if (ct_sock_read_all(fd, hdr, sizeof hdr, dl, err) < 0)
         return ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, from,
                            host_of(b, from));
-    uint32_t kind = ct_boot_get32(hdr + 4);
-    uint64_t len = ct_boot_get64(hdr + 8);
-    if (ct_boot_get32(hdr) != MSG_MAGIC || (kind != MSG_DATA && kind != MSG_ABORT))
+    uint32_t kind = ct_get32(hdr + 4);
+    uint64_t len = ct_get64(hdr + 8);
+    if (ct_get32(hdr) != MSG_MAGIC || (kind != MSG_DATA && kind != MSG_ABORT))
         return ct_err_set(err, CT_EPEER, "bootstrap %s #%lu: rank %d (%s) sent a bad header", what,
                           t->op, from, host_of(b, from));
     if (kind == MSG_ABORT && b->rank != 0 && len < ABORT_MAX) {

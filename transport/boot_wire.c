@@ -12,19 +12,19 @@
 void ct_boot_hello_encode(const struct ct_boot_hello *h, unsigned char out[CT_BOOT_HELLO_BYTES])
 {
     memset(out, 0, CT_BOOT_HELLO_BYTES);
-    ct_boot_put32(out, CT_BOOT_HELLO_MAGIC);
+    ct_put32(out, CT_BOOT_HELLO_MAGIC);
     out[4] = CT_BOOT_HELLO_VERSION;
     out[5] = h->kind;
-    ct_boot_put16(out + 6, h->flags);
-    ct_boot_put16(out + 8, h->status);
-    ct_boot_put32(out + 12, h->rank);
-    ct_boot_put32(out + 16, h->size);
-    ct_boot_put32(out + 20, h->pid);
-    ct_boot_put64(out + 24, h->job_id);
+    ct_put16(out + 6, h->flags);
+    ct_put16(out + 8, h->status);
+    ct_put32(out + 12, h->rank);
+    ct_put32(out + 16, h->size);
+    ct_put32(out + 20, h->pid);
+    ct_put64(out + 24, h->job_id);
     memcpy(out + 32, h->token, CT_BOOT_TOKEN_BYTES);
     size_t hl = strnlen(h->host, CT_BOOT_HOST_BYTES - 1);
     memcpy(out + 48, h->host, hl);
-    ct_boot_put32(out + 124, ct_boot_fnv1a(out, 124));
+    ct_put32(out + 124, ct_fnv1a(out, 124));
 }
 
 static int zeros(const unsigned char *p, size_t n)
@@ -38,11 +38,11 @@ static int zeros(const unsigned char *p, size_t n)
 int ct_boot_hello_decode(const unsigned char in[CT_BOOT_HELLO_BYTES], struct ct_boot_hello *h,
                          struct ct_err *err)
 {
-    uint32_t magic = ct_boot_get32(in);
+    uint32_t magic = ct_get32(in);
     if (magic != CT_BOOT_HELLO_MAGIC)
         return ct_err_set(err, CT_EPEER, "bad bootstrap hello: magic 0x%08x (expected 0x%08x)",
                           magic, CT_BOOT_HELLO_MAGIC);
-    if (ct_boot_get32(in + 124) != ct_boot_fnv1a(in, 124))
+    if (ct_get32(in + 124) != ct_fnv1a(in, 124))
         return ct_err_set(err, CT_EPEER, "bad bootstrap hello: checksum mismatch");
     if (in[4] != CT_BOOT_HELLO_VERSION)
         return ct_err_set(err, CT_EPEER, "bad bootstrap hello: version %u (expected %u)", in[4],
@@ -51,12 +51,12 @@ int ct_boot_hello_decode(const unsigned char in[CT_BOOT_HELLO_BYTES], struct ct_
         return ct_err_set(err, CT_EPEER, "bad bootstrap hello: reserved bytes are not zero");
     memset(h, 0, sizeof *h);
     h->kind = in[5];
-    h->flags = ct_boot_get16(in + 6);
-    h->status = ct_boot_get16(in + 8);
-    h->rank = ct_boot_get32(in + 12);
-    h->size = ct_boot_get32(in + 16);
-    h->pid = ct_boot_get32(in + 20);
-    h->job_id = ct_boot_get64(in + 24);
+    h->flags = ct_get16(in + 6);
+    h->status = ct_get16(in + 8);
+    h->rank = ct_get32(in + 12);
+    h->size = ct_get32(in + 16);
+    h->pid = ct_get32(in + 20);
+    h->job_id = ct_get64(in + 24);
     memcpy(h->token, in + 32, CT_BOOT_TOKEN_BYTES);
     if (h->kind < CT_BOOT_HELLO || h->kind > CT_BOOT_REJECT)
         return ct_err_set(err, CT_EPEER, "bad bootstrap hello: kind %u", h->kind);

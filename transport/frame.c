@@ -4,56 +4,7 @@
 
 #include <string.h>
 
-/* Little-endian field access, independent of host byte order and alignment. */
-static void put16(unsigned char *p, uint16_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint16_t get16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* FNV-1a over the header bytes before the checksum field. */
-static uint32_t checksum(const unsigned char *p, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 16777619u;
-    }
-    return h;
-}
+#include "../lib/wire.h"
 
 static int all_zero(const unsigned char *p, size_t n)
 {
@@ -72,36 +23,36 @@ static int all_zero(const unsigned char *p, size_t n)
 void ct_frame_encode(const struct ct_frame *f, unsigned char out[CT_FRAME_BYTES])
 {
     memset(out, 0, CT_FRAME_BYTES);
-    put32(out, CT_FRAME_MAGIC);
+    ct_put32(out, CT_FRAME_MAGIC);
     out[4] = CT_FRAME_VERSION;
-    put16(out + 6, f->stream);
-    put32(out + 8, f->job);
-    put32(out + 12, f->len);
-    put64(out + 16, f->seq);
-    put64(out + 24, f->offset);
-    put64(out + 32, f->total);
-    put32(out + 44, checksum(out, 44));
+    ct_put16(out + 6, f->stream);
+    ct_put32(out + 8, f->job);
+    ct_put32(out + 12, f->len);
+    ct_put64(out + 16, f->seq);
+    ct_put64(out + 24, f->offset);
+    ct_put64(out + 32, f->total);
+    ct_put32(out + 44, ct_fnv1a(out, 44));
 }
 
 int ct_frame_decode(const unsigned char in[CT_FRAME_BYTES], struct ct_frame *f, struct ct_err *err)
 {
-    uint32_t magic = get32(in);
+    uint32_t magic = ct_get32(in);
     if (magic != CT_FRAME_MAGIC)
         return ct_err_set(err, CT_EPEER, "bad frame: magic 0x%08x (expected 0x%08x)", magic,
                           CT_FRAME_MAGIC);
-    if (get32(in + 44) != checksum(in, 44))
+    if (ct_get32(in + 44) != ct_fnv1a(in, 44))
         return ct_err_set(err, CT_EPEER, "bad frame: header checksum mismatch");
     if (in[4] != CT_FRAME_VERSION)
         return ct_err_set(err, CT_EPEER, "bad frame: version %u (expected %u)", in[4],
                           CT_FRAME_VERSION);
     if (in[5] || !all_zero(in + 40, 4))
         return ct_err_set(err, CT_EPEER, "bad frame: reserved bytes are not zero");
-    f->stream = get16(in + 6);
-    f->job = get32(in + 8);
-    f->len = get32(in + 12);
-    f->seq = get64(in + 16);
-    f->offset = get64(in + 24);
-    f->total = get64(in + 32);
+    f->stream = ct_get16(in + 6);
+    f->job = ct_get32(in + 8);
+    f->len = ct_get32(in + 12);
+    f->seq = ct_get64(in + 16);
+    f->offset = ct_get64(in + 24);
+    f->total = ct_get64(in + 32);
     if (f->stream >= CT_FRAME_MAX_STREAMS)
         return ct_err_set(err, CT_EPEER, "bad frame: stream %u (limit %d)", f->stream,
                           CT_FRAME_MAX_STREAMS);
@@ -151,26 +102,26 @@ int ct_frame_check(const struct ct_frame *got, const struct ct_frame *want, stru
 void ct_hello_encode(const struct ct_hello *h, unsigned char out[CT_HELLO_BYTES])
 {
     memset(out, 0, CT_HELLO_BYTES);
-    put32(out, CT_HELLO_MAGIC);
+    ct_put32(out, CT_HELLO_MAGIC);
     out[4] = CT_HELLO_VERSION;
     out[5] = h->kind;
-    put16(out + 6, h->stream);
-    put16(out + 8, h->nstreams);
-    put32(out + 12, h->from);
-    put32(out + 16, h->to);
-    put32(out + 20, h->size);
-    put64(out + 24, h->job_id);
+    ct_put16(out + 6, h->stream);
+    ct_put16(out + 8, h->nstreams);
+    ct_put32(out + 12, h->from);
+    ct_put32(out + 16, h->to);
+    ct_put32(out + 20, h->size);
+    ct_put64(out + 24, h->job_id);
     memcpy(out + 32, h->token, CT_HELLO_TOKEN_BYTES);
-    put32(out + 60, checksum(out, 60));
+    ct_put32(out + 60, ct_fnv1a(out, 60));
 }
 
 int ct_hello_decode(const unsigned char in[CT_HELLO_BYTES], struct ct_hello *h, struct ct_err *err)
 {
-    uint32_t magic = get32(in);
+    uint32_t magic = ct_get32(in);
     if (magic != CT_HELLO_MAGIC)
         return ct_err_set(err, CT_EPEER, "bad handshake: magic 0x%08x (expected 0x%08x)", magic,
                           CT_HELLO_MAGIC);
-    if (get32(in + 60) != checksum(in, 60))
+    if (ct_get32(in + 60) != ct_fnv1a(in, 60))
         return ct_err_set(err, CT_EPEER, "bad handshake: checksum mismatch");
     if (in[4] != CT_HELLO_VERSION)
         return ct_err_set(err, CT_EPEER, "bad handshake: version %u (expected %u)", in[4],
@@ -178,12 +129,12 @@ int ct_hello_decode(const unsigned char in[CT_HELLO_BYTES], struct ct_hello *h, 
     if (!all_zero(in + 10, 2) || !all_zero(in + 48, 12))
         return ct_err_set(err, CT_EPEER, "bad handshake: reserved bytes are not zero");
     h->kind = in[5];
-    h->stream = get16(in + 6);
-    h->nstreams = get16(in + 8);
-    h->from = get32(in + 12);
-    h->to = get32(in + 16);
-    h->size = get32(in + 20);
-    h->job_id = get64(in + 24);
+    h->stream = ct_get16(in + 6);
+    h->nstreams = ct_get16(in + 8);
+    h->from = ct_get32(in + 12);
+    h->to = ct_get32(in + 16);
+    h->size = ct_get32(in + 20);
+    h->job_id = ct_get64(in + 24);
     memcpy(h->token, in + 32, CT_HELLO_TOKEN_BYTES);
     if (h->kind != CT_HELLO_CONNECT && h->kind != CT_HELLO_ACCEPT)
         return ct_err_set(err, CT_EPEER, "bad handshake: kind %u", h->kind);
