@@ -21,36 +21,6 @@ static int exists(const char *root, const char *rel)
     return stat(ct_path_cat(path, sizeof path, root, rel), &st) == 0;
 }
 
-static size_t names(const char *root, const char *rel, char ***out)
-{
-    char path[4200];
-    DIR *d = opendir(ct_path_cat(path, sizeof path, root, rel));
-    size_t n = 0;
-    char **v = NULL;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        v = ct_xrealloc(v, (n + 1) * sizeof *v);
-        v[n++] = ct_xstrdup(e->d_name);
-    }
-    if (d)
-        closedir(d);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && ct_natcmp(v[j - 1], v[j]) > 0; j--) {
-            char *x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    *out = v;
-    return n;
-}
-
-static void free_names(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
 
 /* "4: ACTIVE" -> 4 and "ACTIVE". */
 static void state_pair(const char *s, int *num, char *str, size_t len)
@@ -131,7 +101,7 @@ static void rdma_device(struct ct_topo *t, const char *root, const char *name)
     }
     int pci = ct_sysfs_pci_chain(t, root, dir);
     char **ports;
-    size_t np = names(root, ct_path_cat(pdir, sizeof pdir, dir, "ports"), &ports);
+    size_t np = ct_sysfs_list(root, ct_path_cat(pdir, sizeof pdir, dir, "ports"), &ports);
     if (!np)
         ct_topo_note(t, "sysfs: RDMA device '%s' has no ports", name);
     for (size_t k = 0; k < np; k++) {
@@ -146,7 +116,7 @@ static void rdma_device(struct ct_topo *t, const char *root, const char *name)
         port_attrs(t, i, root, ct_path_cat(pdir, sizeof pdir, dir, sub));
         rdma_dev_attrs(t, i, root, dir, pci);
     }
-    free_names(ports, np);
+    ct_sysfs_list_free(ports, np);
 }
 
 /* Attach a network interface to the RDMA port on the same PCI function, if any. */
@@ -247,17 +217,17 @@ int ct_src_sysfs(struct ct_topo *t, const struct ct_probe_cfg *cfg, struct ct_er
         CT_TRY(ct_sysfs_cpus(t, root));
     CT_TRY(ct_sysfs_pci_scan(t, root));
     char **v;
-    size_t n = names(root, "sys/class/infiniband", &v);
+    size_t n = ct_sysfs_list(root, "sys/class/infiniband", &v);
     for (size_t i = 0; i < n; i++)
         rdma_device(t, root, v[i]);
-    free_names(v, n);
+    ct_sysfs_list_free(v, n);
     if (!n)
         ct_topo_note(t, "sysfs: no RDMA device (no /sys/class/infiniband entries)");
     char skipped[1024] = "";
-    n = names(root, "sys/class/net", &v);
+    n = ct_sysfs_list(root, "sys/class/net", &v);
     for (size_t i = 0; i < n; i++)
         net_device(t, root, v[i], skipped, sizeof skipped);
-    free_names(v, n);
+    ct_sysfs_list_free(v, n);
     if (skipped[0])
         ct_topo_note(t, "sysfs: virtual network interfaces not listed: %s", skipped);
     return 0;

@@ -105,8 +105,7 @@ int ct_sysfs_resolve(const char *root, const char *rel, char *out, size_t len)
     return 0;
 }
 
-/* Sorted (natural order) entries of a directory under root; caller frees each and the array. */
-static size_t list_dir(const char *root, const char *rel, char ***out)
+size_t ct_sysfs_list(const char *root, const char *rel, char ***out)
 {
     char path[4096];
     join(path, sizeof path, root, rel);
@@ -131,7 +130,7 @@ static size_t list_dir(const char *root, const char *rel, char ***out)
     return n;
 }
 
-static void free_list(char **v, size_t n)
+void ct_sysfs_list_free(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(v[i]);
@@ -152,7 +151,7 @@ static long read_long(const char *root, const char *rel, int base, long def)
 static void numa_nodes(struct ct_topo *t, const char *root)
 {
     char **v, rel[512], buf[4096];
-    size_t n = list_dir(root, "sys/devices/system/node", &v);
+    size_t n = ct_sysfs_list(root, "sys/devices/system/node", &v);
     for (size_t i = 0; i < n; i++) {
         long id;
         if (strncmp(v[i], "node", 4) || ct_parse_long(v[i] + 4, 10, &id) < 0)
@@ -174,13 +173,13 @@ static void numa_nodes(struct ct_topo *t, const char *root)
             t->numa[k].n_dist = (size_t)nd;
         }
     }
-    free_list(v, n);
+    ct_sysfs_list_free(v, n);
 }
 
 static void packages(struct ct_topo *t, const char *root)
 {
     char **v, rel[512], model[256] = "";
-    size_t n = list_dir(root, "sys/devices/system/cpu", &v);
+    size_t n = ct_sysfs_list(root, "sys/devices/system/cpu", &v);
     char *info = NULL;
     size_t len;
     join(rel, sizeof rel, root, "proc/cpuinfo");
@@ -230,7 +229,7 @@ static void packages(struct ct_topo *t, const char *root)
         free(t->pkg[k].cpus);
         t->pkg[k].cpus = w;
     }
-    free_list(v, n);
+    ct_sysfs_list_free(v, n);
     for (size_t j = 0; j < t->n_pkg; j++) { /* "0 1 2" -> "0-2" */
         char *l = ct_cpus_from_words(t->pkg[j].cpus);
         free(t->pkg[j].cpus);
@@ -320,7 +319,7 @@ static int interesting(uint32_t cls, uint16_t vendor)
 int ct_sysfs_pci_scan(struct ct_topo *t, const char *root)
 {
     char **v, rel[512], dev[4096];
-    size_t n = list_dir(root, "sys/bus/pci/devices", &v);
+    size_t n = ct_sysfs_list(root, "sys/bus/pci/devices", &v);
     for (size_t i = 0; i < n; i++) {
         snprintf(rel, sizeof rel, "sys/bus/pci/devices/%s/class", v[i]);
         uint32_t cls = (uint32_t)read_long(root, rel, 16, 0);
@@ -341,6 +340,6 @@ int ct_sysfs_pci_scan(struct ct_topo *t, const char *root)
             t->gpu[g].device = x->device;
         }
     }
-    free_list(v, n);
+    ct_sysfs_list_free(v, n);
     return 0;
 }
