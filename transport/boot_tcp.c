@@ -226,6 +226,24 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
 
 /* ---------------------------------------------------------------- collectives */
 
+/* A rank other than skip whose connection to the root is closed (its process died), or -1.
+ * Used to blame the dead rank, not a live one that was only slowed down by it. */
+static int closed_rank(struct boot_tcp *t, int skip)
+{
+    for (int r = 1; r < t->b.size; r++) {
+        if (r == skip || t->fds[r] < 0)
+            continue;
+        struct pollfd p = {t->fds[r], POLLIN | POLLRDHUP, 0};
+        if (poll(&p, 1, 0) <= 0)
+            continue;
+        char c;
+        if ((p.revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
+            recv(t->fds[r], &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+            return r;
+    }
+    return -1;
+}
+
 static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, void *all,
                               const char *what, struct ct_err *err)
 {
@@ -246,7 +264,13 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
                 rc = ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, r,
                                  host_of(bb, r));
             if (rc < 0) {
-                root_abort(t, r, err ? err->msg : "a rank failed");
+                int dead = closed_rank(t, r);
+                if (dead > 0) /* rank r likely waited on the dead one: name the dead one */
+                    rc = ct_err_set(err, CT_EPEER,
+                                    "bootstrap %s #%lu: rank %d (%s): connection closed "
+                                    "(while waiting for rank %d)",
+                                    what, t->op, dead, host_of(bb, dead), r);
+                root_abort(t, dead > 0 ? dead : r, err ? err->msg : "a rank failed");
                 return rc;
             }
         }
