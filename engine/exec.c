@@ -21,7 +21,6 @@ struct ct_exec_group {
     uint32_t head, inflight; /* ring of posted requests */
     uint32_t remaining;   /* slices not yet retired */
     struct ct_req *ring;  /* depth requests */
-    uint32_t *slot_op;    /* op index of each ring slot (into order) */
 };
 
 void ct_exec_init(struct ct_exec *x)
@@ -33,7 +32,6 @@ void ct_exec_release(struct ct_exec *x)
 {
     free(x->groups);
     free(x->reqs);
-    free(x->slots);
     free(x->order);
     ct_exec_init(x);
 }
@@ -62,9 +60,7 @@ static void grow(struct ct_exec *x, uint32_t nops, int depth)
     size_t need = x->gcap * (size_t)depth;
     if (need > x->reqcap) {
         free(x->reqs);
-        free(x->slots);
         x->reqs = ct_xcalloc(need, sizeof *x->reqs);
-        x->slots = ct_xcalloc(need, sizeof *x->slots);
         x->reqcap = need;
     }
 }
@@ -93,7 +89,6 @@ static int post(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
                                 err);
         if (rc < 0)
             return rc;
-        g->slot_op[slot] = oi;
         g->inflight++;
         if (++g->cur_slice == nslices(op->bytes, a->chunk)) {
             g->cur++;
@@ -143,7 +138,6 @@ static uint32_t make_groups(struct ct_exec *x, const struct ct_sched *s, uint32_
             g->peer = op->peer;
             g->is_send = is_send;
             g->ring = x->reqs + (size_t)gi * (size_t)a->depth;
-            g->slot_op = x->slots + (size_t)gi * (size_t)a->depth;
         }
         x->groups[gi].nops++;
         x->groups[gi].remaining += nslices(op->bytes, a->chunk);

@@ -22,7 +22,6 @@ struct ct_exec {
     size_t gcap;
     size_t opcap;
     struct ct_req *reqs; /* depth requests per group */
-    uint32_t *slots;     /* op index of each posted request */
     size_t reqcap;
     uint32_t *order;
     size_t ordcap;
