@@ -24,6 +24,7 @@
 #include "transport/boot.h"
 #include "transport/frame.h"
 #include "transport/tp.h"
+#include "tests/transport/tp_check.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
@@ -180,61 +181,6 @@ static void expect_all_ok(const struct job *j, double timeout_s)
 
 /* ---------------------------------------------------------------- helpers in ranks */
 
-/* Drive until every request is done, checking per-group FIFO completion: group[i] names the
- * (peer, direction) of reqs[i]; within a group, requests complete in posting order. */
-static int drive(struct rank_ctx *c, struct ct_req *reqs, const int *group, int nreq,
-                 int64_t timeout_ns, struct ct_err *err)
-{
-    int64_t deadline = ct_now_ns() + timeout_ns;
-    for (;;) {
-        int rc = c->tp->ops->progress(c->tp, err);
-        if (rc < 0)
-            return rc;
-        int all = 1;
-        for (int i = 0; i < nreq; i++) {
-            if (!reqs[i].done) {
-                all = 0;
-                continue;
-            }
-            for (int k = 0; k < i; k++)
-                if (group[k] == group[i] && !reqs[k].done)
-                    return ct_err_set(err, CT_EINVAL, "request %d done before request %d", i, k);
-        }
-        if (all)
-            return 0;
-        if (ct_now_ns() > deadline)
-            return ct_tp_timeout_error(c->tp, "test", timeout_ns, err);
-        if (rc == 0)
-            CT_TRY(c->tp->ops->wait(c->tp, SEC / 100, err));
-    }
-}
-
-static unsigned char pattern(int src, int dst, int idx, size_t i)
-{
-    uint32_t x = (uint32_t)i * 2654435761u ^ (uint32_t)(src << 20 | dst << 12 | idx);
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    return (unsigned char)(x >> 24);
-}
-
-static float fsend(int src, int dst, int idx, size_t i)
-{
-    return (float)((i * 7 + (size_t)src * 3 + (size_t)dst + (size_t)idx) % 1000);
-}
-
-static float fmine(int me, size_t i)
-{
-    return (float)((i * 5 + (size_t)me) % 1000);
-}
-
-static void sum_f32(void *dst, const void *a, const void *b, size_t n)
-{
-    float *d = dst;
-    const float *x = a, *y = b;
-    for (size_t i = 0; i < n; i++)
-        d[i] = x[i] + y[i];
-}
-
 /* ---------------------------------------------------------------- exchange */
 
 enum kind { PLAIN, REDUCE, REDUCE_INPLACE };
@@ -358,7 +304,7 @@ static int sc_exchange(struct rank_ctx *c)
             if (c->tp->ops->isend(c->tp, p, buf[k + 1], bytes, &reqs[k + 1], &err) < 0)
                 FAIL("isend: %s", err.msg);
         }
-    if (drive(c, reqs, group, k, 20 * SEC, &err) < 0)
+    if (tp_drive(c->tp, reqs, group, k, 20 * SEC, &err) < 0)
         FAIL("drive: %s", err.msg);
     k = 0;
     for (int p = 0; p < n; p++)
