@@ -10,6 +10,7 @@
 #include "../engine/bench.h"
 #include "../engine/monitor.h"
 #include "../engine/pairs.h"
+#include "../engine/stats.h"
 #include "../engine/validate.h"
 #include "../lib/clock.h"
 #include "../output/validate_report.h"
@@ -39,7 +40,7 @@ static const char *const validate_help =
     "  --json FILE             write the colltune-validate/1 report ('-' = stdout)\n"
     "  --p2p-size SIZE         bytes per pair exchange (default 4M)\n"
     "  --coll-size SIZE        bytes per collective (default 16M)\n"
-    "  --iters N               timed repetitions per measurement (default 3)\n"
+    "  --iters N               timed repetitions per measurement; the median counts (default 3)\n"
     "  --no-coll               pairs only (skip the collectives)\n"
     "  --sysfs-root DIR        probe and count NICs under DIR (a captured sysfs tree)\n"
     CT_OPTS_HELP
@@ -189,25 +190,34 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     int rc = 0;
     for (int i = 0; rc == 0 && i < 2; i++)
         rc = ct_exec_run(ex, c, &bw, &a, err);
-    int64_t t0 = ct_now_ns();
-    for (int i = 0; rc == 0 && i < iters; i++)
+    /* each repetition timed alone; the median rate and latency stand for the pair, so one
+     * preempted repetition on a busy host does not decide the verdict */
+    const int nlat = 20;
+    double *rate = ct_xcalloc((size_t)iters, sizeof *rate), lus[20];
+    int nr = 0, nl = 0;
+    for (int i = 0; rc == 0 && i < iters; i++) {
+        int64_t t0 = ct_now_ns();
         rc = ct_exec_run(ex, c, &bw, &a, err);
-    int64_t t1 = ct_now_ns();
+        rate[nr++] = (double)bytes / (double)(ct_now_ns() - t0);
+    }
     for (int i = 0; rc == 0 && i < 3; i++)
         rc = ct_exec_run(ex, c, &lat, &a, err);
-    int64_t t2 = ct_now_ns();
-    const int nlat = 20;
-    for (int i = 0; rc == 0 && i < nlat; i++)
+    for (int i = 0; rc == 0 && i < nlat; i++) {
+        int64_t t0 = ct_now_ns();
         rc = ct_exec_run(ex, c, &lat, &a, err);
-    int64_t t3 = ct_now_ns();
+        lus[nl++] = (double)(ct_now_ns() - t0) / 1e3 / 2;
+    }
     ct_sched_release(&bw);
     ct_sched_release(&lat);
-    if (rc < 0)
-        return rc;
-    w->gbs = (double)bytes * iters / (double)(t1 - t0);
-    w->lat_us = (double)(t3 - t2) / 1e3 / nlat / 2;
-    (void)t2;
-    return 0;
+    if (rc == 0) {
+        struct ct_stats st;
+        ct_stats_compute(rate, nr, &st);
+        w->gbs = st.median;
+        ct_stats_compute(lus, nl, &st);
+        w->lat_us = st.median;
+    }
+    free(rate);
+    return rc < 0 ? rc : 0;
 }
 
 /* NIC counter deltas between two samples, busiest first (loopback left out). */
