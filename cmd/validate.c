@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine/bench.h"
 #include "../engine/monitor.h"
@@ -13,6 +14,7 @@
 #include "../engine/stats.h"
 #include "../engine/validate.h"
 #include "../lib/clock.h"
+#include "../output/svg.h"
 #include "../output/validate_report.h"
 #include "../probe/topo.h"
 #include "cmd.h"
@@ -166,6 +168,9 @@ static void layout_build(const struct ct_boot *b, struct layout *l)
     l->my_unit = l->unit_of[b->rank];
 }
 
+#define CHUNK (128u << 10)   /* pair exchanges move this much per transport message */
+#define CALIB_NS 30000000LL /* one host: copy for 30 ms to find the ceiling */
+
 /* Pair exchange: both directions at once, then a small ping-pong for latency. */
 static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, void *rb,
                     uint64_t bytes, int iters, struct wire *w, struct ct_err *err)
@@ -185,7 +190,7 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
             ct_sched_recv(&lat, peer, ct_loc(CT_BUF_RECV, 0), 8);
     }
     ct_sched_finish(&lat);
-    struct ct_exec_args a = {{sb, rb, NULL}, NULL, 128 << 10, 4, 1};
+    struct ct_exec_args a = {{sb, rb, NULL}, NULL, CHUNK, 4, 1};
     /* warmup: meets the partner and opens the TCP window (slow start) */
     int rc = 0;
     for (int i = 0; rc == 0 && i < 2; i++)
@@ -390,9 +395,11 @@ static void report_init(struct run *R)
         x->first_rank = lead;
         for (int q = 0; q < b->size; q++)
             x->nranks += R->l.unit_of[q] == u;
-        ct_val_expect_unit(R->topo[u], tp, R->x->link_gbps, x);
+        ct_val_expect_unit(R->topo[u], tp,
+                           ct_val_efficiency(tp, R->x->base.eff, R->x->base.n_eff),
+                           R->x->link_gbps, x);
         if (!R->l.by_host && R->x->link_gbps <= 0) {
-            x->ceil_gbs = 0;
+            x->ceil_gbs = 0; /* measured by calibrate_copy() */
             snprintf(x->formula, sizeof x->formula, "ceiling unknown: ranks of one host talk "
                      "through %s (state it with --link-gbps or --baseline)", tp);
         }
@@ -410,6 +417,61 @@ static void report_init(struct run *R)
                                    r->unit[het.diffs[d].host].name, het.diffs[d].what);
         ct_hetero_release(&het);
     }
+}
+
+/*
+ * Ranks of one host with no stated rate: the ceiling of a pair is what a memory copy of the
+ * pair's size reaches on this host when every rank copies at once (a shared-memory exchange
+ * is one copy per direction, and a round runs every pair at once): each rank copies for
+ * CALIB_NS (after one copy that faults the pages in) and takes its mean rate; rank 0 takes each rank's
+ * rate x its CPU share (when ranks outnumber CPUs) x the shm efficiency as its ceiling.
+ */
+/* A copy in the exchange's chunks (the executor moves CHUNK bytes at a time; one memcpy of
+ * the whole buffer would take glibc's non-temporal path and measure something else). */
+static void copy_chunked(void *dst, const void *src, uint64_t bytes)
+{
+    for (uint64_t o = 0; o < bytes; o += CHUNK)
+        memcpy((char *)dst + o, (const char *)src + o, bytes - o < CHUNK ? bytes - o : CHUNK);
+}
+
+static int calibrate_copy(struct run *R, void *sb, void *rb, struct ct_err *err)
+{
+    uint64_t bytes = R->x->p2p_bytes;
+    int size = R->boot->size;
+    double *all = NULL, mine = 0;
+    int rc = ct_boot_barrier(R->boot, err);
+    copy_chunked(rb, sb, bytes); /* faults the pages in */
+    /* copy for a window long enough that every rank's copies overlap the others' */
+    int64_t t0 = ct_now_ns(), t = t0;
+    uint64_t k = 0;
+    while (rc == 0 && (k < 3 || t - t0 < CALIB_NS)) {
+        copy_chunked(rb, sb, bytes);
+        k++;
+        t = ct_now_ns();
+    }
+    if (rc == 0) {
+        mine = (double)bytes * (double)k / (double)(t - t0);
+        all = ct_xcalloc((size_t)size, sizeof *all);
+        rc = ct_boot_allgather(R->boot, &mine, sizeof mine, all, err);
+    }
+    /* more ranks than CPUs: a rank has the CPU for cpus/ranks of the time */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double share = cpus > 0 && cpus < R->boot->local_size ? (double)cpus / R->boot->local_size
+                                                          : 1.0;
+    double eff = ct_val_efficiency("shm", R->x->base.eff, R->x->base.n_eff);
+    char sz[32], over[64] = "";
+    ct_svg_fmt_bytes(sz, sizeof sz, (double)bytes);
+    if (share < 1)
+        snprintf(over, sizeof over, " x %ld/%d CPUs", cpus, R->boot->local_size);
+    for (size_t u = 0; rc == 0 && R->boot->rank == 0 && u < R->rep.n_unit; u++) {
+        struct ct_val_unit *x = &R->rep.unit[u];
+        x->ceil_gbs = all[x->first_rank] * share * eff;
+        snprintf(x->formula, sizeof x->formula, "memcpy %s measured %.3f GB/s (%d ranks copying "
+                 "at once)%s x %.2f (shm) = %.3f GB/s", sz, all[x->first_rank], size, over, eff,
+                 x->ceil_gbs);
+    }
+    free(all);
+    return rc;
 }
 
 /* The pair rounds. Returns 0, or < 0 when the job broke (rank 0: *dead set when known). */
@@ -430,6 +492,8 @@ static int run_pairs(struct run *R, int *dead, struct ct_err *err)
     int rc = sb && rb ? 0 : -1;
     if (sb)
         memset(sb, 1, x->p2p_bytes);
+    if (rc == 0 && !R->l.by_host && x->link_gbps <= 0)
+        rc = calibrate_copy(R, sb, rb, err);
     for (int round = 0; rc == 0 && round < R->pp.rounds; round++) {
         struct wire w;
         memset(&w, 0, sizeof w);
@@ -479,6 +543,10 @@ static int run_colls(struct run *R, struct ct_err *err)
         for (size_t u = 0; u < R->rep.n_unit; u++)
             if (u == 0 || R->rep.unit[u].ceil_gbs < bott)
                 bott = R->rep.unit[u].ceil_gbs;
+        /* one host, no stated rate: a pair's memcpy ceiling says nothing about a collective
+         * (reductions, cache-sized working sets), so its ceiling stays unknown */
+        if (!R->l.by_host && R->x->link_gbps <= 0)
+            bott = 0;
     }
     for (size_t i = 0; rc == 0 && i < sizeof colls / sizeof colls[0]; i++) {
         const struct ct_coll_desc *d = ct_coll_desc(colls[i]);

@@ -19,9 +19,16 @@
 enum ct_val_state { CT_VAL_OK, CT_VAL_SLOW, CT_VAL_FAILED, CT_VAL_UNKNOWN };
 const char *ct_val_state_name(enum ct_val_state s); /* "ok", "slow", "failed", "unknown" */
 
-/* Expected fraction of a path's rate a transport reaches (shm 1.0, tcp 0.9, ...). The
- * table's default for an unknown kind is 0.9. */
-double ct_val_efficiency(const char *transport);
+/* An efficiency stated by a baseline file for one transport kind ("tcp", "shm", ...). */
+struct ct_val_eff {
+    char kind[16];
+    double eff; /* (0, 1] */
+};
+
+/* Expected fraction of a path's rate a transport reaches (shm 1.0, tcp 0.9, ...): the
+ * overrides first (n_over of them, may be 0), then the table; 0.9 for an unknown kind. For
+ * "shm+tcp" the lowest of the kinds named applies. */
+double ct_val_efficiency(const char *transport, const struct ct_val_eff *over, size_t n_over);
 
 struct ct_val_nic {
     char name[32];    /* "eth0", "mlx5_0:1" */
@@ -113,13 +120,13 @@ size_t ct_val_report_find(struct ct_val_report *r, enum ct_val_find_kind k, int 
 
 /*
  * Fill u's NICs and point-to-point ceiling from its topology: the usable NIC ports (up, not
- * loopback), their line rate x the transport's efficiency; the unit's ceiling is the best NIC's
+ * loopback), their line rate x eff (the transport's efficiency, ct_val_efficiency); the unit's ceiling is the best NIC's
  * (one TCP route). link_gbps > 0 states the rate where the probe cannot (or overrides it).
  * Ports the probe flags (down, degraded) are marked. With no known rate, ceil_gbs is 0 and the
  * formula says "ceiling unknown".
  */
-void ct_val_expect_unit(const struct ct_topo *t, const char *transport, double link_gbps,
-                        struct ct_val_unit *u);
+void ct_val_expect_unit(const struct ct_topo *t, const char *transport, double eff,
+                        double link_gbps, struct ct_val_unit *u);
 
 /*
  * Collective busbw ceiling for nunits units of per ranks each, bottleneck unit ceiling b:

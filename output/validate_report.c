@@ -211,16 +211,17 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
                           "baseline '%s': %s", path, je.text);
     const char *schema = json_string_value(json_object_get(doc, "schema"));
     json_t *hosts = json_object_get(doc, "hosts"), *colls = json_object_get(doc, "collectives"),
-           *mp = json_object_get(doc, "min_pct");
+           *mp = json_object_get(doc, "min_pct"), *eff = json_object_get(doc, "efficiency");
     int rc = 0;
     const char *key;
     json_t *v;
     if (!schema || strcmp(schema, "colltune-validate-baseline/1"))
         rc = ct_err_set(err, CT_EINVAL, "baseline '%s': schema is not "
                         "\"colltune-validate-baseline/1\"", path);
-    else if ((hosts && !json_is_object(hosts)) || (colls && !json_is_object(colls)))
-        rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"hosts\" and \"collectives\" must be "
-                        "objects", path);
+    else if ((hosts && !json_is_object(hosts)) || (colls && !json_is_object(colls)) ||
+             (eff && !json_is_object(eff)))
+        rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"hosts\", \"collectives\" and "
+                        "\"efficiency\" must be objects", path);
     else if (mp && (positive(mp, &b->min_pct) < 0 || b->min_pct > 100))
         rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"min_pct\" must be in (0, 100]", path);
     json_object_foreach(rc ? NULL : hosts, key, v) {
@@ -238,6 +239,18 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
         b->host_gbs = ct_xrealloc(b->host_gbs, (b->n_host + 1) * sizeof *b->host_gbs);
         snprintf(b->host[b->n_host], sizeof b->host[0], "%s", key);
         b->host_gbs[b->n_host++] = g;
+    }
+    json_object_foreach(rc ? NULL : eff, key, v) {
+        double e;
+        if (positive(v, &e) < 0 || e > 1 || strlen(key) >= sizeof b->eff[0].kind ||
+            b->n_eff >= sizeof b->eff / sizeof b->eff[0]) {
+            rc = ct_err_set(err, CT_EINVAL, "baseline '%s': efficiency '%s': not a fraction in "
+                            "(0, 1] for a transport kind (at most %zu kinds)", path, key,
+                            sizeof b->eff / sizeof b->eff[0]);
+            break;
+        }
+        snprintf(b->eff[b->n_eff].kind, sizeof b->eff[0].kind, "%s", key);
+        b->eff[b->n_eff++].eff = e;
     }
     json_object_foreach(rc ? NULL : colls, key, v) {
         double g;

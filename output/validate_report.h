@@ -14,7 +14,8 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
 int ct_val_report_json_write(const struct ct_val_report *r, const char *path, struct ct_err *err);
 
 /* Expected numbers: per host point-to-point GB/s (name -> value, "*" for every other host),
- * per collective busbw GB/s, and optionally the pass threshold. */
+ * per collective busbw GB/s, and optionally the pass threshold and per-transport efficiency
+ * factors that replace the defaults in probe-derived ceilings. */
 struct ct_val_baseline {
     char (*host)[64];
     double *host_gbs;
@@ -24,6 +25,8 @@ struct ct_val_baseline {
     double *coll_gbs;
     size_t n_coll;
     double min_pct; /* 0 = not set */
+    struct ct_val_eff eff[8]; /* "efficiency": {"tcp": 0.85, ...} */
+    size_t n_eff;
     char path[256];
 };
 /* Read a baseline (CT_EINVAL naming what was wrong, CT_EIO when it cannot be read). */

@@ -31,9 +31,23 @@ cnt=$(grep -c '^  \[host\] host .*/rank[0-3] is slow' "$TMP/out")
 [ "$cnt" -eq 4 ] && ok "every rank named slow" || not_ok "$cnt ranks named slow"
 grep -q '^FAIL: 4 host(s): 0 ok, 4 slow' "$TMP/out" && ok "summary says FAIL" || not_ok "summary"
 
-expect 0 "no ceiling: says ceiling unknown and passes" -- $V --local 2 --iters 1 --p2p-size 1M \
-    --no-coll
-grep -q 'ceiling unknown' "$TMP/out" && ok "'ceiling unknown' is said" || not_ok "ceiling unknown"
+# no stated rate on one host: the pair ceiling is a measured memcpy, the collectives' unknown
+expect 0 "no stated rate: a measured memcpy ceiling, and it passes" -- $V --local 2 --iters 5 \
+    --p2p-size 1M --coll-size 1M
+grep -Eq '^#   [^ ]+/rank0 +memcpy 1 MiB measured [0-9.]+ GB/s \(2 ranks copying at once\) x 0.75 \(shm\)' \
+    "$TMP/out" && ok "the formula says memcpy x 0.75" || not_ok "memcpy formula"
+grep -Eq '^allreduce:ring .* unknown ' "$TMP/out" && grep -q 'ceiling unknown' "$TMP/out" \
+    && ok "collectives: ceiling unknown" || not_ok "collectives: ceiling unknown"
+
+# a baseline that only states efficiencies: shm at 0.5 halves the memcpy ceiling
+cat >"$TMP/eff.json" <<EOT
+{"schema": "colltune-validate-baseline/1", "efficiency": {"shm": 0.5}}
+EOT
+expect 0 "efficiency override from a baseline" -- $V --local 2 --iters 3 --p2p-size 1M --no-coll \
+    --baseline "$TMP/eff.json"
+grep -q 'x 0.50 (shm)' "$TMP/out" && ok "the formula uses 0.50" || not_ok "efficiency 0.50"
+echo '{"schema": "colltune-validate-baseline/1", "efficiency": {"tcp": 1.5}}' >"$TMP/bad.json"
+usage_error "efficiency above 1" -- $V --local 2 --baseline "$TMP/bad.json"
 
 usage_error "bad --min-pct" -- $V --local 2 --min-pct 0
 usage_error "bad --link-gbps" -- $V --local 2 --link-gbps x

@@ -186,8 +186,16 @@ Test(validate, ceilings)
     cr_expect_float_eq(ct_val_coll_ceiling("alltoall", 2, 2, 1.0, f, sizeof f), 0.75, 1e-9);
     cr_expect_eq(ct_val_coll_ceiling("allreduce", 4, 1, 0, f, sizeof f), 0);
     cr_expect(strstr(f, "unknown") != NULL);
-    cr_expect_float_eq(ct_val_efficiency("shm"), 1.0, 1e-9);
-    cr_expect_float_eq(ct_val_efficiency("shm+tcp"), 0.9, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("shm", NULL, 0), 0.75, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("shm+tcp", NULL, 0), 0.75, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("tcp", NULL, 0), 0.9, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("udp", NULL, 0), 0.9, 1e-9);
+    /* a baseline's overrides replace their kind's row; the lowest kind still decides */
+    struct ct_val_eff o[] = {{"tcp", 0.7}, {"shm", 0.95}, {"udp", 0.5}};
+    cr_expect_float_eq(ct_val_efficiency("shm+tcp", o, 3), 0.7, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("shm", o, 3), 0.95, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("fabric", o, 3), 0.9, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("udp", o, 3), 0.5, 1e-9);
 }
 
 Test(validate, expect_from_topology)
@@ -200,15 +208,15 @@ Test(validate, expect_from_topology)
     t->nic[l].rate_gbps = 100;
     ct_topo_finalize(t);
     struct ct_val_unit u = {0};
-    ct_val_expect_unit(t, "tcp", 0, &u);
+    ct_val_expect_unit(t, "tcp", 0.9, 0, &u);
     cr_expect_eq(u.n_nic, 1, "loopback is not a NIC to validate");
     cr_expect_float_eq(u.ceil_gbs, 10 / 8.0 * 0.9, 1e-9);
     cr_expect(strstr(u.formula, "eth0 10 Gb/s") != NULL, "%s", u.formula);
     t->nic[ct_topo_find_netdev(t, "eth0")].rate_gbps = 0;
-    ct_val_expect_unit(t, "tcp", 0, &u);
+    ct_val_expect_unit(t, "tcp", 0.9, 0, &u);
     cr_expect_eq(u.ceil_gbs, 0);
     cr_expect(strstr(u.formula, "ceiling unknown") != NULL);
-    ct_val_expect_unit(t, "tcp", 1, &u);
+    ct_val_expect_unit(t, "tcp", 0.9, 1, &u);
     cr_expect_float_eq(u.ceil_gbs, 0.1125, 1e-9);
     ct_topo_free(t);
 }
