@@ -283,18 +283,23 @@ int ct_opts_launch(const struct ct_opts *o, const char *cmd, ct_rank_fn fn, void
     return rc;
 }
 
+void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->transport = o->transport;
+    cc->timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    cc->tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
+    cc->tp.wait = o->wait;
+    cc->tp.timeout_ns = cc->timeout_ns;
+    cc->tp.ifname = ifname_of(o);
+    cc->tp.provider = o->provider;
+}
+
 int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm *c,
                       struct ct_err *err)
 {
     struct ct_comm_cfg cc;
-    memset(&cc, 0, sizeof cc);
-    cc.transport = o->transport;
-    cc.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    cc.tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
-    cc.tp.wait = o->wait;
-    cc.tp.timeout_ns = cc.timeout_ns;
-    cc.tp.ifname = ifname_of(o);
-    cc.tp.provider = o->provider;
+    ct_opts_comm_cfg(o, &cc);
     return ct_comm_open(c, boot, &cc, err);
 }
 

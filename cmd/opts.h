@@ -101,6 +101,8 @@ void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_laun
 void ct_opts_print_bootstrap(const struct ct_opts *o);
 
 /* In a rank. */
+/* The communicator configuration the options ask for. */
+void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc);
 int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm *c,
                       struct ct_err *err);
 void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,

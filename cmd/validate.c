@@ -11,6 +11,7 @@
 #include "../engine/bench.h"
 #include "../engine/monitor.h"
 #include "../engine/pairs.h"
+#include "../engine/rails.h"
 #include "../engine/stats.h"
 #include "../engine/validate.h"
 #include "../lib/clock.h"
@@ -256,32 +257,58 @@ static void nic_deltas(const struct ct_snapshot *s0, const struct ct_snapshot *s
     }
 }
 
+struct run {
+    struct vctx *x;
+    struct ct_boot *boot;
+    struct ct_comm comm;
+    struct layout l;
+    struct ct_pairs pp;
+    struct ct_rail_host *hosts; /* per unit: its interfaces (leaders listed them) */
+    struct ct_rails rails;
+    bool use_rails; /* drive each rail in turn (else: the route between hosts) */
+    struct ct_val_report rep;
+    struct ct_topo **topo; /* rank 0: per unit */
+    int64_t t0;
+};
+
+/* The interface index of unit u on rail k, -1 none. */
+static int rail_if(const struct run *R, int u, int k)
+{
+    return R->rails.ifidx[u][k];
+}
+
 /* ==== Rank 0: the report =================================================================== */
 
-static int nic_index(struct ct_val_unit *u, const struct wire_nic *n, bool add)
+/* u's NIC named name (or whose interface is name); add: create it when missing. */
+static int nic_index(struct ct_val_unit *u, const char *name, double line_gbps, bool add)
 {
     for (int k = 0; k < u->n_nic; k++)
-        if (!strcmp(u->nic[k].name, n->name))
+        if (!strcmp(u->nic[k].name, name) || !strcmp(u->nic[k].netdev, name))
             return k;
     if (!add || u->n_nic >= CT_VAL_MAX_NICS)
         return -1;
     struct ct_val_nic *v = &u->nic[u->n_nic];
     memset(v, 0, sizeof *v);
-    snprintf(v->name, sizeof v->name, "%s", n->name);
-    v->line_gbps = n->line_gbps;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->line_gbps = line_gbps;
     return u->n_nic++;
 }
 
-/* Fold one round's records into the report: the pairs and the NIC counters. */
-static void add_round(struct ct_val_report *r, const struct layout *l, int round,
-                      const struct ct_pairs *pp, const struct wire *all)
+/* Fold one round's records into the report: the pairs and the NIC counters. On a rail, a
+ * pair's NICs are the rail's interfaces; on the route, the busiest NIC of each end. */
+static void add_round(struct run *R, int rail, int round, const struct wire *all)
 {
-    const struct ct_pair *q = ct_pairs_round(pp, round);
-    for (int i = 0; i < pp->per_round; i++) {
+    struct ct_val_report *r = &R->rep;
+    const struct layout *l = &R->l;
+    const struct ct_pair *q = ct_pairs_round(&R->pp, round);
+    for (int i = 0; i < R->pp.per_round; i++) {
         const struct wire *wa = &all[l->leader[q[i].a]], *wb = &all[l->leader[q[i].b]];
+        if (rail >= 0 && (rail_if(R, q[i].a, rail) < 0 || rail_if(R, q[i].b, rail) < 0))
+            continue; /* one end is not on this rail */
         struct ct_val_pair *p = &r->pair[r->n_pair++];
         memset(p, 0, sizeof *p);
-        p->round = round;
+        p->round = round + (rail > 0 ? rail * R->pp.rounds : 0);
+        p->rail = rail;
         p->a = q[i].a;
         p->b = q[i].b;
         p->gbs = wa->failed || wb->failed ? -1 : (wa->gbs < wb->gbs ? wa->gbs : wb->gbs);
@@ -292,14 +319,19 @@ static void add_round(struct ct_val_report *r, const struct layout *l, int round
             struct ct_val_unit *u = &r->unit[e ? p->b : p->a];
             for (int k = 0; k < w->n_nic; k++) {
                 bool moved = w->nic[k].tx + w->nic[k].rx > 0;
-                int idx = nic_index(u, &w->nic[k], moved && r->expect_nic);
+                int idx = nic_index(u, w->nic[k].name, w->nic[k].line_gbps,
+                                    moved && r->expect_nic);
                 if (idx < 0)
                     continue;
                 u->nic[idx].tx_bytes += w->nic[k].tx;
                 u->nic[idx].rx_bytes += w->nic[k].rx;
                 u->nic[idx].errors += w->nic[k].errs;
-                if (k == 0 && moved && r->expect_nic)
+                if (k == 0 && moved && r->expect_nic && rail < 0)
                     *(e ? &p->nic_b : &p->nic_a) = idx;
+            }
+            if (rail >= 0) {
+                const struct ct_ifaddr *f = &R->hosts[e ? p->b : p->a].ifs[rail_if(R, e ? p->b : p->a, rail)];
+                *(e ? &p->nic_b : &p->nic_a) = nic_index(u, f->name, 0, true);
             }
         }
     }
@@ -318,16 +350,58 @@ static int dead_rank_of(const char *msg)
     return -1;
 }
 
-struct run {
-    struct vctx *x;
-    struct ct_boot *boot;
-    struct ct_comm comm;
-    struct layout l;
-    struct ct_pairs pp;
-    struct ct_val_report rep;
-    struct ct_topo **topo; /* rank 0: per unit */
-    int64_t t0;
-};
+
+
+/*
+ * Leaders list their IPv4 interfaces and every rank derives the same rails. They are driven
+ * one after another only between hosts over tcp and when there are two or more (with one,
+ * the route between the hosts is that rail). A host that cannot list its interfaces is on no
+ * rail.
+ */
+static int gather_rails(struct run *R, struct ct_err *err)
+{
+    struct ct_rail_host mine, *all = ct_xcalloc((size_t)R->boot->size, sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    if (R->l.by_host && R->l.leader[R->l.my_unit] == R->boot->rank) {
+        struct ct_err e2 = {0};
+        int n = ct_sock_if_list(mine.ifs, CT_RAIL_MAX, &e2);
+        mine.n = n > 0 ? n : 0;
+    }
+    int rc = ct_boot_allgather(R->boot, &mine, sizeof mine, all, err);
+    R->hosts = ct_xcalloc((size_t)R->l.nunits, sizeof *R->hosts);
+    for (int u = 0; rc == 0 && u < R->l.nunits; u++)
+        R->hosts[u] = all[R->l.leader[u]];
+    free(all);
+    ct_rails_build(R->hosts, rc == 0 ? R->l.nunits : 0, &R->rails);
+    char tp[32];
+    ct_comm_tp_names(&R->comm, tp, sizeof tp);
+    R->use_rails = rc == 0 && R->l.by_host && R->rails.n >= 2 && strstr(tp, "tcp");
+    return rc;
+}
+
+/* A tcp communicator between the leaders on rail k: each publishes its rail interface's
+ * address, so the traffic of a pair leaves and enters through that rail's NICs. */
+static int open_rail(struct run *R, int k, struct ct_comm *rc, struct ct_err *err)
+{
+    struct ct_comm_cfg cc;
+    ct_opts_comm_cfg(&R->x->o, &cc);
+    unsigned char *peers = ct_xcalloc((size_t)R->boot->size, 1);
+    int me = R->l.my_unit;
+    bool on = R->l.leader[me] == R->boot->rank && rail_if(R, me, k) >= 0;
+    for (int u = 0; on && u < R->l.nunits; u++)
+        if (u != me && rail_if(R, u, k) >= 0)
+            peers[R->l.leader[u]] = 1;
+    cc.transport = "tcp";
+    cc.tp.peers = peers;
+    cc.tp.ifname = on ? R->hosts[me].ifs[rail_if(R, me, k)].name : NULL;
+    int ret = ct_comm_open(rc, R->boot, &cc, err);
+    free(peers);
+    if (ret < 0) {
+        char n[24];
+        return ct_err_wrap(err, "rail %s: ", ct_rails_name(&R->rails, k, n, sizeof n));
+    }
+    return 0;
+}
 
 /* Topologies of every rank to rank 0 (lengths first, then padded JSON). */
 static int gather_topos(struct run *R, struct ct_err *err)
@@ -376,8 +450,15 @@ static void report_init(struct run *R)
     r->expect_nic = R->l.by_host;
     r->n_unit = (size_t)R->l.nunits;
     r->unit = ct_xcalloc(r->n_unit, sizeof *r->unit);
-    r->rounds = R->pp.rounds;
-    r->pair = ct_xcalloc((size_t)R->pp.rounds * (size_t)R->pp.per_round + 1, sizeof *r->pair);
+    int nr = R->use_rails ? R->rails.n : 1;
+    r->rounds = R->pp.rounds * nr;
+    r->pair = ct_xcalloc((size_t)r->rounds * (size_t)R->pp.per_round + 1, sizeof *r->pair);
+    if (R->use_rails) {
+        r->n_rail = R->rails.n;
+        r->rail = ct_xcalloc((size_t)r->n_rail, sizeof *r->rail);
+        for (int k = 0; k < r->n_rail; k++)
+            ct_rails_name(&R->rails, k, r->rail[k], sizeof r->rail[0]);
+    }
     /* between hosts the inter-node transport applies; between ranks of one host, shm */
     char tp[32];
     snprintf(tp, sizeof tp, "%s", r->transport);
@@ -494,23 +575,37 @@ static int run_pairs(struct run *R, int *dead, struct ct_err *err)
         memset(sb, 1, x->p2p_bytes);
     if (rc == 0 && !R->l.by_host && x->link_gbps <= 0)
         rc = calibrate_copy(R, sb, rb, err);
-    for (int round = 0; rc == 0 && round < R->pp.rounds; round++) {
-        struct wire w;
-        memset(&w, 0, sizeof w);
-        int pu = leader ? ct_pairs_partner(&R->pp, round, R->l.my_unit) : -1;
-        w.partner = pu;
-        if (mon)
-            ct_monitor_sample(mon, &s0, NULL);
-        if (pu >= 0) {
-            struct ct_err e2 = {0};
-            w.failed = exchange(&ex, c, R->l.leader[pu], sb, rb, x->p2p_bytes, x->iters, &w,
-                                &e2) < 0;
+    int nr = R->use_rails ? R->rails.n : 1;
+    for (int k = 0; rc == 0 && k < nr; k++) {
+        struct ct_comm railc, *pc = c;
+        if (R->use_rails) {
+            if ((rc = open_rail(R, k, &railc, err)) < 0)
+                break;
+            pc = &railc;
         }
-        if (mon && ct_monitor_sample(mon, &s1, NULL) == 0)
-            nic_deltas(&s0, &s1, &w);
-        rc = ct_boot_allgather(R->boot, &w, sizeof w, all, err);
-        if (rc == 0 && c->rank == 0)
-            add_round(&R->rep, &R->l, round, &R->pp, all);
+        for (int round = 0; rc == 0 && round < R->pp.rounds; round++) {
+            struct wire w;
+            memset(&w, 0, sizeof w);
+            int pu = leader ? ct_pairs_partner(&R->pp, round, R->l.my_unit) : -1;
+            if (pu >= 0 && R->use_rails &&
+                (rail_if(R, R->l.my_unit, k) < 0 || rail_if(R, pu, k) < 0))
+                pu = -1; /* one end is not on this rail */
+            w.partner = pu;
+            if (mon)
+                ct_monitor_sample(mon, &s0, NULL);
+            if (pu >= 0) {
+                struct ct_err e2 = {0};
+                w.failed = exchange(&ex, pc, R->l.leader[pu], sb, rb, x->p2p_bytes, x->iters,
+                                    &w, &e2) < 0;
+            }
+            if (mon && ct_monitor_sample(mon, &s1, NULL) == 0)
+                nic_deltas(&s0, &s1, &w);
+            rc = ct_boot_allgather(R->boot, &w, sizeof w, all, err);
+            if (rc == 0 && c->rank == 0)
+                add_round(R, R->use_rails ? k : -1, round, all);
+        }
+        if (R->use_rails)
+            ct_comm_close(&railc);
     }
     if (rc < 0 && c->rank == 0)
         *dead = dead_rank_of(err->msg);
@@ -617,7 +712,8 @@ static int validate_rank(struct ct_boot *boot, void *arg)
         goto out;
     }
     struct ct_err perr = {0};
-    if (ct_pairs_build(&R.pp, R.l.nunits, &perr) < 0 || gather_topos(&R, &err) < 0) {
+    if (ct_pairs_build(&R.pp, R.l.nunits, &perr) < 0 || gather_topos(&R, &err) < 0 ||
+        gather_rails(&R, &err) < 0) {
         code = ct_cmd_fail(CMD, 1, "rank %d (%s): %s", boot->rank, boot->host,
                            perr.msg[0] ? perr.msg : err.msg);
         goto out;
@@ -637,6 +733,8 @@ static int validate_rank(struct ct_boot *boot, void *arg)
 out:
     ct_comm_close(&R.comm);
     ct_pairs_release(&R.pp);
+    ct_rails_release(&R.rails);
+    free(R.hosts);
     for (int u = 0; R.topo && u < R.l.nunits; u++)
         ct_topo_free(R.topo[u]);
     free(R.topo);

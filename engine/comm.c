@@ -52,7 +52,7 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     const char *t = cfg->transport ? cfg->transport : "auto";
     int rc;
     if (strcmp(t, "auto")) {
-        rc = open_one(c, t, NULL, cfg, err);
+        rc = open_one(c, t, cfg->tp.peers, cfg, err);
     } else {
         /* shm for same-host peers, tcp for the rest; both opens are collective */
         unsigned char *local = ct_xcalloc((size_t)c->size, 1);

@@ -28,7 +28,7 @@ struct ct_comm_cfg {
 };
 
 /* Open transports over boot (collective). "auto": shm within a host, tcp across hosts
- * (loop when boot is in-process). */
+ * (loop when boot is in-process). A named transport serves cfg->tp.peers (NULL: all). */
 int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_cfg *cfg,
                  struct ct_err *err);
 void ct_comm_close(struct ct_comm *c);

@@ -60,6 +60,7 @@ void ct_val_report_release(struct ct_val_report *r)
 {
     free(r->unit);
     free(r->pair);
+    free(r->rail);
     free(r->coll);
     free(r->finding);
     ct_val_report_init(r);
@@ -127,6 +128,7 @@ void ct_val_expect_unit(const struct ct_topo *t, const char *transport, double e
             snprintf(v->name, sizeof v->name, "%.24s:%d", n->dev, n->port);
         else
             snprintf(v->name, sizeof v->name, "%s", n->netdev);
+        snprintf(v->netdev, sizeof v->netdev, "%.31s", n->netdev);
         v->line_gbps = n->rate_gbps;
         /* the probe's verdict on this port */
         for (size_t k = 0; k < nw; k++) {

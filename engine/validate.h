@@ -32,6 +32,7 @@ double ct_val_efficiency(const char *transport, const struct ct_val_eff *over, s
 
 struct ct_val_nic {
     char name[32];    /* "eth0", "mlx5_0:1" */
+    char netdev[32];  /* its network interface ("ib0" for mlx5_0:1), "" none */
     double line_gbps; /* link rate from the probe (Gb/s), 0 unknown */
     bool degraded;    /* the probe flagged this port (down or degraded rate) */
     char probe_msg[160];
@@ -60,6 +61,7 @@ struct ct_val_unit {
 
 struct ct_val_pair {
     int round, a, b; /* unit indices */
+    int rail;        /* index into ct_val_report.rail, -1: the route between the hosts */
     int nic_a, nic_b; /* NIC of each end that carried the traffic (counters), -1 none seen */
     double gbs;       /* GB/s per direction; < 0 the exchange failed */
     double lat_us;    /* half round trip of a small message; < 0 unknown */
@@ -103,7 +105,9 @@ struct ct_val_report {
     size_t n_unit;
     struct ct_val_pair *pair;
     size_t n_pair;
-    int rounds;
+    int rounds;          /* pair rounds in all (per rail x rails) */
+    char (*rail)[24];    /* rails driven one after another ("10.1.0.0/24"), n_rail of them */
+    int n_rail;
     struct ct_val_coll *coll;
     size_t n_coll;
     struct ct_val_finding *finding;

@@ -314,6 +314,33 @@ int ct_sock_if_addr(const char *ifname, char *host, size_t len, struct ct_err *e
     return rc;
 }
 
+int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err)
+{
+    struct ifaddrs *ifa, *i;
+    if (getifaddrs(&ifa) < 0)
+        return ct_err_sys(err, CT_EIO, "getifaddrs");
+    int n = 0;
+    for (i = ifa; i && n < max; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask ||
+            !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) ||
+            strlen(i->ifa_name) >= sizeof out->name)
+            continue;
+        struct ct_ifaddr *x = &out[n];
+        memset(x, 0, sizeof *x);
+        if (addr_text(i->ifa_addr, x->addr, sizeof x->addr) < 0)
+            continue;
+        snprintf(x->name, sizeof x->name, "%s", i->ifa_name);
+        uint32_t a = ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr);
+        uint32_t m =
+            ntohl(((const struct sockaddr_in *)(const void *)i->ifa_netmask)->sin_addr.s_addr);
+        x->net = a & m;
+        x->prefix = __builtin_popcount(m);
+        n++;
+    }
+    freeifaddrs(ifa);
+    return n;
+}
+
 int ct_sock_first_addr(char *host, size_t len, struct ct_err *err)
 {
     struct ifaddrs *ifa, *i;

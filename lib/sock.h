@@ -45,6 +45,17 @@ int ct_sock_if_addr(const char *ifname, char *host, size_t len, struct ct_err *e
  * is sent. */
 int ct_sock_route_addr(const char *dest, char *host, size_t len, struct ct_err *err);
 /* The IPv4 address of the first interface that is up and not loopback. */
+/* An IPv4 interface that is up and not loopback: name, address text, network (host byte
+ * order, address & mask) and prefix length. */
+struct ct_ifaddr {
+    char name[16];
+    char addr[16];
+    uint32_t net;
+    int prefix;
+};
+/* Fill up to max of this host's usable IPv4 interfaces, in getifaddrs order; returns how
+ * many (< 0 with err when the list cannot be read). */
+int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err);
 int ct_sock_first_addr(char *host, size_t len, struct ct_err *err);
 /* Whether host is an IPv4 loopback address (127.0.0.0/8) in dotted form. */
 int ct_sock_is_loopback(const char *host);

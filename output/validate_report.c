@@ -21,6 +21,12 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
     fprintf(out, "# colltune validate: %zu host(s), %d pair round(s), transport %s, pass >= "
                  "%.0f%% of ceiling\n",
             r->n_unit, r->rounds, r->transport, r->min_pct);
+    if (r->n_rail) {
+        fprintf(out, "# rails, driven one after another (%d rounds each):", r->rounds / r->n_rail);
+        for (int k = 0; k < r->n_rail; k++)
+            fprintf(out, " %s", r->rail[k]);
+        fprintf(out, "\n");
+    }
     fprintf(out, "#\n# ceilings (point-to-point, per direction):\n");
     for (size_t u = 0; u < r->n_unit; u++)
         fprintf(out, "#   %-24s %s\n", r->unit[u].name, r->unit[u].formula);
@@ -125,6 +131,10 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
     json_object_set_new(doc, "min_pct", json_real(r->min_pct));
     json_object_set_new(doc, "transport", json_string(r->transport));
     json_object_set_new(doc, "rounds", json_integer(r->rounds));
+    json_t *rails = json_array();
+    for (int k = 0; k < r->n_rail; k++)
+        json_array_append_new(rails, json_string(r->rail[k]));
+    json_object_set_new(doc, "rails", rails);
     json_object_set_new(doc, "elapsed_s", json_real(r->elapsed_s));
     json_object_set_new(doc, "unknown_ceilings", json_integer((json_int_t)r->n_unknown));
     for (size_t u = 0; u < r->n_unit; u++)
@@ -133,6 +143,9 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
         const struct ct_val_pair *p = &r->pair[i];
         json_t *o = json_object();
         json_object_set_new(o, "round", json_integer(p->round));
+        json_object_set_new(o, "rail", p->rail >= 0 && p->rail < r->n_rail
+                                           ? json_string(r->rail[p->rail])
+                                           : json_null());
         json_object_set_new(o, "a", json_string(r->unit[p->a].name));
         json_object_set_new(o, "b", json_string(r->unit[p->b].name));
         json_object_set_new(o, "nic_a", json_string(p->nic_a >= 0 ? r->unit[p->a].nic[p->nic_a].name : ""));

@@ -22,6 +22,7 @@ if [ "$JOB_RC" -eq 0 ] && grep -q '^PASS: 4 host(s)' "$JOB_OUT"; then
 else
     not_ok "4 nodes at 1 Gbit: exit $JOB_RC"; ct_job_diag 12
 fi
+JOB_SECS4=$JOB_SECS
 record "validate 4 emulated hosts (1 Gbit, 8 MiB x 2, 3 rounds): ${JOB_SECS}s; $(grep '^PASS\|^FAIL' "$JOB_OUT")"
 grep -E '^[^ #].* (ok|slow) ' "$JOB_OUT" | sed 's/^/# /'
 
@@ -39,5 +40,21 @@ if ct_node_shape 2 250mbit; then
     ct_node_shape 2 1gbit
 else
     not_ok "reshape node 2"
+fi
+
+# 6 nodes: 5 rounds of 3 concurrent pairs; the time per round stays that of 4 nodes
+t4=$JOB_SECS4
+ct_cluster_down
+if ct_cluster_up 6 1gbit >"$TMP/up6.log" 2>&1; then
+    ct_job env 1 "$TMP/job" 150 $VOPTS
+    if [ "$JOB_RC" -eq 0 ] && grep -q '^PASS: 6 host(s)' "$JOB_OUT" &&
+        grep -q '6 host(s), 5 pair round(s)' "$JOB_OUT"; then
+        ok "6 nodes at 1 Gbit: PASS in ${JOB_SECS}s (5 rounds)"
+    else
+        not_ok "6 nodes at 1 Gbit: exit $JOB_RC"; ct_job_diag 12
+    fi
+    record "validate 6 emulated hosts (1 Gbit, 8 MiB x 2, 5 rounds): ${JOB_SECS}s; 4 hosts (3 rounds): ${t4}s; $(grep '^PASS\|^FAIL' "$JOB_OUT")"
+else
+    not_ok "build a cluster of 6 namespaces"; sed 's/^/#   /' "$TMP/up6.log" | head -5
 fi
 done_testing

@@ -3,12 +3,14 @@
 # An emulated cluster on one machine: K "nodes" are network namespaces on one bridge, each
 # with a veth pair shaped by tc tbf to a set rate in both directions, and its own host name
 # (processes run under `unshare --uts`). Source it for the ct_* functions, or run it:
-#   cluster.sh up K RATE      print the cluster's name (CT_NET) after building it
+#   cluster.sh up K RATE [RAILS]  print the cluster's name (CT_NET) after building it
 #   cluster.sh down NAME      tear NAME down
 #   cluster.sh check          say whether namespaces can be built here (exit 0 = yes)
-# Functions (sourced): ct_cluster_check, ct_cluster_up K RATE, ct_cluster_down,
-#   ct_node_ip K, ct_node_exec K CMD..., ct_node_spawn K CMD... (background, $! = CMD),
-#   ct_node_shape K RATE, ct_node_link K up|down,
+# Functions (sourced): ct_cluster_check, ct_cluster_up K RATE [RAILS], ct_cluster_down,
+#   ct_node_ip K [RAIL], ct_node_exec K CMD..., ct_node_spawn K CMD... (background, $! = CMD),
+#   ct_node_shape K RATE [RAIL], ct_node_link K up|down,
+# RAILS > 1 gives every node that many NICs (eth0, eth1, ...), rail r on its own bridge and
+# subnet, each shaped to RATE: a multi-rail cluster.
 #   ct_cluster_pids (every process inside the cluster's namespaces).
 # Everything is named after CT_NET (default "ct<pid mod 10000>"), so concurrent runs do
 # not collide; ct_cluster_down removes only what that name owns, and kills only processes
@@ -47,9 +49,13 @@ ct_cluster_check() {
 ct__num=$(echo "$CT_NET" | tr -cd 0-9); ct__num=${ct__num:-0}
 CT_SUBNET="10.$((100 + ct__num % 100)).$((ct__num / 100 % 250))"
 
-ct_node_ip() { echo "$CT_SUBNET.$(($1 + 1))"; }
+ct__rail_subnet() {
+    echo "${CT_SUBNET%.*}.$(((${CT_SUBNET##*.} + $1) % 250))"
+}
+ct_node_ip() { echo "$(ct__rail_subnet "${2:-0}").$(($1 + 1))"; }
 ct__ns() { echo "${CT_NET}n$1"; }
-ct__veth() { echo "${CT_NET}v$1"; }
+ct__veth() { if [ "${2:-0}" -gt 0 ]; then echo "${CT_NET}v$1r$2"; else echo "${CT_NET}v$1"; fi; }
+ct__br() { if [ "${1:-0}" -gt 0 ]; then echo "${CT_NET}br$1"; else echo "${CT_NET}br"; fi; }
 
 # tbf for RATE (tc syntax: 1gbit, 250mbit): burst of about 2 ms, at least 64 KiB
 ct__tbf() {
@@ -62,25 +68,33 @@ ct__tbf() {
 }
 
 ct_cluster_up() {
-    k=$1; rate=$2
+    k=$1; rate=$2; rails=${3:-1}
     CT_NODES=$k
-    br="${CT_NET}br"
-    ip link add "$br" type bridge || return 1
-    ip link set "$br" up
+    r=0
+    while [ $r -lt "$rails" ]; do
+        ip link add "$(ct__br $r)" type bridge || return 1
+        ip link set "$(ct__br $r)" up
+        r=$((r + 1))
+    done
     i=0
     while [ $i -lt "$k" ]; do
-        ns=$(ct__ns $i); v=$(ct__veth $i)
+        ns=$(ct__ns $i)
         ip netns add "$ns" || return 1
-        ip link add "$v" type veth peer name "${v}p" || return 1
-        ip link set "${v}p" netns "$ns"
-        ip -n "$ns" link set "${v}p" name eth0
-        ip link set "$v" master "$br"
-        ip link set "$v" up
-        ip -n "$ns" addr add "$(ct_node_ip $i)/24" dev eth0
-        ip -n "$ns" link set eth0 up
         ip -n "$ns" link set lo up
-        ct__tbf eth0 "$ns" "$rate" || return 1   # out of the node
-        ct__tbf "$v" "" "$rate" || return 1      # into the node
+        r=0
+        while [ $r -lt "$rails" ]; do
+            ns=$(ct__ns $i); v=$(ct__veth $i $r)   # (ct__tbf sets ns)
+            ip link add "$v" type veth peer name "${v}p" || return 1
+            ip link set "${v}p" netns "$ns"
+            ip -n "$ns" link set "${v}p" name "eth$r"
+            ip link set "$v" master "$(ct__br $r)"
+            ip link set "$v" up
+            ip -n "$ns" addr add "$(ct_node_ip $i $r)/24" dev "eth$r"
+            ip -n "$ns" link set "eth$r" up
+            ct__tbf "eth$r" "$ns" "$rate" || return 1   # out of the node
+            ct__tbf "$v" "" "$rate" || return 1         # into the node
+            r=$((r + 1))
+        done
         i=$((i + 1))
     done
 }
@@ -97,7 +111,12 @@ ct_cluster_down() {
     for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${CT_NET}n"); do
         ip netns del "$ns" 2>/dev/null
     done
-    ip link del "${CT_NET}br" 2>/dev/null
+    # host ends of the veths (a namespace whose killed processes are still exiting keeps its
+    # pairs alive for a moment), then the bridges
+    for l in $(ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}' |
+        grep -E "^${CT_NET}(v[0-9]+(r[0-9]+)?p?|br[0-9]*)$"); do
+        ip link del "$l" 2>/dev/null
+    done
     return 0
 }
 
@@ -115,9 +134,10 @@ ct_node_spawn() {
         "${CT_NET}-node$k" "$@") &
 }
 
-# Change node K's rate, both directions.
+# Change node K's rate on RAIL (default 0), both directions.
 ct_node_shape() {
-    ct__tbf eth0 "$(ct__ns "$1")" "$2" change && ct__tbf "$(ct__veth "$1")" "" "$2" change
+    ct__tbf "eth${3:-0}" "$(ct__ns "$1")" "$2" change &&
+        ct__tbf "$(ct__veth "$1" "${3:-0}")" "" "$2" change
 }
 
 # Take node K's link down or up (from inside the node).
@@ -128,8 +148,8 @@ ct_node_link() {
 if [ "${0##*/}" = cluster.sh ]; then
     case $1 in
     check) ct_cluster_check ;;
-    up) CT_NET=${CT_NET:-ct$$}; ct_cluster_up "$2" "$3" && echo "$CT_NET" ;;
+    up) CT_NET=${CT_NET:-ct$$}; ct_cluster_up "$2" "$3" "${4:-1}" && echo "$CT_NET" ;;
     down) CT_NET=$2; ct_cluster_down ;;
-    *) echo "usage: cluster.sh check | up K RATE | down NAME" >&2; exit 2 ;;
+    *) echo "usage: cluster.sh check | up K RATE [RAILS] | down NAME" >&2; exit 2 ;;
     esac
 fi

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Sourced by the tests/cli/t259x-cluster-*.sh TAP scripts after tests/cli/lib.sh:
-# ct_setup_cluster K RATE builds the emulated cluster (cluster.sh) and tears it down on
+# ct_setup_cluster K RATE [RAILS] builds the emulated cluster (cluster.sh) and tears it down on
 # every exit; where namespaces are not allowed it reports one skip and exits 0.
 CT_INTEGRATION=$(cd "$(dirname "$0")/../integration" && pwd)
 . "$CT_INTEGRATION/cluster.sh"
@@ -15,7 +15,7 @@ ct_setup_cluster() {
     fi
     trap 'ct_cluster_down; rm -rf "$TMP"' EXIT
     trap 'exit 143' INT TERM HUP PIPE
-    if ! ct_cluster_up "$1" "$2" >"$TMP/up.log" 2>&1; then
+    if ! ct_cluster_up "$1" "$2" "${3:-1}" >"$TMP/up.log" 2>&1; then
         not_ok "build a cluster of $1 namespaces at $2"; sed 's/^/#   /' "$TMP/up.log" | head -5
         done_testing
         exit 1
