@@ -121,6 +121,50 @@ static void add_diff(struct ct_hetero *h, size_t host, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Length of the object part of a fact's key ("nic mlx5_0:1" of "nic mlx5_0:1 rate_gbps"):
+ * up to its last space; 0 for a key of one word. */
+static size_t object_len(const char *kv)
+{
+    size_t k = strcspn(kv, "\t"), o = 0;
+    for (size_t i = 0; i < k; i++)
+        if (kv[i] == ' ')
+            o = i;
+    return o;
+}
+
+/* Does f hold any fact of the object obj (length len)? */
+static int has_object(const struct facts *f, const char *obj, size_t len)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!strncmp(f->kv[i], obj, len) && f->kv[i][len] == ' ')
+            return 1;
+    return 0;
+}
+
+/*
+ * An object (a NIC, a GPU, a NUMA node) that only one side has, as one difference: its name
+ * and its identifying facts. Consumes the run of l's facts about it from *i.
+ */
+static void whole_object(struct ct_hetero *h, size_t host, const struct facts *l, size_t *i,
+                         size_t len, int here)
+{
+    static const char *const ids[] = {"kind", "model", "rate_gbps", "width"};
+    char what[160] = "";
+    size_t off = 0, start = *i;
+    const char *obj = l->kv[start];
+    for (; *i < l->n && !strncmp(l->kv[*i], obj, len) && l->kv[*i][len] == ' '; (*i)++) {
+        const char *attr = l->kv[*i] + len + 1;
+        size_t ka = strcspn(attr, "\t");
+        for (size_t k = 0; k < sizeof ids / sizeof ids[0] && off < sizeof what; k++)
+            if (strlen(ids[k]) == ka && !strncmp(attr, ids[k], ka) && attr[ka])
+                off += (size_t)snprintf(what + off, sizeof what - off, "%s%s %s",
+                                        off ? ", " : "", ids[k], attr + ka + 1);
+    }
+    add_diff(h, host, "%.*s: %s%s%s%s", (int)len, obj,
+             here ? "only on this host" : "missing, the majority has it", what[0] ? " (" : "",
+             what, what[0] ? ")" : "");
+}
+
 /* Walk two sorted fact lists and record where host differs from the majority rep. */
 static void diff(struct ct_hetero *h, size_t host, const struct facts *x, const struct facts *m)
 {
@@ -129,14 +173,19 @@ static void diff(struct ct_hetero *h, size_t host, const struct facts *x, const 
         const char *a = i < x->n ? x->kv[i] : NULL, *b = j < m->n ? m->kv[j] : NULL;
         size_t ka = a ? strcspn(a, "\t") : 0, kb = b ? strcspn(b, "\t") : 0;
         int c = !a ? 1 : !b ? -1 : strncmp(a, b, ka > kb ? ka : kb);
+        size_t oa = a ? object_len(a) : 0, ob = b ? object_len(b) : 0;
         if (c == 0) {
             if (strcmp(a, b))
                 add_diff(h, host, "%.*s: %s (majority %s)", (int)ka, a, a + ka + 1, b + kb + 1);
             i++;
             j++;
+        } else if (c < 0 && oa && !has_object(m, a, oa)) {
+            whole_object(h, host, x, &i, oa, 1);
         } else if (c < 0) {
             add_diff(h, host, "%.*s: %s (majority has none)", (int)ka, a, a + ka + 1);
             i++;
+        } else if (ob && !has_object(x, b, ob)) {
+            whole_object(h, host, m, &j, ob, 0);
         } else {
             add_diff(h, host, "%.*s: missing (majority %s)", (int)kb, b, b + kb + 1);
             j++;

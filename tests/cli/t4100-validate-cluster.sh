@@ -1,7 +1,8 @@
 #!/bin/sh
 # colltune validate on the emulated cluster (tests/integration): 4 namespace nodes at 1 Gbit
 # pass with measured/ceiling near the tbf goodput; one node at a quarter rate fails with
-# exit 3 naming exactly that host; then 6 nodes. Skips where namespaces cannot be built.
+# exit 3 naming exactly that host; a node whose (fixture) sysfs shows a port at degraded width
+# gets a probe finding; then 6 nodes. Skips where namespaces cannot be built.
 # Times go to the TAP comments (and $COLLTUNE_FIGURES).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
@@ -41,6 +42,43 @@ if ct_node_shape 2 250mbit; then
 else
     not_ok "reshape node 2"
 fi
+
+# node 2 probes a captured-style sysfs tree with two HDR ports of one model, one of them at
+# 2X (half its lanes): the probe's verdict on that port is a finding naming the host; the
+# pairs themselves stay fine (no host, link or NIC finding)
+sf="$TMP/sysfs/sys/class/infiniband"
+for d in 0 1; do
+    mkdir -p "$sf/mlx5_$d/ports/1/counters"
+    echo MT4123 >"$sf/mlx5_$d/hca_type"
+    echo "4: ACTIVE" >"$sf/mlx5_$d/ports/1/state"
+    echo "5: LinkUp" >"$sf/mlx5_$d/ports/1/phys_state"
+    echo InfiniBand >"$sf/mlx5_$d/ports/1/link_layer"
+    for c in port_xmit_data port_rcv_data; do echo 0 >"$sf/mlx5_$d/ports/1/counters/$c"; done
+done
+echo "200 Gb/sec (4X HDR)" >"$sf/mlx5_0/ports/1/rate"
+echo "100 Gb/sec (2X HDR)" >"$sf/mlx5_1/ports/1/rate"
+cat >"$TMP/wrap.sh" <<EOT
+#!/bin/sh
+case \$(hostname) in
+*-node2) exec "$COLLTUNE" "\$@" --sysfs-root "$TMP/sysfs" ;;
+*) exec "$COLLTUNE" "\$@" ;;
+esac
+EOT
+chmod +x "$TMP/wrap.sh"
+REAL=$COLLTUNE; COLLTUNE="$TMP/wrap.sh"
+ct_job env 1 "$TMP/job" 120 $VOPTS
+COLLTUNE=$REAL
+probe=$(grep -c "^  \[probe\] host ${CT_NET}-node2: probe: mlx5_1 port 1 runs at 100 Gb/s (2X HDR)" "$JOB_OUT")
+pairs=$(grep -c '^  \[\(host\|link\|nic\)\]' "$JOB_OUT")
+if [ "$JOB_RC" -eq 3 ] && [ "$probe" -eq 1 ] && [ "$pairs" -eq 0 ]; then
+    ok "node 2 with a 2X HDR port in its sysfs tree: exit 3, a probe finding naming it"
+else
+    not_ok "degraded port on node 2: exit $JOB_RC, $probe probe finding(s), $pairs pair finding(s)"
+    ct_job_diag 6
+fi
+grep -q "^  \[hetero\] host ${CT_NET}-node2 differs from the majority: nic mlx5_1:1: only on this host (kind IB, model MT4123, rate_gbps 100, width 2X HDR)" "$JOB_OUT" \
+    && ok "the extra NIC is one hetero line with its identity" || not_ok "hetero line for mlx5_1:1"
+grep '^  \[' "$JOB_OUT" | sed 's/^/#   /'
 
 # 6 nodes: 5 rounds of 3 concurrent pairs; the time per round stays that of 4 nodes
 t4=$JOB_SECS4

@@ -129,7 +129,9 @@ Test(json, heterogeneity)
     cr_expect_neq(het.group_of[4], 0);
     cr_expect(diff_has(&het, 2, "nic mlx5_bond_3:1 rate_gbps: 100 (majority 200)"));
     cr_expect(diff_has(&het, 4, "gpu count: 7 (majority 8)"));
-    cr_expect(diff_has(&het, 4, "gpu7 model: missing"));
+    /* a whole object one side lacks is one difference with its identifying facts */
+    cr_expect(diff_has(&het, 4, "gpu7: missing, the majority has it (model "));
+    cr_expect(!diff_has(&het, 4, "gpu7 model"), "not one line per fact");
     cr_expect(!diff_has(&het, 0, ""), "majority hosts have no differences");
     char *buf = NULL;
     size_t len = 0;
