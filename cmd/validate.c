@@ -330,7 +330,8 @@ static void add_round(struct run *R, int rail, int round, const struct wire *all
                     *(e ? &p->nic_b : &p->nic_a) = idx;
             }
             if (rail >= 0) {
-                const struct ct_ifaddr *f = &R->hosts[e ? p->b : p->a].ifs[rail_if(R, e ? p->b : p->a, rail)];
+                int hu = e ? p->b : p->a;
+                const struct ct_ifaddr *f = &R->hosts[hu].ifs[rail_if(R, hu, rail)];
                 *(e ? &p->nic_b : &p->nic_a) = nic_index(u, f->name, 0, true);
             }
         }
@@ -349,8 +350,6 @@ static int dead_rank_of(const char *msg)
     }
     return -1;
 }
-
-
 
 /*
  * Leaders list their IPv4 interfaces and every rank derives the same rails. They are driven
@@ -500,13 +499,6 @@ static void report_init(struct run *R)
     }
 }
 
-/*
- * Ranks of one host with no stated rate: the ceiling of a pair is what a memory copy of the
- * pair's size reaches on this host when every rank copies at once (a shared-memory exchange
- * is one copy per direction, and a round runs every pair at once): each rank copies for
- * CALIB_NS (after one copy that faults the pages in) and takes its mean rate; rank 0 takes each rank's
- * rate x its CPU share (when ranks outnumber CPUs) x the shm efficiency as its ceiling.
- */
 /* A copy in the exchange's chunks (the executor moves CHUNK bytes at a time; one memcpy of
  * the whole buffer would take glibc's non-temporal path and measure something else). */
 static void copy_chunked(void *dst, const void *src, uint64_t bytes)
@@ -515,6 +507,14 @@ static void copy_chunked(void *dst, const void *src, uint64_t bytes)
         memcpy((char *)dst + o, (const char *)src + o, bytes - o < CHUNK ? bytes - o : CHUNK);
 }
 
+/*
+ * Ranks of one host with no stated rate: the ceiling of a pair is what a memory copy of the
+ * pair's size reaches on this host when every rank copies at once (a shared-memory exchange
+ * is one copy per direction, and a round runs every pair at once): each rank copies for
+ * CALIB_NS (after one copy that faults the pages in) and takes its mean rate; rank 0 takes
+ * each rank's rate x its CPU share (when ranks outnumber CPUs) x the shm efficiency as its
+ * ceiling.
+ */
 static int calibrate_copy(struct run *R, void *sb, void *rb, struct ct_err *err)
 {
     uint64_t bytes = R->x->p2p_bytes;

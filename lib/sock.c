@@ -330,7 +330,8 @@ int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err)
         if (addr_text(i->ifa_addr, x->addr, sizeof x->addr) < 0)
             continue;
         snprintf(x->name, sizeof x->name, "%s", i->ifa_name);
-        uint32_t a = ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr);
+        uint32_t a =
+            ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr);
         uint32_t m =
             ntohl(((const struct sockaddr_in *)(const void *)i->ifa_netmask)->sin_addr.s_addr);
         x->net = a & m;
