@@ -727,6 +727,10 @@ static int validate_rank(struct ct_boot *boot, void *arg)
         if (rc < 0)
             ct_cmd_warn(CMD, "%s", err.msg);
         code = finish(&R, dead, rc < 0);
+    } else if (rc < 0 && (strstr(err.msg, "rank 0 (") || strstr(err.msg, "rank 0:"))) {
+        /* rank 0 itself is gone: nobody will print the report, so say so here */
+        code = ct_cmd_fail(CMD, 1, "rank %d (%s): no report: %s", boot->rank, boot->host,
+                           err.msg);
     } else if (rc < 0) {
         code = CT_EXIT_CHECK; /* rank 0 reports the failed host */
     }

@@ -79,4 +79,24 @@ else
         not_ok "killed rank 2: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | tail -8
     fi
 fi
+
+# rank 0 killed: no report can come, every other rank says so naming it, exit 1, bounded
+$V --local 4 --link-gbps 1 --p2p-size 256M --iters 50 --no-coll --timeout 2 \
+    >"$TMP/k0.out" 2>"$TMP/k0.err" &
+pid=$!
+sleep 3
+victim=$(pgrep -P $pid | sort -n | sed -n 1p)
+if [ -z "$victim" ]; then
+    not_ok "no rank 0 to kill"; kill $pid; wait $pid
+else
+    kill -9 "$victim"
+    start=$(date +%s)
+    wait $pid; rc=$?
+    took=$(($(date +%s) - start))
+    if [ $rc -eq 1 ] && [ $took -le 25 ] && grep -q 'no report: .*rank 0 (' "$TMP/k0.err"; then
+        ok "killed rank 0: exit 1 after ${took}s, the others name it"
+    else
+        not_ok "killed rank 0: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/k0.err" | tail -6
+    fi
+fi
 done_testing
