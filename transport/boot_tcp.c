@@ -228,19 +228,28 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
 
 /* A rank other than skip whose connection to the root is closed (its process died), or -1.
  * Used to blame the dead rank, not a live one that was only slowed down by it. */
+/* Has rank r's connection been closed by its end (the process is gone)? */
+static int is_closed(struct boot_tcp *t, int r)
+{
+    if (t->fds[r] < 0)
+        return 0;
+    struct pollfd p = {t->fds[r], POLLIN | POLLRDHUP, 0};
+    if (poll(&p, 1, 0) <= 0)
+        return 0;
+    char c;
+    return (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
+           recv(t->fds[r], &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/* Reading rank skip failed: when skip's own connection is closed it is the one gone (-1);
+ * else the first other rank whose connection closed (skip likely waited on it), -1 none. */
 static int closed_rank(struct boot_tcp *t, int skip)
 {
-    for (int r = 1; r < t->b.size; r++) {
-        if (r == skip || t->fds[r] < 0)
-            continue;
-        struct pollfd p = {t->fds[r], POLLIN | POLLRDHUP, 0};
-        if (poll(&p, 1, 0) <= 0)
-            continue;
-        char c;
-        if ((p.revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
-            recv(t->fds[r], &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+    if (is_closed(t, skip))
+        return -1;
+    for (int r = 1; r < t->b.size; r++)
+        if (r != skip && is_closed(t, r))
             return r;
-    }
     return -1;
 }
 

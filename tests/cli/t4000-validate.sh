@@ -32,10 +32,11 @@ cnt=$(grep -c '^  \[host\] host .*/rank[0-3] is slow' "$TMP/out")
 grep -q '^FAIL: 4 host(s): 0 ok, 4 slow' "$TMP/out" && ok "summary says FAIL" || not_ok "summary"
 
 # no stated rate on one host: the pair ceiling is a measured memcpy, the collectives' unknown
+# (--min-pct 30: this checks the mechanism, not how busy the test machine is)
 expect 0 "no stated rate: a measured memcpy ceiling, and it passes" -- $V --local 2 --iters 5 \
-    --p2p-size 1M --coll-size 1M
-grep -Eq '^#   [^ ]+/rank0 +memcpy 1 MiB measured [0-9.]+ GB/s \(2 ranks copying at once\) x 0.75 \(shm\)' \
-    "$TMP/out" && ok "the formula says memcpy x 0.75" || not_ok "memcpy formula"
+    --p2p-size 1M --coll-size 1M --min-pct 30
+grep -Eq '^#   [^ ]+/rank0 +memcpy 1 MiB measured [0-9.]+ GB/s \(2 ranks copying at once\) x 0.65 \(shm\)' \
+    "$TMP/out" && ok "the formula says memcpy x 0.65" || not_ok "memcpy formula"
 grep -Eq '^allreduce:ring .* unknown ' "$TMP/out" && grep -q 'ceiling unknown' "$TMP/out" \
     && ok "collectives: ceiling unknown" || not_ok "collectives: ceiling unknown"
 
@@ -44,7 +45,7 @@ cat >"$TMP/eff.json" <<EOT
 {"schema": "colltune-validate-baseline/1", "efficiency": {"shm": 0.5}}
 EOT
 expect 0 "efficiency override from a baseline" -- $V --local 2 --iters 3 --p2p-size 1M --no-coll \
-    --baseline "$TMP/eff.json"
+    --baseline "$TMP/eff.json" --min-pct 30
 grep -q 'x 0.50 (shm)' "$TMP/out" && ok "the formula uses 0.50" || not_ok "efficiency 0.50"
 echo '{"schema": "colltune-validate-baseline/1", "efficiency": {"tcp": 1.5}}' >"$TMP/bad.json"
 usage_error "efficiency above 1" -- $V --local 2 --baseline "$TMP/bad.json"

@@ -186,8 +186,8 @@ Test(validate, ceilings)
     cr_expect_float_eq(ct_val_coll_ceiling("alltoall", 2, 2, 1.0, f, sizeof f), 0.75, 1e-9);
     cr_expect_eq(ct_val_coll_ceiling("allreduce", 4, 1, 0, f, sizeof f), 0);
     cr_expect(strstr(f, "unknown") != NULL);
-    cr_expect_float_eq(ct_val_efficiency("shm", NULL, 0), 0.75, 1e-9);
-    cr_expect_float_eq(ct_val_efficiency("shm+tcp", NULL, 0), 0.75, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("shm", NULL, 0), 0.65, 1e-9);
+    cr_expect_float_eq(ct_val_efficiency("shm+tcp", NULL, 0), 0.65, 1e-9);
     cr_expect_float_eq(ct_val_efficiency("tcp", NULL, 0), 0.9, 1e-9);
     cr_expect_float_eq(ct_val_efficiency("udp", NULL, 0), 0.9, 1e-9);
     /* a baseline's overrides replace their kind's row; the lowest kind still decides */
