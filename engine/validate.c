@@ -311,6 +311,7 @@ static void judge_nics(struct ct_val_report *r, bool *explained)
                     n->state = CT_VAL_SLOW; /* a link verdict will follow */
                 continue;
             }
+            n->blamed = true;
             append(n->evidence, sizeof n->evidence, "all %d pairs through it slow", slow_by[k]);
             append(x->evidence, sizeof x->evidence, "NIC %s slow", n->name);
             ct_val_report_find(r, CT_VALF_NIC, (int)u, -1, k,
@@ -325,6 +326,27 @@ static void judge_nics(struct ct_val_report *r, bool *explained)
         }
     }
     free(v);
+}
+
+/* A NIC not blamed itself whose slow pairs are all explained by another verdict (its
+ * partner's slow NIC or host) is fine. */
+static void settle_nics(struct ct_val_report *r, const bool *explained)
+{
+    for (size_t u = 0; u < r->n_unit; u++)
+        for (int k = 0; k < r->unit[u].n_nic; k++) {
+            struct ct_val_nic *n = &r->unit[u].nic[k];
+            if (n->state != CT_VAL_SLOW || n->blamed || r->unit[u].state == CT_VAL_SLOW)
+                continue;
+            bool all = true;
+            for (size_t i = 0; i < r->n_pair && all; i++) {
+                const struct ct_val_pair *p = &r->pair[i];
+                bool mine =
+                    (p->a == (int)u && p->nic_a == k) || (p->b == (int)u && p->nic_b == k);
+                all = !mine || p->state != CT_VAL_SLOW || explained[i];
+            }
+            if (all)
+                n->state = CT_VAL_OK;
+        }
 }
 
 static void judge_links(struct ct_val_report *r, const bool *explained)
@@ -412,6 +434,7 @@ void ct_val_diagnose(struct ct_val_report *r)
     judge_pairs(r);
     judge_units(r, explained);
     judge_nics(r, explained);
+    settle_nics(r, explained);
     judge_links(r, explained);
     judge_evidence(r);
     judge_colls(r);

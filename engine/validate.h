@@ -40,7 +40,8 @@ struct ct_val_nic {
     double tx_bytes, rx_bytes;
     uint64_t errors;
     /* verdict */
-    enum ct_val_state state;
+    enum ct_val_state state;  /* slow only where a slow pair through it is not explained */
+    bool blamed;              /* a [nic] finding names it */
     double measured_gbs, pct; /* median of pairs through this NIC */
     char evidence[200];
 };

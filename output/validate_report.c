@@ -47,7 +47,7 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
             snprintf(tx, sizeof tx, "tx %.1f MB rx %.1f MB", n->tx_bytes / 1e6, n->rx_bytes / 1e6);
             fprintf(out, "  %-22s %-8s %-7s %10s %10s %6s %9s  %s%s%s\n", n->name, "",
                     ct_val_state_name(n->state), num(m, sizeof m, n->measured_gbs, "%.3f"),
-                    n->line_gbps > 0 ? num(c, sizeof c, n->line_gbps / 8, "%.3f") : "unknown",
+                    x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",
                     num(p, sizeof p, n->pct, "%.0f"), "", tx, n->evidence[0] ? "; " : "",
                     n->evidence);
         }
