@@ -5,7 +5,8 @@
  */
 #include "monitor_int.h"
 
-#include <dirent.h>
+#include "../lib/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -77,37 +78,11 @@ static int resolve(const struct ct_monitor *m, const char *rel, char *out)
     return realpath(path_of(m, rel, path, sizeof path), out) ? 0 : -1;
 }
 
-static int namecmp(const void *a, const void *b)
-{
-    return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Entry names of root/rel (no dot files), sorted naturally; caller frees with free_names. */
+/* Entry names of root/rel in natural order (ct_dir_names). */
 static size_t list_dir(const struct ct_monitor *m, const char *rel, char ***out)
 {
     char path[PATH_MAX + REL_LEN];
-    DIR *d = opendir(path_of(m, rel, path, sizeof path));
-    char **v = NULL;
-    size_t n = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        v = ct_xrealloc(v, (n + 1) * sizeof *v);
-        v[n++] = ct_xstrdup(e->d_name);
-    }
-    if (d)
-        closedir(d);
-    if (n > 1)
-        qsort(v, n, sizeof *v, namecmp);
-    *out = v;
-    return n;
-}
-
-static void free_names(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    return ct_dir_names(path_of(m, rel, path, sizeof path), out);
 }
 
 /* A relative path into dst[REL_LEN] ("" when too long). */
@@ -369,9 +344,9 @@ static void scan_rdma(struct ct_monitor *m, struct rdma_dev **devs, size_t *ndev
                 plan_rdma(m, n);
             }
         }
-        free_names(ports, np);
+        ct_dir_names_free(ports, np);
     }
-    free_names(v, nd);
+    ct_dir_names_free(v, nd);
 }
 
 /* The RDMA port a network interface belongs to (same PCI function and port), or NULL. */
@@ -454,7 +429,7 @@ static void scan_net(struct ct_monitor *m, const struct rdma_dev *devs, size_t n
             plan_net(m, n);
         }
     }
-    free_names(v, nn);
+    ct_dir_names_free(v, nn);
 }
 
 /* ---- rates -------------------------------------------------------------------------------- */
@@ -672,7 +647,7 @@ static int cmp_nic(const void *a, const void *b)
     int cx = ct_nic_snap_class(x), cy = ct_nic_snap_class(y);
     if (cx != cy)
         return cx - cy;
-    return strverscmp(x->name, y->name);
+    return ct_natcmp(x->name, y->name);
 }
 
 int ct_monitor_sample_at(struct ct_monitor *m, int64_t now_ns, struct ct_snapshot *snap,

@@ -2,6 +2,8 @@
 /* Atomic file writes and whole-file reads. */
 #include "file.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,4 +85,55 @@ int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err)
     if (len)
         *len = n;
     return 0;
+}
+
+int ct_natcmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            char *ea, *eb;
+            unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+            if (x != y)
+                return x < y ? -1 : 1;
+            a = ea;
+            b = eb;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++;
+        b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static int natcmp_p(const void *a, const void *b)
+{
+    return ct_natcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t ct_dir_names(const char *path, char ***out)
+{
+    DIR *d = opendir(path);
+    char **v = NULL;
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        v = ct_xrealloc(v, (n + 1) * sizeof *v);
+        v[n++] = ct_xstrdup(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (n > 1)
+        qsort(v, n, sizeof *v, natcmp_p);
+    *out = v;
+    return n;
+}
+
+void ct_dir_names_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
 }

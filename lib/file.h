@@ -13,4 +13,11 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
 /* Read a whole file (NUL-terminated; caller frees with free()). */
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 
+/* Natural order: digit runs compare by value ("mlx5_2" < "mlx5_10"). */
+int ct_natcmp(const char *a, const char *b);
+/* Entry names of the folder path (no dot files) in natural order; 0 and *out NULL when it
+ * cannot be read. Free with ct_dir_names_free. */
+size_t ct_dir_names(const char *path, char ***out);
+void ct_dir_names_free(char **v, size_t n);
+
 #endif

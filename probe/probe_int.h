@@ -6,11 +6,11 @@
 
 #include <stddef.h>
 
+#include "../lib/file.h"
 #include "topo.h"
 
 /* ---- small string helpers (topo.c) ---- */
 char *ct_str_trim(char *s);                   /* trims in place, returns s */
-int ct_natcmp(const char *a, const char *b);  /* "mlx5_2" < "mlx5_10" */
 void ct_str_set(char **dst, const char *src); /* free *dst, store a copy (NULL ok) */
 void ct_strlcpy(char *dst, const char *src, size_t size);
 int ct_parse_long(const char *s, int base, long *out); /* whole string, trimmed; -1 garbage */
@@ -28,9 +28,8 @@ int ct_read_file(const char *path, char **buf, size_t *len, struct ct_err *err);
 /* Read root + rel into buf, newline stripped. -1 when missing or unreadable. */
 int ct_sysfs_read(const char *root, const char *rel, char *buf, size_t len);
 /* Entries of the directory root/rel (no dot files) in natural order ("mlx5_2" < "mlx5_10");
- * *out is NULL when it cannot be read. Free with ct_sysfs_list_free. */
+ * *out is NULL when it cannot be read. Free with ct_dir_names_free. */
 size_t ct_sysfs_list(const char *root, const char *rel, char ***out);
-void ct_sysfs_list_free(char **v, size_t n);
 /* Resolve a symlink under root (relative or absolute-from-root target) into a path relative to
  * root ("sys/devices/pci0000:80/..."); -1 when the link or its target is missing. */
 int ct_sysfs_resolve(const char *root, const char *rel, char *out, size_t len);

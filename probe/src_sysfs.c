@@ -116,7 +116,7 @@ static void rdma_device(struct ct_topo *t, const char *root, const char *name)
         port_attrs(t, i, root, ct_path_cat(pdir, sizeof pdir, dir, sub));
         rdma_dev_attrs(t, i, root, dir, pci);
     }
-    ct_sysfs_list_free(ports, np);
+    ct_dir_names_free(ports, np);
 }
 
 /* Attach a network interface to the RDMA port on the same PCI function, if any. */
@@ -220,14 +220,14 @@ int ct_src_sysfs(struct ct_topo *t, const struct ct_probe_cfg *cfg, struct ct_er
     size_t n = ct_sysfs_list(root, "sys/class/infiniband", &v);
     for (size_t i = 0; i < n; i++)
         rdma_device(t, root, v[i]);
-    ct_sysfs_list_free(v, n);
+    ct_dir_names_free(v, n);
     if (!n)
         ct_topo_note(t, "sysfs: no RDMA device (no /sys/class/infiniband entries)");
     char skipped[1024] = "";
     n = ct_sysfs_list(root, "sys/class/net", &v);
     for (size_t i = 0; i < n; i++)
         net_device(t, root, v[i], skipped, sizeof skipped);
-    ct_sysfs_list_free(v, n);
+    ct_dir_names_free(v, n);
     if (skipped[0])
         ct_topo_note(t, "sysfs: virtual network interfaces not listed: %s", skipped);
     return 0;

@@ -3,7 +3,6 @@
  * from /sys/devices/system, and the PCI tree from the device paths of interesting devices. */
 #include "probe_int.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,32 +108,7 @@ size_t ct_sysfs_list(const char *root, const char *rel, char ***out)
 {
     char path[4096];
     join(path, sizeof path, root, rel);
-    DIR *d = opendir(path);
-    size_t n = 0;
-    char **v = NULL;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        v = ct_xrealloc(v, (n + 1) * sizeof *v);
-        v[n++] = ct_xstrdup(e->d_name);
-    }
-    if (d)
-        closedir(d);
-    for (size_t i = 1; i < n; i++) /* insertion sort, natural order */
-        for (size_t j = i; j > 0 && ct_natcmp(v[j - 1], v[j]) > 0; j--) {
-            char *x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    *out = v;
-    return n;
-}
-
-void ct_sysfs_list_free(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    return ct_dir_names(path, out);
 }
 
 static long read_long(const char *root, const char *rel, int base, long def)
@@ -173,7 +147,7 @@ static void numa_nodes(struct ct_topo *t, const char *root)
             t->numa[k].n_dist = (size_t)nd;
         }
     }
-    ct_sysfs_list_free(v, n);
+    ct_dir_names_free(v, n);
 }
 
 static void packages(struct ct_topo *t, const char *root)
@@ -229,7 +203,7 @@ static void packages(struct ct_topo *t, const char *root)
         free(t->pkg[k].cpus);
         t->pkg[k].cpus = w;
     }
-    ct_sysfs_list_free(v, n);
+    ct_dir_names_free(v, n);
     for (size_t j = 0; j < t->n_pkg; j++) { /* "0 1 2" -> "0-2" */
         char *l = ct_cpus_from_words(t->pkg[j].cpus);
         free(t->pkg[j].cpus);
@@ -340,6 +314,6 @@ int ct_sysfs_pci_scan(struct ct_topo *t, const char *root)
             t->gpu[g].device = x->device;
         }
     }
-    ct_sysfs_list_free(v, n);
+    ct_dir_names_free(v, n);
     return 0;
 }

@@ -41,26 +41,6 @@ void ct_str_set(char **dst, const char *src)
     *dst = c;
 }
 
-int ct_natcmp(const char *a, const char *b)
-{
-    while (*a && *b) {
-        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-            char *ea, *eb;
-            unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
-            if (x != y)
-                return x < y ? -1 : 1;
-            a = ea;
-            b = eb;
-            continue;
-        }
-        if (*a != *b)
-            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-        a++;
-        b++;
-    }
-    return *a ? 1 : *b ? -1 : 0;
-}
-
 const char *ct_path_cat(char *out, size_t len, const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
