@@ -103,6 +103,15 @@ struct ct_tp {
 const struct ct_tp_ops *ct_tp_find(const char *name);
 const struct ct_tp_ops *ct_tp_at(size_t i);
 
+/*
+ * Which peers an endpoint connects (collective): link[r] when this rank or r asked for the
+ * other in its cfg->peers mask; has[r] says whether rank r gave a mask at all (a rank without
+ * one serves every peer; each transport learns has[] in its own address exchange). The masks
+ * are gathered only when some rank has one.
+ */
+int ct_tp_peer_links(struct ct_boot *boot, const unsigned char *peers, const bool *has,
+                     bool *link, struct ct_err *err);
+
 /* Open by table row. */
 int ct_tp_open(const struct ct_tp_ops *ops, struct ct_tp **tp, const struct ct_tp_cfg *cfg,
                struct ct_boot *boot, struct ct_err *err);

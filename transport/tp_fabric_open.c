@@ -334,33 +334,13 @@ struct setup {
 static int exchange_links(struct setup *su, const struct ct_tp_cfg *cfg, bool *link,
                           struct ct_err *err)
 {
-    struct fab_tp *f = su->f;
-    int n = f->base.size, me = f->base.rank;
-    bool any = false;
+    int n = su->f->base.size;
+    bool *has = ct_xcalloc((size_t)n, sizeof *has);
     for (int r = 0; r < n; r++)
-        any |= su->blobs[r].has_peers != 0;
-    size_t nb = ((size_t)n + 7) / 8;
-    unsigned char *bits = NULL;
-    if (any) {
-        unsigned char *my = ct_xcalloc(nb, 1);
-        for (int r = 0; cfg && cfg->peers && r < n; r++)
-            if (cfg->peers[r])
-                my[r / 8] |= (unsigned char)(1u << (r % 8));
-        bits = ct_xcalloc((size_t)n, nb);
-        int rc = ct_boot_allgather(su->boot, my, nb, bits, err);
-        free(my);
-        if (rc < 0) {
-            free(bits);
-            return rc;
-        }
-    }
-#define WANTS(a, b)                                                                                \
-    (!su->blobs[a].has_peers || ((bits[(size_t)(a)*nb + (size_t)(b) / 8] >> ((b) % 8)) & 1))
-    for (int r = 0; r < n; r++)
-        link[r] = r != me && (WANTS(me, r) || WANTS(r, me));
-#undef WANTS
-    free(bits);
-    return 0;
+        has[r] = su->blobs[r].has_peers != 0;
+    int rc = ct_tp_peer_links(su->boot, cfg ? cfg->peers : NULL, has, link, err);
+    free(has);
+    return rc;
 }
 
 static int exchange(struct setup *su, const struct ct_tp_cfg *cfg, const char *host, int port,

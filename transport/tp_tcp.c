@@ -960,35 +960,23 @@ static int exchange(struct setup *su, const struct ct_tp_cfg *cfg, const char *h
     mine.has_peers = cfg && cfg->peers ? 1 : 0;
     su->addrs = ct_xcalloc((size_t)n, sizeof *su->addrs);
     CT_TRY(ct_boot_allgather(su->boot, &mine, sizeof mine, su->addrs, err));
-    bool any_peers = false;
+    bool *has = ct_xcalloc((size_t)n, sizeof *has);
     for (int r = 0; r < n; r++) {
         su->addrs[r].host[sizeof su->addrs[r].host - 1] = 0;
-        if (su->addrs[r].streams != t->nstreams)
+        has[r] = su->addrs[r].has_peers != 0;
+        if (su->addrs[r].streams != t->nstreams) {
+            free(has);
             return ct_err_set(err, CT_EINVAL, "tcp: rank %d (%s) uses %u streams, rank %d uses %d",
                               r, host_of(t, r), su->addrs[r].streams, me, t->nstreams);
-        any_peers |= su->addrs[r].has_peers != 0;
-    }
-    size_t nb = ((size_t)n + 7) / 8;
-    unsigned char *bits = NULL;
-    if (any_peers) {
-        unsigned char *my = ct_xcalloc(nb, 1);
-        for (int r = 0; mine.has_peers && r < n; r++)
-            if (cfg->peers[r])
-                my[r / 8] |= (unsigned char)(1u << (r % 8));
-        bits = ct_xcalloc((size_t)n, nb);
-        int rc = ct_boot_allgather(su->boot, my, nb, bits, err);
-        free(my);
-        if (rc < 0) {
-            free(bits);
-            return rc;
         }
     }
     su->link = ct_xcalloc((size_t)n, sizeof *su->link);
-#define WANTS(a, b)                                                                                \
-    (!su->addrs[a].has_peers || ((bits[(size_t)(a)*nb + (size_t)(b) / 8] >> ((b) % 8)) & 1))
+    int rc = ct_tp_peer_links(su->boot, mine.has_peers ? cfg->peers : NULL, has, su->link, err);
+    free(has);
+    if (rc < 0)
+        return rc;
     for (int r = 0; r < n; r++)
-        if (r != me && (WANTS(me, r) || WANTS(r, me))) {
-            su->link[r] = true;
+        if (su->link[r]) {
             su->expected += t->nstreams;
             t->peers[r].st = ct_xcalloc((size_t)t->nstreams, sizeof *t->peers[r].st);
             for (int s = 0; s < t->nstreams; s++) {
@@ -999,8 +987,6 @@ static int exchange(struct setup *su, const struct ct_tp_cfg *cfg, const char *h
                 st->rd_ready = st->wr_ready = true;
             }
         }
-#undef WANTS
-    free(bits);
     return 0;
 }
 
