@@ -61,43 +61,30 @@ usage_error "bad baseline value" -- $V --local 2 --baseline "$TMP/bad.json"
 expect 1 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
 usage_error "one rank is not enough" -- $V --local 1
 
-# a rank killed during the pair rounds: a failed host, bounded by --timeout
-$V --local 4 --link-gbps 1 --p2p-size 256M --iters 50 --no-coll --timeout 2 \
-    >"$TMP/k.out" 2>"$TMP/k.err" &
-pid=$!
-sleep 3
-victim=$(pgrep -P $pid | sort -n | sed -n 3p)
-if [ -z "$victim" ]; then
-    not_ok "no rank 2 to kill"; kill $pid; wait $pid
-else
+# kill_rank R CODE FILE PATTERN WHAT: kill rank R of a 4-rank validate during its pair
+# rounds; it must end with CODE within 25 s (--timeout 2) and FILE (out or err) must match
+kill_rank() {
+    $V --local 4 --link-gbps 1 --p2p-size 256M --iters 50 --no-coll --timeout 2 \
+        >"$TMP/k.out" 2>"$TMP/k.err" &
+    pid=$!
+    sleep 3
+    victim=$(pgrep -P $pid | sort -n | sed -n "$(($1 + 1))p")
+    if [ -z "$victim" ]; then
+        not_ok "no rank $1 to kill"; kill $pid; wait $pid; return
+    fi
     kill -9 "$victim"
     start=$(date +%s)
     wait $pid; rc=$?
     took=$(($(date +%s) - start))
-    if [ $rc -eq 3 ] && [ $took -le 25 ] && grep -q 'host .*/rank2 failed' "$TMP/k.out"; then
-        ok "killed rank 2: exit 3 after ${took}s naming it as a failed host"
+    if [ $rc -eq "$2" ] && [ $took -le 25 ] && grep -q "$4" "$TMP/k.$3"; then
+        ok "killed rank $1: exit $2 after ${took}s, $5"
     else
-        not_ok "killed rank 2: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | tail -8
+        not_ok "killed rank $1: exit $rc after ${took}s"
+        sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | tail -8
     fi
-fi
-
-# rank 0 killed: no report can come, every other rank says so naming it, exit 1, bounded
-$V --local 4 --link-gbps 1 --p2p-size 256M --iters 50 --no-coll --timeout 2 \
-    >"$TMP/k0.out" 2>"$TMP/k0.err" &
-pid=$!
-sleep 3
-victim=$(pgrep -P $pid | sort -n | sed -n 1p)
-if [ -z "$victim" ]; then
-    not_ok "no rank 0 to kill"; kill $pid; wait $pid
-else
-    kill -9 "$victim"
-    start=$(date +%s)
-    wait $pid; rc=$?
-    took=$(($(date +%s) - start))
-    if [ $rc -eq 1 ] && [ $took -le 25 ] && grep -q 'no report: .*rank 0 (' "$TMP/k0.err"; then
-        ok "killed rank 0: exit 1 after ${took}s, the others name it"
-    else
-        not_ok "killed rank 0: exit $rc after ${took}s"; sed 's/^/#   /' "$TMP/k0.err" | tail -6
-    fi
-fi
+}
+# a rank: a failed host in rank 0's report
+kill_rank 2 3 out 'host .*/rank2 failed' "named as a failed host"
+# rank 0: no report can come; every other rank says so, naming it
+kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
 done_testing
