@@ -55,7 +55,7 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0
              -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
-LIB_DIRS := lib transport algos engine probe output tui
+LIB_DIRS := lib transport algos backend tune validate monitor probe output tui
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CMD_SRC := $(wildcard cmd/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -63,7 +63,7 @@ CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 LIBA := $(BUILD)/libcolltune.a
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
-                       tests/engine/*.c tests/output/*.c tests/tui/*.c tests/export/*.c)
+                       tests/backend/*.c tests/tune/*.c tests/validate/*.c tests/output/*.c tests/tui/*.c tests/export/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)

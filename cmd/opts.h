@@ -5,8 +5,8 @@
 #define CT_OPTS_H
 
 #include "../algos/algo.h"
-#include "../engine/bench.h"
-#include "../engine/comm.h"
+#include "../backend/bench.h"
+#include "../backend/comm.h"
 #include "../output/output.h"
 #include "../transport/launch.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/bench.h"
-#include "../engine/monitor.h"
+#include "../backend/bench.h"
+#include "../monitor/monitor.h"
 #include "../lib/clock.h"
 #include "../output/output.h"
 #include "../transport/launch.h"

@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../engine/monitor.h"
-#include "../engine/select.h"
-#include "../engine/sweep.h"
+#include "../monitor/monitor.h"
+#include "../tune/select.h"
+#include "../backend/native.h"
+#include "../tune/sweep.h"
 #include "../lib/clock.h"
 #include "../output/config.h"
 #include "../output/report.h"
@@ -545,7 +546,6 @@ static void rank_cfg(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, x->commp, cfg);
     cfg->tcp = strstr(ct_comm_tp_names(x->commp, tp, sizeof tp), "tcp") != NULL;
     cfg->max_threads = (int)(cores / local);
-    cfg->set_streams = set_streams;
     cfg->arg = x;
     if (x->commp->rank == 0) {
         cfg->progress = on_progress;
@@ -581,11 +581,14 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     x->tty = root && isatty(STDERR_FILENO);
     if (root && x->want_tui)
         tui_open(x);
+    struct ct_backend be;
+    struct ct_native nat;
+    ct_native_open(&be, &nat, &x->commp, cfg.tcp ? set_streams : NULL, x);
     int code;
     if (x->verify) {
         struct ct_sweep_regret *g = NULL;
         size_t n = 0;
-        int rc = ct_sweep_verify(&x->commp, &cfg, &x->conf, &g, &n, &err);
+        int rc = ct_sweep_verify(&cfg, &be, &nat, &x->conf, &g, &n, &err);
         clear_progress(x);
         if (rc == 0)
             code = root ? print_regrets(x, g, n) : 0;
@@ -598,7 +601,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
         snprintf(x->path[2], sizeof x->path[2], "%s", x->out);
         fill_meta(x, &cfg);
         struct ct_sweep_result res;
-        int rc = ct_sweep_run(&x->commp, &cfg, &res, &err);
+        int rc = ct_sweep_run(&cfg, &be, &nat, &res, &err);
         if (root)
             code = finish(x, &cfg, &res, rc, &err);
         else
@@ -608,6 +611,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     }
     if (root)
         clear_progress(x);
+    ct_native_close(&nat);
     ct_comm_close(x->commp);
     return code;
 }

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../engine/monitor.h"
+#include "../monitor/monitor.h"
 #include "../lib/clock.h"
 #include "../probe/topo.h"
 #include "../tui/tui.h"

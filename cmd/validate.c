@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/bench.h"
-#include "../engine/monitor.h"
-#include "../engine/pairs.h"
-#include "../engine/rails.h"
-#include "../engine/stats.h"
-#include "../engine/validate.h"
+#include "../backend/bench.h"
+#include "../monitor/monitor.h"
+#include "../validate/pairs.h"
+#include "../validate/rails.h"
+#include "../tune/stats.h"
+#include "../validate/validate.h"
 #include "../lib/clock.h"
 #include "../output/svg.h"
 #include "../output/validate_report.h"

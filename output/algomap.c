@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/tune.h"
+#include "../tune/tune.h"
 
 #define AR CT_ALLREDUCE
 #define AG CT_ALLGATHER

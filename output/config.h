@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "../engine/tune.h"
+#include "../tune/tune.h"
 #include "../lib/err.h"
 
 #define CT_CONFIG_SCHEMA "colltune-config/1"

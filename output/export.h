@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/tune.h"
+#include "../tune/tune.h"
 #include "../lib/err.h"
 #include "algomap.h"
 

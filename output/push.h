@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../engine/tune.h"
+#include "../tune/tune.h"
 #include "../lib/err.h"
 #include "export.h"
 

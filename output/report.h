@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "../engine/tune.h"
+#include "../tune/tune.h"
 #include "../lib/err.h"
 
 /*

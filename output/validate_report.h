@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "../engine/validate.h"
+#include "../validate/validate.h"
 
 /* Per-host and per-NIC table, collectives, findings and the summary line. */
 int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *err);

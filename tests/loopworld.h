@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bench.h"
-#include "engine/comm.h"
+#include "backend/bench.h"
+#include "backend/comm.h"
 #include "transport/boot.h"
 
 typedef int (*lw_fn)(struct ct_comm *c, void *arg, struct ct_err *err);

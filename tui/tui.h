@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../engine/monitor.h"
+#include "../monitor/monitor.h"
 #include "../lib/err.h"
 
 /* Fill the sampled part of snap (NICs, host, time). 0: a new sample; 1: no more samples

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/monitor.h"
+#include "../monitor/monitor.h"
 #include "canvas.h"
 
 #define CT_UI_MAX_VIEWS 8

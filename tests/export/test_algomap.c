@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "engine/tune.h"
+#include "tune/tune.h"
 #include "output/algomap.h"
 
 Test(algomap, rows_name_real_algorithms)

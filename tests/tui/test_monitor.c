@@ -7,7 +7,7 @@
  */
 #include <pthread.h>
 
-#include "engine/monitor.h"
+#include "monitor/monitor.h"
 #include "transport/boot.h"
 #include "tui_test.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/monitor.h"
+#include "monitor/monitor.h"
 
 #define SEC 1000000000LL
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "algos/half.h"
-#include "engine/verify.h"
+#include "backend/verify.h"
 
 static const int rank_counts[] = {1, 2, 3, 7, 16, 64, 300};
 #define NCOUNTS (sizeof rank_counts / sizeof rank_counts[0])

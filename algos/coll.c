@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-collective facts, once: sizes as nccl-tests prints them and the busbw factors. */
-#include "bench.h"
+#include "coll.h"
 
 static uint64_t size_single(uint64_t count, size_t es, int n)
 {

@@ -7,9 +7,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "engine/select.h"
-#include "engine/stats.h"
-#include "engine/sweep_int.h"
+#include "tune/select.h"
+#include "tune/stats.h"
+#include "backend/native.h"
+#include "tune/plan.h"
 #include "tests/loopworld.h"
 
 /* ---- synthetic backend ---------------------------------------------------------------- */
@@ -92,7 +93,8 @@ static double s_now(void *ctx)
     return ((struct synth *)ctx)->clock;
 }
 
-static const struct ct_sweep_backend synth_be = {s_begin, s_time, s_end, s_now, NULL, NULL, true};
+static const struct ct_backend synth_be = {.name = "synthetic", .begin = s_begin, .time = s_time,
+                                           .end = s_end, .now_s = s_now, .root = true};
 
 static const struct ct_algo *cands[3];
 
@@ -128,7 +130,7 @@ Test(sweep, planner_finds_the_crossover_within_budget)
     synth_init(&s, 0.02);
     struct ct_sweep_result res;
     struct ct_err err = {0};
-    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
     cr_assert(res.elapsed_s <= cfg.budget_s * 1.02, "took %g s of %g", res.elapsed_s, cfg.budget_s);
     cr_assert(res.n > 30, "only %zu points", res.n);
     cr_assert(res.elapsed_s < cfg.budget_s / 2, "nothing left to do: stops early (%g s)",
@@ -168,7 +170,7 @@ Test(sweep, planner_is_deterministic)
     for (int k = 0; k < 2; k++) {
         struct synth s;
         synth_init(&s, 0.2);
-        cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &r[k], NULL), 0);
+        cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &r[k], NULL), 0);
     }
     cr_assert_eq(r[0].n, r[1].n);
     for (size_t i = 0; i < r[0].n; i++) {
@@ -198,7 +200,7 @@ Test(sweep, tiny_budget_still_measures_every_collective)
     synth_init(&s, 0.1);
     s.iter_cost = 1e-3;
     struct ct_sweep_result res;
-    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
     cr_assert(res.budget_out);
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         struct ct_ruleset rs;
@@ -218,7 +220,7 @@ Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
     struct synth s;
     synth_init(&s, 0.0);
     struct ct_sweep_result res;
-    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
     for (size_t i = 0; i < res.n; i++) {
         cr_assert(res.pts[i].st.converged, "noise-free points converge at once");
         cr_assert_eq(res.pts[i].st.n, cfg.min_iters);
@@ -226,7 +228,7 @@ Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
     ct_sweep_result_release(&res);
     synth_init(&s, 3.0); /* wild: +-150% */
     cfg.target_ci = 0.001;
-    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
     for (size_t i = 0; i < res.n; i++) {
         cr_assert_not(res.pts[i].st.converged);
         cr_assert(res.pts[i].st.n <= cfg.max_iters);
@@ -245,7 +247,7 @@ Test(sweep, wrong_result_aborts_naming_algorithm_size_and_ranks)
     s.wrong_count = 1024; /* 4 KiB of float32 */
     struct ct_sweep_result res;
     struct ct_err err = {0};
-    int rc = ct_sweep_drive(&cfg, &synth_be, &s, &res, &err);
+    int rc = ct_sweep_run(&cfg, &synth_be, &s, &res, &err);
     cr_assert_eq(rc, CT_EVERIFY);
     cr_assert(strstr(err.msg, "allreduce:mesh at 4096 bytes on 4 ranks"), "%s", err.msg);
     cr_assert(strstr(err.msg, "7 elements differ"), "%s", err.msg);
@@ -273,7 +275,6 @@ Test(sweep, grids_and_searched_parameters)
     cfg.job.params.v[CT_P_CHUNK] = 65536; /* fixed by the user */
     cr_assert_eq(ct_sweep_searched(&cfg, mesh), CT_PBIT(CT_P_PIPELINE));
     cfg.tcp = true;
-    cfg.set_streams = (ct_sweep_streams_fn)1;
     cfg.max_threads = 8;
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_STREAMS, v), 3);
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_THREADS, v), 3);
@@ -302,7 +303,7 @@ Test(sweep, verify_reports_regret_of_a_bad_choice)
     struct ct_sweep_regret *g;
     size_t n;
     struct ct_err err = {0};
-    cr_assert_eq(ct_sweep_verify_drive(&cfg, &synth_be, &s, &conf, &g, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &conf, &g, &n, &err), 0, "%s", err.msg);
     cr_assert_eq(n, 2);
     cr_assert_eq(g[0].size, 724, "geometric midpoint of 64..8192 (whole floats)");
     cr_assert(g[0].regret < 1.1, "%g", g[0].regret);
@@ -315,7 +316,7 @@ Test(sweep, verify_reports_regret_of_a_bad_choice)
     /* a ruleset for another communicator size is refused before anything runs */
     set.nranks = 8;
     set.nnodes = 2;
-    cr_assert_eq(ct_sweep_verify_drive(&cfg, &synth_be, &s, &conf, &g, &n, &err), CT_EINVAL);
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &conf, &g, &n, &err), CT_EINVAL);
     cr_assert(strstr(err.msg, "tuned for 8 ranks"), "%s", err.msg);
     free(g);
 }
@@ -333,7 +334,11 @@ static int live_rank(struct ct_comm *c, void *arg, struct ct_err *err)
 {
     struct live_arg *a = arg;
     struct ct_comm *cp = c;
-    a->rc[c->rank] = ct_sweep_run(&cp, &a->cfg, &a->res[c->rank], &a->err[c->rank]);
+    struct ct_backend be;
+    struct ct_native nat;
+    ct_native_open(&be, &nat, &cp, NULL, NULL);
+    a->rc[c->rank] = ct_sweep_run(&a->cfg, &be, &nat, &a->res[c->rank], &a->err[c->rank]);
+    ct_native_close(&nat);
     return 0;
 }
 
@@ -372,7 +377,11 @@ static int live_fault_rank(struct ct_comm *c, void *arg, struct ct_err *err)
 {
     struct live_arg *a = arg;
     struct ct_comm *cp = c;
-    a->rc[c->rank] = ct_sweep_run(&cp, &a->cfg, &a->res[c->rank], &a->err[c->rank]);
+    struct ct_backend be;
+    struct ct_native nat;
+    ct_native_open(&be, &nat, &cp, NULL, NULL);
+    a->rc[c->rank] = ct_sweep_run(&a->cfg, &be, &nat, &a->res[c->rank], &a->err[c->rank]);
+    ct_native_close(&nat);
     return a->rc[c->rank];
 }
 
@@ -409,7 +418,7 @@ Test(sweep, tight_budget_spreads_over_sizes_and_keeps_to_it)
     synth_init(&s, 0.1);
     s.iter_cost = 20e-6;
     struct ct_sweep_result res;
-    cr_assert_eq(ct_sweep_drive(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
     cr_assert(res.budget_out);
     cr_assert(res.elapsed_s <= cfg.budget_s * 1.05, "took %g s of %g", res.elapsed_s, cfg.budget_s);
     for (int c = 0; c < CT_COLL_COUNT; c++) {

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm.h"
+#include "../backend/backend.h"
 #include "tune.h"
 
 struct ct_sweep_progress {
@@ -41,10 +41,6 @@ struct ct_sweep_progress {
 typedef void (*ct_sweep_progress_fn)(void *arg, const struct ct_sweep_progress *p);
 /* Rank 0 only, after each point: every point so far (for incremental saving). */
 typedef void (*ct_sweep_points_fn)(void *arg, const struct ct_sweep_point *pts, size_t n);
-/* Reopen the communicator with `streams` tcp streams per peer. Collective: every rank
- * calls it at the same point of the sweep. *comm may change. */
-typedef int (*ct_sweep_streams_fn)(void *arg, int streams, struct ct_comm **comm,
-                                   struct ct_err *err);
 
 struct ct_sweep_cfg {
     unsigned colls;                     /* CT_COLL_BIT set */
@@ -59,12 +55,11 @@ struct ct_sweep_cfg {
     double margin;    /* pruning margin */
     int warmup;       /* most warmup iterations per point (fewer for slow points) */
     int min_iters, max_iters;
-    bool tcp;        /* tcp carries traffic: search streams (needs set_streams) */
+    bool tcp;        /* tcp carries traffic and the backend can switch streams: search them */
     int max_threads; /* cap of the threads grid (cores per rank); <= 1: no search */
     ct_sweep_progress_fn progress;
     ct_sweep_points_fn on_points;
-    ct_sweep_streams_fn set_streams;
-    void *arg; /* passed to the three callbacks */
+    void *arg; /* passed to the two callbacks */
 };
 
 /* Defaults: all collectives, 8 B..256 MiB x2, float32 sum, budget 100 s, target 0.05,
@@ -92,14 +87,21 @@ size_t ct_sweep_algos(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const s
 double ct_sweep_min_budget(const struct ct_sweep_cfg *cfg);
 
 /*
- * Run the sweep on every rank of *comm. res receives the points (on every rank; rank 0's
- * copy is the one to write) also when the sweep fails: then it holds what was measured
- * before the failure. Errors: CT_EVERIFY for a wrong result (the message names the
- * collective, algorithm, size and rank count), CT_EPEER/CT_ETIMEDOUT when a rank dies or
- * stalls (the message names the rank), CT_EINVAL when no collective has a candidate.
+ * Run the sweep over backend be (ctx: its context) on every rank of the job: the planner on
+ * the backend's root, the follower loop elsewhere. The job's shape comes from the backend.
+ * res receives the points (on every rank; the root's copy is the one to write) also when
+ * the sweep fails: then it holds what was measured before the failure. Errors: CT_EVERIFY
+ * for a wrong result (the message names the collective, algorithm, size and rank count),
+ * CT_EPEER/CT_ETIMEDOUT when a rank dies or stalls (the message names the rank), CT_EINVAL
+ * when no collective has a candidate.
  */
-int ct_sweep_run(struct ct_comm **comm, const struct ct_sweep_cfg *cfg, struct ct_sweep_result *res,
-                 struct ct_err *err);
+int ct_sweep_run(const struct ct_sweep_cfg *cfg, const struct ct_backend *be, void *ctx,
+                 struct ct_sweep_result *res, struct ct_err *err);
+
+/* cfg with the job's shape taken from the backend (into *tmp); returns tmp. */
+const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
+                                               const struct ct_backend *be,
+                                               struct ct_sweep_cfg *tmp);
 
 /* One range of a config re-measured by ct_sweep_verify. */
 struct ct_sweep_regret {
@@ -113,9 +115,10 @@ struct ct_sweep_regret {
 /*
  * Re-measure each rule of conf (rulesets of the collectives in cfg->colls) at its range's
  * geometric midpoint (the largest swept size for the last range): the rule's choice and
- * every other candidate at its defaults. *out is new memory (free()). Collective.
+ * every other candidate at its defaults, over backend be. *out is new memory (free()).
+ * Collective.
  */
-int ct_sweep_verify(struct ct_comm **comm, const struct ct_sweep_cfg *cfg,
+int ct_sweep_verify(const struct ct_sweep_cfg *cfg, const struct ct_backend *be, void *ctx,
                     const struct ct_config *conf, struct ct_sweep_regret **out, size_t *nout,
                     struct ct_err *err);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sweep's measurement controller: the command protocol (rank 0 plans, every rank
- * acts), the adaptive batches of one point, and the live backend over the communicator.
- * The planner is in sweep_plan.c.
+ * The sweep's measurement controller: the space searched (configuration, candidates,
+ * parameter grids), the command protocol (rank 0 plans, every rank acts) and the adaptive
+ * batches of one point, over any backend (backend/backend.h). The planner is in plan.c,
+ * survey.c and plan_tune.c; the whole sweep in sweep.c.
  */
 #include "sweep.h"
 
@@ -12,9 +13,9 @@
 #include <string.h>
 
 #include "../lib/clock.h"
-#include "bench.h"
+#include "../algos/coll.h"
 #include "stats.h"
-#include "sweep_int.h"
+#include "plan.h"
 
 void ct_sweep_cfg_init(struct ct_sweep_cfg *c)
 {
@@ -87,7 +88,7 @@ int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *
             vals[n++] = v;
         break;
     case CT_P_STREAMS:
-        for (uint64_t v = 1; cfg->tcp && cfg->set_streams && v <= 4; v *= 2)
+        for (uint64_t v = 1; cfg->tcp && v <= 4; v *= 2)
             vals[n++] = v;
         break;
     case CT_P_THREADS:
@@ -322,11 +323,24 @@ void ct_sweep_cost_learn(struct ct_sweep_cost *c, const struct ct_sweep_cmd *cmd
 int ct_sweep_issue(struct ct_sweep_run *r, struct ct_sweep_cmd *cmd, long *point,
                    struct ct_err *err)
 {
-    int rc = r->be->bcast ? r->be->bcast(r->ctx, cmd, err) : 0;
+    int rc = r->be->bcast ? r->be->bcast(r->ctx, cmd, sizeof *cmd, err) : 0;
     if (rc == 0)
         rc = ct_sweep_exec(r, cmd, point, err);
     r->issue_failed = rc < 0;
     return rc;
+}
+
+int ct_sweep_end(struct ct_sweep_run *r, int rc, struct ct_err *err)
+{
+    if (!r->be->bcast || r->issue_failed)
+        return rc;
+    /* DONE, or ABORT after a failure the other ranks did not see */
+    struct ct_sweep_cmd fin;
+    struct ct_err e2 = {0};
+    memset(&fin, 0, sizeof fin);
+    fin.op = rc == 0 ? CT_SWEEP_DONE : CT_SWEEP_ABORT;
+    int rc2 = r->be->bcast(r->ctx, &fin, sizeof fin, rc == 0 ? err : &e2);
+    return rc == 0 ? rc2 : rc;
 }
 
 int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err)
@@ -334,7 +348,7 @@ int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err)
     for (;;) {
         struct ct_sweep_cmd cmd;
         memset(&cmd, 0, sizeof cmd);
-        CT_TRY(r->be->bcast(r->ctx, &cmd, err));
+        CT_TRY(r->be->bcast(r->ctx, &cmd, sizeof cmd, err));
         if (cmd.op == CT_SWEEP_DONE)
             return 0;
         if (cmd.op == CT_SWEEP_ABORT)
@@ -344,147 +358,16 @@ int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err)
     }
 }
 
-/* ---- live backend over the communicator --------------------------------------------- */
-
-struct live {
-    struct ct_comm **comm;
-    const struct ct_sweep_cfg *cfg;
-    struct ct_bench b;
-    struct ct_bench_prep p;
-    bool prepared;
-};
-
-struct live_status {
-    int32_t rc;
-    char msg[236];
-};
-
-static int live_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
-                      long *wrong, struct ct_err *err)
+const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
+                                               const struct ct_backend *be,
+                                               struct ct_sweep_cfg *tmp)
 {
-    struct live *l = ctx;
-    struct ct_comm *c = *l->comm;
-    struct ct_err e = {0};
-    struct live_status mine = {0}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
-    mine.rc = ct_bench_prepare(&l->b, a, j, &l->p, &e);
-    if (mine.rc < 0)
-        snprintf(mine.msg, sizeof mine.msg, "%.235s", e.msg);
-    l->prepared = mine.rc == 0;
-    /* every rank learns whether every rank could prepare the point */
-    int rc = ct_boot_allgather(c->boot, &mine, sizeof mine, all, err);
-    int bad = -1;
-    bool unsupp = true;
-    for (int q = 0; rc == 0 && q < c->size; q++)
-        if (all[q].rc < 0) {
-            bad = bad < 0 ? q : bad;
-            unsupp = unsupp && all[q].rc == CT_EUNSUPP;
-        }
-    if (rc == 0 && bad >= 0)
-        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
-                        c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
-    free(all);
-    if (rc == 0 && verify) {
-        struct ct_job jj = *j;
-        rc = ct_bench_verify(&l->b, a, &jj, wrong, err);
+    *tmp = *cfg;
+    if (be->shape.nranks > 0) {
+        tmp->job.shape.nranks = be->shape.nranks;
+        tmp->job.shape.rank = be->shape.rank;
+        if (!tmp->job.shape.ranks_per_node)
+            tmp->job.shape.ranks_per_node = be->shape.ranks_per_node;
     }
-    if (rc < 0 && l->prepared) {
-        ct_bench_prep_release(&l->p);
-        l->prepared = false;
-    }
-    return rc;
-}
-
-static int live_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
-{
-    struct live *l = ctx;
-    return ct_bench_time(&l->b, &l->p, warmup, iters, out_us, err);
-}
-
-static void live_end(void *ctx)
-{
-    struct live *l = ctx;
-    if (l->prepared)
-        ct_bench_prep_release(&l->p);
-    l->prepared = false;
-}
-
-static double live_now(void *ctx)
-{
-    return (double)ct_now_ns() * 1e-9;
-}
-
-static int live_streams(void *ctx, int streams, struct ct_err *err)
-{
-    struct live *l = ctx;
-    ct_bench_release(&l->b);
-    int rc = l->cfg->set_streams(l->cfg->arg, streams, l->comm, err);
-    ct_bench_init(&l->b, *l->comm, 0x5eed);
-    return rc;
-}
-
-static int live_bcast(void *ctx, struct ct_sweep_cmd *cmd, struct ct_err *err)
-{
-    struct live *l = ctx;
-    struct ct_comm *c = *l->comm;
-    struct ct_sweep_cmd *all = ct_xcalloc((size_t)c->size, sizeof *all);
-    int rc = ct_boot_allgather(c->boot, cmd, sizeof *cmd, all, err);
-    if (rc == 0)
-        *cmd = all[0];
-    free(all);
-    return rc;
-}
-
-static void live_backend(struct ct_sweep_backend *be, struct live *l, struct ct_comm **comm,
-                         const struct ct_sweep_cfg *cfg)
-{
-    memset(l, 0, sizeof *l);
-    l->comm = comm;
-    l->cfg = cfg;
-    ct_bench_init(&l->b, *comm, 0x5eed);
-    memset(be, 0, sizeof *be);
-    be->begin = live_begin;
-    be->time = live_time;
-    be->end = live_end;
-    be->now_s = live_now;
-    be->streams = cfg->set_streams ? live_streams : NULL;
-    be->bcast = live_bcast;
-    be->root = (*comm)->rank == 0;
-}
-
-static void shape_from(struct ct_sweep_cfg *c, const struct ct_comm *comm)
-{
-    c->job.shape.nranks = comm->size;
-    c->job.shape.rank = comm->rank;
-    if (!c->job.shape.ranks_per_node && comm->nnodes > 0 &&
-        comm->local_size * comm->nnodes == comm->size)
-        c->job.shape.ranks_per_node = comm->local_size;
-}
-
-int ct_sweep_run(struct ct_comm **comm, const struct ct_sweep_cfg *cfg, struct ct_sweep_result *res,
-                 struct ct_err *err)
-{
-    struct ct_sweep_cfg c = *cfg;
-    shape_from(&c, *comm);
-    struct ct_sweep_backend be;
-    struct live l;
-    live_backend(&be, &l, comm, &c);
-    int rc = ct_sweep_drive(&c, &be, &l, res, err);
-    live_end(&l);
-    ct_bench_release(&l.b);
-    return rc;
-}
-
-int ct_sweep_verify(struct ct_comm **comm, const struct ct_sweep_cfg *cfg,
-                    const struct ct_config *conf, struct ct_sweep_regret **out, size_t *nout,
-                    struct ct_err *err)
-{
-    struct ct_sweep_cfg c = *cfg;
-    shape_from(&c, *comm);
-    struct ct_sweep_backend be;
-    struct live l;
-    live_backend(&be, &l, comm, &c);
-    int rc = ct_sweep_verify_drive(&c, &be, &l, conf, out, nout, err);
-    live_end(&l);
-    ct_bench_release(&l.b);
-    return rc;
+    return tmp;
 }

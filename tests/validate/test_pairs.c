@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "engine/pairs.h"
+#include "validate/pairs.h"
 
 Test(pairs, covers_every_pair_in_stated_rounds)
 {

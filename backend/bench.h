@@ -8,21 +8,10 @@
 #define CT_BENCH_H
 
 #include "../algos/algo.h"
+#include "../algos/coll.h"
 #include "comm.h"
 #include "exec.h"
 
-/* Per-collective facts (nccl-tests' getBw): bytes moved and bus factor. */
-struct ct_coll_desc {
-    enum ct_coll coll;
-    const char *name;
-    bool needs_op;
-    /* size in bytes as nccl-tests prints it, for a per-rank count */
-    uint64_t (*size_bytes)(uint64_t count, size_t esize, int nranks);
-    /* per-rank count for a requested size (rounded down like nccl-tests) */
-    uint64_t (*count_for)(uint64_t size, size_t esize, int nranks);
-    double (*bus_factor)(int nranks);
-};
-const struct ct_coll_desc *ct_coll_desc(enum ct_coll c);
 
 struct ct_bench {
     struct ct_comm *comm; /* borrowed */

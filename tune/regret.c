@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "../algos/coll.h"
 #include "select.h"
 #include "stats.h"
-#include "sweep_int.h"
+#include "plan.h"
 
 /* Where a rule is checked: the geometric midpoint of its range (clamped to what was swept
  * at the low end), the largest swept size for the unbounded last range; as a count. */
@@ -191,10 +191,12 @@ static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
     return 0;
 }
 
-int ct_sweep_verify_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_backend *be,
-                          void *ctx, const struct ct_config *conf, struct ct_sweep_regret **out,
-                          size_t *nout, struct ct_err *err)
+int ct_sweep_verify(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *be, void *ctx,
+                    const struct ct_config *conf, struct ct_sweep_regret **out, size_t *nout,
+                    struct ct_err *err)
 {
+    struct ct_sweep_cfg cfg_shaped;
+    const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg_in, be, &cfg_shaped);
     struct ct_sweep_result res;
     memset(&res, 0, sizeof res);
     struct vctx v;
@@ -224,22 +226,13 @@ int ct_sweep_verify_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_
         v.t0 = be->now_s(ctx);
         v.budget = cfg->budget_s;
         v.left = (long)npts;
-        struct ct_sweep_cmd fin;
-        memset(&fin, 0, sizeof fin);
-        fin.op = rc == 0 ? CT_SWEEP_DONE : CT_SWEEP_ABORT;
         if (rc == 0) {
             *out = ct_xcalloc(nrules ? nrules : 1, sizeof **out);
             for (int i = 0; rc == 0 && i < conf->nsets; i++)
                 if (cfg->colls & CT_COLL_BIT(conf->sets[i].coll))
                     rc = verify_set(&v, conf, i, *out, nout, err);
         }
-        if (rc < 0)
-            fin.op = CT_SWEEP_ABORT;
-        if (be->bcast && !v.run.issue_failed) {
-            struct ct_err e2 = {0};
-            int rc2 = be->bcast(ctx, &fin, rc == 0 ? err : &e2);
-            rc = rc == 0 ? rc2 : rc;
-        }
+        rc = ct_sweep_end(&v.run, rc, err);
     }
     for (size_t i = 0; i < v.run.cap && i < res.n; i++)
         free(v.run.smp[i].x);

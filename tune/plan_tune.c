@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "../algos/coll.h"
 #include "select.h"
 #include "stats.h"
-#include "sweep_int.h"
+#include "plan.h"
 
 #define MAX_EXTEND 3    /* refinement rounds per point */
 #define TUNE_SHARE 0.85 /* of the budget: survey and tuning together */

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "engine/stats.h"
+#include "tune/stats.h"
 
 Test(stats, ci_ranks_match_binomial_tables)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sweep internals shared by the controller (sweep.c), the planner (sweep_plan.c) and the
+ * Sweep internals shared by the controller (sweep.c), the planner (plan.c) and the
  * tests: the command rank 0 broadcasts, and the measuring backend. The live backend runs
  * the collective on the communicator; tests plug in a synthetic one (model curves and a
  * virtual clock), so the planner is tested deterministically with the same code.
@@ -37,21 +37,6 @@ struct ct_sweep_cmd {
     double margin;
 };
 
-struct ct_sweep_backend {
-    /* Prepare the point (and verify it when asked: wrong elements summed over ranks).
-     * CT_EUNSUPP when every rank refused it alike: the point is skipped. */
-    int (*begin)(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
-                 long *wrong, struct ct_err *err);
-    /* warmup, then iters timed runs: per-iteration slowest-rank times in microseconds,
-     * identical on every rank. */
-    int (*time)(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err);
-    void (*end)(void *ctx);
-    double (*now_s)(void *ctx);                                 /* read by rank 0 only */
-    int (*streams)(void *ctx, int streams, struct ct_err *err); /* NULL: cannot switch */
-    /* Give every rank rank 0's *cmd. NULL in a single-process backend. */
-    int (*bcast)(void *ctx, struct ct_sweep_cmd *cmd, struct ct_err *err);
-    bool root; /* this rank plans */
-};
 
 /* Per-point samples, parallel to the result's points. */
 struct ct_sweep_samples {
@@ -61,7 +46,7 @@ struct ct_sweep_samples {
 
 struct ct_sweep_run {
     const struct ct_sweep_cfg *cfg;
-    const struct ct_sweep_backend *be;
+    const struct ct_backend *be;
     void *ctx;
     struct ct_sweep_result *res;
     struct ct_sweep_samples *smp;
@@ -90,16 +75,11 @@ void ct_sweep_cost_init(struct ct_sweep_cost *c);
  * index before on. */
 void ct_sweep_cost_learn(struct ct_sweep_cost *c, const struct ct_sweep_cmd *cmd,
                          const struct ct_sweep_samples *s, int before, double wall);
+/* Root, at the end of a plan that returned rc: tell the followers DONE (rc == 0) or ABORT
+ * (unless a failed command already told them). Returns rc, or the broadcast's failure. */
+int ct_sweep_end(struct ct_sweep_run *r, int rc, struct ct_err *err);
 /* Followers: act on rank 0's commands until DONE. */
 int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err);
-
-/* The whole sweep over a backend: the planner on the root, the follower loop elsewhere. */
-int ct_sweep_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_backend *be, void *ctx,
-                   struct ct_sweep_result *res, struct ct_err *err);
-/* Re-measure a config's rules over a backend (see ct_sweep_verify). */
-int ct_sweep_verify_drive(const struct ct_sweep_cfg *cfg, const struct ct_sweep_backend *be,
-                          void *ctx, const struct ct_config *conf, struct ct_sweep_regret **out,
-                          size_t *nout, struct ct_err *err);
 
 /* The parameter grids: values of p searched (0-terminated, at most 8), given the sweep. */
 int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *vals);
@@ -107,7 +87,7 @@ int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *
  * user fixed, minus grids with a single value. */
 unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, const struct ct_algo *a);
 
-/* ---- the planner (rank 0), shared by sweep_plan.c and sweep_tune.c ------------------ */
+/* ---- the planner (rank 0), shared by plan.c and plan_tune.c ------------------ */
 
 #define CT_SWEEP_BUCKET 16.0 /* size span of a tuning bucket */
 
@@ -142,7 +122,7 @@ long ct_plan_leader(const struct ct_plan *pl, int c, int i);
 bool ct_plan_losing(const struct ct_plan *pl, int c, int k, int i);
 /* Median of k's best point (k < 0: the leader's) at size i; 0 if unmeasured. */
 double ct_plan_median(const struct ct_plan *pl, int c, int k, int i);
-/* Predicted microseconds per iteration (see sweep_plan.c), and wall seconds with the
+/* Predicted microseconds per iteration (see plan.c), and wall seconds with the
  * learned per-iteration overhead. */
 double ct_plan_predict_us(const struct ct_plan *pl, int c, int k, int i);
 double ct_plan_iter_s(const struct ct_plan *pl, int c, int k, int i);
@@ -160,7 +140,11 @@ int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struc
  * against that point. */
 int ct_plan_measure(struct ct_plan *pl, int c, int k, int i, const struct ct_params *params,
                     double budget_s, long ref, long *idx, struct ct_err *err);
-/* Phase 2 (until 85% of the budget) and phase 3 (until the end). */
+/* The grid of sizes and candidates per collective, and its release. */
+void ct_plan_grid_build(struct ct_plan *pl);
+void ct_plan_grid_release(struct ct_plan *pl);
+/* Phase 1 (survey.c), phase 2 (until 85% of the budget) and phase 3 (until the end). */
+int ct_plan_survey(struct ct_plan *pl, struct ct_err *err);
 int ct_plan_tune(struct ct_plan *pl, struct ct_err *err);
 int ct_plan_refine(struct ct_plan *pl, struct ct_err *err);
 

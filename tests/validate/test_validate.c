@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/pairs.h"
-#include "engine/validate.h"
+#include "validate/pairs.h"
+#include "validate/validate.h"
 
 /* n units with ceiling 1 GB/s and nics NICs each; every pair of the tournament measured at
  * 0.95 GB/s except as slow() says; pair's NIC k = (a + b) % nics. */

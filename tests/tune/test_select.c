@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/select.h"
+#include "tune/select.h"
 
 /* A point with a symmetric interval of +-w (relative) around median t. */
 static struct ct_sweep_point mk(enum ct_coll c, const char *algo, uint64_t size, double t, double w)

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../engine/rails.h"
+#include "../../validate/rails.h"
 
 static void add_if(struct ct_rail_host *h, const char *name, unsigned a, unsigned b, unsigned c,
                    unsigned d, int prefix)

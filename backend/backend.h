@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend/: the engines that measure collectives. This header is the one interface the
+ * planner (tune/), validate and verify know an engine by; nothing above backend/ asks
+ * which engine it runs on.
+ *
+ * What backend/ owns: the engine interface (this file); native.c, colltune's own
+ * executor as an engine (exec: the schedule executor, pool: reduction threads, bench:
+ * buffers, timing and barriers, verify: result checks, comm: the communicator over a
+ * transport); library engines (Open MPI, MPICH, NCCL) as they arrive, each one table of
+ * these functions (a module loaded by dlopen fills the same table).
+ * It may include: algos/, transport/, device/, lib/. Never tune/, validate/, output/,
+ * tui/ or cmd/; it never prints.
+ *
+ * A backend measures points. A point is a collective of one size with one candidate
+ * (a row of the algorithm table, which names its parameter space) and parameter values:
+ * begin() prepares it (and verifies it once when asked), time() runs warmup then timed
+ * iterations and returns the slowest rank's time of each, end() releases it. Every rank
+ * of the job calls these in lockstep; bcast() carries the root's plan to the others.
+ */
+#ifndef CT_BACKEND_H
+#define CT_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../algos/algo.h"
+#include "../lib/err.h"
+
+struct ct_backend {
+    const char *name; /* "native", ... */
+    /* Prepare the point (and verify it when asked: wrong elements summed over ranks).
+     * CT_EUNSUPP when every rank refused it alike: the point is skipped. */
+    int (*begin)(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                 long *wrong, struct ct_err *err);
+    /* warmup, then iters timed runs: per-iteration slowest-rank times in microseconds,
+     * identical on every rank. */
+    int (*time)(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err);
+    void (*end)(void *ctx);
+    double (*now_s)(void *ctx);                                 /* read by the root only */
+    int (*streams)(void *ctx, int streams, struct ct_err *err); /* NULL: cannot switch */
+    /* Give every rank the root's len bytes at buf. NULL in a single-process backend. */
+    int (*bcast)(void *ctx, void *buf, size_t len, struct ct_err *err);
+    bool root;             /* this rank plans */
+    struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
+};
+
+#endif

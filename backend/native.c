@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The native backend: colltune's own schedules run by its executor over a communicator
+ * (shm, tcp, fabric, loop). Every rank prepares each point, all ranks agree whether it
+ * could (a point one rank refuses is refused by all), verify it once, and time it with the
+ * slowest rank's time per iteration.
+ */
+#include "native.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/clock.h"
+
+struct ct_native_status {
+    int32_t rc;
+    char msg[236];
+};
+
+static int native_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                      long *wrong, struct ct_err *err)
+{
+    struct ct_native *l = ctx;
+    struct ct_comm *c = *l->comm;
+    struct ct_err e = {0};
+    struct ct_native_status mine = {0}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    mine.rc = ct_bench_prepare(&l->b, a, j, &l->p, &e);
+    if (mine.rc < 0)
+        snprintf(mine.msg, sizeof mine.msg, "%.235s", e.msg);
+    l->prepared = mine.rc == 0;
+    /* every rank learns whether every rank could prepare the point */
+    int rc = ct_boot_allgather(c->boot, &mine, sizeof mine, all, err);
+    int bad = -1;
+    bool unsupp = true;
+    for (int q = 0; rc == 0 && q < c->size; q++)
+        if (all[q].rc < 0) {
+            bad = bad < 0 ? q : bad;
+            unsupp = unsupp && all[q].rc == CT_EUNSUPP;
+        }
+    if (rc == 0 && bad >= 0)
+        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
+                        c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
+    free(all);
+    if (rc == 0 && verify) {
+        struct ct_job jj = *j;
+        rc = ct_bench_verify(&l->b, a, &jj, wrong, err);
+    }
+    if (rc < 0 && l->prepared) {
+        ct_bench_prep_release(&l->p);
+        l->prepared = false;
+    }
+    return rc;
+}
+
+static int native_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+{
+    struct ct_native *l = ctx;
+    return ct_bench_time(&l->b, &l->p, warmup, iters, out_us, err);
+}
+
+static void native_end(void *ctx)
+{
+    struct ct_native *l = ctx;
+    if (l->prepared)
+        ct_bench_prep_release(&l->p);
+    l->prepared = false;
+}
+
+static double native_now(void *ctx)
+{
+    return (double)ct_now_ns() * 1e-9;
+}
+
+static int native_streams(void *ctx, int streams, struct ct_err *err)
+{
+    struct ct_native *l = ctx;
+    ct_bench_release(&l->b);
+    int rc = l->set_streams(l->arg, streams, l->comm, err);
+    ct_bench_init(&l->b, *l->comm, 0x5eed);
+    return rc;
+}
+
+static int native_bcast(void *ctx, void *buf, size_t len, struct ct_err *err)
+{
+    struct ct_native *l = ctx;
+    struct ct_comm *c = *l->comm;
+    char *all = ct_xcalloc((size_t)c->size, len);
+    int rc = ct_boot_allgather(c->boot, buf, len, all, err);
+    if (rc == 0)
+        memcpy(buf, all, len);
+    free(all);
+    return rc;
+}
+
+static void native_shape(struct ct_shape *s, const struct ct_comm *comm)
+{
+    s->nranks = comm->size;
+    s->rank = comm->rank;
+    if (comm->nnodes > 0 && comm->local_size * comm->nnodes == comm->size)
+        s->ranks_per_node = comm->local_size;
+}
+
+void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm **comm,
+                    ct_native_streams_fn set_streams, void *arg)
+{
+    memset(n, 0, sizeof *n);
+    n->comm = comm;
+    n->set_streams = set_streams;
+    n->arg = arg;
+    ct_bench_init(&n->b, *comm, 0x5eed);
+    memset(be, 0, sizeof *be);
+    be->name = "native";
+    be->begin = native_begin;
+    be->time = native_time;
+    be->end = native_end;
+    be->now_s = native_now;
+    be->streams = set_streams ? native_streams : NULL;
+    be->bcast = native_bcast;
+    be->root = (*comm)->rank == 0;
+    native_shape(&be->shape, *comm);
+}
+
+void ct_native_close(struct ct_native *n)
+{
+    native_end(n);
+    ct_bench_release(&n->b);
+}
