@@ -59,7 +59,7 @@ LIB_DIRS := lib transport algos backend tune validate monitor probe output tui
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CMD_SRC := $(wildcard cmd/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o
 LIBA := $(BUILD)/libcolltune.a
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
@@ -80,6 +80,14 @@ deps:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# Subcommand help texts: cmd/help/*.txt -> C strings.
+$(BUILD)/gen/help.c: $(wildcard cmd/help/*.txt) scripts/gen-help.sh
+	@mkdir -p $(dir $@)
+	$(Q)scripts/gen-help.sh cmd/help > $@
+
+$(BUILD)/gen/help.o: $(BUILD)/gen/help.c
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)

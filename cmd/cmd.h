@@ -29,6 +29,10 @@ int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Help texts, generated from the files in cmd/help/. */
+extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],
+    ct_help_show[], ct_help_top[];
+
 /* Subcommand entry points. */
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

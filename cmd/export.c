@@ -16,47 +16,6 @@
 #include "../output/push.h"
 #include "cmd.h"
 
-/* clang-format off */
-static const char *const export_help =
-    "usage: colltune export CONFIG --format F [--out FILE] [options]\n"
-    "       colltune export CONFIG --push-metrics URL [--results FILE] [push options]\n"
-    "       colltune export --list\n"
-    "\n"
-    "Write a tuned config (from 'colltune sweep') in the format a collective library or a\n"
-    "job launcher reads. For files a library loads itself (nccl-tuner, nccl-env,\n"
-    "ompi-rules, mpich-json) the lines that make it load FILE go to FILE.env (and\n"
-    "FILE.mca.conf for Open MPI) and to stderr. Rules a library has no counterpart for\n"
-    "are named in the output and on stderr, never dropped silently.\n"
-    "\n"
-    "  -f, --format F          output format (--list shows them)\n"
-    "  -o, --out FILE          write FILE (atomically, with its sidecars); default stdout\n"
-    "                          (with --push and no --out, nothing goes to stdout)\n"
-    "  --for LIB               env and slurm: nccl, ompi, mpich, ucc or impi\n"
-    "  --lib-version V         library version to target (default: nccl 2.27.5, ompi 4.1,\n"
-    "                          mpich 4.0, ucc 1.2, impi 2019)\n"
-    "  --nranks N              only the rules measured on N ranks\n"
-    "  --rules-file PATH       env/slurm: point at this rules file (ompi-rules, mpich-json,\n"
-    "                          nccl-tuner output) instead of embedding or settings\n"
-    "  --nccl-proto P          ll, ll128 or simple (nccl-tuner default simple)\n"
-    "  --nccl-channels N       channel count for every nccl-tuner line (0: NCCL's own)\n"
-    "  --list                  list the formats\n"
-    "\n"
-    "push:\n"
-    "  --push URL              upload the export (http:// or https://)\n"
-    "  --push-metrics URL      push best busbw per collective and size to a Pushgateway\n"
-    "  --results FILE          the sweep's results.json (default: beside CONFIG)\n"
-    "  --push-method M         PUT (default) or POST\n"
-    "  --header 'NAME: SRC'    extra header; SRC is @FILE or env:VAR (repeatable)\n"
-    "  --cacert FILE           CA certificates to verify the server with\n"
-    "  --insecure              do not verify the server's certificate\n"
-    "  --push-timeout SEC      per attempt (default 30)\n"
-    "  --push-retries N        retries on connection errors and 5xx (default 3)\n"
-    "  -h, --help              this help\n"
-    "\n"
-    "exit codes: 0 ok, 1 a push or write failed, 2 bad usage or unusable input\n"
-    "\n"
-    "formats:\n";
-/* clang-format on */
 
 #define TRY(x)                                                                                     \
     do {                                                                                           \
@@ -172,7 +131,7 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             x->po.retries = (int)d;
             break;
         case 'h':
-            fputs(export_help, stdout);
+            fputs(ct_help_export, stdout);
             list_formats();
             return -1;
         case ':':

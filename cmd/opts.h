@@ -45,36 +45,6 @@ enum {
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
         {"port-range", 1, 0, CT_O_PORT_RANGE}
 
-#define CT_OPTS_HELP                                                                               \
-    "\n"                                                                                           \
-    "collective and algorithm:\n"                                                                  \
-    "  --coll C                allreduce, allgather, reducescatter, alltoall (default\n"           \
-    "                          allreduce)\n"                                                       \
-    "  --algo A                algorithm (default ring; 'colltune list algos')\n"                  \
-    "  --chunk BYTES           bytes per pipelined slice (default 128K)\n"                         \
-    "  --pipeline N            slices in flight per peer (default 4)\n"                            \
-    "  --channels N            parallel rings/channels (default 1)\n"                              \
-    "  --streams N             tcp streams per peer connection (default 1)\n"                      \
-    "  --threads N             reduction threads (default 1)\n"                                    \
-    "  --intra A, --inter A    sub-algorithms of hier\n"                                           \
-    "  --torus RxC             map ranks onto an R x C torus (torus algorithms)\n"                 \
-    "  --rails N               NIC rails per node (rail-ring)\n"                                   \
-    "\n"                                                                                           \
-    "ranks and transport:\n"                                                                       \
-    "  --local N               fork N ranks on this host\n"                                        \
-    "  --ranks-per-node N      with --local: split the ranks into virtual nodes of N\n"            \
-    "  --transport T           auto, shm, tcp, loop (default auto: shm within a host, tcp\n"       \
-    "                          across hosts)\n"                                                    \
-    "  --wait auto|spin|block  how idle ranks wait (default auto: block when ranks > cores)\n"     \
-    "  --timeout SEC           fail when a peer makes no progress for SEC (default 30)\n"          \
-    "  --boot-timeout SEC      fail when ranks have not all met within SEC (default 60)\n"         \
-    "  --provider NAME         libfabric provider for --transport fabric (default: the\n"           \
-    "                          first of verbs;ofi_rxm, efa, tcp;ofi_rxm, tcp, shm, sockets)\n"    \
-    "  --ifname IF             publish IF's address (default: the route to the other\n"            \
-    "                          hosts; also COLLTUNE_SOCKET_IFNAME)\n"                              \
-    "  --port-range LO-HI      listen only on these ports (firewalls; also\n"                      \
-    "                          COLLTUNE_PORT_RANGE)\n"
-
 #define CT_TRY_OPT(x)                                                                              \
     do {                                                                                           \
         int rc__ = (x);                                                                            \

@@ -20,29 +20,6 @@
 #define CT_VERSION "0.1.0"
 #endif
 
-static const char *const run_help =
-    "usage: colltune run [options]\n"
-    "\n"
-    "Run one collective with one algorithm over a range of sizes, verify every result and\n"
-    "print an nccl-tests-compatible table (time, algbw, busbw, #wrong; out-of-place, then\n"
-    "in-place).\n"
-    "\n"
-    "sizes and iterations (nccl-tests flags):\n"
-    "  -b, --minbytes SIZE     smallest size (K/M/G suffixes; default 8)\n"
-    "  -e, --maxbytes SIZE     largest size (default 32M)\n"
-    "  -f, --stepfactor F      multiply the size by F each step (default 2)\n"
-    "  -n, --iters N           timed iterations per size (default 20)\n"
-    "  -w, --warmup_iters N    untimed iterations first (default 5)\n"
-    "  -c, --check N           verification passes per size, 0 = none (default 1)\n"
-    "  -o, --op OP             sum, prod, min, max, avg (default sum)\n"
-    "  -d, --datatype TYPE     int8 uint8 int32 uint32 int64 uint64 float16 bfloat16\n"
-    "                          float32 float64 (default float32)\n"
-    CT_OPTS_HELP
-    "  --json FILE             also write colltune-results/1 JSON to FILE\n"
-    "  --tui                   live screen while it runs: progress, busbw plot, NIC\n"
-    "                          utilization of every node (q stops); the table follows\n"
-    "  --print-bootstrap       show how ranks would be brought up, and exit\n"
-    "  -h, --help              this help\n";
 
 struct run_ctx {
     struct ct_opts o;
@@ -111,7 +88,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case O_JSON: x->json = optarg; break;
         case O_TUI: x->tui = true; break;
         case O_PRINTBOOT: x->print_boot = true; break;
-        case 'h': fputs(run_help, stdout); return -1;
+        case 'h': fputs(ct_help_run, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_fail("run", 2, "unknown option '%s'", argv[optind - 1]);
         default: CT_TRY_OPT(ct_opts_parse_long(&x->o, "run", c, optarg)); break;

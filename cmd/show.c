@@ -6,22 +6,13 @@
 #include "../output/config.h"
 #include "cmd.h"
 
-static const char *const show_help =
-    "usage: colltune show CONFIG\n"
-    "\n"
-    "Print a tuned config written by 'colltune sweep' (schema colltune-config/1): where it\n"
-    "was measured (cluster fingerprint, sweep settings) and, per collective, each size\n"
-    "range with its algorithm, parameters and how clear the decision was. The file is\n"
-    "validated first; an invalid one is an error (exit 2) naming the bad field.\n"
-    "\n"
-    "  -h, --help              this help\n";
 
 int cmd_show(int argc, char **argv)
 {
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(show_help, stdout);
+            fputs(ct_help_show, stdout);
             return CT_EXIT_OK;
         }
         if (argv[i][0] == '-' && argv[i][1])

@@ -32,54 +32,6 @@
 #define DEFAULT_BUDGET 100.0
 #define MAX_ALGOS 64
 
-/* clang-format off */
-static const char *const sweep_help =
-    "usage: colltune sweep [options]\n"
-    "\n"
-    "Measure every algorithm that supports the job, and its parameters, across message\n"
-    "sizes within a time budget; pick the fastest per size range (ties go to the simpler\n"
-    "algorithm); write the results, a tuned config and an HTML report, and print the\n"
-    "crossover table. With --verify CONFIG: re-measure a config's choices at each range's\n"
-    "midpoint against every alternative and report the regret.\n"
-    "\n"
-    "what to sweep:\n"
-    "  --coll LIST             collectives, comma-separated (default: all four)\n"
-    "  --algos LIST            candidate algorithms (default: every one that supports the\n"
-    "                          job); --algo A is the same with one\n"
-    "  -b, --minbytes SIZE     smallest size (default 8)\n"
-    "  -e, --maxbytes SIZE     largest size (default 256M)\n"
-    "  -f, --stepfactor F      size step factor (default 2)\n"
-    "  -d, --datatype TYPE     datatype (default float32)\n"
-    "  -o, --op OP             reduction (default sum)\n"
-    "  --chunk, --pipeline, --channels, --streams, --threads N\n"
-    "                          fix that parameter instead of searching it\n"
-    "\n"
-    "how long and how precisely:\n"
-    "  --budget SEC            whole sweep, wall clock (default 100)\n"
-    "  --target-ci X           stop a point when its median's 95% interval is within X of\n"
-    "                          the median (default 0.05)\n"
-    "  --margin X              prune an algorithm slower than the leader beyond both\n"
-    "                          intervals and X (default 0.05)\n"
-    "  -w, --warmup_iters N    most warmup iterations per point (default 2)\n"
-    "  --min-iters N           fewest timed iterations per point (default 6)\n"
-    "  --max-iters N           most timed iterations per point (default 1000)\n"
-    "\n"
-    "output:\n"
-    "  --out DIR               results.json, config.json, points.csv, report.html\n"
-    "                          (default ./colltune-out)\n"
-    "  --verify CONFIG         re-measure CONFIG instead of sweeping\n"
-    "  --max-regret R          with --verify: fail (exit 3) when a choice is slower than\n"
-    "                          the best alternative by more than R, beyond both\n"
-    "                          intervals (default 1.10)\n"
-    "  --tui                   live screen: progress, busbw curves and crossovers, NIC\n"
-    "                          utilization (q closes it; the sweep goes on)\n"
-    CT_OPTS_HELP
-    "  (default --local N: one rank per online core, at least 2)\n"
-    "  -h, --help              this help\n"
-    "\n"
-    "exit codes: 0 ok, 1 runtime failure (partial results are saved), 2 usage, 3 a wrong\n"
-    "result or a regret above --max-regret\n";
-/* clang-format on */
 
 struct sweep_ctx {
     struct ct_opts o;
@@ -197,7 +149,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_ALGOS:
         case CT_O_ALGO: CT_TRY_OPT(parse_list(x, CT_O_ALGO, optarg)); break;
         case CT_O_COLL: CT_TRY_OPT(parse_list(x, CT_O_COLL, optarg)); break;
-        case 'h': fputs(sweep_help, stdout); return -1;
+        case 'h': fputs(ct_help_sweep, stdout); return -1;
         case ':': return ct_cmd_fail("sweep", 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_fail("sweep", 2, "unknown option '%s'", argv[optind - 1]);
         default: CT_TRY_OPT(ct_opts_parse_long(&x->o, "sweep", c, optarg)); break;

@@ -21,28 +21,6 @@
 
 #define CMD "top"
 
-static const char *const top_help =
-    "usage: colltune top [--interval MS] [--sysfs-root DIR] [--once] [--json] [--frames N]\n"
-    "                    [--replay FILE] [--view NAME]\n"
-    "\n"
-    "Live utilization of every NIC port of this host: InfiniBand/RoCE port counters (with\n"
-    "the extended or hw_counters when a 32-bit counter saturates), EFA hw_counters and\n"
-    "Ethernet interface statistics; TX/RX Gb/s, utilization of the line rate, packets,\n"
-    "errors and history. Keys: q quit, h help, Tab or 1-6 views, arrows and PgUp/PgDn\n"
-    "scroll, s sort, / filter.\n"
-    "\n"
-    "  --interval MS       sampling period in milliseconds (default 1000, 50..60000)\n"
-    "  --sysfs-root DIR    read a captured /sys tree under DIR instead of this host\n"
-    "  --once              print one sample (two readings an interval apart) and exit;\n"
-    "                      no terminal needed\n"
-    "  --json              JSON (colltune-snapshot/1): with --once one document, else one\n"
-    "                      line per interval (a recording for --replay)\n"
-    "  --frames N          stop after N samples (screen or JSON stream)\n"
-    "  --replay FILE       show recorded snapshots (from --json) instead of sampling\n"
-    "  --view NAME         first view: nics, progress, plot, cluster, topology, log\n"
-    "  -h, --help          this help\n"
-    "\n"
-    "The screen needs a terminal; scripts use --once --json.\n";
 
 struct top_opts {
     long interval_ms, frames;
@@ -77,7 +55,7 @@ static int parse(struct top_opts *o, int argc, char **argv)
         case O_JSON: o->json = true; break;
         case O_REPLAY: o->replay = optarg; break;
         case O_VIEW: o->view = optarg; break;
-        case 'h': fputs(top_help, stdout); return CT_EXIT_OK;
+        case 'h': fputs(ct_help_top, stdout); return CT_EXIT_OK;
         case ':':
             return ct_cmd_fail(CMD, CT_EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
         default:

@@ -23,31 +23,6 @@
 
 #define CMD "validate"
 
-static const char *const validate_help =
-    "usage: colltune validate [options]\n"
-    "\n"
-    "Validate a job's hardware in one command: derive each host's expected bandwidth from its\n"
-    "probed topology (formula shown), measure point-to-point bandwidth and latency on a\n"
-    "round-robin pair schedule (N hosts: N-1 rounds, N if odd; all pairs of a round at once)\n"
-    "with NIC counters sampled per round, and large-message busbw of every collective with\n"
-    "the ring algorithm; then name the slow or failed host, NIC or link. Exit 0 all ok,\n"
-    "3 any finding, 1 could not run, 2 bad input. With --local N on one host the pairs are\n"
-    "over ranks (use --ranks-per-node for virtual hosts).\n"
-    "\n"
-    "validation:\n"
-    "  --min-pct P             pass threshold in percent of the ceiling (default 80)\n"
-    "  --link-gbps G           state the link rate in Gb/s where the probe does not know it\n"
-    "                          (or override it)\n"
-    "  --baseline FILE         expected numbers from a stored run or a site (ceilings)\n"
-    "  --save-baseline FILE    write this run's numbers as a baseline\n"
-    "  --json FILE             write the colltune-validate/1 report ('-' = stdout)\n"
-    "  --p2p-size SIZE         bytes per pair exchange (default 4M)\n"
-    "  --coll-size SIZE        bytes per collective (default 16M)\n"
-    "  --iters N               timed repetitions per measurement; the median counts (default 3)\n"
-    "  --no-coll               pairs only (skip the collectives)\n"
-    "  --sysfs-root DIR        probe and count NICs under DIR (a captured sysfs tree)\n"
-    CT_OPTS_HELP
-    "  -h, --help              this help\n";
 
 struct vctx {
     struct ct_opts o;
@@ -111,7 +86,7 @@ static int parse(struct vctx *x, int argc, char **argv)
             break;
         case O_NOCOLL: x->no_coll = true; break;
         case O_SYSFS: x->pcfg.sysfs_root = optarg; break;
-        case 'h': fputs(validate_help, stdout); return -1;
+        case 'h': fputs(ct_help_validate, stdout); return -1;
         case ':': return ct_cmd_fail(CMD, 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_fail(CMD, 2, "unknown option '%s'", argv[optind - 1]);
         default: CT_TRY_OPT(ct_opts_parse_long(&x->o, CMD, c, optarg)); break;
