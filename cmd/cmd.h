@@ -7,6 +7,10 @@
 
 #include "../lib/parse.h"
 
+#ifndef CT_VERSION
+#define CT_VERSION "0.1.0"
+#endif
+
 enum ct_exit {
     CT_EXIT_OK = 0,
     CT_EXIT_FAIL = 1,  /* runtime failure (peer died, I/O, timeout) */
@@ -28,6 +32,16 @@ const struct ct_cmd *ct_cmd_at(int i);
 int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct ct_algo;
+
+/* Option values (cmd/args.c): 0, or the exit code after printing the error. */
+int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+               double *out);
+int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out);
+/* Comma-separated collectives into the CT_COLL_BIT set *colls; algorithms appended to v. */
+int ct_arg_colls(const char *cmd, char *arg, unsigned *colls);
+int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n, size_t max);
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],

@@ -37,16 +37,6 @@ static void list_formats(void)
         printf("  %-11s %s\n", ct_emitter_at(i)->name, ct_emitter_at(i)->summary);
 }
 
-static int parse_num(const char *name, const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi))
-        return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --%s '%s'", name, s);
-    *out = v;
-    return 0;
-}
-
 static int parse(struct export_ctx *x, int argc, char **argv)
 {
     /* clang-format off */
@@ -123,11 +113,11 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             break;
         case O_INSECURE: x->po.insecure = true; break;
         case O_TIMEOUT:
-            TRY(parse_num("push-timeout", optarg, 0.01, 86400, &x->po.timeout_s));
+            TRY(ct_arg_num("export", "push-timeout", optarg, 0.01, 86400, &x->po.timeout_s));
             x->po.connect_timeout_s = x->po.timeout_s < 10 ? x->po.timeout_s : 10;
             break;
         case O_RETRIES:
-            TRY(parse_num("push-retries", optarg, 0, 20, &d));
+            TRY(ct_arg_num("export", "push-retries", optarg, 0, 20, &d));
             x->po.retries = (int)d;
             break;
         case 'h':

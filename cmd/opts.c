@@ -339,3 +339,12 @@ void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len)
                                     ct_param_desc((enum ct_param_id)i)->name,
                                     (unsigned long long)p.v[i]);
 }
+
+int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err)
+{
+    const struct ct_opts_reopen *r = arg;
+    struct ct_opts o = *r->o;
+    o.params.v[CT_P_STREAMS] = (uint64_t)streams;
+    ct_comm_close(*comm);
+    return ct_opts_comm_open(&o, r->boot, *comm, err);
+}

@@ -80,4 +80,11 @@ void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t coun
 struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err);
 void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len);
 
+/* Reopen a rank's communicator with another tcp stream count (a ct_native_streams_fn). */
+struct ct_opts_reopen {
+    const struct ct_opts *o;
+    struct ct_boot *boot;
+};
+int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err);
+
 #endif

@@ -16,10 +16,6 @@
 #include "cmd.h"
 #include "opts.h"
 
-#ifndef CT_VERSION
-#define CT_VERSION "0.1.0"
-#endif
-
 
 struct run_ctx {
     struct ct_opts o;

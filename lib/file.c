@@ -137,3 +137,31 @@ void ct_dir_names_free(char **v, size_t n)
         free(v[i]);
     free(v);
 }
+
+static int mkdir_p(const char *dir)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err)
+{
+    if (mkdir_p(dir) < 0)
+        return ct_err_set(err, CT_EIO, "cannot create --%s '%s': %s", opt, dir, strerror(errno));
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.colltune-write-test.%ld", dir, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return ct_err_set(err, CT_EIO, "cannot write in --%s '%s': %s", opt, dir, strerror(errno));
+    fclose(f);
+    unlink(probe);
+    return 0;
+}

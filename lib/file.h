@@ -13,6 +13,10 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
 /* Read a whole file (NUL-terminated; caller frees with free()). */
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 
+/* Create the folder dir (and its parents) and check that a file can be written in it;
+ * CT_EIO with "cannot create/write in --<opt> 'dir': reason". */
+int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err);
+
 /* Natural order: digit runs compare by value ("mlx5_2" < "mlx5_10"). */
 int ct_natcmp(const char *a, const char *b);
 /* Entry names of the folder path (no dot files) in natural order; 0 and *out NULL when it

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int ct_parse_size(const char *s, unsigned long long *out)
@@ -44,4 +45,24 @@ int ct_parse_int(const char *s, long min, long max, long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+const char *ct_bytes_str(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (b == UINT64_MAX) {
+        snprintf(buf, len, "inf");
+        return buf;
+    }
+    int u = 0;
+    double v = (double)b;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0 || (b % (1ull << (10 * u))) == 0)
+        snprintf(buf, len, "%.0f %s", v, unit[u]);
+    else
+        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
+    return buf;
 }

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing numbers from the command line and environment. */
+/* Parsing numbers from the command line and environment, and printing byte counts. */
 #ifndef CT_PARSE_H
 #define CT_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 /* A byte size with an optional K/M/G/T suffix (powers of 1024, like nccl-tests) and an
  * optional trailing B. Returns -1 on garbage, a sign, or overflow. */
 int ct_parse_size(const char *s, unsigned long long *out);
 /* A decimal integer in [min, max]; -1 otherwise. */
 int ct_parse_int(const char *s, long min, long max, long *out);
+
+/* "4 KiB", "22.6 KiB", "inf" (UINT64_MAX): a byte count for people. */
+const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "../tune/tune.h"
 #include "../lib/err.h"
+#include "../lib/parse.h"
 
 #define CT_CONFIG_SCHEMA "colltune-config/1"
 #define CT_SWEEP_SCHEMA "colltune-sweep/1"
@@ -40,8 +41,6 @@ int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
                         const struct ct_sweep_point *pts, size_t n, const char *state,
                         const char *error, struct ct_err *err);
 
-/* "4 KiB", "22.6 KiB", "inf": a byte count for people. */
-const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
 /* "chunk=128K,pipeline=4" for the parameters that matter to algo (defaults filled). */
 const char *ct_params_str(const char *algo, const struct ct_params *p, char *buf, size_t len);
 

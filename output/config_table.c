@@ -5,26 +5,6 @@
 
 #include "config.h"
 
-const char *ct_bytes_str(uint64_t b, char *buf, size_t len)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (b == CT_BYTES_INF) {
-        snprintf(buf, len, "inf");
-        return buf;
-    }
-    int u = 0;
-    double v = (double)b;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0 || (b % (1ull << (10 * u))) == 0)
-        snprintf(buf, len, "%.0f %s", v, unit[u]);
-    else
-        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
-    return buf;
-}
-
 /* 131072 -> "128K", 3 -> "3" */
 static const char *short_num(uint64_t v, char *buf, size_t len)
 {

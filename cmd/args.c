@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Option values shared by the subcommands: numbers in a range, iteration counts, lists of
+ * collectives and algorithms. Each prints its one-line error and returns the exit code. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "../algos/algo.h"
+
+int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+               double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (*end || end == arg || !(v >= lo && v <= hi))
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%g..%g)", opt, arg, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out)
+{
+    long v;
+    if (ct_parse_int(arg, lo, 1000000, &v))
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%ld..1000000)", opt, arg, lo);
+    *out = (int)v;
+    return 0;
+}
+
+int ct_arg_colls(const char *cmd, char *arg, unsigned *colls)
+{
+    char *save = NULL;
+    for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int c = ct_coll_find(t);
+        if (c < 0)
+            return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown collective '%s' (%s)", t,
+                               "allreduce, allgather, reducescatter, alltoall");
+        *colls |= CT_COLL_BIT(c);
+    }
+    return *colls ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --coll list");
+}
+
+int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n, size_t max)
+{
+    char *save = NULL;
+    for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const struct ct_algo *a = ct_algo_find(t);
+        if (!a)
+            return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown algorithm '%s' (colltune list algos)",
+                               t);
+        if (*n == max)
+            return ct_cmd_fail(cmd, CT_EXIT_USAGE, "too many algorithms");
+        v[(*n)++] = a;
+    }
+    return *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* What `colltune sweep` leaves behind and prints (see sweep_out.h). */
+#include "sweep_out.h"
+
+#include "config.h"
+#include "report.h"
+
+int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
+                           const struct ct_sweep_point *pts, size_t n, const char *status,
+                           const char *msg, struct ct_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    CT_TRY(ct_sweep_json_write(path, meta, pts, n, status, msg, err));
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (meta->nsets)
+        CT_TRY(ct_config_json_write(path, meta, err));
+    return ct_report_write(dir, meta, pts, n, err);
+}
+
+void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct ct_config *meta,
+                            const struct ct_sweep_result *res, bool failed, uint64_t maxbytes)
+{
+    if (meta->nsets) {
+        ct_config_print(out, meta);
+        fprintf(out, "\n");
+    }
+    if (failed)
+        fprintf(errf, "colltune sweep: %s results so far (%zu points) saved in %s/\n",
+                meta->nsets ? "partial" : "no", res->n, dir);
+    uint64_t top = 0;
+    for (size_t i = 0; i < res->n; i++)
+        top = res->pts[i].size > top ? res->pts[i].size : top;
+    if (!failed && res->budget_out) {
+        char a[32], b[32], what[96] = "some sizes or candidates were skipped";
+        if (top < maxbytes)
+            snprintf(what, sizeof what, "sizes measured up to %s of %s",
+                     ct_bytes_str(top, a, sizeof a), ct_bytes_str(maxbytes, b, sizeof b));
+        fprintf(out,
+                "note: the budget was short for the full plan (%s); a larger --budget measures "
+                "more\n",
+                what);
+    }
+    fprintf(out,
+            "wrote %s/config.json (tuned config), %s/results.json (%zu points), "
+            "%s/report.html, %s/points.csv\n",
+            dir, dir, res->n, dir, dir);
+}
+
+int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int nranks,
+                    const struct ct_sweep_regret *g, size_t n, double max_regret)
+{
+    int bad = 0;
+    double worst = 1;
+    fprintf(f, "verifying %s: %d ranks, midpoint of every range, chosen vs every alternative\n\n",
+            path, nranks);
+    fprintf(f, "%-13s %-21s %10s  %-12s %10s  %-12s %10s  %s\n", "collective", "range", "at",
+            "chosen", "time(us)", "best", "time(us)", "regret");
+    for (size_t i = 0; i < n; i++) {
+        const struct ct_rule *r = &conf->sets[g[i].set].rules[g[i].rule];
+        char lo[32], hi[32], at[32], range[64];
+        snprintf(range, sizeof range, "%s..%s", ct_bytes_str(r->min_bytes, lo, sizeof lo),
+                 ct_bytes_str(r->max_bytes, hi, sizeof hi));
+        bool fail = g[i].regret > max_regret && g[i].significant;
+        bad += fail;
+        worst = g[i].regret > worst ? g[i].regret : worst;
+        fprintf(f, "%-13s %-21s %10s  %-12s %10.2f  %-12s %10.2f  %.2f%s\n",
+                ct_coll_name(conf->sets[g[i].set].coll), range,
+                ct_bytes_str(g[i].size, at, sizeof at), g[i].chosen.algo, g[i].chosen.st.median,
+                g[i].best.algo, g[i].best.st.median, g[i].regret,
+                fail                        ? "  FAIL"
+                : g[i].regret > max_regret ? "  (within noise)"
+                                           : "");
+    }
+    fprintf(f, "\nworst regret %.2f (limit %.2f): %s\n", worst, max_regret,
+            bad ? "some choices are clearly slower than an alternative" : "ok");
+    return bad;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* From a sweep's configuration and results to the tuned config (settings and rules), and
+ * the checks that refuse a sweep configuration before anything runs. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lib/file.h"
+#include "select.h"
+
+void ct_sweep_meta_init(struct ct_config *m, const struct ct_sweep_cfg *cfg, const char *version,
+                        int hosts, const char *transport, const char *host)
+{
+    ct_config_init(m);
+    snprintf(m->version, sizeof m->version, "%s", version);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    m->fp.hosts = hosts;
+    m->fp.nranks = cfg->job.shape.nranks;
+    m->fp.ranks_per_host = ct_shape_rpn(&cfg->job.shape);
+    snprintf(m->fp.transport, sizeof m->fp.transport, "%s", transport);
+    snprintf(m->fp.link_classes, sizeof m->fp.link_classes, "%s", transport);
+    snprintf(m->fp.host, sizeof m->fp.host, "%s", host);
+    ct_sweep_settings_fill(&m->sweep, cfg);
+}
+
+void ct_sweep_settings_fill(struct ct_sweep_settings *s, const struct ct_sweep_cfg *cfg)
+{
+    s->minbytes = cfg->minbytes;
+    s->maxbytes = cfg->maxbytes;
+    s->stepfactor = cfg->stepfactor;
+    s->budget_s = cfg->budget_s;
+    s->target_ci = cfg->target_ci;
+    s->margin = cfg->margin;
+    s->warmup = cfg->warmup;
+    s->min_iters = cfg->min_iters;
+    s->max_iters = cfg->max_iters;
+    s->dtype = cfg->job.dtype;
+    s->op = cfg->job.op;
+}
+
+void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
+                           const struct ct_sweep_result *res, bool partial)
+{
+    m->partial = partial;
+    m->sweep.points = (long)res->n;
+    m->sweep.full_points = res->full_points;
+    m->sweep.elapsed_s = res->elapsed_s;
+    m->sweep.budget_out = res->budget_out;
+    snprintf(m->sweep.search, sizeof m->sweep.search, "%s", res->search);
+    snprintf(m->sweep.space, sizeof m->sweep.space, "%s", res->space);
+    m->sets = ct_xcalloc(CT_COLL_COUNT, sizeof *m->sets);
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        struct ct_ruleset *s = &m->sets[m->nsets];
+        if (!(cfg->colls & CT_COLL_BIT(c)) ||
+            ct_select_rules(res->pts, res->n, (enum ct_coll)c, cfg->margin, s, NULL) < 0)
+            continue;
+        s->nranks = cfg->job.shape.nranks;
+        s->ranks_per_node = ct_shape_rpn(&cfg->job.shape);
+        s->nnodes = s->nranks / s->ranks_per_node;
+        s->dtype = cfg->job.dtype;
+        s->op = c == CT_ALLREDUCE || c == CT_REDUCESCATTER ? cfg->job.op : CT_SUM;
+        m->nsets++;
+    }
+}
+
+int ct_sweep_cfg_check(const struct ct_sweep_cfg *cfg, struct ct_err *err)
+{
+    size_t es = ct_dtype_size(cfg->job.dtype);
+    unsigned long long lo = cfg->minbytes, hi = cfg->maxbytes;
+    if (lo > hi)
+        return ct_err_set(err, CT_EINVAL, "--minbytes %llu is larger than --maxbytes %llu", lo,
+                          hi);
+    if (hi > (1ull << 40))
+        return ct_err_set(err, CT_EINVAL, "--maxbytes %llu is beyond 1 TiB", hi);
+    if (lo < es || lo % es || hi % es)
+        return ct_err_set(err, CT_EINVAL, "sizes must be positive multiples of the %s size (%zu bytes)",
+                          ct_dtype_name(cfg->job.dtype), es);
+    if (cfg->min_iters > cfg->max_iters)
+        return ct_err_set(err, CT_EINVAL, "--min-iters %d is above --max-iters %d", cfg->min_iters,
+                          cfg->max_iters);
+    return 0;
+}
+
+int ct_sweep_cfg_check_budget(const struct ct_sweep_cfg *cfg, struct ct_err *err)
+{
+    double need = ct_sweep_min_budget(cfg);
+    if (cfg->budget_s < need)
+        return ct_err_set(err, CT_EINVAL,
+                          "a budget of %g s is too small to measure one point of each "
+                          "collective (needs about %.2g s)",
+                          cfg->budget_s, need);
+    return 0;
+}
+
+int ct_sweep_cfg_check_shape(const struct ct_sweep_cfg *cfg, bool selected, struct ct_err *err)
+{
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        if ((cfg->colls & CT_COLL_BIT(c)) && !ct_sweep_algos(cfg, (enum ct_coll)c, NULL, 0))
+            return ct_err_set(err, CT_EINVAL, "no %salgorithm supports %s on %d ranks",
+                              selected ? "selected " : "", ct_coll_name((enum ct_coll)c),
+                              cfg->job.shape.nranks);
+    return 0;
+}
+
+int ct_sweep_cfg_check_start(const struct ct_sweep_cfg *cfg, bool shape_known, bool selected,
+                             const char *out, struct ct_err *err)
+{
+    if (shape_known)
+        CT_TRY(ct_sweep_cfg_check_shape(cfg, selected, err));
+    if (!out)
+        return 0;
+    CT_TRY(ct_sweep_cfg_check_budget(cfg, err));
+    return ct_dir_make_writable(out, "out", err);
+}

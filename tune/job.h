@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One rank's part of `colltune sweep` on a communicator: the native backend over it, the
+ * sweep (or the re-measurement of a config), and the tuned config built from the points.
+ * What the user sees (progress, saving, the table) stays with the caller, through the
+ * callbacks of the sweep configuration.
+ */
+#ifndef CT_JOB_H
+#define CT_JOB_H
+
+#include "../backend/native.h"
+#include "sweep.h"
+
+struct ct_sweep_job {
+    /* in */
+    struct ct_sweep_cfg cfg; /* shape from the communicator, callbacks included; the run sets
+                                tcp (streams searched) and max_threads (cores per rank) */
+    const struct ct_config *verify;   /* re-measure this config instead of sweeping */
+    const char *version;              /* of colltune, for the config */
+    ct_native_streams_fn set_streams; /* used when tcp carries traffic; NULL: fixed */
+    void *streams_arg;
+    /* out */
+    struct ct_config meta; /* sweep: header from the start (callbacks may save it), rules at
+                              the end, also after a failure (partial) */
+    struct ct_sweep_result res;
+    struct ct_sweep_regret *regrets; /* verify */
+    size_t nregrets;
+};
+
+/* Every rank of *comm. Returns what ct_sweep_run or ct_sweep_verify returned. */
+int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err);
+void ct_sweep_job_release(struct ct_sweep_job *j);
+
+#endif
