@@ -12,7 +12,7 @@
 #include "../lib/clock.h"
 #include "../output/output.h"
 #include "../transport/launch.h"
-#include "../tui/tui.h"
+#include "../tui/live.h"
 #include "cmd.h"
 #include "opts.h"
 
@@ -109,91 +109,22 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     return 0;
 }
 
-static void fill_row(struct ct_row *row, const struct ct_point *p, int k)
+/* --tui: the screen's progress; the time left is estimated by bytes (time grows with size) */
+static void show_progress(struct ct_live *l, const struct run_ctx *x, const char *coll,
+                          uint64_t size, long done, int64_t t0, double *done_b, double total_b)
 {
-    row->size = p->size;
-    row->count = p->count;
-    row->have[k] = true;
-    row->time_us[k] = p->time_us;
-    row->min_us[k] = p->min_us;
-    row->max_us[k] = p->max_us;
-    row->algbw[k] = p->algbw;
-    row->busbw[k] = p->busbw;
-    row->wrong[k] = p->wrong;
-    row->iters = p->iters;
-}
-
-/* --tui: rank 0 shows the screen; every rank samples its NICs for the cluster view. */
-struct run_tui {
-    struct ct_tui *tui; /* rank 0 */
-    struct ct_monitor *screen_mon, *gather_mon;
-    int64_t t0;
-    long total;
-    double total_bytes, done_bytes; /* time grows with the size: estimate by bytes */
-};
-
-static void tui_open(const struct run_ctx *x, const struct ct_comm *c, struct run_tui *rt)
-{
-    memset(rt, 0, sizeof *rt);
-    if (!x->tui)
-        return;
-    rt->gather_mon = ct_monitor_new(NULL);
-    rt->t0 = ct_now_ns();
+    long total = 0;
     for (double sz = (double)x->minb; sz <= (double)x->maxb && x->factor * sz > sz;
-         sz *= x->factor) {
-        rt->total++;
-        rt->total_bytes += sz;
-    }
-    if (c->rank != 0)
-        return;
-    rt->screen_mon = ct_monitor_new(NULL);
-    struct ct_tui_cfg cfg = {.title = "colltune run", .first_view = "progress",
-                             .sample = ct_monitor_sample_cb, .sample_arg = rt->screen_mon};
-    struct ct_err err = {0};
-    if (ct_tui_open(&rt->tui, &cfg, &err) < 0)
-        ct_cmd_warn("run", "no live screen: %s", err.msg);
-}
-
-static void tui_progress(struct run_tui *rt, const struct run_ctx *x, const char *coll,
-                         uint64_t size, long done)
-{
-    if (!rt->tui)
-        return;
-    struct ct_progress p = {.cmd = "run", .size = size, .done = done, .total = rt->total};
+         sz *= x->factor)
+        total++;
+    struct ct_progress p = {.cmd = "run", .size = size, .done = done, .total = total};
     snprintf(p.coll, sizeof p.coll, "%s", coll);
     snprintf(p.algo, sizeof p.algo, "%s", x->o.algo->name);
     ct_opts_params_str(&x->o, p.params, sizeof p.params);
-    p.elapsed_s = (double)(ct_now_ns() - rt->t0) * 1e-9;
-    p.remaining_s = rt->done_bytes > 0
-                        ? p.elapsed_s / rt->done_bytes * (rt->total_bytes - rt->done_bytes)
-                        : -1;
-    rt->done_bytes += (double)size;
-    ct_tui_progress(rt->tui, &p);
-}
-
-/* Every rank after each size: NIC samples to rank 0's cluster view; true when q was pressed
- * (every rank learns it from the same gather, so all stop after the same size). */
-static bool tui_between(struct run_tui *rt, struct ct_boot *boot)
-{
-    if (!rt->gather_mon)
-        return false;
-    bool stop = rt->tui && ct_tui_quit_requested(rt->tui);
-    struct ct_cluster grid = {0};
-    struct ct_err err = {0};
-    if (ct_monitor_gather(rt->gather_mon, boot, 1000000000LL, &stop,
-                          boot->rank == 0 ? &grid : NULL, &err) == 0)
-        ct_tui_cluster(rt->tui, &grid);
-    ct_cluster_release(&grid);
-    return stop;
-}
-
-/* Restore the terminal (before anything is printed); idempotent. */
-static void tui_close(struct run_tui *rt)
-{
-    ct_tui_close(rt->tui, NULL);
-    ct_monitor_free(rt->screen_mon);
-    ct_monitor_free(rt->gather_mon);
-    memset(rt, 0, sizeof *rt);
+    p.elapsed_s = (double)(ct_now_ns() - t0) * 1e-9;
+    p.remaining_s = *done_b > 0 ? p.elapsed_s / *done_b * (total_b - *done_b) : -1;
+    *done_b += (double)size;
+    ct_live_progress(l, &p);
 }
 
 /* Every rank runs this; rank 0 prints. */
@@ -202,86 +133,73 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct run_ctx *x = arg;
     struct ct_comm comm;
     struct ct_err err = {0};
-    struct ct_rank_info *ranks = NULL;
     struct ct_row *rows = NULL;
     size_t nrows = 0;
     int code = CT_EXIT_OK;
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
-    ranks = ct_opts_rank_infos(&comm, &err);
+    struct ct_rank_info *ranks = ct_opts_rank_infos(&comm, &err);
     struct ct_bench b;
     ct_bench_init(&b, &comm, 0x5eed);
     const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
     size_t es = ct_dtype_size(x->o.dtype);
-    struct run_tui rt;
-    tui_open(x, &comm, &rt);
-    bool deferred = rt.tui != NULL; /* the table is printed after the screen closes */
-    long done = 0;
-    if (comm.rank == 0 && ranks && !deferred) {
-        char tpn[64];
-        struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
-                                x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                                comm.size, comm.nnodes, x->cmdline, ranks};
+    struct ct_live live;
+    ct_live_open(&live, "run", "colltune run", comm.rank == 0, x->tui);
+    bool deferred = live.tui != NULL; /* the table is printed after the screen closes */
+    char tpn[64];
+    struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
+                            x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
+                            comm.size, comm.nnodes, x->cmdline, ranks};
+    if (comm.rank == 0 && ranks && !deferred)
         ct_table_header(stdout, &m);
-    }
+    int64_t t0 = ct_now_ns();
+    double done_b = 0, total_b = 0;
+    for (double sz = (double)x->minb; sz <= (double)x->maxb && x->factor * sz > sz; sz *= x->factor)
+        total_b += sz;
     for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
         uint64_t size = (uint64_t)sz / es * es;
         struct ct_job j;
         ct_opts_job(&x->o, &comm, d->count_for(size, es, comm.size), &j);
         rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
         struct ct_row *row = &rows[nrows++];
-        memset(row, 0, sizeof *row);
-        row->type = ct_dtype_name(x->o.dtype);
-        row->redop = d->needs_op ? ct_redop_name(x->o.op) : "none";
-        row->algo = x->o.algo->name;
-        row->root = -1;
+        ct_row_init(row, x->o.dtype, d->needs_op ? (int)x->o.op : -1, x->o.algo->name);
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
-        tui_progress(&rt, x, d->name, size, done);
+        if (x->tui)
+            show_progress(&live, x, d->name, size, (long)nrows - 1, t0, &done_b, total_b);
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
             j.in_place = k;
             struct ct_bench_cfg bc = {x->iters, x->warmup, x->check};
             if (ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err) < 0) {
-                tui_close(&rt);
+                ct_live_close(&live);
                 code = ct_cmd_fail("run", 1, "rank %d (%s): %s %llu bytes: %s", comm.rank,
                                    boot->host, d->name, (unsigned long long)size, err.msg);
                 goto out;
             }
-            fill_row(row, &p, k);
+            ct_row_fill(row, &p, k);
         }
-        if (rt.tui)
-            ct_tui_point(rt.tui, d->name, x->o.algo->name, size, row->busbw[0]);
-        done++;
+        ct_live_point(&live, d->name, x->o.algo->name, size, row->busbw[0]);
         if (comm.rank == 0 && !deferred)
             ct_table_row(stdout, row);
-        if (x->factor * sz <= sz || tui_between(&rt, boot))
+        if (x->factor * sz <= sz || ct_live_between(&live, boot))
             break;
     }
-    tui_close(&rt);
+    ct_live_close(&live);
     if (comm.rank == 0 && ranks) {
         if (deferred) {
-            char tpn0[64];
-            struct ct_run_meta m0 = {d->name, ct_comm_tp_names(&comm, tpn0, sizeof tpn0),
-                                     CT_VERSION, x->minb, x->maxb, x->factor, x->warmup,
-                                     x->iters, x->check, comm.size, comm.nnodes, x->cmdline,
-                                     ranks};
-            ct_table_header(stdout, &m0);
+            ct_table_header(stdout, &m);
             for (size_t i = 0; i < nrows; i++)
                 ct_table_row(stdout, &rows[i]);
         }
         if (ct_table_footer(stdout, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
-        char tpn[64];
-        struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
-                                x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                                comm.size, comm.nnodes, x->cmdline, ranks};
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
     } else if (!ranks) {
         code = ct_cmd_fail("run", 1, "rank %d: %s", comm.rank, err.msg);
     }
 out:
-    tui_close(&rt);
+    ct_live_close(&live);
     ct_bench_release(&b);
     ct_comm_close(&comm);
     free(ranks);

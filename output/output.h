@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../backend/bench.h"
 #include "../lib/err.h"
 
 /* One size: out-of-place and in-place measurements (either may be absent). */
@@ -40,6 +41,11 @@ struct ct_run_meta {
 };
 
 /* nccl-tests-style table */
+/* An empty row for one size: datatype, reduction (op < 0: none) and algorithm names. */
+void ct_row_init(struct ct_row *r, enum ct_dtype dtype, int op, const char *algo);
+/* Measurement k (0 out of place, 1 in place) of the row from a measured point. */
+void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k);
+
 void ct_table_header(FILE *f, const struct ct_run_meta *m);
 void ct_table_row(FILE *f, const struct ct_row *r);
 /* Footer; returns the number of wrong points ("out of bounds values"). */

@@ -84,3 +84,26 @@ long ct_table_footer(FILE *f, const struct ct_row *rows, size_t n)
     fprintf(f, "#\n");
     return bad;
 }
+
+void ct_row_init(struct ct_row *r, enum ct_dtype dtype, int op, const char *algo)
+{
+    memset(r, 0, sizeof *r);
+    r->type = ct_dtype_name(dtype);
+    r->redop = op < 0 ? "none" : ct_redop_name((enum ct_redop)op);
+    r->algo = algo;
+    r->root = -1;
+}
+
+void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k)
+{
+    r->size = p->size;
+    r->count = p->count;
+    r->have[k] = true;
+    r->time_us[k] = p->time_us;
+    r->min_us[k] = p->min_us;
+    r->max_us[k] = p->max_us;
+    r->algbw[k] = p->algbw;
+    r->busbw[k] = p->busbw;
+    r->wrong[k] = p->wrong;
+    r->iters = p->iters;
+}

@@ -16,8 +16,7 @@ void ct_live_open(struct ct_live *l, const char *cmd, const char *title, bool ro
     memset(l, 0, sizeof *l);
     l->cmd = cmd;
     l->tty = root && isatty(STDERR_FILENO);
-    if (want_tui)
-        l->gather_mon = ct_monitor_new(NULL);
+    l->sample = want_tui;
     if (!root || !want_tui)
         return;
     l->screen_mon = ct_monitor_new(NULL);
@@ -115,8 +114,10 @@ void ct_live_warn(struct ct_live *l, const char *fmt, ...)
 
 bool ct_live_between(struct ct_live *l, struct ct_boot *boot)
 {
-    if (!l->gather_mon)
+    if (!l->sample)
         return false;
+    if (!l->gather_mon)
+        l->gather_mon = ct_monitor_new(NULL);
     bool stop = ct_live_quit(l);
     struct ct_cluster grid = {0};
     struct ct_err err = {0};

@@ -20,6 +20,7 @@ struct ct_live {
     struct ct_tui *tui;                     /* the root's screen, when open */
     struct ct_monitor *screen_mon, *gather_mon;
     bool tty;                               /* the root's stderr is a terminal */
+    bool sample;                            /* NIC samples for the cluster view (--tui) */
     double last_draw;                       /* seconds, of the progress line */
 };
 
