@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* Launching ranks and opening their communicators from the shared options (cmd/opts.h):
+ * the launch configuration, the pre-launch support check, the communicator and job of a
+ * rank, and the rank table the run header prints. */
+#include "opts.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/sock.h"
+#include "cmd.h"
+
+/* Ranks the launch will have (1 when only the bootstrap can tell). */
+static int launch_size(const struct ct_opts *o)
+{
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
+    struct ct_launch_info li;
+    ct_opts_launch_cfg(o, "run", &lc, &lx);
+    if (ct_launch_detect(&lc, &li, NULL) < 0)
+        return 1;
+    return li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : 1;
+}
+
+static void fill_job(const struct ct_opts *o, int n, int rank, int rpn, uint64_t count,
+                     struct ct_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->coll = o->coll;
+    j->dtype = o->dtype;
+    j->op = ct_coll_desc(o->coll)->needs_op ? o->op : CT_SUM;
+    j->count = count;
+    j->shape.nranks = n;
+    j->shape.rank = rank;
+    j->shape.ranks_per_node = rpn;
+    j->shape.torus_rows = o->torus_rows;
+    j->shape.torus_cols = o->torus_cols;
+    j->shape.rails = o->rails;
+    j->params = o->params;
+    ct_params_defaults(&j->params);
+}
+
+int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
+{
+    int n = launch_size(o);
+    struct ct_job j;
+    struct ct_err why = {0};
+    fill_job(o, n, 0, o->ranks_per_node, (uint64_t)n, &j);
+    if (ct_algo_supports(o->algo, &j, &why) < 0)
+        return ct_cmd_fail(cmd, 2, "%s", why.msg);
+    return 0;
+}
+
+static void print_notice(void *ctx, const char *msg)
+{
+    fprintf(stderr, "colltune %s: notice: %s\n", (const char *)ctx, msg);
+}
+
+static void print_fatal(void *ctx, const char *msg)
+{
+    fprintf(stderr, "colltune %s: error: %s\n", (const char *)ctx, msg);
+}
+
+static const char *ifname_of(const struct ct_opts *o)
+{
+    const char *e = getenv("COLLTUNE_SOCKET_IFNAME");
+    return o->ifname ? o->ifname : e && *e ? e : NULL;
+}
+
+void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_launch_cfg *lc,
+                        struct ct_launch_opts *lx)
+{
+    memset(lc, 0, sizeof *lc);
+    memset(lx, 0, sizeof *lx);
+    lc->local = o->local;
+    lc->ranks_per_node = o->ranks_per_node;
+    lc->timeout_ns = (int64_t)(o->boot_timeout_s * 1e9);
+    lx->op_timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    lx->ifname = ifname_of(o);
+    lx->port_lo = o->port_lo;
+    lx->port_hi = o->port_hi;
+    lx->notice = print_notice;
+    lx->fatal = print_fatal;
+    lx->ctx = (void *)cmd;
+}
+
+void ct_opts_print_bootstrap(const struct ct_opts *o)
+{
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
+    char buf[2048];
+    ct_opts_launch_cfg(o, "run", &lc, &lx);
+    ct_launch_describe_cfg(&lc, &lx, buf, sizeof buf);
+    printf("%s\n", buf);
+}
+
+int ct_opts_launch(const struct ct_opts *o, const char *cmd, ct_rank_fn fn, void *arg)
+{
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
+    struct ct_err err = {0};
+    int dead, sig;
+    ct_opts_launch_cfg(o, cmd, &lc, &lx);
+    /* launched bootstraps and the tcp transport listen inside the port range; the
+     * transport reads it from the environment, for this process and its ranks */
+    const char *env_range = getenv("COLLTUNE_PORT_RANGE");
+    if (o->port_range) {
+        setenv("COLLTUNE_PORT_RANGE", o->port_range, 1);
+    } else if (env_range && *env_range &&
+               ct_sock_parse_range(env_range, &lx.port_lo, &lx.port_hi, &err) < 0) {
+        return ct_cmd_fail(cmd, 2, "COLLTUNE_PORT_RANGE: %s", err.msg);
+    }
+    int rc = ct_launch_ext(&lc, &lx, fn, arg, &dead, &sig, &err);
+    if (rc < 0)
+        return ct_cmd_fail(cmd, err.code == CT_EINVAL ? 2 : 1, "%s", err.msg);
+    if (dead >= 0)
+        ct_cmd_fail(cmd, 1, "rank %d was killed by signal %d (%s)", dead, sig, strsignal(sig));
+    return rc;
+}
+
+void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->transport = o->transport;
+    cc->timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    cc->tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
+    cc->tp.wait = o->wait;
+    cc->tp.timeout_ns = cc->timeout_ns;
+    cc->tp.ifname = ifname_of(o);
+    cc->tp.provider = o->provider;
+}
+
+int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm *c,
+                      struct ct_err *err)
+{
+    struct ct_comm_cfg cc;
+    ct_opts_comm_cfg(o, &cc);
+    return ct_comm_open(c, boot, &cc, err);
+}
+
+void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,
+                 struct ct_job *j)
+{
+    int rpn = o->ranks_per_node;
+    if (!rpn && c->nnodes > 0 && c->local_size * c->nnodes == c->size)
+        rpn = c->local_size;
+    fill_job(o, c->size, c->rank, rpn, count, j);
+}
+
+struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err)
+{
+    struct ct_rank_info mine, *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    mine.rank = c->rank;
+    mine.node = c->node;
+    mine.local_rank = c->local_rank;
+    mine.pid = (long)getpid();
+    memcpy(mine.host, c->boot->host, sizeof mine.host);
+    if (ct_boot_allgather(c->boot, &mine, sizeof mine, all, err) < 0) {
+        free(all);
+        return NULL;
+    }
+    return all;
+}
+
+void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len)
+{
+    struct ct_params p = o->params;
+    ct_params_defaults(&p);
+    size_t off = 0;
+    for (int i = 0; i < CT_P_COUNT && off < len; i++)
+        if (o->algo->params & CT_PBIT(i))
+            off += (size_t)snprintf(buf + off, len - off, "%s%s=%llu", off ? "," : "",
+                                    ct_param_desc((enum ct_param_id)i)->name,
+                                    (unsigned long long)p.v[i]);
+}
+
+int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err)
+{
+    const struct ct_opts_reopen *r = arg;
+    struct ct_opts o = *r->o;
+    o.params.v[CT_P_STREAMS] = (uint64_t)streams;
+    ct_comm_close(*comm);
+    return ct_opts_comm_open(&o, r->boot, *comm, err);
+}
