@@ -4,11 +4,11 @@
 #include "cmd.h"
 
 #include <getopt.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../probe/cluster.h"
 #include "../probe/topo.h"
 #include "../transport/launch.h"
 
@@ -149,127 +149,37 @@ static int close_out(const struct opts *o, FILE *out)
     return CT_EXIT_OK;
 }
 
-/* Gather every rank's JSON topology at every rank (lengths first, then padded blobs). */
-static char *gather_json(struct ct_boot *b, const char *mine, size_t *stride, struct ct_err *err)
-{
-    uint64_t len = strlen(mine) + 1, *lens = ct_xcalloc((size_t)b->size, sizeof *lens);
-    if (ct_boot_allgather(b, &len, sizeof len, lens, err) < 0) {
-        free(lens);
-        return NULL;
-    }
-    uint64_t max = 0;
-    for (int r = 0; r < b->size; r++)
-        max = lens[r] > max ? lens[r] : max;
-    free(lens);
-    char *pad = ct_xcalloc(1, max), *all = ct_xmalloc(max * (size_t)b->size);
-    memcpy(pad, mine, len);
-    int rc = ct_boot_allgather(b, pad, max, all, err);
-    free(pad);
-    if (rc < 0) {
-        free(all);
-        return NULL;
-    }
-    *stride = max;
-    return all;
-}
-
-/* --json in cluster mode: one document with every host, its ranks, its shape group and its
- * topology (colltune-topo/1), plus the differences from the majority. */
-static int print_cluster_json(struct ct_boot *b, const char *all, size_t stride,
-                              struct ct_topo *const *hosts, size_t nh, const struct ct_hetero *het,
-                              FILE *out, struct ct_err *err)
-{
-    json_t *doc = json_object(), *arr = json_array(), *diffs = json_array();
-    json_object_set_new(doc, "schema", json_string("colltune-cluster/1"));
-    json_object_set_new(doc, "shapes", json_integer((json_int_t)het->n_groups));
-    for (size_t h = 0; h < nh; h++) {
-        const char *text = all + (size_t)hosts[h]->rank_first * stride;
-        json_error_t je;
-        json_t *topo = json_loads(text, 0, &je), *o = json_object();
-        if (!topo) {
-            json_decref(doc);
-            json_decref(arr);
-            json_decref(diffs);
-            return ct_err_set(err, CT_EINVAL, "host %s: %s", b->hosts[hosts[h]->rank_first],
-                              je.text);
-        }
-        json_object_set_new(o, "host", json_string(b->hosts[hosts[h]->rank_first]));
-        json_object_set_new(o, "first_rank", json_integer(hosts[h]->rank_first));
-        json_object_set_new(o, "ranks", json_integer(hosts[h]->rank_count));
-        json_object_set_new(o, "shape", json_integer((json_int_t)het->group_of[h]));
-        json_object_set_new(o, "topology", topo);
-        json_array_append_new(arr, o);
-    }
-    for (size_t d = 0; d < het->n_diffs; d++) {
-        json_t *o = json_object();
-        json_object_set_new(o, "host",
-                            json_string(b->hosts[hosts[het->diffs[d].host]->rank_first]));
-        json_object_set_new(o, "differs", json_string(het->diffs[d].what));
-        json_array_append_new(diffs, o);
-    }
-    json_object_set_new(doc, "hosts", arr);
-    json_object_set_new(doc, "differences", diffs);
-    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', out);
-    json_decref(doc);
-    return rc < 0 ? ct_err_set(err, CT_EIO, "cannot write JSON") : 0;
-}
-
 /* Rank 0: one topology per host (the host's first rank), each distinct shape printed once. */
 static int print_cluster(struct ct_boot *b, const char *all, size_t stride, const struct opts *o,
                          struct ct_err *err)
 {
-    struct ct_topo **hosts = ct_xcalloc((size_t)b->size, sizeof *hosts);
+    const char **names = ct_xcalloc((size_t)b->size, sizeof *names);
+    for (int r = 0; r < b->size; r++)
+        names[r] = b->hosts[r];
+    struct ct_topo **hosts = NULL;
     size_t nh = 0;
-    int rc = 0;
-    for (int r = 0; r < b->size && rc == 0; r++) {
-        int first = r;
-        for (int q = 0; q < r; q++)
-            if (!strcmp(b->hosts[q], b->hosts[r])) {
-                first = q;
-                break;
-            }
-        if (first != r) {
-            for (size_t h = 0; h < nh; h++)
-                if (hosts[h]->rank_first == first)
-                    hosts[h]->rank_count++;
-            continue;
-        }
-        const char *j = all + (size_t)r * stride;
-        hosts[nh] = ct_topo_from_json(j, strlen(j), err);
-        if (!hosts[nh]) {
-            rc = ct_err_wrap(err, "rank %d (%s): ", r, b->hosts[r]);
-            break;
-        }
-        hosts[nh]->rank_first = r;
-        hosts[nh]->rank_count = 1;
-        nh++;
-    }
+    int rc = ct_cluster_hosts(names, b->size, all, stride, &hosts, &nh, err);
     FILE *out = rc == 0 ? open_out(o) : NULL;
     if (rc == 0 && !out)
         rc = ct_err_sys(err, CT_EIO, "cannot open '%s' for writing", o->out);
     struct ct_hetero het = {0};
     if (rc == 0)
         rc = ct_topo_hetero((const struct ct_topo *const *)hosts, nh, &het, err);
-    if (rc == 0 && o->json) {
-        rc = print_cluster_json(b, all, stride, hosts, nh, &het, out, err);
-        goto done;
-    }
-    for (size_t g = 0; rc == 0 && g < het.n_groups; g++) {
+    if (rc == 0 && o->json)
+        rc = ct_cluster_json(out, names, all, stride, hosts, nh, &het, err);
+    for (size_t g = 0; rc == 0 && !o->json && g < het.n_groups; g++) {
         const struct ct_topo *t = hosts[het.group_rep[g]];
         fprintf(out, "==== host shape %zu of %zu: %zu host(s), e.g. %s (ranks %d..%d)\n\n", g + 1,
-                het.n_groups, het.group_size[g], b->hosts[t->rank_first], t->rank_first,
+                het.n_groups, het.group_size[g], names[t->rank_first], t->rank_first,
                 t->rank_first + t->rank_count - 1);
         rc = emit(t, o, out, err);
         fputc('\n', out);
     }
     if (rc == 0 && !o->json)
         rc = ct_hetero_render((const struct ct_topo *const *)hosts, nh, &het, out, err);
-done:
     ct_hetero_release(&het);
-    for (size_t h = 0; h < nh; h++)
-        ct_topo_free(hosts[h]);
-    free(hosts);
+    ct_cluster_hosts_free(hosts, nh);
+    free(names);
     if (out && close_out(o, out) != CT_EXIT_OK && rc == 0)
         rc = CT_EIO;
     return rc;
@@ -286,7 +196,7 @@ static int probe_rank(struct ct_boot *b, void *arg)
     if (rc == 0 && !(mine = ct_topo_to_json(t, &err)))
         rc = -1;
     ct_topo_free(t);
-    if (rc == 0 && !(all = gather_json(b, mine, &stride, &err)))
+    if (rc == 0 && !(all = ct_boot_allgatherv(b, mine, strlen(mine) + 1, &stride, &err)))
         rc = -1;
     if (rc == 0 && b->rank == 0)
         rc = print_cluster(b, all, stride, o, &err);

@@ -444,3 +444,27 @@ void *ct_boot_world_slot(struct ct_boot *bb, void *(*create)(int n, void *arg),
     pthread_mutex_unlock(&w->mu);
     return p;
 }
+
+char *ct_boot_allgatherv(struct ct_boot *b, const void *mine, size_t mylen, size_t *stride,
+                         struct ct_err *err)
+{
+    uint64_t len = mylen, *lens = ct_xcalloc((size_t)b->size, sizeof *lens);
+    if (ct_boot_allgather(b, &len, sizeof len, lens, err) < 0) {
+        free(lens);
+        return NULL;
+    }
+    uint64_t max = 0;
+    for (int r = 0; r < b->size; r++)
+        max = lens[r] > max ? lens[r] : max;
+    free(lens);
+    char *pad = ct_xcalloc(1, max), *all = ct_xmalloc(max * (size_t)b->size);
+    memcpy(pad, mine, len);
+    int rc = ct_boot_allgather(b, pad, max, all, err);
+    free(pad);
+    if (rc < 0) {
+        free(all);
+        return NULL;
+    }
+    *stride = max;
+    return all;
+}

@@ -240,4 +240,9 @@ int ct_boot_inproc_open(struct ct_boot **b, struct ct_boot_world *w, int rank, s
 void *ct_boot_world_slot(struct ct_boot *b, void *(*create)(int n, void *arg),
                          void (*destroy)(void *), void *arg);
 
+/* Every rank's mylen bytes at every rank: blocks of *stride bytes (the longest, zero
+ * padded), rank r's at r * *stride; new memory (free()), NULL on failure. Collective. */
+char *ct_boot_allgatherv(struct ct_boot *b, const void *mine, size_t mylen, size_t *stride,
+                         struct ct_err *err);
+
 #endif
