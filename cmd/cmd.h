@@ -33,6 +33,14 @@ int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Return the exit code x when it is not 0. */
+#define CT_TRY_OPT(x)                                                                              \
+    do {                                                                                           \
+        int rc__ = (x);                                                                            \
+        if (rc__)                                                                                  \
+            return rc__;                                                                           \
+    } while (0)
+
 struct ct_algo;
 
 /* Option values (cmd/args.c): 0, or the exit code after printing the error. */

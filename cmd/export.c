@@ -11,18 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/file.h"
 #include "../output/config.h"
 #include "../output/export.h"
 #include "../output/push.h"
 #include "cmd.h"
-
-
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        int r_ = (x);                                                                              \
-        if (r_)                                                                                    \
-            return r_;                                                                             \
-    } while (0)
 
 struct export_ctx {
     const char *config, *format, *out, *push, *metrics, *results;
@@ -30,12 +23,6 @@ struct export_ctx {
     struct ct_export_opts eo;
     struct ct_push_opts po;
 };
-
-static void list_formats(void)
-{
-    for (size_t i = 0; ct_emitter_at(i); i++)
-        printf("  %-11s %s\n", ct_emitter_at(i)->name, ct_emitter_at(i)->summary);
-}
 
 static int parse(struct export_ctx *x, int argc, char **argv)
 {
@@ -113,16 +100,16 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             break;
         case O_INSECURE: x->po.insecure = true; break;
         case O_TIMEOUT:
-            TRY(ct_arg_num("export", "push-timeout", optarg, 0.01, 86400, &x->po.timeout_s));
+            CT_TRY_OPT(ct_arg_num("export", "push-timeout", optarg, 0.01, 86400, &x->po.timeout_s));
             x->po.connect_timeout_s = x->po.timeout_s < 10 ? x->po.timeout_s : 10;
             break;
         case O_RETRIES:
-            TRY(ct_arg_num("export", "push-retries", optarg, 0, 20, &d));
+            CT_TRY_OPT(ct_arg_num("export", "push-retries", optarg, 0, 20, &d));
             x->po.retries = (int)d;
             break;
         case 'h':
             fputs(ct_help_export, stdout);
-            list_formats();
+            ct_emitter_list(stdout);
             return -1;
         case ':':
             return ct_cmd_fail("export", CT_EXIT_USAGE, "option '%s' needs a value",
@@ -139,48 +126,13 @@ static int parse(struct export_ctx *x, int argc, char **argv)
     return 0;
 }
 
-/* --out as an absolute path (the loader lines must work from any folder); new memory. */
-static char *absolute(const char *p)
-{
-    char cwd[4096];
-    if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
-        return ct_xstrdup(p);
-    size_t n = strlen(cwd) + strlen(p) + 2;
-    char *a = ct_xmalloc(n);
-    snprintf(a, n, "%s/%s", cwd, p[0] == '.' && p[1] == '/' ? p + 2 : p);
-    return a;
-}
-
-/* results.json beside the config; new memory. */
-static char *default_results(const char *config)
-{
-    const char *slash = strrchr(config, '/');
-    size_t n = strlen(config) + 16;
-    char *r = ct_xmalloc(n);
-    snprintf(r, n, "%.*sresults.json", slash ? (int)(slash - config + 1) : 0, config);
-    return r;
-}
-
-static const char *content_type(const struct ct_emitter *e)
-{
-    return !strcmp(e->name, "json")         ? "application/json"
-           : !strcmp(e->name, "mpich-json") ? "application/json"
-           : !strcmp(e->name, "csv")        ? "text/csv; charset=utf-8"
-                                            : "text/plain; charset=utf-8";
-}
-
 static int push_text(const char *what, const char *url, const struct ct_text *t,
-                     struct ct_push_opts *po)
+                     const struct ct_push_opts *po)
 {
     struct ct_err err = {0};
-    struct ct_push_result res = {0};
-    if (ct_push_http(url, ct_text_str(t), t->len, po, &res, &err) < 0)
+    if (ct_push_text(stderr, "colltune export: ", what, url, t, po, &err) < 0)
         return ct_cmd_fail("export", err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
                            err.msg);
-    char *shown = ct_push_url_redact(url);
-    fprintf(stderr, "colltune export: pushed %s (%zu bytes) to %s: HTTP %ld\n", what, t->len, shown,
-            res.status);
-    free(shown);
     return 0;
 }
 
@@ -194,31 +146,20 @@ static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_e
         struct ct_export_files f;
         ct_export_files(e, out, x->eo.path, &f);
         int rc = ct_export_files_write(&f, &err);
-        if (rc == 0 && f.n > 1) {
-            fprintf(stderr, "colltune export: wrote %s", f.path[0]);
-            for (int i = 1; i < f.n; i++)
-                fprintf(stderr, "%s%s", i == f.n - 1 ? " and " : ", ", f.path[i]);
-            fputs("\n", stderr);
-        }
+        if (rc == 0)
+            ct_export_files_print(stderr, "colltune export: ", &f);
         ct_export_files_release(&f);
         if (rc < 0)
             return ct_cmd_fail("export", CT_EXIT_FAIL, "%s", err.msg);
     } else if (!x->push) {
         fwrite(ct_text_str(&out->body), 1, out->body.len, stdout);
     }
-    if (x->eo.path && e->kind == CT_EXPORT_LOADED && out->env.len) { /* loader lines */
-        fputs("colltune export: load it with:\n", stderr);
-        for (const char *p = ct_text_str(&out->env); *p;) {
-            size_t n = strcspn(p, "\n");
-            if (*p != '#')
-                fprintf(stderr, "  %.*s\n", (int)n, p);
-            p += n + (p[n] == '\n');
-        }
-    }
+    if (x->eo.path && e->kind == CT_EXPORT_LOADED)
+        ct_export_loader_print(stderr, "colltune export: ", out);
     if (!x->push)
         return 0;
     struct ct_push_opts po = x->po;
-    po.content_type = content_type(e);
+    po.content_type = ct_emitter_mime(e);
     return push_text(e->name, x->push, &out->body, &po);
 }
 
@@ -267,11 +208,11 @@ int cmd_export(int argc, char **argv)
     if ((rc = parse(&x, argc, argv)))
         goto done;
     if (x.list) {
-        list_formats();
+        ct_emitter_list(stdout);
         goto done;
     }
     if (x.config && !x.results)
-        x.results = results = default_results(x.config);
+        x.results = results = ct_path_sibling(x.config, "results.json");
     if ((rc = check(&x, &e)))
         goto done;
     if (ct_config_json_read(x.config, &c, &err) < 0) {
@@ -279,7 +220,7 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     if (e) {
-        char *path = x.out ? absolute(x.out) : NULL;
+        char *path = x.out ? ct_path_absolute(x.out) : NULL;
         x.eo.path = path;
         if (ct_export_run(e, &c, &x.eo, &out, &err) < 0)
             rc = ct_cmd_fail("export", err.code == CT_EIO ? CT_EXIT_FAIL : CT_EXIT_USAGE, "%s",
@@ -295,26 +236,12 @@ int cmd_export(int argc, char **argv)
             rc = deliver(&x, e, &out);
         free(path);
     }
-    if (!rc && x.metrics) {
-        struct ct_text m;
-        ct_text_init(&m);
-        if (ct_push_metrics_text(&c, x.results, &m, &err) < 0) {
-            rc = ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
-        } else {
-            char *url = ct_push_metrics_url(x.metrics, c.fp.host);
-            struct ct_push_opts po = x.po;
-            po.content_type = "text/plain; version=0.0.4; charset=utf-8";
-            rc = push_text("metrics", url, &m, &po);
-            free(url);
-        }
-        ct_text_release(&m);
-    }
+    if (!rc && x.metrics &&
+        ct_push_metrics(stderr, "colltune export: ", x.metrics, &c, x.results, &x.po, &err) < 0)
+        rc = ct_cmd_fail("export", err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
+                         err.msg);
 done:
-    for (size_t i = 0; i < x.po.nheaders; i++) {
-        memset(x.po.headers[i], 0, strlen(x.po.headers[i]));
-        free(x.po.headers[i]);
-    }
-    free(x.po.headers);
+    ct_push_opts_release(&x.po);
     free(results);
     ct_export_out_release(&out);
     ct_config_release(&c);

@@ -45,12 +45,6 @@ enum {
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
         {"port-range", 1, 0, CT_O_PORT_RANGE}
 
-#define CT_TRY_OPT(x)                                                                              \
-    do {                                                                                           \
-        int rc__ = (x);                                                                            \
-        if (rc__)                                                                                  \
-            return rc__;                                                                           \
-    } while (0)
 
 void ct_opts_init(struct ct_opts *o);
 /* Each returns 0 or an exit code after printing the error. */

@@ -165,3 +165,23 @@ int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err)
     unlink(probe);
     return 0;
 }
+
+char *ct_path_absolute(const char *p)
+{
+    char cwd[4096];
+    if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return ct_xstrdup(p);
+    size_t n = strlen(cwd) + strlen(p) + 2;
+    char *a = ct_xmalloc(n);
+    snprintf(a, n, "%s/%s", cwd, p[0] == '.' && p[1] == '/' ? p + 2 : p);
+    return a;
+}
+
+char *ct_path_sibling(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = strlen(path) + strlen(name) + 1;
+    char *r = ct_xmalloc(n);
+    snprintf(r, n, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name);
+    return r;
+}

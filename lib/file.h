@@ -17,6 +17,11 @@ int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err)
  * CT_EIO with "cannot create/write in --<opt> 'dir': reason". */
 int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err);
 
+/* p as an absolute path (from the working folder); new memory. */
+char *ct_path_absolute(const char *p);
+/* name in the folder of path ("a/b.json", "c" -> "a/c"); new memory. */
+char *ct_path_sibling(const char *path, const char *name);
+
 /* Natural order: digit runs compare by value ("mlx5_2" < "mlx5_10"). */
 int ct_natcmp(const char *a, const char *b);
 /* Entry names of the folder path (no dot files) in natural order; 0 and *out NULL when it

@@ -488,3 +488,40 @@ void ct_settings_exports(const struct ct_settings *set, struct ct_text *t)
         ct_text_put(t, "\n");
     }
 }
+
+const char *ct_emitter_mime(const struct ct_emitter *e)
+{
+    return !strcmp(e->name, "json")         ? "application/json"
+           : !strcmp(e->name, "mpich-json") ? "application/json"
+           : !strcmp(e->name, "csv")        ? "text/csv; charset=utf-8"
+                                            : "text/plain; charset=utf-8";
+}
+
+void ct_export_files_print(FILE *f, const char *prefix, const struct ct_export_files *files)
+{
+    if (files->n < 2)
+        return;
+    fprintf(f, "%swrote %s", prefix, files->path[0]);
+    for (int i = 1; i < files->n; i++)
+        fprintf(f, "%s%s", i == files->n - 1 ? " and " : ", ", files->path[i]);
+    fputs("\n", f);
+}
+
+void ct_export_loader_print(FILE *f, const char *prefix, const struct ct_export_out *out)
+{
+    if (!out->env.len)
+        return;
+    fprintf(f, "%sload it with:\n", prefix);
+    for (const char *p = ct_text_str(&out->env); *p;) {
+        size_t n = strcspn(p, "\n");
+        if (*p != '#')
+            fprintf(f, "  %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+}
+
+void ct_emitter_list(FILE *f)
+{
+    for (size_t i = 0; ct_emitter_at(i); i++)
+        fprintf(f, "  %-11s %s\n", ct_emitter_at(i)->name, ct_emitter_at(i)->summary);
+}

@@ -8,6 +8,7 @@
 #define CT_OUTPUT_EXPORT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -186,5 +187,14 @@ int ct_impi_settings(const struct ct_config *c, const struct ct_export_opts *o,
                      struct ct_export_out *out, struct ct_settings *set, struct ct_err *err);
 /* Write set as "export NAME='value'" lines (shell-quoted) into t. */
 void ct_settings_exports(const struct ct_settings *set, struct ct_text *t);
+
+/* Every format, a line each ("  name  summary"). */
+void ct_emitter_list(FILE *f);
+/* The Content-Type of a format's body when it is pushed over HTTP. */
+const char *ct_emitter_mime(const struct ct_emitter *e);
+/* "<prefix>wrote A, B and C" when an export wrote sidecars beside its file. */
+void ct_export_files_print(FILE *f, const char *prefix, const struct ct_export_files *files);
+/* "<prefix>load it with:" and the lines that make a library load the file (not comments). */
+void ct_export_loader_print(FILE *f, const char *prefix, const struct ct_export_out *out);
 
 #endif

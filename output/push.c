@@ -505,3 +505,45 @@ char *ct_push_metrics_url(const char *url, const char *instance)
     }
     return out;
 }
+
+void ct_push_opts_release(struct ct_push_opts *o)
+{
+    for (size_t i = 0; i < o->nheaders; i++) { /* headers may hold credentials */
+        memset(o->headers[i], 0, strlen(o->headers[i]));
+        free(o->headers[i]);
+    }
+    free(o->headers);
+    o->headers = NULL;
+    o->nheaders = 0;
+}
+
+int ct_push_text(FILE *log, const char *prefix, const char *what, const char *url,
+                 const struct ct_text *t, const struct ct_push_opts *po, struct ct_err *err)
+{
+    struct ct_push_result res = {0};
+    CT_TRY(ct_push_http(url, ct_text_str(t), t->len, po, &res, err));
+    char *shown = ct_push_url_redact(url);
+    fprintf(log, "%spushed %s (%zu bytes) to %s: HTTP %ld\n", prefix, what, t->len, shown,
+            res.status);
+    free(shown);
+    return 0;
+}
+
+int ct_push_metrics(FILE *log, const char *prefix, const char *url, const struct ct_config *c,
+                    const char *results, const struct ct_push_opts *po, struct ct_err *err)
+{
+    struct ct_text m;
+    ct_text_init(&m);
+    int rc = ct_push_metrics_text(c, results, &m, err);
+    if (rc < 0)
+        rc = err->code = CT_EINVAL; /* the input, not the push */
+    if (rc == 0) {
+        char *full = ct_push_metrics_url(url, c->fp.host);
+        struct ct_push_opts o = *po;
+        o.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        rc = ct_push_text(log, prefix, "metrics", full, &m, &o, err);
+        free(full);
+    }
+    ct_text_release(&m);
+    return rc;
+}

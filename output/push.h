@@ -69,4 +69,17 @@ int ct_push_metrics_text(const struct ct_config *c, const char *results_path, st
  * (escaped); one with a path is kept. New memory. */
 char *ct_push_metrics_url(const char *url, const char *instance);
 
+/* Free the headers (wiped first: they may hold credentials). */
+void ct_push_opts_release(struct ct_push_opts *o);
+
+/* Push the text t (what: "metrics", a format name) to url, then log "<prefix>pushed what
+ * (N bytes) to URL (credentials hidden): HTTP status". */
+int ct_push_text(FILE *log, const char *prefix, const char *what, const char *url,
+                 const struct ct_text *t, const struct ct_push_opts *po, struct ct_err *err);
+
+/* The sweep's headline figures (config c, its results file) pushed to the Pushgateway at
+ * url under this host's job, logged as ct_push_text does. */
+int ct_push_metrics(FILE *log, const char *prefix, const char *url, const struct ct_config *c,
+                    const char *results, const struct ct_push_opts *po, struct ct_err *err);
+
 #endif
