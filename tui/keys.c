@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The keys table (htop conventions) and key dispatch; the help screen is generated from
- * this table and the views table. */
+/* The keys table (htop conventions) and key dispatch. Reads the views table (views.c) to
+ * switch views; the frame (frame.c) reads this table for the footer and the help box. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,35 +214,4 @@ void ct_ui_key(struct ct_ui *ui, int key, const struct ct_snapshot *s)
             keys[i].act(ui, s);
             return;
         }
-}
-
-static void add(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(char ***v, size_t *n, const char *fmt, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    *v = ct_xrealloc(*v, (*n + 1) * sizeof **v);
-    (*v)[(*n)++] = ct_xstrdup(buf);
-}
-
-size_t ct_ui_help_lines(bool utf8, char ***out)
-{
-    char **v = NULL;
-    size_t n = 0;
-    add(&v, &n, "keys");
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (keys[i].label)
-            add(&v, &n, "  %-11s %s", keys[i].label, keys[i].help);
-    add(&v, &n, "views");
-    for (size_t i = 0; ct_view_def_at(i); i++)
-        add(&v, &n, "  %c %-9s %s", ct_view_def_at(i)->key, ct_view_def_at(i)->name,
-            ct_view_def_at(i)->summary);
-    add(&v, &n, "marks after RX Gb/s");
-    add(&v, &n, "  *  from fallback counters (the 32-bit one saturated)   ! saturated");
-    add(&v, &n, "  w  a counter wrapped   r  a counter reset   ERRORS red: new errors");
-    *out = v;
-    return n;
 }
