@@ -70,7 +70,7 @@ ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format \
+.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format check-layers \
         regen-golden
 all: colltune
 
@@ -122,7 +122,13 @@ test-unit-asan: $(TEST_BIN) $(BUILD)/colltune
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
+# The layout's rules: includes flow downward, no output below cmd/tui/output, cmd files
+# under 250 lines, no call circles between files (scripts/check-layers.py).
+check-layers: colltune
+	$(Q)python3 scripts/check-layers.py $(BUILD)
+
 test:
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli
 	$(Q)$(MAKE) --no-print-directory test-asan
 

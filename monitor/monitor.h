@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NIC utilization monitor: samples RDMA port and network interface counters from sysfs
- * (root overridable) into a plain-data snapshot that the TUI draws and JSON replays.
+ * monitor/: NIC utilization. Samples RDMA port and network interface counters from sysfs
+ * (root overridable) into a plain-data snapshot that the TUI draws and JSON replays, and
+ * gathers every node's snapshot for the cluster view. It may include probe/ (NIC
+ * identities), transport/ (the bootstrap, for the gather) and lib/; never backend/,
+ * tune/ or anything above; it never prints.
  */
 #ifndef CT_MONITOR_H
 #define CT_MONITOR_H

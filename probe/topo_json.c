@@ -223,13 +223,3 @@ char *ct_topo_to_json(const struct ct_topo *t, struct ct_err *err)
 }
 
 #endif
-
-int ct_imp_json(struct ct_topo *t, const char *buf, size_t len, const char *fname,
-                struct ct_err *err)
-{
-    struct ct_topo *x = ct_topo_from_json(buf, len, err);
-    if (!x)
-        return ct_err_wrap(err, "'%s': ", fname);
-    ct_topo_move(t, x);
-    return 0;
-}

@@ -368,3 +368,14 @@ struct ct_topo *ct_topo_from_json(const char *text, size_t len, struct ct_err *e
 }
 
 #endif
+
+/* The JSON importer (probe --from json): the topology a file holds. */
+int ct_imp_json(struct ct_topo *t, const char *buf, size_t len, const char *fname,
+                struct ct_err *err)
+{
+    struct ct_topo *x = ct_topo_from_json(buf, len, err);
+    if (!x)
+        return ct_err_wrap(err, "'%s': ", fname);
+    ct_topo_move(t, x);
+    return 0;
+}

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * tune/: the planner. Sweep configuration and space (measure.c), the plan (plan.c,
+ * survey.c, plan_tune.c, sweep.c), statistics (stats.c), decisions: crossovers and ties
+ * (select.c), verify/regret (regret.c), the config built from the points (config.c) and a
+ * rank's sweep on a communicator (job.c). It knows engines only through backend/backend.h
+ * (job.c alone opens the native one); it may include backend/, algos/, lib/; it never
+ * prints.
+ *
  * The sweep: a planner on rank 0 decides which point (collective, size, algorithm,
  * parameters) to measure next and broadcasts it as a small command; every rank measures
  * it in lockstep (verify once, then batches of timed iterations until the median's 95%
