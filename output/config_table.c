@@ -83,7 +83,8 @@ static void print_set(FILE *f, const struct ct_ruleset *s)
         if (!r->runner_up[0])
             snprintf(dec, sizeof dec, "only candidate");
         else if (r->tie)
-            snprintf(dec, sizeof dec, "tie with %s, simpler kept", r->runner_up);
+            snprintf(dec, sizeof dec, "tie with %s, simpler kept, confidence %.2f", r->runner_up,
+                     r->confidence);
         else
             snprintf(dec, sizeof dec, "%.2fx vs %s, confidence %.2f", r->gain, r->runner_up,
                      r->confidence);

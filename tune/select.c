@@ -37,6 +37,17 @@ double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b)
     return 0.5 * erfc(-d / s / sqrt(2.0));
 }
 
+double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats *b, double margin)
+{
+    double sa = (a->hi - a->lo) / (2 * 1.96), sb = (b->hi - b->lo) / (2 * 1.96);
+    double d = b->median - a->median, s = sqrt(sa * sa + sb * sb);
+    double m = margin * fmin(a->median, b->median);
+    if (!(s > 0))
+        return fabs(d) <= m ? 1.0 : 0.0;
+    /* P(-m <= D <= m), D ~ N(d, s) */
+    return 0.5 * (erfc(-(m - d) / s / sqrt(2.0)) - erfc(-(-m - d) / s / sqrt(2.0)));
+}
+
 int ct_select_simplicity(const char *algo)
 {
     for (size_t i = 0; ct_algo_at(i); i++)
@@ -164,6 +175,9 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
     if (runner < 0) {
         c->confidence = 1.0;
         c->gain = 0;
+    } else if (c->tie) { /* no gain to claim: how sure are we that it is a tie */
+        c->confidence = ct_select_tie_confidence(&pts[chosen].st, &pts[(size_t)runner].st, margin);
+        c->gain = 1.0;
     } else {
         const struct ct_stats *a = &pts[chosen].st, *b = &pts[(size_t)runner].st;
         c->confidence = ct_select_confidence(a, b);
@@ -171,48 +185,73 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
     }
 }
 
-/* Whether algo is among the tied at size (its best point not beaten by the leader's). */
-static bool tied_at(const struct ct_sweep_point *pts, const size_t *idx, size_t k,
-                    const struct ct_select_choice *c, const char *algo, double margin)
-{
-    for (size_t j = 0; j < k; j++)
-        if (!strcmp(pts[idx[j]].algo, algo))
-            return !ct_select_wins(&pts[c->leader].st, &pts[idx[j]].st, margin);
-    return false;
-}
-
 /*
- * Continuity: a run of tied sizes whose neighbours on both sides (or the one side, at the
- * ends) chose the same algorithm takes that algorithm when it is among the tied at every
- * size of the run. No choice gets slower beyond the intervals, and ranges stop flipping
- * between equally good algorithms.
+ * The tie rule, over the whole curve: at each size the acceptable algorithms are the
+ * leader and every algorithm it does not win over (ct_select_wins). The choice is the
+ * fewest ranges such that each range's algorithm is acceptable at every size of it; among
+ * those, the simplest algorithms (table order) win, earliest sizes first. So a clear
+ * winner is always chosen, a tie never picks an algorithm the leader beats, and
+ * statistically tied neighbours become one range of the simplest tied algorithm instead of
+ * alternating ranges. Dynamic program over (size, algorithm): O(sizes x algorithms^2).
  */
 static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
                    const uint64_t *sizes, size_t ns, size_t *idx, struct ct_select_choice *c)
 {
-    for (size_t i = 0; i < ns;) {
-        size_t j = i;
-        if (!c[i].tie) {
-            i++;
-            continue;
+    size_t na = ct_algo_count();
+    long *ok = ct_xcalloc(ns * na, sizeof *ok); /* point of algo a at size s, -1: unacceptable */
+    int *cost = ct_xcalloc(ns * na, sizeof *cost), *from = ct_xcalloc(ns * na, sizeof *from);
+    for (size_t s = 0; s < ns; s++) {
+        size_t k = best_per_algo(pts, n, coll, sizes[s], margin, idx);
+        for (size_t a = 0; a < na; a++)
+            ok[s * na + a] = -1;
+        for (size_t j = 0; j < k; j++) {
+            const struct ct_sweep_point *p = &pts[idx[j]];
+            int a = ct_select_simplicity(p->algo);
+            if ((size_t)a < na &&
+                ((long)idx[j] == c[s].leader || !ct_select_wins(&pts[c[s].leader].st, &p->st, margin)))
+                ok[s * na + (size_t)a] = (long)idx[j];
         }
-        while (j + 1 < ns && c[j + 1].tie)
-            j++;
-        const struct ct_sweep_point *l = i > 0 ? &pts[c[i - 1].chosen] : NULL;
-        const struct ct_sweep_point *r = j + 1 < ns ? &pts[c[j + 1].chosen] : NULL;
-        const char *want = l && r ? (strcmp(l->algo, r->algo) ? NULL : l->algo)
-                           : l    ? l->algo
-                           : r    ? r->algo
-                                  : NULL;
-        bool ok = want != NULL;
-        for (size_t s = i; ok && s <= j; s++)
-            ok = tied_at(pts, idx, best_per_algo(pts, n, coll, sizes[s], margin, idx), &c[s], want,
-                         margin);
-        for (size_t s = i; ok && s <= j; s++)
-            decide(pts, idx, best_per_algo(pts, n, coll, sizes[s], margin, idx), margin, want,
-                   &c[s]);
-        i = j + 1;
     }
+    const int inf = 1 << 28;
+    for (size_t s = 0; s < ns; s++)
+        for (size_t a = 0; a < na; a++) {
+            size_t i = s * na + a;
+            cost[i] = inf;
+            from[i] = -1;
+            if (ok[i] < 0)
+                continue;
+            if (s == 0) {
+                cost[i] = 1;
+                continue;
+            }
+            for (size_t b = 0; b < na; b++) { /* b ascending: the simplest wins a tie */
+                int cb = cost[(s - 1) * na + b];
+                int v = cb >= inf ? inf : cb + (b != a);
+                if (v < cost[i] || (v == cost[i] && b == a)) {
+                    cost[i] = v;
+                    from[i] = (int)b;
+                }
+            }
+        }
+    /* the end: fewest ranges, then the simplest last algorithm; walk back */
+    if (ns) {
+        size_t best = 0;
+        for (size_t a = 1; a < na; a++)
+            if (cost[(ns - 1) * na + a] < cost[(ns - 1) * na + best])
+                best = a;
+        for (size_t s = ns; s-- > 0;) {
+            size_t i = s * na + best;
+            if (ok[i] >= 0 && (size_t)ok[i] != c[s].chosen) {
+                size_t k = best_per_algo(pts, n, coll, sizes[s], margin, idx);
+                decide(pts, idx, k, margin, ct_algo_at(best)->name, &c[s]);
+            }
+            if (s > 0 && from[i] >= 0)
+                best = (size_t)from[i];
+        }
+    }
+    free(ok);
+    free(cost);
+    free(from);
 }
 
 size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,

@@ -3,11 +3,14 @@
  * From measured points to rules. At every measured size the fastest algorithm (its best
  * parameters: the fastest variant, unless it does not beat the defaults beyond both
  * intervals and by more than the margin) wins only when its interval lies entirely below
- * every other algorithm's, by the margin (ct_select_wins); otherwise the size's decision is a tie
- * and the simplest tied algorithm is chosen (simplicity = position in the algorithm table, earlier
- * = simpler), unless the choice on both sides of a run of ties is one algorithm that is tied there
- * too (continuity). Runs of sizes with the same choice become one range; thresholds sit where the
- * two curves cross, interpolated in log space between the grid sizes; the ranges cover 0..infinity.
+ * every other algorithm's, by the margin (ct_select_wins); otherwise the size's decision is
+ * a tie among the acceptable algorithms (the leader and every one it does not win over).
+ * Ties are decided over the whole curve, not size by size: the fewest ranges whose
+ * algorithm is acceptable at each of their sizes, the simplest algorithms among those
+ * (simplicity = position in the algorithm table, earlier = simpler). A tie reports gain 1
+ * and its confidence that it is a tie (ct_select_tie_confidence). Runs of sizes with the
+ * same choice become one range; thresholds sit where the two curves cross, interpolated in
+ * log space between the grid sizes; the ranges cover 0..infinity.
  */
 #ifndef CT_SELECT_H
 #define CT_SELECT_H
@@ -36,6 +39,10 @@ bool ct_select_better_params(const struct ct_stats *variant, const struct ct_sta
 /* Probability-like confidence (0..1) that a is faster than b: normal approximation of the
  * difference of medians, standard errors from the 95% intervals. 0.5 = no idea. */
 double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b);
+
+/* Confidence (0..1) that a and b are a tie: that their medians differ by no more than
+ * margin (of the smaller), normal approximation as for ct_select_confidence. */
+double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats *b, double margin);
 
 /* Position of the algorithm in the table (earlier = simpler); unknown names sort last. */
 int ct_select_simplicity(const char *algo);

@@ -302,3 +302,55 @@ Test(select, parameters_move_only_for_a_clear_gain)
     cr_assert_eq(c[0].chosen, 1, "without a margin any clear win counts");
     free(c);
 }
+
+/* Ties over the whole curve: ring and mesh statistically tied at every size, the nominal
+ * leader alternating size by size, with one clear mesh-1step win in the middle. The tie
+ * rule must give the fewest ranges (ring, mesh-1step, ring), never alternate, report gain 1
+ * for the tied ranges and a real confidence in the tie. */
+Test(select, ties_across_the_curve_do_not_alternate)
+{
+    struct ct_sweep_point p[40];
+    size_t n = 0;
+    for (int i = 0; i < 12; i++) {
+        uint64_t size = 8ull << i;
+        double t = 10 + i;
+        bool mesh_ahead = i % 2 == 1;
+        p[n++] = mk(CT_ALLREDUCE, "ring", size, mesh_ahead ? t * 1.01 : t, 0.03);
+        p[n++] = mk(CT_ALLREDUCE, "mesh", size, mesh_ahead ? t : t * 1.01, 0.03);
+        /* mesh-1step: clearly fastest at sizes 5 and 6 only */
+        p[n++] = mk(CT_ALLREDUCE, "mesh-1step", size, i == 5 || i == 6 ? t * 0.5 : t * 1.6, 0.03);
+    }
+    struct ct_ruleset s;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.05, &s, &err), 0, "%s", err.msg);
+    check_cover(&s);
+    cr_assert_eq(s.nrules, 3, "%d ranges", s.nrules);
+    cr_assert_str_eq(s.rules[0].algo, "ring");
+    cr_assert_str_eq(s.rules[1].algo, "mesh-1step");
+    cr_assert_str_eq(s.rules[2].algo, "ring");
+    cr_assert(s.rules[0].tie && s.rules[2].tie);
+    cr_assert_not(s.rules[1].tie);
+    for (int r = 0; r < s.nrules; r++)
+        cr_assert(s.rules[r].gain >= 1.0, "range %d gain %.3f below 1", r, s.rules[r].gain);
+    cr_assert(s.rules[0].confidence > 0.5, "tie confidence %.2f", s.rules[0].confidence);
+    cr_assert(s.rules[1].confidence > 0.99);
+    ct_ruleset_release(&s);
+}
+
+/* A tie never picks an algorithm the leader wins over: where only a complex algorithm and
+ * one simpler one are tied, the simpler; where the simple one is clearly beaten, never it. */
+Test(select, tie_never_picks_a_beaten_algorithm)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLREDUCE, "ring", 64, 10, 0.02),   mk(CT_ALLREDUCE, "rdh", 64, 10.1, 0.02),
+        mk(CT_ALLREDUCE, "mesh", 64, 30, 0.02),   mk(CT_ALLREDUCE, "ring", 128, 30, 0.02),
+        mk(CT_ALLREDUCE, "rdh", 128, 10.1, 0.02), mk(CT_ALLREDUCE, "mesh", 128, 10, 0.02),
+    };
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, 6, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    /* 64: ring~rdh (ring simpler); 128: mesh~rdh, ring beaten: fewest ranges is rdh for both
+     * (one range), and rdh is acceptable at both sizes */
+    cr_assert_eq(s.nrules, 1, "%d ranges", s.nrules);
+    cr_assert_str_eq(s.rules[0].algo, "rdh");
+    ct_ruleset_release(&s);
+}
