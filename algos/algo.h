@@ -146,6 +146,9 @@ size_t ct_algo_count(void);
 /* supports(): coll bit, then the algorithm's own check, then shape sanity. */
 int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_err *why);
 /* Build with checks; sched is initialised here and finished. */
+/* a and b build the same schedule for job j on every rank (every rank up to 64 ranks; ranks
+ * 0, 1, n/2 and n-1 beyond): running either is the same work. */
+bool ct_algo_same_schedule(const struct ct_algo *a, const struct ct_algo *b, const struct ct_job *j);
 int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sched *s,
                   struct ct_err *err);
 

@@ -62,3 +62,22 @@ int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sch
     ct_sched_finish(s);
     return 0;
 }
+
+bool ct_algo_same_schedule(const struct ct_algo *a, const struct ct_algo *b, const struct ct_job *j)
+{
+    int n = j->shape.nranks > 0 ? j->shape.nranks : 1;
+    int sample[4] = {0, 1, n / 2, n - 1}, nr = n <= 64 ? n : 4;
+    bool same = true;
+    for (int i = 0; same && i < nr; i++) {
+        struct ct_job jj = *j;
+        jj.shape.rank = n <= 64 ? i : sample[i];
+        struct ct_sched sa, sb;
+        int ra = ct_algo_build(a, &jj, &sa, NULL), rb = ct_algo_build(b, &jj, &sb, NULL);
+        same = ra == 0 && rb == 0 && ct_sched_equal(&sa, &sb);
+        if (ra == 0)
+            ct_sched_release(&sa);
+        if (rb == 0)
+            ct_sched_release(&sb);
+    }
+    return same;
+}

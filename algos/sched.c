@@ -225,3 +225,30 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
     }
     return 0;
 }
+
+static bool loc_eq(struct ct_loc a, struct ct_loc b)
+{
+    return a.buf == b.buf && a.off == b.off;
+}
+
+bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b)
+{
+    if (a->nops != b->nops || a->nsteps != b->nsteps || a->scratch_bytes != b->scratch_bytes)
+        return false;
+    for (uint32_t s = 0; s <= a->nsteps && a->step_start && b->step_start; s++)
+        if (a->step_start[s] != b->step_start[s])
+            return false;
+    for (uint32_t i = 0; i < a->nops; i++) {
+        const struct ct_op *x = &a->ops[i], *y = &b->ops[i];
+        if (x->kind != y->kind || x->bytes != y->bytes || !loc_eq(x->dst, y->dst))
+            return false;
+        bool comm = x->kind == CT_OP_SEND || x->kind == CT_OP_RECV || x->kind == CT_OP_RECV_REDUCE;
+        if (comm && x->peer != y->peer)
+            return false;
+        if (x->kind != CT_OP_RECV && !loc_eq(x->src, y->src))
+            return false;
+        if (x->kind == CT_OP_REDUCE && !loc_eq(x->src2, y->src2))
+            return false;
+    }
+    return true;
+}

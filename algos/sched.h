@@ -18,6 +18,7 @@
 #ifndef CT_SCHED_H
 #define CT_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,9 @@ void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, s
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);
 /* Close the last step, drop empty steps, compute the summary fields. */
 void ct_sched_finish(struct ct_sched *s);
+/* The same steps with the same ops (kinds, peers, byte ranges, buffers) in the same order:
+ * executing either does exactly the same work. */
+bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b);
 /* Number of steps that contain communication. */
 uint32_t ct_sched_comm_steps(const struct ct_sched *s);
 

@@ -83,7 +83,7 @@ static void print_set(FILE *f, const struct ct_ruleset *s)
         if (!r->runner_up[0])
             snprintf(dec, sizeof dec, "only candidate");
         else if (r->tie)
-            snprintf(dec, sizeof dec, "tie with %s, simpler kept, confidence %.2f", r->runner_up,
+            snprintf(dec, sizeof dec, "tie with %s, confidence %.2f", r->runner_up,
                      r->confidence);
         else
             snprintf(dec, sizeof dec, "%.2fx vs %s, confidence %.2f", r->gain, r->runner_up,
@@ -114,6 +114,9 @@ void ct_config_print(FILE *f, const struct ct_config *c)
             sw->budget_out ? " (ran out: coarser than planned)" : "");
     if (sw->space[0])
         fprintf(f, "search: %s over %s\n", sw->search, sw->space);
+    if (sw->folded[0])
+        fprintf(f, "same schedule at this shape, measured once under the simpler name: %s\n",
+                sw->folded);
     for (int i = 0; i < c->nsets; i++) {
         fputc('\n', f);
         print_set(f, &c->sets[i]);

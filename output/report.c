@@ -508,6 +508,8 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
            sw->max_iters, sw->warmup);
     kv_str(h, "Parameter search", sw->search, sizeof sw->search);
     kv_str(h, "Space searched", sw->space, sizeof sw->space);
+    if (sw->folded[0])
+        kv_str(h, "Same schedule as a simpler one (measured once)", sw->folded, sizeof sw->folded);
     if (sw->full_points > 0)
         kv_fmt(h, "Points measured", "%ld of %ld in the full cross product (%.1f%%)", sw->points,
                sw->full_points, 100.0 * (double)sw->points / (double)sw->full_points);

@@ -53,6 +53,7 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
     m->sweep.budget_out = res->budget_out;
     snprintf(m->sweep.search, sizeof m->sweep.search, "%s", res->search);
     snprintf(m->sweep.space, sizeof m->sweep.space, "%s", res->space);
+    snprintf(m->sweep.folded, sizeof m->sweep.folded, "%s", res->folded);
     m->sets = ct_xcalloc(CT_COLL_COUNT, sizeof *m->sets);
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         struct ct_ruleset *s = &m->sets[m->nsets];

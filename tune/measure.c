@@ -41,22 +41,88 @@ void ct_sweep_result_release(struct ct_sweep_result *r)
     memset(r, 0, sizeof *r);
 }
 
-size_t ct_sweep_algos(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo **out,
-                      size_t max)
+/* The job of coll at size bytes on the sweep's shape, for building schedules. */
+static struct ct_job job_at(const struct ct_sweep_cfg *cfg, enum ct_coll coll, uint64_t bytes)
+{
+    struct ct_job j = cfg->job;
+    size_t es = ct_dtype_size(j.dtype);
+    int nr = j.shape.nranks > 0 ? j.shape.nranks : 1;
+    j.coll = coll;
+    j.count = ct_coll_desc(coll)->count_for(bytes / es * es, es, nr);
+    j.count = j.count ? j.count : 1;
+    j.shape.rank = 0;
+    return j;
+}
+
+/* a builds the same schedule as b at the smallest, the middle and the largest size. */
+static bool same_work(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo *a,
+                      const struct ct_algo *b)
+{
+    uint64_t lo = cfg->minbytes ? cfg->minbytes : 1, hi = cfg->maxbytes > lo ? cfg->maxbytes : lo;
+    uint64_t at[3] = {lo, (uint64_t)sqrt((double)lo * (double)hi), hi};
+    for (int i = 0; i < 3; i++) {
+        struct ct_job j = job_at(cfg, coll, at[i]);
+        if (!ct_algo_same_schedule(a, b, &j))
+            return false;
+    }
+    return true;
+}
+
+/* Supported candidates of coll in table order, each either kept or folded into the first
+ * earlier kept one whose schedule is the same (into[i] >= 0: index in out of that one). */
+static size_t candidates(const struct ct_sweep_cfg *cfg, enum ct_coll coll,
+                         const struct ct_algo **out, int *into)
 {
     size_t k = 0, n = cfg->algos ? cfg->nalgos : ct_algo_count();
     for (size_t i = 0; i < n; i++) {
         const struct ct_algo *a = cfg->algos ? cfg->algos[i] : ct_algo_at(i);
-        struct ct_job j = cfg->job;
-        j.coll = coll;
+        struct ct_job j = job_at(cfg, coll, 0);
         j.count = (uint64_t)(j.shape.nranks > 0 ? j.shape.nranks : 1);
-        j.shape.rank = 0;
         if (ct_algo_supports(a, &j, NULL) < 0)
             continue;
-        if (out && k < max)
-            out[k] = a;
+        out[k] = a;
+        into[k] = -1;
+        for (size_t e = 0; e < k && into[k] < 0; e++)
+            if (into[e] < 0 && same_work(cfg, coll, a, out[e]))
+                into[k] = (int)e;
         k++;
     }
+    return k;
+}
+
+size_t ct_sweep_algos(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo **out,
+                      size_t max)
+{
+    size_t n = ct_algo_count() + (cfg->algos ? cfg->nalgos : 0);
+    const struct ct_algo **all = ct_xcalloc(n, sizeof *all);
+    int *into = ct_xcalloc(n, sizeof *into);
+    size_t na = candidates(cfg, coll, all, into), k = 0;
+    for (size_t i = 0; i < na; i++)
+        if (into[i] < 0) {
+            if (out && k < max)
+                out[k] = all[i];
+            k++;
+        }
+    free(all);
+    free(into);
+    return k;
+}
+
+size_t ct_sweep_folds(const struct ct_sweep_cfg *cfg, enum ct_coll coll, struct ct_sweep_fold *out,
+                      size_t max)
+{
+    size_t n = ct_algo_count() + (cfg->algos ? cfg->nalgos : 0);
+    const struct ct_algo **all = ct_xcalloc(n, sizeof *all);
+    int *into = ct_xcalloc(n, sizeof *into);
+    size_t na = candidates(cfg, coll, all, into), k = 0;
+    for (size_t i = 0; i < na; i++)
+        if (into[i] >= 0) {
+            if (out && k < max)
+                out[k] = (struct ct_sweep_fold){all[i], all[into[i]]};
+            k++;
+        }
+    free(all);
+    free(into);
     return k;
 }
 

@@ -44,6 +44,21 @@ static void describe(struct ct_plan *pl)
                                         i ? "," : sep, i ? "" : d->name, i ? "" : " ",
                                         (unsigned long long)vals[i]);
     }
+    /* candidates folded into a simpler one with the same schedule */
+    size_t fo = 0;
+    res->folded[0] = 0;
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        struct ct_sweep_fold f[32];
+        size_t nf = pl->g[c].count ? ct_sweep_folds(cfg, (enum ct_coll)c, f, 32) : 0;
+        for (size_t i = 0; i < nf && i < 32 && fo < sizeof res->folded; i++) {
+            if (i == 0)
+                fo += (size_t)snprintf(res->folded + fo, sizeof res->folded - fo, "%s%s: ",
+                                       fo ? "; " : "", ct_coll_name((enum ct_coll)c));
+            if (fo < sizeof res->folded)
+                fo += (size_t)snprintf(res->folded + fo, sizeof res->folded - fo, "%s%s=%s",
+                                       i ? ", " : "", f[i].algo->name, f[i].same_as->name);
+        }
+    }
     /* the full cross product over the same sizes and candidates */
     res->full_points = 0;
     for (int c = 0; c < CT_COLL_COUNT; c++)

@@ -77,16 +77,26 @@ struct ct_sweep_result {
     struct ct_sweep_point *pts; /* every distinct point measured, in order */
     size_t n;
     long full_points; /* the full cross product over the same grid */
-    char search[64], space[160];
+    char search[64], space[160], folded[256];
     double elapsed_s;
     bool budget_out; /* the budget ran out before the plan was done */
 };
 
 void ct_sweep_result_release(struct ct_sweep_result *r);
 
-/* Candidate algorithms of coll under cfg (supported on the job's shape): count, and the
- * first `max` of them in out (may be NULL). */
+/* Candidate algorithms of coll under cfg: supported on the job's shape, and not the same
+ * schedule as a simpler candidate (see ct_sweep_folds). Count, and the first `max` of
+ * them in out (may be NULL). */
 size_t ct_sweep_algos(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo **out,
+                      size_t max);
+
+/* A candidate measured under a simpler name: at this shape (and at the sweep's smallest,
+ * middle and largest size) it builds exactly the same schedule as same_as, so measuring
+ * both would only rank noise. */
+struct ct_sweep_fold {
+    const struct ct_algo *algo, *same_as;
+};
+size_t ct_sweep_folds(const struct ct_sweep_cfg *cfg, enum ct_coll coll, struct ct_sweep_fold *out,
                       size_t max);
 
 /* Rough seconds needed to measure one point of every requested collective at minbytes
