@@ -201,6 +201,18 @@ int ct_bench_verify(struct ct_bench *b, const struct ct_algo *al, struct ct_job 
     return sum_over_ranks(b, mine, wrong, err);
 }
 
+int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
+{
+    uint64_t seed = b->seed ^ (p->j.count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)p->j.coll;
+    fill_inputs(b, &p->j, &p->a, seed);
+    int rc = ct_bench_barrier(b, err);
+    if (rc == 0)
+        rc = run_once(b, &p->j, &p->s, &p->a, err);
+    long mine = rc == 0 ? count_wrong(b, &p->j, &p->a, seed) : 0;
+    CT_TRY(rc);
+    return sum_over_ranks(b, mine, wrong, err);
+}
+
 static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;

@@ -68,6 +68,9 @@ void ct_bench_release(struct ct_bench *b);
  * Collective over every rank of comm. */
 int ct_bench_point(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j,
                    const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err);
+/* Run the prepared point once on fresh inputs and verify it (it also warms the point up);
+ * wrong elements summed over ranks. Collective. */
+int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err);
 /* Run once and verify (no timing); wrong elements summed over ranks. */
 int ct_bench_verify(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j, long *wrong,
                     struct ct_err *err);

@@ -42,10 +42,8 @@ static int native_begin(void *ctx, const struct ct_algo *a, const struct ct_job 
         rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
                         c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
     free(all);
-    if (rc == 0 && verify) {
-        struct ct_job jj = *j;
-        rc = ct_bench_verify(&l->b, a, &jj, wrong, err);
-    }
+    if (rc == 0 && verify)
+        rc = ct_bench_check(&l->b, &l->p, wrong, err);
     if (rc < 0 && l->prepared) {
         ct_bench_prep_release(&l->p);
         l->prepared = false;

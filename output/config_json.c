@@ -75,6 +75,7 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     json_object_set_new(o, "points", json_integer(s->points));
     json_object_set_new(o, "full_points", json_integer(s->full_points));
     json_object_set_new(o, "elapsed_s", json_real(s->elapsed_s));
+    json_object_set_new(o, "measuring_s", json_real(s->measuring_s));
     json_object_set_new(o, "budget_out", json_boolean(s->budget_out));
     return o;
 }
@@ -346,6 +347,8 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
     CT_TRY(get_int(o, at, "full_points", 0, INT64_MAX, &v, err));
     s->full_points = (long)v;
     CT_TRY(get_num(o, at, "elapsed_s", 0, 1e9, &s->elapsed_s, err));
+    if (json_object_get(o, "measuring_s")) /* optional: configs before it lack it */
+        CT_TRY(get_num(o, at, "measuring_s", 0, 1e9, &s->measuring_s, err));
     return get_bool(o, at, "budget_out", &s->budget_out, err);
 }
 

@@ -108,9 +108,11 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         fprintf(f, ", GPU %s", fp->gpu_model);
     fprintf(f,
             "\nsweep: %s .. %s x%g, %ld points measured of %ld in the full cross product, "
-            "%.0f s of %.0f s budget%s\n",
+            "%.0f s of %.0f s budget, measuring %.0f s of %.0f s (%.0f%%)%s\n",
             ct_bytes_str(sw->minbytes, a, sizeof a), ct_bytes_str(sw->maxbytes, b, sizeof b),
             sw->stepfactor, sw->points, sw->full_points, sw->elapsed_s, sw->budget_s,
+            sw->measuring_s, sw->elapsed_s,
+            sw->elapsed_s > 0 ? 100 * sw->measuring_s / sw->elapsed_s : 0.0,
             sw->budget_out ? " (ran out: coarser than planned)" : "");
     if (sw->space[0])
         fprintf(f, "search: %s over %s\n", sw->search, sw->space);

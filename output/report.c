@@ -502,6 +502,14 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
         kv_fmt(h, "Budget", "%g s for the whole sweep", sw->budget_s);
     else
         kv_fmt(h, "Budget", "none");
+    if (sw->elapsed_s > 0)
+        kv_fmt(h, "Time measuring", "%.1f s inside timed collective iterations of %.1f s (%.0f%%)",
+               sw->measuring_s, sw->elapsed_s, 100 * sw->measuring_s / sw->elapsed_s);
+    kv_fmt(h, "Tie rule", "%s",
+           "where algorithms are statistically tied (the leader does not beat them beyond both "
+           "intervals and the margin), the fewest ranges whose algorithm is tied or best at "
+           "every size of the range, simplest algorithm first; a tie reports gain 1 and its "
+           "confidence that it is a tie");
     kv_fmt(h, "CI target", "95%% CI of the median within %g%% of it", sw->target_ci * 100);
     kv_fmt(h, "Prune / tie margin", "%g%%", sw->margin * 100);
     kv_fmt(h, "Iterations", "%d \xe2\x80\x93 %d timed per point, %d warm-up", sw->min_iters,

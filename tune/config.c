@@ -50,6 +50,7 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
     m->sweep.points = (long)res->n;
     m->sweep.full_points = res->full_points;
     m->sweep.elapsed_s = res->elapsed_s;
+    m->sweep.measuring_s = res->measuring_s;
     m->sweep.budget_out = res->budget_out;
     snprintf(m->sweep.search, sizeof m->sweep.search, "%s", res->search);
     snprintf(m->sweep.space, sizeof m->sweep.space, "%s", res->space);

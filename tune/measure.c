@@ -222,18 +222,21 @@ static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st,
     return more < 1 ? (enough ? 0 : 1) : more;
 }
 
-static int batches(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd,
+static int batches(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, bool warmed,
                    struct ct_sweep_samples *s, struct ct_stats *st, struct ct_err *err)
 {
     double spent = st->spent_s;
-    int warm = cmd->warmup, batch = cmd->first_batch > 0 ? cmd->first_batch : cmd->min_iters;
+    /* a verified run just warmed the point up: it counts as one warmup iteration */
+    int warm = cmd->warmup - (warmed && cmd->warmup > 0), batch = cmd->first_batch > 0 ? cmd->first_batch : cmd->min_iters;
     if (batch > cmd->max_iters - s->n)
         batch = cmd->max_iters - s->n;
     while (batch > 0) {
         samples_push(s, batch);
         CT_TRY(r->be->time(r->ctx, warm, batch, s->x + s->n, err));
-        for (int i = 0; i < batch; i++)
+        for (int i = 0; i < batch; i++) {
             spent += s->x[s->n + i] * 1e-6 + cmd->iter_cost_s;
+            r->res->measuring_s += s->x[s->n + i] * 1e-6;
+        }
         s->n += batch;
         warm = 0;
         ct_stats_compute(s->x, s->n, st);
@@ -326,7 +329,7 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
         r->smp[idx].n = 0;
         memset(&p->st, 0, sizeof p->st);
     }
-    rc = batches(r, cmd, &r->smp[idx], &p->st, err);
+    rc = batches(r, cmd, !extend, &r->smp[idx], &p->st, err);
     r->be->end(r->ctx);
     if (rc < 0)
         return ct_err_wrap(err, "%s:%s at %llu bytes: ", cn, a->name, (unsigned long long)size);

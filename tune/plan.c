@@ -80,7 +80,7 @@ void ct_plan_grid_release(struct ct_plan *pl)
     free(pl->ext);
 }
 
-static int algo_slot(const struct ct_plan_grid *g, const char *name)
+int ct_plan_slot(const struct ct_plan_grid *g, const char *name)
 {
     for (int k = 0; k < g->nalgos; k++)
         if (!strcmp(g->algos[k]->name, name))
@@ -101,7 +101,7 @@ static void note_point(struct ct_plan *pl, long idx)
 {
     const struct ct_sweep_point *p = ct_plan_pt(pl, idx);
     struct ct_plan_grid *g = &pl->g[p->coll];
-    int k = algo_slot(g, p->algo), i = ct_plan_size_index(pl, g, p->size);
+    int k = ct_plan_slot(g, p->algo), i = ct_plan_size_index(pl, g, p->size);
     if (k < 0 || i < 0)
         return;
     long *b = &g->best[k * pl->L + i];
@@ -244,7 +244,7 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
                  const struct ct_params *params, double budget_s, struct ct_sweep_cmd *cmd)
 {
     const struct ct_sweep_cfg *cfg = pl->cfg;
-    int k = algo_slot(&pl->g[c], a->name);
+    int k = ct_plan_slot(&pl->g[c], a->name);
     double t = ct_plan_predict_us(pl, c, k, i);
     t = t > 0.01 ? t : 0.01;
     memset(cmd, 0, sizeof *cmd);

@@ -114,6 +114,8 @@ struct ct_plan {
 /* Seconds since the plan started (rank 0's clock). */
 double ct_plan_now(const struct ct_plan *pl);
 const struct ct_sweep_point *ct_plan_pt(const struct ct_plan *pl, long i);
+/* Candidate index of the algorithm name in g; -1 if it is not a candidate. */
+int ct_plan_slot(const struct ct_plan_grid *g, const char *name);
 int ct_plan_size_index(const struct ct_plan *pl, const struct ct_plan_grid *g, uint64_t size);
 /* Best point of candidate k of c at size i; the leader (any candidate); -1 if none. */
 long ct_plan_best(const struct ct_plan *pl, int c, int k, int i);
@@ -147,5 +149,10 @@ void ct_plan_grid_release(struct ct_plan *pl);
 int ct_plan_survey(struct ct_plan *pl, struct ct_err *err);
 int ct_plan_tune(struct ct_plan *pl, struct ct_err *err);
 int ct_plan_refine(struct ct_plan *pl, struct ct_err *err);
+/* Phase 4, with the budget's last share: before the config is written, every chosen
+ * algorithm is measured at its neighbouring sizes where it was skipped, and the two
+ * contenders of every range boundary are re-measured afresh, interleaved (A B A B), so a
+ * crossover rests on samples taken side by side, not on one survey batch. */
+int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err);
 
 #endif

@@ -14,7 +14,8 @@
 #include "plan.h"
 
 #define MAX_EXTEND 3    /* refinement rounds per point */
-#define TUNE_SHARE 0.85 /* of the budget: survey and tuning together */
+#define TUNE_SHARE 0.75   /* of the budget: survey and tuning together */
+#define REFINE_SHARE 0.88 /* of the budget: then refinement; the rest confirms */
 
 static const enum ct_param_id search_order[] = {CT_P_CHUNK, CT_P_PIPELINE, CT_P_CHANNELS,
                                                 CT_P_STREAMS, CT_P_THREADS};
@@ -299,7 +300,7 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err)
         size_t did = 0;
         for (size_t x = 0; x < np; x++) {
             pl->est_left = (long)(2 * (np - x));
-            if (ct_plan_now(pl) + v[x].cost > pl->cfg->budget_s)
+            if (ct_plan_now(pl) + v[x].cost > REFINE_SHARE * pl->cfg->budget_s)
                 continue;
             int rc = extend(pl, v[x].a, false, 0, err);
             if (rc == 0)
@@ -314,5 +315,88 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err)
         if (!did)
             break;
     }
+    return 0;
+}
+
+/* ---- phase 4: confirm ----------------------------------------------------------------- */
+
+/* Fits the budget: now plus cost seconds. */
+static bool affordable(const struct ct_plan *pl, double cost)
+{
+    return ct_plan_now(pl) + cost <= pl->cfg->budget_s;
+}
+
+/* The chosen algorithm of every size, measured at the sizes next to it where it has no
+ * point (the survey skipped it there): with the chosen point's parameters. */
+static int fill_gaps(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
+                     struct ct_err *err)
+{
+    struct ct_plan_grid *g = &pl->g[c];
+    for (size_t s = 0; s < n; s++) {
+        const struct ct_sweep_point *p = ct_plan_pt(pl, (long)ch[s].chosen);
+        int k = ct_plan_slot(g, p->algo), i = ct_plan_size_index(pl, g, ch[s].size);
+        for (int d = -1; k >= 0 && i >= 0 && d <= 1; d += 2) {
+            int j = i + d;
+            if (j < 0 || j >= pl->L || !g->count[j] || ct_plan_best(pl, c, k, j) >= 0)
+                continue;
+            double cost = ct_plan_point_cost(pl, ct_plan_iter_s(pl, c, k, j), pl->cfg->min_iters);
+            if (!affordable(pl, cost))
+                continue;
+            long idx;
+            CT_TRY(ct_plan_measure(pl, c, k, j, &p->params, cost, -1, &idx, err));
+        }
+    }
+    return 0;
+}
+
+/* Both contenders of every boundary, at both sizes of it: fresh samples, interleaved. */
+static int confirm_edges(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
+                         struct ct_err *err)
+{
+    for (size_t s = 0; s + 1 < n; s++) {
+        const struct ct_sweep_point *a = ct_plan_pt(pl, (long)ch[s].chosen);
+        const struct ct_sweep_point *b = ct_plan_pt(pl, (long)ch[s + 1].chosen);
+        if (!strcmp(a->algo, b->algo))
+            continue;
+        for (size_t t = s; t <= s + 1; t++) {
+            long pa = -1, pb = -1;
+            for (size_t i = 0; i < pl->run.res->n; i++) {
+                const struct ct_sweep_point *q = ct_plan_pt(pl, (long)i);
+                if (q->coll != (enum ct_coll)c || q->size != ch[t].size || q->wrong)
+                    continue;
+                if (ct_select_same_choice(q->algo, &q->params, a->algo, &a->params))
+                    pa = (long)i;
+                if (ct_select_same_choice(q->algo, &q->params, b->algo, &b->params))
+                    pb = (long)i;
+            }
+            if (pa < 0 || pb < 0)
+                continue;
+            double half = ct_plan_pt(pl, pa)->st.spent_s + ct_plan_pt(pl, pb)->st.spent_s;
+            if (!affordable(pl, 2 * half + 4 * pl->cost.fixed))
+                continue;
+            /* A B A B: each takes half its samples next to the other's */
+            CT_TRY(extend(pl, pa, true, ct_plan_pt(pl, pa)->st.spent_s / 2, err));
+            CT_TRY(extend(pl, pb, true, ct_plan_pt(pl, pb)->st.spent_s / 2, err));
+            CT_TRY(extend(pl, pa, false, 0, err));
+            CT_TRY(extend(pl, pb, false, 0, err));
+        }
+    }
+    return 0;
+}
+
+int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
+{
+    pl->phase = "confirm";
+    for (int pass = 0; pass < 2; pass++)
+        for (int c = 0; c < CT_COLL_COUNT; c++) {
+            if (!pl->g[c].count)
+                continue;
+            struct ct_select_choice *ch;
+            size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
+                                         pl->cfg->margin, &ch);
+            int rc = pass == 0 ? fill_gaps(pl, c, ch, n, err) : confirm_edges(pl, c, ch, n, err);
+            free(ch);
+            CT_TRY(rc);
+        }
     return 0;
 }

@@ -39,7 +39,7 @@ struct ct_sweep_progress {
     enum ct_coll coll;
     const char *algo;
     uint64_t size;
-    const char *phase; /* "survey", "tune", "refine", "verify" */
+    const char *phase; /* "survey", "tune", "refine", "confirm", "verify" */
     long done, total;  /* points measured so far, estimated total */
     double elapsed_s, remaining_s;
 };
@@ -79,6 +79,7 @@ struct ct_sweep_result {
     long full_points; /* the full cross product over the same grid */
     char search[64], space[160], folded[256];
     double elapsed_s;
+    double measuring_s; /* inside timed collective iterations (the samples' sum) */
     bool budget_out; /* the budget ran out before the plan was done */
 };
 

@@ -85,6 +85,7 @@ struct ct_sweep_settings {
     long points;        /* distinct points measured */
     long full_points;   /* points of the full cross product (sizes x algorithms x grids) */
     double elapsed_s;   /* wall time of the measuring */
+    double measuring_s; /* of which inside timed collective iterations */
     bool budget_out;    /* the budget ran out before the planner was done */
     enum ct_dtype dtype; /* datatype and reduction of every point */
     enum ct_redop op;
