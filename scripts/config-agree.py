@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""How much of the byte range two tuned configs agree on, per collective, in log-size space.
+
+Usage: config-agree.py A/config.json B/config.json
+Over [minbytes, maxbytes] of A's sweep, sampled every 1/64 of a factor of 2, a size agrees
+when both configs choose the same algorithm there, or either records a tie there whose
+runner-up is the other's choice. Prints one line per collective and the lowest share.
+"""
+import json
+import math
+import sys
+
+
+def ranges(cfg):
+    out = {}
+    for s in cfg["rules"]:
+        out[s["coll"]] = s["ranges"]
+    return out
+
+
+def at(rs, size):
+    for r in rs:
+        hi = r["max_bytes"] if r["max_bytes"] is not None else float("inf")
+        if r["min_bytes"] <= size < hi:
+            return r
+    return None
+
+
+def main():
+    a, b = (json.load(open(p)) for p in sys.argv[1:3])
+    lo, hi = a["sweep"]["minbytes"], a["sweep"]["maxbytes"]
+    ra, rb = ranges(a), ranges(b)
+    worst = 1.0
+    for coll in ra:
+        if coll not in rb:
+            continue
+        n = agree = 0
+        x = math.log2(lo)
+        while x <= math.log2(hi) + 1e-9:
+            size = int(round(2 ** x))
+            p, q = at(ra[coll], size), at(rb[coll], size)
+            n += 1
+            if p and q and (p["algo"] == q["algo"]
+                            or (p["tie"] and p["runner_up"] == q["algo"])
+                            or (q["tie"] and q["runner_up"] == p["algo"])):
+                agree += 1
+            x += 1 / 64
+        share = agree / n if n else 1.0
+        worst = min(worst, share)
+        print(f"{coll}: {100 * share:.0f}% of the log-size range agrees "
+              f"({len(ra[coll])} vs {len(rb[coll])} ranges)")
+    print(f"lowest: {100 * worst:.0f}%")
+
+
+if __name__ == "__main__":
+    main()
