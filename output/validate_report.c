@@ -316,26 +316,3 @@ int ct_val_baseline_write(const struct ct_val_report *r, const char *path, struc
     return rc < 0 ? ct_err_sys(err, CT_EIO, "cannot write baseline '%s'", path) : 0;
 }
 
-void ct_val_baseline_apply(const struct ct_val_baseline *b, struct ct_val_report *r)
-{
-    for (size_t u = 0; u < r->n_unit; u++) {
-        struct ct_val_unit *x = &r->unit[u];
-        double g = b->default_gbs;
-        for (size_t i = 0; i < b->n_host; i++)
-            if (!strcmp(b->host[i], x->name))
-                g = b->host_gbs[i];
-        if (g > 0) {
-            x->ceil_gbs = g;
-            snprintf(x->formula, sizeof x->formula, "baseline %.150s: %.3f GB/s", b->path, g);
-        }
-    }
-    for (size_t c = 0; c < r->n_coll; c++)
-        for (size_t i = 0; i < b->n_coll; i++)
-            if (!strcmp(b->coll[i], r->coll[c].coll)) {
-                r->coll[c].ceil_gbs = b->coll_gbs[i];
-                snprintf(r->coll[c].formula, sizeof r->coll[c].formula,
-                         "baseline %.150s: %.3f GB/s", b->path, b->coll_gbs[i]);
-            }
-    if (b->min_pct > 0)
-        r->min_pct = b->min_pct;
-}

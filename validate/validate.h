@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `colltune validate` as pure functions: expected ceilings from each unit's probed topology,
- * and the diagnosis of a battery of measurements (pairs, collectives, NIC counters) into
- * per-unit / per-NIC verdicts and findings. A "unit" is a host, or a rank on a single host.
+ * validate/: ceilings against measured, the O(N)-round pair schedule (pairs.c), rails
+ * (rails.c), the battery one rank runs (battery.c) and blame. This file: `colltune
+ * validate` as pure functions: expected ceilings from each unit's probed topology, and the
+ * diagnosis of a battery of measurements (pairs, collectives, NIC counters) into per-unit
+ * / per-NIC verdicts and findings. A "unit" is a host, or a rank on a single host.
+ * validate/ may include tune/ (statistics), monitor/, backend/, probe/, transport/, algos/,
+ * lib/; never output/, tui/ or cmd/; it never prints.
  */
 #ifndef CT_VALIDATE_H
 #define CT_VALIDATE_H
@@ -152,5 +156,25 @@ void ct_val_diagnose(struct ct_val_report *r);
 
 /* Number of findings (0 = all ok). */
 size_t ct_val_findings(const struct ct_val_report *r);
+
+/* Expected numbers: per host point-to-point GB/s (name -> value, "*" for every other host),
+ * per collective busbw GB/s, and optionally the pass threshold and per-transport efficiency
+ * factors that replace the defaults in probe-derived ceilings. */
+struct ct_val_baseline {
+    char (*host)[64];
+    double *host_gbs;
+    size_t n_host;
+    double default_gbs; /* "*", 0 none */
+    char (*coll)[16];
+    double *coll_gbs;
+    size_t n_coll;
+    double min_pct; /* 0 = not set */
+    struct ct_val_eff eff[8]; /* "efficiency": {"tcp": 0.85, ...} */
+    size_t n_eff;
+    char path[256];
+};
+/* Replace r's ceilings with the baseline's (hosts by name, else "*"; collectives by name),
+ * with formulas naming the file. */
+void ct_val_baseline_apply(const struct ct_val_baseline *b, struct ct_val_report *r);
 
 #endif

@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validation battery of one rank: units (hosts, or ranks of one host), every rank's
+ * topology to rank 0, rails, the O(N)-round pair schedule with NIC counters per round (over
+ * each rail in turn), the copy calibration of a single host, ring collectives; then rank 0
+ * assembles the report (ceilings, baseline, diagnosis). Nothing here prints.
+ */
+#include "battery.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/clock.h"
+#include "../lib/parse.h"
+#include "../lib/sock.h"
+#include "../monitor/monitor.h"
+#include "../tune/stats.h"
+#include "pairs.h"
+#include "rails.h"
+
+/* the efficiency overrides of the baseline, when there is one */
+#define BASE_EFF(R) (R)->cfg->base ? (R)->cfg->base->eff : NULL, (R)->cfg->base ? (R)->cfg->base->n_eff : 0
+
+/* ==== What each rank sends rank 0 after a round ============================================ */
+
+struct wire_nic {
+    char name[32];
+    double tx, rx, line_gbps;
+    uint64_t errs;
+};
+
+struct wire {
+    int32_t partner, failed, n_nic, pad;
+    double gbs, lat_us;
+    struct wire_nic nic[CT_VAL_MAX_NICS];
+};
+
+/* Units: hosts when the job spans several, else ranks. leader[u] = first rank of unit u. */
+struct layout {
+    int nunits, my_unit, *leader, *unit_of;
+    bool by_host;
+};
+
+static void layout_build(const struct ct_boot *b, struct layout *l)
+{
+    l->leader = ct_xcalloc((size_t)b->size, sizeof *l->leader);
+    l->unit_of = ct_xcalloc((size_t)b->size, sizeof *l->unit_of);
+    l->by_host = b->nnodes > 1;
+    l->nunits = 0;
+    for (int r = 0; r < b->size; r++) {
+        int u = -1;
+        for (int k = 0; l->by_host && k < l->nunits; k++)
+            if (!strcmp(b->hosts[l->leader[k]], b->hosts[r]))
+                u = k;
+        if (u < 0) {
+            u = l->nunits++;
+            l->leader[u] = r;
+        }
+        l->unit_of[r] = u;
+    }
+    l->my_unit = l->unit_of[b->rank];
+}
+
+#define CHUNK (128u << 10)   /* pair exchanges move this much per transport message */
+#define CALIB_NS 30000000LL /* one host: copy for 30 ms to find the ceiling */
+
+/* Pair exchange: both directions at once, then a small ping-pong for latency. */
+static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, void *rb,
+                    uint64_t bytes, int iters, struct wire *w, struct ct_err *err)
+{
+    struct ct_sched bw, lat;
+    ct_sched_init(&bw);
+    ct_sched_init(&lat);
+    ct_sched_step(&bw);
+    ct_sched_send(&bw, peer, ct_loc(CT_BUF_SEND, 0), bytes);
+    ct_sched_recv(&bw, peer, ct_loc(CT_BUF_RECV, 0), bytes);
+    ct_sched_finish(&bw);
+    for (int k = 0; k < 2; k++) {
+        ct_sched_step(&lat);
+        if ((k == 0) == (c->rank < peer))
+            ct_sched_send(&lat, peer, ct_loc(CT_BUF_SEND, 0), 8);
+        else
+            ct_sched_recv(&lat, peer, ct_loc(CT_BUF_RECV, 0), 8);
+    }
+    ct_sched_finish(&lat);
+    struct ct_exec_args a = {{sb, rb, NULL}, NULL, CHUNK, 4, 1};
+    /* warmup: meets the partner and opens the TCP window (slow start) */
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < 2; i++)
+        rc = ct_exec_run(ex, c, &bw, &a, err);
+    /* each repetition timed alone; the median rate and latency stand for the pair, so one
+     * preempted repetition on a busy host does not decide the verdict */
+    const int nlat = 20;
+    double *rate = ct_xcalloc((size_t)iters, sizeof *rate), lus[20];
+    int nr = 0, nl = 0;
+    for (int i = 0; rc == 0 && i < iters; i++) {
+        int64_t t0 = ct_now_ns();
+        rc = ct_exec_run(ex, c, &bw, &a, err);
+        rate[nr++] = (double)bytes / (double)(ct_now_ns() - t0);
+    }
+    for (int i = 0; rc == 0 && i < 3; i++)
+        rc = ct_exec_run(ex, c, &lat, &a, err);
+    for (int i = 0; rc == 0 && i < nlat; i++) {
+        int64_t t0 = ct_now_ns();
+        rc = ct_exec_run(ex, c, &lat, &a, err);
+        lus[nl++] = (double)(ct_now_ns() - t0) / 1e3 / 2;
+    }
+    ct_sched_release(&bw);
+    ct_sched_release(&lat);
+    if (rc == 0) {
+        struct ct_stats st;
+        ct_stats_compute(rate, nr, &st);
+        w->gbs = st.median;
+        ct_stats_compute(lus, nl, &st);
+        w->lat_us = st.median;
+    }
+    free(rate);
+    return rc < 0 ? rc : 0;
+}
+
+/* NIC counter deltas between two samples, busiest first (loopback left out). */
+static void nic_deltas(const struct ct_snapshot *s0, const struct ct_snapshot *s1, struct wire *w)
+{
+    w->n_nic = 0;
+    for (size_t i = 0; i < s1->n_nic; i++) {
+        const struct ct_nic_snap *n = &s1->nic[i];
+        if (!strcmp(n->kind, "lo"))
+            continue;
+        const struct ct_nic_snap *p = NULL;
+        for (size_t j = 0; j < s0->n_nic && !p; j++)
+            if (!strcmp(s0->nic[j].name, n->name))
+                p = &s0->nic[j];
+        struct wire_nic x = {{0}, 0, 0, n->line_gbps, 0};
+        snprintf(x.name, sizeof x.name, "%.31s", n->name);
+        if (p) {
+            x.tx = n->tx_bytes >= p->tx_bytes ? (double)(n->tx_bytes - p->tx_bytes) : 0;
+            x.rx = n->rx_bytes >= p->rx_bytes ? (double)(n->rx_bytes - p->rx_bytes) : 0;
+            x.errs = n->errors >= p->errors ? n->errors - p->errors : 0;
+        }
+        int k = w->n_nic < CT_VAL_MAX_NICS ? w->n_nic++ : CT_VAL_MAX_NICS - 1;
+        if (k == CT_VAL_MAX_NICS - 1 && w->nic[k].tx + w->nic[k].rx >= x.tx + x.rx)
+            continue;
+        w->nic[k] = x;
+        for (; k > 0 && w->nic[k].tx + w->nic[k].rx > w->nic[k - 1].tx + w->nic[k - 1].rx; k--) {
+            struct wire_nic t = w->nic[k];
+            w->nic[k] = w->nic[k - 1];
+            w->nic[k - 1] = t;
+        }
+    }
+}
+
+struct run {
+    const struct ct_val_cfg *cfg;
+    struct ct_boot *boot;
+    struct ct_comm *comm;
+    struct layout l;
+    struct ct_pairs pp;
+    struct ct_rail_host *hosts; /* per unit: its interfaces (leaders listed them) */
+    struct ct_rails rails;
+    bool use_rails; /* drive each rail in turn (else: the route between hosts) */
+    struct ct_val_report rep;
+    struct ct_topo **topo; /* rank 0: per unit */
+    int64_t t0;
+};
+
+/* The interface index of unit u on rail k, -1 none. */
+static int rail_if(const struct run *R, int u, int k)
+{
+    return R->rails.ifidx[u][k];
+}
+
+/* ==== Rank 0: the report =================================================================== */
+
+/* u's NIC named name (or whose interface is name); add: create it when missing. */
+static int nic_index(struct ct_val_unit *u, const char *name, double line_gbps, bool add)
+{
+    for (int k = 0; k < u->n_nic; k++)
+        if (!strcmp(u->nic[k].name, name) || !strcmp(u->nic[k].netdev, name))
+            return k;
+    if (!add || u->n_nic >= CT_VAL_MAX_NICS)
+        return -1;
+    struct ct_val_nic *v = &u->nic[u->n_nic];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->line_gbps = line_gbps;
+    return u->n_nic++;
+}
+
+/* Fold one round's records into the report: the pairs and the NIC counters. On a rail, a
+ * pair's NICs are the rail's interfaces; on the route, the busiest NIC of each end. */
+static void add_round(struct run *R, int rail, int round, const struct wire *all)
+{
+    struct ct_val_report *r = &R->rep;
+    const struct layout *l = &R->l;
+    const struct ct_pair *q = ct_pairs_round(&R->pp, round);
+    for (int i = 0; i < R->pp.per_round; i++) {
+        const struct wire *wa = &all[l->leader[q[i].a]], *wb = &all[l->leader[q[i].b]];
+        if (rail >= 0 && (rail_if(R, q[i].a, rail) < 0 || rail_if(R, q[i].b, rail) < 0))
+            continue; /* one end is not on this rail */
+        struct ct_val_pair *p = &r->pair[r->n_pair++];
+        memset(p, 0, sizeof *p);
+        p->round = round + (rail > 0 ? rail * R->pp.rounds : 0);
+        p->rail = rail;
+        p->a = q[i].a;
+        p->b = q[i].b;
+        p->gbs = wa->failed || wb->failed ? -1 : (wa->gbs < wb->gbs ? wa->gbs : wb->gbs);
+        p->lat_us = wa->failed || wb->failed ? -1 : (wa->lat_us + wb->lat_us) / 2;
+        p->nic_a = p->nic_b = -1;
+        for (int e = 0; e < 2; e++) {
+            const struct wire *w = e ? wb : wa;
+            struct ct_val_unit *u = &r->unit[e ? p->b : p->a];
+            for (int k = 0; k < w->n_nic; k++) {
+                bool moved = w->nic[k].tx + w->nic[k].rx > 0;
+                int idx = nic_index(u, w->nic[k].name, w->nic[k].line_gbps,
+                                    moved && r->expect_nic);
+                if (idx < 0)
+                    continue;
+                u->nic[idx].tx_bytes += w->nic[k].tx;
+                u->nic[idx].rx_bytes += w->nic[k].rx;
+                u->nic[idx].errors += w->nic[k].errs;
+                if (k == 0 && moved && r->expect_nic && rail < 0)
+                    *(e ? &p->nic_b : &p->nic_a) = idx;
+            }
+            if (rail >= 0) {
+                int hu = e ? p->b : p->a;
+                const struct ct_ifaddr *f = &R->hosts[hu].ifs[rail_if(R, hu, rail)];
+                *(e ? &p->nic_b : &p->nic_a) = nic_index(u, f->name, 0, true);
+            }
+        }
+    }
+}
+
+/* A dead rank named in a bootstrap error ("... rank 3 (host) ..."), -1 none. */
+static int dead_rank_of(const char *msg)
+{
+    const char *s = msg;
+    while ((s = strstr(s, "rank ")) != NULL) {
+        int r;
+        if (sscanf(s, "rank %d (", &r) == 1 && r > 0)
+            return r;
+        s += 5;
+    }
+    return -1;
+}
+
+/*
+ * Leaders list their IPv4 interfaces and every rank derives the same rails. They are driven
+ * one after another only between hosts over tcp and when there are two or more (with one,
+ * the route between the hosts is that rail). A host that cannot list its interfaces is on no
+ * rail.
+ */
+static int gather_rails(struct run *R, struct ct_err *err)
+{
+    struct ct_rail_host mine, *all = ct_xcalloc((size_t)R->boot->size, sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    if (R->l.by_host && R->l.leader[R->l.my_unit] == R->boot->rank) {
+        struct ct_err e2 = {0};
+        int n = ct_sock_if_list(mine.ifs, CT_RAIL_MAX, &e2);
+        mine.n = n > 0 ? n : 0;
+    }
+    int rc = ct_boot_allgather(R->boot, &mine, sizeof mine, all, err);
+    R->hosts = ct_xcalloc((size_t)R->l.nunits, sizeof *R->hosts);
+    for (int u = 0; rc == 0 && u < R->l.nunits; u++)
+        R->hosts[u] = all[R->l.leader[u]];
+    free(all);
+    ct_rails_build(R->hosts, rc == 0 ? R->l.nunits : 0, &R->rails);
+    char tp[32];
+    ct_comm_tp_names(R->comm, tp, sizeof tp);
+    R->use_rails = rc == 0 && R->l.by_host && R->rails.n >= 2 && strstr(tp, "tcp");
+    return rc;
+}
+
+/* A tcp communicator between the leaders on rail k: each publishes its rail interface's
+ * address, so the traffic of a pair leaves and enters through that rail's NICs. */
+static int open_rail(struct run *R, int k, struct ct_comm *rc, struct ct_err *err)
+{
+    struct ct_comm_cfg cc = R->cfg->comm;
+    unsigned char *peers = ct_xcalloc((size_t)R->boot->size, 1);
+    int me = R->l.my_unit;
+    bool on = R->l.leader[me] == R->boot->rank && rail_if(R, me, k) >= 0;
+    for (int u = 0; on && u < R->l.nunits; u++)
+        if (u != me && rail_if(R, u, k) >= 0)
+            peers[R->l.leader[u]] = 1;
+    cc.transport = "tcp";
+    cc.tp.peers = peers;
+    cc.tp.ifname = on ? R->hosts[me].ifs[rail_if(R, me, k)].name : NULL;
+    int ret = ct_comm_open(rc, R->boot, &cc, err);
+    free(peers);
+    if (ret < 0) {
+        char n[24];
+        return ct_err_wrap(err, "rail %s: ", ct_rails_name(&R->rails, k, n, sizeof n));
+    }
+    return 0;
+}
+
+/* Topologies of every rank to rank 0. */
+static int gather_topos(struct run *R, struct ct_err *err)
+{
+    struct ct_topo *t = ct_topo_new();
+    char *mine = NULL, *all = NULL;
+    size_t stride = 0;
+    int rc = ct_probe_local(t, &R->cfg->probe, err);
+    if (rc == 0 && !(mine = ct_topo_to_json(t, err)))
+        rc = -1;
+    ct_topo_free(t);
+    /* every rank takes part in the gather, also one whose probe failed */
+    all = ct_boot_allgatherv(R->boot, mine ? mine : "", mine ? strlen(mine) + 1 : 1, &stride,
+                             rc == 0 ? err : &(struct ct_err){0});
+    if (!all && rc == 0)
+        rc = -1;
+    free(mine);
+    if (rc == 0 && R->boot->rank == 0) {
+        R->topo = ct_xcalloc((size_t)R->l.nunits, sizeof *R->topo);
+        for (int u = 0; u < R->l.nunits && rc == 0; u++) {
+            const char *j = all + (size_t)R->l.leader[u] * stride;
+            if (!(R->topo[u] = ct_topo_from_json(j, strlen(j), err)))
+                rc = ct_err_wrap(err, "rank %d: ", R->l.leader[u]);
+        }
+    }
+    free(all);
+    return rc;
+}
+
+/* Rank 0: units with names, rank ranges and ceilings; heterogeneity findings. */
+static void report_init(struct run *R)
+{
+    struct ct_val_report *r = &R->rep;
+    struct ct_boot *b = R->boot;
+    ct_val_report_init(r);
+    ct_comm_tp_names(R->comm, r->transport, sizeof r->transport);
+    r->min_pct = R->cfg->min_pct;
+    r->expect_nic = R->l.by_host;
+    r->n_unit = (size_t)R->l.nunits;
+    r->unit = ct_xcalloc(r->n_unit, sizeof *r->unit);
+    int nr = R->use_rails ? R->rails.n : 1;
+    r->rounds = R->pp.rounds * nr;
+    r->pair = ct_xcalloc((size_t)r->rounds * (size_t)R->pp.per_round + 1, sizeof *r->pair);
+    if (R->use_rails) {
+        r->n_rail = R->rails.n;
+        r->rail = ct_xcalloc((size_t)r->n_rail, sizeof *r->rail);
+        for (int k = 0; k < r->n_rail; k++)
+            ct_rails_name(&R->rails, k, r->rail[k], sizeof r->rail[0]);
+    }
+    /* between hosts the inter-node transport applies; between ranks of one host, shm */
+    char tp[32];
+    snprintf(tp, sizeof tp, "%s", r->transport);
+    if (!R->l.by_host && strstr(tp, "+"))
+        *strchr(tp, '+') = 0;
+    else if (R->l.by_host && strchr(tp, '+'))
+        memmove(tp, strchr(tp, '+') + 1, strlen(strchr(tp, '+')));
+    for (int u = 0; u < R->l.nunits; u++) {
+        struct ct_val_unit *x = &r->unit[u];
+        int lead = R->l.leader[u];
+        if (R->l.by_host)
+            snprintf(x->name, sizeof x->name, "%s", b->hosts[lead]);
+        else
+            snprintf(x->name, sizeof x->name, "%.50s/rank%d", b->hosts[lead], lead);
+        x->first_rank = lead;
+        for (int q = 0; q < b->size; q++)
+            x->nranks += R->l.unit_of[q] == u;
+        ct_val_expect_unit(R->topo[u], tp,
+                           ct_val_efficiency(tp, BASE_EFF(R)),
+                           R->cfg->link_gbps, x);
+        if (!R->l.by_host && R->cfg->link_gbps <= 0) {
+            x->ceil_gbs = 0; /* measured by calibrate_copy() */
+            snprintf(x->formula, sizeof x->formula, "ceiling unknown: ranks of one host talk "
+                     "through %s (state it with --link-gbps or --baseline)", tp);
+        }
+        if (!R->l.by_host)
+            x->n_nic = 0; /* ranks of one host: no NIC carries their traffic */
+    }
+    if (R->l.by_host && R->l.nunits > 1) {
+        struct ct_hetero het = {0};
+        struct ct_err err = {0};
+        if (ct_topo_hetero((const struct ct_topo *const *)R->topo, (size_t)R->l.nunits, &het,
+                           &err) == 0)
+            for (size_t d = 0; d < het.n_diffs; d++)
+                ct_val_report_find(r, CT_VALF_HETERO, (int)het.diffs[d].host, -1, -1,
+                                   "host %s differs from the majority: %s",
+                                   r->unit[het.diffs[d].host].name, het.diffs[d].what);
+        ct_hetero_release(&het);
+    }
+}
+
+/* A copy in the exchange's chunks (the executor moves CHUNK bytes at a time; one memcpy of
+ * the whole buffer would take glibc's non-temporal path and measure something else). */
+static void copy_chunked(void *dst, const void *src, uint64_t bytes)
+{
+    for (uint64_t o = 0; o < bytes; o += CHUNK)
+        memcpy((char *)dst + o, (const char *)src + o, bytes - o < CHUNK ? bytes - o : CHUNK);
+}
+
+/*
+ * Ranks of one host with no stated rate: the ceiling of a pair is what a memory copy of the
+ * pair's size reaches on this host when every rank copies at once (a shared-memory exchange
+ * is one copy per direction, and a round runs every pair at once): each rank copies for
+ * CALIB_NS (after one copy that faults the pages in) and takes its mean rate; rank 0 takes
+ * each rank's rate x its CPU share (when ranks outnumber CPUs) x the shm efficiency as its
+ * ceiling.
+ */
+static int calibrate_copy(struct run *R, void *sb, void *rb, struct ct_err *err)
+{
+    uint64_t bytes = R->cfg->p2p_bytes;
+    int size = R->boot->size;
+    double *all = NULL, mine = 0;
+    int rc = ct_boot_barrier(R->boot, err);
+    copy_chunked(rb, sb, bytes); /* faults the pages in */
+    /* copy for a window long enough that every rank's copies overlap the others' */
+    int64_t t0 = ct_now_ns(), t = t0;
+    uint64_t k = 0;
+    while (rc == 0 && (k < 3 || t - t0 < CALIB_NS)) {
+        copy_chunked(rb, sb, bytes);
+        k++;
+        t = ct_now_ns();
+    }
+    if (rc == 0) {
+        mine = (double)bytes * (double)k / (double)(t - t0);
+        all = ct_xcalloc((size_t)size, sizeof *all);
+        rc = ct_boot_allgather(R->boot, &mine, sizeof mine, all, err);
+    }
+    /* more ranks than CPUs: a rank has the CPU for cpus/ranks of the time */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double share = cpus > 0 && cpus < R->boot->local_size ? (double)cpus / R->boot->local_size
+                                                          : 1.0;
+    double eff = ct_val_efficiency("shm", BASE_EFF(R));
+    char sz[32], over[64] = "";
+    ct_bytes_str(bytes, sz, sizeof sz);
+    if (share < 1)
+        snprintf(over, sizeof over, " x %ld/%d CPUs", cpus, R->boot->local_size);
+    for (size_t u = 0; rc == 0 && R->boot->rank == 0 && u < R->rep.n_unit; u++) {
+        struct ct_val_unit *x = &R->rep.unit[u];
+        x->ceil_gbs = all[x->first_rank] * share * eff;
+        snprintf(x->formula, sizeof x->formula, "memcpy %s measured %.3f GB/s (%d ranks copying "
+                 "at once)%s x %.2f (shm) = %.3f GB/s", sz, all[x->first_rank], size, over, eff,
+                 x->ceil_gbs);
+    }
+    free(all);
+    return rc;
+}
+
+/* The pair rounds. Returns 0, or < 0 when the job broke (rank 0: *dead set when known). */
+static int run_pairs(struct run *R, int *dead, struct ct_err *err)
+{
+    struct ct_comm *c = R->comm;
+    const struct ct_val_cfg *x = R->cfg;
+    bool leader = R->l.leader[R->l.my_unit] == c->rank;
+    struct ct_monitor *mon = leader && R->l.by_host ? ct_monitor_new(x->probe.sysfs_root) : NULL;
+    struct ct_snapshot s0, s1;
+    ct_snapshot_init(&s0);
+    ct_snapshot_init(&s1);
+    void *sb = ct_comm_alloc(c, x->p2p_bytes, err), *rb = sb ? ct_comm_alloc(c, x->p2p_bytes, err)
+                                                            : NULL;
+    struct ct_exec ex;
+    ct_exec_init(&ex);
+    struct wire *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    int rc = sb && rb ? 0 : -1;
+    if (sb)
+        memset(sb, 1, x->p2p_bytes);
+    if (rc == 0 && !R->l.by_host && x->link_gbps <= 0)
+        rc = calibrate_copy(R, sb, rb, err);
+    int nr = R->use_rails ? R->rails.n : 1;
+    for (int k = 0; rc == 0 && k < nr; k++) {
+        struct ct_comm railc, *pc = c;
+        if (R->use_rails) {
+            if ((rc = open_rail(R, k, &railc, err)) < 0)
+                break;
+            pc = &railc;
+        }
+        for (int round = 0; rc == 0 && round < R->pp.rounds; round++) {
+            struct wire w;
+            memset(&w, 0, sizeof w);
+            int pu = leader ? ct_pairs_partner(&R->pp, round, R->l.my_unit) : -1;
+            if (pu >= 0 && R->use_rails &&
+                (rail_if(R, R->l.my_unit, k) < 0 || rail_if(R, pu, k) < 0))
+                pu = -1; /* one end is not on this rail */
+            w.partner = pu;
+            if (mon)
+                ct_monitor_sample(mon, &s0, NULL);
+            if (pu >= 0) {
+                struct ct_err e2 = {0};
+                w.failed = exchange(&ex, pc, R->l.leader[pu], sb, rb, x->p2p_bytes, x->iters,
+                                    &w, &e2) < 0;
+            }
+            if (mon && ct_monitor_sample(mon, &s1, NULL) == 0)
+                nic_deltas(&s0, &s1, &w);
+            rc = ct_boot_allgather(R->boot, &w, sizeof w, all, err);
+            if (rc == 0 && c->rank == 0)
+                add_round(R, R->use_rails ? k : -1, round, all);
+        }
+        if (R->use_rails)
+            ct_comm_close(&railc);
+    }
+    if (rc < 0 && c->rank == 0)
+        *dead = dead_rank_of(err->msg);
+    free(all);
+    ct_exec_release(&ex);
+    if (rb)
+        ct_comm_free(c, rb, x->p2p_bytes);
+    if (sb)
+        ct_comm_free(c, sb, x->p2p_bytes);
+    ct_snapshot_release(&s0);
+    ct_snapshot_release(&s1);
+    ct_monitor_free(mon);
+    return rc;
+}
+
+/* The collectives with the ring algorithm at one large size. */
+static int run_colls(struct run *R, struct ct_err *err)
+{
+    static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER,
+                                         CT_ALLTOALL};
+    struct ct_comm *c = R->comm;
+    const struct ct_algo *ring = ct_algo_find("ring");
+    struct ct_bench b;
+    ct_bench_init(&b, c, 0x5eed);
+    int rc = 0;
+    int per = R->l.by_host ? c->size / R->l.nunits : 1;
+    double bott = 0;
+    if (c->rank == 0) {
+        R->rep.coll = ct_xcalloc(sizeof colls / sizeof colls[0], sizeof *R->rep.coll);
+        for (size_t u = 0; u < R->rep.n_unit; u++)
+            if (u == 0 || R->rep.unit[u].ceil_gbs < bott)
+                bott = R->rep.unit[u].ceil_gbs;
+        /* one host, no stated rate: a pair's memcpy ceiling says nothing about a collective
+         * (reductions, cache-sized working sets), so its ceiling stays unknown */
+        if (!R->l.by_host && R->cfg->link_gbps <= 0)
+            bott = 0;
+    }
+    for (size_t i = 0; rc == 0 && i < sizeof colls / sizeof colls[0]; i++) {
+        const struct ct_coll_desc *d = ct_coll_desc(colls[i]);
+        struct ct_job j = R->cfg->job;
+        j.coll = colls[i];
+        j.op = d->needs_op ? R->cfg->job.op : CT_SUM;
+        j.count = d->count_for(R->cfg->coll_bytes, 4, c->size);
+        j.in_place = false;
+        struct ct_point p;
+        struct ct_bench_cfg bc = {R->cfg->iters, 1, 0};
+        rc = ct_bench_point(&b, ring, &j, &bc, &p, err);
+        if (c->rank == 0) {
+            struct ct_val_coll *v = &R->rep.coll[R->rep.n_coll++];
+            snprintf(v->coll, sizeof v->coll, "%s", d->name);
+            snprintf(v->algo, sizeof v->algo, "ring");
+            v->size = p.size;
+            v->busbw = rc == 0 ? p.busbw : -1;
+            v->ceil_gbs = ct_val_coll_ceiling(d->name, R->l.nunits, per, bott, v->formula,
+                                              sizeof v->formula);
+        }
+    }
+    ct_bench_release(&b);
+    return rc;
+}
+
+/* Rank 0 at the end, success or not: baseline, threshold, failures, diagnosis. */
+static void conclude(struct run *R, int dead, bool broke)
+{
+    const struct ct_val_cfg *x = R->cfg;
+    struct ct_val_report *r = &R->rep;
+    if (x->base)
+        ct_val_baseline_apply(x->base, r);
+    if (x->min_pct_set)
+        r->min_pct = x->min_pct;
+    if (dead >= 0 && dead < R->boot->size)
+        r->unit[R->l.unit_of[dead]].dead = true;
+    else if (broke)
+        ct_val_report_find(r, CT_VALF_FAILED, -1, -1, -1,
+                           "the job broke before the battery finished: %s", "see the error above");
+    r->elapsed_s = (double)(ct_now_ns() - R->t0) / 1e9;
+    ct_val_diagnose(r);
+}
+
+int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_comm *comm,
+               struct ct_val_report *out, enum ct_val_stage *stage, struct ct_err *err)
+{
+    struct run R;
+    memset(&R, 0, sizeof R);
+    R.cfg = cfg;
+    R.boot = boot;
+    R.comm = comm;
+    R.t0 = ct_now_ns();
+    memset(out, 0, sizeof *out);
+    layout_build(boot, &R.l);
+    int rc = 0, dead = -1;
+    *stage = CT_VAL_SETUP;
+    if (R.l.nunits < 2) {
+        rc = ct_err_set(err, CT_EINVAL, "validate needs at least 2 ranks or hosts (try --local 2)");
+        goto out;
+    }
+    if ((rc = ct_pairs_build(&R.pp, R.l.nunits, err)) < 0 || (rc = gather_topos(&R, err)) < 0 ||
+        (rc = gather_rails(&R, err)) < 0)
+        goto out;
+    *stage = CT_VAL_BATTERY;
+    if (boot->rank == 0)
+        report_init(&R);
+    rc = run_pairs(&R, &dead, err);
+    if (rc == 0 && !cfg->no_coll)
+        rc = run_colls(&R, err);
+    if (boot->rank == 0) {
+        conclude(&R, dead, rc < 0);
+        *out = R.rep; /* the caller releases it */
+        memset(&R.rep, 0, sizeof R.rep);
+    }
+out:
+    ct_pairs_release(&R.pp);
+    ct_rails_release(&R.rails);
+    free(R.hosts);
+    for (int u = 0; R.topo && u < R.l.nunits; u++)
+        ct_topo_free(R.topo[u]);
+    free(R.topo);
+    free(R.l.leader);
+    free(R.l.unit_of);
+    ct_val_report_release(&R.rep);
+    return rc;
+}

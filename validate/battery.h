@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* One rank's validation battery and rank 0's report (see battery.c). */
+#ifndef CT_VAL_BATTERY_H
+#define CT_VAL_BATTERY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../backend/bench.h"
+#include "../backend/comm.h"
+#include "validate.h"
+
+/* What the battery needs to know of the command line. */
+struct ct_val_cfg {
+    struct ct_comm_cfg comm;            /* how the job's communicator was opened: a rail's
+                                           communicator is opened alike, over tcp */
+    struct ct_probe_cfg probe;          /* where each rank probes (sysfs root) */
+    struct ct_job job;                  /* shape and parameters: the collectives run on it */
+    const struct ct_val_baseline *base; /* NULL: none */
+    double link_gbps;                   /* stated rate, 0: from the probe */
+    double min_pct;                     /* with min_pct_set: the pass threshold */
+    bool min_pct_set, no_coll;
+    uint64_t p2p_bytes, coll_bytes;
+    int iters;
+};
+
+enum ct_val_stage {
+    CT_VAL_SETUP,   /* failed before any measurement (topologies, rails) */
+    CT_VAL_BATTERY, /* failed while measuring: rank 0's report says what ran */
+};
+
+/*
+ * Every rank of the job on comm. Rank 0 receives the finished report in *out (diagnosed;
+ * release with ct_val_report_release) also when the battery broke (rc < 0 with
+ * *stage == CT_VAL_BATTERY); CT_EINVAL when the job has fewer than 2 units.
+ */
+int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_comm *comm,
+               struct ct_val_report *out, enum ct_val_stage *stage, struct ct_err *err);
+
+#endif
