@@ -330,15 +330,22 @@ struct live_arg {
     struct ct_err err[4];
 };
 
-static int live_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+/* The sweep of this rank over the native backend on c. */
+static int sweep_native(struct ct_comm *c, struct live_arg *a)
 {
-    struct live_arg *a = arg;
     struct ct_comm *cp = c;
     struct ct_backend be;
     struct ct_native nat;
     ct_native_open(&be, &nat, &cp, NULL, NULL);
-    a->rc[c->rank] = ct_sweep_run(&a->cfg, &be, &nat, &a->res[c->rank], &a->err[c->rank]);
+    int rc = ct_sweep_run(&a->cfg, &be, &nat, &a->res[c->rank], &a->err[c->rank]);
     ct_native_close(&nat);
+    return rc;
+}
+
+static int live_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    struct live_arg *a = arg;
+    a->rc[c->rank] = sweep_native(c, a);
     return 0;
 }
 
@@ -376,12 +383,7 @@ Test(sweep, live_ranks_agree_on_every_point, .timeout = 60)
 static int live_fault_rank(struct ct_comm *c, void *arg, struct ct_err *err)
 {
     struct live_arg *a = arg;
-    struct ct_comm *cp = c;
-    struct ct_backend be;
-    struct ct_native nat;
-    ct_native_open(&be, &nat, &cp, NULL, NULL);
-    a->rc[c->rank] = ct_sweep_run(&a->cfg, &be, &nat, &a->res[c->rank], &a->err[c->rank]);
-    ct_native_close(&nat);
+    a->rc[c->rank] = sweep_native(c, a);
     return a->rc[c->rank];
 }
 
