@@ -1,0 +1,29 @@
+#!/bin/sh
+# Trustworthiness of the main job: N times `colltune sweep` then `colltune sweep --verify`
+# on this machine; prints each run's verify verdict and worst regret, the measuring share,
+# the agreement of consecutive configs (scripts/config-agree.py), then the pass rate.
+# Usage: scripts/sweep-verify-bench.sh [N] [sweep options...]   (default N=3)
+set -u
+bin=${COLLTUNE:-./colltune}
+n=${1:-3}
+[ $# -gt 0 ] && shift
+dir=$(mktemp -d /tmp/colltune-svb.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+pass=0
+prev=
+for i in $(seq 1 "$n"); do
+    out="$dir/run$i"
+    "$bin" sweep --out "$out" "$@" >"$out.sweep" 2>&1 || { echo "run $i: sweep failed"; cat "$out.sweep"; continue; }
+    "$bin" sweep --verify "$out/config.json" "$@" >"$out.verify" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] && pass=$((pass + 1))
+    worst=$(sed -n 's/^worst regret \([0-9.]*\).*/\1/p' "$out.verify")
+    share=$(sed -n 's/.*measuring \([0-9]* s of [0-9]* s ([0-9]*%)\).*/\1/p' "$out.sweep")
+    ranges=$(awk '/^[a-z]+: [0-9]+ ranks/{c=$1} /^  [0-9]/{n[c]++} END{for(k in n) printf "%s%d ", k, n[k]}' "$out.sweep")
+    echo "run $i: verify exit $rc, worst regret $worst; measuring $share; ranges $ranges"
+    if [ -n "$prev" ]; then
+        python3 "$(dirname "$0")/config-agree.py" "$prev/config.json" "$out/config.json" | sed "s/^/  agreement with run $((i - 1)): /"
+    fi
+    prev=$out
+done
+echo "sweep+verify: $pass of $n passed"
