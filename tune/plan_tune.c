@@ -326,8 +326,9 @@ static bool affordable(const struct ct_plan *pl, double cost)
     return ct_plan_now(pl) + cost <= pl->cfg->budget_s;
 }
 
-/* The chosen algorithm of every size, measured at the sizes next to it where it has no
- * point (the survey skipped it there): with the chosen point's parameters. */
+/* Every algorithm chosen at a size, measured at the two sizes on either side where it has
+ * no point (the survey skipped it there), with the chosen point's parameters: a winner
+ * nearby is never missing from a size's decision. */
 static int fill_gaps(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
                      struct ct_err *err)
 {
@@ -335,9 +336,9 @@ static int fill_gaps(struct ct_plan *pl, int c, const struct ct_select_choice *c
     for (size_t s = 0; s < n; s++) {
         const struct ct_sweep_point *p = ct_plan_pt(pl, (long)ch[s].chosen);
         int k = ct_plan_slot(g, p->algo), i = ct_plan_size_index(pl, g, ch[s].size);
-        for (int d = -1; k >= 0 && i >= 0 && d <= 1; d += 2) {
+        for (int d = -2; k >= 0 && i >= 0 && d <= 2; d++) {
             int j = i + d;
-            if (j < 0 || j >= pl->L || !g->count[j] || ct_plan_best(pl, c, k, j) >= 0)
+            if (!d || j < 0 || j >= pl->L || !g->count[j] || ct_plan_best(pl, c, k, j) >= 0)
                 continue;
             double cost = ct_plan_point_cost(pl, ct_plan_iter_s(pl, c, k, j), pl->cfg->min_iters);
             if (!affordable(pl, cost))
