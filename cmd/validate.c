@@ -20,7 +20,7 @@ struct vctx {
     bool min_pct_set, no_coll;
     const char *json, *baseline_path, *save;
     unsigned long long p2p_bytes, coll_bytes;
-    int iters;
+    int iters, repeats;
     struct ct_probe_cfg pcfg;
     struct ct_val_baseline base;
 };
@@ -28,17 +28,19 @@ struct vctx {
 static int parse(struct vctx *x, int argc, char **argv)
 {
     enum { O_MINPCT = 1000, O_LINK, O_BASE, O_SAVE, O_JSON, O_P2P, O_COLLSZ, O_ITERS, O_NOCOLL,
-           O_SYSFS };
+           O_SYSFS, O_REPEATS };
     static const struct option lo[] = {
         {"min-pct", 1, 0, O_MINPCT}, {"link-gbps", 1, 0, O_LINK}, {"baseline", 1, 0, O_BASE},
         {"save-baseline", 1, 0, O_SAVE}, {"json", 1, 0, O_JSON}, {"p2p-size", 1, 0, O_P2P},
         {"coll-size", 1, 0, O_COLLSZ}, {"iters", 1, 0, O_ITERS}, {"no-coll", 0, 0, O_NOCOLL},
-        {"sysfs-root", 1, 0, O_SYSFS}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
+        {"sysfs-root", 1, 0, O_SYSFS}, {"repeats", 1, 0, O_REPEATS}, {"help", 0, 0, 'h'},
+        CT_OPTS_LONG, {0, 0, 0, 0}};
     ct_opts_init(&x->o);
     x->min_pct = 80;
     x->p2p_bytes = 4 << 20;
     x->coll_bytes = 16 << 20;
     x->iters = 3;
+    x->repeats = 3;
     opterr = 0;
     optind = 1;
     int c, li;
@@ -76,6 +78,7 @@ static int parse(struct vctx *x, int argc, char **argv)
             break;
         case O_NOCOLL: x->no_coll = true; break;
         case O_SYSFS: x->pcfg.sysfs_root = optarg; break;
+        case O_REPEATS: CT_TRY_OPT(ct_arg_iters(CMD, "repeats", optarg, 0, &x->repeats)); break;
         case 'h': fputs(ct_help_validate, stdout); return -1;
         case ':': return ct_cmd_fail(CMD, 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_fail(CMD, 2, "unknown option '%s'", argv[optind - 1]);
@@ -121,7 +124,10 @@ static int validate_rank(struct ct_boot *boot, void *arg)
                              .link_gbps = x->link_gbps, .min_pct = x->min_pct,
                              .min_pct_set = x->min_pct_set, .no_coll = x->no_coll,
                              .p2p_bytes = x->p2p_bytes, .coll_bytes = x->coll_bytes,
-                             .iters = x->iters};
+                             .iters = x->iters, .repeats = x->repeats, .dip_round = -1};
+    const char *dip = getenv("COLLTUNE_VALIDATE_DIP"); /* test hook (man page, ENVIRONMENT) */
+    if (dip && *dip)
+        cfg.dip_round = atoi(dip);
     ct_opts_comm_cfg(&x->o, &cfg.comm);
     ct_opts_job(&x->o, &comm, 0, &cfg.job);
     struct ct_val_report rep;

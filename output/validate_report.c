@@ -66,6 +66,27 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
                     num(p, sizeof p, x->pct, "%.0f"), x->formula);
         }
     }
+    if (r->n_remeasured) {
+        fprintf(out, "\nre-measured below the threshold, %d time(s) each, alone", r->repeats);
+        if (r->noise_pct >= 0 && r->has_reference)
+            fprintf(out, " and right after the fastest healthy pair (whose spread was %.0f%% of "
+                         "its median)", r->noise_pct);
+        fprintf(out, ":\n");
+        for (size_t i = 0; i < r->n_pair; i++) {
+            const struct ct_val_pair *p = &r->pair[i];
+            if (!p->repeats)
+                continue;
+            char ref[48] = "";
+            if (p->ref_gbs > 0)
+                snprintf(ref, sizeof ref, " (reference %.3f)", p->ref_gbs);
+            fprintf(out, "  %s - %s: %.3f GB/s in its round, then median %.3f GB/s%s: %s\n",
+                    r->unit[p->a].name, r->unit[p->b].name, p->first_gbs, p->gbs, ref,
+                    p->state == CT_VAL_SLOW ? "stays slow"
+                    : p->cleared && p->pct < r->min_pct
+                        ? "kept pace with the reference (the machine, not the link)"
+                        : "a transient dip, not blamed");
+        }
+    }
     if (r->n_finding) {
         fprintf(out, "\nfindings:\n");
         for (size_t i = 0; i < r->n_finding; i++)
@@ -136,6 +157,9 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
         json_array_append_new(rails, json_string(r->rail[k]));
     json_object_set_new(doc, "rails", rails);
     json_object_set_new(doc, "elapsed_s", json_real(r->elapsed_s));
+    json_object_set_new(doc, "remeasured", json_integer((json_int_t)r->n_remeasured));
+    json_object_set_new(doc, "repeats", json_integer(r->repeats));
+    json_object_set_new(doc, "noise_pct", json_real(r->noise_pct));
     json_object_set_new(doc, "unknown_ceilings", json_integer((json_int_t)r->n_unknown));
     for (size_t u = 0; u < r->n_unit; u++)
         json_array_append_new(units, unit_json(&r->unit[u]));
@@ -155,6 +179,12 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
         json_object_set_new(o, "ceiling_gbs", p->ceil_gbs > 0 ? json_real(p->ceil_gbs) : json_null());
         json_object_set_new(o, "pct", jnum(p->pct));
         json_object_set_new(o, "state", json_string(ct_val_state_name(p->state)));
+        if (p->repeats) {
+            json_object_set_new(o, "repeats", json_integer(p->repeats));
+            json_object_set_new(o, "first_gbs", jnum(p->first_gbs));
+            json_object_set_new(o, "reference_gbs", jnum(p->ref_gbs));
+            json_object_set_new(o, "cleared", json_boolean(p->cleared));
+        }
         json_array_append_new(pairs, o);
     }
     for (size_t i = 0; i < r->n_coll; i++) {

@@ -209,7 +209,7 @@ static void judge_pairs(struct ct_val_report *r)
         else if (p->ceil_gbs <= 0)
             p->state = CT_VAL_UNKNOWN;
         else
-            p->state = p->pct < r->min_pct ? CT_VAL_SLOW : CT_VAL_OK;
+            p->state = p->pct < r->min_pct && !p->cleared ? CT_VAL_SLOW : CT_VAL_OK;
         if (p->state == CT_VAL_UNKNOWN)
             r->n_unknown++;
     }

@@ -70,6 +70,12 @@ struct ct_val_pair {
     int nic_a, nic_b; /* NIC of each end that carried the traffic (counters), -1 none seen */
     double gbs;       /* GB/s per direction; < 0 the exchange failed */
     double lat_us;    /* half round trip of a small message; < 0 unknown */
+    /* re-measured because it was below the threshold (repeats > 0): first_gbs was the round's
+     * number, gbs is now the median of the repetitions, ref_gbs the healthy reference pair's
+     * median beside them; cleared: it kept pace with the reference (not the link's fault) */
+    int repeats;
+    double first_gbs, ref_gbs;
+    bool cleared;
     /* derived by ct_val_diagnose */
     double ceil_gbs, pct;
     enum ct_val_state state;
@@ -118,6 +124,10 @@ struct ct_val_report {
     struct ct_val_finding *finding;
     size_t n_finding;
     size_t n_unknown; /* measurements without a ceiling */
+    size_t n_remeasured; /* suspect pairs measured again */
+    int repeats;         /* times each */
+    double noise_pct;    /* spread of the healthy reference pair's repetitions, % of median */
+    bool has_reference;  /* a healthy pair was measured beside the suspects */
     double elapsed_s;
 };
 

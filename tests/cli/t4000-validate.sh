@@ -87,4 +87,17 @@ kill_rank() {
 kill_rank 2 3 out 'host .*/rank2 failed' "named as a failed host"
 # rank 0: no report can come; every other rank says so, naming it
 kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
+# repeat before blame: the first round's pair reads 4x slow (COLLTUNE_VALIDATE_DIP, an
+# injected slow measurement); re-measured alone it is fine, so nothing is blamed; with
+# --repeats 0 the same dip is blamed
+expect 0 "an injected dip is re-measured and not blamed" -- env COLLTUNE_VALIDATE_DIP=0 $V --local 2 \
+    --min-pct 30 --iters 5 --no-coll --json "$TMP/dip.json"
+grep -q 'in its round, then median .*a transient dip, not blamed' "$TMP/out" \
+    && ok "the report shows the re-measurement" || not_ok "no re-measurement line"
+grep -q '"repeats": 3' "$TMP/dip.json" && grep -q '"first_gbs"' "$TMP/dip.json" \
+    && ok "JSON carries repeats and the first number" || not_ok "JSON repeats"
+expect 3 "with --repeats 0 the dip is blamed" -- env COLLTUNE_VALIDATE_DIP=0 $V --local 2 \
+    --min-pct 30 --iters 5 --no-coll --repeats 0
+usage_error "bad --repeats" -- $V --local 2 --repeats x
+
 done_testing
