@@ -613,7 +613,7 @@ static int run_pairs(struct run *R, int *dead, struct ct_err *err)
                 w.failed = exchange(&ex, pc, R->l.leader[pu], sb, rb, x->p2p_bytes, x->iters,
                                     &w, &e2) < 0;
                 if (k == 0 && round == x->dip_round) /* test hook: a transient dip */
-                    w.gbs *= 0.25;
+                    w.gbs *= 0.05;
             }
             if (mon && ct_monitor_sample(mon, &s1, NULL) == 0)
                 nic_deltas(&s0, &s1, &w);

@@ -23,7 +23,7 @@ struct ct_val_cfg {
     uint64_t p2p_bytes, coll_bytes;
     int iters;
     int repeats;    /* re-measurements of a pair below the threshold (0: none) */
-    int dip_round;  /* test hook: the first rail's pairs of this round read 4x slow; -1 none */
+    int dip_round;  /* test hook: the first rail's pairs of this round read 20x slow; -1 none */
 };
 
 enum ct_val_stage {

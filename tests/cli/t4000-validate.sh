@@ -87,7 +87,7 @@ kill_rank() {
 kill_rank 2 3 out 'host .*/rank2 failed' "named as a failed host"
 # rank 0: no report can come; every other rank says so, naming it
 kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
-# repeat before blame: the first round's pair reads 4x slow (COLLTUNE_VALIDATE_DIP, an
+# repeat before blame: the first round's pair reads 20x slow (COLLTUNE_VALIDATE_DIP, an
 # injected slow measurement); re-measured alone it is fine, so nothing is blamed; with
 # --repeats 0 the same dip is blamed
 expect 0 "an injected dip is re-measured and not blamed" -- env COLLTUNE_VALIDATE_DIP=0 $V --local 2 \
