@@ -210,6 +210,7 @@ int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, str
 {
     uint64_t seed = b->seed ^ (p->j.count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)p->j.coll;
     fill_inputs(b, &p->j, &p->a, seed);
+    p->filled = true;
     int rc = ct_bench_barrier(b, err);
     if (rc == 0)
         rc = run_once(b, &p->j, &p->s, &p->a, err);
@@ -238,7 +239,6 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
         return rc;
     }
     p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
-    fill_inputs(b, &p->j, &p->a, b->seed);
     return 0;
 }
 
@@ -257,6 +257,10 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
         b->times = ct_xmalloc(sizeof(double) * (size_t)iters);
         b->all_times = ct_xmalloc(sizeof(double) * (size_t)iters * (size_t)n);
         b->times_cap = (size_t)iters;
+    }
+    if (!p->filled) {
+        fill_inputs(b, &p->j, &p->a, b->seed);
+        p->filled = true;
     }
     for (int i = 0; i < warmup; i++) {
         CT_TRY(ct_bench_barrier(b, err));

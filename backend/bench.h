@@ -54,11 +54,12 @@ struct ct_bench_prep {
     struct ct_sched s;
     struct ct_exec_args a;
     struct ct_red red;
+    bool filled; /* inputs written (by ct_bench_check, or by the first ct_bench_time) */
 };
 
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
-/* Build the schedule and size the buffers (j's shape is set from the communicator);
- * inputs are filled. */
+/* Build the schedule and size the buffers (j's shape is set from the communicator); the
+ * inputs are written once, by ct_bench_check or else the first ct_bench_time. */
 int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *a, const struct ct_job *j,
                      struct ct_bench_prep *p, struct ct_err *err);
 void ct_bench_prep_release(struct ct_bench_prep *p);
