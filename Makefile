@@ -55,15 +55,19 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0
              -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
-LIB_DIRS := lib transport algos engine probe output tui
+LIB_DIRS := lib transport algos engine model probe output tui
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CMD_SRC := $(wildcard cmd/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# model presets (data files with their sources) compiled into the binary
+PRESETS := $(sort $(wildcard model/presets/*.json))
+PRESETS_C := $(BUILD)/gen/model_presets.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 LIBA := $(BUILD)/libcolltune.a
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
-                       tests/engine/*.c tests/output/*.c tests/tui/*.c tests/export/*.c)
+                       tests/engine/*.c tests/output/*.c tests/tui/*.c tests/export/*.c \
+                       tests/model/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)
@@ -79,6 +83,14 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(PRESETS_C): $(PRESETS) scripts/embed-presets.sh
+	@mkdir -p $(dir $@)
+	$(Q)scripts/embed-presets.sh $@ $(PRESETS)
+
+$(BUILD)/gen/model_presets.o: $(PRESETS_C)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 

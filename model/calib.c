@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Calibration (filled in by the next commit). */
+#include "model.h"
