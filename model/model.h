@@ -140,4 +140,64 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err);
 /* Predict every point with t as it is. */
 int ct_mcalib_predict(struct ct_mcalib *c, const struct ct_mtopo *t, struct ct_err *err);
 
+/* ---- a model sweep: what `colltune model` runs ------------------------------------------ */
+
+#define CT_MODEL_MAX_ALGOS 32
+
+/* Where the topology comes from: a file (model topology or probe JSON), or a node preset
+ * (this-host: probed live) times nodes over a network spec. */
+struct ct_mtopo_spec {
+    const char *file, *node, *net;
+    int nodes; /* 0 = the file's / preset's */
+};
+int ct_mtopo_build(const struct ct_mtopo_spec *spec, struct ct_mtopo *t, struct ct_err *err);
+
+struct ct_model_req {
+    struct ct_mtopo_spec topo;
+    enum ct_coll coll;
+    enum ct_dtype dtype;
+    enum ct_redop op;
+    const struct ct_algo *algos[CT_MODEL_MAX_ALGOS]; /* none: every one that implements coll */
+    size_t nalgos;
+    struct ct_params params;
+    uint64_t minb, maxb;
+    double factor;
+    int nranks;           /* 0 = every rank the topology hosts */
+    const char *json;     /* write colltune-model/1 JSON here, or NULL */
+};
+
+struct ct_model_row {
+    uint64_t size, count;
+    const char *algo;
+    double time_us, algbw, busbw;
+    int nranks, nnodes;
+    bool symmetric;
+};
+
+/* The fastest algorithm over [from, to) bytes (crossovers interpolated in log size). */
+struct ct_model_range {
+    double from, to; /* to < 0: infinity */
+    const char *algo;
+};
+
+struct ct_model_result {
+    struct ct_mtopo topo;
+    struct ct_model_row *rows; /* per size, per algorithm in table order */
+    size_t nrows;
+    struct ct_model_range *ranges;
+    size_t nranges;
+    char skipped[1024]; /* "algo: reason; ..." for algorithms that do not support the job */
+    double elapsed_s;
+};
+
+/* Build the topology, price every algorithm at every size, find the crossovers, write the
+ * JSON when asked. */
+int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct ct_err *err);
+void ct_model_result_release(struct ct_model_result *r);
+
+/* --calibrate: fit the topology from spec (default this-host) to the measured points of
+ * path, write it to out, fill c with the points and their predictions. */
+int ct_model_calibrate(const char *path, const struct ct_mtopo_spec *spec, const char *out,
+                       struct ct_mcalib *c, struct ct_mtopo *fit, struct ct_err *err);
+
 #endif
