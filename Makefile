@@ -55,15 +55,19 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0
              -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
-LIB_DIRS := lib transport algos backend tune validate monitor probe output tui
+LIB_DIRS := lib transport algos backend tune validate monitor model probe output tui
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CMD_SRC := $(wildcard cmd/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# model presets (data files with their sources) compiled into the binary
+PRESETS := $(sort $(wildcard model/presets/*.json))
+PRESETS_C := $(BUILD)/gen/model_presets.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o
 LIBA := $(BUILD)/libcolltune.a
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
-                       tests/backend/*.c tests/tune/*.c tests/validate/*.c tests/output/*.c tests/tui/*.c tests/export/*.c)
+                       tests/backend/*.c tests/tune/*.c tests/validate/*.c tests/output/*.c \
+                       tests/tui/*.c tests/export/*.c tests/model/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)
@@ -88,6 +92,14 @@ $(BUILD)/gen/help.c: $(wildcard cmd/help/*.txt) scripts/gen-help.sh
 	$(Q)scripts/gen-help.sh cmd/help > $@
 
 $(BUILD)/gen/help.o: $(BUILD)/gen/help.c
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(PRESETS_C): $(PRESETS) scripts/embed-presets.sh
+	@mkdir -p $(dir $@)
+	$(Q)scripts/embed-presets.sh $@ $(PRESETS)
+
+$(BUILD)/gen/model_presets.o: $(PRESETS_C)
+	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)

@@ -65,5 +65,6 @@ int cmd_show(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 #endif

@@ -26,6 +26,10 @@ static const struct ct_cmd commands[] = {
     {"top", cmd_top, "live NIC utilization of this host (or one sample as text or JSON)",
      "top [--interval MS] [--sysfs-root DIR] [--once] [--json] [--frames N] [--replay FILE] "
      "[--view NAME]"},
+    {"model", cmd_model,
+     "predict every algorithm's time on a topology model (clusters of any size), calibrate it",
+     "model [--topology FILE | --node PRESET [--nodes N] [--net SPEC]] [--coll C] "
+     "[--algo A | --algos LIST] [-b MIN] [-e MAX] [-f F] [--json FILE] | --calibrate RESULTS"},
     {"list", cmd_list, "list algorithms, collectives, transports or datatypes",
      "list algos|colls|transports|datatypes|ops [--verbose]"},
     {"help", cmd_help, "show help for colltune or one subcommand", "help [SUBCOMMAND]"},

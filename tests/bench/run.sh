@@ -42,3 +42,19 @@ for _ in range(11):
     t.append(time.perf_counter() - s)
 print("colltune probe (live, all views): median %.1f ms, max %.1f ms" % (statistics.median(t) * 1e3, max(t) * 1e3))
 PY
+
+# colltune model: scale of the pricer (wall time and peak memory from /usr/bin/time) and,
+# with a local 4-rank sweep, the fit's median |error| per algorithm at >= 64 KiB.
+echo "bench: colltune model" >&2
+mt() { /usr/bin/time -f "%e s, peak %M KB" "$@" 2>&1 >/dev/null | tail -1; }
+echo "colltune model, 16384 ranks (2048 x dgx-h100), ring allreduce, one size: $(mt ./colltune model --node dgx-h100 --nodes 2048 --algo ring -b 1G -e 1G)"
+echo "colltune model, 16384 ranks (2048 x dgx-h100), rdh allreduce, one size: $(mt ./colltune model --node dgx-h100 --nodes 2048 --algo rdh -b 1G -e 1G)"
+for c in allreduce allgather reducescatter alltoall; do
+    echo "colltune model, 1024 ranks (128 x dgx-h100), $c, every algorithm, 28 sizes (8 B..1 GiB): $(mt ./colltune model --node dgx-h100 --nodes 128 --coll $c -b 8 -e 1G -f 2)"
+done
+if ./colltune sweep --local 4 --coll allreduce -b 4K -e 16M --budget 60 --out "$out/model-sweep" >"$out/model-sweep.txt" 2>&1; then
+    ./colltune model --calibrate "$out/model-sweep/results.json" --out "$out/model-fit.json" >"$out/model-fit.txt"
+    echo "colltune model --calibrate (local 4-rank sweep, allreduce): $(grep 'median |error|' "$out/model-fit.txt")"
+else
+    echo "colltune model --calibrate: the 4-rank sweep failed: $(tail -1 "$out/model-sweep.txt")"
+fi

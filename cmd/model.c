@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/* colltune model: price every algorithm's schedule on a topology model; --calibrate fits it. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/model.h"
+#include "../output/output.h"
+#include "cmd.h"
+#include "opts.h"
+
+#ifndef CT_VERSION
+#define CT_VERSION "0.1.0"
+#endif
+
+static const char *const model_help =
+    "usage: colltune model [--topology FILE | --node PRESET [--nodes N] [--net SPEC]]\n"
+    "                      [--coll C] [--algo A | --algos LIST] [-b MIN] [-e MAX] [-f F]\n"
+    "                      [--ranks N] [--json FILE]\n"
+    "       colltune model --calibrate RESULTS.json [--node PRESET | --topology FILE]\n"
+    "                      [--out FILE]\n"
+    "\n"
+    "Price the exact schedule of every algorithm on a topology model (alpha-beta per link\n"
+    "class, max-min link sharing per step, reduction cost, step and slice overheads) and\n"
+    "print predicted time, algbw and busbw in the nccl-tests layout, then the predicted\n"
+    "crossovers. Nothing runs: the numbers are predictions.\n"
+    "\n"
+    "  --topology FILE         a colltune-model-topology/1 file (presets, --calibrate\n"
+    "                          output) or a 'colltune probe --json' file of a real host\n"
+    "  --node PRESET           dgx-h100, dgx-b200, trn1, trn2, this-host (probed); default\n"
+    "                          this-host\n"
+    "  --nodes N               that many nodes (default 1)\n"
+    "  --net SPEC              railfat[:OVER:1] rail-optimized two-tier fat tree, OVER:1\n"
+    "                          oversubscribed (default non-blocking); fullmesh (no sharing)\n"
+    "  --ranks N               price N ranks (whole nodes or part of one; default all)\n"
+    "  --coll C                allreduce, allgather, reducescatter, alltoall (default\n"
+    "                          allreduce)\n"
+    "  --algo A, --algos LIST  algorithms (default: every one that supports the job)\n"
+    "  --chunk, --pipeline, --channels, --threads   executor parameters, as for run\n"
+    "  -b, -e, -f SIZE         sizes as nccl-tests (default 8 .. 1G x2)\n"
+    "  -d, --datatype TYPE     (default float32)\n"
+    "  --json FILE             write colltune-model/1 JSON: results[] of size, algo,\n"
+    "                          time_us, algbw, busbw, ranks, nodes; ranges[]\n"
+    "  --calibrate FILE        fit alpha, bandwidth, gamma, copy, step and slice costs to\n"
+    "                          a run --json or sweep results.json; print the residuals\n"
+    "  --out FILE              where --calibrate writes the fitted topology (default\n"
+    "                          colltune-model.json)\n"
+    "  -h, --help              this help\n";
+
+struct model_ctx {
+    struct ct_model_req q;
+    struct ct_opts o;
+    const char *calib, *out;
+};
+
+static int parse_algos(struct model_ctx *x, const char *arg)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const struct ct_algo *a = ct_algo_find(t);
+        if (!a)
+            return ct_cmd_fail("model", 2, "unknown algorithm '%s' (colltune list algos)", t);
+        if (x->q.nalgos < CT_MODEL_MAX_ALGOS)
+            x->q.algos[x->q.nalgos++] = a;
+    }
+    return 0;
+}
+
+static int parse(struct model_ctx *x, int argc, char **argv)
+{
+    enum { O_TOPO = 1000, O_NODE, O_NODES, O_NET, O_RANKS, O_ALGOS, O_JSON, O_CALIB, O_OUT };
+    static const struct option lo[] = {
+        {"topology", 1, 0, O_TOPO}, {"node", 1, 0, O_NODE}, {"nodes", 1, 0, O_NODES},
+        {"net", 1, 0, O_NET}, {"ranks", 1, 0, O_RANKS}, {"algos", 1, 0, O_ALGOS},
+        {"json", 1, 0, O_JSON}, {"calibrate", 1, 0, O_CALIB}, {"out", 1, 0, O_OUT},
+        {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
+        {"datatype", 1, 0, 'd'}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
+    ct_opts_init(&x->o);
+    x->q.minb = 8;
+    x->q.maxb = 1ull << 30;
+    x->q.factor = 2;
+    x->out = "colltune-model.json";
+    opterr = 0;
+    optind = 1;
+    int c;
+    long v;
+    unsigned long long sz;
+    while ((c = getopt_long(argc, argv, ":b:e:f:d:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+        case 'e':
+            if (ct_parse_size(optarg, &sz))
+                return ct_cmd_fail("model", 2, "bad size '%s'", optarg);
+            *(c == 'b' ? &x->q.minb : &x->q.maxb) = sz;
+            break;
+        case 'f':
+            x->q.factor = atof(optarg);
+            break;
+        case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "model", optarg)); break;
+        case 'h': fputs(model_help, stdout); return -1;
+        case O_TOPO: x->q.topo.file = optarg; break;
+        case O_NODE: x->q.topo.node = optarg; break;
+        case O_NET: x->q.topo.net = optarg; break;
+        case O_NODES:
+        case O_RANKS:
+            if (ct_parse_int(optarg, 1, 1 << 24, &v))
+                return ct_cmd_fail("model", 2, "bad --%s '%s'", c == O_NODES ? "nodes" : "ranks",
+                                   optarg);
+            *(c == O_NODES ? &x->q.topo.nodes : &x->q.nranks) = (int)v;
+            break;
+        case O_ALGOS: CT_TRY_OPT(parse_algos(x, optarg)); break;
+        case O_JSON: x->q.json = optarg; break;
+        case O_CALIB: x->calib = optarg; break;
+        case O_OUT: x->out = optarg; break;
+        case ':': return ct_cmd_fail("model", 2, "option '%s' needs a value", argv[optind - 1]);
+        case '?': return ct_cmd_fail("model", 2, "unknown option '%s'", argv[optind - 1]);
+        default:
+            CT_TRY_OPT(ct_opts_parse_long(&x->o, "model", c, optarg));
+            if (c == CT_O_ALGO && x->q.nalgos < CT_MODEL_MAX_ALGOS)
+                x->q.algos[x->q.nalgos++] = x->o.algo;
+            break;
+        }
+    }
+    if (optind < argc)
+        return ct_cmd_fail("model", 2, "unexpected argument '%s'", argv[optind]);
+    if (x->q.topo.file && x->q.topo.node)
+        return ct_cmd_fail("model", 2, "--topology and --node exclude each other");
+    x->q.coll = x->o.coll;
+    x->q.dtype = x->o.dtype;
+    x->q.op = x->o.op;
+    x->q.params = x->o.params;
+    return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median |predicted/measured - 1| of the points of algo (NULL: all) at >= 64 KiB. */
+static double med_err(const struct ct_mcalib *c, const char *algo, size_t *n)
+{
+    double *e = malloc((c->n + 1) * sizeof *e);
+    *n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->pts[i].size >= 65536 && (!algo || !strcmp(algo, c->pts[i].algo)))
+            e[(*n)++] = fabs(c->pts[i].predicted_us / c->pts[i].measured_us - 1);
+    qsort(e, *n, sizeof *e, cmp_d);
+    double m = *n ? (*n % 2 ? e[*n / 2] : (e[*n / 2 - 1] + e[*n / 2]) / 2) : NAN;
+    free(e);
+    return m;
+}
+
+static int calibrate(struct model_ctx *x)
+{
+    struct ct_mcalib c;
+    struct ct_mtopo t;
+    struct ct_err err = {0};
+    if (ct_model_calibrate(x->calib, &x->q.topo, x->out, &c, &t, &err) < 0)
+        return ct_cmd_fail("model", err.code == CT_EIO ? 1 : 2, "%s", err.msg);
+    printf("# fit of %zu points (%d ranks, %d node(s), %s): intra alpha %.3g us, %.4g GB/s; "
+           "gamma %.4g GB/s; copy %.4g GB/s; step %.3g us; slice %.3g us",
+           c.n, c.nranks, c.nnodes, c.transport, t.intra.alpha_us, t.intra.gbps, t.gamma_gbps,
+           t.copy_gbps, t.step_us, t.slice_us);
+    if (c.nnodes > 1)
+        printf("; nic alpha %.3g us, %.4g GB/s", t.nic.alpha_us, t.nic.gbps);
+    printf("\n# %-14s %12s %12s %12s %8s\n", "algo", "size(B)", "measured", "predicted", "error");
+    for (size_t i = 0; i < c.n; i++)
+        printf("  %-14s %12llu %12.2f %12.2f %+7.1f%%\n", c.pts[i].algo,
+               (unsigned long long)c.pts[i].size, c.pts[i].measured_us, c.pts[i].predicted_us,
+               100 * (c.pts[i].predicted_us / c.pts[i].measured_us - 1));
+    printf("# median |error| at >= 64 KiB:");
+    const char *seen[64];
+    size_t ns = 0, n;
+    for (size_t i = 0; i < c.n && ns < 64; i++) {
+        size_t k = 0;
+        while (k < ns && strcmp(seen[k], c.pts[i].algo))
+            k++;
+        if (k < ns)
+            continue;
+        seen[ns++] = c.pts[i].algo;
+        double m = med_err(&c, c.pts[i].algo, &n);
+        if (n)
+            printf(" %s %.1f%% (%zu);", c.pts[i].algo, 100 * m, n);
+    }
+    double all = med_err(&c, NULL, &n);
+    printf(" all %.1f%% (%zu points)\nwrote %s\n", 100 * all, n, x->out);
+    ct_mcalib_release(&c);
+    return 0;
+}
+
+static const char *fmt_size(double b, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (b >= 1024 && i < 4)
+        b /= 1024, i++;
+    snprintf(buf, n, "%.3g %s", b, u[i]);
+    return buf;
+}
+
+int cmd_model(int argc, char **argv)
+{
+    struct model_ctx x;
+    memset(&x, 0, sizeof x);
+    int rc = parse(&x, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (x.calib)
+        return calibrate(&x);
+    struct ct_model_result r;
+    struct ct_err err = {0};
+    if (ct_model_run(&x.q, &r, &err) < 0)
+        return ct_cmd_fail("model", err.code == CT_EIO ? 1 : 2, "%s", err.msg);
+    int nranks = r.nrows ? r.rows[0].nranks : 0, nnodes = r.nrows ? r.rows[0].nnodes : 0;
+    char tp[96];
+    snprintf(tp, sizeof tp, "model:%s (predicted)", r.topo.name);
+    struct ct_run_meta meta = {ct_coll_name(x.q.coll), tp, CT_VERSION, x.q.minb, x.q.maxb,
+                               x.q.factor, 0, 0, 0, nranks, nnodes, NULL, NULL};
+    ct_table_header(stdout, &meta);
+    for (size_t i = 0; i < r.nrows; i++) {
+        struct ct_row row = {.size = r.rows[i].size, .count = r.rows[i].count,
+                             .type = ct_dtype_name(x.q.dtype), .redop = ct_redop_name(x.q.op),
+                             .algo = r.rows[i].algo, .root = -1, .have = {true, false},
+                             .time_us = {r.rows[i].time_us}, .algbw = {r.rows[i].algbw},
+                             .busbw = {r.rows[i].busbw}, .wrong = {-1, -1}};
+        ct_table_row(stdout, &row);
+    }
+    printf("# predicted crossovers (%s, %d ranks on %d node(s) of '%s'):\n",
+           ct_coll_name(x.q.coll), nranks, nnodes, r.topo.name);
+    for (size_t i = 0; i < r.nranges; i++) {
+        char a[32], b[32];
+        printf("#   %-10s .. %-10s  %s\n", fmt_size(r.ranges[i].from, a, sizeof a),
+               r.ranges[i].to < 0 ? "inf" : fmt_size(r.ranges[i].to, b, sizeof b),
+               r.ranges[i].algo);
+    }
+    if (r.skipped[0])
+        printf("# not priced: %s\n", r.skipped);
+    printf("# priced %zu points in %.3f s%s%s\n", r.nrows, r.elapsed_s, x.q.json ? "; wrote " : "",
+           x.q.json ? x.q.json : "");
+    ct_model_result_release(&r);
+    return 0;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Calibration: read measured points (colltune-results/1 from `run --json`, colltune-sweep/1
+ * from a sweep's results.json), price each point's exact schedule on a topology of the
+ * measured shape, and fit the link class(es) the points ran over, gamma, copy, step and
+ * slice overheads by coordinate descent in log space on the sum of squared log ratios.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/parse.h"
+#include "model.h"
+
+static void add_point(struct ct_mcalib *c, size_t *cap, const struct ct_mpoint *p)
+{
+    if (c->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        c->pts = ct_xrealloc(c->pts, *cap * sizeof *c->pts);
+    }
+    c->pts[c->n++] = *p;
+}
+
+/* "chunk=131072,pipeline=4" */
+static void params_str(const char *s, struct ct_params *p)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s ? s : "");
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            continue;
+        *eq = 0;
+        unsigned long long v;
+        for (int i = 0; i < CT_P_COUNT; i++)
+            if (!strcmp(t, ct_param_desc((enum ct_param_id)i)->name) && !ct_parse_size(eq + 1, &v))
+                p->v[i] = v;
+    }
+}
+
+static void params_obj(json_t *o, struct ct_mpoint *pt)
+{
+    for (int i = 0; i < CT_P_COUNT; i++) {
+        json_t *v = json_object_get(o, ct_param_desc((enum ct_param_id)i)->name);
+        if (json_is_integer(v))
+            pt->params.v[i] = (uint64_t)json_integer_value(v);
+    }
+    json_t *in = json_object_get(o, "intra"), *out = json_object_get(o, "inter");
+    if (json_is_string(in))
+        snprintf(pt->intra, sizeof pt->intra, "%s", json_string_value(in));
+    if (json_is_string(out))
+        snprintf(pt->inter, sizeof pt->inter, "%s", json_string_value(out));
+}
+
+static double median_of(json_t *o)
+{
+    json_t *t = json_object_get(o, "time_us");
+    json_t *m = json_is_object(t) ? json_object_get(t, "median") : t;
+    return json_is_number(m) ? json_number_value(m) : -1;
+}
+
+int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err)
+{
+    memset(c, 0, sizeof *c);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (!doc)
+        return ct_err_set(err, CT_EINVAL, "%s: not JSON (line %d: %s)", path, je.line, je.text);
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
+    size_t cap = 0;
+    int rc = 0;
+    if (schema && !strcmp(schema, "colltune-results/1")) {
+        json_t *args = json_object_get(doc, "args"), *lay = json_object_get(doc, "layout");
+        int coll = ct_coll_find(json_string_value(json_object_get(args, "coll")) ?: "");
+        c->nranks = (int)json_integer_value(json_object_get(lay, "nranks"));
+        c->nnodes = (int)json_integer_value(json_object_get(lay, "nnodes"));
+        snprintf(c->transport, sizeof c->transport, "%s",
+                 json_string_value(json_object_get(args, "transport")) ?: "");
+        json_t *res = json_object_get(doc, "results"), *o;
+        size_t i;
+        json_array_foreach(res, i, o)
+        {
+            struct ct_mpoint p = {0};
+            p.coll = (enum ct_coll)(coll < 0 ? 0 : coll);
+            snprintf(p.algo, sizeof p.algo, "%s", json_string_value(json_object_get(o, "algo")) ?: "");
+            params_str(json_string_value(json_object_get(o, "params")), &p.params);
+            p.size = (uint64_t)json_integer_value(json_object_get(o, "size"));
+            const char *pl = json_string_value(json_object_get(o, "placement"));
+            p.in_place = pl && !strcmp(pl, "in-place");
+            p.measured_us = median_of(o);
+            if (coll >= 0 && p.measured_us > 0 && p.size)
+                add_point(c, &cap, &p);
+        }
+    } else if (schema && !strcmp(schema, "colltune-sweep/1")) {
+        json_t *fp = json_object_get(doc, "fingerprint");
+        c->nranks = (int)json_integer_value(json_object_get(fp, "nranks"));
+        c->nnodes = (int)json_integer_value(json_object_get(fp, "hosts"));
+        snprintf(c->transport, sizeof c->transport, "%s",
+                 json_string_value(json_object_get(fp, "transport")) ?: "");
+        json_t *pts = json_object_get(doc, "points"), *o;
+        size_t i;
+        json_array_foreach(pts, i, o)
+        {
+            struct ct_mpoint p = {0};
+            int coll = ct_coll_find(json_string_value(json_object_get(o, "coll")) ?: "");
+            p.coll = (enum ct_coll)(coll < 0 ? 0 : coll);
+            snprintf(p.algo, sizeof p.algo, "%s", json_string_value(json_object_get(o, "algo")) ?: "");
+            params_obj(json_object_get(o, "params"), &p);
+            p.size = (uint64_t)json_integer_value(json_object_get(o, "size"));
+            p.measured_us = median_of(o);
+            if (coll >= 0 && p.measured_us > 0 && p.size)
+                add_point(c, &cap, &p);
+        }
+    } else {
+        rc = ct_err_set(err, CT_EINVAL, "%s: neither colltune-results/1 (run --json) nor "
+                        "colltune-sweep/1 (sweep results.json)", path);
+    }
+    json_decref(doc);
+    if (rc == 0 && (c->nranks < 1 || c->nnodes < 1 || c->nranks % c->nnodes))
+        rc = ct_err_set(err, CT_EINVAL, "%s: layout of %d ranks on %d nodes", path, c->nranks,
+                        c->nnodes);
+    if (rc == 0 && !c->n)
+        rc = ct_err_set(err, CT_EINVAL, "%s: no measured points", path);
+    if (rc < 0)
+        ct_mcalib_release(c);
+    return rc;
+}
+
+void ct_mcalib_release(struct ct_mcalib *c)
+{
+    free(c->pts);
+    memset(c, 0, sizeof *c);
+}
+
+int ct_mcalib_predict(struct ct_mcalib *c, const struct ct_mtopo *t, struct ct_err *err)
+{
+    struct ct_model *m = ct_model_new(t);
+    int rc = 0;
+    for (size_t i = 0; i < c->n && rc == 0; i++) {
+        struct ct_mpoint *p = &c->pts[i];
+        const struct ct_algo *a = ct_algo_find(p->algo);
+        if (!a) {
+            rc = ct_err_set(err, CT_EINVAL, "unknown algorithm '%s' in the results", p->algo);
+            break;
+        }
+        struct ct_params prm = p->params;
+        prm.intra = p->intra[0] ? p->intra : NULL;
+        prm.inter = p->inter[0] ? p->inter : NULL;
+        struct ct_model_cost cost;
+        rc = ct_model_price_size(m, a, p->coll, CT_FLOAT32, CT_SUM, &prm, c->nranks, p->size,
+                                 &cost, err);
+        p->predicted_us = rc == 0 ? cost.time_us : -1;
+    }
+    ct_model_free(m);
+    return rc;
+}
+
+/* The fitted quantities, as pointers into a topology. */
+static int knobs(struct ct_mtopo *t, bool inter, double **k)
+{
+    int n = 0;
+    k[n++] = &t->intra.alpha_us;
+    k[n++] = &t->intra.gbps;
+    k[n++] = &t->gamma_gbps;
+    k[n++] = &t->copy_gbps;
+    k[n++] = &t->step_us;
+    k[n++] = &t->slice_us;
+    if (inter) {
+        k[n++] = &t->nic.alpha_us;
+        k[n++] = &t->nic.gbps;
+    }
+    return n;
+}
+
+static double loss(struct ct_mcalib *c, const struct ct_mtopo *t)
+{
+    if (ct_mcalib_predict(c, t, NULL) < 0)
+        return INFINITY;
+    double s = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        double r = log(c->pts[i].predicted_us / c->pts[i].measured_us);
+        s += r * r;
+    }
+    return s;
+}
+
+int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
+{
+    t->nodes = c->nnodes;
+    t->ranks_per_node = c->nranks / c->nnodes;
+    t->torus_rows = t->torus_cols = 0;
+    if (t->nodes > 1 && t->rails < 1)
+        t->rails = 1;
+    double *k[8];
+    int nk = knobs(t, c->nnodes > 1, k);
+    for (int i = 0; i < nk; i++)
+        if (!(*k[i] > 0) || isnan(*k[i]))
+            *k[i] = 1; /* log-space search needs a positive start */
+    CT_TRY(ct_mtopo_check(t, err));
+    CT_TRY(ct_mcalib_predict(c, t, err));
+    double best = loss(c, t), step = log(4.0);
+    while (step > 0.005) {
+        bool moved = false;
+        for (int i = 0; i < nk; i++)
+            for (int dir = -1; dir <= 1; dir += 2) {
+                double keep = *k[i];
+                *k[i] = keep * exp(dir * step);
+                double l = loss(c, t);
+                if (l < best * (1 - 1e-9)) {
+                    best = l;
+                    moved = true;
+                    break;
+                }
+                *k[i] = keep;
+            }
+        if (!moved)
+            step /= 2;
+    }
+    return ct_mcalib_predict(c, t, err);
+}
+
+int ct_model_calibrate(const char *path, const struct ct_mtopo_spec *spec, const char *out,
+                       struct ct_mcalib *c, struct ct_mtopo *fit, struct ct_err *err)
+{
+    CT_TRY(ct_mcalib_load(path, c, err));
+    struct ct_mtopo_spec s = *spec;
+    if (!s.file && !s.node)
+        s.node = "this-host";
+    s.nodes = 0;
+    int rc = ct_mtopo_build(&s, fit, err);
+    if (rc == 0)
+        rc = ct_mcalib_fit(c, fit, err);
+    if (rc == 0) {
+        snprintf(fit->source, sizeof fit->source,
+                 "calibrated by colltune model --calibrate %s: %zu points, %d ranks on %d "
+                 "node(s), transport %s", path, c->n, c->nranks, c->nnodes, c->transport);
+        if (c->nnodes == 1)
+            snprintf(fit->intra_transport, sizeof fit->intra_transport, "%s", c->transport);
+        else
+            snprintf(fit->inter_transport, sizeof fit->inter_transport, "%s", c->transport);
+    }
+    if (rc == 0 && out)
+        rc = ct_mtopo_save(out, fit, err);
+    if (rc < 0)
+        ct_mcalib_release(c);
+    return rc;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A model sweep: the topology from a file, a preset or this host's probe; every algorithm
+ * priced at every size; the winner per size and the interpolated crossovers; the JSON.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algos/coll.h"
+#include "../lib/clock.h"
+#include "../lib/file.h"
+#include "../probe/topo.h"
+#include "model.h"
+
+/* Shape and NIC rates of a probed host over the this-host preset's rates. */
+static int from_probe(const struct ct_topo *pt, struct ct_mtopo *t, struct ct_err *err)
+{
+    CT_TRY(ct_mtopo_preset("this-host", t, err));
+    if (pt->hostname)
+        snprintf(t->name, sizeof t->name, "%s", pt->hostname);
+    if (pt->n_gpu)
+        t->ranks_per_node = (int)pt->n_gpu;
+    else if (pt->n_accel)
+        t->ranks_per_node = (int)pt->n_accel;
+    else if (pt->npus > 1)
+        t->ranks_per_node = pt->npus;
+    if (pt->torus_rows > 0 && pt->torus_rows * pt->torus_cols == t->ranks_per_node) {
+        t->torus_rows = pt->torus_rows;
+        t->torus_cols = pt->torus_cols;
+    }
+    int rails = 0;
+    double slow = 0;
+    for (size_t i = 0; i < pt->n_nic; i++)
+        if (pt->nic[i].rate_gbps > 0) {
+            rails++;
+            if (!slow || pt->nic[i].rate_gbps < slow)
+                slow = pt->nic[i].rate_gbps;
+        }
+    if (rails) {
+        t->rails = rails;
+        t->nic.gbps = slow / 8; /* Gb/s -> GB/s */
+    }
+    return 0;
+}
+
+int ct_mtopo_build(const struct ct_mtopo_spec *spec, struct ct_mtopo *t, struct ct_err *err)
+{
+    ct_mtopo_init(t);
+    if (spec->file) {
+        char *txt;
+        size_t len;
+        CT_TRY(ct_file_read(spec->file, &txt, &len, err));
+        bool model = strstr(txt, "colltune-model-topology/") != NULL;
+        free(txt);
+        if (model) {
+            CT_TRY(ct_mtopo_load(spec->file, t, err));
+        } else { /* a probe JSON of a real host */
+            struct ct_topo *pt = ct_topo_new();
+            int rc = ct_topo_import(pt, "json", spec->file, NULL, err);
+            if (rc == 0)
+                rc = from_probe(pt, t, err);
+            ct_topo_free(pt);
+            CT_TRY(rc);
+        }
+    } else if (spec->node && !strcmp(spec->node, "this-host")) {
+        struct ct_topo *pt = ct_topo_new();
+        struct ct_probe_cfg cfg = {0};
+        int rc = ct_probe_local(pt, &cfg, err);
+        if (rc == 0)
+            rc = from_probe(pt, t, err);
+        ct_topo_free(pt);
+        CT_TRY(rc);
+    } else {
+        CT_TRY(ct_mtopo_preset(spec->node ? spec->node : "this-host", t, err));
+    }
+    if (spec->nodes > 0)
+        t->nodes = spec->nodes;
+    if (spec->net)
+        CT_TRY(ct_mtopo_net(t, spec->net, err));
+    return ct_mtopo_check(t, err);
+}
+
+/* ---- crossovers ------------------------------------------------------------------------ */
+
+/* Size where a (winning below) and b (winning above) cost the same, in log-log space. */
+static double cross(double s0, double s1, double a0, double a1, double b0, double b1)
+{
+    double d0 = log(a0) - log(b0), d1 = log(a1) - log(b1);
+    double f = d0 == d1 ? 0.5 : d0 / (d0 - d1);
+    if (f < 0)
+        f = 0;
+    if (f > 1)
+        f = 1;
+    return exp(log(s0) + f * (log(s1) - log(s0)));
+}
+
+static void ranges(struct ct_model_result *r, size_t nalg)
+{
+    size_t nsz = nalg ? r->nrows / nalg : 0;
+    r->ranges = ct_xcalloc(nsz ? nsz : 1, sizeof *r->ranges);
+    r->nranges = 0;
+    size_t prev = 0;
+    for (size_t s = 0; s < nsz; s++) {
+        size_t best = s * nalg;
+        for (size_t a = 1; a < nalg; a++)
+            if (r->rows[s * nalg + a].time_us < r->rows[best].time_us)
+                best = s * nalg + a;
+        if (r->nranges && r->ranges[r->nranges - 1].algo == r->rows[best].algo) {
+            prev = best;
+            continue;
+        }
+        double from = 0;
+        if (r->nranges) { /* prev: the winner at the previous size */
+            size_t pa = prev % nalg, ba = best % nalg, ps = prev / nalg;
+            const struct ct_model_row *x = r->rows;
+            from = cross((double)x[ps * nalg].size, (double)x[s * nalg].size,
+                         x[ps * nalg + pa].time_us, x[s * nalg + pa].time_us,
+                         x[ps * nalg + ba].time_us, x[s * nalg + ba].time_us);
+            r->ranges[r->nranges - 1].to = from;
+        }
+        r->ranges[r->nranges].from = from;
+        r->ranges[r->nranges].to = -1;
+        r->ranges[r->nranges].algo = r->rows[best].algo;
+        r->nranges++;
+        prev = best;
+    }
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static int write_json(const char *path, const struct ct_model_req *q,
+                      const struct ct_model_result *r, struct ct_err *err)
+{
+    json_t *doc = json_object(), *res = json_array(), *cx = json_array();
+    json_object_set_new(doc, "schema", json_string("colltune-model/1"));
+    json_object_set_new(doc, "label", json_string("predicted"));
+    json_object_set_new(doc, "topology", json_string(r->topo.name));
+    json_object_set_new(doc, "coll", json_string(ct_coll_name(q->coll)));
+    json_object_set_new(doc, "datatype", json_string(ct_dtype_name(q->dtype)));
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct ct_model_row *w = &r->rows[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "size", json_integer((json_int_t)w->size));
+        json_object_set_new(o, "algo", json_string(w->algo));
+        json_object_set_new(o, "time_us", json_real(w->time_us));
+        json_object_set_new(o, "algbw", json_real(w->algbw));
+        json_object_set_new(o, "busbw", json_real(w->busbw));
+        json_object_set_new(o, "ranks", json_integer(w->nranks));
+        json_object_set_new(o, "nodes", json_integer(w->nnodes));
+        json_array_append_new(res, o);
+    }
+    json_object_set_new(doc, "results", res);
+    for (size_t i = 0; i < r->nranges; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "from_bytes", json_real(r->ranges[i].from));
+        json_object_set_new(o, "to_bytes",
+                            r->ranges[i].to < 0 ? json_null() : json_real(r->ranges[i].to));
+        json_object_set_new(o, "algo", json_string(r->ranges[i].algo));
+        json_array_append_new(cx, o);
+    }
+    json_object_set_new(doc, "ranges", cx);
+    char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (!txt)
+        return ct_err_set(err, CT_ENOMEM, "cannot encode the model JSON");
+    int rc = ct_file_write_atomic(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}
+
+/* ---- the sweep ------------------------------------------------------------------------- */
+
+int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct ct_err *err)
+{
+    memset(r, 0, sizeof *r);
+    int64_t t0 = ct_now_ns();
+    CT_TRY(ct_mtopo_build(&q->topo, &r->topo, err));
+    struct ct_shape shape;
+    CT_TRY(ct_model_shape(&r->topo, q->nranks, &shape, err));
+    if (!(q->factor > 1) || q->minb > q->maxb)
+        return ct_err_set(err, CT_EINVAL, "sizes: need -b <= -e and -f > 1");
+    struct ct_model *m = ct_model_new(&r->topo);
+    const struct ct_algo *cand[CT_MODEL_MAX_ALGOS];
+    size_t nc = 0;
+    for (size_t i = 0; q->nalgos ? i < q->nalgos : ct_algo_at(i) != NULL; i++) {
+        const struct ct_algo *a = q->nalgos ? q->algos[i] : ct_algo_at(i);
+        if (nc == CT_MODEL_MAX_ALGOS || !(a->colls & CT_COLL_BIT(q->coll)))
+            continue;
+        struct ct_job j = {.coll = q->coll, .dtype = q->dtype, .op = q->op, .count = 1,
+                           .shape = shape, .params = q->params};
+        struct ct_err why = {0};
+        if (ct_algo_supports(a, &j, &why) < 0) {
+            size_t l = strlen(r->skipped);
+            snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s: %s", l ? "; " : "", a->name,
+                     why.msg);
+            continue;
+        }
+        cand[nc++] = a;
+    }
+    int rc = 0;
+    size_t cap = 0;
+    size_t es = ct_dtype_size(q->dtype);
+    for (double sz = (double)q->minb; sz <= (double)q->maxb * (1 + 1e-12) && rc == 0;
+         sz = sz * q->factor < sz + 1 ? sz + 1 : sz * q->factor) {
+        uint64_t size = (uint64_t)sz;
+        if (!ct_coll_desc(q->coll)->count_for(size, es, shape.nranks))
+            continue; /* less than one element per rank */
+        for (size_t a = 0; a < nc && rc == 0; a++) {
+            struct ct_model_cost c;
+            rc = ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
+                                     shape.nranks, size, &c, err);
+            if (rc < 0)
+                break;
+            if (r->nrows == cap) {
+                cap = cap ? cap * 2 : 64;
+                r->rows = ct_xrealloc(r->rows, cap * sizeof *r->rows);
+            }
+            r->rows[r->nrows++] = (struct ct_model_row){c.size, c.count, cand[a]->name,
+                                                        c.time_us, c.algbw, c.busbw, c.nranks,
+                                                        c.nnodes, c.symmetric};
+        }
+    }
+    ct_model_free(m);
+    if (rc < 0)
+        return rc;
+    if (!nc)
+        return ct_err_set(err, CT_EUNSUPP, "no algorithm supports %s on %d ranks of '%s' (%s)",
+                          ct_coll_name(q->coll), shape.nranks, r->topo.name, r->skipped);
+    ranges(r, nc);
+    r->elapsed_s = (double)(ct_now_ns() - t0) / 1e9;
+    if (q->json)
+        CT_TRY(write_json(q->json, q, r, err));
+    return 0;
+}
+
+void ct_model_result_release(struct ct_model_result *r)
+{
+    free(r->rows);
+    free(r->ranges);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,54 @@
+#!/bin/sh
+# colltune model: predictions in the nccl-tests layout and JSON; bad topologies and shapes
+# get one clear line and exit 2.
+. "$(dirname "$0")/lib.sh"
+M="$COLLTUNE model"
+hdr='"schema":"colltune-model-topology/1","name":"bad"'
+printf '{%s,"node":{"ranks":8,"intra":{"alpha_us":1}}}\n' "$hdr" >"$TMP/missing.json"
+printf '{%s,"node":{"ranks":8,"intra":{"alpha_us":1,"gbps":-5}}}\n' "$hdr" >"$TMP/neg.json"
+printf '{%s,"node":{"ranks":4,"intra":{"alpha_us":1,"gbps":5}},"net":{"nodes":2}}\n' "$hdr" >"$TMP/nonic.json"
+usage_error "missing link rate" -- $M --topology "$TMP/missing.json"
+usage_error "negative bandwidth" -- $M --topology "$TMP/neg.json"
+usage_error "several nodes without NICs" -- $M --topology "$TMP/nonic.json"
+usage_error "rank count the topology cannot host" -- $M --node dgx-h100 --nodes 2 --ranks 12
+usage_error "more ranks than the topology has" -- $M --node trn2 --ranks 17
+usage_error "unknown preset" -- $M --node dgx-z9
+usage_error "bad oversubscription" -- $M --node dgx-h100 --net railfat:1:2
+usage_error "bad net spec" -- $M --node dgx-h100 --net dragonfly
+usage_error "unknown algorithm" -- $M --node dgx-h100 --algos ring,nosuch
+expect 1 "missing topology file (I/O)" -- $M --topology "$TMP/none.json"
+usage_error "calibrate from a non-results file" -- $M --calibrate "$TMP/neg.json"
+
+expect 0 "dgx-h100 x 4 nodes, every algorithm" -- \
+    $M --node dgx-h100 --nodes 4 --coll allreduce -b 1K -e 64M -f 8 --json "$TMP/m.json"
+if grep -q "predicted crossovers" "$TMP/out" && grep -q " hier " "$TMP/out" &&
+    grep -q "nRanks 32 nNodes 4" "$TMP/out"; then ok "table, crossovers, shape"; else
+    not_ok "table output"; sed 's/^/#   /' "$TMP/out" | tail -5; fi
+if python3 - "$TMP/m.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"]
+assert d["label"] == "predicted" and len(r) == 6 * len({x["algo"] for x in r})
+for x in r:
+    assert set(x) >= {"size", "algo", "time_us", "algbw", "busbw", "ranks", "nodes"}
+    assert x["ranks"] == 32 and x["nodes"] == 4 and x["time_us"] > 0
+    assert abs(x["algbw"] - x["size"] / x["time_us"] / 1e3) < 1e-6 * x["algbw"] + 1e-12
+PY
+then ok "JSON results: size, algo, time_us, algbw, busbw, ranks, nodes"; else not_ok "JSON results"; fi
+
+# an oversubscribed spine can only slow a flat ring across 64 nodes down
+$M --node dgx-h100 --nodes 64 --algo ring -b 256M -e 256M --json "$TMP/a.json" >/dev/null
+$M --node dgx-h100 --nodes 64 --net railfat:4:1 --algo ring -b 256M -e 256M --json "$TMP/b.json" >/dev/null
+if python3 -c "
+import json,sys
+a=json.load(open('$TMP/a.json'))['results'][0]['time_us']; b=json.load(open('$TMP/b.json'))['results'][0]['time_us']
+sys.exit(0 if b > a else 1)"; then ok "railfat:4:1 slower than non-blocking"; else not_ok "oversubscription"; fi
+
+# a fit from a (tiny) live run predicts that run back and writes a topology file
+expect 0 "live 2-rank run for calibration" -- \
+    $COLLTUNE run --local 2 --transport shm -b 64K -e 4M -f 4 -n 5 -w 2 --json "$TMP/run.json"
+expect 0 "calibrate" -- $M --calibrate "$TMP/run.json" --out "$TMP/fit.json"
+if grep -q "median |error|" "$TMP/out" && grep -q "colltune-model-topology/1" "$TMP/fit.json"; then
+    ok "residuals reported, fit stored"; else not_ok "calibrate output"; fi
+expect 0 "price with the fitted topology" -- $M --topology "$TMP/fit.json" -b 1M -e 1M
+done_testing

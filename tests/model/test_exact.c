@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cost model against the textbook: on a uniform fully connected network without
+ * sharing (every ordered pair its own link: latency a, a byte costs b, a reduced byte
+ * costs g, local copies free, no slicing), the priced schedules equal the closed forms
+ * of the literature to floating-point precision:
+ *
+ *   R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective Communication
+ *   Operations in MPICH", IJHPCA 19(1), 2005 (section 4: ring and recursive-doubling
+ *   allgather, Bruck allgather, recursive-halving reduce-scatter, pairwise-exchange and
+ *   Bruck alltoall; Rabenseifner's reduce-scatter + allgather allreduce and its
+ *   non-power-of-two fold).
+ *   E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
+ *   theory, practice, and experience", CCPE 19(13), 2007 (ring/bucket allreduce
+ *   2(p-1)a + 2((p-1)/p)nb + ((p-1)/p)ng).
+ *
+ * n is the whole vector (allreduce), the whole gathered/scattered buffer (allgather,
+ * reducescatter) or the bytes one rank sends (alltoall), as in those papers.
+ * Also: the symmetric (lockstep) path equals the full timeline, link sharing and
+ * oversubscription slow what they should, and bad topologies fail with one message.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/model.h"
+
+#define A_US 3.0    /* alpha */
+#define GBPS 2.0    /* 1/beta */
+#define GAMMA 8.0   /* 1/gamma */
+#define B (1.0 / (GBPS * 1e3))
+#define G (1.0 / (GAMMA * 1e3))
+
+static const int plist[] = {2, 3, 4, 7, 8, 64, 1024};
+#define NP ((int)(sizeof plist / sizeof plist[0]))
+
+static struct ct_mtopo textbook(int p)
+{
+    struct ct_mtopo t;
+    ct_mtopo_init(&t);
+    snprintf(t.name, sizeof t.name, "textbook");
+    t.ranks_per_node = p;
+    t.full_mesh = true;
+    t.intra.alpha_us = A_US;
+    t.intra.gbps = GBPS;
+    t.gamma_gbps = GAMMA;
+    return t;
+}
+
+static int lg_floor(int p)
+{
+    int l = 0;
+    while ((2 << l) <= p)
+        l++;
+    return l;
+}
+
+static int lg_ceil(int p)
+{
+    int l = 0;
+    while ((1 << l) < p)
+        l++;
+    return l;
+}
+
+/* per-rank count: divisible by p and by every power of two up to 1024, and small enough
+ * that no op exceeds the largest chunk (1 GiB) */
+static uint64_t count_of(int p)
+{
+    return (uint64_t)p << 4;
+}
+
+static double price(struct ct_model *m, const char *algo, enum ct_coll c, int p, uint64_t count)
+{
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.coll = c;
+    j.dtype = CT_FLOAT32;
+    j.op = CT_SUM;
+    j.count = count;
+    j.params.v[CT_P_CHUNK] = 1ull << 30; /* one slice per op: no pipelining terms */
+    struct ct_err err = {0};
+    cr_assert_eq(ct_model_shape(ct_model_topo(m), p, &j.shape, &err), 0, "%s", err.msg);
+    struct ct_model_cost cost;
+    int rc = ct_model_price(m, ct_algo_find(algo), &j, &cost, &err);
+    cr_assert_eq(rc, 0, "%s p=%d: %s", algo, p, err.msg);
+    return cost.time_us;
+}
+
+static void expect(const char *what, int p, double got, double want)
+{
+    cr_expect(fabs(got - want) <= 1e-9 * want, "%s p=%d: priced %.12g us, formula %.12g us", what,
+              p, got, want);
+}
+
+Test(exact, ring)
+{
+    for (int i = 0; i < NP; i++) {
+        int p = plist[i];
+        struct ct_mtopo t = textbook(p);
+        struct ct_model *m = ct_model_new(&t);
+        uint64_t c = count_of(p);
+        double n = (double)c * 4, f = (double)(p - 1) / p;
+        expect("ring allreduce", p, price(m, "ring", CT_ALLREDUCE, p, c),
+               2 * (p - 1) * A_US + 2 * f * n * B + f * n * G);
+        double nt = n * p; /* gathered / scattered buffer */
+        expect("ring allgather", p, price(m, "ring", CT_ALLGATHER, p, c),
+               (p - 1) * A_US + f * nt * B);
+        expect("ring reducescatter", p, price(m, "ring", CT_REDUCESCATTER, p, c),
+               (p - 1) * A_US + f * nt * B + f * nt * G);
+        expect("pairwise alltoall", p, price(m, "ring", CT_ALLTOALL, p, c),
+               (p - 1) * A_US + f * nt * B);
+        ct_model_free(m);
+    }
+}
+
+Test(exact, rabenseifner_and_recursive_doubling)
+{
+    for (int i = 0; i < NP; i++) {
+        int p = plist[i], q = 1 << lg_floor(p), l = lg_floor(p);
+        struct ct_mtopo t = textbook(p);
+        struct ct_model *m = ct_model_new(&t);
+        uint64_t c = count_of(p);
+        double n = (double)c * 4, fq = (double)(q - 1) / q;
+        double core = 2 * l * A_US + 2 * fq * n * B + fq * n * G;
+        /* non-power-of-two: fold the extra ranks in (a + nb + ng) and out (a + nb) */
+        double fold = p == q ? 0 : (A_US + n * B + n * G) + (A_US + n * B);
+        expect("rdh allreduce", p, price(m, "rdh", CT_ALLREDUCE, p, c), core + fold);
+        if (p == q) {
+            double nt = n * p, f = (double)(p - 1) / p;
+            expect("recursive-doubling allgather", p, price(m, "rdh", CT_ALLGATHER, p, c),
+                   l * A_US + f * nt * B);
+            expect("recursive-halving reducescatter", p,
+                   price(m, "rdh", CT_REDUCESCATTER, p, c), l * A_US + f * nt * B + f * nt * G);
+        }
+        ct_model_free(m);
+    }
+}
+
+Test(exact, bruck)
+{
+    for (int i = 0; i < NP; i++) {
+        int p = plist[i];
+        struct ct_mtopo t = textbook(p);
+        struct ct_model *m = ct_model_new(&t);
+        uint64_t c = count_of(p);
+        double n = (double)c * 4 * p, f = (double)(p - 1) / p;
+        expect("bruck allgather", p, price(m, "bruck", CT_ALLGATHER, p, c),
+               lg_ceil(p) * A_US + f * n * B);
+        if ((p & (p - 1)) == 0) /* Thakur et al.: lg p a + (n/2) lg p b */
+            expect("bruck alltoall", p, price(m, "bruck", CT_ALLTOALL, p, c),
+                   lg_ceil(p) * A_US + n / 2 * lg_ceil(p) * B);
+        ct_model_free(m);
+    }
+}
+
+/* The lockstep path and the full timeline agree wherever both apply (sizes that divide
+ * evenly: with uneven blocks lockstep prices every rank at the largest block). */
+Test(exact, symmetry_equals_full_timeline)
+{
+    const char *algos[] = {"ring", "rdh", "bruck", "mesh", "simple-ring", "bidir-ring"};
+    const int ps[] = {2, 3, 4, 7, 8, 16};
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+        int p = ps[k];
+        struct ct_mtopo t;
+        struct ct_err err = {0};
+        cr_assert_eq(ct_mtopo_preset("dgx-h100", &t, &err), 0, "%s", err.msg);
+        t.ranks_per_node = p > 4 && p % 2 == 0 ? p / 2 : p;
+        t.rails = t.ranks_per_node;
+        t.nodes = p / t.ranks_per_node;
+        struct ct_model *sym = ct_model_new(&t), *full = ct_model_new(&t);
+        ct_model_set_symmetry(full, false);
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
+            for (int c = 0; c < CT_COLL_COUNT; c++) {
+                const struct ct_algo *al = ct_algo_find(algos[a]);
+                if (!(al->colls & CT_COLL_BIT(c)))
+                    continue;
+                struct ct_model_cost x, y;
+                int r1 = ct_model_price_size(sym, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM, NULL,
+                                             0, (uint64_t)p << 16, &x, &err);
+                int r2 = ct_model_price_size(full, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM, NULL,
+                                             0, (uint64_t)p << 16, &y, &err);
+                cr_assert_eq(r1, r2, "%s", err.msg);
+                if (r1 < 0)
+                    continue;
+                cr_expect(fabs(x.time_us - y.time_us) <= 1e-9 * y.time_us,
+                          "%s %s p=%d: lockstep %.9g us (symmetric %d), timeline %.9g us",
+                          algos[a], ct_coll_name((enum ct_coll)c), p, x.time_us, x.symmetric,
+                          y.time_us);
+            }
+        ct_model_free(sym);
+        ct_model_free(full);
+    }
+}
+
+/* Ring over 4 nodes of 2: the one inter-node flow per node shares nothing; a mesh
+ * allgather puts 6 flows on every NIC. Oversubscription slows spine-crossing flows. */
+Test(sharing, nic_and_spine)
+{
+    struct ct_mtopo t;
+    ct_mtopo_init(&t);
+    snprintf(t.name, sizeof t.name, "small");
+    t.nodes = 4;
+    t.ranks_per_node = 2;
+    t.rails = 1;
+    t.intra.gbps = 100;
+    t.nic.gbps = 10;
+    t.nodes_per_leaf = 2;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_mtopo_check(&t, &err), 0, "%s", err.msg);
+    struct ct_model *m = ct_model_new(&t);
+    struct ct_model_cost ring, mesh;
+    uint64_t size = 8 << 20;
+    cr_assert_eq(ct_model_price_size(m, ct_algo_find("ring"), CT_ALLGATHER, CT_FLOAT32, CT_SUM,
+                                     NULL, 0, size, &ring, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_model_price_size(m, ct_algo_find("mesh"), CT_ALLGATHER, CT_FLOAT32, CT_SUM,
+                                     NULL, 0, size, &mesh, &err), 0, "%s", err.msg);
+    /* ring: 7 steps of size/8 at the NIC rate; mesh: each NIC carries 2 ranks x 6 remote
+     * peers = 12 flows of size/8 each */
+    double blk = size / 8.0 / 1e4;
+    cr_expect(fabs(ring.time_us - 7 * blk) < 1e-6 * ring.time_us, "ring %.6g vs %.6g",
+              ring.time_us, 7 * blk);
+    cr_expect(fabs(mesh.time_us - 12 * blk) < 1e-6 * mesh.time_us, "mesh %.6g vs %.6g",
+              mesh.time_us, 12 * blk);
+    ct_model_free(m);
+    /* 2:1 oversubscribed: the leaf uplink carries half of its nodes' NIC rate */
+    cr_assert_eq(ct_mtopo_net(&t, "railfat:2:1", &err), 0, "%s", err.msg);
+    m = ct_model_new(&t);
+    struct ct_model_cost mesh2;
+    cr_assert_eq(ct_model_price_size(m, ct_algo_find("mesh"), CT_ALLGATHER, CT_FLOAT32, CT_SUM,
+                                     NULL, 0, size, &mesh2, &err), 0, "%s", err.msg);
+    /* per leaf: 2 nodes x 2 ranks x 4 far peers = 16 flows over an uplink of 10 GB/s */
+    cr_expect(fabs(mesh2.time_us - 16 * blk) < 1e-6 * mesh2.time_us, "oversubscribed %.6g vs %.6g",
+              mesh2.time_us, 16 * blk);
+    ct_model_free(m);
+}
+
+Test(topo, presets_load_and_bad_files_fail)
+{
+    struct ct_err err = {0};
+    struct ct_mtopo t;
+    for (size_t i = 0; ct_mtopo_preset_at(i); i++)
+        cr_expect_eq(ct_mtopo_preset(ct_mtopo_preset_at(i), &t, &err), 0, "%s", err.msg);
+    cr_expect_eq(ct_mtopo_preset("trn2", &t, &err), 0);
+    cr_expect_eq(t.torus_rows * t.torus_cols, 16);
+    const char *missing = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\","
+                          "\"node\":{\"ranks\":8,\"intra\":{\"alpha_us\":1}}}";
+    ct_mtopo_init(&t);
+    cr_expect_lt(ct_mtopo_parse(missing, "x.json", &t, &err), 0);
+    cr_expect(strstr(err.msg, "missing link rate"), "%s", err.msg);
+    const char *neg = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\","
+                      "\"node\":{\"ranks\":8,\"intra\":{\"alpha_us\":1,\"gbps\":-3}}}";
+    ct_mtopo_init(&t);
+    cr_expect_lt(ct_mtopo_parse(neg, "x.json", &t, &err), 0);
+    cr_expect(strstr(err.msg, "-3"), "%s", err.msg);
+    cr_assert_eq(ct_mtopo_preset("dgx-h100", &t, &err), 0);
+    struct ct_shape s;
+    cr_expect_lt(ct_model_shape(&t, 12, &s, &err), 0);
+    cr_expect(strstr(err.msg, "cannot place 12"), "%s", err.msg);
+    cr_expect_lt(ct_mtopo_net(&t, "railfat:1:2", &err), 0);
+}
