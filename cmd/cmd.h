@@ -53,7 +53,7 @@ int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],
-    ct_help_show[], ct_help_top[];
+    ct_help_show[], ct_help_top[], ct_help_model[];
 
 /* Subcommand entry points. */
 int cmd_run(int argc, char **argv);

@@ -15,39 +15,6 @@
 #define CT_VERSION "0.1.0"
 #endif
 
-static const char *const model_help =
-    "usage: colltune model [--topology FILE | --node PRESET [--nodes N] [--net SPEC]]\n"
-    "                      [--coll C] [--algo A | --algos LIST] [-b MIN] [-e MAX] [-f F]\n"
-    "                      [--ranks N] [--json FILE]\n"
-    "       colltune model --calibrate RESULTS.json [--node PRESET | --topology FILE]\n"
-    "                      [--out FILE]\n"
-    "\n"
-    "Price the exact schedule of every algorithm on a topology model (alpha-beta per link\n"
-    "class, max-min link sharing per step, reduction cost, step and slice overheads) and\n"
-    "print predicted time, algbw and busbw in the nccl-tests layout, then the predicted\n"
-    "crossovers. Nothing runs: the numbers are predictions.\n"
-    "\n"
-    "  --topology FILE         a colltune-model-topology/1 file (presets, --calibrate\n"
-    "                          output) or a 'colltune probe --json' file of a real host\n"
-    "  --node PRESET           dgx-h100, dgx-b200, trn1, trn2, this-host (probed); default\n"
-    "                          this-host\n"
-    "  --nodes N               that many nodes (default 1)\n"
-    "  --net SPEC              railfat[:OVER:1] rail-optimized two-tier fat tree, OVER:1\n"
-    "                          oversubscribed (default non-blocking); fullmesh (no sharing)\n"
-    "  --ranks N               price N ranks (whole nodes or part of one; default all)\n"
-    "  --coll C                allreduce, allgather, reducescatter, alltoall (default\n"
-    "                          allreduce)\n"
-    "  --algo A, --algos LIST  algorithms (default: every one that supports the job)\n"
-    "  --chunk, --pipeline, --channels, --threads   executor parameters, as for run\n"
-    "  -b, -e, -f SIZE         sizes as nccl-tests (default 8 .. 1G x2)\n"
-    "  -d, --datatype TYPE     (default float32)\n"
-    "  --json FILE             write colltune-model/1 JSON: results[] of size, algo,\n"
-    "                          time_us, algbw, busbw, ranks, nodes; ranges[]\n"
-    "  --calibrate FILE        fit alpha, bandwidth, gamma, copy, step and slice costs to\n"
-    "                          a run --json or sweep results.json; print the residuals\n"
-    "  --out FILE              where --calibrate writes the fitted topology (default\n"
-    "                          colltune-model.json)\n"
-    "  -h, --help              this help\n";
 
 struct model_ctx {
     struct ct_model_req q;
@@ -101,7 +68,7 @@ static int parse(struct model_ctx *x, int argc, char **argv)
             x->q.factor = atof(optarg);
             break;
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "model", optarg)); break;
-        case 'h': fputs(model_help, stdout); return -1;
+        case 'h': fputs(ct_help_model, stdout); return -1;
         case O_TOPO: x->q.topo.file = optarg; break;
         case O_NODE: x->q.topo.node = optarg; break;
         case O_NET: x->q.topo.net = optarg; break;
