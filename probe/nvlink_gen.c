@@ -52,3 +52,18 @@ double ct_nvlink_gbps_guess(const char *model, int sm)
         g = ct_nvlink_gen_sm(sm);
     return g ? g->link_gbs : 0;
 }
+
+const char *ct_nvlink_basis(const char *gen, const char *basis, char *buf, size_t len)
+{
+    if (!gen[0])
+        snprintf(buf, len, "%s", "");
+    else if (!basis[0])
+        snprintf(buf, len, "%s", gen);
+    else if (!strcmp(basis, "model"))
+        snprintf(buf, len, "%s by the GPU model", gen);
+    else if (!strncmp(basis, "NV", 2))
+        snprintf(buf, len, "%s, inferred from %s", gen, basis);
+    else
+        snprintf(buf, len, "%s, a guess from %s", gen, basis);
+    return buf;
+}
