@@ -54,7 +54,7 @@ static double intra_gpu(const struct ct_topo *t, char *f, size_t len)
     struct ct_matrix m;
     ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
     double best = -1;
-    char d[160], worst[160] = "";
+    char d[256], worst[256] = "";
     int n = (int)t->n_gpu;
     for (int i = 0; i < n; i++) {
         double bw = hop(t, &m, i, (i + 1) % n, d, sizeof d);
