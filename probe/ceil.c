@@ -28,9 +28,12 @@ static double hop(const struct ct_topo *t, const struct ct_matrix *m, int a, int
     int nv = ct_topo_nvlink_count(t, a, b);
     double per = t->gpu[a].nvlink_gbps > 0 ? t->gpu[a].nvlink_gbps : t->gpu[b].nvlink_gbps;
     if (nv > 0) {
+        char why[64];
+        const struct ct_gpu *g = t->gpu[a].nvlink_gbps > 0 ? &t->gpu[a] : &t->gpu[b];
+        ct_nvlink_basis(g->nvlink_gen, g->nvlink_basis, why, sizeof why);
         if (per > 0)
-            snprintf(d, len, "GPU%d->GPU%d NV%d = %d x %g GB/s = %g GB/s", a, b, nv, nv, per,
-                     nv * per);
+            snprintf(d, len, "GPU%d->GPU%d NV%d = %d x %g GB/s = %g GB/s%s%s%s", a, b, nv, nv,
+                     per, nv * per, why[0] ? " (" : "", why, why[0] ? ")" : "");
         else
             snprintf(d, len, "GPU%d->GPU%d NV%d (per-link rate unknown)", a, b, nv);
         return nv * per;
@@ -51,7 +54,7 @@ static double intra_gpu(const struct ct_topo *t, char *f, size_t len)
     struct ct_matrix m;
     ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
     double best = -1;
-    char d[160], worst[160] = "";
+    char d[256], worst[256] = "";
     int n = (int)t->n_gpu;
     for (int i = 0; i < n; i++) {
         double bw = hop(t, &m, i, (i + 1) % n, d, sizeof d);
@@ -117,11 +120,14 @@ static double intra_a2a(const struct ct_topo *t, char *f, size_t len)
         }
     }
     int nv = ct_topo_nvlink_total(t, worst);
+    char why[64];
+    const struct ct_gpu *wg = &t->gpu[worst];
+    ct_nvlink_basis(wg->nvlink_gen, wg->nvlink_basis, why, sizeof why);
     if (best > 0 && worst_nv)
         snprintf(f, len,
                  "each GPU sends through its own links: GPU%d %d NVLinks x %g GB/s = %g "
-                 "GB/s",
-                 worst, nv, t->gpu[worst].nvlink_gbps, best);
+                 "GB/s per GPU%s%s%s",
+                 worst, nv, wg->nvlink_gbps, best, why[0] ? " (" : "", why, why[0] ? ")" : "");
     else if (best > 0)
         snprintf(f, len,
                  "each GPU sends through its own links: GPU%d PCIe %.1f GB/s (NVLink "
@@ -212,6 +218,11 @@ int ct_view_ceilings(const struct ct_topo *t, FILE *out, struct ct_err *err)
     return 0;
 }
 
+static const char *nic_label(const struct ct_nic *x)
+{
+    return x->dev[0] ? x->dev : x->netdev[0] ? x->netdev : "";
+}
+
 int ct_view_rails(const struct ct_topo *t, FILE *out, struct ct_err *err)
 {
     if (!t->n_gpu) {
@@ -220,7 +231,8 @@ int ct_view_rails(const struct ct_topo *t, FILE *out, struct ct_err *err)
     }
     struct ct_rail *r;
     size_t n = ct_rails_compute(t, &r);
-    fprintf(out, "Rails (nearest NIC of each GPU by the PCIe matrix)\n");
+    fprintf(out, "Rails (GPU i's nearest NIC by the PCIe matrix, then the input's NIC order; "
+                 "numbered by GPU)\n");
     fprintf(out, "%-6s %-6s %-20s %-6s %s\n", "GPU", "RAIL", "NIC", "PATH", "PCI");
     for (size_t i = 0; i < n; i++) {
         char cell[16], name[48];
@@ -229,13 +241,34 @@ int ct_view_rails(const struct ct_topo *t, FILE *out, struct ct_err *err)
             continue;
         }
         const struct ct_nic *x = &t->nic[r[i].nic];
-        snprintf(name, sizeof name, "NIC%d %s", r[i].rail,
-                 x->dev[0]      ? x->dev
-                 : x->netdev[0] ? x->netdev
-                                : "");
+        snprintf(name, sizeof name, "NIC%d %s", x->index, nic_label(x));
         fprintf(out, "GPU%-3zu %-6d %-20s %-6s %s\n", i, r[i].rail, name,
                 ct_path_name(r[i].path, 0, cell, sizeof cell), x->busid[0] ? x->busid : "-");
     }
+    int *nr;
+    size_t k = ct_rails_nonrail(t, r, n, &nr);
+    if (k) {
+        struct ct_matrix m;
+        ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
+        fprintf(out, "Not a rail (no GPU takes it as its nearest NIC):\n");
+        for (size_t i = 0; i < k; i++) {
+            const struct ct_nic *x = &t->nic[nr[i]];
+            size_t col = 0;
+            while (m.nic[col] != nr[i])
+                col++;
+            enum ct_path best = CT_PATH_UNKNOWN;
+            for (size_t g = 0; g < m.n_gpu; g++) {
+                enum ct_path p = m.cls[g * m.n + m.n_gpu + col];
+                best = p < best ? p : best;
+            }
+            char cell[16];
+            fprintf(out, "  NIC%d %s: not a rail (nearest GPU %s%s)\n", x->index, nic_label(x),
+                    ct_path_name(best, 0, cell, sizeof cell),
+                    best == CT_PATH_SYS ? ", SYS to every GPU: storage or management port?" : "");
+        }
+        ct_matrix_release(&m);
+    }
+    free(nr);
     free(r);
     return 0;
 }

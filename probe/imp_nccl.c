@@ -56,12 +56,14 @@ static enum ct_nic_kind nic_kind(uint32_t cls, uint16_t vendor, const char *name
 static int add_net(struct nccl *c, const struct ct_xml *x, int pci)
 {
     const char *name = ct_xml_attr(x, "name");
-    long port, speed;
+    long port, speed, dev;
     CT_TRY(attr_range(c, x, "port", 1, 0, 255, &port));
+    CT_TRY(attr_range(c, x, "dev", -1, 0, 4095, &dev));
     CT_TRY(attr_range(c, x, "speed", 0, 0, 100000000, &speed));
     struct ct_topo *t = c->t;
     int i = ct_topo_add_nic(t, name, (int)port, NULL);
     struct ct_nic *n = &t->nic[i];
+    n->index = (int)dev; /* NCCL's NET/<dev> number */
     n->rate_gbps = speed / 1000.0; /* <net speed> is in Mb/s */
     const char *guid = ct_xml_attr(x, "guid");
     ct_strlcpy(n->guid, guid ? guid : "", sizeof n->guid);
@@ -84,10 +86,13 @@ static int add_net(struct nccl *c, const struct ct_xml *x, int pci)
 static int add_gpu(struct nccl *c, const struct ct_xml *x, int pci)
 {
     struct ct_topo *t = c->t;
-    long sm = 0;
-    if (x)
+    long sm = 0, dev = -1;
+    if (x) {
         CT_TRY(attr_range(c, x, "sm", 0, 0, 10000, &sm));
+        CT_TRY(attr_range(c, x, "dev", -1, 0, 4095, &dev));
+    }
     int g = ct_topo_add_gpu(t, pci >= 0 ? t->pci[pci].busid : NULL);
+    t->gpu[g].index = (int)dev; /* CUDA device number */
     t->gpu[g].pci = pci;
     t->gpu[g].sm = (int)sm;
     if (pci >= 0) {

@@ -103,15 +103,22 @@ static int col_of(const struct smi *s, const char *label)
     return -1;
 }
 
+/* One GPU or NIC per column, numbered as its label says (GPU3 is GPU 3, NIC12 is NIC 12);
+ * columns named by device (older layouts: mlx5_0) keep their column order. */
 static void make_endpoints(struct smi *s)
 {
     for (int k = 0; k < s->ncols; k++) {
+        long num = -1;
         s->is_gpu[k] = !strncmp(s->label[k], "GPU", 3);
+        int named = !s->is_gpu[k] && strncmp(s->label[k], "NIC", 3) != 0;
+        if (!named && ct_parse_long(s->label[k] + 3, 10, &num) < 0)
+            num = -1;
         if (s->is_gpu[k]) {
             s->ep[k] = ct_topo_add_gpu(s->t, NULL);
+            s->t->gpu[s->ep[k]].index = (int)num;
         } else {
-            int named = strncmp(s->label[k], "NIC", 3) != 0;
             s->ep[k] = ct_topo_add_nic(s->t, named ? s->label[k] : NULL, 1, NULL);
+            s->t->nic[s->ep[k]].index = (int)num;
         }
     }
 }

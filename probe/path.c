@@ -180,11 +180,12 @@ size_t ct_rails_compute(const struct ct_topo *t, struct ct_rail **out)
     ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
     size_t nn = m.n - m.n_gpu;
     struct ct_rail *r = ct_xcalloc(t->n_gpu + 1, sizeof *r);
-    int *used = ct_xcalloc(nn + 1, sizeof *used);
+    int *used = ct_xcalloc(nn + 1, sizeof *used), *rail_of = ct_xcalloc(nn + 1, sizeof *rail_of);
+    int rails = 0;
     for (size_t g = 0; g < t->n_gpu; g++) {
         r[g] = (struct ct_rail){(int)g, -1, CT_PATH_UNKNOWN, -1};
         size_t best = nn;
-        for (size_t k = 0; k < nn; k++) {
+        for (size_t k = 0; k < nn; k++) { /* nearest, then one no lower GPU took, then NIC order */
             enum ct_path p = m.cls[g * m.n + m.n_gpu + k];
             if (p == CT_PATH_UNKNOWN)
                 continue;
@@ -194,13 +195,32 @@ size_t ct_rails_compute(const struct ct_topo *t, struct ct_rail **out)
             }
         }
         if (best < nn) {
-            used[best]++;
+            if (!used[best]++)
+                rail_of[best] = rails++;
             r[g].nic = m.nic[best];
-            r[g].rail = (int)best;
+            r[g].rail = rail_of[best];
         }
     }
     free(used);
+    free(rail_of);
     ct_matrix_release(&m);
     *out = r;
     return t->n_gpu;
+}
+
+size_t ct_rails_nonrail(const struct ct_topo *t, const struct ct_rail *r, size_t n, int **out)
+{
+    struct ct_matrix m;
+    ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
+    size_t k = 0;
+    *out = ct_xcalloc(m.n - m.n_gpu + 1, sizeof **out);
+    for (size_t j = 0; j < m.n - m.n_gpu; j++) {
+        size_t g = 0;
+        while (g < n && r[g].nic != m.nic[j])
+            g++;
+        if (g == n)
+            (*out)[k++] = m.nic[j];
+    }
+    ct_matrix_release(&m);
+    return k;
 }

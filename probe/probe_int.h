@@ -104,7 +104,10 @@ int ct_view_warnings(const struct ct_topo *t, FILE *out, struct ct_err *err);
 
 /* Short label of a matrix endpoint ("GPU3", "NIC0"). */
 const char *ct_matrix_label(const struct ct_matrix *m, size_t i, char *buf, size_t len);
-/* Per-link NVLink GB/s guessed from a GPU model name or sm; 0 unknown. */
+/* Per-link NVLink GB/s guessed from a GPU model name or sm (probe/nvlink_gen.csv); 0 unknown. */
 double ct_nvlink_gbps_guess(const char *model, int sm);
+/* "NVLink4, inferred from NV18", "NVLink3 by the GPU model", "NVLink4, a guess from sm 90", ""
+ * (no generation) for a ct_gpu's nvlink_gen/nvlink_basis or the topology's NVSwitch pair. */
+const char *ct_nvlink_basis(const char *gen, const char *basis, char *buf, size_t len);
 
 #endif

@@ -74,6 +74,7 @@ int ct_topo_import_buf(struct ct_topo *t, const char *format, const char *buf, s
     const struct ct_importer *imp = ct_importer_find(format);
     if (!imp)
         return ct_err_set(err, CT_EINVAL, "unknown input format '%s'", format ? format : "");
+    t->ordered = 1; /* a file states its GPUs and NICs in an order: keep it */
     CT_TRY(imp->parse(t, buf, len, fname, err));
     if (!t->origin) {
         char o[4200];

@@ -91,6 +91,10 @@ static void add_gpu_from(struct conv *c, hwloc_obj_t o, int pci)
             gpu->model = ct_xstrdup(m);
         if (k->name && (!gpu->osname || !strncmp(k->name, "nvml", 4)))
             ct_str_set(&gpu->osname, k->name);
+        long num; /* nvmlN: NVML's (and nvidia-smi's) GPU number */
+        if (k->name && !strncmp(k->name, "nvml", 4) && ct_parse_long(k->name + 4, 10, &num) == 0 &&
+            num >= 0 && num < 65536)
+            gpu->index = (int)num;
     }
 }
 

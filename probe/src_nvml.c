@@ -70,6 +70,7 @@ static void add_gpu(struct ct_topo *t, const struct ct_nvml_api *api, ct_nvmlDev
         ct_str_set(&gpu->model, name);
     snprintf(os, sizeof os, "nvml%u", idx);
     ct_str_set(&gpu->osname, os);
+    gpu->index = (int)idx; /* nvidia-smi's GPU number */
     int maj, min;
     if (api->cc && api->cc(d, &maj, &min) == CT_NVML_SUCCESS)
         gpu->sm = maj * 10 + min;

@@ -111,7 +111,7 @@ int ct_topo_add_gpu(struct ct_topo *t, const char *busid)
     size_t i = grow((void **)&t->gpu, &t->n_gpu, sizeof *t->gpu);
     struct ct_gpu *g = &t->gpu[i];
     ct_strlcpy(g->busid, busid ? busid : "", sizeof g->busid);
-    g->pci = g->numa = -1;
+    g->pci = g->numa = g->index = -1;
     return (int)i;
 }
 
@@ -122,7 +122,7 @@ int ct_topo_add_nic(struct ct_topo *t, const char *dev, int port, const char *ne
     ct_strlcpy(n->dev, dev ? dev : "", sizeof n->dev);
     ct_strlcpy(n->netdev, netdev ? netdev : "", sizeof n->netdev);
     n->port = port;
-    n->pci = n->numa = n->netdev_type = -1;
+    n->pci = n->numa = n->netdev_type = n->index = -1;
     return (int)i;
 }
 

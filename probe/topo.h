@@ -65,6 +65,12 @@ struct ct_gpu {
     char *cpus;         /* cpulist of the affinity, NULL unknown */
     int sm;             /* compute capability x 10 (80 = 8.0), 0 unknown */
     double nvlink_gbps; /* per NVLink, per direction, GB/s; 0 unknown */
+    int index;          /* the source's number: GPUn of nvidia-smi, <gpu dev> of NCCL XML, nvmlN,
+                           NVML index; -1 until ct_topo_finalize() sets it to the position */
+    char nvlink_gen[24];     /* "NVLink4", "" unknown (from probe/nvlink_gen.csv) */
+    char nvlink_basis[16];   /* what the generation and rate rest on: "" (stated or unknown),
+                                "model" (the GPU model), "NV18" (inferred from the NV# pattern),
+                                "sm 90" (guessed from the compute capability) */
 };
 
 enum ct_nic_kind { CT_NIC_UNKNOWN, CT_NIC_IB, CT_NIC_ROCE, CT_NIC_EFA, CT_NIC_ETH };
@@ -99,6 +105,8 @@ struct ct_nic {
     int netdev_type;   /* ARPHRD type of the netdev (1 Ethernet, 32 InfiniBand), -1 unknown */
     char *counters;    /* sysfs port counters dir (relative to the sysfs root), NULL */
     char *hw_counters; /* hw_counters dir (EFA has only these), NULL */
+    int index;         /* the source's number: NICn of nvidia-smi, <net dev> of NCCL XML; -1 until
+                          ct_topo_finalize() sets it to the position */
 };
 
 enum ct_end_kind { CT_END_GPU, CT_END_NVSWITCH, CT_END_CPU };
@@ -176,6 +184,11 @@ struct ct_topo {
     int torus_rows, torus_cols; /* accelerator grid, 0 when none */
     int npus, ncores;           /* logical CPUs and cores on the host, 0 unknown */
     int rank_first, rank_count; /* ranks of a job on this host (cluster mode), -1 / 0 */
+    int ordered;                /* 1: the source numbers GPUs and NICs (every importer), and
+                                   finalize keeps its numbering; 0 (live, sysfs root): finalize
+                                   orders them by PCI bus id, as nvidia-smi and NCCL do */
+    char nvswitch_gen[32];      /* "NVSwitch gen3", "" unknown */
+    char nvswitch_basis[16];    /* as ct_gpu.nvlink_basis */
     char **notes;               /* what sources could not see */
     size_t n_notes;
 };
@@ -204,8 +217,9 @@ int ct_topo_find_netdev(const struct ct_topo *t, const char *netdev);
 int ct_topo_find_numa(const struct ct_topo *t, int os_index);
 int ct_topo_find_accel(const struct ct_topo *t, int index);
 
-/* Sort GPUs by bus id, NICs by device name, resolve pci indices and NUMA, derive switch roles.
- * Every source and importer path ends with it; idempotent. */
+/* Order GPUs and NICs (the source's numbering when it has one, else PCI bus id order), resolve
+ * pci indices and NUMA, derive switch roles and the NVLink generation. Every source and importer
+ * path ends with it; idempotent. */
 void ct_topo_finalize(struct ct_topo *t);
 
 /* NUMA node of a PCI node: its own, else the first known walking up; -1 unknown. */
@@ -296,14 +310,39 @@ const char *ct_path_name(enum ct_path p, int nv, char *buf, size_t len);
 /* Parse "PIX", "NV4", "SOC" (old name of SYS), "X"; -1 on garbage. */
 int ct_path_parse(const char *s, enum ct_path *p, int *nv);
 
-/* Rails: the nearest NIC of each GPU by the matrix, balanced over equally near NICs. */
+/* Rails, the operators' convention: GPU g takes its nearest NIC by the PCIe matrix (PIX, PXB,
+ * ... then the source's NIC order), preferring one no lower GPU took; rails are numbered in
+ * GPU order (rail i is GPU i's NIC when every GPU has its own). */
 struct ct_rail {
     int gpu;           /* index in topo->gpu */
     int nic;           /* index in topo->nic, -1 when there is no RDMA NIC */
     enum ct_path path; /* GPU->NIC class */
-    int rail;          /* rail number = matrix NIC index */
+    int rail;          /* rail number, -1 with no NIC */
 };
 size_t ct_rails_compute(const struct ct_topo *t, struct ct_rail **out); /* caller frees *out */
+/* Matrix NICs that no GPU took as its rail (storage, management ports): topo->nic indices into
+ * *out (caller frees); returns their count. */
+size_t ct_rails_nonrail(const struct ct_topo *t, const struct ct_rail *r, size_t n, int **out);
+
+/* One row of probe/nvlink_gen.csv: an NVLink generation, keyed by a GPU model substring or by
+ * the links per GPU of an NVSwitch ("switch") or direct all-pairs ("mesh") fabric. */
+struct ct_nvlink_gen {
+    const char *kind; /* "model", "sm" or "nv" */
+    const char *key;  /* model substring ("H100"), lowest sm ("90") or links per GPU ("18") */
+    const char *fabric; /* "switch", "mesh", "" */
+    const char *gen;    /* "NVLink4" */
+    double link_gbs;    /* per link, per direction, GB/s */
+    int links;          /* NVLinks per GPU */
+    const char *nvswitch; /* "NVSwitch gen3", "none", "" */
+    const char *source;
+};
+const struct ct_nvlink_gen *ct_nvlink_gen_at(size_t i); /* NULL past the end */
+/* The row for a GPU model ("NVIDIA H100 80GB HBM3"), NULL unknown. */
+const struct ct_nvlink_gen *ct_nvlink_gen_model(const char *model);
+/* The row for links per GPU on a switched (switched=1) or all-pairs mesh fabric, NULL. */
+const struct ct_nvlink_gen *ct_nvlink_gen_links(int links, int switched);
+/* The row of the newest generation whose compute capability (x 10) is <= sm, NULL. */
+const struct ct_nvlink_gen *ct_nvlink_gen_sm(int sm);
 
 /* Bandwidth ceilings per collective, nccl-tests bus bandwidth in GB/s (0 when unknown). */
 struct ct_ceiling {

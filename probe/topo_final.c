@@ -1,43 +1,53 @@
 /* SPDX-License-Identifier: MIT */
-/* ct_topo_finalize: order GPUs (PCI bus order, as nvidia-smi numbers them) and NICs (device
- * name order), remap every index that points at them, resolve PCI nodes and NUMA, and derive
- * which PCIe switch each bridge port belongs to. */
+/* ct_topo_finalize: order GPUs and NICs by the source's own numbering (every importer), or by
+ * PCI bus id as nvidia-smi and NCCL number them when the source has no order (a live or
+ * captured sysfs tree); remap every index that points at them, resolve PCI nodes and NUMA,
+ * derive which PCIe switch each bridge port belongs to, and the NVLink generation
+ * (probe/nvlink_gen.csv) from the model, the NV# pattern or the compute capability. */
 #include "probe_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct sort_ctx {
-    const struct ct_topo *t;
-    int *perm;
-};
-
+/* The source's numbering when every GPU has one; else bus id order when every GPU has a bus id
+ * (no numbering: order them as CUDA, nvidia-smi and NCCL do); else the order they came in. */
 static int gpu_key_cmp(const struct ct_topo *t, int a, int b)
 {
     const struct ct_gpu *x = &t->gpu[a], *y = &t->gpu[b];
-    int hx = x->busid[0] != 0, hy = y->busid[0] != 0;
-    if (hx != hy)
-        return hy - hx;
-    int c = hx ? strcmp(x->busid, y->busid) : 0;
+    int by_index = 1, by_bus = 1;
+    for (size_t i = 0; i < t->n_gpu; i++) {
+        by_index &= t->gpu[i].index >= 0;
+        by_bus &= t->gpu[i].busid[0] != 0;
+    }
+    int c = by_index ? x->index - y->index : by_bus ? strcmp(x->busid, y->busid) : 0;
     return c ? c : a - b;
 }
 
+/* The source's numbering when every NIC has one, else the source's order (importers); with no
+ * source order (live): RDMA ports before plain interfaces, each by PCI bus id, then port. */
 static int nic_key_cmp(const struct ct_topo *t, int a, int b)
 {
     const struct ct_nic *x = &t->nic[a], *y = &t->nic[b];
-    int ex = x->kind == CT_NIC_ETH && !x->dev[0], ey = y->kind == CT_NIC_ETH && !y->dev[0];
+    int by_index = 1;
+    for (size_t i = 0; i < t->n_nic; i++)
+        by_index &= t->nic[i].index >= 0;
+    if (by_index)
+        return x->index != y->index ? x->index - y->index : a - b;
+    if (t->ordered)
+        return a - b;
+    int ex = !x->dev[0], ey = !y->dev[0];
     if (ex != ey)
         return ex - ey;
-    int hx = x->dev[0] != 0, hy = y->dev[0] != 0;
+    int hx = x->busid[0] != 0, hy = y->busid[0] != 0;
     if (hx != hy)
         return hy - hx;
-    int c = ct_natcmp(x->dev, y->dev);
+    int c = strcmp(x->busid, y->busid);
+    if (!c)
+        c = ct_natcmp(x->dev, y->dev);
     if (!c)
         c = x->port - y->port;
     if (!c)
         c = ct_natcmp(x->netdev, y->netdev);
-    if (!c)
-        c = strcmp(x->busid, y->busid);
     return c ? c : a - b;
 }
 
@@ -61,6 +71,8 @@ static void sort_perm(const struct ct_topo *t, int *perm, size_t n,
 static void reorder_gpus(struct ct_topo *t)
 {
     size_t n = t->n_gpu;
+    if (n == 1 && t->gpu[0].index < 0)
+        t->gpu[0].index = 0;
     if (n < 2)
         return;
     int *perm = ct_xmalloc(n * sizeof *perm), *inv = ct_xmalloc(n * sizeof *inv);
@@ -72,6 +84,9 @@ static void reorder_gpus(struct ct_topo *t)
     }
     free(t->gpu);
     t->gpu = g;
+    for (size_t i = 0; i < n; i++)
+        if (t->gpu[i].index < 0)
+            t->gpu[i].index = (int)i;
     for (size_t i = 0; i < t->n_nvlink; i++) {
         struct ct_nvlink *l = &t->nvlink[i];
         l->gpu = inv[l->gpu];
@@ -92,6 +107,8 @@ static void reorder_gpus(struct ct_topo *t)
 static void reorder_nics(struct ct_topo *t)
 {
     size_t n = t->n_nic;
+    if (n == 1 && t->nic[0].index < 0)
+        t->nic[0].index = 0;
     if (n < 2)
         return;
     int *perm = ct_xmalloc(n * sizeof *perm), *inv = ct_xmalloc(n * sizeof *inv);
@@ -103,6 +120,9 @@ static void reorder_nics(struct ct_topo *t)
     }
     free(t->nic);
     t->nic = x;
+    for (size_t i = 0; i < n; i++)
+        if (t->nic[i].index < 0)
+            t->nic[i].index = (int)i;
     for (size_t i = 0; i < t->n_hint; i++) {
         struct ct_hint *h = &t->hint[i];
         if (h->ka == CT_EP_NIC)
@@ -149,8 +169,6 @@ static void resolve_endpoints(struct ct_topo *t)
         int k = g->numa >= 0 ? ct_topo_find_numa(t, g->numa) : -1;
         if (!g->cpus && k >= 0 && t->numa[k].cpus[0])
             g->cpus = ct_xstrdup(t->numa[k].cpus);
-        if (!g->nvlink_gbps)
-            g->nvlink_gbps = ct_nvlink_gbps_guess(g->model, g->sm);
     }
     for (size_t i = 0; i < t->n_nic; i++) {
         struct ct_nic *n = &t->nic[i];
@@ -186,6 +204,67 @@ static int numa_cmp(const void *a, const void *b)
     return (x->os_index > y->os_index) - (x->os_index < y->os_index);
 }
 
+static void set_gen(struct ct_gpu *g, const struct ct_nvlink_gen *r, const char *basis)
+{
+    ct_strlcpy(g->nvlink_gen, r->gen, sizeof g->nvlink_gen);
+    ct_strlcpy(g->nvlink_basis, basis, sizeof g->nvlink_basis);
+    if (!g->nvlink_gbps)
+        g->nvlink_gbps = r->link_gbs;
+}
+
+/* The fabric the NV# pattern shows: links per GPU and whether they go through NVSwitches, when
+ * every GPU pair is linked with the same count; 0 otherwise. */
+static int nv_pattern(const struct ct_topo *t, int *switched, int *per_pair)
+{
+    int n = (int)t->n_gpu, pair = 0, total = -1;
+    *switched = 0;
+    *per_pair = 0;
+    for (size_t i = 0; i < t->n_nvlink; i++)
+        *switched |= t->nvlink[i].peer_kind == CT_END_NVSWITCH;
+    for (int a = 0; a < n; a++) {
+        int tot = ct_topo_nvlink_total(t, a);
+        if (total >= 0 && tot != total)
+            return 0;
+        total = tot;
+        for (int b = 0; b < n; b++) {
+            int c = a == b ? -1 : ct_topo_nvlink_count(t, a, b);
+            if (c == 0 || (c > 0 && pair && c != pair))
+                return 0;
+            pair = c > 0 ? c : pair;
+        }
+    }
+    *per_pair = pair;
+    return n >= 2 && pair > 0 ? total : 0;
+}
+
+/* NVLink generation and per-link rate of every GPU with NVLinks: from its stated model, else
+ * inferred from the NV# pattern (marked "NV18"), else guessed from the compute capability. */
+static void nvlink_generation(struct ct_topo *t)
+{
+    int switched = 0, pair = 0, links = nv_pattern(t, &switched, &pair);
+    const struct ct_nvlink_gen *fab = links ? ct_nvlink_gen_links(links, switched) : NULL;
+    char nv[16];
+    snprintf(nv, sizeof nv, "NV%d", pair);
+    for (size_t i = 0; i < t->n_gpu; i++) {
+        struct ct_gpu *g = &t->gpu[i];
+        if (g->nvlink_gen[0] || ct_topo_nvlink_total(t, (int)i) <= 0)
+            continue;
+        const struct ct_nvlink_gen *r = ct_nvlink_gen_model(g->model);
+        char sm[16];
+        snprintf(sm, sizeof sm, "sm %d", g->sm);
+        if (r)
+            set_gen(g, r, "model");
+        else if (fab)
+            set_gen(g, fab, nv);
+        else if ((r = ct_nvlink_gen_sm(g->sm)))
+            set_gen(g, r, sm);
+    }
+    if (fab && !t->nvswitch_gen[0] && strcmp(fab->nvswitch, "none")) {
+        ct_strlcpy(t->nvswitch_gen, fab->nvswitch, sizeof t->nvswitch_gen);
+        ct_strlcpy(t->nvswitch_basis, nv, sizeof t->nvswitch_basis);
+    }
+}
+
 void ct_topo_finalize(struct ct_topo *t)
 {
     /* NUMA distance rows are indexed by position: only sort when there are none. */
@@ -200,6 +279,7 @@ void ct_topo_finalize(struct ct_topo *t)
     reorder_nics(t);
     derive_switches(t);
     resolve_endpoints(t);
+    nvlink_generation(t);
     if (!t->torus_rows && t->n_accel > 1) {
         int r, c;
         if (ct_torus_infer(t, &r, &c) == 0) {

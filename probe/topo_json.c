@@ -87,6 +87,7 @@ static json_t *w_pci(const struct ct_pci *p)
 static json_t *w_gpu(const struct ct_gpu *g)
 {
     json_t *o = json_object();
+    set(o, "index", json_integer(g->index));
     set(o, "busid", json_string(g->busid));
     set(o, "pci", json_integer(g->pci));
     set(o, "vendor", json_integer(g->vendor));
@@ -97,12 +98,16 @@ static json_t *w_gpu(const struct ct_gpu *g)
     set(o, "cpus", jstr_or_null(g->cpus));
     set(o, "sm", json_integer(g->sm));
     set(o, "nvlink_gbps", json_real(g->nvlink_gbps));
+    set(o, "nvlink_gen", json_string(g->nvlink_gen));
+    /* "" when stated; "NV18": inferred from the NV# pattern; "model", "sm 90": looked up */
+    set(o, "nvlink_inferred_from", json_string(g->nvlink_basis));
     return o;
 }
 
 static json_t *w_nic(const struct ct_nic *n)
 {
     json_t *o = json_object();
+    set(o, "index", json_integer(n->index));
     set(o, "dev", json_string(n->dev));
     set(o, "port", json_integer(n->port));
     set(o, "kind", json_string(nic_kinds[n->kind]));
@@ -190,6 +195,8 @@ static json_t *w_topo(const struct ct_topo *t)
         json_pack("{s:s,s:i}", "busid", t->nvswitch[i].busid, "pci", t->nvswitch[i].pci));
     set(r, "nvlinks", w_links(t));
     ARR("accels", t->n_accel, w_accel(&t->accel[i]));
+    set(r, "nvswitch_gen",
+        json_pack("{s:s,s:s}", "gen", t->nvswitch_gen, "inferred_from", t->nvswitch_basis));
     set(r, "torus", json_pack("{s:i,s:i}", "rows", t->torus_rows, "cols", t->torus_cols));
     ARR("hints", t->n_hint,
         json_pack("{s:s,s:i,s:s,s:i,s:i}", "a_kind", ep_kinds[t->hint[i].ka], "a", t->hint[i].a,

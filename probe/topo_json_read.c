@@ -171,6 +171,7 @@ static int r_gpu(struct rd *r, json_t *v, struct ct_topo *t)
 {
     int k = ct_topo_add_gpu(t, NULL);
     struct ct_gpu *g = &t->gpu[k];
+    L(v, "index", -1, 65535, g->index);
     CT_TRY(get_str(r, v, "busid", g->busid, sizeof g->busid));
     IDX(v, "pci", t->n_pci, g->pci);
     U16(v, "vendor", g->vendor);
@@ -180,6 +181,8 @@ static int r_gpu(struct rd *r, json_t *v, struct ct_topo *t)
     INT(v, "numa", g->numa);
     CT_TRY(get_dup(r, v, "cpus", &g->cpus));
     INT(v, "sm", g->sm);
+    CT_TRY(get_str(r, v, "nvlink_gen", g->nvlink_gen, sizeof g->nvlink_gen));
+    CT_TRY(get_str(r, v, "nvlink_inferred_from", g->nvlink_basis, sizeof g->nvlink_basis));
     return get_num(r, v, "nvlink_gbps", &g->nvlink_gbps);
 }
 
@@ -187,6 +190,7 @@ static int r_nic(struct rd *r, json_t *v, struct ct_topo *t)
 {
     int k = ct_topo_add_nic(t, NULL, 0, NULL), kind = 0;
     struct ct_nic *n = &t->nic[k];
+    L(v, "index", -1, 65535, n->index);
     CT_TRY(get_str(r, v, "dev", n->dev, sizeof n->dev));
     L(v, "port", 0, 255, n->port);
     CT_TRY(get_enum(r, v, "kind", ct_json_nic_kinds, 5, &kind));
@@ -329,6 +333,9 @@ static int r_topo(struct rd *r, json_t *root, struct ct_topo *t)
     }
     CT_TRY(r_array(r, root, "nvlinks", t, r_link));
     CT_TRY(r_array(r, root, "accels", t, r_accel));
+    json_t *nvs = json_object_get(root, "nvswitch_gen");
+    CT_TRY(get_str(r, nvs, "gen", t->nvswitch_gen, sizeof t->nvswitch_gen));
+    CT_TRY(get_str(r, nvs, "inferred_from", t->nvswitch_basis, sizeof t->nvswitch_basis));
     json_t *torus = json_object_get(root, "torus");
     L(torus, "rows", 0, 4096, t->torus_rows);
     L(torus, "cols", 0, 4096, t->torus_cols);

@@ -219,25 +219,6 @@ double ct_pcie_gbs(double gts, int width)
     return gts * eff * width / 8;
 }
 
-double ct_nvlink_gbps_guess(const char *model, int sm)
-{
-    static const struct {
-        const char *key;
-        double gbps;
-    } tab[] = {{"P100", 20}, {"V100", 25},  {"A100", 25}, {"A800", 25}, {"H100", 25}, {"H800", 25},
-               {"H200", 25}, {"GH200", 25}, {"B100", 50}, {"B200", 50}, {"B300", 50}};
-    for (size_t i = 0; model && i < sizeof tab / sizeof tab[0]; i++)
-        if (strstr(model, tab[i].key))
-            return tab[i].gbps;
-    if (sm >= 100)
-        return 50;
-    if (sm >= 70)
-        return 25;
-    if (sm >= 60)
-        return 20;
-    return 0;
-}
-
 /* ---- cpu sets ---- */
 
 static char *list_from_bits(const unsigned char *bit, size_t n)

@@ -82,7 +82,13 @@ static void ibstatus_block(const struct ct_nic *n, FILE *out)
         fprintf(out, "\trate:\t\t %g Gb/sec\n", n->rate_gbps);
     else
         fprintf(out, "\trate:\t\t unknown (no usable rate)\n");
-    fprintf(out, "\tlink_layer:\t %s\n\n", n->link_layer[0] ? n->link_layer : "unknown");
+    const char *hint = !n->link_layer[0] && strstr(n->dev, "_eth") ? "Ethernet (RoCE)"
+                       : !n->link_layer[0] && strstr(n->dev, "_ib") ? "InfiniBand"
+                                                                     : NULL;
+    if (hint) /* a name is not proof: say so, and keep it out of the model */
+        fprintf(out, "\tlink_layer:\t unknown (the name suggests %s: a guess)\n\n", hint);
+    else
+        fprintf(out, "\tlink_layer:\t %s\n\n", n->link_layer[0] ? n->link_layer : "unknown");
 }
 
 int ct_view_nics(const struct ct_topo *t, FILE *out, struct ct_err *err)

@@ -154,13 +154,23 @@ static void devices(const struct ct_topo *t, FILE *out)
             fprintf(out, ", %d NVLinks", nv);
         if (nv && x->nvlink_gbps > 0)
             fprintf(out, " x %g GB/s", x->nvlink_gbps);
+        char why[64];
+        if (nv && x->nvlink_gen[0])
+            fprintf(out, " (%s)",
+                    ct_nvlink_basis(x->nvlink_gen, x->nvlink_basis, why, sizeof why));
         for (size_t l = 0; l < t->n_nvlink; l++)
             if (t->nvlink[l].gpu == (int)g && t->nvlink[l].peer_kind == CT_END_CPU)
                 fprintf(out, ", NV%d to CPU %d", t->nvlink[l].count, t->nvlink[l].peer);
         fputc('\n', out);
     }
-    if (t->n_nvswitch)
-        fprintf(out, "NVSwitches: %zu\n", t->n_nvswitch);
+    if (t->n_nvswitch) {
+        char why[64];
+        fprintf(out, "NVSwitches: %zu", t->n_nvswitch);
+        if (t->nvswitch_gen[0])
+            fprintf(out, " (%s)",
+                    ct_nvlink_basis(t->nvswitch_gen, t->nvswitch_basis, why, sizeof why));
+        fputc('\n', out);
+    }
     size_t rdma = 0;
     for (size_t i = 0; i < t->n_nic; i++)
         rdma += t->nic[i].dev[0] || (t->nic[i].kind != CT_NIC_ETH && t->nic[i].kind);

@@ -40,7 +40,10 @@ Test(views, rails)
         cr_expect_eq(rail_of(t, g, NULL), nic_by_dev(t, dev));
     }
     char *s = render(t, "rails");
-    cr_expect(strstr(s, "GPU7   4      NIC4 mlx5_bond_4"), "%s", s);
+    /* rails numbered in GPU order: bond_1 (GPU0,1) is rail 0 ... bond_4 (GPU6,7) rail 3;
+     * bond_0, under CPU 0 with no GPU nearer than NODE, is no rail */
+    cr_expect(strstr(s, "GPU7   3      NIC4 mlx5_bond_4"), "%s", s);
+    cr_expect(strstr(s, "NIC0 mlx5_bond_0: not a rail (nearest GPU NODE)"), "%s", s);
     free(s);
     ct_topo_free(t);
     t = load("hwloc-xml", FIX_MINSKY);
