@@ -202,6 +202,7 @@ static void fill_job(const struct ct_opts *o, int n, int rank, int rpn, uint64_t
     j->shape.torus_cols = o->torus_cols;
     j->shape.rails = o->rails;
     j->params = o->params;
+    j->quant = o->quant;
     ct_params_defaults(&j->params);
 }
 

@@ -25,6 +25,7 @@ struct ct_opts {
     const char *provider;  /* --provider (fabric transport) */
     const char *port_range; /* --port-range, else COLLTUNE_PORT_RANGE */
     int port_lo, port_hi;
+    enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
 };
 
 #define CT_OPTS_FIRST 2000

@@ -38,6 +38,9 @@ static const char *const run_help =
     "  -d, --datatype TYPE     int8 uint8 int32 uint32 int64 uint64 float16 bfloat16\n"
     "                          float32 float64 (default float32)\n"
     CT_OPTS_HELP
+    "  --quant FMT             ring AllReduce of float32 sums with int8, fp8e4m3 or fp8e5m2\n"
+    "                          on the wire (block-scaled; results approximate but\n"
+    "                          identical on every rank; adds #divg, maxerr, rmserr)\n"
     "  --json FILE             also write colltune-results/1 JSON to FILE\n"
     "  --tui                   live screen while it runs: progress, busbw plot, NIC\n"
     "                          utilization of every node (q stops); the table follows\n"
@@ -56,12 +59,13 @@ struct run_ctx {
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
+        {"quant", 1, 0, O_QUANT},
         CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
@@ -110,6 +114,14 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
         case O_TUI: x->tui = true; break;
+        case O_QUANT: {
+            int q = ct_quant_find(optarg);
+            if (q < 0)
+                return ct_cmd_fail("run", 2, "bad --quant '%s' (none, int8, fp8e4m3, fp8e5m2)",
+                                   optarg);
+            x->o.quant = (enum ct_quant)q;
+            break;
+        }
         case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(run_help, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
@@ -148,6 +160,9 @@ static void fill_row(struct ct_row *row, const struct ct_point *p, int k)
     row->busbw[k] = p->busbw;
     row->wrong[k] = p->wrong;
     row->iters = p->iters;
+    row->diverged[k] = p->diverged;
+    row->max_err[k] = p->max_err;
+    row->rms_err[k] = p->rms_err;
 }
 
 /* --tui: rank 0 shows the screen; every rank samples its NICs for the cluster view. */
@@ -244,11 +259,14 @@ static int run_rank(struct ct_boot *boot, void *arg)
     tui_open(x, &comm, &rt);
     bool deferred = rt.tui != NULL; /* the table is printed after the screen closes */
     long done = 0;
+    char algo_q[48]; /* a quantized row names its format in the algo column too */
+    snprintf(algo_q, sizeof algo_q, "%s:%s", x->o.algo->name, ct_quant_name(x->o.quant));
     if (comm.rank == 0 && ranks && !deferred) {
         char tpn[64];
         struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                                 x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                                comm.size, comm.nnodes, x->cmdline, ranks};
+                                comm.size, comm.nnodes, x->cmdline, ranks,
+                                x->o.quant ? ct_quant_name(x->o.quant) : NULL};
         ct_table_header(stdout, &m);
     }
     for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
@@ -262,6 +280,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
         row->redop = d->needs_op ? ct_redop_name(x->o.op) : "none";
         row->algo = x->o.algo->name;
         row->root = -1;
+        row->quant = x->o.quant ? ct_quant_name(x->o.quant) : NULL;
+        if (row->quant)
+            row->algo = algo_q;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
         tui_progress(&rt, x, d->name, size, done);
         for (int k = 0; k < 2; k++) {
@@ -291,7 +312,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
             struct ct_run_meta m0 = {d->name, ct_comm_tp_names(&comm, tpn0, sizeof tpn0),
                                      CT_VERSION, x->minb, x->maxb, x->factor, x->warmup,
                                      x->iters, x->check, comm.size, comm.nnodes, x->cmdline,
-                                     ranks};
+                                     ranks, x->o.quant ? ct_quant_name(x->o.quant) : NULL};
             ct_table_header(stdout, &m0);
             for (size_t i = 0; i < nrows; i++)
                 ct_table_row(stdout, &rows[i]);
@@ -301,7 +322,8 @@ static int run_rank(struct ct_boot *boot, void *arg)
         char tpn[64];
         struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                                 x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                                comm.size, comm.nnodes, x->cmdline, ranks};
+                                comm.size, comm.nnodes, x->cmdline, ranks,
+                                x->o.quant ? ct_quant_name(x->o.quant) : NULL};
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
     } else if (!ranks) {

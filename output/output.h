@@ -22,6 +22,9 @@ struct ct_row {
     double time_us[2], min_us[2], max_us[2], algbw[2], busbw[2];
     long wrong[2]; /* -1: not checked */
     int iters;
+    const char *quant;   /* NULL: exact; else the wire format (run --quant): the row adds */
+    long diverged[2];    /* elements differing between ranks (-1: not checked), */
+    double max_err[2], rms_err[2]; /* and the error against the exact float32 sum */
 };
 
 struct ct_rank_info {
@@ -37,6 +40,7 @@ struct ct_run_meta {
     int warmup, iters, check, nranks, nnodes;
     const char *args; /* the command line */
     const struct ct_rank_info *ranks;
+    const char *quant; /* NULL: exact; else every row is quantized to this format */
 };
 
 /* nccl-tests-style table */
