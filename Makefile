@@ -70,7 +70,7 @@ ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format \
+.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format wan-tools \
         regen-golden
 all: colltune
 
@@ -97,11 +97,19 @@ $(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@echo "  TEST-CC $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
 
+# Stand-alone test tools (no library, no Criterion): the WAN delay line and its checks.
+WAN_TOOLS := $(BUILD)/tests/wan/delayline $(BUILD)/tests/wan/pingpong
+$(BUILD)/tests/wan/%: tests/wan/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -o $@ $<
+wan-tools: $(WAN_TOOLS)
+
 # Every Criterion binary, then the CLI scripts. Failing tests fail the target.
 test-unit: $(TEST_BIN) colltune
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
-test-cli: colltune
+test-cli: colltune $(WAN_TOOLS)
 	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
@@ -118,7 +126,7 @@ test:
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-bench: colltune
+bench: colltune $(WAN_TOOLS)
 	$(Q)tests/bench/run.sh
 
 install: colltune
