@@ -147,6 +147,10 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
             return ct_cmd_fail(cmd, 2, "bad --provider '%s' (a libfabric provider name)", arg);
         o->provider = arg;
         return 0;
+    case CT_O_SOCKBUF:
+        if (ct_parse_size(arg, &o->sockbuf) || o->sockbuf < 4096 || o->sockbuf > (1ull << 30))
+            return ct_cmd_fail(cmd, 2, "bad --sockbuf '%s' (4K..1G)", arg);
+        return 0;
     case CT_O_PORT_RANGE: {
         struct ct_err err = {0};
         if (ct_sock_parse_range(arg, &o->port_lo, &o->port_hi, &err) < 0)
@@ -291,6 +295,7 @@ void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc)
     cc->timeout_ns = (int64_t)(o->timeout_s * 1e9);
     cc->tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
     cc->tp.wait = o->wait;
+    cc->tp.sockbuf = (size_t)o->sockbuf;
     cc->tp.timeout_ns = cc->timeout_ns;
     cc->tp.ifname = ifname_of(o);
     cc->tp.provider = o->provider;

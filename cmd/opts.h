@@ -26,13 +26,15 @@ struct ct_opts {
     const char *port_range; /* --port-range, else COLLTUNE_PORT_RANGE */
     int port_lo, port_hi;
     enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
+    unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
 };
 
 #define CT_OPTS_FIRST 2000
 enum {
     CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
     CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
-    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER
+    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER,
+    CT_O_SOCKBUF
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -44,7 +46,7 @@ enum {
         {"inter", 1, 0, CT_O_INTER}, {"torus", 1, 0, CT_O_TORUS}, {"rails", 1, 0, CT_O_RAILS},     \
         {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
-        {"port-range", 1, 0, CT_O_PORT_RANGE}
+        {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF}
 
 #define CT_OPTS_HELP                                                                               \
     "\n"                                                                                           \
@@ -55,7 +57,10 @@ enum {
     "  --chunk BYTES           bytes per pipelined slice (default 128K)\n"                         \
     "  --pipeline N            slices in flight per peer (default 4)\n"                            \
     "  --channels N            parallel rings/channels (default 1)\n"                              \
-    "  --streams N             tcp streams per peer connection (default 1)\n"                      \
+    "  --streams N             tcp streams per peer connection (default 1, up to 256)\n"         \
+    "  --sockbuf SIZE          tcp SO_SNDBUF/SO_RCVBUF per connection (default: 4M when\n"        \
+    "                          net.core.[rw]mem_max allow, else autotuning); as root forced\n"   \
+    "                          past those caps, else capped by them\n"                            \
     "  --threads N             reduction threads (default 1)\n"                                    \
     "  --intra A, --inter A    sub-algorithms of hier\n"                                           \
     "  --torus RxC             map ranks onto an R x C torus (torus algorithms)\n"                 \

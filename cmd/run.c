@@ -238,6 +238,20 @@ static void tui_close(struct run_tui *rt)
     memset(rt, 0, sizeof *rt);
 }
 
+/* Rank 0's tcp connections to its ring neighbour (rank 1): the window each one reached,
+ * after the run (TCP_INFO), so a window-limited long link shows. */
+static void print_tcp_window(const struct ct_comm *c)
+{
+    struct ct_tcp_window w;
+    struct ct_err err = {0};
+    if (c->size < 2 || !c->tp_of[1] || ct_tcp_window(c->tp_of[1], 1, &w, &err) < 0)
+        return;
+    printf("# tcp window rank 0 -> 1: %d stream%s, per connection cwnd*mss %.2f..%.2f MB, "
+           "rcv_space %.2f MB, rtt %.2f ms, sndbuf %.2f MB, rcvbuf %.2f MB\n",
+           w.streams, w.streams == 1 ? "" : "s", w.cwnd_bytes_min / 1e6, w.cwnd_bytes_max / 1e6,
+           w.rcv_space_max / 1e6, w.rtt_ms, w.sndbuf / 1e6, w.rcvbuf / 1e6);
+}
+
 /* Every rank runs this; rank 0 prints. */
 static int run_rank(struct ct_boot *boot, void *arg)
 {
@@ -319,6 +333,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         }
         if (ct_table_footer(stdout, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
+        print_tcp_window(&comm);
         char tpn[64];
         struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                                 x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
