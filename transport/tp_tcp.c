@@ -77,7 +77,8 @@
 #define BOUNCE_BYTES (256u << 10)
 #define IOV_PIECES 32
 #define MAX_ESIZE 64
-#define PENDING_MAX 64 /* unidentified incoming connections held during setup */
+#define PENDING_MAX 64 /* unidentified incoming connections held during setup, beyond one
+                          peer's streams (a peer opens all of its streams at once) */
 #define EVENTS 64
 #define HDR CT_FRAME_BYTES
 
@@ -866,7 +867,8 @@ static int hs_complete(struct setup *su, int i, struct ct_err *err)
     return 0;
 }
 
-/* Accept what is pending; beyond PENDING_MAX unidentified connections, one is dropped per
+/* Accept what is pending; beyond PENDING_MAX + the streams of every peer that connects to us
+ * unidentified connections, one is dropped per
  * new one, so a flood cannot exhaust descriptors (it can delay setup until the deadline). */
 static void accept_new(struct setup *su)
 {
@@ -881,7 +883,7 @@ static void accept_new(struct setup *su)
                 unknown++;
                 victim = victim < 0 ? i : victim;
             }
-        if (unknown >= PENDING_MAX)
+        if (unknown >= PENDING_MAX + su->t->nstreams * (su->t->base.size - su->t->base.rank))
             hs_drop(su, victim, true);
         hs_add(su, fd, false, -1, -1);
     }
