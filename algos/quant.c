@@ -120,8 +120,17 @@ void ct_quant_encode(enum ct_quant q, void *wire, const float *src, uint64_t n)
         float scale = amax > 0 && isfinite(amax) ? amax / fm : 0;
         float inv = scale > 0 ? fm / amax : 0;
         scales[b] = scale;
-        for (uint64_t i = 0; i < len; i++)
-            codes[o + i] = enc1(q, src[o + i] * inv, fm);
+        if (q == CT_QUANT_INT8) /* branch-free so it vectorizes: clamp (NaN -> max), round
+                                   half away from zero by truncation */
+            for (uint64_t i = 0; i < len; i++) {
+                float v = src[o + i] * inv;
+                v = v < fm ? v : fm;
+                v = v > -fm ? v : -fm;
+                codes[o + i] = (uint8_t)(int8_t)(int)(v + (v < 0 ? -0.5f : 0.5f));
+            }
+        else
+            for (uint64_t i = 0; i < len; i++)
+                codes[o + i] = enc1(q, src[o + i] * inv, fm);
     }
 }
 
