@@ -15,6 +15,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "algo.h"
 
@@ -104,6 +107,88 @@ static inline float dec1(enum ct_quant q, uint8_t c)
     return q == CT_QUANT_FP8E4M3 ? fp8_val(c, 3, 7) : fp8_val(c, 2, 15);
 }
 
+/* Largest |x| of len values (NaN ignored). The SSE2 path gives the same bits: max is
+ * exact in any order. */
+static float block_amax(const float *x, uint64_t len)
+{
+    float amax = 0;
+    uint64_t i = 0;
+#if defined(__SSE2__)
+    __m128 m = _mm_setzero_ps(), abs = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    for (; i + 4 <= len; i += 4) /* max(a, m) returns m when a is NaN */
+        m = _mm_max_ps(_mm_and_ps(_mm_loadu_ps(x + i), abs), m);
+    float t[4];
+    _mm_storeu_ps(t, m);
+    for (int k = 0; k < 4; k++)
+        amax = t[k] > amax ? t[k] : amax;
+#endif
+    for (; i < len; i++) {
+        float a = fabsf(x[i]);
+        amax = a > amax ? a : amax;
+    }
+    return amax;
+}
+
+/* int8 codes of len values: v = x * inv clamped to [-127, 127] (NaN -> 127), rounded half
+ * away from zero by truncating v +- 0.5. The SSE2 path does the same operations. */
+static void enc_int8(uint8_t *codes, const float *x, uint64_t len, float inv)
+{
+    const float fm = 127.0f;
+    uint64_t i = 0;
+#if defined(__SSE2__)
+    __m128 vi = _mm_set1_ps(inv), hi = _mm_set1_ps(fm), lo = _mm_set1_ps(-fm),
+           half = _mm_set1_ps(0.5f), zero = _mm_setzero_ps();
+    __m128 sign = _mm_castsi128_ps(_mm_set1_epi32((int)0x80000000u));
+    for (; i + 16 <= len; i += 16) {
+        __m128i r[4];
+        for (int k = 0; k < 4; k++) {
+            __m128 v = _mm_mul_ps(_mm_loadu_ps(x + i + 4 * k), vi);
+            v = _mm_min_ps(v, hi); /* NaN -> hi (minps returns the second operand) */
+            v = _mm_max_ps(v, lo);
+            __m128 h = _mm_or_ps(half, _mm_and_ps(_mm_cmplt_ps(v, zero), sign));
+            r[k] = _mm_cvttps_epi32(_mm_add_ps(v, h));
+        }
+        __m128i w = _mm_packs_epi16(_mm_packs_epi32(r[0], r[1]), _mm_packs_epi32(r[2], r[3]));
+        _mm_storeu_si128((__m128i *)(codes + i), w);
+    }
+#endif
+    for (; i < len; i++) {
+        float v = x[i] * inv;
+        v = v < fm ? v : fm;
+        v = v > -fm ? v : -fm;
+        codes[i] = (uint8_t)(int8_t)(int)(v + (v < 0 ? -0.5f : 0.5f));
+    }
+}
+
+/* dst = a + code * s (a may be NULL: dst = code * s) for int8 codes. */
+static void dec_int8(float *dst, const float *a, const uint8_t *codes, uint64_t len, float s)
+{
+    uint64_t i = 0;
+#if defined(__SSE2__)
+    __m128 vs = _mm_set1_ps(s);
+    for (; i + 16 <= len; i += 16) {
+        __m128i c = _mm_loadu_si128((const __m128i *)(codes + i));
+        __m128i w[2] = {_mm_srai_epi16(_mm_unpacklo_epi8(c, c), 8),
+                        _mm_srai_epi16(_mm_unpackhi_epi8(c, c), 8)};
+        for (int h = 0; h < 2; h++) {
+            __m128i d[2] = {_mm_srai_epi32(_mm_unpacklo_epi16(w[h], w[h]), 16),
+                            _mm_srai_epi32(_mm_unpackhi_epi16(w[h], w[h]), 16)};
+            for (int k = 0; k < 2; k++) {
+                uint64_t o = i + 8 * (uint64_t)h + 4 * (uint64_t)k;
+                __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(d[k]), vs);
+                if (a)
+                    v = _mm_add_ps(_mm_loadu_ps(a + o), v);
+                _mm_storeu_ps(dst + o, v);
+            }
+        }
+    }
+#endif
+    for (; i < len; i++) {
+        float v = (float)(int8_t)codes[i] * s;
+        dst[i] = a ? a[i] + v : v;
+    }
+}
+
 void ct_quant_encode(enum ct_quant q, void *wire, const float *src, uint64_t n)
 {
     uint64_t nb = nblocks(n);
@@ -112,22 +197,12 @@ void ct_quant_encode(enum ct_quant q, void *wire, const float *src, uint64_t n)
     float fm = fmax_of(q);
     for (uint64_t b = 0; b < nb; b++) {
         uint64_t o = b * CT_QUANT_BLOCK, len = n - o < CT_QUANT_BLOCK ? n - o : CT_QUANT_BLOCK;
-        float amax = 0;
-        for (uint64_t i = 0; i < len; i++) {
-            float a = fabsf(src[o + i]);
-            amax = a > amax ? a : amax;
-        }
+        float amax = block_amax(src + o, len);
         float scale = amax > 0 && isfinite(amax) ? amax / fm : 0;
         float inv = scale > 0 ? fm / amax : 0;
         scales[b] = scale;
-        if (q == CT_QUANT_INT8) /* branch-free so it vectorizes: clamp (NaN -> max), round
-                                   half away from zero by truncation */
-            for (uint64_t i = 0; i < len; i++) {
-                float v = src[o + i] * inv;
-                v = v < fm ? v : fm;
-                v = v > -fm ? v : -fm;
-                codes[o + i] = (uint8_t)(int8_t)(int)(v + (v < 0 ? -0.5f : 0.5f));
-            }
+        if (q == CT_QUANT_INT8)
+            enc_int8(codes + o, src + o, len, inv);
         else
             for (uint64_t i = 0; i < len; i++)
                 codes[o + i] = enc1(q, src[o + i] * inv, fm);
@@ -146,7 +221,9 @@ void ct_quant_decode_add(enum ct_quant q, float *dst, const float *a, const void
     for (uint64_t b = 0; b < nb; b++) {
         uint64_t o = b * CT_QUANT_BLOCK, len = n - o < CT_QUANT_BLOCK ? n - o : CT_QUANT_BLOCK;
         float s = scales[b];
-        if (a)
+        if (q == CT_QUANT_INT8)
+            dec_int8(dst + o, a ? a + o : NULL, codes + o, len, s);
+        else if (a)
             for (uint64_t i = 0; i < len; i++)
                 dst[o + i] = a[o + i] + lut[codes[o + i]] * s;
         else

@@ -212,3 +212,39 @@ Test(quant, refusals)
     j.coll = CT_ALLGATHER;
     cr_assert_lt(ct_algo_supports(ct_algo_find("ring"), &j, &why), 0);
 }
+
+/* The vector int8 path computes exactly what the scalar rule says, NaN and clamps included. */
+Test(quant, int8_matches_scalar_rule)
+{
+    enum { N = 300 };
+    float x[N], y[N];
+    uint32_t w[(N + 4 * 2 + N / 4) / 4 + 4];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)((i * 7919) % 2001 - 1000) / 7.0f;
+    x[5] = NAN;
+    x[17] = 0.5f * 1000.0f / 127.0f; /* a tie after scaling */
+    ct_quant_encode(CT_QUANT_INT8, w, x, N);
+    const uint8_t *codes = (const uint8_t *)w + 2 * 4;
+    for (int b = 0; b < 2; b++) {
+        float scale, amax = 0;
+        memcpy(&scale, (const char *)w + 4 * b, 4);
+        for (int i = b * 256; i < N && i < b * 256 + 256; i++)
+            if (fabsf(x[i]) > amax)
+                amax = fabsf(x[i]);
+        cr_assert_eq(scale, amax / 127.0f);
+        float inv = 127.0f / amax;
+        for (int i = b * 256; i < N && i < b * 256 + 256; i++) {
+            float v = x[i] * inv;
+            v = isnan(v) || v > 127 ? 127 : v < -127 ? -127 : v;
+            int want = (int)(v + (v < 0 ? -0.5f : 0.5f));
+            cr_assert_eq((int8_t)codes[i], want, "i=%d x=%g", i, x[i]);
+        }
+    }
+    ct_quant_decode_add(CT_QUANT_INT8, y, x, w, N);
+    for (int i = 0; i < N; i++) {
+        float scale;
+        memcpy(&scale, (const char *)w + 4 * (i / 256), 4);
+        float want = x[i] + (float)(int8_t)codes[i] * scale;
+        cr_assert(memcmp(&y[i], &want, 4) == 0 || (isnan(y[i]) && isnan(want)), "i=%d", i);
+    }
+}

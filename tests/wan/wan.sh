@@ -3,7 +3,7 @@
 # Two network namespaces joined by the delay line (tests/wan/delayline.c). Source it:
 #   wan_up DELAY_MS RATE [MTU] [delayline options...]   build <WAN>a and <WAN>b, 10.77.0.1/.2
 #   wan_down                                             kill the line, remove the namespaces
-#   wan_exec a|b CMD...                                  run CMD inside one side
+#   wan_exec a|b CMD...                                  run CMD inside one side (host <WAN>a|b)
 # WAN (default "wan<pid mod 10000>") names everything; WAN_BIN is where delayline and
 # pingpong are (default build/tests/wan).
 : "${WAN:=wan$(($$ % 10000))}"
@@ -43,7 +43,8 @@ wan_down() {
     return 0
 }
 
+# Each side is its own host to colltune: its own UTS namespace, host name <WAN><side>.
 wan_exec() {
     s=$1; shift
-    ip netns exec "${WAN}$s" "$@"
+    ip netns exec "${WAN}$s" unshare --uts sh -c 'hostname "$0" && exec "$@"' "${WAN}$s" "$@"
 }
