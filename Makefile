@@ -75,6 +75,7 @@ Q := @
 endif
 
 .PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format check-layers \
+        wan-tools \
         regen-golden
 all: colltune
 
@@ -117,11 +118,19 @@ $(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@echo "  TEST-CC $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
 
+# Stand-alone test tools (no library, no Criterion): the WAN delay line and its checks.
+WAN_TOOLS := $(BUILD)/tests/wan/delayline $(BUILD)/tests/wan/pingpong
+$(BUILD)/tests/wan/%: tests/wan/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -o $@ $<
+wan-tools: $(WAN_TOOLS)
+
 # Every Criterion binary, then the CLI scripts. Failing tests fail the target.
 test-unit: $(TEST_BIN) colltune
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
-test-cli: colltune
+test-cli: colltune $(WAN_TOOLS)
 	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
@@ -144,7 +153,7 @@ test:
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-bench: colltune
+bench: colltune $(WAN_TOOLS)
 	$(Q)tests/bench/run.sh
 
 install: colltune

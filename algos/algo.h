@@ -14,6 +14,7 @@
 
 #include "../lib/err.h"
 #include "../lib/redfn.h"
+#include "quant.h"
 #include "sched.h"
 
 enum ct_dtype {
@@ -123,6 +124,8 @@ struct ct_job {
     bool in_place;
     struct ct_shape shape;
     struct ct_params params;
+    enum ct_quant quant; /* CT_QUANT_NONE: exact; else a quantized wire format (ring
+                            AllReduce of float32 sums only: algos/quant.h) */
 };
 
 uint64_t ct_job_send_bytes(const struct ct_job *j);
@@ -133,6 +136,7 @@ struct ct_algo {
     const char *summary; /* one line */
     unsigned colls;      /* CT_COLL_BIT set */
     unsigned params;     /* CT_PBIT set of the parameters that matter */
+    bool quant;          /* implements --quant (its supports() says for what) */
     /* CT_EUNSUPP with a reason, or 0. May be NULL (always supported). */
     int (*supports)(const struct ct_job *j, struct ct_err *why);
     /* Build the schedule of j->shape.rank into *s (initialised by the caller). */

@@ -38,6 +38,10 @@ int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_
     if (!(a->colls & CT_COLL_BIT(j->coll)))
         return ct_err_set(why, CT_EUNSUPP, "algorithm '%s' does not implement %s", a->name,
                           ct_coll_name(j->coll));
+    if (j->quant != CT_QUANT_NONE && !a->quant)
+        return ct_err_set(why, CT_EUNSUPP,
+                          "algorithm '%s' has no quantized mode (--quant: ring AllReduce)",
+                          a->name);
     if (s->nranks < 1 || s->rank < 0 || s->rank >= s->nranks)
         return ct_err_set(why, CT_EINVAL, "rank %d outside a communicator of %d", s->rank,
                           s->nranks);

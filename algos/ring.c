@@ -83,6 +83,8 @@ static int build_allreduce(const struct ct_job *j, struct ct_sched *s)
 {
     int N = j->shape.nranks, nch = channels_of(j);
     uint64_t es = ct_dtype_size(j->dtype);
+    if (j->quant != CT_QUANT_NONE)
+        return ct_qring_build(j, s, NULL);
     if (N == 1) {
         ct_sched_copy(s, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), j->count * es);
         return 0;
@@ -181,6 +183,23 @@ static int build_alltoall(const struct ct_job *j, struct ct_sched *s)
     return 0;
 }
 
+/* --quant: AllReduce of float32 sums (algos/quant.c). */
+static int supports(const struct ct_job *j, struct ct_err *why)
+{
+    if (j->quant == CT_QUANT_NONE)
+        return 0;
+    if (j->coll != CT_ALLREDUCE)
+        return ct_err_set(why, CT_EUNSUPP, "--quant is for allreduce (not %s)",
+                          ct_coll_name(j->coll));
+    if (j->dtype != CT_FLOAT32)
+        return ct_err_set(why, CT_EUNSUPP, "--quant needs float32 data (not %s)",
+                          ct_dtype_name(j->dtype));
+    if (j->op != CT_SUM)
+        return ct_err_set(why, CT_EUNSUPP, "--quant reduces with sum only (not %s)",
+                          ct_redop_name(j->op));
+    return 0;
+}
+
 static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
 {
     switch (j->coll) {
@@ -198,5 +217,7 @@ const struct ct_algo ct_algo_ring = {
     .colls = CT_COLLS_ALL,
     .params = CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_CHANNELS) |
               CT_PBIT(CT_P_STREAMS),
+    .quant = true,
+    .supports = supports,
     .build = build,
 };

@@ -2,6 +2,9 @@
 /* Schedule builder and the cross-rank consistency check. */
 #include "sched.h"
 
+#include "quant.h"
+
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +105,31 @@ void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uin
     op->bytes = bytes;
 }
 
+void ct_sched_quant(struct ct_sched *s, enum ct_opk kind, int fmt, struct ct_loc dst,
+                    struct ct_loc src, struct ct_loc src2, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    struct ct_op *op = push(s);
+    op->kind = (uint8_t)kind;
+    op->fmt = (uint8_t)fmt;
+    op->peer = -1;
+    op->dst = dst;
+    op->src = src;
+    op->src2 = src2;
+    op->bytes = bytes;
+}
+
+uint64_t ct_op_loc_bytes(const struct ct_op *op, int k)
+{
+    bool wire = (op->kind == CT_OP_QUANT && k == 0) ||
+                ((op->kind == CT_OP_DEQUANT || op->kind == CT_OP_DEQUANT_ADD) && k == 1);
+    if (op->kind == CT_OP_QUANT || op->kind == CT_OP_DEQUANT)
+        if (k == 2)
+            return 0;
+    return wire ? ct_quant_wire_bytes((enum ct_quant)op->fmt, op->bytes / 4) : op->bytes;
+}
+
 static int is_comm(const struct ct_op *op)
 {
     return op->kind <= CT_OP_RECV_REDUCE;
@@ -139,8 +167,9 @@ void ct_sched_finish(struct ct_sched *s)
                 s->bytes_sent += op->bytes;
             const struct ct_loc *ls[3] = {&op->dst, &op->src, &op->src2};
             for (int k = 0; k < 3; k++)
-                if (ls[k]->buf == CT_BUF_SCRATCH && end_of(*ls[k], op->bytes) > scratch)
-                    scratch = end_of(*ls[k], op->bytes);
+                if (ls[k]->buf == CT_BUF_SCRATCH &&
+                    end_of(*ls[k], ct_op_loc_bytes(op, k)) > scratch)
+                    scratch = end_of(*ls[k], ct_op_loc_bytes(op, k));
         }
         if (ncomm > s->max_comm_ops)
             s->max_comm_ops = ncomm;
@@ -187,10 +216,12 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
             if (is_comm(op) && (op->peer < 0 || op->peer >= n || op->peer == a))
                 return ct_err_set(err, CT_EINVAL, "rank %d op %u: bad peer %d", a, i, op->peer);
             if (op->kind != CT_OP_RECV)
-                CT_TRY(check_loc(s, op->src, op->bytes, send_bytes, recv_bytes, a, i, err));
+                CT_TRY(check_loc(s, op->src, ct_op_loc_bytes(op, 1), send_bytes, recv_bytes, a,
+                                 i, err));
             if (op->kind != CT_OP_SEND)
-                CT_TRY(check_loc(s, op->dst, op->bytes, send_bytes, recv_bytes, a, i, err));
-            if (op->kind == CT_OP_REDUCE)
+                CT_TRY(check_loc(s, op->dst, ct_op_loc_bytes(op, 0), send_bytes, recv_bytes, a,
+                                 i, err));
+            if (op->kind == CT_OP_REDUCE || op->kind == CT_OP_DEQUANT_ADD)
                 CT_TRY(check_loc(s, op->src2, op->bytes, send_bytes, recv_bytes, a, i, err));
         }
     }

@@ -30,6 +30,11 @@ enum ct_opk {
     CT_OP_RECV_REDUCE, /* dst = src (op) incoming; src may equal dst */
     CT_OP_REDUCE,      /* local: dst = src (op) src2 */
     CT_OP_COPY,        /* local: dst = src */
+    /* local, quantized (algos/quant.h; bytes = float32 bytes, the wire side is
+     * ct_quant_wire_bytes(fmt, bytes / 4)): */
+    CT_OP_QUANT,       /* dst (wire) = encode(src) */
+    CT_OP_DEQUANT,     /* dst = decode(src (wire)) */
+    CT_OP_DEQUANT_ADD, /* dst = src2 + decode(src (wire)) */
 };
 
 enum ct_bufid { CT_BUF_SEND = 0, CT_BUF_RECV = 1, CT_BUF_SCRATCH = 2, CT_BUF_COUNT = 3 };
@@ -41,6 +46,7 @@ struct ct_loc {
 
 struct ct_op {
     uint8_t kind; /* enum ct_opk */
+    uint8_t fmt;  /* quantized ops: enum ct_quant */
     int32_t peer; /* communication ops only */
     uint64_t bytes;
     struct ct_loc dst, src, src2;
@@ -73,6 +79,13 @@ void ct_sched_recv_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struc
                           uint64_t bytes);
 void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, struct ct_loc src2,
                      uint64_t bytes);
+/* A quantized local op (kind CT_OP_QUANT, CT_OP_DEQUANT or CT_OP_DEQUANT_ADD) on
+ * bytes / 4 float32 elements; src2 only for CT_OP_DEQUANT_ADD. */
+void ct_sched_quant(struct ct_sched *s, enum ct_opk kind, int fmt, struct ct_loc dst,
+                    struct ct_loc src, struct ct_loc src2, uint64_t bytes);
+/* Bytes op touches at its location k (0 dst, 1 src, 2 src2): the wire side of a
+ * quantized op is smaller than op->bytes. */
+uint64_t ct_op_loc_bytes(const struct ct_op *op, int k);
 /* Copies with dst == src are dropped. */
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);
 /* Close the last step, drop empty steps, compute the summary fields. */

@@ -47,7 +47,7 @@ static const struct ct_param_desc params[CT_P_COUNT] = {
                     "bytes per pipelined slice (at least one element)"},
     [CT_P_PIPELINE] = {"pipeline", 4, 1, 64, "slices", "slices in flight per peer"},
     [CT_P_CHANNELS] = {"channels", 1, 1, 64, "channels", "parallel rings/channels"},
-    [CT_P_STREAMS] = {"streams", 1, 1, 64, "streams", "streams per peer connection"},
+    [CT_P_STREAMS] = {"streams", 1, 1, 256, "streams", "streams per peer connection"},
     [CT_P_THREADS] = {"threads", 1, 1, 64, "threads", "reduction threads"},
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../lib/clock.h"
+#include "qcheck.h"
 #include "verify.h"
 
 static void build_barrier(struct ct_bench *b)
@@ -187,6 +188,16 @@ static void job_shape(const struct ct_bench *b, struct ct_job *j)
 int ct_bench_verify(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j, long *wrong,
                     struct ct_err *err)
 {
+    struct ct_qstats q;
+    CT_TRY(ct_bench_verify_q(b, al, j, wrong, &q, err));
+    *wrong += q.diverged;
+    return 0;
+}
+
+int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j, long *wrong,
+                      struct ct_qstats *q, struct ct_err *err)
+{
+    memset(q, 0, sizeof *q);
     job_shape(b, j);
     struct ct_sched s;
     CT_TRY(ct_algo_build(al, j, &s, err));
@@ -200,8 +211,13 @@ int ct_bench_verify(struct ct_bench *b, const struct ct_algo *al, struct ct_job 
     }
     if (rc == 0)
         rc = run_once(b, j, &s, &a, err);
-    long mine = rc == 0 ? count_wrong(b, j, &a, seed) : 0;
     ct_sched_release(&s);
+    if (rc == 0 && j->quant != CT_QUANT_NONE) {
+        rc = ct_qcheck(b->comm, j, a.buf[CT_BUF_RECV], seed, q, err);
+        *wrong = q->wrong;
+        return rc;
+    }
+    long mine = rc == 0 ? count_wrong(b, j, &a, seed) : 0;
     CT_TRY(rc);
     return sum_over_ranks(b, mine, wrong, err);
 }
@@ -314,15 +330,21 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
     free(t);
     out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
     out->busbw = out->algbw * d->bus_factor(n);
-    out->wrong = -1;
+    out->wrong = out->diverged = -1;
     for (int k = 0; k < cfg->check; k++) {
         long w;
+        struct ct_qstats q;
         uint64_t saved = b->seed;
         b->seed += (uint64_t)k + 1;
-        rc = ct_bench_verify(b, al, j, &w, err);
+        rc = ct_bench_verify_q(b, al, j, &w, &q, err);
         b->seed = saved;
         CT_TRY(rc);
         out->wrong = (out->wrong < 0 ? 0 : out->wrong) + w;
+        if (j->quant != CT_QUANT_NONE) {
+            out->diverged = (out->diverged < 0 ? 0 : out->diverged) + q.diverged;
+            out->max_err = q.max_err > out->max_err ? q.max_err : out->max_err;
+            out->rms_err = q.rms_err > out->rms_err ? q.rms_err : out->rms_err;
+        }
     }
     return 0;
 }

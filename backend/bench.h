@@ -36,7 +36,11 @@ struct ct_point {
     int iters;
     double time_us, min_us, max_us; /* median, min, max of the per-iteration max over ranks */
     double algbw, busbw;            /* GB/s (1e9), from the median */
-    long wrong;                     /* -1 when not checked */
+    long wrong;                     /* -1 when not checked; quantized: elements that differ
+                                       from the quantized ring's model (engine/qcheck.h) */
+    long diverged;                  /* quantized: elements differing from rank 0's; -1 when
+                                       not checked or not quantized */
+    double max_err, rms_err;        /* quantized: against the exact float32 sum */
     uint32_t steps;                 /* communication steps of this rank's schedule */
     uint64_t bytes_sent;            /* this rank */
 };
@@ -78,6 +82,10 @@ int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, str
 /* Run once and verify (no timing); wrong elements summed over ranks. */
 int ct_bench_verify(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j, long *wrong,
                     struct ct_err *err);
+struct ct_qstats;
+/* ct_bench_verify with the quantized checks' figures in *q (zero unless j->quant). */
+int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j, long *wrong,
+                      struct ct_qstats *q, struct ct_err *err);
 /* Dissemination barrier over the data path of the communicator. */
 int ct_bench_barrier(struct ct_bench *b, struct ct_err *err);
 

@@ -280,6 +280,13 @@ static void run_local(struct ct_exec *x, const struct ct_sched *s, uint32_t st,
                 a->red->fn(at(a, op->dst), at(a, op->src), at(a, op->src2),
                            op->bytes / a->red->esize);
             }
+        } else if (op->kind == CT_OP_QUANT) {
+            ct_quant_encode(op->fmt, at(a, op->dst), at(a, op->src), op->bytes / 4);
+        } else if (op->kind == CT_OP_DEQUANT) {
+            ct_quant_decode(op->fmt, at(a, op->dst), at(a, op->src), op->bytes / 4);
+        } else if (op->kind == CT_OP_DEQUANT_ADD) {
+            ct_quant_decode_add(op->fmt, at(a, op->dst), at(a, op->src2), at(a, op->src),
+                                op->bytes / 4);
         }
     }
 }

@@ -40,6 +40,7 @@ static void fill_job(const struct ct_opts *o, int n, int rank, int rpn, uint64_t
     j->shape.torus_cols = o->torus_cols;
     j->shape.rails = o->rails;
     j->params = o->params;
+    j->quant = o->quant;
     ct_params_defaults(&j->params);
 }
 
@@ -128,6 +129,7 @@ void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc)
     cc->timeout_ns = (int64_t)(o->timeout_s * 1e9);
     cc->tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
     cc->tp.wait = o->wait;
+    cc->tp.sockbuf = (size_t)o->sockbuf;
     cc->tp.timeout_ns = cc->timeout_ns;
     cc->tp.ifname = ifname_of(o);
     cc->tp.provider = o->provider;

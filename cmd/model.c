@@ -188,7 +188,7 @@ int cmd_model(int argc, char **argv)
     char tp[96];
     snprintf(tp, sizeof tp, "model:%s (predicted)", r.topo.name);
     struct ct_run_meta meta = {ct_coll_name(x.q.coll), tp, CT_VERSION, x.q.minb, x.q.maxb,
-                               x.q.factor, 0, 0, 0, nranks, nnodes, NULL, NULL};
+                               x.q.factor, 0, 0, 0, nranks, nnodes, NULL, NULL, NULL};
     ct_table_header(stdout, &meta);
     for (size_t i = 0; i < r.nrows; i++) {
         struct ct_row row = {.size = r.rows[i].size, .count = r.rows[i].count,

@@ -147,6 +147,10 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
             return ct_cmd_fail(cmd, 2, "bad --provider '%s' (a libfabric provider name)", arg);
         o->provider = arg;
         return 0;
+    case CT_O_SOCKBUF:
+        if (ct_parse_size(arg, &o->sockbuf) || o->sockbuf < 4096 || o->sockbuf > (1ull << 30))
+            return ct_cmd_fail(cmd, 2, "bad --sockbuf '%s' (4K..1G)", arg);
+        return 0;
     case CT_O_PORT_RANGE: {
         struct ct_err err = {0};
         if (ct_sock_parse_range(arg, &o->port_lo, &o->port_hi, &err) < 0)

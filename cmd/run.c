@@ -29,12 +29,13 @@ struct run_ctx {
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
+        {"quant", 1, 0, O_QUANT},
         CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
@@ -45,7 +46,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     ct_opts_init(&x->o);
     opterr = 0;
     optind = 1;
-    int c, li;
+    int c, li, q;
     long v;
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:o:d:h", lo, &li)) != -1) {
         switch (c) {
@@ -83,6 +84,12 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
         case O_TUI: x->tui = true; break;
+        case O_QUANT:
+            if ((q = ct_quant_find(optarg)) < 0)
+                return ct_cmd_fail("run", 2, "bad --quant '%s' (none, int8, fp8e4m3, fp8e5m2)",
+                                   optarg);
+            x->o.quant = (enum ct_quant)q;
+            break;
         case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(ct_help_run, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
@@ -146,10 +153,12 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_live live;
     ct_live_open(&live, "run", "colltune run", comm.rank == 0, x->tui);
     bool deferred = live.tui != NULL; /* the table is printed after the screen closes */
-    char tpn[64];
+    char tpn[64], algo_q[48]; /* a quantized row names its format in the algo column too */
+    const char *quant = x->o.quant ? ct_quant_name(x->o.quant) : NULL;
+    snprintf(algo_q, sizeof algo_q, "%s:%s", x->o.algo->name, quant ? quant : "");
     struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                             x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                            comm.size, comm.nnodes, x->cmdline, ranks};
+                            comm.size, comm.nnodes, x->cmdline, ranks, quant};
     if (comm.rank == 0 && ranks && !deferred)
         ct_table_header(stdout, &m);
     int64_t t0 = ct_now_ns();
@@ -162,7 +171,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
         ct_opts_job(&x->o, &comm, d->count_for(size, es, comm.size), &j);
         rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
         struct ct_row *row = &rows[nrows++];
-        ct_row_init(row, x->o.dtype, d->needs_op ? (int)x->o.op : -1, x->o.algo->name);
+        ct_row_init(row, x->o.dtype, d->needs_op ? (int)x->o.op : -1,
+                    quant ? algo_q : x->o.algo->name);
+        row->quant = quant;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
         if (x->tui)
             show_progress(&live, x, d->name, size, (long)nrows - 1, t0, &done_b, total_b);
@@ -193,6 +204,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
         }
         if (ct_table_footer(stdout, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
+        struct ct_tcp_window w;
+        if (comm.size > 1 && comm.tp_of[1] && ct_tcp_window(comm.tp_of[1], 1, &w, &err) == 0)
+            ct_tcp_window_print(stdout, &w);
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
     } else if (!ranks) {

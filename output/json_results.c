@@ -28,6 +28,14 @@ static json_t *point(const struct ct_row *r, int k)
     json_object_set_new(o, "algbw", json_real(r->algbw[k]));
     json_object_set_new(o, "busbw", json_real(r->busbw[k]));
     json_object_set_new(o, "wrong", r->wrong[k] < 0 ? json_null() : json_integer(r->wrong[k]));
+    /* a quantized point is never exact: it names its format and carries its error */
+    json_object_set_new(o, "quant", r->quant ? json_string(r->quant) : json_null());
+    if (r->quant) {
+        json_object_set_new(o, "diverged",
+                            r->diverged[k] < 0 ? json_null() : json_integer(r->diverged[k]));
+        json_object_set_new(o, "max_err", json_real(r->max_err[k]));
+        json_object_set_new(o, "rms_err", json_real(r->rms_err[k]));
+    }
     return o;
 }
 
@@ -50,6 +58,7 @@ int ct_results_json_write(const char *path, const struct ct_run_meta *m, const s
     json_object_set_new(args, "iters", json_integer(m->iters));
     json_object_set_new(args, "check", json_integer(m->check));
     json_object_set_new(args, "transport", json_string(m->transport));
+    json_object_set_new(args, "quant", m->quant ? json_string(m->quant) : json_null());
     if (m->args)
         json_object_set_new(args, "command_line", json_string(m->args));
     json_object_set_new(doc, "args", args);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../backend/bench.h"
+#include "../transport/tp.h"
 #include "../lib/err.h"
 
 /* One size: out-of-place and in-place measurements (either may be absent). */
@@ -23,6 +24,9 @@ struct ct_row {
     double time_us[2], min_us[2], max_us[2], algbw[2], busbw[2];
     long wrong[2]; /* -1: not checked */
     int iters;
+    const char *quant;   /* NULL: exact; else the wire format (run --quant): the row adds */
+    long diverged[2];    /* elements differing between ranks (-1: not checked), */
+    double max_err[2], rms_err[2]; /* and the error against the exact float32 sum */
 };
 
 struct ct_rank_info {
@@ -38,6 +42,7 @@ struct ct_run_meta {
     int warmup, iters, check, nranks, nnodes;
     const char *args; /* the command line */
     const struct ct_rank_info *ranks;
+    const char *quant; /* NULL: exact; else every row is quantized to this format */
 };
 
 /* nccl-tests-style table */
@@ -45,6 +50,10 @@ struct ct_run_meta {
 void ct_row_init(struct ct_row *r, enum ct_dtype dtype, int op, const char *algo);
 /* Measurement k (0 out of place, 1 in place) of the row from a measured point. */
 void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k);
+
+/* The window rank 0's tcp connections to rank 1 reached (TCP_INFO), after a run, so a
+ * window-limited long link shows. */
+void ct_tcp_window_print(FILE *f, const struct ct_tcp_window *w);
 
 void ct_table_header(FILE *f, const struct ct_run_meta *m);
 void ct_table_row(FILE *f, const struct ct_row *r);

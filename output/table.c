@@ -17,6 +17,20 @@ void ct_table_header(FILE *f, const struct ct_run_meta *m)
         fprintf(f, "#  Rank %2d Group  0 Pid %6ld on %10s device  0 [cpu] node %d local %d\n", r,
                 m->ranks[r].pid, m->ranks[r].host, m->ranks[r].node, m->ranks[r].local_rank);
     fprintf(f, "#\n");
+    if (m->quant) {
+        fprintf(f, "# Quantized: %s on the wire, block-scaled (one float32 scale per 256 "
+                   "elements); results are NOT exact.\n", m->quant);
+        fprintf(f, "# #wrong: elements differing from the quantized ring's model; #divg: "
+                   "elements differing between ranks;\n# maxerr, rmserr: against the exact "
+                   "float32 sum.\n#\n");
+        fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s  %6s  %8s  %8s   "
+                   "%7s  %6s  %6s  %6s  %6s  %8s  %8s\n",
+                "size", "count", "type", "redop", "root", "algo", "time", "algbw", "busbw",
+                "#wrong", "#divg", "maxerr", "rmserr", "time", "algbw", "busbw", "#wrong",
+                "#divg", "maxerr", "rmserr");
+        fflush(f);
+        return;
+    }
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n", "",
             "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %-12s   %7s  %6s  %6s  %6s   %7s  %6s  %6s  %6s\n",
@@ -32,6 +46,8 @@ static void half(FILE *f, const struct ct_row *r, int k)
 {
     if (!r->have[k]) {
         fprintf(f, "   %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+        if (r->quant)
+            fprintf(f, "  %6s  %8s  %8s", "N/A", "N/A", "N/A");
         return;
     }
     char w[24];
@@ -47,6 +63,12 @@ static void half(FILE *f, const struct ct_row *r, int k)
     else
         fprintf(f, "   %7.2f", t);
     fprintf(f, "  %6.2f  %6.2f  %6s", r->algbw[k], r->busbw[k], w);
+    if (r->quant) {
+        if (r->diverged[k] < 0)
+            fprintf(f, "  %6s  %8s  %8s", "N/A", "N/A", "N/A");
+        else
+            fprintf(f, "  %6ld  %8.2e  %8.2e", r->diverged[k], r->max_err[k], r->rms_err[k]);
+    }
 }
 
 void ct_table_row(FILE *f, const struct ct_row *r)
@@ -77,7 +99,7 @@ long ct_table_footer(FILE *f, const struct ct_row *rows, size_t n)
     long bad = 0;
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < 2; k++)
-            if (rows[i].have[k] && rows[i].wrong[k] > 0)
+            if (rows[i].have[k] && (rows[i].wrong[k] > 0 || (rows[i].quant && rows[i].diverged[k] > 0)))
                 bad++;
     fprintf(f, "# Out of bounds values : %ld %s\n", bad, bad ? "FAILED" : "OK");
     fprintf(f, "# Avg bus bandwidth    : %g \n", ct_rows_avg_busbw(rows, n));
@@ -106,4 +128,17 @@ void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k)
     r->busbw[k] = p->busbw;
     r->wrong[k] = p->wrong;
     r->iters = p->iters;
+    r->diverged[k] = p->diverged;
+    r->max_err[k] = p->max_err;
+    r->rms_err[k] = p->rms_err;
+}
+
+void ct_tcp_window_print(FILE *f, const struct ct_tcp_window *w)
+{
+    fprintf(f,
+            "# tcp window rank 0 -> 1: %d stream%s, per connection cwnd*mss %.2f..%.2f MB, "
+            "rcv_space %.2f MB, rtt %.2f ms, sndbuf %.2f MB, rcvbuf %.2f MB\n",
+            w->streams, w->streams == 1 ? "" : "s", w->cwnd_bytes_min / 1e6,
+            w->cwnd_bytes_max / 1e6, w->rcv_space_max / 1e6, w->rtt_ms, w->sndbuf / 1e6,
+            w->rcvbuf / 1e6);
 }

@@ -20,7 +20,7 @@
 #define CT_FRAME_BYTES 48
 #define CT_FRAME_MAGIC 0x31465443u /* "CTF1" */
 #define CT_FRAME_VERSION 1
-#define CT_FRAME_MAX_STREAMS 64
+#define CT_FRAME_MAX_STREAMS 256
 #define CT_FRAME_MAX_PIECE (16u << 20)  /* bytes of payload after one header */
 #define CT_FRAME_MAX_TOTAL (1ull << 40) /* bytes of one message */
 

@@ -48,6 +48,10 @@ struct ct_req {
 
 struct ct_tp_cfg {
     int streams;               /* tcp: parallel streams per peer (>= 1) */
+    size_t sockbuf;            /* tcp: SO_SNDBUF/SO_RCVBUF per connection; 0 = automatic
+                                  (4 MiB when net.core.[rw]mem_max allow, else the kernel's
+                                  autotuning). Set: forced past the caps as root
+                                  (SO_*BUFFORCE), else capped by them */
     size_t slot_bytes;         /* shm: bytes per channel slot; 0 = default */
     enum ct_wait_mode wait;    /* progress policy */
     int64_t timeout_ns;        /* data timeout used by blocking helpers; 0 = default 30 s */
@@ -98,6 +102,18 @@ struct ct_tp {
     int rank, size;
     struct ct_boot *boot; /* borrowed */
 };
+
+/* The measured window of a tcp endpoint's connections to one peer (TCP_INFO), summed or
+ * ranged over its streams: what one long, fat link lets each connection keep in flight. */
+struct ct_tcp_window {
+    int streams;
+    double cwnd_bytes_min, cwnd_bytes_max; /* tcpi_snd_cwnd * tcpi_snd_mss */
+    double rcv_space_max;                  /* tcpi_rcv_space (receive autotuning) */
+    double rtt_ms;                         /* smoothed RTT, mean over the streams */
+    int sndbuf, rcvbuf;                    /* granted SO_SNDBUF / SO_RCVBUF (stream 0) */
+};
+/* CT_EUNSUPP when tp is not tcp or peer has no connection. */
+int ct_tcp_window(struct ct_tp *tp, int peer, struct ct_tcp_window *w, struct ct_err *err);
 
 /* The transport table (transport/transports.c). */
 const struct ct_tp_ops *ct_tp_find(const char *name);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -75,7 +77,8 @@
 #define BOUNCE_BYTES (256u << 10)
 #define IOV_PIECES 32
 #define MAX_ESIZE 64
-#define PENDING_MAX 64 /* unidentified incoming connections held during setup */
+#define PENDING_MAX 64 /* unidentified incoming connections held during setup, beyond one
+                          peer's streams (a peer opens all of its streams at once) */
 #define EVENTS 64
 #define HDR CT_FRAME_BYTES
 
@@ -864,7 +867,8 @@ static int hs_complete(struct setup *su, int i, struct ct_err *err)
     return 0;
 }
 
-/* Accept what is pending; beyond PENDING_MAX unidentified connections, one is dropped per
+/* Accept what is pending; beyond PENDING_MAX + the streams of every peer that connects to us
+ * unidentified connections, one is dropped per
  * new one, so a flood cannot exhaust descriptors (it can delay setup until the deadline). */
 static void accept_new(struct setup *su)
 {
@@ -879,7 +883,7 @@ static void accept_new(struct setup *su)
                 unknown++;
                 victim = victim < 0 ? i : victim;
             }
-        if (unknown >= PENDING_MAX)
+        if (unknown >= PENDING_MAX + su->t->nstreams * (su->t->base.size - su->t->base.rank))
             hs_drop(su, victim, true);
         hs_add(su, fd, false, -1, -1);
     }
@@ -995,6 +999,42 @@ static int exchange(struct setup *su, const struct ct_tp_cfg *cfg, const char *h
  * kernel's autotuning on: a fixed SO_RCVBUF turns autotuning off, and one above rmem_max
  * is silently cut to it, 208 KiB on stock kernels, which starves long fat links).
  */
+int ct_tcp_window(struct ct_tp *tp, int peer, struct ct_tcp_window *w, struct ct_err *err)
+{
+    memset(w, 0, sizeof *w);
+    if (!tp || tp->ops != &ct_tp_tcp_ops || peer < 0 || peer >= tp->size)
+        return ct_err_set(err, CT_EUNSUPP, "not a tcp connection");
+    struct tcp_tp *t = (struct tcp_tp *)tp;
+    struct peer *p = &t->peers[peer];
+    if (!p->st)
+        return ct_err_set(err, CT_EUNSUPP, "no tcp connection to rank %d", peer);
+    w->cwnd_bytes_min = -1;
+    for (int s = 0; s < t->nstreams; s++) {
+        struct tcp_info ti;
+        socklen_t len = sizeof ti;
+        if (p->st[s].fd < 0 || getsockopt(p->st[s].fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+            continue;
+        double c = (double)ti.tcpi_snd_cwnd * ti.tcpi_snd_mss;
+        if (w->cwnd_bytes_min < 0 || c < w->cwnd_bytes_min)
+            w->cwnd_bytes_min = c;
+        if (c > w->cwnd_bytes_max)
+            w->cwnd_bytes_max = c;
+        if (ti.tcpi_rcv_space > w->rcv_space_max)
+            w->rcv_space_max = ti.tcpi_rcv_space;
+        w->rtt_ms += ti.tcpi_rtt / 1e3;
+        if (!w->streams++) {
+            socklen_t l = sizeof w->sndbuf;
+            getsockopt(p->st[s].fd, SOL_SOCKET, SO_SNDBUF, &w->sndbuf, &l);
+            l = sizeof w->rcvbuf;
+            getsockopt(p->st[s].fd, SOL_SOCKET, SO_RCVBUF, &w->rcvbuf, &l);
+        }
+    }
+    if (!w->streams)
+        return ct_err_set(err, CT_EUNSUPP, "no tcp_info for rank %d", peer);
+    w->rtt_ms /= w->streams;
+    return 0;
+}
+
 static int sockbuf_size(void)
 {
     static const char *const files[] = {"/proc/sys/net/core/rmem_max",
@@ -1022,7 +1062,7 @@ static int setup_run(struct setup *su, const struct ct_tp_cfg *cfg, struct ct_er
     if (range && *range && ct_sock_parse_range(range, &lo, &hi, err) < 0)
         return ct_err_wrap(err, "tcp: COLLTUNE_PORT_RANGE: ");
     int backlog = t->nstreams * (t->base.size - t->base.rank) + PENDING_MAX;
-    su->sockbuf = sockbuf_size();
+    su->sockbuf = cfg && cfg->sockbuf ? (int)cfg->sockbuf : sockbuf_size();
     su->lfd = ct_sock_listen_range(host, lo, hi, (unsigned)su->boot->local_rank, backlog,
                                    su->sockbuf, &port, err);
     if (su->lfd < 0)

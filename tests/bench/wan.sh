@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Wide-area benchmark (needs root, /dev/net/tun, tc): prints busbw for
+#  1. AllReduce 256 MiB between 2 namespaces over the delay line at 100 ms RTT, 1 Gbit/s
+#     (tests/wan/delayline.c), tcp with 1..N streams (the stock window vs the BDP);
+#  2. exact vs int8-quantized ring AllReduce 64 MiB, 4 namespaces on a 1 Gbit tbf link
+#     (tests/integration/cluster.sh).
+# Usage: tests/bench/wan.sh [STREAMS...]   (default 1 4 16 64)
+cd "$(dirname "$0")/../.." || exit 1
+C=./colltune
+[ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] || { echo "wan bench: skipped (needs root and /dev/net/tun)"; exit 0; }
+[ -x build/tests/wan/delayline ] || make -s wan-tools || exit 1
+. tests/wan/wan.sh
+WAN="wb$(($$ % 10000))"
+trap 'wan_down' EXIT INT TERM
+wan_up 50 1gbit 9000 || exit 1
+run2() { # args...: AllReduce on both sides, rank 0 prints
+    port=$((20000 + $$ % 20000))
+    wan_exec b env COLLTUNE_ROOT=$WAN_IP_A:$port COLLTUNE_RANK=1 COLLTUNE_SIZE=2 \
+        $C run --transport tcp "$@" >/dev/null 2>&1 &
+    wan_exec a env COLLTUNE_ROOT=$WAN_IP_A:$port COLLTUNE_RANK=0 COLLTUNE_SIZE=2 \
+        $C run --transport tcp "$@"
+    wait
+}
+echo "# 1. AllReduce float32 256 MiB, 2 ranks, delay line 100 ms RTT, 1 Gbit/s (line: 0.125 GB/s busbw)"
+for s in ${*:-1 4 16 64}; do
+    out=$(run2 -b 256M -e 256M -n 3 -w 1 -c 1 --streams "$s" --timeout 120 2>&1)
+    # busbw from the median time (bus factor 1 for 2 ranks), more digits than the table
+    bw=$(echo "$out" | awk '!/^#/ && NF > 10 { printf "%.4f", $1 / $7 / 1e3; exit }')
+    win=$(echo "$out" | grep "tcp window")
+    echo "streams $s: busbw $bw GB/s = $(awk -v b="$bw" 'BEGIN { printf "%.0f", b / 0.125 * 100 }')% of the line  (${win#\# })"
+done
+wan_down
+trap - EXIT
+echo "# 2. AllReduce float32 64 MiB, 4 namespaces x 1 rank, 1 Gbit tbf: exact vs --quant int8"
+sh -c '. tests/integration/cluster.sh; CT_NET=qb$$; trap ct_cluster_down EXIT
+ct_cluster_up 4 1gbit || exit 1
+port=$((20000 + $$ % 20000))
+for q in "" "--quant int8" "--quant fp8e4m3" "--quant fp8e5m2"; do
+  i=1; while [ $i -lt 4 ]; do
+    ct_node_spawn $i env COLLTUNE_ROOT=$(ct_node_ip 0):$port COLLTUNE_RANK=$i COLLTUNE_SIZE=4 ./colltune run -b 64M -e 64M -n 3 -w 1 $q >/dev/null 2>&1
+    i=$((i + 1)); done
+  ct_node_exec 0 env COLLTUNE_ROOT=$(ct_node_ip 0):$port COLLTUNE_RANK=0 COLLTUNE_SIZE=4 ./colltune run -b 64M -e 64M -n 3 -w 1 $q | grep -v "^#  Rank\|Using devices\|^#$"
+  wait
+  port=$((port + 1))
+done'

@@ -1,0 +1,65 @@
+#!/bin/sh
+# The WAN delay line (tests/wan/delayline.c) between two network namespaces: a UDP
+# ping-pong comes back complete, in order, at twice the configured one-way delay within
+# 1 ms. Skipped without root, namespaces or /dev/net/tun.
+. "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+WAN_BIN="${WAN_BIN:-$(dirname "$COLLTUNE")/build/tests/wan}"
+[ -x "$WAN_BIN/delayline" ] || WAN_BIN="$root/build/tests/wan"
+. "$root/tests/wan/wan.sh"
+WAN="wl$(($$ % 10000))"
+why=""
+[ "$(id -u)" = 0 ] || why="needs root"
+[ -z "$why" ] && [ ! -c /dev/net/tun ] && why="no /dev/net/tun"
+[ -z "$why" ] && [ ! -x "$WAN_BIN/delayline" ] && why="delayline not built (make wan-tools)"
+if [ -n "$why" ]; then
+    skip "delay line: $why"
+    done_testing
+    exit 0
+fi
+trap 'wan_down; rm -rf "$TMP"' EXIT
+for spec in "25 1gbit" "5 100mbit" "50 1gbit"; do
+    set -- $spec
+    if ! wan_up "$1" "$2" 9000 >"$TMP/up" 2>&1; then
+        not_ok "delay line up ($spec)"; sed 's/^/#   /' "$TMP/up" "/tmp/${WAN}.err" | tail -5
+        wan_down; continue
+    fi
+    wan_exec b chrt -f 20 "$WAN_BIN/pingpong" echo 7777 &
+    sleep 0.5
+    rtt=$(($1 * 2))
+    if wan_exec a chrt -f 20 "$WAN_BIN/pingpong" ping "$WAN_IP_B" 7777 40 10 "$rtt" 1 >"$TMP/pp" 2>&1; then
+        ok "one-way $1 ms at $2: 40 datagrams back in order, RTT $rtt +- 1 ms ($(tail -1 "$TMP/pp" | sed 's/.*rtt //'))"
+    else
+        not_ok "one-way $1 ms at $2"; sed 's/^/#   /' "$TMP/pp" | tail -8
+    fi
+    wan_down
+done
+# loss and reordering are settable: with --loss 1 nothing comes back
+if wan_up 5 1gbit 9000 --loss 1 >"$TMP/up" 2>&1; then
+    wan_exec b chrt -f 20 "$WAN_BIN/pingpong" echo 7777 &
+    sleep 0.5
+    if ! wan_exec a "$WAN_BIN/pingpong" ping "$WAN_IP_B" 7777 5 10 10 1 >"$TMP/pp" 2>&1 &&
+        grep -q "5 sent, 0 back" "$TMP/pp"; then
+        ok "--loss 1 drops every packet"
+    else
+        not_ok "--loss 1"; sed 's/^/#   /' "$TMP/pp" | tail -3
+    fi
+    wan_down
+else
+    not_ok "delay line up with --loss"
+fi
+# --reorder 0.5 --reorder-ms 5: some datagrams overtake others (the ping flags them)
+if wan_up 5 1gbit 9000 --reorder 0.5 --reorder-ms 5 >"$TMP/up" 2>&1; then
+    wan_exec b chrt -f 20 "$WAN_BIN/pingpong" echo 7777 &
+    sleep 0.5
+    wan_exec a "$WAN_BIN/pingpong" ping "$WAN_IP_B" 7777 40 1 10 20 >"$TMP/pp" 2>&1
+    if grep -q "40 sent, 40 back" "$TMP/pp" && grep -q "out of order" "$TMP/pp"; then
+        ok "--reorder: all back, some out of order"
+    else
+        not_ok "--reorder"; sed 's/^/#   /' "$TMP/pp" | tail -3
+    fi
+    wan_down
+else
+    not_ok "delay line up with --reorder"
+fi
+done_testing
