@@ -53,6 +53,8 @@ int ct_coll_find(const char *name);
  * (ct_reduce_scale_fn).
  */
 ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op);
+/* The same kernel with its operands swapped: dst[i] = b[i] (op) a[i]. */
+ct_reduce_fn ct_reduce_fn_rev_get(enum ct_dtype t, enum ct_redop op);
 /* dst[i] = dst[i] / divisor, for avg. */
 typedef void (*ct_scale_fn)(void *dst, size_t n, int divisor);
 ct_scale_fn ct_scale_fn_get(enum ct_dtype t);
@@ -67,6 +69,7 @@ enum ct_isa { CT_ISA_GENERIC, CT_ISA_AVX2, CT_ISA_AVX512, CT_ISA_COUNT };
 typedef void *(*ct_copy_fn)(void *dst, const void *src, size_t n);
 struct ct_kernels {
     ct_reduce_fn red[CT_DTYPE_COUNT][4]; /* op: sum, prod, min, max */
+    ct_reduce_fn rev[CT_DTYPE_COUNT][4]; /* the same with the operands swapped */
     ct_scale_fn scale[CT_DTYPE_COUNT];
     ct_copy_fn copy;
 };

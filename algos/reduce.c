@@ -384,6 +384,13 @@ ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op)
     return ct_kernels_isa()->red[t][op == CT_AVG ? CT_SUM : op];
 }
 
+ct_reduce_fn ct_reduce_fn_rev_get(enum ct_dtype t, enum ct_redop op)
+{
+    if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
+        return NULL;
+    return ct_kernels_isa()->rev[t][op == CT_AVG ? CT_SUM : op];
+}
+
 ct_scale_fn ct_scale_fn_get(enum ct_dtype t)
 {
     return (unsigned)t < CT_DTYPE_COUNT ? ct_kernels_isa()->scale[t] : NULL;

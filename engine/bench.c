@@ -89,6 +89,7 @@ static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sch
         a->buf[CT_BUF_SEND] = a->buf[CT_BUF_RECV] = recv;
     }
     red->fn = ct_reduce_fn_get(j->dtype, j->op);
+    red->rev = ct_reduce_fn_rev_get(j->dtype, j->op);
     red->esize = es;
     a->red = ct_coll_desc(j->coll)->needs_op ? red : NULL;
     uint64_t chunk = j->params.v[CT_P_CHUNK] / es * es;

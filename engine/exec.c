@@ -83,7 +83,8 @@ static int post(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
             rc = tp->ops->isend(tp, g->peer, (char *)at(a, op->src) + off, len, req, err);
         else if (op->kind == CT_OP_RECV_REDUCE)
             rc = tp->ops->irecv(tp, g->peer, (char *)at(a, op->dst) + off,
-                                (char *)at(a, op->src) + off, len, a->red, req, err);
+                                (char *)at(a, op->src) + off, len, op->rev ? &x->red_rev : a->red,
+                                req, err);
         else
             rc = tp->ops->irecv(tp, g->peer, (char *)at(a, op->dst) + off, NULL, len, NULL, req,
                                 err);
@@ -290,6 +291,10 @@ int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
     if (a->chunk == 0 || a->depth < 1)
         return ct_err_set(err, CT_EINVAL, "executor: chunk and depth must be positive");
     grow(x, s->max_comm_ops + 1, a->depth);
+    if (a->red) {
+        x->red_rev.fn = a->red->rev;
+        x->red_rev.esize = a->red->esize;
+    }
     for (uint32_t st = 0; st < s->nsteps; st++) {
         CT_TRY(run_comm(x, c, s, st, a, err));
         run_local(x, s, st, a);
