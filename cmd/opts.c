@@ -114,6 +114,9 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
             return ct_cmd_fail(cmd, 2, "bad --rails '%s' (1..64)", arg);
         o->rails = (int)v;
         return 0;
+    case CT_O_NO_BIND:
+        o->no_bind = true;
+        return 0;
     case CT_O_WAIT:
         if (!strcmp(arg, "auto"))
             o->wait = CT_WAIT_AUTO;
@@ -244,6 +247,7 @@ void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_laun
     lx->ifname = ifname_of(o);
     lx->port_lo = o->port_lo;
     lx->port_hi = o->port_hi;
+    lx->no_bind = o->no_bind;
     lx->notice = print_notice;
     lx->fatal = print_fatal;
     lx->ctx = (void *)cmd;

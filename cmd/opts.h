@@ -25,13 +25,15 @@ struct ct_opts {
     const char *provider;  /* --provider (fabric transport) */
     const char *port_range; /* --port-range, else COLLTUNE_PORT_RANGE */
     int port_lo, port_hi;
+    bool no_bind;          /* --no-bind: leave --local ranks unpinned */
 };
 
 #define CT_OPTS_FIRST 2000
 enum {
     CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
     CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
-    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER
+    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER,
+    CT_O_NO_BIND
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -43,7 +45,7 @@ enum {
         {"inter", 1, 0, CT_O_INTER}, {"torus", 1, 0, CT_O_TORUS}, {"rails", 1, 0, CT_O_RAILS},     \
         {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
-        {"port-range", 1, 0, CT_O_PORT_RANGE}
+        {"port-range", 1, 0, CT_O_PORT_RANGE}, {"no-bind", 0, 0, CT_O_NO_BIND}
 
 #define CT_OPTS_HELP                                                                               \
     "\n"                                                                                           \
@@ -66,6 +68,8 @@ enum {
     "  --transport T           auto, shm, tcp, loop (default auto: shm within a host, tcp\n"       \
     "                          across hosts)\n"                                                    \
     "  --wait auto|spin|block  how idle ranks wait (default auto: block when ranks > cores)\n"     \
+    "  --no-bind               leave --local ranks unpinned (default: rank i on the i-th\n"      \
+    "                          allowed core when there are no more ranks than cores)\n"          \
     "  --timeout SEC           fail when a peer makes no progress for SEC (default 30)\n"          \
     "  --boot-timeout SEC      fail when ranks have not all met within SEC (default 60)\n"         \
     "  --provider NAME         libfabric provider for --transport fabric (default: the\n"           \

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -489,6 +490,11 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     struct kids k = {n, ct_xcalloc((size_t)n, sizeof(pid_t)), ct_xcalloc((size_t)n, sizeof(int)),
                      ct_xcalloc((size_t)n, sizeof(int))};
     pid_t parent = getpid();
+    /* pinning: local rank i on the i-th CPU the launcher may use, when every rank gets its
+     * own (oversubscribed ranks stay unpinned so the scheduler can balance them) */
+    cpu_set_t allowed;
+    int ncpu = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 0;
+    bool bind = !x->no_bind && n <= ncpu;
     fflush(stdout);
     fflush(stderr);
     /* the launcher takes its termination signals synchronously in reap(), so that it
@@ -516,6 +522,14 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(1);
+            for (int c = 0, seen = 0; bind && c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &allowed) && seen++ == i) {
+                    cpu_set_t one;
+                    CPU_ZERO(&one);
+                    CPU_SET(c, &one);
+                    sched_setaffinity(0, sizeof one, &one); /* best effort */
+                    break;
+                }
             close(ids[0]);
             bc.rank = li->rank + i;
             if (bc.rank == 0 && lfd >= 0)

@@ -45,6 +45,9 @@
  *          from it in place and releases the slot, which is the send's acknowledgement
  *   FRAG   other large buffers: pipelined through consecutive slots
  *
+ * COLLTUNE_SHM_UNREGISTERED=1 makes alloc() return private memory instead, so that every
+ * message takes the copy path (make bench reports both).
+ *
  * Heap objects are "/ct-<job>-h<rank>-<nonce>-<id>", one per alloc(), listed in the owner's
  * object table so peers can drop cached mappings of freed objects (free_epoch). Control
  * objects are unlinked as soon as every peer has mapped them; heap objects when freed.
@@ -180,6 +183,7 @@ struct tp_shm {
     int nheap;
     uint64_t next_id;
     int moved;
+    int unregistered; /* COLLTUNE_SHM_UNREGISTERED: alloc() gives private memory */
     unsigned idle;
     int64_t idle_start, last_live;
 };
@@ -326,6 +330,16 @@ static const struct heap_ent *heap_find(const struct tp_shm *t, const void *buf,
 static void *shm_alloc(struct ct_tp *tp, size_t bytes, struct ct_err *err)
 {
     struct tp_shm *t = (struct tp_shm *)tp;
+    if (t->unregistered) {
+        /* private memory: every message takes the copy path through the slots */
+        void *m = mmap(NULL, page_round(bytes ? bytes : 1), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            ct_err_sys(err, CT_ENOMEM, "shm: cannot allocate %zu bytes", bytes);
+            return NULL;
+        }
+        return m;
+    }
     uint32_t idx = 0;
     while (idx < MAX_OBJS && atomic_load_explicit(&t->ctl->objs[idx].id, memory_order_relaxed))
         idx++;
@@ -385,6 +399,8 @@ static void shm_free(struct ct_tp *tp, void *p, size_t bytes)
             heap_release(t, i);
             return;
         }
+    if (p && t->unregistered)
+        munmap(p, page_round(bytes ? bytes : 1));
 }
 
 static void unmap_peer_heap(struct peer *p, bool only_dead)
@@ -956,6 +972,8 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     if (w == CT_WAIT_AUTO)
         w = boot->local_size <= online_cpus() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
     t->mode = w;
+    const char *ur = getenv("COLLTUNE_SHM_UNREGISTERED");
+    t->unregistered = ur && *ur && strcmp(ur, "0");
     t->last_live = t->idle_start = ct_now_ns();
 
     struct ct_err lerr;
