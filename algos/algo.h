@@ -54,9 +54,31 @@ int ct_coll_find(const char *name);
  * (ct_reduce_scale_fn).
  */
 ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op);
+/* The same kernel with its operands swapped: dst[i] = b[i] (op) a[i]. */
+ct_reduce_fn ct_reduce_fn_rev_get(enum ct_dtype t, enum ct_redop op);
 /* dst[i] = dst[i] / divisor, for avg. */
 typedef void (*ct_scale_fn)(void *dst, size_t n, int divisor);
 ct_scale_fn ct_scale_fn_get(enum ct_dtype t);
+
+/*
+ * The kernel table (algos/reduce.c): one per instruction set, every variant giving the
+ * same bits. ct_reduce_fn_get/ct_scale_fn_get read the table of ct_isa_best(): the widest
+ * set this CPU supports, no wider than the COLLTUNE_ISA environment variable when it names
+ * one (generic, avx2, avx512).
+ */
+enum ct_isa { CT_ISA_GENERIC, CT_ISA_AVX2, CT_ISA_AVX512, CT_ISA_COUNT };
+typedef void *(*ct_copy_fn)(void *dst, const void *src, size_t n);
+struct ct_kernels {
+    ct_reduce_fn red[CT_DTYPE_COUNT][4]; /* op: sum, prod, min, max */
+    ct_reduce_fn rev[CT_DTYPE_COUNT][4]; /* the same with the operands swapped */
+    ct_scale_fn scale[CT_DTYPE_COUNT];
+    ct_copy_fn copy;
+};
+const char *ct_isa_name(enum ct_isa isa);
+bool ct_isa_supported(enum ct_isa isa); /* built in and supported by this CPU */
+enum ct_isa ct_isa_best(void);
+const struct ct_kernels *ct_kernels_for(enum ct_isa isa); /* NULL when not supported */
+const struct ct_kernels *ct_kernels_isa(void);            /* ct_kernels_for(ct_isa_best()) */
 
 /* Communicator shape as a schedule sees it. Ranks are laid out node-major:
  * node(r) = r / ranks_per_node. */

@@ -47,7 +47,12 @@ int ct_compose_append(struct ct_sched *s, const struct ct_algo *a, const struct 
             switch (op->kind) {
             case CT_OP_SEND: ct_sched_send(s, peer, src, op->bytes); break;
             case CT_OP_RECV: ct_sched_recv(s, peer, dst, op->bytes); break;
-            case CT_OP_RECV_REDUCE: ct_sched_recv_reduce(s, peer, dst, src, op->bytes); break;
+            case CT_OP_RECV_REDUCE:
+                if (op->rev)
+                    ct_sched_recv_reduce_rev(s, peer, dst, src, op->bytes);
+                else
+                    ct_sched_recv_reduce(s, peer, dst, src, op->bytes);
+                break;
             case CT_OP_REDUCE: ct_sched_reduce(s, dst, src, remap(op->src2, map), op->bytes); break;
             case CT_OP_COPY: ct_sched_copy(s, dst, src, op->bytes); break;
             default: break;

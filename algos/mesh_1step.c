@@ -9,7 +9,11 @@
  *           the same order, so all ranks hold the same bits.
  * Cost      1 step: a + (N-1) n b per rank (N-1 times the ring's traffic), plus N-1
  *           local reductions of n bytes.
- * Requires  nothing (any N, any count). Scratch: N buffers.
+ * Requires  nothing (any N, any count). Scratch: N buffers (N = 2: none).
+ * N = 2     fused: each rank reduces the peer's buffer as it arrives (x0 (+) x1 on both
+ *           ranks), one pass over the data; over shm the peer's buffer is read in place.
+ *           In place (the result overwrites what the peer reads): each rank reduces one
+ *           half in place, then the halves are exchanged.
  * Limits    traffic and scratch grow with N: tiny buffers on full-bisection fabrics
  *           (NVSwitch, shared memory) only.
  *
@@ -28,6 +32,35 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
     ct_sched_step(s);
     if (N == 1) {
         ct_sched_copy(s, recv, own, bytes);
+        return 0;
+    }
+    if (N == 2) {
+        /* fused: the peer's buffer is reduced as it arrives (over shm straight from the
+         * peer's memory), x0 first on both ranks; in place our input is kept in scratch
+         * first, since the result overwrites it while the peer still reads it */
+        if (j->in_place) {
+            /* the result overwrites the input the peer reads: reduce our half in place while
+             * the peer reduces the other, then exchange the halves (no scratch) */
+            uint64_t es = ct_dtype_size(j->dtype), h0 = ct_part_len(j->count, 2, 0) * es;
+            uint64_t off[2] = {0, h0}, len[2] = {h0, bytes - h0};
+            int p = 1 - r;
+            ct_sched_send(s, p, ct_loc(CT_BUF_SEND, off[p]), len[p]);
+            if (r == 0)
+                ct_sched_recv_reduce(s, p, ct_loc(CT_BUF_RECV, off[r]),
+                                     ct_loc(CT_BUF_SEND, off[r]), len[r]);
+            else
+                ct_sched_recv_reduce_rev(s, p, ct_loc(CT_BUF_RECV, off[r]),
+                                         ct_loc(CT_BUF_SEND, off[r]), len[r]);
+            ct_sched_step(s);
+            ct_sched_send(s, p, ct_loc(CT_BUF_RECV, off[r]), len[r]);
+            ct_sched_recv(s, p, ct_loc(CT_BUF_RECV, off[p]), len[p]);
+            return 0;
+        }
+        ct_sched_send(s, 1 - r, own, bytes);
+        if (r == 0)
+            ct_sched_recv_reduce(s, 1, recv, own, bytes);
+        else
+            ct_sched_recv_reduce_rev(s, 0, recv, own, bytes);
         return 0;
     }
     for (int k = 1; k < N; k++)

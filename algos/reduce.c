@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reduction kernels (dst = a op b) for every datatype x op, and the avg scale step.
- * Plain C shaped so that GCC -O2 vectorises them; float16/bfloat16 go through float.
+ * Reduction kernels (dst = a op b) for every datatype x op, the avg scale step and the copy
+ * kernel, in one table per instruction set: the same plain C (shaped so that GCC -O2
+ * vectorises it; float16/bfloat16 go through float) is compiled three times by
+ * algos/reduce_kern.h, for generic x86-64 (or the build's target), AVX2 and AVX-512, with
+ * per-function target pragmas so the rest of the build stays generic. ct_kernels_isa()
+ * picks the widest set the CPU has, once per lookup (COLLTUNE_ISA can lower it).
+ * Element-wise kernels do the same operation on the same operands in every variant, so the
+ * variants give identical bits (tests/unit/test_reduce.c checks every type and op).
  */
 #include "algo.h"
 #include "half.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -95,6 +102,18 @@ INT_OPS(u64, uint64_t, uint64_t)
 FLOAT_OPS(f32, float, uint32_t)
 FLOAT_OPS(f64, double, uint64_t)
 
+
+/* Function names carry the instruction set being compiled (ISA). */
+#define PASTE3_(a, b, c) a##b##c
+#define PASTE3(a, b, c) PASTE3_(a, b, c)
+#define FN(name) PASTE3(name, _, ISA)
+
+static void check_divisor(int divisor)
+{
+    if (divisor < 1)
+        CT_BUG("avg divisor %d is not positive", divisor);
+}
+
 static inline int disjoint(const void *x, const void *y, size_t bytes)
 {
     uintptr_t p = (uintptr_t)x, q = (uintptr_t)y;
@@ -107,7 +126,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
  * plain loop for any other overlap.
  */
 #define KERNEL(NAME, T, OP)                                                                        \
-    static void NAME##_3(T *restrict d, const T *restrict a, const T *restrict b, size_t n)        \
+    static void FN(NAME##_3)(T *restrict d, const T *restrict a, const T *restrict b, size_t n)        \
     {                                                                                              \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
@@ -116,7 +135,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(a[i], b[i]);                                                                 \
     }                                                                                              \
-    static void NAME##_2l(T *restrict d, const T *restrict b, size_t n)                            \
+    static void FN(NAME##_2l)(T *restrict d, const T *restrict b, size_t n)                            \
     {                                                                                              \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
@@ -125,7 +144,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(d[i], b[i]);                                                                 \
     }                                                                                              \
-    static void NAME##_2r(T *restrict d, const T *restrict a, size_t n)                            \
+    static void FN(NAME##_2r)(T *restrict d, const T *restrict a, size_t n)                            \
     {                                                                                              \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
@@ -134,17 +153,17 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(a[i], d[i]);                                                                 \
     }                                                                                              \
-    static void NAME(void *dst, const void *a, const void *b, size_t n)                            \
+    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                            \
     {                                                                                              \
         T *d = dst;                                                                                \
         const T *x = a, *y = b;                                                                    \
         size_t bytes = n * sizeof(T);                                                              \
         if (d == x && d != y && disjoint(d, y, bytes)) {                                           \
-            NAME##_2l(d, y, n);                                                                    \
+            FN(NAME##_2l)(d, y, n);                                                                    \
         } else if (d == y && d != x && disjoint(d, x, bytes)) {                                    \
-            NAME##_2r(d, x, n);                                                                    \
+            FN(NAME##_2r)(d, x, n);                                                                    \
         } else if (disjoint(d, x, bytes) && disjoint(d, y, bytes)) {                               \
-            NAME##_3(d, x, y, n);                                                                  \
+            FN(NAME##_3)(d, x, y, n);                                                                  \
         } else {                                                                                   \
             for (size_t i = 0; i < n; i++)                                                         \
                 d[i] = OP(x[i], y[i]);                                                             \
@@ -157,14 +176,6 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
     KERNEL(k_min_##S, T, min_##S)                                                                  \
     KERNEL(k_max_##S, T, max_##S)
 
-KERNELS(i8, int8_t)
-KERNELS(u8, uint8_t)
-KERNELS(i32, int32_t)
-KERNELS(u32, uint32_t)
-KERNELS(i64, int64_t)
-KERNELS(u64, uint64_t)
-KERNELS(f32, float)
-KERNELS(f64, double)
 
 /*
  * float16/bfloat16: each block is widened into float arrays on the stack, reduced there
@@ -176,7 +187,7 @@ KERNELS(f64, double)
  * whole-block calls see the constant BLK and vectorise.
  */
 #define HALF_KERNEL(NAME, TO, FROM, OP)                                                            \
-    static inline __attribute__((always_inline)) void NAME##_blk(uint16_t *d, const uint16_t *x,   \
+    static inline __attribute__((always_inline)) void FN(NAME##_blk)(uint16_t *d, const uint16_t *x,   \
                                                                  const uint16_t *y, size_t m)      \
     {                                                                                              \
         float fx[BLK], fy[BLK];                                                                    \
@@ -192,15 +203,15 @@ KERNELS(f64, double)
         for (size_t j = 0; j < m; j++)                                                             \
             d[j] = (uint16_t)r[j];                                                                 \
     }                                                                                              \
-    static void NAME(void *dst, const void *a, const void *b, size_t n)                            \
+    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                            \
     {                                                                                              \
         uint16_t *d = dst;                                                                         \
         const uint16_t *x = a, *y = b;                                                             \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
-            NAME##_blk(d + i, x + i, y + i, BLK);                                                  \
+            FN(NAME##_blk)(d + i, x + i, y + i, BLK);                                                  \
         if (i < n)                                                                                 \
-            NAME##_blk(d + i, x + i, y + i, n - i);                                                \
+            FN(NAME##_blk)(d + i, x + i, y + i, n - i);                                                \
     }
 
 #define HALF_KERNELS(S, TO, FROM)                                                                  \
@@ -209,43 +220,15 @@ KERNELS(f64, double)
     HALF_KERNEL(k_min_##S, TO, FROM, min_f32)                                                      \
     HALF_KERNEL(k_max_##S, TO, FROM, max_f32)
 
-HALF_KERNELS(f16, ct_f16_to_f32, ct_f32_to_f16_wide)
-HALF_KERNELS(bf16, ct_bf16_to_f32, ct_f32_to_bf16_wide)
-
-/* Indexed by dtype, then op (sum, prod, min, max); avg uses the sum kernel. */
-static const ct_reduce_fn kernels[CT_DTYPE_COUNT][4] = {
-    [CT_INT8] = {k_sum_i8, k_prod_i8, k_min_i8, k_max_i8},
-    [CT_UINT8] = {k_sum_u8, k_prod_u8, k_min_u8, k_max_u8},
-    [CT_INT32] = {k_sum_i32, k_prod_i32, k_min_i32, k_max_i32},
-    [CT_UINT32] = {k_sum_u32, k_prod_u32, k_min_u32, k_max_u32},
-    [CT_INT64] = {k_sum_i64, k_prod_i64, k_min_i64, k_max_i64},
-    [CT_UINT64] = {k_sum_u64, k_prod_u64, k_min_u64, k_max_u64},
-    [CT_FLOAT16] = {k_sum_f16, k_prod_f16, k_min_f16, k_max_f16},
-    [CT_BFLOAT16] = {k_sum_bf16, k_prod_bf16, k_min_bf16, k_max_bf16},
-    [CT_FLOAT32] = {k_sum_f32, k_prod_f32, k_min_f32, k_max_f32},
-    [CT_FLOAT64] = {k_sum_f64, k_prod_f64, k_min_f64, k_max_f64},
-};
-
-ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op)
-{
-    if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
-        return NULL;
-    return kernels[t][op == CT_AVG ? CT_SUM : op];
-}
 
 /*
  * avg scale: integers use C's truncating division (toward zero, as NCCL's
  * FuncSumPostDiv); float16/bfloat16/float32 divide in float, float64 in double.
  */
-static void check_divisor(int divisor)
-{
-    if (divisor < 1)
-        CT_BUG("avg divisor %d is not positive", divisor);
-}
 
 /* Scalar truncating division: the unsigned 32-bit and the 64-bit types. */
 #define INT_SCALE(S, T)                                                                            \
-    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
     {                                                                                              \
         T *d = dst;                                                                                \
         check_divisor(divisor);                                                                    \
@@ -253,9 +236,6 @@ static void check_divisor(int divisor)
             d[i] = (T)(d[i] / (T)divisor);                                                         \
     }
 
-INT_SCALE(u32, uint32_t)
-INT_SCALE(i64, int64_t)
-INT_SCALE(u64, uint64_t)
 
 /*
  * 8-bit and int32 quotients go through a float (double for int32) division and a
@@ -265,7 +245,7 @@ INT_SCALE(u64, uint64_t)
  * above 2^24, where every 8-bit quotient is 0 either way.
  */
 #define FAST_INT_SCALE(S, T, F)                                                                    \
-    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
     {                                                                                              \
         T *d = dst;                                                                                \
         F q = (F)divisor;                                                                          \
@@ -278,12 +258,9 @@ INT_SCALE(u64, uint64_t)
             d[i] = (T)(int32_t)((F)d[i] / q);                                                      \
     }
 
-FAST_INT_SCALE(i8, int8_t, float)
-FAST_INT_SCALE(u8, uint8_t, float)
-FAST_INT_SCALE(i32, int32_t, double)
 
 #define FLOAT_SCALE(S, F)                                                                          \
-    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
     {                                                                                              \
         F *d = dst, q = (F)divisor;                                                                \
         size_t i = 0;                                                                              \
@@ -295,12 +272,10 @@ FAST_INT_SCALE(i32, int32_t, double)
             d[i] = d[i] / q;                                                                       \
     }
 
-FLOAT_SCALE(f32, float)
-FLOAT_SCALE(f64, double)
 
 #define HALF_SCALE(S, TO, FROM)                                                                    \
     static inline                                                                                  \
-        __attribute__((always_inline)) void scale_##S##_blk(uint16_t *d, size_t m, float q)        \
+        __attribute__((always_inline)) void FN(scale_##S##_blk)(uint16_t *d, size_t m, float q)        \
     {                                                                                              \
         uint32_t r[BLK];                                                                           \
         for (size_t j = 0; j < m; j++)                                                             \
@@ -308,29 +283,115 @@ FLOAT_SCALE(f64, double)
         for (size_t j = 0; j < m; j++)                                                             \
             d[j] = (uint16_t)r[j];                                                                 \
     }                                                                                              \
-    static void scale_##S(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
     {                                                                                              \
         uint16_t *d = dst;                                                                         \
         float q = (float)divisor;                                                                  \
         size_t i = 0;                                                                              \
         check_divisor(divisor);                                                                    \
         for (; i + BLK <= n; i += BLK)                                                             \
-            scale_##S##_blk(d + i, BLK, q);                                                        \
+            FN(scale_##S##_blk)(d + i, BLK, q);                                                        \
         if (i < n)                                                                                 \
-            scale_##S##_blk(d + i, n - i, q);                                                      \
+            FN(scale_##S##_blk)(d + i, n - i, q);                                                      \
     }
 
-HALF_SCALE(f16, ct_f16_to_f32, ct_f32_to_f16_wide)
-HALF_SCALE(bf16, ct_bf16_to_f32, ct_f32_to_bf16_wide)
 
-static const ct_scale_fn scalers[CT_DTYPE_COUNT] = {
-    [CT_INT8] = scale_i8,     [CT_UINT8] = scale_u8,      [CT_INT32] = scale_i32,
-    [CT_UINT32] = scale_u32,  [CT_INT64] = scale_i64,     [CT_UINT64] = scale_u64,
-    [CT_FLOAT16] = scale_f16, [CT_BFLOAT16] = scale_bf16, [CT_FLOAT32] = scale_f32,
-    [CT_FLOAT64] = scale_f64,
-};
+#define ISA generic
+#include "reduce_kern.h"
+#undef ISA
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define ISA avx2
+#include "reduce_kern.h"
+#undef ISA
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512")
+#define ISA avx512
+#include "reduce_kern.h"
+#undef ISA
+#pragma GCC pop_options
+#define HAVE_X86_VARIANTS 1
+#endif
+
+static const char *const isa_names[CT_ISA_COUNT] = {"generic", "avx2", "avx512"};
+
+const char *ct_isa_name(enum ct_isa isa)
+{
+    return (unsigned)isa < CT_ISA_COUNT ? isa_names[isa] : "?";
+}
+
+bool ct_isa_supported(enum ct_isa isa)
+{
+    switch (isa) {
+    case CT_ISA_GENERIC:
+        return true;
+#ifdef HAVE_X86_VARIANTS
+    case CT_ISA_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2");
+    case CT_ISA_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#endif
+    default:
+        return false;
+    }
+}
+
+enum ct_isa ct_isa_best(void)
+{
+    enum ct_isa cap = CT_ISA_COUNT - 1;
+    const char *e = getenv("COLLTUNE_ISA");
+    for (int i = 0; e && i < CT_ISA_COUNT; i++)
+        if (!strcmp(e, isa_names[i]))
+            cap = (enum ct_isa)i;
+    for (int i = (int)cap; i > 0; i--)
+        if (ct_isa_supported((enum ct_isa)i))
+            return (enum ct_isa)i;
+    return CT_ISA_GENERIC;
+}
+
+const struct ct_kernels *ct_kernels_for(enum ct_isa isa)
+{
+    if (!ct_isa_supported(isa))
+        return NULL;
+    switch (isa) {
+#ifdef HAVE_X86_VARIANTS
+    case CT_ISA_AVX2:
+        return &table_avx2;
+    case CT_ISA_AVX512:
+        return &table_avx512;
+#endif
+    default:
+        return &table_generic;
+    }
+}
+
+const struct ct_kernels *ct_kernels_isa(void)
+{
+    return ct_kernels_for(ct_isa_best());
+}
+
+ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op)
+{
+    if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
+        return NULL;
+    return ct_kernels_isa()->red[t][op == CT_AVG ? CT_SUM : op];
+}
+
+ct_reduce_fn ct_reduce_fn_rev_get(enum ct_dtype t, enum ct_redop op)
+{
+    if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
+        return NULL;
+    return ct_kernels_isa()->rev[t][op == CT_AVG ? CT_SUM : op];
+}
 
 ct_scale_fn ct_scale_fn_get(enum ct_dtype t)
 {
-    return (unsigned)t < CT_DTYPE_COUNT ? scalers[t] : NULL;
+    return (unsigned)t < CT_DTYPE_COUNT ? ct_kernels_isa()->scale[t] : NULL;
 }

@@ -79,6 +79,14 @@ void ct_sched_recv_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struc
     op->bytes = bytes;
 }
 
+void ct_sched_recv_reduce_rev(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                              uint64_t bytes)
+{
+    ct_sched_recv_reduce(s, peer, dst, src, bytes);
+    if (bytes)
+        s->ops[s->nops - 1].rev = 1;
+}
+
 void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, struct ct_loc src2,
                      uint64_t bytes)
 {

@@ -27,7 +27,8 @@
 enum ct_opk {
     CT_OP_SEND,        /* send src[bytes] to peer */
     CT_OP_RECV,        /* receive bytes from peer into dst */
-    CT_OP_RECV_REDUCE, /* dst = src (op) incoming; src may equal dst */
+    CT_OP_RECV_REDUCE, /* dst = src (op) incoming, or incoming (op) src when rev; src may
+                          equal dst */
     CT_OP_REDUCE,      /* local: dst = src (op) src2 */
     CT_OP_COPY,        /* local: dst = src */
     /* local, quantized (algos/quant.h; bytes = float32 bytes, the wire side is
@@ -47,6 +48,7 @@ struct ct_loc {
 struct ct_op {
     uint8_t kind; /* enum ct_opk */
     uint8_t fmt;  /* quantized ops: enum ct_quant */
+    uint8_t rev;  /* RECV_REDUCE: the incoming operand comes first */
     int32_t peer; /* communication ops only */
     uint64_t bytes;
     struct ct_loc dst, src, src2;
@@ -77,6 +79,9 @@ void ct_sched_send(struct ct_sched *s, int peer, struct ct_loc src, uint64_t byt
 void ct_sched_recv(struct ct_sched *s, int peer, struct ct_loc dst, uint64_t bytes);
 void ct_sched_recv_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
                           uint64_t bytes);
+/* dst = incoming (op) src: keeps rank order when the sender's rank comes first. */
+void ct_sched_recv_reduce_rev(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                              uint64_t bytes);
 void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, struct ct_loc src2,
                      uint64_t bytes);
 /* A quantized local op (kind CT_OP_QUANT, CT_OP_DEQUANT or CT_OP_DEQUANT_ADD) on

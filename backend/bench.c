@@ -90,6 +90,7 @@ static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sch
         a->buf[CT_BUF_SEND] = a->buf[CT_BUF_RECV] = recv;
     }
     red->fn = ct_reduce_fn_get(j->dtype, j->op);
+    red->rev = ct_reduce_fn_rev_get(j->dtype, j->op);
     red->esize = es;
     a->red = ct_coll_desc(j->coll)->needs_op ? red : NULL;
     uint64_t chunk = j->params.v[CT_P_CHUNK] / es * es;
@@ -126,44 +127,48 @@ static void fill_inputs(const struct ct_bench *b, const struct ct_job *j,
         ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c * (uint64_t)n);
 }
 
+#define CHECK_ELEMS (256u << 10) /* expected values are built this many at a time */
+
 static long count_wrong(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
                         uint64_t seed)
 {
     int n = j->shape.nranks, r = j->shape.rank;
     uint64_t c = j->count;
     size_t es = ct_dtype_size(j->dtype);
-    uint64_t rb = ct_job_recv_bytes(j);
-    if (rb > b->check_cap) {
+    size_t cap = CHECK_ELEMS * es;
+    if (cap > b->check_cap) {
         free(b->check);
-        b->check = ct_xmalloc(rb);
-        b->check_cap = rb;
-        memset(b->check_key, 0, sizeof b->check_key);
+        b->check = ct_xmalloc(cap);
+        b->check_cap = cap;
     }
     char *want = b->check;
-    uint64_t key[4] = {(uint64_t)j->coll + 1, c, (uint64_t)j->dtype << 32 | (uint64_t)j->op, seed};
-    if (!memcmp(key, b->check_key, sizeof key))
-        return (long)ct_verify_count_wrong(j->dtype, a->buf[CT_BUF_RECV], want, rb / es);
-    memcpy(b->check_key, key, sizeof key);
-    switch (j->coll) {
-    case CT_ALLREDUCE:
-        ct_verify_expected(j->dtype, j->op, n, seed, 0, want, c);
-        break;
-    case CT_REDUCESCATTER:
-        ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c, want, c);
-        break;
-    case CT_ALLGATHER:
-        for (int q = 0; q < n; q++)
-            ct_verify_fill(j->dtype, j->op, q, n, seed, 0, want + (size_t)q * c * es, c);
-        break;
-    case CT_ALLTOALL:
-        for (int q = 0; q < n; q++)
-            ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c, want + (size_t)q * c * es,
-                           c);
-        break;
-    default:
-        break;
-    }
-    return (long)ct_verify_count_wrong(j->dtype, a->buf[CT_BUF_RECV], want, rb / es);
+    const char *got = a->buf[CT_BUF_RECV];
+    long wrong = 0;
+    /* block q of the output (one block but for allgather and alltoall), in pieces, so that
+     * the expected values never take more than CHECK_ELEMS elements of memory */
+    int blocks = j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? n : 1;
+    for (int q = 0; q < blocks; q++)
+        for (uint64_t i = 0; i < c; i += CHECK_ELEMS) {
+            size_t m = c - i < CHECK_ELEMS ? (size_t)(c - i) : CHECK_ELEMS;
+            switch (j->coll) {
+            case CT_ALLREDUCE:
+                ct_verify_expected(j->dtype, j->op, n, seed, i, want, m);
+                break;
+            case CT_REDUCESCATTER:
+                ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
+                break;
+            case CT_ALLGATHER:
+                ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m);
+                break;
+            case CT_ALLTOALL:
+                ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
+                break;
+            default:
+                break;
+            }
+            wrong += (long)ct_verify_count_wrong(j->dtype, got + ((uint64_t)q * c + i) * es, want, m);
+        }
+    return wrong;
 }
 
 static int sum_over_ranks(struct ct_bench *b, long mine, long *total, struct ct_err *err)

@@ -20,9 +20,6 @@ struct ct_bench {
     size_t cap[CT_BUF_COUNT];
     void *check; /* expected values, recv-sized */
     size_t check_cap;
-    uint64_t check_key[4]; /* what check holds (collective, count, type and op, seed): the
-                              expected output does not depend on the algorithm, so every
-                              candidate of one size reuses it */
     uint64_t seed;
     struct ct_sched barrier;
     char barrier_buf[2];

@@ -26,6 +26,7 @@ struct ct_exec {
     uint32_t *order;
     size_t ordcap;
     struct ct_pool *pool; /* reduction threads, made on first use with threads > 1 */
+    struct ct_red red_rev; /* the run's reduction with the operands swapped (rev receives) */
 };
 
 struct ct_exec_args {

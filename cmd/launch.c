@@ -83,6 +83,7 @@ void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_laun
     lx->ifname = ifname_of(o);
     lx->port_lo = o->port_lo;
     lx->port_hi = o->port_hi;
+    lx->no_bind = o->no_bind;
     lx->notice = print_notice;
     lx->fatal = print_fatal;
     lx->ctx = (void *)cmd;

@@ -114,6 +114,9 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
             return ct_cmd_fail(cmd, 2, "bad --rails '%s' (1..64)", arg);
         o->rails = (int)v;
         return 0;
+    case CT_O_NO_BIND:
+        o->no_bind = true;
+        return 0;
     case CT_O_WAIT:
         if (!strcmp(arg, "auto"))
             o->wait = CT_WAIT_AUTO;

@@ -27,6 +27,7 @@ struct ct_opts {
     int port_lo, port_hi;
     enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
+    bool no_bind;          /* --no-bind: leave --local ranks unpinned */
 };
 
 #define CT_OPTS_FIRST 2000
@@ -34,7 +35,7 @@ enum {
     CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
     CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
     CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER,
-    CT_O_SOCKBUF
+    CT_O_SOCKBUF, CT_O_NO_BIND
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -46,7 +47,8 @@ enum {
         {"inter", 1, 0, CT_O_INTER}, {"torus", 1, 0, CT_O_TORUS}, {"rails", 1, 0, CT_O_RAILS},     \
         {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
-        {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF}
+        {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF}, \
+        {"no-bind", 0, 0, CT_O_NO_BIND}
 
 
 void ct_opts_init(struct ct_opts *o);

@@ -10,7 +10,9 @@ typedef void (*ct_reduce_fn)(void *dst, const void *a, const void *b, size_t n);
 
 struct ct_red {
     ct_reduce_fn fn;
-    size_t esize; /* element size in bytes */
+    size_t esize;     /* element size in bytes */
+    ct_reduce_fn rev; /* the same kernel with the operands swapped (dst = b op a), for
+                         receives that put the incoming operand first; may be NULL */
 };
 
 #endif

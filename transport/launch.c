@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,7 +19,10 @@
 #include "shm.h"
 
 #define SEC 1000000000LL
-#define GRACE_NS (10 * SEC) /* after a rank fails: data timeout + this, then kill the rest */
+/* After a rank fails the others get this long to notice (a dead peer is seen within
+ * milliseconds, a stalled one within the data timeout they share) before they are killed;
+ * a stopped rank (SIGSTOP, a tracer) can never exit by itself and is killed at once. */
+#define GRACE_NS (5 * SEC)
 
 /* ---------------------------------------------------------------- environment */
 
@@ -355,8 +359,24 @@ struct kids {
     int *killed; /* killed by the launcher after a failure */
 };
 
+/* Whether a rank is stopped (job control or ptrace stop): state T or t in /proc. */
+static bool proc_stopped(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *e = strrchr(buf, ')');
+    return e && e[1] == ' ' && (e[2] == 'T' || e[2] == 't');
+}
+
 /*
- * Wait for every rank; after the first failure give the others grace_ns, then kill them.
+ * Wait for every rank; after the first failure kill stopped ranks at once and give the
+ * others grace_ns, then kill them.
  * SIGINT, SIGTERM and SIGHUP (blocked by the caller) are forwarded to the ranks, which
  * then get 2 s before SIGKILL; *sig_out is set to the signal.
  */
@@ -373,6 +393,13 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
         if (p < 0)
             break;
         if (p == 0) {
+            for (int i = 0; failed >= 0 && !*sig_out && i < k->n; i++)
+                if (!k->state[i] && !k->killed[i] && proc_stopped(k->pids[i])) {
+                    k->killed[i] = 1;
+                    kill(k->pids[i], SIGKILL);
+                    fatal(cfg, "rank %d is stopped (pid %d) and cannot exit after rank %d failed; "
+                          "killed it", first + i, (int)k->pids[i], first + failed);
+                }
             if (kill_at && ct_now_ns() > kill_at) {
                 for (int i = 0; i < k->n; i++)
                     if (!k->state[i] && !k->killed[i]) {
@@ -463,6 +490,11 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     struct kids k = {n, ct_xcalloc((size_t)n, sizeof(pid_t)), ct_xcalloc((size_t)n, sizeof(int)),
                      ct_xcalloc((size_t)n, sizeof(int))};
     pid_t parent = getpid();
+    /* pinning: local rank i on the i-th CPU the launcher may use, when every rank gets its
+     * own (oversubscribed ranks stay unpinned so the scheduler can balance them) */
+    cpu_set_t allowed;
+    int ncpu = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 0;
+    bool bind = !x->no_bind && n <= ncpu;
     fflush(stdout);
     fflush(stderr);
     /* the launcher takes its termination signals synchronously in reap(), so that it
@@ -490,6 +522,14 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(1);
+            for (int c = 0, seen = 0; bind && c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &allowed) && seen++ == i) {
+                    cpu_set_t one;
+                    CPU_ZERO(&one);
+                    CPU_SET(c, &one);
+                    sched_setaffinity(0, sizeof one, &one); /* best effort */
+                    break;
+                }
             close(ids[0]);
             bc.rank = li->rank + i;
             if (bc.rank == 0 && lfd >= 0)
@@ -505,8 +545,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     close(ids[1]);
     int worst = 0;
     if (rc == 0) {
-        int64_t grace = (x->op_timeout_ns > 0 ? x->op_timeout_ns : 30 * SEC) + GRACE_NS;
-        worst = reap(x, &k, li->rank, grace, &sigs, &sig, dead_rank, dead_sig);
+        worst = reap(x, &k, li->rank, GRACE_NS, &sigs, &sig, dead_rank, dead_sig);
     }
     /* the job's shared-memory objects: by our id, and by the id each rank learnt */
     uint64_t seen[8];

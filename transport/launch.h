@@ -26,6 +26,7 @@
 #define CT_LAUNCH_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "boot.h"
@@ -45,6 +46,8 @@ struct ct_launch_opts {
     ct_notice_fn notice;   /* notices (rejected connections ...); may be NULL */
     ct_notice_fn fatal;    /* a forked rank's fatal error, "rank 3: ..."; may be NULL */
     void *ctx;             /* for notice and fatal */
+    bool no_bind;          /* forked ranks: leave them unpinned (else rank i of this host runs
+                              on the i-th allowed CPU when ranks <= CPUs) */
 };
 
 /* Called in every rank with its bootstrap; returns an exit code (0 ok). */

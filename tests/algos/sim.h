@@ -198,6 +198,9 @@ static inline int sim_run(struct sim *s)
                         memcpy(sim_at(s, r, op->dst), qq->data + m.at, m.bytes);
                     else if (!s->fn || m.bytes % s->esize)
                         rc = sim_fail(s, "rank %d: fused reduce without a reduction", r);
+                    else if (op->rev)
+                        s->fn(sim_at(s, r, op->dst), qq->data + m.at, sim_at(s, r, op->src),
+                              m.bytes / s->esize);
                     else
                         s->fn(sim_at(s, r, op->dst), sim_at(s, r, op->src), qq->data + m.at,
                               m.bytes / s->esize);

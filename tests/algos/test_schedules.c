@@ -626,6 +626,7 @@ Test(determinism, allreduce_same_bits_everywhere)
 {
     static const enum ct_dtype floats[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16, CT_FLOAT64};
     static const int shapes[][4] = {/* N, rpn, rows, cols */
+                                    {2, 0, 1, 2},
                                     {3, 0, 1, 3},
                                     {6, 2, 2, 3},
                                     {8, 4, 2, 4},
@@ -663,6 +664,37 @@ Test(determinism, allreduce_same_bits_everywhere)
             }
     }
     cr_assert_gt(ran, 200);
+}
+
+Test(determinism, two_rank_fused_mesh_keeps_rank_order)
+{
+    /* N = 2 mesh-1step reduces as the peer's buffer arrives: x0 first on both ranks */
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int r = 0; r < 2; r++) {
+            struct tcase c = {.a = ct_algo_find("mesh-1step"),
+                              .coll = CT_ALLREDUCE,
+                              .N = 2,
+                              .channels = 1,
+                              .count = 100,
+                              .t = CT_FLOAT32,
+                              .op = CT_MAX,
+                              .in_place = in_place};
+            struct ct_job j = job_of(&c, r);
+            struct ct_sched s;
+            struct ct_err err = {0};
+            cr_assert_eq(ct_algo_build(c.a, &j, &s, &err), 0, "%s", err.msg);
+            int fused = 0;
+            for (uint32_t i = 0; i < s.nops; i++) {
+                cr_assert_neq(s.ops[i].kind, CT_OP_REDUCE, "rank %d: no separate reduce", r);
+                if (s.ops[i].kind == CT_OP_RECV_REDUCE) {
+                    cr_assert_eq(s.ops[i].rev, r == 1, "rank %d: operand order", r);
+                    fused++;
+                }
+            }
+            cr_assert_eq(fused, 1);
+            cr_assert_eq(s.scratch_bytes, 0u);
+            ct_sched_release(&s);
+        }
 }
 
 /* ---- Cost claims ------------------------------------------------------------------- */

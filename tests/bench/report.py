@@ -1,54 +1,108 @@
 #!/usr/bin/env python3
-"""Bench report: colltune busbw per size and algorithm vs Open MPI and the limit kernel."""
-import glob, json, math, os, sys
+"""make bench report: colltune (best algorithm per size, best of the repetitions) against the
+limit kernels and Open MPI, measured in the same run by tests/bench/run.sh."""
+import glob, json, math, os, re, sys
 
 out = sys.argv[1]
+COLLS = ["allreduce", "allgather", "reducescatter", "alltoall"]
 
-def table(path):
+
+def best_table(pattern, ncols):
+    """size -> (best time_us, busbw) over the files matching pattern."""
     rows = {}
-    for line in open(path):
-        p = line.split()
-        if len(p) == 3:
-            rows[int(p[0])] = (float(p[1]), float(p[2]))
+    for path in glob.glob(os.path.join(out, pattern)):
+        for line in open(path):
+            p = line.split()
+            if len(p) >= ncols and p[0].isdigit():
+                s, t, bw = int(p[0]), float(p[1]), float(p[2])
+                if len(p) >= 4 and int(p[3]) != 0:
+                    continue  # a limit kernel with wrong results does not count
+                if s not in rows or t < rows[s][0]:
+                    rows[s] = (t, bw)
     return rows
 
-ompi, limit = table(os.path.join(out, "ompi.txt")), table(os.path.join(out, "limit.txt"))
-algos = {}
-for f in sorted(glob.glob(os.path.join(out, "colltune-*.json"))):
-    d = json.load(open(f))
-    a = os.path.basename(f)[9:-5]
-    algos[a] = {}
-    for r in d["results"]:
-        if r["placement"] == "out-of-place":
-            algos[a][r["size"]] = (r["time_us"]["median"], r["busbw"])
+
+def colltune(coll, n, reg):
+    """size -> (time_us, busbw, algo) of the fastest algorithm (out-of-place, best repetition)."""
+    best = {}
+    for f in glob.glob(os.path.join(out, "ct-%s-%d-%s-*.json" % (coll, n, reg))):
+        algo = re.match(r"ct-[a-z]+-\d+-[a-z]+-(.*)-\d+\.json", os.path.basename(f)).group(1)
+        for r in json.load(open(f))["results"]:
+            if r["placement"] != "out-of-place" or r.get("wrong", 0) not in (0, -1):
+                continue
+            t = r["time_us"]["median"]
+            if r["size"] not in best or t < best[r["size"]][0]:
+                best[r["size"]] = (t, r["busbw"], algo)
+    return best
+
 
 def geo(xs):
     xs = [x for x in xs if x > 0]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
-names = list(algos)
-hdr = "%10s " % "size" + "".join("%10s " % a[:10] for a in names)
-hdr += "%10s %10s %10s %9s %9s" % ("best", "ompi", "limit", "x ompi", "x limit")
-print("# busbw GB/s, AllReduce float sum, 2 ranks, shm")
-print(hdr)
-r_ompi, r_lim = [], []
-for s in sorted(ompi):
-    vals = [algos[a].get(s, (0, 0))[1] for a in names]
-    best = max(vals) if vals else 0
-    o = ompi[s][1]
-    l = limit.get(s, (0, 0))[1]
-    xo = best / o if o else 0
-    xl = best / l if l else 0
-    if s <= 64 << 20:
-        r_ompi.append(xo)
-    if s >= 64 << 10:
-        r_lim.append(xl)
-    print("%10d " % s + "".join("%10.3f " % v for v in vals) +
-          "%10.3f %10.3f %10.3f %9.2f %9.2f" % (best, o, l, xo, xl))
+
+def human(s):
+    for u, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if s >= k:
+            return "%d %s" % (s // k, u)
+    return "%d B" % s
+
+
+print("# colltune over shm vs the limit kernels and Open MPI, float32 sum; best of the repetitions")
+for line in open(os.path.join(out, "load.txt")):
+    print("# load:", line.strip())
+ompi = best_table("ompi-*.txt", 3)
+summary = []
+for coll in COLLS:
+    lim = best_table("limit-%s-*.txt" % coll, 4)
+    ct2, ct4 = colltune(coll, 2, "reg"), colltune(coll, 4, "reg")
+    un2 = colltune(coll, 2, "unreg") if coll == "allreduce" else {}
+    print()
+    print("## %s: busbw GB/s (time us), x limit = colltune / limit (2 ranks)" % coll)
+    hdr = "%10s %22s %12s %22s %8s" % ("size", "limit", "2 ranks", "best algorithm", "x limit")
+    if coll == "allreduce":
+        hdr += " %20s %8s %20s" % ("unregistered", "x limit", "ompi (x ompi)")
+    hdr += " %20s" % "4 ranks"
+    print(hdr)
+    xl, xo = [], []
+    for s in sorted(set(lim) | set(ct2)):
+        l, c, c4 = lim.get(s), ct2.get(s), ct4.get(s)
+        r = c[1] / l[1] if l and c and l[1] > 0 else float("nan")
+        if s >= 32 << 10:
+            xl.append((s, r))
+        row = "%10s %22s %12s %22s %8.2f" % (
+            human(s), "%.2f (%.2f)" % (l[1], l[0]) if l else "-",
+            "%.2f (%.2f)" % (c[1], c[0]) if c else "-", c[2] if c else "-", r)
+        if coll == "allreduce":
+            u, o = un2.get(s), ompi.get(s)
+            ru = u[1] / l[1] if u and l and l[1] > 0 else float("nan")
+            ro = o[0] / c[0] if o and c and c[0] > 0 else float("nan")
+            xo.append(ro)
+            row += " %20s %8.2f %20s" % ("%.2f (%s)" % (u[1], u[2]) if u else "-", ru,
+                                          "%.2f (%.2fx)" % (o[1], ro) if o else "-")
+        row += " %20s" % ("%.2f (%s)" % (c4[1], c4[2]) if c4 else "-")
+        print(row)
+    if xl:
+        lo = min(xl, key=lambda x: x[1])
+        print("%s: colltune/limit from 32 KiB: min %.2f at %s, geomean %.2f" %
+              (coll, lo[1], human(lo[0]), geo([x[1] for x in xl])))
+        summary.append("%s x limit >= 32 KiB: min %.2f (%s)" % (coll, lo[1], human(lo[0])))
+    for s in (8, 128):
+        if s in lim and s in ct2:
+            print("%s at %d B: colltune %.2f us, limit %.2f us: %.2fx the limit's time" %
+                  (coll, s, ct2[s][0], lim[s][0], ct2[s][0] / lim[s][0]))
+            summary.append("%s %d B time / limit: %.2fx" % (coll, s, ct2[s][0] / lim[s][0]))
+    if coll == "allreduce" and xo:
+        good = [x for x in xo if x == x]
+        print("allreduce vs Open MPI over 8 B..128 MiB: geomean %.2fx, min %.2fx" %
+              (geo(good), min(good) if good else float("nan")))
+        summary.append("allreduce x ompi: geomean %.2f, min %.2f" % (geo(good), min(good) if good else 0))
+rss = os.path.join(out, "rss.txt")
+if os.path.exists(rss):
+    print()
+    print("## peak RSS per rank, 128 MiB AllReduce, 2 ranks (target <= 3 x 128 + 64 = 448 MiB)")
+    for line in open(rss):
+        a, check, mib = line.split()
+        print("%-12s verification %s: %s MiB" % (a, "on " if check == "1" else "off", mib))
 print()
-print("geomean best/ompi over 8 B..64 MiB : %.2f (min %.2f)" % (geo(r_ompi), min(r_ompi) if r_ompi else 0))
-print("geomean best/limit from 64 KiB     : %.2f (min %.2f)" % (geo(r_lim), min(r_lim) if r_lim else 0))
-small = min(ompi)
-lat = min((algos[a][small][0] for a in names if small in algos[a]), default=float("nan"))
-print("latency at %d B: colltune %.2f us, ompi %.2f us, limit %.2f us" %
-      (small, lat, ompi[small][0], limit.get(small, (float("nan"),))[0]))
+print("summary: " + "; ".join(summary))

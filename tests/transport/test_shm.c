@@ -342,7 +342,7 @@ static void sum_f32(void *dst, const void *a, const void *b, size_t n)
         d[i] = x[i] + y[i];
 }
 
-static const struct ct_red red_f32 = {sum_f32, sizeof(float)};
+static const struct ct_red red_f32 = {sum_f32, sizeof(float), NULL};
 static const size_t red_counts[] = {1, 7, 1024, 4096, 4097, 262145};
 #define NRED (sizeof red_counts / sizeof red_counts[0])
 

@@ -787,9 +787,9 @@ Test(types, params)
     cr_assert_eq(ct_params_check(&ps, 1, &err), CT_EINVAL);
     ps.v[CT_P_CHUNK] = 1ull << 30;
     cr_assert_eq(ct_params_check(&ps, 1, &err), 0);
-    ps.v[CT_P_STREAMS] = 65;
+    ps.v[CT_P_STREAMS] = 257;
     cr_assert_eq(ct_params_check(&ps, 1, &err), CT_EINVAL);
-    cr_assert(strstr(err.msg, "streams 65"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "streams 257"), "%s", err.msg);
     cr_assert_eq(ct_params_check(&ps, 1, NULL), CT_EINVAL);
 }
 
@@ -810,4 +810,108 @@ Test(types, job_bytes)
         cr_assert_eq(ct_job_send_bytes(&j), want[c][0], "%s", ct_coll_name(c));
         cr_assert_eq(ct_job_recv_bytes(&j), want[c][1], "%s", ct_coll_name(c));
     }
+}
+
+/* ---- Instruction-set variants: every one this CPU runs gives the generic kernel's bits ---- */
+
+static const size_t vsizes[] = {0, 1, 7, 31, 63, 64, 65, 127, 1000, 4099};
+
+/* Random bytes: every bit pattern, NaNs with payloads, infinities and subnormals included. */
+static void fill_bytes(unsigned char *p, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)rng_next(seed);
+}
+
+/* One kernel of variant v against generic g on the same operands in the four aliasings. */
+static void compare_variant(const struct ct_kernels *v, const struct ct_kernels *g, int t, int op,
+                            size_t n, size_t mis, uint64_t *seed, const char *vname)
+{
+    size_t es = ct_dtype_size((enum ct_dtype)t), bytes = n * es;
+    unsigned char *a = malloc(bytes + 64), *b = malloc(bytes + 64);
+    unsigned char *d1 = malloc(bytes + 64), *d2 = malloc(bytes + 64);
+    unsigned char *pa = a + mis * es, *pb = b + mis * es, *p1 = d1 + mis * es, *p2 = d2 + mis * es;
+    fill_bytes(pa, bytes, seed);
+    fill_bytes(pb, bytes, seed);
+    for (int alias = 0; alias < 4; alias++) {
+        memcpy(p1, alias == 2 ? pb : pa, bytes);
+        memcpy(p2, p1, bytes);
+        const void *x1 = alias == 1 || alias == 3 ? p1 : pa, *y1 = alias >= 2 ? p1 : pb;
+        const void *x2 = alias == 1 || alias == 3 ? p2 : pa, *y2 = alias >= 2 ? p2 : pb;
+        g->red[t][op](p1, x1, y1, n);
+        v->red[t][op](p2, x2, y2, n);
+        cr_assert(!memcmp(p1, p2, bytes), "%s %s %s n=%zu offset %zu alias %d: bits differ",
+                  vname, ct_dtype_name((enum ct_dtype)t), ct_redop_name((enum ct_redop)op), n,
+                  mis, alias);
+        /* the swapped kernel is the kernel with its operands swapped */
+        memcpy(p1, alias == 2 ? pb : pa, bytes);
+        memcpy(p2, p1, bytes);
+        g->red[t][op](p1, y1, x1, n);
+        v->rev[t][op](p2, x2, y2, n);
+        cr_assert(!memcmp(p1, p2, bytes), "%s %s %s swapped n=%zu alias %d: bits differ", vname,
+                  ct_dtype_name((enum ct_dtype)t), ct_redop_name((enum ct_redop)op), n, alias);
+    }
+    for (int div = 1; div <= 7; div += 3) {
+        memcpy(p1, pa, bytes);
+        memcpy(p2, pa, bytes);
+        g->scale[t](p1, n, div);
+        v->scale[t](p2, n, div);
+        cr_assert(!memcmp(p1, p2, bytes), "%s scale %s n=%zu divisor %d: bits differ", vname,
+                  ct_dtype_name((enum ct_dtype)t), n, div);
+    }
+    memset(p2, 0, bytes);
+    v->copy(p2, pa, bytes);
+    cr_assert(!memcmp(p2, pa, bytes), "%s copy of %zu bytes", vname, bytes);
+    free(a);
+    free(b);
+    free(d1);
+    free(d2);
+}
+
+Test(reduce, isa_variants_bit_identical)
+{
+    const struct ct_kernels *g = ct_kernels_for(CT_ISA_GENERIC);
+    cr_assert_not_null(g);
+    int ran = 0;
+    for (int isa = 0; isa < CT_ISA_COUNT; isa++) {
+        const struct ct_kernels *v = ct_kernels_for((enum ct_isa)isa);
+        if (!v) {
+            cr_log_info("%s: not supported by this CPU, not compared", ct_isa_name(isa));
+            continue;
+        }
+        cr_assert(!isa || v->red[CT_FLOAT32][CT_SUM] != g->red[CT_FLOAT32][CT_SUM],
+                  "%s has its own kernels", ct_isa_name(isa));
+        uint64_t seed = 7 + (uint64_t)isa;
+        for (int t = 0; t < CT_DTYPE_COUNT; t++)
+            for (int op = 0; op < 4; op++)
+                for (size_t k = 0; k < sizeof vsizes / sizeof vsizes[0]; k++)
+                    compare_variant(v, g, t, op, vsizes[k], k % 3, &seed, ct_isa_name(isa));
+        ran++;
+    }
+    cr_log_info("compared %d instruction-set variants (generic included) against generic", ran);
+}
+
+Test(reduce, isa_dispatch)
+{
+    /* the widest supported set is chosen, COLLTUNE_ISA lowers it, unknown names are ignored */
+    enum ct_isa best = CT_ISA_GENERIC;
+    for (int isa = 0; isa < CT_ISA_COUNT; isa++)
+        if (ct_isa_supported((enum ct_isa)isa))
+            best = (enum ct_isa)isa;
+    unsetenv("COLLTUNE_ISA");
+    cr_assert_eq(ct_isa_best(), best);
+    cr_assert_eq(ct_kernels_isa(), ct_kernels_for(best));
+    cr_assert_eq(ct_reduce_fn_get(CT_FLOAT32, CT_SUM), ct_kernels_for(best)->red[CT_FLOAT32][CT_SUM]);
+    setenv("COLLTUNE_ISA", "generic", 1);
+    cr_assert_eq(ct_isa_best(), CT_ISA_GENERIC);
+    cr_assert_eq(ct_reduce_fn_get(CT_INT8, CT_MAX),
+                 ct_kernels_for(CT_ISA_GENERIC)->red[CT_INT8][CT_MAX]);
+    cr_assert_eq(ct_scale_fn_get(CT_FLOAT16), ct_kernels_for(CT_ISA_GENERIC)->scale[CT_FLOAT16]);
+    setenv("COLLTUNE_ISA", "avx2", 1);
+    cr_assert_eq(ct_isa_best(), best < CT_ISA_AVX2 ? best : CT_ISA_AVX2);
+    setenv("COLLTUNE_ISA", "bogus", 1);
+    cr_assert_eq(ct_isa_best(), best);
+    unsetenv("COLLTUNE_ISA");
+    cr_assert_str_eq(ct_isa_name(CT_ISA_AVX512), "avx512");
+    cr_assert_null(ct_kernels_for(CT_ISA_COUNT));
 }
