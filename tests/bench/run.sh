@@ -42,3 +42,9 @@ for _ in range(11):
     t.append(time.perf_counter() - s)
 print("colltune probe (live, all views): median %.1f ms, max %.1f ms" % (statistics.median(t) * 1e3, max(t) * 1e3))
 PY
+
+# Wide-area: many streams over the delay line, quantized ring on a 1 Gbit link (root only;
+# says why it skips otherwise). COLLTUNE_BENCH_WAN=0 leaves it out.
+if [ "${COLLTUNE_BENCH_WAN:-1}" != 0 ]; then
+    tests/bench/wan.sh
+fi
