@@ -787,9 +787,9 @@ Test(types, params)
     cr_assert_eq(ct_params_check(&ps, 1, &err), CT_EINVAL);
     ps.v[CT_P_CHUNK] = 1ull << 30;
     cr_assert_eq(ct_params_check(&ps, 1, &err), 0);
-    ps.v[CT_P_STREAMS] = 65;
+    ps.v[CT_P_STREAMS] = 257;
     cr_assert_eq(ct_params_check(&ps, 1, &err), CT_EINVAL);
-    cr_assert(strstr(err.msg, "streams 65"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "streams 257"), "%s", err.msg);
     cr_assert_eq(ct_params_check(&ps, 1, NULL), CT_EINVAL);
 }
 
