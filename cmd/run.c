@@ -41,6 +41,8 @@ static const char *const run_help =
     "  --quant FMT             ring AllReduce of float32 sums with int8, fp8e4m3 or fp8e5m2\n"
     "                          on the wire (block-scaled; results approximate but\n"
     "                          identical on every rank; adds #divg, maxerr, rmserr)\n"
+    "  --inflight K            split each allreduce into K concurrent collectives, each on\n"
+    "                          its own tcp connections (--transport tcp; default 1)\n"
     "  --json FILE             also write colltune-results/1 JSON to FILE\n"
     "  --tui                   live screen while it runs: progress, busbw plot, NIC\n"
     "                          utilization of every node (q stops); the table follows\n"
@@ -54,18 +56,19 @@ struct run_ctx {
     int iters, warmup, check;
     const char *json;
     bool tui, print_boot;
+    int inflight; /* --inflight K: AllReduce as K collectives over K tcp communicators */
     char cmdline[1024];
 };
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_INFLIGHT };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
-        {"quant", 1, 0, O_QUANT},
+        {"quant", 1, 0, O_QUANT}, {"inflight", 1, 0, O_INFLIGHT},
         CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
@@ -114,6 +117,11 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
         case O_TUI: x->tui = true; break;
+        case O_INFLIGHT:
+            if (ct_parse_int(optarg, 1, 64, &v))
+                return ct_cmd_fail("run", 2, "bad --inflight '%s' (1..64)", optarg);
+            x->inflight = (int)v;
+            break;
         case O_QUANT: {
             int q = ct_quant_find(optarg);
             if (q < 0)
@@ -145,6 +153,10 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         return ct_cmd_fail("run", 2, "sizes must be multiples of the %s size (%zu bytes)",
                            ct_dtype_name(x->o.dtype), es);
     CT_TRY_OPT(ct_opts_check(&x->o, "run"));
+    if (x->inflight > 1 && (strcmp(x->o.transport, "tcp") || x->o.coll != CT_ALLREDUCE))
+        return ct_cmd_fail("run", 2, "--inflight needs --transport tcp and allreduce");
+    if (x->inflight > 1 && x->o.quant)
+        return ct_cmd_fail("run", 2, "--inflight and --quant do not combine yet");
     return 0;
 }
 
@@ -272,6 +284,18 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct run_tui rt;
     tui_open(x, &comm, &rt);
     bool deferred = rt.tui != NULL; /* the table is printed after the screen closes */
+    struct ct_comm *flight = NULL;
+    int nflight = 0;
+    if (x->inflight > 1) {
+        flight = ct_xcalloc((size_t)x->inflight, sizeof *flight);
+        for (; nflight < x->inflight; nflight++)
+            if (ct_opts_comm_open(&x->o, boot, &flight[nflight], &err) < 0) {
+                code = ct_cmd_fail("run", 1, "rank %d (%s): in-flight communicator %d: %s",
+                                   boot->rank, boot->host, nflight + 1, err.msg);
+                goto out;
+            }
+        ct_bench_set_inflight(&b, x->inflight, flight);
+    }
     long done = 0;
     char algo_q[48]; /* a quantized row names its format in the algo column too */
     snprintf(algo_q, sizeof algo_q, "%s:%s", x->o.algo->name, ct_quant_name(x->o.quant));
@@ -298,6 +322,10 @@ static int run_rank(struct ct_boot *boot, void *arg)
         if (row->quant)
             row->algo = algo_q;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
+        if (x->inflight > 1) {
+            size_t pl = strlen(row->params);
+            snprintf(row->params + pl, sizeof row->params - pl, ",inflight=%d", x->inflight);
+        }
         tui_progress(&rt, x, d->name, size, done);
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
@@ -333,7 +361,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         }
         if (ct_table_footer(stdout, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
-        print_tcp_window(&comm);
+        print_tcp_window(nflight ? &flight[0] : &comm); /* in flight: the first part's */
         char tpn[64];
         struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                                 x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
@@ -347,6 +375,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
 out:
     tui_close(&rt);
     ct_bench_release(&b);
+    for (int i = 0; i < nflight; i++)
+        ct_comm_close(&flight[i]);
+    free(flight);
     ct_comm_close(&comm);
     free(ranks);
     free(rows);

@@ -10,6 +10,7 @@
 #include "../algos/algo.h"
 #include "comm.h"
 #include "exec.h"
+#include "inflight.h"
 
 /* Per-collective facts (nccl-tests' getBw): bytes moved and bus factor. */
 struct ct_coll_desc {
@@ -36,7 +37,17 @@ struct ct_bench {
     char barrier_buf[2];
     double *times, *all_times;
     size_t times_cap;
+    int inflight;                 /* AllReduce split into this many collectives (<= 1: off) */
+    struct ct_comm *flight_comms; /* inflight communicators (borrowed; [0] may be comm) */
 };
+
+/* run --inflight K: AllReduce points run as K collectives at once over the K
+ * communicators (engine/inflight.h); other collectives are unaffected. */
+static inline void ct_bench_set_inflight(struct ct_bench *b, int k, struct ct_comm *comms)
+{
+    b->inflight = k;
+    b->flight_comms = comms;
+}
 
 struct ct_point {
     uint64_t size, count; /* bytes as nccl-tests prints, elements per rank parameter */
@@ -66,6 +77,7 @@ struct ct_bench_prep {
     struct ct_sched s;
     struct ct_exec_args a;
     struct ct_red red;
+    struct ct_inflight fl; /* fl.k > 1: run as in-flight parts */
 };
 
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
