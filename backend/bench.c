@@ -109,9 +109,12 @@ static void finish_avg(const struct ct_job *j, const struct ct_exec_args *a)
 }
 
 static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
-                    const struct ct_exec_args *a, struct ct_err *err)
+                    const struct ct_exec_args *a, struct ct_inflight *fl, struct ct_err *err)
 {
-    CT_TRY(ct_exec_run(&b->exec, b->comm, s, a, err));
+    if (fl && fl->k > 1)
+        CT_TRY(ct_inflight_run(fl, err));
+    else
+        CT_TRY(ct_exec_run(&b->exec, b->comm, s, a, err));
     finish_avg(j, a);
     return 0;
 }
@@ -209,13 +212,17 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
     struct ct_exec_args a;
     struct ct_red red;
     uint64_t seed = b->seed ^ (j->count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)j->coll;
+    struct ct_inflight fl = {0};
     int rc = setup(b, j, &s, &a, &red, err);
+    if (rc == 0 && b->inflight > 1 && j->coll == CT_ALLREDUCE)
+        rc = ct_inflight_prepare(&fl, b->inflight, b->flight_comms, al, j, &a, err);
     if (rc == 0) {
         fill_inputs(b, j, &a, seed);
         rc = ct_bench_barrier(b, err);
     }
     if (rc == 0)
-        rc = run_once(b, j, &s, &a, err);
+        rc = run_once(b, j, &s, &a, &fl, err);
+    ct_inflight_release(&fl);
     ct_sched_release(&s);
     if (rc == 0 && j->quant != CT_QUANT_NONE) {
         rc = ct_qcheck(b->comm, j, a.buf[CT_BUF_RECV], seed, q, err);
@@ -234,7 +241,7 @@ int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, str
     p->filled = true;
     int rc = ct_bench_barrier(b, err);
     if (rc == 0)
-        rc = run_once(b, &p->j, &p->s, &p->a, err);
+        rc = run_once(b, &p->j, &p->s, &p->a, &p->fl, err);
     long mine = rc == 0 ? count_wrong(b, &p->j, &p->a, seed) : 0;
     CT_TRY(rc);
     return sum_over_ranks(b, mine, wrong, err);
@@ -260,11 +267,18 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
         return rc;
     }
     p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
+    if (b->inflight > 1 && p->j.coll == CT_ALLREDUCE &&
+        (rc = ct_inflight_prepare(&p->fl, b->inflight, b->flight_comms, al, &p->j, &p->a, err)) <
+            0) {
+        ct_sched_release(&p->s);
+        return rc;
+    }
     return 0;
 }
 
 void ct_bench_prep_release(struct ct_bench_prep *p)
 {
+    ct_inflight_release(&p->fl);
     ct_sched_release(&p->s);
 }
 
@@ -285,12 +299,12 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     }
     for (int i = 0; i < warmup; i++) {
         CT_TRY(ct_bench_barrier(b, err));
-        CT_TRY(run_once(b, &p->j, &p->s, &p->a, err));
+        CT_TRY(run_once(b, &p->j, &p->s, &p->a, &p->fl, err));
     }
     for (int i = 0; i < iters; i++) {
         CT_TRY(ct_bench_barrier(b, err));
         int64_t t0 = ct_now_ns();
-        CT_TRY(run_once(b, &p->j, &p->s, &p->a, err));
+        CT_TRY(run_once(b, &p->j, &p->s, &p->a, &p->fl, err));
         b->times[i] = (double)(ct_now_ns() - t0) / 1e3;
     }
     CT_TRY(ct_boot_allgather(b->comm->boot, b->times, sizeof(double) * (size_t)iters,

@@ -11,6 +11,7 @@
 #include "../algos/coll.h"
 #include "comm.h"
 #include "exec.h"
+#include "inflight.h"
 
 
 struct ct_bench {
@@ -25,7 +26,17 @@ struct ct_bench {
     char barrier_buf[2];
     double *times, *all_times;
     size_t times_cap;
+    int inflight;                 /* AllReduce split into this many collectives (<= 1: off) */
+    struct ct_comm *flight_comms; /* inflight communicators (borrowed; [0] may be comm) */
 };
+
+/* run --inflight K: AllReduce points run as K collectives at once over the K
+ * communicators (engine/inflight.h); other collectives are unaffected. */
+static inline void ct_bench_set_inflight(struct ct_bench *b, int k, struct ct_comm *comms)
+{
+    b->inflight = k;
+    b->flight_comms = comms;
+}
 
 struct ct_point {
     uint64_t size, count; /* bytes as nccl-tests prints, elements per rank parameter */
@@ -56,6 +67,7 @@ struct ct_bench_prep {
     struct ct_exec_args a;
     struct ct_red red;
     bool filled; /* inputs written (by ct_bench_check, or by the first ct_bench_time) */
+    struct ct_inflight fl; /* fl.k > 1: run as in-flight parts */
 };
 
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);

@@ -179,6 +179,8 @@ void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len)
             off += (size_t)snprintf(buf + off, len - off, "%s%s=%llu", off ? "," : "",
                                     ct_param_desc((enum ct_param_id)i)->name,
                                     (unsigned long long)p.v[i]);
+    if (o->inflight > 1 && off < len)
+        snprintf(buf + off, len - off, "%sinflight=%d", off ? "," : "", o->inflight);
 }
 
 int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err)
@@ -188,4 +190,26 @@ int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct
     o.params.v[CT_P_STREAMS] = (uint64_t)streams;
     ct_comm_close(*comm);
     return ct_opts_comm_open(&o, r->boot, *comm, err);
+}
+
+int ct_opts_flight_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm **out,
+                        struct ct_err *err)
+{
+    struct ct_comm *c = ct_xcalloc((size_t)o->inflight, sizeof *c);
+    for (int i = 0; i < o->inflight; i++)
+        if (ct_opts_comm_open(o, boot, &c[i], err) < 0) {
+            while (i-- > 0)
+                ct_comm_close(&c[i]);
+            free(c);
+            return ct_err_wrap(err, "in-flight communicator %d: ", i + 1);
+        }
+    *out = c;
+    return 0;
+}
+
+void ct_opts_flight_close(const struct ct_opts *o, struct ct_comm *c)
+{
+    for (int i = 0; c && i < o->inflight; i++)
+        ct_comm_close(&c[i]);
+    free(c);
 }

@@ -172,6 +172,10 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->ranks_per_node && !o->local)
         return ct_cmd_fail(cmd, 2, "--ranks-per-node needs --local N");
+    if (o->inflight > 1 && (strcmp(o->transport, "tcp") || o->coll != CT_ALLREDUCE))
+        return ct_cmd_fail(cmd, 2, "--inflight needs --transport tcp and allreduce");
+    if (o->inflight > 1 && o->quant)
+        return ct_cmd_fail(cmd, 2, "--inflight and --quant do not combine yet");
     if (o->ranks_per_node && o->local % o->ranks_per_node)
         return ct_cmd_fail(cmd, 2, "--local %d does not divide into nodes of %d ranks", o->local,
                            o->ranks_per_node);

@@ -28,6 +28,8 @@ struct ct_opts {
     enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
+    int inflight;          /* run --inflight K: AllReduce as K collectives over K tcp
+                              communicators (0, 1: one) */
 };
 
 #define CT_OPTS_FIRST 2000
@@ -85,5 +87,11 @@ struct ct_opts_reopen {
     struct ct_boot *boot;
 };
 int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err);
+
+/* --inflight K: K more communicators like the rank's own (tcp), each carrying one part;
+ * *out is new (ct_opts_flight_close); the error names the one that failed. */
+int ct_opts_flight_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm **out,
+                        struct ct_err *err);
+void ct_opts_flight_close(const struct ct_opts *o, struct ct_comm *c);
 
 #endif

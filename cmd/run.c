@@ -29,13 +29,13 @@ struct run_ctx {
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_INFLIGHT };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
-        {"quant", 1, 0, O_QUANT},
+        {"quant", 1, 0, O_QUANT}, {"inflight", 1, 0, O_INFLIGHT},
         CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
@@ -90,6 +90,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
                                    optarg);
             x->o.quant = (enum ct_quant)q;
             break;
+        case O_INFLIGHT: CT_TRY_OPT(ct_arg_iters("run", "inflight", optarg, 1, &x->o.inflight)); break;
         case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(ct_help_run, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
@@ -116,24 +117,6 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     return 0;
 }
 
-/* --tui: the screen's progress; the time left is estimated by bytes (time grows with size) */
-static void show_progress(struct ct_live *l, const struct run_ctx *x, const char *coll,
-                          uint64_t size, long done, int64_t t0, double *done_b, double total_b)
-{
-    long total = 0;
-    for (double sz = (double)x->minb; sz <= (double)x->maxb && x->factor * sz > sz;
-         sz *= x->factor)
-        total++;
-    struct ct_progress p = {.cmd = "run", .size = size, .done = done, .total = total};
-    snprintf(p.coll, sizeof p.coll, "%s", coll);
-    snprintf(p.algo, sizeof p.algo, "%s", x->o.algo->name);
-    ct_opts_params_str(&x->o, p.params, sizeof p.params);
-    p.elapsed_s = (double)(ct_now_ns() - t0) * 1e-9;
-    p.remaining_s = *done_b > 0 ? p.elapsed_s / *done_b * (total_b - *done_b) : -1;
-    *done_b += (double)size;
-    ct_live_progress(l, &p);
-}
-
 /* Every rank runs this; rank 0 prints. */
 static int run_rank(struct ct_boot *boot, void *arg)
 {
@@ -153,6 +136,13 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_live live;
     ct_live_open(&live, "run", "colltune run", comm.rank == 0, x->tui);
     bool deferred = live.tui != NULL; /* the table is printed after the screen closes */
+    struct ct_comm *flight = NULL; /* --inflight K: one communicator per part */
+    if (x->o.inflight > 1 && ct_opts_flight_open(&x->o, boot, &flight, &err) < 0) {
+        code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+        goto out;
+    }
+    if (flight)
+        ct_bench_set_inflight(&b, x->o.inflight, flight);
     char tpn[64], algo_q[48]; /* a quantized row names its format in the algo column too */
     const char *quant = x->o.quant ? ct_quant_name(x->o.quant) : NULL;
     snprintf(algo_q, sizeof algo_q, "%s:%s", x->o.algo->name, quant ? quant : "");
@@ -161,10 +151,6 @@ static int run_rank(struct ct_boot *boot, void *arg)
                             comm.size, comm.nnodes, x->cmdline, ranks, quant};
     if (comm.rank == 0 && ranks && !deferred)
         ct_table_header(stdout, &m);
-    int64_t t0 = ct_now_ns();
-    double done_b = 0, total_b = 0;
-    for (double sz = (double)x->minb; sz <= (double)x->maxb && x->factor * sz > sz; sz *= x->factor)
-        total_b += sz;
     for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
         uint64_t size = (uint64_t)sz / es * es;
         struct ct_job j;
@@ -175,8 +161,13 @@ static int run_rank(struct ct_boot *boot, void *arg)
                     quant ? algo_q : x->o.algo->name);
         row->quant = quant;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
-        if (x->tui)
-            show_progress(&live, x, d->name, size, (long)nrows - 1, t0, &done_b, total_b);
+        if (x->tui) {
+            struct ct_progress p = {.cmd = "run", .size = size};
+            snprintf(p.coll, sizeof p.coll, "%s", d->name);
+            snprintf(p.algo, sizeof p.algo, "%s", x->o.algo->name);
+            snprintf(p.params, sizeof p.params, "%.95s", row->params);
+            ct_live_sizes(&live, &p, x->minb, x->maxb, x->factor);
+        }
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
             j.in_place = k;
@@ -204,8 +195,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
         }
         if (ct_table_footer(stdout, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
-        struct ct_tcp_window w;
-        if (comm.size > 1 && comm.tp_of[1] && ct_tcp_window(comm.tp_of[1], 1, &w, &err) == 0)
+        struct ct_tcp_window w; /* in flight: the first part's connections */
+        struct ct_comm *wc = flight ? flight : &comm;
+        if (wc->size > 1 && wc->tp_of[1] && ct_tcp_window(wc->tp_of[1], 1, &w, &err) == 0)
             ct_tcp_window_print(stdout, &w);
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
@@ -215,6 +207,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
 out:
     ct_live_close(&live);
     ct_bench_release(&b);
+    ct_opts_flight_close(&x->o, flight);
     ct_comm_close(&comm);
     free(ranks);
     free(rows);

@@ -22,6 +22,9 @@ struct ct_live {
     bool tty;                               /* the root's stderr is a terminal */
     bool sample;                            /* NIC samples for the cluster view (--tui) */
     double last_draw;                       /* seconds, of the progress line */
+    int64_t t0;                             /* ct_live_sizes: the start, */
+    double done_bytes;                      /* and the sizes done so far */
+    long done;
 };
 
 /* Every rank: root draws (the screen when want_tui, else the progress line on a terminal);
@@ -31,6 +34,11 @@ void ct_live_open(struct ct_live *l, const char *cmd, const char *title, bool ro
                   bool want_tui);
 /* What the job is doing now. */
 void ct_live_progress(struct ct_live *l, const struct ct_progress *p);
+/* A run's progress at one size of minb..maxb x factor (p: command, collective, algorithm,
+ * parameters, size): the points done and the time left are estimated by bytes, since
+ * time grows with the size. */
+void ct_live_sizes(struct ct_live *l, struct ct_progress *p, uint64_t minb, uint64_t maxb,
+                   double factor);
 /* The same from a sweep's progress report. */
 void ct_live_sweep_progress(struct ct_live *l, const struct ct_sweep_progress *p);
 /* A measured point for the plot. */

@@ -110,3 +110,8 @@ if ./colltune sweep --local 4 --coll allreduce -b 4K -e 16M --budget 60 --out "$
 else
     echo "colltune model --calibrate: the 4-rank sweep failed: $(tail -1 "$out/model-sweep.txt")"
 fi
+# Wide-area: many streams over the delay line, quantized ring on a 1 Gbit link (root only;
+# says why it skips otherwise). COLLTUNE_BENCH_WAN=0 leaves it out.
+if [ "${COLLTUNE_BENCH_WAN:-1}" != 0 ]; then
+    tests/bench/wan.sh
+fi

@@ -5,7 +5,7 @@
 #     (tests/wan/delayline.c), tcp with 1..N streams (the stock window vs the BDP);
 #  2. exact vs int8-quantized ring AllReduce 64 MiB, 4 namespaces on a 1 Gbit tbf link
 #     (tests/integration/cluster.sh).
-# Usage: tests/bench/wan.sh [STREAMS...]   (default 1 4 16 64)
+# Usage: tests/bench/wan.sh [STREAMS[xINFLIGHT]...]   (default 1 4 16 64 4x4 8x4 16x4)
 cd "$(dirname "$0")/../.." || exit 1
 C=./colltune
 [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] || { echo "wan bench: skipped (needs root and /dev/net/tun)"; exit 0; }
@@ -23,15 +23,18 @@ run2() { # args...: AllReduce on both sides, rank 0 prints
     wait
 }
 echo "# 1. AllReduce float32 256 MiB, 2 ranks, delay line 100 ms RTT, 1 Gbit/s (line: 0.125 GB/s busbw)"
-for s in ${*:-1 4 16 64}; do
-    out=$(run2 -b 256M -e 256M -n 3 -w 1 -c 1 --streams "$s" --timeout 120 2>&1)
+for sk in ${*:-1 4 16 64 4x4 8x4 16x4}; do
+    s=${sk%x*}; k=1
+    [ "$s" != "$sk" ] && k=${sk#*x}
+    out=$(run2 -b 256M -e 256M -n 3 -w 1 -c 1 --streams "$s" --inflight "$k" --timeout 120 2>&1)
     # busbw from the median time (bus factor 1 for 2 ranks), more digits than the table
     bw=$(echo "$out" | awk '!/^#/ && NF > 10 { printf "%.4f", $1 / $7 / 1e3; exit }')
     win=$(echo "$out" | grep "tcp window")
-    echo "streams $s: busbw $bw GB/s = $(awk -v b="$bw" 'BEGIN { printf "%.0f", b / 0.125 * 100 }')% of the line  (${win#\# })"
+    echo "streams $s inflight $k: busbw $bw GB/s = $(awk -v b="$bw" 'BEGIN { printf "%.0f", b / 0.125 * 100 }')% of the line  (${win#\# })"
 done
 wan_down
 trap - EXIT
+[ "${WAN_BENCH_QUANT:-1}" = 0 ] && exit 0
 echo "# 2. AllReduce float32 64 MiB, 4 namespaces x 1 rank, 1 Gbit tbf: exact vs --quant int8"
 sh -c '. tests/integration/cluster.sh; CT_NET=qb$$; trap ct_cluster_down EXIT
 ct_cluster_up 4 1gbit || exit 1
