@@ -46,8 +46,8 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
             int p = 1 - r;
             ct_sched_send(s, p, ct_loc(CT_BUF_SEND, off[p]), len[p]);
             if (r == 0)
-                ct_sched_recv_reduce(s, p, ct_loc(CT_BUF_RECV, off[r]),
-                                     ct_loc(CT_BUF_SEND, off[r]), len[r]);
+                ct_sched_recv_reduce(s, p, ct_loc(CT_BUF_RECV, off[r]), ct_loc(CT_BUF_SEND, off[r]),
+                                     len[r]);
             else
                 ct_sched_recv_reduce_rev(s, p, ct_loc(CT_BUF_RECV, off[r]),
                                          ct_loc(CT_BUF_SEND, off[r]), len[r]);

@@ -102,7 +102,6 @@ INT_OPS(u64, uint64_t, uint64_t)
 FLOAT_OPS(f32, float, uint32_t)
 FLOAT_OPS(f64, double, uint64_t)
 
-
 /* Function names carry the instruction set being compiled (ISA). */
 #define PASTE3_(a, b, c) a##b##c
 #define PASTE3(a, b, c) PASTE3_(a, b, c)
@@ -126,7 +125,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
  * plain loop for any other overlap.
  */
 #define KERNEL(NAME, T, OP)                                                                        \
-    static void FN(NAME##_3)(T *restrict d, const T *restrict a, const T *restrict b, size_t n)        \
+    static void FN(NAME##_3)(T *restrict d, const T *restrict a, const T *restrict b, size_t n)    \
     {                                                                                              \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
@@ -135,7 +134,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(a[i], b[i]);                                                                 \
     }                                                                                              \
-    static void FN(NAME##_2l)(T *restrict d, const T *restrict b, size_t n)                            \
+    static void FN(NAME##_2l)(T *restrict d, const T *restrict b, size_t n)                        \
     {                                                                                              \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
@@ -144,7 +143,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(d[i], b[i]);                                                                 \
     }                                                                                              \
-    static void FN(NAME##_2r)(T *restrict d, const T *restrict a, size_t n)                            \
+    static void FN(NAME##_2r)(T *restrict d, const T *restrict a, size_t n)                        \
     {                                                                                              \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
@@ -153,17 +152,17 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(a[i], d[i]);                                                                 \
     }                                                                                              \
-    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                            \
+    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                        \
     {                                                                                              \
         T *d = dst;                                                                                \
         const T *x = a, *y = b;                                                                    \
         size_t bytes = n * sizeof(T);                                                              \
         if (d == x && d != y && disjoint(d, y, bytes)) {                                           \
-            FN(NAME##_2l)(d, y, n);                                                                    \
+            FN(NAME##_2l)(d, y, n);                                                                \
         } else if (d == y && d != x && disjoint(d, x, bytes)) {                                    \
-            FN(NAME##_2r)(d, x, n);                                                                    \
+            FN(NAME##_2r)(d, x, n);                                                                \
         } else if (disjoint(d, x, bytes) && disjoint(d, y, bytes)) {                               \
-            FN(NAME##_3)(d, x, y, n);                                                                  \
+            FN(NAME##_3)(d, x, y, n);                                                              \
         } else {                                                                                   \
             for (size_t i = 0; i < n; i++)                                                         \
                 d[i] = OP(x[i], y[i]);                                                             \
@@ -176,7 +175,6 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
     KERNEL(k_min_##S, T, min_##S)                                                                  \
     KERNEL(k_max_##S, T, max_##S)
 
-
 /*
  * float16/bfloat16: each block is widened into float arrays on the stack, reduced there
  * and rounded back (into uint32_t first, then narrowed: see ct_f32_to_f16_wide). One
@@ -187,8 +185,8 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
  * whole-block calls see the constant BLK and vectorise.
  */
 #define HALF_KERNEL(NAME, TO, FROM, OP)                                                            \
-    static inline __attribute__((always_inline)) void FN(NAME##_blk)(uint16_t *d, const uint16_t *x,   \
-                                                                 const uint16_t *y, size_t m)      \
+    static inline __attribute__((always_inline)) void FN(NAME##_blk)(                              \
+        uint16_t * d, const uint16_t *x, const uint16_t *y, size_t m)                              \
     {                                                                                              \
         float fx[BLK], fy[BLK];                                                                    \
         uint32_t r[BLK];                                                                           \
@@ -203,15 +201,15 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (size_t j = 0; j < m; j++)                                                             \
             d[j] = (uint16_t)r[j];                                                                 \
     }                                                                                              \
-    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                            \
+    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                        \
     {                                                                                              \
         uint16_t *d = dst;                                                                         \
         const uint16_t *x = a, *y = b;                                                             \
         size_t i = 0;                                                                              \
         for (; i + BLK <= n; i += BLK)                                                             \
-            FN(NAME##_blk)(d + i, x + i, y + i, BLK);                                                  \
+            FN(NAME##_blk)(d + i, x + i, y + i, BLK);                                              \
         if (i < n)                                                                                 \
-            FN(NAME##_blk)(d + i, x + i, y + i, n - i);                                                \
+            FN(NAME##_blk)(d + i, x + i, y + i, n - i);                                            \
     }
 
 #define HALF_KERNELS(S, TO, FROM)                                                                  \
@@ -220,7 +218,6 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
     HALF_KERNEL(k_min_##S, TO, FROM, min_f32)                                                      \
     HALF_KERNEL(k_max_##S, TO, FROM, max_f32)
 
-
 /*
  * avg scale: integers use C's truncating division (toward zero, as NCCL's
  * FuncSumPostDiv); float16/bfloat16/float32 divide in float, float64 in double.
@@ -228,14 +225,13 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
 
 /* Scalar truncating division: the unsigned 32-bit and the 64-bit types. */
 #define INT_SCALE(S, T)                                                                            \
-    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                    \
     {                                                                                              \
         T *d = dst;                                                                                \
         check_divisor(divisor);                                                                    \
         for (size_t i = 0; i < n; i++)                                                             \
             d[i] = (T)(d[i] / (T)divisor);                                                         \
     }
-
 
 /*
  * 8-bit and int32 quotients go through a float (double for int32) division and a
@@ -245,7 +241,7 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
  * above 2^24, where every 8-bit quotient is 0 either way.
  */
 #define FAST_INT_SCALE(S, T, F)                                                                    \
-    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                    \
     {                                                                                              \
         T *d = dst;                                                                                \
         F q = (F)divisor;                                                                          \
@@ -258,9 +254,8 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
             d[i] = (T)(int32_t)((F)d[i] / q);                                                      \
     }
 
-
 #define FLOAT_SCALE(S, F)                                                                          \
-    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                    \
     {                                                                                              \
         F *d = dst, q = (F)divisor;                                                                \
         size_t i = 0;                                                                              \
@@ -272,10 +267,9 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
             d[i] = d[i] / q;                                                                       \
     }
 
-
 #define HALF_SCALE(S, TO, FROM)                                                                    \
-    static inline                                                                                  \
-        __attribute__((always_inline)) void FN(scale_##S##_blk)(uint16_t *d, size_t m, float q)        \
+    static inline __attribute__((always_inline)) void FN(scale_##S##_blk)(uint16_t * d, size_t m,  \
+                                                                          float q)                 \
     {                                                                                              \
         uint32_t r[BLK];                                                                           \
         for (size_t j = 0; j < m; j++)                                                             \
@@ -283,18 +277,17 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (size_t j = 0; j < m; j++)                                                             \
             d[j] = (uint16_t)r[j];                                                                 \
     }                                                                                              \
-    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                        \
+    static void FN(scale_##S)(void *dst, size_t n, int divisor)                                    \
     {                                                                                              \
         uint16_t *d = dst;                                                                         \
         float q = (float)divisor;                                                                  \
         size_t i = 0;                                                                              \
         check_divisor(divisor);                                                                    \
         for (; i + BLK <= n; i += BLK)                                                             \
-            FN(scale_##S##_blk)(d + i, BLK, q);                                                        \
+            FN(scale_##S##_blk)(d + i, BLK, q);                                                    \
         if (i < n)                                                                                 \
-            FN(scale_##S##_blk)(d + i, n - i, q);                                                      \
+            FN(scale_##S##_blk)(d + i, n - i, q);                                                  \
     }
-
 
 #define ISA generic
 #include "reduce_kern.h"
@@ -327,19 +320,15 @@ const char *ct_isa_name(enum ct_isa isa)
 bool ct_isa_supported(enum ct_isa isa)
 {
     switch (isa) {
-    case CT_ISA_GENERIC:
-        return true;
+    case CT_ISA_GENERIC: return true;
 #ifdef HAVE_X86_VARIANTS
-    case CT_ISA_AVX2:
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2");
+    case CT_ISA_AVX2: __builtin_cpu_init(); return __builtin_cpu_supports("avx2");
     case CT_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 #endif
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -362,13 +351,10 @@ const struct ct_kernels *ct_kernels_for(enum ct_isa isa)
         return NULL;
     switch (isa) {
 #ifdef HAVE_X86_VARIANTS
-    case CT_ISA_AVX2:
-        return &table_avx2;
-    case CT_ISA_AVX512:
-        return &table_avx512;
+    case CT_ISA_AVX2: return &table_avx2;
+    case CT_ISA_AVX512: return &table_avx512;
 #endif
-    default:
-        return &table_generic;
+    default: return &table_generic;
     }
 }
 

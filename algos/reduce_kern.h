@@ -57,40 +57,58 @@ static void *FN(copy)(void *dst, const void *src, size_t n)
 }
 
 /* Indexed by dtype, then op (sum, prod, min, max); avg uses the sum kernel. */
-static const struct ct_kernels FN(table) = {
-    .red =
+static const struct ct_kernels
+    FN(table) =
         {
-            [CT_INT8] = {FN(k_sum_i8), FN(k_prod_i8), FN(k_min_i8), FN(k_max_i8)},
-            [CT_UINT8] = {FN(k_sum_u8), FN(k_prod_u8), FN(k_min_u8), FN(k_max_u8)},
-            [CT_INT32] = {FN(k_sum_i32), FN(k_prod_i32), FN(k_min_i32), FN(k_max_i32)},
-            [CT_UINT32] = {FN(k_sum_u32), FN(k_prod_u32), FN(k_min_u32), FN(k_max_u32)},
-            [CT_INT64] = {FN(k_sum_i64), FN(k_prod_i64), FN(k_min_i64), FN(k_max_i64)},
-            [CT_UINT64] = {FN(k_sum_u64), FN(k_prod_u64), FN(k_min_u64), FN(k_max_u64)},
-            [CT_FLOAT16] = {FN(k_sum_f16), FN(k_prod_f16), FN(k_min_f16), FN(k_max_f16)},
-            [CT_BFLOAT16] = {FN(k_sum_bf16), FN(k_prod_bf16), FN(k_min_bf16), FN(k_max_bf16)},
-            [CT_FLOAT32] = {FN(k_sum_f32), FN(k_prod_f32), FN(k_min_f32), FN(k_max_f32)},
-            [CT_FLOAT64] = {FN(k_sum_f64), FN(k_prod_f64), FN(k_min_f64), FN(k_max_f64)},
-        },
-    .rev =
-        {
-            [CT_INT8] = {FN(k_sum_i8_rev), FN(k_prod_i8_rev), FN(k_min_i8_rev), FN(k_max_i8_rev)},
-            [CT_UINT8] = {FN(k_sum_u8_rev), FN(k_prod_u8_rev), FN(k_min_u8_rev), FN(k_max_u8_rev)},
-            [CT_INT32] = {FN(k_sum_i32_rev), FN(k_prod_i32_rev), FN(k_min_i32_rev), FN(k_max_i32_rev)},
-            [CT_UINT32] = {FN(k_sum_u32_rev), FN(k_prod_u32_rev), FN(k_min_u32_rev), FN(k_max_u32_rev)},
-            [CT_INT64] = {FN(k_sum_i64_rev), FN(k_prod_i64_rev), FN(k_min_i64_rev), FN(k_max_i64_rev)},
-            [CT_UINT64] = {FN(k_sum_u64_rev), FN(k_prod_u64_rev), FN(k_min_u64_rev), FN(k_max_u64_rev)},
-            [CT_FLOAT16] = {FN(k_sum_f16_rev), FN(k_prod_f16_rev), FN(k_min_f16_rev), FN(k_max_f16_rev)},
-            [CT_BFLOAT16] = {FN(k_sum_bf16_rev), FN(k_prod_bf16_rev), FN(k_min_bf16_rev), FN(k_max_bf16_rev)},
-            [CT_FLOAT32] = {FN(k_sum_f32_rev), FN(k_prod_f32_rev), FN(k_min_f32_rev), FN(k_max_f32_rev)},
-            [CT_FLOAT64] = {FN(k_sum_f64_rev), FN(k_prod_f64_rev), FN(k_min_f64_rev), FN(k_max_f64_rev)},
-        },
-    .scale =
-        {
-            [CT_INT8] = FN(scale_i8),       [CT_UINT8] = FN(scale_u8),
-            [CT_INT32] = FN(scale_i32),     [CT_UINT32] = FN(scale_u32),
-            [CT_INT64] = FN(scale_i64),     [CT_UINT64] = FN(scale_u64),
-            [CT_FLOAT16] = FN(scale_f16),   [CT_BFLOAT16] = FN(scale_bf16),
-            [CT_FLOAT32] = FN(scale_f32),   [CT_FLOAT64] = FN(scale_f64),
-        },
-    .copy = FN(copy),
+            .red =
+                {
+                    [CT_INT8] = {FN(k_sum_i8), FN(k_prod_i8), FN(k_min_i8), FN(k_max_i8)},
+                    [CT_UINT8] = {FN(k_sum_u8), FN(k_prod_u8), FN(k_min_u8), FN(k_max_u8)},
+                    [CT_INT32] = {FN(k_sum_i32), FN(k_prod_i32), FN(k_min_i32), FN(k_max_i32)},
+                    [CT_UINT32] = {FN(k_sum_u32), FN(k_prod_u32), FN(k_min_u32), FN(k_max_u32)},
+                    [CT_INT64] = {FN(k_sum_i64), FN(k_prod_i64), FN(k_min_i64), FN(k_max_i64)},
+                    [CT_UINT64] = {FN(k_sum_u64), FN(k_prod_u64), FN(k_min_u64), FN(k_max_u64)},
+                    [CT_FLOAT16] = {FN(k_sum_f16), FN(k_prod_f16), FN(k_min_f16), FN(k_max_f16)},
+                    [CT_BFLOAT16] = {FN(k_sum_bf16), FN(k_prod_bf16), FN(k_min_bf16),
+                                     FN(k_max_bf16)},
+                    [CT_FLOAT32] = {FN(k_sum_f32), FN(k_prod_f32), FN(k_min_f32), FN(k_max_f32)},
+                    [CT_FLOAT64] = {FN(k_sum_f64), FN(k_prod_f64), FN(k_min_f64), FN(k_max_f64)},
+                },
+            .rev =
+                {
+                    [CT_INT8] = {FN(k_sum_i8_rev), FN(k_prod_i8_rev), FN(k_min_i8_rev),
+                                 FN(k_max_i8_rev)},
+                    [CT_UINT8] = {FN(k_sum_u8_rev), FN(k_prod_u8_rev), FN(k_min_u8_rev),
+                                  FN(k_max_u8_rev)},
+                    [CT_INT32] = {FN(k_sum_i32_rev), FN(k_prod_i32_rev), FN(k_min_i32_rev),
+                                  FN(k_max_i32_rev)},
+                    [CT_UINT32] = {FN(k_sum_u32_rev), FN(k_prod_u32_rev), FN(k_min_u32_rev),
+                                   FN(k_max_u32_rev)},
+                    [CT_INT64] = {FN(k_sum_i64_rev), FN(k_prod_i64_rev), FN(k_min_i64_rev),
+                                  FN(k_max_i64_rev)},
+                    [CT_UINT64] = {FN(k_sum_u64_rev), FN(k_prod_u64_rev), FN(k_min_u64_rev),
+                                   FN(k_max_u64_rev)},
+                    [CT_FLOAT16] = {FN(k_sum_f16_rev), FN(k_prod_f16_rev), FN(k_min_f16_rev),
+                                    FN(k_max_f16_rev)},
+                    [CT_BFLOAT16] = {FN(k_sum_bf16_rev), FN(k_prod_bf16_rev), FN(k_min_bf16_rev),
+                                     FN(k_max_bf16_rev)},
+                    [CT_FLOAT32] = {FN(k_sum_f32_rev), FN(k_prod_f32_rev), FN(k_min_f32_rev),
+                                    FN(k_max_f32_rev)},
+                    [CT_FLOAT64] = {FN(k_sum_f64_rev), FN(k_prod_f64_rev), FN(k_min_f64_rev),
+                                    FN(k_max_f64_rev)},
+                },
+            .scale =
+                {
+                    [CT_INT8] = FN(scale_i8),
+                    [CT_UINT8] = FN(scale_u8),
+                    [CT_INT32] = FN(scale_i32),
+                    [CT_UINT32] = FN(scale_u32),
+                    [CT_INT64] = FN(scale_i64),
+                    [CT_UINT64] = FN(scale_u64),
+                    [CT_FLOAT16] = FN(scale_f16),
+                    [CT_BFLOAT16] = FN(scale_bf16),
+                    [CT_FLOAT32] = FN(scale_f32),
+                    [CT_FLOAT64] = FN(scale_f64),
+                },
+            .copy = FN(copy),
 };

@@ -397,8 +397,10 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
                 if (!k->state[i] && !k->killed[i] && proc_stopped(k->pids[i])) {
                     k->killed[i] = 1;
                     kill(k->pids[i], SIGKILL);
-                    fatal(cfg, "rank %d is stopped (pid %d) and cannot exit after rank %d failed; "
-                          "killed it", first + i, (int)k->pids[i], first + failed);
+                    fatal(cfg,
+                          "rank %d is stopped (pid %d) and cannot exit after rank %d failed; "
+                          "killed it",
+                          first + i, (int)k->pids[i], first + failed);
                 }
             if (kill_at && ct_now_ns() > kill_at) {
                 for (int i = 0; i < k->n; i++)

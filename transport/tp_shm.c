@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/memnt.h"
 #include "boot.h"
 
 /*
@@ -69,8 +70,12 @@
 #define CHAN_TARGET (512u << 10) /* bytes of slot data per channel */
 #define MIN_SLOTS 4u
 #define MAX_SLOTS 64u
-#define RDV_MIN (1u << 10)       /* heap messages above this go zero-copy (measured: 2 KiB 0.28 us vs 0.42 eager) */
-#define MAP_SLACK (32u << 20) /* peer bytes mapped in beyond the largest buffer read */
+#define RDV_MIN                                                                                    \
+    (1u << 10) /* heap messages above this go zero-copy (measured: 2 KiB 0.28 us vs 0.42 eager) */
+#define RDV_NT_MIN                                                                                 \
+    (16ull << 20)                   /* zero-copy reads from peer buffers this large stream their   \
+                                        stores (measured: 10-30% faster at 16 and 128 MiB) */
+#define MAP_SLACK (32u << 20)       /* peer bytes mapped in beyond the largest buffer read */
 #define LIVE_NS (20 * 1000000LL)    /* peer liveness check period while waiting */
 #define SPIN_IDLE_NS (200 * 1000LL) /* spin mode: block after this long without progress */
 #define IDLE_MASK 1023u             /* idle progress calls between clock reads */
@@ -160,8 +165,8 @@ struct peer {
     struct ct_req *sq_head, *sq_tail, *sq_post; /* sq_post: first send not fully posted */
     struct ct_req *rq_head, *rq_tail;
     uint64_t bad_got, bad_want;
-    struct map *maps; /* MAX_OBJS cached mappings of the peer's heap, lazily */
-    uint64_t tick;    /* zero-copy reads so far */
+    struct map *maps;        /* MAX_OBJS cached mappings of the peer's heap, lazily */
+    uint64_t tick;           /* zero-copy reads so far */
     uint64_t spans, largest; /* sum of the maps' read spans; the largest buffer read */
     uint64_t map_epoch;
 };
@@ -189,6 +194,7 @@ struct tp_shm {
     uint64_t next_id;
     int moved;
     int unregistered; /* COLLTUNE_SHM_UNREGISTERED: alloc() gives private memory */
+    uint64_t nt_min;  /* zero-copy reads from peer buffers this large stream their stores */
     unsigned idle;
     int64_t idle_start, last_live;
 };
@@ -540,11 +546,16 @@ static int complete_sends(struct peer *p)
     return n;
 }
 
-static inline void deliver(struct rq *r, uint64_t off, const void *data, uint64_t n)
+/* nt: stream the result out (destinations far larger than the caches) */
+static inline void deliver(struct rq *r, uint64_t off, const void *data, uint64_t n, bool nt)
 {
     if (!n)
         return;
-    if (r->c.red)
+    if (nt && r->c.red)
+        ct_reduce_nt(r->c.red, r->b.dst + off, r->a.src + off, data, n);
+    else if (nt)
+        ct_copy_nt(r->b.dst + off, data, n);
+    else if (r->c.red)
         r->c.red->fn(r->b.dst + off, r->a.src + off, data, n / r->c.red->esize);
     else
         memcpy(r->b.dst + off, data, n);
@@ -608,7 +619,8 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
             break;
         }
         if (s->kind == K_EAGER && r->len <= t->in_data) {
-            deliver(r, 0, r->len <= INLINE_MAX ? (const char *)s->u.inl : slot_data(s), r->len);
+            deliver(r, 0, r->len <= INLINE_MAX ? (const char *)s->u.inl : slot_data(s), r->len,
+                    false);
             r->done_bytes = r->len;
         } else if (s->kind == K_RDV) {
             const char *src = rdv_source(t, p, s);
@@ -617,14 +629,14 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
                 rc = peer_error(t, p, err);
                 break;
             }
-            deliver(r, 0, src, r->len);
+            deliver(r, 0, src, r->len, s->u.rdv.obj_size >= t->nt_min);
             r->done_bytes = r->len;
             note_read(p, s->obj_idx, s->u.rdv.offset, r->len);
         } else if (s->kind == K_FRAG && r->len > r->done_bytes) {
             uint64_t n = r->len - r->done_bytes;
             if (n > t->in_data)
                 n = t->in_data;
-            deliver(r, r->done_bytes, slot_data(s), n);
+            deliver(r, r->done_bytes, slot_data(s), n, false);
             r->done_bytes += n;
         } else {
             p->state = P_GARBAGE;
@@ -1025,6 +1037,8 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     t->mode = w;
     const char *ur = getenv("COLLTUNE_SHM_UNREGISTERED");
     t->unregistered = ur && *ur && strcmp(ur, "0");
+    const char *nt = getenv("COLLTUNE_SHM_NT_MIN"); /* bytes; for measuring the threshold */
+    t->nt_min = nt && *nt ? strtoull(nt, NULL, 0) : RDV_NT_MIN;
     t->last_live = t->idle_start = ct_now_ns();
 
     struct ct_err lerr;

@@ -62,7 +62,7 @@ for coll in COLLS:
     hdr = "%10s %22s %12s %22s %8s" % ("size", "limit", "2 ranks", "best algorithm", "x limit")
     if coll == "allreduce":
         hdr += " %20s %8s %20s" % ("unregistered", "x limit", "ompi (x ompi)")
-    hdr += " %20s" % "4 ranks"
+    hdr += " %30s" % "4 ranks (oversubscribed)"
     print(hdr)
     xl, xo = [], []
     for s in sorted(set(lim) | set(ct2)):
@@ -80,7 +80,7 @@ for coll in COLLS:
             xo.append(ro)
             row += " %20s %8.2f %20s" % ("%.2f (%s)" % (u[1], u[2]) if u else "-", ru,
                                           "%.2f (%.2fx)" % (o[1], ro) if o else "-")
-        row += " %20s" % ("%.2f (%s)" % (c4[1], c4[2]) if c4 else "-")
+        row += " %30s" % ("%.2f (%.2f us, %s)" % (c4[1], c4[0], c4[2]) if c4 else "-")
         print(row)
     if xl:
         lo = min(xl, key=lambda x: x[1])

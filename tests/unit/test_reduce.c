@@ -915,3 +915,37 @@ Test(reduce, isa_dispatch)
     cr_assert_str_eq(ct_isa_name(CT_ISA_AVX512), "avx512");
     cr_assert_null(ct_kernels_for(CT_ISA_COUNT));
 }
+
+/* ---- Streaming stores: the same bytes as memcpy and the kernel, any alignment, in place ---- */
+
+#include "lib/memnt.h"
+
+Test(reduce, streaming_copy_and_reduce_match)
+{
+    uint64_t seed = 99;
+    static const size_t lens[] = {0, 1, 15, 16, 63, 64, 100, 4095, 4096, 4100, 20000};
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+        for (size_t mis = 0; mis < 3; mis++) {
+            size_t n = lens[k];
+            unsigned char *a = malloc(n + 64), *b = malloc(n + 64), *d = malloc(n + 64);
+            unsigned char *w = malloc(n + 64);
+            fill_bytes(a, n + 64, &seed);
+            fill_bytes(b, n + 64, &seed);
+            ct_copy_nt(d + mis * 4, a + mis, n);
+            cr_assert(!memcmp(d + mis * 4, a + mis, n), "copy of %zu bytes, offset %zu", n, mis);
+            /* float32 sum, dst separate and dst == a */
+            struct ct_red red = {ct_reduce_fn_get(CT_FLOAT32, CT_SUM), 4,
+                                 ct_reduce_fn_rev_get(CT_FLOAT32, CT_SUM)};
+            size_t m = n / 4 * 4;
+            float *fa = (float *)(void *)(a + mis * 4), *fb = (float *)(void *)(b + mis * 4);
+            red.fn(w, fa, fb, m / 4);
+            ct_reduce_nt(&red, d, fa, fb, m);
+            cr_assert(!memcmp(d, w, m), "reduce of %zu bytes", m);
+            ct_reduce_nt(&red, fa, fa, fb, m);
+            cr_assert(!memcmp(fa, w, m), "reduce in place of %zu bytes", m);
+            free(a);
+            free(b);
+            free(d);
+            free(w);
+        }
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Streaming-store copy and block-wise reduction (SSE2: every x86-64 CPU; memcpy elsewhere). */
+#include "memnt.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+
+void ct_copy_nt(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m128i x0 = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i x2 = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i x3 = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), x0);
+        _mm_stream_si128((__m128i *)(d + i + 16), x1);
+        _mm_stream_si128((__m128i *)(d + i + 32), x2);
+        _mm_stream_si128((__m128i *)(d + i + 48), x3);
+    }
+    for (; i + 16 <= n; i += 16)
+        _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+    memcpy(d + i, s + i, n - i);
+    _mm_sfence();
+}
+#else
+void ct_copy_nt(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
+
+#define BLOCK 4096 /* reduced in L1, then streamed out */
+
+void ct_reduce_nt(const struct ct_red *red, void *dst, const void *a, const void *b, size_t n)
+{
+    _Alignas(64) unsigned char tmp[BLOCK];
+    size_t step = BLOCK / red->esize * red->esize;
+    for (size_t i = 0; i < n; i += step) {
+        size_t m = n - i < step ? n - i : step;
+        red->fn(tmp, (const char *)a + i, (const char *)b + i, m / red->esize);
+        ct_copy_nt((char *)dst + i, tmp, m);
+    }
+}
