@@ -142,7 +142,7 @@ static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_e
     struct ct_err err = {0};
     for (size_t i = 0; i < out->nnotes; i++)
         ct_cmd_warn("export", "%s", out->notes[i]);
-    if (x->eo.path) {
+    if (x->eo.path || out->rules_path) {
         struct ct_export_files f;
         ct_export_files(e, out, x->eo.path, &f);
         int rc = ct_export_files_write(&f, &err);
@@ -151,9 +151,9 @@ static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_e
         ct_export_files_release(&f);
         if (rc < 0)
             return ct_cmd_fail("export", CT_EXIT_FAIL, "%s", err.msg);
-    } else if (!x->push) {
-        fwrite(ct_text_str(&out->body), 1, out->body.len, stdout);
     }
+    if (!x->eo.path && !x->push)
+        fwrite(ct_text_str(&out->body), 1, out->body.len, stdout);
     if (x->eo.path && e->kind == CT_EXPORT_LOADED)
         ct_export_loader_print(stderr, "colltune export: ", out);
     if (!x->push)
@@ -225,7 +225,7 @@ int cmd_export(int argc, char **argv)
         if (ct_export_run(e, &c, &x.eo, &out, &err) < 0)
             rc = ct_cmd_fail("export", err.code == CT_EIO ? CT_EXIT_FAIL : CT_EXIT_USAGE, "%s",
                              err.msg);
-        if (!rc && path) {
+        if (!rc && (path || out.rules_path)) {
             struct ct_export_files f;
             ct_export_files(e, &out, path, &f);
             if (ct_export_files_check(&f, &err) < 0)

@@ -2,7 +2,8 @@
 /*
  * env: one file a job script or launcher can source, with the export lines of the library
  * chosen by --for. Libraries whose rules live in a file (Open MPI, MPICH; NCCL's tuner) get
- * lines that point at it: --rules-file names a copy every node can read.
+ * lines that point at it: --rules-file names a copy every node can read, and the export writes
+ * that file too (a line pointing at a missing file crashes MPICH 4.0.2 in MPI_Init).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,38 @@
 
 #include "export.h"
 
-/* The settings of o->lib; rules files are referenced by path (o->rules_path). */
+/* The rules file of o->lib into out->rules, for out->rules_path = o->rules_path. */
+static int rules_file(const struct ct_config *c, const struct ct_export_opts *o,
+                      struct ct_export_out *out, struct ct_err *err)
+{
+    struct ct_export_opts o2 = *o;
+    struct ct_export_out sub;
+    o2.path = o->rules_path;
+    ct_export_out_init(&sub);
+    int rc = o->lib == CT_LIB_OMPI    ? ct_emit_ompi_rules(c, &o2, &sub, err)
+             : o->lib == CT_LIB_MPICH ? ct_emit_mpich_json(c, &o2, &sub, err)
+                                      : ct_emit_nccl_tuner(c, &o2, &sub, err);
+    if (rc == 0) {
+        for (size_t i = 0; i < sub.nnotes; i++)
+            ct_export_note(out, "%s", sub.notes[i]);
+        ct_text_put(&out->rules, ct_text_str(&sub.body));
+        out->rules_path = o->rules_path;
+    }
+    ct_export_out_release(&sub);
+    return rc;
+}
+
+/* The settings of o->lib; rules files are referenced by path (o->rules_path) and written. */
 static int lib_settings(const struct ct_config *c, const struct ct_export_opts *o,
                         struct ct_export_out *out, struct ct_settings *set, struct ct_err *err)
 {
     const char *rp = o->rules_path;
+    bool loaded = o->lib == CT_LIB_NCCL || o->lib == CT_LIB_OMPI || o->lib == CT_LIB_MPICH;
+    if (rp && loaded) {
+        int rc = rules_file(c, o, out, err);
+        if (rc < 0)
+            return rc;
+    }
     switch (o->lib) {
     case CT_LIB_NCCL:
         if (!rp)

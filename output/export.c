@@ -5,6 +5,8 @@
  */
 #include "export.h"
 
+#include "../lib/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -107,6 +109,7 @@ void ct_export_out_release(struct ct_export_out *o)
     ct_text_release(&o->body);
     ct_text_release(&o->env);
     ct_text_release(&o->mca);
+    ct_text_release(&o->rules);
     for (size_t i = 0; i < o->nnotes; i++)
         free(o->notes[i]);
     free(o->notes);
@@ -234,11 +237,19 @@ void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out
                      struct ct_export_files *f)
 {
     memset(f, 0, sizeof *f);
-    add_file(f, path, "", &out->body, e->kind == CT_EXPORT_SCRIPT ? 0755 : 0644);
-    if (out->env.len)
-        add_file(f, path, ".env", &out->env, 0644);
-    if (out->mca.len)
-        add_file(f, path, ".mca.conf", &out->mca, 0644);
+    if (path) {
+        add_file(f, path, "", &out->body, e->kind == CT_EXPORT_SCRIPT ? 0755 : 0644);
+        if (out->env.len)
+            add_file(f, path, ".env", &out->env, 0644);
+        if (out->mca.len)
+            add_file(f, path, ".mca.conf", &out->mca, 0644);
+    }
+    if (out->rules_path) {
+        char *abs = ct_path_absolute(out->rules_path);
+        add_file(f, abs, "", &out->rules, 0644);
+        free(abs);
+        f->rules = true;
+    }
 }
 
 void ct_export_files_release(struct ct_export_files *f)
@@ -253,6 +264,9 @@ int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
     for (int i = 0; i < f->n; i++) {
         const char *p = f->path[i];
         struct stat st;
+        for (int k = 0; k < i; k++)
+            if (!strcmp(f->path[k], p))
+                return ct_err_set(err, CT_EINVAL, "two outputs would be written to '%s'", p);
         if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
             return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", p);
         char *dir = ct_xstrdup(p);
@@ -314,7 +328,7 @@ fail:
 
 int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
 {
-    char tmp[3][4200];
+    char tmp[4][4200];
     int done = 0, rc = 0;
     for (; done < f->n; done++) {
         if (strlen(f->path[done]) > 4096) {
@@ -499,7 +513,7 @@ const char *ct_emitter_mime(const struct ct_emitter *e)
 
 void ct_export_files_print(FILE *f, const char *prefix, const struct ct_export_files *files)
 {
-    if (files->n < 2)
+    if (files->n < 2 && !files->rules)
         return;
     fprintf(f, "%swrote %s", prefix, files->path[0]);
     for (int i = 1; i < files->n; i++)

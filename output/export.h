@@ -48,10 +48,12 @@ void ct_export_opts_init(struct ct_export_opts *o);
 
 /* What one export produces. */
 struct ct_export_out {
-    struct ct_text body; /* the main output */
-    struct ct_text env;  /* export lines that make the library load body (CT_EXPORT_LOADED) */
-    struct ct_text mca;  /* Open MPI: the same as an openmpi-mca-params.conf snippet */
-    char **notes;        /* one line each: rules without counterpart, approximations dropped */
+    struct ct_text body;    /* the main output */
+    struct ct_text env;     /* export lines that make the library load body (CT_EXPORT_LOADED) */
+    struct ct_text mca;     /* Open MPI: the same as an openmpi-mca-params.conf snippet */
+    struct ct_text rules;   /* env/slurm with --rules-file: the rules file the lines point at */
+    const char *rules_path; /* where rules goes (the options' rules_path); NULL: none */
+    char **notes;           /* one line each: rules without counterpart, approximations dropped */
     size_t nnotes;
 };
 void ct_export_out_init(struct ct_export_out *o);
@@ -83,15 +85,17 @@ const char *ct_emitter_suggest(const char *name);
 int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                   const struct ct_export_opts *o, struct ct_export_out *out, struct ct_err *err);
 
-/* The file names written for --out path: path itself, then sidecars. */
+/* The file names written for --out path: path itself, then sidecars, then the rules file an
+ * env/slurm export points at. */
 struct ct_export_files {
-    char *path[3];
-    const struct ct_text *text[3];
-    int mode[3];
+    char *path[4];
+    const struct ct_text *text[4];
+    int mode[4];
     int n;
+    bool rules; /* the last one is the rules file */
 };
-/* Which files an export writes to path (FILE, FILE.env, FILE.mca.conf). Strings are new
- * memory; ct_export_files_release. */
+/* Which files an export writes to path (FILE, FILE.env, FILE.mca.conf; none when path is
+ * NULL) and the rules file out->rules_path. Strings are new memory; ct_export_files_release. */
 void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out, const char *path,
                      struct ct_export_files *f);
 void ct_export_files_release(struct ct_export_files *f);

@@ -63,6 +63,36 @@ Test(table, suggestions_for_typos)
     cr_assert_null(ct_emitter_suggest(""));
 }
 
+/* An env export that points at a rules file carries that file, to be written with it. */
+Test(run, env_carries_its_rules_file)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out, rules;
+    struct ct_export_files f;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    ct_export_opts_init(&o);
+    o.lib = CT_LIB_MPICH;
+    o.rules_path = "/shared/mpich.json";
+    cr_assert_eq(run("env", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(out.rules_path, "/shared/mpich.json");
+    ct_export_opts_init(&o);
+    o.path = "/shared/mpich.json";
+    cr_assert_eq(run("mpich-json", &o, &c, &rules, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(ct_text_str(&out.rules), ct_text_str(&rules.body));
+    ct_export_files(ct_emitter_find("env"), &out, NULL, &f);
+    cr_assert_eq(f.n, 1, "no --out: only the rules file");
+    cr_assert_str_eq(f.path[0], "/shared/mpich.json");
+    ct_export_files_release(&f);
+    ct_export_files(ct_emitter_find("env"), &out, "/shared/mpich.json", &f);
+    cr_assert_eq(ct_export_files_check(&f, &err), CT_EINVAL, "--out and the rules file collide");
+    ct_export_files_release(&f);
+    ct_export_out_release(&rules);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
 Test(run, option_errors)
 {
     struct ct_config c;
