@@ -75,9 +75,21 @@ Q := @
 endif
 
 .PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format check-layers \
-        wan-tools \
+        wan-tools lib-modules \
         regen-golden
-all: colltune
+all: colltune lib-modules
+
+# Library engine modules (backend/lib/): each built by its library's own mpicc when that
+# compiler is present, loaded by colltune with dlopen (the binary links no MPI).
+MPICC_ompi := mpicc.openmpi
+MPICC_mpich := mpicc.mpich
+MOD_COMMON := backend/lib/mpi_mod.c lib/err.c
+LIB_MODS := $(foreach l,ompi mpich,$(if $(wildcard backend/lib/$(l)_mod.c),$(if $(shell command -v $(MPICC_$(l)) 2>/dev/null),$(BUILD)/ct-lib-$(l).so)))
+$(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backend/backend.h algos/algo.h
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $@"
+	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON)
+lib-modules: $(LIB_MODS)
 
 deps:
 	$(Q)scripts/deps.sh

@@ -41,6 +41,14 @@ struct ct_backend {
     int (*streams)(void *ctx, int streams, struct ct_err *err); /* NULL: cannot switch */
     /* Give every rank the root's len bytes at buf. NULL in a single-process backend. */
     int (*bcast)(void *ctx, void *buf, size_t len, struct ct_err *err);
+    /* Library engines (backend/lib/, loaded by backend/libmod.c): the candidates of coll,
+     * rows built at run time from the library ("ompi:ring"; supports and build are NULL,
+     * params names what the library lets one set). Up to max rows into rows; their count.
+     * The rows live until close(). NULL: the native algorithm table. */
+    int (*candidates)(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
+                      struct ct_err *err);
+    void (*close)(void *ctx); /* NULL: nothing to release (a library engine finalizes) */
+    const char *library;      /* library engines: "Open MPI 4.1.4"; NULL for native */
     bool root;             /* this rank plans */
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };

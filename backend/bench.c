@@ -247,12 +247,6 @@ int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, str
     return sum_over_ranks(b, mine, wrong, err);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j,
                      struct ct_bench_prep *p, struct ct_err *err)
 {
@@ -323,8 +317,6 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
                    const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err)
 {
     int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
-    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
-    size_t es = ct_dtype_size(j->dtype);
     struct ct_bench_prep p;
     CT_TRY(ct_bench_prepare(b, al, j, &p, err));
     double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
@@ -338,18 +330,8 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
         free(t);
         return rc;
     }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    out->count = j->count;
-    out->size = d->size_bytes(j->count, es, n);
-    out->in_place = j->in_place;
-    out->iters = iters;
-    out->min_us = t[0];
-    out->max_us = t[iters - 1];
-    out->time_us = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    ct_point_from_times(out, j, n, t, iters);
     free(t);
-    out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
-    out->busbw = out->algbw * d->bus_factor(n);
-    out->wrong = out->diverged = -1;
     for (int k = 0; k < cfg->check; k++) {
         long w;
         struct ct_qstats q;

@@ -81,6 +81,16 @@ void ct_bench_prep_release(struct ct_bench_prep *p);
 int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,
                   double *out_us, struct ct_err *err);
 void ct_bench_release(struct ct_bench *b);
+/* out's size, placement and timing figures from per-iteration times t (sorted here) of j on
+ * nranks; wrong and diverged -1 (not checked). */
+void ct_point_from_times(struct ct_point *out, const struct ct_job *j, int nranks, double *t,
+                         int iters);
+struct ct_backend;
+/* The same as ct_bench_point over any engine: begin (verified when check > 0), time, end.
+ * Collective over every rank of the engine. */
+int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_algo *a,
+                     const struct ct_job *j, const struct ct_bench_cfg *cfg, struct ct_point *out,
+                     struct ct_err *err);
 /* Run the point for job j (its shape.rank/nranks are set from the communicator).
  * Collective over every rank of comm. */
 int ct_bench_point(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j,

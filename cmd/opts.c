@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backend/libmod.h"
 #include "../lib/sock.h"
 #include "cmd.h"
 
@@ -69,8 +70,15 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         o->coll = (enum ct_coll)c;
         return 0;
     }
+    case CT_O_LIB:
+        if (!ct_libmod_find(arg))
+            return ct_cmd_fail(cmd, 2, "unknown --lib '%s' (%s)", arg, ct_libmod_names());
+        o->lib = arg;
+        return 0;
     case CT_O_ALGO:
-        if (!(o->algo = ct_algo_find(arg)))
+        if (strchr(arg, ':'))
+            o->lib_algo = arg; /* a library's algorithm: the engine knows its names */
+        else if (!(o->algo = ct_algo_find(arg)))
             return ct_cmd_fail(cmd, 2, "unknown algorithm '%s' (see 'colltune list algos')", arg);
         return 0;
     case CT_O_CHUNK: return param(o, cmd, CT_P_CHUNK, arg);
@@ -170,6 +178,10 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     struct ct_err err = {0};
     if (ct_params_check(&o->params, ct_dtype_size(o->dtype), &err) < 0)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
+    if (o->lib_algo && (!o->lib || strncmp(o->lib_algo, o->lib, strlen(o->lib)) ||
+                        o->lib_algo[strlen(o->lib)] != ':'))
+        return ct_cmd_fail(cmd, 2, "--algo %s is a library's algorithm: it needs --lib %.*s",
+                           o->lib_algo, (int)strcspn(o->lib_algo, ":"), o->lib_algo);
     if (o->ranks_per_node && !o->local)
         return ct_cmd_fail(cmd, 2, "--ranks-per-node needs --local N");
     if (o->inflight > 1 && (strcmp(o->transport, "tcp") || o->coll != CT_ALLREDUCE))

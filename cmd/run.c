@@ -14,6 +14,7 @@
 #include "../transport/launch.h"
 #include "../tui/live.h"
 #include "cmd.h"
+#include "librun.h"
 #include "opts.h"
 
 
@@ -226,6 +227,10 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc && off < sizeof x.cmdline - 2; i++)
         off += (size_t)snprintf(x.cmdline + off, sizeof x.cmdline - off, "%s%s", i ? " " : "",
                                 argv[i]);
+    if (x.o.lib)
+        return ct_librun(&x.o, &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters,
+                                                       x.warmup, x.check, x.cmdline},
+                         argc, argv);
     if (x.tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
         return ct_cmd_fail("run", CT_EXIT_USAGE,
                            "--tui needs a terminal on standard input and output");

@@ -11,6 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* -DCT_SHIM_LOG: also say on stderr, at every outermost call, which entry point ran and
+ * its count (tests/cli/t3100-lib-engines.sh) */
+#ifdef CT_SHIM_LOG
+#include <stdio.h>
+#define SHIM_LOG(name, count) fprintf(stderr, "shim: %s %d\n", name, (int)(count))
+#else
+#define SHIM_LOG(name, count) ((void)0)
+#endif
+
 static __thread int depth;
 static __thread const char *seen;
 
@@ -21,7 +30,7 @@ const char *colltune_shim_last(void)
     return s;
 }
 
-#define WRAP(fn, params, args)                                                                     \
+#define WRAP(fn, params, args, count)                                                              \
     int fn params;                                                                                 \
     int fn params                                                                                  \
     {                                                                                              \
@@ -29,6 +38,8 @@ const char *colltune_shim_last(void)
         static fn_t real;                                                                          \
         if (!real)                                                                                 \
             real = (fn_t)dlsym(RTLD_NEXT, #fn);                                                    \
+        if (depth == 0)                                                                            \
+            SHIM_LOG(#fn, count);                                                                  \
         if (depth++ == 0 && !seen)                                                                 \
             seen = #fn;                                                                            \
         int ret_ = real args;                                                                      \
@@ -43,28 +54,28 @@ const char *colltune_shim_last(void)
 #define RS_P (const void *s, void *r, const int rc[], void *dt, void *op, void *comm, void *m)
 #define RS_A (s, r, rc, dt, op, comm, m)
 
-WRAP(ompi_coll_base_allreduce_intra_basic_linear, AR_P, AR_A)
-WRAP(ompi_coll_base_allreduce_intra_nonoverlapping, AR_P, AR_A)
-WRAP(ompi_coll_base_allreduce_intra_recursivedoubling, AR_P, AR_A)
-WRAP(ompi_coll_base_allreduce_intra_ring, AR_P, AR_A)
-WRAP(ompi_coll_base_allreduce_intra_redscat_allgather, AR_P, AR_A)
+WRAP(ompi_coll_base_allreduce_intra_basic_linear, AR_P, AR_A, c)
+WRAP(ompi_coll_base_allreduce_intra_nonoverlapping, AR_P, AR_A, c)
+WRAP(ompi_coll_base_allreduce_intra_recursivedoubling, AR_P, AR_A, c)
+WRAP(ompi_coll_base_allreduce_intra_ring, AR_P, AR_A, c)
+WRAP(ompi_coll_base_allreduce_intra_redscat_allgather, AR_P, AR_A, c)
 WRAP(ompi_coll_base_allreduce_intra_ring_segmented,
      (const void *s, void *r, int c, void *dt, void *op, void *comm, void *m, uint32_t seg),
-     (s, r, c, dt, op, comm, m, seg))
-WRAP(ompi_coll_base_allgather_intra_basic_linear, AG_P, AG_A)
-WRAP(ompi_coll_base_allgather_intra_bruck, AG_P, AG_A)
-WRAP(ompi_coll_base_allgather_intra_recursivedoubling, AG_P, AG_A)
-WRAP(ompi_coll_base_allgather_intra_ring, AG_P, AG_A)
-WRAP(ompi_coll_base_allgather_intra_neighborexchange, AG_P, AG_A)
-WRAP(ompi_coll_base_allgather_intra_two_procs, AG_P, AG_A)
-WRAP(ompi_coll_base_reduce_scatter_intra_nonoverlapping, RS_P, RS_A)
-WRAP(ompi_coll_base_reduce_scatter_intra_basic_recursivehalving, RS_P, RS_A)
-WRAP(ompi_coll_base_reduce_scatter_intra_ring, RS_P, RS_A)
-WRAP(ompi_coll_base_reduce_scatter_intra_butterfly, RS_P, RS_A)
-WRAP(ompi_coll_base_alltoall_intra_basic_linear, AG_P, AG_A)
-WRAP(ompi_coll_base_alltoall_intra_pairwise, AG_P, AG_A)
-WRAP(ompi_coll_base_alltoall_intra_bruck, AG_P, AG_A)
-WRAP(ompi_coll_base_alltoall_intra_two_procs, AG_P, AG_A)
+     (s, r, c, dt, op, comm, m, seg), c)
+WRAP(ompi_coll_base_allgather_intra_basic_linear, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_allgather_intra_bruck, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_allgather_intra_recursivedoubling, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_allgather_intra_ring, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_allgather_intra_neighborexchange, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_allgather_intra_two_procs, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_reduce_scatter_intra_nonoverlapping, RS_P, RS_A, rc[0])
+WRAP(ompi_coll_base_reduce_scatter_intra_basic_recursivehalving, RS_P, RS_A, rc[0])
+WRAP(ompi_coll_base_reduce_scatter_intra_ring, RS_P, RS_A, rc[0])
+WRAP(ompi_coll_base_reduce_scatter_intra_butterfly, RS_P, RS_A, rc[0])
+WRAP(ompi_coll_base_alltoall_intra_basic_linear, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_alltoall_intra_pairwise, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_alltoall_intra_bruck, AG_P, AG_A, sc)
+WRAP(ompi_coll_base_alltoall_intra_two_procs, AG_P, AG_A, sc)
 WRAP(ompi_coll_base_alltoall_intra_linear_sync,
      (const void *s, int sc, void *st, void *r, int rc, void *rt, void *comm, void *m, int mr),
-     (s, sc, st, r, rc, rt, comm, m, mr))
+     (s, sc, st, r, rc, rt, comm, m, mr), sc)

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MPI part of a library engine, the same for every MPI library: MPI_Init, buffers of a
+ * point, verification (a deterministic pattern, every element checked, wrong elements summed
+ * over ranks), timing (MPI_Barrier, then MPI_Wtime around each call; the slowest rank's time
+ * of each iteration by MPI_Allreduce MAX) and the struct ct_backend it fills. Which algorithm
+ * runs is the library part's business (ct_mod_lib_comm gives the communicator to run on).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mod.h"
+
+struct mod_ctx {
+    struct ct_mod_lib *lib;
+    int rank, size;
+    MPI_Comm comm; /* of the prepared point; MPI_COMM_NULL when none */
+    struct ct_job j;
+    MPI_Datatype dt;
+    MPI_Op op;
+    size_t es;
+    void *send, *recv;
+    int *rcounts; /* reducescatter: count per rank */
+    char library[96];
+};
+
+int ct_mod_cvar_find(const char *name)
+{
+    int idx = -1;
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS)
+        return -1;
+    return idx;
+}
+
+int ct_mod_cvar_write_int(int idx, int v, struct ct_err *err)
+{
+    MPI_T_cvar_handle h;
+    int count = 0;
+    if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return ct_err_set(err, CT_EUNSUPP, "MPI_T: cannot open control variable %d", idx);
+    int rc = MPI_T_cvar_write(h, &v);
+    MPI_T_cvar_handle_free(&h);
+    if (rc != MPI_SUCCESS)
+        return ct_err_set(err, CT_EUNSUPP, "MPI_T: control variable %d refused %d (error %d)", idx,
+                          v, rc);
+    return 0;
+}
+
+static MPI_Datatype mpi_type(enum ct_dtype t)
+{
+    switch (t) {
+    case CT_INT8: return MPI_INT8_T;
+    case CT_UINT8: return MPI_UINT8_T;
+    case CT_INT32: return MPI_INT32_T;
+    case CT_UINT32: return MPI_UINT32_T;
+    case CT_INT64: return MPI_INT64_T;
+    case CT_UINT64: return MPI_UINT64_T;
+    case CT_FLOAT32: return MPI_FLOAT;
+    case CT_FLOAT64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static size_t type_size(enum ct_dtype t)
+{
+    switch (t) {
+    case CT_INT8:
+    case CT_UINT8: return 1;
+    case CT_INT32:
+    case CT_UINT32:
+    case CT_FLOAT32: return 4;
+    default: return 8;
+    }
+}
+
+static void put(void *b, size_t i, enum ct_dtype t, double v)
+{
+    switch (t) {
+    case CT_INT8: ((int8_t *)b)[i] = (int8_t)(int64_t)v; break;
+    case CT_UINT8: ((uint8_t *)b)[i] = (uint8_t)(uint64_t)v; break;
+    case CT_INT32: ((int32_t *)b)[i] = (int32_t)(int64_t)v; break;
+    case CT_UINT32: ((uint32_t *)b)[i] = (uint32_t)(uint64_t)v; break;
+    case CT_INT64: ((int64_t *)b)[i] = (int64_t)v; break;
+    case CT_UINT64: ((uint64_t *)b)[i] = (uint64_t)v; break;
+    case CT_FLOAT32: ((float *)b)[i] = (float)v; break;
+    default: ((double *)b)[i] = v; break;
+    }
+}
+
+static double get(const void *b, size_t i, enum ct_dtype t)
+{
+    switch (t) {
+    case CT_INT8: return ((const int8_t *)b)[i];
+    case CT_UINT8: return ((const uint8_t *)b)[i];
+    case CT_INT32: return ((const int32_t *)b)[i];
+    case CT_UINT32: return ((const uint32_t *)b)[i];
+    case CT_INT64: return (double)((const int64_t *)b)[i];
+    case CT_UINT64: return (double)((const uint64_t *)b)[i];
+    case CT_FLOAT32: return ((const float *)b)[i];
+    default: return ((const double *)b)[i];
+    }
+}
+
+/* The input of rank r at element i: small integers, exact in every type. */
+static double pattern(int r, size_t i)
+{
+    return (double)(((size_t)r * 3 + i) % 5 + 1);
+}
+
+static double reduce_all(const struct mod_ctx *c, size_t i)
+{
+    double acc = pattern(0, i);
+    for (int r = 1; r < c->size; r++) {
+        double v = pattern(r, i);
+        switch (c->j.op) {
+        case CT_PROD: acc *= v; break;
+        case CT_MIN: acc = v < acc ? v : acc; break;
+        case CT_MAX: acc = v > acc ? v : acc; break;
+        default: acc += v; break;
+        }
+    }
+    return acc;
+}
+
+/* Elements of this rank's input, send and recv buffer lengths (elements). */
+static void lengths(const struct mod_ctx *c, size_t *in, size_t *ns, size_t *nr)
+{
+    size_t n = c->j.count, p = (size_t)c->size;
+    switch (c->j.coll) {
+    case CT_ALLGATHER: *in = n, *ns = n, *nr = n * p; break;
+    case CT_REDUCESCATTER: *in = n * p, *ns = n * p, *nr = c->j.in_place ? n * p : n; break;
+    case CT_ALLTOALL: *in = n * p, *ns = n * p, *nr = n * p; break;
+    default: *in = n, *ns = n, *nr = n; break;
+    }
+}
+
+/* Fresh inputs: in place they go where the library reads them from recv. */
+static void fill(struct mod_ctx *c)
+{
+    size_t in, ns, nr;
+    lengths(c, &in, &ns, &nr);
+    bool ag = c->j.coll == CT_ALLGATHER;
+    void *dst = c->j.in_place ? c->recv : c->send;
+    size_t off = c->j.in_place && ag ? (size_t)c->rank * c->j.count : 0;
+    for (size_t i = 0; i < in; i++)
+        put(dst, off + i, c->j.dtype, pattern(c->rank, i));
+}
+
+static int call(struct mod_ctx *c)
+{
+    int n = (int)c->j.count;
+    const void *s = c->j.in_place ? MPI_IN_PLACE : c->send;
+    switch (c->j.coll) {
+    case CT_ALLGATHER: return MPI_Allgather(s, n, c->dt, c->recv, n, c->dt, c->comm);
+    case CT_REDUCESCATTER: return MPI_Reduce_scatter(s, c->recv, c->rcounts, c->dt, c->op, c->comm);
+    case CT_ALLTOALL: return MPI_Alltoall(s, n, c->dt, c->recv, n, c->dt, c->comm);
+    default: return MPI_Allreduce(s, c->recv, n, c->dt, c->op, c->comm);
+    }
+}
+
+/* Wrong elements of this rank's output. */
+static long check(const struct mod_ctx *c)
+{
+    size_t n = c->j.count, p = (size_t)c->size, q = (size_t)c->rank;
+    long wrong = 0;
+    char one[8];
+    for (size_t i = 0; i < (c->j.coll == CT_ALLREDUCE || c->j.coll == CT_REDUCESCATTER ? n : n * p);
+         i++) {
+        double want;
+        switch (c->j.coll) {
+        case CT_ALLGATHER: want = pattern((int)(i / n), i % n); break;
+        case CT_ALLTOALL: want = pattern((int)(i / n), q * n + i % n); break;
+        case CT_REDUCESCATTER: want = reduce_all(c, q * n + i); break;
+        default: want = reduce_all(c, i); break;
+        }
+        put(one, 0, c->j.dtype, want); /* the type's own wrap-around */
+        wrong += get(c->recv, i, c->j.dtype) != get(one, 0, c->j.dtype);
+    }
+    return wrong;
+}
+
+static void release_point(struct mod_ctx *c)
+{
+    if (c->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->comm);
+    c->comm = MPI_COMM_NULL;
+    free(c->send);
+    free(c->recv);
+    free(c->rcounts);
+    c->send = c->recv = NULL;
+    c->rcounts = NULL;
+}
+
+static const struct ct_mod_row *row_of(struct mod_ctx *c, const struct ct_algo *a,
+                                       struct ct_err *err)
+{
+    struct ct_mod_row *rows;
+    for (int coll = 0; coll < CT_COLL_COUNT; coll++) {
+        int n = ct_mod_lib_rows(c->lib, (enum ct_coll)coll, &rows, err);
+        for (int i = 0; i < n; i++)
+            if (!strcmp(rows[i].name, a->name))
+                return &rows[i];
+    }
+    ct_err_set(err, CT_EUNSUPP, "%s has no algorithm '%s'", ct_mod_lib_title(), a->name);
+    return NULL;
+}
+
+static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                     long *wrong, struct ct_err *err)
+{
+    struct mod_ctx *c = ctx;
+    release_point(c);
+    c->j = *j;
+    c->dt = mpi_type(j->dtype);
+    c->es = type_size(j->dtype);
+    c->op = j->op == CT_SUM    ? MPI_SUM
+            : j->op == CT_PROD ? MPI_PROD
+            : j->op == CT_MIN  ? MPI_MIN
+            : j->op == CT_MAX  ? MPI_MAX
+                               : MPI_OP_NULL;
+    if (c->dt == MPI_DATATYPE_NULL || c->op == MPI_OP_NULL || j->quant != CT_QUANT_NONE)
+        return ct_err_set(err, CT_EUNSUPP, "%s engine: no MPI type or op for this job",
+                          ct_mod_lib_title());
+    if (j->count > (uint64_t)INT32_MAX / (uint64_t)c->size)
+        return ct_err_set(err, CT_EUNSUPP, "%s engine: count beyond MPI's int", ct_mod_lib_title());
+    const struct ct_mod_row *r = row_of(c, a, err);
+    if (!r)
+        return CT_EUNSUPP;
+    size_t in, ns, nr;
+    lengths(c, &in, &ns, &nr);
+    c->send = calloc(ns ? ns : 1, c->es);
+    c->recv = calloc(nr ? nr : 1, c->es);
+    c->rcounts = calloc((size_t)c->size, sizeof *c->rcounts);
+    if (!c->send || !c->recv || !c->rcounts) {
+        release_point(c);
+        return ct_err_set(err, CT_ENOMEM, "%s engine: no memory for %zu elements",
+                          ct_mod_lib_title(), nr);
+    }
+    for (int q = 0; q < c->size; q++)
+        c->rcounts[q] = (int)j->count;
+    int rc = ct_mod_lib_comm(c->lib, r, j, &c->comm, err);
+    if (rc < 0) {
+        release_point(c);
+        return rc;
+    }
+    if (!verify)
+        return 0;
+    fill(c);
+    if (call(c) != MPI_SUCCESS) {
+        release_point(c);
+        return ct_err_set(err, CT_EIO, "%s failed in %s", a->name, ct_mod_lib_title());
+    }
+    long mine = check(c), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    *wrong = all;
+    return 0;
+}
+
+static int mod_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+{
+    struct mod_ctx *c = ctx;
+    if (c->comm == MPI_COMM_NULL)
+        return ct_err_set(err, CT_EINVAL, "no point prepared");
+    fill(c);
+    for (int i = 0; i < warmup; i++)
+        if (call(c) != MPI_SUCCESS)
+            return ct_err_set(err, CT_EIO, "%s failed", ct_mod_lib_title());
+    for (int i = 0; i < iters; i++) {
+        MPI_Barrier(c->comm);
+        double t0 = MPI_Wtime();
+        if (call(c) != MPI_SUCCESS)
+            return ct_err_set(err, CT_EIO, "%s failed", ct_mod_lib_title());
+        out_us[i] = (MPI_Wtime() - t0) * 1e6;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, out_us, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return 0;
+}
+
+static void mod_end(void *ctx)
+{
+    release_point(ctx);
+}
+
+static double mod_now(void *ctx)
+{
+    return MPI_Wtime();
+}
+
+static int mod_bcast(void *ctx, void *buf, size_t len, struct ct_err *err)
+{
+    if (len > INT32_MAX || MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return ct_err_set(err, CT_EIO, "MPI_Bcast of %zu bytes failed", len);
+    return 0;
+}
+
+static int mod_candidates(void *ctx, enum ct_coll coll, const struct ct_algo **out, int max,
+                          struct ct_err *err)
+{
+    struct mod_ctx *c = ctx;
+    struct ct_mod_row *rows;
+    int n = ct_mod_lib_rows(c->lib, coll, &rows, err);
+    for (int i = 0; i < n && i < max; i++)
+        out[i] = &rows[i].a;
+    return n;
+}
+
+static void mod_close(void *ctx)
+{
+    struct mod_ctx *c = ctx;
+    release_point(c);
+    ct_mod_lib_close(c->lib);
+    MPI_T_finalize(); /* before MPI_Finalize: Open MPI 4.1 crashes the other way round */
+    MPI_Finalize();
+    free(c);
+}
+
+__attribute__((visibility("default"))) int ct_libmod_entry(int abi, struct ct_backend *be,
+                                                           void **ctx, struct ct_err *err);
+int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *err)
+{
+    if (abi != CT_LIBMOD_ABI)
+        return ct_err_set(err, CT_EUNSUPP, "engine module of another colltune (ABI %d, not %d)",
+                          CT_LIBMOD_ABI, abi);
+    int provided;
+    ct_mod_preinit();
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
+        MPI_Init(NULL, NULL) != MPI_SUCCESS)
+        return ct_err_set(err, CT_EIO, "%s: MPI_Init failed", ct_mod_lib_title());
+    struct mod_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return ct_err_set(err, CT_ENOMEM, "no memory");
+    c->comm = MPI_COMM_NULL;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    int rc = ct_mod_lib_open(&c->lib, err);
+    if (rc < 0) {
+        MPI_T_finalize();
+        MPI_Finalize();
+        free(c);
+        return rc;
+    }
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    /* "Open MPI v4.1.4, package: ...", "MPICH Version:\t4.0.2\n...": the first number */
+    char *num = v + strcspn(v, "0123456789");
+    num[strspn(num, "0123456789.")] = 0;
+    snprintf(c->library, sizeof c->library, "%s %.40s", ct_mod_lib_title(), num);
+    memset(be, 0, sizeof *be);
+    be->name = "library";
+    be->begin = mod_begin;
+    be->time = mod_time;
+    be->end = mod_end;
+    be->now_s = mod_now;
+    be->bcast = mod_bcast;
+    be->candidates = mod_candidates;
+    be->close = mod_close;
+    be->library = c->library;
+    be->root = c->rank == 0;
+    be->shape.nranks = c->size;
+    be->shape.rank = c->rank;
+    MPI_Comm node;
+    int local = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    int lo = local, hi = local;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    be->shape.ranks_per_node = lo == hi && c->size % lo == 0 ? lo : 0;
+    *ctx = c;
+    return 0;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Open MPI's part of its engine module (build/ct-lib-ompi.so). The algorithms are the enum
+ * values of the MPI_T control variable coll_tuned_<coll>_algorithm (value 0, "ignore", is
+ * Open MPI's own decision: the row "ompi:default"). A point runs on a communicator
+ * duplicated after writing coll_tuned_<coll>_algorithm and _segmentsize: coll/tuned copies
+ * the forced values when it enables its module on a new communicator (Open MPI 4.1), so the
+ * duplicate keeps them; both are written back to 0 at once. Needs
+ * coll_tuned_use_dynamic_rules=1 at MPI_Init (set here unless the environment says).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mod.h"
+
+struct coll_vars {
+    int alg, seg; /* control variable indices, -1 when absent */
+    struct ct_mod_row rows[CT_MOD_ROWS];
+    int n;
+};
+
+struct ct_mod_lib {
+    struct coll_vars c[CT_COLL_COUNT];
+};
+
+/* Open MPI's names of colltune's collectives. */
+static const char *const ompi_coll[CT_COLL_COUNT] = {"allreduce", "allgather", "reduce_scatter",
+                                                     "alltoall"};
+
+void ct_mod_preinit(void)
+{
+    setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
+}
+
+const char *ct_mod_lib_title(void)
+{
+    return "Open MPI";
+}
+
+static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
+{
+    char name[256], desc[1024], ename[256];
+    int nl = sizeof name, dl = sizeof desc, verb, bind, scope, items = 0;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    if (MPI_T_cvar_get_info(v->alg, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) !=
+            MPI_SUCCESS ||
+        en == MPI_T_ENUM_NULL)
+        return ct_err_set(err, CT_EUNSUPP, "Open MPI: coll_tuned_%s_algorithm has no enum",
+                          ompi_coll[coll]);
+    int el = sizeof ename;
+    MPI_T_enum_get_info(en, &items, ename, &el);
+    for (int k = 0; k < items && v->n < CT_MOD_ROWS; k++) {
+        int val;
+        char item[128];
+        int il = sizeof item;
+        /* an enum value the variable refuses (alltoall's two_proc in 4.1.4) is no candidate */
+        if (MPI_T_enum_get_item(en, k, &val, item, &il) != MPI_SUCCESS ||
+            ct_mod_cvar_write_int(v->alg, val, NULL) < 0)
+            continue;
+        struct ct_mod_row *r = &v->rows[v->n++];
+        r->id = val;
+        snprintf(r->name, sizeof r->name, "ompi:%.50s", val ? item : "default");
+        snprintf(r->summary, sizeof r->summary, "Open MPI coll/tuned %s algorithm %d (%.80s)",
+                 ompi_coll[coll], val, item);
+        r->a.name = r->name;
+        r->a.summary = r->summary;
+        r->a.colls = CT_COLL_BIT(coll);
+        /* which algorithms read the segment size is not in MPI_T: the segmented ones do */
+        r->a.params = val && v->seg >= 0 && strstr(item, "segment") ? CT_PBIT(CT_P_CHUNK) : 0;
+    }
+    ct_mod_cvar_write_int(v->alg, 0, NULL);
+    return 0;
+}
+
+int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
+{
+    struct ct_mod_lib *l = calloc(1, sizeof *l);
+    if (!l)
+        return ct_err_set(err, CT_ENOMEM, "no memory");
+    char name[128];
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        snprintf(name, sizeof name, "coll_tuned_%s_algorithm", ompi_coll[c]);
+        l->c[c].alg = ct_mod_cvar_find(name);
+        snprintf(name, sizeof name, "coll_tuned_%s_algorithm_segmentsize", ompi_coll[c]);
+        l->c[c].seg = ct_mod_cvar_find(name);
+        if (l->c[c].alg >= 0 && read_rows(&l->c[c], (enum ct_coll)c, err) < 0) {
+            free(l);
+            return CT_EUNSUPP;
+        }
+    }
+    *out = l;
+    return 0;
+}
+
+void ct_mod_lib_close(struct ct_mod_lib *l)
+{
+    free(l);
+}
+
+int ct_mod_lib_rows(struct ct_mod_lib *l, enum ct_coll coll, struct ct_mod_row **rows,
+                    struct ct_err *err)
+{
+    if (l->c[coll].alg < 0)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "Open MPI has no control variable coll_tuned_%s_algorithm "
+                          "(coll/tuned not loaded?)",
+                          ompi_coll[coll]);
+    *rows = l->c[coll].rows;
+    return l->c[coll].n;
+}
+
+int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const struct ct_job *j,
+                    MPI_Comm *out, struct ct_err *err)
+{
+    const struct coll_vars *v = &l->c[j->coll];
+    uint64_t seg = j->params.v[CT_P_CHUNK];
+    if (v->alg < 0)
+        return ct_err_set(err, CT_EUNSUPP, "Open MPI: no coll_tuned_%s_algorithm",
+                          ompi_coll[j->coll]);
+    if (seg > (1u << 30))
+        return ct_err_set(err, CT_EUNSUPP, "Open MPI: segment size %llu too large",
+                          (unsigned long long)seg);
+    CT_TRY(ct_mod_cvar_write_int(v->alg, r->id, err));
+    if (v->seg >= 0)
+        CT_TRY(ct_mod_cvar_write_int(v->seg, (int)seg, err));
+    int rc = MPI_Comm_dup(MPI_COMM_WORLD, out);
+    ct_mod_cvar_write_int(v->alg, 0, NULL);
+    if (v->seg >= 0)
+        ct_mod_cvar_write_int(v->seg, 0, NULL);
+    if (rc != MPI_SUCCESS)
+        return ct_err_set(err, CT_EIO, "Open MPI: MPI_Comm_dup failed");
+    return 0;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Library engines: the table, finding a module and a launcher, loading the module. */
+#include "libmod.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct ct_libmod libs[] = {
+    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--oversubscribe --bind-to none --quiet", "-x"},
+    {"mpich", "MPICH", "mpiexec.hydra", "-n", "", NULL},
+};
+
+const struct ct_libmod *ct_libmod_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof libs / sizeof libs[0]; i++)
+        if (!strcmp(libs[i].name, name))
+            return &libs[i];
+    return NULL;
+}
+
+const char *ct_libmod_names(void)
+{
+    return "ompi or mpich";
+}
+
+static bool readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
+{
+    char self[4096], cand[3][4200];
+    int n = 0;
+    const char *dir = getenv("COLLTUNE_LIB_DIR");
+    if (dir && *dir)
+        snprintf(cand[n++], sizeof cand[0], "%s/ct-lib-%s.so", dir, m->name);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(cand[n++], sizeof cand[0], "%s/ct-lib-%s.so", self, m->name);
+        snprintf(cand[n++], sizeof cand[0], "%s/build/ct-lib-%s.so", self, m->name);
+    }
+    for (int i = 0; i < n; i++)
+        if (readable(cand[i])) {
+            *path = ct_xstrdup(cand[i]);
+            return 0;
+        }
+    return ct_err_set(err, CT_EUNSUPP,
+                      "--lib %s: no engine module ct-lib-%s.so (%s): build it with 'make' where "
+                      "%s's mpicc is installed, or set COLLTUNE_LIB_DIR",
+                      m->name, m->name, n ? cand[n > 1 ? 1 : 0] : "?", m->title);
+}
+
+int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
+{
+    const char *path = getenv("PATH");
+    char *dup = ct_xstrdup(path ? path : "/usr/bin:/bin");
+    bool found = false;
+    for (char *s = NULL, *d = strtok_r(dup, ":", &s); d && !found; d = strtok_r(NULL, ":", &s)) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", *d ? d : ".", m->launcher);
+        found = access(p, X_OK) == 0;
+    }
+    free(dup);
+    if (!found)
+        return ct_err_set(err, CT_EUNSUPP, "--lib %s: %s's launcher %s is not on PATH", m->name,
+                          m->title, m->launcher);
+    return 0;
+}
+
+static void push(char ***v, int *n, const char *s)
+{
+    *v = ct_xrealloc(*v, sizeof **v * (size_t)(*n + 2));
+    (*v)[(*n)++] = ct_xstrdup(s);
+    (*v)[*n] = NULL;
+}
+
+char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *self, int argc, char **argv)
+{
+    char **v = NULL, num[16], *extra = ct_xstrdup(m->extra);
+    int k = 0;
+    push(&v, &k, m->launcher);
+    snprintf(num, sizeof num, "%d", n);
+    push(&v, &k, m->np);
+    push(&v, &k, num);
+    for (char *s = NULL, *t = strtok_r(extra, " ", &s); t; t = strtok_r(NULL, " ", &s))
+        push(&v, &k, t);
+    free(extra);
+    if (!strcmp(m->name, "ompi") && geteuid() == 0)
+        push(&v, &k, "--allow-run-as-root");
+    char marker[64];
+    snprintf(marker, sizeof marker, "%s=%s", CT_LIBMOD_ENV, m->name);
+    if (m->setenv) {
+        push(&v, &k, m->setenv);
+        push(&v, &k, marker);
+    } else {
+        setenv(CT_LIBMOD_ENV, m->name, 1); /* the launcher passes its environment on */
+    }
+    push(&v, &k, self);
+    for (int i = 0; i < argc; i++)
+        push(&v, &k, argv[i]);
+    return v;
+}
+
+void ct_libmod_argv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+bool ct_libmod_in_rank(void)
+{
+    return getenv(CT_LIBMOD_ENV) || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE");
+}
+
+int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx, struct ct_err *err)
+{
+    char *path = NULL;
+    CT_TRY(ct_libmod_path(m, &path, err));
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        int rc =
+            ct_err_set(err, CT_EUNSUPP, "--lib %s: cannot load %s: %s", m->name, path, dlerror());
+        free(path);
+        return rc;
+    }
+    free(path);
+    ct_libmod_entry_fn entry;
+    *(void **)&entry = dlsym(h, CT_LIBMOD_ENTRY);
+    if (!entry)
+        return ct_err_set(err, CT_EUNSUPP, "--lib %s: the module has no %s", m->name,
+                          CT_LIBMOD_ENTRY);
+    /* the handle stays open: the library lives until the process ends */
+    return entry(CT_LIBMOD_ABI, be, ctx, err);
+}

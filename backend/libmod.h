@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Library engines: the table of MPI libraries colltune can measure (--lib), where each one's
+ * module (build/ct-lib-<lib>.so, built by its own mpicc) and launcher are, and opening the
+ * module in a rank (dlopen RTLD_NOW|RTLD_GLOBAL: Open MPI's own plugins need its symbols
+ * global). The module fills a struct ct_backend like the native engine's.
+ */
+#ifndef CT_LIBMOD_H
+#define CT_LIBMOD_H
+
+#include "backend.h"
+
+/* The symbol a module exports; abi must be CT_LIBMOD_ABI. MPI_Init happens there. */
+#define CT_LIBMOD_ABI 1
+#define CT_LIBMOD_ENTRY "ct_libmod_entry"
+typedef int (*ct_libmod_entry_fn)(int abi, struct ct_backend *be, void **ctx, struct ct_err *err);
+
+/* Set in the environment of ranks colltune started under the library's launcher. */
+#define CT_LIBMOD_ENV "COLLTUNE_LIB_RANK"
+
+struct ct_libmod {
+    const char *name;     /* --lib value: "ompi", "mpich" */
+    const char *title;    /* "Open MPI" */
+    const char *launcher; /* on PATH: "mpirun.openmpi" */
+    const char *np;       /* the launcher's rank-count flag */
+    const char *extra;    /* further launcher flags (space-separated), or "" */
+    const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
+};
+
+const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
+const char *ct_libmod_names(void);                        /* "ompi or mpich" */
+
+/* The module's path (new memory): $COLLTUNE_LIB_DIR, else the folder of the running
+ * binary, else its build/ below it. CT_EUNSUPP with one line when absent. */
+int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err);
+/* CT_EUNSUPP with one line when the launcher is not on PATH. */
+int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err);
+/*
+ * The command that starts n ranks of `self argv[0] argv[1]...` (argv[0]: the subcommand) under the
+ * library's launcher with CT_LIBMOD_ENV=name (and the library's own settings) in their environment.
+ * NULL-ended, new memory (ct_libmod_argv_free).
+ */
+char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *self, int argc, char **argv);
+void ct_libmod_argv_free(char **v);
+
+/* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's or a PMI
+ * launcher's variables): it measures instead of launching. */
+bool ct_libmod_in_rank(void);
+
+/* In a rank: load the module and bring the library up (MPI_Init). be->close ends it. */
+int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
+                   struct ct_err *err);
+
+#endif

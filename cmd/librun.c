@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run|sweep --lib LIB: colltune starts itself again under the library's own launcher (with
+ * backend/libmod.h's marker in the ranks' environment); each rank loads the library's engine
+ * module and measures through it. run prints the same nccl-tests table as native runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../backend/libmod.h"
+#include "cmd.h"
+#include "librun.h"
+
+int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
+{
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
+    struct ct_err err = {0};
+    char *mod = NULL, self[4096];
+    if (!o->local)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE,
+                           "--lib %s needs --local N (ranks on this host), or start colltune "
+                           "under %s yourself",
+                           o->lib, m->launcher);
+    if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    free(mod);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
+    self[len] = 0;
+    char **v = ct_libmod_argv(m, o->local, self, argc, argv);
+    fflush(NULL);
+    execvp(v[0], v);
+    int e = errno;
+    ct_libmod_argv_free(v);
+    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s: %s", m->launcher, strerror(e));
+}
+
+int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)
+{
+    struct ct_err err = {0};
+    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    return 0;
+}
+
+const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
+                                       const struct ct_backend *be, void *ctx)
+{
+    const struct ct_algo *rows[64];
+    struct ct_err err = {0};
+    char want[96], names[1024] = "";
+    snprintf(want, sizeof want, "%s", o->lib_algo ? o->lib_algo : "");
+    if (!*want)
+        snprintf(want, sizeof want, "%s:default", o->lib);
+    int n = be->candidates(ctx, o->coll, rows, 64, &err);
+    if (n < 0) {
+        if (be->root)
+            ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+        return NULL;
+    }
+    size_t off = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        if (!strcmp(rows[i]->name, want))
+            return rows[i];
+        if (off < sizeof names)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
+                                    rows[i]->name);
+    }
+    if (be->root)
+        ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s has no %s algorithm '%s' (it has %s)", be->library,
+                    ct_coll_name(o->coll), want, names);
+    return NULL;
+}
+
+int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv)
+{
+    if (!ct_libmod_in_rank())
+        return ct_lib_launch(o, "run", argc, argv);
+    struct ct_backend be;
+    void *ctx;
+    struct ct_err err = {0};
+    CT_TRY_OPT(ct_lib_engine_open(o, "run", &be, &ctx));
+    const struct ct_algo *a = ct_lib_candidate(o, "run", &be, ctx);
+    const struct ct_coll_desc *d = ct_coll_desc(o->coll);
+    size_t es = ct_dtype_size(o->dtype);
+    int n = be.shape.nranks, code = a ? CT_EXIT_OK : CT_EXIT_USAGE;
+    struct ct_row *rows = NULL;
+    size_t nrows = 0;
+    struct ct_run_meta m = {d->name,
+                            be.library,
+                            CT_VERSION,
+                            r->minb,
+                            r->maxb,
+                            r->factor,
+                            r->warmup,
+                            r->iters,
+                            r->check,
+                            n,
+                            n / ct_shape_rpn(&be.shape),
+                            r->cmdline,
+                            NULL,
+                            NULL};
+    if (a && be.root)
+        ct_table_header(stdout, &m);
+    for (double sz = (double)r->minb; a && sz <= (double)r->maxb; sz *= r->factor) {
+        uint64_t size = (uint64_t)sz / es * es;
+        struct ct_job j = {.coll = o->coll,
+                           .dtype = o->dtype,
+                           .op = o->op,
+                           .shape = be.shape,
+                           .params = o->params};
+        j.count = d->count_for(size, es, n);
+        rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
+        struct ct_row *row = &rows[nrows++];
+        ct_row_init(row, o->dtype, d->needs_op ? (int)o->op : -1, a->name);
+        ct_opts_params_str(o, row->params, sizeof row->params);
+        for (int k = 0; k < 2; k++) {
+            struct ct_point p;
+            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check};
+            j.in_place = k;
+            if (ct_backend_point(&be, ctx, a, &j, &bc, &p, &err) < 0) {
+                /* every rank refuses alike (the library's own answer): said once */
+                bool unsupp = err.code == CT_EUNSUPP;
+                code = unsupp ? CT_EXIT_USAGE : CT_EXIT_FAIL;
+                if (be.root || !unsupp)
+                    ct_cmd_fail("run", code, "rank %d: %s %llu bytes: %s", be.shape.rank, a->name,
+                                (unsigned long long)size, err.msg);
+                goto out;
+            }
+            ct_row_fill(row, &p, k);
+        }
+        if (be.root)
+            ct_table_row(stdout, row);
+        if (r->factor * sz <= sz)
+            break;
+    }
+    if (a && be.root && ct_table_footer(stdout, rows, nrows) > 0)
+        code = CT_EXIT_CHECK;
+out:
+    fflush(stdout);
+    free(rows);
+    be.close(ctx);
+    return code;
+}

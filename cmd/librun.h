@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* run|sweep --lib LIB: launching under the library's launcher, and the engine in a rank. */
+#ifndef CT_CMD_LIBRUN_H
+#define CT_CMD_LIBRUN_H
+
+#include "../backend/backend.h"
+#include "opts.h"
+
+/* Start argv (argv[0]: the subcommand) again under the library's launcher with --local
+ * ranks; returns only on failure (an exit code, the line printed). */
+int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv);
+/* In a rank: load the engine; 0 or an exit code (printed). */
+int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx);
+/* The engine's row for --algo (LIB:default without one); NULL after printing (root). */
+const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
+                                       const struct ct_backend *be, void *ctx);
+
+struct ct_librun_cfg {
+    unsigned long long minb, maxb;
+    double factor;
+    int iters, warmup, check;
+    const char *cmdline;
+};
+/* colltune run --lib: launch, or in a rank measure and (root) print the table. */
+int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);
+
+#endif
