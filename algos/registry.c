@@ -55,6 +55,8 @@ int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sch
                   struct ct_err *err)
 {
     ct_sched_init(s);
+    if (!a->build) /* a library engine's row: the library runs it, no schedule here */
+        return ct_err_set(err, CT_EUNSUPP, "%s: no schedule (a library's algorithm)", a->name);
     CT_TRY(ct_algo_supports(a, j, err));
     struct ct_job jj = *j;
     ct_params_defaults(&jj.params);

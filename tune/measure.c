@@ -294,7 +294,7 @@ static void finish_point(struct ct_sweep_point *p, int nranks)
 static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
                    struct ct_err *err)
 {
-    const struct ct_algo *a = ct_algo_at((size_t)cmd->algo);
+    const struct ct_algo *a = ct_sweep_algo_at(r->cfg, cmd->algo);
     if (!a || cmd->coll < 0 || cmd->coll >= CT_COLL_COUNT || cmd->dtype < 0 ||
         cmd->dtype >= CT_DTYPE_COUNT || cmd->redop < 0 || cmd->redop >= CT_REDOP_COUNT)
         return ct_err_set(err, CT_EINVAL, "sweep command names no algorithm (%d)", cmd->algo);
@@ -427,11 +427,46 @@ int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err)
     }
 }
 
+const struct ct_algo *ct_sweep_algo_at(const struct ct_sweep_cfg *cfg, int i)
+{
+    if (i < 0)
+        return NULL;
+    if (cfg->ncands)
+        return (size_t)i < cfg->ncands ? cfg->cands[i] : NULL;
+    return ct_algo_at((size_t)i);
+}
+
+int ct_sweep_algo_index(const struct ct_sweep_cfg *cfg, const char *name)
+{
+    const struct ct_algo *a;
+    for (int i = 0; (a = ct_sweep_algo_at(cfg, i)); i++)
+        if (!strcmp(a->name, name))
+            return i;
+    return -1;
+}
+
+const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, const char *name)
+{
+    return ct_sweep_algo_at(cfg, ct_sweep_algo_index(cfg, name));
+}
+
 const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
-                                               const struct ct_backend *be,
+                                               const struct ct_backend *be, void *ctx,
                                                struct ct_sweep_cfg *tmp)
 {
     *tmp = *cfg;
+    if (be->candidates) { /* the engine's own rows replace the algorithm table */
+        size_t n = 0;
+        for (int c = 0; c < CT_COLL_COUNT; c++)
+            if (cfg->colls & CT_COLL_BIT(c)) {
+                int k = be->candidates(ctx, (enum ct_coll)c, tmp->cands + n,
+                                       (int)(CT_SWEEP_MAX_CANDS - n), NULL);
+                n += k > 0 ? (size_t)k : 0;
+                n = n < CT_SWEEP_MAX_CANDS ? n : CT_SWEEP_MAX_CANDS;
+            }
+        tmp->algos = tmp->cands;
+        tmp->nalgos = tmp->ncands = n;
+    }
     if (be->shape.nranks > 0) {
         tmp->job.shape.nranks = be->shape.nranks;
         tmp->job.shape.rank = be->shape.rank;

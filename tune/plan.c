@@ -252,7 +252,7 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
     cmd->coll = c;
     cmd->dtype = cfg->job.dtype;
     cmd->redop = cfg->job.op;
-    cmd->algo = ct_select_simplicity(a->name);
+    cmd->algo = ct_sweep_algo_index(cfg, a->name);
     cmd->count = pl->g[c].count[i];
     ct_plan_params(pl, params, cmd->params);
     int warm = (int)(0.02 / (t * 1e-6));
@@ -274,7 +274,7 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
 int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struct ct_err *err)
 {
     CT_TRY(switch_streams(pl, (int)cmd->params[CT_P_STREAMS], err));
-    const struct ct_algo *a = ct_algo_at((size_t)cmd->algo);
+    const struct ct_algo *a = ct_sweep_algo_at(pl->cfg, cmd->algo);
     uint64_t size = ct_coll_desc((enum ct_coll)cmd->coll)
                         ->size_bytes(cmd->count, ct_dtype_size((enum ct_dtype)cmd->dtype),
                                      pl->cfg->job.shape.nranks);

@@ -30,7 +30,7 @@ static int extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, str
     if (i < 0)
         return 0;
     struct ct_sweep_cmd cmd;
-    ct_plan_cmd(pl, p->coll, ct_algo_find(p->algo), i, &p->params,
+    ct_plan_cmd(pl, p->coll, ct_sweep_algo_find(pl->cfg, p->algo), i, &p->params,
                 fresh ? budget_s : 2 * p->st.spent_s, &cmd);
     cmd.op = CT_SWEEP_EXTEND;
     cmd.point = (int32_t)idx;

@@ -62,7 +62,7 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
     cmd.coll = s->coll;
     cmd.dtype = s->dtype;
     cmd.redop = s->op;
-    cmd.algo = ct_select_simplicity(a->name);
+    cmd.algo = ct_sweep_algo_index(cfg, a->name);
     cmd.count = count;
     struct ct_params p = *params;
     for (int q = 0; q < CT_P_COUNT; q++)
@@ -164,7 +164,8 @@ static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
         const struct ct_rule *r = &s->rules[ri];
         uint64_t count = rule_count(conf, s, r);
         long chosen, best;
-        CT_TRY(measure(v, s, ct_algo_find(r->algo), count, &r->params, -1, &chosen, err));
+        CT_TRY(measure(v, s, ct_sweep_algo_find(v->run.cfg, r->algo), count, &r->params, -1,
+                       &chosen, err));
         best = chosen;
         for (size_t k = 0; k < nc; k++) {
             if (!strcmp(cand[k]->name, r->algo))
@@ -196,7 +197,7 @@ int ct_sweep_verify(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *
                     struct ct_err *err)
 {
     struct ct_sweep_cfg cfg_shaped;
-    const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg_in, be, &cfg_shaped);
+    const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg_in, be, ctx, &cfg_shaped);
     struct ct_sweep_result res;
     memset(&res, 0, sizeof res);
     struct vctx v;

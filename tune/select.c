@@ -53,7 +53,10 @@ int ct_select_simplicity(const char *algo)
     for (size_t i = 0; ct_algo_at(i); i++)
         if (!strcmp(ct_algo_at(i)->name, algo))
             return (int)i;
-    return (int)ct_algo_count();
+    /* a library engine's rows: its own decision ("LIB:default") is the simplest, so a tie
+     * keeps the library's default */
+    const char *colon = strchr(algo, ':');
+    return (int)ct_algo_count() + (colon && strcmp(colon + 1, "default"));
 }
 
 static bool same_str(const char *a, const char *b)
@@ -194,10 +197,44 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
  * statistically tied neighbours become one range of the simplest tied algorithm instead of
  * alternating ranges. Dynamic program over (size, algorithm): O(sizes x algorithms^2).
  */
+/* Distinct algorithms of coll's valid points, simplest first: table order, then names
+ * outside the table (a library engine's rows) in the order they were first measured. *out is
+ * new memory; returns the count. */
+static size_t algos_of(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                       const char ***out)
+{
+    const char **v = ct_xcalloc(n ? n : 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = !valid(&pts[i], coll);
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = !strcmp(v[j], pts[i].algo);
+        if (seen)
+            continue;
+        size_t at = k++; /* insertion by simplicity; equal ones keep their order */
+        while (at > 0 && ct_select_simplicity(v[at - 1]) > ct_select_simplicity(pts[i].algo)) {
+            v[at] = v[at - 1];
+            at--;
+        }
+        v[at] = pts[i].algo;
+    }
+    *out = v;
+    return k;
+}
+
+static size_t name_index(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return i;
+    return n;
+}
+
 static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
                    const uint64_t *sizes, size_t ns, size_t *idx, struct ct_select_choice *c)
 {
-    size_t na = ct_algo_count();
+    const char **names;
+    size_t na = algos_of(pts, n, coll, &names);
     long *ok = ct_xcalloc(ns * na, sizeof *ok); /* point of algo a at size s, -1: unacceptable */
     int *cost = ct_xcalloc(ns * na, sizeof *cost), *from = ct_xcalloc(ns * na, sizeof *from);
     for (size_t s = 0; s < ns; s++) {
@@ -206,10 +243,10 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
             ok[s * na + a] = -1;
         for (size_t j = 0; j < k; j++) {
             const struct ct_sweep_point *p = &pts[idx[j]];
-            int a = ct_select_simplicity(p->algo);
-            if ((size_t)a < na &&
+            size_t a = name_index(names, na, p->algo);
+            if (a < na &&
                 ((long)idx[j] == c[s].leader || !ct_select_wins(&pts[c[s].leader].st, &p->st, margin)))
-                ok[s * na + (size_t)a] = (long)idx[j];
+                ok[s * na + a] = (long)idx[j];
         }
     }
     const int inf = 1 << 28;
@@ -243,7 +280,7 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
             size_t i = s * na + best;
             if (ok[i] >= 0 && (size_t)ok[i] != c[s].chosen) {
                 size_t k = best_per_algo(pts, n, coll, sizes[s], margin, idx);
-                decide(pts, idx, k, margin, ct_algo_at(best)->name, &c[s]);
+                decide(pts, idx, k, margin, names[best], &c[s]);
             }
             if (s > 0 && from[i] >= 0)
                 best = (size_t)from[i];
@@ -252,6 +289,7 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
     free(ok);
     free(cost);
     free(from);
+    free(names);
 }
 
 size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,

@@ -44,7 +44,8 @@ double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b);
  * margin (of the smaller), normal approximation as for ct_select_confidence. */
 double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats *b, double margin);
 
-/* Position of the algorithm in the table (earlier = simpler); unknown names sort last. */
+/* Position of the algorithm in the table (earlier = simpler); unknown names sort last, a
+ * library engine's own decision ("LIB:default") first among them. */
 int ct_select_simplicity(const char *algo);
 
 /* Same algorithm and the same values of the parameters that matter to it. */

@@ -97,7 +97,7 @@ int ct_sweep_run(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *be,
                  struct ct_sweep_result *res, struct ct_err *err)
 {
     struct ct_sweep_cfg cfg_shaped;
-    const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg_in, be, &cfg_shaped);
+    const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg_in, be, ctx, &cfg_shaped);
     struct ct_plan pl;
     memset(&pl, 0, sizeof pl);
     memset(res, 0, sizeof *res);

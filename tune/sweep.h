@@ -49,10 +49,14 @@ typedef void (*ct_sweep_progress_fn)(void *arg, const struct ct_sweep_progress *
 /* Rank 0 only, after each point: every point so far (for incremental saving). */
 typedef void (*ct_sweep_points_fn)(void *arg, const struct ct_sweep_point *pts, size_t n);
 
+#define CT_SWEEP_MAX_CANDS 64
+
 struct ct_sweep_cfg {
     unsigned colls;                     /* CT_COLL_BIT set */
     const struct ct_algo *const *algos; /* candidates (NULL: the whole table); each is */
     size_t nalgos;                      /* used where ct_algo_supports accepts the job */
+    const struct ct_algo *cands[CT_SWEEP_MAX_CANDS]; /* the backend's own rows (library */
+    size_t ncands; /* engines), filled by ct_sweep_cfg_shaped; 0: the algorithm table */
     struct ct_job job;                  /* template: dtype, op, shape; params != 0 are fixed (not
                                            searched); intra/inter for hier */
     uint64_t minbytes, maxbytes;
@@ -100,6 +104,13 @@ struct ct_sweep_fold {
 size_t ct_sweep_folds(const struct ct_sweep_cfg *cfg, enum ct_coll coll, struct ct_sweep_fold *out,
                       size_t max);
 
+/* The candidate universe of cfg (the backend's rows, else the algorithm table): row i, the index of
+ * a row by name (-1: none), the row of a name (NULL: none). Sweep commands name rows by
+ * their index here. */
+const struct ct_algo *ct_sweep_algo_at(const struct ct_sweep_cfg *cfg, int i);
+int ct_sweep_algo_index(const struct ct_sweep_cfg *cfg, const char *name);
+const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, const char *name);
+
 /* Rough seconds needed to measure one point of every requested collective at minbytes
  * (for refusing a budget that cannot cover even that). */
 double ct_sweep_min_budget(const struct ct_sweep_cfg *cfg);
@@ -116,9 +127,11 @@ double ct_sweep_min_budget(const struct ct_sweep_cfg *cfg);
 int ct_sweep_run(const struct ct_sweep_cfg *cfg, const struct ct_backend *be, void *ctx,
                  struct ct_sweep_result *res, struct ct_err *err);
 
-/* cfg with the job's shape taken from the backend (into *tmp); returns tmp. */
+/* cfg with the job's shape taken from the backend (into *tmp), and the backend's candidates
+ * when it has its own (be->candidates: every requested collective's rows become tmp's
+ * algos); returns tmp. */
 const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
-                                               const struct ct_backend *be,
+                                               const struct ct_backend *be, void *ctx,
                                                struct ct_sweep_cfg *tmp);
 
 /* One range of a config re-measured by ct_sweep_verify. */

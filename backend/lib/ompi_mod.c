@@ -67,6 +67,7 @@ static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
         r->a.name = r->name;
         r->a.summary = r->summary;
         r->a.colls = CT_COLL_BIT(coll);
+        r->a.lib_id = val;
         /* which algorithms read the segment size is not in MPI_T: the segmented ones do */
         r->a.params = val && v->seg >= 0 && strstr(item, "segment") ? CT_PBIT(CT_P_CHUNK) : 0;
     }
@@ -115,7 +116,8 @@ int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const stru
                     MPI_Comm *out, struct ct_err *err)
 {
     const struct coll_vars *v = &l->c[j->coll];
-    uint64_t seg = j->params.v[CT_P_CHUNK];
+    /* rows that do not segment keep Open MPI's own segment size */
+    uint64_t seg = r->a.params & CT_PBIT(CT_P_CHUNK) ? j->params.v[CT_P_CHUNK] : 0;
     if (v->alg < 0)
         return ct_err_set(err, CT_EUNSUPP, "Open MPI: no coll_tuned_%s_algorithm",
                           ompi_coll[j->coll]);
