@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "../backend/libmod.h"
+#include "../output/sweep_out.h"
+#include "../tune/job.h"
 #include "cmd.h"
 #include "librun.h"
 
@@ -143,6 +145,40 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
 out:
     fflush(stdout);
     free(rows);
+    be.close(ctx);
+    return code;
+}
+
+int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out, int argc,
+                char **argv)
+{
+    if (!ct_libmod_in_rank())
+        return ct_lib_launch(o, "sweep", argc, argv);
+    struct ct_backend be;
+    void *ctx;
+    struct ct_err err = {0};
+    char host[256] = "";
+    CT_TRY_OPT(ct_lib_engine_open(o, "sweep", &be, &ctx));
+    struct ct_sweep_job j;
+    memset(&j, 0, sizeof j);
+    j.cfg = *cfg;
+    j.version = CT_VERSION;
+    gethostname(host, sizeof host - 1);
+    int rc = ct_sweep_job_run_on(&j, &be, ctx, be.shape.nranks / ct_shape_rpn(&be.shape),
+                                 be.library, host, &err);
+    int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
+    if (be.root) {
+        if (rc < 0)
+            ct_cmd_fail("sweep", code, "%s", err.msg);
+        const struct ct_sweep_result *res = &j.res;
+        if (ct_sweep_outputs_write(out, &j.meta, res->pts, res->n, rc < 0 ? "failed" : "done",
+                                   rc < 0 ? err.msg : NULL, &err) < 0)
+            code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
+        else
+            ct_sweep_summary_print(stdout, stderr, out, &j.meta, res, rc < 0, cfg->maxbytes);
+    }
+    fflush(stdout);
+    ct_sweep_job_release(&j);
     be.close(ctx);
     return code;
 }

@@ -4,6 +4,7 @@
 #define CT_CMD_LIBRUN_H
 
 #include "../backend/backend.h"
+#include "../tune/sweep.h"
 #include "opts.h"
 
 /* Start argv (argv[0]: the subcommand) again under the library's launcher with --local
@@ -23,5 +24,10 @@ struct ct_librun_cfg {
 };
 /* colltune run --lib: launch, or in a rank measure and (root) print the table. */
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);
+
+/* colltune sweep --lib: launch, or in a rank sweep the engine's candidates with cfg (the
+ * planner as for native sweeps); the root writes out/ (the config's library section). */
+int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out, int argc,
+                char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 #include "../tune/config.h"
 #include "../tune/job.h"
 #include "cmd.h"
+#include "librun.h"
 #include "opts.h"
 
 #define DEFAULT_BUDGET 100.0
@@ -240,9 +241,9 @@ int cmd_sweep(int argc, char **argv)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
-    rc = check(&x, &cfg);
-    if (rc == 0)
-        rc = ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
+    if ((rc = check(&x, &cfg)) == 0)
+        rc = x.o.lib ? ct_libsweep(&x.o, &cfg, x.out, argc, argv)
+                     : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);
     return rc;
 }

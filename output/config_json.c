@@ -80,7 +80,8 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     return o;
 }
 
-static json_t *ruleset_json(const struct ct_ruleset *s)
+/* lib: a library section's ruleset (its own names and ids, "segsize", "default") */
+static json_t *ruleset_json(const struct ct_ruleset *s, bool lib)
 {
     json_t *o = json_object();
     json_object_set_new(o, "coll", json_string(ct_coll_name(s->coll)));
@@ -96,11 +97,20 @@ static json_t *ruleset_json(const struct ct_ruleset *s)
         json_object_set_new(x, "min_bytes", json_integer((json_int_t)r->min_bytes));
         json_object_set_new(x, "max_bytes", u64_or_null(r->max_bytes));
         json_object_set_new(x, "algo", json_string(r->algo));
-        json_object_set_new(x, "params", params_json(r->algo, &r->params));
+        if (lib) {
+            json_t *pj = json_object();
+            json_object_set_new(pj, "segsize", json_integer((json_int_t)r->params.v[CT_P_CHUNK]));
+            json_object_set_new(x, "id", json_integer(r->id));
+            json_object_set_new(x, "params", pj);
+        } else {
+            json_object_set_new(x, "params", params_json(r->algo, &r->params));
+        }
         json_object_set_new(x, "confidence", json_real(r->confidence));
         json_object_set_new(x, "tie", json_boolean(r->tie));
         json_object_set_new(x, "runner_up", str_or_null(r->runner_up));
         json_object_set_new(x, "gain", json_real(r->gain));
+        if (lib)
+            json_object_set_new(x, "default", json_boolean(r->id == 0));
         json_array_append_new(ranges, x);
     }
     json_object_set_new(o, "ranges", ranges);
@@ -123,8 +133,23 @@ char *ct_config_json_dumps(const struct ct_config *c)
     json_object_set_new(doc, "sweep", settings_json(&c->sweep));
     json_t *rules = json_array();
     for (int i = 0; i < c->nsets; i++)
-        json_array_append_new(rules, ruleset_json(&c->sets[i]));
+        json_array_append_new(rules, ruleset_json(&c->sets[i], false));
     json_object_set_new(doc, "rules", rules);
+    if (c->nlibs) {
+        json_t *libs = json_array();
+        for (int l = 0; l < c->nlibs; l++) {
+            const struct ct_librules *lr = &c->libs[l];
+            json_t *o = json_object(), *lrules = json_array();
+            json_object_set_new(o, "library", json_string(lr->library));
+            json_object_set_new(o, "name", json_string(lr->name));
+            json_object_set_new(o, "version", json_string(lr->version));
+            for (int i = 0; i < lr->nsets; i++)
+                json_array_append_new(lrules, ruleset_json(&lr->sets[i], true));
+            json_object_set_new(o, "rules", lrules);
+            json_array_append_new(libs, o);
+        }
+        json_object_set_new(doc, "libraries", libs);
+    }
     char *txt = json_dumps(doc, JSON_FLAGS);
     json_decref(doc);
     return txt;
@@ -392,7 +417,35 @@ static int read_params(json_t *r, const char *at, struct ct_params *p, struct ct
     return 0;
 }
 
-static int read_range(json_t *r, const char *at, enum ct_coll coll, struct ct_rule *x,
+/* A library section's range: its own algorithm name and id, "segsize", "default". */
+static int read_lib_range(json_t *r, const char *at, struct ct_rule *x, struct ct_err *err)
+{
+    long long v;
+    bool def;
+    CT_TRY(get_str(r, at, "algo", x->algo, sizeof x->algo, err));
+    CT_TRY(get_int(r, at, "id", 0, 1 << 20, &v, err));
+    x->id = (int)v;
+    json_t *o = field(r, at, "params", err);
+    if (!o)
+        return CT_EINVAL;
+    char pat[128];
+    snprintf(pat, sizeof pat, "%s.params", at);
+    if (!json_is_object(o) || json_object_size(o) != 1)
+        return bad(err, at, "params", "expected {\"segsize\": N}");
+    CT_TRY(get_int(o, pat, "segsize", 0, 1 << 30, &v, err));
+    x->params.v[CT_P_CHUNK] = (uint64_t)v;
+    CT_TRY(get_bool(r, at, "default", &def, err));
+    if (def != (x->id == 0))
+        return bad(err, at, "default", "%s with id %d", def ? "true" : "false", x->id);
+    json_t *ru = field(r, at, "runner_up", err);
+    if (!ru)
+        return CT_EINVAL;
+    if (!json_is_null(ru))
+        CT_TRY(get_str(r, at, "runner_up", x->runner_up, sizeof x->runner_up, err));
+    return 0;
+}
+
+static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, struct ct_rule *x,
                       struct ct_err *err)
 {
     long long v;
@@ -409,6 +462,11 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, struct ct_ru
         CT_TRY(get_int(r, at, "max_bytes", 1, INT64_MAX, &v, err));
         x->max_bytes = (uint64_t)v;
     }
+    CT_TRY(get_num(r, at, "confidence", 0, 1, &x->confidence, err));
+    CT_TRY(get_bool(r, at, "tie", &x->tie, err));
+    CT_TRY(get_num(r, at, "gain", 0, 1e12, &x->gain, err));
+    if (lib)
+        return read_lib_range(r, at, x, err);
     CT_TRY(get_str(r, at, "algo", x->algo, sizeof x->algo, err));
     const struct ct_algo *a = ct_algo_find(x->algo);
     if (!a)
@@ -416,8 +474,6 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, struct ct_ru
     if (!(a->colls & CT_COLL_BIT(coll)))
         return bad(err, at, "algo", "'%s' does not implement %s", x->algo, ct_coll_name(coll));
     CT_TRY(read_params(r, at, &x->params, err));
-    CT_TRY(get_num(r, at, "confidence", 0, 1, &x->confidence, err));
-    CT_TRY(get_bool(r, at, "tie", &x->tie, err));
     json_t *ru = field(r, at, "runner_up", err);
     if (!ru)
         return CT_EINVAL;
@@ -426,14 +482,16 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, struct ct_ru
         if (!ct_algo_find(x->runner_up))
             return bad(err, at, "runner_up", "unknown algorithm '%s'", x->runner_up);
     }
-    return get_num(r, at, "gain", 0, 1e12, &x->gain, err);
+    return 0;
 }
 
-static int read_ruleset(json_t *o, int idx, struct ct_ruleset *s, struct ct_err *err)
+/* prefix: "" for the native rules, "libraries[L]." for a library's (lib) */
+static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct ct_ruleset *s,
+                        struct ct_err *err)
 {
     char at[64];
     int t;
-    snprintf(at, sizeof at, "rules[%d]", idx);
+    snprintf(at, sizeof at, "%srules[%d]", prefix, idx);
     if (!json_is_object(o))
         return bad(err, at, NULL, "expected an object");
     CT_TRY(get_name(o, at, "coll", ct_coll_find, "collective", &t, err));
@@ -458,11 +516,67 @@ static int read_ruleset(json_t *o, int idx, struct ct_ruleset *s, struct ct_err 
     for (size_t i = 0; i < n; i++) {
         char rat[96];
         snprintf(rat, sizeof rat, "%s.ranges[%zu]", at, i);
-        CT_TRY(read_range(json_array_get(ranges, i), rat, s->coll, &s->rules[i], err));
+        CT_TRY(read_range(json_array_get(ranges, i), rat, s->coll, lib, &s->rules[i], err));
         s->nrules++;
     }
-    if (ct_ruleset_check(s, err) < 0)
+    if ((lib ? ct_ruleset_check_lib(s, err) : ct_ruleset_check(s, err)) < 0)
         return ct_err_wrap(err, "%s.ranges: ", at);
+    return 0;
+}
+
+/* Rulesets of a "rules" array into *sets (new), at most one per collective and rank count. */
+static int read_rulesets(json_t *rules, const char *prefix, bool lib, struct ct_ruleset **sets,
+                         int *nsets, struct ct_err *err)
+{
+    char at[48];
+    snprintf(at, sizeof at, "%srules", prefix);
+    size_t n = json_array_size(rules);
+    *sets = ct_xcalloc(n ? n : 1, sizeof **sets);
+    for (size_t i = 0; i < n; i++) {
+        struct ct_ruleset *s = *sets;
+        (*nsets)++;
+        CT_TRY(read_ruleset(json_array_get(rules, i), prefix, (int)i, lib, &s[i], err));
+        for (size_t j = 0; j < i; j++)
+            if (s[j].coll == s[i].coll && s[j].nranks == s[i].nranks)
+                return bad(err, at, NULL, "two rulesets for %s on %d ranks",
+                           ct_coll_name(s[i].coll), s[i].nranks);
+    }
+    return 0;
+}
+
+/* The optional "libraries" array: measured sections, one per library. */
+static int read_libs(json_t *doc, struct ct_config *c, struct ct_err *err)
+{
+    json_t *libs = json_object_get(doc, "libraries");
+    if (!libs)
+        return 0;
+    if (!json_is_array(libs) || !json_array_size(libs))
+        return bad(err, "libraries", NULL, "expected a non-empty array");
+    size_t n = json_array_size(libs);
+    c->libs = ct_xcalloc(n, sizeof *c->libs);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(libs, i);
+        struct ct_librules *l = &c->libs[i];
+        char at[32];
+        snprintf(at, sizeof at, "libraries[%zu]", i);
+        c->nlibs++;
+        if (!json_is_object(o))
+            return bad(err, at, NULL, "expected an object");
+        CT_TRY(get_str(o, at, "library", l->library, sizeof l->library, err));
+        CT_TRY(get_str(o, at, "name", l->name, sizeof l->name, err));
+        CT_TRY(get_str(o, at, "version", l->version, sizeof l->version, err));
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(c->libs[j].library, l->library))
+                return bad(err, at, "library", "'%s' twice", l->library);
+        json_t *rules = field(o, at, "rules", err);
+        if (!rules)
+            return CT_EINVAL;
+        if (!json_is_array(rules) || !json_array_size(rules))
+            return bad(err, at, "rules", "expected a non-empty array");
+        char prefix[40];
+        snprintf(prefix, sizeof prefix, "%s.", at);
+        CT_TRY(read_rulesets(rules, prefix, true, &l->sets, &l->nsets, err));
+    }
     return 0;
 }
 
@@ -482,22 +596,14 @@ static int read_doc(json_t *doc, struct ct_config *c, struct ct_err *err)
     CT_TRY(get_bool(doc, "", "partial", &c->partial, err));
     CT_TRY(read_fingerprint(doc, &c->fp, err));
     CT_TRY(read_settings(doc, &c->sweep, err));
+    CT_TRY(read_libs(doc, c, err));
     json_t *rules = field(doc, "", "rules", err);
     if (!rules)
         return CT_EINVAL;
-    if (!json_is_array(rules) || !json_array_size(rules))
+    /* a config of a library sweep alone has measured sections and no native rules */
+    if (!json_is_array(rules) || (!json_array_size(rules) && !c->nlibs))
         return bad(err, "rules", NULL, "expected a non-empty array");
-    size_t n = json_array_size(rules);
-    c->sets = ct_xcalloc(n, sizeof *c->sets);
-    for (size_t i = 0; i < n; i++) {
-        c->nsets++;
-        CT_TRY(read_ruleset(json_array_get(rules, i), (int)i, &c->sets[i], err));
-        for (size_t j = 0; j < i; j++)
-            if (c->sets[j].coll == c->sets[i].coll && c->sets[j].nranks == c->sets[i].nranks)
-                return bad(err, "rules", NULL, "two rulesets for %s on %d ranks",
-                           ct_coll_name(c->sets[i].coll), c->sets[i].nranks);
-    }
-    return 0;
+    return read_rulesets(rules, "", false, &c->sets, &c->nsets, err);
 }
 
 int ct_config_json_parse(const char *text, struct ct_config *c, struct ct_err *err)

@@ -67,7 +67,8 @@ static const char *changed_params(const char *algo, const struct ct_params *in, 
     return buf;
 }
 
-static void print_set(FILE *f, const struct ct_ruleset *s)
+/* lib: a library section's ruleset (the library's names; segsize the one parameter) */
+static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
 {
     fprintf(f, "%s: %d rank%s (%d node%s x %d), %s", ct_coll_name(s->coll), s->nranks,
             s->nranks == 1 ? "" : "s", s->nnodes, s->nnodes == 1 ? "" : "s", s->ranks_per_node,
@@ -79,7 +80,12 @@ static void print_set(FILE *f, const struct ct_ruleset *s)
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
         char lo[32], hi[32], ps[160], dec[96];
-        changed_params(r->algo, &r->params, ps, sizeof ps);
+        if (lib && r->params.v[CT_P_CHUNK])
+            snprintf(ps, sizeof ps, "segsize=%llu", (unsigned long long)r->params.v[CT_P_CHUNK]);
+        else if (lib)
+            snprintf(ps, sizeof ps, "%s", r->id ? "defaults" : "(the library's choice)");
+        else
+            changed_params(r->algo, &r->params, ps, sizeof ps);
         if (!r->runner_up[0])
             snprintf(dec, sizeof dec, "only candidate");
         else if (r->tie)
@@ -121,6 +127,12 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                 sw->folded);
     for (int i = 0; i < c->nsets; i++) {
         fputc('\n', f);
-        print_set(f, &c->sets[i]);
+        print_set(f, &c->sets[i], false);
     }
+    for (int l = 0; l < c->nlibs; l++)
+        for (int i = 0; i < c->libs[l].nsets; i++) {
+            fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,
+                    c->libs[l].library);
+            print_set(f, &c->libs[l].sets[i], true);
+        }
 }

@@ -366,6 +366,8 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     ct_text_put(&out->body, "\n");
     free(txt);
 
+    ct_export_note(out, "mapped from colltune's own algorithms, not measured; run "
+                        "`colltune sweep --lib mpich`");
     /* JSON has no comments: the header and the notes go into the env lines */
     ct_export_header(&out->env, "# ", "MPICH collective selection JSON (MPIR level)", c);
     ct_text_printf(&out->env,

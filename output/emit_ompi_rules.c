@@ -4,6 +4,9 @@
  * 5.0 and 6.0 alike when it has one comm-size section with key 0 per collective), plus the
  * MCA parameters that load it as an openmpi-mca-params.conf snippet and OMPI_MCA_ exports.
  * Numbers are plain decimal: the reader uses fscanf("%li"), so a leading 0 would mean octal.
+ * With a measured Open MPI section in the config (sweep --lib ompi) the file carries those
+ * rules (Open MPI's own ids, alg 0 where its default measured best); without one, colltune's
+ * rules mapped to Open MPI's algorithms, labelled as not measured.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,24 +32,62 @@ static const char *ompi_coll_name(enum ct_coll c)
 }
 
 /* The one ruleset per collective a classic file can carry: the largest selected one. */
-static const struct ct_ruleset *pick(const struct ct_config *c, const struct ct_export_opts *o,
-                                     enum ct_coll coll, struct ct_export_out *out)
+static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
+                                     const struct ct_export_opts *o, enum ct_coll coll,
+                                     struct ct_export_out *out)
 {
     const struct ct_ruleset *best = NULL;
-    for (int i = 0; i < c->nsets; i++)
-        if (c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i]) &&
-            (!best || c->sets[i].nranks > best->nranks))
-            best = &c->sets[i];
-    for (int i = 0; best && i < c->nsets; i++)
-        if (&c->sets[i] != best && c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i])) {
+    for (int i = 0; i < nsets; i++)
+        if (sets[i].coll == coll && ct_export_selected(o, &sets[i]) &&
+            (!best || sets[i].nranks > best->nranks))
+            best = &sets[i];
+    for (int i = 0; best && i < nsets; i++)
+        if (&sets[i] != best && sets[i].coll == coll && ct_export_selected(o, &sets[i])) {
             char s[96];
             ct_export_note(out,
                            "%s: left out, the classic rules file gets one rule set per "
                            "collective (used for every communicator size); exported the "
                            "%d-rank rules (--nranks picks another)",
-                           ct_export_set_str(&c->sets[i], s, sizeof s), best->nranks);
+                           ct_export_set_str(&sets[i], s, sizeof s), best->nranks);
         }
     return best;
+}
+
+/* A measured ruleset (Open MPI's own ids): sizes converted to Open MPI's unit; ranges where
+ * Open MPI's default measured best keep alg 0. Returns the rules that change something. */
+static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
+{
+    struct ct_text *t = &out->body;
+    const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_OMPI, s->coll);
+    char set[96], rg[64], line[64];
+    int n = 0, changed = 0;
+    uint64_t *lo = ct_xcalloc((size_t)s->nrules, sizeof *lo), hi;
+    const struct ct_rule **r = ct_xcalloc((size_t)s->nrules, sizeof *r);
+    for (int i = 0; i < s->nrules; i++)
+        if (ct_algomap_range(m, s->nranks, s->rules[i].min_bytes, s->rules[i].max_bytes, &lo[n],
+                             &hi))
+            r[n++] = &s->rules[i];
+    ct_text_printf(t, "%-12d # %s: measured rules of %s\n", coll_id(s->coll),
+                   ompi_coll_name(s->coll), ct_export_set_str(s, set, sizeof set));
+    ct_text_put(t, "1            # one comm-size section\n");
+    ct_text_put(t, "0            # for every communicator size\n");
+    ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
+    for (int i = 0; i < n; i++) {
+        ct_export_range_str(lo[i], i + 1 < n ? lo[i + 1] : CT_BYTES_INF, rg, sizeof rg);
+        snprintf(line, sizeof line, "%llu %d 0 %llu", (unsigned long long)lo[i], r[i]->id,
+                 (unsigned long long)r[i]->params.v[CT_P_CHUNK]);
+        if (r[i]->id == 0)
+            ct_text_printf(t, "%-28s # %s: Open MPI's own decision measured best; kept\n", line,
+                           rg);
+        else
+            ct_text_printf(t, "%-28s # %s: %s, %.2fx vs %s, confidence %.2f%s\n", line, rg,
+                           r[i]->algo, r[i]->gain, r[i]->runner_up[0] ? r[i]->runner_up : "-",
+                           r[i]->confidence, r[i]->tie ? " (tie)" : "");
+        changed += r[i]->id != 0;
+    }
+    free(lo);
+    free(r);
+    return changed;
 }
 
 static void emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
@@ -95,13 +136,23 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     const struct ct_ruleset *sets[4];
     const char *ver = ct_export_version(o, CT_LIB_OMPI);
     const char *path = o->path ? o->path : "FILE";
+    const struct ct_librules *lib = ct_config_lib(c, "ompi");
     struct ct_text *t = &out->body;
-    int n = 0;
+    int n = 0, changed = 0;
     for (int i = 0; i < 4; i++)
-        if ((sets[n] = pick(c, o, order[i], out)))
+        if ((sets[n] = lib ? pick(lib->sets, lib->nsets, o, order[i], out)
+                           : pick(c->sets, c->nsets, o, order[i], out)))
             n++;
+    if (!lib)
+        ct_export_note(out, "mapped from colltune's own algorithms, not measured; run "
+                            "`colltune sweep --lib ompi`");
     ct_export_header(t, "# ", "Open MPI coll/tuned dynamic rules, classic format (4.1, 5.0, 6.0)",
                      c);
+    if (lib)
+        ct_text_printf(t,
+                       "# measured with %s %s (colltune sweep --lib ompi); collectives not "
+                       "listed keep Open MPI's\n# defaults\n",
+                       lib->name, lib->version);
     ct_text_printf(t,
                    "# target Open MPI %s. Each rule: size alg faninout segsize; it applies "
                    "from its size up\n# to the next rule's. alg 0 = Open MPI's fixed "
@@ -114,8 +165,12 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     for (size_t i = 0; i < out->nnotes; i++) /* from pick(): rule sets left out */
         ct_text_printf(t, "# %s\n", out->notes[i]);
     ct_text_printf(t, "%-12d # collectives\n", n);
-    for (int i = 0; i < n; i++)
-        emit_coll(sets[i], o, out);
+    for (int i = 0; i < n; i++) {
+        if (lib)
+            changed += emit_measured(sets[i], out);
+        else
+            emit_coll(sets[i], o, out);
+    }
 
     /* the loaders: MCA conf snippet and OMPI_MCA_ exports */
     const char *han = ct_version_cmp(ver, "5.0") >= 0
@@ -143,5 +198,10 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     ct_settings_release(&set);
     if (!n)
         return ct_err_set(err, CT_EUNSUPP, "no rules to export");
+    if (lib && !changed)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "nothing to export: Open MPI's defaults measured best at every size "
+                          "(%s %s); they stay, no file written",
+                          lib->name, lib->version);
     return 0;
 }

@@ -13,7 +13,7 @@ int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
     snprintf(path, sizeof path, "%s/results.json", dir);
     CT_TRY(ct_sweep_json_write(path, meta, pts, n, status, msg, err));
     snprintf(path, sizeof path, "%s/config.json", dir);
-    if (meta->nsets)
+    if (meta->nsets || meta->nlibs)
         CT_TRY(ct_config_json_write(path, meta, err));
     return ct_report_write(dir, meta, pts, n, err);
 }
@@ -21,7 +21,7 @@ int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
 void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct ct_config *meta,
                             const struct ct_sweep_result *res, bool failed, uint64_t maxbytes)
 {
-    if (meta->nsets) {
+    if (meta->nsets || meta->nlibs) {
         ct_config_print(out, meta);
         fprintf(out, "\n");
     }

@@ -43,6 +43,42 @@ void ct_sweep_settings_fill(struct ct_sweep_settings *s, const struct ct_sweep_c
     s->op = cfg->job.op;
 }
 
+/* "ompi:ring" -> "ring" */
+static void strip_lib(char *name)
+{
+    char *colon = strchr(name, ':');
+    if (colon)
+        memmove(name, colon + 1, strlen(colon + 1) + 1);
+}
+
+/* A sweep over a library engine's own rows: its rules are that library's measured section
+ * (named by the rows' "LIB:" prefix; name and version from the engine's "Name X.Y.Z"). */
+static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
+{
+    struct ct_librules *l = ct_xcalloc(1, sizeof *l);
+    const char *first = cfg->cands[0]->name, *sp = strrchr(m->fp.transport, ' ');
+    snprintf(l->library, sizeof l->library, "%.*s", (int)strcspn(first, ":"), first);
+    snprintf(l->name, sizeof l->name, "%.*s",
+             sp ? (int)(sp - m->fp.transport) : (int)strlen(m->fp.transport), m->fp.transport);
+    snprintf(l->version, sizeof l->version, "%s", sp ? sp + 1 : "");
+    for (int i = 0; i < m->nsets; i++)
+        for (int k = 0; k < m->sets[i].nrules; k++) {
+            struct ct_rule *r = &m->sets[i].rules[k];
+            const struct ct_algo *a = ct_sweep_algo_find(cfg, r->algo);
+            r->id = a ? a->lib_id : 0;
+            if (!a || !(a->params & CT_PBIT(CT_P_CHUNK)))
+                r->params.v[CT_P_CHUNK] = 0; /* the library's own segment size */
+            strip_lib(r->algo);
+            strip_lib(r->runner_up);
+        }
+    l->sets = m->sets;
+    l->nsets = m->nsets;
+    m->sets = NULL;
+    m->nsets = 0;
+    m->libs = l;
+    m->nlibs = 1;
+}
+
 void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
                            const struct ct_sweep_result *res, bool partial)
 {
@@ -68,6 +104,8 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
         s->op = c == CT_ALLREDUCE || c == CT_REDUCESCATTER ? cfg->job.op : CT_SUM;
         m->nsets++;
     }
+    if (cfg->ncands)
+        lib_section(m, cfg);
 }
 
 int ct_sweep_cfg_check(const struct ct_sweep_cfg *cfg, struct ct_err *err)

@@ -18,16 +18,23 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     struct ct_backend be;
     struct ct_native nat;
     ct_native_open(&be, &nat, comm, j->cfg.tcp ? j->set_streams : NULL, j->streams_arg);
-    int rc;
-    if (j->verify) {
-        rc = ct_sweep_verify(&j->cfg, &be, &nat, j->verify, &j->regrets, &j->nregrets, err);
-    } else {
-        ct_sweep_meta_init(&j->meta, &j->cfg, j->version, (*comm)->nnodes,
-                           ct_comm_tp_names(*comm, tp, sizeof tp), (*comm)->boot->host);
-        rc = ct_sweep_run(&j->cfg, &be, &nat, &j->res, err);
-        ct_sweep_config_build(&j->meta, &j->cfg, &j->res, rc < 0);
-    }
+    int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes,
+                                 ct_comm_tp_names(*comm, tp, sizeof tp), (*comm)->boot->host, err);
     ct_native_close(&nat);
+    return rc;
+}
+
+int ct_sweep_job_run_on(struct ct_sweep_job *j, const struct ct_backend *be, void *ctx, int hosts,
+                        const char *transport, const char *host, struct ct_err *err)
+{
+    if (j->verify)
+        return ct_sweep_verify(&j->cfg, be, ctx, j->verify, &j->regrets, &j->nregrets, err);
+    ct_sweep_meta_init(&j->meta, &j->cfg, j->version, hosts, transport, host);
+    int rc = ct_sweep_run(&j->cfg, be, ctx, &j->res, err);
+    /* the rows the sweep measured (a library engine's own) name the rules */
+    struct ct_sweep_cfg shaped;
+    ct_sweep_config_build(&j->meta, ct_sweep_cfg_shaped(&j->cfg, be, ctx, &shaped), &j->res,
+                          rc < 0);
     return rc;
 }
 

@@ -27,6 +27,10 @@ struct ct_sweep_job {
     size_t nregrets;
 };
 
+/* The same over any engine (be, ctx): hosts, transport and host for the config's
+ * fingerprint (a library engine: "Open MPI 4.1.4" as transport). */
+int ct_sweep_job_run_on(struct ct_sweep_job *j, const struct ct_backend *be, void *ctx, int hosts,
+                        const char *transport, const char *host, struct ct_err *err);
 /* Every rank of *comm. Returns what ct_sweep_run or ct_sweep_verify returned. */
 int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err);
 void ct_sweep_job_release(struct ct_sweep_job *j);

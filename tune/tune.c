@@ -22,7 +22,21 @@ void ct_config_release(struct ct_config *c)
     for (int i = 0; i < c->nsets; i++)
         ct_ruleset_release(&c->sets[i]);
     free(c->sets);
+    for (int l = 0; l < c->nlibs; l++) {
+        for (int i = 0; i < c->libs[l].nsets; i++)
+            ct_ruleset_release(&c->libs[l].sets[i]);
+        free(c->libs[l].sets);
+    }
+    free(c->libs);
     memset(c, 0, sizeof *c);
+}
+
+const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *lib)
+{
+    for (int l = 0; l < c->nlibs; l++)
+        if (!strcmp(c->libs[l].library, lib))
+            return &c->libs[l];
+    return NULL;
 }
 
 const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes)
@@ -42,7 +56,7 @@ const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll 
     return NULL;
 }
 
-int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)
+static int check(const struct ct_ruleset *s, bool lib, struct ct_err *err)
 {
     const char *cn = ct_coll_name(s->coll);
     if (s->nrules < 1)
@@ -52,11 +66,11 @@ int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)
                           (unsigned long long)s->rules[0].min_bytes);
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
-        const struct ct_algo *a = ct_algo_find(r->algo);
-        if (!a)
+        const struct ct_algo *a = lib ? NULL : ct_algo_find(r->algo);
+        if (!lib && !a)
             return ct_err_set(err, CT_EINVAL, "%s: range %d: unknown algorithm '%s'", cn, i,
                               r->algo);
-        if (!(a->colls & CT_COLL_BIT(s->coll)))
+        if (a && !(a->colls & CT_COLL_BIT(s->coll)))
             return ct_err_set(err, CT_EINVAL, "%s: range %d: algorithm '%s' does not implement %s",
                               cn, i, r->algo, cn);
         if (r->max_bytes <= r->min_bytes)
@@ -73,4 +87,14 @@ int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "%s: the last range ends at %llu, not infinity", cn,
                           (unsigned long long)s->rules[s->nrules - 1].max_bytes);
     return 0;
+}
+
+int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)
+{
+    return check(s, false, err);
+}
+
+int ct_ruleset_check_lib(const struct ct_ruleset *s, struct ct_err *err)
+{
+    return check(s, true, err);
 }

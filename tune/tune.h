@@ -47,6 +47,8 @@ struct ct_rule {
     bool tie;           /* no winner beyond both intervals: the simpler algorithm was chosen */
     char runner_up[24]; /* "" if none */
     double gain;        /* runner-up median / chosen median at the range's measured sizes */
+    int id;             /* a library section's rule: the library's id of algo (0: its own
+                           default decision, kept for this range) */
 };
 
 /* Rules for one collective on one communicator shape. */
@@ -91,6 +93,16 @@ struct ct_sweep_settings {
     enum ct_redop op;
 };
 
+/* A library's own measured rules (sweep --lib): algo names are the library's (without the
+ * "LIB:" prefix of the engine's rows), ids its own. */
+struct ct_librules {
+    char library[16]; /* "ompi", "mpich" */
+    char name[32];    /* "Open MPI" */
+    char version[32]; /* "4.1.4" */
+    struct ct_ruleset *sets;
+    int nsets;
+};
+
 struct ct_config {
     char version[48];
     char date[32];
@@ -99,6 +111,8 @@ struct ct_config {
     struct ct_ruleset *sets;
     int nsets;
     bool partial; /* the sweep stopped early; rules cover what was measured */
+    struct ct_librules *libs; /* measured library sections (none: NULL, 0) */
+    int nlibs;
 };
 
 void ct_config_init(struct ct_config *c);
@@ -106,9 +120,13 @@ void ct_config_release(struct ct_config *c);
 void ct_ruleset_release(struct ct_ruleset *s);
 /* The rule whose range holds bytes; NULL if none (an invalid ruleset). */
 const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes);
+/* The measured section of library lib ("ompi"); NULL if none. */
+const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *lib);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */
 int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err);
+/* The same for a library section's ruleset (algorithms named by the library: not looked up). */
+int ct_ruleset_check_lib(const struct ct_ruleset *s, struct ct_err *err);
 
 #endif

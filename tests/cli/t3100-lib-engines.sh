@@ -60,4 +60,51 @@ force alltoall pairwise alltoall_intra_pairwise
 force alltoall modified_bruck alltoall_intra_bruck
 # alltoall's two_proc is in the enum but the variable refuses it: no candidate
 usage_error "alltoall two_proc (refused by the variable)" -- $X --lib ompi --local 2 --coll alltoall --algo ompi:two_proc
+
+# ---- measured exports: the file carries the measured rules, and Open MPI obeys them -------
+M="$here/../fixtures/export/config-ompi-2ranks.json"
+E="$COLLTUNE export"
+mkdir "$TMP/x"
+expect 0 "export the measured Open MPI section" -- $E "$M" --format ompi-rules --out "$TMP/x/rules"
+grep -q "^# measured with Open MPI 4.1.4" "$TMP/x/rules" && ! grep -q "mapped from" "$TMP/x/rules" "$TMP/err" \
+    && ok "says measured, no mapping warning" || not_ok "measured header: $(head -5 "$TMP/x/rules")"
+grep -q "^0 0 0 0 .*Open MPI's own decision measured best; kept" "$TMP/x/rules" \
+    && ok "ranges where the default measured best keep alg 0" || not_ok "default ranges kept"
+mpicc.openmpi -O1 -o "$TMP/colls" "$here/consumers/colls.c" && \
+    mpicc.openmpi -O1 -shared -fPIC -o "$TMP/shim.so" "$here/consumers/ompi_shim.c" -ldl \
+    && ok "built the MPI program and the shim" || not_ok "mpicc.openmpi program"
+RUN="mpirun.openmpi --oversubscribe -np 2 -x LD_PRELOAD=$TMP/shim.so"
+[ "$(id -u)" = 0 ] && RUN="$RUN --allow-run-as-root"
+( . "$TMP/x/rules.env" && $RUN "$TMP/colls" allreduce:std 1024 8192 2097152 ) >"$TMP/ran" 2>"$TMP/err" \
+    && $RUN "$TMP/colls" allreduce:std 1024 >"$TMP/fixed" 2>>"$TMP/err" || not_ok "Open MPI runs: $(head -3 "$TMP/err")"
+fn() { awk -v s="$2" '$4 == s {print $5}' "$1" | sort -u | tr '\n' ' '; }
+[ "$(fn "$TMP/ran" 8192)" = "ompi_coll_base_allreduce_intra_ring " ] \
+    && [ "$(fn "$TMP/ran" 2097152)" = "ompi_coll_base_allreduce_intra_ring_segmented " ] \
+    && [ "$(fn "$TMP/ran" 1024)" = "$(fn "$TMP/fixed" 1024)" ] \
+    && ok "Open MPI obeys the exported file: ring at 8 KiB, segmented ring at 2 MiB, its default at 1 KiB" \
+    || not_ok "obeyed: 1K '$(fn "$TMP/ran" 1024)' (default '$(fn "$TMP/fixed" 1024)'), 8K '$(fn "$TMP/ran" 8192)', 2M '$(fn "$TMP/ran" 2097152)'"
+
+C4="$here/../fixtures/export/config-4ranks.json"
+$E "$C4" --format ompi-rules --out "$TMP/x/mapped" 2>"$TMP/err"
+grep -q "warning: mapped from colltune's own algorithms, not measured; run \`colltune sweep --lib ompi\`" "$TMP/err" \
+    && grep -q "^# mapped from colltune's own algorithms, not measured" "$TMP/x/mapped" \
+    && ok "no measured section: mapped, said on stderr and in the file" || not_ok "mapped warning: $(cat "$TMP/err")"
+mkdir "$TMP/y"
+python3 - "$M" "$TMP/defaults.json" "$TMP/mpich-only.json" "$TMP/bad.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+dd = json.loads(json.dumps(d))
+for rs in dd["libraries"][0]["rules"]:
+    for r in rs["ranges"]:
+        r.update(algo="default", id=0, default=True)
+json.dump(dd, open(sys.argv[2], "w"))
+dm = json.loads(json.dumps(d)); dm["libraries"][0].update(library="mpich", name="MPICH", version="4.0.2")
+json.dump(dm, open(sys.argv[3], "w"))
+db = json.loads(json.dumps(d)); db["libraries"][0]["rules"][0]["ranges"][1]["default"] = True
+json.dump(db, open(sys.argv[4], "w"))
+PY
+usage_error "defaults measured best everywhere: nothing to export" -- $E "$TMP/defaults.json" --format ompi-rules --out "$TMP/y/r"
+usage_error "a config without Open MPI's section (MPICH's only)" -- $E "$TMP/mpich-only.json" --format ompi-rules --out "$TMP/y/r"
+usage_error "a library section that contradicts itself" -- $E "$TMP/bad.json" --format ompi-rules --out "$TMP/y/r"
+[ "$(ls -A "$TMP/y")" = "" ] && ok "nothing written by refused exports" || not_ok "wrote: $(ls "$TMP/y")"
 done_testing

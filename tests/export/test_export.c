@@ -457,3 +457,56 @@ Test(golden, json_is_the_identity)
     ct_export_out_release(&out);
     ct_config_release(&c);
 }
+
+/* A measured library section (colltune-config/1 "libraries") is read strictly and written
+ * back the same; configs without one still parse (no section). */
+Test(config, library_sections_round_trip)
+{
+    struct ct_config c, back, old;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    cr_assert_eq(c.nsets, 0, "a library sweep alone has no native rules");
+    const struct ct_librules *l = ct_config_lib(&c, "ompi");
+    cr_assert(l && !strcmp(l->name, "Open MPI") && !strcmp(l->version, "4.1.4"));
+    cr_assert_null(ct_config_lib(&c, "mpich"));
+    cr_assert_eq(l->nsets, 2);
+    const struct ct_ruleset *s = &l->sets[0];
+    cr_assert_eq(s->nrules, 3);
+    cr_assert_str_eq(s->rules[1].algo, "ring");
+    cr_assert_eq(s->rules[1].id, 4);
+    cr_assert_eq(s->rules[2].params.v[CT_P_CHUNK], 65536);
+    cr_assert_eq(s->rules[2].max_bytes, CT_BYTES_INF);
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    free(txt);
+    free(txt2);
+    load(CLUSTER, &old);
+    cr_assert_eq(old.nlibs, 0);
+    ct_config_release(&old);
+    ct_config_release(&back);
+    ct_config_release(&c);
+}
+
+Test(config, library_sections_strict)
+{
+    static const char *bad[] = {
+        "\"libraries\": []", "\"libraries\": [{\"library\": \"ompi\"}]",
+        "\"libraries\": [{\"library\": \"ompi\", \"name\": \"Open MPI\", \"version\": \"4.1.4\", "
+        "\"rules\": []}]"};
+    char *base;
+    size_t len;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_file_read(CLUSTER, &base, &len, &err), 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct ct_config c;
+        char *doc = ct_xmalloc(len + strlen(bad[i]) + 4);
+        char *brace = strchr(base, '{');
+        sprintf(doc, "{%s, %s", bad[i], brace + 1);
+        cr_assert_lt(ct_config_json_parse(doc, &c, &err), 0, "accepted %s", bad[i]);
+        cr_assert(strstr(err.msg, "libraries"), "%s", err.msg);
+        free(doc);
+    }
+    free(base);
+}
