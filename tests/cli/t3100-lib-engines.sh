@@ -61,6 +61,27 @@ force alltoall modified_bruck alltoall_intra_bruck
 # alltoall's two_proc is in the enum but the variable refuses it: no candidate
 usage_error "alltoall two_proc (refused by the variable)" -- $X --lib ompi --local 2 --coll alltoall --algo ompi:two_proc
 
+# ---- sweep --lib: the planner over Open MPI's own algorithms; the config's library section --
+expect 0 "sweep --lib ompi (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/sw"
+python3 - "$TMP/sw/config.json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rules"] == [], "no native rules"
+(l,) = d["libraries"]
+assert (l["library"], l["name"]) == ("ompi", "Open MPI") and l["version"][0].isdigit(), l
+(rs,) = l["rules"]
+assert rs["coll"] == "allreduce" and rs["nranks"] == 2, rs
+r = rs["ranges"]
+assert r[0]["min_bytes"] == 0 and r[-1]["max_bytes"] is None
+for x in r:
+    assert x["default"] == (x["id"] == 0) and not x["algo"].startswith("ompi:"), x
+print(" ".join(f'{x["algo"]}({x["id"]})' for x in r))
+PY
+[ $? -eq 0 ] && ok "config: one Open MPI section, ranges by Open MPI's names and ids: $(cat "$TMP/py")" \
+    || not_ok "library section: $(cat "$TMP/py")"
+grep -q "^Open MPI [0-9.]* (measured, --lib ompi) allreduce" "$TMP/out" && ok "summary shows the measured rules" \
+    || not_ok "summary: $(head -12 "$TMP/out")"
+
 # ---- measured exports: the file carries the measured rules, and Open MPI obeys them -------
 M="$here/../fixtures/export/config-ompi-2ranks.json"
 E="$COLLTUNE export"
