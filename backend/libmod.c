@@ -121,6 +121,13 @@ bool ct_libmod_in_rank(void)
     return getenv(CT_LIBMOD_ENV) || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE");
 }
 
+int ct_libmod_rank(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    r = r ? r : getenv("PMI_RANK");
+    return r ? atoi(r) : 0;
+}
+
 int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx, struct ct_err *err)
 {
     char *path = NULL;

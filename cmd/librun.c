@@ -44,8 +44,8 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)
 {
     struct ct_err err = {0};
-    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) < 0)
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) < 0) /* every rank alike */
+        return ct_libmod_rank() ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     return 0;
 }
 

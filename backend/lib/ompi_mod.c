@@ -75,6 +75,85 @@ static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
     return 0;
 }
 
+/* classic rules-file COLLIDs of colltune's collectives (coll_base_functions.h) */
+static const int file_coll_id[CT_COLL_COUNT] = {2, 0, 12, 3};
+
+/* The largest algorithm id coll accepts (its enum's largest value), -1: not ours. */
+static int max_alg(const struct ct_mod_lib *l, int collid)
+{
+    int m = -1;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        for (int k = 0; file_coll_id[c] == collid && k < l->c[c].n; k++)
+            m = l->c[c].rows[k].id > m ? l->c[c].rows[k].id : m;
+    return m;
+}
+
+/* Next number of a classic rules file ('#' to the end of a line is a comment); -1 at the end,
+ * -2 on anything else. */
+static long next_num(FILE *f)
+{
+    int ch;
+    while ((ch = fgetc(f)) != EOF) {
+        if (ch == '#')
+            while ((ch = fgetc(f)) != EOF && ch != '\n')
+                ;
+        else if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+            break;
+    }
+    if (ch == EOF)
+        return -1;
+    ungetc(ch, f);
+    long v;
+    return fscanf(f, "%ld", &v) == 1 && v >= 0 ? v : -2;
+}
+
+/*
+ * Open MPI 4.1 ignores a rules file it cannot open or parse without a word (its fixed
+ * decision then runs): when coll_tuned_dynamic_rules_filename names one, read it as Open MPI
+ * would and refuse what Open MPI would ignore, or an algorithm id its enum does not have.
+ */
+static int check_rules_file(const struct ct_mod_lib *l, struct ct_err *err)
+{
+    int idx = ct_mod_cvar_find("coll_tuned_dynamic_rules_filename"), count;
+    char path[4096] = "";
+    MPI_T_cvar_handle h;
+    if (idx < 0 || MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return 0;
+    int rc = MPI_T_cvar_read(h, path);
+    MPI_T_cvar_handle_free(&h);
+    if (rc != MPI_SUCCESS || !path[0])
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ct_err_sys(err, CT_EUNSUPP, "Open MPI would ignore its rules file '%s'", path);
+    long ncoll = next_num(f);
+    const char *bad = ncoll < 1 ? "no collective count" : NULL;
+    for (long c = 0; !bad && c < ncoll; c++) {
+        long id = next_num(f), ncs = next_num(f);
+        int top = max_alg(l, (int)id);
+        bad = id < 0 || ncs < 1 ? "a collective's id and comm-size count" : NULL;
+        for (long s = 0; !bad && s < ncs; s++) {
+            long cs = next_num(f), nms = next_num(f);
+            bad = cs < 0 || nms < 1 ? "a comm-size section" : NULL;
+            for (long m = 0; !bad && m < nms; m++) {
+                long v[4];
+                for (int k = 0; k < 4; k++)
+                    v[k] = next_num(f);
+                bad = v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 ? "a message-size rule"
+                      : top >= 0 && v[1] > top ? "an algorithm id Open MPI does not have"
+                                               : NULL;
+            }
+        }
+    }
+    if (!bad && next_num(f) != -1)
+        bad = "more than the collective count announces";
+    fclose(f);
+    if (bad)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "Open MPI would ignore or reject its rules file '%s': %s", path, bad);
+    return 0;
+}
+
 int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
 {
     struct ct_mod_lib *l = calloc(1, sizeof *l);
@@ -90,6 +169,10 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
             free(l);
             return CT_EUNSUPP;
         }
+    }
+    if (check_rules_file(l, err) < 0) {
+        free(l);
+        return CT_EUNSUPP;
     }
     *out = l;
     return 0;

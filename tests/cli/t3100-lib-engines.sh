@@ -128,4 +128,11 @@ usage_error "defaults measured best everywhere: nothing to export" -- $E "$TMP/d
 usage_error "a config without Open MPI's section (MPICH's only)" -- $E "$TMP/mpich-only.json" --format ompi-rules --out "$TMP/y/r"
 usage_error "a library section that contradicts itself" -- $E "$TMP/bad.json" --format ompi-rules --out "$TMP/y/r"
 [ "$(ls -A "$TMP/y")" = "" ] && ok "nothing written by refused exports" || not_ok "wrote: $(ls "$TMP/y")"
+# Open MPI 4.1 ignores a rules file it cannot read or parse without a word: the engine refuses
+printf '1\n2 1\n0 1\n0 99 0 0\n' >"$TMP/y/badalg"
+printf 'garbage\n' >"$TMP/y/garbage"
+for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing"; do
+    OMPI_MCA_coll_tuned_dynamic_rules_filename="$f" usage_error "a rules file Open MPI would ignore ($(basename "$f"))" -- \
+        $X --lib ompi --local 2 -b 8K -e 8K -n 1
+done
 done_testing
