@@ -92,6 +92,21 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     int n = be.shape.nranks, code = a ? CT_EXIT_OK : CT_EXIT_USAGE;
     struct ct_row *rows = NULL;
     size_t nrows = 0;
+    uint64_t list[256];
+    int nlist = 0;
+    for (const char *p = r->sizes; p && *p && nlist < 256;
+         p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        char tok[32];
+        unsigned long long v;
+        snprintf(tok, sizeof tok, "%.*s", (int)strcspn(p, ","), p);
+        if (ct_parse_size(tok, &v) || v % es) {
+            if (be.root)
+                ct_cmd_fail("run", CT_EXIT_USAGE, "bad size '%s' in --sizes", tok);
+            a = NULL;
+            code = CT_EXIT_USAGE;
+        }
+        list[nlist++] = v;
+    }
     struct ct_run_meta m = {d->name,
                             be.library,
                             CT_VERSION,
@@ -108,8 +123,10 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             NULL};
     if (a && be.root)
         ct_table_header(stdout, &m);
-    for (double sz = (double)r->minb; a && sz <= (double)r->maxb; sz *= r->factor) {
-        uint64_t size = (uint64_t)sz / es * es;
+    int k_size = 0;
+    for (double sz = (double)r->minb; a && (r->sizes ? k_size < nlist : sz <= (double)r->maxb);
+         sz *= r->factor, k_size++) {
+        uint64_t size = r->sizes ? list[k_size] : (uint64_t)sz / es * es;
         struct ct_job j = {.coll = o->coll,
                            .dtype = o->dtype,
                            .op = o->op,
@@ -137,7 +154,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         }
         if (be.root)
             ct_table_row(stdout, row);
-        if (r->factor * sz <= sz)
+        if (!r->sizes && r->factor * sz <= sz)
             break;
     }
     if (a && be.root && ct_table_footer(stdout, rows, nrows) > 0)
@@ -149,9 +166,11 @@ out:
     return code;
 }
 
-int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out, int argc,
-                char **argv)
+int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
+                const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
+    if (verify_path)
+        return ct_libverify(o, verify, verify_path);
     if (!ct_libmod_in_rank())
         return ct_lib_launch(o, "sweep", argc, argv);
     struct ct_backend be;

@@ -21,13 +21,18 @@ struct ct_librun_cfg {
     double factor;
     int iters, warmup, check;
     const char *cmdline;
+    const char *sizes; /* "S1,S2,...": exactly these sizes instead of minb..maxb x factor */
 };
 /* colltune run --lib: launch, or in a rank measure and (root) print the table. */
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);
 
 /* colltune sweep --lib: launch, or in a rank sweep the engine's candidates with cfg (the
- * planner as for native sweeps); the root writes out/ (the config's library section). */
-int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out, int argc,
-                char **argv);
+ * planner as for native sweeps); the root writes out/ (the config's library section). With
+ * a verify_path (verify: the config read from it): ct_libverify instead. */
+int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
+                const struct ct_config *verify, const char *verify_path, int argc, char **argv);
+/* sweep --verify CONFIG --lib: the exported file against the library's defaults
+ * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
+int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path);
 
 #endif

@@ -23,20 +23,20 @@ struct run_ctx {
     unsigned long long minb, maxb;
     double factor;
     int iters, warmup, check;
-    const char *json;
+    const char *json, *sizes;
     bool tui, print_boot;
     char cmdline[1024];
 };
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_INFLIGHT };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_INFLIGHT, O_SIZES };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
-        {"quant", 1, 0, O_QUANT}, {"inflight", 1, 0, O_INFLIGHT},
+        {"quant", 1, 0, O_QUANT}, {"inflight", 1, 0, O_INFLIGHT}, {"sizes", 1, 0, O_SIZES},
         CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
@@ -84,6 +84,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'o': CT_TRY_OPT(ct_opts_set_op(&x->o, "run", optarg)); break;
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
+        case O_SIZES: x->sizes = optarg; break;
         case O_TUI: x->tui = true; break;
         case O_QUANT:
             if ((q = ct_quant_find(optarg)) < 0)
@@ -105,6 +106,8 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         ct_opts_print_bootstrap(&x->o);
         return -1;
     }
+    if (x->sizes && !x->o.lib)
+        return ct_cmd_fail("run", 2, "--sizes needs --lib (library engines)");
     if (x->minb > x->maxb)
         return ct_cmd_fail("run", 2, "--minbytes %llu is larger than --maxbytes %llu", x->minb,
                            x->maxb);
@@ -229,7 +232,7 @@ int cmd_run(int argc, char **argv)
                                 argv[i]);
     if (x.o.lib)
         return ct_librun(&x.o, &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters,
-                                                       x.warmup, x.check, x.cmdline},
+                                                       x.warmup, x.check, x.cmdline, x.sizes},
                          argc, argv);
     if (x.tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
         return ct_cmd_fail("run", CT_EXIT_USAGE,

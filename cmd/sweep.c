@@ -242,7 +242,7 @@ int cmd_sweep(int argc, char **argv)
                            "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
     if ((rc = check(&x, &cfg)) == 0)
-        rc = x.o.lib ? ct_libsweep(&x.o, &cfg, x.out, argc, argv)
+        rc = x.o.lib ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
                      : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);
     return rc;

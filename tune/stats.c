@@ -93,3 +93,36 @@ int ct_stats_more(const struct ct_stats *st, double target)
         want = 1e9;
     return want < 1 ? 1 : (int)ceil(want);
 }
+
+/* Mean and sample standard deviation of log x. */
+static void log_mean_sd(const double *x, int n, double *m, double *sd)
+{
+    double s = 0, q = 0;
+    for (int i = 0; i < n; i++)
+        s += log(x[i]);
+    *m = s / n;
+    for (int i = 0; i < n; i++)
+        q += (log(x[i]) - *m) * (log(x[i]) - *m);
+    *sd = n > 1 ? sqrt(q / (n - 1)) : 0;
+}
+
+void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_ratio *r)
+{
+    static const double t95[] = {
+        0,     12.706, 4.303, 3.182, 2.776, 2.571,
+        2.447, 2.365,  2.306, 2.262, 2.228}; /* two-sided 95%, by degrees of freedom */
+    double ma, sa, mb, sb;
+    memset(r, 0, sizeof *r);
+    if (na < 2 || nb < 2)
+        return;
+    for (int i = 0; i < na || i < nb; i++)
+        if ((i < na && !(a[i] > 0)) || (i < nb && !(b[i] > 0)))
+            return;
+    log_mean_sd(a, na, &ma, &sa);
+    log_mean_sd(b, nb, &mb, &sb);
+    int df = (na < nb ? na : nb) - 1;
+    double t = df <= 10 ? t95[df] : 1.96, se = sqrt(sa * sa / na + sb * sb / nb);
+    r->ratio = exp(ma - mb);
+    r->lo = exp(ma - mb - t * se);
+    r->hi = exp(ma - mb + t * se);
+}

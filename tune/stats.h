@@ -40,4 +40,14 @@ bool ct_stats_converged(const struct ct_stats *st, double target);
  */
 int ct_stats_more(const struct ct_stats *st, double target);
 
+/*
+ * Ratio of geometric means a/b of two small sets of run times (alternating launches, one
+ * time each) with a 95% interval: Welch's difference of mean log times, Student's t for the
+ * smaller set's degrees of freedom. n >= 2 each, times > 0; all 0 when undefined.
+ */
+struct ct_ratio {
+    double ratio, lo, hi;
+};
+void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_ratio *r);
+
 #endif

@@ -135,4 +135,27 @@ for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing"; do
     OMPI_MCA_coll_tuned_dynamic_rules_filename="$f" usage_error "a rules file Open MPI would ignore ($(basename "$f"))" -- \
         $X --lib ompi --local 2 -b 8K -e 8K -n 1
 done
+
+# ---- sweep --verify CONFIG --lib ompi: the exported file against the defaults ----------------
+python3 - "$M" "$TMP/v-ok.json" "$TMP/v-slow.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["sweep"].update(minbytes=8, maxbytes=65536, stepfactor=8)
+l = d["libraries"][0]
+l["rules"] = [l["rules"][0]]
+ar = l["rules"][0]["ranges"]
+ar[1]["max_bytes"] = None
+del ar[2:]
+json.dump(d, open(sys.argv[2], "w"))
+ar[1].update(algo="basic_linear", id=1, min_bytes=16384)   # far slower than the default
+ar[0]["max_bytes"] = 16384
+json.dump(d, open(sys.argv[3], "w"))
+PY
+$COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
+    && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|ring\) .*\[' "$TMP/out")" -ge 5 ] \
+    && ok "verify: ratio per size with intervals, geomean and worst (exit $rc)" || not_ok "verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
+expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
+grep -q "basic_linear .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
+usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --verify "$C4" --lib ompi
 done_testing

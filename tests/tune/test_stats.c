@@ -116,3 +116,20 @@ Test(stats, interval_covers_the_true_median_95_percent)
         cr_assert(cover >= 0.94 && cover <= 0.995, "n=%d coverage %.3f", n, cover);
     }
 }
+
+Test(stats, ratio_of_alternating_runs)
+{
+    struct ct_ratio r;
+    double a[] = {2, 2, 2}, b[] = {1, 1, 1};
+    ct_stats_ratio(a, 3, b, 3, &r);
+    cr_assert_float_eq(r.ratio, 2, 1e-12);
+    cr_assert_float_eq(r.lo, 2, 1e-12, "no spread, no width");
+    double c[] = {1.0, 1.1, 0.9}, d[] = {0.95, 1.05, 1.0};
+    ct_stats_ratio(c, 3, d, 3, &r);
+    cr_assert(r.lo < r.ratio && r.ratio < r.hi && r.lo < 1 && r.hi > 1, "%g [%g, %g]", r.ratio,
+              r.lo, r.hi);
+    cr_assert(r.lo > 0, "the interval of a ratio stays positive");
+    double z[] = {1, 0};
+    ct_stats_ratio(z, 2, d, 3, &r);
+    cr_assert_eq(r.ratio, 0, "a zero time: undefined");
+}

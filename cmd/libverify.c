@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep --verify CONFIG --lib LIB: the library with the file `export` writes from CONFIG's
+ * measured section (A) against the library with its defaults (B), in alternating launches
+ * (A B A B A B) of `colltune run --lib LIB --sizes ...` at every range's midpoint and the
+ * sweep's sizes. Per size the ratio A/B with a 95% interval, the geomean and the worst size;
+ * exit 3 when some size is slower than the defaults beyond its interval. A file the library
+ * would ignore makes the engine refuse to start (backend/lib/<lib>_mod.c), so it fails here.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../algos/coll.h"
+#include "../backend/libmod.h"
+#include "../output/export.h"
+#include "../tune/stats.h"
+#include "cmd.h"
+#include "librun.h"
+
+#define REPS 3
+#define MAXSZ 128
+
+/* Run argv, its standard output into *out (new); the exit status. */
+static int capture(char **argv, char **out)
+{
+    int fd[2];
+    size_t len = 0, cap = 4096;
+    *out = ct_xmalloc(cap);
+    if (pipe(fd) < 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (ssize_t n; pid > 0 && (n = read(fd[0], *out + len, cap - len - 1)) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        len += (size_t)n;
+        if (len + 1 >= cap)
+            *out = ct_xrealloc(*out, cap *= 2);
+    }
+    (*out)[len] = 0;
+    close(fd[0]);
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Sizes to check for s: the sweep's sizes and every range's geometric midpoint (the last
+ * range: the largest swept size), multiples of es; sorted, unique. */
+static int sizes_of(const struct ct_config *c, const struct ct_ruleset *s, size_t es, uint64_t *out)
+{
+    int n = 0;
+    const struct ct_sweep_settings *w = &c->sweep;
+    for (double sz = (double)w->minbytes;
+         sz <= (double)w->maxbytes && n<MAXSZ / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2)
+        out[n++] = (uint64_t)sz / es * es;
+    for (int i = 0; i < s->nrules && n < MAXSZ; i++) {
+        uint64_t lo = s->rules[i].min_bytes > w->minbytes ? s->rules[i].min_bytes : w->minbytes;
+        uint64_t hi = s->rules[i].max_bytes == CT_BYTES_INF ? w->maxbytes : s->rules[i].max_bytes;
+        uint64_t mid = (uint64_t)sqrt((double)lo * (double)(hi > lo ? hi : lo)) / es * es;
+        if (mid >= lo && mid >= es)
+            out[n++] = mid;
+    }
+    for (int i = 1; i < n; i++) /* insertion sort, then drop repeats */
+        for (int k = i; k > 0 && out[k - 1] > out[k]; k--) {
+            uint64_t t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (out[i] && (!u || out[u - 1] != out[i]))
+            out[u++] = out[i];
+    return u;
+}
+
+/* One launch of `run --lib` over the sizes; t[k] = out-of-place time at size k. */
+static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const char *sizes,
+                  const char *rules, const uint64_t *sz, int nsz, double *t)
+{
+    char self[4096], n[16];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot find the colltune binary");
+    self[len] = 0;
+    snprintf(n, sizeof n, "%d", s->nranks);
+    char *args[] = {"run",
+                    "--lib",
+                    (char *)m->name,
+                    "--coll",
+                    (char *)ct_coll_name(s->coll),
+                    "--sizes",
+                    (char *)sizes,
+                    "-n",
+                    "20",
+                    "-w",
+                    "3",
+                    "-c",
+                    "0",
+                    "-d",
+                    (char *)ct_dtype_name(s->dtype),
+                    "-o",
+                    (char *)ct_redop_name(s->op)};
+    if (rules)
+        setenv("OMPI_MCA_coll_tuned_dynamic_rules_filename", rules, 1);
+    else
+        unsetenv("OMPI_MCA_coll_tuned_dynamic_rules_filename");
+    char **v = ct_libmod_argv(m, s->nranks, self, (int)(sizeof args / sizeof args[0]), args), *out;
+    int rc = capture(v, &out);
+    ct_libmod_argv_free(v);
+    int got = 0;
+    for (char *line = strtok(out, "\n"); rc == 0 && line; line = strtok(NULL, "\n")) {
+        unsigned long long size;
+        double us;
+        if (line[0] != '#' && sscanf(line, "%llu %*s %*s %*s %*s %*s %lf", &size, &us) == 2)
+            for (int k = 0; k < nsz; k++)
+                if (sz[k] == size) {
+                    t[k] = us;
+                    got++;
+                }
+    }
+    free(out);
+    if (rc != 0 || got != nsz)
+        return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
+                           "--verify: a run with %s %s failed (exit %d, %d of %d sizes)", m->title,
+                           rules ? "and the exported file" : "defaults", rc, got, nsz);
+    return 0;
+}
+
+/* One ruleset: alternating launches, then the table; 0, CT_EXIT_CHECK or a failure code. */
+static int verify_set(const struct ct_libmod *m, const struct ct_config *c,
+                      const struct ct_ruleset *s, const char *rules)
+{
+    uint64_t sz[MAXSZ];
+    char list[MAXSZ * 24] = "", a[32];
+    int nsz = sizes_of(c, s, ct_dtype_size(s->dtype), sz), code = 0;
+    size_t off = 0;
+    for (int k = 0; k < nsz; k++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%llu", k ? "," : "",
+                                (unsigned long long)sz[k]);
+    double *ta = ct_xcalloc((size_t)nsz * REPS, sizeof *ta),
+           *tb = ct_xcalloc((size_t)nsz * REPS, sizeof *tb);
+    for (int r = 0; r < REPS && !code; r++) /* A B A B A B */
+        if ((code = launch(m, s, list, rules, sz, nsz, ta + r * nsz)) == 0)
+            code = launch(m, s, list, NULL, sz, nsz, tb + r * nsz);
+    double lg = 0, worst = 0;
+    uint64_t worst_at = 0;
+    int slower = 0;
+    printf("%s on %d ranks: exported (%d launches) vs defaults (%d launches), alternating\n",
+           ct_coll_name(s->coll), s->nranks, REPS, REPS);
+    printf("%12s  %-20s %12s %12s %7s  %s\n", "size (B)", "exported rule", "exported us",
+           "default us", "ratio", "95% interval");
+    for (int k = 0; k < nsz && !code; k++) {
+        double xa[REPS], xb[REPS], ma = 0, mb = 0;
+        for (int r = 0; r < REPS; r++) {
+            ma += (xa[r] = ta[r * nsz + k]) / REPS;
+            mb += (xb[r] = tb[r * nsz + k]) / REPS;
+        }
+        struct ct_ratio q;
+        ct_stats_ratio(xa, REPS, xb, REPS, &q);
+        const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);
+        bool bad = q.lo > 1;
+        slower += bad;
+        lg += log(q.ratio);
+        if (q.ratio > worst) {
+            worst = q.ratio;
+            worst_at = sz[k];
+        }
+        printf("%12llu  %-20s %12.2f %12.2f %7.3f  [%.3f, %.3f]%s\n", (unsigned long long)sz[k],
+               rule ? rule->algo : "?", ma, mb, q.ratio, q.lo, q.hi,
+               bad ? "  SLOWER than the defaults" : "");
+    }
+    if (!code)
+        printf("%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s\n\n",
+               ct_coll_name(s->coll), exp(lg / nsz), worst, ct_bytes_str(worst_at, a, sizeof a));
+    free(ta);
+    free(tb);
+    return code ? code : slower ? CT_EXIT_CHECK : 0;
+}
+
+int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path)
+{
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
+    const struct ct_librules *l = ct_config_lib(c, o->lib);
+    const struct ct_emitter *e = ct_emitter_find("ompi-rules");
+    struct ct_err err = {0};
+    char *mod = NULL, tmp[] = "/tmp/colltune-verify-XXXXXX";
+    if (!l)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
+                           path, m->title, m->name);
+    if (strcmp(m->name, "ompi"))
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify --lib %s: not built yet (ompi only)",
+                           m->name);
+    if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
+    free(mod);
+    struct ct_export_opts eo;
+    struct ct_export_out out;
+    ct_export_opts_init(&eo);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot create %s: %s", tmp, strerror(errno));
+    eo.path = tmp;
+    int rc = ct_export_run(e, c, &eo, &out, &err), code = 0;
+    if (rc == CT_EUNSUPP)
+        printf("the export keeps %s's defaults everywhere: nothing to verify (%s)\n", m->title,
+               err.msg);
+    else if (rc < 0)
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s", err.msg);
+    else if (write(fd, ct_text_str(&out.body), out.body.len) != (ssize_t)out.body.len)
+        code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot write %s", tmp);
+    close(fd);
+    if (rc == 0 && !code) {
+        printf("verify %s with %s %s (measured section) against its defaults\n\n", path, l->name,
+               l->version);
+        for (int i = 0; i < l->nsets && code != CT_EXIT_FAIL && code != CT_EXIT_USAGE; i++) {
+            int r = verify_set(m, c, &l->sets[i], tmp);
+            code = r > code ? r : code;
+        }
+        if (code == CT_EXIT_CHECK)
+            fprintf(stderr,
+                    "colltune sweep: the exported file is slower than %s's defaults at "
+                    "some size (beyond the intervals)\n",
+                    m->title);
+    }
+    ct_export_out_release(&out);
+    unlink(tmp);
+    fflush(stdout);
+    return code;
+}
