@@ -1,0 +1,57 @@
+#!/bin/sh
+# Library engine benchmark (not a test): Open MPI 4.1, 2 ranks, AllReduce float32 sum,
+# 8 B..128 MiB x2 (BENCH_FACTOR), in the same session:
+#  1. colltune sweep --lib ompi (one collective): its wall time and the measured section;
+#  2. the per-size oracle: every Open MPI algorithm forced by the engine (run --lib ompi
+#     --algo ompi:NAME) and Open MPI's default (ompi:default), BENCH_REPS runs each, best
+#     time per size; oracle = best forced / default;
+#  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
+#     alternating launches (ratio of geometric means, 95% interval).
+# Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
+set -eu
+cd "$(dirname "$0")/../.."
+out=${1:-build/bench-lib}
+FACTOR=${BENCH_FACTOR:-2}
+REPS=${BENCH_REPS:-2}
+BUDGET=${BENCH_BUDGET:-100}
+X=./colltune
+rm -rf "$out"; mkdir -p "$out"
+echo "load before: $(uptime)"
+start=$(date +%s.%N)
+$X sweep --lib ompi --local 2 --coll allreduce -b 8 -e 128M -f "$FACTOR" --budget "$BUDGET" \
+    --out "$out/sweep" >"$out/sweep.txt" 2>&1
+end=$(date +%s.%N)
+echo "sweep --lib ompi, allreduce 8 B..128 MiB x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
+sed -n '/(measured, --lib ompi)/,/^$/p' "$out/sweep.txt"
+algos=$($X run --lib ompi --local 2 --algo ompi:list 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
+for r in $(seq "$REPS"); do
+    for a in $algos; do
+        timeout 300 $X run --lib ompi --local 2 --algo "$a" -b 8 -e 128M -f "$FACTOR" -n 10 -w 2 -c 0 \
+            >"$out/run-$a-$r.txt" 2>&1 || echo "($a run $r failed or timed out)"
+    done
+done
+python3 - "$out" $algos <<'PY'
+import glob, math, sys
+out, algos = sys.argv[1], sys.argv[2:]
+best = {}
+for a in algos:
+    for f in glob.glob(f"{out}/run-{a}-*.txt"):
+        for line in open(f):
+            p = line.split()
+            if line.startswith("#") or len(p) < 7:
+                continue
+            s, t = int(p[0]), float(p[6])
+            best.setdefault(a, {})[s] = min(t, best.get(a, {}).get(s, 1e30))
+d = best["ompi:default"]
+print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
+ratios = []
+for s in sorted(d):
+    cand = [(best[a][s], a) for a in algos if s in best.get(a, {})]
+    t, a = min(cand)
+    ratios.append(d[s] / t)
+    print(f"{s:>10} {d[s]:>12.2f} {a:>22} {t:>10.2f} {d[s] / t:>7.2f}")
+g = math.exp(sum(map(math.log, ratios)) / len(ratios))
+print(f"oracle (default time / best forced time): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
+PY
+$X sweep --verify "$out/sweep/config.json" --lib ompi 2>&1 | tee "$out/verify.txt" || true
+echo "load after: $(uptime)"
