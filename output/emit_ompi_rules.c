@@ -53,13 +53,25 @@ static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
     return best;
 }
 
+/* A collective's section head: its id, one comm-size section (key 0), n rules. */
+static void coll_head(struct ct_text *t, const struct ct_ruleset *s, const char *whose, int n,
+                      const struct ct_size_meaning *m)
+{
+    char set[96];
+    ct_text_printf(t, "%-12d # %s: %s rules of %s\n", coll_id(s->coll), ompi_coll_name(s->coll),
+                   whose, ct_export_set_str(s, set, sizeof set));
+    ct_text_put(t, "1            # one comm-size section\n");
+    ct_text_put(t, "0            # for every communicator size\n");
+    ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
+}
+
 /* A measured ruleset (Open MPI's own ids): sizes converted to Open MPI's unit; ranges where
  * Open MPI's default measured best keep alg 0. Returns the rules that change something. */
 static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
 {
     struct ct_text *t = &out->body;
     const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_OMPI, s->coll);
-    char set[96], rg[64], line[64];
+    char rg[64], line[64];
     int n = 0, changed = 0;
     uint64_t *lo = ct_xcalloc((size_t)s->nrules, sizeof *lo), hi;
     const struct ct_rule **r = ct_xcalloc((size_t)s->nrules, sizeof *r);
@@ -67,11 +79,7 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
         if (ct_algomap_range(m, s->nranks, s->rules[i].min_bytes, s->rules[i].max_bytes, &lo[n],
                              &hi))
             r[n++] = &s->rules[i];
-    ct_text_printf(t, "%-12d # %s: measured rules of %s\n", coll_id(s->coll),
-                   ompi_coll_name(s->coll), ct_export_set_str(s, set, sizeof set));
-    ct_text_put(t, "1            # one comm-size section\n");
-    ct_text_put(t, "0            # for every communicator size\n");
-    ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
+    coll_head(t, s, "measured", n, m);
     for (int i = 0; i < n; i++) {
         ct_export_range_str(lo[i], i + 1 < n ? lo[i + 1] : CT_BYTES_INF, rg, sizeof rg);
         snprintf(line, sizeof line, "%llu %d 0 %llu", (unsigned long long)lo[i], r[i]->id,
@@ -97,13 +105,9 @@ static void emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o
     const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_OMPI, s->coll);
     struct ct_xrange *xr;
     int n;
-    char set[96], rg[64];
+    char rg[64];
     ct_export_map(s, CT_LIB_OMPI, o, out, &xr, &n);
-    ct_text_printf(t, "%-12d # %s: colltune rules of %s\n", coll_id(s->coll),
-                   ompi_coll_name(s->coll), ct_export_set_str(s, set, sizeof set));
-    ct_text_put(t, "1            # one comm-size section\n");
-    ct_text_put(t, "0            # for every communicator size\n");
-    ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
+    coll_head(t, s, "colltune", n, m);
     for (int i = 0; i < n; i++) {
         const struct ct_xrange *x = &xr[i];
         char line[64];
