@@ -214,11 +214,12 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (!any && c->nsets)
         return ct_err_set(err, CT_EINVAL, "--nranks %d: the config has rules for %s ranks only",
                           o->nranks, have);
-    if (!c->nsets && !ct_config_lib(c, ct_lib_name(e->lib != CT_LIB_NONE ? e->lib : o->lib)))
+    int lib = e->lib != CT_LIB_NONE ? e->lib : o->lib;
+    if (!c->nsets && lib != CT_LIB_NONE && !ct_config_lib(c, ct_lib_name(lib)))
         return ct_err_set(err, CT_EINVAL,
                           "the config has no rules for %s: only measured sections of other "
                           "libraries (--format json, or a config with colltune's own rules)",
-                          ct_lib_title(e->lib != CT_LIB_NONE ? e->lib : o->lib));
+                          ct_lib_title(lib));
     int rc = e->emit(c, o, out, err);
     if (rc < 0)
         ct_export_out_release(out);

@@ -105,6 +105,8 @@ fn() { awk -v s="$2" '$4 == s {print $5}' "$1" | sort -u | tr '\n' ' '; }
     && ok "Open MPI obeys the exported file: ring at 8 KiB, segmented ring at 2 MiB, its default at 1 KiB" \
     || not_ok "obeyed: 1K '$(fn "$TMP/ran" 1024)' (default '$(fn "$TMP/fixed" 1024)'), 8K '$(fn "$TMP/ran" 8192)', 2M '$(fn "$TMP/ran" 2097152)'"
 
+$E "$M" --format json | cmp -s - "$M" && ok "--format json keeps the library section unchanged" \
+    || not_ok "json identity of a library-only config"
 C4="$here/../fixtures/export/config-4ranks.json"
 $E "$C4" --format ompi-rules --out "$TMP/x/mapped" 2>"$TMP/err"
 grep -q "warning: mapped from colltune's own algorithms, not measured; run \`colltune sweep --lib ompi\`" "$TMP/err" \
