@@ -151,6 +151,7 @@ del ar[2:]
 json.dump(d, open(sys.argv[2], "w"))
 # 64-byte segments: about 6x slower than the default at 16..64 KiB
 ar[1].update(algo="segmented_ring", id=5, min_bytes=16384, params={"segsize": 64})
+d["sweep"]["maxbytes"] = 262144   # three sizes in the slow range
 ar[0]["max_bytes"] = 16384
 json.dump(d, open(sys.argv[3], "w"))
 PY
