@@ -244,8 +244,8 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
         for (size_t j = 0; j < k; j++) {
             const struct ct_sweep_point *p = &pts[idx[j]];
             size_t a = name_index(names, na, p->algo);
-            if (a < na &&
-                ((long)idx[j] == c[s].leader || !ct_select_wins(&pts[c[s].leader].st, &p->st, margin)))
+            if (a < na && ((long)idx[j] == c[s].leader ||
+                           !ct_select_wins(&pts[c[s].leader].st, &p->st, margin)))
                 ok[s * na + a] = (long)idx[j];
         }
     }
