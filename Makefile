@@ -142,7 +142,7 @@ wan-tools: $(WAN_TOOLS)
 test-unit: $(TEST_BIN) colltune
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
-test-cli: colltune $(WAN_TOOLS)
+test-cli: colltune lib-modules $(WAN_TOOLS)
 	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
