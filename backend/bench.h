@@ -28,6 +28,15 @@ struct ct_bench {
     size_t times_cap;
     int inflight;                 /* AllReduce split into this many collectives (<= 1: off) */
     struct ct_comm *flight_comms; /* inflight communicators (borrowed; [0] may be comm) */
+    /* What buf[CT_BUF_SEND] holds: the inputs of the last fill, while no schedule since has
+     * written it (points of the same collective and size then skip the fill). */
+    struct {
+        bool valid;
+        enum ct_coll coll;
+        enum ct_dtype dtype;
+        enum ct_redop op;
+        uint64_t count, seed;
+    } held;
 };
 
 /* run --inflight K: AllReduce points run as K collectives at once over the K

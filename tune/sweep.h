@@ -35,6 +35,10 @@
 #include "../backend/backend.h"
 #include "tune.h"
 
+/* The default whole-sweep budget: the default plan (4 collectives, 8 B..256 MiB x2, 2 ranks)
+ * fits it on a 2-core VM with room to spare. */
+#define CT_SWEEP_BUDGET_S 120.0
+
 struct ct_sweep_progress {
     enum ct_coll coll;
     const char *algo;
