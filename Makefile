@@ -64,10 +64,12 @@ PRESETS_C := $(BUILD)/gen/model_presets.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o
 LIBA := $(BUILD)/libcolltune.a
+PLUGIN_SO := $(BUILD)/libnccl-tuner-colltune.so
+PLUGIN_SRC := $(wildcard plugin/*.c)
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
                        tests/backend/*.c tests/tune/*.c tests/validate/*.c tests/output/*.c \
-                       tests/tui/*.c tests/export/*.c tests/model/*.c)
+                       tests/tui/*.c tests/export/*.c tests/model/*.c tests/plugin/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)
@@ -77,7 +79,7 @@ endif
 .PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format check-layers \
         wan-tools \
         regen-golden
-all: colltune
+all: colltune $(PLUGIN_SO)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -106,6 +108,14 @@ $(BUILD)/gen/model_presets.o: $(PRESETS_C)
 $(LIBA): $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# colltune's NCCL tuner plugin (plugin/): a shared library NCCL dlopens; C and jansson only,
+# no CUDA or NCCL needed to build it (the tuner ABI is restated in plugin/nccl_tuner_abi.h).
+$(PLUGIN_SO): $(PLUGIN_SRC) $(wildcard plugin/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  SO      $@"
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -fPIC -shared -fvisibility=hidden $(EXTRA_CFLAGS) \
+	  $$(pkg-config --cflags jansson) -o $@ $(PLUGIN_SRC) $$(pkg-config --libs jansson) $(EXTRA_LDFLAGS)
+
 colltune: $(BUILD)/colltune
 	$(Q)cp $< $@
 
@@ -116,7 +126,10 @@ $(BUILD)/colltune: $(CMD_OBJ) $(LIBA)
 $(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST-CC $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+	$(Q)$(CC) $(CFLAGS_ALL) -DCT_BUILD_DIR=\"$(BUILD)\" -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+
+# The plugin's ABI harness dlopens the built plugin.
+$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/plugin/*.c)): $(PLUGIN_SO)
 
 # Stand-alone test tools (no library, no Criterion): the WAN delay line and its checks.
 WAN_TOOLS := $(BUILD)/tests/wan/delayline $(BUILD)/tests/wan/pingpong
@@ -127,7 +140,7 @@ $(BUILD)/tests/wan/%: tests/wan/%.c
 wan-tools: $(WAN_TOOLS)
 
 # Every Criterion binary, then the CLI scripts. Failing tests fail the target.
-test-unit: $(TEST_BIN) colltune
+test-unit: $(TEST_BIN) colltune $(PLUGIN_SO)
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
 test-cli: colltune $(WAN_TOOLS)
@@ -139,7 +152,7 @@ test-asan:
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit-asan
 
-test-unit-asan: $(TEST_BIN) $(BUILD)/colltune
+test-unit-asan: $(TEST_BIN) $(BUILD)/colltune $(PLUGIN_SO)
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
