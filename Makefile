@@ -56,7 +56,8 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
 LIB_DIRS := lib transport algos backend tune validate monitor model probe output tui
-LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+# plugin/nccl_rules.c: the tuner plugin's config reader, also used by export (nccl-plugin)
+LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)) plugin/nccl_rules.c
 CMD_SRC := $(wildcard cmd/*.c)
 # model presets (data files with their sources) compiled into the binary
 PRESETS := $(sort $(wildcard model/presets/*.json))
@@ -169,9 +170,10 @@ test:
 bench: colltune $(WAN_TOOLS)
 	$(Q)tests/bench/run.sh
 
-install: colltune
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+install: colltune $(PLUGIN_SO)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/lib/colltune
 	install -m 755 colltune $(DESTDIR)$(PREFIX)/bin/colltune
+	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PREFIX)/lib/colltune/libnccl-tuner-colltune.so
 	install -m 644 man/colltune.1 $(DESTDIR)$(PREFIX)/share/man/man1/colltune.1
 
 # Golden files change only through this target; review the diff.
