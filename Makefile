@@ -55,14 +55,14 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0
              -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
-LIB_DIRS := lib transport algos backend tune validate monitor model probe output tui
+LIB_DIRS := lib device transport algos backend tune validate monitor model probe output tui
 # plugin/nccl_rules.c: the tuner plugin's config reader, also used by export (nccl-plugin)
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)) plugin/nccl_rules.c
 CMD_SRC := $(wildcard cmd/*.c)
 # model presets (data files with their sources) compiled into the binary
 PRESETS := $(sort $(wildcard model/presets/*.json))
 PRESETS_C := $(BUILD)/gen/model_presets.c
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o $(BUILD)/gen/cuda_kernels.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o
 LIBA := $(BUILD)/libcolltune.a
 PLUGIN_SO := $(BUILD)/libnccl-tuner-colltune.so
@@ -70,14 +70,15 @@ PLUGIN_SRC := $(wildcard plugin/*.c)
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
                        tests/backend/*.c tests/tune/*.c tests/validate/*.c tests/output/*.c \
-                       tests/tui/*.c tests/export/*.c tests/model/*.c tests/plugin/*.c)
+                       tests/tui/*.c tests/export/*.c tests/model/*.c tests/plugin/*.c \
+                       tests/device/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format check-layers \
+.PHONY: all deps test test-unit test-gpu test-cli test-asan bench install clean check-format format check-layers \
         wan-tools \
         regen-golden
 all: colltune $(PLUGIN_SO)
@@ -101,6 +102,16 @@ $(BUILD)/gen/help.o: $(BUILD)/gen/help.c
 $(PRESETS_C): $(PRESETS) scripts/embed-presets.sh
 	@mkdir -p $(dir $@)
 	$(Q)scripts/embed-presets.sh $@ $(PRESETS)
+
+# GPU reduction kernels (device/kernels.cu) as a fatbin carried as data; empty without nvcc.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+$(BUILD)/gen/cuda_kernels.c: device/kernels.cu scripts/embed-fatbin.sh
+	@mkdir -p $(dir $@)
+	@echo "  NVCC    $<"
+	$(Q)scripts/embed-fatbin.sh $@ $< $(NVCC)
+
+$(BUILD)/gen/cuda_kernels.o: $(BUILD)/gen/cuda_kernels.c
+	$(Q)$(CC) $(CFLAGS_ALL) -Wno-missing-braces -c $< -o $@
 
 $(BUILD)/gen/model_presets.o: $(PRESETS_C)
 	@echo "  CC      $<"
@@ -143,6 +154,11 @@ wan-tools: $(WAN_TOOLS)
 # Every Criterion binary, then the CLI scripts. Failing tests fail the target.
 test-unit: $(TEST_BIN) colltune $(PLUGIN_SO)
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+
+# The GPU tests (Criterion suite gpu): run where a GPU is, each SKIP with its reason elsewhere.
+GPU_TEST_BIN := $(BUILD)/tests/device/test_device
+test-gpu: $(GPU_TEST_BIN) colltune
+	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
 
 test-cli: colltune $(WAN_TOOLS)
 	$(Q)scripts/run-cli-tests.sh ./colltune
