@@ -1,0 +1,17 @@
+#!/bin/sh
+# run/sweep --mem: host runs as before; cuda on a host that cannot use it (no library, no
+# driver, no GPU) is one line naming what is missing and exit 2; on a GPU host it stops with
+# one line too (the native engine moves host memory only so far). --gpu-map is checked.
+. "$(dirname "$0")/lib.sh"
+R="$COLLTUNE run --local 2 --maxbytes 4096"
+expect 0 "--mem host runs and checks" -- $R --mem host
+grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "host results correct" || not_ok "host results: $(tail -3 "$TMP/out")"
+usage_error "--mem cuda here" -- $R --mem cuda
+grep -q -- "--mem cuda: CUDA memory: " "$TMP/err" && ok "names CUDA" || not_ok "message: $(cat "$TMP/err")"
+COLLTUNE_CUDART=/nonexistent/libcudart.so.13 usage_error "missing libcudart" -- $R --mem cuda
+grep -q "cannot load the CUDA runtime /nonexistent/libcudart.so.13" "$TMP/err" && ok "names the library" || not_ok "message: $(cat "$TMP/err")"
+COLLTUNE_CUDART=/nonexistent/libcudart.so.13 usage_error "sweep: missing libcudart" -- $COLLTUNE sweep --local 2 --mem cuda
+usage_error "unknown kind" -- $R --mem rocm
+usage_error "--gpu-map without --mem cuda" -- $R --gpu-map 0,1
+usage_error "bad --gpu-map" -- $R --mem cuda --gpu-map 0,,1
+done_testing
