@@ -122,12 +122,7 @@ static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_
 static void fill_inputs(const struct ct_bench *b, const struct ct_job *j,
                         const struct ct_exec_args *a, uint64_t seed)
 {
-    int n = j->shape.nranks, r = j->shape.rank;
-    uint64_t c = j->count;
-    if (j->coll == CT_ALLREDUCE || j->coll == CT_ALLGATHER)
-        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c);
-    else /* reducescatter, alltoall: N blocks; block q at global index q*count */
-        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c * (uint64_t)n);
+    ct_verify_fill_job(j, seed, a->buf[CT_BUF_SEND]);
 }
 
 #define CHECK_ELEMS (256u << 10) /* expected values are built this many at a time */
@@ -135,43 +130,13 @@ static void fill_inputs(const struct ct_bench *b, const struct ct_job *j,
 static long count_wrong(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
                         uint64_t seed)
 {
-    int n = j->shape.nranks, r = j->shape.rank;
-    uint64_t c = j->count;
-    size_t es = ct_dtype_size(j->dtype);
-    size_t cap = CHECK_ELEMS * es;
+    size_t cap = CHECK_ELEMS * ct_dtype_size(j->dtype);
     if (cap > b->check_cap) {
         free(b->check);
         b->check = ct_xmalloc(cap);
         b->check_cap = cap;
     }
-    char *want = b->check;
-    const char *got = a->buf[CT_BUF_RECV];
-    long wrong = 0;
-    /* block q of the output (one block but for allgather and alltoall), in pieces, so that
-     * the expected values never take more than CHECK_ELEMS elements of memory */
-    int blocks = j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? n : 1;
-    for (int q = 0; q < blocks; q++)
-        for (uint64_t i = 0; i < c; i += CHECK_ELEMS) {
-            size_t m = c - i < CHECK_ELEMS ? (size_t)(c - i) : CHECK_ELEMS;
-            switch (j->coll) {
-            case CT_ALLREDUCE:
-                ct_verify_expected(j->dtype, j->op, n, seed, i, want, m);
-                break;
-            case CT_REDUCESCATTER:
-                ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
-                break;
-            case CT_ALLGATHER:
-                ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m);
-                break;
-            case CT_ALLTOALL:
-                ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
-                break;
-            default:
-                break;
-            }
-            wrong += (long)ct_verify_count_wrong(j->dtype, got + ((uint64_t)q * c + i) * es, want, m);
-        }
-    return wrong;
+    return ct_verify_job(j, seed, a->buf[CT_BUF_RECV], b->check, CHECK_ELEMS);
 }
 
 static int sum_over_ranks(struct ct_bench *b, long mine, long *total, struct ct_err *err)
