@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The NCCL engine (backend/nccl.c). Here (any host): a missing libnccl and a host without a
+ * usable GPU fail with one line and CT_EUNSUPP. Suite gpu (make test-gpu; SKIP with the
+ * reason where no GPU is): one rank on GPU 0 through colltune's in-process bootstrap, results
+ * exact for every collective x type x op, out of place and in place, and timings positive.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algos/algo.h"
+#include "backend/nccl.h"
+
+Test(nccl, missing_libnccl_is_one_line_naming_it)
+{
+    struct ct_err err = {0};
+    setenv("COLLTUNE_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+    cr_assert_eq(ct_nccl_probe(0, &err), CT_EUNSUPP);
+    cr_expect(strstr(err.msg, "cannot load NCCL /nonexistent/libnccl.so.2"), "%s", err.msg);
+    cr_expect_null(strchr(err.msg, '\n'));
+    unsetenv("COLLTUNE_LIBNCCL");
+}
+
+Test(nccl, no_gpu_fails_cleanly)
+{
+    struct ct_err err = {0};
+    int rc = ct_nccl_probe(0, &err);
+    if (rc == 0)
+        cr_skip_test("a GPU is present: the no-GPU path cannot be checked here");
+    cr_expect_eq(rc, CT_EUNSUPP, "%s", err.msg);
+    cr_expect_null(strchr(err.msg, '\n'), "%s", err.msg);
+}
+
+static const enum ct_dtype types[] = {CT_BFLOAT16, CT_FLOAT16, CT_FLOAT32, CT_FLOAT64, CT_INT32};
+static const enum ct_redop ops[] = {CT_SUM, CT_PROD, CT_MIN, CT_MAX};
+
+Test(gpu, nccl_every_coll_type_op_correct)
+{
+    struct ct_err err = {0};
+    if (ct_nccl_probe(0, &err) < 0)
+        cr_skip_test("NCCL engine cannot run here: %s", err.msg);
+    struct ct_boot_world *w = ct_boot_world_new(1, 1);
+    struct ct_boot *boot;
+    cr_assert_eq(ct_boot_inproc_open(&boot, w, 0, &err), 0, "%s", err.msg);
+    struct ct_shape shape = {.nranks = 1, .rank = 0, .ranks_per_node = 1};
+    struct ct_backend be;
+    struct ct_nccl *n;
+    cr_assert_eq(ct_nccl_open(&be, &n, boot, &shape, 0, &err), 0, "%s", err.msg);
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    if (c == CT_ALLTOALL && in_place)
+                        continue;
+                    struct ct_job j = {.coll = (enum ct_coll)c, .dtype = types[t],
+                                       .op = ops[o], .count = 100003, .in_place = in_place,
+                                       .shape = shape};
+                    long wrong = -1;
+                    cr_assert_eq(be.begin(n, NULL, &j, true, &wrong, &err), 0, "%s", err.msg);
+                    cr_expect_eq(wrong, 0, "coll %d type %d op %d in_place %d: %ld wrong", c,
+                                 types[t], ops[o], in_place, wrong);
+                    double us[5];
+                    cr_assert_eq(be.time(n, 2, 5, us, &err), 0, "%s", err.msg);
+                    for (int i = 0; i < 5; i++)
+                        cr_expect(us[i] > 0, "iteration %d: %g us", i, us[i]);
+                    be.end(n);
+                }
+    ct_nccl_close(n);
+    ct_boot_close(boot);
+    ct_boot_world_free(w);
+}
