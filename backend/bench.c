@@ -284,12 +284,27 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     return 0;
 }
 
+void ct_point_stats(struct ct_point *out, const struct ct_job *j, int nranks, double *t,
+                    int iters)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
+    qsort(t, (size_t)iters, sizeof(double), cmp_double);
+    out->count = j->count;
+    out->size = d->size_bytes(j->count, ct_dtype_size(j->dtype), nranks);
+    out->in_place = j->in_place;
+    out->iters = iters;
+    out->min_us = t[0];
+    out->max_us = t[iters - 1];
+    out->time_us = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
+    out->busbw = out->algbw * d->bus_factor(nranks);
+    out->wrong = out->diverged = -1;
+}
+
 int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j,
                    const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err)
 {
     int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
-    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
-    size_t es = ct_dtype_size(j->dtype);
     struct ct_bench_prep p;
     CT_TRY(ct_bench_prepare(b, al, j, &p, err));
     double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
@@ -303,18 +318,8 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
         free(t);
         return rc;
     }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    out->count = j->count;
-    out->size = d->size_bytes(j->count, es, n);
-    out->in_place = j->in_place;
-    out->iters = iters;
-    out->min_us = t[0];
-    out->max_us = t[iters - 1];
-    out->time_us = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    ct_point_stats(out, j, n, t, iters);
     free(t);
-    out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
-    out->busbw = out->algbw * d->bus_factor(n);
-    out->wrong = out->diverged = -1;
     for (int k = 0; k < cfg->check; k++) {
         long w;
         struct ct_qstats q;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../lib/clock.h"
+#include "bench.h"
 #include "verify.h"
 
 #define NCCL_UNIQUE_ID_BYTES 128
@@ -353,6 +354,26 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     be->shape = *shape;
     *out = n;
     return 0;
+}
+
+int ct_nccl_point(struct ct_nccl *n, struct ct_job *j, const struct ct_bench_cfg *cfg,
+                  struct ct_point *out, struct ct_err *err)
+{
+    int iters = cfg->iters > 0 ? cfg->iters : 1;
+    long wrong = -1;
+    j->shape = n->shape;
+    memset(out, 0, sizeof *out);
+    CT_TRY(nccl_begin(n, NULL, j, cfg->check > 0, &wrong, err));
+    double *t = calloc((size_t)iters, sizeof *t);
+    int rc = t ? nccl_time(n, cfg->warmup, iters, t, err)
+               : ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
+    nccl_end(n);
+    if (rc == 0) {
+        ct_point_stats(out, j, n->shape.nranks, t, iters);
+        out->wrong = cfg->check > 0 ? wrong : -1;
+    }
+    free(t);
+    return rc;
 }
 
 void ct_nccl_close(struct ct_nccl *n)

@@ -30,4 +30,11 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **n, struct ct_boot *boot
                  const struct ct_shape *shape, int gpu, struct ct_err *err);
 void ct_nccl_close(struct ct_nccl *n);
 
+struct ct_bench_cfg;
+struct ct_point;
+/* One point as `run` reports it (ct_bench_point's figures): cfg->check > 0 verifies once
+ * before timing (nccl-tests -c 1). Collective. */
+int ct_nccl_point(struct ct_nccl *n, struct ct_job *j, const struct ct_bench_cfg *cfg,
+                  struct ct_point *out, struct ct_err *err);
+
 #endif
