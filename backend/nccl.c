@@ -16,8 +16,8 @@
 /* ncclDataType_t of each enum ct_dtype (nccl.h: Int8 0, Uint8 1, Int32 2, Uint32 3, Int64 4,
  * Uint64 5, Float16 6, Float32 7, Float64 8, Bfloat16 9) */
 static const int nccl_type[CT_DTYPE_COUNT] = {
-    [CT_INT8] = 0,    [CT_UINT8] = 1,   [CT_INT32] = 2,    [CT_UINT32] = 3,   [CT_INT64] = 4,
-    [CT_UINT64] = 5,  [CT_FLOAT16] = 6, [CT_BFLOAT16] = 9, [CT_FLOAT32] = 7,  [CT_FLOAT64] = 8,
+    [CT_INT8] = 0,   [CT_UINT8] = 1,   [CT_INT32] = 2,    [CT_UINT32] = 3,  [CT_INT64] = 4,
+    [CT_UINT64] = 5, [CT_FLOAT16] = 6, [CT_BFLOAT16] = 9, [CT_FLOAT32] = 7, [CT_FLOAT64] = 8,
 };
 /* ncclRedOp_t of each enum ct_redop (Sum 0, Prod 1, Max 2, Min 3, Avg 4) */
 static const int nccl_op[CT_REDOP_COUNT] = {
@@ -56,11 +56,11 @@ struct ct_nccl {
     int nev;
 };
 
-#define SYM(lib, field, name, what)                                                             \
-    do {                                                                                        \
-        *(void **)&(field) = dlsym(lib, name);                                                  \
-        if (!(field))                                                                           \
-            return ct_err_set(err, CT_EUNSUPP, "NCCL engine: %s has no symbol %s", what, name); \
+#define SYM(lib, field, name, what)                                                                \
+    do {                                                                                           \
+        *(void **)&(field) = dlsym(lib, name);                                                     \
+        if (!(field))                                                                              \
+            return ct_err_set(err, CT_EUNSUPP, "NCCL engine: %s has no symbol %s", what, name);    \
     } while (0)
 
 static int load(struct ct_nccl *n, struct ct_err *err)

@@ -46,12 +46,11 @@ static int rt_fail(struct cuda *c, struct ct_err *err, const char *call, int e)
                       c->errstr ? c->errstr(e) : "?", e);
 }
 
-#define SYM(lib, field, name)                                                                   \
-    do {                                                                                        \
-        *(void **)&(field) = dlsym(lib, name);                                                  \
-        if (!(field))                                                                           \
-            return ct_err_set(err, CT_EUNSUPP, "CUDA memory: %s has no symbol %s", libname,   \
-                              name);                                                            \
+#define SYM(lib, field, name)                                                                      \
+    do {                                                                                           \
+        *(void **)&(field) = dlsym(lib, name);                                                     \
+        if (!(field))                                                                              \
+            return ct_err_set(err, CT_EUNSUPP, "CUDA memory: %s has no symbol %s", libname, name); \
     } while (0)
 
 static int load_runtime(struct cuda *c, struct ct_err *err)
@@ -66,8 +65,7 @@ static int load_runtime(struct cuda *c, struct ct_err *err)
             snprintf(why, sizeof why, "%s", dlerror());
     }
     if (!c->rt)
-        return ct_err_set(err, CT_EUNSUPP,
-                          "CUDA memory: cannot load the CUDA runtime %s (%s)",
+        return ct_err_set(err, CT_EUNSUPP, "CUDA memory: cannot load the CUDA runtime %s (%s)",
                           env && *env ? env : "libcudart.so.13/.12/.so", why);
     SYM(c->rt, c->getDeviceCount, "cudaGetDeviceCount");
     SYM(c->rt, c->setDevice, "cudaSetDevice");
@@ -101,12 +99,14 @@ static int cuda_open(struct ct_mem *m, struct ct_err *err)
     int n = 0, e, rc = load_runtime(c, err);
     void *drv = NULL;
     if (rc == 0 && (e = c->getDeviceCount(&n)) != 0 && !(drv = dlopen("libcuda.so.1", RTLD_LAZY)))
-        rc = ct_err_set(err, CT_EUNSUPP, "CUDA memory: no NVIDIA driver: libcuda.so.1 cannot be "
-                                         "loaded (cudaGetDeviceCount: cudaError %d)",
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "CUDA memory: no NVIDIA driver: libcuda.so.1 cannot be "
+                        "loaded (cudaGetDeviceCount: cudaError %d)",
                         e);
     else if (rc == 0 && e)
-        rc = ct_err_set(err, CT_EUNSUPP, "CUDA memory: no usable GPU: cudaGetDeviceCount: %s "
-                                         "(cudaError %d)",
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "CUDA memory: no usable GPU: cudaGetDeviceCount: %s "
+                        "(cudaError %d)",
                         c->errstr(e), e);
     else if (rc == 0 && n == 0)
         rc = ct_err_set(err, CT_EUNSUPP, "CUDA memory: no CUDA GPU on this host");
@@ -162,8 +162,9 @@ static int load_kernels(struct cuda *c, struct ct_err *err)
     if (c->module)
         return 0;
     if (!ct_cuda_fatbin_len)
-        return ct_err_set(err, CT_EUNSUPP, "CUDA memory: colltune was built without nvcc: no "
-                                           "GPU reduction kernels");
+        return ct_err_set(err, CT_EUNSUPP,
+                          "CUDA memory: colltune was built without nvcc: no "
+                          "GPU reduction kernels");
     const char *env = getenv("COLLTUNE_LIBCUDA");
     const char *libname = env && *env ? env : "libcuda.so.1";
     if (!c->drv && !(c->drv = dlopen(libname, RTLD_NOW | RTLD_LOCAL)))
@@ -191,9 +192,10 @@ static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
     snprintf(name, sizeof name, "ct_reduce_%s_%s", r->op, r->dtype);
     CT_TRY(load_kernels(c, err));
     if (c->cuModuleGetFunction(&fn, c->module, name) || !fn)
-        return ct_err_set(err, CT_EUNSUPP, "CUDA memory: no GPU kernel for %s %s (kernels: "
-                                           "sum, prod, min, max of bfloat16, float16, float32, "
-                                           "float64)",
+        return ct_err_set(err, CT_EUNSUPP,
+                          "CUDA memory: no GPU kernel for %s %s (kernels: "
+                          "sum, prod, min, max of bfloat16, float16, float32, "
+                          "float64)",
                           r->op, r->dtype);
     if (!n)
         return 0;
@@ -209,6 +211,9 @@ static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
 }
 
 const struct ct_mem_kind ct_mem_cuda = {
-    "cuda", "GPU memory (libcudart by dlopen; kernels built by nvcc)", cuda_open, cuda_close,
-    cuda_alloc, cuda_free, cuda_to_host, cuda_from_host, cuda_reduce, false,
+    "cuda",       "GPU memory (libcudart by dlopen; kernels built by nvcc)",
+    cuda_open,    cuda_close,
+    cuda_alloc,   cuda_free,
+    cuda_to_host, cuda_from_host,
+    cuda_reduce,  false,
 };

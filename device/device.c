@@ -54,8 +54,7 @@ void ct_mem_free(struct ct_mem *m, void *p)
         m->kind->free(m, p);
 }
 
-int ct_mem_to_host(struct ct_mem *m, void *host, const void *src, size_t bytes,
-                   struct ct_err *err)
+int ct_mem_to_host(struct ct_mem *m, void *host, const void *src, size_t bytes, struct ct_err *err)
 {
     return m->kind->to_host(m, host, src, bytes, err);
 }
@@ -72,8 +71,8 @@ int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, siz
     return m->kind->reduce(m, dst, a, b, n, r, err);
 }
 
-int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn,
-                void *arg, struct ct_err *err)
+int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn, void *arg,
+                struct ct_err *err)
 {
     if (m->kind->host_visible) {
         fn(buf, n, arg);

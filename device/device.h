@@ -38,8 +38,7 @@ struct ct_mem_kind {
     void (*close)(struct ct_mem *m);
     int (*alloc)(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err);
     void (*free)(struct ct_mem *m, void *p);
-    int (*to_host)(struct ct_mem *m, void *host, const void *src, size_t bytes,
-                   struct ct_err *err);
+    int (*to_host)(struct ct_mem *m, void *host, const void *src, size_t bytes, struct ct_err *err);
     int (*from_host)(struct ct_mem *m, void *dst, const void *host, size_t bytes,
                      struct ct_err *err);
     /* dst = a op b over n elements (all of this kind; dst may alias a or b) */
@@ -65,15 +64,14 @@ void ct_mem_close(struct ct_mem *m);
 
 int ct_mem_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err);
 void ct_mem_free(struct ct_mem *m, void *p);
-int ct_mem_to_host(struct ct_mem *m, void *host, const void *src, size_t bytes,
-                   struct ct_err *err);
+int ct_mem_to_host(struct ct_mem *m, void *host, const void *src, size_t bytes, struct ct_err *err);
 int ct_mem_from_host(struct ct_mem *m, void *dst, const void *host, size_t bytes,
                      struct ct_err *err);
 int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                   const struct ct_mem_red *r, struct ct_err *err);
 /* Fill n elements of esize at buf with fn (through a host staging copy where needed). */
-int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn,
-                void *arg, struct ct_err *err);
+int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn, void *arg,
+                struct ct_err *err);
 /* *wrong = number of the n elements at buf that differ from want (host) by cmp. */
 int ct_mem_check(struct ct_mem *m, const void *buf, const void *want, size_t n, size_t esize,
                  ct_mem_cmp_fn cmp, void *arg, size_t *wrong, struct ct_err *err);

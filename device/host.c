@@ -11,7 +11,9 @@ static int host_open(struct ct_mem *m, struct ct_err *err)
     return 0;
 }
 
-static void host_close(struct ct_mem *m) {}
+static void host_close(struct ct_mem *m)
+{
+}
 
 static int host_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err)
 {
@@ -27,8 +29,7 @@ static void host_free(struct ct_mem *m, void *p)
     free(p);
 }
 
-static int host_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes,
-                     struct ct_err *err)
+static int host_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes, struct ct_err *err)
 {
     memmove(dst, src, bytes);
     return 0;
@@ -45,6 +46,9 @@ static int host_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
 }
 
 const struct ct_mem_kind ct_mem_host = {
-    "host", "host memory (malloc)", host_open, host_close, host_alloc, host_free, host_copy,
-    host_copy, host_reduce, true,
+    "host",      "host memory (malloc)",
+    host_open,   host_close,
+    host_alloc,  host_free,
+    host_copy,   host_copy,
+    host_reduce, true,
 };

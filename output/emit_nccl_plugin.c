@@ -68,8 +68,10 @@ static int mapped(const struct ct_config *c, const struct ct_export_opts *o,
     o2.lib = CT_LIB_NCCL;
     o2.rules_path = NULL;
     ct_export_out_init(&sub);
-    ct_export_note(out, MAPPED_LABEL ": the config has no measured NCCL section, which "
-                        "colltune's NCCL tuner plugin needs (measured by a sweep of NCCL on a GPU host)");
+    ct_export_note(
+        out, MAPPED_LABEL
+        ": the config has no measured NCCL section, which "
+        "colltune's NCCL tuner plugin needs (measured by a sweep of NCCL on a GPU host)");
     int rc = ct_emit_env(c, &o2, &sub, err);
     if (rc == 0) {
         ct_text_put(&out->body, "# " MAPPED_LABEL "\n");

@@ -12,9 +12,12 @@
 #include "nccl_tuner_abi.h"
 
 static const char *const algo_names[NCCL_NUM_ALGORITHMS] = {
-    [NCCL_ALGO_TREE] = "tree",     [NCCL_ALGO_RING] = "ring",
-    [NCCL_ALGO_COLLNET_DIRECT] = "collnet_direct", [NCCL_ALGO_COLLNET_CHAIN] = "collnet_chain",
-    [NCCL_ALGO_NVLS] = "nvls",     [NCCL_ALGO_NVLS_TREE] = "nvls_tree",
+    [NCCL_ALGO_TREE] = "tree",
+    [NCCL_ALGO_RING] = "ring",
+    [NCCL_ALGO_COLLNET_DIRECT] = "collnet_direct",
+    [NCCL_ALGO_COLLNET_CHAIN] = "collnet_chain",
+    [NCCL_ALGO_NVLS] = "nvls",
+    [NCCL_ALGO_NVLS_TREE] = "nvls_tree",
     [NCCL_ALGO_PAT] = "pat",
 };
 static const char *const proto_names[NCCL_NUM_PROTOCOLS] = {
@@ -72,11 +75,11 @@ struct rd {
     char where[160]; /* field path of the object being read */
 };
 
-__attribute__((format(printf, 3, 4))) static int bad(struct rd *r, const char *key,
-                                                     const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int bad(struct rd *r, const char *key, const char *fmt,
+                                                     ...)
 {
-    int n = snprintf(r->msg, r->len, "%s%s%s: ", r->where, *r->where && key ? "." : "",
-                     key ? key : "");
+    int n =
+        snprintf(r->msg, r->len, "%s%s%s: ", r->where, *r->where && key ? "." : "", key ? key : "");
     va_list ap;
     va_start(ap, fmt);
     if (n >= 0 && (size_t)n < r->len)
@@ -86,8 +89,8 @@ __attribute__((format(printf, 3, 4))) static int bad(struct rd *r, const char *k
 }
 
 /* Integer field: required unless opt; null allowed only when nul (sets *isnull). */
-static int get_int(struct rd *r, json_t *o, const char *key, bool opt, long long min,
-                   long long max, long long *v, bool *present)
+static int get_int(struct rd *r, json_t *o, const char *key, bool opt, long long min, long long max,
+                   long long *v, bool *present)
 {
     json_t *j = json_object_get(o, key);
     *present = j != NULL;
@@ -169,8 +172,10 @@ static int read_range(struct rd *r, json_t *o, struct ct_nr_range *x)
     if (x->keep && !algo && !p)
         return 0;
     if ((x->algo = ct_nr_algo(algo)) < 0)
-        return bad(r, "algo", "'%s' is not an NCCL algorithm (tree, ring, collnet_direct, "
-                              "collnet_chain, nvls, nvls_tree, pat)", algo);
+        return bad(r, "algo",
+                   "'%s' is not an NCCL algorithm (tree, ring, collnet_direct, "
+                   "collnet_chain, nvls, nvls_tree, pat)",
+                   algo);
     if (!json_is_object(p))
         return bad(r, "params", p ? "expected an object" : "missing (an object with \"proto\")");
     size_t n = strlen(r->where);
@@ -198,8 +203,10 @@ static int read_rule(struct rd *r, json_t *o, struct ct_nr_rule *u)
     if (get_str(r, o, "coll", false, &coll))
         return -1;
     if ((u->func = func_of(coll)) < 0)
-        return bad(r, "coll", "'%s' is not a collective an NCCL tuner selects (allreduce, "
-                              "allgather, reducescatter, broadcast, reduce)", coll);
+        return bad(r, "coll",
+                   "'%s' is not a collective an NCCL tuner selects (allreduce, "
+                   "allgather, reducescatter, broadcast, reduce)",
+                   coll);
     if (get_int(r, o, "nnodes", false, 1, 1 << 24, &v, &has))
         return -1;
     u->nnodes = (long)v;
@@ -229,8 +236,9 @@ static int read_rule(struct rd *r, json_t *o, struct ct_nr_rule *u)
         if (read_range(r, json_array_get(rs, (size_t)i), &u->ranges[i]))
             return -1;
         if (i && u->ranges[i].lo < u->ranges[i - 1].hi)
-            return bad(r, "min_bytes", "%llu overlaps or precedes the range before (ranges "
-                                       "must be sorted and disjoint)",
+            return bad(r, "min_bytes",
+                       "%llu overlaps or precedes the range before (ranges "
+                       "must be sorted and disjoint)",
                        (unsigned long long)u->ranges[i].lo);
     }
     r->where[n] = 0;
@@ -316,7 +324,8 @@ const struct ct_nr_range *ct_nr_match(const struct ct_nr_table *t, int func, siz
         if (u->func != func || (size_t)u->nranks != nranks || (size_t)u->nnodes != nnodes)
             continue;
         for (int k = 0; k < u->nranges; k++)
-            if (nbytes >= u->ranges[k].lo && (u->ranges[k].hi == CT_NR_INF || nbytes < u->ranges[k].hi))
+            if (nbytes >= u->ranges[k].lo &&
+                (u->ranges[k].hi == CT_NR_INF || nbytes < u->ranges[k].hi))
                 return &u->ranges[k];
     }
     return NULL;

@@ -22,15 +22,15 @@ struct ct_nr_range {
 };
 
 struct ct_nr_rule {
-    int func;              /* ncclFunc_t */
+    int func; /* ncclFunc_t */
     long nnodes, nranks;
     int nranges;
     struct ct_nr_range *ranges; /* sorted, disjoint */
 };
 
 struct ct_nr_table {
-    bool found;          /* the config has an NCCL section */
-    char version[32];    /* its "version" ("" if none) */
+    bool found;       /* the config has an NCCL section */
+    char version[32]; /* its "version" ("" if none) */
     int nrules;
     struct ct_nr_rule *rules;
 };

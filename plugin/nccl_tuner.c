@@ -46,10 +46,10 @@ struct ctx {
 static atomic_int forced;
 static atomic_long force_misses;
 
-#define LOG(c, lvl, ...)                                                                        \
-    do {                                                                                        \
-        if ((c)->log)                                                                           \
-            (c)->log(lvl, NCCL_TUNING, __FILE__, __LINE__, "TUNER/colltune: " __VA_ARGS__);    \
+#define LOG(c, lvl, ...)                                                                           \
+    do {                                                                                           \
+        if ((c)->log)                                                                              \
+            (c)->log(lvl, NCCL_TUNING, __FILE__, __LINE__, "TUNER/colltune: " __VA_ARGS__);        \
     } while (0)
 
 EXPORT int colltune_tuner_force(const char *algo, const char *proto, int channels)
@@ -85,8 +85,7 @@ static int parse_force(const char *s, int *a, int *p, int *ch)
     return 0;
 }
 
-static ncclResult_t init_common(void **context, size_t nranks, size_t nnodes,
-                                ncclDebugLogger_t log)
+static ncclResult_t init_common(void **context, size_t nranks, size_t nnodes, ncclDebugLogger_t log)
 {
     struct ctx *c = calloc(1, sizeof *c);
     if (!c)
@@ -125,8 +124,9 @@ static ncclResult_t init_common(void **context, size_t nranks, size_t nnodes,
         LOG(c, NCCL_LOG_WARN, "COLLTUNE_CONFIG=%s has no measured NCCL section: NCCL's own choices",
             path);
     else
-        LOG(c, NCCL_LOG_INFO, "COLLTUNE_CONFIG=%s: %d NCCL rules (NCCL %s), communicator of %zu "
-                              "ranks on %zu nodes",
+        LOG(c, NCCL_LOG_INFO,
+            "COLLTUNE_CONFIG=%s: %d NCCL rules (NCCL %s), communicator of %zu "
+            "ranks on %zu nodes",
             path, c->table.nrules, c->table.version[0] ? c->table.version : "?", nranks, nnodes);
     *context = c;
     return ncclSuccess;
