@@ -10,6 +10,7 @@
 
 #include "../lib/clock.h"
 #include "bench.h"
+#include "comm.h"
 #include "verify.h"
 
 #define NCCL_UNIQUE_ID_BYTES 128
@@ -32,7 +33,7 @@ struct ct_nccl {
     struct ct_boot *boot;
     struct ct_shape shape;
     struct ct_mem mem;
-    void *lib, *rt, *comm, *stream;
+    void *lib, *comm, *stream;
     int version;
     int (*getUniqueId)(void *);
     int (*commInitRank)(void **, int, struct nccl_id, int);
@@ -83,29 +84,25 @@ static int load(struct ct_nccl *n, struct ct_err *err)
     SYM(n->lib, n->errstr, "ncclGetErrorString", nccl);
     SYM(n->lib, n->getVersion, "ncclGetVersion", nccl);
     n->getVersion(&n->version);
-    /* the runtime device/ loaded is already in the process: this finds the same one */
-    static const char *const rts[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
-    for (size_t i = 0; !n->rt && i < 3; i++)
-        n->rt = dlopen(getenv("COLLTUNE_CUDART") ? getenv("COLLTUNE_CUDART") : rts[i],
-                       RTLD_NOW | RTLD_LOCAL);
-    if (!n->rt)
-        return ct_err_set(err, CT_EUNSUPP, "NCCL engine: cannot load libcudart (%s)", dlerror());
-    SYM(n->rt, n->streamCreate, "cudaStreamCreate", "libcudart");
-    SYM(n->rt, n->streamDestroy, "cudaStreamDestroy", "libcudart");
-    SYM(n->rt, n->streamSync, "cudaStreamSynchronize", "libcudart");
-    SYM(n->rt, n->eventCreate, "cudaEventCreate", "libcudart");
-    SYM(n->rt, n->eventDestroy, "cudaEventDestroy", "libcudart");
-    SYM(n->rt, n->eventRecord, "cudaEventRecord", "libcudart");
-    SYM(n->rt, n->eventSync, "cudaEventSynchronize", "libcudart");
-    SYM(n->rt, n->eventElapsed, "cudaEventElapsedTime", "libcudart");
     return 0;
 }
 
-/* Local set-up: the libraries, then the GPU (device/). */
+/* Local set-up: NCCL, then the GPU (device/), then the stream and event calls of the CUDA
+ * runtime device/ loaded (the same library, so the same context). */
 static int open_local(struct ct_nccl *n, int gpu, struct ct_err *err)
 {
     CT_TRY(load(n, err));
-    return ct_mem_open(&n->mem, "cuda", gpu, err);
+    CT_TRY(ct_mem_open(&n->mem, "cuda", gpu, err));
+    void *rt = n->mem.lib;
+    SYM(rt, n->streamCreate, "cudaStreamCreate", "libcudart");
+    SYM(rt, n->streamDestroy, "cudaStreamDestroy", "libcudart");
+    SYM(rt, n->streamSync, "cudaStreamSynchronize", "libcudart");
+    SYM(rt, n->eventCreate, "cudaEventCreate", "libcudart");
+    SYM(rt, n->eventDestroy, "cudaEventDestroy", "libcudart");
+    SYM(rt, n->eventRecord, "cudaEventRecord", "libcudart");
+    SYM(rt, n->eventSync, "cudaEventSynchronize", "libcudart");
+    SYM(rt, n->eventElapsed, "cudaEventElapsedTime", "libcudart");
+    return 0;
 }
 
 static void release(struct ct_nccl *n)
@@ -117,8 +114,6 @@ static void release(struct ct_nccl *n)
         n->streamDestroy(n->stream);
     if (n->comm)
         n->commDestroy(n->comm);
-    if (n->rt)
-        dlclose(n->rt);
     if (n->lib)
         dlclose(n->lib);
     ct_mem_close(&n->mem);
@@ -310,14 +305,7 @@ static double nccl_now(void *ctx)
 static int nccl_bcast(void *ctx, void *buf, size_t len, struct ct_err *err)
 {
     struct ct_nccl *n = ctx;
-    char *all = calloc((size_t)n->boot->size, len ? len : 1);
-    if (!all)
-        return ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
-    int rc = ct_boot_allgather(n->boot, buf, len, all, err);
-    if (rc == 0)
-        memcpy(buf, all, len);
-    free(all);
-    return rc;
+    return ct_boot_bcast0(n->boot, buf, len, err);
 }
 
 int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *boot,

@@ -121,6 +121,8 @@ static int cuda_open(struct ct_mem *m, struct ct_err *err)
         dlclose(drv);
     if (rc < 0)
         cuda_close(m);
+    else
+        m->lib = c->rt;
     return rc;
 }
 

@@ -51,6 +51,8 @@ struct ct_mem_kind {
 struct ct_mem {
     const struct ct_mem_kind *kind;
     int gpu;     /* the GPU (cuda), -1 for host */
+    void *lib;   /* the kind's runtime library (cuda: the dlopen'ed libcudart), or NULL:
+                    an engine on this memory takes its stream and event calls from it */
     void *state; /* the kind's own */
 };
 
