@@ -140,8 +140,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@echo "  TEST-CC $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -DCT_BUILD_DIR=\"$(BUILD)\" -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
 
-# The plugin's ABI harness dlopens the built plugin.
-$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/plugin/*.c)): $(PLUGIN_SO)
+# The plugin's ABI harness (and the NCCL engine's forcing test) dlopen the built plugin.
+$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/plugin/*.c)) $(BUILD)/tests/backend/test_nccl: $(PLUGIN_SO)
 
 # Stand-alone test tools (no library, no Criterion): the WAN delay line and its checks.
 WAN_TOOLS := $(BUILD)/tests/wan/delayline $(BUILD)/tests/wan/pingpong

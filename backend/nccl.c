@@ -344,6 +344,34 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     return 0;
 }
 
+int ct_nccl_tuner_force(const char *algo, const char *proto, int channels, long *misses,
+                        struct ct_err *err)
+{
+    const char *path = getenv("NCCL_TUNER_PLUGIN");
+    if (!path || !*path)
+        return ct_err_set(err, CT_EUNSUPP, "forcing NCCL's choice needs colltune's tuner plugin: "
+                                           "NCCL_TUNER_PLUGIN is not set");
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return ct_err_set(err, CT_EUNSUPP, "NCCL_TUNER_PLUGIN=%s is not loaded (yet)", path);
+    int (*force)(const char *, const char *, int);
+    long (*missed)(void);
+    *(void **)&force = dlsym(h, "colltune_tuner_force");
+    *(void **)&missed = dlsym(h, "colltune_tuner_force_misses");
+    int rc = 0;
+    if (!force || !missed)
+        rc = ct_err_set(err, CT_EUNSUPP, "NCCL_TUNER_PLUGIN=%s is not colltune's tuner plugin",
+                        path);
+    else if (force(algo, algo ? proto : NULL, channels) < 0)
+        rc = ct_err_set(err, CT_EINVAL, "cannot force NCCL algorithm '%s', protocol '%s', %d "
+                                        "channels",
+                        algo, proto ? proto : "", channels);
+    else if (misses)
+        *misses = missed();
+    dlclose(h); /* drops the reference RTLD_NOLOAD took; NCCL's stays */
+    return rc;
+}
+
 int ct_nccl_point(struct ct_nccl *n, struct ct_job *j, const struct ct_bench_cfg *cfg,
                   struct ct_point *out, struct ct_err *err)
 {

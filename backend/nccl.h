@@ -30,6 +30,14 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **n, struct ct_boot *boot
                  const struct ct_shape *shape, int gpu, struct ct_err *err);
 void ct_nccl_close(struct ct_nccl *n);
 
+/* Force NCCL's (algorithm, protocol, channels) for every following call of this process
+ * through colltune's tuner plugin, which NCCL must have loaded (NCCL_TUNER_PLUGIN = its path):
+ * the plugin's colltune_tuner_force, found with dlopen(RTLD_NOLOAD). algo NULL ends forcing.
+ * *misses (may be NULL): the plugin's count of calls NCCL could not run as forced, so far.
+ * CT_EUNSUPP when the plugin is not loaded or is not colltune's; CT_EINVAL for a bad name. */
+int ct_nccl_tuner_force(const char *algo, const char *proto, int channels, long *misses,
+                        struct ct_err *err);
+
 struct ct_bench_cfg;
 struct ct_point;
 /* One point as `run` reports it (ct_bench_point's figures): cfg->check > 0 verifies once

@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 #include "algos/algo.h"
 #include "backend/nccl.h"
+#include "plugin/nccl_tuner_abi.h"
 
 Test(nccl, missing_libnccl_is_one_line_naming_it)
 {
@@ -30,6 +33,51 @@ Test(nccl, no_gpu_fails_cleanly)
         cr_skip_test("a GPU is present: the no-GPU path cannot be checked here");
     cr_expect_eq(rc, CT_EUNSUPP, "%s", err.msg);
     cr_expect_null(strchr(err.msg, '\n'), "%s", err.msg);
+}
+
+/* The sweep's forcing path, without NCCL: the plugin loaded as NCCL loads it (its path in
+ * NCCL_TUNER_PLUGIN), then its cost table as NCCL would pass it. */
+Test(nccl, tuner_force_reaches_the_loaded_plugin)
+{
+    struct ct_err err = {0};
+    const char *path = CT_BUILD_DIR "/libnccl-tuner-colltune.so";
+    unsetenv("NCCL_TUNER_PLUGIN");
+    cr_expect_eq(ct_nccl_tuner_force("ring", "LL", 0, NULL, &err), CT_EUNSUPP);
+    setenv("NCCL_TUNER_PLUGIN", path, 1);
+    cr_expect_eq(ct_nccl_tuner_force("ring", "LL", 0, NULL, &err), CT_EUNSUPP);
+    cr_expect(strstr(err.msg, "is not loaded"), "%s", err.msg);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert(lib, "%s", dlerror());
+    const ncclTuner_v5_t *t = dlsym(lib, "ncclTunerPlugin_v5");
+    cr_assert(t);
+    void *ctx = NULL;
+    unsetenv("COLLTUNE_CONFIG");
+    cr_assert_eq(t->init(&ctx, 1, 8, 1, NULL, NULL, NULL), ncclSuccess);
+    long misses = -1;
+    cr_assert_eq(ct_nccl_tuner_force("tree", "LL128", 4, &misses, &err), 0, "%s", err.msg);
+    cr_expect_eq(misses, 0);
+    cr_expect_eq(ct_nccl_tuner_force("tree", "LL129", 4, NULL, &err), CT_EINVAL);
+    float tab[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
+        for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
+            tab[a][p] = 5.0f;
+    int nch = 0;
+    cr_assert_eq(t->getCollInfo(ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)tab,
+                                NCCL_NUM_ALGORITHMS, NCCL_NUM_PROTOCOLS, 0, &nch),
+                 ncclSuccess);
+    cr_expect_eq(tab[NCCL_ALGO_TREE][NCCL_PROTO_LL128], 0.0f);
+    cr_expect_eq(tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 5.0f);
+    cr_expect_eq(nch, 4);
+    cr_assert_eq(ct_nccl_tuner_force(NULL, NULL, 0, NULL, &err), 0, "%s", err.msg);
+    tab[NCCL_ALGO_TREE][NCCL_PROTO_LL128] = 5.0f;
+    nch = 0;
+    t->getCollInfo(ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
+                   NCCL_NUM_PROTOCOLS, 0, &nch);
+    cr_expect_eq(tab[NCCL_ALGO_TREE][NCCL_PROTO_LL128], 5.0f);
+    cr_expect_eq(nch, 0);
+    t->finalize(ctx);
+    dlclose(lib);
+    unsetenv("NCCL_TUNER_PLUGIN");
 }
 
 static const enum ct_dtype types[] = {CT_BFLOAT16, CT_FLOAT16, CT_FLOAT32, CT_FLOAT64, CT_INT32};
