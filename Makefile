@@ -160,7 +160,7 @@ GPU_TEST_BIN := $(BUILD)/tests/device/test_device $(BUILD)/tests/backend/test_nc
 test-gpu: $(GPU_TEST_BIN) colltune
 	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
 
-test-cli: colltune $(WAN_TOOLS)
+test-cli: colltune $(PLUGIN_SO) $(WAN_TOOLS)
 	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.

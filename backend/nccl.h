@@ -21,7 +21,9 @@
 struct ct_nccl;
 
 /* Can this host run the NCCL engine on GPU gpu (libraries, driver, GPU)? 0, or CT_EUNSUPP
- * with one line saying what is missing. Local: no other rank is involved. */
+ * with one line saying what is missing. Local: no other rank is involved. Runs in a child
+ * process, so that the caller can still fork ranks that use CUDA (CUDA does not survive a
+ * fork once initialized). */
 int ct_nccl_probe(int gpu, struct ct_err *err);
 
 /* Collective over boot: every rank opens, or every rank fails (a rank's failure is reported
