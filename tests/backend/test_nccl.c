@@ -3,13 +3,16 @@
  * The NCCL engine (backend/nccl.c). Here (any host): a missing libnccl and a host without a
  * usable GPU fail with one line and CT_EUNSUPP. Suite gpu (make test-gpu; SKIP with the
  * reason where no GPU is): one rank on GPU 0 through colltune's in-process bootstrap, results
- * exact for every collective x type x op, out of place and in place, and timings positive.
+ * exact for every collective x type x op, out of place and in place, and timings positive;
+ * two ranks on two GPUs as threads (the ncclUniqueId broadcast), results exact.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 
 #include "algos/algo.h"
 #include "backend/nccl.h"
@@ -116,5 +119,68 @@ Test(gpu, nccl_every_coll_type_op_correct)
                 }
     ct_nccl_close(n);
     ct_boot_close(boot);
+    ct_boot_world_free(w);
+}
+
+/* Two ranks as threads on GPUs 0 and 1 through the in-process bootstrap: rank 0's
+ * ncclUniqueId reaches rank 1, and every collective's result is exact on both. */
+struct two {
+    struct ct_boot_world *w;
+    int rank;
+    long wrong;
+    char msg[600];
+};
+
+static void *two_rank(void *arg)
+{
+    struct two *t = arg;
+    struct ct_err err = {0};
+    struct ct_boot *boot;
+    struct ct_backend be;
+    struct ct_nccl *n = NULL;
+    struct ct_shape shape = {.nranks = 2, .rank = t->rank, .ranks_per_node = 2};
+    t->wrong = -1;
+    if (ct_boot_inproc_open(&boot, t->w, t->rank, &err) < 0 ||
+        ct_nccl_open(&be, &n, boot, &shape, t->rank, &err) < 0) {
+        snprintf(t->msg, sizeof t->msg, "%s", err.msg);
+        return NULL;
+    }
+    t->wrong = 0;
+    for (int c = 0; c < CT_COLL_COUNT && !t->msg[0]; c++)
+        for (int in_place = 0; in_place < 2; in_place++) {
+            if (c == CT_ALLTOALL && in_place)
+                continue;
+            struct ct_job j = {.coll = (enum ct_coll)c, .dtype = CT_FLOAT32, .op = CT_SUM,
+                               .count = 65537, .in_place = in_place, .shape = shape};
+            long w = 0;
+            double us[3];
+            if (be.begin(n, NULL, &j, true, &w, &err) < 0 || be.time(n, 1, 3, us, &err) < 0) {
+                snprintf(t->msg, sizeof t->msg, "coll %d: %s", c, err.msg);
+                break;
+            }
+            t->wrong += w;
+            be.end(n);
+        }
+    ct_nccl_close(n);
+    ct_boot_close(boot);
+    return NULL;
+}
+
+Test(gpu, nccl_two_ranks_bootstrap_and_results)
+{
+    struct ct_err err = {0};
+    if (ct_nccl_probe(1, &err) < 0)
+        cr_skip_test("two GPUs needed: GPU 1: %s", err.msg);
+    struct ct_boot_world *w = ct_boot_world_new(2, 2);
+    struct two t[2] = {{w, 0, 0, ""}, {w, 1, 0, ""}};
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++)
+        cr_assert_eq(pthread_create(&th[r], NULL, two_rank, &t[r]), 0);
+    for (int r = 0; r < 2; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < 2; r++) {
+        cr_expect_str_empty(t[r].msg, "rank %d: %s", r, t[r].msg);
+        cr_expect_eq(t[r].wrong, 0, "rank %d: %ld wrong", r, t[r].wrong);
+    }
     ct_boot_world_free(w);
 }
