@@ -146,7 +146,12 @@ static const char *good =
     "]},"
     " {\"coll\": \"allgather\", \"nnodes\": 2, \"nranks\": 16, \"ranges\": ["
     RANGE(4096, 8192, "pat", ", \"params\": {\"proto\": \"Simple\", \"channels\": 2}") ","
-    RANGE(8192, 16384, "nvls", ", \"params\": {\"proto\": \"Simple\"}") "]}"
+    RANGE(8192, 16384, "nvls", ", \"params\": {\"proto\": \"Simple\"}") ","
+    "{\"min_bytes\": 16384, \"max_bytes\": null, \"default\": true}]},"
+    /* the same shape again for another datatype: NCCL's tuner sees no datatype, the first
+     * rule holding the size wins */
+    " {\"coll\": \"allreduce\", \"nnodes\": 1, \"nranks\": 8, \"dtype\": \"float16\","
+    "  \"ranges\": [" RANGE(0, null, "pat", ", \"params\": {\"proto\": \"LL128\"}") "]}"
     "]}]}";
 
 static void check_good(int version)
