@@ -140,24 +140,19 @@ static bool writes_buf(const struct ct_sched *s, enum ct_bufid id)
 static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
                         const struct ct_exec_args *a, bool parts, uint64_t seed)
 {
-    int n = j->shape.nranks, r = j->shape.rank;
-    uint64_t c = j->count;
     bool own = a->buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND];
     bool keep = own && !j->in_place && !parts && j->quant == CT_QUANT_NONE &&
                 !writes_buf(s, CT_BUF_SEND);
     if (keep && b->held.valid && b->held.coll == j->coll && b->held.dtype == j->dtype &&
-        b->held.op == j->op && b->held.count == c && b->held.seed == seed)
+        b->held.op == j->op && b->held.count == j->count && b->held.seed == seed)
         return;
-    if (j->coll == CT_ALLREDUCE || j->coll == CT_ALLGATHER)
-        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c);
-    else /* reducescatter, alltoall: N blocks; block q at global index q*count */
-        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, a->buf[CT_BUF_SEND], c * (uint64_t)n);
+    ct_verify_fill_job(j, seed, a->buf[CT_BUF_SEND]);
     if (own) {
         b->held.valid = keep;
         b->held.coll = j->coll;
         b->held.dtype = j->dtype;
         b->held.op = j->op;
-        b->held.count = c;
+        b->held.count = j->count;
         b->held.seed = seed;
     }
 }
@@ -167,43 +162,13 @@ static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct
 static long count_wrong(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
                         uint64_t seed)
 {
-    int n = j->shape.nranks, r = j->shape.rank;
-    uint64_t c = j->count;
-    size_t es = ct_dtype_size(j->dtype);
-    size_t cap = CHECK_ELEMS * es;
+    size_t cap = CHECK_ELEMS * ct_dtype_size(j->dtype);
     if (cap > b->check_cap) {
         free(b->check);
         b->check = ct_xmalloc(cap);
         b->check_cap = cap;
     }
-    char *want = b->check;
-    const char *got = a->buf[CT_BUF_RECV];
-    long wrong = 0;
-    /* block q of the output (one block but for allgather and alltoall), in pieces, so that
-     * the expected values never take more than CHECK_ELEMS elements of memory */
-    int blocks = j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? n : 1;
-    for (int q = 0; q < blocks; q++)
-        for (uint64_t i = 0; i < c; i += CHECK_ELEMS) {
-            size_t m = c - i < CHECK_ELEMS ? (size_t)(c - i) : CHECK_ELEMS;
-            switch (j->coll) {
-            case CT_ALLREDUCE:
-                ct_verify_expected(j->dtype, j->op, n, seed, i, want, m);
-                break;
-            case CT_REDUCESCATTER:
-                ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
-                break;
-            case CT_ALLGATHER:
-                ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m);
-                break;
-            case CT_ALLTOALL:
-                ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
-                break;
-            default:
-                break;
-            }
-            wrong += (long)ct_verify_count_wrong(j->dtype, got + ((uint64_t)q * c + i) * es, want, m);
-        }
-    return wrong;
+    return ct_verify_job(j, seed, a->buf[CT_BUF_RECV], b->check, CHECK_ELEMS);
 }
 
 static int sum_over_ranks(struct ct_bench *b, long mine, long *total, struct ct_err *err)
@@ -351,12 +316,27 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     return 0;
 }
 
+void ct_point_stats(struct ct_point *out, const struct ct_job *j, int nranks, double *t,
+                    int iters)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
+    qsort(t, (size_t)iters, sizeof(double), cmp_double);
+    out->count = j->count;
+    out->size = d->size_bytes(j->count, ct_dtype_size(j->dtype), nranks);
+    out->in_place = j->in_place;
+    out->iters = iters;
+    out->min_us = t[0];
+    out->max_us = t[iters - 1];
+    out->time_us = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
+    out->busbw = out->algbw * d->bus_factor(nranks);
+    out->wrong = out->diverged = -1;
+}
+
 int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j,
                    const struct ct_bench_cfg *cfg, struct ct_point *out, struct ct_err *err)
 {
     int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
-    const struct ct_coll_desc *d = ct_coll_desc(j->coll);
-    size_t es = ct_dtype_size(j->dtype);
     struct ct_bench_prep p;
     CT_TRY(ct_bench_prepare(b, al, j, &p, err));
     double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
@@ -370,18 +350,8 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
         free(t);
         return rc;
     }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    out->count = j->count;
-    out->size = d->size_bytes(j->count, es, n);
-    out->in_place = j->in_place;
-    out->iters = iters;
-    out->min_us = t[0];
-    out->max_us = t[iters - 1];
-    out->time_us = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    ct_point_stats(out, j, n, t, iters);
     free(t);
-    out->algbw = out->time_us > 0 ? (double)out->size / out->time_us / 1e3 : 0;
-    out->busbw = out->algbw * d->bus_factor(n);
-    out->wrong = out->diverged = -1;
     for (int k = 0; k < cfg->check; k++) {
         long w;
         struct ct_qstats q;

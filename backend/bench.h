@@ -97,6 +97,10 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j
 /* Run the prepared point once on fresh inputs and verify it (it also warms the point up);
  * wrong elements summed over ranks. Collective. */
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err);
+/* A point's figures from the slowest-rank times t[0..iters) of job j on nranks ranks (t is
+ * sorted): median, min, max, algbw, busbw (nccl-tests factors); wrong and diverged -1. */
+void ct_point_stats(struct ct_point *out, const struct ct_job *j, int nranks, double *t,
+                    int iters);
 /* Run once and verify (no timing); wrong elements summed over ranks. */
 int ct_bench_verify(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j, long *wrong,
                     struct ct_err *err);

@@ -415,3 +415,44 @@ size_t ct_verify_first_wrong(enum ct_dtype t, const void *got, const void *want,
             return i;
     return n;
 }
+
+void ct_verify_fill_job(const struct ct_job *j, uint64_t seed, void *send)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    if (j->coll == CT_ALLREDUCE || j->coll == CT_ALLGATHER)
+        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, send, c);
+    else /* reducescatter, alltoall: N blocks; block q at global index q*count */
+        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, send, c * (uint64_t)n);
+}
+
+long ct_verify_job(const struct ct_job *j, uint64_t seed, const void *recv, void *want,
+                   size_t want_elems)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    size_t es = ct_dtype_size(j->dtype);
+    const char *got = recv;
+    long wrong = 0;
+    /* block q of the output (one block but for allgather and alltoall), in pieces, so that
+     * the expected values never take more than want_elems elements of memory */
+    int blocks = j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? n : 1;
+    for (int q = 0; q < blocks; q++)
+        for (uint64_t i = 0; i < c; i += want_elems) {
+            size_t m = c - i < want_elems ? (size_t)(c - i) : want_elems;
+            switch (j->coll) {
+            case CT_ALLREDUCE: ct_verify_expected(j->dtype, j->op, n, seed, i, want, m); break;
+            case CT_REDUCESCATTER:
+                ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
+                break;
+            case CT_ALLGATHER: ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m); break;
+            case CT_ALLTOALL:
+                ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
+                break;
+            default: break;
+            }
+            wrong += (long)ct_verify_count_wrong(j->dtype, got + ((uint64_t)q * c + i) * es,
+                                                 want, m);
+        }
+    return wrong;
+}

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backend/nccl.h"
+#include "../device/device.h"
 #include "../lib/sock.h"
 #include "cmd.h"
 
@@ -117,6 +119,23 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_NO_BIND:
         o->no_bind = true;
         return 0;
+    case CT_O_MEM:
+        if (!ct_mem_kind_find(arg))
+            return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (host, cuda)", arg);
+        o->mem = arg;
+        return 0;
+    case CT_O_LIB:
+        if (strcmp(arg, "nccl"))
+            return ct_cmd_fail(cmd, 2, "unknown --lib '%s' (nccl)", arg);
+        o->lib = arg;
+        return 0;
+    case CT_O_GPU_MAP: {
+        struct ct_err err = {0};
+        if (ct_mem_gpu_of(arg, 0, &err) < 0)
+            return ct_cmd_fail(cmd, 2, "%s", err.msg);
+        o->gpu_map = arg;
+        return 0;
+    }
     case CT_O_WAIT:
         if (!strcmp(arg, "auto"))
             o->wait = CT_WAIT_AUTO;
@@ -183,5 +202,24 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2,
                            "the loop transport runs ranks as threads and is for tests; use shm "
                            "or tcp with --local");
+    if (o->gpu_map && !o->lib && (!o->mem || strcmp(o->mem, "cuda")))
+        return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
+    if (o->lib && strcmp(cmd, "run"))
+        return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' drives a library engine so far", o->lib);
+    if (o->lib && o->mem && strcmp(o->mem, "cuda"))
+        return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
+    if (o->lib) { /* every rank opens the engine later: say now, once, if this host cannot */
+        if (ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+            return ct_cmd_fail(cmd, 2, "--lib nccl: %s", err.msg);
+    } else if (o->mem && strcmp(o->mem, "host")) { /* can this host use it at all? one line if not */
+        struct ct_mem m;
+        if (ct_mem_open(&m, o->mem, ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+            return ct_cmd_fail(cmd, 2, "--mem %s: %s", o->mem, err.msg);
+        ct_mem_close(&m);
+        return ct_cmd_fail(cmd, 2,
+                           "--mem %s: the native engine moves host memory only so far (GPU "
+                           "buffers through the transports are not built yet)",
+                           o->mem);
+    }
     return 0;
 }
