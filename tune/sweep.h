@@ -131,7 +131,8 @@ struct ct_sweep_regret {
     uint64_t size;                      /* where it was measured */
     struct ct_sweep_point chosen, best; /* best: fastest measured, chosen included */
     double regret;                      /* chosen median / best median (>= 1) */
-    bool significant;                   /* chosen's interval lies above best's */
+    bool significant;                   /* best beat chosen beyond both intervals in most rounds */
+    int rounds;                         /* times chosen and best were measured (a loss: 3) */
 };
 
 /*
