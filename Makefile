@@ -55,29 +55,33 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0
              -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
-LIB_DIRS := lib transport algos backend tune validate monitor model probe output tui
-LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_DIRS := lib device transport algos backend tune validate monitor model probe output tui
+# plugin/nccl_rules.c: the tuner plugin's config reader, also used by export (nccl-plugin)
+LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)) plugin/nccl_rules.c
 CMD_SRC := $(wildcard cmd/*.c)
 # model presets (data files with their sources) compiled into the binary
 PRESETS := $(sort $(wildcard model/presets/*.json))
 PRESETS_C := $(BUILD)/gen/model_presets.c
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o $(BUILD)/gen/cuda_kernels.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o
 LIBA := $(BUILD)/libcolltune.a
+PLUGIN_SO := $(BUILD)/libnccl-tuner-colltune.so
+PLUGIN_SRC := $(wildcard plugin/*.c)
 
 TEST_SRC := $(wildcard tests/unit/*.c tests/algos/*.c tests/transport/*.c tests/probe/*.c \
                        tests/backend/*.c tests/tune/*.c tests/validate/*.c tests/output/*.c \
-                       tests/tui/*.c tests/export/*.c tests/model/*.c)
+                       tests/tui/*.c tests/export/*.c tests/model/*.c tests/plugin/*.c \
+                       tests/device/*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps test test-unit test-cli test-asan bench install clean check-format format check-layers \
+.PHONY: all deps test test-unit test-gpu test-cli test-asan bench install clean check-format format check-layers \
         wan-tools lib-modules \
         regen-golden
-all: colltune lib-modules
+all: colltune $(PLUGIN_SO) lib-modules
 
 # Library engine modules (backend/lib/): each built by its library's own mpicc when that
 # compiler is present, loaded by colltune with dlopen (the binary links no MPI).
@@ -111,12 +115,30 @@ $(PRESETS_C): $(PRESETS) scripts/embed-presets.sh
 	@mkdir -p $(dir $@)
 	$(Q)scripts/embed-presets.sh $@ $(PRESETS)
 
+# GPU reduction kernels (device/kernels.cu) as a fatbin carried as data; empty without nvcc.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+$(BUILD)/gen/cuda_kernels.c: device/kernels.cu scripts/embed-fatbin.sh
+	@mkdir -p $(dir $@)
+	@echo "  NVCC    $<"
+	$(Q)scripts/embed-fatbin.sh $@ $< $(NVCC)
+
+$(BUILD)/gen/cuda_kernels.o: $(BUILD)/gen/cuda_kernels.c
+	$(Q)$(CC) $(CFLAGS_ALL) -Wno-missing-braces -c $< -o $@
+
 $(BUILD)/gen/model_presets.o: $(PRESETS_C)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# colltune's NCCL tuner plugin (plugin/): a shared library NCCL dlopens; C and jansson only,
+# no CUDA or NCCL needed to build it (the tuner ABI is restated in plugin/nccl_tuner_abi.h).
+$(PLUGIN_SO): $(PLUGIN_SRC) $(wildcard plugin/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  SO      $@"
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -fPIC -shared -fvisibility=hidden $(EXTRA_CFLAGS) \
+	  $$(pkg-config --cflags jansson) -o $@ $(PLUGIN_SRC) $$(pkg-config --libs jansson) $(EXTRA_LDFLAGS)
 
 colltune: $(BUILD)/colltune
 	$(Q)cp $< $@
@@ -128,7 +150,10 @@ $(BUILD)/colltune: $(CMD_OBJ) $(LIBA)
 $(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST-CC $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+	$(Q)$(CC) $(CFLAGS_ALL) -DCT_BUILD_DIR=\"$(BUILD)\" -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+
+# The plugin's ABI harness (and the NCCL engine's forcing test) dlopen the built plugin.
+$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/plugin/*.c)) $(BUILD)/tests/backend/test_nccl: $(PLUGIN_SO)
 
 # Stand-alone test tools (no library, no Criterion): the WAN delay line and its checks.
 WAN_TOOLS := $(BUILD)/tests/wan/delayline $(BUILD)/tests/wan/pingpong
@@ -139,10 +164,15 @@ $(BUILD)/tests/wan/%: tests/wan/%.c
 wan-tools: $(WAN_TOOLS)
 
 # Every Criterion binary, then the CLI scripts. Failing tests fail the target.
-test-unit: $(TEST_BIN) colltune
+test-unit: $(TEST_BIN) colltune $(PLUGIN_SO)
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
-test-cli: colltune lib-modules $(WAN_TOOLS)
+# The GPU tests (Criterion suite gpu): run where a GPU is, each SKIP with its reason elsewhere.
+GPU_TEST_BIN := $(BUILD)/tests/device/test_device $(BUILD)/tests/backend/test_nccl
+test-gpu: $(GPU_TEST_BIN) colltune
+	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
+
+test-cli: colltune lib-modules $(PLUGIN_SO) $(WAN_TOOLS)
 	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
@@ -151,7 +181,7 @@ test-asan:
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit-asan
 
-test-unit-asan: $(TEST_BIN) $(BUILD)/colltune
+test-unit-asan: $(TEST_BIN) $(BUILD)/colltune $(PLUGIN_SO)
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
@@ -168,9 +198,10 @@ test:
 bench: colltune $(WAN_TOOLS)
 	$(Q)tests/bench/run.sh
 
-install: colltune
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+install: colltune $(PLUGIN_SO)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/lib/colltune
 	install -m 755 colltune $(DESTDIR)$(PREFIX)/bin/colltune
+	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PREFIX)/lib/colltune/libnccl-tuner-colltune.so
 	install -m 644 man/colltune.1 $(DESTDIR)$(PREFIX)/share/man/man1/colltune.1
 
 # Golden files change only through this target; review the diff.

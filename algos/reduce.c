@@ -11,6 +11,7 @@
  */
 #include "algo.h"
 #include "half.h"
+#include "../lib/memnt.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -48,12 +48,13 @@ REVS(f64)
 #undef REVS
 #undef REV
 
-/* Copy: glibc's memcpy is already dispatched per CPU (and turns to non-temporal stores
- * above its measured shared-cache threshold); the row exists so every copy goes through
- * the same table as the reductions. */
+/* Copy: glibc's memcpy (dispatched per CPU, non-temporal above its shared-cache threshold)
+ * except where its rep movsb is slow (lib/memnt.h ct_copy); the row exists so every copy
+ * goes through the same table as the reductions. */
 static void *FN(copy)(void *dst, const void *src, size_t n)
 {
-    return memcpy(dst, src, n);
+    ct_copy(dst, src, n);
+    return dst;
 }
 
 /* Indexed by dtype, then op (sum, prod, min, max); avg uses the sum kernel. */

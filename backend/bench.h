@@ -28,6 +28,15 @@ struct ct_bench {
     size_t times_cap;
     int inflight;                 /* AllReduce split into this many collectives (<= 1: off) */
     struct ct_comm *flight_comms; /* inflight communicators (borrowed; [0] may be comm) */
+    /* What buf[CT_BUF_SEND] holds: the inputs of the last fill, while no schedule since has
+     * written it (points of the same collective and size then skip the fill). */
+    struct {
+        bool valid;
+        enum ct_coll coll;
+        enum ct_dtype dtype;
+        enum ct_redop op;
+        uint64_t count, seed;
+    } held;
 };
 
 /* run --inflight K: AllReduce points run as K collectives at once over the K
@@ -81,10 +90,6 @@ void ct_bench_prep_release(struct ct_bench_prep *p);
 int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,
                   double *out_us, struct ct_err *err);
 void ct_bench_release(struct ct_bench *b);
-/* out's size, placement and timing figures from per-iteration times t (sorted here) of j on
- * nranks; wrong and diverged -1 (not checked). */
-void ct_point_from_times(struct ct_point *out, const struct ct_job *j, int nranks, double *t,
-                         int iters);
 struct ct_backend;
 /* The same as ct_bench_point over any engine: begin (verified when check > 0), time, end.
  * Collective over every rank of the engine. */
@@ -98,6 +103,10 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j
 /* Run the prepared point once on fresh inputs and verify it (it also warms the point up);
  * wrong elements summed over ranks. Collective. */
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err);
+/* A point's figures from the slowest-rank times t[0..iters) of job j on nranks ranks (t is
+ * sorted): median, min, max, algbw, busbw (nccl-tests factors); wrong and diverged -1. */
+void ct_point_stats(struct ct_point *out, const struct ct_job *j, int nranks, double *t,
+                    int iters);
 /* Run once and verify (no timing); wrong elements summed over ranks. */
 int ct_bench_verify(struct ct_bench *b, const struct ct_algo *a, struct ct_job *j, long *wrong,
                     struct ct_err *err);

@@ -105,3 +105,13 @@ const char *ct_comm_tp_names(const struct ct_comm *c, char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "+" : "", c->tps[i]->ops->name);
     return buf;
 }
+
+int ct_boot_bcast0(struct ct_boot *boot, void *buf, size_t len, struct ct_err *err)
+{
+    char *all = ct_xcalloc((size_t)boot->size, len ? len : 1);
+    int rc = ct_boot_allgather(boot, buf, len, all, err);
+    if (rc == 0)
+        memcpy(buf, all, len);
+    free(all);
+    return rc;
+}

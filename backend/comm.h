@@ -35,6 +35,8 @@ void ct_comm_close(struct ct_comm *c);
 /* Allocate / free a benchmark buffer through the intra-node transport (symmetric heap). */
 void *ct_comm_alloc(struct ct_comm *c, size_t bytes, struct ct_err *err);
 void ct_comm_free(struct ct_comm *c, void *p, size_t bytes);
+/* Give every rank of boot rank 0's len bytes at buf (over the bootstrap's allgather). */
+int ct_boot_bcast0(struct ct_boot *boot, void *buf, size_t len, struct ct_err *err);
 /* Names of the transports in use, e.g. "shm" or "shm+tcp". */
 const char *ct_comm_tp_names(const struct ct_comm *c, char *buf, size_t len);
 

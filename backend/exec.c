@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../lib/clock.h"
+#include "../lib/memnt.h"
 
 #define SPIN_NS 200000LL       /* spin mode: poll this long without progress, then block */
 #define SPIN_NS_BLOCK 2000LL   /* block mode: a short spin for messages already in flight */
@@ -275,7 +276,10 @@ static void run_local(struct ct_exec *x, const struct ct_sched *s, uint32_t st,
         if (op->kind == CT_OP_COPY) {
             void *d = at(a, op->dst);
             const void *src = at(a, op->src);
-            if (d != src)
+            const char *dc = d, *sc = src;
+            if (dc + op->bytes <= sc || sc + op->bytes <= dc)
+                ct_copy(d, src, op->bytes);
+            else if (d != src)
                 memmove(d, src, op->bytes);
         } else if (op->kind == CT_OP_REDUCE) {
             if (a->threads > 1 && op->bytes >= SPLIT_MIN_BYTES) {

@@ -14,6 +14,7 @@
  */
 #include "verify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../algos/half.h"
@@ -281,6 +282,44 @@ static inline void store_int(unsigned bits, void *buf, size_t i, uint64_t v)
     }
 }
 
+/* c(slot) of every slot (float: in units, as int64 bits), so that a fill hashes each index
+ * once instead of twice. */
+static uint64_t *slot_table(const struct gen *g)
+{
+    uint64_t *tab = ct_xmalloc(sizeof *tab * (size_t)g->nranks);
+    for (int j = 0; j < g->nranks; j++)
+        tab[j] = g->is_float ? (uint64_t)float_c(g, (uint64_t)j) : int_c(g, (uint64_t)j);
+    return tab;
+}
+
+/* fval and ival with c(slot) from the table. */
+static inline double fval_t(const struct gen *g, int rank, uint64_t i, const uint64_t *tab)
+{
+    if (g->op == CT_PROD)
+        return fval(g, rank, i);
+    uint64_t hi = hash_idx(g, i);
+    int64_t a = g->a_lo + (int64_t)pick(hi, g->a_span + 1);
+    return (double)(a + (int64_t)tab[slot_of(g, rank, hi)]) * g->unit;
+}
+
+static inline uint64_t ival_t(const struct gen *g, int rank, uint64_t i, const uint64_t *tab)
+{
+    uint64_t hi = hash_idx(g, i), a = int_a(g, hi), c = tab[slot_of(g, rank, hi)];
+    switch (g->op) {
+    case CT_SUM: return a + c;
+    case CT_PROD: return pick(hi, (uint64_t)g->nranks) == (uint64_t)rank ? a * c : c;
+    default: return (a + c) ^ g->sign_bit;
+    }
+}
+
+/* One loop per element type (the type switch stays outside the loop). */
+#define FILL(T, EXPR)                                                                              \
+    do {                                                                                           \
+        T *o = buf;                                                                                \
+        for (size_t i = 0; i < n; i++)                                                             \
+            o[i] = (EXPR);                                                                         \
+    } while (0)
+
 void ct_verify_fill(enum ct_dtype t, enum ct_redop op, int rank, int nranks, uint64_t seed,
                     uint64_t first_index, void *buf, size_t n)
 {
@@ -288,13 +327,24 @@ void ct_verify_fill(enum ct_dtype t, enum ct_redop op, int rank, int nranks, uin
     gen_init(&g, t, op, nranks, seed);
     if (rank < 0 || rank >= nranks)
         CT_BUG("verify: rank %d of %d", rank, nranks);
-    for (size_t i = 0; i < n; i++) {
-        if (g.is_float)
-            store_float(t, buf, i, fval(&g, rank, first_index + i));
-        else
-            store_int(g.bits, buf, i, ival(&g, rank, first_index + i));
+    uint64_t *tab = slot_table(&g), f = first_index;
+    if (g.is_float) {
+        switch (t) {
+        case CT_FLOAT16: FILL(uint16_t, ct_f32_to_f16((float)fval_t(&g, rank, f + i, tab))); break;
+        case CT_BFLOAT16: FILL(uint16_t, ct_f32_to_bf16((float)fval_t(&g, rank, f + i, tab))); break;
+        case CT_FLOAT32: FILL(float, (float)fval_t(&g, rank, f + i, tab)); break;
+        default: FILL(double, fval_t(&g, rank, f + i, tab)); break;
+        }
+    } else {
+        switch (g.bits) {
+        case 8: FILL(uint8_t, (uint8_t)ival_t(&g, rank, f + i, tab)); break;
+        case 32: FILL(uint32_t, (uint32_t)ival_t(&g, rank, f + i, tab)); break;
+        default: FILL(uint64_t, ival_t(&g, rank, f + i, tab)); break;
+        }
     }
+    free(tab);
 }
+#undef FILL
 
 void ct_verify_expected(enum ct_dtype t, enum ct_redop op, int nranks, uint64_t seed,
                         uint64_t first_index, void *out, size_t n)
@@ -364,4 +414,45 @@ size_t ct_verify_first_wrong(enum ct_dtype t, const void *got, const void *want,
         if (!elem_same(t, sz, got, want, i))
             return i;
     return n;
+}
+
+void ct_verify_fill_job(const struct ct_job *j, uint64_t seed, void *send)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    if (j->coll == CT_ALLREDUCE || j->coll == CT_ALLGATHER)
+        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, send, c);
+    else /* reducescatter, alltoall: N blocks; block q at global index q*count */
+        ct_verify_fill(j->dtype, j->op, r, n, seed, 0, send, c * (uint64_t)n);
+}
+
+long ct_verify_job(const struct ct_job *j, uint64_t seed, const void *recv, void *want,
+                   size_t want_elems)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    size_t es = ct_dtype_size(j->dtype);
+    const char *got = recv;
+    long wrong = 0;
+    /* block q of the output (one block but for allgather and alltoall), in pieces, so that
+     * the expected values never take more than want_elems elements of memory */
+    int blocks = j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? n : 1;
+    for (int q = 0; q < blocks; q++)
+        for (uint64_t i = 0; i < c; i += want_elems) {
+            size_t m = c - i < want_elems ? (size_t)(c - i) : want_elems;
+            switch (j->coll) {
+            case CT_ALLREDUCE: ct_verify_expected(j->dtype, j->op, n, seed, i, want, m); break;
+            case CT_REDUCESCATTER:
+                ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
+                break;
+            case CT_ALLGATHER: ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m); break;
+            case CT_ALLTOALL:
+                ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
+                break;
+            default: break;
+            }
+            wrong += (long)ct_verify_count_wrong(j->dtype, got + ((uint64_t)q * c + i) * es,
+                                                 want, m);
+        }
+    return wrong;
 }

@@ -52,4 +52,14 @@ size_t ct_verify_count_wrong(enum ct_dtype t, const void *got, const void *want,
 /* Index of the first element that ct_verify_count_wrong would count, or n if none. */
 size_t ct_verify_first_wrong(enum ct_dtype t, const void *got, const void *want, size_t n);
 
+/*
+ * A job's inputs and result check, nccl-tests style, for any engine: fill rank's send buffer
+ * of j (count elements for allreduce and allgather, nranks blocks of count for reducescatter
+ * and alltoall), and count the wrong elements of j's receive buffer (host memory), building
+ * the expected values want_elems at a time in want (scratch of want_elems elements).
+ */
+void ct_verify_fill_job(const struct ct_job *j, uint64_t seed, void *send);
+long ct_verify_job(const struct ct_job *j, uint64_t seed, const void *recv, void *want,
+                   size_t want_elems);
+
 #endif

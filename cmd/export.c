@@ -121,7 +121,7 @@ static int parse(struct export_ctx *x, int argc, char **argv)
     for (; optind < argc; optind++) {
         if (x->config)
             return ct_cmd_fail("export", CT_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
-        x->config = argv[optind];
+        x->config = x->eo.config_path = argv[optind];
     }
     return 0;
 }

@@ -80,6 +80,9 @@ const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
 
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv)
 {
+    if (!o->lib || !ct_libmod_find(o->lib))
+        return ct_cmd_fail("run", CT_EXIT_USAGE, "--sizes needs --lib %s (an MPI library's engine)",
+                           ct_libmod_names());
     if (!ct_libmod_in_rank())
         return ct_lib_launch(o, "run", argc, argv);
     struct ct_backend be;

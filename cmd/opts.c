@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backend/nccl.h"
+#include "../device/device.h"
 #include "../backend/libmod.h"
 #include "../lib/sock.h"
 #include "cmd.h"
@@ -71,8 +73,8 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         return 0;
     }
     case CT_O_LIB:
-        if (!ct_libmod_find(arg))
-            return ct_cmd_fail(cmd, 2, "unknown --lib '%s' (%s)", arg, ct_libmod_names());
+        if (strcmp(arg, "nccl") && !ct_libmod_find(arg))
+            return ct_cmd_fail(cmd, 2, "unknown --lib '%s' (nccl, %s)", arg, ct_libmod_names());
         o->lib = arg;
         return 0;
     case CT_O_ALGO:
@@ -125,6 +127,18 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_NO_BIND:
         o->no_bind = true;
         return 0;
+    case CT_O_MEM:
+        if (!ct_mem_kind_find(arg))
+            return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (host, cuda)", arg);
+        o->mem = arg;
+        return 0;
+    case CT_O_GPU_MAP: {
+        struct ct_err err = {0};
+        if (ct_mem_gpu_of(arg, 0, &err) < 0)
+            return ct_cmd_fail(cmd, 2, "%s", err.msg);
+        o->gpu_map = arg;
+        return 0;
+    }
     case CT_O_WAIT:
         if (!strcmp(arg, "auto"))
             o->wait = CT_WAIT_AUTO;
@@ -195,5 +209,31 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2,
                            "the loop transport runs ranks as threads and is for tests; use shm "
                            "or tcp with --local");
+    /* NCCL runs in process (backend/nccl.c); an MPI library's engine is relaunched under its
+     * launcher (backend/libmod.h) and moves host memory */
+    bool nccl = o->lib && !strcmp(o->lib, "nccl");
+    if (o->lib && !nccl && o->mem && strcmp(o->mem, "host"))
+        return ct_cmd_fail(cmd, 2, "--lib %s moves host memory only", o->lib);
+    if (o->gpu_map && !nccl && (!o->mem || strcmp(o->mem, "cuda")))
+        return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
+    if (nccl && strcmp(cmd, "run"))
+        return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' drives the NCCL engine so far", o->lib);
+    if (nccl && o->mem && strcmp(o->mem, "cuda"))
+        return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
+    if (o->lib && !nccl) {
+        /* checked where the engine is launched (cmd/librun.c) */
+    } else if (nccl) { /* every rank opens the engine later: say now, once, if this host cannot */
+        if (ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+            return ct_cmd_fail(cmd, 2, "--lib nccl: %s", err.msg);
+    } else if (o->mem && strcmp(o->mem, "host")) { /* can this host use it at all? one line if not */
+        struct ct_mem m;
+        if (ct_mem_open(&m, o->mem, ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+            return ct_cmd_fail(cmd, 2, "--mem %s: %s", o->mem, err.msg);
+        ct_mem_close(&m);
+        return ct_cmd_fail(cmd, 2,
+                           "--mem %s: the native engine moves host memory only so far (GPU "
+                           "buffers through the transports are not built yet)",
+                           o->mem);
+    }
     return 0;
 }

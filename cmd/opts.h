@@ -15,7 +15,8 @@ struct ct_opts {
     enum ct_dtype dtype;
     enum ct_redop op;
     const struct ct_algo *algo;
-    const char *lib;      /* --lib: a library engine (backend/libmod.h), or NULL: native */
+    const char *lib;      /* --lib: a library engine: "nccl" (run, in process) or an MPI
+                             library's (backend/libmod.h, relaunched); NULL: colltune's own */
     const char *lib_algo; /* --algo LIB:NAME, resolved by the library engine */
     struct ct_params params;
     const char *transport;
@@ -32,6 +33,8 @@ struct ct_opts {
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     int inflight;          /* run --inflight K: AllReduce as K collectives over K tcp
                               communicators (0, 1: one) */
+    const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
+    const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
 };
 
 #define CT_OPTS_FIRST 2000
@@ -39,7 +42,7 @@ enum {
     CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
     CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
     CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER,
-    CT_O_SOCKBUF, CT_O_NO_BIND, CT_O_LIB
+    CT_O_SOCKBUF, CT_O_NO_BIND, CT_O_MEM, CT_O_GPU_MAP, CT_O_LIB
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -52,7 +55,8 @@ enum {
         {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
         {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF}, \
-        {"no-bind", 0, 0, CT_O_NO_BIND}, {"lib", 1, 0, CT_O_LIB}
+        {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, {"gpu-map", 1, 0, CT_O_GPU_MAP},  \
+        {"lib", 1, 0, CT_O_LIB}
 
 
 void ct_opts_init(struct ct_opts *o);
@@ -78,6 +82,11 @@ void ct_opts_print_bootstrap(const struct ct_opts *o);
 void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc);
 int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm *c,
                       struct ct_err *err);
+struct ct_nccl;
+/* run --lib nccl: the NCCL engine on this rank's GPU (--gpu-map), or *n NULL without --lib.
+ * Collective. */
+int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
+                        struct ct_nccl **n, struct ct_err *err);
 void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,
                  struct ct_job *j);
 struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err);

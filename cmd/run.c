@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../backend/bench.h"
+#include "../backend/nccl.h"
 #include "../monitor/monitor.h"
 #include "../lib/clock.h"
 #include "../output/output.h"
@@ -106,8 +107,6 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         ct_opts_print_bootstrap(&x->o);
         return -1;
     }
-    if (x->sizes && !x->o.lib)
-        return ct_cmd_fail("run", 2, "--sizes needs --lib (library engines)");
     if (x->minb > x->maxb)
         return ct_cmd_fail("run", 2, "--minbytes %llu is larger than --maxbytes %llu", x->minb,
                            x->maxb);
@@ -134,6 +133,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         return ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
     struct ct_rank_info *ranks = ct_opts_rank_infos(&comm, &err);
     struct ct_bench b;
+    struct ct_nccl *nccl = NULL; /* --lib nccl: NCCL measures instead of colltune */
     ct_bench_init(&b, &comm, 0x5eed);
     const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
     size_t es = ct_dtype_size(x->o.dtype);
@@ -147,9 +147,14 @@ static int run_rank(struct ct_boot *boot, void *arg)
     }
     if (flight)
         ct_bench_set_inflight(&b, x->o.inflight, flight);
+    if (ranks && ct_opts_engine_open(&x->o, boot, &comm, &nccl, &err) < 0) {
+        code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+        goto out;
+    }
     char tpn[64], algo_q[48]; /* a quantized row names its format in the algo column too */
     const char *quant = x->o.quant ? ct_quant_name(x->o.quant) : NULL;
-    snprintf(algo_q, sizeof algo_q, "%s:%s", x->o.algo->name, quant ? quant : "");
+    snprintf(algo_q, sizeof algo_q, "%s%s%s", nccl ? "nccl" : x->o.algo->name, quant ? ":" : "",
+             quant ? quant : "");
     struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                             x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
                             comm.size, comm.nnodes, x->cmdline, ranks, quant};
@@ -162,7 +167,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
         struct ct_row *row = &rows[nrows++];
         ct_row_init(row, x->o.dtype, d->needs_op ? (int)x->o.op : -1,
-                    quant ? algo_q : x->o.algo->name);
+                    quant || nccl ? algo_q : x->o.algo->name);
         row->quant = quant;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
         if (x->tui) {
@@ -176,7 +181,8 @@ static int run_rank(struct ct_boot *boot, void *arg)
             struct ct_point p;
             j.in_place = k;
             struct ct_bench_cfg bc = {x->iters, x->warmup, x->check};
-            if (ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err) < 0) {
+            if ((nccl ? ct_nccl_point(nccl, &j, &bc, &p, &err)
+                      : ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err)) < 0) {
                 ct_live_close(&live);
                 code = ct_cmd_fail("run", 1, "rank %d (%s): %s %llu bytes: %s", comm.rank,
                                    boot->host, d->name, (unsigned long long)size, err.msg);
@@ -211,6 +217,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
 out:
     ct_live_close(&live);
     ct_bench_release(&b);
+    ct_nccl_close(nccl);
     ct_opts_flight_close(&x->o, flight);
     ct_comm_close(&comm);
     free(ranks);
@@ -230,7 +237,7 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc && off < sizeof x.cmdline - 2; i++)
         off += (size_t)snprintf(x.cmdline + off, sizeof x.cmdline - off, "%s%s", i ? " " : "",
                                 argv[i]);
-    if (x.o.lib)
+    if ((x.o.lib && strcmp(x.o.lib, "nccl")) || x.sizes) /* an MPI library's engine */
         return ct_librun(&x.o, &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters,
                                                        x.warmup, x.check, x.cmdline, x.sizes},
                          argc, argv);

@@ -20,7 +20,6 @@
 #include "librun.h"
 #include "opts.h"
 
-#define DEFAULT_BUDGET 100.0
 #define MAX_ALGOS 64
 
 struct sweep_ctx {
@@ -126,7 +125,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
         x->o.local = n < 2 ? 2 : n > 1024 ? 1024 : (int)n;
     }
     if (x->c.budget_s < 0)
-        x->c.budget_s = x->verify ? 30 : DEFAULT_BUDGET;
+        x->c.budget_s = x->verify ? 30 : CT_SWEEP_BUDGET_S;
     build_cfg(x, NULL, cfg);
     /* launchers' sizes are known only in the ranks */
     if (ct_sweep_cfg_check_start(cfg, x->o.local > 0, x->nalgos > 0, x->verify ? NULL : x->out,

@@ -21,6 +21,8 @@ static const struct ct_emitter emitters[] = {
      CT_EXPORT_LOADED, CT_LIB_NCCL, false, ct_emit_nccl_tuner},
     {"nccl-env", "NCCL_ALGO per collective, channel bounds, buffers, sockets (nccl.conf form)",
      CT_EXPORT_LOADED, CT_LIB_NCCL, false, ct_emit_nccl_env},
+    {"nccl-plugin", "export lines loading colltune's NCCL tuner plugin with the measured config",
+     CT_EXPORT_SETTINGS, CT_LIB_NCCL, false, ct_emit_nccl_plugin},
     {"ompi-rules", "Open MPI coll/tuned dynamic rules file (classic) + its MCA parameters",
      CT_EXPORT_LOADED, CT_LIB_OMPI, false, ct_emit_ompi_rules},
     {"mpich-json", "MPICH collective selection JSON (complete tree) + the CVAR that loads it",

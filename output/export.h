@@ -43,6 +43,7 @@ struct ct_export_opts {
     int nranks;             /* export only rulesets of this many ranks; 0: all */
     const char *nccl_proto; /* NCCL protocol for the tuner CSV: "ll", "ll128", "simple" (NULL) */
     int nccl_channels;      /* tuner CSV channel count for every line; -1: from the config */
+    const char *config_path; /* the config's file (nccl-plugin points NCCL at it), or NULL */
 };
 void ct_export_opts_init(struct ct_export_opts *o);
 
@@ -145,6 +146,8 @@ const char *ct_export_version(const struct ct_export_opts *o, int lib);
 /* Emitters (emit_<fmt>.c). */
 int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o,
                        struct ct_export_out *out, struct ct_err *err);
+int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *o,
+                        struct ct_export_out *out, struct ct_err *err);
 int ct_emit_nccl_env(const struct ct_config *c, const struct ct_export_opts *o,
                      struct ct_export_out *out, struct ct_err *err);
 int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o,

@@ -52,22 +52,27 @@ int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int
 {
     int bad = 0;
     double worst = 1;
-    fprintf(f, "verifying %s: %d ranks, midpoint of every range, chosen vs every alternative\n\n",
+    fprintf(f,
+            "verifying %s: %d ranks, midpoint of every range, chosen vs every alternative; a\n"
+            "loss is measured 3 times, interleaved with the winner: the median round counts\n\n",
             path, nranks);
     fprintf(f, "%-13s %-21s %10s  %-12s %10s  %-12s %10s  %s\n", "collective", "range", "at",
             "chosen", "time(us)", "best", "time(us)", "regret");
     for (size_t i = 0; i < n; i++) {
         const struct ct_rule *r = &conf->sets[g[i].set].rules[g[i].rule];
-        char lo[32], hi[32], at[32], range[64];
+        char lo[32], hi[32], at[32], range[64], rounds[32] = "";
         snprintf(range, sizeof range, "%s..%s", ct_bytes_str(r->min_bytes, lo, sizeof lo),
                  ct_bytes_str(r->max_bytes, hi, sizeof hi));
         bool fail = g[i].regret > max_regret && g[i].significant;
         bad += fail;
+        if (g[i].rounds > 1)
+            snprintf(rounds, sizeof rounds, " (%d rounds)", g[i].rounds);
         worst = g[i].regret > worst ? g[i].regret : worst;
-        fprintf(f, "%-13s %-21s %10s  %-12s %10.2f  %-12s %10.2f  %.2f%s\n",
+        fprintf(f, "%-13s %-21s %10s  %-12s %10.2f  %-12s %10.2f  %.2f%s%s\n",
                 ct_coll_name(conf->sets[g[i].set].coll), range,
                 ct_bytes_str(g[i].size, at, sizeof at), g[i].chosen.algo, g[i].chosen.st.median,
                 g[i].best.algo, g[i].best.st.median, g[i].regret,
+                rounds,
                 fail                        ? "  FAIL"
                 : g[i].regret > max_regret ? "  (within noise)"
                                            : "");

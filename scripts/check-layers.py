@@ -22,7 +22,7 @@ ALLOWED = {
     "tui": {"tune", "validate", "monitor", "model", "backend", "algos", "transport", "device",
             "probe", "lib"},
     "output": {"tune", "validate", "monitor", "model", "backend", "algos", "transport", "device",
-               "probe", "lib"},
+               "probe", "plugin", "lib"},
     "tune": {"backend", "algos", "transport", "device", "lib"},
     "validate": {"tune", "monitor", "backend", "algos", "transport", "device", "probe", "lib"},
     "monitor": {"probe", "transport", "lib"},
@@ -32,6 +32,7 @@ ALLOWED = {
     "transport": {"lib"},
     "device": {"lib"},
     "probe": {"lib"},
+    "plugin": set(),  # the NCCL tuner plugin: libc + jansson only (output/ reads its rules)
     "lib": set(),
 }
 # Table files: their references to the rows' functions in their own folder are rows of a

@@ -21,6 +21,7 @@ for i in $(seq 1 "$n"); do
     share=$(sed -n 's/.*measuring \([0-9]* s of [0-9]* s ([0-9]*%)\).*/\1/p' "$out.sweep")
     ranges=$(awk '/^[a-z]+: [0-9]+ ranks/{c=$1} /^  [0-9]/{n[c]++} END{for(k in n) printf "%s%d ", k, n[k]}' "$out.sweep")
     echo "run $i: verify exit $rc, worst regret $worst; measuring $share; ranges $ranges"
+    grep ' FAIL$' "$out.verify" | sed 's/^/  /'
     if [ -n "$prev" ]; then
         python3 "$(dirname "$0")/config-agree.py" "$prev/config.json" "$out/config.json" | sed "s/^/  agreement with run $((i - 1)): /"
     fi

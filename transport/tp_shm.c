@@ -510,7 +510,7 @@ static int post_sends(struct tp_shm *t, struct peer *p)
             uint64_t n = r->len - r->done_bytes;
             if (n > p->out_data)
                 n = p->out_data;
-            memcpy(slot_data(s), r->b.sbuf + r->done_bytes, n);
+            ct_copy(slot_data(s), r->b.sbuf + r->done_bytes, n);
             r->done_bytes += n;
         }
         atomic_store_explicit(&s->seq, p->sseq + 1, memory_order_release);
@@ -558,7 +558,7 @@ static inline void deliver(struct rq *r, uint64_t off, const void *data, uint64_
     else if (r->c.red)
         r->c.red->fn(r->b.dst + off, r->a.src + off, data, n / r->c.red->esize);
     else
-        memcpy(r->b.dst + off, data, n);
+        ct_copy(r->b.dst + off, data, n);
 }
 
 /*

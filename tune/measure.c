@@ -27,9 +27,9 @@ void ct_sweep_cfg_init(struct ct_sweep_cfg *c)
     c->minbytes = 8;
     c->maxbytes = 256ull << 20;
     c->stepfactor = 2;
-    c->budget_s = 100;
+    c->budget_s = CT_SWEEP_BUDGET_S;
     c->target_ci = 0.05;
-    c->margin = 0.05;
+    c->margin = 0.10;
     c->warmup = 2;
     c->min_iters = 6;
     c->max_iters = 1000;

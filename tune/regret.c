@@ -150,6 +150,68 @@ static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *co
     return 0;
 }
 
+#define ROUNDS 3 /* a loss is measured this many times, interleaved, before it counts */
+
+static int cmp_ratio(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The verdict at one midpoint. A choice that lost to an alternative beyond both intervals
+ * is measured ROUNDS - 1 more times, each time right before that alternative (A B A B), so
+ * a loss caused by the machine being busy during one of the two measurements is not
+ * reported: the regret is the median of the rounds' ratios, significant only when the
+ * alternative won beyond both intervals in most rounds.
+ */
+static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, long chosen,
+                  long best, struct ct_sweep_regret *g, struct ct_err *err)
+{
+    struct ct_sweep_point pc = v->run.res->pts[chosen], pb = v->run.res->pts[best];
+    double ratio[ROUNDS];
+    struct ct_sweep_point rc[ROUNDS], rb[ROUNDS];
+    int n = 1, wins = 0;
+    rc[0] = pc;
+    rb[0] = pb;
+    ratio[0] = pb.st.median > 0 ? pc.st.median / pb.st.median : 1;
+    wins += chosen != best && ct_select_beats(&pb.st, &pc.st);
+    if (wins) {
+        const struct ct_algo *ac = ct_algo_find(pc.algo), *ab = ct_algo_find(pb.algo);
+        for (; n < ROUNDS; n++) {
+            long ic, ib;
+            v->left += 2;
+            CT_TRY(measure(v, s, ac, count, &pc.params, -1, &ic, err));
+            CT_TRY(measure(v, s, ab, count, &pb.params, -1, &ib, err));
+            if (ic < 0 || ib < 0)
+                break;
+            rc[n] = v->run.res->pts[ic];
+            rb[n] = v->run.res->pts[ib];
+            ratio[n] = rb[n].st.median > 0 ? rc[n].st.median / rb[n].st.median : 1;
+            wins += ct_select_beats(&rb[n].st, &rc[n].st);
+        }
+    }
+    double sorted[ROUNDS];
+    memcpy(sorted, ratio, sizeof(double) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_ratio);
+    double med = sorted[n / 2];
+    int at = 0;
+    for (int i = 0; i < n; i++)
+        if (ratio[i] == med)
+            at = i;
+    g->size = rc[at].size;
+    g->chosen = rc[at];
+    g->best = rb[at];
+    g->regret = med;
+    if (med < 1) { /* the choice won the median round: it is the best */
+        g->best = g->chosen;
+        g->regret = 1;
+    }
+    g->rounds = n;
+    g->significant = chosen != best && 2 * wins > n;
+    return 0;
+}
+
 static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
                       struct ct_sweep_regret *out, size_t *nout, struct ct_err *err)
 {
@@ -180,14 +242,9 @@ static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
                 best = idx;
         }
         struct ct_sweep_regret *g = &out[(*nout)++];
-        const struct ct_sweep_point *pc = &v->run.res->pts[chosen], *pb = &v->run.res->pts[best];
         g->set = si;
         g->rule = ri;
-        g->size = pc->size;
-        g->chosen = *pc;
-        g->best = *pb;
-        g->regret = pb->st.median > 0 ? pc->st.median / pb->st.median : 1;
-        g->significant = chosen != best && ct_select_beats(&pb->st, &pc->st);
+        CT_TRY(settle(v, s, count, chosen, best, g, err));
     }
     return 0;
 }

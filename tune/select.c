@@ -116,6 +116,22 @@ static bool default_params(const struct ct_sweep_point *p)
     return ct_select_same_choice(p->algo, &p->params, p->algo, &d);
 }
 
+/*
+ * Point i was measured again as another point (same collective, size, algorithm and
+ * parameters, from another phase of the plan) with more samples, or as many and later.
+ * Only that one counts: taking the fastest of several measurements of one setting would
+ * favour whatever was measured most often (the minimum of noisy medians is biased low).
+ */
+static bool superseded(const struct ct_sweep_point *pts, size_t n, size_t i)
+{
+    for (size_t j = 0; j < n; j++)
+        if (j != i && valid(&pts[j], pts[i].coll) && pts[j].size == pts[i].size &&
+            (pts[j].st.n > pts[i].st.n || (pts[j].st.n == pts[i].st.n && j > i)) &&
+            ct_select_same_choice(pts[j].algo, &pts[j].params, pts[i].algo, &pts[i].params))
+            return true;
+    return false;
+}
+
 /* Best point of each algorithm at one size (idx[] of point indices): its fastest variant,
  * unless that is not clearly better than the variant with default parameters. */
 static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
@@ -123,7 +139,7 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!valid(&pts[i], coll) || pts[i].size != size)
+        if (!valid(&pts[i], coll) || pts[i].size != size || superseded(pts, n, i))
             continue;
         size_t j;
         for (j = 0; j < k && strcmp(pts[idx[j]].algo, pts[i].algo); j++)
@@ -136,6 +152,7 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < k; j++)
             if (valid(&pts[i], coll) && pts[i].size == size && i != idx[j] &&
+                !superseded(pts, n, i) &&
                 !strcmp(pts[idx[j]].algo, pts[i].algo) && default_params(&pts[i]) &&
                 !ct_select_better_params(&pts[idx[j]].st, &pts[i].st, margin))
                 idx[j] = i;

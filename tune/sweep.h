@@ -35,6 +35,10 @@
 #include "../backend/backend.h"
 #include "tune.h"
 
+/* The default whole-sweep budget: the default plan (4 collectives, 8 B..256 MiB x2, 2 ranks)
+ * fits it on a 2-core VM with room to spare. */
+#define CT_SWEEP_BUDGET_S 120.0
+
 struct ct_sweep_progress {
     enum ct_coll coll;
     const char *algo;
@@ -140,7 +144,8 @@ struct ct_sweep_regret {
     uint64_t size;                      /* where it was measured */
     struct ct_sweep_point chosen, best; /* best: fastest measured, chosen included */
     double regret;                      /* chosen median / best median (>= 1) */
-    bool significant;                   /* chosen's interval lies above best's */
+    bool significant;                   /* best beat chosen beyond both intervals in most rounds */
+    int rounds;                         /* times chosen and best were measured (a loss: 3) */
 };
 
 /*

@@ -26,6 +26,7 @@ void ct_config_release(struct ct_config *c)
         for (int i = 0; i < c->libs[l].nsets; i++)
             ct_ruleset_release(&c->libs[l].sets[i]);
         free(c->libs[l].sets);
+        free(c->libs[l].raw);
     }
     free(c->libs);
     memset(c, 0, sizeof *c);

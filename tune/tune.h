@@ -101,6 +101,8 @@ struct ct_librules {
     char version[32]; /* "4.1.4" */
     struct ct_ruleset *sets;
     int nsets;
+    char *raw; /* a section of a library colltune's MPI engines do not own ("nccl": read by
+                  its tuner plugin): the JSON object kept as text, sets empty */
 };
 
 struct ct_config {

@@ -202,3 +202,71 @@ Test(exec, reduction_threads)
     }
     g_threads = 0;
 }
+
+/* ---- inputs kept between points: only while no schedule wrote the send buffer ---- */
+
+/* ring AllReduce, then the result copied over the send buffer (a schedule that writes it) */
+static int build_scribble(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
+{
+    CT_TRY(ct_algo_build(ct_algo_find("ring"), j, s, err));
+    ct_sched_step(s);
+    ct_sched_copy(s, ct_loc(CT_BUF_SEND, 0), ct_loc(CT_BUF_RECV, 0),
+                  j->count * ct_dtype_size(j->dtype));
+    return 0;
+}
+
+static const struct ct_algo scribble = {
+    .name = "scribble",
+    .summary = "ring, then the result written over the inputs",
+    .colls = CT_COLL_BIT(CT_ALLREDUCE),
+    .build = build_scribble,
+};
+
+struct held_log {
+    long wrong[4];
+    bool held[4];
+};
+
+static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    struct held_log *log = arg;
+    struct ct_bench b;
+    ct_bench_init(&b, c, 42);
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.coll = CT_ALLREDUCE;
+    j.dtype = CT_FLOAT32;
+    j.op = CT_SUM;
+    j.count = 5000;
+    ct_params_defaults(&j.params);
+    const struct ct_algo *seq[4] = {ct_algo_find("ring"), ct_algo_find("mesh"), &scribble,
+                                    ct_algo_find("ring")};
+    int rc = 0;
+    for (int k = 0; k < 4 && rc == 0; k++) {
+        struct ct_bench_prep p;
+        long wrong = -1;
+        rc = ct_bench_prepare(&b, seq[k], &j, &p, err);
+        if (rc == 0) {
+            rc = ct_bench_check(&b, &p, &wrong, err);
+            ct_bench_prep_release(&p);
+        }
+        if (c->rank == 0) {
+            log->wrong[k] = wrong;
+            log->held[k] = b.held.valid;
+        }
+    }
+    ct_bench_release(&b);
+    return rc;
+}
+
+Test(exec, inputs_kept_only_while_no_schedule_wrote_them)
+{
+    struct held_log log;
+    struct ct_err err = {0};
+    cr_assert_eq(lw_run(3, 0, held_rank, &log, &err), 0, "%s", err.msg);
+    cr_assert(log.held[0] && log.held[1], "ring and mesh leave the inputs in place");
+    cr_assert_not(log.held[2], "a schedule that writes the send buffer leaves nothing held");
+    cr_assert(log.held[3]);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(log.wrong[k], 0, "point %d: %ld wrong", k, log.wrong[k]);
+}

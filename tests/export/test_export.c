@@ -48,7 +48,8 @@ Test(table, rows_are_complete_and_unique)
         for (size_t k = 0; k < n; k++)
             cr_assert_str_neq(ct_emitter_at(k)->name, e->name);
     }
-    cr_assert_eq(n, 10, "nccl-tuner nccl-env ompi-rules mpich-json ucc impi env slurm json csv");
+    cr_assert_eq(n, 11,
+                 "nccl-tuner nccl-env nccl-plugin ompi-rules mpich-json ucc impi env slurm json csv");
     cr_assert_null(ct_emitter_find("ompi_rules"));
     cr_assert_null(ct_emitter_find(NULL));
 }
@@ -339,6 +340,7 @@ struct golden_case {
 static const struct golden_case cases[] = {
     {"nccl-tuner", "nccl-tuner", CT_LIB_NONE, NULL, false},
     {"nccl-env", "nccl-env", CT_LIB_NONE, NULL, false},
+    {"nccl-plugin", "nccl-plugin", CT_LIB_NONE, NULL, false}, /* no NCCL section: mapped */
     {"ompi-rules", "ompi-rules", CT_LIB_NONE, NULL, false},
     {"ompi-rules-6.0", "ompi-rules", CT_LIB_NONE, "6.0", false},
     {"mpich-json", "mpich-json", CT_LIB_NONE, NULL, false},
@@ -416,6 +418,7 @@ Test(golden, every_format)
         ct_export_opts_init(&o);
         snprintf(path, sizeof path, "/etc/colltune/%s", g->name);
         o.path = path;
+        o.config_path = CLUSTER;
         o.lib = g->lib;
         o.version = g->version;
         if (g->rules_file)

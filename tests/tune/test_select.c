@@ -354,3 +354,21 @@ Test(select, tie_never_picks_a_beaten_algorithm)
     cr_assert_str_eq(s.rules[0].algo, "rdh");
     ct_ruleset_release(&s);
 }
+
+/* One setting measured twice (two phases of the plan): the measurement with more samples
+ * counts, not the faster one, so that re-measuring an algorithm cannot make it win. */
+Test(select, a_remeasured_setting_is_not_its_fastest_measurement)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLGATHER, "ring", 1 << 20, 100, 0.01), mk(CT_ALLGATHER, "ring", 1 << 20, 60, 0.5),
+        mk(CT_ALLGATHER, "mesh", 1 << 20, 80, 0.01)};
+    p[0].st.n = 500;
+    p[1].st.n = 6; /* a noisy short batch of the same setting */
+    p[2].st.n = 500;
+    struct ct_select_choice *c;
+    size_t ns = ct_select_choices(p, 3, CT_ALLGATHER, 0.10, &c);
+    cr_assert_eq(ns, 1);
+    cr_assert_str_eq(p[c[0].chosen].algo, "mesh", "ring's 6-sample 60 us must not count");
+    cr_assert_eq(c[0].tie, false);
+    free(c);
+}

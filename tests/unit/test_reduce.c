@@ -949,3 +949,31 @@ Test(reduce, streaming_copy_and_reduce_match)
             free(w);
         }
 }
+
+/* ct_copy takes its own loop when the destination is 1..63 bytes past the source in page
+ * offset (glibc's slow rep movsb case) and memcpy otherwise: the same bytes either way, at
+ * every relative offset and around the sizes where the paths switch, with the bytes around
+ * the destination untouched. */
+Test(reduce, data_path_copy_every_relative_offset)
+{
+    uint64_t seed = 7;
+    static const size_t lens[] = {0, 1, 63, 64, 65, 2047, 2048, 2049, 4096, 16380, 65528,
+                                  (2u << 20) - 4, 2u << 20};
+    size_t cap = (2u << 20) + 8192;
+    unsigned char *src = aligned_alloc(4096, cap), *dst = aligned_alloc(4096, cap);
+    unsigned char *ref = malloc(cap);
+    fill_bytes(src, cap, &seed);
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+        for (size_t rel = 0; rel <= 80; rel += (lens[k] > 100000 ? 20 : 1)) {
+            size_t n = lens[k], so = 4096 + 12, d0 = so + rel; /* dst offset - src offset = rel */
+            fill_bytes(dst, cap, &seed);
+            memcpy(ref, dst, cap);
+            memcpy(ref + d0, src + so, n);
+            ct_copy(dst + d0, src + so, n);
+            cr_assert(!memcmp(dst, ref, cap), "copy of %zu bytes, destination %zu past the source",
+                      n, rel);
+        }
+    free(src);
+    free(dst);
+    free(ref);
+}

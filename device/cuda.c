@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cuda memory kind. libcudart is loaded by dlopen ($COLLTUNE_CUDART, else libcudart.so.13,
+ * .so.12, .so), so colltune runs where CUDA is not installed; every failure (no library, no
+ * driver, no GPU, a GPU index beyond those present) is one line naming what is missing, and
+ * CT_EUNSUPP. Reductions run the kernels of device/kernels.cu: nvcc built them into a fatbin
+ * (build/gen/cuda_kernels.c carries it as data; empty when nvcc was absent at build time),
+ * loaded on the first reduction through libcuda.so.1 (cuModuleLoadData, cuLaunchKernel) into
+ * the primary context the runtime made current. No CUDA header is needed to build this file.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+
+extern const unsigned char ct_cuda_fatbin[];
+extern const size_t ct_cuda_fatbin_len;
+extern const char ct_cuda_fatbin_archs[];
+
+enum { H2D = 1, D2H = 2, D2D = 3 }; /* cudaMemcpyKind */
+
+struct cuda {
+    void *rt, *drv;
+    int (*getDeviceCount)(int *);
+    int (*setDevice)(int);
+    int (*malloc_)(void **, size_t);
+    int (*free_)(void *);
+    int (*memcpy_)(void *, const void *, size_t, int);
+    int (*sync)(void);
+    const char *(*errstr)(int);
+    /* libcuda, on the first reduction */
+    int (*cuInit)(unsigned);
+    int (*cuModuleLoadData)(void **, const void *);
+    int (*cuModuleGetFunction)(void **, void *, const char *);
+    int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                          unsigned, void *, void **, void **);
+    void *module;
+};
+
+static int rt_fail(struct cuda *c, struct ct_err *err, const char *call, int e)
+{
+    return ct_err_set(err, CT_EIO, "CUDA memory: %s: %s (cudaError %d)", call,
+                      c->errstr ? c->errstr(e) : "?", e);
+}
+
+#define SYM(lib, field, name)                                                                      \
+    do {                                                                                           \
+        *(void **)&(field) = dlsym(lib, name);                                                     \
+        if (!(field))                                                                              \
+            return ct_err_set(err, CT_EUNSUPP, "CUDA memory: %s has no symbol %s", libname, name); \
+    } while (0)
+
+static int load_runtime(struct cuda *c, struct ct_err *err)
+{
+    const char *env = getenv("COLLTUNE_CUDART");
+    static const char *const names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
+    const char *libname = NULL;
+    char why[256] = "";
+    for (size_t i = 0; !c->rt && i < (env && *env ? 1 : 3); i++) {
+        libname = env && *env ? env : names[i];
+        if (!(c->rt = dlopen(libname, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(why, sizeof why, "%s", dlerror());
+    }
+    if (!c->rt)
+        return ct_err_set(err, CT_EUNSUPP, "CUDA memory: cannot load the CUDA runtime %s (%s)",
+                          env && *env ? env : "libcudart.so.13/.12/.so", why);
+    SYM(c->rt, c->getDeviceCount, "cudaGetDeviceCount");
+    SYM(c->rt, c->setDevice, "cudaSetDevice");
+    SYM(c->rt, c->malloc_, "cudaMalloc");
+    SYM(c->rt, c->free_, "cudaFree");
+    SYM(c->rt, c->memcpy_, "cudaMemcpy");
+    SYM(c->rt, c->sync, "cudaDeviceSynchronize");
+    SYM(c->rt, c->errstr, "cudaGetErrorString");
+    return 0;
+}
+
+static void cuda_close(struct ct_mem *m)
+{
+    struct cuda *c = m->state;
+    if (!c)
+        return;
+    if (c->drv)
+        dlclose(c->drv);
+    if (c->rt)
+        dlclose(c->rt);
+    free(c);
+    m->state = NULL;
+}
+
+static int cuda_open(struct ct_mem *m, struct ct_err *err)
+{
+    struct cuda *c = calloc(1, sizeof *c);
+    if (!c)
+        return ct_err_set(err, CT_ENOMEM, "CUDA memory: out of memory");
+    m->state = c;
+    int n = 0, e, rc = load_runtime(c, err);
+    void *drv = NULL;
+    if (rc == 0 && (e = c->getDeviceCount(&n)) != 0 && !(drv = dlopen("libcuda.so.1", RTLD_LAZY)))
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "CUDA memory: no NVIDIA driver: libcuda.so.1 cannot be "
+                        "loaded (cudaGetDeviceCount: cudaError %d)",
+                        e);
+    else if (rc == 0 && e)
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "CUDA memory: no usable GPU: cudaGetDeviceCount: %s "
+                        "(cudaError %d)",
+                        c->errstr(e), e);
+    else if (rc == 0 && n == 0)
+        rc = ct_err_set(err, CT_EUNSUPP, "CUDA memory: no CUDA GPU on this host");
+    else if (rc == 0 && (m->gpu < 0 || m->gpu >= n))
+        rc = ct_err_set(err, CT_EUNSUPP, "CUDA memory: GPU %d asked for, %d present (--gpu-map)",
+                        m->gpu, n);
+    else if (rc == 0 && (e = c->setDevice(m->gpu)) != 0)
+        rc = rt_fail(c, err, "cudaSetDevice", e);
+    else if (rc == 0 && (e = c->free_(NULL)) != 0) /* makes the primary context current */
+        rc = rt_fail(c, err, "cudaFree(NULL)", e);
+    if (drv)
+        dlclose(drv);
+    if (rc < 0)
+        cuda_close(m);
+    else
+        m->lib = c->rt;
+    return rc;
+}
+
+static int cuda_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int e = c->malloc_(p, bytes ? bytes : 1);
+    return e ? rt_fail(c, err, "cudaMalloc", e) : 0;
+}
+
+static void cuda_free(struct ct_mem *m, void *p)
+{
+    struct cuda *c = m->state;
+    c->free_(p);
+}
+
+static int copy(struct ct_mem *m, void *dst, const void *src, size_t bytes, int kind,
+                struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int e = bytes ? c->memcpy_(dst, src, bytes, kind) : 0;
+    return e ? rt_fail(c, err, "cudaMemcpy", e) : 0;
+}
+
+static int cuda_to_host(struct ct_mem *m, void *host, const void *src, size_t bytes,
+                        struct ct_err *err)
+{
+    return copy(m, host, src, bytes, D2H, err);
+}
+
+static int cuda_from_host(struct ct_mem *m, void *dst, const void *host, size_t bytes,
+                          struct ct_err *err)
+{
+    return copy(m, dst, host, bytes, H2D, err);
+}
+
+static int load_kernels(struct cuda *c, struct ct_err *err)
+{
+    if (c->module)
+        return 0;
+    if (!ct_cuda_fatbin_len)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "CUDA memory: colltune was built without nvcc: no "
+                          "GPU reduction kernels");
+    const char *env = getenv("COLLTUNE_LIBCUDA");
+    const char *libname = env && *env ? env : "libcuda.so.1";
+    if (!c->drv && !(c->drv = dlopen(libname, RTLD_NOW | RTLD_LOCAL)))
+        return ct_err_set(err, CT_EUNSUPP, "CUDA memory: cannot load the CUDA driver %s (%s)",
+                          libname, dlerror());
+    SYM(c->drv, c->cuInit, "cuInit");
+    SYM(c->drv, c->cuModuleLoadData, "cuModuleLoadData");
+    SYM(c->drv, c->cuModuleGetFunction, "cuModuleGetFunction");
+    SYM(c->drv, c->cuLaunchKernel, "cuLaunchKernel");
+    int e = c->cuInit(0);
+    if (!e)
+        e = c->cuModuleLoadData(&c->module, ct_cuda_fatbin);
+    if (e)
+        return ct_err_set(err, CT_EIO, "CUDA memory: loading the kernels (%s): CUresult %d",
+                          ct_cuda_fatbin_archs, e);
+    return 0;
+}
+
+static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+                       const struct ct_mem_red *r, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    char name[64];
+    void *fn = NULL;
+    snprintf(name, sizeof name, "ct_reduce_%s_%s", r->op, r->dtype);
+    CT_TRY(load_kernels(c, err));
+    if (c->cuModuleGetFunction(&fn, c->module, name) || !fn)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "CUDA memory: no GPU kernel for %s %s (kernels: "
+                          "sum, prod, min, max of bfloat16, float16, float32, "
+                          "float64)",
+                          r->op, r->dtype);
+    if (!n)
+        return 0;
+    unsigned long long n64 = n;
+    void *args[] = {&dst, &a, &b, &n64};
+    size_t blocks = (n + 255) / 256;
+    int e = c->cuLaunchKernel(fn, (unsigned)(blocks < 4096 ? blocks : 4096), 1, 1, 256, 1, 1, 0,
+                              NULL, args, NULL);
+    if (e)
+        return ct_err_set(err, CT_EIO, "CUDA memory: cuLaunchKernel %s: CUresult %d", name, e);
+    e = c->sync();
+    return e ? rt_fail(c, err, name, e) : 0;
+}
+
+const struct ct_mem_kind ct_mem_cuda = {
+    "cuda",       "GPU memory (libcudart by dlopen; kernels built by nvcc)",
+    cuda_open,    cuda_close,
+    cuda_alloc,   cuda_free,
+    cuda_to_host, cuda_from_host,
+    cuda_reduce,  false,
+};

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory kinds: where a collective's buffers live. One interface (alloc/free, copy to and from
+ * the host, fill, check, reduce) with one file per kind and one row each in device.c's table:
+ *   host  malloc'ed memory; real, and what the tests use through this same interface;
+ *   cuda  GPU memory through libcudart, loaded by dlopen (colltune runs on hosts without
+ *         CUDA); reductions by kernels nvcc built into a fatbin that colltune carries as data
+ *         and loads through libcuda (cuModuleLoadData), so the binary links no CUDA library.
+ * device/ knows no datatypes beyond names and sizes: the caller passes the host kernel and the
+ * host fill/compare functions in (algos/ and backend/ sit above this layer).
+ */
+#ifndef CT_DEVICE_H
+#define CT_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../lib/err.h"
+#include "../lib/redfn.h"
+
+struct ct_mem;
+
+/* A reduction: dtype and op by name ("float32", "sum"); host is the host kernel. */
+struct ct_mem_red {
+    const char *dtype, *op;
+    size_t esize;
+    ct_reduce_fn host;
+};
+
+/* Fill n elements of esize bytes at buf (host memory). */
+typedef void (*ct_mem_fill_fn)(void *buf, size_t n, void *arg);
+/* Number of elements of got that differ from want (both host memory). */
+typedef size_t (*ct_mem_cmp_fn)(const void *got, const void *want, size_t n, void *arg);
+
+struct ct_mem_kind {
+    const char *name, *summary;
+    int (*open)(struct ct_mem *m, struct ct_err *err);
+    void (*close)(struct ct_mem *m);
+    int (*alloc)(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err);
+    void (*free)(struct ct_mem *m, void *p);
+    int (*to_host)(struct ct_mem *m, void *host, const void *src, size_t bytes, struct ct_err *err);
+    int (*from_host)(struct ct_mem *m, void *dst, const void *host, size_t bytes,
+                     struct ct_err *err);
+    /* dst = a op b over n elements (all of this kind; dst may alias a or b) */
+    int (*reduce)(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+                  const struct ct_mem_red *r, struct ct_err *err);
+    bool host_visible; /* buffers are host memory (fill and check need no staging) */
+};
+
+/* An opened memory kind. */
+struct ct_mem {
+    const struct ct_mem_kind *kind;
+    int gpu;     /* the GPU (cuda), -1 for host */
+    void *lib;   /* the kind's runtime library (cuda: the dlopen'ed libcudart), or NULL:
+                    an engine on this memory takes its stream and event calls from it */
+    void *state; /* the kind's own */
+};
+
+const struct ct_mem_kind *ct_mem_kind_at(size_t i); /* NULL past the end */
+const struct ct_mem_kind *ct_mem_kind_find(const char *name);
+
+/* Open kind name on GPU gpu (ignored by host). CT_EINVAL: unknown kind; CT_EUNSUPP: the kind
+ * cannot be used on this host (missing library, no GPU), with one line saying which. */
+int ct_mem_open(struct ct_mem *m, const char *name, int gpu, struct ct_err *err);
+void ct_mem_close(struct ct_mem *m);
+
+int ct_mem_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err);
+void ct_mem_free(struct ct_mem *m, void *p);
+int ct_mem_to_host(struct ct_mem *m, void *host, const void *src, size_t bytes, struct ct_err *err);
+int ct_mem_from_host(struct ct_mem *m, void *dst, const void *host, size_t bytes,
+                     struct ct_err *err);
+int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+                  const struct ct_mem_red *r, struct ct_err *err);
+/* Fill n elements of esize at buf with fn (through a host staging copy where needed). */
+int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn, void *arg,
+                struct ct_err *err);
+/* *wrong = number of the n elements at buf that differ from want (host) by cmp. */
+int ct_mem_check(struct ct_mem *m, const void *buf, const void *want, size_t n, size_t esize,
+                 ct_mem_cmp_fn cmp, void *arg, size_t *wrong, struct ct_err *err);
+
+/* --gpu-map "2,3,0,1": the GPU of each local rank (local rank i uses map[i % n]); empty or
+ * NULL: local rank i uses GPU i. Returns the GPU of local_rank, or CT_EINVAL for a bad map. */
+int ct_mem_gpu_of(const char *map, int local_rank, struct ct_err *err);
+
+#endif

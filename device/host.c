@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* The host memory kind: 64-byte aligned malloc'ed buffers, memcpy, the caller's host kernel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+
+static int host_open(struct ct_mem *m, struct ct_err *err)
+{
+    m->gpu = -1;
+    return 0;
+}
+
+static void host_close(struct ct_mem *m)
+{
+}
+
+static int host_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err)
+{
+    size_t n = (bytes + 63) / 64 * 64;
+    *p = aligned_alloc(64, n ? n : 64);
+    if (!*p)
+        return ct_err_set(err, CT_ENOMEM, "host memory: cannot allocate %zu bytes", bytes);
+    return 0;
+}
+
+static void host_free(struct ct_mem *m, void *p)
+{
+    free(p);
+}
+
+static int host_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes, struct ct_err *err)
+{
+    memmove(dst, src, bytes);
+    return 0;
+}
+
+static int host_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+                       const struct ct_mem_red *r, struct ct_err *err)
+{
+    if (!r->host)
+        return ct_err_set(err, CT_EUNSUPP, "host memory: no host kernel for %s %s", r->op,
+                          r->dtype);
+    r->host(dst, a, b, n);
+    return 0;
+}
+
+const struct ct_mem_kind ct_mem_host = {
+    "host",      "host memory (malloc)",
+    host_open,   host_close,
+    host_alloc,  host_free,
+    host_copy,   host_copy,
+    host_reduce, true,
+};

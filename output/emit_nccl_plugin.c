@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-plugin: export lines that make NCCL load colltune's own tuner plugin
+ * (libnccl-tuner-colltune.so, plugin/) with the config's measured NCCL section:
+ *   NCCL_TUNER_PLUGIN=<absolute path of the plugin> COLLTUNE_CONFIG=<absolute path of CONFIG>
+ * The section is read with the plugin's own reader (plugin/nccl_rules.c), so a config the
+ * plugin would refuse is refused here. A config without a measured NCCL section gets the mapped
+ * NCCL settings of --format env --for nccl instead, labelled "mapped from colltune's own
+ * algorithms, not measured" in the file and in a note (stderr).
+ * The plugin is looked for at $COLLTUNE_NCCL_PLUGIN, else beside the colltune binary, in its
+ * build/ folder (a source tree) and in ../lib/colltune/ (make install).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/file.h"
+#include "../plugin/nccl_rules.h"
+#include "export.h"
+
+#define PLUGIN_FILE "libnccl-tuner-colltune.so"
+#define MAPPED_LABEL "mapped from colltune's own algorithms, not measured"
+
+/* The plugin's absolute path into buf; CT_EUNSUPP naming where it was looked for. */
+static int find_plugin(char *buf, size_t len, struct ct_err *err)
+{
+    const char *env = getenv("COLLTUNE_NCCL_PLUGIN");
+    if (env && *env) {
+        char *abs = ct_path_absolute(env);
+        snprintf(buf, len, "%s", abs);
+        free(abs);
+        if (access(buf, R_OK) == 0)
+            return 0;
+        return ct_err_set(err, CT_EUNSUPP, "COLLTUNE_NCCL_PLUGIN=%s: cannot read %s", env, buf);
+    }
+    char exe[PATH_MAX / 2];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return ct_err_set(err, CT_EUNSUPP, "cannot find the colltune binary (/proc/self/exe)");
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    static const char *const where[] = {"", "/build", "/../lib/colltune"};
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        snprintf(buf, len, "%s%s/" PLUGIN_FILE, exe, where[i]);
+        char *real = access(buf, R_OK) == 0 ? realpath(buf, NULL) : NULL;
+        if (real) {
+            snprintf(buf, len, "%s", real);
+            free(real);
+            return 0;
+        }
+    }
+    return ct_err_set(err, CT_EUNSUPP,
+                      "colltune's NCCL tuner plugin " PLUGIN_FILE " is not in %s, %s/build or "
+                      "%s/../lib/colltune: build it (make) or set COLLTUNE_NCCL_PLUGIN",
+                      exe, exe, exe);
+}
+
+/* No measured NCCL section: the mapped settings of --format env --for nccl, labelled. */
+static int mapped(const struct ct_config *c, const struct ct_export_opts *o,
+                  struct ct_export_out *out, struct ct_err *err)
+{
+    struct ct_export_opts o2 = *o;
+    struct ct_export_out sub;
+    o2.lib = CT_LIB_NCCL;
+    o2.rules_path = NULL;
+    ct_export_out_init(&sub);
+    ct_export_note(
+        out, MAPPED_LABEL
+        ": the config has no measured NCCL section, which "
+        "colltune's NCCL tuner plugin needs (measured by a sweep of NCCL on a GPU host)");
+    int rc = ct_emit_env(c, &o2, &sub, err);
+    if (rc == 0) {
+        ct_text_put(&out->body, "# " MAPPED_LABEL "\n");
+        ct_text_put(&out->body, ct_text_str(&sub.body));
+        for (size_t i = 0; i < sub.nnotes; i++)
+            ct_export_note(out, "%s", sub.notes[i]);
+    }
+    ct_export_out_release(&sub);
+    return rc;
+}
+
+int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *o,
+                        struct ct_export_out *out, struct ct_err *err)
+{
+    if (!o->config_path)
+        return ct_err_set(err, CT_EINVAL, "--format nccl-plugin needs the config's path");
+    struct ct_nr_table t;
+    char msg[512], plugin[PATH_MAX];
+    if (ct_nr_load(o->config_path, &t, msg, sizeof msg) < 0)
+        return ct_err_set(err, CT_EINVAL,
+                          "the config's NCCL section, as colltune's NCCL tuner plugin reads it: %s",
+                          msg);
+    bool measured = t.found;
+    int nrules = t.nrules;
+    char version[sizeof t.version];
+    snprintf(version, sizeof version, "%s", t.version);
+    ct_nr_free(&t);
+    if (!measured)
+        return mapped(c, o, out, err);
+    int rc = find_plugin(plugin, sizeof plugin, err);
+    if (rc < 0)
+        return rc;
+    char *cfg = ct_path_absolute(o->config_path);
+    ct_export_header(&out->body, "# ",
+                     "NCCL settings for a job: colltune's NCCL tuner plugin with the config's "
+                     "measured NCCL section; source this file (sh, bash, zsh)",
+                     c);
+    ct_text_printf(&out->body,
+                   "# %d NCCL rule(s) measured with NCCL %s; calls outside their collectives, "
+                   "shapes and ranges keep NCCL's own choice\n"
+                   "# both paths must be readable on every node; NCCL loads one tuner: this "
+                   "replaces any other\n"
+                   "# check it loaded: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING shows "
+                   "'TUNER/colltune' lines\n",
+                   nrules, *version ? version : "(version not recorded)");
+    struct ct_settings set;
+    ct_settings_init(&set);
+    ct_settings_add(&set, "NCCL_TUNER_PLUGIN", plugin, NULL);
+    ct_settings_add(&set, "COLLTUNE_CONFIG", cfg, NULL);
+    ct_settings_exports(&set, &out->body);
+    ct_settings_release(&set);
+    free(cfg);
+    return 0;
+}

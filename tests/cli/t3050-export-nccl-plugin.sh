@@ -1,0 +1,58 @@
+#!/bin/sh
+# colltune export --format nccl-plugin: a config with a measured NCCL section gives export lines
+# that load colltune's NCCL tuner plugin (absolute paths that exist, usable from a shell); one
+# without gives the mapped NCCL settings labelled "not measured" in the file and on stderr; an
+# NCCL section the plugin would refuse, or a missing plugin, is one line and exit 2.
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+C4="$here/../fixtures/export/config-4ranks.json"
+X="$COLLTUNE export"
+LABEL="mapped from colltune's own algorithms, not measured"
+
+# the fixture plus an NCCL section ($1: its rules array)
+with_nccl() {
+    python3 - "$C4" "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["libraries"] = [{"library": "nccl", "name": "NCCL", "version": "2.28.9",
+                   "rules": json.loads(sys.argv[2])}]
+print(json.dumps(c, indent=1))
+PY
+}
+with_nccl '[{"coll": "allreduce", "nnodes": 1, "ranks_per_node": 8, "nranks": 8,
+  "dtype": "float32", "op": "sum", "ranges": [
+  {"min_bytes": 0, "max_bytes": 65536, "algo": "ring", "id": 1,
+   "params": {"proto": "LL", "channels": 8}, "confidence": 0.9, "tie": false,
+   "runner_up": "tree", "gain": 1.3, "default": false},
+  {"min_bytes": 65536, "max_bytes": null, "algo": "ring", "params": {"proto": "Simple"},
+   "default": true}]}]' >"$TMP/measured.json"
+with_nccl '[{"coll": "allreduce", "nnodes": 1, "nranks": 8, "ranges": [
+  {"min_bytes": 0, "max_bytes": 64, "algo": "ring", "params": {"proto": "LLX"}}]}]' >"$TMP/bad.json"
+
+# ---- measured: the plugin and the config, by absolute path ---------------------------------
+expect 0 "measured NCCL section" -- $X "$TMP/measured.json" --format nccl-plugin --out "$TMP/p.env"
+. "$TMP/p.env"
+case "$NCCL_TUNER_PLUGIN" in
+/*/libnccl-tuner-colltune.so) [ -r "$NCCL_TUNER_PLUGIN" ] && ok "NCCL_TUNER_PLUGIN is the built plugin: $NCCL_TUNER_PLUGIN" || not_ok "plugin $NCCL_TUNER_PLUGIN unreadable" ;;
+*) not_ok "NCCL_TUNER_PLUGIN='$NCCL_TUNER_PLUGIN'" ;;
+esac
+[ "$COLLTUNE_CONFIG" = "$TMP/measured.json" ] && ok "COLLTUNE_CONFIG is the config" || not_ok "COLLTUNE_CONFIG='$COLLTUNE_CONFIG'"
+grep -q "1 NCCL rule(s) measured with NCCL 2.28.9" "$TMP/p.env" && ok "header names the section" || not_ok "header: $(head -8 "$TMP/p.env")"
+grep -q "$LABEL" "$TMP/p.env" "$TMP/err" && not_ok "measured output labelled mapped" || ok "measured output is not labelled mapped"
+unset NCCL_TUNER_PLUGIN COLLTUNE_CONFIG
+COLLTUNE_NCCL_PLUGIN="$TMP/p.env" expect 0 "COLLTUNE_NCCL_PLUGIN overrides" -- $X "$TMP/measured.json" --format nccl-plugin
+grep -q "NCCL_TUNER_PLUGIN='$TMP/p.env'" "$TMP/out" && ok "override used" || not_ok "override: $(cat "$TMP/out")"
+
+# ---- no measured section: mapped settings, labelled -------------------------------------------
+expect 0 "no NCCL section" -- $X "$C4" --format nccl-plugin --out "$TMP/m.env"
+head -1 "$TMP/m.env" | grep -q "^# $LABEL" && ok "file header labelled" || not_ok "file: $(head -3 "$TMP/m.env")"
+grep -q "$LABEL" "$TMP/err" && ok "stderr labelled" || not_ok "stderr: $(cat "$TMP/err")"
+grep -q "NCCL_TUNER_PLUGIN" "$TMP/m.env" && not_ok "mapped output loads the plugin" || ok "mapped output does not load the plugin"
+sh -n "$TMP/m.env" && ok "mapped output is valid sh" || not_ok "mapped output is not valid sh"
+
+# ---- refusals ---------------------------------------------------------------------------------
+usage_error "NCCL section the plugin refuses" -- $X "$TMP/bad.json" --format nccl-plugin --out "$TMP/w.env"
+grep -q "libraries\[0\].rules\[0\].ranges\[0\].params.proto" "$TMP/err" && ok "names the field" || not_ok "field not named"
+[ ! -e "$TMP/w.env" ] && ok "nothing written" || not_ok "wrote $TMP/w.env"
+COLLTUNE_NCCL_PLUGIN="$TMP/nope.so" usage_error "missing plugin" -- $X "$TMP/measured.json" --format nccl-plugin
+done_testing

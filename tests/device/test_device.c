@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory kinds through their one interface (device/device.h). The same checks run on every
+ * kind: host here, cuda where a GPU is present (suite gpu: skipped, with the reason, where
+ * none is; `make test-gpu` runs and counts them). Results are exact: inputs from
+ * ct_verify_fill for 2 ranks, reduced by the kind, compared bit for bit with
+ * ct_verify_expected, for bf16, fp16, fp32, fp64 and sum, prod, min, max.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algos/algo.h"
+#include "backend/verify.h"
+#include "device/device.h"
+
+static const enum ct_dtype types[] = {CT_BFLOAT16, CT_FLOAT16, CT_FLOAT32, CT_FLOAT64};
+static const enum ct_redop ops[] = {CT_SUM, CT_PROD, CT_MIN, CT_MAX};
+
+struct fill_arg {
+    enum ct_dtype t;
+    enum ct_redop op;
+    int rank;
+    uint64_t first;
+};
+
+static void fill(void *buf, size_t n, void *arg)
+{
+    struct fill_arg *f = arg;
+    ct_verify_fill(f->t, f->op, f->rank, 2, 0x5eed, f->first, buf, n);
+}
+
+static size_t cmp(const void *got, const void *want, size_t n, void *arg)
+{
+    return ct_verify_count_wrong(*(enum ct_dtype *)arg, got, want, n);
+}
+
+/* Open kind; on a host where it cannot run, skip loudly with the reason. */
+static void open_or_skip(struct ct_mem *m, const char *kind)
+{
+    struct ct_err err = {0};
+    if (ct_mem_open(m, kind, 0, &err) < 0) {
+        cr_assert_eq(err.code, CT_EUNSUPP, "%s", err.msg);
+        cr_skip_test("%s memory cannot run here: %s", kind, err.msg);
+    }
+}
+
+/* Every type x op: fill two buffers as ranks 0 and 1, reduce in place, check exactly. */
+static void reduce_all(const char *kind)
+{
+    struct ct_mem m;
+    struct ct_err err = {0};
+    open_or_skip(&m, kind);
+    const size_t n = 100003; /* odd: the tails of vector and GPU grid loops */
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+            enum ct_dtype t = types[ti];
+            enum ct_redop op = ops[oi];
+            size_t es = ct_dtype_size(t);
+            void *a, *b, *want = malloc(n * es);
+            cr_assert_eq(ct_mem_alloc(&m, n * es, &a, &err), 0, "%s", err.msg);
+            cr_assert_eq(ct_mem_alloc(&m, n * es, &b, &err), 0, "%s", err.msg);
+            struct fill_arg f0 = {t, op, 0, 7}, f1 = {t, op, 1, 7};
+            cr_assert_eq(ct_mem_fill(&m, a, n, es, fill, &f0, &err), 0, "%s", err.msg);
+            cr_assert_eq(ct_mem_fill(&m, b, n, es, fill, &f1, &err), 0, "%s", err.msg);
+            struct ct_mem_red r = {ct_dtype_name(t), ct_redop_name(op), es,
+                                   ct_reduce_fn_get(t, op)};
+            cr_assert_eq(ct_mem_reduce(&m, a, a, b, n, &r, &err), 0, "%s %s %s: %s", kind,
+                         r.op, r.dtype, err.msg);
+            ct_verify_expected(t, op, 2, 0x5eed, 7, want, n);
+            size_t wrong = 99;
+            cr_assert_eq(ct_mem_check(&m, a, want, n, es, cmp, &t, &wrong, &err), 0, "%s",
+                         err.msg);
+            cr_expect_eq(wrong, 0, "%s %s %s: %zu of %zu wrong", kind, r.op, r.dtype, wrong, n);
+            /* the other operand is untouched, and comes back through to_host */
+            void *h = malloc(n * es), *hb = malloc(n * es);
+            ct_verify_fill(t, op, 1, 2, 0x5eed, 7, hb, n);
+            cr_assert_eq(ct_mem_to_host(&m, h, b, n * es, &err), 0, "%s", err.msg);
+            cr_expect_eq(memcmp(h, hb, n * es), 0, "%s: b changed", kind);
+            free(h);
+            free(hb);
+            free(want);
+            ct_mem_free(&m, a);
+            ct_mem_free(&m, b);
+        }
+    }
+    ct_mem_close(&m);
+}
+
+/* from_host then to_host gives the same bytes, at odd sizes and offsets. */
+static void roundtrip(const char *kind)
+{
+    struct ct_mem m;
+    struct ct_err err = {0};
+    open_or_skip(&m, kind);
+    for (size_t bytes = 1; bytes < (1u << 22); bytes = bytes * 7 + 3) {
+        unsigned char *src = malloc(bytes), *back = malloc(bytes);
+        void *d;
+        for (size_t i = 0; i < bytes; i++)
+            src[i] = (unsigned char)(i * 131 + bytes);
+        cr_assert_eq(ct_mem_alloc(&m, bytes, &d, &err), 0, "%s", err.msg);
+        cr_assert_eq(ct_mem_from_host(&m, d, src, bytes, &err), 0, "%s", err.msg);
+        memset(back, 0, bytes);
+        cr_assert_eq(ct_mem_to_host(&m, back, d, bytes, &err), 0, "%s", err.msg);
+        cr_expect_eq(memcmp(src, back, bytes), 0, "%s: %zu bytes", kind, bytes);
+        ct_mem_free(&m, d);
+        free(src);
+        free(back);
+    }
+    ct_mem_close(&m);
+}
+
+Test(host, reduce_every_type_and_op_exactly) { reduce_all("host"); }
+Test(host, copies_round_trip) { roundtrip("host"); }
+Test(gpu, cuda_reduce_every_type_and_op_exactly) { reduce_all("cuda"); }
+Test(gpu, cuda_copies_round_trip) { roundtrip("cuda"); }
+
+Test(device, table_and_unknown_kind)
+{
+    struct ct_mem m;
+    struct ct_err err = {0};
+    cr_assert_str_eq(ct_mem_kind_at(0)->name, "host");
+    cr_assert_str_eq(ct_mem_kind_at(1)->name, "cuda");
+    cr_assert_null(ct_mem_kind_at(2));
+    cr_assert_eq(ct_mem_open(&m, "rocm", 0, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "unknown memory kind 'rocm'"), "%s", err.msg);
+}
+
+/* A missing CUDA runtime is one line naming it (real here: any host can run this). */
+Test(device, missing_cudart_is_one_line_naming_it)
+{
+    struct ct_mem m;
+    struct ct_err err = {0};
+    setenv("COLLTUNE_CUDART", "/nonexistent/libcudart.so.13", 1);
+    cr_assert_eq(ct_mem_open(&m, "cuda", 0, &err), CT_EUNSUPP);
+    cr_expect(strstr(err.msg, "cannot load the CUDA runtime /nonexistent/libcudart.so.13"), "%s",
+              err.msg);
+    cr_expect_null(strchr(err.msg, '\n'), "%s", err.msg);
+    unsetenv("COLLTUNE_CUDART");
+}
+
+/* With the real runtime and no GPU (or no driver): one line, CT_EUNSUPP, nothing leaked. */
+Test(device, cuda_without_gpu_fails_cleanly)
+{
+    struct ct_mem m;
+    struct ct_err err = {0};
+    int rc = ct_mem_open(&m, "cuda", 0, &err);
+    if (rc == 0) {
+        ct_mem_close(&m);
+        cr_skip_test("a GPU is present: the no-GPU path cannot be checked here");
+    }
+    cr_expect_eq(rc, CT_EUNSUPP, "%s", err.msg);
+    cr_expect(strstr(err.msg, "CUDA"), "%s", err.msg);
+    cr_expect_null(strchr(err.msg, '\n'), "%s", err.msg);
+    cr_expect_null(m.state);
+}
+
+Test(device, gpu_map)
+{
+    struct ct_err err = {0};
+    cr_expect_eq(ct_mem_gpu_of(NULL, 3, &err), 3);
+    cr_expect_eq(ct_mem_gpu_of("", 5, &err), 5);
+    cr_expect_eq(ct_mem_gpu_of("2,3,0,1", 0, &err), 2);
+    cr_expect_eq(ct_mem_gpu_of("2,3,0,1", 3, &err), 1);
+    cr_expect_eq(ct_mem_gpu_of("2,3,0,1", 6, &err), 0);
+    cr_expect_eq(ct_mem_gpu_of("7", 4, &err), 7);
+    cr_expect_eq(ct_mem_gpu_of("1,,2", 0, &err), CT_EINVAL);
+    cr_expect(strstr(err.msg, "--gpu-map '1,,2'"), "%s", err.msg);
+    cr_expect_eq(ct_mem_gpu_of("1,2,", 0, &err), CT_EINVAL);
+    cr_expect_eq(ct_mem_gpu_of("a", 0, &err), CT_EINVAL);
+    cr_expect_eq(ct_mem_gpu_of("-1", 0, &err), CT_EINVAL);
+}
