@@ -218,6 +218,9 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
     if (nccl && strcmp(cmd, "run"))
         return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' drives the NCCL engine so far", o->lib);
+    if (o->lib && strcmp(cmd, "run") && strcmp(cmd, "sweep"))
+        return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' and 'sweep' drive library engines",
+                           o->lib);
     if (nccl && o->mem && strcmp(o->mem, "cuda"))
         return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
     if (o->lib && !nccl) {

@@ -54,6 +54,7 @@ usage_error "bad --min-pct" -- $V --local 2 --min-pct 0
 usage_error "bad --link-gbps" -- $V --local 2 --link-gbps x
 usage_error "bad --p2p-size" -- $V --local 2 --p2p-size 3
 usage_error "unknown option" -- $V --local 2 --bogus
+usage_error "--lib: validate drives no library engine" -- $V --local 2 --lib ompi
 echo '{"schema": "nope"}' >"$TMP/bad.json"
 usage_error "bad baseline schema" -- $V --local 2 --baseline "$TMP/bad.json"
 echo '{"schema": "colltune-validate-baseline/1", "hosts": {"*": -1}}' >"$TMP/bad.json"
