@@ -43,9 +43,9 @@ double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats 
     double d = b->median - a->median, s = sqrt(sa * sa + sb * sb);
     double m = margin * fmin(a->median, b->median);
     if (!(s > 0))
-        return fabs(d) <= m ? 1.0 : 0.0;
-    /* P(-m <= D <= m), D ~ N(d, s) */
-    return 0.5 * (erfc(-(m - d) / s / sqrt(2.0)) - erfc(-(-m - d) / s / sqrt(2.0)));
+        return d >= -m ? 1.0 : 0.0;
+    /* a costs at most m: P(-D <= m) = P(D >= -m), D = b - a ~ N(d, s) */
+    return 0.5 * erfc((-m - d) / s / sqrt(2.0));
 }
 
 int ct_select_simplicity(const char *algo)

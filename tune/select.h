@@ -8,7 +8,8 @@
  * Ties are decided over the whole curve, not size by size: the fewest ranges whose
  * algorithm is acceptable at each of their sizes, the simplest algorithms among those
  * (simplicity = position in the algorithm table, earlier = simpler). A tie reports gain 1
- * and its confidence that it is a tie (ct_select_tie_confidence). Runs of sizes with the
+ * and its confidence that the simpler choice costs at most the margin
+ * (ct_select_tie_confidence). Runs of sizes with the
  * same choice become one range; thresholds sit where the two curves cross, interpolated in
  * log space between the grid sizes; the ranges cover 0..infinity.
  */
@@ -40,8 +41,10 @@ bool ct_select_better_params(const struct ct_stats *variant, const struct ct_sta
  * difference of medians, standard errors from the 95% intervals. 0.5 = no idea. */
 double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b);
 
-/* Confidence (0..1) that a and b are a tie: that their medians differ by no more than
- * margin (of the smaller), normal approximation as for ct_select_confidence. */
+/* Confidence (0..1) in a tie decided for a (the simpler) over b: that a's median is not
+ * above b's by more than margin (of the smaller), i.e. that keeping a costs at most the
+ * margin; normal approximation as for ct_select_confidence. A tie where a is in fact faster
+ * is near 1, not 0. */
 double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats *b, double margin);
 
 /* Position of the algorithm in the table (earlier = simpler); unknown names sort last, a
