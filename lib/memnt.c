@@ -8,6 +8,21 @@
 #if defined(__x86_64__)
 #include <emmintrin.h>
 
+/* Copy 64 bytes at a time from s to d (unaligned loads) with STORE; i is left at the
+ * first byte not copied. */
+#define COPY64(STORE)                                                                              \
+    size_t i = 0;                                                                                  \
+    for (; i + 64 <= n; i += 64) {                                                                 \
+        __m128i x0 = _mm_loadu_si128((const __m128i *)(s + i));                                    \
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(s + i + 16));                               \
+        __m128i x2 = _mm_loadu_si128((const __m128i *)(s + i + 32));                               \
+        __m128i x3 = _mm_loadu_si128((const __m128i *)(s + i + 48));                               \
+        STORE((__m128i *)(d + i), x0);                                                             \
+        STORE((__m128i *)(d + i + 16), x1);                                                        \
+        STORE((__m128i *)(d + i + 32), x2);                                                        \
+        STORE((__m128i *)(d + i + 48), x3);                                                        \
+    }
+
 /* rep movsb's slow case: the destination 1..63 bytes after the source in page offset, at
  * sizes where glibc uses it. */
 static inline int movsb_aliases(const void *dst, const void *src, size_t n)
@@ -24,17 +39,7 @@ void ct_copy(void *dst, const void *src, size_t n)
     }
     char *d = dst;
     const char *s = src;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m128i x0 = _mm_loadu_si128((const __m128i *)(s + i));
-        __m128i x1 = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        __m128i x2 = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        __m128i x3 = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_storeu_si128((__m128i *)(d + i), x0);
-        _mm_storeu_si128((__m128i *)(d + i + 16), x1);
-        _mm_storeu_si128((__m128i *)(d + i + 32), x2);
-        _mm_storeu_si128((__m128i *)(d + i + 48), x3);
-    }
+    COPY64(_mm_storeu_si128)
     memcpy(d + i, s + i, n - i);
 }
 
@@ -49,17 +54,7 @@ void ct_copy_nt(void *dst, const void *src, size_t n)
     d += head;
     s += head;
     n -= head;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m128i x0 = _mm_loadu_si128((const __m128i *)(s + i));
-        __m128i x1 = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        __m128i x2 = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        __m128i x3 = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_stream_si128((__m128i *)(d + i), x0);
-        _mm_stream_si128((__m128i *)(d + i + 16), x1);
-        _mm_stream_si128((__m128i *)(d + i + 32), x2);
-        _mm_stream_si128((__m128i *)(d + i + 48), x3);
-    }
+    COPY64(_mm_stream_si128)
     for (; i + 16 <= n; i += 16)
         _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
     memcpy(d + i, s + i, n - i);

@@ -289,30 +289,41 @@ Test(sweep, grids_and_searched_parameters)
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_THREADS, v), 3);
 }
 
+/* A config of two AllReduce rules on 4 ranks: `small` below 8 KiB, `large` from there. */
+struct two_rules {
+    struct ct_rule rules[2];
+    struct ct_ruleset set;
+    struct ct_config conf;
+};
+
+static void two_rules(struct two_rules *t, const char *small, const char *large)
+{
+    memset(t, 0, sizeof *t);
+    t->rules[0].max_bytes = 8192;
+    snprintf(t->rules[0].algo, sizeof t->rules[0].algo, "%s", small);
+    t->rules[1].min_bytes = 8192;
+    t->rules[1].max_bytes = CT_BYTES_INF;
+    snprintf(t->rules[1].algo, sizeof t->rules[1].algo, "%s", large);
+    t->set = (struct ct_ruleset){CT_ALLREDUCE, 1, 4, 4, CT_FLOAT32, CT_SUM, t->rules, 2};
+    ct_config_init(&t->conf);
+    t->conf.sets = &t->set;
+    t->conf.nsets = 1;
+    t->conf.sweep.minbytes = 64;
+    t->conf.sweep.maxbytes = 1 << 20;
+}
+
 Test(sweep, verify_reports_regret_of_a_bad_choice)
 {
     struct ct_sweep_cfg cfg;
     cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
-    struct ct_rule rules[2];
-    memset(rules, 0, sizeof rules);
-    rules[0].max_bytes = 8192;
-    snprintf(rules[0].algo, sizeof rules[0].algo, "mesh"); /* right: mesh wins small */
-    rules[1].min_bytes = 8192;
-    rules[1].max_bytes = CT_BYTES_INF;
-    snprintf(rules[1].algo, sizeof rules[1].algo, "rdh"); /* wrong: 3x slower than ring */
-    struct ct_ruleset set = {CT_ALLREDUCE, 1, 4, 4, CT_FLOAT32, CT_SUM, rules, 2};
-    struct ct_config conf;
-    ct_config_init(&conf);
-    conf.sets = &set;
-    conf.nsets = 1;
-    conf.sweep.minbytes = 64;
-    conf.sweep.maxbytes = 1 << 20;
+    struct two_rules t; /* right: mesh wins small; wrong: rdh is 3x slower than ring */
+    two_rules(&t, "mesh", "rdh");
     struct synth s;
     synth_init(&s, 0.02);
     struct ct_sweep_regret *g;
     size_t n;
     struct ct_err err = {0};
-    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &conf, &g, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
     cr_assert_eq(n, 2);
     cr_assert_eq(g[0].size, 724, "geometric midpoint of 64..8192 (whole floats)");
     cr_assert(g[0].regret < 1.1, "%g", g[0].regret);
@@ -323,9 +334,9 @@ Test(sweep, verify_reports_regret_of_a_bad_choice)
     cr_assert(g[1].regret > 2.5 && g[1].significant, "%g", g[1].regret);
     free(g);
     /* a ruleset for another communicator size is refused before anything runs */
-    set.nranks = 8;
-    set.nnodes = 2;
-    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &conf, &g, &n, &err), CT_EINVAL);
+    t.set.nranks = 8;
+    t.set.nnodes = 2;
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), CT_EINVAL);
     cr_assert(strstr(err.msg, "tuned for 8 ranks"), "%s", err.msg);
     free(g);
 }
@@ -336,27 +347,15 @@ Test(sweep, verify_does_not_fail_a_choice_for_one_slow_round)
 {
     struct ct_sweep_cfg cfg;
     cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
-    struct ct_rule rules[2];
-    memset(rules, 0, sizeof rules);
-    rules[0].max_bytes = 8192;
-    snprintf(rules[0].algo, sizeof rules[0].algo, "mesh");
-    rules[1].min_bytes = 8192;
-    rules[1].max_bytes = CT_BYTES_INF;
-    snprintf(rules[1].algo, sizeof rules[1].algo, "ring");
-    struct ct_ruleset set = {CT_ALLREDUCE, 1, 4, 4, CT_FLOAT32, CT_SUM, rules, 2};
-    struct ct_config conf;
-    ct_config_init(&conf);
-    conf.sets = &set;
-    conf.nsets = 1;
-    conf.sweep.minbytes = 64;
-    conf.sweep.maxbytes = 1 << 20;
+    struct two_rules t;
+    two_rules(&t, "mesh", "ring");
     struct synth s;
     synth_init(&s, 0.02);
     s.slow_once = "mesh"; /* mesh's first point: 4x slow, ring then beats it clearly */
     struct ct_sweep_regret *g;
     size_t n;
     struct ct_err err = {0};
-    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &conf, &g, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
     cr_assert_eq(n, 2);
     cr_assert_str_eq(g[0].chosen.algo, "mesh");
     cr_assert_eq(g[0].rounds, 3, "the loss was measured again");
