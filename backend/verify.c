@@ -195,7 +195,8 @@ static inline double prod_mag(uint64_t hi)
     return (1.0 + (double)(hi & 7) / 8.0) * pow2;
 }
 
-static inline double fval(const struct gen *g, int rank, uint64_t i)
+/* Rank rank's input at index i; tab: c(slot) of every slot (slot_table). */
+static inline double fval(const struct gen *g, int rank, uint64_t i, const uint64_t *tab)
 {
     uint64_t hi = hash_idx(g, i);
     if (g->op == CT_PROD) {
@@ -204,7 +205,7 @@ static inline double fval(const struct gen *g, int rank, uint64_t i)
         return pick(hi, (uint64_t)g->nranks) == r ? sign * prod_mag(hi) : sign;
     }
     int64_t a = g->a_lo + (int64_t)pick(hi, g->a_span + 1);
-    return (double)(a + float_c(g, slot_of(g, rank, hi))) * g->unit;
+    return (double)(a + (int64_t)tab[slot_of(g, rank, hi)]) * g->unit;
 }
 
 static inline double fexpect(const struct gen *g, uint64_t i)
@@ -242,9 +243,9 @@ static inline uint64_t int_a(const struct gen *g, uint64_t hi)
     }
 }
 
-static inline uint64_t ival(const struct gen *g, int rank, uint64_t i)
+static inline uint64_t ival(const struct gen *g, int rank, uint64_t i, const uint64_t *tab)
 {
-    uint64_t hi = hash_idx(g, i), a = int_a(g, hi), c = int_c(g, slot_of(g, rank, hi));
+    uint64_t hi = hash_idx(g, i), a = int_a(g, hi), c = tab[slot_of(g, rank, hi)];
     switch (g->op) {
     case CT_SUM: return a + c;
     case CT_PROD: return pick(hi, (uint64_t)g->nranks) == (uint64_t)rank ? a * c : c;
@@ -292,26 +293,6 @@ static uint64_t *slot_table(const struct gen *g)
     return tab;
 }
 
-/* fval and ival with c(slot) from the table. */
-static inline double fval_t(const struct gen *g, int rank, uint64_t i, const uint64_t *tab)
-{
-    if (g->op == CT_PROD)
-        return fval(g, rank, i);
-    uint64_t hi = hash_idx(g, i);
-    int64_t a = g->a_lo + (int64_t)pick(hi, g->a_span + 1);
-    return (double)(a + (int64_t)tab[slot_of(g, rank, hi)]) * g->unit;
-}
-
-static inline uint64_t ival_t(const struct gen *g, int rank, uint64_t i, const uint64_t *tab)
-{
-    uint64_t hi = hash_idx(g, i), a = int_a(g, hi), c = tab[slot_of(g, rank, hi)];
-    switch (g->op) {
-    case CT_SUM: return a + c;
-    case CT_PROD: return pick(hi, (uint64_t)g->nranks) == (uint64_t)rank ? a * c : c;
-    default: return (a + c) ^ g->sign_bit;
-    }
-}
-
 /* One loop per element type (the type switch stays outside the loop). */
 #define FILL(T, EXPR)                                                                              \
     do {                                                                                           \
@@ -330,16 +311,16 @@ void ct_verify_fill(enum ct_dtype t, enum ct_redop op, int rank, int nranks, uin
     uint64_t *tab = slot_table(&g), f = first_index;
     if (g.is_float) {
         switch (t) {
-        case CT_FLOAT16: FILL(uint16_t, ct_f32_to_f16((float)fval_t(&g, rank, f + i, tab))); break;
-        case CT_BFLOAT16: FILL(uint16_t, ct_f32_to_bf16((float)fval_t(&g, rank, f + i, tab))); break;
-        case CT_FLOAT32: FILL(float, (float)fval_t(&g, rank, f + i, tab)); break;
-        default: FILL(double, fval_t(&g, rank, f + i, tab)); break;
+        case CT_FLOAT16: FILL(uint16_t, ct_f32_to_f16((float)fval(&g, rank, f + i, tab))); break;
+        case CT_BFLOAT16: FILL(uint16_t, ct_f32_to_bf16((float)fval(&g, rank, f + i, tab))); break;
+        case CT_FLOAT32: FILL(float, (float)fval(&g, rank, f + i, tab)); break;
+        default: FILL(double, fval(&g, rank, f + i, tab)); break;
         }
     } else {
         switch (g.bits) {
-        case 8: FILL(uint8_t, (uint8_t)ival_t(&g, rank, f + i, tab)); break;
-        case 32: FILL(uint32_t, (uint32_t)ival_t(&g, rank, f + i, tab)); break;
-        default: FILL(uint64_t, ival_t(&g, rank, f + i, tab)); break;
+        case 8: FILL(uint8_t, (uint8_t)ival(&g, rank, f + i, tab)); break;
+        case 32: FILL(uint32_t, (uint32_t)ival(&g, rank, f + i, tab)); break;
+        default: FILL(uint64_t, ival(&g, rank, f + i, tab)); break;
         }
     }
     free(tab);

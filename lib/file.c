@@ -185,3 +185,17 @@ char *ct_path_sibling(const char *path, const char *name)
     snprintf(r, n, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name);
     return r;
 }
+
+char ct_proc_state(int pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *e = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
+    return e && e[1] == ' ' ? e[2] : 0;
+}

@@ -29,4 +29,8 @@ int ct_natcmp(const char *a, const char *b);
 size_t ct_dir_names(const char *path, char ***out);
 void ct_dir_names_free(char **v, size_t n);
 
+/* The state letter of process pid from /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...); 0 when it
+ * cannot be read (no such process). */
+char ct_proc_state(int pid);
+
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/file.h"
 #include "../lib/sock.h"
 #include "shm.h"
 
@@ -362,16 +363,8 @@ struct kids {
 /* Whether a rank is stopped (job control or ptrace stop): state T or t in /proc. */
 static bool proc_stopped(pid_t pid)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *e = strrchr(buf, ')');
-    return e && e[1] == ' ' && (e[2] == 'T' || e[2] == 't');
+    char st = ct_proc_state((int)pid);
+    return st == 'T' || st == 't';
 }
 
 /*

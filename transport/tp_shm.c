@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/file.h"
 #include "../lib/memnt.h"
 #include "boot.h"
 
@@ -291,16 +292,8 @@ static bool proc_alive(struct peer *p)
     if (kill(p->pid, 0) < 0 && errno == ESRCH)
         return false;
     /* a zombie still answers kill(); look at its state */
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *e = strrchr(buf, ')');
-    return !(e && e[1] == ' ' && (e[2] == 'Z' || e[2] == 'X'));
+    char st = ct_proc_state((int)p->pid);
+    return st != 0 && st != 'Z' && st != 'X';
 }
 
 static inline bool pending(const struct peer *p)

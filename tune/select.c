@@ -137,11 +137,13 @@ static bool superseded(const struct ct_sweep_point *pts, size_t n, size_t i)
 static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                             uint64_t size, double margin, size_t *idx)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!valid(&pts[i], coll) || pts[i].size != size || superseded(pts, n, i))
-            continue;
-        size_t j;
+    /* the points that count at this size, each setting once */
+    size_t *at = ct_xmalloc(sizeof *at * (n ? n : 1)), m = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (valid(&pts[i], coll) && pts[i].size == size && !superseded(pts, n, i))
+            at[m++] = i;
+    for (size_t q = 0; q < m; q++) {
+        size_t i = at[q], j;
         for (j = 0; j < k && strcmp(pts[idx[j]].algo, pts[i].algo); j++)
             ;
         if (j == k)
@@ -149,13 +151,13 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
         else if (pts[i].st.median < pts[idx[j]].st.median)
             idx[j] = i;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t q = 0; q < m; q++)
         for (size_t j = 0; j < k; j++)
-            if (valid(&pts[i], coll) && pts[i].size == size && i != idx[j] &&
-                !superseded(pts, n, i) &&
-                !strcmp(pts[idx[j]].algo, pts[i].algo) && default_params(&pts[i]) &&
-                !ct_select_better_params(&pts[idx[j]].st, &pts[i].st, margin))
-                idx[j] = i;
+            if (at[q] != idx[j] && !strcmp(pts[idx[j]].algo, pts[at[q]].algo) &&
+                default_params(&pts[at[q]]) &&
+                !ct_select_better_params(&pts[idx[j]].st, &pts[at[q]].st, margin))
+                idx[j] = at[q];
+    free(at);
     return k;
 }
 
