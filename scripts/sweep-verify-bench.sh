@@ -19,6 +19,7 @@ for i in $(seq 1 "$n"); do
     [ "$rc" -eq 0 ] && pass=$((pass + 1))
     worst=$(sed -n 's/^worst regret \([0-9.]*\).*/\1/p' "$out.verify")
     share=$(sed -n 's/.*measuring \([0-9]* s of [0-9]* s ([0-9]*%)\).*/\1/p' "$out.sweep")
+    grep -q '(ran out' "$out.sweep" && share="$share, ran out"
     ranges=$(awk '/^[a-z]+: [0-9]+ ranks/{c=$1} /^  [0-9]/{n[c]++} END{for(k in n) printf "%s%d ", k, n[k]}' "$out.sweep")
     echo "run $i: verify exit $rc, worst regret $worst; measuring $share; ranges $ranges"
     grep ' FAIL$' "$out.verify" | sed 's/^/  /'
