@@ -44,7 +44,7 @@ void ct_bench_release(struct ct_bench *b)
 
 int ct_bench_barrier(struct ct_bench *b, struct ct_err *err)
 {
-    struct ct_exec_args a = {{b->barrier_buf, b->barrier_buf + 1, NULL}, NULL, 1, 1, 1};
+    struct ct_exec_args a = {{b->barrier_buf, b->barrier_buf + 1, NULL}, NULL, 1, 1, 1, NULL};
     return ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
 }
 
@@ -95,6 +95,7 @@ static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sch
     red->rev = ct_reduce_fn_rev_get(j->dtype, j->op);
     red->esize = es;
     a->red = ct_coll_desc(j->coll)->needs_op ? red : NULL;
+    a->scale = a->red && j->op == CT_AVG ? ct_scale_fn_get(j->dtype) : NULL;
     uint64_t chunk = j->params.v[CT_P_CHUNK] / es * es;
     a->chunk = chunk ? chunk : es;
     a->depth = (int)j->params.v[CT_P_PIPELINE];
@@ -105,9 +106,8 @@ static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sch
 /* Output elements of this rank that are reduced (avg needs scaling). */
 static void finish_avg(const struct ct_job *j, const struct ct_exec_args *a)
 {
-    if (j->op != CT_AVG || !ct_coll_desc(j->coll)->needs_op)
-        return;
-    ct_scale_fn_get(j->dtype)(a->buf[CT_BUF_RECV], j->count, j->shape.nranks);
+    if (a->scale)
+        a->scale(a->buf[CT_BUF_RECV], j->count, j->shape.nranks);
 }
 
 static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,

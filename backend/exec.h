@@ -35,6 +35,7 @@ struct ct_exec_args {
     uint64_t chunk;           /* slice bytes (multiple of the element size) */
     int depth;                /* slices in flight per peer and direction */
     int threads;              /* threads for local reductions (0 or 1: the caller only) */
+    ct_scale_fn scale;        /* avg: scales this rank's reduced output after the run */
 };
 
 void ct_exec_init(struct ct_exec *x);
