@@ -279,14 +279,14 @@ bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b)
             return false;
     for (uint32_t i = 0; i < a->nops; i++) {
         const struct ct_op *x = &a->ops[i], *y = &b->ops[i];
-        if (x->kind != y->kind || x->bytes != y->bytes || !loc_eq(x->dst, y->dst))
+        if (x->kind != y->kind || x->bytes != y->bytes || x->rev != y->rev ||
+            x->fmt != y->fmt || !loc_eq(x->dst, y->dst))
             return false;
-        bool comm = x->kind == CT_OP_SEND || x->kind == CT_OP_RECV || x->kind == CT_OP_RECV_REDUCE;
-        if (comm && x->peer != y->peer)
+        if (is_comm(x) && x->peer != y->peer)
             return false;
         if (x->kind != CT_OP_RECV && !loc_eq(x->src, y->src))
             return false;
-        if (x->kind == CT_OP_REDUCE && !loc_eq(x->src2, y->src2))
+        if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD) && !loc_eq(x->src2, y->src2))
             return false;
     }
     return true;

@@ -23,12 +23,12 @@
         STORE((__m128i *)(d + i + 48), x3);                                                        \
     }
 
-/* rep movsb's slow case: the destination 1..63 bytes after the source in page offset, at
+/* rep movsb's slow case: the destination 1..15 bytes after the source in page offset, at
  * sizes where glibc uses it. */
 static inline int movsb_aliases(const void *dst, const void *src, size_t n)
 {
     uintptr_t rel = ((uintptr_t)dst - (uintptr_t)src) & 4095;
-    return n >= 2048 && n < (2u << 20) && rel > 0 && rel < 64;
+    return n >= 2048 && n < (2u << 20) && rel > 0 && rel < 16;
 }
 
 void ct_copy(void *dst, const void *src, size_t n)

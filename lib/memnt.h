@@ -13,9 +13,10 @@
 
 /*
  * memcpy for the data path. glibc's memcpy copies 4 KiB..1 MiB with `rep movsb`, which on
- * AMD Zen runs 16-27x slower when the destination lies 1..15 bytes past the source modulo
- * the 4 KiB page (a false store-to-load dependency: 65528 B took 18.9 us instead of 1.15).
- * Those copies take a plain vector loop here; every other copy is memcpy.
+ * this AMD EPYC VM runs 13-27x slower when the destination lies 1..15 bytes past the
+ * source modulo the 4 KiB page (64 KiB at +4: 21.4 us instead of 1.4; measured by
+ * tests/bench/copy_alias.c). Those copies take a plain vector loop here (1.5 us); every
+ * other copy is memcpy (from 16 bytes on the loop is no faster).
  */
 void ct_copy(void *dst, const void *src, size_t n);
 /* memcpy with streaming stores (dst and src must not overlap). */

@@ -1010,3 +1010,51 @@ Test(speed, one_rank_of_16384_in_milliseconds)
         cr_assert_lt(ms, 200.0, "%s: %.1f ms for one rank of 16384", algos[i], ms);
     }
 }
+
+/* ---- identical schedules: the sweep folds candidates by their generated ops ---- */
+
+static struct ct_job fold_job(enum ct_coll c, int n, int rpn)
+{
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.coll = c;
+    j.dtype = CT_FLOAT32;
+    j.op = CT_SUM;
+    j.count = 1 << 16;
+    j.shape.nranks = n;
+    j.shape.ranks_per_node = rpn;
+    ct_params_defaults(&j.params);
+    return j;
+}
+
+Test(fold, same_schedule_is_decided_on_the_ops)
+{
+    const struct ct_algo *ring = ct_algo_find("ring"), *mesh = ct_algo_find("mesh");
+    /* 2 ranks on one node: hier (mesh inside the node) is mesh, and so are the rail and
+     * flat rings of two ranks; the bidirectional ring is the ring */
+    struct ct_job j = fold_job(CT_ALLGATHER, 2, 2);
+    cr_assert(ct_algo_same_schedule(ct_algo_find("hier"), mesh, &j));
+    cr_assert(ct_algo_same_schedule(ct_algo_find("rail-ring"), mesh, &j));
+    cr_assert(ct_algo_same_schedule(ct_algo_find("bidir-ring"), ring, &j));
+    cr_assert_not(ct_algo_same_schedule(ring, mesh, &j));
+    /* two nodes of two: hier is no longer mesh */
+    j = fold_job(CT_ALLGATHER, 4, 2);
+    cr_assert_not(ct_algo_same_schedule(ct_algo_find("hier"), mesh, &j));
+}
+
+Test(fold, operand_order_and_wire_format_make_schedules_differ)
+{
+    struct ct_sched a, b;
+    ct_sched_init(&a);
+    ct_sched_init(&b);
+    ct_sched_step(&a);
+    ct_sched_step(&b);
+    ct_sched_recv_reduce(&a, 1, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), 4096);
+    ct_sched_recv_reduce(&b, 1, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), 4096);
+    cr_assert(ct_sched_equal(&a, &b));
+    ct_sched_recv_reduce_rev(&b, 1, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), 4096);
+    ct_sched_recv_reduce(&a, 1, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), 4096);
+    cr_assert_not(ct_sched_equal(&a, &b), "incoming operand first in one of them");
+    ct_sched_release(&a);
+    ct_sched_release(&b);
+}
