@@ -28,24 +28,26 @@ bool ct_select_better_params(const struct ct_stats *variant, const struct ct_sta
     return ct_select_beats(variant, current) && variant->median * (1 + margin) < current->median;
 }
 
-double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b)
+/* P(b's median - a's median >= -shift), the difference normal with standard errors from
+ * the 95% intervals. */
+static double p_not_worse(const struct ct_stats *a, const struct ct_stats *b, double shift)
 {
     double sa = (a->hi - a->lo) / (2 * 1.96), sb = (b->hi - b->lo) / (2 * 1.96);
-    double d = b->median - a->median, s = sqrt(sa * sa + sb * sb);
+    double d = b->median - a->median + shift, s = sqrt(sa * sa + sb * sb);
     if (!(s > 0))
-        return d > 0 ? 1.0 : d < 0 ? 0.0 : 0.5;
+        return d > 0 ? 1.0 : d < 0 ? 0.0 : shift > 0 ? 1.0 : 0.5;
     return 0.5 * erfc(-d / s / sqrt(2.0));
+}
+
+double ct_select_confidence(const struct ct_stats *a, const struct ct_stats *b)
+{
+    return p_not_worse(a, b, 0);
 }
 
 double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats *b, double margin)
 {
-    double sa = (a->hi - a->lo) / (2 * 1.96), sb = (b->hi - b->lo) / (2 * 1.96);
-    double d = b->median - a->median, s = sqrt(sa * sa + sb * sb);
-    double m = margin * fmin(a->median, b->median);
-    if (!(s > 0))
-        return d >= -m ? 1.0 : 0.0;
-    /* a costs at most m: P(-D <= m) = P(D >= -m), D = b - a ~ N(d, s) */
-    return 0.5 * erfc((-m - d) / s / sqrt(2.0));
+    /* keeping a costs at most the margin (of the smaller median) */
+    return p_not_worse(a, b, margin * fmin(a->median, b->median));
 }
 
 int ct_select_simplicity(const char *algo)
@@ -336,7 +338,7 @@ static double best_time(const struct ct_sweep_point *pts, size_t n, enum ct_coll
     double t = 0;
     for (size_t i = 0; i < n; i++)
         if (valid(&pts[i], coll) && pts[i].size == size && !strcmp(pts[i].algo, algo) &&
-            pts[i].st.median > 0 && (t == 0 || pts[i].st.median < t))
+            pts[i].st.median > 0 && (t == 0 || pts[i].st.median < t) && !superseded(pts, n, i))
             t = pts[i].st.median;
     return t;
 }
@@ -439,7 +441,7 @@ void ct_select_mark_pruned(struct ct_sweep_point *pts, size_t n, double margin)
         const struct ct_sweep_point *lead = NULL;
         for (size_t j = 0; j < n; j++)
             if (valid(&pts[j], pts[i].coll) && pts[j].size == pts[i].size &&
-                (!lead || pts[j].st.median < lead->st.median))
+                (!lead || pts[j].st.median < lead->st.median) && !superseded(pts, n, j))
                 lead = &pts[j];
         pts[i].pruned = lead && ct_select_prunable(&pts[i].st, &lead->st, margin);
     }

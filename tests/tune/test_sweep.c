@@ -479,10 +479,11 @@ Test(sweep, tight_budget_spreads_over_sizes_and_keeps_to_it)
 }
 
 /* A clear winner is never thrown away by a few preempted batches: mesh is 1.4-2.4x faster
- * than ring from 64 B to 8 KiB (the models cross at 14 KB), and every 7th batch of samples
+ * than ring from 64 B to 8 KiB (the models cross at 14 KB), and every 5th batch of samples
  * is 4x slow. The survey may skip mesh after unlucky batches, but the config must choose
  * mesh over the whole range where it is clearly faster (the bug a new user found: ring
- * chosen at sizes where mesh-1step was 1.4-1.65x faster, repeatably). */
+ * chosen at sizes where mesh-1step was 1.4-1.65x faster, repeatably; mesh stands for it in
+ * the synthetic model). */
 Test(sweep, a_clear_winner_survives_preempted_batches)
 {
     struct ct_sweep_cfg cfg;
