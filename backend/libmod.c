@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/file.h"
+
 static const struct ct_libmod libs[] = {
     {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--oversubscribe --bind-to none --quiet", "-x"},
     {"mpich", "MPICH", "mpiexec.hydra", "-n", "", NULL},
@@ -38,12 +40,7 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
     const char *dir = getenv("COLLTUNE_LIB_DIR");
     if (dir && *dir)
         snprintf(cand[n++], sizeof cand[0], "%s/ct-lib-%s.so", dir, m->name);
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len > 0) {
-        self[len] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash)
-            *slash = 0;
+    if (ct_self_path(self, sizeof self, 1) == 0) {
         snprintf(cand[n++], sizeof cand[0], "%s/ct-lib-%s.so", self, m->name);
         snprintf(cand[n++], sizeof cand[0], "%s/build/ct-lib-%s.so", self, m->name);
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../backend/libmod.h"
+#include "../lib/file.h"
 #include "../output/sweep_out.h"
 #include "../tune/job.h"
 #include "cmd.h"
@@ -29,10 +30,8 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
+    if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
-    self[len] = 0;
     char **v = ct_libmod_argv(m, o->local, self, argc, argv);
     fflush(NULL);
     execvp(v[0], v);

@@ -17,6 +17,7 @@
 
 #include "../algos/coll.h"
 #include "../backend/libmod.h"
+#include "../lib/file.h"
 #include "../output/export.h"
 #include "../tune/stats.h"
 #include "cmd.h"
@@ -94,10 +95,8 @@ static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const c
                   const char *rules, const uint64_t *sz, int nsz, double *t)
 {
     char self[4096], n[16];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
+    if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot find the colltune binary");
-    self[len] = 0;
     snprintf(n, sizeof n, "%d", s->nranks);
     char *args[] = {"run",
                     "--lib",

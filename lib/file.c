@@ -199,3 +199,17 @@ char ct_proc_state(int pid)
     const char *e = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
     return e && e[1] == ' ' ? e[2] : 0;
 }
+
+int ct_self_path(char *buf, size_t len, int dir)
+{
+    if (len < 2)
+        return -1;
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0 || (size_t)n >= len - 1)
+        return -1;
+    buf[n] = 0;
+    char *slash = dir ? strrchr(buf, '/') : NULL;
+    if (slash)
+        *slash = 0;
+    return 0;
+}

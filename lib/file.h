@@ -29,6 +29,10 @@ int ct_natcmp(const char *a, const char *b);
 size_t ct_dir_names(const char *path, char ***out);
 void ct_dir_names_free(char **v, size_t n);
 
+/* The running binary's path (/proc/self/exe), or its folder when dir is true, into buf of
+ * len bytes; -1 when it cannot be read or does not fit. */
+int ct_self_path(char *buf, size_t len, int dir);
+
 /* The state letter of process pid from /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...); 0 when it
  * cannot be read (no such process). */
 char ct_proc_state(int pid);

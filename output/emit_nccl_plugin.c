@@ -36,13 +36,8 @@ static int find_plugin(char *buf, size_t len, struct ct_err *err)
         return ct_err_set(err, CT_EUNSUPP, "COLLTUNE_NCCL_PLUGIN=%s: cannot read %s", env, buf);
     }
     char exe[PATH_MAX / 2];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    if (ct_self_path(exe, sizeof exe, 1) < 0)
         return ct_err_set(err, CT_EUNSUPP, "cannot find the colltune binary (/proc/self/exe)");
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
     static const char *const where[] = {"", "/build", "/../lib/colltune"};
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
         snprintf(buf, len, "%s%s/" PLUGIN_FILE, exe, where[i]);
