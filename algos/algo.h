@@ -107,6 +107,8 @@ enum ct_param_id {
     CT_P_CHANNELS, /* parallel rings/channels */
     CT_P_STREAMS,  /* streams per peer connection (transport) */
     CT_P_THREADS,  /* reduction threads */
+    CT_P_INFLIGHT, /* AllReduce split into this many collectives at once (tcp; not an
+                      algorithm's own parameter: no algorithm lists it) */
     CT_P_COUNT
 };
 #define CT_PBIT(p) (1u << (p))
@@ -124,6 +126,11 @@ struct ct_param_desc {
     const char *summary;
 };
 const struct ct_param_desc *ct_param_desc(enum ct_param_id p);
+/* The parameters that describe a point of algorithm a (NULL: any) with values p: the
+ * algorithm's own, plus inflight when it is above 1. Tables, configs and reports print
+ * these. */
+struct ct_algo;
+unsigned ct_params_shown(const struct ct_algo *a, const struct ct_params *p);
 /* Fill unset (0) values with defaults. */
 void ct_params_defaults(struct ct_params *p);
 /* Range check; message names the parameter. */

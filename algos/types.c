@@ -49,6 +49,8 @@ static const struct ct_param_desc params[CT_P_COUNT] = {
     [CT_P_CHANNELS] = {"channels", 1, 1, 64, "channels", "parallel rings/channels"},
     [CT_P_STREAMS] = {"streams", 1, 1, 256, "streams", "streams per peer connection"},
     [CT_P_THREADS] = {"threads", 1, 1, 64, "threads", "reduction threads"},
+    [CT_P_INFLIGHT] = {"inflight", 1, 1, 64, "collectives",
+                       "AllReduce split into this many collectives in flight (tcp)"},
 };
 
 const char *ct_dtype_name(enum ct_dtype t)
@@ -121,6 +123,12 @@ int ct_coll_find(const char *name)
 const struct ct_param_desc *ct_param_desc(enum ct_param_id p)
 {
     return (unsigned)p < CT_P_COUNT ? &params[p] : NULL;
+}
+
+unsigned ct_params_shown(const struct ct_algo *a, const struct ct_params *p)
+{
+    unsigned m = a ? a->params : (1u << CT_P_COUNT) - 1 - CT_PBIT(CT_P_INFLIGHT);
+    return p->v[CT_P_INFLIGHT] > 1 ? m | CT_PBIT(CT_P_INFLIGHT) : m;
 }
 
 void ct_params_defaults(struct ct_params *p)

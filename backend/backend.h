@@ -38,7 +38,9 @@ struct ct_backend {
     int (*time)(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err);
     void (*end)(void *ctx);
     double (*now_s)(void *ctx);                                 /* read by the root only */
-    int (*streams)(void *ctx, int streams, struct ct_err *err); /* NULL: cannot switch */
+    /* tcp: reopen with `streams` streams per peer and `inflight` in-flight communicators
+     * (AllReduce parts, bench.h). Collective. NULL: they cannot change. */
+    int (*conns)(void *ctx, int streams, int inflight, struct ct_err *err);
     /* Give every rank the root's len bytes at buf. NULL in a single-process backend. */
     int (*bcast)(void *ctx, void *buf, size_t len, struct ct_err *err);
     /* Library engines (backend/lib/, loaded by backend/libmod.c): the candidates of coll,

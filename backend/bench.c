@@ -199,6 +199,20 @@ int ct_bench_verify(struct ct_bench *b, const struct ct_algo *al, struct ct_job 
     return 0;
 }
 
+/* The job's inflight parameter K > 1 (AllReduce): K parts on the in-flight communicators. */
+static int flight_prepare(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j,
+                          const struct ct_exec_args *a, struct ct_inflight *fl, struct ct_err *err)
+{
+    int k = (int)j->params.v[CT_P_INFLIGHT];
+    if (k <= 1 || j->coll != CT_ALLREDUCE)
+        return 0;
+    if (k > b->nflight)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "inflight=%d needs %d in-flight communicators (%d open: tcp only)", k,
+                          k, b->nflight);
+    return ct_inflight_prepare(fl, k, b->flight_comms, al, j, a, err);
+}
+
 int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j, long *wrong,
                       struct ct_qstats *q, struct ct_err *err)
 {
@@ -211,8 +225,8 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
     uint64_t seed = b->seed ^ (j->count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)j->coll;
     struct ct_inflight fl = {0};
     int rc = setup(b, j, &s, &a, &red, err);
-    if (rc == 0 && b->inflight > 1 && j->coll == CT_ALLREDUCE)
-        rc = ct_inflight_prepare(&fl, b->inflight, b->flight_comms, al, j, &a, err);
+    if (rc == 0)
+        rc = flight_prepare(b, al, j, &a, &fl, err);
     if (rc == 0) {
         fill_inputs(b, j, &s, &a, fl.k > 1, seed);
         rc = ct_bench_barrier(b, err);
@@ -264,9 +278,7 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
         return rc;
     }
     p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
-    if (b->inflight > 1 && p->j.coll == CT_ALLREDUCE &&
-        (rc = ct_inflight_prepare(&p->fl, b->inflight, b->flight_comms, al, &p->j, &p->a, err)) <
-            0) {
+    if ((rc = flight_prepare(b, al, &p->j, &p->a, &p->fl, err)) < 0) {
         ct_sched_release(&p->s);
         return rc;
     }

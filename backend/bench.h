@@ -26,8 +26,8 @@ struct ct_bench {
     char barrier_buf[2];
     double *times, *all_times;
     size_t times_cap;
-    int inflight;                 /* AllReduce split into this many collectives (<= 1: off) */
-    struct ct_comm *flight_comms; /* inflight communicators (borrowed; [0] may be comm) */
+    int nflight;                  /* in-flight communicators available (0: none) */
+    struct ct_comm *flight_comms; /* nflight communicators (borrowed) */
     /* What buf[CT_BUF_SEND] holds: the inputs of the last fill, while no schedule since has
      * written it (points of the same collective and size then skip the fill). */
     struct {
@@ -39,11 +39,12 @@ struct ct_bench {
     } held;
 };
 
-/* run --inflight K: AllReduce points run as K collectives at once over the K
- * communicators (engine/inflight.h); other collectives are unaffected. */
-static inline void ct_bench_set_inflight(struct ct_bench *b, int k, struct ct_comm *comms)
+/* The communicators in-flight parts run on: an AllReduce point whose inflight parameter
+ * is K > 1 runs as K collectives at once over comms[0..K-1] (backend/inflight.h), and
+ * needs K <= n; other collectives are unaffected. */
+static inline void ct_bench_set_flight(struct ct_bench *b, int n, struct ct_comm *comms)
 {
-    b->inflight = k;
+    b->nflight = n;
     b->flight_comms = comms;
 }
 

@@ -70,12 +70,13 @@ static double native_now(void *ctx)
     return (double)ct_now_ns() * 1e-9;
 }
 
-static int native_streams(void *ctx, int streams, struct ct_err *err)
+static int native_conns(void *ctx, int streams, int inflight, struct ct_err *err)
 {
     struct ct_native *l = ctx;
     ct_bench_release(&l->b);
-    int rc = l->set_streams(l->arg, streams, l->comm, err);
+    int rc = l->set_conns(l->arg, streams, inflight, &l->conns, err);
     ct_bench_init(&l->b, *l->comm, 0x5eed);
+    ct_bench_set_flight(&l->b, l->conns.nflight, l->conns.flight);
     return rc;
 }
 
@@ -94,12 +95,14 @@ static void native_shape(struct ct_shape *s, const struct ct_comm *comm)
 }
 
 void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm **comm,
-                    ct_native_streams_fn set_streams, void *arg)
+                    int streams, ct_native_conns_fn set_conns, void *arg)
 {
     memset(n, 0, sizeof *n);
     n->comm = comm;
-    n->set_streams = set_streams;
+    n->set_conns = set_conns;
     n->arg = arg;
+    n->conns.comm = comm;
+    n->conns.streams = streams;
     ct_bench_init(&n->b, *comm, 0x5eed);
     memset(be, 0, sizeof *be);
     be->name = "native";
@@ -107,7 +110,7 @@ void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm *
     be->time = native_time;
     be->end = native_end;
     be->now_s = native_now;
-    be->streams = set_streams ? native_streams : NULL;
+    be->conns = set_conns ? native_conns : NULL;
     be->bcast = native_bcast;
     be->root = (*comm)->rank == 0;
     native_shape(&be->shape, *comm);
@@ -117,4 +120,9 @@ void ct_native_close(struct ct_native *n)
 {
     native_end(n);
     ct_bench_release(&n->b);
+    for (int i = 0; i < n->conns.nflight; i++)
+        ct_comm_close(&n->conns.flight[i]);
+    free(n->conns.flight);
+    n->conns.flight = NULL;
+    n->conns.nflight = 0;
 }

@@ -7,24 +7,35 @@
 #include "bench.h"
 #include "comm.h"
 
-/* Reopen the communicator with `streams` tcp streams per peer. Collective: every rank
- * calls it at the same point. *comm may change. */
-typedef int (*ct_native_streams_fn)(void *arg, int streams, struct ct_comm **comm,
-                                    struct ct_err *err);
+/* A rank's tcp connections: its communicator and the in-flight ones (bench.h). */
+struct ct_conns {
+    struct ct_comm **comm;  /* the communicator, reopened in place */
+    struct ct_comm *flight; /* nflight more, for in-flight parts (NULL: none) */
+    int nflight;
+    int streams;            /* tcp streams per peer of each of them */
+};
+
+/* Make *c `streams` streams per peer, with `inflight` in-flight communicators when it is
+ * above 1 (none otherwise): reopen what differs. Collective: every rank calls it at the
+ * same point. On failure *c holds what is open. */
+typedef int (*ct_native_conns_fn)(void *arg, int streams, int inflight, struct ct_conns *c,
+                                  struct ct_err *err);
 
 struct ct_native {
     struct ct_comm **comm;
-    ct_native_streams_fn set_streams;
+    ct_native_conns_fn set_conns;
     void *arg;
+    struct ct_conns conns;
     struct ct_bench b;
     struct ct_bench_prep p;
     bool prepared;
 };
 
-/* Fill be to measure on *comm; n is the backend's context (pass it as ctx). set_streams
- * may be NULL (the stream count is then fixed). */
+/* Fill be to measure on *comm, opened with `streams` streams per peer; n is the backend's
+ * context (pass it as ctx). set_conns may be NULL (streams and in-flight communicators are
+ * then fixed: none). */
 void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm **comm,
-                    ct_native_streams_fn set_streams, void *arg);
+                    int streams, ct_native_conns_fn set_conns, void *arg);
 void ct_native_close(struct ct_native *n);
 
 #endif

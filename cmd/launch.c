@@ -189,28 +189,43 @@ void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len)
     ct_params_defaults(&p);
     size_t off = 0;
     for (int i = 0; i < CT_P_COUNT && off < len; i++)
-        if (o->algo->params & CT_PBIT(i))
+        if (ct_params_shown(o->algo, &p) & CT_PBIT(i))
             off += (size_t)snprintf(buf + off, len - off, "%s%s=%llu", off ? "," : "",
                                     ct_param_desc((enum ct_param_id)i)->name,
                                     (unsigned long long)p.v[i]);
-    if (o->inflight > 1 && off < len)
-        snprintf(buf + off, len - off, "%sinflight=%d", off ? "," : "", o->inflight);
 }
 
-int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err)
+int ct_opts_reopen_conns(void *arg, int streams, int inflight, struct ct_conns *c,
+                         struct ct_err *err)
 {
     const struct ct_opts_reopen *r = arg;
     struct ct_opts o = *r->o;
     o.params.v[CT_P_STREAMS] = (uint64_t)streams;
-    ct_comm_close(*comm);
-    return ct_opts_comm_open(&o, r->boot, *comm, err);
+    o.params.v[CT_P_INFLIGHT] = (uint64_t)(inflight > 1 ? inflight : 0);
+    bool restream = streams != c->streams;
+    if (restream || (int)o.params.v[CT_P_INFLIGHT] != c->nflight) {
+        ct_opts_flight_close(c->flight, c->nflight);
+        c->flight = NULL;
+        c->nflight = 0;
+    }
+    if (restream) {
+        ct_comm_close(*c->comm);
+        CT_TRY(ct_opts_comm_open(&o, r->boot, *c->comm, err));
+        c->streams = streams;
+    }
+    if (inflight > 1 && !c->nflight) {
+        CT_TRY(ct_opts_flight_open(&o, r->boot, &c->flight, err));
+        c->nflight = inflight;
+    }
+    return 0;
 }
 
 int ct_opts_flight_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm **out,
                         struct ct_err *err)
 {
-    struct ct_comm *c = ct_xcalloc((size_t)o->inflight, sizeof *c);
-    for (int i = 0; i < o->inflight; i++)
+    int k = (int)o->params.v[CT_P_INFLIGHT];
+    struct ct_comm *c = ct_xcalloc((size_t)k, sizeof *c);
+    for (int i = 0; i < k; i++)
         if (ct_opts_comm_open(o, boot, &c[i], err) < 0) {
             while (i-- > 0)
                 ct_comm_close(&c[i]);
@@ -221,9 +236,9 @@ int ct_opts_flight_open(const struct ct_opts *o, struct ct_boot *boot, struct ct
     return 0;
 }
 
-void ct_opts_flight_close(const struct ct_opts *o, struct ct_comm *c)
+void ct_opts_flight_close(struct ct_comm *c, int n)
 {
-    for (int i = 0; c && i < o->inflight; i++)
+    for (int i = 0; c && i < n; i++)
         ct_comm_close(&c[i]);
     free(c);
 }

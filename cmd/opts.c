@@ -88,6 +88,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_CHANNELS: return param(o, cmd, CT_P_CHANNELS, arg);
     case CT_O_STREAMS: return param(o, cmd, CT_P_STREAMS, arg);
     case CT_O_THREADS: return param(o, cmd, CT_P_THREADS, arg);
+    case CT_O_INFLIGHT: return param(o, cmd, CT_P_INFLIGHT, arg);
     case CT_O_TRANSPORT:
         if (strcmp(arg, "auto") && !ct_tp_find(arg))
             return ct_cmd_fail(cmd, 2, "unknown transport '%s' (auto, shm, tcp, loop)", arg);
@@ -198,9 +199,15 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
                            o->lib_algo, (int)strcspn(o->lib_algo, ":"), o->lib_algo);
     if (o->ranks_per_node && !o->local)
         return ct_cmd_fail(cmd, 2, "--ranks-per-node needs --local N");
-    if (o->inflight > 1 && (strcmp(o->transport, "tcp") || o->coll != CT_ALLREDUCE))
-        return ct_cmd_fail(cmd, 2, "--inflight needs --transport tcp and allreduce");
-    if (o->inflight > 1 && o->quant)
+    int inflight = (int)o->params.v[CT_P_INFLIGHT];
+    if (inflight > 1 && strcmp(cmd, "run") && strcmp(cmd, "sweep"))
+        return ct_cmd_fail(cmd, 2, "--inflight is for run and sweep");
+    if (inflight > 1 && strcmp(o->transport, "tcp"))
+        return ct_cmd_fail(cmd, 2, "--inflight needs --transport tcp");
+    if (inflight > 1 && !strcmp(cmd, "run") && o->coll != CT_ALLREDUCE)
+        return ct_cmd_fail(cmd, 2, "--inflight splits an allreduce (not %s)",
+                           ct_coll_name(o->coll));
+    if (inflight > 1 && o->quant)
         return ct_cmd_fail(cmd, 2, "--inflight and --quant do not combine yet");
     if (o->ranks_per_node && o->local % o->ranks_per_node)
         return ct_cmd_fail(cmd, 2, "--local %d does not divide into nodes of %d ranks", o->local,

@@ -7,6 +7,7 @@
 #include "../algos/algo.h"
 #include "../backend/bench.h"
 #include "../backend/comm.h"
+#include "../backend/native.h"
 #include "../output/output.h"
 #include "../transport/launch.h"
 
@@ -31,8 +32,6 @@ struct ct_opts {
     enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
-    int inflight;          /* run --inflight K: AllReduce as K collectives over K tcp
-                              communicators (0, 1: one) */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
 };
@@ -42,7 +41,7 @@ enum {
     CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
     CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
     CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER,
-    CT_O_SOCKBUF, CT_O_NO_BIND, CT_O_MEM, CT_O_GPU_MAP, CT_O_LIB
+    CT_O_SOCKBUF, CT_O_NO_BIND, CT_O_MEM, CT_O_GPU_MAP, CT_O_LIB, CT_O_INFLIGHT
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -56,7 +55,7 @@ enum {
         {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
         {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF}, \
         {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, {"gpu-map", 1, 0, CT_O_GPU_MAP},  \
-        {"lib", 1, 0, CT_O_LIB}
+        {"lib", 1, 0, CT_O_LIB}, {"inflight", 1, 0, CT_O_INFLIGHT}
 
 
 void ct_opts_init(struct ct_opts *o);
@@ -92,17 +91,20 @@ void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t coun
 struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err);
 void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len);
 
-/* Reopen a rank's communicator with another tcp stream count (a ct_native_streams_fn). */
+/* Reopen a rank's connections with other tcp streams and in-flight communicators (a
+ * ct_native_conns_fn). */
 struct ct_opts_reopen {
     const struct ct_opts *o;
     struct ct_boot *boot;
 };
-int ct_opts_reopen_streams(void *arg, int streams, struct ct_comm **comm, struct ct_err *err);
+int ct_opts_reopen_conns(void *arg, int streams, int inflight, struct ct_conns *c,
+                         struct ct_err *err);
 
-/* --inflight K: K more communicators like the rank's own (tcp), each carrying one part;
- * *out is new (ct_opts_flight_close); the error names the one that failed. */
+/* --inflight K (the inflight parameter): K more communicators like the rank's own (tcp),
+ * each carrying one part; *out is new (ct_opts_flight_close); the error names the one that
+ * failed. */
 int ct_opts_flight_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm **out,
                         struct ct_err *err);
-void ct_opts_flight_close(const struct ct_opts *o, struct ct_comm *c);
+void ct_opts_flight_close(struct ct_comm *c, int n);
 
 #endif

@@ -31,13 +31,13 @@ struct run_ctx {
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_INFLIGHT, O_SIZES };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_SIZES };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
-        {"quant", 1, 0, O_QUANT}, {"inflight", 1, 0, O_INFLIGHT}, {"sizes", 1, 0, O_SIZES},
+        {"quant", 1, 0, O_QUANT}, {"sizes", 1, 0, O_SIZES},
         CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
@@ -93,7 +93,6 @@ static int parse(struct run_ctx *x, int argc, char **argv)
                                    optarg);
             x->o.quant = (enum ct_quant)q;
             break;
-        case O_INFLIGHT: CT_TRY_OPT(ct_arg_iters("run", "inflight", optarg, 1, &x->o.inflight)); break;
         case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(ct_help_run, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
@@ -141,12 +140,13 @@ static int run_rank(struct ct_boot *boot, void *arg)
     ct_live_open(&live, "run", "colltune run", comm.rank == 0, x->tui);
     bool deferred = live.tui != NULL; /* the table is printed after the screen closes */
     struct ct_comm *flight = NULL; /* --inflight K: one communicator per part */
-    if (x->o.inflight > 1 && ct_opts_flight_open(&x->o, boot, &flight, &err) < 0) {
+    int nflight = (int)x->o.params.v[CT_P_INFLIGHT] > 1 ? (int)x->o.params.v[CT_P_INFLIGHT] : 0;
+    if (nflight && ct_opts_flight_open(&x->o, boot, &flight, &err) < 0) {
         code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
         goto out;
     }
     if (flight)
-        ct_bench_set_inflight(&b, x->o.inflight, flight);
+        ct_bench_set_flight(&b, nflight, flight);
     if (ranks && ct_opts_engine_open(&x->o, boot, &comm, &nccl, &err) < 0) {
         code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
         goto out;
@@ -218,7 +218,7 @@ out:
     ct_live_close(&live);
     ct_bench_release(&b);
     ct_nccl_close(nccl);
-    ct_opts_flight_close(&x->o, flight);
+    ct_opts_flight_close(flight, nflight);
     ct_comm_close(&comm);
     free(ranks);
     free(rows);

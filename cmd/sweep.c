@@ -212,8 +212,8 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     j->verify = x->verify ? &x->conf : NULL;
     j->version = CT_VERSION;
     struct ct_opts_reopen ro = {&x->o, boot};
-    j->set_streams = ct_opts_reopen_streams;
-    j->streams_arg = &ro;
+    j->set_conns = ct_opts_reopen_conns;
+    j->conns_arg = &ro;
     int rc = ct_sweep_job_run(j, &x->commp, &err), code;
     ct_live_close(&x->live);
     if (root && (rc == 0 || !x->verify))

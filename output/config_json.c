@@ -29,7 +29,7 @@ static json_t *params_json(const char *algo, const struct ct_params *in)
     ct_params_defaults(&p);
     json_t *o = json_object();
     for (int q = 0; q < CT_P_COUNT; q++)
-        if (!a || (a->params & CT_PBIT(q)))
+        if (ct_params_shown(a, &p) & CT_PBIT(q))
             json_object_set_new(o, ct_param_desc((enum ct_param_id)q)->name,
                                 json_integer((json_int_t)p.v[q]));
     if (p.intra)

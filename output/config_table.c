@@ -26,7 +26,7 @@ const char *ct_params_str(const char *algo, const struct ct_params *in, char *bu
     buf[0] = 0;
     for (int q = 0; q < CT_P_COUNT && off < len; q++) {
         char num[32];
-        if (a && !(a->params & CT_PBIT(q)))
+        if (a && !(ct_params_shown(a, &p) & CT_PBIT(q)))
             continue;
         off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? "," : "",
                                 ct_param_desc((enum ct_param_id)q)->name,
@@ -52,7 +52,7 @@ static const char *changed_params(const char *algo, const struct ct_params *in, 
     buf[0] = 0;
     for (int q = 0; q < CT_P_COUNT && off < len; q++) {
         char num[32];
-        if ((a && !(a->params & CT_PBIT(q))) || p.v[q] == d.v[q])
+        if ((a && !(ct_params_shown(a, &p) & CT_PBIT(q))) || p.v[q] == d.v[q])
             continue;
         off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? "," : "",
                                 ct_param_desc((enum ct_param_id)q)->name,

@@ -47,7 +47,7 @@ static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_r
     cell(t, r->algo, false);
     for (int q = 0; q < CT_P_COUNT; q++) {
         v[0] = 0;
-        if (a && (a->params & CT_PBIT(q)))
+        if (a && (ct_params_shown(a, &p) & CT_PBIT(q)))
             snprintf(v, sizeof v, "%llu", (unsigned long long)p.v[q]);
         cell(t, v, false);
     }

@@ -136,16 +136,15 @@ static void algos_release(struct algos *a)
 
 /* ---- parameters ------------------------------------------------------------------------- */
 
-/* The parameters that matter to an algorithm (all of them when it is not in the table). */
-static unsigned param_mask(const char *algo)
+/* The parameters that describe a point of algo with values p (algos/algo.h). */
+static unsigned param_mask(const char *algo, const struct ct_params *p)
 {
-    const struct ct_algo *a = ct_algo_find(algo);
-    return a ? a->params : (1u << CT_P_COUNT) - 1;
+    return ct_params_shown(ct_algo_find(algo), p);
 }
 
 static void params_str(char *buf, size_t len, const char *algo, const struct ct_params *p)
 {
-    unsigned mask = param_mask(algo);
+    unsigned mask = param_mask(algo, p);
     buf[0] = '\0';
     for (int i = 0; i < CT_P_COUNT; i++) {
         const struct ct_param_desc *d = ct_param_desc((enum ct_param_id)i);
@@ -739,7 +738,7 @@ static void strip_build(struct ct_svg_strip *st, struct ct_svg_strip_col *cols, 
         cat(c->tip, sizeof c->tip, "%s: %s%s%s%s", sz, chosen.s[0] ? chosen.s : "none",
             c->tie ? " (tie)" : "", p ? MIDDOT : " (not measured at this size)", par);
         if (p) {
-            mask |= param_mask(chosen.s);
+            mask |= param_mask(chosen.s, &p->params);
             intra |= p->params.intra != NULL;
             inter |= p->params.inter != NULL;
         }
@@ -761,7 +760,7 @@ static void strip_build(struct ct_svg_strip *st, struct ct_svg_strip_col *cols, 
             v[0] = '\0';
             if (!p)
                 continue;
-            if (d && (param_mask(PT_NAME(p).s) & CT_PBIT(k)))
+            if (d && (param_mask(PT_NAME(p).s, &p->params) & CT_PBIT(k)))
                 short_value(v, sizeof cols[i].val[row], d, p->params.v[k]);
             else if (!d)
                 snprintf(v, sizeof cols[i].val[row], "%.15s",

@@ -17,7 +17,10 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     j->cfg.max_threads = (int)(cores / local);
     struct ct_backend be;
     struct ct_native nat;
-    ct_native_open(&be, &nat, comm, j->cfg.tcp ? j->set_streams : NULL, j->streams_arg);
+    struct ct_params p0 = j->cfg.job.params;
+    ct_params_defaults(&p0);
+    ct_native_open(&be, &nat, comm, (int)p0.v[CT_P_STREAMS], j->cfg.tcp ? j->set_conns : NULL,
+                   j->conns_arg);
     int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes,
                                  ct_comm_tp_names(*comm, tp, sizeof tp), (*comm)->boot->host, err);
     ct_native_close(&nat);

@@ -17,8 +17,8 @@ struct ct_sweep_job {
                                 tcp (streams searched) and max_threads (cores per rank) */
     const struct ct_config *verify;   /* re-measure this config instead of sweeping */
     const char *version;              /* of colltune, for the config */
-    ct_native_streams_fn set_streams; /* used when tcp carries traffic; NULL: fixed */
-    void *streams_arg;
+    ct_native_conns_fn set_conns; /* used when tcp carries traffic; NULL: fixed */
+    void *conns_arg;
     /* out */
     struct ct_config meta; /* sweep: header from the start (callbacks may save it), rules at
                               the end, also after a failure (partial) */

@@ -153,8 +153,12 @@ int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *
         for (uint64_t v = 1; v <= 4; v *= 2)
             vals[n++] = v;
         break;
-    case CT_P_STREAMS:
-        for (uint64_t v = 1; cfg->tcp && v <= 4; v *= 2)
+    case CT_P_STREAMS: /* a long link needs many: its window per connection is bounded */
+        for (uint64_t v = 1; cfg->tcp && v <= 64; v *= 2)
+            vals[n++] = v;
+        break;
+    case CT_P_INFLIGHT:
+        for (uint64_t v = 1; cfg->tcp && v <= 8; v *= 2)
             vals[n++] = v;
         break;
     case CT_P_THREADS:
@@ -167,12 +171,14 @@ int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *
     return n;
 }
 
-unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, const struct ct_algo *a)
+unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, enum ct_coll c, const struct ct_algo *a)
 {
-    unsigned m = 0;
+    unsigned m = 0, own = a->params;
     uint64_t vals[9];
+    if (c == CT_ALLREDUCE && a->build) /* any native AllReduce splits into parts */
+        own |= CT_PBIT(CT_P_INFLIGHT);
     for (int p = 0; p < CT_P_COUNT; p++)
-        if ((a->params & CT_PBIT(p)) && !cfg->job.params.v[p] &&
+        if ((own & CT_PBIT(p)) && !cfg->job.params.v[p] &&
             ct_sweep_grid(cfg, (enum ct_param_id)p, vals) > 1)
             m |= CT_PBIT(p);
     return m;
@@ -345,16 +351,32 @@ int ct_sweep_exec(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *
     switch (cmd->op) {
     case CT_SWEEP_DONE: return 0;
     case CT_SWEEP_ABORT: return ct_err_set(err, CT_EINVAL, "rank 0 stopped the sweep");
-    case CT_SWEEP_STREAMS:
-        if (!r->be->streams)
-            return ct_err_set(err, CT_EUNSUPP, "cannot change the stream count here");
-        CT_TRY(r->be->streams(r->ctx, cmd->streams, err));
+    case CT_SWEEP_CONNS:
+        if (!r->be->conns)
+            return ct_err_set(err, CT_EUNSUPP, "cannot change the connections here");
+        CT_TRY(r->be->conns(r->ctx, cmd->streams, cmd->inflight, err));
         r->streams = cmd->streams;
+        r->inflight = cmd->inflight;
         return 0;
     case CT_SWEEP_MEASURE:
     case CT_SWEEP_EXTEND: return measure(r, cmd, point, err);
     }
     return ct_err_set(err, CT_EINVAL, "unknown sweep command %d", cmd->op);
+}
+
+int ct_sweep_conns(struct ct_sweep_run *r, const uint64_t *params, struct ct_err *err)
+{
+    int s = (int)params[CT_P_STREAMS], k = (int)params[CT_P_INFLIGHT];
+    k = k > 1 ? k : 1;
+    if (!r->cfg->tcp || !r->be->conns || (s == r->streams && k == r->inflight))
+        return 0;
+    struct ct_sweep_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    cmd.op = CT_SWEEP_CONNS;
+    cmd.streams = s;
+    cmd.inflight = k;
+    long none;
+    return ct_sweep_issue(r, &cmd, &none, err);
 }
 
 void ct_sweep_cost_init(struct ct_sweep_cost *c)

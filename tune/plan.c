@@ -227,18 +227,6 @@ void ct_plan_params(const struct ct_plan *pl, const struct ct_params *in, uint64
     memcpy(out, p.v, sizeof p.v);
 }
 
-static int switch_streams(struct ct_plan *pl, int streams, struct ct_err *err)
-{
-    if (streams == pl->run.streams || !pl->run.be->streams)
-        return 0;
-    struct ct_sweep_cmd cmd;
-    memset(&cmd, 0, sizeof cmd);
-    cmd.op = CT_SWEEP_STREAMS;
-    cmd.streams = streams;
-    long dummy;
-    return ct_sweep_issue(&pl->run, &cmd, &dummy, err);
-}
-
 /* Common command fields for algorithm a at size i of c with per-point budget budget_s. */
 void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i,
                  const struct ct_params *params, double budget_s, struct ct_sweep_cmd *cmd)
@@ -273,7 +261,7 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
 /* Issue a MEASURE or EXTEND; notes the point. *idx = -1 when skipped as unsupported. */
 int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struct ct_err *err)
 {
-    CT_TRY(switch_streams(pl, (int)cmd->params[CT_P_STREAMS], err));
+    CT_TRY(ct_sweep_conns(&pl->run, cmd->params, err));
     const struct ct_algo *a = ct_sweep_algo_at(pl->cfg, cmd->algo);
     uint64_t size = ct_coll_desc((enum ct_coll)cmd->coll)
                         ->size_bytes(cmd->count, ct_dtype_size((enum ct_dtype)cmd->dtype),

@@ -16,7 +16,7 @@ enum ct_sweep_op {
     CT_SWEEP_DONE = 1, /* the plan is finished */
     CT_SWEEP_MEASURE,  /* verify a new point, then time it */
     CT_SWEEP_EXTEND,   /* more samples for point `point` (fresh: instead of its samples) */
-    CT_SWEEP_STREAMS,  /* reopen the communicator with `streams` tcp streams */
+    CT_SWEEP_CONNS,    /* reopen with `streams` tcp streams and `inflight` communicators */
     CT_SWEEP_ABORT,    /* rank 0 gave up before measuring (bad input): stop with an error */
 };
 
@@ -25,7 +25,7 @@ struct ct_sweep_cmd {
     int32_t op, coll, algo; /* algo: index in the algorithm table */
     int32_t dtype, redop;
     int32_t point, fresh; /* EXTEND */
-    int32_t streams;      /* STREAMS */
+    int32_t streams, inflight; /* CONNS */
     int32_t warmup, first_batch, min_iters, max_iters;
     uint64_t count;
     uint64_t params[CT_P_COUNT];
@@ -51,10 +51,13 @@ struct ct_sweep_run {
     struct ct_sweep_result *res;
     struct ct_sweep_samples *smp;
     size_t cap;
-    int streams;       /* streams the communicator has now */
+    int streams, inflight; /* what the connections are now (ct_sweep_conns) */
     bool issue_failed; /* a command failed: every rank knows, no ABORT needed */
 };
 
+/* Rank 0: make the connections what point params need (tcp streams, in-flight
+ * communicators) when they differ and the backend can change them. */
+int ct_sweep_conns(struct ct_sweep_run *r, const uint64_t *params, struct ct_err *err);
 /* Act on one command (every rank). *point receives the point's index, -1 when skipped. */
 int ct_sweep_exec(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
                   struct ct_err *err);
@@ -85,7 +88,7 @@ int ct_sweep_follow(struct ct_sweep_run *r, struct ct_err *err);
 int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *vals);
 /* Parameters searched for algorithm a (CT_PBIT set): what matters to it, minus the ones the
  * user fixed, minus grids with a single value. */
-unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, const struct ct_algo *a);
+unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, enum ct_coll c, const struct ct_algo *a);
 
 /* ---- the planner (rank 0), shared by plan.c and plan_tune.c ------------------ */
 

@@ -17,8 +17,21 @@
 #define TUNE_SHARE 0.75   /* of the budget: survey and tuning together */
 #define REFINE_SHARE 0.88 /* of the budget: then refinement; the rest confirms */
 
-static const enum ct_param_id search_order[] = {CT_P_CHUNK, CT_P_PIPELINE, CT_P_CHANNELS,
-                                                CT_P_STREAMS, CT_P_THREADS};
+/* The connections first: where they matter (a long link) they matter most. */
+static const enum ct_param_id search_order[] = {CT_P_STREAMS,  CT_P_INFLIGHT, CT_P_CHUNK,
+                                                CT_P_PIPELINE, CT_P_CHANNELS, CT_P_THREADS};
+
+/* The connection parameters (tcp streams, collectives in flight) are walked upwards and the
+ * walk stops at the first value that is clearly worse than the best so far (its interval
+ * above the best's): each step adds connections, and on a LAN the first one already shows
+ * they cost more than they bring. A setting there moves on a smaller, interval-confirmed
+ * gain than the other parameters: on a long link the differences between settings are
+ * the link's (a window, a queue), not the host's noise. */
+#define CONN_MARGIN 0.03
+static bool is_conn(enum ct_param_id p)
+{
+    return p == CT_P_STREAMS || p == CT_P_INFLIGHT;
+}
 
 /* More samples for point idx (twice what it has spent); fresh: new samples replace the
  * old ones, within budget_s, so it compares with points measured now. */
@@ -106,7 +119,7 @@ static size_t make_tasks(struct ct_plan *pl, struct task **out)
             int hi = lo + W > pl->L ? pl->L : lo + W;
             size_t first = n;
             for (int k = 0; k < g->nalgos; k++) {
-                unsigned searched = ct_sweep_searched(pl->cfg, g->algos[k]);
+                unsigned searched = ct_sweep_searched(pl->cfg, (enum ct_coll)c, g->algos[k]);
                 int meas[64], nm = 0;
                 double ratio = INFINITY;
                 bool contender = false;
@@ -128,11 +141,13 @@ static size_t make_tasks(struct ct_plan *pl, struct task **out)
                 x->hi = hi;
                 x->rep = meas[nm > 1 ? 1 : 0];
                 x->ratio = ratio;
-                int variants = W - 1;
+                int variants = nm - 1; /* the tuned values carried to the other sizes */
                 uint64_t vals[9];
                 for (int p = 0; p < CT_P_COUNT; p++)
-                    if (searched & CT_PBIT(p))
-                        variants += ct_sweep_grid(pl->cfg, (enum ct_param_id)p, vals) - 1;
+                    if (searched & CT_PBIT(p)) /* a connection walk: expect two steps */
+                        variants += is_conn((enum ct_param_id)p)
+                                        ? 2
+                                        : ct_sweep_grid(pl->cfg, (enum ct_param_id)p, vals) - 1;
                 double ts = ct_plan_iter_s(pl, c, k, x->rep);
                 x->cost = variants * ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
             }
@@ -167,7 +182,7 @@ static int descend(struct ct_plan *pl, const struct task *t, double until, struc
                    struct ct_err *err)
 {
     const struct ct_algo *a = pl->g[t->c].algos[t->k];
-    unsigned searched = ct_sweep_searched(pl->cfg, a);
+    unsigned searched = ct_sweep_searched(pl->cfg, (enum ct_coll)t->c, a);
     uint64_t count = pl->g[t->c].count[t->rep];
     uint64_t v0[CT_P_COUNT];
     ct_plan_params(pl, cur, v0);
@@ -196,21 +211,40 @@ static int descend(struct ct_plan *pl, const struct task *t, double until, struc
         uint64_t maxop = max_op_bytes(pl, t->c, a, count, cur->v);
         if (p == CT_P_PIPELINE && cur->v[CT_P_CHUNK] >= maxop)
             continue; /* one slice per op: depth cannot matter */
+        uint64_t s0 = cur->v[CT_P_STREAMS];
         for (int g = 0; grid[g]; g++) {
             if (grid[g] == cur->v[p] ||
                 (p == CT_P_CHUNK && !chunk_relevant(grid[g], cur->v[p], maxop, grid)))
                 continue;
-            if (ct_plan_now(pl) >= until)
-                return 0;
-            struct ct_params cand = *cur;
-            cand.v[p] = grid[g];
-            long idx;
-            CT_TRY(ct_plan_measure(pl, t->c, t->k, t->rep, &cand, tune_allowance(pl, tu), best,
-                                   &idx, err));
-            /* a new value must win clearly: noise and crumbs do not move parameters */
-            if (idx >= 0 && ct_select_better_params(&ct_plan_pt(pl, idx)->st,
-                                                    &ct_plan_pt(pl, best)->st, pl->cfg->margin))
-                best = idx;
+            /* K collectives in flight: at the streams found, and at 1/K of them (the same
+             * connections in all: too many overflow the path's queue) */
+            struct ct_params cand[2] = {*cur, *cur};
+            int nc = 1;
+            cand[0].v[p] = grid[g];
+            if (p == CT_P_INFLIGHT && s0 / grid[g] >= 1 && (searched & CT_PBIT(CT_P_STREAMS))) {
+                cand[1] = cand[0];
+                cand[0].v[CT_P_STREAMS] = s0 / grid[g];
+                nc = 2;
+            }
+            bool won = false, worse = true;
+            for (int q = 0; q < nc; q++) {
+                if (ct_plan_now(pl) >= until)
+                    return 0;
+                long idx;
+                CT_TRY(ct_plan_measure(pl, t->c, t->k, t->rep, &cand[q], tune_allowance(pl, tu),
+                                       best, &idx, err));
+                /* a new value must win clearly: noise and crumbs do not move parameters */
+                if (idx >= 0 && ct_select_better_params(&ct_plan_pt(pl, idx)->st,
+                                                        &ct_plan_pt(pl, best)->st,
+                                                        is_conn(p) ? CONN_MARGIN : pl->cfg->margin)) {
+                    best = idx;
+                    won = true;
+                }
+                worse = worse && idx >= 0 &&
+                        ct_select_beats(&ct_plan_pt(pl, best)->st, &ct_plan_pt(pl, idx)->st);
+            }
+            if (is_conn(p) && !won && worse && grid[g] > cur->v[p])
+                break;
         }
         *cur = ct_plan_pt(pl, best)->params;
     }
@@ -224,12 +258,21 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
     size_t n = make_tasks(pl, &t);
     pl->phase = "tune";
     int rc = 0;
-    for (size_t x = 0; x < n && rc == 0; x++) {
+    bool *ran = ct_xcalloc(n ? n : 1, sizeof *ran);
+    /* pass 0 in order, deferring a bucket too dear for what is left (a cheaper one may
+     * still fit); pass 1 the deferred ones, as far as the time goes (the descent stops at
+     * the phase's end, connections first) */
+    for (size_t it = 0; it < 2 * n && rc == 0; it++) {
+        size_t x = it % n;
+        bool pass1 = it >= n;
+        if (ran[x] || (pass1 && ct_plan_now(pl) >= until))
+            continue;
         pl->est_left = 0;
         for (size_t y = x; y < n; y++)
             pl->est_left += 12;
-        if (ct_plan_now(pl) + t[x].cost > until)
-            continue; /* too dear for what is left: a cheaper bucket may still fit */
+        if (!pass1 && ct_plan_now(pl) + t[x].cost > until)
+            continue;
+        ran[x] = true;
         struct ct_params cur;
         memset(&cur, 0, sizeof cur);
         rc = descend(pl, &t[x], until, &cur, err);
@@ -249,6 +292,7 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
                                  ct_plan_leader(pl, t[x].c, i), &idx, err);
         }
     }
+    free(ran);
     free(t);
     return rc;
 }

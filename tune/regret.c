@@ -111,15 +111,7 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
         cfg->progress(cfg->arg, &pr);
     }
     cmd.iter_cost_s = v->cost.iter;
-    if (cfg->tcp && v->run.be->streams && (int)cmd.params[CT_P_STREAMS] != v->run.streams) {
-        /* the stream count is the communicator's: reopen it (collective) */
-        struct ct_sweep_cmd sc;
-        long none;
-        memset(&sc, 0, sizeof sc);
-        sc.op = CT_SWEEP_STREAMS;
-        sc.streams = (int32_t)cmd.params[CT_P_STREAMS];
-        CT_TRY(ct_sweep_issue(&v->run, &sc, &none, err));
-    }
+    CT_TRY(ct_sweep_conns(&v->run, cmd.params, err)); /* the communicator's: collective */
     double t0 = v->run.be->now_s(v->run.ctx);
     CT_TRY(ct_sweep_issue(&v->run, &cmd, idx, err));
     v->left--;
@@ -266,6 +258,7 @@ int ct_sweep_verify(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *
     struct ct_params p0 = cfg->job.params;
     ct_params_defaults(&p0);
     v.run.streams = (int)p0.v[CT_P_STREAMS]; /* what the communicator was opened with */
+    v.run.inflight = 1;
     ct_sweep_cost_init(&v.cost);
     *out = NULL;
     *nout = 0;

@@ -76,6 +76,10 @@ bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const 
     for (int p = 0; p < CT_P_COUNT; p++)
         if ((mask & CT_PBIT(p)) && a->v[p] != b->v[p])
             return false;
+    /* in flight is no algorithm's own parameter but splits any of them (0, 1: one) */
+    if ((a->v[CT_P_INFLIGHT] > 1 ? a->v[CT_P_INFLIGHT] : 1) !=
+        (b->v[CT_P_INFLIGHT] > 1 ? b->v[CT_P_INFLIGHT] : 1))
+        return false;
     return same_str(a->intra, b->intra) && same_str(a->inter, b->inter);
 }
 

@@ -65,7 +65,7 @@ static void describe(struct ct_plan *pl)
         for (int i = 0; pl->g[c].count && i < pl->L; i++)
             for (int k = 0; pl->g[c].count[i] && k < pl->g[c].nalgos; k++) {
                 long prod = 1;
-                unsigned s = ct_sweep_searched(cfg, pl->g[c].algos[k]);
+                unsigned s = ct_sweep_searched(cfg, (enum ct_coll)c, pl->g[c].algos[k]);
                 for (int p = 0; p < CT_P_COUNT; p++) {
                     uint64_t vals[9];
                     if (s & CT_PBIT(p))
@@ -109,6 +109,7 @@ int ct_sweep_run(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *be,
     struct ct_params p0 = cfg->job.params;
     ct_params_defaults(&p0);
     pl.run.streams = (int)p0.v[CT_P_STREAMS];
+    pl.run.inflight = 1;
     int rc;
     if (be->root) {
         pl.t0 = be->now_s(ctx);

@@ -4,16 +4,12 @@
 # 1 ms. Skipped without root, namespaces or /dev/net/tun.
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
-WAN_BIN="${WAN_BIN:-$(dirname "$COLLTUNE")/build/tests/wan}"
-[ -x "$WAN_BIN/delayline" ] || WAN_BIN="$root/build/tests/wan"
+WAN_BIN_SET=$WAN_BIN
 . "$root/tests/wan/wan.sh"
 WAN="wl$(($$ % 10000))"
-why=""
-[ "$(id -u)" = 0 ] || why="needs root"
-[ -z "$why" ] && [ ! -c /dev/net/tun ] && why="no /dev/net/tun"
-[ -z "$why" ] && [ ! -x "$WAN_BIN/delayline" ] && why="delayline not built (make wan-tools)"
-if [ -n "$why" ]; then
-    skip "delay line: $why"
+wan_cli_setup "$root"
+if [ -n "$WAN_WHY" ]; then
+    skip "delay line: $WAN_WHY"
     done_testing
     exit 0
 fi

@@ -15,9 +15,9 @@
 #include "output/report.h"
 
 #define CSV_HEADER                                                                                 \
-    "coll,algo,chunk,pipeline,channels,streams,threads,intra,inter,size,count,median_us,"          \
+    "coll,algo,chunk,pipeline,channels,streams,threads,inflight,intra,inter,size,count,median_us,"                 \
     "ci_lo_us,ci_hi_us,samples,converged,busbw_GBps,pruned"
-#define CSV_COLS 18
+#define CSV_COLS 19
 
 /* ---- fixture: a synthetic sweep -------------------------------------------------------- */
 
@@ -304,22 +304,22 @@ Test(report, csv_header_rows_and_quoting)
     cr_assert_str_eq(fields[1][0], "allreduce");
     cr_assert_str_eq(fields[1][1], "ring");
     cr_assert_str_eq(fields[1][2], "65536");
-    cr_assert_str_eq(fields[1][9], "8");
-    cr_assert_str_eq(fields[1][10], "2");
-    cr_assert_str_eq(fields[1][14], "30");
-    cr_assert_str_eq(fields[1][15], "1");
-    cr_assert_float_eq(strtod(fields[1][11], NULL), 20 + 8 / 5.3e3, 1e-4);
-    cr_assert_float_eq(strtod(fields[1][16], NULL), f.pts[0].busbw, 1e-9);
+    cr_assert_str_eq(fields[1][10], "8");
+    cr_assert_str_eq(fields[1][11], "2");
+    cr_assert_str_eq(fields[1][15], "30");
+    cr_assert_str_eq(fields[1][16], "1");
+    cr_assert_float_eq(strtod(fields[1][12], NULL), 20 + 8 / 5.3e3, 1e-4);
+    cr_assert_float_eq(strtod(fields[1][17], NULL), f.pts[0].busbw, 1e-9);
     /* the hostile row round-trips */
     int last = nrec - 1;
     cr_assert_str_eq(fields[last][1], "ev,\"il\"");
-    cr_assert_str_eq(fields[last][7], "ring\nrdh");
-    cr_assert_str_eq(fields[last][8], "");
-    cr_assert_str_eq(fields[last][11], "", "NaN median must be an empty field");
+    cr_assert_str_eq(fields[last][8], "ring\nrdh");
+    cr_assert_str_eq(fields[last][9], "");
+    cr_assert_str_eq(fields[last][12], "", "NaN median must be an empty field");
     /* a pruned point */
     int pruned = 0;
     for (int i = 1; i < nrec; i++)
-        pruned += !strcmp(fields[i][17], "1");
+        pruned += !strcmp(fields[i][18], "1");
     cr_assert_eq(pruned, 4, "pruned points in the CSV: %d", pruned);
     free(c);
     free(csv);

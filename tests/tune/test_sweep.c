@@ -29,6 +29,9 @@ struct synth {
     long begins, verifies;
     const char *slow_once; /* this algorithm's next point runs 4x slow (a burst of load) */
     bool slow_now;
+    bool wan;                 /* the long-link model below instead of model_us */
+    int streams, inflight;    /* the connections now (set through the conns hook) */
+    long switches, mismatched; /* conns calls; points begun on other connections than theirs */
 };
 
 static double uniform(uint64_t *s)
@@ -59,10 +62,36 @@ static double model_us(const char *algo, const struct ct_job *j)
     return !strcmp(algo, "rdh") ? 3 * ring : ring;
 }
 
+/*
+ * A long link, 100 ms RTT at 125 MB/s: each tcp stream's window carries 40 MB/s, more than
+ * 16 connections overflow the path's queue (-25%), and each of the ring's 4 step boundaries
+ * costs a round trip, shared by the collectives in flight. The connections are what the
+ * conns hook last set, not what the point asked for. Best: 4 streams x 4 in flight.
+ */
+static double wan_us(const struct synth *s, const struct ct_job *j)
+{
+    double b = (double)j->count * 4, c = (double)s->streams * s->inflight;
+    double rate = fmin(125e6, s->streams * 40e6) * (c > 16 ? 0.75 : 1);
+    return (b / rate + 4 * 0.1 / s->inflight) * 1e6;
+}
+
+static int s_conns(void *ctx, int streams, int inflight, struct ct_err *err)
+{
+    struct synth *s = ctx;
+    s->streams = streams;
+    s->inflight = inflight;
+    s->switches++;
+    s->clock += 0.3; /* reconnecting: a few round trips */
+    return 0;
+}
+
 static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
                    long *wrong, struct ct_err *err)
 {
     struct synth *s = ctx;
+    if (s->wan && ((int)j->params.v[CT_P_STREAMS] != s->streams ||
+                   (int)j->params.v[CT_P_INFLIGHT] != s->inflight))
+        s->mismatched++;
     s->algo = a->name;
     s->job = *j;
     s->begins++;
@@ -72,7 +101,7 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
     s->clock += 1e-4;
     if (verify) {
         s->verifies++;
-        s->clock += model_us(a->name, j) * 1e-6;
+        s->clock += (s->wan ? wan_us(s, j) : model_us(a->name, j)) * 1e-6;
         *wrong =
             s->wrong_algo && !strcmp(a->name, s->wrong_algo) && j->count == s->wrong_count ? 7 : 0;
     }
@@ -82,7 +111,7 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
 static int s_time(void *ctx, int warmup, int iters, double *out, struct ct_err *err)
 {
     struct synth *s = ctx;
-    double t = model_us(s->algo, &s->job);
+    double t = s->wan ? wan_us(s, &s->job) : model_us(s->algo, &s->job);
     if ((s->spike_every && ++s->batches % s->spike_every == 0) || s->slow_now)
         t *= 4;
     s->clock += warmup * (t * 1e-6 + s->iter_cost) + 1e-4;
@@ -277,16 +306,71 @@ Test(sweep, grids_and_searched_parameters)
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_CHANNELS, v), 3);
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_STREAMS, v), 0, "streams only over tcp");
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_THREADS, v), 0, "threads only with spare cores");
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_INFLIGHT, v), 0, "in-flight parts only over tcp");
     const struct ct_algo *ring = ct_algo_find("ring"), *mesh = ct_algo_find("mesh");
-    cr_assert_eq(ct_sweep_searched(&cfg, ring),
+    cr_assert_eq(ct_sweep_searched(&cfg, CT_ALLREDUCE, ring),
                  CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_CHANNELS));
-    cr_assert_eq(ct_sweep_searched(&cfg, mesh), CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE));
+    cr_assert_eq(ct_sweep_searched(&cfg, CT_ALLREDUCE, mesh),
+                 CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE));
     cfg.job.params.v[CT_P_CHUNK] = 65536; /* fixed by the user */
-    cr_assert_eq(ct_sweep_searched(&cfg, mesh), CT_PBIT(CT_P_PIPELINE));
+    cr_assert_eq(ct_sweep_searched(&cfg, CT_ALLREDUCE, mesh), CT_PBIT(CT_P_PIPELINE));
     cfg.tcp = true;
     cfg.max_threads = 8;
-    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_STREAMS, v), 3);
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_STREAMS, v), 7);
+    cr_assert(v[0] == 1 && v[6] == 64 && v[7] == 0);
+    cr_assert_eq(ct_sweep_grid(&cfg, CT_P_INFLIGHT, v), 4);
+    cr_assert(v[0] == 1 && v[3] == 8);
     cr_assert_eq(ct_sweep_grid(&cfg, CT_P_THREADS, v), 3);
+    /* in-flight parts split an AllReduce only; a user's value is not searched */
+    cr_assert(ct_sweep_searched(&cfg, CT_ALLREDUCE, mesh) & CT_PBIT(CT_P_INFLIGHT));
+    cr_assert_not(ct_sweep_searched(&cfg, CT_ALLGATHER, mesh) & CT_PBIT(CT_P_INFLIGHT));
+    cr_assert(ct_sweep_searched(&cfg, CT_ALLGATHER, mesh) & CT_PBIT(CT_P_STREAMS));
+    cfg.job.params.v[CT_P_INFLIGHT] = 2;
+    cr_assert_not(ct_sweep_searched(&cfg, CT_ALLREDUCE, mesh) & CT_PBIT(CT_P_INFLIGHT));
+}
+
+/* Over a long link the sweep finds the connections by itself: the streams walk goes on
+ * while more are not clearly worse (8 and 16 tie with 4, 32 overflow the queue), then K in
+ * flight at the streams found and at 1/K of them. */
+Test(sweep, long_link_picks_streams_and_inflight)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 600);
+    cfg.algos = cands; /* ring alone */
+    cfg.nalgos = 1;
+    cfg.job.shape.nranks = 2;
+    cfg.job.shape.ranks_per_node = 1;
+    cfg.minbytes = cfg.maxbytes = 64 << 20;
+    cfg.tcp = true;
+    struct synth s;
+    synth_init(&s, 0.02);
+    s.wan = true;
+    s.streams = s.inflight = 1;
+    struct ct_backend be = synth_be;
+    be.conns = s_conns;
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(&cfg, &be, &s, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(s.mismatched, 0, "every point ran on the connections it names");
+    cr_assert(strstr(res.space, "streams 1,2,4,8,16,32,64") && strstr(res.space, "inflight 1,2,4,8"),
+              "%s", res.space);
+    bool s64 = false, k8at4 = false;
+    for (size_t i = 0; i < res.n; i++) {
+        const uint64_t *v = res.pts[i].params.v;
+        s64 = s64 || v[CT_P_STREAMS] == 64;
+        k8at4 = k8at4 || (v[CT_P_STREAMS] == 4 && v[CT_P_INFLIGHT] == 8);
+    }
+    cr_assert_not(s64, "the streams walk stops at the first clearly worse value (32)");
+    cr_assert(k8at4, "in flight 8 was tried at the streams found");
+    cr_assert(s.switches <= (long)res.n + 1, "%ld switches for %zu points", s.switches, res.n);
+    struct ct_ruleset rs;
+    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(rs.nrules, 1);
+    cr_assert_eq(rs.rules[0].params.v[CT_P_STREAMS], 4);
+    cr_assert_eq(rs.rules[0].params.v[CT_P_INFLIGHT], 4);
+    ct_ruleset_release(&rs);
+    ct_sweep_result_release(&res);
 }
 
 /* A config of two AllReduce rules on 4 ranks: `small` below 8 KiB, `large` from there. */
@@ -380,7 +464,7 @@ static int sweep_native(struct ct_comm *c, struct live_arg *a)
     struct ct_comm *cp = c;
     struct ct_backend be;
     struct ct_native nat;
-    ct_native_open(&be, &nat, &cp, NULL, NULL);
+    ct_native_open(&be, &nat, &cp, 1, NULL, NULL);
     int rc = ct_sweep_run(&a->cfg, &be, &nat, &a->res[c->rank], &a->err[c->rank]);
     ct_native_close(&nat);
     return rc;

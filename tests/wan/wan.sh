@@ -33,6 +33,18 @@ wan_up() {
     done
 }
 
+# For the CLI tests (ROOT: the repository): WAN_BIN beside $COLLTUNE or under ROOT, and
+# WAN_WHY, why the delay line cannot run here ("" when it can).
+wan_cli_setup() {
+    WAN_BIN="${WAN_BIN_SET:-$(dirname "$COLLTUNE")/build/tests/wan}"
+    [ -x "$WAN_BIN/delayline" ] || WAN_BIN="$1/build/tests/wan"
+    WAN_WHY=""
+    if [ "$(id -u)" != 0 ]; then WAN_WHY="needs root"
+    elif [ ! -c /dev/net/tun ]; then WAN_WHY="no /dev/net/tun"
+    elif [ ! -x "$WAN_BIN/delayline" ]; then WAN_WHY="delayline not built (make wan-tools)"
+    fi
+}
+
 wan_down() {
     [ -n "$WAN_PID" ] && kill "$WAN_PID" 2>/dev/null && wait "$WAN_PID" 2>/dev/null
     for s in a b; do
