@@ -218,31 +218,23 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
 {
     memset(q, 0, sizeof *q);
     job_shape(b, j);
-    struct ct_sched s;
-    CT_TRY(ct_algo_build(al, j, &s, err));
-    struct ct_exec_args a;
-    struct ct_red red;
-    uint64_t seed = b->seed ^ (j->count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)j->coll;
-    struct ct_inflight fl = {0};
-    int rc = setup(b, j, &s, &a, &red, err);
-    if (rc == 0)
-        rc = flight_prepare(b, al, j, &a, &fl, err);
-    if (rc == 0) {
-        fill_inputs(b, j, &s, &a, fl.k > 1, seed);
+    struct ct_bench_prep p;
+    CT_TRY(ct_bench_prepare(b, al, j, &p, err));
+    int rc;
+    if (j->quant == CT_QUANT_NONE) {
+        rc = ct_bench_check(b, &p, wrong, err);
+    } else { /* a quantized result is checked against the quantized ring's model */
+        uint64_t seed = b->seed ^ (j->count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)j->coll;
+        fill_inputs(b, &p.j, &p.s, &p.a, p.fl.k > 1, seed);
         rc = ct_bench_barrier(b, err);
-    }
-    if (rc == 0)
-        rc = run_once(b, j, &s, &a, &fl, err);
-    ct_inflight_release(&fl);
-    ct_sched_release(&s);
-    if (rc == 0 && j->quant != CT_QUANT_NONE) {
-        rc = ct_qcheck(b->comm, j, a.buf[CT_BUF_RECV], seed, q, err);
+        if (rc == 0)
+            rc = run_once(b, &p.j, &p.s, &p.a, &p.fl, err);
+        if (rc == 0)
+            rc = ct_qcheck(b->comm, &p.j, p.a.buf[CT_BUF_RECV], seed, q, err);
         *wrong = q->wrong;
-        return rc;
     }
-    long mine = rc == 0 ? count_wrong(b, j, &a, seed) : 0;
-    CT_TRY(rc);
-    return sum_over_ranks(b, mine, wrong, err);
+    ct_bench_prep_release(&p);
+    return rc;
 }
 
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)

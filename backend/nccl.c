@@ -404,21 +404,9 @@ int ct_nccl_tuner_force(const char *algo, const char *proto, int channels, long 
 int ct_nccl_point(struct ct_nccl *n, struct ct_job *j, const struct ct_bench_cfg *cfg,
                   struct ct_point *out, struct ct_err *err)
 {
-    int iters = cfg->iters > 0 ? cfg->iters : 1;
-    long wrong = -1;
+    const struct ct_backend be = {.begin = nccl_begin, .time = nccl_time, .end = nccl_end};
     j->shape = n->shape;
-    memset(out, 0, sizeof *out);
-    CT_TRY(nccl_begin(n, NULL, j, cfg->check > 0, &wrong, err));
-    double *t = calloc((size_t)iters, sizeof *t);
-    int rc = t ? nccl_time(n, cfg->warmup, iters, t, err)
-               : ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
-    nccl_end(n);
-    if (rc == 0) {
-        ct_point_stats(out, j, n->shape.nranks, t, iters);
-        out->wrong = cfg->check > 0 ? wrong : -1;
-    }
-    free(t);
-    return rc;
+    return ct_backend_point(&be, n, NULL, j, cfg, out, err);
 }
 
 void ct_nccl_close(struct ct_nccl *n)

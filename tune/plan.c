@@ -104,14 +104,17 @@ static void note_point(struct ct_plan *pl, long idx)
     int k = ct_plan_slot(g, p->algo), i = ct_plan_size_index(pl, g, p->size);
     if (k < 0 || i < 0)
         return;
+    /* the algorithm's fastest setting at the size, each setting by the measurement that
+     * counts (as in the selection): rescan, since a new or extended point may supersede
+     * the one that held the place */
     long *b = &g->best[k * pl->L + i];
-    if (*b < 0 || *b == idx || p->st.median < ct_plan_pt(pl, *b)->st.median)
-        *b = idx;
-    /* an extended point may have lost its place: rescan the size */
-    for (size_t q = 0; q < pl->run.res->n; q++) {
-        const struct ct_sweep_point *o = ct_plan_pt(pl, (long)q);
+    const struct ct_sweep_point *pts = pl->run.res->pts;
+    size_t n = pl->run.res->n;
+    *b = -1;
+    for (size_t q = 0; q < n; q++) {
+        const struct ct_sweep_point *o = &pts[q];
         if (o->coll == p->coll && o->size == p->size && !strcmp(o->algo, p->algo) && o->st.n > 0 &&
-            o->st.median < ct_plan_pt(pl, *b)->st.median)
+            (*b < 0 || o->st.median < pts[*b].st.median) && !ct_select_superseded(pts, n, q))
             *b = (long)q;
     }
 }

@@ -122,13 +122,8 @@ static bool default_params(const struct ct_sweep_point *p)
     return ct_select_same_choice(p->algo, &p->params, p->algo, &d);
 }
 
-/*
- * Point i was measured again as another point (same collective, size, algorithm and
- * parameters, from another phase of the plan) with more samples, or as many and later.
- * Only that one counts: taking the fastest of several measurements of one setting would
- * favour whatever was measured most often (the minimum of noisy medians is biased low).
- */
-static bool superseded(const struct ct_sweep_point *pts, size_t n, size_t i)
+/* The selection's rule of one measurement per setting (select.h). */
+bool ct_select_superseded(const struct ct_sweep_point *pts, size_t n, size_t i)
 {
     for (size_t j = 0; j < n; j++)
         if (j != i && valid(&pts[j], pts[i].coll) && pts[j].size == pts[i].size &&
@@ -146,7 +141,7 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
     /* the points that count at this size, each setting once */
     size_t *at = ct_xmalloc(sizeof *at * (n ? n : 1)), m = 0, k = 0;
     for (size_t i = 0; i < n; i++)
-        if (valid(&pts[i], coll) && pts[i].size == size && !superseded(pts, n, i))
+        if (valid(&pts[i], coll) && pts[i].size == size && !ct_select_superseded(pts, n, i))
             at[m++] = i;
     for (size_t q = 0; q < m; q++) {
         size_t i = at[q], j;
@@ -342,7 +337,7 @@ static double best_time(const struct ct_sweep_point *pts, size_t n, enum ct_coll
     double t = 0;
     for (size_t i = 0; i < n; i++)
         if (valid(&pts[i], coll) && pts[i].size == size && !strcmp(pts[i].algo, algo) &&
-            pts[i].st.median > 0 && (t == 0 || pts[i].st.median < t) && !superseded(pts, n, i))
+            pts[i].st.median > 0 && (t == 0 || pts[i].st.median < t) && !ct_select_superseded(pts, n, i))
             t = pts[i].st.median;
     return t;
 }
@@ -445,7 +440,7 @@ void ct_select_mark_pruned(struct ct_sweep_point *pts, size_t n, double margin)
         const struct ct_sweep_point *lead = NULL;
         for (size_t j = 0; j < n; j++)
             if (valid(&pts[j], pts[i].coll) && pts[j].size == pts[i].size &&
-                (!lead || pts[j].st.median < lead->st.median) && !superseded(pts, n, j))
+                (!lead || pts[j].st.median < lead->st.median) && !ct_select_superseded(pts, n, j))
                 lead = &pts[j];
         pts[i].pruned = lead && ct_select_prunable(&pts[i].st, &lead->st, margin);
     }

@@ -54,6 +54,14 @@ int ct_select_simplicity(const char *algo);
 /* Same algorithm and the same values of the parameters that matter to it. */
 bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const char *algo_b,
                            const struct ct_params *b);
+/*
+ * Point i was measured again as another point (same collective, size, algorithm and
+ * parameters, from another phase of the plan) with more samples, or as many and later.
+ * Only that one counts, here and in the planner: taking the fastest of several
+ * measurements of one setting would favour whatever was measured most often (the minimum
+ * of noisy medians is biased low).
+ */
+bool ct_select_superseded(const struct ct_sweep_point *pts, size_t n, size_t i);
 
 /* The decision at one size (indices into the points array). */
 struct ct_select_choice {
