@@ -246,6 +246,8 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
     cmd->algo = ct_sweep_algo_index(cfg, a->name);
     cmd->count = pl->g[c].count[i];
     ct_plan_params(pl, params, cmd->params);
+    if (c != CT_ALLREDUCE)
+        cmd->params[CT_P_INFLIGHT] = 1; /* a fixed --inflight splits AllReduce only */
     int warm = (int)(0.02 / (t * 1e-6));
     cmd->warmup = warm < 1 ? 1 : warm > cfg->warmup ? cfg->warmup : warm;
     if (cfg->warmup <= 0)

@@ -70,6 +70,8 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
             p.v[q] = cfg->job.params.v[q];
     ct_params_defaults(&p);
     memcpy(cmd.params, p.v, sizeof p.v);
+    if (s->coll != CT_ALLREDUCE)
+        cmd.params[CT_P_INFLIGHT] = 1; /* a fixed --inflight splits AllReduce only */
     cmd.warmup = cfg->warmup;
     cmd.first_batch = cfg->min_iters;
     cmd.min_iters = cfg->min_iters;

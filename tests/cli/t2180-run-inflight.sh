@@ -23,18 +23,21 @@ usage_error "not with --quant" -- $COLLTUNE run --local 2 --transport tcp --infl
 usage_error "range" -- $COLLTUNE run --local 2 --transport tcp --inflight 0
 usage_error "validate does not split" -- $COLLTUNE validate --local 2 --transport tcp --inflight 2
 usage_error "sweep needs tcp" -- $COLLTUNE sweep --local 2 --inflight 2
+usage_error "model does not split" -- $COLLTUNE model --node dgx-h100 --inflight 2
 # sweep: a fixed --inflight is carried by the config and honoured by --verify; over tcp the
 # space names the connection grids
 sw="--local 2 --transport tcp --coll allreduce --algo ring -b 1M -e 4M --budget 20"
-if $COLLTUNE sweep $sw --inflight 2 --out "$TMP/s" >"$TMP/out" 2>"$TMP/err" &&
+if $COLLTUNE sweep ${sw%%--coll*}--coll allreduce,allgather --algo ring -b 1M -e 4M --budget 20 \
+    --inflight 2 --out "$TMP/s" >"$TMP/out" 2>"$TMP/err" &&
     grep -q "inflight 2 (fixed)" "$TMP/out" &&
     python3 -c "
 import json,sys
 d=json.load(open(sys.argv[1]))
-r=[r for s in d['rules'] for r in s['ranges']]
-assert r and all(x['params']['inflight']==2 for x in r), r
+r={s['coll']:[r['params'] for r in s['ranges']] for s in d['rules']}
+assert r['allreduce'] and all(p['inflight']==2 for p in r['allreduce']), r
+assert r['allgather'] and all('inflight' not in p for p in r['allgather']), r
 " "$TMP/s/config.json"; then
-    ok "sweep --inflight 2: every rule carries inflight 2"
+    ok "sweep --inflight 2: every allreduce rule carries inflight 2, allgather ones none"
 else
     not_ok "sweep --inflight 2"; sed 's/^/#   /' "$TMP/err" "$TMP/out" | tail -6
 fi
