@@ -19,12 +19,16 @@ static void list_algos(int verbose)
         if (!verbose)
             continue;
         printf("    %s\n", a->summary);
+        /* in flight splits any AllReduce (no algorithm lists it) */
+        unsigned own = a->params;
+        if (a->colls & CT_COLL_BIT(CT_ALLREDUCE))
+            own |= CT_PBIT(CT_P_INFLIGHT);
         for (int p = 0; p < CT_P_COUNT; p++) {
             const struct ct_param_desc *d = ct_param_desc((enum ct_param_id)p);
             printf("    --%-9s default %-8llu range %llu..%llu %-6s %s%s\n", d->name,
                    (unsigned long long)d->def, (unsigned long long)d->min,
-                   (unsigned long long)d->max, d->unit,
-                   a->params & CT_PBIT(p) ? "" : "(no effect) ", d->summary);
+                   (unsigned long long)d->max, d->unit, own & CT_PBIT(p) ? "" : "(no effect) ",
+                   d->summary);
         }
     }
 }

@@ -23,6 +23,13 @@ usage_error "not with --quant" -- $COLLTUNE run --local 2 --transport tcp --infl
 usage_error "range" -- $COLLTUNE run --local 2 --transport tcp --inflight 0
 usage_error "validate does not split" -- $COLLTUNE validate --local 2 --transport tcp --inflight 2
 usage_error "sweep needs tcp" -- $COLLTUNE sweep --local 2 --inflight 2
+$COLLTUNE list algos --verbose >"$TMP/list"
+if awk '/^[a-z]/{a=$1} /--inflight/{print a, ($0 ~ /no effect/)}' "$TMP/list" |
+    awk '($1 == "ring" && $2 != 0) || ($1 == "bruck" && $2 != 1) {bad = 1} END {exit bad}'; then
+    ok "list algos --verbose: inflight matters to ring (AllReduce), not to bruck"
+else
+    not_ok "list algos --verbose and inflight"; grep -A8 "^bruck\|^ring " "$TMP/list" | sed 's/^/#   /'
+fi
 usage_error "model does not split" -- $COLLTUNE model --node dgx-h100 --inflight 2
 # sweep: a fixed --inflight is carried by the config and honoured by --verify; over tcp the
 # space names the connection grids
