@@ -128,6 +128,8 @@ int ct_libmod_rank(void)
 int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx, struct ct_err *err)
 {
     char *path = NULL;
+    memset(be, 0, sizeof *be);
+    *ctx = NULL;
     CT_TRY(ct_libmod_path(m, &path, err));
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!h) {

@@ -50,7 +50,8 @@ bool ct_libmod_in_rank(void);
 /* This rank's number as its launcher says (Open MPI's or PMI's variables); 0 if none. */
 int ct_libmod_rank(void);
 
-/* In a rank: load the module and bring the library up (MPI_Init). be->close ends it. */
+/* In a rank: load the module and bring the library up (MPI_Init). be->close ends it. On
+ * failure be->close may be set too: report the error, then call it (it is collective). */
 int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
                    struct ct_err *err);
 

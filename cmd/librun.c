@@ -43,9 +43,14 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)
 {
     struct ct_err err = {0};
-    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) < 0) /* every rank alike */
-        return ct_libmod_rank() ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
-    return 0;
+    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) == 0)
+        return 0;
+    /* every rank alike: said once, before the (collective) close lets any rank leave */
+    int code = ct_libmod_rank() ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    fflush(stderr);
+    if (be->close)
+        be->close(*ctx);
+    return code;
 }
 
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,

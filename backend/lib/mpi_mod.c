@@ -336,9 +336,11 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     int rc = ct_mod_lib_open(&c->lib, err);
     if (rc < 0) {
-        MPI_T_finalize();
-        MPI_Finalize();
-        free(c);
+        /* the caller says why (on one rank), then closes: finalizing is collective, so no
+         * rank leaves, making the launcher stop the others, before that line is out */
+        memset(be, 0, sizeof *be);
+        be->close = mod_close;
+        *ctx = c;
         return rc;
     }
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
