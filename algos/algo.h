@@ -173,6 +173,10 @@ struct ct_algo {
     int (*build)(const struct ct_job *j, struct ct_sched *s, struct ct_err *err);
 };
 
+/* The parameters that matter to a on collective c: its own, plus inflight for a native
+ * AllReduce (K parts, each this algorithm: backend/inflight.h). */
+unsigned ct_algo_params(const struct ct_algo *a, enum ct_coll c);
+
 /* The table (algos/registry.c). */
 const struct ct_algo *ct_algo_find(const char *name);
 const struct ct_algo *ct_algo_at(size_t i); /* NULL past the end */

@@ -125,6 +125,12 @@ const struct ct_param_desc *ct_param_desc(enum ct_param_id p)
     return (unsigned)p < CT_P_COUNT ? &params[p] : NULL;
 }
 
+unsigned ct_algo_params(const struct ct_algo *a, enum ct_coll c)
+{
+    bool split = c == CT_ALLREDUCE && (a->colls & CT_COLL_BIT(CT_ALLREDUCE)) && a->build;
+    return a->params | (split ? CT_PBIT(CT_P_INFLIGHT) : 0u);
+}
+
 unsigned ct_params_shown(const struct ct_algo *a, const struct ct_params *p)
 {
     unsigned m = a ? a->params : (1u << CT_P_COUNT) - 1 - CT_PBIT(CT_P_INFLIGHT);

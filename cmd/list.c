@@ -19,10 +19,7 @@ static void list_algos(int verbose)
         if (!verbose)
             continue;
         printf("    %s\n", a->summary);
-        /* in flight splits any AllReduce (no algorithm lists it) */
-        unsigned own = a->params;
-        if (a->colls & CT_COLL_BIT(CT_ALLREDUCE))
-            own |= CT_PBIT(CT_P_INFLIGHT);
+        unsigned own = ct_algo_params(a, CT_ALLREDUCE);
         for (int p = 0; p < CT_P_COUNT; p++) {
             const struct ct_param_desc *d = ct_param_desc((enum ct_param_id)p);
             printf("    --%-9s default %-8llu range %llu..%llu %-6s %s%s\n", d->name,

@@ -173,10 +173,8 @@ int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *
 
 unsigned ct_sweep_searched(const struct ct_sweep_cfg *cfg, enum ct_coll c, const struct ct_algo *a)
 {
-    unsigned m = 0, own = a->params;
+    unsigned m = 0, own = ct_algo_params(a, c);
     uint64_t vals[9];
-    if (c == CT_ALLREDUCE && a->build) /* any native AllReduce splits into parts */
-        own |= CT_PBIT(CT_P_INFLIGHT);
     for (int p = 0; p < CT_P_COUNT; p++)
         if ((own & CT_PBIT(p)) && !cfg->job.params.v[p] &&
             ct_sweep_grid(cfg, (enum ct_param_id)p, vals) > 1)

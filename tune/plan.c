@@ -220,11 +220,13 @@ static void progress(struct ct_plan *pl, int c, const char *algo, uint64_t size)
     cfg->progress(cfg->arg, &p);
 }
 
-void ct_plan_params(const struct ct_plan *pl, const struct ct_params *in, uint64_t *out)
+void ct_plan_params(const struct ct_plan *pl, int c, const struct ct_algo *a,
+                    const struct ct_params *in, uint64_t *out)
 {
     struct ct_params p = *in;
+    unsigned matter = ct_algo_params(a, (enum ct_coll)c);
     for (int q = 0; q < CT_P_COUNT; q++)
-        if (pl->cfg->job.params.v[q])
+        if (pl->cfg->job.params.v[q] && (matter & CT_PBIT(q)))
             p.v[q] = pl->cfg->job.params.v[q];
     ct_params_defaults(&p);
     memcpy(out, p.v, sizeof p.v);
@@ -245,9 +247,7 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
     cmd->redop = cfg->job.op;
     cmd->algo = ct_sweep_algo_index(cfg, a->name);
     cmd->count = pl->g[c].count[i];
-    ct_plan_params(pl, params, cmd->params);
-    if (c != CT_ALLREDUCE)
-        cmd->params[CT_P_INFLIGHT] = 1; /* a fixed --inflight splits AllReduce only */
+    ct_plan_params(pl, c, a, params, cmd->params);
     int warm = (int)(0.02 / (t * 1e-6));
     cmd->warmup = warm < 1 ? 1 : warm > cfg->warmup ? cfg->warmup : warm;
     if (cfg->warmup <= 0)

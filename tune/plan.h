@@ -133,8 +133,10 @@ double ct_plan_predict_us(const struct ct_plan *pl, int c, int k, int i);
 double ct_plan_iter_s(const struct ct_plan *pl, int c, int k, int i);
 /* Wall seconds of a point of iters iterations of t_s each, fixed overhead included. */
 double ct_plan_point_cost(const struct ct_plan *pl, double t_s, int iters);
-/* params with the user's fixed values and the defaults filled in. */
-void ct_plan_params(const struct ct_plan *pl, const struct ct_params *in, uint64_t *out);
+/* params of algorithm a on collective c with the user's fixed values (where they matter
+ * to it: ct_algo_params) and the defaults filled in. */
+void ct_plan_params(const struct ct_plan *pl, int c, const struct ct_algo *a,
+                    const struct ct_params *in, uint64_t *out);
 /* A MEASURE command for algorithm a at size i of c with a per-point budget. */
 void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i,
                  const struct ct_params *params, double budget_s, struct ct_sweep_cmd *cmd);

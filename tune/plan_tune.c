@@ -185,7 +185,7 @@ static int descend(struct ct_plan *pl, const struct task *t, double until, struc
     unsigned searched = ct_sweep_searched(pl->cfg, (enum ct_coll)t->c, a);
     uint64_t count = pl->g[t->c].count[t->rep];
     uint64_t v0[CT_P_COUNT];
-    ct_plan_params(pl, cur, v0);
+    ct_plan_params(pl, t->c, a, cur, v0);
     memcpy(cur->v, v0, sizeof v0);
     long best = -1;
     for (size_t q = 0; q < pl->run.res->n; q++) {
@@ -279,7 +279,7 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
         uint64_t def[CT_P_COUNT];
         struct ct_params zero;
         memset(&zero, 0, sizeof zero);
-        ct_plan_params(pl, &zero, def);
+        ct_plan_params(pl, t[x].c, pl->g[t[x].c].algos[t[x].k], &zero, def);
         if (rc < 0 || !memcmp(def, cur.v, sizeof def))
             continue;
         /* carry the tuned parameters to the bucket's other sizes */

@@ -65,13 +65,12 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
     cmd.algo = ct_sweep_algo_index(cfg, a->name);
     cmd.count = count;
     struct ct_params p = *params;
+    unsigned matter = ct_algo_params(a, s->coll); /* a fixed value where it matters */
     for (int q = 0; q < CT_P_COUNT; q++)
-        if (cfg->job.params.v[q] && !(params->v[q]))
+        if (cfg->job.params.v[q] && !(params->v[q]) && (matter & CT_PBIT(q)))
             p.v[q] = cfg->job.params.v[q];
     ct_params_defaults(&p);
     memcpy(cmd.params, p.v, sizeof p.v);
-    if (s->coll != CT_ALLREDUCE)
-        cmd.params[CT_P_INFLIGHT] = 1; /* a fixed --inflight splits AllReduce only */
     cmd.warmup = cfg->warmup;
     cmd.first_batch = cfg->min_iters;
     cmd.min_iters = cfg->min_iters;

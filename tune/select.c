@@ -72,14 +72,13 @@ bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const 
     if (strcmp(algo_a, algo_b))
         return false;
     const struct ct_algo *al = ct_algo_find(algo_a);
-    unsigned mask = al ? al->params : ~0u;
+    unsigned mask = al ? ct_algo_params(al, CT_ALLREDUCE) : ~0u;
+    struct ct_params x = *a, y = *b; /* 0 is the default: a config omits inflight=1 */
+    ct_params_defaults(&x);
+    ct_params_defaults(&y);
     for (int p = 0; p < CT_P_COUNT; p++)
-        if ((mask & CT_PBIT(p)) && a->v[p] != b->v[p])
+        if ((mask & CT_PBIT(p)) && x.v[p] != y.v[p])
             return false;
-    /* in flight is no algorithm's own parameter but splits any of them (0, 1: one) */
-    if ((a->v[CT_P_INFLIGHT] > 1 ? a->v[CT_P_INFLIGHT] : 1) !=
-        (b->v[CT_P_INFLIGHT] > 1 ? b->v[CT_P_INFLIGHT] : 1))
-        return false;
     return same_str(a->intra, b->intra) && same_str(a->inter, b->inter);
 }
 

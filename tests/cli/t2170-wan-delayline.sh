@@ -7,12 +7,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 WAN_BIN_SET=$WAN_BIN
 . "$root/tests/wan/wan.sh"
 WAN="wl$(($$ % 10000))"
-wan_cli_setup "$root"
-if [ -n "$WAN_WHY" ]; then
-    skip "delay line: $WAN_WHY"
-    done_testing
-    exit 0
-fi
+wan_cli_ready "$root" "delay line"
 trap 'wan_down; rm -rf "$TMP"' EXIT
 for spec in "25 1gbit" "5 100mbit" "50 1gbit"; do
     set -- $spec

@@ -9,12 +9,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 WAN_BIN_SET=$WAN_BIN
 . "$root/tests/wan/wan.sh"
 WAN="wq$(($$ % 10000))"
-wan_cli_setup "$root"
-if [ -n "$WAN_WHY" ]; then
-    skip "sweep over the delay line: $WAN_WHY"
-    done_testing
-    exit 0
-fi
+wan_cli_ready "$root" "sweep over the delay line"
 trap 'wan_down; rm -rf "$TMP"' EXIT
 if ! wan_up 10 1gbit 9000 >"$TMP/up" 2>&1; then
     not_ok "delay line up"; sed 's/^/#   /' "$TMP/up" | tail -5

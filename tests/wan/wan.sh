@@ -33,16 +33,21 @@ wan_up() {
     done
 }
 
-# For the CLI tests (ROOT: the repository): WAN_BIN beside $COLLTUNE or under ROOT, and
-# WAN_WHY, why the delay line cannot run here ("" when it can).
-wan_cli_setup() {
+# For the CLI tests (tests/cli/lib.sh sourced; ROOT: the repository; WHAT: the test): WAN_BIN
+# beside $COLLTUNE or under ROOT; where the delay line cannot run here, the test is a SKIP
+# saying why and the script ends.
+wan_cli_ready() {
     WAN_BIN="${WAN_BIN_SET:-$(dirname "$COLLTUNE")/build/tests/wan}"
     [ -x "$WAN_BIN/delayline" ] || WAN_BIN="$1/build/tests/wan"
-    WAN_WHY=""
-    if [ "$(id -u)" != 0 ]; then WAN_WHY="needs root"
-    elif [ ! -c /dev/net/tun ]; then WAN_WHY="no /dev/net/tun"
-    elif [ ! -x "$WAN_BIN/delayline" ]; then WAN_WHY="delayline not built (make wan-tools)"
+    why=""
+    if [ "$(id -u)" != 0 ]; then why="needs root"
+    elif [ ! -c /dev/net/tun ]; then why="no /dev/net/tun"
+    elif [ ! -x "$WAN_BIN/delayline" ]; then why="delayline not built (make wan-tools)"
     fi
+    [ -z "$why" ] && return 0
+    skip "$2: $why"
+    done_testing
+    exit 0
 }
 
 wan_down() {
