@@ -182,9 +182,129 @@ static int stall_error(struct ct_comm *c, uint32_t step, uint32_t nsteps,
     return ct_err_set(err, CT_ETIMEDOUT, "step %u/%u: no progress", step + 1, nsteps);
 }
 
+/* The wait policy of a step's progress loop: spin, then block in a transport, and give
+ * up after the communicator's timeout without progress. */
+struct idle {
+    int64_t since; /* 0: progress was made on the last pass */
+    unsigned polls;
+    int64_t spin_ns;
+};
+
+static inline void idle_reset(struct idle *w)
+{
+    w->since = 0;
+    w->polls = 0;
+}
+
+/* Called after a pass without progress. Returns 1 when the step stalled past the
+ * timeout (the caller names the peer), 0 to poll again, < 0 on a transport failure. */
+static int idle_pass(struct idle *w, struct ct_comm *c, int block_peer, struct ct_err *err)
+{
+    /* read the clock only every IDLE_POLLS idle passes: an arrival is seen sooner */
+    if (w->since && (++w->polls & (IDLE_POLLS - 1))) {
+        ct_cpu_relax();
+        return 0;
+    }
+    int64_t now = ct_now_ns();
+    if (!w->since)
+        w->since = now;
+    if (now - w->since < w->spin_ns) {
+        ct_cpu_relax();
+        return 0;
+    }
+    if (now - w->since > c->timeout_ns)
+        return 1;
+    /* block in the transport of a pending peer */
+    struct ct_tp *tp = c->tp_of[block_peer];
+    CT_TRY(tp->ops->wait(tp, c->ntp > 1 ? 1000000 : WAIT_SLICE_NS, err));
+    return 0;
+}
+
+static int progress_all(struct ct_comm *c, struct ct_err *err)
+{
+    int moved = 0;
+    for (int t = 0; t < c->ntp; t++) {
+        int rc = c->tps[t]->ops->progress(c->tps[t], err);
+        if (rc < 0)
+            return rc;
+        moved |= rc > 0;
+    }
+    return moved;
+}
+
+/*
+ * A step of at most one receive and one send, each within one slice (small messages:
+ * the latency path). The same posts, order and wait policy as the general loop, without
+ * its grouping and request rings.
+ */
+static int run_small(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                     const struct ct_op *rop, const struct ct_op *sop,
+                     const struct ct_exec_args *a, struct ct_err *err)
+{
+    struct ct_req *rr = &x->reqs[0], *sr = &x->reqs[1];
+    rr->done = sr->done = 1;
+    if (rop) {
+        struct ct_tp *tp = c->tp_of[rop->peer];
+        rr->done = 0;
+        rr->status = 0;
+        const struct ct_red *red = rop->kind == CT_OP_RECV_REDUCE
+                                       ? (rop->rev ? &x->red_rev : a->red)
+                                       : NULL;
+        CT_TRY(tp->ops->irecv(tp, rop->peer, at(a, rop->dst), red ? at(a, rop->src) : NULL,
+                              rop->bytes, red, rr, err));
+    }
+    if (sop) {
+        struct ct_tp *tp = c->tp_of[sop->peer];
+        sr->done = 0;
+        sr->status = 0;
+        CT_TRY(tp->ops->isend(tp, sop->peer, at(a, sop->src), sop->bytes, sr, err));
+    }
+    struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
+    while (!(rr->done && sr->done)) {
+        int rc = progress_all(c, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0) {
+            idle_reset(&w);
+            continue;
+        }
+        if (rr->done && sr->done)
+            break;
+        const struct ct_op *pend = !rr->done ? rop : sop;
+        rc = idle_pass(&w, c, pend->peer, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            return ct_err_set(err, CT_ETIMEDOUT,
+                              "step %u/%u: no progress for %.1f s %s peer rank %d (%s)", st + 1,
+                              s->nsteps, (double)c->timeout_ns / 1e9,
+                              pend == sop ? "sending to" : "receiving from", pend->peer,
+                              c->boot->hosts[pend->peer]);
+    }
+    struct ct_req *bad = rr->status < 0 ? rr : sr->status < 0 ? sr : NULL;
+    if (bad)
+        return ct_err_set(err, bad->status, "step %u/%u: request to peer %d failed", st + 1,
+                          s->nsteps, (bad == rr ? rop : sop)->peer);
+    return 0;
+}
+
 static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
                     const struct ct_exec_args *a, struct ct_err *err)
 {
+    /* at most one receive and one send, each one slice: the small-message path */
+    const struct ct_op *rop = NULL, *sop = NULL;
+    bool small = true;
+    for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1] && small; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind > CT_OP_RECV_REDUCE)
+            continue;
+        const struct ct_op **slot = op->kind == CT_OP_SEND ? &sop : &rop;
+        small = !*slot && op->bytes <= a->chunk;
+        *slot = op;
+    }
+    if (small)
+        return rop || sop ? run_small(x, c, s, st, rop, sop, a, err) : 0;
+
     uint32_t ng = make_groups(x, s, s->step_start[st], s->step_start[st + 1], a);
     if (!ng)
         return 0;
@@ -197,17 +317,11 @@ static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
                 CT_TRY(post(x, c, ops, &x->groups[gi], a, err));
     for (uint32_t gi = 0; gi < ng; gi++)
         left += x->groups[gi].remaining;
-    int64_t idle_since = 0; /* 0: progress was made on the last pass */
-    unsigned idle_polls = 0;
-    int64_t spin_ns = c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS;
+    struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
     while (left) {
-        int moved = 0;
-        for (int t = 0; t < c->ntp; t++) {
-            int rc = c->tps[t]->ops->progress(c->tps[t], err);
-            if (rc < 0)
-                return rc;
-            moved |= rc > 0;
-        }
+        int moved = progress_all(c, err);
+        if (moved < 0)
+            return moved;
         for (uint32_t gi = 0; gi < ng; gi++) {
             struct ct_exec_group *g = &x->groups[gi];
             if (!g->inflight)
@@ -219,32 +333,17 @@ static int run_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
             moved |= n > 0;
         }
         if (moved || !left) {
-            idle_since = 0;
-            idle_polls = 0;
+            idle_reset(&w);
             continue;
         }
-        /* read the clock only every IDLE_POLLS idle passes: an arrival is seen sooner */
-        if (idle_since && (++idle_polls & (IDLE_POLLS - 1))) {
-            ct_cpu_relax();
-            continue;
-        }
-        int64_t now = ct_now_ns();
-        if (!idle_since)
-            idle_since = now;
-        if (now - idle_since < spin_ns) {
-            ct_cpu_relax();
-            continue;
-        }
-        if (now - idle_since > c->timeout_ns)
+        uint32_t gi = 0;
+        while (!x->groups[gi].remaining)
+            gi++;
+        int rc = idle_pass(&w, c, x->groups[gi].peer, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
             return stall_error(c, st, s->nsteps, x->groups, ng, err);
-        /* block in the transport of the first pending group */
-        for (uint32_t gi = 0; gi < ng; gi++)
-            if (x->groups[gi].remaining) {
-                struct ct_tp *tp = c->tp_of[x->groups[gi].peer];
-                int64_t w = c->ntp > 1 ? 1000000 : WAIT_SLICE_NS;
-                CT_TRY(tp->ops->wait(tp, w, err));
-                break;
-            }
     }
     return 0;
 }

@@ -549,7 +549,8 @@ static inline void deliver(struct rq *r, uint64_t off, const void *data, uint64_
     else if (nt)
         ct_copy_nt(r->b.dst + off, data, n);
     else if (r->c.red)
-        r->c.red->fn(r->b.dst + off, r->a.src + off, data, n / r->c.red->esize);
+        r->c.red->fn(r->b.dst + off, r->a.src + off, data,
+                     n >> __builtin_ctzll(r->c.red->esize)); /* esize: a power of two */
     else
         ct_copy(r->b.dst + off, data, n);
 }
@@ -712,7 +713,9 @@ static int shm_irecv(struct ct_tp *tp, int peer, void *dst, const void *src, siz
         return no_peer(t, peer, err);
     if (p->state != P_OK)
         return peer_error(t, p, err);
-    if (red && (!red->fn || !red->esize || LINE % red->esize || len % red->esize))
+    /* elements of a power-of-two size up to a line (no division on the latency path) */
+    if (red && (!red->fn || !red->esize || red->esize > LINE || (red->esize & (red->esize - 1)) ||
+                (len & (red->esize - 1))))
         return ct_err_set(err, CT_EINVAL,
                           "shm: reduction of %zu bytes in elements of %zu bytes is not supported",
                           len, red ? red->esize : 0);
