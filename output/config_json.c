@@ -77,6 +77,10 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     json_object_set_new(o, "elapsed_s", json_real(s->elapsed_s));
     json_object_set_new(o, "measuring_s", json_real(s->measuring_s));
     json_object_set_new(o, "budget_out", json_boolean(s->budget_out));
+    if (s->ranges) { /* the sweep checked its rules where --verify will */
+        json_object_set_new(o, "checked_ranges", json_integer(s->checked));
+        json_object_set_new(o, "ranges", json_integer(s->ranges));
+    }
     return o;
 }
 
@@ -378,6 +382,12 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
     CT_TRY(get_num(o, at, "elapsed_s", 0, 1e9, &s->elapsed_s, err));
     if (json_object_get(o, "measuring_s")) /* optional: configs before it lack it */
         CT_TRY(get_num(o, at, "measuring_s", 0, 1e9, &s->measuring_s, err));
+    if (json_object_get(o, "ranges")) { /* optional: configs before the self-check lack it */
+        CT_TRY(get_int(o, at, "ranges", 0, INT32_MAX, &v, err));
+        s->ranges = (int)v;
+        CT_TRY(get_int(o, at, "checked_ranges", 0, s->ranges, &v, err));
+        s->checked = (int)v;
+    }
     return get_bool(o, at, "budget_out", &s->budget_out, err);
 }
 

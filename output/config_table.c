@@ -122,6 +122,10 @@ void ct_config_print(FILE *f, const struct ct_config *c)
             sw->budget_out ? " (ran out: coarser than planned)" : "");
     if (sw->space[0])
         fprintf(f, "search: %s over %s\n", sw->search, sw->space);
+    if (sw->ranges)
+        fprintf(f, "self-check: %d of %d ranges measured where --verify checks them%s\n",
+                sw->checked, sw->ranges,
+                sw->checked < sw->ranges ? " (the budget ended the check)" : "");
     if (sw->folded[0])
         fprintf(f, "same schedule at this shape, measured once under the simpler name: %s\n",
                 sw->folded);

@@ -514,6 +514,11 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
     kv_fmt(h, "Iterations", "%d \xe2\x80\x93 %d timed per point, %d warm-up", sw->min_iters,
            sw->max_iters, sw->warmup);
     kv_str(h, "Parameter search", sw->search, sizeof sw->search);
+    if (sw->ranges)
+        kv_fmt(h, "Self-check",
+               "%d of %d ranges measured where --verify checks them, against every "
+               "other candidate, before the config was written",
+               sw->checked, sw->ranges);
     kv_str(h, "Space searched", sw->space, sizeof sw->space);
     if (sw->folded[0])
         kv_str(h, "Same schedule as a simpler one (measured once)", sw->folded, sizeof sw->folded);

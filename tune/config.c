@@ -88,6 +88,8 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
     m->sweep.elapsed_s = res->elapsed_s;
     m->sweep.measuring_s = res->measuring_s;
     m->sweep.budget_out = res->budget_out;
+    m->sweep.checked = res->checked;
+    m->sweep.ranges = res->ranges;
     snprintf(m->sweep.search, sizeof m->sweep.search, "%s", res->search);
     snprintf(m->sweep.space, sizeof m->sweep.space, "%s", res->space);
     snprintf(m->sweep.folded, sizeof m->sweep.folded, "%s", res->folded);

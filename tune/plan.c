@@ -300,8 +300,17 @@ int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struc
 int ct_plan_measure(struct ct_plan *pl, int c, int k, int i, const struct ct_params *params,
                     double budget_s, long ref, long *idx, struct ct_err *err)
 {
+    return ct_plan_measure_at(pl, c, k, i, pl->g[c].count[i], params, budget_s, ref, idx, err);
+}
+
+/* The same at count (off the grid), predicted from grid size i. */
+int ct_plan_measure_at(struct ct_plan *pl, int c, int k, int i, uint64_t count,
+                       const struct ct_params *params, double budget_s, long ref, long *idx,
+                       struct ct_err *err)
+{
     struct ct_sweep_cmd cmd;
     ct_plan_cmd(pl, c, pl->g[c].algos[k], i, params, budget_s, &cmd);
+    cmd.count = count;
     if (ref >= 0)
         cmd.ref_hi = ct_plan_pt(pl, ref)->st.hi;
     struct ct_job j = pl->cfg->job;
@@ -314,4 +323,22 @@ int ct_plan_measure(struct ct_plan *pl, int c, int k, int i, const struct ct_par
         return 0;
     }
     return ct_plan_issue(pl, &cmd, idx, err);
+}
+
+/* The measurable grid size of c nearest to size (in log-size); -1 if there is none. */
+int ct_plan_nearest(const struct ct_plan *pl, int c, uint64_t size)
+{
+    const struct ct_plan_grid *g = &pl->g[c];
+    int best = -1;
+    double d = INFINITY;
+    for (int i = 0; i < pl->L; i++) {
+        if (!g->count[i])
+            continue;
+        double e = fabs(log((double)(g->size[i] ? g->size[i] : 1) / (double)(size ? size : 1)));
+        if (e < d) {
+            d = e;
+            best = i;
+        }
+    }
+    return best;
 }

@@ -147,6 +147,12 @@ int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struc
  * against that point. */
 int ct_plan_measure(struct ct_plan *pl, int c, int k, int i, const struct ct_params *params,
                     double budget_s, long ref, long *idx, struct ct_err *err);
+/* The same at count, off the grid (predicted from grid size i). */
+int ct_plan_measure_at(struct ct_plan *pl, int c, int k, int i, uint64_t count,
+                       const struct ct_params *params, double budget_s, long ref, long *idx,
+                       struct ct_err *err);
+/* The measurable grid size of c nearest to size in log-size; -1 if none. */
+int ct_plan_nearest(const struct ct_plan *pl, int c, uint64_t size);
 /* The grid of sizes and candidates per collective, and its release. */
 void ct_plan_grid_build(struct ct_plan *pl);
 void ct_plan_grid_release(struct ct_plan *pl);
@@ -159,5 +165,11 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err);
  * contenders of every range boundary are re-measured afresh, interleaved (A B A B), so a
  * crossover rests on samples taken side by side, not on one survey batch. */
 int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err);
+/* Phase 5, the budget's last share: verify's own check before the config is written. The
+ * draft rules are selected from the points so far and each is measured where `sweep
+ * --verify` will check it (ct_sweep_check_count): its choice and every other candidate at
+ * its defaults, the close ones again side by side. The points join the result off the grid,
+ * the selection decides again with them, and rules that moved are checked in turn. */
+int ct_plan_check(struct ct_plan *pl, struct ct_err *err);
 
 #endif

@@ -13,9 +13,11 @@
 #include "stats.h"
 #include "plan.h"
 
-#define MAX_EXTEND 3    /* refinement rounds per point */
-#define TUNE_SHARE 0.75   /* of the budget: survey and tuning together */
-#define REFINE_SHARE 0.88 /* of the budget: then refinement; the rest confirms */
+/* The check of a default sweep's 12-20 ranges needed 10-20 s of the 120 s budget. */
+#define MAX_EXTEND 3       /* refinement rounds per point */
+#define TUNE_SHARE 0.68    /* of the budget: survey and tuning together */
+#define REFINE_SHARE 0.78  /* of the budget: then refinement */
+#define CONFIRM_SHARE 0.86 /* then confirmation; the rest checks the rules */
 
 /* The connections first: where they matter (a long link) they matter most. */
 static const enum ct_param_id search_order[] = {CT_P_STREAMS,  CT_P_INFLIGHT, CT_P_CHUNK,
@@ -38,13 +40,13 @@ static bool is_conn(enum ct_param_id p)
 static int extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, struct ct_err *err)
 {
     const struct ct_sweep_point *p = ct_plan_pt(pl, idx);
-    struct ct_plan_grid *g = &pl->g[p->coll];
-    int i = ct_plan_size_index(pl, g, p->size);
+    int i = ct_plan_nearest(pl, p->coll, p->size); /* off the grid: a check point */
     if (i < 0)
         return 0;
     struct ct_sweep_cmd cmd;
     ct_plan_cmd(pl, p->coll, ct_sweep_algo_find(pl->cfg, p->algo), i, &p->params,
                 fresh ? budget_s : 2 * p->st.spent_s, &cmd);
+    cmd.count = p->count;
     cmd.op = CT_SWEEP_EXTEND;
     cmd.point = (int32_t)idx;
     cmd.fresh = fresh;
@@ -364,10 +366,10 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err)
 
 /* ---- phase 4: confirm ----------------------------------------------------------------- */
 
-/* Fits the budget: now plus cost seconds. */
-static bool affordable(const struct ct_plan *pl, double cost)
+/* Fits the phase's share of the budget: now plus cost seconds. */
+static bool fits(const struct ct_plan *pl, double cost, double share)
 {
-    return ct_plan_now(pl) + cost <= pl->cfg->budget_s;
+    return ct_plan_now(pl) + cost <= share * pl->cfg->budget_s;
 }
 
 /* Every algorithm chosen at a size, measured at the two sizes on either side where it has
@@ -385,7 +387,7 @@ static int fill_gaps(struct ct_plan *pl, int c, const struct ct_select_choice *c
             if (!d || j < 0 || j >= pl->L || !g->count[j] || ct_plan_best(pl, c, k, j) >= 0)
                 continue;
             double cost = ct_plan_point_cost(pl, ct_plan_iter_s(pl, c, k, j), pl->cfg->min_iters);
-            if (!affordable(pl, cost))
+            if (!fits(pl, cost, CONFIRM_SHARE))
                 continue;
             long idx;
             CT_TRY(ct_plan_measure(pl, c, k, j, &p->params, cost, -1, &idx, err));
@@ -417,7 +419,7 @@ static int confirm_edges(struct ct_plan *pl, int c, const struct ct_select_choic
             if (pa < 0 || pb < 0)
                 continue;
             double half = ct_plan_pt(pl, pa)->st.spent_s + ct_plan_pt(pl, pb)->st.spent_s;
-            if (!affordable(pl, 2 * half + 4 * pl->cost.fixed))
+            if (!fits(pl, 2 * half + 4 * pl->cost.fixed, CONFIRM_SHARE))
                 continue;
             /* A B A B: each takes half its samples next to the other's */
             CT_TRY(extend(pl, pa, true, ct_plan_pt(pl, pa)->st.spent_s / 2, err));
@@ -444,4 +446,157 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
             CT_TRY(rc);
         }
     return 0;
+}
+
+/* ---- phase 5: check ------------------------------------------------------------------- */
+
+#define CHECK_ROUNDS 3 /* select, check the moved rules, again */
+
+/* The checks made: a rule's choice at its check size. */
+struct checked {
+    int c;
+    uint64_t size;
+    char algo[24];
+    struct ct_params params;
+};
+
+/* The measurement that counts for algorithm k of c with params at size; -1 if none. */
+static long point_at(const struct ct_plan *pl, int c, uint64_t size, int k,
+                     const struct ct_params *params)
+{
+    const struct ct_sweep_point *pts = pl->run.res->pts;
+    const char *algo = pl->g[c].algos[k]->name;
+    struct ct_params want = *params;
+    ct_plan_params(pl, c, pl->g[c].algos[k], params, want.v);
+    size_t n = pl->run.res->n;
+    for (size_t q = 0; q < n; q++)
+        if ((int)pts[q].coll == c && pts[q].size == size && !pts[q].wrong && pts[q].st.n > 0 &&
+            ct_select_same_choice(pts[q].algo, &pts[q].params, algo, &want) &&
+            !ct_select_superseded(pts, n, q))
+            return (long)q;
+    return -1;
+}
+
+/* Size (bytes) and count where rule r of s is checked. */
+static uint64_t check_size(const struct ct_plan *pl, const struct ct_ruleset *s,
+                           const struct ct_rule *r, uint64_t *count)
+{
+    *count = ct_sweep_check_count(s, r, pl->cfg->minbytes, pl->cfg->maxbytes);
+    return ct_coll_desc(s->coll)->size_bytes(*count, ct_dtype_size(s->dtype), s->nranks);
+}
+
+static bool was_checked(const struct ct_plan *pl, int c, const struct ct_ruleset *s,
+                        const struct ct_rule *r, const struct checked *done, size_t ndone)
+{
+    uint64_t count, size = check_size(pl, s, r, &count);
+    for (size_t q = 0; q < ndone; q++)
+        if (done[q].c == c && done[q].size == size &&
+            ct_select_same_choice(done[q].algo, &done[q].params, r->algo, &r->params))
+            return true;
+    return false;
+}
+
+/* One draft rule where verify will check it: its choice, every other candidate at its
+ * defaults (stopping early once clearly slower than the choice; a setting already measured
+ * at that size, on the grid, is not measured again), then each candidate still close, again
+ * right after the choice (A B A B). Once per choice and size (a rule that did not move is
+ * not checked again). *did: something was measured. */
+static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
+                      const struct ct_rule *r, struct checked **done, size_t *ndone, bool *did,
+                      struct ct_err *err)
+{
+    const struct ct_plan_grid *g = &pl->g[c];
+    uint64_t count, size = check_size(pl, s, r, &count);
+    int i = ct_plan_nearest(pl, c, size), kc = ct_plan_slot(g, r->algo);
+    if (i < 0 || kc < 0 || was_checked(pl, c, s, r, *done, *ndone))
+        return 0;
+    struct ct_params def;
+    memset(&def, 0, sizeof def);
+    double need = 0;
+    for (int k = 0; k < g->nalgos; k++) {
+        double ts = ct_plan_iter_s(pl, c, k, i);
+        if (point_at(pl, c, size, k, k == kc ? &r->params : &def) < 0)
+            need += ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
+    }
+    if (!fits(pl, need, 1))
+        return 0;
+    *did = true;
+    *done = ct_xrealloc(*done, sizeof **done * (*ndone + 1));
+    struct checked *mark = &(*done)[(*ndone)++];
+    mark->c = c;
+    mark->size = size;
+    snprintf(mark->algo, sizeof mark->algo, "%s", r->algo);
+    mark->params = r->params;
+    long chosen = point_at(pl, c, size, kc, &r->params), alt[CT_SWEEP_MAX_CANDS];
+    int na = 0;
+    double tc = ct_plan_iter_s(pl, c, kc, i);
+    if (chosen < 0)
+        CT_TRY(ct_plan_measure_at(pl, c, kc, i, count, &r->params, tune_allowance(pl, tc), -1,
+                                  &chosen, err));
+    if (chosen < 0)
+        return 0;
+    for (int k = 0; k < g->nalgos && na < CT_SWEEP_MAX_CANDS; k++) {
+        if (k == kc)
+            continue;
+        double ts = ct_plan_iter_s(pl, c, k, i);
+        long idx = point_at(pl, c, size, k, &def);
+        if (idx < 0)
+            CT_TRY(ct_plan_measure_at(pl, c, k, i, count, &def, tune_allowance(pl, ts), chosen,
+                                      &idx, err));
+        if (idx >= 0)
+            alt[na++] = idx;
+    }
+    for (int q = 0; q < na; q++) {
+        const struct ct_sweep_point *a = ct_plan_pt(pl, alt[q]), *b = ct_plan_pt(pl, chosen);
+        if (ct_select_prunable(&a->st, &b->st, pl->cfg->margin) ||
+            !fits(pl, 2 * (a->st.spent_s + b->st.spent_s) + 2 * pl->cost.fixed, 1))
+            continue;
+        CT_TRY(extend(pl, chosen, false, 0, err));
+        CT_TRY(extend(pl, alt[q], false, 0, err));
+    }
+    return 0;
+}
+
+int ct_plan_check(struct ct_plan *pl, struct ct_err *err)
+{
+    pl->phase = "check";
+    const struct ct_sweep_cfg *cfg = pl->cfg;
+    struct checked *done = NULL;
+    size_t ndone = 0;
+    int rc = 0;
+    for (int round = 0; round < CHECK_ROUNDS && rc == 0; round++) {
+        bool did = false;
+        for (int c = 0; c < CT_COLL_COUNT; c++) {
+            struct ct_ruleset s;
+            if (!pl->g[c].count || ct_select_rules(pl->run.res->pts, pl->run.res->n,
+                                                   (enum ct_coll)c, cfg->margin, &s, NULL) < 0)
+                continue;
+            s.nranks = cfg->job.shape.nranks;
+            s.dtype = cfg->job.dtype;
+            pl->est_left = (long)s.nrules * pl->g[c].nalgos;
+            for (int r = 0; r < s.nrules && rc == 0; r++)
+                rc = check_rule(pl, c, &s, &s.rules[r], &done, &ndone, &did, err);
+            ct_ruleset_release(&s);
+        }
+        if (!did)
+            break;
+    }
+    /* the final rules: how many were measured where verify will check them */
+    struct ct_sweep_result *res = pl->run.res;
+    res->checked = res->ranges = 0;
+    for (int c = 0; c < CT_COLL_COUNT && rc == 0; c++) {
+        struct ct_ruleset s;
+        if (!pl->g[c].count ||
+            ct_select_rules(res->pts, res->n, (enum ct_coll)c, cfg->margin, &s, NULL) < 0)
+            continue;
+        s.nranks = cfg->job.shape.nranks;
+        s.dtype = cfg->job.dtype;
+        for (int r = 0; r < s.nrules; r++) {
+            res->ranges++;
+            res->checked += was_checked(pl, c, &s, &s.rules[r], done, ndone);
+        }
+        ct_ruleset_release(&s);
+    }
+    free(done);
+    return rc;
 }

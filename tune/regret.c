@@ -13,17 +13,17 @@
 #include "stats.h"
 #include "plan.h"
 
-/* Where a rule is checked: the geometric midpoint of its range (clamped to what was swept
- * at the low end), the largest swept size for the unbounded last range; as a count. */
-static uint64_t rule_count(const struct ct_config *conf, const struct ct_ruleset *s,
-                           const struct ct_rule *r)
+/* Where a rule is checked (sweep.h): the geometric midpoint of its range (clamped to what
+ * was swept at the low end), the largest swept size for the unbounded last range. */
+uint64_t ct_sweep_check_count(const struct ct_ruleset *s, const struct ct_rule *r,
+                              uint64_t minbytes, uint64_t maxbytes)
 {
     const struct ct_coll_desc *d = ct_coll_desc(s->coll);
     size_t es = ct_dtype_size(s->dtype);
-    double lo = (double)(r->min_bytes > conf->sweep.minbytes ? r->min_bytes : conf->sweep.minbytes);
+    double lo = (double)(r->min_bytes > minbytes ? r->min_bytes : minbytes);
     double want;
     if (r->max_bytes == CT_BYTES_INF) {
-        want = conf->sweep.maxbytes > lo ? (double)conf->sweep.maxbytes : lo;
+        want = maxbytes > lo ? (double)maxbytes : lo;
     } else {
         double hi = (double)r->max_bytes;
         want = sqrt((lo < 1 ? 1 : lo) * hi);
@@ -217,7 +217,7 @@ static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
     nc = nc > 64 ? 64 : nc;
     for (int ri = 0; ri < s->nrules; ri++) {
         const struct ct_rule *r = &s->rules[ri];
-        uint64_t count = rule_count(conf, s, r);
+        uint64_t count = ct_sweep_check_count(s, r, conf->sweep.minbytes, conf->sweep.maxbytes);
         long chosen, best;
         CT_TRY(measure(v, s, ct_sweep_algo_find(v->run.cfg, r->algo), count, &r->params, -1,
                        &chosen, err));

@@ -19,7 +19,7 @@ static void describe(struct ct_plan *pl)
     const struct ct_sweep_cfg *cfg = pl->cfg;
     struct ct_sweep_result *res = pl->run.res;
     snprintf(res->search, sizeof res->search, "survey, coordinate descent per x%.0f bucket, %s",
-             CT_SWEEP_BUCKET, "refine ties, confirm");
+             CT_SWEEP_BUCKET, "refine ties, confirm, check at verify's points");
     size_t off = 0;
     res->space[0] = 0;
     for (int p = 0; p < CT_P_COUNT && off < sizeof res->space; p++) {
@@ -90,6 +90,8 @@ static int plan_run(struct ct_plan *pl, struct ct_err *err)
         CT_TRY(ct_plan_refine(pl, err));
     if (ct_plan_now(pl) < pl->cfg->budget_s)
         CT_TRY(ct_plan_confirm(pl, err));
+    if (ct_plan_now(pl) < pl->cfg->budget_s)
+        CT_TRY(ct_plan_check(pl, err));
     return 0;
 }
 

@@ -23,7 +23,10 @@
  *      contention, one parameter at a time over a small grid, starting from the defaults;
  *      the best parameters are then measured at the bucket's other sizes;
  *   3. refine: where the fastest two algorithms of a size overlap and have not reached the
- *      target width, both get more samples.
+ *      target width, both get more samples;
+ *   4. confirm: chosen algorithms at neighbouring sizes they skipped, and both contenders of
+ *      every boundary again, interleaved;
+ *   5. check: the draft rules measured where `sweep --verify` will check them (plan.h).
  * Until the budget runs out; then rules are selected from everything measured.
  */
 #ifndef CT_SWEEP_H
@@ -43,7 +46,7 @@ struct ct_sweep_progress {
     enum ct_coll coll;
     const char *algo;
     uint64_t size;
-    const char *phase; /* "survey", "tune", "refine", "confirm", "verify" */
+    const char *phase; /* "survey", "tune", "refine", "confirm", "check", "verify" */
     long done, total;  /* points measured so far, estimated total */
     double elapsed_s, remaining_s;
 };
@@ -85,10 +88,11 @@ struct ct_sweep_result {
     struct ct_sweep_point *pts; /* every distinct point measured, in order */
     size_t n;
     long full_points; /* the full cross product over the same grid */
-    char search[64], space[160], folded[256];
+    char search[96], space[160], folded[256];
     double elapsed_s;
     double measuring_s; /* inside timed collective iterations (the samples' sum) */
     bool budget_out; /* the budget ran out before the plan was done */
+    int checked, ranges; /* final ranges measured at verify's points, of all */
 };
 
 void ct_sweep_result_release(struct ct_sweep_result *r);
@@ -147,6 +151,12 @@ struct ct_sweep_regret {
     bool significant;                   /* best beat chosen beyond both intervals in most rounds */
     int rounds;                         /* times chosen and best were measured (a loss: 3) */
 };
+
+/* The count at which a rule of s is checked, by ct_sweep_verify and by the sweep's own check
+ * before it writes the config: the geometric midpoint of the rule's range (its low end
+ * clamped to minbytes), maxbytes for the unbounded last range. */
+uint64_t ct_sweep_check_count(const struct ct_ruleset *s, const struct ct_rule *r,
+                              uint64_t minbytes, uint64_t maxbytes);
 
 /*
  * Re-measure each rule of conf (rulesets of the collectives in cfg->colls) at its range's

@@ -80,7 +80,7 @@ struct ct_sweep_settings {
     double target_ci;   /* relative CI width target, e.g. 0.05 */
     double margin;      /* pruning / tie margin, e.g. 0.05 */
     int min_iters, max_iters, warmup;
-    char search[64];    /* description of the parameter search */
+    char search[96];    /* description of the parameter search */
     char space[160];    /* the space searched: "chunk 16K..4M x4, pipeline 1,2,4,8, ..." */
     char folded[256];   /* candidates measured once under a simpler name because their
                            schedules are the same at this shape: "allreduce: hier=ring" */
@@ -89,6 +89,7 @@ struct ct_sweep_settings {
     double elapsed_s;   /* wall time of the measuring */
     double measuring_s; /* of which inside timed collective iterations */
     bool budget_out;    /* the budget ran out before the planner was done */
+    int checked, ranges; /* ranges measured where --verify checks them, of all (0: not run) */
     enum ct_dtype dtype; /* datatype and reduction of every point */
     enum ct_redop op;
 };
