@@ -450,7 +450,7 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
 
 /* ---- phase 5: check ------------------------------------------------------------------- */
 
-#define CHECK_ROUNDS 3 /* select, check the moved rules, again */
+#define CHECK_ROUNDS 8 /* a check moves its neighbours' thresholds: check the moved rules again */
 
 /* The checks made: a rule's choice at its check size. */
 struct checked {

@@ -260,6 +260,9 @@ Test(sweep, tiny_budget_still_measures_every_collective)
         ct_ruleset_release(&rs);
     }
     cr_assert(res.elapsed_s < 1, "overran the budget: %g s", res.elapsed_s);
+    /* the self-check had no time; the result still says how many ranges it measured */
+    cr_assert(res.ranges >= CT_COLL_COUNT && res.checked < res.ranges, "%d of %d", res.checked,
+              res.ranges);
     ct_sweep_result_release(&res);
 }
 
@@ -625,6 +628,8 @@ Test(sweep, the_sweep_checks_its_rules_where_verify_will)
     for (size_t i = 0; i < res.n; i++)
         off_grid = off_grid || (res.pts[i].size >= 700 && res.pts[i].size <= 1400);
     cr_assert(off_grid, "no point measured between the grid's 512 B and 4 KiB");
+    cr_assert(res.ranges >= 3 && res.checked == res.ranges, "%d of %d ranges checked",
+              res.checked, res.ranges);
     struct ct_ruleset rs;
     cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
                  err.msg);
