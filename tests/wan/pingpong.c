@@ -5,7 +5,9 @@
  *   pingpong ping HOST PORT N GAP_MS RTT_MS TOL_MS
  *                                      N numbered datagrams GAP_MS apart; each must come
  *                                      back once, in order, with an RTT within TOL_MS of
- *                                      RTT_MS. Prints every RTT; exit 0 when all hold.
+ *                                      RTT_MS, except that N/20 may come late (the host,
+ *                                      not the line: a VM preempted for a millisecond).
+ *                                      Prints every RTT; exit 0 when all hold.
  *   pingpong sink PORT                 TCP: accept one connection, read until EOF
  *   pingpong source HOST PORT SECONDS [SNDBUF]
  *                                      TCP: send for SECONDS, print the goodput (Mbit/s)
@@ -71,7 +73,7 @@ static int do_ping(char **v)
     struct sockaddr_in a = addr(v[0], v[1]);
     if (connect(s, (struct sockaddr *)&a, sizeof a) < 0)
         return perror("connect"), 1;
-    int sent = 0, got = 0, bad = 0;
+    int sent = 0, got = 0, bad = 0, late = 0;
     uint32_t expect = 0;
     int64_t next = now_ns(), deadline = 0;
     double lo = 1e9, hi = 0;
@@ -93,18 +95,23 @@ static int do_ping(char **v)
         struct msg m;
         while (recv(s, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
             double r = (double)(now_ns() - m.sent) / 1e6;
-            int ok = m.seq == expect && r >= rtt - tol && r <= rtt + tol;
-            printf("seq %u rtt %.3f ms%s\n", m.seq, r, ok ? "" : "  <-- out of order or late");
-            bad += !ok;
+            /* out of order or early is the line's fault; late can be the host's (a VM
+             * preempted for a millisecond): a few late datagrams are allowed below */
+            int order = m.seq == expect, early = r < rtt - tol, tardy = r > rtt + tol;
+            printf("seq %u rtt %.3f ms%s\n", m.seq, r,
+                   !order ? "  <-- out of order" : early ? "  <-- early" : tardy ? "  <-- late" : "");
+            bad += !order || early;
+            late += order && tardy;
             expect = m.seq + 1;
             got++;
             lo = r < lo ? r : lo;
             hi = r > hi ? r : hi;
         }
     }
-    printf("%d sent, %d back, %d bad; rtt min %.3f max %.3f ms (want %.3f +- %.3f)\n", n, got,
-           bad, lo, hi, rtt, tol);
-    return got == n && !bad ? 0 : 1;
+    printf("%d sent, %d back, %d misordered or early, %d late (at most %d); rtt min %.3f max "
+           "%.3f ms (want %.3f +- %.3f)\n",
+           n, got, bad, late, n / 20, lo, hi, rtt, tol);
+    return got == n && !bad && late <= n / 20 ? 0 : 1;
 }
 
 static int do_sink(const char *port)
