@@ -12,6 +12,7 @@
 
 #define SPLIT_MIN_BYTES (256u << 10) /* the executor's threshold for threaded reductions */
 #define NBUCKETS 4096
+#define PERIOD_MAX 256 /* ranks priced in lockstep at most (a period of the schedule) */
 
 /* Executor arguments the cost depends on. */
 struct xargs {
@@ -42,7 +43,7 @@ struct rankv {
 struct pat {
     struct pat *next;
     uint64_t hash;
-    int nranks, nrel;
+    int nranks, nrel, period;
     int64_t *rel;
     uint32_t *front_off;   /* nrel + 1 */
     double (*front)[2];    /* alpha_us, us per byte */
@@ -257,28 +258,48 @@ static uint32_t pareto(double (*pt)[2], uint32_t n)
     return w;
 }
 
-/* Price the sharing of one step pattern: every rank sends along every relation. */
-static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nrel, int p)
+/*
+ * Price the sharing of one step pattern. period 0: every rank sends along every relation
+ * (a shift or xor of the rank). period P: relation c * p + q is rank c's send to q, done
+ * by every rank c + iP to (q + iP) mod p as well (P = p: each rank's own sends).
+ */
+static void rel_flow(int64_t rel, int period, int p, int i, int *src, int *dst)
 {
-    uint64_t h = hash_rels(rel_sorted, nrel, p);
+    if (!period) {
+        *src = i;
+        *dst = rel_peer(rel, i, p);
+        return;
+    }
+    *src = (int)(rel / p) + i * period;
+    *dst = (int)((rel % p + (int64_t)i * period) % p);
+}
+
+static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nrel, int p,
+                           int period)
+{
+    uint64_t h = hash_rels(rel_sorted, nrel, p) ^ ((uint64_t)period * 0x9e3779b97f4a7c15ull);
     struct pat **bk = &m->buckets[h % NBUCKETS];
     for (struct pat *q = *bk; q; q = q->next)
-        if (q->hash == h && q->nranks == p && q->nrel == nrel &&
+        if (q->hash == h && q->nranks == p && q->nrel == nrel && q->period == period &&
             !memcmp(q->rel, rel_sorted, (size_t)nrel * sizeof *rel_sorted))
             return q;
+    int nrep = period ? p / period : p;
     struct ct_mnet net;
     ct_mnet_init(&net, &m->t, p);
-    size_t nf = (size_t)p * (size_t)nrel;
+    size_t nf = (size_t)nrep * (size_t)nrel;
     uint32_t *off = ct_xmalloc((nf + 1) * sizeof *off);
-    int32_t *link = ct_xmalloc(nf * CT_MROUTE_MAX * sizeof *link);
-    double *solo = ct_xmalloc(nf * sizeof *solo), *alpha = ct_xmalloc(nf * sizeof *alpha);
-    double *rate = ct_xmalloc(nf * sizeof *rate);
+    int32_t *link = ct_xmalloc((nf ? nf : 1) * CT_MROUTE_MAX * sizeof *link);
+    double *solo = ct_xmalloc((nf ? nf : 1) * sizeof *solo);
+    double *alpha = ct_xmalloc((nf ? nf : 1) * sizeof *alpha);
+    double *rate = ct_xmalloc((nf ? nf : 1) * sizeof *rate);
     size_t nl = 0;
     for (int k = 0; k < nrel; k++)
-        for (int r = 0; r < p; r++) {
-            size_t f = (size_t)k * (size_t)p + (size_t)r;
+        for (int i = 0; i < nrep; i++) {
+            size_t f = (size_t)k * (size_t)nrep + (size_t)i;
+            int src, dst;
+            rel_flow(rel_sorted[k], period, p, i, &src, &dst);
             struct ct_mroute rt;
-            ct_mnet_route(&net, r, rel_peer(rel_sorted[k], r, p), &rt);
+            ct_mnet_route(&net, src, dst, &rt);
             off[f] = (uint32_t)nl;
             memcpy(link + nl, rt.link, (size_t)rt.n * sizeof *link);
             nl += (size_t)rt.n;
@@ -294,18 +315,19 @@ static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nr
     q->hash = h;
     q->nranks = p;
     q->nrel = nrel;
+    q->period = period;
     q->rel = ct_xmalloc((size_t)(nrel ? nrel : 1) * sizeof *q->rel);
     memcpy(q->rel, rel_sorted, (size_t)nrel * sizeof *q->rel);
     q->front_off = ct_xmalloc((size_t)(nrel + 1) * sizeof *q->front_off);
-    double(*pt)[2] = ct_xmalloc((size_t)p * sizeof *pt);
+    double(*pt)[2] = ct_xmalloc((size_t)nrep * sizeof *pt);
     size_t cap = 0, used = 0;
     for (int k = 0; k < nrel; k++) {
-        for (int r = 0; r < p; r++) {
-            size_t f = (size_t)k * (size_t)p + (size_t)r;
-            pt[r][0] = alpha[f];
-            pt[r][1] = us_per_byte(rate[f]);
+        for (int i = 0; i < nrep; i++) {
+            size_t f = (size_t)k * (size_t)nrep + (size_t)i;
+            pt[i][0] = alpha[f];
+            pt[i][1] = us_per_byte(rate[f]);
         }
-        uint32_t w = pareto(pt, (uint32_t)p);
+        uint32_t w = pareto(pt, (uint32_t)nrep);
         if (used + w > cap) {
             cap = (used + w) * 2;
             q->front = ct_xrealloc(q->front, cap * sizeof *q->front);
@@ -384,13 +406,6 @@ static bool symmetric(struct rankv *v, const int *ranks, int ns, int p, int64_t 
             return false;
         rel[i] = sh ? d : (REL_XOR | d);
     }
-    for (uint32_t st = 0; st < v0->nsteps; st++) {
-        double l0 = v0->local_us[st];
-        for (int x = 1; x < ns; x++)
-            if (fabs(v[x].local_us[st] - l0) > 1e-9 * (1 + l0) && v[x].local_us[st] > l0)
-                l0 = v[x].local_us[st];
-        v0->local_us[st] = l0; /* the slowest sample's local work */
-    }
     /* every receive must be the mirror of a send of the same step */
     for (uint32_t st = 0; st < v0->nsteps; st++)
         for (uint32_t i = v0->sfirst[st]; i < v0->sfirst[st + 1]; i++) {
@@ -403,6 +418,13 @@ static bool symmetric(struct rankv *v, const int *ranks, int ns, int p, int64_t 
             if (!found)
                 return false;
         }
+    for (uint32_t st = 0; st < v0->nsteps; st++) {
+        double l0 = v0->local_us[st];
+        for (int x = 1; x < ns; x++)
+            if (fabs(v[x].local_us[st] - l0) > 1e-9 * (1 + l0) && v[x].local_us[st] > l0)
+                l0 = v[x].local_us[st];
+        v0->local_us[st] = l0; /* the slowest sample's local work */
+    }
     return true;
 }
 
@@ -420,7 +442,7 @@ static double price_symmetric(struct ct_model *m, const struct xargs *x, const s
         qsort(keys, (size_t)nk, sizeof *keys, cmp_i64);
         double comm = 0;
         if (e > b) {
-            struct pat *q = pattern(m, keys, nk, p);
+            struct pat *q = pattern(m, keys, nk, p, 0);
             for (uint32_t i = b; i < e; i++) {
                 int64_t want = gm[i].send ? rel[i] : rel_inverse(rel[i], p);
                 const int64_t *hit = bsearch(&want, q->rel, (size_t)q->nrel, sizeof want, cmp_i64);
@@ -440,7 +462,7 @@ static double price_symmetric(struct ct_model *m, const struct xargs *x, const s
     return total;
 }
 
-/* ---- full timeline --------------------------------------------------------------------- */
+/* ---- timeline of a period of ranks ---------------------------------------------------- */
 
 struct gref {
     int32_t src, dst;
@@ -458,186 +480,256 @@ static int cmp_gref(const void *a, const void *b)
     return (x->k > y->k) - (x->k < y->k);
 }
 
-static int price_full(struct ct_model *m, const struct xargs *x, const struct ct_algo *a,
-                      const struct ct_job *j, double *out_us, struct ct_err *err)
+struct keyed {
+    int64_t key;
+    uint32_t idx;
+};
+
+static int cmp_keyed(const void *a, const void *b)
 {
-    int p = j->shape.nranks, rc = 0;
+    const struct keyed *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/*
+ * Price the timeline of ranks 0..P-1 of a job of p ranks whose rank c + iP runs rank c's
+ * schedule with every peer shifted by iP (P = p: every rank's own schedule). A step
+ * starts when the previous one ended; a message starts when both its steps have started.
+ * The send groups of each step index share the links, max-min fair, every replica of
+ * them too; each group costs what its slowest replica costs (patterns cached).
+ */
+static int timeline(struct ct_model *m, const struct xargs *x, const char *name,
+                    const struct rankv *v, int P, int p, double *out_us, struct ct_err *err)
+{
     const struct ct_mtopo *t = &m->t;
-    struct rankv *v = ct_xcalloc((size_t)p, sizeof *v);
-    struct grouper gp;
-    grouper_init(&gp, p);
-    uint32_t epoch = 0;
-    for (int r = 0; r < p && !rc; r++)
-        rc = build_rank(t, x, a, j, r, &gp, &epoch, &v[r], err);
-    if (rc < 0)
-        goto out;
-    /* flat group numbering: rank r's groups start at base[r] */
-    size_t *base = ct_xmalloc(((size_t)p + 1) * sizeof *base), ng = 0;
+    int rc = 0;
+    size_t *base = ct_xmalloc(((size_t)P + 1) * sizeof *base), ng = 0;
     uint32_t maxsteps = 0;
-    for (int r = 0; r < p; r++) {
+    for (int r = 0; r < P; r++) {
         base[r] = ng;
         ng += v[r].ng;
         if (v[r].nsteps > maxsteps)
             maxsteps = v[r].nsteps;
     }
-    base[p] = ng;
-    /* match the k-th send group a->b with the k-th receive group at b from a */
-    struct gref *sends = ct_xmalloc((ng ? ng : 1) * sizeof *sends);
-    struct gref *recvs = ct_xmalloc((ng ? ng : 1) * sizeof *recvs);
-    size_t ns = 0, nr = 0;
-    uint32_t *cnt[2] = {ct_xcalloc((size_t)p, sizeof(uint32_t)), ct_xcalloc((size_t)p, sizeof(uint32_t))};
-    for (int r = 0; r < p; r++) {
+    base[P] = ng;
+    size_t nz = ng ? ng : 1;
+    /* match the k-th send group a->b with the k-th receive group at b from a: each rank's
+     * receive groups sorted by (source, ordinal) once, then a binary search per send; a
+     * send of rank c to q = c' + s (c' = q mod P) is received by c' from c - s */
+    uint32_t *partner = ct_xmalloc(nz * sizeof *partner), *ord = ct_xmalloc(nz * sizeof *ord);
+    int32_t *owner = ct_xmalloc(nz * sizeof *owner);
+    struct gref *recvs = ct_xmalloc(nz * sizeof *recvs);
+    size_t *rfirst = ct_xmalloc(((size_t)P + 1) * sizeof *rfirst), ns = 0, nr = 0;
+    uint32_t *cnt[2] = {ct_xcalloc((size_t)p, sizeof(uint32_t)),
+                        ct_xcalloc((size_t)p, sizeof(uint32_t))};
+    for (int r = 0; r < P; r++) {
+        rfirst[r] = nr;
         for (size_t i = 0; i < v[r].ng; i++) {
             const struct grp *g = &v[r].g[i];
-            struct gref gr = {g->send ? r : g->peer, g->send ? g->peer : r,
-                              cnt[g->send][g->peer]++, (uint32_t)(base[r] + i)};
+            owner[base[r] + i] = r;
+            ord[base[r] + i] = cnt[g->send][g->peer]++;
             if (g->send)
-                sends[ns++] = gr;
+                ns++;
             else
-                recvs[nr++] = gr;
+                recvs[nr++] = (struct gref){g->peer, r, ord[base[r] + i], (uint32_t)(base[r] + i)};
         }
         for (size_t i = 0; i < v[r].ng; i++)
             cnt[v[r].g[i].send][v[r].g[i].peer] = 0;
+        qsort(recvs + rfirst[r], nr - rfirst[r], sizeof *recvs, cmp_gref);
     }
+    rfirst[P] = nr;
     free(cnt[0]);
     free(cnt[1]);
-    if (ns != nr) {
-        rc = ct_err_set(err, CT_EINVAL, "%s: %zu send groups but %zu receive groups", a->name, ns,
+    if (ns != nr)
+        rc = ct_err_set(err, CT_EINVAL, "%s: %zu send groups but %zu receive groups", name, ns,
                         nr);
-        goto out2;
-    }
-    qsort(sends, ns, sizeof *sends, cmp_gref);
-    qsort(recvs, nr, sizeof *recvs, cmp_gref);
-    uint32_t *partner = ct_xmalloc((ng ? ng : 1) * sizeof *partner);
-    int32_t *owner = ct_xmalloc((ng ? ng : 1) * sizeof *owner);
-    for (int r = 0; r < p; r++)
-        for (size_t i = 0; i < v[r].ng; i++)
-            owner[base[r] + i] = r;
-    for (size_t i = 0; i < ns; i++) {
-        if (cmp_gref(&sends[i], &recvs[i])) {
-            rc = ct_err_set(err, CT_EINVAL, "%s: unmatched message %d -> %d", a->name,
-                            sends[i].src, sends[i].dst);
-            goto out3;
-        }
-        partner[sends[i].idx] = recvs[i].idx;
-        partner[recvs[i].idx] = sends[i].idx;
-    }
-    /* rates: the send groups of each step index share the links, max-min fair */
-    double *inv = ct_xcalloc(ng ? ng : 1, sizeof *inv), *alpha = ct_xcalloc(ng ? ng : 1, sizeof *alpha);
-    {
-        struct ct_mnet net;
-        ct_mnet_init(&net, t, p);
-        struct ct_maxmin mm;
-        ct_maxmin_init(&mm, net.nlinks);
-        uint32_t *off = ct_xmalloc((ns + 1) * sizeof *off);
-        int32_t *link = ct_xmalloc((ns ? ns : 1) * CT_MROUTE_MAX * sizeof *link);
-        double *solo = ct_xmalloc((ns ? ns : 1) * sizeof *solo), *rate = ct_xmalloc((ns ? ns : 1) * sizeof *rate);
-        uint32_t *which = ct_xmalloc((ns ? ns : 1) * sizeof *which);
-        for (uint32_t st = 0; st < maxsteps; st++) {
-            size_t nf = 0, nl = 0;
-            for (int r = 0; r < p; r++) {
-                if (st >= v[r].nsteps)
-                    continue;
-                for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++) {
-                    const struct grp *g = &v[r].g[i];
-                    if (!g->send)
-                        continue;
-                    struct ct_mroute rt;
-                    ct_mnet_route(&net, r, g->peer, &rt);
-                    off[nf] = (uint32_t)nl;
-                    memcpy(link + nl, rt.link, (size_t)rt.n * sizeof *link);
-                    nl += (size_t)rt.n;
-                    solo[nf] = rt.solo_gbps;
-                    alpha[base[r] + i] = rt.alpha_us;
-                    which[nf++] = (uint32_t)(base[r] + i);
-                }
+    for (int r = 0; r < P && !rc; r++)
+        for (size_t i = 0; i < v[r].ng && !rc; i++) {
+            const struct grp *g = &v[r].g[i];
+            if (!g->send)
+                continue;
+            int cq = g->peer % P, shift = g->peer - cq;
+            struct gref key = {(r - shift + p) % p, cq, ord[base[r] + i], 0};
+            const struct gref *hit = bsearch(&key, recvs + rfirst[cq], rfirst[cq + 1] - rfirst[cq],
+                                             sizeof key, cmp_gref);
+            if (!hit)
+                rc = ct_err_set(err, CT_EINVAL, "%s: unmatched message %d -> %d", name, r,
+                                g->peer);
+            else {
+                partner[base[r] + i] = hit->idx;
+                partner[hit->idx] = (uint32_t)(base[r] + i);
             }
-            off[nf] = (uint32_t)nl;
-            ct_maxmin_solve(&mm, &net, nf, off, link, solo, rate);
-            for (size_t f = 0; f < nf; f++)
-                inv[which[f]] = us_per_byte(rate[f]);
         }
-        ct_maxmin_release(&mm);
-        free(off);
-        free(link);
-        free(solo);
-        free(rate);
-        free(which);
+    free(recvs);
+    free(rfirst);
+    free(ord);
+    /* link cost of every send group: its relation's front in the step's pattern */
+    const struct pat **gpat = ct_xcalloc(nz, sizeof *gpat);
+    uint32_t *gk = ct_xcalloc(nz, sizeof *gk);
+    struct keyed *keys = ct_xmalloc(nz * sizeof *keys);
+    int64_t *rel = ct_xmalloc(nz * sizeof *rel);
+    for (uint32_t st = 0; st < maxsteps && !rc; st++) {
+        size_t nk = 0;
+        for (int r = 0; r < P; r++) {
+            if (st >= v[r].nsteps)
+                continue;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++)
+                if (v[r].g[i].send)
+                    keys[nk++] = (struct keyed){(int64_t)r * p + v[r].g[i].peer,
+                                                (uint32_t)(base[r] + i)};
+        }
+        if (!nk)
+            continue;
+        qsort(keys, nk, sizeof *keys, cmp_keyed);
+        for (size_t k = 0; k < nk; k++)
+            rel[k] = keys[k].key;
+        const struct pat *q = pattern(m, rel, (int)nk, p, P);
+        for (size_t k = 0; k < nk; k++) {
+            gpat[keys[k].idx] = q;
+            gk[keys[k].idx] = (uint32_t)k;
+        }
     }
-    /* timeline: a step starts when the previous one ended; a message starts when both
-     * its steps have started */
-    double **start = ct_xmalloc((size_t)p * sizeof *start);
-    uint32_t *ptr = ct_xcalloc((size_t)p, sizeof *ptr);
-    for (int r = 0; r < p; r++)
+    free(keys);
+    free(rel);
+    /* worklist: a rank is tried again only when a peer it may wait on reaches a new step
+     * (the peers of that step's groups), so the pass is linear in the groups */
+    double **start = ct_xmalloc((size_t)P * sizeof *start);
+    uint32_t *ptr = ct_xcalloc((size_t)P, sizeof *ptr);
+    int done = 0, *queue = ct_xmalloc((size_t)P * sizeof *queue), qh = 0, qn = 0;
+    bool *queued = ct_xcalloc((size_t)P, sizeof *queued);
+    for (int r = 0; r < P; r++) {
         start[r] = ct_xcalloc(v[r].nsteps + 1, sizeof **start);
-    int done = 0;
-    for (int r = 0; r < p; r++)
         done += v[r].nsteps == 0;
-    bool moved = true;
-    while (done < p && moved) {
-        moved = false;
-        for (int r = 0; r < p; r++) {
-            while (ptr[r] < v[r].nsteps) {
-                uint32_t st = ptr[r];
-                bool ready = true;
-                for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1] && ready; i++) {
-                    uint32_t q = partner[base[r] + i];
-                    int o = owner[q];
-                    ready = ptr[o] >= v[o].g[q - base[o]].step;
-                }
-                if (!ready)
-                    break;
-                double t0 = start[r][st], end = t0;
-                for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++) {
-                    uint32_t me = (uint32_t)(base[r] + i), q = partner[me];
-                    int o = owner[q];
-                    const struct grp *g = &v[r].g[i], *h = &v[o].g[q - base[o]];
-                    uint32_t sg = g->send ? me : q;
-                    const struct grp *sgp = g->send ? g : h, *rgp = g->send ? h : g;
-                    double s0 = t0 > start[o][h->step] ? t0 : start[o][h->step];
-                    double e = s0 + group_us(t, x, alpha[sg], inv[sg], sgp->bytes, sgp->slices,
-                                             rgp->rr);
+        queue[qn++] = r;
+        queued[r] = true;
+    }
+    while (qn > 0 && !rc) {
+        int r = queue[qh];
+        qh = (qh + 1) % P;
+        qn--;
+        queued[r] = false;
+        while (ptr[r] < v[r].nsteps) {
+            uint32_t st = ptr[r];
+            bool ready = true;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1] && ready; i++) {
+                uint32_t q = partner[base[r] + i];
+                int o = owner[q];
+                ready = ptr[o] >= v[o].g[q - base[o]].step;
+            }
+            if (!ready)
+                break;
+            double t0 = start[r][st], end = t0;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++) {
+                uint32_t me = (uint32_t)(base[r] + i), q = partner[me];
+                int o = owner[q];
+                const struct grp *g = &v[r].g[i], *h = &v[o].g[q - base[o]];
+                uint32_t sg = g->send ? me : q;
+                const struct grp *sgp = g->send ? g : h, *rgp = g->send ? h : g;
+                const struct pat *pt = gpat[sg];
+                double s0 = t0 > start[o][h->step] ? t0 : start[o][h->step];
+                for (uint32_t f = pt->front_off[gk[sg]]; f < pt->front_off[gk[sg] + 1]; f++) {
+                    double e = s0 + group_us(t, x, pt->front[f][0], pt->front[f][1], sgp->bytes,
+                                             sgp->slices, rgp->rr);
                     if (e > end)
                         end = e;
                 }
-                if (v[r].sfirst[st + 1] > v[r].sfirst[st])
-                    end += t->step_us;
-                start[r][st + 1] = end + v[r].local_us[st];
-                ptr[r]++;
-                moved = true;
-                if (ptr[r] == v[r].nsteps)
-                    done++;
+            }
+            if (v[r].sfirst[st + 1] > v[r].sfirst[st])
+                end += t->step_us;
+            start[r][st + 1] = end + v[r].local_us[st];
+            if (++ptr[r] == v[r].nsteps) {
+                done++;
+                break;
+            }
+            /* r stands at a new step: the peers of its groups may have waited for it */
+            for (uint32_t i = v[r].sfirst[ptr[r]]; i < v[r].sfirst[ptr[r] + 1]; i++) {
+                int o = v[r].g[i].peer % P;
+                if (!queued[o] && ptr[o] < v[o].nsteps) {
+                    queue[(qh + qn) % P] = o;
+                    qn++;
+                    queued[o] = true;
+                }
             }
         }
     }
-    if (done < p) {
-        rc = ct_err_set(err, CT_EINVAL, "%s: the schedule deadlocks when priced", a->name);
-    } else {
+    if (!rc && done < P)
+        rc = ct_err_set(err, CT_EINVAL, "%s: the schedule deadlocks when priced", name);
+    if (!rc) {
         double tmax = 0;
-        for (int r = 0; r < p; r++)
+        for (int r = 0; r < P; r++)
             if (start[r][v[r].nsteps] > tmax)
                 tmax = start[r][v[r].nsteps];
         *out_us = tmax;
     }
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < P; r++)
         free(start[r]);
     free(start);
     free(ptr);
-    free(inv);
-    free(alpha);
-out3:
+    free(queue);
+    free(queued);
+    free(gpat);
+    free(gk);
     free(partner);
     free(owner);
-out2:
-    free(sends);
-    free(recvs);
     free(base);
-out:
+    return rc;
+}
+
+/* Every rank's schedule, priced as it is. */
+static int price_full(struct ct_model *m, const struct xargs *x, const struct ct_algo *a,
+                      const struct ct_job *j, double *out_us, struct ct_err *err)
+{
+    int p = j->shape.nranks, rc = 0;
+    struct rankv *v = ct_xcalloc((size_t)p, sizeof *v);
+    struct grouper gp;
+    grouper_init(&gp, p);
+    uint32_t epoch = 0;
+    for (int r = 0; r < p && !rc; r++)
+        rc = build_rank(&m->t, x, a, j, r, &gp, &epoch, &v[r], err);
+    if (!rc)
+        rc = timeline(m, x, a->name, v, p, p, out_us, err);
     for (int r = 0; r < p; r++)
         rankv_release(&v[r]);
     free(v);
     grouper_release(&gp);
     return rc;
+}
+
+/*
+ * Is the schedule periodic with period P: does every sample rank r run rank r mod P's
+ * schedule with its peers shifted by r - r mod P? Then the bytes of each of rep's groups
+ * become the largest of any sample's.
+ */
+static bool periodic(struct rankv *rep, int P, const struct rankv *smp, const int *ranks,
+                     int ns, int p)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < ns; s++) {
+            int r = ranks[s], shift = r - r % P;
+            struct rankv *v0 = &rep[r % P];
+            const struct rankv *v1 = &smp[s];
+            if (r < P)
+                continue;
+            if (!pass && (v1->nsteps != v0->nsteps || v1->ng != v0->ng))
+                return false;
+            for (size_t i = 0; i < v0->ng; i++) {
+                struct grp *g0 = &v0->g[i];
+                const struct grp *g = &v1->g[i];
+                if (!pass) {
+                    if (g->step != g0->step || g->send != g0->send ||
+                        (g->rr > 0) != (g0->rr > 0) || g->peer != (g0->peer + shift) % p)
+                        return false;
+                    continue;
+                }
+                g0->bytes = g->bytes > g0->bytes ? g->bytes : g0->bytes;
+                g0->rr = g->rr > g0->rr ? g->rr : g0->rr;
+                g0->slices = g->slices > g0->slices ? g->slices : g0->slices;
+            }
+            for (uint32_t st = 0; pass && st < v0->nsteps; st++)
+                if (v1->local_us[st] > v0->local_us[st])
+                    v0->local_us[st] = v1->local_us[st];
+        }
+    return true;
 }
 
 /* ---- entry points ---------------------------------------------------------------------- */
@@ -713,6 +805,25 @@ int ct_model_price(struct ct_model *m, const struct ct_algo *a, const struct ct_
             free(rel);
             free(gm);
         }
+        /* not one rank in lockstep: one pair, node or two nodes of ranks in lockstep */
+        int per[] = {2, chk.ranks_per_node, 2 * chk.ranks_per_node}, nrep = 0;
+        struct rankv *rep = ct_xcalloc(PERIOD_MAX, sizeof *rep);
+        for (size_t c = 0; c < sizeof per / sizeof per[0] && rc == 0 && !done; c++) {
+            int P = per[c];
+            if (P >= p || p % P || P > PERIOD_MAX || (c && P <= per[c - 1]))
+                continue;
+            for (; nrep < P && rc == 0; nrep++)
+                rc = build_rank(t, &x, a, &jj, nrep, &gp, &epoch, &rep[nrep], err);
+            if (rc < 0)
+                nrep--;
+            else if (periodic(rep, P, v, ranks, ns, p)) {
+                rc = timeline(m, &x, a->name, rep, P, p, &us, err);
+                done = rc == 0;
+            }
+        }
+        for (int i = 0; i < nrep; i++)
+            rankv_release(&rep[i]);
+        free(rep);
         for (int i = 0; i < built; i++)
             rankv_release(&v[i]);
         grouper_release(&gp);

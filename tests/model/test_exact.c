@@ -260,3 +260,53 @@ Test(topo, presets_load_and_bad_files_fail)
     cr_expect(strstr(err.msg, "cannot place 12"), "%s", err.msg);
     cr_expect_lt(ct_mtopo_net(&t, "railfat:1:2", &err), 0);
 }
+
+/* Schedules that repeat every pair, node or two nodes of ranks (kangaring, hier,
+ * rail-ring, flat-ring) are priced one period in lockstep; that equals the full timeline
+ * on a uniform fabric: one leaf, and leaves of two nodes under a 2:1 oversubscribed spine
+ * (a period of two nodes then fills one leaf). */
+Test(exact, periodic_equals_full_timeline)
+{
+    const char *algos[] = {"rail-ring", "kangaring", "hier", "flat-ring", "ring", "mesh"};
+    const int nodes[] = {3, 4, 8, 16};
+    const char *nets[] = {"railfat", "railfat:2:1"};
+    const int leaf[] = {0, 2}; /* nodes per leaf: 2 makes the spine matter */
+    int lockstep = 0;
+    for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++)
+        for (size_t n = 0; n < sizeof nets / sizeof nets[0]; n++) {
+            struct ct_mtopo t;
+            struct ct_err err = {0};
+            cr_assert_eq(ct_mtopo_preset("dgx-h100", &t, &err), 0, "%s", err.msg);
+            t.nodes = nodes[k];
+            cr_assert_eq(ct_mtopo_net(&t, nets[n], &err), 0, "%s", err.msg);
+            t.nodes_per_leaf = leaf[n];
+            int p = ct_mtopo_ranks(&t);
+            struct ct_model *sym = ct_model_new(&t), *full = ct_model_new(&t);
+            ct_model_set_symmetry(full, false);
+            for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
+                for (int c = 0; c < CT_COLL_COUNT; c++) {
+                    const struct ct_algo *al = ct_algo_find(algos[a]);
+                    if (!(al->colls & CT_COLL_BIT(c)))
+                        continue;
+                    struct ct_model_cost x, y;
+                    uint64_t size = (uint64_t)p << 18;
+                    int r1 = ct_model_price_size(sym, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM,
+                                                 NULL, 0, size, &x, &err);
+                    int r2 = ct_model_price_size(full, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM,
+                                                 NULL, 0, size, &y, &err);
+                    cr_assert_eq(r1, r2, "%s", err.msg);
+                    if (r1 < 0)
+                        continue;
+                    lockstep += x.symmetric && !strcmp(algos[a], "rail-ring");
+                    cr_expect(fabs(x.time_us - y.time_us) <= 1e-9 * y.time_us,
+                              "%s %s %d nodes %s: lockstep %.9g us (symmetric %d), timeline "
+                              "%.9g us",
+                              algos[a], ct_coll_name((enum ct_coll)c), nodes[k], nets[n],
+                              x.time_us, x.symmetric, y.time_us);
+                }
+            ct_model_free(sym);
+            ct_model_free(full);
+        }
+    /* rail-ring (period two nodes) went the periodic way wherever it could: 4, 8, 16 nodes */
+    cr_expect_geq(lockstep, 3 * 2 * 3, "rail-ring priced in lockstep %d times", lockstep);
+}
