@@ -51,6 +51,9 @@ struct ct_backend {
                       struct ct_err *err);
     void (*close)(void *ctx); /* NULL: nothing to release (a library engine finalizes) */
     const char *library;      /* library engines: "Open MPI 4.1.4"; NULL for native */
+    const char *predicted;    /* an engine that prices instead of running (model/engine.c):
+                                 what it prices ("1024 ranks on 128 x dgx-h100, ..."); the
+                                 config's rules are predictions. NULL: measured */
     bool root;             /* this rank plans */
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };

@@ -193,16 +193,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     int rc = ct_sweep_job_run_on(&j, &be, ctx, be.shape.nranks / ct_shape_rpn(&be.shape),
                                  be.library, host, &err);
     int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
-    if (be.root) {
-        if (rc < 0)
-            ct_cmd_fail("sweep", code, "%s", err.msg);
-        const struct ct_sweep_result *res = &j.res;
-        if (ct_sweep_outputs_write(out, &j.meta, res->pts, res->n, rc < 0 ? "failed" : "done",
-                                   rc < 0 ? err.msg : NULL, &err) < 0)
-            code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
-        else
-            ct_sweep_summary_print(stdout, stderr, out, &j.meta, res, rc < 0, cfg->maxbytes);
-    }
+    if (be.root)
+        code = ct_sweep_finish(out, &j, rc, &err, cfg->maxbytes);
     fflush(stdout);
     ct_sweep_job_release(&j);
     be.close(ctx);

@@ -35,4 +35,17 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path);
 
+/* The end of a sweep on the root: the failure said, results, config and report written to
+ * out, the table printed; the exit code. */
+struct ct_sweep_job;
+int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
+                    const struct ct_err *serr, uint64_t maxbytes);
+
+/* sweep --model TOPOLOGY (cmd/sweep_model.c): --model (which 0), --nodes (1) and --net (2)
+ * into m (0, or an exit code, printed); then the sweep priced on the model. */
+struct ct_mtopo_spec;
+int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg);
+int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
+                   const struct ct_sweep_cfg *cfg, const char *out, const char *verify);
+
 #endif

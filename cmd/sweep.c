@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../model/model.h"
 #include "../output/config.h"
 #include "../output/sweep_out.h"
 #include "../tui/live.h"
@@ -30,6 +31,7 @@ struct sweep_ctx {
     double max_regret;
     const char *out, *verify;
     struct ct_config conf; /* --verify */
+    struct ct_mtopo_spec model; /* --model, --nodes, --net */
     /* in a rank */
     struct ct_boot *boot;
     struct ct_comm comm, *commp;
@@ -43,14 +45,15 @@ struct sweep_ctx {
 static int parse(struct sweep_ctx *x, int argc, char **argv)
 {
     enum { O_BUDGET = 1000, O_TARGET, O_MARGIN, O_MINIT, O_MAXIT, O_OUT, O_VERIFY, O_REGRET,
-           O_TUI, O_ALGOS };
+           O_TUI, O_ALGOS, O_MODEL, O_NODES, O_NET };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"warmup_iters", 1, 0, 'w'}, {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'},
         {"budget", 1, 0, O_BUDGET}, {"target-ci", 1, 0, O_TARGET}, {"margin", 1, 0, O_MARGIN},
         {"min-iters", 1, 0, O_MINIT}, {"max-iters", 1, 0, O_MAXIT}, {"out", 1, 0, O_OUT},
         {"verify", 1, 0, O_VERIFY}, {"max-regret", 1, 0, O_REGRET}, {"tui", 0, 0, O_TUI},
-        {"algos", 1, 0, O_ALGOS}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
+        {"algos", 1, 0, O_ALGOS}, {"model", 1, 0, O_MODEL}, {"nodes", 1, 0, O_NODES},
+        {"net", 1, 0, O_NET}, {"help", 0, 0, 'h'}, CT_OPTS_LONG, {0, 0, 0, 0}};
     ct_sweep_cfg_init(&x->c);
     x->c.colls = 0;
     x->c.budget_s = -1;
@@ -83,6 +86,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_OUT: x->out = optarg; break;
         case O_VERIFY: x->verify = optarg; break;
         case O_TUI: x->want_tui = true; break;
+        case O_MODEL: case O_NODES: case O_NET: CT_TRY_OPT(ct_sweep_model_opt(&x->model, c - O_MODEL, optarg)); break;
         case O_ALGOS:
         case CT_O_ALGO: CT_TRY_OPT(ct_arg_algos("sweep", optarg, x->algos, &x->nalgos, MAX_ALGOS)); break;
         case CT_O_COLL: CT_TRY_OPT(ct_arg_colls("sweep", optarg, &x->c.colls)); break;
@@ -120,6 +124,8 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
+    if (x->model.file || x->model.node || x->model.nodes || x->model.net)
+        return 0; /* the shape is the model's (cmd/sweep_model.c) */
     if (!x->o.local && !getenv("COLLTUNE_ROOT")) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         x->o.local = n < 2 ? 2 : n > 1024 ? 1024 : (int)n;
@@ -155,21 +161,6 @@ static void on_points(void *arg, const struct ct_sweep_point *pts, size_t n)
     x->job.meta.sweep.points = (long)n;
     if (ct_sweep_json_write(x->results, &x->job.meta, pts, n, "running", NULL, &err) < 0)
         ct_live_warn(&x->live, "%s", err.msg);
-}
-
-/* Rank 0 at the end, success or not: results, config, report; then the table. */
-static int finish(struct sweep_ctx *x, int rc, const struct ct_err *serr)
-{
-    struct ct_err err = {0};
-    int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
-    const struct ct_sweep_result *res = &x->job.res;
-    if (rc < 0)
-        ct_cmd_fail("sweep", code, "%s", serr->msg);
-    if (ct_sweep_outputs_write(x->out, &x->job.meta, res->pts, res->n, rc < 0 ? "failed" : "done",
-                               rc < 0 ? serr->msg : NULL, &err) < 0)
-        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
-    ct_sweep_summary_print(stdout, stderr, x->out, &x->job.meta, res, rc < 0, x->c.maxbytes);
-    return code;
 }
 
 static void rank_cfg(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
@@ -221,7 +212,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
                                            j->regrets, j->nregrets, x->max_regret)
                                ? CT_EXIT_CHECK
                                : CT_EXIT_OK
-                         : finish(x, rc, &err);
+                         : ct_sweep_finish(x->out, j, rc, &err, x->c.maxbytes);
     else
         code = rc < 0 ? fail_rank(x, rc, &err) : 0;
     ct_sweep_job_release(j);
@@ -240,8 +231,10 @@ int cmd_sweep(int argc, char **argv)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
+    bool model = x.model.file || x.model.node || x.model.nodes || x.model.net;
     if ((rc = check(&x, &cfg)) == 0)
-        rc = x.o.lib ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
+        rc = model    ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.verify)
+             : x.o.lib ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
                      : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);
     return rc;

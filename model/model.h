@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "../algos/algo.h"
+#include "../backend/backend.h"
 #include "../lib/err.h"
 
 struct ct_mclass {
@@ -199,5 +200,15 @@ void ct_model_result_release(struct ct_model_result *r);
  * path, write it to out, fill c with the points and their predictions. */
 int ct_model_calibrate(const char *path, const struct ct_mtopo_spec *spec, const char *out,
                        struct ct_mcalib *c, struct ct_mtopo *fit, struct ct_err *err);
+
+/* ---- the model as an engine: sweep --model ------------------------------------------------- */
+
+/* sweep --model's default budget: the plan ends the sweep, not the clock. */
+#define CT_MODEL_SWEEP_BUDGET_S 3600.0
+
+/* A backend over topology t (nranks 0: every rank it hosts) whose points are priced: the
+ * planner of `sweep` runs on it unchanged. be->predicted says what it prices. */
+int ct_model_engine_open(const struct ct_mtopo *t, int nranks, struct ct_backend *be, void **ctx,
+                         struct ct_err *err);
 
 #endif

@@ -81,6 +81,8 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
         json_object_set_new(o, "checked_ranges", json_integer(s->checked));
         json_object_set_new(o, "ranges", json_integer(s->ranges));
     }
+    if (s->predicted[0]) /* sweep --model: priced, not measured */
+        json_object_set_new(o, "predicted", json_string(s->predicted));
     return o;
 }
 
@@ -113,6 +115,8 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib)
         json_object_set_new(x, "tie", json_boolean(r->tie));
         json_object_set_new(x, "runner_up", str_or_null(r->runner_up));
         json_object_set_new(x, "gain", json_real(r->gain));
+        if (r->predicted)
+            json_object_set_new(x, "predicted", json_true());
         if (lib)
             json_object_set_new(x, "default", json_boolean(r->id == 0));
         json_array_append_new(ranges, x);
@@ -388,6 +392,8 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
         CT_TRY(get_int(o, at, "checked_ranges", 0, s->ranges, &v, err));
         s->checked = (int)v;
     }
+    if (json_object_get(o, "predicted")) /* optional: sweep --model only */
+        CT_TRY(get_str(o, at, "predicted", s->predicted, sizeof s->predicted, err));
     return get_bool(o, at, "budget_out", &s->budget_out, err);
 }
 
@@ -479,6 +485,8 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, st
     CT_TRY(get_num(r, at, "confidence", 0, 1, &x->confidence, err));
     CT_TRY(get_bool(r, at, "tie", &x->tie, err));
     CT_TRY(get_num(r, at, "gain", 0, 1e12, &x->gain, err));
+    if (json_object_get(r, "predicted")) /* optional: sweep --model only */
+        CT_TRY(get_bool(r, at, "predicted", &x->predicted, err));
     if (lib)
         return read_lib_range(r, at, x, err);
     CT_TRY(get_str(r, at, "algo", x->algo, sizeof x->algo, err));

@@ -86,7 +86,13 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
             snprintf(ps, sizeof ps, "%s", r->id ? "defaults" : "(the library's choice)");
         else
             changed_params(r->algo, &r->params, ps, sizeof ps);
-        if (!r->runner_up[0])
+        if (r->predicted && !r->runner_up[0])
+            snprintf(dec, sizeof dec, "predicted: only candidate");
+        else if (r->predicted && r->tie) /* priced: no interval, no confidence */
+            snprintf(dec, sizeof dec, "predicted: tie with %s", r->runner_up);
+        else if (r->predicted)
+            snprintf(dec, sizeof dec, "predicted: %.2fx vs %s", r->gain, r->runner_up);
+        else if (!r->runner_up[0])
             snprintf(dec, sizeof dec, "only candidate");
         else if (r->tie)
             snprintf(dec, sizeof dec, "tie with %s, confidence %.2f", r->runner_up,
@@ -112,19 +118,29 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         fprintf(f, ", NICs %s", fp->nic_kinds);
     if (fp->gpu_model[0])
         fprintf(f, ", GPU %s", fp->gpu_model);
-    fprintf(f,
-            "\nsweep: %s .. %s x%g, %ld points measured of %ld in the full cross product, "
-            "%.0f s of %.0f s budget, measuring %.0f s of %.0f s (%.0f%%)%s\n",
-            ct_bytes_str(sw->minbytes, a, sizeof a), ct_bytes_str(sw->maxbytes, b, sizeof b),
-            sw->stepfactor, sw->points, sw->full_points, sw->elapsed_s, sw->budget_s,
-            sw->measuring_s, sw->elapsed_s,
-            sw->elapsed_s > 0 ? 100 * sw->measuring_s / sw->elapsed_s : 0.0,
-            sw->budget_out ? " (ran out: coarser than planned)" : "");
+    if (sw->predicted[0]) {
+        fprintf(f,
+                "\nPREDICTED by colltune model (%s): priced, not measured\n"
+                "sweep: %s .. %s x%g, %ld points priced of %ld in the full cross product, "
+                "in %.1f s\n",
+                sw->predicted, ct_bytes_str(sw->minbytes, a, sizeof a),
+                ct_bytes_str(sw->maxbytes, b, sizeof b), sw->stepfactor, sw->points,
+                sw->full_points, sw->elapsed_s);
+    } else {
+        fprintf(f,
+                "\nsweep: %s .. %s x%g, %ld points measured of %ld in the full cross product, "
+                "%.0f s of %.0f s budget, measuring %.0f s of %.0f s (%.0f%%)%s\n",
+                ct_bytes_str(sw->minbytes, a, sizeof a), ct_bytes_str(sw->maxbytes, b, sizeof b),
+                sw->stepfactor, sw->points, sw->full_points, sw->elapsed_s, sw->budget_s,
+                sw->measuring_s, sw->elapsed_s,
+                sw->elapsed_s > 0 ? 100 * sw->measuring_s / sw->elapsed_s : 0.0,
+                sw->budget_out ? " (ran out: coarser than planned)" : "");
+    }
     if (sw->space[0])
         fprintf(f, "search: %s over %s\n", sw->search, sw->space);
     if (sw->ranges)
-        fprintf(f, "self-check: %d of %d ranges measured where --verify checks them%s\n",
-                sw->checked, sw->ranges,
+        fprintf(f, "self-check: %d of %d ranges %s where --verify checks them%s\n",
+                sw->checked, sw->ranges, sw->predicted[0] ? "priced" : "measured",
                 sw->checked < sw->ranges ? " (the budget ended the check)" : "");
     if (sw->folded[0])
         fprintf(f, "same schedule at this shape, measured once under the simpler name: %s\n",

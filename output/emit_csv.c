@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * csv: one row per rule for spreadsheets (RFC 4180, header row, '.' decimals). Parameters an
- * algorithm does not use are empty cells; an open upper bound is "inf".
+ * algorithm does not use are empty cells; an open upper bound is "inf"; predicted: "yes" for a
+ * rule priced by sweep --model.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +59,8 @@ static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_r
     cell(t, r->tie ? "yes" : "no", false);
     cell(t, r->runner_up, false);
     snprintf(v, sizeof v, "%.4f", r->gain);
-    cell(t, v, true);
+    cell(t, v, false);
+    cell(t, r->predicted ? "yes" : "no", true);
 }
 
 int ct_emit_csv(const struct ct_config *c, const struct ct_export_opts *o,
@@ -68,7 +70,7 @@ int ct_emit_csv(const struct ct_config *c, const struct ct_export_opts *o,
     ct_text_put(t, "coll,nranks,nnodes,ranks_per_node,dtype,op,min_bytes,max_bytes,algo");
     for (int q = 0; q < CT_P_COUNT; q++)
         ct_text_printf(t, ",%s", ct_param_desc((enum ct_param_id)q)->name);
-    ct_text_put(t, ",intra,inter,confidence,tie,runner_up,gain\n");
+    ct_text_put(t, ",intra,inter,confidence,tie,runner_up,gain,predicted\n");
     for (int i = 0; i < c->nsets; i++)
         if (ct_export_selected(o, &c->sets[i]))
             for (int k = 0; k < c->sets[i].nrules; k++)

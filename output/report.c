@@ -501,7 +501,12 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
         kv_fmt(h, "Budget", "%g s for the whole sweep", sw->budget_s);
     else
         kv_fmt(h, "Budget", "none");
-    if (sw->elapsed_s > 0)
+    if (sw->predicted[0])
+        kv_fmt(h, "PREDICTED",
+               "priced by colltune model for %s, not measured; check it with sweep --verify "
+               "on the cluster it predicts",
+               sw->predicted);
+    else if (sw->elapsed_s > 0)
         kv_fmt(h, "Time measuring", "%.1f s inside timed collective iterations of %.1f s (%.0f%%)",
                sw->measuring_s, sw->elapsed_s, 100 * sw->measuring_s / sw->elapsed_s);
     kv_fmt(h, "Tie rule", "%s",

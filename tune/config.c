@@ -104,6 +104,8 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
         s->nnodes = s->nranks / s->ranks_per_node;
         s->dtype = cfg->job.dtype;
         s->op = c == CT_ALLREDUCE || c == CT_REDUCESCATTER ? cfg->job.op : CT_SUM;
+        for (int i = 0; i < s->nrules; i++)
+            s->rules[i].predicted = m->sweep.predicted[0] != 0;
         m->nsets++;
     }
     if (cfg->ncands)

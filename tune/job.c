@@ -2,6 +2,7 @@
 /* One rank's part of a sweep on a communicator (see job.h). */
 #include "job.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@ int ct_sweep_job_run_on(struct ct_sweep_job *j, const struct ct_backend *be, voi
     if (j->verify)
         return ct_sweep_verify(&j->cfg, be, ctx, j->verify, &j->regrets, &j->nregrets, err);
     ct_sweep_meta_init(&j->meta, &j->cfg, j->version, hosts, transport, host);
+    if (be->predicted)
+        snprintf(j->meta.sweep.predicted, sizeof j->meta.sweep.predicted, "%s", be->predicted);
     int rc = ct_sweep_run(&j->cfg, be, ctx, &j->res, err);
     /* the rows the sweep measured (a library engine's own) name the rules */
     struct ct_sweep_cfg shaped;

@@ -49,6 +49,7 @@ struct ct_rule {
     double gain;        /* runner-up median / chosen median at the range's measured sizes */
     int id;             /* a library section's rule: the library's id of algo (0: its own
                            default decision, kept for this range) */
+    bool predicted;     /* chosen from the model's prices (sweep --model), not measured */
 };
 
 /* Rules for one collective on one communicator shape. */
@@ -90,6 +91,7 @@ struct ct_sweep_settings {
     double measuring_s; /* of which inside timed collective iterations */
     bool budget_out;    /* the budget ran out before the planner was done */
     int checked, ranges; /* ranges measured where --verify checks them, of all (0: not run) */
+    char predicted[160]; /* "": measured; else what the model priced (sweep --model) */
     enum ct_dtype dtype; /* datatype and reduction of every point */
     enum ct_redop op;
 };

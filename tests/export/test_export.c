@@ -513,3 +513,27 @@ Test(config, library_sections_strict)
     }
     free(base);
 }
+
+/* A predicted config (sweep --model) keeps its labels through config.json; configs without
+ * them read as measured. */
+Test(config, predicted_labels_round_trip)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    cr_assert_eq(c.sweep.predicted[0], 0, "a measured config reads as measured");
+    snprintf(c.sweep.predicted, sizeof c.sweep.predicted, "1024 ranks on 128 x dgx-h100");
+    for (int i = 0; i < c.nsets; i++)
+        for (int k = 0; k < c.sets[i].nrules; k++)
+            c.sets[i].rules[k].predicted = true;
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(back.sweep.predicted, c.sweep.predicted);
+    cr_assert(back.nsets > 0 && back.sets[0].rules[0].predicted);
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    free(txt);
+    free(txt2);
+    ct_config_release(&back);
+    ct_config_release(&c);
+}

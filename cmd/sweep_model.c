@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * colltune sweep --model TOPOLOGY: the sweep's own planner, selection and outputs over the
+ * model's engine (model/engine.c). The config it writes is labelled predicted in every
+ * range.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../model/model.h"
+#include "../output/sweep_out.h"
+#include "../tune/config.h"
+#include "../tune/job.h"
+#include "cmd.h"
+#include "librun.h"
+
+int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg)
+{
+    long v;
+    if (which == 1) {
+        if (ct_parse_int(arg, 1, 1 << 24, &v))
+            return ct_cmd_fail("sweep", CT_EXIT_USAGE, "bad --nodes '%s'", arg);
+        m->nodes = (int)v;
+    } else if (which == 2) {
+        m->net = arg;
+    } else if (access(arg, F_OK) == 0 || strchr(arg, '/') || strstr(arg, ".json")) {
+        m->file = arg; /* a topology file or a probe JSON */
+    } else {
+        m->node = arg; /* a preset */
+    }
+    return 0;
+}
+
+int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
+                    const struct ct_err *serr, uint64_t maxbytes)
+{
+    struct ct_err err = {0};
+    int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
+    const struct ct_sweep_result *res = &j->res;
+    if (rc < 0)
+        ct_cmd_fail("sweep", code, "%s", serr->msg);
+    if (ct_sweep_outputs_write(out, &j->meta, res->pts, res->n, rc < 0 ? "failed" : "done",
+                               rc < 0 ? serr->msg : NULL, &err) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
+    ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0, maxbytes);
+    return code;
+}
+
+int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
+                   const struct ct_sweep_cfg *cfg, const char *out, const char *verify)
+{
+    struct ct_err err = {0};
+    if (!spec->file && !spec->node)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--nodes and --net need --model TOPOLOGY");
+    if (verify)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--model prices, --verify measures: verify a predicted config "
+                           "without --model, on the cluster it predicts");
+    if (o->lib || o->local)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--model prices a topology: not with %s, which starts ranks",
+                           o->lib ? "--lib" : "--local");
+    struct ct_mtopo t;
+    struct ct_backend be;
+    void *ctx;
+    if (ct_mtopo_build(spec, &t, &err) < 0 || ct_model_engine_open(&t, 0, &be, &ctx, &err) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
+    struct ct_sweep_job j;
+    memset(&j, 0, sizeof j);
+    j.cfg = *cfg;
+    j.cfg.job.shape = be.shape;
+    if (j.cfg.budget_s < 0) /* the plan ends it, not the clock */
+        j.cfg.budget_s = CT_MODEL_SWEEP_BUDGET_S;
+    j.version = CT_VERSION;
+    int rc = ct_sweep_cfg_check_start(&j.cfg, true, cfg->nalgos > 0, out, &err), code;
+    if (rc < 0) {
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
+    } else {
+        rc = ct_sweep_job_run_on(&j, &be, ctx, ct_shape_nodes(&be.shape), "model", t.name, &err);
+        code = ct_sweep_finish(out, &j, rc, &err, cfg->maxbytes);
+    }
+    ct_sweep_job_release(&j);
+    be.close(ctx);
+    return code;
+}
