@@ -4,21 +4,23 @@
 # there, the model calibrated from its results (model --calibrate), then the same sweep
 # priced on the fitted topology (sweep --model). Prints the fit's median |error| per
 # algorithm at >= 64 KiB and how much of the log-size range the predicted config chooses
-# what the measured one does (or a recorded tie; scripts/config-agree.py).
+# what the measured one does: by the configs (the same choice or a recorded tie;
+# scripts/config-agree.py) and by the measured points (the measured winner, or an
+# algorithm it does not beat beyond both intervals by the margin; scripts/model-agree.py).
 # Needs root. Usage: scripts/model-cluster-bench.sh [BUDGET_S] [sweep options...]
 set -u
 budget=${1:-150}
 [ $# -gt 0 ] && shift
-root=$(cd "$(dirname "$0")/.." && pwd)
-COLLTUNE=${COLLTUNE:-$root/colltune}
+top=$(cd "$(dirname "$0")/.." && pwd)
+COLLTUNE=${COLLTUNE:-$top/colltune}
 TMP=$(mktemp -d /tmp/colltune-mcb.XXXXXX)
-. "$root/tests/integration/cluster.sh"
-. "$root/tests/integration/jobs.sh"
+. "$top/tests/integration/cluster.sh"
+. "$top/tests/integration/jobs.sh"
 if ! why=$(ct_cluster_check); then
     echo "model-cluster-bench: cannot build the emulated cluster: $why"
     exit 2
 fi
-trap 'ct_cluster_down; rm -rf "$TMP"' EXIT
+trap 'ct_cluster_down; [ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
 trap 'exit 143' INT TERM HUP PIPE
 CT_NODES=4
 ct_cluster_up 4 1gbit 1 >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log"; exit 1; }
@@ -39,5 +41,7 @@ echo "measured crossovers:"
 sed -n '/^allreduce:\|^allgather:/,/^$/p' "$JOB_OUT" | grep '^  [0-9]' | sed 's/^/ /'
 echo "predicted crossovers (sweep --model on the fit):"
 sed -n '/^allreduce:\|^allgather:/,/^$/p' "$TMP/pred.txt" | grep '^  [0-9]' | sed 's/^/ /'
-python3 "$root/scripts/config-agree.py" "$TMP/measured/config.json" "$TMP/predicted/config.json" |
+python3 "$top/scripts/config-agree.py" "$TMP/measured/config.json" "$TMP/predicted/config.json" |
     sed 's/^/predicted vs measured winner: /'
+python3 "$top/scripts/model-agree.py" "$TMP/measured/results.json" "$TMP/predicted/config.json" |
+    sed 's/^/predicted vs measured, ties by the planner'"'"'s rule: /'

@@ -110,6 +110,13 @@ if ./colltune sweep --local 4 --coll allreduce -b 4K -e 16M --budget 60 --out "$
 else
     echo "colltune model --calibrate: the 4-rank sweep failed: $(tail -1 "$out/model-sweep.txt")"
 fi
+echo "colltune sweep --model, 1024 ranks (128 x dgx-h100), 4 collectives, 8 B..256 MiB: $(mt ./colltune sweep --model dgx-h100 --nodes 128 --out "$out/model-dgx128")"
+# the emulated 4-host 1 Gbit cluster (root only): calibration error and crossover agreement
+if [ "$(id -u)" = 0 ]; then
+    scripts/model-cluster-bench.sh 150 2>&1 | sed 's/^/colltune model, emulated cluster: /'
+else
+    echo "colltune model, emulated cluster: skipped (needs root for network namespaces)"
+fi
 # Wide-area: many streams over the delay line, quantized ring on a 1 Gbit link (root only;
 # says why it skips otherwise). COLLTUNE_BENCH_WAN=0 leaves it out.
 if [ "${COLLTUNE_BENCH_WAN:-1}" != 0 ]; then
