@@ -375,10 +375,10 @@ static int samples(int p, int rpn, int *out)
  * every sample, with the bytes the largest of any sample's. Returns false when the
  * samples are not all shifts / xors of each other.
  */
-static bool symmetric(struct rankv *v, const int *ranks, int ns, int p, int64_t *rel,
-                      struct grp *gmax)
+static bool symmetric(const struct rankv *v, const int *ranks, int ns, int p, int64_t *rel,
+                      struct grp *gmax, double *loc)
 {
-    struct rankv *v0 = &v[0];
+    const struct rankv *v0 = &v[0];
     bool pow2 = (p & (p - 1)) == 0;
     for (int x = 1; x < ns; x++)
         if (v[x].nsteps != v0->nsteps || v[x].ng != v0->ng)
@@ -423,13 +423,13 @@ static bool symmetric(struct rankv *v, const int *ranks, int ns, int p, int64_t 
         for (int x = 1; x < ns; x++)
             if (fabs(v[x].local_us[st] - l0) > 1e-9 * (1 + l0) && v[x].local_us[st] > l0)
                 l0 = v[x].local_us[st];
-        v0->local_us[st] = l0; /* the slowest sample's local work */
+        loc[st] = l0; /* the slowest sample's local work */
     }
     return true;
 }
 
 static double price_symmetric(struct ct_model *m, const struct xargs *x, const struct rankv *v0,
-                              const int64_t *rel, const struct grp *gm, int p)
+                              const int64_t *rel, const struct grp *gm, const double *loc, int p)
 {
     double total = 0;
     int64_t *keys = ct_xmalloc((v0->ng ? v0->ng : 1) * sizeof *keys);
@@ -456,7 +456,7 @@ static double price_symmetric(struct ct_model *m, const struct xargs *x, const s
             }
             comm += m->t.step_us;
         }
-        total += comm + v0->local_us[st];
+        total += comm + loc[st];
     }
     free(keys);
     return total;
@@ -696,39 +696,32 @@ static int price_full(struct ct_model *m, const struct xargs *x, const struct ct
 }
 
 /*
- * Is the schedule periodic with period P: does every sample rank r run rank r mod P's
- * schedule with its peers shifted by r - r mod P? Then the bytes of each of rep's groups
- * become the largest of any sample's.
+ * Is the schedule periodic with period P: does sample rank r (>= P) run rank r mod P's
+ * schedule with its peers shifted by r - r mod P? With merge, the bytes of each of the
+ * rep's groups and its local work become the larger of the two instead.
  */
-static bool periodic(struct rankv *rep, int P, const struct rankv *smp, const int *ranks,
-                     int ns, int p)
+static bool periodic(struct rankv *rep, int P, const struct rankv *v1, int r, int p, bool merge)
 {
-    for (int pass = 0; pass < 2; pass++)
-        for (int s = 0; s < ns; s++) {
-            int r = ranks[s], shift = r - r % P;
-            struct rankv *v0 = &rep[r % P];
-            const struct rankv *v1 = &smp[s];
-            if (r < P)
-                continue;
-            if (!pass && (v1->nsteps != v0->nsteps || v1->ng != v0->ng))
+    int shift = r - r % P;
+    struct rankv *v0 = &rep[r % P];
+    if (v1->nsteps != v0->nsteps || v1->ng != v0->ng)
+        return false;
+    for (size_t i = 0; i < v0->ng; i++) {
+        struct grp *g0 = &v0->g[i];
+        const struct grp *g = &v1->g[i];
+        if (!merge) {
+            if (g->step != g0->step || g->send != g0->send || (g->rr > 0) != (g0->rr > 0) ||
+                g->peer != (g0->peer + shift) % p)
                 return false;
-            for (size_t i = 0; i < v0->ng; i++) {
-                struct grp *g0 = &v0->g[i];
-                const struct grp *g = &v1->g[i];
-                if (!pass) {
-                    if (g->step != g0->step || g->send != g0->send ||
-                        (g->rr > 0) != (g0->rr > 0) || g->peer != (g0->peer + shift) % p)
-                        return false;
-                    continue;
-                }
-                g0->bytes = g->bytes > g0->bytes ? g->bytes : g0->bytes;
-                g0->rr = g->rr > g0->rr ? g->rr : g0->rr;
-                g0->slices = g->slices > g0->slices ? g->slices : g0->slices;
-            }
-            for (uint32_t st = 0; pass && st < v0->nsteps; st++)
-                if (v1->local_us[st] > v0->local_us[st])
-                    v0->local_us[st] = v1->local_us[st];
+            continue;
         }
+        g0->bytes = g->bytes > g0->bytes ? g->bytes : g0->bytes;
+        g0->rr = g->rr > g0->rr ? g->rr : g0->rr;
+        g0->slices = g->slices > g0->slices ? g->slices : g0->slices;
+    }
+    for (uint32_t st = 0; merge && st < v0->nsteps; st++)
+        if (v1->local_us[st] > v0->local_us[st])
+            v0->local_us[st] = v1->local_us[st];
     return true;
 }
 
@@ -753,6 +746,133 @@ int ct_model_shape(const struct ct_mtopo *t, int nranks, struct ct_shape *s, str
         s->torus_cols = t->torus_cols;
     }
     return 0;
+}
+
+/* Sample schedules, built as the checks need them. */
+struct smp {
+    const struct ct_mtopo *t;
+    const struct xargs *x;
+    const struct ct_algo *a;
+    const struct ct_job *j;
+    struct grouper gp;
+    uint32_t epoch;
+    int ranks[32], n;
+    struct rankv v[32];
+    bool have[32];
+};
+
+static int smp_get(struct smp *s, int i, struct ct_err *err)
+{
+    if (s->have[i])
+        return 0;
+    CT_TRY(build_rank(s->t, s->x, s->a, s->j, s->ranks[i], &s->gp, &s->epoch, &s->v[i], err));
+    s->have[i] = true;
+    return 0;
+}
+
+/* The sample of rank r, when r is one (-1: none). */
+static int smp_find(const struct smp *s, int r)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->ranks[i] == r)
+            return i;
+    return -1;
+}
+
+/*
+ * The lockstep paths: one rank (every peer a shift or xor of the rank), else one period
+ * of ranks (a pair, a node, two nodes). *done is false when neither holds. A check builds
+ * the samples it needs as it goes and stops at the first that breaks it (ranks 0 and 1
+ * first), so a schedule without the symmetry costs few builds.
+ */
+static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_algo *a,
+                    const struct ct_job *j, int rpn, double *us, bool *done, struct ct_err *err)
+{
+    int p = j->shape.nranks, rc = 0;
+    struct smp *s = ct_xcalloc(1, sizeof *s);
+    s->t = &m->t;
+    s->x = x;
+    s->a = a;
+    s->j = j;
+    s->n = samples(p, rpn, s->ranks);
+    grouper_init(&s->gp, p);
+    *done = false;
+    /* one rank in lockstep: ranks 0, 1 and p - 1 first (a shift and an xor of 0 agree on
+     * both 1 and p - 1 only for p/2, where they are the same relation), then every sample */
+    int first[3] = {0, smp_find(s, 1), smp_find(s, p - 1)};
+    for (int pass = 0; pass < 2 && rc == 0 && !*done; pass++) {
+        struct rankv sv[32];
+        int sr[32], ns = 0;
+        for (int i = 0; i < (pass ? s->n : 3) && rc == 0; i++) {
+            int k = pass ? i : first[i];
+            if (k < 0 || (i && !pass && k == first[i - 1]) || (rc = smp_get(s, k, err)) < 0)
+                continue;
+            sv[ns] = s->v[k];
+            sr[ns++] = s->ranks[k];
+        }
+        if (rc < 0)
+            break;
+        size_t ng = sv[0].ng ? sv[0].ng : 1;
+        int64_t *rel = ct_xmalloc(ng * sizeof *rel);
+        struct grp *gm = ct_xmalloc(ng * sizeof *gm);
+        double *loc = ct_xcalloc(sv[0].nsteps + 1, sizeof *loc);
+        bool sym = symmetric(sv, sr, ns, p, rel, gm, loc);
+        if (sym && pass) {
+            *us = price_symmetric(m, x, &sv[0], rel, gm, loc, p);
+            *done = true;
+        }
+        free(rel);
+        free(gm);
+        free(loc);
+        if (!sym)
+            break;
+    }
+    /* one pair, node or two nodes of ranks in lockstep; reps that are samples are shared */
+    int per[] = {2, rpn, 2 * rpn}, nrep = 0;
+    struct rankv *own = ct_xcalloc(PERIOD_MAX, sizeof *own), *rep = ct_xcalloc(PERIOD_MAX, sizeof *rep);
+    bool *mine = ct_xcalloc(PERIOD_MAX, sizeof *mine);
+    for (size_t c = 0; c < sizeof per / sizeof per[0] && rc == 0 && !*done; c++) {
+        int P = per[c];
+        if (P >= p || p % P || P > PERIOD_MAX || (c && P <= per[c - 1]))
+            continue;
+        for (; nrep < P && rc == 0; nrep++) {
+            int k = smp_find(s, nrep);
+            if (k >= 0 && (rc = smp_get(s, k, err)) == 0) {
+                rep[nrep] = s->v[k];
+            } else if (k < 0 && (rc = build_rank(s->t, x, a, j, nrep, &s->gp, &s->epoch,
+                                                 &own[nrep], err)) == 0) {
+                rep[nrep] = own[nrep];
+                mine[nrep] = true;
+            }
+        }
+        if (rc < 0) {
+            nrep--;
+            break;
+        }
+        bool ok = true;
+        for (int i = 0; i < s->n && ok && rc == 0; i++)
+            if (s->ranks[i] >= P && (rc = smp_get(s, i, err)) == 0)
+                ok = periodic(rep, P, &s->v[i], s->ranks[i], p, false);
+        if (rc == 0 && ok) {
+            for (int i = 0; i < s->n; i++)
+                if (s->ranks[i] >= P)
+                    periodic(rep, P, &s->v[i], s->ranks[i], p, true);
+            rc = timeline(m, x, a->name, rep, P, p, us, err);
+            *done = rc == 0;
+        }
+    }
+    for (int i = 0; i < nrep; i++)
+        if (mine[i])
+            rankv_release(&own[i]);
+    free(own);
+    free(rep);
+    free(mine);
+    for (int i = 0; i < s->n; i++)
+        if (s->have[i])
+            rankv_release(&s->v[i]);
+    grouper_release(&s->gp);
+    free(s);
+    return rc;
 }
 
 int ct_model_price(struct ct_model *m, const struct ct_algo *a, const struct ct_job *j,
@@ -782,53 +902,8 @@ int ct_model_price(struct ct_model *m, const struct ct_algo *a, const struct ct_
     out->size = ct_coll_desc(j->coll)->size_bytes(j->count, es, p);
     double us = 0;
     bool done = false;
-    if (!m->no_symmetry && p > 1) {
-        int ranks[32];
-        int ns = samples(p, chk.ranks_per_node, ranks);
-        struct rankv v[32];
-        struct grouper gp;
-        grouper_init(&gp, p);
-        uint32_t epoch = 0;
-        int rc = 0, built = 0;
-        for (; built < ns && rc == 0; built++)
-            rc = build_rank(t, &x, a, &jj, ranks[built], &gp, &epoch, &v[built], err);
-        if (rc < 0)
-            built--;
-        if (rc == 0) {
-            size_t ng = v[0].ng ? v[0].ng : 1;
-            int64_t *rel = ct_xmalloc(ng * sizeof *rel);
-            struct grp *gm = ct_xmalloc(ng * sizeof *gm);
-            if (symmetric(v, ranks, ns, p, rel, gm)) {
-                us = price_symmetric(m, &x, &v[0], rel, gm, p);
-                done = true;
-            }
-            free(rel);
-            free(gm);
-        }
-        /* not one rank in lockstep: one pair, node or two nodes of ranks in lockstep */
-        int per[] = {2, chk.ranks_per_node, 2 * chk.ranks_per_node}, nrep = 0;
-        struct rankv *rep = ct_xcalloc(PERIOD_MAX, sizeof *rep);
-        for (size_t c = 0; c < sizeof per / sizeof per[0] && rc == 0 && !done; c++) {
-            int P = per[c];
-            if (P >= p || p % P || P > PERIOD_MAX || (c && P <= per[c - 1]))
-                continue;
-            for (; nrep < P && rc == 0; nrep++)
-                rc = build_rank(t, &x, a, &jj, nrep, &gp, &epoch, &rep[nrep], err);
-            if (rc < 0)
-                nrep--;
-            else if (periodic(rep, P, v, ranks, ns, p)) {
-                rc = timeline(m, &x, a->name, rep, P, p, &us, err);
-                done = rc == 0;
-            }
-        }
-        for (int i = 0; i < nrep; i++)
-            rankv_release(&rep[i]);
-        free(rep);
-        for (int i = 0; i < built; i++)
-            rankv_release(&v[i]);
-        grouper_release(&gp);
-        CT_TRY(rc);
-    }
+    if (!m->no_symmetry && p > 1)
+        CT_TRY(lockstep(m, &x, a, &jj, chk.ranks_per_node, &us, &done, err));
     out->symmetric = done;
     if (!done)
         CT_TRY(price_full(m, &x, a, &jj, &us, err));
