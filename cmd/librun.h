@@ -44,6 +44,8 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
 /* sweep --model TOPOLOGY (cmd/sweep_model.c): --model (which 0), --nodes (1) and --net (2)
  * into m (0, or an exit code, printed); then the sweep priced on the model. */
 struct ct_mtopo_spec;
+/* malloc settings for the pricer (model, sweep --model): freed schedules stay mapped. */
+void ct_model_malloc_policy(void);
 int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg);
 int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
                    const struct ct_sweep_cfg *cfg, const char *out, const char *verify);

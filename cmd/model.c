@@ -9,6 +9,7 @@
 #include "../model/model.h"
 #include "../output/output.h"
 #include "cmd.h"
+#include "librun.h"
 #include "opts.h"
 
 #ifndef CT_VERSION
@@ -181,6 +182,7 @@ int cmd_model(int argc, char **argv)
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
+    ct_model_malloc_policy();
     if (x.calib)
         return calibrate(&x);
     struct ct_model_result r;
