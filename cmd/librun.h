@@ -35,8 +35,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path);
 
-/* The end of a sweep on the root: the failure said, results, config and report written to
- * out, the table printed; the exit code. */
+/* The end of a sweep on the root (native, --lib, --model; in cmd/sweep_model.c): the failure
+ * said, results, config and report written to out, the table printed; the exit code. */
 struct ct_sweep_job;
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
                     const struct ct_err *serr, uint64_t maxbytes);

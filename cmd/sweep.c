@@ -114,6 +114,11 @@ static void build_cfg(const struct sweep_ctx *x, const struct ct_comm *comm,
     memcpy(cfg->job.params.v, x->o.params.v, sizeof cfg->job.params.v);
 }
 
+static bool by_model(const struct sweep_ctx *x)
+{
+    return x->model.file || x->model.node || x->model.nodes || x->model.net;
+}
+
 /* Everything that can be refused before any rank starts. */
 static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
 {
@@ -124,7 +129,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
-    if (x->model.file || x->model.node || x->model.nodes || x->model.net)
+    if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
     if (!x->o.local && !getenv("COLLTUNE_ROOT")) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -227,15 +232,16 @@ int cmd_sweep(int argc, char **argv)
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? CT_EXIT_OK : rc;
+    if (x.want_tui && by_model(&x))
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--tui shows a running sweep, not --model");
     if (x.want_tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
-    bool model = x.model.file || x.model.node || x.model.nodes || x.model.net;
     if ((rc = check(&x, &cfg)) == 0)
-        rc = model    ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.verify)
-             : x.o.lib ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
-                     : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
+        rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.verify)
+             : x.o.lib    ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
+                          : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);
     return rc;
 }

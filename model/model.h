@@ -25,9 +25,12 @@
  *
  * Symmetry. When every sampled rank's schedule has the same steps with each peer a
  * fixed shift (r + d mod p) or xor (r ^ d) of the rank, all ranks are priced as one
- * in lockstep and a step's link sharing is computed once per distinct peer pattern
- * (cached across sizes and algorithms). Otherwise every rank's schedule is built and
- * the full timeline is priced.
+ * in lockstep. Else, when rank r runs rank r mod P's schedule with its peers shifted by
+ * r - r mod P for a period P of a pair, a node or two nodes (kangaring, hier, rail-ring),
+ * those P ranks are priced in lockstep, each message at its slowest replica's cost.
+ * Otherwise (or when the whole schedule breaks a period the samples kept) every rank's
+ * schedule is built and the full timeline is priced. A step's link sharing is computed
+ * once per distinct pattern (cached across steps, sizes and algorithms).
  *
  * Units: time in microseconds, bandwidth in GB/s (1e9 bytes/s), as nccl-tests.
  */
@@ -94,7 +97,8 @@ struct ct_model_cost {
     double time_us, algbw, busbw;
     int nranks, nnodes;
     uint64_t size, count;
-    bool symmetric; /* priced as one rank in lockstep */
+    bool symmetric; /* priced by symmetry: one rank or one period of ranks in lockstep */
+    int period;     /* 1: one rank; P: a period of P ranks; 0: the full timeline */
 };
 
 /*

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Pricing a schedule on the topology model (see model.h for the cost model): the
- * symmetric path (one rank in lockstep, step patterns cached) and the full timeline.
+ * symmetric paths (one rank, or one period of ranks, in lockstep) and the full timeline;
+ * step patterns' link sharing cached.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -781,12 +782,13 @@ static int smp_find(const struct smp *s, int r)
 
 /*
  * The lockstep paths: one rank (every peer a shift or xor of the rank), else one period
- * of ranks (a pair, a node, two nodes). *done is false when neither holds. A check builds
+ * of ranks (a pair, a node, two nodes): *period 1 or that period; 0 when neither holds (or
+ * the full schedule breaks a period its samples kept). A check builds
  * the samples it needs as it goes and stops at the first that breaks it (ranks 0 and 1
  * first), so a schedule without the symmetry costs few builds.
  */
 static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_algo *a,
-                    const struct ct_job *j, int rpn, double *us, bool *done, struct ct_err *err)
+                    const struct ct_job *j, int rpn, double *us, int *period, struct ct_err *err)
 {
     int p = j->shape.nranks, rc = 0;
     struct smp *s = ct_xcalloc(1, sizeof *s);
@@ -796,7 +798,7 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
     s->j = j;
     s->n = samples(p, rpn, s->ranks);
     grouper_init(&s->gp, p);
-    *done = false;
+    bool done0 = false, *done = &done0;
     /* one rank in lockstep: ranks 0, 1 and p - 1 first (a shift and an xor of 0 agree on
      * both 1 and p - 1 only for p/2, where they are the same relation), then every sample */
     int first[3] = {0, smp_find(s, 1), smp_find(s, p - 1)};
@@ -820,6 +822,7 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
         if (sym && pass) {
             *us = price_symmetric(m, x, &sv[0], rel, gm, loc, p);
             *done = true;
+            *period = 1;
         }
         free(rel);
         free(gm);
@@ -828,13 +831,14 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
             break;
     }
     /* one pair, node or two nodes of ranks in lockstep; reps that are samples are shared */
-    int per[] = {2, rpn, 2 * rpn}, nrep = 0;
+    int per[] = {2, rpn, 2 * rpn}, nrep = 0, tried = 0;
     struct rankv *own = ct_xcalloc(PERIOD_MAX, sizeof *own), *rep = ct_xcalloc(PERIOD_MAX, sizeof *rep);
     bool *mine = ct_xcalloc(PERIOD_MAX, sizeof *mine);
     for (size_t c = 0; c < sizeof per / sizeof per[0] && rc == 0 && !*done; c++) {
         int P = per[c];
-        if (P >= p || p % P || P > PERIOD_MAX || (c && P <= per[c - 1]))
+        if (P >= p || p % P || P > PERIOD_MAX || P <= tried)
             continue;
+        tried = P;
         for (; nrep < P && rc == 0; nrep++) {
             int k = smp_find(s, nrep);
             if (k >= 0 && (rc = smp_get(s, k, err)) == 0) {
@@ -857,8 +861,11 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
             for (int i = 0; i < s->n; i++)
                 if (s->ranks[i] >= P)
                     periodic(rep, P, &s->v[i], s->ranks[i], p, true);
-            rc = timeline(m, x, a->name, rep, P, p, us, err);
-            *done = rc == 0;
+            /* the period held on the samples; a rank outside them may break it (a message
+             * without its match, a deadlock): then the full timeline decides */
+            struct ct_err terr = {0};
+            *done = timeline(m, x, a->name, rep, P, p, us, &terr) == 0;
+            *period = *done ? P : 0;
         }
     }
     for (int i = 0; i < nrep; i++)
@@ -901,11 +908,12 @@ int ct_model_price(struct ct_model *m, const struct ct_algo *a, const struct ct_
     out->count = j->count;
     out->size = ct_coll_desc(j->coll)->size_bytes(j->count, es, p);
     double us = 0;
-    bool done = false;
+    int period = 0;
     if (!m->no_symmetry && p > 1)
-        CT_TRY(lockstep(m, &x, a, &jj, chk.ranks_per_node, &us, &done, err));
-    out->symmetric = done;
-    if (!done)
+        CT_TRY(lockstep(m, &x, a, &jj, chk.ranks_per_node, &us, &period, err));
+    out->symmetric = period > 0;
+    out->period = period;
+    if (!period)
         CT_TRY(price_full(m, &x, a, &jj, &us, err));
     out->time_us = us;
     out->algbw = us > 0 ? (double)out->size / us / 1e3 : 0;

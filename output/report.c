@@ -470,6 +470,7 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
 {
     const struct ct_fingerprint *fp = &cfg->fp;
     const struct ct_sweep_settings *sw = &cfg->sweep;
+    const char *verb = sw->predicted[0] ? "priced" : "measured";
     ct_sbuf_puts(h, "<div class=\"grid\">\n<div class=\"card\"><h3>Cluster fingerprint</h3>"
                     "<table class=\"kv\">\n");
     kv_fmt(h, "Hosts", "%d", fp->hosts);
@@ -521,29 +522,30 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
     kv_str(h, "Parameter search", sw->search, sizeof sw->search);
     if (sw->ranges)
         kv_fmt(h, "Self-check",
-               "%d of %d ranges measured where --verify checks them, against every "
+               "%d of %d ranges %s where --verify checks them, against every "
                "other candidate, before the config was written",
-               sw->checked, sw->ranges);
+               sw->checked, sw->ranges, verb);
     kv_str(h, "Space searched", sw->space, sizeof sw->space);
     if (sw->folded[0])
-        kv_str(h, "Same schedule as a simpler one (measured once)", sw->folded, sizeof sw->folded);
+        kv_fmt(h, "Same schedule as a simpler one", "%s once: %s", verb, sw->folded);
     if (sw->full_points > 0)
-        kv_fmt(h, "Points measured", "%ld of %ld in the full cross product (%.1f%%)", sw->points,
+        kv_fmt(h, "Points", "%ld %s of %ld in the full cross product (%.1f%%)", sw->points, verb,
                sw->full_points, 100.0 * (double)sw->points / (double)sw->full_points);
     else
-        kv_fmt(h, "Points measured", "%ld", sw->points);
+        kv_fmt(h, "Points", "%ld %s", sw->points, verb);
     if (isfinite(sw->elapsed_s) && sw->elapsed_s > 0)
-        kv_fmt(h, "Measuring time", "%.1f s%s", sw->elapsed_s,
+        kv_fmt(h, "Wall time", "%.1f s%s", sw->elapsed_s,
                sw->budget_out ? " (the budget ran out before the planner was done)" : "");
     else if (sw->budget_out)
-        kv_fmt(h, "Measuring time", "the budget ran out before the planner was done");
+        kv_fmt(h, "Wall time", "the budget ran out before the planner was done");
     kv_str(h, "colltune version", cfg->version, sizeof cfg->version);
     kv_str(h, "Date", cfg->date, sizeof cfg->date);
     ct_sbuf_puts(h, "</table></div>\n</div>\n");
 }
 
+/* verb: "measured", or "priced" for a sweep --model */
 static void html_stats(struct ct_sbuf *h, const struct algos *al, const struct ct_sweep_point *pts,
-                       size_t n, int ncolls)
+                       size_t n, int ncolls, const char *verb)
 {
     size_t pruned = 0, unconv = 0, wrong = 0;
     double spent = 0;
@@ -556,13 +558,14 @@ static void html_stats(struct ct_sbuf *h, const struct algos *al, const struct c
     }
     ct_sbuf_printf(h,
                    "<div class=\"stats\">"
-                   "<div class=\"stat\"><b>%zu</b><span>points measured</span></div>"
+                   "<div class=\"stat\"><b>%zu</b><span>points %s</span></div>"
                    "<div class=\"stat\"><b>%d</b><span>collectives</span></div>"
                    "<div class=\"stat\"><b>%d</b><span>algorithms</span></div>"
                    "<div class=\"stat\"><b>%zu</b><span>pruned (clearly losing)</span></div>"
                    "<div class=\"stat\"><b>%zu</b><span>CI target not reached</span></div>"
-                   "<div class=\"stat\"><b>%.1f s</b><span>spent measuring</span></div>",
-                   n, ncolls, al->n, pruned, unconv, spent);
+                   "<div class=\"stat\"><b>%.1f s</b><span>%s</span></div>",
+                   n, verb, ncolls, al->n, pruned, unconv, spent,
+                   strcmp(verb, "priced") ? "spent measuring" : "of predicted iterations");
     if (wrong)
         ct_sbuf_printf(h,
                        "<div class=\"stat bad\"><b>%zu</b><span>points with wrong results"
@@ -915,7 +918,7 @@ static void html_build(struct ct_sbuf *h, const struct ct_config *cfg,
             ct_sbuf_puts(h, "<p class=\"warn\"><b>Partial sweep:</b> it stopped early; the rules "
                             "cover only what was measured.</p>\n");
     }
-    html_stats(h, &al, pts, n, ncolls);
+    html_stats(h, &al, pts, n, ncolls, cfg && cfg->sweep.predicted[0] ? "priced" : "measured");
     if (ncolls) {
         ct_sbuf_puts(h, "<nav>Collectives:");
         for (int c = 0; c < CT_COLL_COUNT; c++)

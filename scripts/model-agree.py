@@ -28,10 +28,14 @@ def main():
     for s in cfg["rules"]:
         coll = s["coll"]
         sizes = sorted({k[1] for k in best if k[0] == coll})
+        if not sizes:
+            sys.exit(f"model-agree: {coll}: nothing was measured")
         n = agree = 0
         for size in sizes:
-            rule = next(r for r in s["ranges"]
-                        if r["min_bytes"] <= size < (r["max_bytes"] or float("inf")))
+            rule = next((r for r in s["ranges"]
+                         if r["min_bytes"] <= size < (r["max_bytes"] or float("inf"))), None)
+            if rule is None:
+                sys.exit(f"model-agree: {coll}: no range of the predicted config holds {size} B")
             here = {k[2]: p for k, p in best.items() if k[0] == coll and k[1] == size}
             win = min(here.values(), key=lambda p: p["time_us"]["median"])
             mine = here.get(rule["algo"])

@@ -8,6 +8,7 @@
 # scripts/config-agree.py) and by the measured points (the measured winner, or an
 # algorithm it does not beat beyond both intervals by the margin; scripts/model-agree.py).
 # Needs root. Usage: scripts/model-cluster-bench.sh [BUDGET_S] [sweep options...]
+# (the options go to both sweeps, measured and priced)
 set -u
 budget=${1:-150}
 [ $# -gt 0 ] && shift
@@ -35,13 +36,15 @@ grep '^sweep:' "$JOB_OUT" | sed 's/^/measured /'
 "$COLLTUNE" model --calibrate "$TMP/measured/results.json" --out "$TMP/fit.json" >"$TMP/fit.txt" 2>&1 ||
     { cat "$TMP/fit.txt"; exit 1; }
 grep 'median |error|' "$TMP/fit.txt" | sed 's/^/emulated cluster, calibrated: /'
-"$COLLTUNE" sweep --model "$TMP/fit.json" $SW --out "$TMP/predicted" >"$TMP/pred.txt" 2>&1 ||
+"$COLLTUNE" sweep --model "$TMP/fit.json" $SW --out "$TMP/predicted" "$@" >"$TMP/pred.txt" 2>&1 ||
     { cat "$TMP/pred.txt"; exit 1; }
 echo "measured crossovers:"
 sed -n '/^allreduce:\|^allgather:/,/^$/p' "$JOB_OUT" | grep '^  [0-9]' | sed 's/^/ /'
 echo "predicted crossovers (sweep --model on the fit):"
 sed -n '/^allreduce:\|^allgather:/,/^$/p' "$TMP/pred.txt" | grep '^  [0-9]' | sed 's/^/ /'
-python3 "$top/scripts/config-agree.py" "$TMP/measured/config.json" "$TMP/predicted/config.json" |
-    sed 's/^/predicted vs measured winner: /'
-python3 "$top/scripts/model-agree.py" "$TMP/measured/results.json" "$TMP/predicted/config.json" |
-    sed 's/^/predicted vs measured, ties by the planner'"'"'s rule: /'
+python3 "$top/scripts/config-agree.py" "$TMP/measured/config.json" "$TMP/predicted/config.json" \
+    >"$TMP/agree.txt" || { cat "$TMP/agree.txt"; exit 1; }
+sed 's/^/predicted vs measured winner: /' "$TMP/agree.txt"
+python3 "$top/scripts/model-agree.py" "$TMP/measured/results.json" "$TMP/predicted/config.json" \
+    >"$TMP/agree.txt" || { cat "$TMP/agree.txt"; exit 1; }
+sed 's/^/predicted vs measured, ties by the planner'"'"'s rule: /' "$TMP/agree.txt"

@@ -11,6 +11,7 @@ usage_error "negative bandwidth" -- $S --model "$TMP/neg.json" --out "$TMP/o0"
 usage_error "--nodes without --model" -- $S --nodes 4 --out "$TMP/o0"
 usage_error "--model with --verify" -- $S --model dgx-h100 --verify "$TMP/neg.json"
 usage_error "--model with --local" -- $S --model dgx-h100 --local 2 --out "$TMP/o0"
+usage_error "--model with --tui" -- $S --model dgx-h100 --tui --out "$TMP/o0"
 usage_error "an algorithm the shape cannot run" -- $S --model dgx-h100 --algos torus-ring --out "$TMP/o0"
 
 expect 0 "dgx-h100 x 16 nodes (128 ranks), every collective" -- \
@@ -28,9 +29,12 @@ for s in sets:
     assert s["nranks"] == 128 and s["nnodes"] == 16 and s["ranks_per_node"] == 8
     for r in s["ranges"]:
         assert r.get("predicted") is True, r
-# every point priced: each one's samples are the same predicted time
+# every point priced: each one's samples are the same predicted time (an empty interval)
 pts = json.load(open(sys.argv[2]))["points"]
 assert len(pts) > 100
+for p in pts:
+    t = p["time_us"]
+    assert t["lo"] == t["hi"] == t["median"] > 0, p
 PY
 then ok "config: every range predicted, the model's shape"; else not_ok "config JSON"; fi
 expect 0 "export from a predicted config" -- \

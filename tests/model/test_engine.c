@@ -43,6 +43,7 @@ Test(engine, sweep_picks_what_the_model_prices_fastest)
             const struct ct_rule *r = ct_ruleset_find(rs, size);
             cr_assert(r);
             struct ct_model_cost c;
+            cr_assert(ct_algo_find(r->algo), "unknown algorithm '%s' in the config", r->algo);
             cr_assert_eq(ct_model_price_size(m, ct_algo_find(r->algo), rs->coll, CT_FLOAT32,
                                              CT_SUM, &r->params, 0, size, &c, &err),
                          0, "%s", err.msg);
