@@ -135,9 +135,9 @@ static int calibrate(struct model_ctx *x)
     if (ct_model_calibrate(x->calib, &x->q.topo, x->out, &c, &t, &err) < 0)
         return ct_cmd_fail("model", err.code == CT_EIO ? 1 : 2, "%s", err.msg);
     printf("# fit of %zu points (%d ranks, %d node(s), %s): intra alpha %.3g us, %.4g GB/s; "
-           "gamma %.4g GB/s; copy %.4g GB/s; step %.3g us; slice %.3g us",
+           "gamma %.4g GB/s; copy %.4g GB/s; step %.3g us; slice %.3g us; message %.3g us",
            c.n, c.nranks, c.nnodes, c.transport, t.intra.alpha_us, t.intra.gbps, t.gamma_gbps,
-           t.copy_gbps, t.step_us, t.slice_us);
+           t.copy_gbps, t.step_us, t.slice_us, t.msg_us);
     if (c.nnodes > 1)
         printf("; nic alpha %.3g us, %.4g GB/s", t.nic.alpha_us, t.nic.gbps);
     printf("\n# %-14s %12s %12s %12s %8s\n", "algo", "size(B)", "measured", "predicted", "error");

@@ -20,7 +20,8 @@
  * op costs alpha + (k-1) slice_us + B/rate + B/gamma when k = 1. Ops to one peer in
  * one direction run back to back (the executor's per-peer group). A step ends when all
  * its communication is done; its local ops (copy, reduce) follow; each communication
- * step adds step_us. A message starts when both its sender's and its receiver's steps
+ * step adds step_us, and msg_us for every peer a rank sends to in it (a rank posts its
+ * sends one after another: the software's post and the NIC's message rate). A message starts when both its sender's and its receiver's steps
  * have started. The schedule is the truth: no closed form per algorithm.
  *
  * Symmetry. When every sampled rank's schedule has the same steps with each peer a
@@ -62,6 +63,7 @@ struct ct_mtopo {
     double gamma_gbps;   /* reduction rate of one rank (bytes of result per s); 0 = free */
     double copy_gbps;    /* local copy rate of one rank; 0 = free */
     double step_us;      /* synchronisation overhead of each communication step */
+    double msg_us;       /* per peer a rank sends to in one step (posting, message rate) */
     double slice_us;     /* overhead of each slice after an op's first */
     char intra_transport[16], inter_transport[16]; /* what the classes stand for (calibration) */
     char source[512]; /* where the numbers come from (preset citations, calibration) */

@@ -455,7 +455,7 @@ static double price_symmetric(struct ct_model *m, const struct xargs *x, const s
                         comm = us;
                 }
             }
-            comm += m->t.step_us;
+            comm += m->t.step_us + nk * m->t.msg_us;
         }
         total += comm + loc[st];
     }
@@ -637,6 +637,8 @@ static int timeline(struct ct_model *m, const struct xargs *x, const char *name,
             }
             if (v[r].sfirst[st + 1] > v[r].sfirst[st])
                 end += t->step_us;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++)
+                end += v[r].g[i].send ? t->msg_us : 0;
             start[r][st + 1] = end + v[r].local_us[st];
             if (++ptr[r] == v[r].nsteps) {
                 done++;

@@ -64,7 +64,7 @@ int ct_mtopo_check(const struct ct_mtopo *t, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "topology '%s': a %dx%d torus does not hold the %d ranks "
                           "of a node", nm, t->torus_rows, t->torus_cols, t->ranks_per_node);
     const double v[] = {t->intra.alpha_us, t->nic.alpha_us, t->hop_us, t->gamma_gbps,
-                        t->copy_gbps, t->step_us, t->slice_us};
+                        t->copy_gbps, t->step_us, t->slice_us, t->msg_us};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!(v[i] >= 0) || isinf(v[i]))
             return ct_err_set(err, CT_EINVAL, "topology '%s': a latency, overhead or rate is "
@@ -156,6 +156,7 @@ int ct_mtopo_parse(const char *text, const char *what, struct ct_mtopo *t, struc
         (rc = num(&r, node, "node.", "copy_gbps", &t->copy_gbps)) < 0 ||
         (rc = num(&r, node, "node.", "step_us", &t->step_us)) < 0 ||
         (rc = num(&r, node, "node.", "slice_us", &t->slice_us)) < 0 ||
+        (rc = num(&r, node, "node.", "msg_us", &t->msg_us)) < 0 ||
         (rc = num(&r, node, "node.", "hop_us", &t->hop_us)) < 0 ||
         (rc = inum(&r, net, "net.", "nodes", &t->nodes)) < 0 ||
         (rc = inum(&r, net, "net.", "nodes_per_leaf", &t->nodes_per_leaf)) < 0 ||
@@ -217,6 +218,7 @@ int ct_mtopo_save(const char *path, const struct ct_mtopo *t, struct ct_err *err
     json_object_set_new(node, "copy_gbps", json_real(t->copy_gbps));
     json_object_set_new(node, "step_us", json_real(t->step_us));
     json_object_set_new(node, "slice_us", json_real(t->slice_us));
+    json_object_set_new(node, "msg_us", json_real(t->msg_us));
     json_object_set_new(node, "hop_us", json_real(t->hop_us));
     json_object_set_new(doc, "node", node);
     json_object_set_new(net, "nodes", json_integer(t->nodes));

@@ -312,3 +312,29 @@ Test(exact, periodic_equals_full_timeline)
      * and 16 nodes, both fabrics, its three collectives */
     cr_expect_geq(lockstep, 3 * 2 * 3, "rail-ring priced in lockstep %d times", lockstep);
 }
+
+/* msg_us: every peer a rank sends to in a step costs it msg_us more (posting its sends one
+ * after another). Ring allreduce sends once in each of its 2(p-1) steps, mesh to p-1 peers
+ * in each of its two, recursive doubling once in each of its 2 lg p (power-of-two p). */
+Test(exact, message_overhead_counts_every_send)
+{
+    const double M = 0.25;
+    for (int k = 0; k < NP; k++) {
+        int p = plist[k];
+        if (p > 64)
+            continue;
+        struct ct_mtopo t0 = textbook(p), t1 = textbook(p);
+        t1.msg_us = M;
+        struct ct_model *m0 = ct_model_new(&t0), *m1 = ct_model_new(&t1);
+        uint64_t c = count_of(p);
+        expect("ring + messages", p, price(m1, "ring", CT_ALLREDUCE, p, c),
+               price(m0, "ring", CT_ALLREDUCE, p, c) + 2 * (p - 1) * M);
+        expect("mesh + messages", p, price(m1, "mesh", CT_ALLREDUCE, p, c),
+               price(m0, "mesh", CT_ALLREDUCE, p, c) + 2 * (p - 1) * M);
+        if ((p & (p - 1)) == 0)
+            expect("rdh + messages", p, price(m1, "rdh", CT_ALLREDUCE, p, c),
+                   price(m0, "rdh", CT_ALLREDUCE, p, c) + 2 * lg_floor(p) * M);
+        ct_model_free(m0);
+        ct_model_free(m1);
+    }
+}
