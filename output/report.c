@@ -528,11 +528,13 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
     kv_str(h, "Space searched", sw->space, sizeof sw->space);
     if (sw->folded[0])
         kv_fmt(h, "Same schedule as a simpler one", "%s once: %s", verb, sw->folded);
+    char key[32];
+    snprintf(key, sizeof key, "Points %s", verb);
     if (sw->full_points > 0)
-        kv_fmt(h, "Points", "%ld %s of %ld in the full cross product (%.1f%%)", sw->points, verb,
+        kv_fmt(h, key, "%ld of %ld in the full cross product (%.1f%%)", sw->points,
                sw->full_points, 100.0 * (double)sw->points / (double)sw->full_points);
     else
-        kv_fmt(h, "Points", "%ld %s", sw->points, verb);
+        kv_fmt(h, key, "%ld", sw->points);
     if (isfinite(sw->elapsed_s) && sw->elapsed_s > 0)
         kv_fmt(h, "Wall time", "%.1f s%s", sw->elapsed_s,
                sw->budget_out ? " (the budget ran out before the planner was done)" : "");
