@@ -31,7 +31,9 @@
  * those P ranks are priced in lockstep, each message at its slowest replica's cost.
  * Otherwise (or when the whole schedule breaks a period the samples kept) every rank's
  * schedule is built and the full timeline is priced. A step's link sharing is computed
- * once per distinct pattern (cached across steps, sizes and algorithms).
+ * once per distinct pattern (cached across steps, sizes and algorithms); a pattern of
+ * shifts is solved on one leaf's sources over the links' orbits, since the network maps
+ * onto itself under shifts by a leaf (ct_mnet_period).
  *
  * Units: time in microseconds, bandwidth in GB/s (1e9 bytes/s), as nccl-tests.
  */

@@ -21,10 +21,22 @@ struct ct_mnet {
     int nranks;
     int32_t nlinks;
     int32_t nic_base, leaf_base, leaves; /* leaves per rail */
+    int quotient; /* S: links stand for their orbits under shifts by S (ct_mnet_orbit); a
+                     link every shift fixes then counts its flows once for all p/S copies,
+                     so its capacity is divided by p/S. 0: the links themselves */
 };
 void ct_mnet_init(struct ct_mnet *n, const struct ct_mtopo *t, int nranks);
 double ct_mnet_cap(const struct ct_mnet *n, int32_t link);
 void ct_mnet_route(const struct ct_mnet *n, int a, int b, struct ct_mroute *r);
+/*
+ * Symmetry of the network: the shift of ranks S (a leaf of nodes; a node when one leaf holds
+ * them all) that maps every link onto a link of the same kind and capacity, so a pattern of
+ * flows invariant under it has a max-min solution invariant under it. 0 when there is none
+ * smaller than the job (a partial last leaf, one node, the full mesh).
+ */
+int ct_mnet_period(const struct ct_mnet *n);
+/* The representative of link l's orbit under shifts by S = ct_mnet_period(). */
+int32_t ct_mnet_orbit(const struct ct_mnet *n, int32_t l, int S);
 
 /*
  * Max-min fair rates (progressive filling). Flow f crosses links

@@ -38,7 +38,9 @@ double ct_mnet_cap(const struct ct_mnet *n, int32_t l)
     int leaf = (l - n->leaf_base) % n->leaves;
     int nodes = (n->nranks + t->ranks_per_node - 1) / t->ranks_per_node, npl = npl_of(t);
     int under = nodes - leaf * npl < npl ? nodes - leaf * npl : npl;
-    return under * t->nic.gbps / (t->oversub > 0 ? t->oversub : 1);
+    double cap = under * t->nic.gbps / (t->oversub > 0 ? t->oversub : 1);
+    /* one leaf: every shift fixes its links (the others' orbits have p/S members) */
+    return n->quotient && n->leaves == 1 ? cap * n->quotient / n->nranks : cap;
 }
 
 static void add(struct ct_mroute *r, int32_t l)
@@ -104,6 +106,37 @@ void ct_mnet_route(const struct ct_mnet *n, int a, int b, struct ct_mroute *r)
         add(r, n->leaf_base + rails * n->leaves + rb * n->leaves + fb);
     }
     add(r, n->nic_base + nodes * rails + nb * rails + rb);
+}
+
+int ct_mnet_period(const struct ct_mnet *n)
+{
+    const struct ct_mtopo *t = n->t;
+    int rpn = t->ranks_per_node, nodes = n->nranks / rpn, npl = npl_of(t);
+    if (t->full_mesh || nodes < 2 || n->nranks % rpn)
+        return 0;
+    int g = npl >= nodes ? 1 : npl; /* nodes per shift: one, or a whole leaf */
+    if (nodes % g || (npl < nodes && nodes % npl))
+        return 0;
+    return g * rpn < n->nranks ? g * rpn : 0;
+}
+
+int32_t ct_mnet_orbit(const struct ct_mnet *n, int32_t l, int S)
+{
+    const struct ct_mtopo *t = n->t;
+    int rpn = t->ranks_per_node, rails = t->rails, nodes = n->nranks / rpn, g = S / rpn;
+    if (l < n->nic_base) /* ports of ranks (sending, receiving) or torus links, 4 per rank */
+        return torus(t) ? 4 * ((l / 4) % S) + l % 4
+                        : (l < n->nranks ? l % S : n->nranks + (l - n->nranks) % S);
+    if (l < n->leaf_base) { /* NICs: out then in, node-major */
+        int32_t x = l - n->nic_base, half = nodes * rails, side = x >= half ? half : 0;
+        x -= side;
+        return n->nic_base + side + (x / rails) % g * rails + x % rails;
+    }
+    /* leaf uplinks then downlinks, rail-major: a shift moves every leaf by g / npl */
+    int32_t x = l - n->leaf_base, half = rails * n->leaves, side = x >= half ? half : 0;
+    x -= side;
+    int shift = n->leaves > 1 ? g / npl_of(t) : 1;
+    return n->leaf_base + side + x / n->leaves * n->leaves + x % n->leaves % shift;
 }
 
 void ct_maxmin_init(struct ct_maxmin *mm, int32_t nlinks)
