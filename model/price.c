@@ -14,6 +14,9 @@
 #define SPLIT_MIN_BYTES (256u << 10) /* the executor's threshold for threaded reductions */
 #define NBUCKETS 4096
 #define PERIOD_MAX 256 /* ranks priced in lockstep at most (a period of the schedule) */
+#define FULL_MAX_GROUPS                                                                    \
+    (16u << 20) /* messages of all ranks the full timeline takes on (about 1 GiB with its     \
+                   link sharing); beyond, the point is not priced (CT_EUNSUPP) */
 
 /* Executor arguments the cost depends on. */
 struct xargs {
@@ -699,8 +702,16 @@ static int price_full(struct ct_model *m, const struct xargs *x, const struct ct
     struct grouper gp;
     grouper_init(&gp, p);
     uint32_t epoch = 0;
-    for (int r = 0; r < p && !rc; r++)
+    size_t groups = 0;
+    for (int r = 0; r < p && !rc; r++) {
         rc = build_rank(&m->t, x, a, j, r, &gp, &epoch, &v[r], err);
+        groups += v[r].ng;
+        if (!rc && groups > FULL_MAX_GROUPS)
+            rc = ct_err_set(err, CT_EUNSUPP,
+                            "%s: at this size its schedule has no symmetry the model "
+                            "uses, and rank by rank its %d ranks send more than %u messages: not priced",
+                            a->name, p, FULL_MAX_GROUPS);
+    }
     if (!rc)
         rc = timeline(m, x, a->name, v, p, p, out_us, err);
     for (int r = 0; r < p; r++)

@@ -209,10 +209,28 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
             continue; /* less than one element per rank */
         for (size_t a = 0; a < nc && rc == 0; a++) {
             struct ct_model_cost c;
+            struct ct_err why = {0};
             rc = ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
-                                     shape.nranks, size, &c, err);
-            if (rc < 0)
+                                     shape.nranks, size, &c, &why);
+            if (rc == CT_EUNSUPP) { /* too large to price at this size: left out whole, so
+                                       every size keeps one row per algorithm */
+                size_t l = strlen(r->skipped), w = 0;
+                snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s (at %llu B)",
+                         l ? "; " : "", why.msg, (unsigned long long)size);
+                for (size_t i = 0; i < r->nrows; i++)
+                    if (r->rows[i].algo != cand[a]->name)
+                        r->rows[w++] = r->rows[i];
+                r->nrows = w;
+                memmove(&cand[a], &cand[a + 1], (nc - a - 1) * sizeof *cand);
+                nc--;
+                a--;
+                rc = 0;
+                continue;
+            }
+            if (rc < 0) {
+                *err = why;
                 break;
+            }
             if (r->nrows == cap) {
                 cap = cap ? cap * 2 : 64;
                 r->rows = ct_xrealloc(r->rows, cap * sizeof *r->rows);

@@ -36,6 +36,13 @@ for x in r:
 PY
 then ok "JSON results: size, algo, time_us, algbw, busbw, ranks, nodes"; else not_ok "JSON results"; fi
 
+# a schedule too large to price rank by rank is left out with its reason, not run out of memory
+expect 0 "16k ranks, rail-ring with empty blocks left out" -- \
+    $M --node dgx-h100 --nodes 2048 --algos ring,rail-ring -b 64K -e 64K
+if grep -q "^# not priced: rail-ring: at this size its schedule has no symmetry" "$TMP/out" &&
+    grep -q " ring " "$TMP/out"; then ok "the reason, and ring priced"; else
+    not_ok "rail-ring at 16k ranks"; tail -3 "$TMP/out" | sed 's/^/#   /'; fi
+
 # an oversubscribed spine can only slow a flat ring across 64 nodes down
 $M --node dgx-h100 --nodes 64 --algo ring -b 256M -e 256M --json "$TMP/a.json" >/dev/null
 $M --node dgx-h100 --nodes 64 --net railfat:4:1 --algo ring -b 256M -e 256M --json "$TMP/b.json" >/dev/null
