@@ -101,8 +101,8 @@ struct ct_model_cost {
     double time_us, algbw, busbw;
     int nranks, nnodes;
     uint64_t size, count;
-    bool symmetric; /* priced by symmetry: one rank or one period of ranks in lockstep */
-    int period;     /* 1: one rank; P: a period of P ranks; 0: the full timeline */
+    int period; /* priced by symmetry: 1 one rank, P a period of P ranks in lockstep; 0: the
+                   full timeline of every rank */
 };
 
 /*

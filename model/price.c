@@ -936,7 +936,6 @@ int ct_model_price(struct ct_model *m, const struct ct_algo *a, const struct ct_
     int period = 0;
     if (!m->no_symmetry && p > 1)
         CT_TRY(lockstep(m, &x, a, &jj, chk.ranks_per_node, &us, &period, err));
-    out->symmetric = period > 0;
     out->period = period;
     if (!period)
         CT_TRY(price_full(m, &x, a, &jj, &us, err));

@@ -237,7 +237,7 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
             }
             r->rows[r->nrows++] = (struct ct_model_row){c.size, c.count, cand[a]->name,
                                                         c.time_us, c.algbw, c.busbw, c.nranks,
-                                                        c.nnodes, c.symmetric};
+                                                        c.nnodes, c.period > 0};
         }
     }
     ct_model_free(m);

@@ -155,6 +155,27 @@ Test(exact, bruck)
     }
 }
 
+/* The lockstep paths (sym) and the full timeline (full) price algo's coll at size alike;
+ * the lockstep path's period (ct_model_cost.period), -1 when the job is not supported. */
+static int same_price(struct ct_model *sym, struct ct_model *full, const char *algo, int c,
+                      uint64_t size, const char *where)
+{
+    struct ct_model_cost x, y;
+    struct ct_err err = {0};
+    const struct ct_algo *al = ct_algo_find(algo);
+    int r1 = ct_model_price_size(sym, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM, NULL, 0, size,
+                                 &x, &err);
+    int r2 = ct_model_price_size(full, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM, NULL, 0, size,
+                                 &y, &err);
+    cr_assert_eq(r1, r2, "%s", err.msg);
+    if (r1 < 0)
+        return -1;
+    cr_expect(fabs(x.time_us - y.time_us) <= 1e-9 * y.time_us,
+              "%s %s %s: lockstep %.9g us (period %d), timeline %.9g us", algo,
+              ct_coll_name((enum ct_coll)c), where, x.time_us, x.period, y.time_us);
+    return x.period;
+}
+
 /* The lockstep path and the full timeline agree wherever both apply (sizes that divide
  * evenly: with uneven blocks lockstep prices every rank at the largest block). */
 Test(exact, symmetry_equals_full_timeline)
@@ -173,21 +194,10 @@ Test(exact, symmetry_equals_full_timeline)
         ct_model_set_symmetry(full, false);
         for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
             for (int c = 0; c < CT_COLL_COUNT; c++) {
-                const struct ct_algo *al = ct_algo_find(algos[a]);
-                if (!(al->colls & CT_COLL_BIT(c)))
-                    continue;
-                struct ct_model_cost x, y;
-                int r1 = ct_model_price_size(sym, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM, NULL,
-                                             0, (uint64_t)p << 16, &x, &err);
-                int r2 = ct_model_price_size(full, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM, NULL,
-                                             0, (uint64_t)p << 16, &y, &err);
-                cr_assert_eq(r1, r2, "%s", err.msg);
-                if (r1 < 0)
-                    continue;
-                cr_expect(fabs(x.time_us - y.time_us) <= 1e-9 * y.time_us,
-                          "%s %s p=%d: lockstep %.9g us (symmetric %d), timeline %.9g us",
-                          algos[a], ct_coll_name((enum ct_coll)c), p, x.time_us, x.symmetric,
-                          y.time_us);
+                char where[32];
+                snprintf(where, sizeof where, "p=%d", p);
+                if (ct_algo_find(algos[a])->colls & CT_COLL_BIT(c))
+                    same_price(sym, full, algos[a], c, (uint64_t)p << 16, where);
             }
         ct_model_free(sym);
         ct_model_free(full);
@@ -286,24 +296,12 @@ Test(exact, periodic_equals_full_timeline)
             ct_model_set_symmetry(full, false);
             for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
                 for (int c = 0; c < CT_COLL_COUNT; c++) {
-                    const struct ct_algo *al = ct_algo_find(algos[a]);
-                    if (!(al->colls & CT_COLL_BIT(c)))
+                    char where[48];
+                    snprintf(where, sizeof where, "%d nodes %s", nodes[k], nets[n]);
+                    if (!(ct_algo_find(algos[a])->colls & CT_COLL_BIT(c)))
                         continue;
-                    struct ct_model_cost x, y;
-                    uint64_t size = (uint64_t)p << 18;
-                    int r1 = ct_model_price_size(sym, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM,
-                                                 NULL, 0, size, &x, &err);
-                    int r2 = ct_model_price_size(full, al, (enum ct_coll)c, CT_FLOAT32, CT_SUM,
-                                                 NULL, 0, size, &y, &err);
-                    cr_assert_eq(r1, r2, "%s", err.msg);
-                    if (r1 < 0)
-                        continue;
-                    lockstep += x.period == 16 && !strcmp(algos[a], "rail-ring");
-                    cr_expect(fabs(x.time_us - y.time_us) <= 1e-9 * y.time_us,
-                              "%s %s %d nodes %s: lockstep %.9g us (symmetric %d), timeline "
-                              "%.9g us",
-                              algos[a], ct_coll_name((enum ct_coll)c), nodes[k], nets[n],
-                              x.time_us, x.symmetric, y.time_us);
+                    int period = same_price(sym, full, algos[a], c, (uint64_t)p << 18, where);
+                    lockstep += period == 16 && !strcmp(algos[a], "rail-ring");
                 }
             ct_model_free(sym);
             ct_model_free(full);
