@@ -10,6 +10,7 @@
 
 #define SPIN_NS 200000LL       /* spin mode: poll this long without progress, then block */
 #define SPIN_NS_BLOCK 2000LL   /* block mode: a short spin for messages already in flight */
+#define DIRECT_MAX (1ull << 20) /* see direct_hint() */
 #define WAIT_SLICE_NS 20000000LL
 #define IDLE_POLLS 64u         /* idle progress passes between clock reads (power of two) */
 
@@ -28,6 +29,22 @@ struct ct_exec_group {
 void ct_exec_init(struct ct_exec *x)
 {
     memset(x, 0, sizeof *x);
+    const char *e = getenv("COLLTUNE_DIRECT_MAX"); /* bytes; for measuring the threshold */
+    x->direct_max = e && *e ? strtoull(e, NULL, 0) : DIRECT_MAX;
+}
+
+/*
+ * Set before each post and cleared after it, so messages posted outside the executor
+ * (ct_tp_send and friends) carry no flag. A message of an op up to direct_max may be written
+ * straight into its receiver's buffer (CT_POST_DIRECT): both ends see the same op size, so they
+ * agree. Measured on 2 ranks, shm, AllReduce (Intel VM, 2026-11-26): ring at 256 KiB-2 MiB (ops of
+ * 128 KiB-1 MiB) 2.5-4x faster with it; ops of 2 and 4 MiB 5-15% slower. There the sender waits for
+ * the receiver to advertise each slice, and a rank busy reducing its own slices answers late, while
+ * the data no longer fits the caches and gains nothing from not crossing cores.
+ */
+static inline void direct_hint(const struct ct_exec *x, struct ct_tp *tp, uint64_t op_bytes)
+{
+    tp->post_flags = op_bytes <= x->direct_max ? CT_POST_DIRECT : 0;
 }
 
 void ct_exec_release(struct ct_exec *x)
@@ -81,6 +98,7 @@ static int post(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
         int rc;
         req->done = 0;
         req->status = 0;
+        direct_hint(x, tp, op->bytes);
         if (g->is_send)
             rc = tp->ops->isend(tp, g->peer, (char *)at(a, op->src) + off, len, req, err);
         else if (op->kind == CT_OP_RECV_REDUCE)
@@ -90,6 +108,7 @@ static int post(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
         else
             rc = tp->ops->irecv(tp, g->peer, (char *)at(a, op->dst) + off, NULL, len, NULL, req,
                                 err);
+        tp->post_flags = 0;
         if (rc < 0)
             return rc;
         g->inflight++;
@@ -247,17 +266,23 @@ static int run_small(struct ct_exec *x, struct ct_comm *c, const struct ct_sched
         struct ct_tp *tp = c->tp_of[rop->peer];
         rr->done = 0;
         rr->status = 0;
+        direct_hint(x, tp, rop->bytes);
         const struct ct_red *red = rop->kind == CT_OP_RECV_REDUCE
                                        ? (rop->rev ? &x->red_rev : a->red)
                                        : NULL;
-        CT_TRY(tp->ops->irecv(tp, rop->peer, at(a, rop->dst), red ? at(a, rop->src) : NULL,
-                              rop->bytes, red, rr, err));
+        int rc = tp->ops->irecv(tp, rop->peer, at(a, rop->dst), red ? at(a, rop->src) : NULL,
+                                rop->bytes, red, rr, err);
+        tp->post_flags = 0;
+        CT_TRY(rc);
     }
     if (sop) {
         struct ct_tp *tp = c->tp_of[sop->peer];
         sr->done = 0;
         sr->status = 0;
-        CT_TRY(tp->ops->isend(tp, sop->peer, at(a, sop->src), sop->bytes, sr, err));
+        direct_hint(x, tp, sop->bytes);
+        int rc = tp->ops->isend(tp, sop->peer, at(a, sop->src), sop->bytes, sr, err);
+        tp->post_flags = 0;
+        CT_TRY(rc);
     }
     struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
     while (!(rr->done && sr->done)) {

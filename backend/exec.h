@@ -27,6 +27,7 @@ struct ct_exec {
     size_t ordcap;
     struct ct_pool *pool; /* reduction threads, made on first use with threads > 1 */
     struct ct_red red_rev; /* the run's reduction with the operands swapped (rev receives) */
+    uint64_t direct_max;   /* ops up to this size may be put (CT_POST_DIRECT) */
 };
 
 struct ct_exec_args {

@@ -43,7 +43,7 @@ enum ct_wait_mode {
 struct ct_req {
     volatile int done; /* set by the transport when complete */
     int status;        /* 0 or negative ct_status once done */
-    uint64_t priv[6];  /* transport private */
+    uint64_t priv[8];  /* transport private */
 };
 
 struct ct_tp_cfg {
@@ -101,7 +101,13 @@ struct ct_tp {
     const struct ct_tp_ops *ops;
     int rank, size;
     struct ct_boot *boot; /* borrowed */
+    unsigned post_flags;  /* CT_POST_*: apply to the messages posted while set (0 at open) */
 };
+
+/* The send and the receive of a message both carry it (the caller's rule must give both
+ * ends the same answer, or the message waits until the timeout): the transport may have
+ * the sender write straight into the receiver's buffer (shm: a PUT). */
+#define CT_POST_DIRECT 1u
 
 /* The measured window of a tcp endpoint's connections to one peer (TCP_INFO), summed or
  * ranged over its streams: what one long, fat link lets each connection keep in flight. */

@@ -33,6 +33,7 @@ struct job {
     const char *hosts[MAXR];          /* host override per rank (NULL: real host name) */
     const unsigned char *peers[MAXR]; /* cfg->peers per rank (NULL: all) */
     int expect_open_fail;             /* open must fail with a message naming another host */
+    int direct;                       /* post every message with CT_POST_DIRECT */
     int (*fn)(struct ctx *c);
 };
 
@@ -99,6 +100,7 @@ static int child(const struct job *j, int rank, int lfd, int port, uint64_t jobi
     } else if (rc < 0) {
         res = fail(&c, "open");
     } else {
+        c.tp->post_flags = j->direct ? CT_POST_DIRECT : 0;
         res = j->fn(&c);
         c.tp->ops->close(c.tp);
     }
@@ -418,6 +420,162 @@ Test(shm, fused_reduce_4_block)
     expect_all_pass(&j);
 }
 
+/* ---------------------------------------------------------------- direct (PUT) */
+
+static int mismatch_rdv(struct ctx *c);
+
+#define DMSG 40 /* per peer, all outstanding: more than the clear-to-send lines */
+
+static size_t dcount(int k)
+{
+    return 272 + (size_t)k * 64; /* floats: 1088 bytes and up, all above put_min */
+}
+
+static float dval(int from, int to, int k, size_t i, int round)
+{
+    return (float)(from * 1000 + to * 100 + k * 10 + round * 5 + (int)(i % 7));
+}
+
+/* CT_POST_DIRECT: every rank has DMSG messages to and from every peer in flight at once,
+ * received into heap buffers. Sources alternate between the heap (a PUT when the receive
+ * copies) and plain memory (RDV is not possible: the sender goes eager or pipelined without
+ * waiting); every fourth receive reduces (the receiver answers "not in the heap"). Round 0
+ * posts receives first, round 1 sends first. */
+static int direct(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    int n = c->n, me = c->rank;
+    size_t off[DMSG + 1];
+    off[0] = 0;
+    for (int k = 0; k < DMSG; k++)
+        off[k + 1] = off[k] + dcount(k);
+    size_t total = off[DMSG] * (size_t)n, bytes = total * sizeof(float);
+    float *hsrc = tp->ops->alloc(tp, bytes, &c->err);
+    float *dst = tp->ops->alloc(tp, bytes, &c->err);
+    float *psrc = malloc(bytes), *mine = malloc(bytes);
+    struct ct_req *sreq = calloc((size_t)(n * DMSG), sizeof *sreq);
+    struct ct_req *rreq = calloc((size_t)(n * DMSG), sizeof *rreq);
+    int res = hsrc && dst ? 0 : fail(c, "alloc");
+    for (int round = 0; round < 2 && !res; round++) {
+        for (int q = 0; q < n; q++)
+            for (int k = 0; k < DMSG; k++)
+                for (size_t i = 0; i < dcount(k); i++) {
+                    size_t o = (size_t)q * off[DMSG] + off[k] + i;
+                    hsrc[o] = psrc[o] = dval(me, q, k, i, round);
+                    mine[o] = (float)(i % 5);
+                    dst[o] = -1;
+                }
+        for (int phase = 0; phase < 2 && !res; phase++) {
+            bool post_recv = (phase == 0) == (round == 0);
+            for (int q = 0; q < n && !res; q++)
+                for (int k = 0; k < DMSG && q != me && !res; k++) {
+                    size_t o = (size_t)q * off[DMSG] + off[k], len = dcount(k) * sizeof(float);
+                    bool red = k % 4 == 3;
+                    int rc = post_recv ? tp->ops->irecv(tp, q, dst + o, red ? mine + o : NULL, len,
+                                                        red ? &red_f32 : NULL, &rreq[q * DMSG + k],
+                                                        &c->err)
+                                       : tp->ops->isend(tp, q, (k % 3 ? hsrc : psrc) + o, len,
+                                                        &sreq[q * DMSG + k], &c->err);
+                    if (rc < 0)
+                        res = fail(c, post_recv ? "irecv" : "isend");
+                }
+        }
+        for (int k = 0; k < DMSG; k++)
+            sreq[me * DMSG + k].done = rreq[me * DMSG + k].done = 1;
+        if (!res)
+            res = drive(c, sreq, n, DMSG);
+        if (!res)
+            res = drive(c, rreq, n, DMSG);
+        for (int q = 0; q < n && !res; q++)
+            for (int k = 0; k < DMSG && q != me && !res; k++)
+                for (size_t i = 0; i < dcount(k); i++) {
+                    size_t o = (size_t)q * off[DMSG] + off[k] + i;
+                    float want = dval(q, me, k, i, round) + (k % 4 == 3 ? mine[o] : 0);
+                    if (dst[o] != want) {
+                        snprintf(c->err.msg, sizeof c->err.msg,
+                                 "round %d from %d msg %d element %zu: %g != %g", round, q, k, i,
+                                 (double)dst[o], (double)want);
+                        res = fail(c, "wrong data");
+                        break;
+                    }
+                }
+        if (!res && ct_tp_barrier(tp, 10 * SEC, &c->err) < 0)
+            res = fail(c, "tp barrier");
+    }
+    if (hsrc)
+        tp->ops->free(tp, hsrc, bytes);
+    if (dst)
+        tp->ops->free(tp, dst, bytes);
+    free(psrc);
+    free(mine);
+    free(sreq);
+    free(rreq);
+    return res;
+}
+
+Test(shm, direct_put_2)
+{
+    struct job j = {.n = 2, .direct = 1, .fn = direct};
+    expect_all_pass(&j);
+}
+
+Test(shm, direct_put_4_block_small_slots)
+{
+    struct job j = {.n = 4, .wait = CT_WAIT_BLOCK, .slot_bytes = 1024, .direct = 1, .fn = direct};
+    expect_all_pass(&j);
+}
+
+/* Rank 1 posts a receive into the heap and then does not progress: rank 0's send of a heap
+ * buffer completes on its own, and the bytes are in rank 1's buffer before rank 1 looks at
+ * its channel (a zero-copy get could not complete the send without the receiver). */
+static int put_lands(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    size_t len = 64u << 10;
+    unsigned char *buf = tp->ops->alloc(tp, len, &c->err);
+    if (!buf)
+        return fail(c, "alloc");
+    memset(buf, c->rank ? 0 : 0x5a, len);
+    struct ct_req r;
+    memset(&r, 0, sizeof r);
+    int res = 0;
+    if (c->rank == 1 && tp->ops->irecv(tp, 0, buf, NULL, len, NULL, &r, &c->err) < 0)
+        res = fail(c, "irecv");
+    if (!res && ct_boot_barrier(c->boot, &c->err) < 0)
+        res = fail(c, "boot barrier");
+    if (!res && c->rank == 0 && ct_tp_send(tp, 1, buf, len, 10 * SEC, &c->err) < 0)
+        res = fail(c, "send (a put completes without the receiver)");
+    if (!res && ct_boot_barrier(c->boot, &c->err) < 0)
+        res = fail(c, "boot barrier");
+    if (!res && c->rank == 1) {
+        size_t i = 0;
+        while (i < len && buf[i] == 0x5a)
+            i++;
+        if (i < len) {
+            snprintf(c->err.msg, sizeof c->err.msg, "byte %zu is %#x before progress", i, buf[i]);
+            res = fail(c, "not put");
+        } else if (ct_tp_wait_req(tp, &r, 10 * SEC, &c->err) < 0) {
+            res = fail(c, "receive");
+        }
+    }
+    tp->ops->free(tp, buf, len);
+    return res;
+}
+
+Test(shm, direct_put_lands_before_the_receiver_progresses)
+{
+    struct job j = {.n = 2, .direct = 1, .fn = put_lands};
+    expect_all_pass(&j);
+}
+
+Test(shm, direct_length_mismatch)
+{
+    /* the receive advertises 512 KiB, the sender has 1 MiB: it sends RDV, the receiver
+     * reports the mismatch */
+    struct job j = {.n = 2, .direct = 1, .fn = mismatch_rdv};
+    expect_all_pass(&j);
+}
+
 /* ---------------------------------------------------------------- heap reuse */
 
 /* Rank 0 sends zero-copy from a buffer, frees it, allocates another (same table slot, new
@@ -605,9 +763,9 @@ static int dead_peer(struct ctx *c)
     return res;
 }
 
-static void expect_death(int n, enum ct_wait_mode wait)
+static void expect_death(int n, enum ct_wait_mode wait, int direct)
 {
-    struct job j = {.n = n, .wait = wait, .fn = dead_peer};
+    struct job j = {.n = n, .wait = wait, .direct = direct, .fn = dead_peer};
     struct outcome o = run_job(&j);
     for (int r = 0; r < n - 1; r++)
         cr_expect_eq(o.code[r], 0, "rank %d: exit %d", r, o.code[r]);
@@ -620,12 +778,18 @@ static void expect_death(int n, enum ct_wait_mode wait)
 
 Test(shm, dead_peer_spin)
 {
-    expect_death(2, CT_WAIT_SPIN);
+    expect_death(2, CT_WAIT_SPIN, 0);
+}
+
+Test(shm, dead_peer_while_waiting_to_put)
+{
+    /* the send waits for a clear-to-send the dead peer never writes */
+    expect_death(2, CT_WAIT_BLOCK, 1);
 }
 
 Test(shm, dead_peer_block_4)
 {
-    expect_death(4, CT_WAIT_BLOCK);
+    expect_death(4, CT_WAIT_BLOCK, 0);
 }
 
 /* ---------------------------------------------------------------- hosts and peer sets */
