@@ -457,7 +457,7 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
 struct checked {
     int c;
     uint64_t size;
-    char algo[24];
+    char algo[sizeof(((struct ct_rule *)0)->algo)];
     struct ct_params params;
 };
 

@@ -28,7 +28,7 @@ struct ct_stats {
 
 struct ct_sweep_point {
     enum ct_coll coll;
-    char algo[24];
+    char algo[64];           /* a library row: "<lib>:<its name>" (ct_mod_row.name) */
     struct ct_params params; /* resolved values (defaults filled) */
     uint64_t size;           /* bytes as nccl-tests prints them */
     uint64_t count;
@@ -41,11 +41,11 @@ struct ct_sweep_point {
 /* One decision: [min_bytes, max_bytes) -> algorithm + parameters. */
 struct ct_rule {
     uint64_t min_bytes, max_bytes; /* max_bytes == CT_BYTES_INF for the last range */
-    char algo[24];
+    char algo[64];
     struct ct_params params;
     double confidence;  /* 0..1: how clearly the choice beat the runner-up (1 = beyond CIs) */
     bool tie;           /* no winner beyond both intervals: the simpler algorithm was chosen */
-    char runner_up[24]; /* "" if none */
+    char runner_up[64]; /* "" if none */
     double gain;        /* runner-up median / chosen median at the range's measured sizes */
     int id;             /* a library section's rule: the library's id of algo (0: its own
                            default decision, kept for this range) */

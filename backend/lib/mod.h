@@ -34,6 +34,10 @@ int ct_mod_lib_rows(struct ct_mod_lib *lib, enum ct_coll coll, struct ct_mod_row
 /* A communicator (new) on which coll runs row r with j's parameters. */
 int ct_mod_lib_comm(struct ct_mod_lib *lib, const struct ct_mod_row *r, const struct ct_job *j,
                     MPI_Comm *out, struct ct_err *err);
+/* On just before the measured calls on the point's communicator, off just after them: what
+ * must hold only while they run (MPICH's algorithm variables are global, and the engine's own
+ * collectives on MPI_COMM_WORLD must keep the library's defaults). */
+void ct_mod_lib_force(struct ct_mod_lib *lib, bool on);
 /* "Open MPI" */
 const char *ct_mod_lib_title(void);
 

@@ -248,9 +248,25 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     if (!verify)
         return 0;
     fill(c);
-    if (call(c) != MPI_SUCCESS) {
+    ct_mod_lib_force(c->lib, true);
+    int crc = call(c);
+    ct_mod_lib_force(c->lib, false);
+    if (crc != MPI_SUCCESS) {
+        /* the last line of the library's error stack says why ("User set collective
+         * algorithm is not usable for the provided arguments"); a forced algorithm that
+         * refuses a point is no candidate there (the planner skips it), the default is */
+        char es[MPI_MAX_ERROR_STRING] = "";
+        int el = 0;
+        MPI_Error_string(crc, es, &el);
+        size_t n = strlen(es);
+        while (n && (es[n - 1] == '\n' || es[n - 1] == ' '))
+            es[--n] = 0;
+        char *why = strrchr(es, '\n'), *fn = strstr(why ? why : es, "): ");
+        why = fn ? fn + 3 : why ? why + 1 : es;
         release_point(c);
-        return ct_err_set(err, CT_EIO, "%s failed in %s", a->name, ct_mod_lib_title());
+        return ct_err_set(err, r->id > 0 ? CT_EUNSUPP : CT_EIO,
+                          "%s cannot run this point in %s: %s", a->name, ct_mod_lib_title(),
+                          *why ? why : "(no reason given)");
     }
     long mine = check(c), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -264,16 +280,19 @@ static int mod_time(void *ctx, int warmup, int iters, double *out_us, struct ct_
     if (c->comm == MPI_COMM_NULL)
         return ct_err_set(err, CT_EINVAL, "no point prepared");
     fill(c);
-    for (int i = 0; i < warmup; i++)
-        if (call(c) != MPI_SUCCESS)
-            return ct_err_set(err, CT_EIO, "%s failed", ct_mod_lib_title());
-    for (int i = 0; i < iters; i++) {
+    int rc = MPI_SUCCESS;
+    ct_mod_lib_force(c->lib, true);
+    for (int i = 0; i < warmup && rc == MPI_SUCCESS; i++)
+        rc = call(c);
+    for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) {
         MPI_Barrier(c->comm);
         double t0 = MPI_Wtime();
-        if (call(c) != MPI_SUCCESS)
-            return ct_err_set(err, CT_EIO, "%s failed", ct_mod_lib_title());
+        rc = call(c);
         out_us[i] = (MPI_Wtime() - t0) * 1e6;
     }
+    ct_mod_lib_force(c->lib, false);
+    if (rc != MPI_SUCCESS)
+        return ct_err_set(err, CT_EIO, "%s failed", ct_mod_lib_title());
     MPI_Allreduce(MPI_IN_PLACE, out_us, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return 0;
 }

@@ -162,4 +162,55 @@ $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
 expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
 grep -q "segmented_ring .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
 usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --verify "$C4" --lib ompi
+
+# ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
+if ! have mpicc.mpich || ! have mpiexec.hydra; then
+    skip "MPICH engine (mpicc.mpich/mpiexec.hydra not found)"
+    done_testing; exit
+fi
+usage_error "an algorithm MPICH lacks" -- $X --lib mpich --local 2 --algo mpich:nope
+algos=$(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ',')
+echo "$algos" | grep -q "mpich:default mpich:auto .*mpich:recursive_doubling" \
+    && ok "lists what MPICH's algorithm variable describes: $algos" || not_ok "lists: $(cat "$TMP/err")"
+expect 0 "run --lib mpich: as shipped, 3 ranks, checked results" -- $X --lib mpich --local 3 -b 12 -e 48K -f 64 -n 3 -w 1
+grep -q "transport: MPICH [0-9]" "$TMP/out" && [ "$(grep -c " mpich:default " "$TMP/out")" -eq 3 ] \
+    && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
+    || not_ok "table: $(cat "$TMP/out")"
+# A forced algorithm is what MPICH runs: recursive doubling cannot do 3 ranks, and MPICH says
+# so (the device layer's own choice would have run something else without a word)
+usage_error "allgather forced to recursive doubling on 3 ranks" -- $X --lib mpich --local 3 --coll allgather --algo mpich:recursive_doubling -b 12 -e 12 -n 1 -w 0
+grep -q "not usable for the provided arguments" "$TMP/err" && ok "MPICH's own words: not usable" || not_ok "why: $(cat "$TMP/err")"
+expect 0 "the same on 2 ranks runs" -- $X --lib mpich --local 2 --coll allgather --algo mpich:recursive_doubling -b 8 -e 8 -n 1 -w 0
+# every algorithm of every collective, 2 ranks, 64 KiB, out of place and in place: checked
+# results, or MPICH's refusal (alltoall: pairwise_sendrecv_replace does only in place, the
+# others only out of place, so MPICH refuses each of them one of the two; allreduce's smp
+# fails inside MPICH 4.0.2 when forced, see the README)
+for c in allreduce allgather reducescatter alltoall; do
+    $X --lib mpich --local 2 --coll $c --algo mpich:nope >/dev/null 2>"$TMP/err"
+    nr=0; nx=0; bad=; refused=
+    for a in $(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ','); do
+        $X --lib mpich --local 2 --coll $c --algo "$a" -b 64K -e 64K -n 2 -w 1 >"$TMP/out" 2>"$TMP/e2"; rc=$?
+        if [ $rc -eq 0 ] && grep -q "Out of bounds values : 0 OK" "$TMP/out"; then nr=$((nr + 1))
+        elif [ $rc -eq 2 ] && grep -q "cannot run this point in MPICH: " "$TMP/e2"; then nx=$((nx + 1)); refused="$refused ${a#mpich:}"
+        else bad="$bad $a(exit $rc: $(tail -1 "$TMP/e2"))"; fi
+    done
+    [ -z "$bad" ] && [ $nr -ge 2 ] && ok "$c: $nr MPICH algorithms ran with checked results, $nx refused by MPICH:$refused" \
+        || not_ok "$c: $nr ran, $nx refused; wrong:$bad"
+done
+expect 0 "sweep --lib mpich (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/swm"
+python3 - "$TMP/swm/config.json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["libraries"]
+assert (l["library"], l["name"]) == ("mpich", "MPICH") and l["version"][0].isdigit(), l
+(rs,) = l["rules"]
+r = rs["ranges"]
+assert r[0]["min_bytes"] == 0 and r[-1]["max_bytes"] is None
+names = {"default", "auto", "nb", "smp", "recursive_doubling", "reduce_scatter_allgather"}
+for x in r:
+    assert x["algo"] in names and x["default"] == (x["id"] == 0), x
+print(" ".join(f'{x["algo"]}({x["id"]})' for x in r))
+PY
+[ $? -eq 0 ] && ok "config: one MPICH section, ranges by MPICH's names: $(cat "$TMP/py")" \
+    || not_ok "MPICH section: $(cat "$TMP/py")"
 done_testing

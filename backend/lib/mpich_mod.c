@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MPICH's part of its engine module (build/ct-lib-mpich.so).
+ *
+ * The algorithms: MPICH 4.0 has MPIR_CVAR_<COLL>_INTRA_ALGORITHM as an int control variable
+ * without an MPI_T enum. Its values are the options its description lists, in that order
+ * ("auto - Internal algorithm selection ...", "nb - Force nonblocking algorithm", ...: auto
+ * is 0), which is how MPICH's generated mpir_cvars.h numbers them. So the rows are read from
+ * that description, not from a list kept here.
+ *
+ * Reaching them: by default MPICH's device layer (ch4) takes the collective
+ * (MPIR_CVAR_DEVICE_COLLECTIVES=percoll with MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE=1) and picks
+ * its own composition; the MPIR-level algorithm variable is then not consulted. A forced row
+ * therefore turns the device override off for its collective and sets
+ * MPIR_CVAR_COLLECTIVE_FALLBACK=error, so that an algorithm that cannot run these arguments
+ * (recursive doubling on 3 ranks) fails instead of silently running another. MPICH reads all
+ * of these at every call and they are global, so they are written only around the point's
+ * measured calls (ct_mod_lib_force): the engine's own collectives on MPI_COMM_WORLD, and the
+ * allreduce inside MPI_Comm_dup, keep MPICH's start-up values. The row "mpich:default" is
+ * MPICH as shipped; "mpich:auto" is the MPIR level's own selection (its JSON tree), without
+ * the device.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mod.h"
+
+struct coll_vars {
+    int alg, dev; /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, _DEVICE_COLLECTIVE; -1 when absent */
+    int dev0;     /* the device override's value at start-up */
+    struct ct_mod_row rows[CT_MOD_ROWS];
+    int n;
+};
+
+struct ct_mod_lib {
+    struct coll_vars c[CT_COLL_COUNT];
+    int fallback, fallback0;     /* MPIR_CVAR_COLLECTIVE_FALLBACK and its start-up value */
+    const struct coll_vars *cur; /* the prepared point's collective and row */
+    int cur_id;
+};
+
+/* MPICH's names of colltune's collectives, as in its variables' names */
+static const char *const mpich_coll[CT_COLL_COUNT] = {"ALLREDUCE", "ALLGATHER", "REDUCE_SCATTER",
+                                                      "ALLTOALL"};
+
+void ct_mod_preinit(void)
+{
+}
+
+const char *ct_mod_lib_title(void)
+{
+    return "MPICH";
+}
+
+static int read_int(int idx, int *v)
+{
+    MPI_T_cvar_handle h;
+    int count;
+    if (idx < 0 || MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return -1;
+    int rc = MPI_T_cvar_read(h, v);
+    MPI_T_cvar_handle_free(&h);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static void add_row(struct coll_vars *v, enum ct_coll coll, int id, const char *opt,
+                    const char *what)
+{
+    if (v->n == CT_MOD_ROWS)
+        return;
+    struct ct_mod_row *r = &v->rows[v->n++];
+    r->id = id;
+    snprintf(r->name, sizeof r->name, "mpich:%.50s", opt);
+    snprintf(r->summary, sizeof r->summary, "MPICH %s: %.120s", mpich_coll[coll], what);
+    r->a.name = r->name;
+    r->a.summary = r->summary;
+    r->a.colls = CT_COLL_BIT(coll);
+    r->a.lib_id = id;
+}
+
+/*
+ * The options of an algorithm variable's description, numbered in order: each is a word
+ * before " - ". MPI_T gives the description without its line breaks, so an option follows
+ * the text before it directly ("... select allreduce algorithmauto - Internal ...",
+ * "... Force nonblocking algorithmsmp - Force smp ..."): a leading "algorithm" is dropped.
+ */
+static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
+{
+    char name[256], desc[4096];
+    int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    if (MPI_T_cvar_get_info(v->alg, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) !=
+            MPI_SUCCESS ||
+        dt != MPI_INT)
+        return ct_err_set(err, CT_EUNSUPP, "MPICH: %s is not an int variable", name);
+    add_row(v, coll, 0, "default", "as shipped (the device layer's choice)");
+    int val = 0;
+    for (const char *p = strstr(desc, " - "); p; p = strstr(p + 3, " - "), val++) {
+        const char *e = p;
+        while (e > desc && e[-1] == ' ')
+            e--;
+        const char *b = e;
+        while (b > desc &&
+               (islower((unsigned char)b[-1]) || isdigit((unsigned char)b[-1]) || b[-1] == '_'))
+            b--;
+        if (e - b > 9 && !strncmp(b, "algorithm", 9))
+            b += 9;
+        const char *what = p + 3, *end = strstr(what, " - ");
+        char opt[64], text[128];
+        snprintf(opt, sizeof opt, "%.*s", (int)(e - b), b);
+        /* the option's text runs up to the next option's word */
+        int tl = end ? (int)(end - what) : (int)strlen(what);
+        while (end && tl > 0 && what[tl - 1] == ' ')
+            tl--;
+        while (end && tl > 0 &&
+               (islower((unsigned char)what[tl - 1]) || isdigit((unsigned char)what[tl - 1]) ||
+                what[tl - 1] == '_'))
+            tl--;
+        snprintf(text, sizeof text, "%.*s", tl, what);
+        if (!opt[0])
+            return ct_err_set(err, CT_EUNSUPP, "MPICH: cannot read the options of %s", name);
+        add_row(v, coll, val + 1, opt, text);
+    }
+    if (val < 2)
+        return ct_err_set(err, CT_EUNSUPP, "MPICH: %s lists %d options", name, val);
+    return 0;
+}
+
+int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
+{
+    struct ct_mod_lib *l = calloc(1, sizeof *l);
+    if (!l)
+        return ct_err_set(err, CT_ENOMEM, "no memory");
+    char name[128];
+    l->fallback = ct_mod_cvar_find("MPIR_CVAR_COLLECTIVE_FALLBACK");
+    if (l->fallback >= 0 && read_int(l->fallback, &l->fallback0) < 0)
+        l->fallback = -1;
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        struct coll_vars *v = &l->c[c];
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", mpich_coll[c]);
+        v->alg = ct_mod_cvar_find(name);
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_DEVICE_COLLECTIVE", mpich_coll[c]);
+        v->dev = ct_mod_cvar_find(name);
+        if (v->dev >= 0 && read_int(v->dev, &v->dev0) < 0)
+            v->dev = -1;
+        if (v->alg >= 0 && read_rows(v, (enum ct_coll)c, err) < 0) {
+            free(l);
+            return CT_EUNSUPP;
+        }
+    }
+    *out = l;
+    return 0;
+}
+
+void ct_mod_lib_close(struct ct_mod_lib *l)
+{
+    free(l);
+}
+
+int ct_mod_lib_rows(struct ct_mod_lib *l, enum ct_coll coll, struct ct_mod_row **rows,
+                    struct ct_err *err)
+{
+    if (l->c[coll].alg < 0)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "MPICH has no control variable MPIR_CVAR_%s_INTRA_ALGORITHM",
+                          mpich_coll[coll]);
+    *rows = l->c[coll].rows;
+    return l->c[coll].n;
+}
+
+/* Write the forced row's values (on) or the start-up ones (off). */
+static int apply(const struct ct_mod_lib *l, const struct coll_vars *v, int id, struct ct_err *err)
+{
+    CT_TRY(ct_mod_cvar_write_int(v->alg, id > 0 ? id - 1 : 0, err));
+    if (v->dev >= 0)
+        CT_TRY(ct_mod_cvar_write_int(v->dev, id > 0 ? 0 : v->dev0, err));
+    if (l->fallback >= 0) /* 0: error */
+        CT_TRY(ct_mod_cvar_write_int(l->fallback, id > 0 ? 0 : l->fallback0, err));
+    return 0;
+}
+
+void ct_mod_lib_force(struct ct_mod_lib *l, bool on)
+{
+    if (l->cur && l->cur_id > 0)
+        apply(l, l->cur, on ? l->cur_id : 0, NULL);
+}
+
+int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const struct ct_job *j,
+                    MPI_Comm *out, struct ct_err *err)
+{
+    const struct coll_vars *v = &l->c[j->coll];
+    if (v->alg < 0)
+        return ct_err_set(err, CT_EUNSUPP, "MPICH: no MPIR_CVAR_%s_INTRA_ALGORITHM",
+                          mpich_coll[j->coll]);
+    if (r->id > 0 && v->dev < 0)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "MPICH: no MPIR_CVAR_%s_DEVICE_COLLECTIVE, so a forced algorithm "
+                          "might not be reached",
+                          mpich_coll[j->coll]);
+    /* check now that the variables take the values; they hold only during the point's
+     * measured calls (ct_mod_lib_force) */
+    CT_TRY(apply(l, v, r->id, err));
+    CT_TRY(apply(l, v, 0, err));
+    l->cur = v;
+    l->cur_id = r->id;
+    if (MPI_Comm_dup(MPI_COMM_WORLD, out) != MPI_SUCCESS)
+        return ct_err_set(err, CT_EIO, "MPICH: MPI_Comm_dup failed");
+    /* a forced algorithm that cannot run these arguments returns its error to the engine */
+    MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+    return 0;
+}
