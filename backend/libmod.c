@@ -11,8 +11,9 @@
 #include "../lib/file.h"
 
 static const struct ct_libmod libs[] = {
-    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--oversubscribe --bind-to none --quiet", "-x"},
-    {"mpich", "MPICH", "mpiexec.hydra", "-n", "", NULL},
+    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--oversubscribe --bind-to none --quiet", "-x",
+     "ompi-rules"},
+    {"mpich", "MPICH", "mpiexec.hydra", "-n", "", NULL, "mpich-json"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)

@@ -25,6 +25,7 @@ struct ct_libmod {
     const char *np;       /* the launcher's rank-count flag */
     const char *extra;    /* further launcher flags (space-separated), or "" */
     const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
+    const char *format;   /* the export format the library loads: "ompi-rules" */
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sweep --verify CONFIG --lib LIB: the library with the file `export` writes from CONFIG's
- * measured section (A) against the library with its defaults (B), in alternating launches
- * (A B A B A B) of `colltune run --lib LIB --sizes ...` at every range's midpoint and the
- * sweep's sizes. Per size the ratio A/B with a 95% interval, the geomean and the worst size;
- * exit 3 when some size is slower than the defaults beyond its interval. A file the library
- * would ignore makes the engine refuse to start (backend/lib/<lib>_mod.c), so it fails here.
+ * sweep --verify CONFIG --lib LIB: the library loading the file `export` writes from CONFIG's
+ * measured section (A: the export's loader variables set) against its defaults (B: cleared),
+ * alternating launches (A B A B A B) of `colltune run --lib LIB --sizes ...` at the sweep's
+ * sizes and every range's midpoint. Per size the ratio A/B with a 95% interval, the geomean and
+ * the worst size; exit 3 when some size is slower than the defaults beyond its interval.
  */
 #include <errno.h>
 #include <math.h>
@@ -90,9 +89,10 @@ static int sizes_of(const struct ct_config *c, const struct ct_ruleset *s, size_
     return u;
 }
 
-/* One launch of `run --lib` over the sizes; t[k] = out-of-place time at size k. */
+/* One launch of `run --lib` over the sizes, with the export's loader variables set (A) or
+ * not (B); t[k] = out-of-place time at size k. */
 static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const char *sizes,
-                  const char *rules, const uint64_t *sz, int nsz, double *t)
+                  const struct ct_loader *ld, bool with, const uint64_t *sz, int nsz, double *t)
 {
     char self[4096], n[16];
     if (ct_self_path(self, sizeof self, 0) < 0)
@@ -115,10 +115,11 @@ static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const c
                     (char *)ct_dtype_name(s->dtype),
                     "-o",
                     (char *)ct_redop_name(s->op)};
-    if (rules)
-        setenv("OMPI_MCA_coll_tuned_dynamic_rules_filename", rules, 1);
-    else
-        unsetenv("OMPI_MCA_coll_tuned_dynamic_rules_filename");
+    for (int i = 0; i < ld->n; i++)
+        if (with)
+            setenv(ld->name[i], ld->value[i], 1);
+        else
+            unsetenv(ld->name[i]);
     char **v = ct_libmod_argv(m, s->nranks, self, (int)(sizeof args / sizeof args[0]), args), *out;
     int rc = capture(v, &out);
     ct_libmod_argv_free(v);
@@ -137,13 +138,13 @@ static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const c
     if (rc != 0 || got != nsz)
         return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "--verify: a run with %s %s failed (exit %d, %d of %d sizes)", m->title,
-                           rules ? "and the exported file" : "defaults", rc, got, nsz);
+                           with ? "and the exported file" : "defaults", rc, got, nsz);
     return 0;
 }
 
 /* One ruleset: alternating launches, then the table; 0, CT_EXIT_CHECK or a failure code. */
 static int verify_set(const struct ct_libmod *m, const struct ct_config *c,
-                      const struct ct_ruleset *s, const char *rules)
+                      const struct ct_ruleset *s, const struct ct_loader *ld)
 {
     uint64_t sz[MAXSZ];
     char list[MAXSZ * 24] = "", a[32];
@@ -155,8 +156,8 @@ static int verify_set(const struct ct_libmod *m, const struct ct_config *c,
     double *ta = ct_xcalloc((size_t)nsz * REPS, sizeof *ta),
            *tb = ct_xcalloc((size_t)nsz * REPS, sizeof *tb);
     for (int r = 0; r < REPS && !code; r++) /* A B A B A B */
-        if ((code = launch(m, s, list, rules, sz, nsz, ta + r * nsz)) == 0)
-            code = launch(m, s, list, NULL, sz, nsz, tb + r * nsz);
+        if ((code = launch(m, s, list, ld, true, sz, nsz, ta + r * nsz)) == 0)
+            code = launch(m, s, list, ld, false, sz, nsz, tb + r * nsz);
     double lg = 0, worst = 0;
     uint64_t worst_at = 0;
     int slower = 0;
@@ -196,16 +197,13 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     const struct ct_librules *l = ct_config_lib(c, o->lib);
-    const struct ct_emitter *e = ct_emitter_find("ompi-rules");
+    const struct ct_emitter *e = ct_emitter_find(m->format);
     struct ct_err err = {0};
     char *mod = NULL, tmp[] = "/tmp/colltune-verify-XXXXXX";
     if (!l)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
                            path, m->title, m->name);
-    if (strcmp(m->name, "ompi"))
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify --lib %s: not built yet (ompi only)",
-                           m->name);
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
@@ -226,12 +224,18 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot write %s", tmp);
     close(fd);
     if (rc == 0 && !code) {
-        printf("verify %s with %s %s (measured section) against its defaults\n\n", path, l->name,
+        struct ct_loader *ld = ct_xmalloc(sizeof *ld);
+        ct_export_loader(&out, ld);
+        printf("verify %s with %s %s (measured section) against its defaults\n", path, l->name,
                l->version);
+        for (int i = 0; i < ld->n; i++)
+            printf("  with the export: %s=%s\n", ld->name[i], ld->value[i]);
+        printf("\n");
         for (int i = 0; i < l->nsets && code != CT_EXIT_FAIL && code != CT_EXIT_USAGE; i++) {
-            int r = verify_set(m, c, &l->sets[i], tmp);
+            int r = verify_set(m, c, &l->sets[i], ld);
             code = r > code ? r : code;
         }
+        free(ld);
         if (code == CT_EXIT_CHECK)
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "

@@ -75,7 +75,10 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
             ct_dtype_name(s->dtype));
     if (s->coll == CT_ALLREDUCE || s->coll == CT_REDUCESCATTER)
         fprintf(f, " %s", ct_redop_name(s->op));
-    fprintf(f, "\n  %-10s  %-10s  %-12s %-24s %s\n", "from", "to", "algorithm", "parameters",
+    int w = 12; /* a library's names run longer than colltune's */
+    for (int i = 0; i < s->nrules; i++)
+        w = (int)strlen(s->rules[i].algo) > w ? (int)strlen(s->rules[i].algo) : w;
+    fprintf(f, "\n  %-10s  %-10s  %-*s %-24s %s\n", "from", "to", w, "algorithm", "parameters",
             "decision");
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
@@ -100,8 +103,8 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
         else
             snprintf(dec, sizeof dec, "%.2fx vs %s, confidence %.2f", r->gain, r->runner_up,
                      r->confidence);
-        fprintf(f, "  %-10s  %-10s  %-12s %-24s %s\n", ct_bytes_str(r->min_bytes, lo, sizeof lo),
-                ct_bytes_str(r->max_bytes, hi, sizeof hi), r->algo, ps, dec);
+        fprintf(f, "  %-10s  %-10s  %-*s %-24s %s\n", ct_bytes_str(r->min_bytes, lo, sizeof lo),
+                ct_bytes_str(r->max_bytes, hi, sizeof hi), w, r->algo, ps, dec);
     }
 }
 

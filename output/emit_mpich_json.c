@@ -195,6 +195,10 @@ static const char generic_402[] =
 #define ALLREDUCE_RSA "MPIR_Allreduce_intra_reduce_scatter_allgather"
 #define ALLGATHER_RD "MPIR_Allgather_intra_recursive_doubling"
 
+/* colltune's collectives as MPICH names them in its variables */
+static const char *const mpich_cvar_coll[CT_COLL_COUNT] = {"ALLREDUCE", "ALLGATHER",
+                                                           "REDUCE_SCATTER", "ALLTOALL"};
+
 static const char *mpich_coll(enum ct_coll c)
 {
     return c == CT_REDUCESCATTER ? "reduce_scatter" : ct_coll_name(c);
@@ -207,12 +211,12 @@ static json_t *leaf(const char *algo)
     return o;
 }
 
-/* The leaf for a mapped rule, behind the guard MPICH's algorithm asserts on. */
-static json_t *mapped_leaf(const struct ct_algomap_row *m, json_t *gen)
+/* The leaf for an algorithm, behind the guard MPICH's algorithm asserts on. */
+static json_t *algo_leaf(const char *target, json_t *gen)
 {
     char key[128];
-    snprintf(key, sizeof key, "algorithm=%s", m->target);
-    if (!strcmp(m->target, ALLREDUCE_RSA)) { /* asserts a built-in op and count >= pof2 */
+    snprintf(key, sizeof key, "algorithm=%s", target);
+    if (!strcmp(target, ALLREDUCE_RSA)) { /* asserts a built-in op and count >= pof2 */
         json_t *o = json_object(), *b = json_object();
         json_object_set_new(o, "is_op_built_in=no", json_deep_copy(gen));
         json_object_set_new(b, "count<pow2", json_deep_copy(gen));
@@ -220,7 +224,7 @@ static json_t *mapped_leaf(const struct ct_algomap_row *m, json_t *gen)
         json_object_set_new(o, "is_op_built_in=yes", b);
         return o;
     }
-    if (!strcmp(m->target, ALLGATHER_RD)) { /* asserts a power-of-two communicator */
+    if (!strcmp(target, ALLGATHER_RD)) { /* asserts a power-of-two communicator */
         json_t *o = json_object();
         json_object_set_new(o, "comm_size=pow2", leaf(key));
         json_object_set_new(o, "comm_size=any", json_deep_copy(gen));
@@ -255,7 +259,7 @@ static json_t *ranges_tree(const struct ct_ruleset *s, const struct ct_export_op
             snprintf(k, sizeof k, "%s<%llu", key, (unsigned long long)x->hi);
         if (x->map) {
             ct_export_map_comment(map, "# ", s, x);
-            json_object_set_new(t, k, mapped_leaf(x->map, gen));
+            json_object_set_new(t, k, algo_leaf(x->map->target, gen));
         } else {
             ct_export_note_unmapped(out, NULL, "", s, CT_LIB_MPICH, x,
                                     "MPICH's default tree decides there");
@@ -268,19 +272,73 @@ static json_t *ranges_tree(const struct ct_ruleset *s, const struct ct_export_op
     return t;
 }
 
+/*
+ * A measured ruleset (sweep --lib mpich): MPICH's own names. "recursive_doubling" is
+ * MPIR_<Coll>_intra_recursive_doubling, "nb" MPIR_<Coll>_allcomm_nb; "auto" (the MPIR tree's
+ * own choice) and "default" (MPICH as shipped, which the MPIR tree cannot express: its
+ * device layer decided) keep MPICH's generic subtree. *changed counts the other ranges.
+ */
+static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_export_out *out,
+                             struct ct_text *map, int *changed)
+{
+    const char *key = s->coll == CT_ALLREDUCE ? "avg_msg_size" : "total_msg_size";
+    static const char *const cap[CT_COLL_COUNT] = {"Allreduce", "Allgather", "Reduce_scatter",
+                                                   "Alltoall"};
+    json_t *t = json_object();
+    char k[64], set[96], rg[64], target[160];
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        bool last = i == s->nrules - 1 || r->max_bytes > (uint64_t)INT_MAX;
+        if (last)
+            snprintf(k, sizeof k, "%s=any", key);
+        else
+            snprintf(k, sizeof k, "%s<%llu", key, (unsigned long long)r->max_bytes);
+        ct_export_set_str(s, set, sizeof set);
+        ct_export_range_str(r->min_bytes, last ? CT_BYTES_INF : r->max_bytes, rg, sizeof rg);
+        if (!strcmp(r->algo, "default") || !strcmp(r->algo, "auto")) {
+            if (!strcmp(r->algo, "default"))
+                ct_export_note(out,
+                               "%s %s: MPICH as shipped measured best (its device layer's "
+                               "choice); the MPIR tree cannot say that: MPICH's generic MPIR "
+                               "subtree decides there",
+                               set, rg);
+            else
+                ct_text_printf(map, "# %s %s: auto (the MPIR tree's own choice) measured best\n",
+                               set, rg);
+            json_object_set_new(t, k, json_deep_copy(gen));
+        } else {
+            snprintf(target, sizeof target, "MPIR_%s_%s_%s", cap[s->coll],
+                     strcmp(r->algo, "nb") ? "intra" : "allcomm", r->algo);
+            ct_text_printf(map, "# %s %s: %s (measured)\n", set, rg, target);
+            json_object_set_new(t, k, algo_leaf(target, gen));
+            (*changed)++;
+        }
+        if (last)
+            break;
+    }
+    return t;
+}
+
+/* The rules written: colltune's (mapped) or a measured MPICH section's. */
+struct src {
+    const struct ct_ruleset *sets;
+    int nsets;
+    bool measured;
+    int changed; /* measured ranges that are not MPICH's own choice */
+};
+
 /* comm_size<N1: default, comm_size<=N1: rules(N1), ..., comm_size=any: default */
-static json_t *sizes_tree(const struct ct_config *c, const struct ct_export_opts *o,
-                          enum ct_coll coll, json_t *gen, struct ct_export_out *out,
-                          struct ct_text *map)
+static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum ct_coll coll,
+                          json_t *gen, struct ct_export_out *out, struct ct_text *map)
 {
     json_t *t = json_object();
     int prev = 0;
     for (;;) {
         const struct ct_ruleset *s = NULL;
-        for (int i = 0; i < c->nsets; i++)
-            if (c->sets[i].coll == coll && ct_export_selected(o, &c->sets[i]) &&
-                c->sets[i].nranks > prev && (!s || c->sets[i].nranks < s->nranks))
-                s = &c->sets[i];
+        for (int i = 0; i < src->nsets; i++)
+            if (src->sets[i].coll == coll && ct_export_selected(o, &src->sets[i]) &&
+                src->sets[i].nranks > prev && (!s || src->sets[i].nranks < s->nranks))
+                s = &src->sets[i];
         if (!s)
             break;
         char k[64];
@@ -289,7 +347,9 @@ static json_t *sizes_tree(const struct ct_config *c, const struct ct_export_opts
             json_object_set_new(t, k, json_deep_copy(gen));
         }
         snprintf(k, sizeof k, "comm_size<=%d", s->nranks);
-        json_object_set_new(t, k, ranges_tree(s, o, gen, out, map));
+        json_object_set_new(t, k,
+                            src->measured ? measured_tree(s, gen, out, map, &src->changed)
+                                          : ranges_tree(s, o, gen, out, map));
         prev = s->nranks;
     }
     json_object_set_new(t, "comm_size=any", json_deep_copy(gen));
@@ -297,7 +357,7 @@ static json_t *sizes_tree(const struct ct_config *c, const struct ct_export_opts
 }
 
 /* Replace coll's intra subtree in root; MPICH's default stays behind each guard. */
-static int tune_coll(json_t *root, const struct ct_config *c, const struct ct_export_opts *o,
+static int tune_coll(json_t *root, struct src *src, const struct ct_export_opts *o,
                      enum ct_coll coll, struct ct_export_out *out, struct ct_text *map,
                      struct ct_err *err)
 {
@@ -308,7 +368,7 @@ static int tune_coll(json_t *root, const struct ct_config *c, const struct ct_ex
     if (!gen)
         return ct_err_set(err, CT_EUNSUPP, "MPICH base tree has no '%s' intra subtree", ck);
     json_incref(gen);
-    json_t *sizes = sizes_tree(c, o, coll, gen, out, map), *intra = sizes;
+    json_t *sizes = sizes_tree(src, o, coll, gen, out, map), *intra = sizes;
     if (coll == CT_ALLREDUCE || coll == CT_REDUCESCATTER) { /* colltune needs commutative ops */
         intra = json_object();
         json_object_set_new(intra, "is_commutative=no", json_deep_copy(gen));
@@ -347,15 +407,22 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
         json_object_set_new(b, "comm_hierarchy=any", l);
     }
     int rc = 0;
+    const struct ct_librules *lib = ct_config_lib(c, "mpich");
+    struct src src = {lib ? lib->sets : c->sets, lib ? lib->nsets : c->nsets, lib != NULL, 0};
+    bool tuned[CT_COLL_COUNT] = {false};
     struct ct_text map;
     ct_text_init(&map);
     for (size_t i = 0; i < sizeof colls / sizeof colls[0] && rc == 0; i++) {
-        bool any = false;
-        for (int k = 0; k < c->nsets; k++)
-            any |= c->sets[k].coll == colls[i] && ct_export_selected(o, &c->sets[k]);
-        if (any)
-            rc = tune_coll(root, c, o, colls[i], out, &map, err);
+        for (int k = 0; k < src.nsets; k++)
+            tuned[colls[i]] |= src.sets[k].coll == colls[i] && ct_export_selected(o, &src.sets[k]);
+        if (tuned[colls[i]])
+            rc = tune_coll(root, &src, o, colls[i], out, &map, err);
     }
+    if (rc == 0 && lib && !src.changed)
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "nothing to export: MPICH's own choices measured best at every size "
+                        "(%s %s); they stay, no file written",
+                        lib->name, lib->version);
     char *txt = rc ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     if (rc) {
@@ -366,10 +433,16 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     ct_text_put(&out->body, "\n");
     free(txt);
 
-    ct_export_note(out, "mapped from colltune's own algorithms, not measured; run "
-                        "`colltune sweep --lib mpich`");
+    if (!lib)
+        ct_export_note(out, "mapped from colltune's own algorithms, not measured; run "
+                            "`colltune sweep --lib mpich`");
     /* JSON has no comments: the header and the notes go into the env lines */
     ct_export_header(&out->env, "# ", "MPICH collective selection JSON (MPIR level)", c);
+    if (lib)
+        ct_text_printf(&out->env,
+                       "# measured with %s %s (colltune sweep --lib mpich); collectives not "
+                       "listed keep MPICH's defaults\n",
+                       lib->name, lib->version);
     ct_text_printf(&out->env,
                    "# target MPICH %s; the file replaces MPICH's whole built-in tree "
                    "(a complete copy with\n# the tuned collectives changed); a bad "
@@ -383,9 +456,20 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     struct ct_settings set;
     ct_settings_init(&set);
     ct_settings_add(&set, "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", path, NULL);
-    ct_settings_add(&set, "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
-                    "CH4 device selection runs first and gives multi-node allreduce to "
-                    "sub-communicators; none applies these rules to the whole communicator");
+    if (!lib)
+        ct_settings_add(&set, "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
+                        "CH4 device selection runs first and gives multi-node allreduce to "
+                        "sub-communicators; none applies these rules to the whole "
+                        "communicator");
+    const char *why = "MPICH's device layer takes a collective unless told not to, and then "
+                      "never reads this tree";
+    for (int k = 0; lib && k < CT_COLL_COUNT; k++)
+        if (tuned[k]) {
+            char v[64];
+            snprintf(v, sizeof v, "MPIR_CVAR_%s_DEVICE_COLLECTIVE", mpich_cvar_coll[k]);
+            ct_settings_add(&set, v, "0", why);
+            why = NULL;
+        }
     ct_settings_exports(&set, &out->env);
     ct_settings_release(&set);
     return 0;

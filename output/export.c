@@ -516,6 +516,36 @@ void ct_settings_exports(const struct ct_settings *set, struct ct_text *t)
     }
 }
 
+/* Parses back what ct_settings_exports wrote. */
+void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l)
+{
+    l->n = 0;
+    for (const char *p = ct_text_str(&out->env); p && *p && l->n < 8;
+         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, "export ", 7))
+            continue;
+        p += 7;
+        size_t nl = strcspn(p, "=\n");
+        if (p[nl] != '=' || nl >= sizeof l->name[0])
+            continue;
+        snprintf(l->name[l->n], sizeof l->name[0], "%.*s", (int)nl, p);
+        char *v = l->value[l->n];
+        size_t k = 0;
+        for (const char *q = p + nl + 1; *q && *q != '\n' && k + 1 < sizeof l->value[0]; q++) {
+            if (*q == '\'') /* sh single quotes: '\'' is an embedded quote */
+                continue;
+            if (*q == '\\' && q[1] == '\'') {
+                v[k++] = '\'';
+                q++;
+                continue;
+            }
+            v[k++] = *q;
+        }
+        v[k] = 0;
+        l->n++;
+    }
+}
+
 const char *ct_emitter_mime(const struct ct_emitter *e)
 {
     return !strcmp(e->name, "json")         ? "application/json"

@@ -204,4 +204,12 @@ void ct_export_files_print(FILE *f, const char *prefix, const struct ct_export_f
 /* "<prefix>load it with:" and the lines that make a library load the file (not comments). */
 void ct_export_loader_print(FILE *f, const char *prefix, const struct ct_export_out *out);
 
+/* The variables an export's loader lines set ("export NAME='VALUE'" in out->env), in
+ * order: what a job sources to load the file (sweep --verify --lib sets them itself). */
+struct ct_loader {
+    char name[8][128], value[8][4200];
+    int n;
+};
+void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l);
+
 #endif

@@ -20,7 +20,7 @@
 
 /* Algorithm names are fixed-size fields that may fill their array: copy them out bounded. */
 struct name {
-    char s[32];
+    char s[sizeof(((struct ct_sweep_point *)0)->algo) + 1];
 };
 
 static struct name name_of(const char *field, size_t cap)

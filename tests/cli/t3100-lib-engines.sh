@@ -213,4 +213,42 @@ print(" ".join(f'{x["algo"]}({x["id"]})' for x in r))
 PY
 [ $? -eq 0 ] && ok "config: one MPICH section, ranges by MPICH's names: $(cat "$TMP/py")" \
     || not_ok "MPICH section: $(cat "$TMP/py")"
+
+# ---- measured MPICH export and sweep --verify --lib mpich --------------------------------
+python3 - "$TMP/swm/config.json" "$TMP/m-rd.json" "$TMP/m-def.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rs = d["libraries"][0]["rules"][0]
+base = dict(rs["ranges"][0])
+def rng(lo, hi, algo, id):
+    r = dict(base); r.update(min_bytes=lo, max_bytes=hi, algo=algo, id=id, default=id == 0)
+    return r
+rs["ranges"] = [rng(0, 16384, "recursive_doubling", 4), rng(16384, None, "default", 0)]
+json.dump(d, open(sys.argv[2], "w"))
+rs["ranges"] = [rng(0, 16384, "auto", 1), rng(16384, None, "default", 0)]
+json.dump(d, open(sys.argv[3], "w"))
+PY
+mkdir "$TMP/mx"
+expect 0 "export the measured MPICH section" -- $E "$TMP/m-rd.json" --format mpich-json --out "$TMP/mx/m.json"
+python3 - "$TMP/mx/m.json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["collective=allreduce"]["comm_type=intra"]["is_commutative=yes"]
+r = t["comm_size<=2"]
+assert list(r) == ["avg_msg_size<16384", "avg_msg_size=any"], list(r)
+assert r["avg_msg_size<16384"] == {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}, r
+print("measured leaf under comm_size<=2")
+PY
+[ $? -eq 0 ] && grep -q "^export MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE='0'" "$TMP/mx/m.json.env" \
+    && grep -q "^# measured with MPICH 4" "$TMP/mx/m.json.env" && ! grep -q "mapped from" "$TMP/mx/m.json.env" "$TMP/err" \
+    && grep -q "MPICH as shipped measured best" "$TMP/err" \
+    && ok "the file carries the measured leaf; the env turns the device layer off for allreduce" \
+    || not_ok "MPICH export: $(cat "$TMP/py" "$TMP/mx/m.json.env")"
+usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
+[ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"
+$COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "with the export: MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0" "$TMP/out" \
+    && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
+    && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|recursive_doubling\) .*\[' "$TMP/out")" -ge 5 ] \
+    && ok "verify --lib mpich: the file's loader set, ratio per size, geomean (exit $rc)" \
+    || not_ok "verify --lib mpich (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
 done_testing
