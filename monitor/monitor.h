@@ -62,7 +62,7 @@ struct ct_progress {
     char cmd[16];   /* "sweep", "run" */
     char phase[16]; /* "survey", "tune", "refine", "verify", "" */
     char coll[16];
-    char algo[24];
+    char algo[64];
     char params[96];               /* "chunk=128K pipeline=4", "" */
     uint64_t size;                 /* bytes */
     long done, total;              /* points; total <= 0 unknown */
@@ -72,7 +72,7 @@ struct ct_progress {
 /* One measured point for the live plot: the best busbw seen for (coll, algo, size). */
 struct ct_plot_pt {
     char coll[16];
-    char algo[24];
+    char algo[64];
     uint64_t size;
     double busbw; /* GB/s */
 };

@@ -310,7 +310,7 @@ static int from_obj(const json_t *o, struct ct_snapshot *s, struct ct_err *err)
     }
     json_array_foreach(json_object_get(o, "points"), i, v)
     {
-        char coll[16], algo[24];
+        char coll[16], algo[64];
         get_str(v, "coll", coll, sizeof coll);
         get_str(v, "algo", algo, sizeof algo);
         ct_snapshot_point(s, coll, algo, get_u64(v, "size"), get_num(v, "busbw"));

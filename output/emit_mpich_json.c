@@ -387,8 +387,16 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
                        struct ct_export_out *out, struct ct_err *err)
 {
     static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
-    const char *ver = ct_export_version(o, CT_LIB_MPICH);
+    const struct ct_librules *lib = ct_config_lib(c, "mpich");
+    /* a measured section targets the MPICH it was measured with, unless told otherwise */
+    const char *ver = lib && !o->version ? lib->version : ct_export_version(o, CT_LIB_MPICH);
     const char *path = o->path ? o->path : "FILE";
+    if (lib && ct_version_cmp(ver, "4.1") >= 0)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "MPICH %s: from 4.1 some algorithms take parameters in the tree "
+                          "(k=, tree_type=, ...) that the engine does not measure; colltune "
+                          "writes measured MPICH 4.0 trees only",
+                          ver);
     if (ct_version_cmp(ver, "4.0") < 0)
         return ct_err_set(err, CT_EUNSUPP,
                           "MPICH %s: colltune writes the selection JSON of "
@@ -407,16 +415,17 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
         json_object_set_new(b, "comm_hierarchy=any", l);
     }
     int rc = 0;
-    const struct ct_librules *lib = ct_config_lib(c, "mpich");
     struct src src = {lib ? lib->sets : c->sets, lib ? lib->nsets : c->nsets, lib != NULL, 0};
-    bool tuned[CT_COLL_COUNT] = {false};
+    bool tuned[CT_COLL_COUNT] = {false}, changed[CT_COLL_COUNT] = {false};
     struct ct_text map;
     ct_text_init(&map);
     for (size_t i = 0; i < sizeof colls / sizeof colls[0] && rc == 0; i++) {
         for (int k = 0; k < src.nsets; k++)
             tuned[colls[i]] |= src.sets[k].coll == colls[i] && ct_export_selected(o, &src.sets[k]);
+        int before = src.changed;
         if (tuned[colls[i]])
             rc = tune_coll(root, &src, o, colls[i], out, &map, err);
+        changed[colls[i]] = src.changed > before;
     }
     if (rc == 0 && lib && !src.changed)
         rc = ct_err_set(err, CT_EUNSUPP,
@@ -464,7 +473,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     const char *why = "MPICH's device layer takes a collective unless told not to, and then "
                       "never reads this tree";
     for (int k = 0; lib && k < CT_COLL_COUNT; k++)
-        if (tuned[k]) {
+        if (changed[k]) { /* a collective the file leaves as measured keeps its device path */
             char v[64];
             snprintf(v, sizeof v, "MPIR_CVAR_%s_DEVICE_COLLECTIVE", mpich_cvar_coll[k]);
             ct_settings_add(&set, v, "0", why);

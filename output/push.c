@@ -358,7 +358,7 @@ struct best {
     int coll;
     long long size;
     double busbw;
-    char algo[24];
+    char algo[64];
 };
 
 static int read_points(const char *path, struct best **out, size_t *nout, struct ct_err *err)

@@ -249,9 +249,17 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
         return 0;
     fill(c);
     ct_mod_lib_force(c->lib, true);
-    int crc = call(c);
+    int crc = call(c), failed = crc != MPI_SUCCESS, any = 0;
     ct_mod_lib_force(c->lib, false);
-    if (crc != MPI_SUCCESS) {
+    /* every rank takes the same way on (a refusal can reach some ranks only) */
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any && !failed) {
+        release_point(c);
+        return ct_err_set(err, r->id > 0 ? CT_EUNSUPP : CT_EIO,
+                          "%s cannot run this point in %s (another rank failed)", a->name,
+                          ct_mod_lib_title());
+    }
+    if (failed) {
         /* the last line of the library's error stack says why ("User set collective
          * algorithm is not usable for the provided arguments"); a forced algorithm that
          * refuses a point is no candidate there (the planner skips it), the default is */
@@ -291,8 +299,11 @@ static int mod_time(void *ctx, int warmup, int iters, double *out_us, struct ct_
         out_us[i] = (MPI_Wtime() - t0) * 1e6;
     }
     ct_mod_lib_force(c->lib, false);
-    if (rc != MPI_SUCCESS)
-        return ct_err_set(err, CT_EIO, "%s failed", ct_mod_lib_title());
+    int failed = rc != MPI_SUCCESS, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any)
+        return ct_err_set(err, CT_EIO, "%s failed%s", ct_mod_lib_title(),
+                          failed ? "" : " on another rank");
     MPI_Allreduce(MPI_IN_PLACE, out_us, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return 0;
 }

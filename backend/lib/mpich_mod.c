@@ -28,8 +28,8 @@
 #include "mod.h"
 
 struct coll_vars {
-    int alg, dev; /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, _DEVICE_COLLECTIVE; -1 when absent */
-    int dev0;     /* the device override's value at start-up */
+    int alg, dev;   /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, _DEVICE_COLLECTIVE; -1 when absent */
+    int alg0, dev0; /* their values at start-up (the environment's, or MPICH's) */
     struct ct_mod_row rows[CT_MOD_ROWS];
     int n;
 };
@@ -88,7 +88,7 @@ static void add_row(struct coll_vars *v, enum ct_coll coll, int id, const char *
  */
 static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
 {
-    char name[256], desc[4096];
+    char name[256] = "?", desc[4096];
     int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
     MPI_Datatype dt;
     MPI_T_enum en;
@@ -146,6 +146,8 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         v->dev = ct_mod_cvar_find(name);
         if (v->dev >= 0 && read_int(v->dev, &v->dev0) < 0)
             v->dev = -1;
+        if (v->alg >= 0 && read_int(v->alg, &v->alg0) < 0)
+            v->alg = -1;
         if (v->alg >= 0 && read_rows(v, (enum ct_coll)c, err) < 0) {
             free(l);
             return CT_EUNSUPP;
@@ -174,7 +176,7 @@ int ct_mod_lib_rows(struct ct_mod_lib *l, enum ct_coll coll, struct ct_mod_row *
 /* Write the forced row's values (on) or the start-up ones (off). */
 static int apply(const struct ct_mod_lib *l, const struct coll_vars *v, int id, struct ct_err *err)
 {
-    CT_TRY(ct_mod_cvar_write_int(v->alg, id > 0 ? id - 1 : 0, err));
+    CT_TRY(ct_mod_cvar_write_int(v->alg, id > 0 ? id - 1 : v->alg0, err));
     if (v->dev >= 0)
         CT_TRY(ct_mod_cvar_write_int(v->dev, id > 0 ? 0 : v->dev0, err));
     if (l->fallback >= 0) /* 0: error */

@@ -243,6 +243,7 @@ PY
     && grep -q "MPICH as shipped measured best" "$TMP/err" \
     && ok "the file carries the measured leaf; the env turns the device layer off for allreduce" \
     || not_ok "MPICH export: $(cat "$TMP/py" "$TMP/mx/m.json.env")"
+usage_error "a measured tree for MPICH 4.1 (its algorithms take parameters the engine does not measure)" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4.1 --out "$TMP/mx/n.json"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
 [ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"
 $COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
