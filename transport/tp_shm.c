@@ -345,8 +345,15 @@ static int check_peers(struct tp_shm *t, struct ct_err *err)
             continue;
         if (p->state == P_OK && atomic_load_explicit(&p->out->bad, memory_order_acquire))
             p->state = P_REJECTED;
-        if (p->state == P_OK && !proc_alive(p))
+        if (p->state == P_OK && !proc_alive(p)) {
+            /* what it published before it exited is still delivered: a receive whose
+             * message is in the channel completes at the next progress, and only what stays
+             * pending after that is the peer's death */
+            const struct slot *sl = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);
+            if (p->rq_head && atomic_load_explicit(&sl->seq, memory_order_acquire) == p->rseq + 1)
+                continue;
             p->state = P_EXITED;
+        }
         if (p->state != P_OK)
             return peer_error(t, p, err);
     }
