@@ -253,19 +253,14 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     ct_mod_lib_force(c->lib, false);
     /* every rank takes the same way on (a refusal can reach some ranks only) */
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any && !failed) {
-        release_point(c);
-        return ct_err_set(err, r->id > 0 ? CT_EUNSUPP : CT_EIO,
-                          "%s cannot run this point in %s (another rank failed)", a->name,
-                          ct_mod_lib_title());
-    }
-    if (failed) {
+    if (any) {
         /* the last line of the library's error stack says why ("User set collective
          * algorithm is not usable for the provided arguments"); a forced algorithm that
          * refuses a point is no candidate there (the planner skips it), the default is */
-        char es[MPI_MAX_ERROR_STRING] = "";
+        char es[MPI_MAX_ERROR_STRING] = "another rank failed";
         int el = 0;
-        MPI_Error_string(crc, es, &el);
+        if (failed)
+            MPI_Error_string(crc, es, &el);
         size_t n = strlen(es);
         while (n && (es[n - 1] == '\n' || es[n - 1] == ' '))
             es[--n] = 0;
