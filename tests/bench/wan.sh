@@ -1,6 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Wide-area benchmark (needs root, /dev/net/tun, tc): prints busbw for
+# Wide-area benchmark (needs root, /dev/net/tun, tc): prints the line's own accuracy
+#  0. 40 UDP ping-pongs over the delay line at 100 ms RTT: median and p95 against 100 ms
+#     (the test t2170 fails only on loss, reordering, early or an offset fastest datagram;
+#     lateness is the host's scheduling, measured here),
+# then busbw for
 #  1. AllReduce 256 MiB between 2 namespaces over the delay line at 100 ms RTT, 1 Gbit/s
 #     (tests/wan/delayline.c), tcp with 1..N streams (the stock window vs the BDP);
 #  1b. the sweep over the same line, unprompted (ring, 256 MiB; WAN_SWEEP_BUDGET seconds,
@@ -16,6 +20,11 @@ C=./colltune
 WAN="wb$(($$ % 10000))"
 trap 'wan_down' EXIT INT TERM
 wan_up 50 1gbit 9000 || exit 1
+echo "# 0. the delay line itself: 40 UDP datagrams 10 ms apart, want RTT 100 ms"
+wan_exec b "$WAN_BIN/pingpong" echo 7777 &
+sleep 0.5
+wan_exec a chrt -f 20 "$WAN_BIN/pingpong" ping "$WAN_IP_B" 7777 40 10 100 1 | tail -1
+kill $! 2>/dev/null
 run2() { # args...: AllReduce on both sides, rank 0 prints
     port=$((20000 + $$ % 20000))
     wan_exec b env COLLTUNE_ROOT=$WAN_IP_A:$port COLLTUNE_RANK=1 COLLTUNE_SIZE=2 \

