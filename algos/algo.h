@@ -56,6 +56,8 @@ int ct_coll_find(const char *name);
 ct_reduce_fn ct_reduce_fn_get(enum ct_dtype t, enum ct_redop op);
 /* The same kernel with its operands swapped: dst[i] = b[i] (op) a[i]. */
 ct_reduce_fn ct_reduce_fn_rev_get(enum ct_dtype t, enum ct_redop op);
+/* The kernel writing two places (ct_reduce2_fn). */
+ct_reduce2_fn ct_reduce2_fn_get(enum ct_dtype t, enum ct_redop op);
 /* dst[i] = dst[i] / divisor, for avg. */
 typedef void (*ct_scale_fn)(void *dst, size_t n, int divisor);
 ct_scale_fn ct_scale_fn_get(enum ct_dtype t);
@@ -71,6 +73,7 @@ typedef void *(*ct_copy_fn)(void *dst, const void *src, size_t n);
 struct ct_kernels {
     ct_reduce_fn red[CT_DTYPE_COUNT][4]; /* op: sum, prod, min, max */
     ct_reduce_fn rev[CT_DTYPE_COUNT][4]; /* the same with the operands swapped */
+    ct_reduce2_fn red2[CT_DTYPE_COUNT][4]; /* red writing two places in one pass */
     ct_scale_fn scale[CT_DTYPE_COUNT];
     ct_copy_fn copy;
 };
@@ -166,6 +169,7 @@ struct ct_algo {
     unsigned colls;      /* CT_COLL_BIT set */
     unsigned params;     /* CT_PBIT set of the parameters that matter */
     bool quant;          /* implements --quant (its supports() says for what) */
+    bool onesided;       /* reads and writes peers' buffers (fences): not a sub-algorithm */
     int lib_id;          /* a library engine's row (build NULL): the library's own id */
     /* CT_EUNSUPP with a reason, or 0. May be NULL (always supported). */
     int (*supports)(const struct ct_job *j, struct ct_err *why);

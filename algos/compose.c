@@ -55,7 +55,10 @@ int ct_compose_append(struct ct_sched *s, const struct ct_algo *a, const struct 
                 break;
             case CT_OP_REDUCE: ct_sched_reduce(s, dst, src, remap(op->src2, map), op->bytes); break;
             case CT_OP_COPY: ct_sched_copy(s, dst, src, op->bytes); break;
-            default: break;
+            default: /* quantized and one-sided ops do not compose */
+                ct_sched_release(&t);
+                return ct_err_set(err, CT_EUNSUPP, "%s: op kind %d cannot be composed", a->name,
+                                  op->kind);
             }
         }
     }

@@ -153,6 +153,31 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
         for (; i < n; i++)                                                                         \
             d[i] = OP(a[i], d[i]);                                                                 \
     }                                                                                              \
+    static void FN(NAME##_d2)(T *restrict d, T *restrict e, const T *restrict a,                   \
+                              const T *restrict b, size_t n)                                       \
+    {                                                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + BLK <= n; i += BLK)                                                             \
+            for (size_t j = 0; j < BLK; j++) {                                                     \
+                T v = OP(a[i + j], b[i + j]);                                                      \
+                d[i + j] = v;                                                                      \
+                e[i + j] = v;                                                                      \
+            }                                                                                      \
+        for (; i < n; i++)                                                                         \
+            d[i] = e[i] = OP(a[i], b[i]);                                                          \
+    }                                                                                              \
+    static void FN(NAME)(void *dst, const void *a, const void *b, size_t n);                       \
+    static void FN(NAME##_2)(void *dst, void *dst2, const void *a, const void *b, size_t n)        \
+    {                                                                                              \
+        size_t bytes = n * sizeof(T);                                                              \
+        if (disjoint(dst, a, bytes) && disjoint(dst, b, bytes) && disjoint(dst2, a, bytes) &&      \
+            disjoint(dst2, b, bytes) && disjoint(dst, dst2, bytes)) {                              \
+            FN(NAME##_d2)(dst, dst2, a, b, n);                                                     \
+        } else {                                                                                   \
+            FN(NAME)(dst, a, b, n);                                                                \
+            memcpy(dst2, dst, bytes);                                                              \
+        }                                                                                          \
+    }                                                                                              \
     static void FN(NAME)(void *dst, const void *a, const void *b, size_t n)                        \
     {                                                                                              \
         T *d = dst;                                                                                \
@@ -213,11 +238,20 @@ static inline int disjoint(const void *x, const void *y, size_t bytes)
             FN(NAME##_blk)(d + i, x + i, y + i, n - i);                                            \
     }
 
+/* float16/bfloat16 write their second place after the first (no fused pass). */
+#define HALF_KERNEL2(NAME)                                                                         \
+    static void FN(NAME##_2)(void *dst, void *dst2, const void *a, const void *b, size_t n)        \
+    {                                                                                              \
+        FN(NAME)(dst, a, b, n);                                                                    \
+        memcpy(dst2, dst, n * 2);                                                                  \
+    }
+
 #define HALF_KERNELS(S, TO, FROM)                                                                  \
     HALF_KERNEL(k_sum_##S, TO, FROM, add_f32)                                                      \
     HALF_KERNEL(k_prod_##S, TO, FROM, mul_f32)                                                     \
     HALF_KERNEL(k_min_##S, TO, FROM, min_f32)                                                      \
-    HALF_KERNEL(k_max_##S, TO, FROM, max_f32)
+    HALF_KERNEL(k_max_##S, TO, FROM, max_f32)                                                      \
+    HALF_KERNEL2(k_sum_##S) HALF_KERNEL2(k_prod_##S) HALF_KERNEL2(k_min_##S) HALF_KERNEL2(k_max_##S)
 
 /*
  * avg scale: integers use C's truncating division (toward zero, as NCCL's
@@ -376,6 +410,13 @@ ct_reduce_fn ct_reduce_fn_rev_get(enum ct_dtype t, enum ct_redop op)
     if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
         return NULL;
     return ct_kernels_isa()->rev[t][op == CT_AVG ? CT_SUM : op];
+}
+
+ct_reduce2_fn ct_reduce2_fn_get(enum ct_dtype t, enum ct_redop op)
+{
+    if ((unsigned)t >= CT_DTYPE_COUNT || (unsigned)op >= CT_REDOP_COUNT)
+        return NULL;
+    return ct_kernels_isa()->red2[t][op == CT_AVG ? CT_SUM : op];
 }
 
 ct_scale_fn ct_scale_fn_get(enum ct_dtype t)

@@ -98,6 +98,27 @@ static const struct ct_kernels
                     [CT_FLOAT64] = {FN(k_sum_f64_rev), FN(k_prod_f64_rev), FN(k_min_f64_rev),
                                     FN(k_max_f64_rev)},
                 },
+            .red2 =
+                {
+                    [CT_INT8] = {FN(k_sum_i8_2), FN(k_prod_i8_2), FN(k_min_i8_2), FN(k_max_i8_2)},
+                    [CT_UINT8] = {FN(k_sum_u8_2), FN(k_prod_u8_2), FN(k_min_u8_2), FN(k_max_u8_2)},
+                    [CT_INT32] = {FN(k_sum_i32_2), FN(k_prod_i32_2), FN(k_min_i32_2),
+                                  FN(k_max_i32_2)},
+                    [CT_UINT32] = {FN(k_sum_u32_2), FN(k_prod_u32_2), FN(k_min_u32_2),
+                                   FN(k_max_u32_2)},
+                    [CT_INT64] = {FN(k_sum_i64_2), FN(k_prod_i64_2), FN(k_min_i64_2),
+                                  FN(k_max_i64_2)},
+                    [CT_UINT64] = {FN(k_sum_u64_2), FN(k_prod_u64_2), FN(k_min_u64_2),
+                                   FN(k_max_u64_2)},
+                    [CT_FLOAT16] = {FN(k_sum_f16_2), FN(k_prod_f16_2), FN(k_min_f16_2),
+                                    FN(k_max_f16_2)},
+                    [CT_BFLOAT16] = {FN(k_sum_bf16_2), FN(k_prod_bf16_2), FN(k_min_bf16_2),
+                                     FN(k_max_bf16_2)},
+                    [CT_FLOAT32] = {FN(k_sum_f32_2), FN(k_prod_f32_2), FN(k_min_f32_2),
+                                    FN(k_max_f32_2)},
+                    [CT_FLOAT64] = {FN(k_sum_f64_2), FN(k_prod_f64_2), FN(k_min_f64_2),
+                                    FN(k_max_f64_2)},
+                },
             .scale =
                 {
                     [CT_INT8] = FN(scale_i8),

@@ -44,88 +44,81 @@ static struct ct_op *push(struct ct_sched *s)
     return op;
 }
 
-void ct_sched_send(struct ct_sched *s, int peer, struct ct_loc src, uint64_t bytes)
+/* One op; zero-byte ops are dropped (both sides drop alike). Locations not given are 0. */
+static void add(struct ct_sched *s, enum ct_opk kind, int peer, struct ct_loc dst,
+                struct ct_loc src, struct ct_loc src2, uint64_t bytes, bool rev)
 {
-    if (!bytes)
+    if (!bytes && kind != CT_OP_SYNC)
         return;
     struct ct_op *op = push(s);
-    op->kind = CT_OP_SEND;
+    op->kind = (uint8_t)kind;
     op->peer = peer;
+    op->rev = rev;
+    op->dst = dst;
     op->src = src;
+    op->src2 = src2;
     op->bytes = bytes;
+}
+
+static const struct ct_loc none = {0, 0};
+
+void ct_sched_send(struct ct_sched *s, int peer, struct ct_loc src, uint64_t bytes)
+{
+    add(s, CT_OP_SEND, peer, none, src, none, bytes, false);
 }
 
 void ct_sched_recv(struct ct_sched *s, int peer, struct ct_loc dst, uint64_t bytes)
 {
-    if (!bytes)
-        return;
-    struct ct_op *op = push(s);
-    op->kind = CT_OP_RECV;
-    op->peer = peer;
-    op->dst = dst;
-    op->bytes = bytes;
+    add(s, CT_OP_RECV, peer, dst, none, none, bytes, false);
 }
 
 void ct_sched_recv_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
                           uint64_t bytes)
 {
-    if (!bytes)
-        return;
-    struct ct_op *op = push(s);
-    op->kind = CT_OP_RECV_REDUCE;
-    op->peer = peer;
-    op->dst = dst;
-    op->src = src;
-    op->bytes = bytes;
+    add(s, CT_OP_RECV_REDUCE, peer, dst, src, none, bytes, false);
 }
 
 void ct_sched_recv_reduce_rev(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
                               uint64_t bytes)
 {
-    ct_sched_recv_reduce(s, peer, dst, src, bytes);
-    if (bytes)
-        s->ops[s->nops - 1].rev = 1;
+    add(s, CT_OP_RECV_REDUCE, peer, dst, src, none, bytes, true);
 }
 
 void ct_sched_reduce(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, struct ct_loc src2,
                      uint64_t bytes)
 {
-    if (!bytes)
-        return;
-    struct ct_op *op = push(s);
-    op->kind = CT_OP_REDUCE;
-    op->peer = -1;
-    op->dst = dst;
-    op->src = src;
-    op->src2 = src2;
-    op->bytes = bytes;
+    add(s, CT_OP_REDUCE, -1, dst, src, src2, bytes, false);
 }
 
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes)
 {
-    if (!bytes || (dst.buf == src.buf && dst.off == src.off))
-        return;
-    struct ct_op *op = push(s);
-    op->kind = CT_OP_COPY;
-    op->peer = -1;
-    op->dst = dst;
-    op->src = src;
-    op->bytes = bytes;
+    if (dst.buf != src.buf || dst.off != src.off)
+        add(s, CT_OP_COPY, -1, dst, src, none, bytes, false);
 }
 
 void ct_sched_quant(struct ct_sched *s, enum ct_opk kind, int fmt, struct ct_loc dst,
                     struct ct_loc src, struct ct_loc src2, uint64_t bytes)
 {
-    if (!bytes)
-        return;
-    struct ct_op *op = push(s);
-    op->kind = (uint8_t)kind;
-    op->fmt = (uint8_t)fmt;
-    op->peer = -1;
-    op->dst = dst;
-    op->src = src;
-    op->src2 = src2;
-    op->bytes = bytes;
+    add(s, kind, -1, dst, src, src2, bytes, false);
+    if (bytes)
+        s->ops[s->nops - 1].fmt = (uint8_t)fmt;
+}
+
+void ct_sched_sync(struct ct_sched *s, int peer)
+{
+    add(s, CT_OP_SYNC, peer, none, none, none, 0, false);
+}
+
+void ct_sched_get_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                         struct ct_loc peer_src2, bool rev, uint64_t bytes)
+{
+    add(s, CT_OP_GET_REDUCE, peer, dst, src, peer_src2, bytes, rev);
+}
+
+void ct_sched_put(struct ct_sched *s, int peer, struct ct_loc peer_dst, struct ct_loc src,
+                  uint64_t bytes)
+{
+    add(s, CT_OP_PUT, peer, peer_dst, src, none, bytes, false);
 }
 
 uint64_t ct_op_loc_bytes(const struct ct_op *op, int k)
@@ -141,6 +134,12 @@ uint64_t ct_op_loc_bytes(const struct ct_op *op, int k)
 static int is_comm(const struct ct_op *op)
 {
     return op->kind <= CT_OP_RECV_REDUCE;
+}
+
+/* An op that names a peer: messages and one-sided ops. */
+static int has_peer(const struct ct_op *op)
+{
+    return is_comm(op) || op->kind >= CT_OP_SYNC;
 }
 
 static uint64_t end_of(struct ct_loc l, uint64_t bytes)
@@ -175,7 +174,7 @@ void ct_sched_finish(struct ct_sched *s)
                 s->bytes_sent += op->bytes;
             const struct ct_loc *ls[3] = {&op->dst, &op->src, &op->src2};
             for (int k = 0; k < 3; k++)
-                if (ls[k]->buf == CT_BUF_SCRATCH &&
+                if (ls[k]->buf == CT_BUF_SCRATCH && !ct_op_loc_remote(op, k) &&
                     end_of(*ls[k], ct_op_loc_bytes(op, k)) > scratch)
                     scratch = end_of(*ls[k], ct_op_loc_bytes(op, k));
         }
@@ -221,18 +220,64 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
         const struct ct_sched *s = &scheds[a];
         for (uint32_t i = 0; i < s->nops; i++) {
             const struct ct_op *op = &s->ops[i];
-            if (is_comm(op) && (op->peer < 0 || op->peer >= n || op->peer == a))
+            if (has_peer(op) && (op->peer < 0 || op->peer >= n || op->peer == a))
                 return ct_err_set(err, CT_EINVAL, "rank %d op %u: bad peer %d", a, i, op->peer);
+            if (op->kind == CT_OP_SYNC)
+                continue;
+            /* a location in the peer's buffers is checked against the peer's sizes */
+            const struct ct_sched *ss = ct_op_loc_remote(op, 1) ? &scheds[op->peer] : s,
+                                  *sd = ct_op_loc_remote(op, 0) ? &scheds[op->peer] : s,
+                                  *s2 = ct_op_loc_remote(op, 2) ? &scheds[op->peer] : s;
             if (op->kind != CT_OP_RECV)
-                CT_TRY(check_loc(s, op->src, ct_op_loc_bytes(op, 1), send_bytes, recv_bytes, a,
-                                 i, err));
+                CT_TRY(check_loc(ss, op->src, ct_op_loc_bytes(op, 1), send_bytes, recv_bytes, a, i,
+                                 err));
             if (op->kind != CT_OP_SEND)
-                CT_TRY(check_loc(s, op->dst, ct_op_loc_bytes(op, 0), send_bytes, recv_bytes, a,
-                                 i, err));
-            if (op->kind == CT_OP_REDUCE || op->kind == CT_OP_DEQUANT_ADD)
-                CT_TRY(check_loc(s, op->src2, op->bytes, send_bytes, recv_bytes, a, i, err));
+                CT_TRY(check_loc(sd, op->dst, ct_op_loc_bytes(op, 0), send_bytes, recv_bytes, a, i,
+                                 err));
+            if (op->kind == CT_OP_REDUCE || op->kind == CT_OP_DEQUANT_ADD ||
+                op->kind == CT_OP_GET_REDUCE)
+                CT_TRY(check_loc(s2, op->src2, op->bytes, send_bytes, recv_bytes, a, i, err));
         }
     }
+    /* a one-sided op lies between two fences with its peer: one in its step or before (the
+     * peer has entered), one in a later step (the peer learns it is over) */
+    for (int a = 0; a < n; a++) {
+        const struct ct_sched *s = &scheds[a];
+        for (uint32_t st = 0; st < s->nsteps; st++)
+            for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+                const struct ct_op *op = &s->ops[i];
+                if (op->kind != CT_OP_GET_REDUCE && op->kind != CT_OP_PUT)
+                    continue;
+                bool before = false, after = false;
+                for (uint32_t k = 0; k < s->nops && !(before && after); k++) {
+                    const struct ct_op *f = &s->ops[k];
+                    if (f->kind != CT_OP_SYNC || f->peer != op->peer)
+                        continue;
+                    before = before || k < s->step_start[st + 1];
+                    after = after || k >= s->step_start[st + 1];
+                }
+                if (!before || !after)
+                    return ct_err_set(err, CT_EINVAL,
+                                      "rank %d op %u: one-sided access to rank %d without a "
+                                      "fence %s it",
+                                      a, i, op->peer, before ? "after" : "before");
+            }
+    }
+    /* fences pair up: as many of a with b as of b with a */
+    for (int a = 0; a < n; a++)
+        for (uint32_t i = 0; i < scheds[a].nops; i++)
+            if (scheds[a].ops[i].kind == CT_OP_SYNC && scheds[a].ops[i].peer > a) {
+                int b = scheds[a].ops[i].peer;
+                uint32_t na = 0, nb = 0;
+                for (uint32_t k = 0; k < scheds[a].nops; k++)
+                    na += scheds[a].ops[k].kind == CT_OP_SYNC && scheds[a].ops[k].peer == b;
+                for (uint32_t k = 0; k < scheds[b].nops; k++)
+                    nb += scheds[b].ops[k].kind == CT_OP_SYNC && scheds[b].ops[k].peer == a;
+                if (na != nb)
+                    return ct_err_set(err, CT_EINVAL,
+                                      "pair %d<->%d: rank %d has %u fences with %d, rank %d has %u",
+                                      a, b, a, na, b, b, nb);
+            }
     for (int a = 0; a < n; a++) {
         for (int b = 0; b < n; b++) {
             if (a == b)
@@ -282,11 +327,13 @@ bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b)
         if (x->kind != y->kind || x->bytes != y->bytes || x->rev != y->rev ||
             x->fmt != y->fmt || !loc_eq(x->dst, y->dst))
             return false;
-        if (is_comm(x) && x->peer != y->peer)
+        if (has_peer(x) && x->peer != y->peer)
             return false;
         if (x->kind != CT_OP_RECV && !loc_eq(x->src, y->src))
             return false;
-        if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD) && !loc_eq(x->src2, y->src2))
+        if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD ||
+             x->kind == CT_OP_GET_REDUCE) &&
+            !loc_eq(x->src2, y->src2))
             return false;
     }
     return true;

@@ -36,7 +36,16 @@ enum ct_opk {
     CT_OP_QUANT,       /* dst (wire) = encode(src) */
     CT_OP_DEQUANT,     /* dst = decode(src (wire)) */
     CT_OP_DEQUANT_ADD, /* dst = src2 + decode(src (wire)) */
+    /* one-sided, over memory the peer published at the last fence (transport fence_post;
+     * shared memory only): */
+    CT_OP_SYNC,       /* a fence with peer: run before the step's other ops; the k-th fence
+                         of a with b meets the k-th of b with a (no bytes) */
+    CT_OP_GET_REDUCE, /* local dst = src (op) the peer's src2, or the peer's src2 (op) src
+                         when rev */
+    CT_OP_PUT,        /* the peer's dst = local src */
 };
+/* Between two fences with a peer, what a rank reads of the peer's buffers the peer does not
+ * write, and what a rank writes there nobody else reads or writes (tests/algos/sim.h). */
 
 enum ct_bufid { CT_BUF_SEND = 0, CT_BUF_RECV = 1, CT_BUF_SCRATCH = 2, CT_BUF_COUNT = 3 };
 
@@ -91,6 +100,19 @@ void ct_sched_quant(struct ct_sched *s, enum ct_opk kind, int fmt, struct ct_loc
 /* Bytes op touches at its location k (0 dst, 1 src, 2 src2): the wire side of a
  * quantized op is smaller than op->bytes. */
 uint64_t ct_op_loc_bytes(const struct ct_op *op, int k);
+/* A fence with peer (a step that has one runs it before its other ops). */
+void ct_sched_sync(struct ct_sched *s, int peer);
+/* dst = src (op) the peer's src2 (rev: the peer's operand first). */
+void ct_sched_get_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                         struct ct_loc peer_src2, bool rev, uint64_t bytes);
+/* The peer's dst = src. */
+void ct_sched_put(struct ct_sched *s, int peer, struct ct_loc peer_dst, struct ct_loc src,
+                  uint64_t bytes);
+/* Whether location k (0 dst, 1 src, 2 src2) of op is in the peer's buffers. */
+static inline bool ct_op_loc_remote(const struct ct_op *op, int k)
+{
+    return (op->kind == CT_OP_GET_REDUCE && k == 2) || (op->kind == CT_OP_PUT && k == 0);
+}
 /* Copies with dst == src are dropped. */
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);
 /* Close the last step, drop empty steps, compute the summary fields. */

@@ -93,6 +93,7 @@ static int setup(struct ct_bench *b, const struct ct_job *j, const struct ct_sch
     }
     red->fn = ct_reduce_fn_get(j->dtype, j->op);
     red->rev = ct_reduce_fn_rev_get(j->dtype, j->op);
+    red->fn2 = ct_reduce2_fn_get(j->dtype, j->op);
     red->esize = es;
     a->red = ct_coll_desc(j->coll)->needs_op ? red : NULL;
     a->scale = a->red && j->op == CT_AVG ? ct_scale_fn_get(j->dtype) : NULL;
@@ -270,7 +271,8 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
         return rc;
     }
     p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
-    if ((rc = flight_prepare(b, al, &p->j, &p->a, &p->fl, err)) < 0) {
+    if ((rc = ct_exec_onesided_ok(b->comm, &p->s, &p->a, err)) < 0 ||
+        (rc = flight_prepare(b, al, &p->j, &p->a, &p->fl, err)) < 0) {
         ct_sched_release(&p->s);
         return rc;
     }

@@ -392,12 +392,133 @@ static void reduce_part(void *arg, int i, int n)
                    ct_part_len(elems, (uint64_t)n, (uint64_t)i));
 }
 
-static void run_local(struct ct_exec *x, const struct ct_sched *s, uint32_t st,
-                      const struct ct_exec_args *a)
+_Static_assert(CT_FENCE_BUFS == CT_BUF_COUNT, "a fence publishes the executor's buffers");
+
+/*
+ * The step's fences (CT_OP_SYNC), before its other ops: post them all (each publishes this
+ * rank's buffers), then wait for each peer's matching fence with the steps' wait policy.
+ */
+static int run_fences(struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                      const struct ct_exec_args *a, struct ct_err *err)
+{
+    uint32_t b = s->step_start[st], e = s->step_start[st + 1], n = 0;
+    for (uint32_t i = b; i < e; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind != CT_OP_SYNC)
+            continue;
+        struct ct_tp *tp = c->tp_of[op->peer];
+        if (!tp->ops->fence_post)
+            return ct_err_set(err, CT_EUNSUPP,
+                              "step %u/%u: one-sided access to peer rank %d (%s) needs shared "
+                              "memory, and transport %s has none",
+                              st + 1, s->nsteps, op->peer, c->boot->hosts[op->peer], tp->ops->name);
+        CT_TRY(tp->ops->fence_post(tp, op->peer, a->buf, CT_BUF_COUNT, err));
+        n++;
+    }
+    /* test every fence on each pass: one met but untested keeps wait() from sleeping */
+    struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
+    while (n) {
+        int pend = -1, rc;
+        for (uint32_t i = b; i < e; i++) {
+            const struct ct_op *op = &s->ops[i];
+            if (op->kind != CT_OP_SYNC)
+                continue;
+            struct ct_tp *tp = c->tp_of[op->peer];
+            if ((rc = tp->ops->fence_test(tp, op->peer, err)) < 0)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            pend = rc == 0 && pend < 0 ? op->peer : pend;
+        }
+        if (pend < 0)
+            break;
+        if ((rc = progress_all(c, err)) > 0) {
+            idle_reset(&w);
+            continue;
+        }
+        if (rc == 0 && (rc = idle_pass(&w, c, pend, err)) > 0)
+            return ct_err_set(err, CT_ETIMEDOUT,
+                              "step %u/%u: no progress for %.1f s waiting for the fence of peer "
+                              "rank %d (%s)",
+                              st + 1, s->nsteps, (double)c->timeout_ns / 1e9, pend,
+                              c->boot->hosts[pend]);
+        if (rc < 0)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+    }
+    return 0;
+}
+
+int ct_exec_onesided_ok(struct ct_comm *c, const struct ct_sched *s, const struct ct_exec_args *a,
+                        struct ct_err *err)
+{
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind < CT_OP_SYNC)
+            continue;
+        struct ct_tp *tp = c->tp_of[op->peer];
+        if (!tp->ops->fence_post || !tp->ops->published)
+            return ct_err_set(err, CT_EUNSUPP,
+                              "one-sided access to peer rank %d (%s) needs shared memory, and "
+                              "transport %s has none",
+                              op->peer, c->boot->hosts[op->peer], tp->ops->name);
+        /* the peers' schedules mirror this one: the buffers this rank reaches in a peer are
+         * the ones the peers reach in this rank */
+        for (int k = 0; k < 3; k++) {
+            const struct ct_loc *l = k == 0 ? &op->dst : k == 1 ? &op->src : &op->src2;
+            if (ct_op_loc_remote(op, k) &&
+                !tp->ops->published(tp, (char *)a->buf[l->buf] + l->off, op->bytes))
+                return ct_err_set(err, CT_EUNSUPP,
+                                  "one-sided access needs the buffers in shared memory "
+                                  "(COLLTUNE_SHM_UNREGISTERED gives private ones)");
+        }
+    }
+    return 0;
+}
+
+/* Where the peer's bytes of a one-sided op are, in this process. */
+static void *peer_at(struct ct_comm *c, const struct ct_op *op, struct ct_loc l, struct ct_err *err)
+{
+    struct ct_tp *tp = c->tp_of[op->peer];
+    if (!tp->ops->peer_addr) {
+        ct_err_set(err, CT_EUNSUPP, "transport %s has no one-sided access to peer rank %d",
+                   tp->ops->name, op->peer);
+        return NULL;
+    }
+    return tp->ops->peer_addr(tp, op->peer, l.buf, l.off, op->bytes, err);
+}
+
+static inline bool loc_same(struct ct_loc p, struct ct_loc q)
+{
+    return p.buf == q.buf && p.off == q.off;
+}
+
+static int run_local(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                     const struct ct_exec_args *a, struct ct_err *err)
 {
     for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
         const struct ct_op *op = &s->ops[i];
-        if (op->kind == CT_OP_COPY) {
+        if (op->kind == CT_OP_GET_REDUCE) {
+            const void *pb = peer_at(c, op, op->src2, err);
+            if (!pb)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            const struct ct_op *nx = i + 1 < s->step_start[st + 1] ? op + 1 : NULL;
+            if (nx && nx->kind == CT_OP_PUT && loc_same(nx->src, op->dst) &&
+                nx->bytes == op->bytes && !op->rev && a->red->fn2) {
+                /* a reduce whose result is put next: one pass writes both places (measured,
+                 * 2 ranks, 32 KiB float sum: 0.75 of the limit against 0.63 in two passes) */
+                void *pd = peer_at(c, nx, nx->dst, err);
+                if (!pd)
+                    return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+                a->red->fn2(at(a, op->dst), pd, at(a, op->src), pb, op->bytes / a->red->esize);
+                i++;
+            } else if (op->rev)
+                a->red->fn(at(a, op->dst), pb, at(a, op->src), op->bytes / a->red->esize);
+            else
+                a->red->fn(at(a, op->dst), at(a, op->src), pb, op->bytes / a->red->esize);
+        } else if (op->kind == CT_OP_PUT) {
+            void *pd = peer_at(c, op, op->dst, err);
+            if (!pd)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            ct_copy(pd, at(a, op->src), op->bytes);
+        } else if (op->kind == CT_OP_COPY) {
             void *d = at(a, op->dst);
             const void *src = at(a, op->src);
             const char *dc = d, *sc = src;
@@ -426,6 +547,7 @@ static void run_local(struct ct_exec *x, const struct ct_sched *s, uint32_t st,
                                 op->bytes / 4);
         }
     }
+    return 0;
 }
 
 int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
@@ -439,8 +561,9 @@ int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
         x->red_rev.esize = a->red->esize;
     }
     for (uint32_t st = 0; st < s->nsteps; st++) {
+        CT_TRY(run_fences(c, s, st, a, err));
         CT_TRY(run_comm(x, c, s, st, a, err));
-        run_local(x, s, st, a);
+        CT_TRY(run_local(x, c, s, st, a, err));
     }
     return 0;
 }

@@ -41,6 +41,11 @@ struct ct_exec_args {
 
 void ct_exec_init(struct ct_exec *x);
 void ct_exec_release(struct ct_exec *x);
+/* Whether this rank can run s's one-sided ops (fences, gets, puts): every such peer's
+ * transport has them, and each buffer the peers reach is in shared memory. 0, or CT_EUNSUPP
+ * saying why (COLLTUNE_SHM_UNREGISTERED, tcp). */
+int ct_exec_onesided_ok(struct ct_comm *c, const struct ct_sched *s, const struct ct_exec_args *a,
+                        struct ct_err *err);
 /* Run s on this rank. Errors name the step and peer; a stalled peer times out after
  * comm->timeout_ns without progress. */
 int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,

@@ -117,6 +117,15 @@ static double local_op_us(const struct ct_mtopo *t, const struct xargs *x, const
 {
     if (op->kind == CT_OP_COPY)
         return (double)op->bytes * us_per_byte(t->copy_gbps);
+    if (op->kind == CT_OP_SYNC) /* one fence line per peer; the step's latency is added once */
+        return t->msg_us;
+    if (op->kind == CT_OP_PUT) /* a write across the node's link */
+        return (double)op->bytes * us_per_byte(t->intra.gbps);
+    if (op->kind == CT_OP_GET_REDUCE) { /* read across the link and reduce: the slower */
+        double rd = (double)op->bytes * us_per_byte(t->intra.gbps),
+               red = (double)op->bytes * us_per_byte(t->gamma_gbps);
+        return rd > red ? rd : red;
+    }
     int thr = x->threads > 1 && op->bytes >= SPLIT_MIN_BYTES ? x->threads : 1;
     return (double)op->bytes * us_per_byte(t->gamma_gbps) / thr;
 }
@@ -163,8 +172,13 @@ static void extract(const struct ct_mtopo *t, const struct xargs *x, const struc
     for (uint32_t st = 0; st < s->nsteps; st++) {
         uint32_t ep = ++*epoch;
         v->sfirst[st] = (uint32_t)v->ng;
+        bool fenced = false;
         for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
             const struct ct_op *op = &s->ops[i];
+            if (op->kind == CT_OP_SYNC && !fenced) { /* a fence: a round trip's latency */
+                fenced = true;
+                v->local_us[st] += t->intra.alpha_us + t->step_us;
+            }
             if (op->kind > CT_OP_RECV_REDUCE) {
                 v->local_us[st] += local_op_us(t, x, op);
                 continue;

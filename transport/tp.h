@@ -94,7 +94,27 @@ struct ct_tp_ops {
     /* Peers with unfinished operations, for timeout messages: fills up to max ranks,
      * returns how many. May be NULL. */
     int (*pending_peers)(struct ct_tp *tp, int *peers, int max);
+    /*
+     * One-sided access to a peer's buffers (CT_TP_SYMMETRIC transports; NULL elsewhere).
+     * A fence with one peer: fence_post raises this rank's fence count toward peer and
+     * publishes bufs[0..n) (n <= CT_FENCE_BUFS; NULL or outside alloc()'s memory: not
+     * published), ringing the peer; fence_test returns 1 once the peer has posted its
+     * fence of the same count, 0 while not yet (progress() and wait() watch for it), < 0
+     * when the peer died. Fences are matched by count per ordered pair, like messages.
+     * After fence_test returned 1, peer_addr gives bytes [off, off + len) of the peer's
+     * published buffer i mapped in this process (NULL and CT_EUNSUPP where the peer did not
+     * publish it or it is too short) until the next fence with that peer: what a rank
+     * reads or writes there between two fences is the algorithm's to keep race-free.
+     */
+    int (*fence_post)(struct ct_tp *tp, int peer, void *const bufs[], int n, struct ct_err *err);
+    int (*fence_test)(struct ct_tp *tp, int peer, struct ct_err *err);
+    void *(*peer_addr)(struct ct_tp *tp, int peer, int i, uint64_t off, uint64_t len,
+                       struct ct_err *err);
+    /* Whether [buf, buf + len) is memory a fence can publish (alloc()'s shared heap). */
+    bool (*published)(struct ct_tp *tp, const void *buf, size_t len);
 };
+
+#define CT_FENCE_BUFS 3 /* buffers a fence publishes (the executor's send, recv, scratch) */
 
 /* Every transport's handle starts with this header. */
 struct ct_tp {

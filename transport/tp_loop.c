@@ -2,9 +2,11 @@
 /*
  * loop: ranks are threads of one process; messages are copied into per-pair FIFO queues.
  * The test default. Faults for tests: drop, delay or corrupt the k-th message a rank sends.
+ * Fences (tp.h) publish plain pointers: every rank's memory is the process's.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,10 +32,17 @@ struct inbox {
     unsigned long seq; /* bumped on every arrival */
 };
 
+/* a's fences toward b; the buffers of fence k in bufs[k & 1] (tp_shm.c says why two). */
+struct lfence {
+    _Atomic uint64_t count;
+    void *bufs[2][CT_FENCE_BUFS];
+};
+
 struct world {
     int n;
     struct pairq *q;    /* q[src * n + dst] */
     struct inbox *in;   /* per destination */
+    struct lfence *f;   /* f[a * n + b] */
 };
 
 struct loop_tp {
@@ -43,6 +52,9 @@ struct loop_tp {
     long sent;
     unsigned long seen; /* inbox seq observed at the start of the last progress */
     struct ct_req **rhead, **rtail; /* posted receives per peer (FIFO via priv[4]) */
+    uint64_t *fout;                 /* fences posted toward each peer */
+    unsigned char *fwait;           /* the last one not yet met */
+    void *(*fin)[CT_FENCE_BUFS];    /* each peer's buffers of the last fence met */
 };
 
 extern const struct ct_tp_ops ct_tp_loop_ops;
@@ -55,6 +67,7 @@ static void *world_create(int n, void *arg)
     w->n = n;
     w->q = ct_xcalloc((size_t)n * (size_t)n, sizeof *w->q);
     w->in = ct_xcalloc((size_t)n, sizeof *w->in);
+    w->f = ct_xcalloc((size_t)n * (size_t)n, sizeof *w->f);
     for (int i = 0; i < n * n; i++)
         pthread_mutex_init(&w->q[i].mu, NULL);
     for (int i = 0; i < n; i++) {
@@ -62,6 +75,16 @@ static void *world_create(int n, void *arg)
         pthread_cond_init(&w->in[i].cv, NULL);
     }
     return w;
+}
+
+/* Something arrived for rank r: bump its inbox and wake it. */
+static void wake(struct world *w, int r)
+{
+    struct inbox *in = &w->in[r];
+    pthread_mutex_lock(&in->mu);
+    in->seq++;
+    pthread_cond_signal(&in->cv);
+    pthread_mutex_unlock(&in->mu);
 }
 
 static void world_destroy(void *p);
@@ -79,6 +102,9 @@ static int loop_open(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct ct_
     t->w = ct_boot_world_slot(boot, world_create, world_destroy, NULL);
     t->rhead = ct_xcalloc((size_t)boot->size, sizeof *t->rhead);
     t->rtail = ct_xcalloc((size_t)boot->size, sizeof *t->rtail);
+    t->fout = ct_xcalloc((size_t)boot->size, sizeof *t->fout);
+    t->fwait = ct_xcalloc((size_t)boot->size, sizeof *t->fwait);
+    t->fin = ct_xcalloc((size_t)boot->size, sizeof *t->fin);
     *out = &t->base;
     return 0;
 }
@@ -101,6 +127,7 @@ static void world_destroy(void *p)
     }
     free(w->q);
     free(w->in);
+    free(w->f);
     free(w);
 }
 
@@ -110,6 +137,9 @@ static void loop_close(struct ct_tp *tp)
     /* the world (queues) is freed with the bootstrap world, after every thread ends */
     free(t->rhead);
     free(t->rtail);
+    free(t->fout);
+    free(t->fwait);
+    free(t->fin);
     free(t);
 }
 
@@ -161,11 +191,7 @@ static int loop_isend(struct ct_tp *tp, int peer, const void *buf, size_t len, s
         q->head = m;
     q->tail = m;
     pthread_mutex_unlock(&q->mu);
-    struct inbox *in = &w->in[peer];
-    pthread_mutex_lock(&in->mu);
-    in->seq++;
-    pthread_cond_signal(&in->cv);
-    pthread_mutex_unlock(&in->mu);
+    wake(w, peer);
     return 0;
 }
 
@@ -256,8 +282,13 @@ static int loop_wait(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err)
     ts.tv_sec += ns / 1000000000LL;
     ts.tv_nsec = ns % 1000000000LL;
     pthread_mutex_lock(&in->mu);
-    /* sleep only if nothing arrived since the last progress looked */
+    /* sleep only if nothing arrived since the last progress looked, nor a fence we wait for
+     * (its poster bumps seq under this lock after publishing it) */
     int rc = 0;
+    for (int p = 0; p < tp->size; p++)
+        if (t->fwait[p] && atomic_load_explicit(&t->w->f[p * t->w->n + tp->rank].count,
+                                                memory_order_acquire) >= t->fout[p])
+            rc = ETIMEDOUT;
     while (in->seq == t->seen && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&in->cv, &in->mu, &ts);
     pthread_mutex_unlock(&in->mu);
@@ -269,9 +300,59 @@ static int loop_pending(struct ct_tp *tp, int *peers, int max)
     struct loop_tp *t = (struct loop_tp *)tp;
     int n = 0;
     for (int p = 0; p < tp->size && n < max; p++)
-        if (t->rhead[p])
+        if (t->rhead[p] || t->fwait[p])
             peers[n++] = p;
     return n;
+}
+
+static int loop_fence_post(struct ct_tp *tp, int peer, void *const bufs[], int n,
+                           struct ct_err *err)
+{
+    struct loop_tp *t = (struct loop_tp *)tp;
+    struct world *w = t->w;
+    if (peer < 0 || peer >= tp->size || peer == tp->rank)
+        return ct_err_set(err, CT_EINVAL, "loop: no peer rank %d", peer);
+    struct lfence *f = &w->f[tp->rank * w->n + peer];
+    uint64_t k = ++t->fout[peer];
+    for (int i = 0; i < CT_FENCE_BUFS; i++)
+        f->bufs[k & 1][i] = i < n ? bufs[i] : NULL;
+    atomic_store_explicit(&f->count, k, memory_order_release);
+    t->fwait[peer] = 1;
+    wake(w, peer);
+    return 0;
+}
+
+static int loop_fence_test(struct ct_tp *tp, int peer, struct ct_err *err)
+{
+    struct loop_tp *t = (struct loop_tp *)tp;
+    struct world *w = t->w;
+    if (peer < 0 || peer >= tp->size || peer == tp->rank)
+        return ct_err_set(err, CT_EINVAL, "loop: no peer rank %d", peer);
+    if (!t->fwait[peer])
+        return 1;
+    struct lfence *f = &w->f[peer * w->n + tp->rank];
+    if (atomic_load_explicit(&f->count, memory_order_acquire) < t->fout[peer])
+        return 0;
+    memcpy(t->fin[peer], f->bufs[t->fout[peer] & 1], sizeof t->fin[peer]);
+    t->fwait[peer] = 0;
+    return 1;
+}
+
+static void *loop_peer_addr(struct ct_tp *tp, int peer, int i, uint64_t off, uint64_t len,
+                            struct ct_err *err)
+{
+    struct loop_tp *t = (struct loop_tp *)tp;
+    (void)len;
+    char *b = peer >= 0 && peer < tp->size && i >= 0 && i < CT_FENCE_BUFS ? t->fin[peer][i] : NULL;
+    if (!b)
+        ct_err_set(err, CT_EUNSUPP, "loop: peer rank %d published no buffer %d", peer, i);
+    return b ? b + off : NULL;
+}
+
+static bool loop_published(struct ct_tp *tp, const void *buf, size_t len)
+{
+    (void)tp, (void)buf, (void)len;
+    return true; /* one address space */
 }
 
 const struct ct_tp_ops ct_tp_loop_ops = {
@@ -288,4 +369,8 @@ const struct ct_tp_ops ct_tp_loop_ops = {
     .progress = loop_progress,
     .wait = loop_wait,
     .pending_peers = loop_pending,
+    .fence_post = loop_fence_post,
+    .fence_test = loop_fence_test,
+    .peer_addr = loop_peer_addr,
+    .published = loop_published,
 };

@@ -61,6 +61,11 @@
  *          at or below it (a length mismatch, a bug in the caller) until its timeout, which
  *          names the peer, instead of being told "does not match".
  *
+ * Fences (tp.h fence_post/fence_test/peer_addr): each channel also carries a fence line, the
+ * count of fences its writer has posted toward its reader, and the writer's published buffers
+ * (object, id, offset, size) for that fence. The reader maps them like a RDV source, and then
+ * reads or writes them in place: the one-sided ops of the symmetric algorithms.
+ *
  * COLLTUNE_SHM_UNREGISTERED=1 makes alloc() return private memory instead, so that every
  * message takes the copy path (make bench reports both).
  *
@@ -76,7 +81,7 @@
  */
 
 #define LINE 64
-#define SHM_MAGIC 0x324d48535443ull /* "CTSHM2": channels with clear-to-send lines */
+#define SHM_MAGIC 0x334d48535443ull /* "CTSHM3": channels with clear-to-send and fence lines */
 #define MAX_OBJS 256
 #define INLINE_MAX 40
 #define PREFETCH_MAX                                                                               \
@@ -131,10 +136,28 @@ struct cts {
     uint64_t obj_id, offset, obj_size, len;
 };
 
+/* A buffer published at a fence (obj_idx NO_OBJ: none). */
+struct fdesc {
+    uint32_t obj_idx, pad;
+    uint64_t obj_id, offset, obj_size;
+};
+
+/*
+ * Fences, written by the channel's sender side (the poster), read by its receiver. The
+ * buffers of fence k are in d[k & 1]: the reader copies them as soon as it sees count k, and
+ * the poster reaches fence k + 2 (the same half) only after the reader has posted fence k + 1,
+ * which it does after that copy.
+ */
+struct fence {
+    _Alignas(LINE) _Atomic uint64_t count;
+    _Alignas(LINE) struct fdesc d[2][CT_FENCE_BUFS];
+};
+
 struct chan {
     _Alignas(LINE) _Atomic uint64_t tail; /* slots consumed by the receiver */
     _Alignas(LINE) _Atomic uint32_t bad;  /* the receiver rejected a message */
     struct cts cts[CTS_N];                /* receive ordinal k uses cts[k % CTS_N] */
+    struct fence fence;                   /* sender -> receiver fences */
 };
 
 struct slot {
@@ -204,6 +227,9 @@ struct peer {
     uint64_t tick;           /* zero-copy reads so far */
     uint64_t spans, largest; /* sum of the maps' read spans; the largest buffer read */
     uint64_t map_epoch;
+    uint64_t fout;                   /* fences posted toward the peer */
+    int fwait;                       /* the last one is not yet met */
+    struct fdesc fin[CT_FENCE_BUFS]; /* the peer's buffers of the last fence met */
 };
 
 struct heap_ent {
@@ -333,7 +359,13 @@ static bool proc_alive(struct peer *p)
 
 static inline bool pending(const struct peer *p)
 {
-    return p->sq_head || p->rq_head;
+    return p->sq_head || p->rq_head || p->fwait;
+}
+
+/* The peer has posted the fence this rank waits for. */
+static inline bool fence_met(const struct peer *p)
+{
+    return atomic_load_explicit(&p->in->fence.count, memory_order_acquire) >= p->fout;
 }
 
 /* Liveness of peers we wait on; a receiver's rejection of our message. */
@@ -351,6 +383,8 @@ static int check_peers(struct tp_shm *t, struct ct_err *err)
              * pending after that is the peer's death */
             const struct slot *sl = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);
             if (p->rq_head && atomic_load_explicit(&sl->seq, memory_order_acquire) == p->rseq + 1)
+                continue;
+            if (p->fwait && !p->sq_head && !p->rq_head && fence_met(p))
                 continue;
             p->state = P_EXITED;
         }
@@ -791,15 +825,21 @@ static int no_peer(struct tp_shm *t, int rank, struct ct_err *err)
                       t->base.rank);
 }
 
+/* The peer posts go to: served by this endpoint and not failed. */
+static int live_peer(struct tp_shm *t, int rank, struct peer **out, struct ct_err *err)
+{
+    struct peer *p = *out = get_peer(t, rank);
+    if (!p)
+        return no_peer(t, rank, err);
+    return p->state == P_OK ? 0 : peer_error(t, p, err);
+}
+
 static int shm_isend(struct ct_tp *tp, int peer, const void *buf, size_t len, struct ct_req *req,
                      struct ct_err *err)
 {
     struct tp_shm *t = (struct tp_shm *)tp;
-    struct peer *p = get_peer(t, peer);
-    if (!p)
-        return no_peer(t, peer, err);
-    if (p->state != P_OK)
-        return peer_error(t, p, err);
+    struct peer *p;
+    CT_TRY(live_peer(t, peer, &p, err));
     struct rq *r = RQ(req);
     req->done = 0;
     req->status = 0;
@@ -834,11 +874,8 @@ static int shm_irecv(struct ct_tp *tp, int peer, void *dst, const void *src, siz
                      const struct ct_red *red, struct ct_req *req, struct ct_err *err)
 {
     struct tp_shm *t = (struct tp_shm *)tp;
-    struct peer *p = get_peer(t, peer);
-    if (!p)
-        return no_peer(t, peer, err);
-    if (p->state != P_OK)
-        return peer_error(t, p, err);
+    struct peer *p;
+    CT_TRY(live_peer(t, peer, &p, err));
     /* elements of a power-of-two size up to a line (no division on the latency path) */
     if (red && (!red->fn || !red->esize || red->esize > LINE || (red->esize & (red->esize - 1)) ||
                 (len & (red->esize - 1))))
@@ -913,6 +950,8 @@ static bool any_ready(struct tp_shm *t)
         struct peer *p = &t->peers[i];
         if (p->state != P_OK)
             return true;
+        if (p->fwait && fence_met(p))
+            return true;
         if (p->rq_head) {
             struct slot *s = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);
             if (atomic_load_explicit(&s->seq, memory_order_acquire) == p->rseq + 1)
@@ -961,6 +1000,77 @@ static int shm_wait(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err)
         futex(&t->ctl->doorbell, FUTEX_WAIT, v, &ts);
     atomic_store_explicit(&t->ctl->sleeping, 0, memory_order_relaxed);
     return 0;
+}
+
+/* ---------------------------------------------------------------- fences */
+
+static int shm_fence_post(struct ct_tp *tp, int peer, void *const bufs[], int n, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    struct peer *p;
+    CT_TRY(live_peer(t, peer, &p, err));
+    struct fence *f = &p->out->fence;
+    p->fout++;
+    struct fdesc *d = f->d[p->fout & 1];
+    for (int i = 0; i < CT_FENCE_BUFS; i++) {
+        /* a byte's length: a pointer at the end of one object may be the start of the next */
+        const struct heap_ent *h = i < n && bufs[i] ? heap_find(t, bufs[i], 1) : NULL;
+        d[i].obj_idx = h ? h->idx : NO_OBJ;
+        d[i].obj_id = h ? h->id : 0;
+        d[i].offset = h ? (uint64_t)((const char *)bufs[i] - h->base) : 0;
+        d[i].obj_size = h ? h->size : 0;
+    }
+    atomic_store_explicit(&f->count, p->fout, memory_order_release);
+    ring(p->ctl);
+    p->fwait = 1;
+    return 0;
+}
+
+static int shm_fence_test(struct ct_tp *tp, int peer, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    struct peer *p = get_peer(t, peer);
+    if (!p)
+        return no_peer(t, peer, err);
+    if (!p->fwait)
+        return 1;
+    if (!fence_met(p))
+        return p->state == P_OK ? 0 : peer_error(t, p, err);
+    memcpy(p->fin, p->in->fence.d[p->fout & 1], sizeof p->fin);
+    p->fwait = 0;
+    t->moved = 1;
+    return 1;
+}
+
+static void *shm_peer_addr(struct ct_tp *tp, int peer, int i, uint64_t off, uint64_t len,
+                           struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    struct peer *p = get_peer(t, peer);
+    if (!p) {
+        no_peer(t, peer, err);
+        return NULL;
+    }
+    const struct fdesc *d = i >= 0 && i < CT_FENCE_BUFS ? &p->fin[i] : NULL;
+    if (!d || d->obj_idx == NO_OBJ || d->offset > d->obj_size || off > d->obj_size - d->offset ||
+        len > d->obj_size - d->offset - off) {
+        ct_err_set(err, CT_EUNSUPP, "peer rank %d (%s): buffer %d is not in its shared heap",
+                   p->rank, host_of(t, p->rank), i);
+        return NULL;
+    }
+    char *a = peer_obj(t, p, d->obj_idx, d->obj_id, d->offset + off, d->obj_size, len);
+    if (!a) {
+        p->state = P_MAPFAIL;
+        peer_error(t, p, err);
+        return NULL;
+    }
+    note_read(p, d->obj_idx, d->offset + off, len);
+    return a;
+}
+
+static bool shm_published(struct ct_tp *tp, const void *buf, size_t len)
+{
+    return heap_find((const struct tp_shm *)tp, buf, len) != NULL;
 }
 
 static int shm_pending_peers(struct ct_tp *tp, int *peers, int max)
@@ -1243,4 +1353,8 @@ const struct ct_tp_ops ct_tp_shm_ops = {
     .progress = shm_progress,
     .wait = shm_wait,
     .pending_peers = shm_pending_peers,
+    .fence_post = shm_fence_post,
+    .fence_test = shm_fence_test,
+    .peer_addr = shm_peer_addr,
+    .published = shm_published,
 };

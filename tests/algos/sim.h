@@ -5,7 +5,11 @@
  * posted when the step starts, then its local ops run in order) and checks the hazards
  * the executor cannot tolerate. Sends are rendezvous: a step ends only once the peers
  * have taken its messages, so a schedule that passes cannot deadlock on a transport
- * with bounded buffering either. Header-only, for tests.
+ * with bounded buffering either. One-sided ops (tp.h fences): a step with fences completes
+ * once every such peer has posted its matching fence, and its gets and puts then read and
+ * write the peers' buffers directly. Ranks advance in order 0..N-1, or N-1..0 with
+ * `reverse`: a schedule whose one-sided ops race gives different results in the two orders
+ * (a serial simulator cannot see the race itself). Header-only, for tests.
  */
 #ifndef CT_TEST_SIM_H
 #define CT_TEST_SIM_H
@@ -35,6 +39,7 @@ struct sim {
     uint8_t *(*buf)[CT_BUF_COUNT]; /* per rank: SEND, RECV, SCRATCH base (may alias) */
     ct_reduce_fn fn;               /* NULL when nothing reduces */
     size_t esize;
+    int reverse; /* advance ranks from N-1 down to 0 */
     char why[512];
 };
 
@@ -122,7 +127,20 @@ static inline void sim_push(struct sim_queue *q, const uint8_t *data, uint64_t b
 
 static inline int sim_apply_local(struct sim *s, int r, const struct ct_op *op)
 {
+    if (op->kind == CT_OP_SYNC)
+        return 0;
+    if (op->kind == CT_OP_PUT) {
+        memcpy(sim_at(s, op->peer, op->dst), sim_at(s, r, op->src), op->bytes);
+        return 0;
+    }
     uint8_t *d = sim_at(s, r, op->dst);
+    if (op->kind == CT_OP_GET_REDUCE) {
+        if (!s->fn || op->bytes % s->esize)
+            return sim_fail(s, "rank %d: get-reduce without a reduction", r);
+        const uint8_t *x = sim_at(s, r, op->src), *y = sim_at(s, op->peer, op->src2);
+        s->fn(d, op->rev ? y : x, op->rev ? x : y, op->bytes / s->esize);
+        return 0;
+    }
     if (op->kind == CT_OP_COPY) {
         memmove(d, sim_at(s, r, op->src), op->bytes);
         return 0;
@@ -144,12 +162,14 @@ static inline int sim_run(struct sim *s)
     int *taken = calloc((size_t)n, sizeof *taken);        /* receives of the step done */
     size_t *unacked = calloc((size_t)n, sizeof *unacked); /* sends not yet received */
     size_t *need = calloc((size_t)n, sizeof *need);
+    uint64_t *fences = calloc((size_t)n * (size_t)n, sizeof *fences); /* [a * n + b]: a with b */
     int done = 0;
     for (int r = 0; r < n; r++)
         done += s->scheds[r].nsteps == 0;
     while (done < n && !rc) {
         int progress = 0;
-        for (int r = 0; r < n && !rc; r++) {
+        for (int k = 0; k < n && !rc; k++) {
+            int r = s->reverse ? n - 1 - k : k;
             const struct ct_sched *sc = &s->scheds[r];
             if (cur[r] >= sc->nsteps || posted[r])
                 continue;
@@ -161,11 +181,14 @@ static inline int sim_run(struct sim *s)
                              op->bytes);
                     unacked[r]++;
                 }
+                if (op->kind == CT_OP_SYNC)
+                    fences[(size_t)r * (size_t)n + (size_t)op->peer]++;
             }
             posted[r] = 1;
             progress = 1;
         }
-        for (int r = 0; r < n && !rc; r++) {
+        for (int k = 0; k < n && !rc; k++) {
+            int r = s->reverse ? n - 1 - k : k;
             const struct ct_sched *sc = &s->scheds[r];
             if (!posted[r])
                 continue;
@@ -210,6 +233,14 @@ static inline int sim_run(struct sim *s)
             }
             if (unacked[r])
                 continue; /* our sends are not all taken yet */
+            int met = 1;
+            for (uint32_t i = b; i < e; i++)
+                if (sc->ops[i].kind == CT_OP_SYNC &&
+                    fences[(size_t)sc->ops[i].peer * (size_t)n + (size_t)r] <
+                        fences[(size_t)r * (size_t)n + (size_t)sc->ops[i].peer])
+                    met = 0;
+            if (!met)
+                continue; /* a peer has not posted its matching fence yet */
             for (uint32_t i = b; i < e && !rc; i++)
                 if (sc->ops[i].kind > CT_OP_RECV_REDUCE)
                     rc = sim_apply_local(s, r, &sc->ops[i]);
@@ -235,6 +266,7 @@ static inline int sim_run(struct sim *s)
     free(taken);
     free(unacked);
     free(need);
+    free(fences);
     return rc;
 }
 

@@ -39,6 +39,7 @@ struct tcase {
     bool in_place;
     const char *intra, *inter;
     bool random_floats; /* determinism runs: random values, no reference */
+    bool reverse;       /* simulate ranks in reverse order (sim.h) */
 };
 
 static void describe(const struct tcase *c, char *out, size_t n)
@@ -236,7 +237,8 @@ static int run_case(const struct tcase *c, struct run *out)
                       .scheds = r.scheds,
                       .buf = r.buf,
                       .fn = ct_reduce_fn_get(c->t, c->op),
-                      .esize = ct_dtype_size(c->t)};
+                      .esize = ct_dtype_size(c->t),
+                      .reverse = c->reverse};
     rc = sim_run(&sim);
     cr_assert_eq(rc, 0, "%s: simulation: %s", d, sim.why);
     *out = r;
@@ -283,14 +285,19 @@ static void verify(const struct tcase *c, const struct run *r)
     free(ref);
 }
 
-/* Run and verify; 1 when refused. */
+/* Run and verify, with the ranks simulated in both orders (a one-sided race shows as a
+ * wrong result in one of them); 1 when refused. */
 static int check_case(const struct tcase *c)
 {
-    struct run r;
-    if (run_case(c, &r))
-        return 1;
-    verify(c, &r);
-    run_release(&r);
+    for (int rev = 0; rev < 2; rev++) {
+        struct tcase cc = *c;
+        cc.reverse = rev;
+        struct run r;
+        if (run_case(&cc, &r))
+            return 1;
+        verify(&cc, &r);
+        run_release(&r);
+    }
     return 0;
 }
 
@@ -430,12 +437,16 @@ Test(matrix, torus_rdh)
 {
     matrix("torus-rdh");
 }
+Test(matrix, symm)
+{
+    matrix("symm");
+}
 
 Test(matrix, table_is_covered)
 {
     static const char *const tested[] = {
-        "ring", "mesh",      "simple-ring", "bidir-ring", "mesh-1step", "rdh",      "kangaring",
-        "hier", "flat-ring", "rail-ring",   "bruck",      "torus-ring", "torus-rdh"};
+        "ring", "mesh",      "simple-ring", "bidir-ring", "mesh-1step", "rdh",       "kangaring",
+        "hier", "flat-ring", "rail-ring",   "bruck",      "torus-ring", "torus-rdh", "symm"};
     size_t n = sizeof tested / sizeof tested[0];
     cr_assert_eq(ct_algo_count(), n, "table has %zu rows, the matrix tests %zu", ct_algo_count(),
                  n);
@@ -1057,4 +1068,38 @@ Test(fold, operand_order_and_wire_format_make_schedules_differ)
     cr_assert_not(ct_sched_equal(&a, &b), "incoming operand first in one of them");
     ct_sched_release(&a);
     ct_sched_release(&b);
+}
+
+/* ---- One-sided rules of ct_sched_check --------------------------------------------------- */
+
+/* Two ranks: rank 0 puts 8 bytes into rank 1's receive buffer between fences; `drop` leaves
+ * out rank 0's closing fence (1) or rank 1's (2). */
+static int onesided_pair(int drop, struct ct_err *err)
+{
+    struct ct_sched s[2];
+    for (int r = 0; r < 2; r++) {
+        ct_sched_init(&s[r]);
+        ct_sched_step(&s[r]);
+        ct_sched_sync(&s[r], 1 - r);
+        if (r == 0)
+            ct_sched_put(&s[r], 1, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), 8);
+        ct_sched_step(&s[r]);
+        if (drop != r + 1)
+            ct_sched_sync(&s[r], 1 - r);
+        ct_sched_finish(&s[r]);
+    }
+    int rc = ct_sched_check(s, 2, 8, 8, err);
+    ct_sched_release(&s[0]);
+    ct_sched_release(&s[1]);
+    return rc;
+}
+
+Test(sched_check, one_sided_ops_between_paired_fences)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(onesided_pair(0, &err), 0, "%s", err.msg);
+    cr_assert_eq(onesided_pair(1, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "without a fence after it"), "%s", err.msg);
+    cr_assert_eq(onesided_pair(2, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "rank 0 has 2 fences with 1, rank 1 has 1"), "%s", err.msg);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A stopped (SIGSTOP) rank: every rank is gone within 10 s after --timeout expires, the
 # run exits 1 and names the stalled rank (16 MiB messages, and 8 B ones: the executor's
-# small-message path); after kill -9 of any rank (first, middle, last)
+# small-message path; symm: the waiting ranks sit at a fence); after kill -9 of any rank
+# (first, middle, last)
 # no rank process and no /dev/shm object of the job is left.
 . "$(dirname "$0")/lib.sh"
 
@@ -19,14 +20,15 @@ shm_count() { ls /dev/shm 2>/dev/null | grep -c '^ct-' || true; }
 alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && echo "$p"; done; }
 
 TO=3
-for cs in 2:16M:16M 4:16M:16M 2:8:1K; do
+for cs in 2:16M:16M:ring 4:16M:16M:ring 2:8:1K:ring 3:8:1M:symm; do
+    algo=${cs##*:} cs=${cs%:*}
     nr=${cs%%:*} b=${cs#*:} e=${cs##*:} b=${b%:*}
     before=$(shm_count)
-    $COLLTUNE run --local $nr --transport shm --timeout $TO -b $b -e $e -n 1000000 -w 1000000 -c 0 \
-        >"$TMP/out" 2>"$TMP/err" &
+    $COLLTUNE run --local $nr --transport shm --algo $algo --timeout $TO -b $b -e $e -n 1000000 \
+        -w 1000000 -c 0 >"$TMP/out" 2>"$TMP/err" &
     pid=$!
     victim=$(pid_of 1)
-    if [ -z "$victim" ]; then not_ok "$nr ranks, $b..$e: no pid for rank 1"; kill $pid; wait $pid; continue; fi
+    if [ -z "$victim" ]; then not_ok "$nr ranks, $algo $b..$e: no pid for rank 1"; kill $pid; wait $pid; continue; fi
     all=$(pids_of)
     sleep 0.5
     kill -STOP "$victim"
@@ -35,18 +37,18 @@ for cs in 2:16M:16M 4:16M:16M 2:8:1K; do
     took=$(( $(date +%s) - start ))
     limit=$((TO + 10))
     if [ $rc -eq 1 ] && [ $took -le $limit ]; then
-        ok "$nr ranks, $b..$e, rank 1 stopped, --timeout $TO: exit 1 after ${took}s (limit ${limit}s)"
+        ok "$nr ranks, $algo $b..$e, rank 1 stopped, --timeout $TO: exit 1 after ${took}s (limit ${limit}s)"
     else
-        not_ok "$nr ranks, $b..$e, rank 1 stopped: exit $rc after ${took}s (limit ${limit}s)"; sed 's/^/#   /' "$TMP/err" | head -8
+        not_ok "$nr ranks, $algo $b..$e, rank 1 stopped: exit $rc after ${took}s (limit ${limit}s)"; sed 's/^/#   /' "$TMP/err" | head -8
     fi
-    grep -q "rank 1 (\|rank 1 is stopped" "$TMP/err" && ok "$nr ranks, $b..$e: the stalled rank 1 is named" \
-        || { not_ok "$nr ranks, $b..$e: stalled rank not named"; sed 's/^/#   /' "$TMP/err" | head -8; }
-    grep -q "no progress for $TO.0 s .* peer rank 1" "$TMP/err" && ok "$nr ranks, $b..$e: a waiting rank reports the stall on rank 1" \
-        || { not_ok "$nr ranks, $b..$e: no stall report"; sed 's/^/#   /' "$TMP/err" | head -8; }
+    grep -q "rank 1 (\|rank 1 is stopped" "$TMP/err" && ok "$nr ranks, $algo $b..$e: the stalled rank 1 is named" \
+        || { not_ok "$nr ranks, $algo $b..$e: stalled rank not named"; sed 's/^/#   /' "$TMP/err" | head -8; }
+    grep -q "no progress for $TO.0 s .* peer rank 1" "$TMP/err" && ok "$nr ranks, $algo $b..$e: a waiting rank reports the stall on rank 1" \
+        || { not_ok "$nr ranks, $algo $b..$e: no stall report"; sed 's/^/#   /' "$TMP/err" | head -8; }
     sleep 0.2
     left=$(alive $all)
-    [ -z "$left" ] && ok "$nr ranks, $b..$e: no rank process left" || { not_ok "$nr ranks, $b..$e: orphans $left"; kill -9 $left; }
-    [ "$(shm_count)" -le "$before" ] && ok "$nr ranks, $b..$e: no /dev/shm leftovers" || not_ok "$nr ranks, $b..$e: /dev/shm leftovers: $(ls /dev/shm | grep '^ct-' | head -3)"
+    [ -z "$left" ] && ok "$nr ranks, $algo $b..$e: no rank process left" || { not_ok "$nr ranks, $algo $b..$e: orphans $left"; kill -9 $left; }
+    [ "$(shm_count)" -le "$before" ] && ok "$nr ranks, $algo $b..$e: no /dev/shm leftovers" || not_ok "$nr ranks, $algo $b..$e: /dev/shm leftovers: $(ls /dev/shm | grep '^ct-' | head -3)"
 done
 
 for r in 0 2 3; do

@@ -325,7 +325,7 @@ static int check_recv(struct rank_ctx *c, const char *p, int src, int idx)
 static int post_recv(struct rank_ctx *c, int p, int idx, struct ct_req *req, char **buf, char **aux,
                      struct ct_err *err)
 {
-    static const struct ct_red red = {sum_f32, 4, NULL};
+    static const struct ct_red red = {sum_f32, 4, NULL, NULL};
     struct msg m = msg_at(idx);
     char *rb = buf_alloc(c, m.bytes, err);
     if (!rb)

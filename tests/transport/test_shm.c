@@ -344,7 +344,7 @@ static void sum_f32(void *dst, const void *a, const void *b, size_t n)
         d[i] = x[i] + y[i];
 }
 
-static const struct ct_red red_f32 = {sum_f32, sizeof(float), NULL};
+static const struct ct_red red_f32 = {sum_f32, sizeof(float), NULL, NULL};
 static const size_t red_counts[] = {1, 7, 1024, 4096, 4097, 262145};
 #define NRED (sizeof red_counts / sizeof red_counts[0])
 
@@ -790,6 +790,137 @@ Test(shm, dead_peer_while_waiting_to_put)
 Test(shm, dead_peer_block_4)
 {
     expect_death(4, CT_WAIT_BLOCK, 0);
+}
+
+/* ---------------------------------------------------------------- fences (one-sided) */
+
+/* Post a fence to every peer, then wait for all of theirs (progress, then wait()). */
+static int fence_all(struct ctx *c, void *const bufs[], int64_t timeout_ns)
+{
+    struct ct_tp *tp = c->tp;
+    for (int p = 0; p < c->n; p++) {
+        int rc = p == c->rank ? 0 : tp->ops->fence_post(tp, p, bufs, CT_FENCE_BUFS, &c->err);
+        if (rc < 0)
+            return rc;
+    }
+    int64_t t0 = ct_now_ns();
+    for (;;) {
+        int left = 0;
+        for (int p = 0; p < c->n; p++) {
+            if (p == c->rank)
+                continue;
+            int rc = tp->ops->fence_test(tp, p, &c->err);
+            if (rc < 0)
+                return rc;
+            left += rc == 0;
+        }
+        if (!left)
+            return 0;
+        int rc = tp->ops->progress(tp, &c->err);
+        if (rc < 0)
+            return rc;
+        if (ct_now_ns() - t0 > timeout_ns)
+            return ct_err_set(&c->err, CT_ETIMEDOUT, "fence timed out");
+        if ((rc = tp->ops->wait(tp, 1000000, &c->err)) < 0)
+            return rc;
+    }
+}
+
+/* Rounds of: fence; read every peer's input in place (it holds the peer's round value) and
+ * write this rank's value into slot `rank` of every peer's output; fence; check the own
+ * output's slots; change the input. Buffers move between rounds (freed and allocated again)
+ * so that a fence publishes new objects. */
+static int fences(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    const size_t L = 4096 + 64;
+    for (int round = 0; round < 40; round++) {
+        char *in = tp->ops->alloc(tp, L, &c->err),
+             *out = tp->ops->alloc(tp, L * (size_t)c->n, &c->err);
+        if (!in || !out)
+            return fail(c, "alloc");
+        memset(in, 'a' + (c->rank * 7 + round) % 26, L);
+        void *bufs[CT_FENCE_BUFS] = {in, out, NULL};
+        if (fence_all(c, bufs, 10 * SEC) < 0)
+            return fail(c, "fence 1");
+        for (int p = 0; p < c->n; p++) {
+            if (p == c->rank)
+                continue;
+            const char *pin = tp->ops->peer_addr(tp, p, 0, 0, L, &c->err);
+            char *pout = tp->ops->peer_addr(tp, p, 1, (uint64_t)c->rank * L, L, &c->err);
+            if (!pin || !pout)
+                return fail(c, "peer_addr");
+            char want = (char)('a' + (p * 7 + round) % 26);
+            for (size_t i = 0; i < L; i++)
+                if (pin[i] != want) {
+                    snprintf(c->err.msg, sizeof c->err.msg, "round %d: peer %d byte %zu is %c",
+                             round, p, i, pin[i]);
+                    return fail(c, "get");
+                }
+            memset(pout, 'A' + (c->rank * 5 + round) % 26, L);
+            /* what the peer did not publish, or beyond its shared object, is refused */
+            if (tp->ops->peer_addr(tp, p, 2, 0, 1, &c->err) || c->err.code != CT_EUNSUPP ||
+                tp->ops->peer_addr(tp, p, 0, 1u << 20, 1, &c->err))
+                return fail(c, "unpublished or out-of-range buffer given out");
+        }
+        if (fence_all(c, bufs, 10 * SEC) < 0)
+            return fail(c, "fence 2");
+        for (int p = 0; p < c->n; p++)
+            for (size_t i = 0; p != c->rank && i < L; i++)
+                if (out[(size_t)p * L + i] != (char)('A' + (p * 5 + round) % 26)) {
+                    snprintf(c->err.msg, sizeof c->err.msg, "round %d: slot of %d byte %zu", round,
+                             p, i);
+                    return fail(c, "put");
+                }
+        tp->ops->free(tp, in, L);
+        tp->ops->free(tp, out, L * (size_t)c->n);
+    }
+    return 0;
+}
+
+Test(shm, fences_2_spin)
+{
+    struct job j = {.n = 2, .wait = CT_WAIT_SPIN, .fn = fences};
+    expect_all_pass(&j);
+}
+
+Test(shm, fences_5_block)
+{
+    struct job j = {.n = 5, .wait = CT_WAIT_BLOCK, .fn = fences};
+    expect_all_pass(&j);
+}
+
+/* A rank waiting at a fence for a peer that died: CT_EPEER naming it, within 5 s. */
+static int dead_at_fence(struct ctx *c)
+{
+    int victim = c->n - 1;
+    if (ct_tp_barrier(c->tp, 10 * SEC, &c->err) < 0)
+        return fail(c, "barrier");
+    if (c->rank == victim)
+        raise(SIGKILL);
+    void *bufs[CT_FENCE_BUFS] = {NULL, NULL, NULL};
+    int64_t t0 = ct_now_ns();
+    int rc = fence_all(c, bufs, 30 * SEC);
+    double secs = (double)(ct_now_ns() - t0) / 1e9;
+    char want[64];
+    snprintf(want, sizeof want, "peer rank %d (", victim);
+    if (rc != CT_EPEER || !strstr(c->err.msg, want) || !strstr(c->err.msg, "exited"))
+        return fail(c, "death at a fence not reported");
+    if (secs > 5.0) {
+        snprintf(c->err.msg, sizeof c->err.msg, "took %.1f s", secs);
+        return fail(c, "death reported too late");
+    }
+    return 0;
+}
+
+Test(shm, dead_peer_at_fence)
+{
+    struct job j = {.n = 3, .wait = CT_WAIT_BLOCK, .fn = dead_at_fence};
+    struct outcome o = run_job(&j);
+    for (int r = 0; r < 2; r++)
+        cr_expect_eq(o.code[r], 0, "rank %d: exit %d", r, o.code[r]);
+    cr_expect_eq(o.sig[2], SIGKILL);
+    ct_shm_cleanup_job(o.job);
 }
 
 /* ---------------------------------------------------------------- hosts and peer sets */

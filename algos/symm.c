@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symmetric (one-sided) collectives over shared memory: every rank reads and writes its
+ * peers' buffers in place, between two fences, the shape of NCCL's symmetric-memory kernels
+ * and of the reference limit kernel (../shared/bench/shm_limit.c).
+ *
+ * Summary   Fence with every peer (each rank has entered: its input is ready and its output
+ *           may be written); one-sided work; fence again (every write into this rank's
+ *           output has landed, and nobody reads its input any more).
+ *   AllReduce      rank r owns slice r: reduces it from every rank's input straight into its
+ *                  own output (own input (op) each peer's, read in place), then puts the
+ *                  result into every peer's output.
+ *   AllGather      rank r puts its block into every peer's output (and copies its own).
+ *   ReduceScatter  rank r reduces block r of every rank's input into its output.
+ *   AllToAll       rank r puts block q of its input into block r of peer q's output (in
+ *                  place: from a copy in scratch, taken before the first fence, since the
+ *                  peers overwrite the buffer it reads).
+ * Cost      2 fences (a flag line each way per pair) + the data moved once: (N-1)/N n read
+ *           from peers and (N-1)/N n written to them per rank, no staging copy.
+ * Requires  one node and a transport with shared memory (shm): the executor refuses the
+ *           point otherwise (tcp, COLLTUNE_SHM_UNREGISTERED), and the sweep skips it.
+ * Limits    every rank touches every peer's memory: the cores' shared cache is the fabric.
+ *           Each slice's value is computed once, so every rank holds the same bits.
+ *
+ *   N = 2, AllReduce:  rank0: y[0:h]  = x0[0:h] + x1[0:h] (x1 read in rank 1's memory),
+ *                             then y[0:h] written into rank 1's y;   rank1: the other half.
+ */
+#include "algo.h"
+
+static void fence_all(struct ct_sched *s, int N, int r)
+{
+    ct_sched_step(s);
+    for (int k = 1; k < N; k++)
+        ct_sched_sync(s, (r + k) % N);
+}
+
+static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
+{
+    int N = j->shape.nranks, r = j->shape.rank;
+    uint64_t es = ct_dtype_size(j->dtype), blk = j->count * es;
+    (void)err;
+    if (N == 1) {
+        ct_sched_step(s);
+        ct_sched_copy(s, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), blk);
+        return 0;
+    }
+    if (j->coll == CT_ALLTOALL && j->in_place) {
+        ct_sched_step(s); /* keep what the peers are owed before they may overwrite it */
+        ct_sched_copy(s, ct_loc(CT_BUF_SCRATCH, 0), ct_loc(CT_BUF_SEND, 0), blk * (uint64_t)N);
+    }
+    fence_all(s, N, r);
+    switch (j->coll) {
+    case CT_ALLREDUCE: {
+        uint64_t off = ct_part_off(j->count, (uint64_t)N, (uint64_t)r) * es,
+                 len = ct_part_len(j->count, (uint64_t)N, (uint64_t)r) * es;
+        struct ct_loc y = ct_loc(CT_BUF_RECV, off);
+        for (int k = 1; k < N; k++) /* y = x_r (op) x_r+1 (op) ... in ring order from r */
+            ct_sched_get_reduce(s, (r + k) % N, y, k == 1 ? ct_loc(CT_BUF_SEND, off) : y,
+                                ct_loc(CT_BUF_SEND, off), false, len);
+        for (int k = 1; k < N; k++)
+            ct_sched_put(s, (r + k) % N, y, y, len);
+        break;
+    }
+    case CT_ALLGATHER: {
+        struct ct_loc mine = ct_loc(CT_BUF_RECV, (uint64_t)r * blk);
+        for (int k = 1; k < N; k++)
+            ct_sched_put(s, (r + k) % N, mine, ct_loc(CT_BUF_SEND, 0), blk);
+        if (!j->in_place)
+            ct_sched_copy(s, mine, ct_loc(CT_BUF_SEND, 0), blk);
+        break;
+    }
+    case CT_REDUCESCATTER: {
+        struct ct_loc x = ct_loc(CT_BUF_SEND, (uint64_t)r * blk), y = ct_loc(CT_BUF_RECV, 0);
+        for (int k = 1; k < N; k++)
+            ct_sched_get_reduce(s, (r + k) % N, y, k == 1 ? x : y, x, false, blk);
+        break;
+    }
+    case CT_ALLTOALL: {
+        enum ct_bufid from = j->in_place ? CT_BUF_SCRATCH : CT_BUF_SEND;
+        for (int k = 1; k < N; k++) {
+            int q = (r + k) % N;
+            ct_sched_put(s, q, ct_loc(CT_BUF_RECV, (uint64_t)r * blk),
+                         ct_loc(from, (uint64_t)q * blk), blk);
+        }
+        ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * blk), ct_loc(from, (uint64_t)r * blk),
+                      blk);
+        break;
+    }
+    default: break;
+    }
+    fence_all(s, N, r);
+    return 0;
+}
+
+static int supports(const struct ct_job *j, struct ct_err *why)
+{
+    if (ct_shape_nodes(&j->shape) > 1)
+        return ct_err_set(why, CT_EUNSUPP,
+                          "symm reaches its peers' memory: one node only (%d nodes here)",
+                          ct_shape_nodes(&j->shape));
+    return 0;
+}
+
+const struct ct_algo ct_algo_symm = {
+    .name = "symm",
+    .summary = "one-sided over shared memory: read and write the peers' buffers between fences",
+    .colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER) |
+             CT_COLL_BIT(CT_ALLTOALL),
+    .params = 0,
+    .onesided = true,
+    .supports = supports,
+    .build = build,
+};
