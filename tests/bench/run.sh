@@ -72,7 +72,7 @@ uptime >> "$out/load.txt"
 # of the launcher is the largest rank), with and without verification
 python3 - "$out" <<'PY' > "$out/rss.txt"
 import resource, subprocess, sys
-for algo in ("mesh-1step", "ring", "rdh"):
+for algo in ("mesh-1step", "ring", "rdh", "symm"):
     for check in ("1",):
         r = subprocess.run(["python3", "-c", "import resource, subprocess, sys; "
                             "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); "
