@@ -18,7 +18,6 @@
 #include "librun.h"
 #include "opts.h"
 
-
 struct run_ctx {
     struct ct_opts o;
     unsigned long long minb, maxb;
@@ -140,7 +139,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     ct_live_open(&live, "run", "colltune run", comm.rank == 0, x->tui);
     bool deferred = live.tui != NULL; /* the table is printed after the screen closes */
     struct ct_comm *flight = NULL; /* --inflight K: one communicator per part */
-    int nflight = (int)x->o.params.v[CT_P_INFLIGHT] > 1 ? (int)x->o.params.v[CT_P_INFLIGHT] : 0;
+    int nflight = x->o.params.v[CT_P_INFLIGHT] > 1 ? (int)x->o.params.v[CT_P_INFLIGHT] : 0;
     if (nflight && ct_opts_flight_open(&x->o, boot, &flight, &err) < 0) {
         code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
         goto out;
@@ -184,8 +183,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
             if ((nccl ? ct_nccl_point(nccl, &j, &bc, &p, &err)
                       : ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err)) < 0) {
                 ct_live_close(&live);
-                code = ct_cmd_fail("run", 1, "rank %d (%s): %s %llu bytes: %s", comm.rank,
-                                   boot->host, d->name, (unsigned long long)size, err.msg);
+                code = ct_cmd_fail("run", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
+                                   "rank %d (%s): %s %llu bytes: %s", comm.rank, boot->host,
+                                   d->name, (unsigned long long)size, err.msg);
                 goto out;
             }
             ct_row_fill(row, &p, k);

@@ -24,13 +24,13 @@ for spec in "float32 sum" "float64 max" "int32 prod" "bfloat16 avg"; do
 done
 
 # refusals: one line each, naming why
-expect 1 "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo symm -b 8 -e 8
+expect 2 "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo symm -b 8 -e 8
 grep -q "needs shared memory, and transport tcp has none" "$TMP/err" && ok "the tcp refusal says why" ||
     { not_ok "tcp refusal"; sed 's/^/#   /' "$TMP/err"; }
 COLLTUNE_SHM_UNREGISTERED=1 $COLLTUNE run --local 2 --algo symm -b 8 -e 8 >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q "needs the buffers in shared memory" "$TMP/err" &&
-    ok "private buffers (COLLTUNE_SHM_UNREGISTERED): exit 1, says why" ||
+[ $rc -eq 2 ] && grep -q "needs the buffers in shared memory" "$TMP/err" &&
+    ok "private buffers (COLLTUNE_SHM_UNREGISTERED): exit 2, says why" ||
     { not_ok "private buffers: exit $rc"; sed 's/^/#   /' "$TMP/err"; }
 usage_error "hier cannot compose symm" -- $COLLTUNE run --local 4 --algo hier --intra symm -b 8 -e 8
 done_testing
