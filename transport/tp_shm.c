@@ -61,7 +61,7 @@
  *          at or below it (a length mismatch, a bug in the caller) until its timeout, which
  *          names the peer, instead of being told "does not match".
  *
- * Fences (tp.h fence_post/fence_test/peer_addr): each channel also carries a fence line, the
+ * Fences (tp.h fence_post/fence_test/peer_addr): each channel also ends with a fence line, the
  * count of fences its writer has posted toward its reader, and the writer's published buffers
  * (object, id, offset, size) for that fence. The reader maps them like a RDV source, and then
  * reads or writes them in place: the one-sided ops of the symmetric algorithms.
@@ -157,7 +157,9 @@ struct chan {
     _Alignas(LINE) _Atomic uint64_t tail; /* slots consumed by the receiver */
     _Alignas(LINE) _Atomic uint32_t bad;  /* the receiver rejected a message */
     struct cts cts[CTS_N];                /* receive ordinal k uses cts[k % CTS_N] */
-    struct fence fence;                   /* sender -> receiver fences */
+    /* then the slots, then the sender -> receiver fences (struct fence, chan_fence()): after
+     * the slots, so that adding them moved no slot (with the fences before them, 128 B
+     * AllReduce took 0.03 us longer in 4 of 5 alternating runs) */
 };
 
 struct slot {
@@ -216,6 +218,7 @@ struct peer {
     size_t ctl_len;
     struct chan *out; /* me -> peer (in the peer's object) */
     struct chan *in;  /* peer -> me (in mine) */
+    struct fence *fout_line, *fin_line; /* the fences at the end of out and in */
     uint64_t out_mask, out_stride, out_data;
     uint64_t sseq, stail, rseq;
     uint64_t smsg, rposted, rdone; /* messages queued; receives posted; receives completed */
@@ -294,6 +297,11 @@ static inline struct slot *chan_slot(struct chan *c, uint64_t stride, uint64_t m
     return (struct slot *)((char *)c + sizeof(struct chan) + (seq & mask) * stride);
 }
 
+static inline struct fence *chan_fence(struct chan *c, uint64_t stride, uint64_t nslots)
+{
+    return (struct fence *)((char *)c + sizeof(struct chan) + nslots * stride);
+}
+
 static inline char *slot_data(struct slot *s)
 {
     return (char *)s + sizeof *s;
@@ -365,7 +373,7 @@ static inline bool pending(const struct peer *p)
 /* The peer has posted the fence this rank waits for. */
 static inline bool fence_met(const struct peer *p)
 {
-    return atomic_load_explicit(&p->in->fence.count, memory_order_acquire) >= p->fout;
+    return atomic_load_explicit(&p->fin_line->count, memory_order_acquire) >= p->fout;
 }
 
 /* Liveness of peers we wait on; a receiver's rejection of our message. */
@@ -1009,7 +1017,7 @@ static int shm_fence_post(struct ct_tp *tp, int peer, void *const bufs[], int n,
     struct tp_shm *t = (struct tp_shm *)tp;
     struct peer *p;
     CT_TRY(live_peer(t, peer, &p, err));
-    struct fence *f = &p->out->fence;
+    struct fence *f = p->fout_line;
     p->fout++;
     struct fdesc *d = f->d[p->fout & 1];
     for (int i = 0; i < CT_FENCE_BUFS; i++) {
@@ -1036,7 +1044,7 @@ static int shm_fence_test(struct ct_tp *tp, int peer, struct ct_err *err)
         return 1;
     if (!fence_met(p))
         return p->state == P_OK ? 0 : peer_error(t, p, err);
-    memcpy(p->fin, p->in->fence.d[p->fout & 1], sizeof p->fin);
+    memcpy(p->fin, p->fin_line->d[p->fout & 1], sizeof p->fin);
     p->fwait = 0;
     t->moved = 1;
     return 1;
@@ -1166,7 +1174,7 @@ static int create_ctl(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_e
     t->in_mask = nslots - 1;
     t->in_stride = sizeof(struct slot) + data;
     t->rdv_min = RDV_MIN < data ? RDV_MIN : data;
-    uint64_t chan_bytes = sizeof(struct chan) + nslots * t->in_stride;
+    uint64_t chan_bytes = sizeof(struct chan) + nslots * t->in_stride + sizeof(struct fence);
     uint64_t chan_off = page_round(sizeof(struct ctl));
     size_t total = page_round(chan_off + chan_bytes * (uint64_t)b->local_size);
 
@@ -1241,6 +1249,8 @@ static int map_peers(struct tp_shm *t, const struct hello *all, struct ct_err *e
         p->out_stride = c->stride;
         p->out_data = c->slot_data;
         p->in = ctl_chan(t->ctl, p->lrank);
+        p->fout_line = chan_fence(p->out, p->out_stride, p->out_mask + 1);
+        p->fin_line = chan_fence(p->in, t->in_stride, t->in_mask + 1);
         p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     }
     return 0;
