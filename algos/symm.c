@@ -13,8 +13,8 @@
  *   AllGather      rank r puts its block into every peer's output (and copies its own).
  *   ReduceScatter  rank r reduces block r of every rank's input into its output.
  *   AllToAll       rank r puts block q of its input into block r of peer q's output (in
- *                  place: from a copy in scratch, taken before the first fence, since the
- *                  peers overwrite the buffer it reads).
+ *                  place: from a copy of the N-1 leaving blocks in scratch, taken before the
+ *                  first fence, since the peers overwrite the buffer it reads).
  * Cost      2 fences (a flag line each way per pair) + the data moved once: (N-1)/N n read
  *           from peers and (N-1)/N n written to them per rank, no staging copy.
  * Requires  one node and a transport with shared memory (shm): the executor refuses the
@@ -45,8 +45,13 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
         return 0;
     }
     if (j->coll == CT_ALLTOALL && j->in_place) {
-        ct_sched_step(s); /* keep what the peers are owed before they may overwrite it */
-        ct_sched_copy(s, ct_loc(CT_BUF_SCRATCH, 0), ct_loc(CT_BUF_SEND, 0), blk * (uint64_t)N);
+        /* keep what the peers are owed before they may overwrite it: the N-1 blocks that
+         * leave (the own block stays where it is); the scratch block of rank q is q's */
+        ct_sched_step(s);
+        for (int k = 1; k < N; k++) {
+            uint64_t q = (uint64_t)((r + k) % N);
+            ct_sched_copy(s, ct_loc(CT_BUF_SCRATCH, q * blk), ct_loc(CT_BUF_SEND, q * blk), blk);
+        }
     }
     fence_all(s, N, r);
     switch (j->coll) {
@@ -82,8 +87,9 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
             ct_sched_put(s, q, ct_loc(CT_BUF_RECV, (uint64_t)r * blk),
                          ct_loc(from, (uint64_t)q * blk), blk);
         }
-        ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * blk), ct_loc(from, (uint64_t)r * blk),
-                      blk);
+        if (!j->in_place)
+            ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * blk),
+                          ct_loc(CT_BUF_SEND, (uint64_t)r * blk), blk);
         break;
     }
     default: break;
