@@ -164,12 +164,14 @@ void ct_sched_finish(struct ct_sched *s)
     s->step_start[s->nsteps] = s->nops; /* sentinel; stepcap always >= nsteps + 1 */
     s->bytes_sent = 0;
     s->max_comm_ops = 0;
+    s->onesided_ops = 0;
     uint64_t scratch = 0;
     for (uint32_t st = 0; st < s->nsteps; st++) {
         uint32_t ncomm = 0;
         for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
             const struct ct_op *op = &s->ops[i];
             ncomm += is_comm(op);
+            s->onesided_ops += op->kind >= CT_OP_SYNC;
             if (op->kind == CT_OP_SEND)
                 s->bytes_sent += op->bytes;
             const struct ct_loc *ls[3] = {&op->dst, &op->src, &op->src2};

@@ -284,12 +284,12 @@ static int loop_wait(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err)
     pthread_mutex_lock(&in->mu);
     /* sleep only if nothing arrived since the last progress looked, nor a fence we wait for
      * (its poster bumps seq under this lock after publishing it) */
+    bool met = false;
+    for (int p = 0; p < tp->size && !met; p++)
+        met = t->fwait[p] && atomic_load_explicit(&t->w->f[p * t->w->n + tp->rank].count,
+                                                  memory_order_acquire) >= t->fout[p];
     int rc = 0;
-    for (int p = 0; p < tp->size; p++)
-        if (t->fwait[p] && atomic_load_explicit(&t->w->f[p * t->w->n + tp->rank].count,
-                                                memory_order_acquire) >= t->fout[p])
-            rc = ETIMEDOUT;
-    while (in->seq == t->seen && rc != ETIMEDOUT)
+    while (!met && in->seq == t->seen && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&in->cv, &in->mu, &ts);
     pthread_mutex_unlock(&in->mu);
     return 0;
