@@ -71,7 +71,7 @@ struct ct_sched {
     uint64_t scratch_bytes; /* scratch the schedule needs (max offset+bytes used) */
     uint64_t bytes_sent;    /* sum of SEND bytes */
     uint32_t max_comm_ops;  /* most communication ops in one step */
-    uint32_t onesided_ops;  /* fences, gets and puts (0: the executor skips their checks) */
+    uint32_t onesided_ops;  /* ops of kind CT_OP_SYNC and after (0: the executor skips them) */
 };
 
 static inline struct ct_loc ct_loc(enum ct_bufid b, uint64_t off)
