@@ -161,6 +161,9 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
     return k;
 }
 
+static void describe(const struct ct_sweep_point *pts, const size_t *idx, size_t k, double margin,
+                     size_t lead, size_t chosen, bool tie, struct ct_select_choice *c);
+
 /* One size: leader, tied set, the simplest tied algorithm (or `force` when it is tied),
  * and its closest rival. */
 static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k, double margin,
@@ -184,16 +187,23 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
         if (!strcmp(pts[idx[j]].algo, force) &&
             !ct_select_wins(&pts[lead].st, &pts[idx[j]].st, margin))
             chosen = idx[j];
+    describe(pts, idx, k, margin, lead, chosen, tied > 0, c);
+}
+
+/* The choice's closest rival (the best point of another algorithm), confidence and gain. */
+static void describe(const struct ct_sweep_point *pts, const size_t *idx, size_t k, double margin,
+                     size_t lead, size_t chosen, bool tie, struct ct_select_choice *c)
+{
     long runner = -1;
     for (size_t j = 0; j < k; j++)
-        if (idx[j] != chosen &&
+        if (strcmp(pts[idx[j]].algo, pts[chosen].algo) &&
             (runner < 0 || pts[idx[j]].st.median < pts[(size_t)runner].st.median))
             runner = (long)idx[j];
     c->size = pts[lead].size;
     c->leader = (long)lead;
     c->chosen = chosen;
     c->runner = runner;
-    c->tie = tied > 0;
+    c->tie = tie;
     if (runner < 0) {
         c->confidence = 1.0;
         c->gain = 0;
@@ -311,6 +321,66 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
     free(names);
 }
 
+/* The point of setting (algo, params) of `like` at size, if it is acceptable there (the
+ * leader, or not beaten by it); -1 otherwise. */
+static long acceptable(const struct ct_sweep_point *pts, size_t n,
+                       const struct ct_sweep_point *like, const struct ct_select_choice *c,
+                       double margin)
+{
+    for (size_t i = 0; i < n; i++)
+        if (valid(&pts[i], like->coll) && pts[i].size == c->size &&
+            ct_select_same_choice(pts[i].algo, &pts[i].params, like->algo, &like->params) &&
+            !ct_select_superseded(pts, n, i))
+            return (long)i == c->leader || !ct_select_wins(&pts[c->leader].st, &pts[i].st, margin)
+                       ? (long)i
+                       : -1;
+    return -1;
+}
+
+/*
+ * The tie rule counts ranges by algorithm, but parameters split a range too: a run of sizes
+ * with a setting of its own (ring with pipeline=8 between ring's defaults and symm) where a
+ * neighbouring run's setting is acceptable at each of its sizes is a range the measurements
+ * do not call for, one more for --verify to measure in fresh processes where the tie may
+ * fall either way. Such a run takes that neighbour's setting (the simpler neighbour's when
+ * both are acceptable); a clear winner is never replaced, since it beats every other setting.
+ */
+static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
+                   size_t ns, size_t *idx, struct ct_select_choice *c)
+{
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (size_t s = 0, e; s < ns && !moved; s = e + 1) {
+            const struct ct_sweep_point *x = &pts[c[s].chosen];
+            for (e = s; e + 1 < ns &&
+                        ct_select_same_choice(pts[c[e + 1].chosen].algo,
+                                              &pts[c[e + 1].chosen].params, x->algo, &x->params);
+                 e++)
+                ;
+            const struct ct_sweep_point *side[2] = {s > 0 ? &pts[c[s - 1].chosen] : NULL,
+                                                    e + 1 < ns ? &pts[c[e + 1].chosen] : NULL};
+            const struct ct_sweep_point *take = NULL;
+            for (int d = 0; d < 2; d++) {
+                bool ok = side[d] != NULL;
+                for (size_t t = s; ok && t <= e; t++)
+                    ok = acceptable(pts, n, side[d], &c[t], margin) >= 0;
+                if (ok && (!take ||
+                           ct_select_simplicity(side[d]->algo) < ct_select_simplicity(take->algo)))
+                    take = side[d];
+            }
+            if (!take)
+                continue;
+            for (size_t t = s; t <= e; t++) {
+                size_t k = best_per_algo(pts, n, coll, c[t].size, margin, idx);
+                size_t q = (size_t)acceptable(pts, n, take, &c[t], margin);
+                describe(pts, idx, k, margin, (size_t)c[t].leader, q,
+                         c[t].tie || (long)q != c[t].leader, &c[t]);
+            }
+            moved = true;
+        }
+    }
+}
+
 size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                          double margin, struct ct_select_choice **out)
 {
@@ -323,6 +393,7 @@ size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_col
         decide(pts, idx, k, margin, NULL, &c[s]);
     }
     smooth(pts, n, coll, margin, sizes, ns, idx, c);
+    absorb(pts, n, coll, margin, ns, idx, c);
     free(idx);
     free(sizes);
     *out = c;

@@ -295,13 +295,19 @@ Test(select, parameters_move_only_for_a_clear_gain)
     cr_assert_not(ct_select_better_params(&p[1].st, &p[0].st, 0.05));
     cr_assert(ct_select_better_params(&p[3].st, &p[2].st, 0.05));
     struct ct_select_choice *c;
-    size_t n = ct_select_choices(p, 4, CT_ALLREDUCE, 0.05, &c);
-    cr_assert_eq(n, 2);
+    size_t n = ct_select_choices(p, 2, CT_ALLREDUCE, 0.05, &c);
+    cr_assert_eq(n, 1);
     cr_assert_eq(c[0].chosen, 0, "the defaults stay for a 2%% gain");
-    cr_assert_eq(c[1].chosen, 3);
     free(c);
-    n = ct_select_choices(p, 4, CT_ALLREDUCE, 0.0, &c);
+    n = ct_select_choices(p, 2, CT_ALLREDUCE, 0.0, &c);
     cr_assert_eq(c[0].chosen, 1, "without a margin any clear win counts");
+    free(c);
+    /* with 8 KiB, where chunk 16K is a clear gain: 4 KiB takes it too, as it is acceptable
+     * there (the leader), so one range instead of two */
+    n = ct_select_choices(p, 4, CT_ALLREDUCE, 0.05, &c);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(c[0].chosen, 1);
+    cr_assert_eq(c[1].chosen, 3);
     free(c);
 }
 
@@ -412,4 +418,48 @@ Test(select, inflight_settings_are_distinct)
     cr_assert_eq(rs.rules[0].params.v[CT_P_INFLIGHT], 8);
     cr_assert_eq(rs.rules[0].params.v[CT_P_STREAMS], 2);
     ct_ruleset_release(&rs);
+}
+
+/* A run of sizes with a setting of its own (ring with pipeline=8 between ring's defaults and
+ * symm, as a 2-rank AllGather sweep chose at 662 KiB..1.08 MiB) takes a neighbour's setting
+ * where that one is acceptable at each of its sizes: fewer ranges. Where no neighbour is
+ * acceptable, the run stays. */
+Test(select, a_run_with_parameters_of_its_own_joins_an_acceptable_neighbour)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_ALLGATHER, "ring", 512 << 10, 20, 0.01), /* 0: clear winner */
+        mk(CT_ALLGATHER, "symm", 512 << 10, 26, 0.01),
+        mk(CT_ALLGATHER, "ring", 1 << 20, 33, 0.01),   /* 2: defaults, not beaten by 3 */
+        mk(CT_ALLGATHER, "ring", 1 << 20, 29.8, 0.01), /* 3: pipeline 8, the leader */
+        mk(CT_ALLGATHER, "symm", 1 << 20, 40, 0.01),   /* beaten */
+        mk(CT_ALLGATHER, "ring", 2 << 20, 70, 0.01),
+        mk(CT_ALLGATHER, "symm", 2 << 20, 50, 0.01), /* 6: clear winner */
+    };
+    p[3].params.v[CT_P_PIPELINE] = 8;
+    size_t np = sizeof p / sizeof p[0];
+    cr_assert(ct_select_better_params(&p[3].st, &p[2].st, 0.10), "pipeline 8 alone is a gain");
+    cr_assert_not(ct_select_wins(&p[3].st, &p[2].st, 0.10), "but the defaults are acceptable");
+    struct ct_select_choice *c;
+    size_t n = ct_select_choices(p, np, CT_ALLGATHER, 0.10, &c);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(c[0].chosen, 0);
+    cr_assert_eq(c[1].chosen, 2, "ring's defaults, as on its left");
+    cr_assert(c[1].tie);
+    cr_assert_eq(c[1].leader, 3);
+    cr_assert_eq(c[2].chosen, 6);
+    free(c);
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, np, CT_ALLGATHER, 0.10, &s, NULL), 0);
+    check_cover(&s);
+    cr_assert_eq(s.nrules, 2);
+    cr_assert_str_eq(s.rules[0].algo, "ring");
+    cr_assert_eq(s.rules[0].params.v[CT_P_PIPELINE], p[0].params.v[CT_P_PIPELINE]);
+    cr_assert_str_eq(s.rules[1].algo, "symm");
+    ct_ruleset_release(&s);
+    /* the defaults beaten at 1 MiB: no neighbour is acceptable there, pipeline 8 stays */
+    p[2].st.median = 36, p[2].st.lo = 35.6, p[2].st.hi = 36.4;
+    n = ct_select_choices(p, np, CT_ALLGATHER, 0.10, &c);
+    cr_assert_eq(c[1].chosen, 3);
+    cr_assert_not(c[1].tie);
+    free(c);
 }
