@@ -19,8 +19,16 @@ struct ct_bench {
     struct ct_exec exec;
     void *buf[CT_BUF_COUNT];
     size_t cap[CT_BUF_COUNT];
-    void *check; /* expected values, recv-sized */
+    void *check; /* expected values, CHECK_ELEMS at a time, or the whole job's when kept */
     size_t check_cap;
+    /* keep_expected (a sweep: many engines per job): check holds the whole expected output
+     * of the job below, built once for all of them */
+    bool keep_expected;
+    struct {
+        bool valid;
+        struct ct_job j;
+        uint64_t seed;
+    } expected;
     uint64_t seed;
     struct ct_sched barrier;
     char barrier_buf[2];

@@ -104,6 +104,7 @@ void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm *
     n->conns.comm = comm;
     n->conns.streams = streams;
     ct_bench_init(&n->b, *comm, 0x5eed);
+    n->b.keep_expected = true; /* every candidate of a size expects the same output */
     memset(be, 0, sizeof *be);
     be->name = "native";
     be->begin = native_begin;

@@ -407,33 +407,57 @@ void ct_verify_fill_job(const struct ct_job *j, uint64_t seed, void *send)
         ct_verify_fill(j->dtype, j->op, r, n, seed, 0, send, c * (uint64_t)n);
 }
 
+/* Blocks of j's output: one but for allgather and alltoall. */
+static int out_blocks(const struct ct_job *j)
+{
+    return j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? j->shape.nranks : 1;
+}
+
+/* Elements i .. i+m of block q of j's expected output, into want. */
+static void expected_piece(const struct ct_job *j, uint64_t seed, int q, uint64_t i, void *want,
+                           size_t m)
+{
+    int n = j->shape.nranks, r = j->shape.rank;
+    uint64_t c = j->count;
+    switch (j->coll) {
+    case CT_ALLREDUCE: ct_verify_expected(j->dtype, j->op, n, seed, i, want, m); break;
+    case CT_REDUCESCATTER:
+        ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
+        break;
+    case CT_ALLGATHER: ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m); break;
+    case CT_ALLTOALL:
+        ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
+        break;
+    default: break;
+    }
+}
+
 long ct_verify_job(const struct ct_job *j, uint64_t seed, const void *recv, void *want,
                    size_t want_elems)
 {
-    int n = j->shape.nranks, r = j->shape.rank;
     uint64_t c = j->count;
     size_t es = ct_dtype_size(j->dtype);
     const char *got = recv;
     long wrong = 0;
-    /* block q of the output (one block but for allgather and alltoall), in pieces, so that
-     * the expected values never take more than want_elems elements of memory */
-    int blocks = j->coll == CT_ALLGATHER || j->coll == CT_ALLTOALL ? n : 1;
-    for (int q = 0; q < blocks; q++)
+    /* in pieces, so that the expected values never take more than want_elems elements */
+    for (int q = 0; q < out_blocks(j); q++)
         for (uint64_t i = 0; i < c; i += want_elems) {
             size_t m = c - i < want_elems ? (size_t)(c - i) : want_elems;
-            switch (j->coll) {
-            case CT_ALLREDUCE: ct_verify_expected(j->dtype, j->op, n, seed, i, want, m); break;
-            case CT_REDUCESCATTER:
-                ct_verify_expected(j->dtype, j->op, n, seed, (uint64_t)r * c + i, want, m);
-                break;
-            case CT_ALLGATHER: ct_verify_fill(j->dtype, j->op, q, n, seed, i, want, m); break;
-            case CT_ALLTOALL:
-                ct_verify_fill(j->dtype, j->op, q, n, seed, (uint64_t)r * c + i, want, m);
-                break;
-            default: break;
-            }
+            expected_piece(j, seed, q, i, want, m);
             wrong += (long)ct_verify_count_wrong(j->dtype, got + ((uint64_t)q * c + i) * es,
                                                  want, m);
         }
     return wrong;
+}
+
+uint64_t ct_verify_job_elems(const struct ct_job *j)
+{
+    return (uint64_t)out_blocks(j) * j->count;
+}
+
+void ct_verify_job_expected(const struct ct_job *j, uint64_t seed, void *want)
+{
+    for (int q = 0; q < out_blocks(j); q++)
+        expected_piece(j, seed, q, 0,
+                       (char *)want + (uint64_t)q * j->count * ct_dtype_size(j->dtype), j->count);
 }

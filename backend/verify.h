@@ -62,4 +62,10 @@ void ct_verify_fill_job(const struct ct_job *j, uint64_t seed, void *send);
 long ct_verify_job(const struct ct_job *j, uint64_t seed, const void *recv, void *want,
                    size_t want_elems);
 
+/* The whole expected receive buffer of j, ct_verify_job_elems(j) elements, into want: every
+ * engine of one job expects the same, so a sweep builds it once per job and compares each
+ * engine's result with ct_verify_count_wrong. */
+uint64_t ct_verify_job_elems(const struct ct_job *j);
+void ct_verify_job_expected(const struct ct_job *j, uint64_t seed, void *want);
+
 #endif

@@ -286,3 +286,32 @@ Test(verify, sum_inputs_within_exact_range)
         }
     }
 }
+
+/* The whole expected output (built once per job for a sweep's candidates) is what the
+ * piecewise check compares with, for every collective and rank; one changed element of a
+ * result is one wrong element either way. */
+Test(verify, whole_expected_output_matches_the_piecewise_check)
+{
+    static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++)
+        for (int r = 0; r < 3; r++) {
+            struct ct_job j;
+            memset(&j, 0, sizeof j);
+            j.coll = colls[c];
+            j.dtype = CT_FLOAT32;
+            j.op = CT_SUM;
+            j.count = 1000;
+            j.shape.nranks = 3;
+            j.shape.rank = r;
+            uint64_t n = ct_verify_job_elems(&j);
+            cr_assert_eq(n, colls[c] == CT_ALLGATHER || colls[c] == CT_ALLTOALL ? 3000 : 1000);
+            float *want = malloc(n * sizeof *want), *scratch = malloc(64 * sizeof *scratch);
+            ct_verify_job_expected(&j, 11, want);
+            cr_assert_eq(ct_verify_job(&j, 11, want, scratch, 64), 0, "coll %d rank %d", c, r);
+            want[n - 1] += 1;
+            cr_assert_eq(ct_verify_job(&j, 11, want, scratch, 64), 1, "coll %d rank %d", c, r);
+            cr_assert_gt(ct_verify_job(&j, 12, want, scratch, 64), 500, "another seed");
+            free(want);
+            free(scratch);
+        }
+}
