@@ -185,8 +185,11 @@ int ct_plan_survey(struct ct_plan *pl, struct ct_err *err)
     for (int i = 0; i < pl->L; i++) {
         /* tight: not even min_iters each in the survey's share. Then losers are skipped
          * after one loss, sizes get shares of what is left (keeping some for tuning), and
-         * every other size is skipped when two candidates each would not fit either. */
-        bool tight = survey_allowance(pl, i, soft, false) < cfg->min_iters;
+         * every other size is skipped when two candidates each would not fit either. Not
+         * before a point has taught the overheads: the prior (5 ms a point) is 50 times
+         * what a small point costs here, and judged the default sweep tight at its first
+         * size, which then skipped candidates and reported "ran out" after 46 s of 120. */
+        bool tight = pl->cost.sw > 0 && survey_allowance(pl, i, soft, false) < cfg->min_iters;
         double K = survey_allowance(pl, i, soft, tight), share = 1;
         if (tight) {
             double need = 0, need2 = 0, rem = (1 - RESERVE) * cfg->budget_s - ct_plan_now(pl);
