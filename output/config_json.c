@@ -114,6 +114,12 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib)
         json_object_set_new(x, "confidence", json_real(r->confidence));
         json_object_set_new(x, "tie", json_boolean(r->tie));
         json_object_set_new(x, "runner_up", str_or_null(r->runner_up));
+        if (!lib) {
+            json_t *t = json_array();
+            for (int k = 0; k < r->ntied; k++)
+                json_array_append_new(t, json_string(r->tied[k]));
+            json_object_set_new(x, "tied_with", t);
+        }
         json_object_set_new(x, "gain", json_real(r->gain));
         if (r->predicted)
             json_object_set_new(x, "predicted", json_true());
@@ -465,6 +471,25 @@ static int read_lib_range(json_t *r, const char *at, struct ct_rule *x, struct c
     return 0;
 }
 
+/* "tied_with": optional (configs before it have none), known algorithm names. */
+static int read_tied(json_t *r, const char *at, struct ct_rule *x, struct ct_err *err)
+{
+    json_t *t = json_object_get(r, "tied_with");
+    x->ntied = 0;
+    if (!t)
+        return 0;
+    if (!json_is_array(t) || json_array_size(t) > CT_TIED_MAX)
+        return bad(err, at, "tied_with", "expected an array of at most %d algorithm names",
+                   CT_TIED_MAX);
+    for (size_t i = 0; i < json_array_size(t); i++) {
+        json_t *v = json_array_get(t, i);
+        if (!json_is_string(v) || !ct_algo_find(json_string_value(v)))
+            return bad(err, at, "tied_with", "entry %zu is not an algorithm", i);
+        snprintf(x->tied[x->ntied++], sizeof x->tied[0], "%s", json_string_value(v));
+    }
+    return 0;
+}
+
 static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, struct ct_rule *x,
                       struct ct_err *err)
 {
@@ -504,7 +529,7 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, st
         if (!ct_algo_find(x->runner_up))
             return bad(err, at, "runner_up", "unknown algorithm '%s'", x->runner_up);
     }
-    return 0;
+    return read_tied(r, at, x, err);
 }
 
 /* prefix: "" for the native rules, "libraries[L]." for a library's (lib) */

@@ -3,8 +3,10 @@
 
 Usage: config-agree.py A/config.json B/config.json
 Over [minbytes, maxbytes] of A's sweep, sampled every 1/64 of a factor of 2, a size agrees
-when both configs choose the same algorithm there, or either records a tie there whose
-runner-up is the other's choice. Prints one line per collective and the lowest share.
+when both configs choose the same algorithm there, or either records a tie there with the
+other's choice (its "tied_with" list: the algorithms acceptable over its whole range; the
+runner-up in configs written before that list). Prints one line per collective and the
+lowest share.
 """
 import json
 import math
@@ -26,6 +28,12 @@ def at(rs, size):
     return None
 
 
+def tied(r, algo):
+    if "tied_with" in r:
+        return algo in r["tied_with"]
+    return r["tie"] and r["runner_up"] == algo
+
+
 def main():
     a, b = (json.load(open(p)) for p in sys.argv[1:3])
     lo, hi = a["sweep"]["minbytes"], a["sweep"]["maxbytes"]
@@ -40,9 +48,7 @@ def main():
             size = int(round(2 ** x))
             p, q = at(ra[coll], size), at(rb[coll], size)
             n += 1
-            if p and q and (p["algo"] == q["algo"]
-                            or (p["tie"] and p["runner_up"] == q["algo"])
-                            or (q["tie"] and q["runner_up"] == p["algo"])):
+            if p and q and (p["algo"] == q["algo"] or tied(p, q["algo"]) or tied(q, p["algo"])):
                 agree += 1
             x += 1 / 64
         share = agree / n if n else 1.0

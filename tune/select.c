@@ -464,6 +464,39 @@ static void fill_rule(const struct ct_sweep_point *pts, const struct ct_select_c
     r->gain = ng ? exp(lg / ng) : 0;
 }
 
+/* r->tied: the algorithms other than r's acceptable at each size from .. to, simplest first. */
+static void tied_with(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
+                      const struct ct_select_choice *c, size_t from, size_t to, struct ct_rule *r)
+{
+    const char **names;
+    size_t na = algos_of(pts, n, coll, &names);
+    size_t *idx = ct_xmalloc(sizeof *idx * (n ? n : 1));
+    bool *ok = ct_xcalloc(na ? na : 1, sizeof *ok), *here = ct_xcalloc(na ? na : 1, sizeof *here);
+    for (size_t a = 0; a < na; a++)
+        ok[a] = strcmp(names[a], r->algo) != 0;
+    for (size_t s = from; s <= to; s++) {
+        size_t k = best_per_algo(pts, n, coll, c[s].size, margin, idx);
+        memset(here, 0, sizeof *here * na);
+        for (size_t j = 0; j < k; j++)
+            if ((long)idx[j] == c[s].leader ||
+                !ct_select_wins(&pts[c[s].leader].st, &pts[idx[j]].st, margin)) {
+                size_t a = name_index(names, na, pts[idx[j]].algo);
+                if (a < na)
+                    here[a] = true;
+            }
+        for (size_t a = 0; a < na; a++)
+            ok[a] = ok[a] && here[a];
+    }
+    r->ntied = 0;
+    for (size_t a = 0; a < na && r->ntied < CT_TIED_MAX; a++)
+        if (ok[a])
+            snprintf(r->tied[r->ntied++], sizeof r->tied[0], "%s", names[a]);
+    free(here);
+    free(ok);
+    free(idx);
+    free(names);
+}
+
 int ct_select_rules(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
                     struct ct_ruleset *out, struct ct_err *err)
 {
@@ -488,6 +521,7 @@ int ct_select_rules(const struct ct_sweep_point *pts, size_t n, enum ct_coll col
         }
         struct ct_rule *r = &out->rules[out->nrules++];
         fill_rule(pts, c, from, s - 1, r);
+        tied_with(pts, n, coll, margin, c, from, s - 1, r);
         r->min_bytes = lo;
         if (s < ns)
             r->max_bytes =

@@ -83,7 +83,8 @@ size_t ct_select_choices(const struct ct_sweep_point *pts, size_t n, enum ct_col
  * Rules of coll: fills out->coll, out->rules (new memory, ct_ruleset_release) and
  * out->nrules; leaves the shape fields (nnodes, ranks, dtype, op) to the caller.
  * Per range: confidence = the lowest over its sizes, tie = some size was a tie,
- * runner_up = the runner-up where confidence was lowest, gain = geometric mean.
+ * runner_up = the runner-up where confidence was lowest, gain = geometric mean, tied = the
+ * other algorithms acceptable at every size of it.
  * CT_EINVAL when coll has no valid point.
  */
 int ct_select_rules(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,

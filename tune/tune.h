@@ -39,6 +39,8 @@ struct ct_sweep_point {
 };
 
 /* One decision: [min_bytes, max_bytes) -> algorithm + parameters. */
+#define CT_TIED_MAX 8
+
 struct ct_rule {
     uint64_t min_bytes, max_bytes; /* max_bytes == CT_BYTES_INF for the last range */
     char algo[64];
@@ -46,6 +48,10 @@ struct ct_rule {
     double confidence;  /* 0..1: how clearly the choice beat the runner-up (1 = beyond CIs) */
     bool tie;           /* no winner beyond both intervals: the simpler algorithm was chosen */
     char runner_up[64]; /* "" if none */
+    /* the other algorithms acceptable at every measured size of the range (not beaten by
+     * the fastest beyond the margin), simplest first: any could replace the choice */
+    char tied[CT_TIED_MAX][64];
+    int ntied;
     double gain;        /* runner-up median / chosen median at the range's measured sizes */
     int id;             /* a library section's rule: the library's id of algo (0: its own
                            default decision, kept for this range) */

@@ -537,3 +537,36 @@ Test(config, predicted_labels_round_trip)
     ct_config_release(&back);
     ct_config_release(&c);
 }
+
+/* The algorithms a range is tied with go through config.json; configs written before the
+ * list read with none; an entry that is not an algorithm is refused. */
+Test(config, tied_lists_round_trip)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    cr_assert(c.nsets > 0 && c.sets[0].nrules > 0);
+    cr_assert_eq(c.sets[0].rules[0].ntied, 0, "a config without the list has none");
+    struct ct_rule *r = &c.sets[0].rules[0];
+    r->ntied = 2;
+    snprintf(r->tied[0], sizeof r->tied[0], "ring");
+    snprintf(r->tied[1], sizeof r->tied[1], "mesh");
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"tied_with\": [\n            \"ring\",") ||
+                  strstr(txt, "\"tied_with\": [\"ring\""),
+              "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert_eq(back.sets[0].rules[0].ntied, 2);
+    cr_assert_str_eq(back.sets[0].rules[0].tied[1], "mesh");
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    char *at = strstr(strstr(txt, "\"tied_with\""), "\"mesh\"");
+    memcpy(at, "\"nope\"", 6);
+    struct ct_config bad;
+    cr_assert_lt(ct_config_json_parse(txt, &bad, &err), 0);
+    cr_assert(strstr(err.msg, "tied_with"), "%s", err.msg);
+    free(txt);
+    free(txt2);
+    ct_config_release(&back);
+    ct_config_release(&c);
+}

@@ -342,6 +342,11 @@ Test(select, ties_across_the_curve_do_not_alternate)
         cr_assert(s.rules[r].gain >= 1.0, "range %d gain %.3f below 1", r, s.rules[r].gain);
     cr_assert(s.rules[0].confidence > 0.5, "tie confidence %.2f", s.rules[0].confidence);
     cr_assert(s.rules[1].confidence > 0.99);
+    /* the tied ranges record mesh, acceptable at each of their sizes; the clear win none */
+    cr_assert_eq(s.rules[0].ntied, 1);
+    cr_assert_str_eq(s.rules[0].tied[0], "mesh");
+    cr_assert_eq(s.rules[2].ntied, 1);
+    cr_assert_eq(s.rules[1].ntied, 0);
     ct_ruleset_release(&s);
 }
 
