@@ -73,6 +73,16 @@ int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--model prices a topology: not with %s, which starts ranks",
                            o->lib ? "--lib" : "--local");
+    /* the topology decides the links and the layout: these would be silently ignored */
+    const char *moot = strcmp(o->transport, "auto") ? "--transport"
+                       : o->torus_rows              ? "--torus"
+                       : o->rails                   ? "--rails"
+                                                    : NULL;
+    if (moot)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--model prices the links and layout of TOPOLOGY: %s does not apply "
+                           "(give them in a topology file)",
+                           moot);
     struct ct_mtopo t;
     struct ct_backend be;
     void *ctx;

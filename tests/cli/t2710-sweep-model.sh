@@ -12,6 +12,9 @@ usage_error "--nodes without --model" -- $S --nodes 4 --out "$TMP/o0"
 usage_error "--model with --verify" -- $S --model dgx-h100 --verify "$TMP/neg.json"
 usage_error "--model with --local" -- $S --model dgx-h100 --local 2 --out "$TMP/o0"
 usage_error "--model with --tui" -- $S --model dgx-h100 --tui --out "$TMP/o0"
+usage_error "--model with --transport" -- $S --model dgx-h100 --transport tcp --out "$TMP/o0"
+usage_error "--model with --torus" -- $S --model trn1 --torus 4x4 --out "$TMP/o0"
+usage_error "--model with --rails" -- $S --model dgx-h100 --rails 8 --out "$TMP/o0"
 usage_error "an algorithm the shape cannot run" -- $S --model dgx-h100 --algos torus-ring --out "$TMP/o0"
 
 expect 0 "dgx-h100 x 16 nodes (128 ranks), every collective" -- \
