@@ -203,5 +203,17 @@ static inline uint64_t ct_part_len(uint64_t n, uint64_t parts, uint64_t i)
 {
     return n / parts + (i < n % parts ? 1 : 0);
 }
+/* The same in whole units of `unit` elements (the last part takes the remainder): parts that
+ * start on a cache line when unit elements fill one, so no line has two writers and no
+ * vector of a part straddles two lines. */
+static inline uint64_t ct_part_off_unit(uint64_t n, uint64_t parts, uint64_t i, uint64_t unit)
+{
+    uint64_t off = ct_part_off((n + unit - 1) / unit, parts, i) * unit;
+    return off < n ? off : n;
+}
+static inline uint64_t ct_part_len_unit(uint64_t n, uint64_t parts, uint64_t i, uint64_t unit)
+{
+    return ct_part_off_unit(n, parts, i + 1, unit) - ct_part_off_unit(n, parts, i, unit);
+}
 
 #endif
