@@ -161,8 +161,32 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
     return k;
 }
 
+/* The choice's closest rival (the best point of another algorithm), confidence and gain. */
 static void describe(const struct ct_sweep_point *pts, const size_t *idx, size_t k, double margin,
-                     size_t lead, size_t chosen, bool tie, struct ct_select_choice *c);
+                     size_t lead, size_t chosen, bool tie, struct ct_select_choice *c)
+{
+    long runner = -1;
+    for (size_t j = 0; j < k; j++)
+        if (strcmp(pts[idx[j]].algo, pts[chosen].algo) &&
+            (runner < 0 || pts[idx[j]].st.median < pts[(size_t)runner].st.median))
+            runner = (long)idx[j];
+    c->size = pts[lead].size;
+    c->leader = (long)lead;
+    c->chosen = chosen;
+    c->runner = runner;
+    c->tie = tie;
+    if (runner < 0) {
+        c->confidence = 1.0;
+        c->gain = 0;
+    } else if (c->tie) { /* no gain to claim: how sure are we that it is a tie */
+        c->confidence = ct_select_tie_confidence(&pts[chosen].st, &pts[(size_t)runner].st, margin);
+        c->gain = 1.0;
+    } else {
+        const struct ct_stats *a = &pts[chosen].st, *b = &pts[(size_t)runner].st;
+        c->confidence = ct_select_confidence(a, b);
+        c->gain = a->median > 0 ? b->median / a->median : 0;
+    }
+}
 
 /* One size: leader, tied set, the simplest tied algorithm (or `force` when it is tied),
  * and its closest rival. */
@@ -190,32 +214,6 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
     describe(pts, idx, k, margin, lead, chosen, tied > 0, c);
 }
 
-/* The choice's closest rival (the best point of another algorithm), confidence and gain. */
-static void describe(const struct ct_sweep_point *pts, const size_t *idx, size_t k, double margin,
-                     size_t lead, size_t chosen, bool tie, struct ct_select_choice *c)
-{
-    long runner = -1;
-    for (size_t j = 0; j < k; j++)
-        if (strcmp(pts[idx[j]].algo, pts[chosen].algo) &&
-            (runner < 0 || pts[idx[j]].st.median < pts[(size_t)runner].st.median))
-            runner = (long)idx[j];
-    c->size = pts[lead].size;
-    c->leader = (long)lead;
-    c->chosen = chosen;
-    c->runner = runner;
-    c->tie = tie;
-    if (runner < 0) {
-        c->confidence = 1.0;
-        c->gain = 0;
-    } else if (c->tie) { /* no gain to claim: how sure are we that it is a tie */
-        c->confidence = ct_select_tie_confidence(&pts[chosen].st, &pts[(size_t)runner].st, margin);
-        c->gain = 1.0;
-    } else {
-        const struct ct_stats *a = &pts[chosen].st, *b = &pts[(size_t)runner].st;
-        c->confidence = ct_select_confidence(a, b);
-        c->gain = a->median > 0 ? b->median / a->median : 0;
-    }
-}
 
 /*
  * The tie rule, over the whole curve: at each size the acceptable algorithms are the

@@ -1106,7 +1106,7 @@ Test(sched_check, one_sided_ops_between_paired_fences)
 
 /* Parts in whole units: they cover 0..n in order, start on a unit (or at n), and differ by
  * at most one unit; symm's AllReduce slices start on cache lines for any count (off a line
- * every vector store straddled two: 2.3-2.6x slower at 63.6, 127 and 257 KiB). */
+ * every vector store straddled two: 2.5-3.1x slower at 63.6, 127 and 257 KiB). */
 Test(parts, whole_units_and_symm_slices_on_cache_lines)
 {
     for (uint64_t n = 0; n < 300; n += 7)
