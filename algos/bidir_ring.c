@@ -33,21 +33,21 @@ static int mod(int a, int n)
     return ((a % n) + n) % n;
 }
 
-static struct seg seg_of(uint64_t count, uint64_t nch, uint64_t c)
+static struct seg seg_of(uint64_t count, uint64_t nch, uint64_t c, uint64_t es)
 {
-    struct seg s = {ct_part_off(count, nch, c), ct_part_len(count, nch, c)};
+    struct seg s = {ct_part_off_line(count, nch, c, es), ct_part_len_line(count, nch, c, es)};
     return s;
 }
 
 /* Byte offset / length of block b (mod N) of segment g. */
 static uint64_t boff(struct seg g, int N, int b, uint64_t es)
 {
-    return (g.off + ct_part_off(g.n, (uint64_t)N, (uint64_t)mod(b, N))) * es;
+    return (g.off + ct_part_off_line(g.n, (uint64_t)N, (uint64_t)mod(b, N), es)) * es;
 }
 
 static uint64_t blen(struct seg g, int N, int b, uint64_t es)
 {
-    return ct_part_len(g.n, (uint64_t)N, (uint64_t)mod(b, N)) * es;
+    return ct_part_len_line(g.n, (uint64_t)N, (uint64_t)mod(b, N), es) * es;
 }
 
 static int build_allreduce(const struct ct_job *j, struct ct_sched *s)
@@ -64,7 +64,7 @@ static int build_allreduce(const struct ct_job *j, struct ct_sched *s)
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(j->count, (uint64_t)nch, (uint64_t)c);
+            struct seg g = seg_of(j->count, (uint64_t)nch, (uint64_t)c, es);
             int sb = r - k, rb = r - k - 1;
             enum ct_bufid from = k == 0 ? CT_BUF_SEND : CT_BUF_RECV;
             ct_sched_send(s, next, ct_loc(from, boff(g, N, sb, es)), blen(g, N, sb, es));
@@ -76,7 +76,7 @@ static int build_allreduce(const struct ct_job *j, struct ct_sched *s)
     for (int k = 0; k < fwd; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(j->count, (uint64_t)nch, (uint64_t)c);
+            struct seg g = seg_of(j->count, (uint64_t)nch, (uint64_t)c, es);
             int fs = r + 1 - k, fr = r - k;
             ct_sched_send(s, next, ct_loc(CT_BUF_RECV, boff(g, N, fs, es)), blen(g, N, fs, es));
             ct_sched_recv(s, prev, ct_loc(CT_BUF_RECV, boff(g, N, fr, es)), blen(g, N, fr, es));
@@ -102,7 +102,7 @@ static int build_allgather(const struct ct_job *j, struct ct_sched *s)
     for (int k = 0; k < fwd; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(j->count, (uint64_t)nch, (uint64_t)c);
+            struct seg g = seg_of(j->count, (uint64_t)nch, (uint64_t)c, es);
             uint64_t so = g.off * es, len = g.n * es;
             /* forward: send block r-k, receive r-k-1; k = 0 reads the send buffer */
             struct ct_loc fs = k == 0 ? ct_loc(CT_BUF_SEND, so)

@@ -93,8 +93,9 @@ static struct ring *rings_setup(const struct ct_job *j, const int *orders, int n
                 g->pos = p;
         g->next = g->order[mod(g->pos + 1, N)];
         g->prev = g->order[mod(g->pos - 1, N)];
-        g->off = ct_part_off(count, (uint64_t)nrings, (uint64_t)i);
-        g->n = ct_part_len(count, (uint64_t)nrings, (uint64_t)i);
+        uint64_t es = ct_dtype_size(j->dtype);
+        g->off = ct_part_off_line(count, (uint64_t)nrings, (uint64_t)i, es);
+        g->n = ct_part_len_line(count, (uint64_t)nrings, (uint64_t)i, es);
     }
     return rs;
 }
@@ -104,8 +105,8 @@ static void rings_allreduce(const struct ct_job *j, struct ct_sched *s, struct r
 {
     int N = j->shape.nranks;
     uint64_t es = ct_dtype_size(j->dtype);
-#define RB(g, b) (((g)->off + ct_part_off((g)->n, N, (uint64_t)mod((b), N))) * es)
-#define RL(g, b) (ct_part_len((g)->n, N, (uint64_t)mod((b), N)) * es)
+#define RB(g, b) (((g)->off + ct_part_off_line((g)->n, N, (uint64_t)mod((b), N), es)) * es)
+#define RL(g, b) (ct_part_len_line((g)->n, N, (uint64_t)mod((b), N), es) * es)
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int i = 0; i < nrings; i++) {

@@ -73,15 +73,15 @@ static struct kr kr_of(const struct ct_job *j)
 /* AllReduce: ring g owns segment g of the buffer, cut into P blocks by pair position. */
 static uint64_t ar_off(const struct ct_job *j, const struct kr *k, int g, int b)
 {
-    uint64_t so = ct_part_off(j->count, (uint64_t)k->nrings, (uint64_t)g);
-    uint64_t sn = ct_part_len(j->count, (uint64_t)k->nrings, (uint64_t)g);
-    return (so + ct_part_off(sn, (uint64_t)k->P, (uint64_t)mod(b, k->P))) * k->es;
+    uint64_t so = ct_part_off_line(j->count, (uint64_t)k->nrings, (uint64_t)g, k->es);
+    uint64_t sn = ct_part_len_line(j->count, (uint64_t)k->nrings, (uint64_t)g, k->es);
+    return (so + ct_part_off_line(sn, (uint64_t)k->P, (uint64_t)mod(b, k->P), k->es)) * k->es;
 }
 
 static uint64_t ar_len(const struct ct_job *j, const struct kr *k, int g, int b)
 {
-    uint64_t sn = ct_part_len(j->count, (uint64_t)k->nrings, (uint64_t)g);
-    return ct_part_len(sn, (uint64_t)k->P, (uint64_t)mod(b, k->P)) * k->es;
+    uint64_t sn = ct_part_len_line(j->count, (uint64_t)k->nrings, (uint64_t)g, k->es);
+    return ct_part_len_line(sn, (uint64_t)k->P, (uint64_t)mod(b, k->P), k->es) * k->es;
 }
 
 static void build_allreduce(const struct ct_job *j, struct ct_sched *s, const struct kr *k)
@@ -144,12 +144,12 @@ static void build_allreduce(const struct ct_job *j, struct ct_sched *s, const st
  * parity g%2; unit b is the slice in the block of pair b's rank of that parity. */
 static uint64_t slice_off(const struct ct_job *j, const struct kr *k, int g)
 {
-    return ct_part_off(j->count, (uint64_t)k->nrings / 2, (uint64_t)g / 2) * k->es;
+    return ct_part_off_line(j->count, (uint64_t)k->nrings / 2, (uint64_t)g / 2, k->es) * k->es;
 }
 
 static uint64_t slice_len(const struct ct_job *j, const struct kr *k, int g)
 {
-    return ct_part_len(j->count, (uint64_t)k->nrings / 2, (uint64_t)g / 2) * k->es;
+    return ct_part_len_line(j->count, (uint64_t)k->nrings / 2, (uint64_t)g / 2, k->es) * k->es;
 }
 
 static uint64_t unit_off(const struct ct_job *j, const struct kr *k, int g, int b)

@@ -25,14 +25,14 @@ static void mesh_rs(struct ct_sched *s, int N, int r, uint64_t es, uint64_t coun
                     struct ct_loc dst)
 {
     /* even: blocks of exactly count elements (ReduceScatter); else count split N ways */
-    uint64_t maxlen = even ? count : ct_part_len(count, N, 0);
-    uint64_t mine_off = even ? (uint64_t)r * count : ct_part_off(count, N, r);
-    uint64_t mine_len = even ? count : ct_part_len(count, N, r);
+    uint64_t maxlen = even ? count : ct_part_len_line(count, N, 0, es);
+    uint64_t mine_off = even ? (uint64_t)r * count : ct_part_off_line(count, N, r, es);
+    uint64_t mine_len = even ? count : ct_part_len_line(count, N, r, es);
     ct_sched_step(s);
     for (int k = 1; k < N; k++) {
         int p = (r + k) % N;
-        uint64_t off = even ? (uint64_t)p * count : ct_part_off(count, N, p);
-        uint64_t len = even ? count : ct_part_len(count, N, p);
+        uint64_t off = even ? (uint64_t)p * count : ct_part_off_line(count, N, p, es);
+        uint64_t len = even ? count : ct_part_len_line(count, N, p, es);
         ct_sched_send(s, p, ct_loc(CT_BUF_SEND, off * es), len * es);
     }
     for (int k = 1; k < N; k++) {
@@ -56,19 +56,19 @@ static int build_allreduce(const struct ct_job *j, struct ct_sched *s)
 {
     int N = j->shape.nranks, r = j->shape.rank;
     uint64_t es = ct_dtype_size(j->dtype), n = j->count;
-    mesh_rs(s, N, r, es, n, 0, ct_loc(CT_BUF_RECV, ct_part_off(n, N, r) * es));
+    mesh_rs(s, N, r, es, n, 0, ct_loc(CT_BUF_RECV, ct_part_off_line(n, N, r, es) * es));
     if (N == 1)
         return 0; /* mesh_rs copied the whole buffer */
     ct_sched_step(s);
     for (int k = 1; k < N; k++) {
         int p = (r + k) % N;
-        ct_sched_send(s, p, ct_loc(CT_BUF_RECV, ct_part_off(n, N, r) * es),
-                      ct_part_len(n, N, r) * es);
+        ct_sched_send(s, p, ct_loc(CT_BUF_RECV, ct_part_off_line(n, N, r, es) * es),
+                      ct_part_len_line(n, N, r, es) * es);
     }
     for (int k = 1; k < N; k++) {
         int q = (r - k + N) % N;
-        ct_sched_recv(s, q, ct_loc(CT_BUF_RECV, ct_part_off(n, N, q) * es),
-                      ct_part_len(n, N, q) * es);
+        ct_sched_recv(s, q, ct_loc(CT_BUF_RECV, ct_part_off_line(n, N, q, es) * es),
+                      ct_part_len_line(n, N, q, es) * es);
     }
     return 0;
 }

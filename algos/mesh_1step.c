@@ -41,7 +41,7 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
         if (j->in_place) {
             /* the result overwrites the input the peer reads: reduce our half in place while
              * the peer reduces the other, then exchange the halves (no scratch) */
-            uint64_t es = ct_dtype_size(j->dtype), h0 = ct_part_len(j->count, 2, 0) * es;
+            uint64_t es = ct_dtype_size(j->dtype), h0 = ct_part_len_line(j->count, 2, 0, es) * es;
             uint64_t off[2] = {0, h0}, len[2] = {h0, bytes - h0};
             int p = 1 - r;
             ct_sched_send(s, p, ct_loc(CT_BUF_SEND, off[p]), len[p]);
@@ -63,23 +63,24 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
             ct_sched_recv_reduce_rev(s, 0, recv, own, bytes);
         return 0;
     }
+    uint64_t slot = (bytes + 63) / 64 * 64; /* scratch slots start on cache lines */
     for (int k = 1; k < N; k++)
         ct_sched_send(s, (r + k) % N, own, bytes);
     for (int k = 1; k < N; k++) {
         int q = (r - k + N) % N;
-        ct_sched_recv(s, q, ct_loc(CT_BUF_SCRATCH, (uint64_t)q * bytes), bytes);
+        ct_sched_recv(s, q, ct_loc(CT_BUF_SCRATCH, (uint64_t)q * slot), bytes);
     }
     if (j->in_place) {
         /* the result overwrites the input: keep our copy in slot r */
-        own = ct_loc(CT_BUF_SCRATCH, (uint64_t)r * bytes);
+        own = ct_loc(CT_BUF_SCRATCH, (uint64_t)r * slot);
         ct_sched_copy(s, own, ct_loc(CT_BUF_SEND, 0), bytes);
     }
     struct ct_loc x[2];
     for (int q = 0; q < 2; q++)
-        x[q] = q == r ? own : ct_loc(CT_BUF_SCRATCH, (uint64_t)q * bytes);
+        x[q] = q == r ? own : ct_loc(CT_BUF_SCRATCH, (uint64_t)q * slot);
     ct_sched_reduce(s, recv, x[0], x[1], bytes);
     for (int q = 2; q < N; q++)
-        ct_sched_reduce(s, recv, recv, q == r ? own : ct_loc(CT_BUF_SCRATCH, (uint64_t)q * bytes),
+        ct_sched_reduce(s, recv, recv, q == r ? own : ct_loc(CT_BUF_SCRATCH, (uint64_t)q * slot),
                         bytes);
     return 0;
 }

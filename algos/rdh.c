@@ -199,8 +199,8 @@ int ct_rdh_build(const struct ct_job *j, struct ct_sched *s, const int *real, st
     h.ulen = ct_xmalloc((size_t)h.p * sizeof *h.ulen);
     for (int u = 0; u < h.p; u++) {
         if (j->coll == CT_ALLREDUCE) {
-            h.uoff[u] = ct_part_off(j->count, (uint64_t)h.p, (uint64_t)u) * es;
-            h.ulen[u] = ct_part_len(j->count, (uint64_t)h.p, (uint64_t)u) * es;
+            h.uoff[u] = ct_part_off_line(j->count, (uint64_t)h.p, (uint64_t)u, es) * es;
+            h.ulen[u] = ct_part_len_line(j->count, (uint64_t)h.p, (uint64_t)u, es) * es;
         } else if (fold) {
             /* blocks of the ranks folded into core index u: 2u, 2u+1 or u+rem */
             int b0 = u < rem ? 2 * u : u + rem, b1 = u + 1 < rem ? 2 * u + 2 : u + 1 + rem;

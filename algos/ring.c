@@ -22,8 +22,8 @@
  */
 #include "algo.h"
 
-#define BLK(seg, i) (ct_part_off((seg).n, N, (i)) + (seg).off)
-#define BLEN(seg, i) ct_part_len((seg).n, N, (i))
+#define BLK(seg, i) (ct_part_off_line((seg).n, N, (i), es) + (seg).off)
+#define BLEN(seg, i) ct_part_len_line((seg).n, N, (i), es)
 
 struct seg {
     uint64_t off, n; /* elements */
@@ -39,9 +39,9 @@ static int channels_of(const struct ct_job *j)
     return (int)j->params.v[CT_P_CHANNELS];
 }
 
-static struct seg seg_of(uint64_t count, int nch, int c)
+static struct seg seg_of(uint64_t count, int nch, int c, uint64_t es)
 {
-    struct seg s = {ct_part_off(count, nch, c), ct_part_len(count, nch, c)};
+    struct seg s = {ct_part_off_line(count, nch, c, es), ct_part_len_line(count, nch, c, es)};
     return s;
 }
 
@@ -53,7 +53,7 @@ static void ar_reduce_scatter(const struct ct_job *j, struct ct_sched *s, int nc
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(j->count, nch, c);
+            struct seg g = seg_of(j->count, nch, c, es);
             int sb = mod(r - k, N), rb = mod(r - k - 1, N);
             enum ct_bufid from = k == 0 ? CT_BUF_SEND : CT_BUF_RECV;
             ct_sched_send(s, next, ct_loc(from, BLK(g, sb) * es), BLEN(g, sb) * es);
@@ -71,7 +71,7 @@ static void ar_allgather(const struct ct_job *j, struct ct_sched *s, int nch)
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(j->count, nch, c);
+            struct seg g = seg_of(j->count, nch, c, es);
             int sb = mod(r + 1 - k, N), rb = mod(r - k, N);
             ct_sched_send(s, next, ct_loc(CT_BUF_RECV, BLK(g, sb) * es), BLEN(g, sb) * es);
             ct_sched_recv(s, prev, ct_loc(CT_BUF_RECV, BLK(g, rb) * es), BLEN(g, rb) * es);
@@ -110,7 +110,7 @@ static int build_allgather(const struct ct_job *j, struct ct_sched *s)
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(n, nch, c);
+            struct seg g = seg_of(n, nch, c, es);
             int sb = mod(r - k, N), rb = mod(r - k - 1, N);
             if (k == 0)
                 ct_sched_send(s, next, ct_loc(CT_BUF_SEND, g.off * es), g.n * es);
@@ -141,7 +141,7 @@ static int build_reducescatter(const struct ct_job *j, struct ct_sched *s)
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
-            struct seg g = seg_of(n, nch, c);
+            struct seg g = seg_of(n, nch, c, es);
             int sb = mod(r - k - 1, N), rb = mod(r - k - 2, N);
             struct ct_loc from = k == 0 ? ct_loc(CT_BUF_SEND, ((uint64_t)sb * n + g.off) * es)
                                         : ct_loc(CT_BUF_SCRATCH, ((k - 1) % 2 * n + g.off) * es);

@@ -121,6 +121,12 @@ void ct_sched_put(struct ct_sched *s, int peer, struct ct_loc peer_dst, struct c
     add(s, CT_OP_PUT, peer, peer_dst, src, none, bytes, false);
 }
 
+void ct_sched_get(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc peer_src,
+                  uint64_t bytes)
+{
+    add(s, CT_OP_GET, peer, dst, peer_src, none, bytes, false);
+}
+
 uint64_t ct_op_loc_bytes(const struct ct_op *op, int k)
 {
     bool wire = (op->kind == CT_OP_QUANT && k == 0) ||
@@ -248,7 +254,7 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
         for (uint32_t st = 0; st < s->nsteps; st++)
             for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
                 const struct ct_op *op = &s->ops[i];
-                if (op->kind != CT_OP_GET_REDUCE && op->kind != CT_OP_PUT)
+                if (op->kind <= CT_OP_SYNC)
                     continue;
                 bool before = false, after = false;
                 for (uint32_t k = 0; k < s->nops && !(before && after); k++) {

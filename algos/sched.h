@@ -43,6 +43,7 @@ enum ct_opk {
     CT_OP_GET_REDUCE, /* local dst = src (op) the peer's src2, or the peer's src2 (op) src
                          when rev */
     CT_OP_PUT,        /* the peer's dst = local src */
+    CT_OP_GET,        /* local dst = the peer's src */
 };
 /* Between two fences with a peer, what a rank reads of the peer's buffers the peer does not
  * write, and what a rank writes there nobody else reads or writes (tests/algos/sim.h). */
@@ -109,10 +110,14 @@ void ct_sched_get_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct
 /* The peer's dst = src. */
 void ct_sched_put(struct ct_sched *s, int peer, struct ct_loc peer_dst, struct ct_loc src,
                   uint64_t bytes);
+/* dst = the peer's src. */
+void ct_sched_get(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc peer_src,
+                  uint64_t bytes);
 /* Whether location k (0 dst, 1 src, 2 src2) of op is in the peer's buffers. */
 static inline bool ct_op_loc_remote(const struct ct_op *op, int k)
 {
-    return (op->kind == CT_OP_GET_REDUCE && k == 2) || (op->kind == CT_OP_PUT && k == 0);
+    return (op->kind == CT_OP_GET_REDUCE && k == 2) || (op->kind == CT_OP_PUT && k == 0) ||
+           (op->kind == CT_OP_GET && k == 1);
 }
 /* Copies with dst == src are dropped. */
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);

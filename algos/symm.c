@@ -10,11 +10,14 @@
  *   AllReduce      rank r owns slice r: reduces it from every rank's input straight into its
  *                  own output (own input (op) each peer's, read in place), then puts the
  *                  result into every peer's output.
- *   AllGather      rank r puts its block into every peer's output (and copies its own).
+ *   AllGather      rank r gets every peer's block into its output (and copies its own);
+ *                  from PULL_MAX it puts its block into every peer's output instead.
  *   ReduceScatter  rank r reduces block r of every rank's input into its output.
- *   AllToAll       rank r puts block q of its input into block r of peer q's output (in
- *                  place: from a copy of the N-1 leaving blocks in scratch, taken before the
- *                  first fence, since the peers overwrite the buffer it reads).
+ *   AllToAll       rank r gets block r of peer q's input into block q of its output; from
+ *                  PULL_MAX, and in place, it puts block q of its input into block r of
+ *                  peer q's output (in place from a copy of the N-1 leaving blocks in
+ *                  scratch, taken before the first fence, since the peers overwrite the
+ *                  buffer it reads).
  * Cost      2 fences (a flag line each way per pair) + the data moved once: (N-1)/N n read
  *           from peers and (N-1)/N n written to them per rank, no staging copy.
  * Requires  one node and a transport with shared memory (shm): the executor refuses the
@@ -26,6 +29,16 @@
  *                             then y[0:h] written into rank 1's y;   rank1: the other half.
  */
 #include "algo.h"
+
+/*
+ * AllGather and AllToAll move blocks below PULL_MAX with gets: then only this rank writes its
+ * output. With puts, at a block size off a cache line the line between two blocks has two
+ * writers, the peer's put and the own copy (2 ranks, AllGather, medians of 3 alternating
+ * runs: 352 B 0.84 -> 0.73 us, 3000 B 0.81 -> 0.71, 64 KiB 2.86 -> 2.56; AllToAll 648 B
+ * 0.83 -> 0.63). From 256 KiB blocks puts: equal there, and at 512 KiB blocks a get took
+ * 47 us against 34.
+ */
+#define PULL_MAX (256u << 10)
 
 static void fence_all(struct ct_sched *s, int N, int r)
 {
@@ -59,9 +72,9 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
         /* slices on cache lines: off a line, every vector store of a slice straddles two
          * lines and the boundary lines have two writers (2 ranks: 63.6 KiB took 6.5-7.1 us
          * against 2.6-2.7 at 64 KiB; 2.8 on lines; 257 KiB 21-26 us, now 8.2-8.4) */
-        uint64_t u = es < 64 ? 64 / es : 1, R = (uint64_t)r;
-        uint64_t off = ct_part_off_unit(j->count, (uint64_t)N, R, u) * es,
-                 len = ct_part_len_unit(j->count, (uint64_t)N, R, u) * es;
+        uint64_t R = (uint64_t)r;
+        uint64_t off = ct_part_off_line(j->count, (uint64_t)N, R, es) * es,
+                 len = ct_part_len_line(j->count, (uint64_t)N, R, es) * es;
         struct ct_loc y = ct_loc(CT_BUF_RECV, off);
         for (int k = 1; k < N; k++) /* y = x_r (op) x_r+1 (op) ... in ring order from r */
             ct_sched_get_reduce(s, (r + k) % N, y, k == 1 ? ct_loc(CT_BUF_SEND, off) : y,
@@ -72,10 +85,17 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
     }
     case CT_ALLGATHER: {
         struct ct_loc mine = ct_loc(CT_BUF_RECV, (uint64_t)r * blk);
-        for (int k = 1; k < N; k++)
-            ct_sched_put(s, (r + k) % N, mine, ct_loc(CT_BUF_SEND, 0), blk);
+        for (int k = 1; k < N; k++) {
+            uint64_t q = (uint64_t)((r + k) % N);
+            if (blk >= PULL_MAX)
+                ct_sched_put(s, (int)q, mine, ct_loc(CT_BUF_SEND, 0), blk);
+            else
+                ct_sched_get(s, (int)q, ct_loc(CT_BUF_RECV, q * blk),
+                             j->in_place ? ct_loc(CT_BUF_RECV, q * blk) : ct_loc(CT_BUF_SEND, 0),
+                             blk);
+        }
         if (!j->in_place)
-            ct_sched_copy(s, mine, ct_loc(CT_BUF_SEND, 0), blk);
+            ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * blk), ct_loc(CT_BUF_SEND, 0), blk);
         break;
     }
     case CT_REDUCESCATTER: {
@@ -85,11 +105,16 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
         break;
     }
     case CT_ALLTOALL: {
+        /* in place from scratch, which is private: puts */
         enum ct_bufid from = j->in_place ? CT_BUF_SCRATCH : CT_BUF_SEND;
         for (int k = 1; k < N; k++) {
             int q = (r + k) % N;
-            ct_sched_put(s, q, ct_loc(CT_BUF_RECV, (uint64_t)r * blk),
-                         ct_loc(from, (uint64_t)q * blk), blk);
+            if (blk >= PULL_MAX || j->in_place)
+                ct_sched_put(s, q, ct_loc(CT_BUF_RECV, (uint64_t)r * blk),
+                             ct_loc(from, (uint64_t)q * blk), blk);
+            else /* block r of peer q's input into block q of the output */
+                ct_sched_get(s, q, ct_loc(CT_BUF_RECV, (uint64_t)q * blk),
+                             ct_loc(CT_BUF_SEND, (uint64_t)r * blk), blk);
         }
         if (!j->in_place)
             ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * blk),

@@ -386,10 +386,11 @@ static void reduce_part(void *arg, int i, int n)
     const struct split *sp = arg;
     const struct ct_op *op = sp->op;
     size_t es = sp->a->red->esize;
-    uint64_t elems = op->bytes / es, off = ct_part_off(elems, (uint64_t)n, (uint64_t)i) * es;
+    uint64_t elems = op->bytes / es,
+             off = ct_part_off_line(elems, (uint64_t)n, (uint64_t)i, es) * es;
     sp->a->red->fn((char *)at(sp->a, op->dst) + off, (const char *)at(sp->a, op->src) + off,
                    (const char *)at(sp->a, op->src2) + off,
-                   ct_part_len(elems, (uint64_t)n, (uint64_t)i));
+                   ct_part_len_line(elems, (uint64_t)n, (uint64_t)i, es));
 }
 
 _Static_assert(CT_FENCE_BUFS == CT_BUF_COUNT, "a fence publishes the executor's buffers");
@@ -522,6 +523,11 @@ static int run_local(struct ct_exec *x, struct ct_comm *c, const struct ct_sched
             if (!pd)
                 return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
             ct_copy(pd, at(a, op->src), op->bytes);
+        } else if (op->kind == CT_OP_GET) {
+            const void *ps = peer_at(c, op, op->src, err);
+            if (!ps)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            ct_copy(at(a, op->dst), ps, op->bytes);
         } else if (op->kind == CT_OP_COPY) {
             void *d = at(a, op->dst);
             const void *src = at(a, op->src);

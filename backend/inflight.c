@@ -23,8 +23,8 @@ int ct_inflight_prepare(struct ct_inflight *f, int k, struct ct_comm *comms,
     size_t es = ct_dtype_size(j->dtype);
     for (int i = 0; i < k; i++) {
         struct ct_job sub = *j;
-        uint64_t off = ct_part_off(j->count, (uint64_t)k, (uint64_t)i);
-        sub.count = ct_part_len(j->count, (uint64_t)k, (uint64_t)i);
+        uint64_t off = ct_part_off_line(j->count, (uint64_t)k, (uint64_t)i, es);
+        sub.count = ct_part_len_line(j->count, (uint64_t)k, (uint64_t)i, es);
         ct_exec_init(&f->execs[i]);
         int rc = ct_algo_build(al, &sub, &f->scheds[i], err);
         if (rc < 0) {

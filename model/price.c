@@ -119,7 +119,7 @@ static double local_op_us(const struct ct_mtopo *t, const struct xargs *x, const
         return (double)op->bytes * us_per_byte(t->copy_gbps);
     if (op->kind == CT_OP_SYNC) /* one fence line per peer; the step's latency is added once */
         return t->msg_us;
-    if (op->kind == CT_OP_PUT) /* a write across the node's link */
+    if (op->kind == CT_OP_PUT || op->kind == CT_OP_GET) /* a write or read across the link */
         return (double)op->bytes * us_per_byte(t->intra.gbps);
     if (op->kind == CT_OP_GET_REDUCE) { /* read across the link and reduce: the slower */
         double rd = (double)op->bytes * us_per_byte(t->intra.gbps),

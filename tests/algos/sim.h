@@ -133,6 +133,10 @@ static inline int sim_apply_local(struct sim *s, int r, const struct ct_op *op)
         memcpy(sim_at(s, op->peer, op->dst), sim_at(s, r, op->src), op->bytes);
         return 0;
     }
+    if (op->kind == CT_OP_GET) {
+        memcpy(sim_at(s, r, op->dst), sim_at(s, op->peer, op->src), op->bytes);
+        return 0;
+    }
     uint8_t *d = sim_at(s, r, op->dst);
     if (op->kind == CT_OP_GET_REDUCE) {
         if (!s->fn || op->bytes % s->esize)

@@ -64,11 +64,12 @@ static int lg_ceil(int p)
     return l;
 }
 
-/* per-rank count: divisible by p and by every power of two up to 1024, and small enough
- * that no op exceeds the largest chunk (1 GiB) */
+/* per-rank count: divisible by p and by every power of two up to 1024 in whole cache lines
+ * (16 float32: the generators cut on lines), and small enough that no op exceeds the
+ * largest chunk (1 GiB) */
 static uint64_t count_of(int p)
 {
-    return (uint64_t)p << 4;
+    return (uint64_t)p << 8;
 }
 
 static double price(struct ct_model *m, const char *algo, enum ct_coll c, int p, uint64_t count)
