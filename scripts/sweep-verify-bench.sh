@@ -2,13 +2,14 @@
 # Trustworthiness of the main job: N times `colltune sweep` then `colltune sweep --verify`
 # on this machine; prints each run's verify verdict and worst regret, the measuring share,
 # the agreement of consecutive configs (scripts/config-agree.py), then the pass rate.
-# Usage: scripts/sweep-verify-bench.sh [N] [sweep options...]   (default N=3)
+# Usage: scripts/sweep-verify-bench.sh [N] [sweep options...]   (default N=3; KEEP=1 keeps
+# the sweeps, configs and verify outputs in the directory it names)
 set -u
 bin=${COLLTUNE:-./colltune}
 n=${1:-3}
 [ $# -gt 0 ] && shift
 dir=$(mktemp -d /tmp/colltune-svb.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+[ -n "${KEEP:-}" ] && echo "keeping $dir" || trap 'rm -rf "$dir"' EXIT
 pass=0
 prev=
 for i in $(seq 1 "$n"); do

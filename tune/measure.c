@@ -192,6 +192,17 @@ static void samples_push(struct ct_sweep_samples *s, int more)
     }
 }
 
+/* The fewest samples a point is judged on: min_iters, and for a short collective as many
+ * as span MIN_TIMED_S of timed iterations. The first iterations after a switch of
+ * algorithm or size run cold (flags and buffers elsewhere in the caches): six of a 0.7 us
+ * alltoall once read 0.98 us, and the point was pruned; a thousand read 0.77. */
+#define MIN_TIMED_S 1e-3
+static bool enough_samples(const struct ct_sweep_cmd *cmd, const struct ct_stats *st)
+{
+    return st->n >= cmd->min_iters &&
+           (st->n >= cmd->max_iters || (double)st->n * st->median * 1e-6 >= MIN_TIMED_S);
+}
+
 /*
  * Size of the next batch, from the samples so far and the command only, so identical on
  * every rank: the samples the interval still needs (at most doubling), at least enough to
@@ -203,7 +214,7 @@ static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st,
 {
     if (st->n >= cmd->max_iters)
         return 0;
-    bool enough = st->n >= cmd->min_iters;
+    bool enough = enough_samples(cmd, st);
     if (enough && ct_stats_converged(st, cmd->target))
         return 0;
     double per = (st->median > 0 ? st->median * 1e-6 : 1e-6) + cmd->iter_cost_s;
@@ -244,7 +255,8 @@ static int batches(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, bool 
         s->n += batch;
         warm = 0;
         ct_stats_compute(s->x, s->n, st);
-        if (cmd->ref_hi > 0 && st->n >= CT_STATS_MIN_CI && st->lo > cmd->ref_hi * (1 + cmd->margin))
+        if (cmd->ref_hi > 0 && st->n >= CT_STATS_MIN_CI && enough_samples(cmd, st) &&
+            st->lo > cmd->ref_hi * (1 + cmd->margin))
             break; /* clearly losing: no need for a tight interval */
         batch = next_batch(cmd, st, spent);
     }

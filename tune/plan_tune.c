@@ -397,6 +397,19 @@ static int fill_gaps(struct ct_plan *pl, int c, const struct ct_select_choice *c
     return 0;
 }
 
+/* Points pa and pb again, fresh samples, interleaved (A B A B: each takes half its samples
+ * next to the other's), where the phase's share of the budget allows. */
+static int interleave(struct ct_plan *pl, long pa, long pb, struct ct_err *err)
+{
+    double half = ct_plan_pt(pl, pa)->st.spent_s + ct_plan_pt(pl, pb)->st.spent_s;
+    if (!fits(pl, 2 * half + 4 * pl->cost.fixed, CONFIRM_SHARE))
+        return 0;
+    CT_TRY(extend(pl, pa, true, ct_plan_pt(pl, pa)->st.spent_s / 2, err));
+    CT_TRY(extend(pl, pb, true, ct_plan_pt(pl, pb)->st.spent_s / 2, err));
+    CT_TRY(extend(pl, pa, false, 0, err));
+    return extend(pl, pb, false, 0, err);
+}
+
 /* Both contenders of every boundary, at both sizes of it: fresh samples, interleaved. */
 static int confirm_edges(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
                          struct ct_err *err)
@@ -417,17 +430,37 @@ static int confirm_edges(struct ct_plan *pl, int c, const struct ct_select_choic
                 if (ct_select_same_choice(q->algo, &q->params, b->algo, &b->params))
                     pb = (long)i;
             }
-            if (pa < 0 || pb < 0)
-                continue;
-            double half = ct_plan_pt(pl, pa)->st.spent_s + ct_plan_pt(pl, pb)->st.spent_s;
-            if (!fits(pl, 2 * half + 4 * pl->cost.fixed, CONFIRM_SHARE))
-                continue;
-            /* A B A B: each takes half its samples next to the other's */
-            CT_TRY(extend(pl, pa, true, ct_plan_pt(pl, pa)->st.spent_s / 2, err));
-            CT_TRY(extend(pl, pb, true, ct_plan_pt(pl, pb)->st.spent_s / 2, err));
-            CT_TRY(extend(pl, pa, false, 0, err));
-            CT_TRY(extend(pl, pb, false, 0, err));
+            if (pa >= 0 && pb >= 0)
+                CT_TRY(interleave(pl, pa, pb, err));
         }
+    }
+    return 0;
+}
+
+/* A clear win of a less simple algorithm at one size makes a range of its own, or stretches
+ * one over the tied sizes around it (the whole-curve tie rule); measured once, it may be the
+ * machine's state at that moment (2 ranks, AllGather 32 KiB: kangaring 1.28 us against
+ * mesh's 1.61 in one sweep, 1.43 against 1.47 in the next, and the two configs disagreed
+ * over 3-90 KiB). Each such win that the sizes beside it do not repeat is measured again,
+ * interleaved with the simpler runner-up. */
+static bool clear_win(const struct ct_plan *pl, const struct ct_select_choice *ch, size_t n,
+                      size_t s, const char *algo)
+{
+    return s < n && !ch[s].tie && !strcmp(ct_plan_pt(pl, (long)ch[s].chosen)->algo, algo);
+}
+
+static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, size_t n,
+                        struct ct_err *err)
+{
+    for (size_t s = 0; s < n; s++) {
+        if (ch[s].tie || ch[s].runner < 0)
+            continue;
+        const struct ct_sweep_point *a = ct_plan_pt(pl, (long)ch[s].chosen),
+                                    *b = ct_plan_pt(pl, ch[s].runner);
+        if (ct_select_simplicity(b->algo) >= ct_select_simplicity(a->algo) ||
+            (s > 0 && clear_win(pl, ch, n, s - 1, a->algo)) || clear_win(pl, ch, n, s + 1, a->algo))
+            continue;
+        CT_TRY(interleave(pl, (long)ch[s].chosen, ch[s].runner, err));
     }
     return 0;
 }
@@ -435,14 +468,16 @@ static int confirm_edges(struct ct_plan *pl, int c, const struct ct_select_choic
 int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
 {
     pl->phase = "confirm";
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (int c = 0; c < CT_COLL_COUNT; c++) {
             if (!pl->g[c].count)
                 continue;
             struct ct_select_choice *ch;
             size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
                                          pl->cfg->margin, &ch);
-            int rc = pass == 0 ? fill_gaps(pl, c, ch, n, err) : confirm_edges(pl, c, ch, n, err);
+            int rc = pass == 0   ? fill_gaps(pl, c, ch, n, err)
+                     : pass == 1 ? confirm_edges(pl, c, ch, n, err)
+                                 : confirm_wins(pl, ch, n, err);
             free(ch);
             CT_TRY(rc);
         }
@@ -495,6 +530,43 @@ static bool was_checked(const struct ct_plan *pl, int c, const struct ct_ruleset
             ct_select_same_choice(done[q].algo, &done[q].params, r->algo, &r->params))
             return true;
     return false;
+}
+
+/* The fastest setting at a check size, measured at the grid sizes on either side where it
+ * has no point (the survey skipped it there). Otherwise a winner between two grid sizes
+ * loses them to the algorithms measured there: 2 ranks, AllGather, symm was skipped at
+ * 512 B-2 KiB after losing at 256 B, won every check size between them by 1.2-1.4x, and
+ * ring or kangaring kept narrow ranges around 1 and 2 KiB that verify failed (1.46). */
+static int beside(struct ct_plan *pl, int c, uint64_t size, long fast, bool *did,
+                  struct ct_err *err)
+{
+    const struct ct_plan_grid *g = &pl->g[c];
+    const struct ct_sweep_point *f = ct_plan_pt(pl, fast);
+    int k = ct_plan_slot(g, f->algo), lo = -1, hi = -1;
+    for (int i = 0; k >= 0 && i < pl->L; i++) {
+        if (!g->count[i])
+            continue;
+        if (g->size[i] < size)
+            lo = i;
+        else if (g->size[i] > size && hi < 0)
+            hi = i;
+    }
+    int side[2] = {lo, hi};
+    struct ct_params params = f->params;
+    for (int q = 0; q < 2; q++) {
+        int i = side[q];
+        if (i < 0 || ct_plan_best(pl, c, k, i) >= 0)
+            continue;
+        double ts = ct_plan_iter_s(pl, c, k, i);
+        double cost = ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
+        if (!fits(pl, cost, 1.0))
+            continue;
+        long idx;
+        CT_TRY(ct_plan_measure(pl, c, k, i, &params, tune_allowance(pl, ts),
+                               ct_plan_leader(pl, c, i), &idx, err));
+        *did = true;
+    }
+    return 0;
 }
 
 /* One draft rule where verify will check it: its choice, every other candidate at its
@@ -558,7 +630,11 @@ static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
         CT_TRY(extend(pl, chosen, false, 0, err));
         CT_TRY(extend(pl, alt[q], false, 0, err));
     }
-    return 0;
+    long fast = chosen;
+    for (int q = 0; q < na; q++)
+        if (ct_plan_pt(pl, alt[q])->st.median < ct_plan_pt(pl, fast)->st.median)
+            fast = alt[q];
+    return beside(pl, c, size, fast, did, err);
 }
 
 /* The rules of collective c selected from every point so far, shaped as the config's. */

@@ -5,6 +5,7 @@
  * the same decisions; a wrong result stops the sweep with a precise error).
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 
 #include "tune/select.h"
@@ -28,11 +29,14 @@ struct synth {
     uint64_t wrong_count;
     long begins, verifies;
     const char *slow_once; /* this algorithm's next point runs 4x slow (a burst of load) */
+    uint64_t slow_count;   /* ... its next point of this count, when set */
     bool slow_now;
     bool wan;                 /* the long-link model below instead of model_us */
     int streams, inflight;    /* the connections now (set through the conns hook) */
     long switches, mismatched; /* conns calls; points begun on other connections than theirs */
     uint64_t band_lo, band_hi; /* rdh at half mesh's time for bytes in [lo, hi] */
+    bool close;                /* mesh 4% slower than ring at every size */
+    int cold, cold_left;       /* the first `cold` iterations of a point run 1.6x slow */
 };
 
 static double uniform(uint64_t *s)
@@ -83,6 +87,8 @@ static double synth_us(const struct synth *s, const char *algo, const struct ct_
     uint64_t b = j->count * 4;
     if (!strcmp(algo, "rdh") && b >= s->band_lo && b <= s->band_hi)
         return model_us("mesh", j) / 2;
+    if (s->close && !strcmp(algo, "mesh"))
+        return model_us("ring", j) * 1.04;
     return model_us(algo, j);
 }
 
@@ -106,7 +112,9 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
     s->algo = a->name;
     s->job = *j;
     s->begins++;
-    s->slow_now = s->slow_once && !strcmp(a->name, s->slow_once);
+    s->cold_left = s->cold;
+    s->slow_now = s->slow_once && !strcmp(a->name, s->slow_once) &&
+                  (!s->slow_count || j->count == s->slow_count);
     if (s->slow_now)
         s->slow_once = NULL;
     s->clock += 1e-4;
@@ -128,6 +136,8 @@ static int s_time(void *ctx, int warmup, int iters, double *out, struct ct_err *
     s->clock += warmup * (t * 1e-6 + s->iter_cost) + 1e-4;
     for (int i = 0; i < iters; i++) {
         out[i] = t * (1 + s->noise * (uniform(&s->rng) - 0.5));
+        if (s->cold_left > 0 && s->cold_left-- > 0)
+            out[i] *= 1.6;
         s->clock += out[i] * 1e-6 + s->iter_cost;
     }
     return 0;
@@ -276,8 +286,14 @@ Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
     struct ct_sweep_result res;
     cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
     for (size_t i = 0; i < res.n; i++) {
-        cr_assert(res.pts[i].st.converged, "noise-free points converge at once");
-        cr_assert_eq(res.pts[i].st.n, cfg.min_iters);
+        /* at once: as soon as min_iters samples also span 1 ms of timed iterations (the
+         * first batch is min_iters, the next one fills ~2 ms) */
+        const struct ct_stats *st = &res.pts[i].st;
+        cr_assert(st->converged, "noise-free points converge at once");
+        cr_assert(st->n >= cfg.min_iters);
+        cr_assert(st->n * st->median >= 1000 || st->n == cfg.max_iters, "%d x %g us", st->n,
+                  st->median);
+        cr_assert(st->n * st->median <= 3000, "%d x %g us", st->n, st->median);
     }
     ct_sweep_result_release(&res);
     synth_init(&s, 3.0); /* wild: +-150% */
@@ -288,6 +304,60 @@ Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
         cr_assert(res.pts[i].st.n <= cfg.max_iters);
     }
     cr_assert(res.elapsed_s <= cfg.budget_s * 1.02, "%g", res.elapsed_s);
+    ct_sweep_result_release(&res);
+}
+
+/* The first iterations of a point run cold: a point within the margin of the leader is not
+ * pruned on them (it once was, on its first six samples: they were all cold). */
+Test(sweep, a_cold_start_does_not_prune_a_close_contender)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
+    cfg.nalgos = 2; /* ring and mesh */
+    cfg.maxbytes = 4096;
+    struct synth s;
+    synth_init(&s, 0.3);
+    s.close = true;
+    s.cold = 8;
+    struct ct_sweep_result res;
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
+    int meshes = 0;
+    for (size_t i = 0; i < res.n; i++) {
+        if (strcmp(res.pts[i].algo, "mesh"))
+            continue;
+        meshes++;
+        cr_assert_not(res.pts[i].pruned, "mesh at %" PRIu64 " B: %d samples, median %g us",
+                      res.pts[i].size, res.pts[i].st.n, res.pts[i].st.median);
+    }
+    cr_assert(meshes >= 6, "%d", meshes);
+    ct_sweep_result_release(&res);
+}
+
+/* A clear win measured once, during a burst of load on its simpler rival, is measured again
+ * next to that rival before it can make a range: ring and mesh are tied at every size (ring
+ * is the simpler), and ring's first point at 4 KiB runs 4x slow. */
+Test(sweep, a_win_from_a_burst_of_load_does_not_make_a_range)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
+    cfg.nalgos = 2; /* ring and mesh */
+    cfg.maxbytes = 64 << 10;
+    struct synth s;
+    synth_init(&s, 0.02);
+    s.close = true;
+    s.slow_once = "ring";
+    s.slow_count = 1024; /* 4 KiB of float32 */
+    struct ct_sweep_result res;
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
+    cr_assert_null(s.slow_once, "the burst happened");
+    struct ct_ruleset rs;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(rs.nrules, 1, "%d ranges, the second from %" PRIu64 " B: %s", rs.nrules,
+                 rs.nrules > 1 ? rs.rules[1].min_bytes : 0, rs.rules[rs.nrules > 1].algo);
+    cr_assert_str_eq(rs.rules[0].algo, "ring");
+    ct_ruleset_release(&rs);
     ct_sweep_result_release(&res);
 }
 
@@ -662,6 +732,39 @@ Test(sweep, the_sweep_checks_its_rules_where_verify_will)
         rdh = rdh || !strcmp(rs.rules[r].algo, "rdh");
     cr_assert(rdh, "the band's winner has a range");
     free(g);
+    ct_ruleset_release(&rs);
+    ct_sweep_result_release(&res);
+}
+
+/* A winner the survey skipped at grid sizes inside its band is measured there once a check
+ * between them finds it fastest: rdh wins only in 600..3000 B (half mesh's time), the x2
+ * grid has 1 and 2 KiB inside that band, and the survey skips rdh after it lost at 512 B.
+ * The band makes one range: rdh is not split around the grid sizes that kept the
+ * algorithms measured there. */
+Test(sweep, a_check_winner_is_measured_at_the_grid_sizes_beside_it)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 20);
+    cfg.maxbytes = 16 << 10;
+    struct synth s;
+    synth_init(&s, 0.02);
+    s.band_lo = 600;
+    s.band_hi = 3000;
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
+    struct ct_ruleset rs;
+    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
+                 err.msg);
+    int rdh = 0;
+    for (int r = 0; r < rs.nrules; r++)
+        if (!strcmp(rs.rules[r].algo, "rdh")) {
+            rdh++;
+            cr_assert(rs.rules[r].min_bytes <= 1024 && rs.rules[r].max_bytes > 2048,
+                      "rdh from %" PRIu64 " to %" PRIu64 " B", rs.rules[r].min_bytes,
+                      rs.rules[r].max_bytes);
+        }
+    cr_assert_eq(rdh, 1, "rdh in %d ranges of %d", rdh, rs.nrules);
     ct_ruleset_release(&rs);
     ct_sweep_result_release(&res);
 }
