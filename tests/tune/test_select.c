@@ -350,6 +350,38 @@ Test(select, ties_across_the_curve_do_not_alternate)
     ct_ruleset_release(&s);
 }
 
+/* A tied range takes an algorithm that is faster by median at every size of it, by half the
+ * margin or more over the range: no single size calls it a win, the whole range does. Where
+ * it is behind at one size, or ahead by less, the simpler algorithm stays. */
+Test(select, a_tie_faster_at_every_size_of_the_range_takes_it)
+{
+    double ahead[3][6] = {{1.06, 1.05, 1.08, 1.04, 1.06, 1.07},  /* 6% over the range */
+                          {1.06, 1.05, 0.99, 1.04, 1.06, 1.07},  /* behind at one size */
+                          {1.02, 1.01, 1.03, 1.02, 1.01, 1.02}}; /* 2%: under half the margin */
+    const char *want[3] = {"mesh", "ring", "ring"};
+    for (int c = 0; c < 3; c++) {
+        struct ct_sweep_point p[12];
+        size_t n = 0;
+        for (int i = 0; i < 6; i++) {
+            uint64_t size = 1024ull << i;
+            double t = 10 + i;
+            p[n++] = mk(CT_ALLREDUCE, "ring", size, t * ahead[c][i], 0.08);
+            p[n++] = mk(CT_ALLREDUCE, "mesh", size, t, 0.08);
+        }
+        struct ct_ruleset s;
+        struct ct_err err = {0};
+        cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.10, &s, &err), 0, "%s", err.msg);
+        check_cover(&s);
+        cr_assert_eq(s.nrules, 1, "case %d: %d ranges", c, s.nrules);
+        cr_assert_str_eq(s.rules[0].algo, want[c], "case %d", c);
+        cr_assert(s.rules[0].tie, "case %d: still a tie", c);
+        cr_assert(s.rules[0].gain >= 1.0, "case %d: gain %.3f", c, s.rules[0].gain);
+        cr_assert_eq(s.rules[0].ntied, 1);
+        cr_assert_str_eq(s.rules[0].tied[0], c == 0 ? "ring" : "mesh", "case %d", c);
+        ct_ruleset_release(&s);
+    }
+}
+
 /* A tie never picks an algorithm the leader wins over: where only a complex algorithm and
  * one simpler one are tied, the simpler; where the simple one is clearly beaten, never it. */
 Test(select, tie_never_picks_a_beaten_algorithm)
