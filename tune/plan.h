@@ -163,13 +163,16 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err);
 /* Phase 4, with the budget's last share: before the config is written, every chosen
  * algorithm is measured at its neighbouring sizes where it was skipped, and the two
  * contenders of every range boundary are re-measured afresh, interleaved (A B A B), so a
- * crossover rests on samples taken side by side, not on one survey batch. */
+ * crossover rests on samples taken side by side, not on one survey batch; so are a clear
+ * win of a less simple algorithm and a clear loss that the sizes beside them do not
+ * repeat, against the simpler runner-up and the leader. */
 int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err);
 /* Phase 5, the budget's last share: verify's own check before the config is written. The
  * draft rules are selected from the points so far and each is measured where `sweep
  * --verify` will check it (ct_sweep_check_count): its choice and every other candidate at
- * its defaults, the close ones again side by side. The points join the result off the grid,
- * the selection decides again with them, and rules that moved are checked in turn. */
+ * its defaults, the close ones again side by side, and the fastest there at the grid sizes
+ * beside it where it has no point. The points join the result off the grid, the selection
+ * decides again with them, and rules that moved are checked in turn. */
 int ct_plan_check(struct ct_plan *pl, struct ct_err *err);
 
 #endif
