@@ -384,9 +384,9 @@ static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
  * every size of it, by a geometric mean of at least half the margin, takes that algorithm
  * (the fastest such one). No single size called it a win, but the whole range does, and
  * verify judges the choice against it: 2 ranks, AllToAll 8.5-16 KiB, mesh 3-12% ahead of
- * ring at each of 12 sizes, ring kept and verify measured mesh 1.16x ahead; AllReduce
- * 8-20 B, mesh-1step 2-13% ahead of ring, verify 1.10-1.11. The simpler one stays in the
- * range's tie list (tied_with). A clear winner is the leader at every size: never replaced.
+ * ring at each of 12 sizes, ring kept and verify measured mesh 1.16x ahead. The simpler
+ * one stays in the range's tie list (tied_with). A clear winner is the leader at every
+ * size: never replaced.
  */
 static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                           double margin, size_t ns, size_t *idx, struct ct_select_choice *c)
