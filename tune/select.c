@@ -335,6 +335,31 @@ static long acceptable(const struct ct_sweep_point *pts, size_t n,
     return -1;
 }
 
+/* The last size of the run of sizes from s with the same setting as s. */
+static size_t run_end(const struct ct_sweep_point *pts, const struct ct_select_choice *c, size_t ns,
+                      size_t s)
+{
+    const struct ct_sweep_point *x = &pts[c[s].chosen];
+    size_t e = s;
+    while (e + 1 < ns && ct_select_same_choice(pts[c[e + 1].chosen].algo,
+                                               &pts[c[e + 1].chosen].params, x->algo, &x->params))
+        e++;
+    return e;
+}
+
+/* Sizes s..e take the setting of `take`, acceptable at each of them. */
+static void take_setting(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                         double margin, size_t *idx, struct ct_select_choice *c, size_t s, size_t e,
+                         const struct ct_sweep_point *take)
+{
+    for (size_t t = s; t <= e; t++) {
+        size_t k = best_per_algo(pts, n, coll, c[t].size, margin, idx);
+        size_t q = (size_t)acceptable(pts, n, take, &c[t], margin);
+        describe(pts, idx, k, margin, (size_t)c[t].leader, q, c[t].tie || (long)q != c[t].leader,
+                 &c[t]);
+    }
+}
+
 /*
  * The tie rule counts ranges by algorithm, but parameters split a range too: a run of sizes
  * with a setting of its own (ring with pipeline=8 between ring's defaults and symm) where a
@@ -349,12 +374,7 @@ static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
     for (bool moved = true; moved;) {
         moved = false;
         for (size_t s = 0, e; s < ns && !moved; s = e + 1) {
-            const struct ct_sweep_point *x = &pts[c[s].chosen];
-            for (e = s; e + 1 < ns &&
-                        ct_select_same_choice(pts[c[e + 1].chosen].algo,
-                                              &pts[c[e + 1].chosen].params, x->algo, &x->params);
-                 e++)
-                ;
+            e = run_end(pts, c, ns, s);
             const struct ct_sweep_point *side[2] = {s > 0 ? &pts[c[s - 1].chosen] : NULL,
                                                     e + 1 < ns ? &pts[c[e + 1].chosen] : NULL};
             const struct ct_sweep_point *take = NULL;
@@ -368,12 +388,7 @@ static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
             }
             if (!take)
                 continue;
-            for (size_t t = s; t <= e; t++) {
-                size_t k = best_per_algo(pts, n, coll, c[t].size, margin, idx);
-                size_t q = (size_t)acceptable(pts, n, take, &c[t], margin);
-                describe(pts, idx, k, margin, (size_t)c[t].leader, q,
-                         c[t].tie || (long)q != c[t].leader, &c[t]);
-            }
+            take_setting(pts, n, coll, margin, idx, c, s, e, take);
             moved = true;
         }
     }
@@ -394,11 +409,7 @@ static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_co
     size_t *cand = ct_xmalloc(sizeof *cand * (n ? n : 1));
     for (size_t s = 0, e; s < ns; s = e + 1) {
         const struct ct_sweep_point *x = &pts[c[s].chosen];
-        for (e = s;
-             e + 1 < ns && ct_select_same_choice(pts[c[e + 1].chosen].algo,
-                                                 &pts[c[e + 1].chosen].params, x->algo, &x->params);
-             e++)
-            ;
+        e = run_end(pts, c, ns, s);
         size_t k = best_per_algo(pts, n, coll, c[s].size, margin, idx);
         memcpy(cand, idx, sizeof *cand * k);
         const struct ct_sweep_point *take = NULL;
@@ -420,12 +431,8 @@ static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_co
                 take = y;
             }
         }
-        for (size_t t = s; take && t <= e; t++) {
-            size_t kt = best_per_algo(pts, n, coll, c[t].size, margin, idx);
-            size_t q = (size_t)acceptable(pts, n, take, &c[t], margin);
-            describe(pts, idx, kt, margin, (size_t)c[t].leader, q,
-                     c[t].tie || (long)q != c[t].leader, &c[t]);
-        }
+        if (take)
+            take_setting(pts, n, coll, margin, idx, c, s, e, take);
     }
     free(cand);
 }

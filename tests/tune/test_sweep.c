@@ -307,17 +307,24 @@ Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
     ct_sweep_result_release(&res);
 }
 
+/* AllReduce with ring and mesh only, mesh 4% slower than ring at every size (tied), up to
+ * maxbytes; noise as for synth_init. */
+static void close_pair(struct ct_sweep_cfg *cfg, struct synth *s, uint64_t maxbytes, double noise)
+{
+    cfg_for(cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
+    cfg->nalgos = 2; /* ring and mesh */
+    cfg->maxbytes = maxbytes;
+    synth_init(s, noise);
+    s->close = true;
+}
+
 /* The first iterations of a point run cold: a point within the margin of the leader is not
  * pruned on them (it once was, on its first six samples: they were all cold). */
 Test(sweep, a_cold_start_does_not_prune_a_close_contender)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
-    cfg.nalgos = 2; /* ring and mesh */
-    cfg.maxbytes = 4096;
     struct synth s;
-    synth_init(&s, 0.3);
-    s.close = true;
+    close_pair(&cfg, &s, 4096, 0.3);
     s.cold = 8;
     struct ct_sweep_result res;
     cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
@@ -339,12 +346,8 @@ Test(sweep, a_cold_start_does_not_prune_a_close_contender)
 Test(sweep, a_win_from_a_burst_of_load_does_not_make_a_range)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
-    cfg.nalgos = 2; /* ring and mesh */
-    cfg.maxbytes = 64 << 10;
     struct synth s;
-    synth_init(&s, 0.02);
-    s.close = true;
+    close_pair(&cfg, &s, 64 << 10, 0.02);
     s.slow_once = "ring";
     s.slow_count = 1024; /* 4 KiB of float32 */
     struct ct_sweep_result res;
@@ -367,12 +370,8 @@ Test(sweep, a_win_from_a_burst_of_load_does_not_make_a_range)
 Test(sweep, a_loss_from_a_burst_of_load_is_measured_again)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 10);
-    cfg.nalgos = 2; /* ring and mesh */
-    cfg.maxbytes = 64 << 10;
     struct synth s;
-    synth_init(&s, 0.02);
-    s.close = true;
+    close_pair(&cfg, &s, 64 << 10, 0.02);
     s.slow_once = "mesh";
     s.slow_count = 1024; /* 4 KiB of float32 */
     struct ct_sweep_result res;
