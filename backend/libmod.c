@@ -2,6 +2,7 @@
 /* Library engines: the table, finding a module and a launcher, loading the module. */
 #include "libmod.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +12,9 @@
 #include "../lib/file.h"
 
 static const struct ct_libmod libs[] = {
-    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--oversubscribe --bind-to none --quiet", "-x",
-     "ompi-rules"},
-    {"mpich", "MPICH", "mpiexec.hydra", "-n", "", NULL, "mpich-json"},
+    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host",
+     "--oversubscribe --bind-to none --quiet", "-x", "ompi-rules"},
+    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL, "mpich-json"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -80,7 +81,38 @@ static void push(char ***v, int *n, const char *s)
     (*v)[*n] = NULL;
 }
 
-char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *self, int argc, char **argv)
+int ct_libmod_hosts_ranks(const char *list)
+{
+    int n = 0;
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ","), name = strcspn(p, ":,");
+        if (!name || len > 255)
+            return -1;
+        for (size_t i = 0; i < name; i++)
+            if (!isalnum((unsigned char)p[i]) && !strchr(".-_", p[i]))
+                return -1;
+        long slots = 1;
+        if (name < len) { /* ":SLOTS" */
+            char num[16], *end;
+            if (len - name - 1 == 0 || len - name - 1 >= sizeof num)
+                return -1;
+            memcpy(num, p + name + 1, len - name - 1);
+            num[len - name - 1] = 0;
+            slots = strtol(num, &end, 10);
+            if (*end || slots < 1 || slots > 1024)
+                return -1;
+        }
+        if ((n += (int)slots) > 65536)
+            return -1;
+        p += len;
+        if (*p == ',' && !*++p)
+            return -1; /* a trailing comma */
+    }
+    return n ? n : -1;
+}
+
+char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, const char *self,
+                      int argc, char **argv)
 {
     char **v = NULL, num[16], *extra = ct_xstrdup(m->extra);
     int k = 0;
@@ -88,6 +120,10 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *self, int ar
     snprintf(num, sizeof num, "%d", n);
     push(&v, &k, m->np);
     push(&v, &k, num);
+    if (hosts) {
+        push(&v, &k, m->hosts);
+        push(&v, &k, hosts);
+    }
     for (char *s = NULL, *t = strtok_r(extra, " ", &s); t; t = strtok_r(NULL, " ", &s))
         push(&v, &k, t);
     free(extra);
@@ -116,13 +152,15 @@ void ct_libmod_argv_free(char **v)
 
 bool ct_libmod_in_rank(void)
 {
-    return getenv(CT_LIBMOD_ENV) || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE");
+    return getenv(CT_LIBMOD_ENV) || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") ||
+           getenv("PMIX_RANK");
 }
 
 int ct_libmod_rank(void)
 {
     const char *r = getenv("OMPI_COMM_WORLD_RANK");
     r = r ? r : getenv("PMI_RANK");
+    r = r ? r : getenv("PMIX_RANK");
     return r ? atoi(r) : 0;
 }
 

@@ -23,6 +23,7 @@ struct ct_libmod {
     const char *title;    /* "Open MPI" */
     const char *launcher; /* on PATH: "mpirun.openmpi" */
     const char *np;       /* the launcher's rank-count flag */
+    const char *hosts;    /* the launcher's host-list flag ("--host", "-hosts") */
     const char *extra;    /* further launcher flags (space-separated), or "" */
     const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
     const char *format;   /* the export format the library loads: "ompi-rules" */
@@ -37,18 +38,25 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err);
 /* CT_EUNSUPP with one line when the launcher is not on PATH. */
 int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err);
 /*
+ * A host list for the launcher: "HOST[:SLOTS],..." (SLOTS 1..1024 ranks, default 1; HOST a
+ * name or address). The number of ranks it places, or -1 when malformed.
+ */
+int ct_libmod_hosts_ranks(const char *list);
+/*
  * The command that starts n ranks of `self argv[0] argv[1]...` (argv[0]: the subcommand) under the
- * library's launcher with CT_LIBMOD_ENV=name (and the library's own settings) in their environment.
+ * library's launcher with CT_LIBMOD_ENV=name (and the library's own settings) in their environment;
+ * with hosts (a host list as above, or NULL: this host) on those hosts.
  * NULL-ended, new memory (ct_libmod_argv_free).
  */
-char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *self, int argc, char **argv);
+char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, const char *self,
+                      int argc, char **argv);
 void ct_libmod_argv_free(char **v);
 
-/* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's or a PMI
- * launcher's variables): it measures instead of launching. */
+/* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
+ * PMIx launcher's variables): it measures instead of launching. */
 bool ct_libmod_in_rank(void);
 
-/* This rank's number as its launcher says (Open MPI's or PMI's variables); 0 if none. */
+/* This rank's number as its launcher says (Open MPI's, PMI's or PMIx's variables); 0 if none. */
 int ct_libmod_rank(void);
 
 /* In a rank: load the module and bring the library up (MPI_Init). be->close ends it. On

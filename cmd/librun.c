@@ -5,6 +5,7 @@
  * module and measures through it. run prints the same nccl-tests table as native runs.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +18,51 @@
 #include "cmd.h"
 #include "librun.h"
 
+/* A library's teardown that does not return (UCX 1.13's tcp transport can leave a rank
+ * progressing a peer that has already left, openucx/ucx#8738) must not hang the job once its
+ * results are out: after FINALIZE_S the rank says so and leaves with the job's code. */
+#define FINALIZE_S 20
+static volatile sig_atomic_t close_code;
+static char close_msg[160];
+static void close_stuck(int sig)
+{
+    (void)sig;
+    if (write(STDERR_FILENO, close_msg, strlen(close_msg)) < 0)
+        _exit(CT_EXIT_FAIL);
+    _exit(close_code);
+}
+
+static int close_bounded(const struct ct_backend *be, void *ctx, int code)
+{
+    fflush(NULL);
+    close_code = code;
+    snprintf(close_msg, sizeof close_msg,
+             "colltune: warning: rank %d: %s's MPI_Finalize did not return within %d s; leaving "
+             "(the results are complete)\n",
+             be->shape.rank, be->library, FINALIZE_S);
+    signal(SIGALRM, close_stuck);
+    alarm(FINALIZE_S);
+    be->close(ctx);
+    alarm(0);
+    return code;
+}
+
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct ct_err err = {0};
     char *mod = NULL, self[4096];
-    if (!o->local)
+    if (!o->local == !o->hosts)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE,
-                           "--lib %s needs --local N (ranks on this host), or start colltune "
-                           "under %s yourself",
+                           "--lib %s needs one of --local N (ranks on this host) and --hosts "
+                           "LIST, or start colltune under %s yourself",
                            o->lib, m->launcher);
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
     if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
-    char **v = ct_libmod_argv(m, o->local, self, argc, argv);
+    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, self, argc, argv);
     fflush(NULL);
     execvp(v[0], v);
     int e = errno;
@@ -167,10 +197,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     if (a && be.root && ct_table_footer(stdout, rows, nrows) > 0)
         code = CT_EXIT_CHECK;
 out:
-    fflush(stdout);
     free(rows);
-    be.close(ctx);
-    return code;
+    return close_bounded(&be, ctx, code);
 }
 
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
@@ -195,8 +223,6 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
     if (be.root)
         code = ct_sweep_finish(out, &j, rc, &err, cfg->maxbytes);
-    fflush(stdout);
     ct_sweep_job_release(&j);
-    be.close(ctx);
-    return code;
+    return close_bounded(&be, ctx, code);
 }

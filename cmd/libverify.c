@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../algos/coll.h"
@@ -24,41 +23,6 @@
 
 #define REPS 3
 #define MAXSZ 128
-
-/* Run argv, its standard output into *out (new); the exit status. */
-static int capture(char **argv, char **out)
-{
-    int fd[2];
-    size_t len = 0, cap = 4096;
-    *out = ct_xmalloc(cap);
-    if (pipe(fd) < 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (ssize_t n; pid > 0 && (n = read(fd[0], *out + len, cap - len - 1)) != 0;) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        len += (size_t)n;
-        if (len + 1 >= cap)
-            *out = ct_xrealloc(*out, cap *= 2);
-    }
-    (*out)[len] = 0;
-    close(fd[0]);
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* Sizes to check for s: the sweep's sizes and every range's geometric midpoint (the last
  * range: the largest swept size), multiples of es; sorted, unique. */
@@ -91,8 +55,9 @@ static int sizes_of(const struct ct_config *c, const struct ct_ruleset *s, size_
 
 /* One launch of `run --lib` over the sizes, with the export's loader variables set (A) or
  * not (B); t[k] = out-of-place time at size k. */
-static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const char *sizes,
-                  const struct ct_loader *ld, bool with, const uint64_t *sz, int nsz, double *t)
+static int launch(const struct ct_libmod *m, const char *hosts, const struct ct_ruleset *s,
+                  const char *sizes, const struct ct_loader *ld, bool with, const uint64_t *sz,
+                  int nsz, double *t)
 {
     char self[4096], n[16];
     if (ct_self_path(self, sizeof self, 0) < 0)
@@ -120,8 +85,9 @@ static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const c
             setenv(ld->name[i], ld->value[i], 1);
         else
             unsetenv(ld->name[i]);
-    char **v = ct_libmod_argv(m, s->nranks, self, (int)(sizeof args / sizeof args[0]), args), *out;
-    int rc = capture(v, &out);
+    char **v = ct_libmod_argv(m, s->nranks, hosts, self, (int)(sizeof args / sizeof args[0]), args),
+         *out;
+    int rc = ct_run_capture(v, &out);
     ct_libmod_argv_free(v);
     int got = 0;
     for (char *line = strtok(out, "\n"); rc == 0 && line; line = strtok(NULL, "\n")) {
@@ -143,7 +109,7 @@ static int launch(const struct ct_libmod *m, const struct ct_ruleset *s, const c
 }
 
 /* One ruleset: alternating launches, then the table; 0, CT_EXIT_CHECK or a failure code. */
-static int verify_set(const struct ct_libmod *m, const struct ct_config *c,
+static int verify_set(const struct ct_libmod *m, const char *hosts, const struct ct_config *c,
                       const struct ct_ruleset *s, const struct ct_loader *ld)
 {
     uint64_t sz[MAXSZ];
@@ -156,8 +122,8 @@ static int verify_set(const struct ct_libmod *m, const struct ct_config *c,
     double *ta = ct_xcalloc((size_t)nsz * REPS, sizeof *ta),
            *tb = ct_xcalloc((size_t)nsz * REPS, sizeof *tb);
     for (int r = 0; r < REPS && !code; r++) /* A B A B A B */
-        if ((code = launch(m, s, list, ld, true, sz, nsz, ta + r * nsz)) == 0)
-            code = launch(m, s, list, ld, false, sz, nsz, tb + r * nsz);
+        if ((code = launch(m, hosts, s, list, ld, true, sz, nsz, ta + r * nsz)) == 0)
+            code = launch(m, hosts, s, list, ld, false, sz, nsz, tb + r * nsz);
     double lg = 0, worst = 0;
     uint64_t worst_at = 0;
     int slower = 0;
@@ -199,22 +165,32 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     const struct ct_librules *l = ct_config_lib(c, o->lib);
     const struct ct_emitter *e = ct_emitter_find(m->format);
     struct ct_err err = {0};
-    char *mod = NULL, tmp[] = "/tmp/colltune-verify-XXXXXX";
+    /* across hosts the library reads the file on every host: beside the config (shared) */
+    char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
+                                      : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
+    int code = 0, verified = 0;
     if (!l)
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
                            path, m->title, m->name);
-    if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
+    else if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
+    if (code) {
+        free(tmp);
+        return code;
+    }
     struct ct_export_opts eo;
     struct ct_export_out out;
     ct_export_opts_init(&eo);
     int fd = mkstemp(tmp);
-    if (fd < 0)
-        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot create %s: %s", tmp, strerror(errno));
+    if (fd < 0) {
+        code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot create %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return code;
+    }
     eo.path = tmp;
-    int rc = ct_export_run(e, c, &eo, &out, &err), code = 0;
+    int rc = ct_export_run(e, c, &eo, &out, &err);
     if (rc == CT_EUNSUPP)
         printf("the export keeps %s's defaults everywhere: nothing to verify (%s)\n", m->title,
                err.msg);
@@ -232,10 +208,22 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             printf("  with the export: %s=%s\n", ld->name[i], ld->value[i]);
         printf("\n");
         for (int i = 0; i < l->nsets && code != CT_EXIT_FAIL && code != CT_EXIT_USAGE; i++) {
-            int r = verify_set(m, c, &l->sets[i], ld);
+            const struct ct_ruleset *s = &l->sets[i];
+            if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1) { /* another shape */
+                printf("%s on %d ranks, %d nodes: not verified here (--hosts %s)\n\n",
+                       ct_coll_name(s->coll), s->nranks, s->nnodes,
+                       o->hosts ? "places other ranks" : "LIST runs it across hosts");
+                continue;
+            }
+            int r = verify_set(m, o->hosts, c, s, ld);
             code = r > code ? r : code;
+            verified++;
         }
         free(ld);
+        if (!verified && !code)
+            code = ct_cmd_fail(
+                "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s", path, m->title,
+                o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)");
         if (code == CT_EXIT_CHECK)
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "
@@ -244,6 +232,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     }
     ct_export_out_release(&out);
     unlink(tmp);
+    free(tmp);
     fflush(stdout);
     return code;
 }

@@ -94,6 +94,11 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
             return ct_cmd_fail(cmd, 2, "unknown transport '%s' (auto, shm, tcp, loop)", arg);
         o->transport = arg;
         return 0;
+    case CT_O_HOSTS:
+        if ((o->hosts_ranks = ct_libmod_hosts_ranks(arg)) < 0)
+            return ct_cmd_fail(cmd, 2, "bad --hosts '%s' (HOST[:SLOTS],...)", arg);
+        o->hosts = arg;
+        return 0;
     case CT_O_LOCAL:
         if (ct_parse_int(arg, 1, 1024, &v))
             return ct_cmd_fail(cmd, 2, "bad --local '%s' (1..1024 ranks)", arg);
@@ -140,27 +145,19 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         o->gpu_map = arg;
         return 0;
     }
-    case CT_O_WAIT:
-        if (!strcmp(arg, "auto"))
-            o->wait = CT_WAIT_AUTO;
-        else if (!strcmp(arg, "spin"))
-            o->wait = CT_WAIT_SPIN;
-        else if (!strcmp(arg, "block"))
-            o->wait = CT_WAIT_BLOCK;
-        else
-            return ct_cmd_fail(cmd, 2, "bad --wait '%s' (auto, spin, block)", arg);
-        return 0;
+    case CT_O_WAIT: /* in enum ct_wait_mode's order */
+        for (int w = CT_WAIT_AUTO; w <= CT_WAIT_BLOCK; w++)
+            if (!strcmp(arg, (const char *[]){"auto", "spin", "block"}[w]))
+                return (o->wait = (enum ct_wait_mode)w), 0;
+        return ct_cmd_fail(cmd, 2, "bad --wait '%s' (auto, spin, block)", arg);
     case CT_O_TIMEOUT:
     case CT_O_BOOT_TIMEOUT: {
         char *end;
-        double t = strtod(arg, &end);
+        double t = strtod(arg, &end), *to = id == CT_O_TIMEOUT ? &o->timeout_s : &o->boot_timeout_s;
         if (*end || !(t > 0) || t > 86400)
             return ct_cmd_fail(cmd, 2, "bad --%s '%s' (seconds, > 0)",
                                id == CT_O_TIMEOUT ? "timeout" : "boot-timeout", arg);
-        if (id == CT_O_TIMEOUT)
-            o->timeout_s = t;
-        else
-            o->boot_timeout_s = t;
+        *to = t;
         return 0;
     }
     case CT_O_IFNAME:
@@ -230,12 +227,14 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
                            o->lib);
     if (nccl && o->mem && strcmp(o->mem, "cuda"))
         return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
-    if (o->lib && !nccl) {
-        /* checked where the engine is launched (cmd/librun.c) */
-    } else if (nccl) { /* every rank opens the engine later: say now, once, if this host cannot */
+    if (o->hosts && (!o->lib || nccl)) /* the rest of an MPI engine's launch: cmd/librun.c */
+        return ct_cmd_fail(cmd, 2, "--hosts is for --lib %s (their launchers' host list)",
+                           ct_libmod_names());
+    if (nccl) { /* every rank opens the engine later: say now, once, if this host cannot */
         if (ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--lib nccl: %s", err.msg);
-    } else if (o->mem && strcmp(o->mem, "host")) { /* can this host use it at all? one line if not */
+    } else if (!o->lib && o->mem &&
+               strcmp(o->mem, "host")) { /* can this host use it at all? one line if not */
         struct ct_mem m;
         if (ct_mem_open(&m, o->mem, ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--mem %s: %s", o->mem, err.msg);

@@ -22,6 +22,8 @@ struct ct_opts {
     struct ct_params params;
     const char *transport;
     int local, ranks_per_node, torus_rows, torus_cols, rails;
+    const char *hosts; /* --hosts: an MPI library's ranks on these hosts (HOST[:SLOTS],...) */
+    int hosts_ranks;   /* the ranks --hosts places */
     enum ct_wait_mode wait;
     double timeout_s;      /* --timeout: data path, no progress for this long fails */
     double boot_timeout_s; /* --boot-timeout: bring-up (bootstrap, connection setup) */
@@ -38,10 +40,33 @@ struct ct_opts {
 
 #define CT_OPTS_FIRST 2000
 enum {
-    CT_O_COLL = CT_OPTS_FIRST, CT_O_ALGO, CT_O_CHUNK, CT_O_PIPELINE, CT_O_CHANNELS, CT_O_STREAMS,
-    CT_O_THREADS, CT_O_TRANSPORT, CT_O_LOCAL, CT_O_RPN, CT_O_INTRA, CT_O_INTER, CT_O_TORUS,
-    CT_O_RAILS, CT_O_WAIT, CT_O_TIMEOUT, CT_O_BOOT_TIMEOUT, CT_O_IFNAME, CT_O_PORT_RANGE, CT_O_PROVIDER,
-    CT_O_SOCKBUF, CT_O_NO_BIND, CT_O_MEM, CT_O_GPU_MAP, CT_O_LIB, CT_O_INFLIGHT
+    CT_O_COLL = CT_OPTS_FIRST,
+    CT_O_ALGO,
+    CT_O_CHUNK,
+    CT_O_PIPELINE,
+    CT_O_CHANNELS,
+    CT_O_STREAMS,
+    CT_O_THREADS,
+    CT_O_TRANSPORT,
+    CT_O_LOCAL,
+    CT_O_RPN,
+    CT_O_INTRA,
+    CT_O_INTER,
+    CT_O_TORUS,
+    CT_O_RAILS,
+    CT_O_WAIT,
+    CT_O_TIMEOUT,
+    CT_O_BOOT_TIMEOUT,
+    CT_O_IFNAME,
+    CT_O_PORT_RANGE,
+    CT_O_PROVIDER,
+    CT_O_SOCKBUF,
+    CT_O_NO_BIND,
+    CT_O_MEM,
+    CT_O_GPU_MAP,
+    CT_O_LIB,
+    CT_O_INFLIGHT,
+    CT_O_HOSTS
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -52,11 +77,14 @@ enum {
         {"ranks-per-node", 1, 0, CT_O_RPN}, {"intra", 1, 0, CT_O_INTRA},                           \
         {"inter", 1, 0, CT_O_INTER}, {"torus", 1, 0, CT_O_TORUS}, {"rails", 1, 0, CT_O_RAILS},     \
         {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
-        {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                  \
-        {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF}, \
-        {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, {"gpu-map", 1, 0, CT_O_GPU_MAP},  \
-        {"lib", 1, 0, CT_O_LIB}, {"inflight", 1, 0, CT_O_INFLIGHT}
-
+        {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME},                  \
+        {"provider", 1, 0, CT_O_PROVIDER}, {"port-range", 1, 0, CT_O_PORT_RANGE},                  \
+        {"sockbuf", 1, 0, CT_O_SOCKBUF}, {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, \
+        {"gpu-map", 1, 0, CT_O_GPU_MAP}, {"lib", 1, 0, CT_O_LIB},                                  \
+        {"inflight", 1, 0, CT_O_INFLIGHT},                                                         \
+    {                                                                                              \
+        "hosts", 1, 0, CT_O_HOSTS                                                                  \
+    }
 
 void ct_opts_init(struct ct_opts *o);
 /* Each returns 0 or an exit code after printing the error. */

@@ -131,7 +131,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
     if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
-    if (!x->o.local && !getenv("COLLTUNE_ROOT")) {
+    if (!x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT")) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         x->o.local = n < 2 ? 2 : n > 1024 ? 1024 : (int)n;
     }

@@ -531,14 +531,14 @@ void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l)
         snprintf(l->name[l->n], sizeof l->name[0], "%.*s", (int)nl, p);
         char *v = l->value[l->n];
         size_t k = 0;
+        bool quoted = false; /* sh: inside '...' every character is itself; '\'' is a quote */
         for (const char *q = p + nl + 1; *q && *q != '\n' && k + 1 < sizeof l->value[0]; q++) {
-            if (*q == '\'') /* sh single quotes: '\'' is an embedded quote */
-                continue;
-            if (*q == '\\' && q[1] == '\'') {
-                v[k++] = '\'';
-                q++;
+            if (*q == '\'') {
+                quoted = !quoted;
                 continue;
             }
+            if (!quoted && *q == '\\' && q[1] && q[1] != '\n')
+                q++;
             v[k++] = *q;
         }
         v[k] = 0;

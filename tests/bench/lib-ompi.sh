@@ -8,25 +8,32 @@
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
 #     alternating launches (ratio of geometric means, 95% interval).
 # Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
+# BENCH_SHAPE: how the ranks are placed (default "--local 2"; lib-ompi-cluster.sh gives
+# "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M).
 set -eu
 cd "$(dirname "$0")/../.."
 out=${1:-build/bench-lib}
 FACTOR=${BENCH_FACTOR:-2}
 REPS=${BENCH_REPS:-2}
 BUDGET=${BENCH_BUDGET:-100}
+SHAPE=${BENCH_SHAPE:---local 2}
+MAX=${BENCH_MAX:-128M}
 X=./colltune
 rm -rf "$out"; mkdir -p "$out"
 echo "load before: $(uptime)"
 start=$(date +%s.%N)
-$X sweep --lib ompi --local 2 --coll allreduce -b 8 -e 128M -f "$FACTOR" --budget "$BUDGET" \
+# shellcheck disable=SC2086
+$X sweep --lib ompi $SHAPE --coll allreduce -b 8 -e "$MAX" -f "$FACTOR" --budget "$BUDGET" \
     --out "$out/sweep" >"$out/sweep.txt" 2>&1
 end=$(date +%s.%N)
-echo "sweep --lib ompi, allreduce 8 B..128 MiB x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
+echo "sweep --lib ompi $SHAPE, allreduce 8 B..$MAX x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
 sed -n '/(measured, --lib ompi)/,/^$/p' "$out/sweep.txt"
-algos=$($X run --lib ompi --local 2 --algo ompi:list 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
+# shellcheck disable=SC2086
+algos=$($X run --lib ompi $SHAPE --algo ompi:list 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
 for r in $(seq "$REPS"); do
     for a in $algos; do
-        timeout 300 $X run --lib ompi --local 2 --algo "$a" -b 8 -e 128M -f "$FACTOR" -n 10 -w 2 -c 0 \
+        # shellcheck disable=SC2086
+        timeout 300 $X run --lib ompi $SHAPE --algo "$a" -b 8 -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0 \
             >"$out/run-$a-$r.txt" 2>&1 || echo "($a run $r failed or timed out)"
     done
 done
@@ -38,7 +45,7 @@ for a in algos:
     for f in glob.glob(f"{out}/run-{a}-*.txt"):
         for line in open(f):
             p = line.split()
-            if line.startswith("#") or len(p) < 7:
+            if len(p) < 7 or not p[0].isdigit():  # comments, the launcher's warnings
                 continue
             s, t = int(p[0]), float(p[6])
             best.setdefault(a, {})[s] = min(t, best.get(a, {}).get(s, 1e30))
@@ -53,5 +60,6 @@ for s in sorted(d):
 g = math.exp(sum(map(math.log, ratios)) / len(ratios))
 print(f"oracle (default time / best forced time): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
 PY
-$X sweep --verify "$out/sweep/config.json" --lib ompi 2>&1 | tee "$out/verify.txt" || true
+# shellcheck disable=SC2086
+$X sweep --verify "$out/sweep/config.json" --lib ompi $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$out/verify.txt" || true
 echo "load after: $(uptime)"

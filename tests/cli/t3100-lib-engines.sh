@@ -3,7 +3,8 @@
 # own collectives through its engine module (build/ct-lib-<lib>.so). Forcing each Open MPI
 # algorithm really runs it: an LD_PRELOAD shim names the coll/base entry point each call of
 # the measured size ran. Bad input (unknown library, a library algorithm without --lib, an
-# algorithm the library lacks, no --local, a missing module) is one line and exit 2.
+# algorithm the library lacks, no --local, a bad --hosts, a missing module) is one line and
+# exit 2. Across hosts: t3110-lib-cluster.sh.
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 X="$COLLTUNE run"
@@ -13,6 +14,11 @@ usage_error "unknown --lib" -- $X --lib openmpi --local 2
 usage_error "a library's algorithm without --lib" -- $X --algo ompi:ring --local 2
 usage_error "another library's algorithm" -- $X --lib mpich --algo ompi:ring --local 2
 usage_error "--lib without --local" -- $X --lib ompi
+usage_error "--lib with both --local and --hosts" -- $X --lib ompi --local 2 --hosts a,b
+usage_error "--hosts without --lib" -- $X --hosts a,b
+usage_error "--hosts with an empty entry" -- $X --lib ompi --hosts a,,b
+usage_error "--hosts with 0 slots" -- $X --lib mpich --hosts a:0
+usage_error "--hosts with a trailing comma" -- $X --lib ompi --hosts a,
 mkdir "$TMP/empty"
 cp "$COLLTUNE" "$TMP/empty/colltune"
 usage_error "no module beside the binary" -- "$TMP/empty/colltune" run --lib ompi --local 2

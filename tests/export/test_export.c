@@ -327,6 +327,31 @@ Test(settings, export_lines_survive_the_shell)
     ct_settings_release(&s);
 }
 
+/* What sh makes of an export line is what verify's loader reads back from it (a backslash
+ * inside single quotes is a backslash; '\'' is a quote). */
+Test(settings, the_loader_reads_export_lines_as_the_shell_does)
+{
+    static const char *vals[] = {"plain", "it's", "a\\b", "a\\'b", "'\\''", ""};
+    struct ct_settings s;
+    struct ct_export_out out;
+    struct ct_loader *l = malloc(sizeof *l);
+    ct_settings_init(&s);
+    ct_export_out_init(&out);
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "CT_V%d", i);
+        ct_settings_add(&s, name, vals[i], NULL);
+    }
+    ct_settings_exports(&s, &out.env);
+    ct_export_loader(&out, l);
+    cr_assert_eq(l->n, 6);
+    for (int i = 0; i < 6; i++)
+        cr_expect_str_eq(l->value[i], vals[i], "%s: %s", l->name[i], out.env.s);
+    free(l);
+    ct_export_out_release(&out);
+    ct_settings_release(&s);
+}
+
 /* ---- golden files ------------------------------------------------------------------------ */
 
 struct golden_case {

@@ -8,7 +8,7 @@
 #   cluster.sh check          say whether namespaces can be built here (exit 0 = yes)
 # Functions (sourced): ct_cluster_check, ct_cluster_up K RATE [RAILS], ct_cluster_down,
 #   ct_node_ip K [RAIL], ct_node_exec K CMD..., ct_node_spawn K CMD... (background, $! = CMD),
-#   ct_node_shape K RATE [RAIL], ct_node_link K up|down,
+#   ct_node_shape K RATE [RAIL], ct_node_link K up|down, ct_cluster_head (this host's address),
 # RAILS > 1 gives every node that many NICs (eth0, eth1, ...), rail r on its own bridge and
 # subnet, each shaped to RATE: a multi-rail cluster.
 #   ct_cluster_pids (every process inside the cluster's namespaces).
@@ -132,6 +132,13 @@ ct_node_spawn() {
     k=$1; shift
     (exec ip netns exec "$(ct__ns "$k")" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
         "${CT_NET}-node$k" "$@") &
+}
+
+# Give this host (the root namespace) an address on rail 0's bridge and print it: launchers
+# that start their daemons through tests/integration/rsh-agent.sh are reached there.
+ct_cluster_head() {
+    ip addr add "$(ct_node_ip 253)/24" dev "$(ct__br 0)" 2>/dev/null
+    ct_node_ip 253
 }
 
 # Change node K's rate on RAIL (default 0), both directions.

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Library engines across hosts: `run|sweep --lib ompi|mpich --hosts LIST` on the emulated
+# cluster (4 network-namespace nodes x 1 rank, 1 Gbit links, tests/integration). The
+# libraries start their daemons through their own remote-shell knobs (Open MPI's
+# plm_rsh_agent, hydra's -launcher-exec) with tests/integration/rsh-agent.sh as the "ssh";
+# every rank runs in its own node. The libraries see 4 nodes, their traffic crosses the
+# shaped links (each node's eth0 counters), the results are checked, a sweep writes a
+# 4-node section and `sweep --verify --lib ompi --hosts` runs it on those hosts. Skips where
+# namespaces are not allowed (needs root) or a library is not installed.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/setup.sh"
+have() { command -v "$1" >/dev/null 2>&1; }
+ct_setup_cluster 4 1gbit
+
+head_ip=$(ct_cluster_head)
+agent="$CT_INTEGRATION/rsh-agent.sh"
+hosts="$(ct_node_ip 0),$(ct_node_ip 1),$(ct_node_ip 2),$(ct_node_ip 3)"
+export CT_NET
+# 4 ranks on this machine's cores: wait by yielding (the libraries' own knobs)
+export OMPI_MCA_plm_rsh_agent="$agent" OMPI_MCA_mpi_yield_when_idle=1
+export HYDRA_LAUNCHER=ssh HYDRA_LAUNCHER_EXEC="$agent" HYDRA_IFACE="${CT_NET}br"
+# one machine: UCX would reach the other "nodes" through shared memory; the cluster's
+# network is tcp
+export UCX_TLS=tcp,self
+
+# eth0 bytes sent by each node
+tx() {
+    for k in 0 1 2 3; do
+        ip netns exec "${CT_NET}n$k" cat /sys/class/net/eth0/statistics/tx_bytes
+    done | tr '\n' ' '
+}
+
+# LIB: run on the 4 hosts; 4 nodes, no wrong values, >= 4 MiB sent by every node
+across() {
+    lib=$1; shift
+    before=$(tx)
+    timeout 120 $COLLTUNE run --lib "$lib" --hosts "$hosts" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    after=$(tx)
+    sent=$(echo "$before $after" | awk '{ m = -1; for (i = 1; i <= 4; i++) { d = $(i + 4) - $i;
+        if (m < 0 || d < m) m = d }; print m }')
+    if [ $rc -eq 0 ] && grep -q "nRanks 4 nNodes 4" "$TMP/out" &&
+        grep -q "Out of bounds values : 0 OK" "$TMP/out" && [ "$sent" -ge 4194304 ]; then
+        ok "run --lib $lib --hosts (4 nodes) $*: checked, every node sent >= $((sent >> 20)) MiB on its link"
+    else
+        not_ok "run --lib $lib --hosts $* (exit $rc, least sent $sent B)"
+        grep -v '^#  ' "$TMP/out" "$TMP/err" | tail -6 | sed 's/^/#   /'
+    fi
+}
+
+[ -n "$head_ip" ] || not_ok "this host's address on the cluster's bridge"
+size="--coll allreduce -b 8 -e 1M -f 8 -n 10 -w 2"
+if have mpirun.openmpi && { [ -e "$(dirname "$COLLTUNE")/ct-lib-ompi.so" ] ||
+    [ -e "$(dirname "$COLLTUNE")/build/ct-lib-ompi.so" ]; }; then
+    across ompi $size
+    across ompi $size --algo ompi:ring
+    across ompi --coll alltoall -b 8 -e 1M -f 8 -n 10 -w 2
+    expect 0 "sweep --lib ompi --hosts (allreduce, 8 B..256 KiB)" -- $COLLTUNE sweep --lib ompi \
+        --hosts "$hosts" --coll allreduce -b 8 -e 256K -f 8 --budget 15 --out "$TMP/sw"
+    python3 - "$TMP/sw/config.json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+(l,) = json.load(open(sys.argv[1]))["libraries"]
+(rs,) = l["rules"]
+assert (rs["nranks"], rs["nnodes"]) == (4, 4), rs
+print(" ".join(f'{x["algo"]}({x["id"]})' for x in rs["ranges"]))
+PY
+    [ $? -eq 0 ] && ok "config: an Open MPI section for 4 ranks on 4 nodes: $(cat "$TMP/py")" \
+        || not_ok "4-node section: $(cat "$TMP/py")"
+    # verify on the hosts it was measured on; without --hosts nothing applies here
+    timeout 300 $COLLTUNE sweep --verify "$TMP/sw/config.json" --lib ompi --hosts "$hosts" \
+        >"$TMP/out" 2>"$TMP/err"; rc=$?
+    if grep -q "nothing to verify" "$TMP/out"; then
+        ok "verify --hosts: the sweep kept Open MPI's defaults everywhere (exit $rc)"
+    elif { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 4 ranks" "$TMP/out" &&
+        grep -q "^allreduce: geomean" "$TMP/out"; then
+        ok "verify --hosts: 4 ranks on 4 hosts, ratio per size, geomean (exit $rc)"
+    else
+        not_ok "verify --hosts (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -8)"
+    fi
+    if ! grep -q "nothing to verify" "$TMP/out"; then
+        usage_error "verify of a 4-node section on one host" -- $COLLTUNE sweep --verify \
+            "$TMP/sw/config.json" --lib ompi
+        grep -q "allreduce on 4 ranks, 4 nodes: not verified here" "$TMP/out" \
+            && ok "says which section it cannot verify here" || not_ok "no word: $(cat "$TMP/out")"
+    fi
+else
+    skip "Open MPI engine (mpirun.openmpi or build/ct-lib-ompi.so missing)"
+fi
+
+if have mpiexec.hydra && { [ -e "$(dirname "$COLLTUNE")/ct-lib-mpich.so" ] ||
+    [ -e "$(dirname "$COLLTUNE")/build/ct-lib-mpich.so" ]; }; then
+    across mpich $size
+    across mpich $size --algo mpich:recursive_doubling
+else
+    skip "MPICH engine (mpiexec.hydra or build/ct-lib-mpich.so missing)"
+fi
+done_testing
