@@ -1,6 +1,7 @@
 #!/bin/sh
-# Library engine benchmark (not a test): Open MPI 4.1, 2 ranks, AllReduce float32 sum,
-# 8 B..128 MiB x2 (BENCH_FACTOR), in the same session:
+# Library engine benchmark (not a test): Open MPI 4.1, 2 ranks, float32 sum, 8 B..128 MiB x2
+# (BENCH_FACTOR), for each collective of BENCH_COLLS (default allreduce; e.g. "allreduce
+# allgather reducescatter alltoall"), in the same session:
 #  1. colltune sweep --lib ompi (one collective): its wall time and the measured section;
 #  2. the per-size oracle: every Open MPI algorithm forced by the engine (run --lib ompi
 #     --algo ompi:NAME) and Open MPI's default (ompi:default), BENCH_REPS runs each, best
@@ -18,26 +19,30 @@ REPS=${BENCH_REPS:-2}
 BUDGET=${BENCH_BUDGET:-100}
 SHAPE=${BENCH_SHAPE:---local 2}
 MAX=${BENCH_MAX:-128M}
+COLLS=${BENCH_COLLS:-allreduce}
 X=./colltune
 rm -rf "$out"; mkdir -p "$out"
 echo "load before: $(uptime)"
+for coll in $COLLS; do
+d="$out/$coll"
+mkdir -p "$d"
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
-$X sweep --lib ompi $SHAPE --coll allreduce -b 8 -e "$MAX" -f "$FACTOR" --budget "$BUDGET" \
-    --out "$out/sweep" >"$out/sweep.txt" 2>&1
+$X sweep --lib ompi $SHAPE --coll "$coll" -b 8 -e "$MAX" -f "$FACTOR" --budget "$BUDGET" \
+    --out "$d/sweep" >"$d/sweep.txt" 2>&1 || echo "(sweep of $coll failed: $(tail -1 "$d/sweep.txt"))"
 end=$(date +%s.%N)
-echo "sweep --lib ompi $SHAPE, allreduce 8 B..$MAX x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
-sed -n '/(measured, --lib ompi)/,/^$/p' "$out/sweep.txt"
+echo "sweep --lib ompi $SHAPE, $coll 8 B..$MAX x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
+sed -n '/(measured, --lib ompi)/,/^$/p' "$d/sweep.txt"
 # shellcheck disable=SC2086
-algos=$($X run --lib ompi $SHAPE --algo ompi:list 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
+algos=$($X run --lib ompi $SHAPE --coll "$coll" --algo ompi:list 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
 for r in $(seq "$REPS"); do
     for a in $algos; do
         # shellcheck disable=SC2086
-        timeout 300 $X run --lib ompi $SHAPE --algo "$a" -b 8 -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0 \
-            >"$out/run-$a-$r.txt" 2>&1 || echo "($a run $r failed or timed out)"
+        timeout 300 $X run --lib ompi $SHAPE --coll "$coll" --algo "$a" -b 8 -e "$MAX" -f "$FACTOR" \
+            -n 10 -w 2 -c 0 >"$d/run-$a-$r.txt" 2>&1 || echo "($coll $a run $r failed or timed out)"
     done
 done
-python3 - "$out" $algos <<'PY'
+python3 - "$d" $algos <<'PY'
 import glob, math, sys
 out, algos = sys.argv[1], sys.argv[2:]
 best = {}
@@ -61,5 +66,6 @@ g = math.exp(sum(map(math.log, ratios)) / len(ratios))
 print(f"oracle (default time / best forced time): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
 PY
 # shellcheck disable=SC2086
-$X sweep --verify "$out/sweep/config.json" --lib ompi $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$out/verify.txt" || true
+$X sweep --verify "$d/sweep/config.json" --lib ompi $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
+done
 echo "load after: $(uptime)"
