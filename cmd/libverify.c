@@ -24,19 +24,27 @@
 #define REPS 3
 #define MAXSZ 128
 
+/* size as `run` measures and prints it: whole elements of the collective's buffers (a
+ * ReduceScatter on n ranks moves multiples of n elements) */
+static uint64_t as_run(const struct ct_ruleset *s, size_t es, uint64_t size)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(s->coll);
+    return d->size_bytes(d->count_for(size, es, s->nranks), es, s->nranks);
+}
+
 /* Sizes to check for s: the sweep's sizes and every range's geometric midpoint (the last
- * range: the largest swept size), multiples of es; sorted, unique. */
+ * range: the largest swept size), as run measures them; sorted, unique. */
 static int sizes_of(const struct ct_config *c, const struct ct_ruleset *s, size_t es, uint64_t *out)
 {
     int n = 0;
     const struct ct_sweep_settings *w = &c->sweep;
     for (double sz = (double)w->minbytes;
          sz <= (double)w->maxbytes && n<MAXSZ / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2)
-        out[n++] = (uint64_t)sz / es * es;
+        out[n++] = as_run(s, es, (uint64_t)sz);
     for (int i = 0; i < s->nrules && n < MAXSZ; i++) {
         uint64_t lo = s->rules[i].min_bytes > w->minbytes ? s->rules[i].min_bytes : w->minbytes;
         uint64_t hi = s->rules[i].max_bytes == CT_BYTES_INF ? w->maxbytes : s->rules[i].max_bytes;
-        uint64_t mid = (uint64_t)sqrt((double)lo * (double)(hi > lo ? hi : lo)) / es * es;
+        uint64_t mid = as_run(s, es, (uint64_t)sqrt((double)lo * (double)(hi > lo ? hi : lo)));
         if (mid >= lo && mid >= es)
             out[n++] = mid;
     }

@@ -158,8 +158,8 @@ for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing"; do
 done
 
 # ---- sweep --verify CONFIG --lib ompi: the exported file against the defaults ----------------
-python3 - "$M" "$TMP/v-ok.json" "$TMP/v-slow.json" <<'PY'
-import json, sys
+python3 - "$M" "$TMP/v-ok.json" "$TMP/v-slow.json" "$TMP/v-rs.json" <<'PY'
+import copy, json, sys
 d = json.load(open(sys.argv[1]))
 d["sweep"].update(minbytes=8, maxbytes=65536, stepfactor=8)
 l = d["libraries"][0]
@@ -173,6 +173,13 @@ ar[1].update(algo="segmented_ring", id=5, min_bytes=16384, params={"segsize": 64
 d["sweep"]["maxbytes"] = 262144   # three sizes in the slow range
 ar[0]["max_bytes"] = 16384
 json.dump(d, open(sys.argv[3], "w"))
+# ReduceScatter: a midpoint (18,101 B) that is no whole number of elements per rank
+d["sweep"]["maxbytes"] = 65536
+rs = l["rules"][0] = copy.deepcopy(l["rules"][0])
+rs["coll"] = "reducescatter"
+rs["ranges"][0]["max_bytes"] = 5000
+rs["ranges"][1].update(algo="ring", id=3, min_bytes=5000, params={"segsize": 0})
+json.dump(d, open(sys.argv[4], "w"))
 PY
 $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
@@ -180,6 +187,10 @@ $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
     && ok "verify: ratio per size with intervals, geomean and worst (exit $rc)" || not_ok "verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
 expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
 grep -q "segmented_ring .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
+$COLLTUNE sweep --verify "$TMP/v-rs.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^ *18096 *ring " "$TMP/out" \
+    && ok "verify reducescatter: the midpoint measured as whole elements per rank (exit $rc)" \
+    || not_ok "verify reducescatter (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -4)"
 usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --verify "$C4" --lib ompi
 
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
