@@ -77,6 +77,11 @@ force reducescatter ring reduce_scatter_intra_butterfly
 force reducescatter butterfly reduce_scatter_intra_butterfly
 force alltoall pairwise alltoall_intra_pairwise
 force alltoall modified_bruck alltoall_intra_bruck
+# a forced algorithm Open MPI cannot run on these arguments (allgather's two_proc on 3 ranks)
+# is its refusal: run says why, exit 2; a sweep skips it there (it aborted the job before)
+usage_error "allgather two_proc on 3 ranks (Open MPI refuses)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0
+grep -q "MPI_ERR_UNSUPPORTED_OPERATION" "$TMP/err" && ok "Open MPI's own words" || not_ok "why: $(cat "$TMP/err")"
+expect 0 "sweep --lib ompi, allgather on 3 ranks (two_proc skipped)" -- $COLLTUNE sweep --lib ompi --local 3 --coll allgather -b 12 -e 3K -f 16 --budget 6 --out "$TMP/sw3"
 # alltoall's two_proc is in the enum but the variable refuses it: no candidate
 usage_error "alltoall two_proc (refused by the variable)" -- $X --lib ompi --local 2 --coll alltoall --algo ompi:two_proc
 
