@@ -53,6 +53,8 @@ for a in algos:
             if len(p) < 7 or not p[0].isdigit():  # comments, the launcher's warnings
                 continue
             s, t = int(p[0]), float(p[6])
+            if s == 0:  # fewer bytes than one element per rank: nothing moves
+                continue
             best.setdefault(a, {})[s] = min(t, best.get(a, {}).get(s, 1e30))
 d = best["ompi:default"]
 print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
