@@ -50,15 +50,21 @@ double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats 
     return p_not_worse(a, b, margin * fmin(a->median, b->median));
 }
 
+/* A library engine's own decision ("LIB:default"): what runs with no rule at all. */
+static bool library_default(const char *algo)
+{
+    const char *colon = strchr(algo, ':');
+    return colon && !strcmp(colon + 1, "default");
+}
+
 int ct_select_simplicity(const char *algo)
 {
     for (size_t i = 0; ct_algo_at(i); i++)
         if (!strcmp(ct_algo_at(i)->name, algo))
             return (int)i;
-    /* a library engine's rows: its own decision ("LIB:default") is the simplest, so a tie
-     * keeps the library's default */
-    const char *colon = strchr(algo, ':');
-    return (int)ct_algo_count() + (colon && strcmp(colon + 1, "default"));
+    /* a library engine's rows: its own decision is the simplest, so a tie keeps the
+     * library's default */
+    return (int)ct_algo_count() + (strchr(algo, ':') && !library_default(algo));
 }
 
 static bool same_str(const char *a, const char *b)
@@ -222,7 +228,12 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
  * those, the simplest algorithms (table order) win, earliest sizes first. So a clear
  * winner is always chosen, a tie never picks an algorithm the leader beats, and
  * statistically tied neighbours become one range of the simplest tied algorithm instead of
- * alternating ranges. Dynamic program over (size, algorithm): O(sizes x algorithms^2).
+ * alternating ranges. A library engine's own decision is no rule at all: its ranges are
+ * not counted, so the fewest ranges that override the library are chosen, and one size
+ * where the default loses does not hand the whole curve to another algorithm (2 ranks,
+ * AllToAll: `pairwise` tied with Open MPI's default at 24 of 25 sizes took them all, and
+ * verify measured it 4.6% slower over the curve). Dynamic program over (size, algorithm):
+ * O(sizes x algorithms^2).
  */
 /* Distinct algorithms of coll's valid points, simplest first: table order, then names
  * outside the table (a library engine's rows) in the order they were first measured. *out is
@@ -263,7 +274,10 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
     const char **names;
     size_t na = algos_of(pts, n, coll, &names);
     long *ok = ct_xcalloc(ns * na, sizeof *ok); /* point of algo a at size s, -1: unacceptable */
-    int *cost = ct_xcalloc(ns * na, sizeof *cost), *from = ct_xcalloc(ns * na, sizeof *from);
+    /* cost: ranges x W + sizes, counting only what overrides a library's own decision (every
+     * native range and size counts) */
+    long *cost = ct_xcalloc(ns * na, sizeof *cost);
+    int *from = ct_xcalloc(ns * na, sizeof *from);
     for (size_t s = 0; s < ns; s++) {
         size_t k = best_per_algo(pts, n, coll, sizes[s], margin, idx);
         for (size_t a = 0; a < na; a++)
@@ -276,7 +290,7 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
                 ok[s * na + a] = (long)idx[j];
         }
     }
-    const int inf = 1 << 28;
+    const long inf = 1L << 50, W = 1L << 24;
     for (size_t s = 0; s < ns; s++)
         for (size_t a = 0; a < na; a++) {
             size_t i = s * na + a;
@@ -284,13 +298,14 @@ static void smooth(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
             from[i] = -1;
             if (ok[i] < 0)
                 continue;
+            long own = !library_default(names[a]); /* a rule of its own here */
             if (s == 0) {
-                cost[i] = 1;
+                cost[i] = own * (W + 1);
                 continue;
             }
             for (size_t b = 0; b < na; b++) { /* b ascending: the simplest wins a tie */
-                int cb = cost[(s - 1) * na + b];
-                int v = cb >= inf ? inf : cb + (b != a);
+                long cb = cost[(s - 1) * na + b];
+                long v = cb >= inf ? inf : cb + (b != a ? own * W : 0) + own;
                 if (v < cost[i] || (v == cost[i] && b == a)) {
                     cost[i] = v;
                     from[i] = (int)b;
@@ -366,7 +381,8 @@ static void take_setting(const struct ct_sweep_point *pts, size_t n, enum ct_col
  * neighbouring run's setting is acceptable at each of its sizes is a range the measurements
  * do not call for, one more for --verify to measure in fresh processes where the tie may
  * fall either way. Such a run takes that neighbour's setting (the simpler neighbour's when
- * both are acceptable); a clear winner is never replaced, since it beats every other setting.
+ * both are acceptable); a clear winner is never replaced, since it beats every other setting,
+ * and neither is a run of a library's own decision (no rule).
  */
 static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
                    size_t ns, size_t *idx, struct ct_select_choice *c)
@@ -375,6 +391,8 @@ static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
         moved = false;
         for (size_t s = 0, e; s < ns && !moved; s = e + 1) {
             e = run_end(pts, c, ns, s);
+            if (library_default(pts[c[s].chosen].algo))
+                continue; /* no rule: nothing to absorb */
             const struct ct_sweep_point *side[2] = {s > 0 ? &pts[c[s - 1].chosen] : NULL,
                                                     e + 1 < ns ? &pts[c[e + 1].chosen] : NULL};
             const struct ct_sweep_point *take = NULL;

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tune/select.h"
@@ -379,6 +380,33 @@ Test(select, a_tie_faster_at_every_size_of_the_range_takes_it)
         cr_assert_eq(s.rules[0].ntied, 1);
         cr_assert_str_eq(s.rules[0].tied[0], c == 0 ? "ring" : "mesh", "case %d", c);
         ct_ruleset_release(&s);
+    }
+}
+
+/* A library engine's own decision is no rule: where it is acceptable it stays, and the
+ * fewest ranges that override it are chosen. pairwise is tied with the default at every size
+ * but one, where the default loses clearly: the override is that size only (fewest ranges
+ * overall would have been pairwise everywhere). Native algorithms keep the plain rule. */
+Test(select, a_library_default_is_kept_wherever_it_is_acceptable)
+{
+    const char *names[2][2] = {{"ompi:default", "ompi:pairwise"}, {"ring", "mesh"}};
+    for (int lib = 0; lib < 2; lib++) {
+        struct ct_sweep_point p[24];
+        size_t n = 0;
+        for (int i = 0; i < 12; i++) {
+            uint64_t size = 8ull << i;
+            double t = 10 + i;
+            p[n++] = mk(CT_ALLTOALL, names[lib][0], size, i == 5 ? t * 1.6 : t, 0.03);
+            p[n++] = mk(CT_ALLTOALL, names[lib][1], size, t * 0.99, 0.03);
+        }
+        struct ct_select_choice *c;
+        size_t ns = ct_select_choices(p, n, CT_ALLTOALL, 0.05, &c);
+        cr_assert_eq(ns, 12);
+        for (size_t i = 0; i < ns; i++) {
+            const char *want = lib == 1 || i == 5 ? names[lib][1] : names[lib][0];
+            cr_assert_str_eq(p[c[i].chosen].algo, want, "%s, size %zu", names[lib][0], i);
+        }
+        free(c);
     }
 }
 
