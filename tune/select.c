@@ -220,7 +220,6 @@ static void decide(const struct ct_sweep_point *pts, const size_t *idx, size_t k
     describe(pts, idx, k, margin, lead, chosen, tied > 0, c);
 }
 
-
 /*
  * The tie rule, over the whole curve: at each size the acceptable algorithms are the
  * leader and every algorithm it does not win over (ct_select_wins). The choice is the

@@ -27,6 +27,19 @@ static struct ct_sweep_point mk(enum ct_coll c, const char *algo, uint64_t size,
     return p;
 }
 
+/* Two curves over n sizes from size0 (doubling), time 10 + i at size i: algorithm a at that
+ * times fa[i], b at that times fb; +-w each. Fills 2n points of p; returns 2n. */
+static size_t two_curves(struct ct_sweep_point *p, enum ct_coll c, const char *a, const double *fa,
+                         const char *b, double fb, int n, uint64_t size0, double w)
+{
+    for (int i = 0; i < n; i++) {
+        double t = 10 + i;
+        p[2 * i] = mk(c, a, size0 << i, t * fa[i], w);
+        p[2 * i + 1] = mk(c, b, size0 << i, t * fb, w);
+    }
+    return 2 * (size_t)n;
+}
+
 static void check_cover(const struct ct_ruleset *s)
 {
     struct ct_err err = {0};
@@ -362,13 +375,7 @@ Test(select, a_tie_faster_at_every_size_of_the_range_takes_it)
     const char *want[3] = {"mesh", "ring", "ring"};
     for (int c = 0; c < 3; c++) {
         struct ct_sweep_point p[12];
-        size_t n = 0;
-        for (int i = 0; i < 6; i++) {
-            uint64_t size = 1024ull << i;
-            double t = 10 + i;
-            p[n++] = mk(CT_ALLREDUCE, "ring", size, t * ahead[c][i], 0.08);
-            p[n++] = mk(CT_ALLREDUCE, "mesh", size, t, 0.08);
-        }
+        size_t n = two_curves(p, CT_ALLREDUCE, "ring", ahead[c], "mesh", 1, 6, 1024, 0.08);
         struct ct_ruleset s;
         struct ct_err err = {0};
         cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.10, &s, &err), 0, "%s", err.msg);
@@ -392,13 +399,9 @@ Test(select, a_library_default_is_kept_wherever_it_is_acceptable)
     const char *names[2][2] = {{"ompi:default", "ompi:pairwise"}, {"ring", "mesh"}};
     for (int lib = 0; lib < 2; lib++) {
         struct ct_sweep_point p[24];
-        size_t n = 0;
-        for (int i = 0; i < 12; i++) {
-            uint64_t size = 8ull << i;
-            double t = 10 + i;
-            p[n++] = mk(CT_ALLTOALL, names[lib][0], size, i == 5 ? t * 1.6 : t, 0.03);
-            p[n++] = mk(CT_ALLTOALL, names[lib][1], size, t * 0.99, 0.03);
-        }
+        double slow[12] = {1, 1, 1, 1, 1, 1.6, 1, 1, 1, 1, 1, 1}; /* loses clearly at size 5 */
+        size_t n =
+            two_curves(p, CT_ALLTOALL, names[lib][0], slow, names[lib][1], 0.99, 12, 8, 0.03);
         struct ct_select_choice *c;
         size_t ns = ct_select_choices(p, n, CT_ALLTOALL, 0.05, &c);
         cr_assert_eq(ns, 12);
