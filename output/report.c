@@ -515,8 +515,9 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
            "intervals and the margin), the fewest ranges whose algorithm is tied or best at "
            "every size of the range, simplest algorithm first, unless another tied algorithm is "
            "faster by median at every size of the range, by half the margin or more over it; a "
-           "library's own decision is no rule: its ranges are not counted, so it stays wherever "
-           "it is tied or best; a tie reports gain 1 and its confidence that it is a tie");
+           "library's own decision is no rule: its ranges are not counted, so one size where it "
+           "loses does not hand the whole curve to another algorithm; a tie reports gain 1 and "
+           "its confidence that it is a tie");
     kv_fmt(h, "CI target", "95%% CI of the median within %g%% of it", sw->target_ci * 100);
     kv_fmt(h, "Prune / tie margin", "%g%%", sw->margin * 100);
     kv_fmt(h, "Iterations", "%d \xe2\x80\x93 %d timed per point, %d warm-up", sw->min_iters,

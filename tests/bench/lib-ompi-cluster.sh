@@ -12,9 +12,10 @@ nodes=${2:-4}
 trap 'ct_cluster_down' EXIT
 trap 'exit 143' INT TERM HUP
 ct_cluster_up "$nodes" "${3:-1gbit}"
-ct_cluster_head >/dev/null
-hosts=$(k=0; while [ $k -lt "$nodes" ]; do printf '%s%s' "${k:+,}" "$(ct_node_ip $k)"; k=$((k + 1)); done)
-hosts=${hosts#,}
+ct_cluster_head >/dev/null || exit 1
+hosts=""
+k=0
+while [ $k -lt "$nodes" ]; do hosts="$hosts${hosts:+,}$(ct_node_ip $k)"; k=$((k + 1)); done
 export CT_NET OMPI_MCA_plm_rsh_agent="$here/../integration/rsh-agent.sh" OMPI_MCA_mpi_yield_when_idle=1
 echo "emulated cluster $CT_NET: $nodes hosts x 1 rank at ${3:-1gbit}: $hosts"
 BENCH_SHAPE="--hosts $hosts" BENCH_MAX=${BENCH_MAX:-16M} "$here/lib-ompi.sh" "${1:-build/bench-lib-cluster}"

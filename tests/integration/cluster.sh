@@ -137,8 +137,7 @@ ct_node_spawn() {
 # Give this host (the root namespace) an address on rail 0's bridge and print it: launchers
 # that start their daemons through tests/integration/rsh-agent.sh are reached there.
 ct_cluster_head() {
-    ip addr add "$(ct_node_ip 253)/24" dev "$(ct__br 0)" 2>/dev/null
-    ct_node_ip 253
+    ip addr add "$(ct_node_ip 253)/24" dev "$(ct__br 0)" && ct_node_ip 253
 }
 
 # Change node K's rate on RAIL (default 0), both directions.
