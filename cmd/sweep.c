@@ -28,7 +28,6 @@ struct sweep_ctx {
     const struct ct_algo *algos[MAX_ALGOS];
     size_t nalgos;
     struct ct_sweep_cfg c; /* sizes, budget, precision from the options */
-    double max_regret;
     const char *out, *verify;
     struct ct_config conf; /* --verify */
     struct ct_mtopo_spec model; /* --model, --nodes, --net */
@@ -57,7 +56,6 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
     ct_sweep_cfg_init(&x->c);
     x->c.colls = 0;
     x->c.budget_s = -1;
-    x->max_regret = 1.10;
     x->out = "colltune-out";
     unsigned long long sz;
     ct_opts_init(&x->o);
@@ -80,7 +78,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_BUDGET: CT_TRY_OPT(ct_arg_num("sweep", "budget", optarg, 1e-3, 1e7, &x->c.budget_s)); break;
         case O_TARGET: CT_TRY_OPT(ct_arg_num("sweep", "target-ci", optarg, 1e-4, 10, &x->c.target_ci)); break;
         case O_MARGIN: CT_TRY_OPT(ct_arg_num("sweep", "margin", optarg, 0, 10, &x->c.margin)); break;
-        case O_REGRET: CT_TRY_OPT(ct_arg_num("sweep", "max-regret", optarg, 1, 1e6, &x->max_regret)); break;
+        case O_REGRET: CT_TRY_OPT(ct_arg_num("sweep", "max-regret", optarg, 1, 1e6, &x->c.max_regret)); break;
         case O_MINIT: CT_TRY_OPT(ct_arg_iters("sweep", "min-iters", optarg, 1, &x->c.min_iters)); break;
         case O_MAXIT: CT_TRY_OPT(ct_arg_iters("sweep", "max-iters", optarg, 1, &x->c.max_iters)); break;
         case O_OUT: x->out = optarg; break;
@@ -213,8 +211,8 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     int rc = ct_sweep_job_run(j, &x->commp, &err), code;
     ct_live_close(&x->live);
     if (root && (rc == 0 || !x->verify))
-        code = x->verify ? ct_regret_print(stdout, x->verify, &x->conf, x->commp->size,
-                                           j->regrets, j->nregrets, x->max_regret)
+        code = x->verify ? ct_regret_print(stdout, x->verify, &x->conf, x->commp->size, j->regrets,
+                                           j->nregrets, x->c.max_regret)
                                ? CT_EXIT_CHECK
                                : CT_EXIT_OK
                          : ct_sweep_finish(x->out, j, rc, &err, x->c.maxbytes);

@@ -30,6 +30,7 @@ void ct_sweep_cfg_init(struct ct_sweep_cfg *c)
     c->budget_s = CT_SWEEP_BUDGET_S;
     c->target_ci = 0.05;
     c->margin = 0.10;
+    c->max_regret = 1.10;
     c->warmup = 2;
     c->min_iters = 6;
     c->max_iters = 1000;

@@ -71,6 +71,7 @@ struct ct_sweep_cfg {
     double budget_s;  /* whole sweep, rank 0's wall clock */
     double target_ci; /* relative width of the median's 95% interval */
     double margin;    /* pruning margin */
+    double max_regret; /* --verify: a choice fails where slower than this ratio (1.10) */
     int warmup;       /* most warmup iterations per point (fewer for slow points) */
     int min_iters, max_iters;
     bool tcp;        /* tcp carries traffic and the backend can switch streams: search them */
@@ -142,14 +143,22 @@ const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
                                                const struct ct_backend *be, void *ctx,
                                                struct ct_sweep_cfg *tmp);
 
+/* A loss at a check point is measured up to this many rounds, chosen and best interleaved
+ * in alternating order; it counts where the regret's 95% interval over the rounds lies
+ * above the limit. */
+#define CT_VERIFY_ROUNDS 7
+
 /* One range of a config re-measured by ct_sweep_verify. */
 struct ct_sweep_regret {
     int set, rule;                      /* indices into the config */
     uint64_t size;                      /* where it was measured */
-    struct ct_sweep_point chosen, best; /* best: fastest measured, chosen included */
-    double regret;                      /* chosen median / best median (>= 1) */
-    bool significant;                   /* best beat chosen beyond both intervals in most rounds */
-    int rounds;                         /* times chosen and best were measured (a loss: 3) */
+    struct ct_sweep_point chosen, best; /* best: fastest measured, chosen included (the
+                                           first round's points) */
+    double chosen_us, best_us;          /* their times: geometric means over the rounds */
+    double regret, lo, hi;              /* chosen_us / best_us (>= 1) and its 95% interval over the
+                                           rounds (lo = hi = regret after one round) */
+    bool significant; /* lo > cfg->max_regret: slower than the limit beyond the noise */
+    int rounds;       /* times chosen and best were measured (1 unless chosen lost) */
 };
 
 /* The count at which a rule of s is checked, by ct_sweep_verify and by the sweep's own check

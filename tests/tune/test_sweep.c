@@ -37,6 +37,8 @@ struct synth {
     uint64_t band_lo, band_hi; /* rdh at half mesh's time for bytes in [lo, hi] */
     bool close;                /* mesh 4% slower than ring at every size */
     int cold, cold_left;       /* the first `cold` iterations of a point run 1.6x slow */
+    double drift, drift_now;   /* each point runs x [1 - drift/2, 1 + drift/2] (a shared VM), */
+    uint64_t drift_rng;        /* drawn from its own stream */
 };
 
 static double uniform(uint64_t *s)
@@ -113,6 +115,7 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
     s->job = *j;
     s->begins++;
     s->cold_left = s->cold;
+    s->drift_now = s->drift > 0 ? 1 + s->drift * (uniform(&s->drift_rng) - 0.5) : 1;
     s->slow_now = s->slow_once && !strcmp(a->name, s->slow_once) &&
                   (!s->slow_count || j->count == s->slow_count);
     if (s->slow_now)
@@ -130,7 +133,7 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
 static int s_time(void *ctx, int warmup, int iters, double *out, struct ct_err *err)
 {
     struct synth *s = ctx;
-    double t = synth_us(s, s->algo, &s->job);
+    double t = synth_us(s, s->algo, &s->job) * s->drift_now;
     if ((s->spike_every && ++s->batches % s->spike_every == 0) || s->slow_now)
         t *= 4;
     s->clock += warmup * (t * 1e-6 + s->iter_cost) + 1e-4;
@@ -554,11 +557,44 @@ Test(sweep, verify_does_not_fail_a_choice_for_one_slow_round)
     cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
     cr_assert_eq(n, 2);
     cr_assert_str_eq(g[0].chosen.algo, "mesh");
-    cr_assert_eq(g[0].rounds, 3, "the loss was measured again");
+    cr_assert(g[0].rounds >= 3, "the loss was measured again");
     cr_assert_not(g[0].significant, "one slow round of three: regret %g", g[0].regret);
     cr_assert(g[0].regret < 1.1, "%g", g[0].regret);
     cr_assert_eq(g[1].rounds, 1, "a choice that did not lose is measured once");
     free(g);
+}
+
+/* Between two measurements on a shared VM one setting moves by 5-15%, far more than one
+ * measurement's interval (2 ranks, AllToAll at 8.58 KiB: ring, mesh and symm each lost by up
+ * to 1.23 in one launch and not at all in the next). A choice 4% slower than its rival,
+ * within the 1.10 limit, must not fail for that; one 3x slower must, under the same drift. */
+Test(sweep, verify_fails_a_loss_beyond_the_limit_not_a_drift)
+{
+    int fails = 0, caught = 0, more = 0;
+    for (int seed = 1; seed <= 20; seed++) {
+        struct ct_sweep_cfg cfg;
+        cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
+        struct two_rules t;
+        two_rules(&t, "mesh", "rdh"); /* mesh 4% slower than ring; rdh 3x */
+        struct synth s;
+        synth_init(&s, 0.02);
+        s.close = true;
+        s.drift = 0.20;
+        s.drift_rng = 0x2545F4914F6CDD1DULL * (uint64_t)seed;
+        struct ct_sweep_regret *g;
+        size_t n;
+        struct ct_err err = {0};
+        cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, 2);
+        fails += g[0].significant;
+        more += g[0].rounds > 1;
+        caught += g[1].significant;
+        cr_assert(!g[0].significant || g[0].lo > cfg.max_regret);
+        free(g);
+    }
+    cr_assert(more > 0, "the drift made mesh lose a first round somewhere");
+    cr_assert_eq(fails, 0, "mesh, 4%% slower, failed verify in %d of 20 launches", fails);
+    cr_assert_eq(caught, 20, "rdh, 3x slower, failed verify in %d of 20 launches", caught);
 }
 
 /* ---- live: the controller on the loop transport --------------------------------------- */
