@@ -96,9 +96,6 @@ static int build_allgather(const struct ct_job *j, struct ct_sched *s)
     int next = mod(r + 1, N), prev = mod(r - 1, N);
     int fwd = N / 2, rev = (N - 1) / 2;
     uint64_t es = ct_dtype_size(j->dtype), bb = j->count * es;
-    ct_sched_step(s);
-    if (!j->in_place)
-        ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * bb), ct_loc(CT_BUF_SEND, 0), bb);
     for (int k = 0; k < fwd; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
@@ -118,6 +115,12 @@ static int build_allgather(const struct ct_job *j, struct ct_sched *s)
                               len);
             }
         }
+        if (k == 0 && !j->in_place) /* the own block, once the first sends are under way */
+            ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * bb), ct_loc(CT_BUF_SEND, 0), bb);
+    }
+    if (fwd == 0 && !j->in_place) {
+        ct_sched_step(s);
+        ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * bb), ct_loc(CT_BUF_SEND, 0), bb);
     }
     return 0;
 }

@@ -96,17 +96,14 @@ static int build_allreduce(const struct ct_job *j, struct ct_sched *s)
 
 /*
  * AllGather: RECV holds N blocks of count elements; channels split each block.
- * Block b of rank-major layout: RECV offset b*count. Step k: send block r-k, receive r-k-1.
+ * Block b of rank-major layout: RECV offset b*count. Step k: send block r-k, receive r-k-1;
+ * the own block is copied into RECV after the first step's messages.
  */
 static int build_allgather(const struct ct_job *j, struct ct_sched *s)
 {
     int N = j->shape.nranks, r = j->shape.rank, nch = channels_of(j);
     int next = mod(r + 1, N), prev = mod(r - 1, N);
     uint64_t es = ct_dtype_size(j->dtype), n = j->count;
-    ct_sched_step(s);
-    if (!j->in_place) /* in place, SEND is RECV block r already */
-        ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * n * es), ct_loc(CT_BUF_SEND, 0),
-                      n * es);
     for (int k = 0; k < N - 1; k++) {
         ct_sched_step(s);
         for (int c = 0; c < nch; c++) {
@@ -120,6 +117,14 @@ static int build_allgather(const struct ct_job *j, struct ct_sched *s)
             ct_sched_recv(s, prev, ct_loc(CT_BUF_RECV, ((uint64_t)rb * n + g.off) * es),
                           g.n * es);
         }
+        if (k == 0 && !j->in_place) /* the own block, once the first send is under way
+                                       (in place, SEND is RECV block r already) */
+            ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * n * es), ct_loc(CT_BUF_SEND, 0),
+                          n * es);
+    }
+    if (N == 1 && !j->in_place) {
+        ct_sched_step(s);
+        ct_sched_copy(s, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), n * es);
     }
     return 0;
 }
@@ -157,15 +162,13 @@ static int build_reducescatter(const struct ct_job *j, struct ct_sched *s)
 
 /*
  * AllToAll: step k = 1..N-1 sends block r+k to rank r+k and receives block r-k from
- * rank r-k. In place, received blocks wait in scratch until the last step.
+ * rank r-k; the own block is copied after the first of them. In place, received blocks
+ * wait in scratch until the last step.
  */
 static int build_alltoall(const struct ct_job *j, struct ct_sched *s)
 {
     int N = j->shape.nranks, r = j->shape.rank;
     uint64_t es = ct_dtype_size(j->dtype), bb = j->count * es;
-    ct_sched_step(s);
-    ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * bb), ct_loc(CT_BUF_SEND, (uint64_t)r * bb),
-                  bb);
     for (int k = 1; k < N; k++) {
         int to = mod(r + k, N), from = mod(r - k, N);
         ct_sched_step(s);
@@ -174,6 +177,13 @@ static int build_alltoall(const struct ct_job *j, struct ct_sched *s)
             ct_sched_recv(s, from, ct_loc(CT_BUF_SCRATCH, (uint64_t)from * bb), bb);
         else
             ct_sched_recv(s, from, ct_loc(CT_BUF_RECV, (uint64_t)from * bb), bb);
+        if (k == 1) /* the own block, once the first send is under way */
+            ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * bb),
+                          ct_loc(CT_BUF_SEND, (uint64_t)r * bb), bb);
+    }
+    if (N == 1) {
+        ct_sched_step(s);
+        ct_sched_copy(s, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), bb);
     }
     if (j->in_place)
         for (int q = 0; q < N; q++)

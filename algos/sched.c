@@ -323,6 +323,43 @@ static bool loc_eq(struct ct_loc a, struct ct_loc b)
     return a.buf == b.buf && a.off == b.off;
 }
 
+static bool op_equal(const struct ct_op *x, const struct ct_op *y)
+{
+    if (x->kind != y->kind || x->bytes != y->bytes || x->rev != y->rev || x->fmt != y->fmt ||
+        !loc_eq(x->dst, y->dst))
+        return false;
+    if (has_peer(x) && x->peer != y->peer)
+        return false;
+    if (x->kind != CT_OP_RECV && !loc_eq(x->src, y->src))
+        return false;
+    if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD || x->kind == CT_OP_GET_REDUCE) &&
+        !loc_eq(x->src2, y->src2))
+        return false;
+    return true;
+}
+
+/* Two-sided messages are posted together: their order in a step is free, except between
+ * messages in the same direction with the same peer (they match in order). Key: 0 for
+ * any other op (kept in order), else 1 + direction + 2 * peer. */
+static long msg_key(const struct ct_op *o)
+{
+    if (o->kind == CT_OP_SEND)
+        return 1 + 2L * o->peer;
+    if (o->kind == CT_OP_RECV || o->kind == CT_OP_RECV_REDUCE)
+        return 2 + 2L * o->peer;
+    return 0;
+}
+
+/* The k-th op of step [from, to) with key `key`, in order; NULL if none. */
+static const struct ct_op *nth_with(const struct ct_sched *s, uint32_t from, uint32_t to, long key,
+                                    uint32_t k)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (msg_key(&s->ops[i]) == key && k-- == 0)
+            return &s->ops[i];
+    return NULL;
+}
+
 bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b)
 {
     if (a->nops != b->nops || a->nsteps != b->nsteps || a->scratch_bytes != b->scratch_bytes)
@@ -330,19 +367,21 @@ bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b)
     for (uint32_t s = 0; s <= a->nsteps && a->step_start && b->step_start; s++)
         if (a->step_start[s] != b->step_start[s])
             return false;
-    for (uint32_t i = 0; i < a->nops; i++) {
-        const struct ct_op *x = &a->ops[i], *y = &b->ops[i];
-        if (x->kind != y->kind || x->bytes != y->bytes || x->rev != y->rev ||
-            x->fmt != y->fmt || !loc_eq(x->dst, y->dst))
-            return false;
-        if (has_peer(x) && x->peer != y->peer)
-            return false;
-        if (x->kind != CT_OP_RECV && !loc_eq(x->src, y->src))
-            return false;
-        if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD ||
-             x->kind == CT_OP_GET_REDUCE) &&
-            !loc_eq(x->src2, y->src2))
-            return false;
+    bool steps = a->nsteps && a->step_start && b->step_start;
+    for (uint32_t s = 0; s < (steps ? a->nsteps : 1); s++) {
+        uint32_t from = steps ? a->step_start[s] : 0;
+        uint32_t to = steps && s + 1 < a->nsteps ? a->step_start[s + 1] : a->nops;
+        /* every op of a matches the op of b with its key and rank among those: a's i-th op
+         * with key K is b's i-th op with key K (the counts then match, as nops do) */
+        for (uint32_t i = from; i < to; i++) {
+            long key = msg_key(&a->ops[i]);
+            uint32_t k = 0;
+            for (uint32_t q = from; q < i; q++)
+                k += msg_key(&a->ops[q]) == key;
+            const struct ct_op *y = nth_with(b, from, to, key, k);
+            if (!y || !op_equal(&a->ops[i], y))
+                return false;
+        }
     }
     return true;
 }

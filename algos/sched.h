@@ -123,8 +123,9 @@ static inline bool ct_op_loc_remote(const struct ct_op *op, int k)
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);
 /* Close the last step, drop empty steps, compute the summary fields. */
 void ct_sched_finish(struct ct_sched *s);
-/* The same steps with the same ops (kinds, peers, byte ranges, buffers) in the same order:
- * executing either does exactly the same work. */
+/* The same steps with the same ops (kinds, peers, byte ranges, buffers) in the same order,
+ * but for the order of a step's two-sided messages, which are posted together (messages in
+ * one direction with one peer keep theirs): executing either does exactly the same work. */
 bool ct_sched_equal(const struct ct_sched *a, const struct ct_sched *b);
 /* Number of steps that contain communication. */
 uint32_t ct_sched_comm_steps(const struct ct_sched *s);

@@ -1047,6 +1047,19 @@ Test(fold, same_schedule_is_decided_on_the_ops)
     cr_assert(ct_algo_same_schedule(ct_algo_find("hier"), mesh, &j));
     cr_assert(ct_algo_same_schedule(ct_algo_find("rail-ring"), mesh, &j));
     cr_assert(ct_algo_same_schedule(ct_algo_find("bidir-ring"), ring, &j));
+    /* the ring copies its own block after the first exchange, as mesh does: on 2 ranks the
+     * two exchange the same block in one step, for AllGather and AllToAll; kangaring's
+     * second rank posts its receive first, which is the same step (posted together) */
+    cr_assert(ct_algo_same_schedule(ring, mesh, &j));
+    cr_assert(ct_algo_same_schedule(ct_algo_find("kangaring"), mesh, &j));
+    j = fold_job(CT_ALLTOALL, 2, 2);
+    cr_assert(ct_algo_same_schedule(ring, mesh, &j));
+    j.in_place = true;
+    cr_assert(ct_algo_same_schedule(ring, mesh, &j));
+    /* on 3 ranks they differ */
+    j = fold_job(CT_ALLGATHER, 3, 3);
+    cr_assert_not(ct_algo_same_schedule(ring, mesh, &j));
+    j = fold_job(CT_ALLTOALL, 3, 3);
     cr_assert_not(ct_algo_same_schedule(ring, mesh, &j));
     /* two nodes of two: hier is no longer mesh */
     j = fold_job(CT_ALLGATHER, 4, 2);
@@ -1068,6 +1081,54 @@ Test(fold, operand_order_and_wire_format_make_schedules_differ)
     cr_assert_not(ct_sched_equal(&a, &b), "incoming operand first in one of them");
     ct_sched_release(&a);
     ct_sched_release(&b);
+}
+
+/* A step's messages are posted together: their order is free, but two messages in one
+ * direction with one peer match in order, and local ops run in order. */
+/* Ops of a one-rank schedule, 64 bytes each: "sP:OFF" sends SEND+OFF to peer P, "rP:OFF"
+ * receives from P into RECV+OFF, "c" copies SEND+0 to RECV+64, "|" starts a step. */
+static void fill_ops(struct ct_sched *s, const char *ops)
+{
+    ct_sched_step(s);
+    for (const char *p = ops; *p; p++) {
+        int peer, off, n = 0;
+        if (*p == '|')
+            ct_sched_step(s);
+        else if (*p == 'c')
+            ct_sched_copy(s, ct_loc(CT_BUF_RECV, 64), ct_loc(CT_BUF_SEND, 0), 64);
+        else if ((*p == 's' || *p == 'r') && sscanf(p + 1, "%d:%d%n", &peer, &off, &n) == 2) {
+            if (*p == 's')
+                ct_sched_send(s, peer, ct_loc(CT_BUF_SEND, (uint64_t)off), 64);
+            else
+                ct_sched_recv(s, peer, ct_loc(CT_BUF_RECV, (uint64_t)off), 64);
+            p += n;
+        }
+    }
+    ct_sched_finish(s);
+}
+
+static bool equal_as_built(const char *x, const char *y)
+{
+    struct ct_sched a, b;
+    ct_sched_init(&a);
+    ct_sched_init(&b);
+    fill_ops(&a, x);
+    fill_ops(&b, y);
+    bool same = ct_sched_equal(&a, &b);
+    ct_sched_release(&a);
+    ct_sched_release(&b);
+    return same;
+}
+
+/* A step's messages are posted together: their order is free, but two messages in one
+ * direction with one peer match in order, and local ops run in order. */
+Test(fold, message_order_in_a_step_is_free_within_the_matching_rule)
+{
+    cr_assert(equal_as_built("s1:0 r1:0 c", "r1:0 s1:0 c"), "send and receive swapped");
+    cr_assert(equal_as_built("s1:0 s2:0", "s2:0 s1:0"), "sends to two peers swapped");
+    cr_assert_not(equal_as_built("s1:0 s1:64", "s1:64 s1:0"), "two sends to one peer swapped");
+    cr_assert_not(equal_as_built("s1:0 r2:0 | c", "r2:0 | s1:0 c"), "a send in another step");
+    cr_assert_not(equal_as_built("s1:0 r1:0", "s1:0 r1:64"), "another receive buffer");
 }
 
 /* ---- One-sided rules of ct_sched_check --------------------------------------------------- */
