@@ -158,6 +158,18 @@ static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct
     }
 }
 
+/*
+ * Out of place, the receive buffer may hold this very result already: the points of a
+ * sweep at one size share the buffers and (held) inputs, so an algorithm that wrote
+ * nothing passed its check on what the previous one left. All ones (NaN for floats) first.
+ * In place, the inputs are written over it right before the run.
+ */
+static void poison_output(const struct ct_job *j, const struct ct_exec_args *a)
+{
+    if (!j->in_place)
+        memset(a->buf[CT_BUF_RECV], 0xff, (size_t)ct_job_recv_bytes(j));
+}
+
 #define CHECK_ELEMS (256u << 10) /* expected values are built this many at a time */
 
 /* The same expected output: the same collective, types, count and ranks. */
@@ -249,6 +261,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
         rc = ct_bench_check(b, &p, wrong, err);
     } else { /* a quantized result is checked against the quantized ring's model */
         uint64_t seed = b->seed ^ (j->count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)j->coll;
+        poison_output(&p.j, &p.a);
         fill_inputs(b, &p.j, &p.s, &p.a, p.fl.k > 1, seed);
         rc = ct_bench_barrier(b, err);
         if (rc == 0)
@@ -264,6 +277,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
 {
     uint64_t seed = b->seed ^ (p->j.count * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)p->j.coll;
+    poison_output(&p->j, &p->a);
     fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed);
     p->filled = true;
     int rc = ct_bench_barrier(b, err);

@@ -270,3 +270,62 @@ Test(exec, inputs_kept_only_while_no_schedule_wrote_them)
     for (int k = 0; k < 4; k++)
         cr_assert_eq(log.wrong[k], 0, "point %d: %ld wrong", k, log.wrong[k]);
 }
+
+/* An algorithm that runs nothing: its result is whatever the receive buffer held. */
+static int build_idle(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
+{
+    (void)j;
+    (void)err;
+    ct_sched_step(s);
+    return 0;
+}
+
+static const struct ct_algo idle = {
+    .name = "idle",
+    .summary = "writes nothing",
+    .colls = CT_COLL_BIT(CT_ALLREDUCE),
+    .build = build_idle,
+};
+
+static int stale_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    long *wrong = arg;
+    struct ct_bench b;
+    ct_bench_init(&b, c, 42);
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.coll = CT_ALLREDUCE;
+    j.dtype = CT_FLOAT32;
+    j.op = CT_SUM;
+    j.count = 5000;
+    ct_params_defaults(&j.params);
+    const struct ct_algo *seq[2] = {ct_algo_find("ring"), &idle};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        struct ct_bench_prep p;
+        long w = -1;
+        double t[3];
+        rc = ct_bench_prepare(&b, seq[k], &j, &p, err);
+        if (rc == 0) {
+            rc = ct_bench_check(&b, &p, &w, err);
+            if (rc == 0) /* timed iterations, as a sweep's point runs them after its check */
+                rc = ct_bench_time(&b, &p, 1, 3, t, err);
+            ct_bench_prep_release(&p);
+        }
+        if (c->rank == 0)
+            wrong[k] = w;
+    }
+    ct_bench_release(&b);
+    return rc;
+}
+
+/* A sweep runs every candidate of a size on the same buffers and inputs: the right result
+ * of one must not pass for the next, which wrote nothing. */
+Test(exec, a_result_left_by_the_previous_point_is_not_taken)
+{
+    long wrong[2] = {-1, -1};
+    struct ct_err err = {0};
+    cr_assert_eq(lw_run(2, 0, stale_rank, wrong, &err), 0, "%s", err.msg);
+    cr_assert_eq(wrong[0], 0, "ring: %ld wrong", wrong[0]);
+    cr_assert_eq(wrong[1], 2 * 5000, "idle: %ld wrong of 10000", wrong[1]);
+}
