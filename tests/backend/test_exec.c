@@ -222,7 +222,13 @@ static const struct ct_algo scribble = {
     .build = build_scribble,
 };
 
+/* Points of one AllReduce job (5000 floats) run one after another on one bench, each
+ * checked and, with `timed`, then timed as a sweep's point is: what each check found and
+ * whether the inputs were held after it. */
 struct held_log {
+    const struct ct_algo *seq[4];
+    int n;
+    bool timed;
     long wrong[4];
     bool held[4];
 };
@@ -239,15 +245,16 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     j.op = CT_SUM;
     j.count = 5000;
     ct_params_defaults(&j.params);
-    const struct ct_algo *seq[4] = {ct_algo_find("ring"), ct_algo_find("mesh"), &scribble,
-                                    ct_algo_find("ring")};
     int rc = 0;
-    for (int k = 0; k < 4 && rc == 0; k++) {
+    for (int k = 0; k < log->n && rc == 0; k++) {
         struct ct_bench_prep p;
         long wrong = -1;
-        rc = ct_bench_prepare(&b, seq[k], &j, &p, err);
+        double t[3];
+        rc = ct_bench_prepare(&b, log->seq[k], &j, &p, err);
         if (rc == 0) {
             rc = ct_bench_check(&b, &p, &wrong, err);
+            if (rc == 0 && log->timed)
+                rc = ct_bench_time(&b, &p, 1, 3, t, err);
             ct_bench_prep_release(&p);
         }
         if (c->rank == 0) {
@@ -261,7 +268,9 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
 
 Test(exec, inputs_kept_only_while_no_schedule_wrote_them)
 {
-    struct held_log log;
+    struct held_log log = {
+        .seq = {ct_algo_find("ring"), ct_algo_find("mesh"), &scribble, ct_algo_find("ring")},
+        .n = 4};
     struct ct_err err = {0};
     cr_assert_eq(lw_run(3, 0, held_rank, &log, &err), 0, "%s", err.msg);
     cr_assert(log.held[0] && log.held[1], "ring and mesh leave the inputs in place");
@@ -287,45 +296,13 @@ static const struct ct_algo idle = {
     .build = build_idle,
 };
 
-static int stale_rank(struct ct_comm *c, void *arg, struct ct_err *err)
-{
-    long *wrong = arg;
-    struct ct_bench b;
-    ct_bench_init(&b, c, 42);
-    struct ct_job j;
-    memset(&j, 0, sizeof j);
-    j.coll = CT_ALLREDUCE;
-    j.dtype = CT_FLOAT32;
-    j.op = CT_SUM;
-    j.count = 5000;
-    ct_params_defaults(&j.params);
-    const struct ct_algo *seq[2] = {ct_algo_find("ring"), &idle};
-    int rc = 0;
-    for (int k = 0; k < 2 && rc == 0; k++) {
-        struct ct_bench_prep p;
-        long w = -1;
-        double t[3];
-        rc = ct_bench_prepare(&b, seq[k], &j, &p, err);
-        if (rc == 0) {
-            rc = ct_bench_check(&b, &p, &w, err);
-            if (rc == 0) /* timed iterations, as a sweep's point runs them after its check */
-                rc = ct_bench_time(&b, &p, 1, 3, t, err);
-            ct_bench_prep_release(&p);
-        }
-        if (c->rank == 0)
-            wrong[k] = w;
-    }
-    ct_bench_release(&b);
-    return rc;
-}
-
 /* A sweep runs every candidate of a size on the same buffers and inputs: the right result
  * of one must not pass for the next, which wrote nothing. */
 Test(exec, a_result_left_by_the_previous_point_is_not_taken)
 {
-    long wrong[2] = {-1, -1};
+    struct held_log log = {.seq = {ct_algo_find("ring"), &idle}, .n = 2, .timed = true};
     struct ct_err err = {0};
-    cr_assert_eq(lw_run(2, 0, stale_rank, wrong, &err), 0, "%s", err.msg);
-    cr_assert_eq(wrong[0], 0, "ring: %ld wrong", wrong[0]);
-    cr_assert_eq(wrong[1], 2 * 5000, "idle: %ld wrong of 10000", wrong[1]);
+    cr_assert_eq(lw_run(2, 0, held_rank, &log, &err), 0, "%s", err.msg);
+    cr_assert_eq(log.wrong[0], 0, "ring: %ld wrong", log.wrong[0]);
+    cr_assert_eq(log.wrong[1], 2 * 5000, "idle: %ld wrong of 10000", log.wrong[1]);
 }
