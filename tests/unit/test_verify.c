@@ -226,6 +226,21 @@ Test(verify, compare)
     uint8_t u[3] = {1, 2, 3}, v[3] = {1, 2, 4};
     cr_assert_eq(ct_verify_count_wrong(CT_UINT8, u, v, 3), 1);
     cr_assert_eq(ct_verify_count_wrong(CT_UINT8, u, v, 0), 0);
+    /* long buffers are compared in pieces: differences in several pieces, at their edges,
+     * and NaNs of other bits all count as before */
+    size_t n = 100000;
+    float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+    cr_assert(x && y);
+    size_t at[] = {0, 16383, 16384, 50000, n - 1};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+        y[at[k]] = 1;
+    memcpy(&x[70000], &nan1, 4);
+    memcpy(&y[70000], &nan2, 4);
+    cr_assert_eq(ct_verify_count_wrong(CT_FLOAT32, x, y, n), 5);
+    cr_assert_eq(ct_verify_count_wrong(CT_FLOAT32, x, y, n - 1), 4);
+    cr_assert_eq(ct_verify_count_wrong(CT_INT32, x, y, n), 6);
+    free(x);
+    free(y);
 }
 
 /* The float inputs are what the header promises: no NaN, no -0, prod mostly +-1. */
