@@ -173,9 +173,12 @@ static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, lo
     int n = 1;
     tc[0] = pc.st.median;
     tb[0] = pb.st.median;
-    struct ct_ratio q = {1, 1, 1};
-    if (tb[0] > 0)
-        q.ratio = q.lo = q.hi = tc[0] / tb[0];
+    struct ct_ratio q = {1, 1, 1}; /* one round: the ratio of the two intervals' ends */
+    if (tb[0] > 0 && pb.st.hi > 0 && pb.st.lo > 0) {
+        q.ratio = tc[0] / tb[0];
+        q.lo = pc.st.lo / pb.st.hi;
+        q.hi = pc.st.hi / pb.st.lo;
+    }
     if (chosen != best && ct_select_beats(&pb.st, &pc.st) && q.ratio > limit) {
         const struct ct_algo *ac = ct_algo_find(pc.algo), *ab = ct_algo_find(pb.algo);
         for (; n < CT_VERIFY_ROUNDS; n++) {

@@ -156,7 +156,8 @@ struct ct_sweep_regret {
                                            first round's points) */
     double chosen_us, best_us;          /* their times: geometric means over the rounds */
     double regret, lo, hi;              /* chosen_us / best_us (>= 1) and its 95% interval over the
-                                           rounds (lo = hi = regret after one round) */
+                                           rounds (after one round: from the two
+                                           measurements' intervals) */
     bool significant; /* lo > cfg->max_regret: slower than the limit beyond the noise */
     int rounds;       /* times chosen and best were measured (1 unless chosen lost) */
 };

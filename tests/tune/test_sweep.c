@@ -597,6 +597,28 @@ Test(sweep, verify_fails_a_loss_beyond_the_limit_not_a_drift)
     cr_assert_eq(caught, 20, "rdh, 3x slower, failed verify in %d of 20 launches", caught);
 }
 
+/* One round whose intervals overlap is no loss, however far apart the medians: six samples
+ * of +-75% noise each, ring 2.2x mesh's median at 724 B. */
+Test(sweep, verify_does_not_fail_a_loss_within_the_intervals_of_one_round)
+{
+    struct ct_sweep_cfg cfg;
+    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
+    cfg.min_iters = cfg.max_iters = 6;
+    struct two_rules t;
+    two_rules(&t, "ring", "ring");
+    struct synth s;
+    synth_init(&s, 1.5);
+    struct ct_sweep_regret *g;
+    size_t n;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(g[0].chosen.algo, "ring");
+    cr_assert(g[0].lo <= 1 && g[0].lo <= g[0].regret && g[0].regret <= g[0].hi, "%g [%g, %g]",
+              g[0].regret, g[0].lo, g[0].hi);
+    cr_assert_not(g[0].significant, "%g [%g, %g]", g[0].regret, g[0].lo, g[0].hi);
+    free(g);
+}
+
 /* ---- live: the controller on the loop transport --------------------------------------- */
 
 struct live_arg {
