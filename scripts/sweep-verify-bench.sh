@@ -1,7 +1,8 @@
 #!/bin/sh
 # Trustworthiness of the main job: N times `colltune sweep` then `colltune sweep --verify`
 # on this machine; prints each run's verify verdict and worst regret, the measuring share,
-# the agreement of consecutive configs (scripts/config-agree.py), then the pass rate.
+# the agreement of consecutive configs (scripts/config-agree.py), then the pass rate, the
+# range of measuring shares and the lowest agreement per collective.
 # Usage: scripts/sweep-verify-bench.sh [N] [sweep options...]   (default N=3; KEEP=1 keeps
 # the sweeps, configs and verify outputs in the directory it names)
 set -u
@@ -25,8 +26,13 @@ for i in $(seq 1 "$n"); do
     echo "run $i: verify exit $rc, worst regret $worst; measuring $share; ranges $ranges"
     grep ' FAIL$' "$out.verify" | sed 's/^/  /'
     if [ -n "$prev" ]; then
-        python3 "$(dirname "$0")/config-agree.py" "$prev/config.json" "$out/config.json" | sed "s/^/  agreement with run $((i - 1)): /"
+        python3 "$(dirname "$0")/config-agree.py" "$prev/config.json" "$out/config.json" |
+            tee -a "$dir/agree" | sed "s/^/  agreement with run $((i - 1)): /"
     fi
+    echo "$share" | sed -n 's/.*(\([0-9]*\)%).*/\1/p' >>"$dir/share"
     prev=$out
 done
 echo "sweep+verify: $pass of $n passed"
+[ -s "$dir/share" ] && echo "measuring share: $(sort -n "$dir/share" | sed -n '1p')-$(sort -n "$dir/share" | sed -n '$p')% of each sweep's wall time ($(awk '$1 < 60' "$dir/share" | wc -l) of $(wc -l <"$dir/share") below 60%)"
+[ -s "$dir/agree" ] && awk '/% of the log-size range agrees/ {c = $1; sub(":", "", c); v = $2 + 0; if (!(c in lo) || v < lo[c]) lo[c] = v}
+    END {s = ""; for (c in lo) s = s sprintf("%s %s %d%%", s ? "," : "", c, lo[c]); print "agreement of consecutive sweeps, lowest per collective:" s}' "$dir/agree"
