@@ -140,11 +140,12 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     printf("%12s  %-20s %12s %12s %7s  %s\n", "size (B)", "exported rule", "exported us",
            "default us", "ratio", "95% interval");
     for (int k = 0; k < nsz && !code; k++) {
-        double xa[REPS], xb[REPS], ma = 0, mb = 0;
+        double xa[REPS], xb[REPS];
         for (int r = 0; r < REPS; r++) {
-            ma += (xa[r] = ta[r * nsz + k]) / REPS;
-            mb += (xb[r] = tb[r * nsz + k]) / REPS;
+            xa[r] = ta[r * nsz + k];
+            xb[r] = tb[r * nsz + k];
         }
+        double ma = ct_stats_geomean(xa, REPS), mb = ct_stats_geomean(xb, REPS); /* the ratio's */
         struct ct_ratio q;
         ct_stats_ratio(xa, REPS, xb, REPS, &q);
         const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);

@@ -122,14 +122,6 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
     return 0;
 }
 
-static double geomean(const double *x, int n)
-{
-    double l = 0;
-    for (int i = 0; i < n; i++)
-        l += log(x[i] > 0 ? x[i] : 1e-12);
-    return exp(l / n);
-}
-
 /* Every ruleset to check must fit this communicator; checked before anything runs. */
 static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *conf,
                       struct ct_err *err)
@@ -204,8 +196,8 @@ static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, lo
     g->chosen = pc;
     g->best = pb;
     g->rounds = n;
-    g->chosen_us = geomean(tc, n);
-    g->best_us = geomean(tb, n);
+    g->chosen_us = ct_stats_geomean(tc, n);
+    g->best_us = ct_stats_geomean(tb, n);
     g->regret = q.ratio;
     g->lo = q.lo;
     g->hi = q.hi;

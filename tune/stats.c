@@ -94,13 +94,24 @@ int ct_stats_more(const struct ct_stats *st, double target)
     return want < 1 ? 1 : (int)ceil(want);
 }
 
+static double log_mean(const double *x, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += log(x[i]);
+    return s / n;
+}
+
+double ct_stats_geomean(const double *x, int n)
+{
+    return exp(log_mean(x, n));
+}
+
 /* Mean and sample standard deviation of log x. */
 static void log_mean_sd(const double *x, int n, double *m, double *sd)
 {
-    double s = 0, q = 0;
-    for (int i = 0; i < n; i++)
-        s += log(x[i]);
-    *m = s / n;
+    double q = 0;
+    *m = log_mean(x, n);
     for (int i = 0; i < n; i++)
         q += (log(x[i]) - *m) * (log(x[i]) - *m);
     *sd = n > 1 ? sqrt(q / (n - 1)) : 0;

@@ -50,4 +50,7 @@ struct ct_ratio {
 };
 void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_ratio *r);
 
+/* Geometric mean of n >= 1 times > 0 (the center of ct_stats_ratio's ratio). */
+double ct_stats_geomean(const double *x, int n);
+
 #endif

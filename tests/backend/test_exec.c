@@ -229,8 +229,11 @@ struct held_log {
     const struct ct_algo *seq[4];
     int n;
     bool timed;
+    enum ct_coll coll; /* 0: AllReduce */
+    uint64_t count[4]; /* 0: 5000 */
     long wrong[4];
     bool held[4];
+    uint64_t held_count[4];
 };
 
 static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
@@ -240,16 +243,16 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     ct_bench_init(&b, c, 42);
     struct ct_job j;
     memset(&j, 0, sizeof j);
-    j.coll = CT_ALLREDUCE;
+    j.coll = log->coll;
     j.dtype = CT_FLOAT32;
     j.op = CT_SUM;
-    j.count = 5000;
     ct_params_defaults(&j.params);
     int rc = 0;
     for (int k = 0; k < log->n && rc == 0; k++) {
         struct ct_bench_prep p;
         long wrong = -1;
         double t[3];
+        j.count = log->count[k] ? log->count[k] : 5000;
         rc = ct_bench_prepare(&b, log->seq[k], &j, &p, err);
         if (rc == 0) {
             rc = ct_bench_check(&b, &p, &wrong, err);
@@ -260,6 +263,7 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
         if (c->rank == 0) {
             log->wrong[k] = wrong;
             log->held[k] = b.held.valid;
+            log->held_count[k] = b.held.count;
         }
     }
     ct_bench_release(&b);
@@ -278,6 +282,30 @@ Test(exec, inputs_kept_only_while_no_schedule_wrote_them)
     cr_assert(log.held[3]);
     for (int k = 0; k < 4; k++)
         cr_assert_eq(log.wrong[k], 0, "point %d: %ld wrong", k, log.wrong[k]);
+}
+
+/* AllReduce and AllGather number a rank's inputs from 0 whatever the count: the inputs of
+ * 5000 elements serve a point of 3000 without a new fill, and its result checks right.
+ * symm's fences write nothing, so it keeps them too. */
+Test(exec, smaller_points_check_on_the_inputs_of_a_larger_one)
+{
+    const enum ct_coll colls[2] = {CT_ALLREDUCE, CT_ALLGATHER};
+    for (int i = 0; i < 2; i++) {
+        struct held_log log = {
+            .seq = {ct_algo_find("ring"), ct_algo_find("symm"), ct_algo_find("mesh")},
+            .n = 3,
+            .coll = colls[i],
+            .count = {5000, 5000, 3000}};
+        struct ct_err err = {0};
+        cr_assert_eq(lw_run(2, 0, held_rank, &log, &err), 0, "%s", err.msg);
+        for (int k = 0; k < 3; k++) {
+            cr_assert_eq(log.wrong[k], 0, "%s point %d: %ld wrong", ct_coll_name(colls[i]), k,
+                         log.wrong[k]);
+            cr_assert(log.held[k] && log.held_count[k] == 5000, "%s point %d: held %d, count %llu",
+                      ct_coll_name(colls[i]), k, log.held[k],
+                      (unsigned long long)log.held_count[k]);
+        }
+    }
 }
 
 /* An algorithm that runs nothing: its result is whatever the receive buffer held. */
