@@ -50,7 +50,9 @@
  *          each receive above put_min with a clear-to-send line (its object, offset and
  *          length, or "not in the heap"), indexed by the receive's ordinal; the sender of a
  *          RDV-sized message waits for it, copies straight into the receiver's buffer and
- *          publishes a slot that says so (the receive completes without touching the data).
+ *          publishes a slot that says so (the receive completes without touching the data,
+ *          but for the bytes in the message's partial first and last lines, which ride in
+ *          the slot and the receiver writes: put_edges()).
  *          A receiver never reads lines its peer has just modified, which is what a get of a
  *          freshly reduced buffer costs (measured: such lines cross cores at about 4 GB/s).
  *          Reducing receives and unregistered destinations answer "not in the heap" and the
@@ -305,6 +307,30 @@ static inline struct fence *chan_fence(struct chan *c, uint64_t stride, uint64_t
 static inline char *slot_data(struct slot *s)
 {
     return (char *)s + sizeof *s;
+}
+
+/*
+ * A put's edges: the bytes of a destination [dst, dst + len) that lie in its first and last
+ * lines where those lines are only partly the message's. Another writer may own the rest of
+ * such a line (AllGather's block of the neighbour, or the receiver's own block), so a put
+ * leaves them to the receiver, which writes them from the announcing slot: a line written
+ * from two cores moves between them on every iteration, on the critical path of both (2
+ * ranks, AllGather ring at 15,424 B: 0.98 us with the edges put, 0.70 without, as at
+ * 15,360 B). The offset is the same in both address spaces (objects are mapped at page
+ * boundaries). len is above put_min, so the message spans at least one whole line.
+ */
+struct edges {
+    uint64_t head, tail;
+};
+static inline struct edges put_edges(uintptr_t dst, uint64_t len)
+{
+    uint64_t head = (LINE - (dst & (LINE - 1))) & (LINE - 1);
+    return (struct edges){head, (dst + len) & (LINE - 1)};
+}
+/* Where a slot keeps a put's edge bytes: in its header line when they fit, else its data. */
+static inline unsigned char *edge_bytes(struct slot *s, struct edges e)
+{
+    return e.head + e.tail <= INLINE_MAX ? s->u.inl : (unsigned char *)slot_data(s);
 }
 
 static struct chan *ctl_chan(struct ctl *c, int l)
@@ -614,10 +640,13 @@ static int put_now(struct tp_shm *t, struct peer *p, struct rq *r)
         return -1;
     }
     r->put = 0;
+    struct edges e = put_edges((uintptr_t)dst, r->len);
+    uint64_t mid = r->len - e.head - e.tail;
     if (r->len >= t->nt_min)
-        ct_copy_nt(dst, r->b.sbuf, r->len);
+        ct_copy_nt(dst + e.head, r->b.sbuf + e.head, mid);
     else
-        ct_copy(dst, r->b.sbuf, r->len);
+        ct_copy(dst + e.head, r->b.sbuf + e.head, mid);
+    r->a.offset = c->offset; /* the edges follow in the slot (post_sends) */
     note_read(p, c->obj_idx, c->offset, r->len);
     r->c.kind = K_PUT;
     return 0;
@@ -654,6 +683,10 @@ static int post_sends(struct tp_shm *t, struct peer *p)
             r->a.ack = p->sseq + 1;
             r->done_bytes = r->len;
         } else if (kind == K_PUT) {
+            struct edges e = put_edges((uintptr_t)r->a.offset, r->len);
+            unsigned char *eb = edge_bytes(s, e);
+            memcpy(eb, r->b.sbuf, e.head);
+            memcpy(eb + e.head, r->b.sbuf + r->len - e.tail, e.tail);
             r->done_bytes = r->len;
         } else {
             uint64_t n = r->len - r->done_bytes;
@@ -756,6 +789,9 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
         if (r->len > INLINE_MAX && r->len <= PREFETCH_MAX)
             for (uint64_t o = 0; o < r->len; o += LINE)
                 __builtin_prefetch(slot_data(s) + o, 0, 3);
+        else if (r->put == 1) /* a put's edges beyond the header line (edge_bytes) */
+            for (uint64_t o = 0; o < 2 * LINE; o += LINE)
+                __builtin_prefetch(slot_data(s) + o, 0, 3);
         if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->rseq + 1)
             break;
         if (r->done_bytes == 0 && s->msg_len != r->len) {
@@ -786,7 +822,12 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
             r->done_bytes = r->len;
             note_read(p, s->obj_idx, s->u.rdv.offset, r->len);
         } else if (s->kind == K_PUT && r->put == 1) {
-            r->done_bytes = r->len; /* the sender wrote it in place */
+            /* the sender wrote it in place, all but its edges */
+            struct edges e = put_edges((uintptr_t)r->b.dst, r->len);
+            const unsigned char *eb = edge_bytes(s, e);
+            memcpy(r->b.dst, eb, e.head);
+            memcpy(r->b.dst + r->len - e.tail, eb + e.head, e.tail);
+            r->done_bytes = r->len;
         } else if (s->kind == K_FRAG && r->len > r->done_bytes) {
             uint64_t n = r->len - r->done_bytes;
             if (n > t->in_data)

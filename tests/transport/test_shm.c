@@ -426,9 +426,12 @@ static int mismatch_rdv(struct ctx *c);
 
 #define DMSG 40 /* per peer, all outstanding: more than the clear-to-send lines */
 
+/* floats: 1088 bytes and up, all above put_min; the messages start and end at every offset
+ * in a line (4-byte steps), so a put's edges take the slot's header line (up to 40 bytes)
+ * and its data (more) */
 static size_t dcount(int k)
 {
-    return 272 + (size_t)k * 64; /* floats: 1088 bytes and up, all above put_min */
+    return 272 + (size_t)k * 67;
 }
 
 static float dval(int from, int to, int k, size_t i, int round)
