@@ -76,15 +76,26 @@ static void core_rs(struct ct_sched *s, const struct rdh *h, enum ct_bufid w, en
     }
 }
 
-/* Recursive doubling on working buffer w, starting from unit v. */
-static void core_ag(struct ct_sched *s, const struct rdh *h, enum ct_bufid w)
+/*
+ * Recursive doubling on working buffer w, starting from unit v. own (AllGather, unit v is
+ * this rank's block alone): the first exchange sends it from the send buffer (in place, the
+ * same bytes) and, out of place, copies it into w after posting, so the copy overlaps the
+ * exchange instead of delaying it (as ring's own-block copy; on 2 ranks the two are one
+ * schedule). copy: out of place.
+ */
+static void core_ag(struct ct_sched *s, const struct rdh *h, enum ct_bufid w, bool own, bool copy)
 {
     int lo = h->v;
     for (int m = 1; m < h->p; m *= 2) {
         int plo = lo ^ m, peer = h->real[h->v ^ m];
         ct_sched_step(s);
-        emit(s, CT_OP_SEND, peer, w, w, h, lo, lo + m);
+        if (own && m == 1)
+            ct_sched_send(s, peer, ct_loc(CT_BUF_SEND, 0), h->ulen[lo]);
+        else
+            emit(s, CT_OP_SEND, peer, w, w, h, lo, lo + m);
         emit(s, CT_OP_RECV, peer, w, w, h, plo, plo + m);
+        if (own && copy && m == 1)
+            ct_sched_copy(s, ct_loc(w, h->uoff[lo]), ct_loc(CT_BUF_SEND, 0), h->ulen[lo]);
         lo = lo < plo ? lo : plo;
     }
 }
@@ -104,7 +115,7 @@ static void build_allreduce(const struct ct_job *j, struct ct_sched *s, const st
     }
     if (h->v >= 0) {
         core_rs(s, h, CT_BUF_RECV, src);
-        core_ag(s, h, CT_BUF_RECV);
+        core_ag(s, h, CT_BUF_RECV, false, false);
     }
     ct_sched_step(s);
     if (folded && r % 2 == 0)
@@ -123,10 +134,10 @@ static void build_allgather(const struct ct_job *j, struct ct_sched *s, const st
         ct_sched_send(s, r + 1, ct_loc(CT_BUF_SEND, 0), bb);
     else if (folded)
         ct_sched_recv(s, r - 1, ct_loc(CT_BUF_RECV, (uint64_t)(r - 1) * bb), bb);
-    if (!j->in_place)
+    if (!j->in_place && folded)
         ct_sched_copy(s, ct_loc(CT_BUF_RECV, (uint64_t)r * bb), ct_loc(CT_BUF_SEND, 0), bb);
     if (h->v >= 0)
-        core_ag(s, h, CT_BUF_RECV);
+        core_ag(s, h, CT_BUF_RECV, !folded, !j->in_place);
     /* the even rank of a folded pair gets everything but its own block */
     ct_sched_step(s);
     int e = r % 2 == 0 ? r : r - 1;
