@@ -42,9 +42,11 @@ void ct_exec_init(struct ct_exec *x)
  * the receiver to advertise each slice, and a rank busy reducing its own slices answers late, while
  * the data no longer fits the caches and gains nothing from not crossing cores.
  */
-static inline void direct_hint(const struct ct_exec *x, struct ct_tp *tp, uint64_t op_bytes)
+static inline void direct_hint(const struct ct_exec *x, struct ct_tp *tp, uint64_t op_bytes,
+                               const struct ct_exec_args *a)
 {
-    tp->post_flags = op_bytes <= x->direct_max ? CT_POST_DIRECT : 0;
+    /* no reduction in the job: every receive copies, on every rank (CT_POST_COPY) */
+    tp->post_flags = op_bytes <= x->direct_max ? CT_POST_DIRECT | (a->red ? 0 : CT_POST_COPY) : 0;
 }
 
 void ct_exec_release(struct ct_exec *x)
@@ -98,7 +100,7 @@ static int post(struct ct_exec *x, struct ct_comm *c, const struct ct_op *ops,
         int rc;
         req->done = 0;
         req->status = 0;
-        direct_hint(x, tp, op->bytes);
+        direct_hint(x, tp, op->bytes, a);
         if (g->is_send)
             rc = tp->ops->isend(tp, g->peer, (char *)at(a, op->src) + off, len, req, err);
         else if (op->kind == CT_OP_RECV_REDUCE)
@@ -266,7 +268,7 @@ static int run_small(struct ct_exec *x, struct ct_comm *c, const struct ct_sched
         struct ct_tp *tp = c->tp_of[rop->peer];
         rr->done = 0;
         rr->status = 0;
-        direct_hint(x, tp, rop->bytes);
+        direct_hint(x, tp, rop->bytes, a);
         const struct ct_red *red = rop->kind == CT_OP_RECV_REDUCE
                                        ? (rop->rev ? &x->red_rev : a->red)
                                        : NULL;
@@ -279,7 +281,7 @@ static int run_small(struct ct_exec *x, struct ct_comm *c, const struct ct_sched
         struct ct_tp *tp = c->tp_of[sop->peer];
         sr->done = 0;
         sr->status = 0;
-        direct_hint(x, tp, sop->bytes);
+        direct_hint(x, tp, sop->bytes, a);
         int rc = tp->ops->isend(tp, sop->peer, at(a, sop->src), sop->bytes, sr, err);
         tp->post_flags = 0;
         CT_TRY(rc);

@@ -128,6 +128,10 @@ struct ct_tp {
  * ends the same answer, or the message waits until the timeout): the transport may have
  * the sender write straight into the receiver's buffer (shm: a PUT). */
 #define CT_POST_DIRECT 1u
+/* With CT_POST_DIRECT: every receive of the collective copies (no reduction), so smaller
+ * messages may be put too (shm: put_copy_min). The same rule for both ends: a property of
+ * the job, not of one op. */
+#define CT_POST_COPY 2u
 
 /* The measured window of a tcp endpoint's connections to one peer (TCP_INFO), summed or
  * ranged over its streams: what one long, fat link lets each connection keep in flight. */

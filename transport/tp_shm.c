@@ -46,7 +46,8 @@
  *          size); the receiver maps the sender's object (once, cached), copies or reduces
  *          from it in place and releases the slot, which is the send's acknowledgement
  *   FRAG   other large buffers: pipelined through consecutive slots
- *   PUT    heap buffer above put_min, into a receiver's heap buffer: the receiver advertises
+ *   PUT    heap buffer above put_min (put_copy_min where every receive of the job copies:
+ *          CT_POST_COPY), into a receiver's heap buffer: the receiver advertises
  *          each receive above put_min with a clear-to-send line (its object, offset and
  *          length, or "not in the heap"), indexed by the receive's ordinal; the sender of a
  *          RDV-sized message waits for it, copies straight into the receiver's buffer and
@@ -103,6 +104,11 @@
 #define MAP_SLACK (32u << 20)       /* peer bytes mapped in beyond the largest buffer read */
 #define LIVE_NS (20 * 1000000LL)    /* peer liveness check period while waiting */
 #define PUT_MIN (1u << 10)          /* see put_now(); at least rdv_min in effect */
+/* The same where every receive copies (CT_POST_COPY): 2 ranks, AllGather and AllToAll ring,
+ * messages of 288-972 B took 0.85-1.0 us eager (the receiver pulls the slot's data lines
+ * across cores) and 0.6-0.7 put; reducing receives of that size stay eager (an answer "not
+ * in the heap" would cost the wait for it, and RDV the wait for the acknowledgement) */
+#define PUT_COPY_MIN 256u
 #define CTS_N 16u                   /* clear-to-send lines per channel (receives in flight) */
 #define NO_OBJ UINT32_MAX           /* clear-to-send: the destination is not in the heap */
 #define SPIN_IDLE_NS (200 * 1000LL) /* spin mode: block after this long without progress */
@@ -262,6 +268,7 @@ struct tp_shm {
     int unregistered; /* COLLTUNE_SHM_UNREGISTERED: alloc() gives private memory */
     uint64_t nt_min;  /* zero-copy receives this large stream their stores */
     uint64_t put_min; /* RDV messages above this are put by the sender; UINT64_MAX: never */
+    uint64_t put_copy_min; /* the same for messages posted with CT_POST_COPY */
     unsigned idle;
     int64_t idle_start, last_live;
 };
@@ -317,7 +324,7 @@ static inline char *slot_data(struct slot *s)
  * from two cores moves between them on every iteration, on the critical path of both (2
  * ranks, AllGather ring at 15,424 B: 0.98 us with the edges put, 0.70 without, as at
  * 15,360 B). The offset is the same in both address spaces (objects are mapped at page
- * boundaries). len is above put_min, so the message spans at least one whole line.
+ * boundaries). len is above put_min, at least a line, so head + tail <= len.
  */
 struct edges {
     uint64_t head, tail;
@@ -883,6 +890,16 @@ static int live_peer(struct tp_shm *t, int rank, struct peer **out, struct ct_er
     return p->state == P_OK ? 0 : peer_error(t, p, err);
 }
 
+/* The size above which a message posted with these flags is put (both ends use it). A
+ * message put below rdv_min that cannot be (the receiver reduces or its destination is not
+ * in the heap) goes eager. */
+static inline uint64_t put_min_of(const struct tp_shm *t, unsigned flags)
+{
+    if (!(flags & CT_POST_DIRECT))
+        return UINT64_MAX;
+    return flags & CT_POST_COPY ? t->put_copy_min : t->put_min;
+}
+
 static int shm_isend(struct ct_tp *tp, int peer, const void *buf, size_t len, struct ct_req *req,
                      struct ct_err *err)
 {
@@ -896,10 +913,11 @@ static int shm_isend(struct ct_tp *tp, int peer, const void *buf, size_t len, st
     r->b.sbuf = buf;
     r->len = len;
     r->done_bytes = 0;
-    const struct heap_ent *h = len > t->rdv_min ? heap_find(t, buf, len) : NULL;
+    uint64_t put_min = put_min_of(t, tp->post_flags);
+    const struct heap_ent *h = len > t->rdv_min || len > put_min ? heap_find(t, buf, len) : NULL;
     r->ord = p->smsg++;
-    r->put = h && len > t->put_min && (tp->post_flags & CT_POST_DIRECT);
-    if (h) {
+    r->put = h && len > put_min;
+    if (h && len > t->rdv_min) {
         r->c.kind = K_RDV | (uintptr_t)h->idx << 8;
         r->a.offset = (uint64_t)((uintptr_t)buf - (uintptr_t)h->base);
     } else {
@@ -941,7 +959,7 @@ static int shm_irecv(struct ct_tp *tp, int peer, void *dst, const void *src, siz
     r->len = len;
     r->done_bytes = 0;
     r->ord = p->rposted++;
-    r->put = len > t->put_min && (tp->post_flags & CT_POST_DIRECT) ? 3 : 0;
+    r->put = len > put_min_of(t, tp->post_flags) ? 3 : 0;
     if (p->rq_tail)
         RQ(p->rq_tail)->next = req;
     else
@@ -1339,8 +1357,16 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     t->put_min = pm && !strcmp(pm, "off") ? UINT64_MAX
                  : pm && *pm              ? strtoull(pm, NULL, 0)
                                           : PUT_MIN;
+    const char *pc = getenv("COLLTUNE_SHM_PUT_COPY_MIN"); /* the same for CT_POST_COPY */
+    t->put_copy_min = pc && !strcmp(pc, "off") ? UINT64_MAX
+                      : pc && *pc              ? strtoull(pc, NULL, 0)
+                                               : PUT_COPY_MIN;
+    if (t->put_copy_min < LINE) /* a put spans at least one whole line (put_edges) */
+        t->put_copy_min = LINE;
+    if (t->put_min < LINE)
+        t->put_min = LINE;
     if (t->unregistered)
-        t->put_min = UINT64_MAX;
+        t->put_min = t->put_copy_min = UINT64_MAX;
     t->last_live = t->idle_start = ct_now_ns();
 
     struct ct_err lerr;

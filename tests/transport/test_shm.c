@@ -33,7 +33,8 @@ struct job {
     const char *hosts[MAXR];          /* host override per rank (NULL: real host name) */
     const unsigned char *peers[MAXR]; /* cfg->peers per rank (NULL: all) */
     int expect_open_fail;             /* open must fail with a message naming another host */
-    int direct;                       /* post every message with CT_POST_DIRECT */
+    int direct; /* post every message with CT_POST_DIRECT (2: and CT_POST_COPY, messages from
+                   260 B) */
     int (*fn)(struct ctx *c);
 };
 
@@ -100,7 +101,7 @@ static int child(const struct job *j, int rank, int lfd, int port, uint64_t jobi
     } else if (rc < 0) {
         res = fail(&c, "open");
     } else {
-        c.tp->post_flags = j->direct ? CT_POST_DIRECT : 0;
+        c.tp->post_flags = j->direct ? CT_POST_DIRECT | (j->direct == 2 ? CT_POST_COPY : 0) : 0;
         res = j->fn(&c);
         c.tp->ops->close(c.tp);
     }
@@ -426,12 +427,12 @@ static int mismatch_rdv(struct ctx *c);
 
 #define DMSG 40 /* per peer, all outstanding: more than the clear-to-send lines */
 
-/* floats: 1088 bytes and up, all above put_min; the messages start and end at every offset
- * in a line (4-byte steps), so a put's edges take the slot's header line (up to 40 bytes)
- * and its data (more) */
-static size_t dcount(int k)
+/* floats: 1088 bytes and up, all above put_min (small: from 260 bytes, above put_copy_min,
+ * and through rdv_min); the messages start and end at every offset in a line (4-byte
+ * steps), so a put's edges take the slot's header line (up to 40 bytes) and its data (more) */
+static size_t dcount_of(int k, bool small)
 {
-    return 272 + (size_t)k * 67;
+    return (small ? 65 : 272) + (size_t)k * 67;
 }
 
 static float dval(int from, int to, int k, size_t i, int round)
@@ -446,6 +447,8 @@ static float dval(int from, int to, int k, size_t i, int round)
  * posts receives first, round 1 sends first. */
 static int direct(struct ctx *c)
 {
+    bool small = c->job->direct == 2;
+#define dcount(k) dcount_of(k, small)
     struct ct_tp *tp = c->tp;
     int n = c->n, me = c->rank;
     size_t off[DMSG + 1];
@@ -514,6 +517,7 @@ static int direct(struct ctx *c)
     free(sreq);
     free(rreq);
     return res;
+#undef dcount
 }
 
 Test(shm, direct_put_2)
@@ -525,6 +529,14 @@ Test(shm, direct_put_2)
 Test(shm, direct_put_4_block_small_slots)
 {
     struct job j = {.n = 4, .wait = CT_WAIT_BLOCK, .slot_bytes = 1024, .direct = 1, .fn = direct};
+    expect_all_pass(&j);
+}
+
+/* CT_POST_COPY: messages from 260 B are put, below rdv_min too; the reducing receives among
+ * them answer "not in the heap" and their messages go eager (or RDV above rdv_min) */
+Test(shm, direct_copy_puts_small_messages_3)
+{
+    struct job j = {.n = 3, .direct = 2, .fn = direct};
     expect_all_pass(&j);
 }
 
