@@ -119,6 +119,15 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib)
             for (int k = 0; k < r->ntied; k++)
                 json_array_append_new(t, json_string(r->tied[k]));
             json_object_set_new(x, "tied_with", t);
+            json_t *ties = json_array();
+            for (int k = 0; k < r->nties; k++) {
+                json_t *y = json_object();
+                json_object_set_new(y, "algo", json_string(r->ties[k].algo));
+                json_object_set_new(y, "min_bytes", json_integer((json_int_t)r->ties[k].min_bytes));
+                json_object_set_new(y, "max_bytes", u64_or_null(r->ties[k].max_bytes));
+                json_array_append_new(ties, y);
+            }
+            json_object_set_new(x, "ties", ties);
         }
         json_object_set_new(x, "gain", json_real(r->gain));
         if (r->predicted)
@@ -471,6 +480,38 @@ static int read_lib_range(json_t *r, const char *at, struct ct_rule *x, struct c
     return 0;
 }
 
+/* "ties": optional (configs before it have none), spans of known algorithms inside the
+ * range. */
+static int read_ties(json_t *r, const char *at, struct ct_rule *x, struct ct_err *err)
+{
+    json_t *t = json_object_get(r, "ties");
+    x->nties = 0;
+    if (!t)
+        return 0;
+    if (!json_is_array(t) || json_array_size(t) > CT_TIES_MAX)
+        return bad(err, at, "ties", "expected an array of at most %d spans", CT_TIES_MAX);
+    for (size_t i = 0; i < json_array_size(t); i++) {
+        json_t *v = json_array_get(t, i), *a = json_object_get(v, "algo"),
+               *lo = json_object_get(v, "min_bytes"), *hi = json_object_get(v, "max_bytes");
+        struct ct_tie_span *y = &x->ties[x->nties];
+        if (!json_is_object(v) || !json_is_string(a) || !ct_algo_find(json_string_value(a)) ||
+            !json_is_integer(lo) || json_integer_value(lo) < 0 ||
+            !(json_is_null(hi) || (json_is_integer(hi) && json_integer_value(hi) > 0)))
+            return bad(err, at, "ties",
+                       "entry %zu is not {\"algo\": ALGORITHM, \"min_bytes\": N, "
+                       "\"max_bytes\": N or null}",
+                       i);
+        snprintf(y->algo, sizeof y->algo, "%s", json_string_value(a));
+        y->min_bytes = (uint64_t)json_integer_value(lo);
+        y->max_bytes = json_is_null(hi) ? CT_BYTES_INF : (uint64_t)json_integer_value(hi);
+        if (y->min_bytes < x->min_bytes || y->max_bytes > x->max_bytes ||
+            y->min_bytes >= y->max_bytes)
+            return bad(err, at, "ties", "entry %zu is not a span inside the range", i);
+        x->nties++;
+    }
+    return 0;
+}
+
 /* "tied_with": optional (configs before it have none), known algorithm names. */
 static int read_tied(json_t *r, const char *at, struct ct_rule *x, struct ct_err *err)
 {
@@ -529,7 +570,8 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, st
         if (!ct_algo_find(x->runner_up))
             return bad(err, at, "runner_up", "unknown algorithm '%s'", x->runner_up);
     }
-    return read_tied(r, at, x, err);
+    CT_TRY(read_tied(r, at, x, err));
+    return read_ties(r, at, x, err);
 }
 
 /* prefix: "" for the native rules, "libraries[L]." for a library's (lib) */

@@ -4,9 +4,10 @@
 Usage: config-agree.py A/config.json B/config.json
 Over [minbytes, maxbytes] of A's sweep, sampled every 1/64 of a factor of 2, a size agrees
 when both configs choose the same algorithm there, or either records a tie there with the
-other's choice (its "tied_with" list: the algorithms acceptable over its whole range; the
-runner-up in configs written before that list). Prints one line per collective and the
-lowest share.
+other's choice: a span of its range's "ties" (where that algorithm was acceptable at every
+measured size) that holds the size, or its "tied_with" list (acceptable over the whole
+range) in configs written before the spans, or the runner-up in configs older still.
+Prints one line per collective and the lowest share.
 """
 import json
 import math
@@ -28,7 +29,10 @@ def at(rs, size):
     return None
 
 
-def tied(r, algo):
+def tied(r, algo, size):
+    if "ties" in r:
+        return any(t["algo"] == algo and t["min_bytes"] <= size and
+                   (t["max_bytes"] is None or size < t["max_bytes"]) for t in r["ties"])
     if "tied_with" in r:
         return algo in r["tied_with"]
     return r["tie"] and r["runner_up"] == algo
@@ -48,7 +52,8 @@ def main():
             size = int(round(2 ** x))
             p, q = at(ra[coll], size), at(rb[coll], size)
             n += 1
-            if p and q and (p["algo"] == q["algo"] or tied(p, q["algo"]) or tied(q, p["algo"])):
+            if p and q and (p["algo"] == q["algo"] or tied(p, q["algo"], size) or
+                           tied(q, p["algo"], size)):
                 agree += 1
             x += 1 / 64
         share = agree / n if n else 1.0

@@ -538,36 +538,72 @@ static void fill_rule(const struct ct_sweep_point *pts, const struct ct_select_c
     r->gain = ng ? exp(lg / ng) : 0;
 }
 
-/* r->tied: the algorithms other than r's acceptable at each size from .. to, simplest first. */
-static void tied_with(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll, double margin,
-                      const struct ct_select_choice *c, size_t from, size_t to, struct ct_rule *r)
+/* Which algorithms (names[a], simplest first) were acceptable at each size s of from .. to:
+ * the leader and every one it does not win over. New memory, [(s - from) * na + a]. */
+static bool *acceptable_sets(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                             double margin, const struct ct_select_choice *c, size_t from,
+                             size_t to, const char *const *names, size_t na)
 {
-    const char **names;
-    size_t na = algos_of(pts, n, coll, &names);
     size_t *idx = ct_xmalloc(sizeof *idx * (n ? n : 1));
-    bool *ok = ct_xcalloc(na ? na : 1, sizeof *ok), *here = ct_xcalloc(na ? na : 1, sizeof *here);
-    for (size_t a = 0; a < na; a++)
-        ok[a] = strcmp(names[a], r->algo) != 0;
+    bool *ok = ct_xcalloc((to - from + 1) * (na ? na : 1), sizeof *ok);
     for (size_t s = from; s <= to; s++) {
         size_t k = best_per_algo(pts, n, coll, c[s].size, margin, idx);
-        memset(here, 0, sizeof *here * na);
         for (size_t j = 0; j < k; j++)
             if ((long)idx[j] == c[s].leader ||
                 !ct_select_wins(&pts[c[s].leader].st, &pts[idx[j]].st, margin)) {
                 size_t a = name_index(names, na, pts[idx[j]].algo);
                 if (a < na)
-                    here[a] = true;
+                    ok[(s - from) * na + a] = true;
             }
-        for (size_t a = 0; a < na; a++)
-            ok[a] = ok[a] && here[a];
     }
-    r->ntied = 0;
-    for (size_t a = 0; a < na && r->ntied < CT_TIED_MAX; a++)
-        if (ok[a])
-            snprintf(r->tied[r->ntied++], sizeof r->tied[0], "%s", names[a]);
-    free(here);
-    free(ok);
     free(idx);
+    return ok;
+}
+
+/* The byte bound between measured sizes a < b: their geometric midpoint, in (a, b]. */
+static uint64_t between(uint64_t a, uint64_t b)
+{
+    uint64_t m = (uint64_t)llround(sqrt((double)(a ? a : 1) * (double)b));
+    return m <= a ? a + 1 : m > b ? b : m;
+}
+
+/* r->tied: the algorithms other than r's acceptable at each size from .. to, simplest first;
+ * r->ties: for each of them, the runs of those sizes where it was acceptable, as byte spans
+ * within r's range. */
+static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
+                        double margin, const struct ct_select_choice *c, size_t from, size_t to,
+                        struct ct_rule *r)
+{
+    const char **names;
+    size_t na = algos_of(pts, n, coll, &names);
+    bool *ok = acceptable_sets(pts, n, coll, margin, c, from, to, names, na);
+    r->ntied = r->nties = 0;
+    for (size_t a = 0; a < na; a++) {
+        if (!strcmp(names[a], r->algo))
+            continue;
+        for (size_t s = from; s <= to; s++) {
+            if (!ok[(s - from) * na + a])
+                continue;
+            size_t e = s;
+            while (e < to && ok[(e + 1 - from) * na + a])
+                e++;
+            if (s == from && e == to && r->ntied < CT_TIED_MAX)
+                snprintf(r->tied[r->ntied++], sizeof r->tied[0], "%s", names[a]);
+            struct ct_tie_span *t = &r->ties[r->nties];
+            if (r->nties < CT_TIES_MAX) {
+                snprintf(t->algo, sizeof t->algo, "%s", names[a]);
+                t->min_bytes = s == from ? r->min_bytes : between(c[s - 1].size, c[s].size);
+                t->max_bytes = e == to ? r->max_bytes : between(c[e].size, c[e + 1].size);
+                if (t->min_bytes < r->min_bytes)
+                    t->min_bytes = r->min_bytes;
+                if (t->max_bytes > r->max_bytes)
+                    t->max_bytes = r->max_bytes;
+                r->nties += t->min_bytes < t->max_bytes;
+            }
+            s = e;
+        }
+    }
+    free(ok);
     free(names);
 }
 
@@ -595,13 +631,13 @@ int ct_select_rules(const struct ct_sweep_point *pts, size_t n, enum ct_coll col
         }
         struct ct_rule *r = &out->rules[out->nrules++];
         fill_rule(pts, c, from, s - 1, r);
-        tied_with(pts, n, coll, margin, c, from, s - 1, r);
         r->min_bytes = lo;
         if (s < ns)
             r->max_bytes =
                 threshold(pts, n, coll, a->algo, pts[c[s].chosen].algo, c[s - 1].size, c[s].size);
         else
             r->max_bytes = CT_BYTES_INF;
+        record_ties(pts, n, coll, margin, c, from, s - 1, r);
         lo = r->max_bytes;
         from = s;
     }

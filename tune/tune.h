@@ -40,6 +40,15 @@ struct ct_sweep_point {
 
 /* One decision: [min_bytes, max_bytes) -> algorithm + parameters. */
 #define CT_TIED_MAX 8
+#define CT_TIES_MAX 16
+
+/* Part of a range where another algorithm was acceptable at every measured size (not beaten
+ * by the fastest beyond the margin): [min_bytes, max_bytes), the bounds between measured
+ * sizes at their geometric midpoint, the range's own bounds at its ends. */
+struct ct_tie_span {
+    char algo[64];
+    uint64_t min_bytes, max_bytes;
+};
 
 struct ct_rule {
     uint64_t min_bytes, max_bytes; /* max_bytes == CT_BYTES_INF for the last range */
@@ -52,6 +61,10 @@ struct ct_rule {
      * the fastest beyond the margin), simplest first: any could replace the choice */
     char tied[CT_TIED_MAX][64];
     int ntied;
+    /* the same per part of the range: where each other algorithm was acceptable (a choice of
+     * it there is a tie, not a disagreement), by algorithm (simplest first), then size */
+    struct ct_tie_span ties[CT_TIES_MAX];
+    int nties;
     double gain;        /* runner-up median / chosen median at the range's measured sizes */
     int id;             /* a library section's rule: the library's id of algo (0: its own
                            default decision, kept for this range) */

@@ -595,3 +595,40 @@ Test(config, tied_lists_round_trip)
     ct_config_release(&back);
     ct_config_release(&c);
 }
+
+/* The spans of a range where other algorithms were tied go through config.json; configs
+ * written before them read with none; a span outside its range is refused. */
+Test(config, tie_spans_round_trip)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    struct ct_rule *r = &c.sets[0].rules[0];
+    cr_assert_eq(r->nties, 0, "a config without them has none");
+    r->nties = 2;
+    snprintf(r->ties[0].algo, sizeof r->ties[0].algo, "mesh");
+    r->ties[0].min_bytes = r->min_bytes;
+    r->ties[0].max_bytes = r->max_bytes;
+    snprintf(r->ties[1].algo, sizeof r->ties[1].algo, "rdh");
+    r->ties[1].min_bytes = r->min_bytes + 1;
+    r->ties[1].max_bytes = r->min_bytes + 3;
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    const struct ct_rule *b = &back.sets[0].rules[0];
+    cr_assert_eq(b->nties, 2);
+    cr_assert_str_eq(b->ties[1].algo, "rdh");
+    cr_assert_eq(b->ties[1].min_bytes, r->min_bytes + 1);
+    cr_assert_eq(b->ties[0].max_bytes, r->max_bytes);
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    r->ties[1].min_bytes = r->min_bytes + 3; /* empty: refused */
+    char *txt3 = ct_config_json_dumps(&c);
+    struct ct_config bad;
+    cr_assert_lt(ct_config_json_parse(txt3, &bad, &err), 0);
+    cr_assert(strstr(err.msg, "ties"), "%s", err.msg);
+    free(txt);
+    free(txt2);
+    free(txt3);
+    ct_config_release(&back);
+    ct_config_release(&c);
+}

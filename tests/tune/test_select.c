@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Selection on synthetic and recorded curves: ties, pruning, interpolation, ranges. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +362,41 @@ Test(select, ties_across_the_curve_do_not_alternate)
     cr_assert_str_eq(s.rules[0].tied[0], "mesh");
     cr_assert_eq(s.rules[2].ntied, 1);
     cr_assert_eq(s.rules[1].ntied, 0);
+    ct_ruleset_release(&s);
+}
+
+/* Ties per part of a range: ring is chosen over sizes 8 B .. 16 KiB (tied with mesh
+ * throughout, a clear win over mesh-1step at 8-64 B); mesh-1step is tied at 128 B .. 1 KiB
+ * only and beaten beyond. The range records mesh over all of it and mesh-1step over its
+ * part, with bounds at the geometric midpoints to its beaten neighbours: so a second sweep
+ * that chose mesh-1step at 512 B made a tied choice there, and one that chose it at 8 KiB
+ * did not. */
+Test(select, ties_are_recorded_per_part_of_a_range)
+{
+    struct ct_sweep_point p[40];
+    size_t n = 0;
+    for (int i = 0; i < 12; i++) {
+        uint64_t size = 8ull << i;
+        double t = 10 + i;
+        p[n++] = mk(CT_ALLREDUCE, "ring", size, t, 0.02);
+        p[n++] = mk(CT_ALLREDUCE, "mesh", size, t * 1.01, 0.02);
+        p[n++] = mk(CT_ALLREDUCE, "mesh-1step", size, i >= 4 && i <= 7 ? t * 1.02 : t * 1.5, 0.02);
+    }
+    struct ct_ruleset s;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_select_rules(p, n, CT_ALLREDUCE, 0.05, &s, &err), 0, "%s", err.msg);
+    check_cover(&s);
+    cr_assert_eq(s.nrules, 1, "%d ranges", s.nrules);
+    const struct ct_rule *r = &s.rules[0];
+    cr_assert_str_eq(r->algo, "ring");
+    cr_assert_eq(r->ntied, 1, "only mesh is tied over the whole range");
+    cr_assert_eq(r->nties, 2, "%d spans", r->nties);
+    cr_assert_str_eq(r->ties[0].algo, "mesh");
+    cr_assert_eq(r->ties[0].min_bytes, r->min_bytes);
+    cr_assert_eq(r->ties[0].max_bytes, r->max_bytes);
+    cr_assert_str_eq(r->ties[1].algo, "mesh-1step");
+    cr_assert_eq(r->ties[1].min_bytes, 91, "sqrt(64 x 128) = 90.5: %" PRIu64, r->ties[1].min_bytes);
+    cr_assert_eq(r->ties[1].max_bytes, 1448, "sqrt(1024 x 2048): %" PRIu64, r->ties[1].max_bytes);
     ct_ruleset_release(&s);
 }
 
