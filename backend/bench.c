@@ -133,20 +133,16 @@ static bool writes_buf(const struct ct_sched *s, enum ct_bufid id)
     return false;
 }
 
-/* AllReduce and AllGather number a rank's inputs from 0 whatever the count (and
- * AllReduce its output too), so those of a count are the first of those of any larger
- * count: a sweep fills its largest size once and checks every smaller one on it (filling
- * and building the expected output took a fifth of the CPU time of a sweep's large sizes).
- * ReduceScatter and AllToAll lay N blocks of count out, which move with the count. */
-static bool nested(const struct ct_job *j)
+/* Elements of the check sequence a rank's inputs of j are: every collective numbers them
+ * from 0 whatever its count (ReduceScatter and AllToAll N blocks of count, block q from
+ * q x count), so those of a point are the first of those of any point that needs more, of
+ * any collective: a sweep fills once for its largest inputs and checks every smaller point
+ * on them (filling and building the expected output took a fifth of the CPU time of a
+ * sweep's large sizes; with one fill per collective, switching collectives at a size, 18%
+ * of a 64-256 MiB sweep's). */
+static uint64_t input_elems(const struct ct_job *j)
 {
-    return j->coll == CT_ALLREDUCE || j->coll == CT_ALLGATHER;
-}
-
-/* The seed of a check's inputs: the same for every count (see nested). */
-static uint64_t check_seed(const struct ct_bench *b, const struct ct_job *j)
-{
-    return b->seed ^ (uint64_t)j->coll;
+    return ct_job_send_bytes(j) / ct_dtype_size(j->dtype);
 }
 
 /*
@@ -163,17 +159,15 @@ static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct
     bool own = a->buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND];
     bool keep = own && !j->in_place && !parts && j->quant == CT_QUANT_NONE &&
                 !writes_buf(s, CT_BUF_SEND);
-    bool count_ok = b->held.count == j->count || (nested(j) && b->held.count >= j->count);
-    if (keep && b->held.valid && b->held.coll == j->coll && b->held.dtype == j->dtype &&
-        b->held.op == j->op && count_ok && b->held.seed == seed)
+    if (keep && b->held.valid && b->held.dtype == j->dtype && b->held.op == j->op &&
+        b->held.elems >= input_elems(j) && b->held.seed == seed)
         return;
     ct_verify_fill_job(j, seed, a->buf[CT_BUF_SEND]);
     if (own) {
         b->held.valid = keep;
-        b->held.coll = j->coll;
         b->held.dtype = j->dtype;
         b->held.op = j->op;
-        b->held.count = j->count;
+        b->held.elems = input_elems(j);
         b->held.seed = seed;
     }
 }
@@ -282,7 +276,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
     if (j->quant == CT_QUANT_NONE) {
         rc = ct_bench_check(b, &p, wrong, err);
     } else { /* a quantized result is checked against the quantized ring's model */
-        uint64_t seed = check_seed(b, j);
+        uint64_t seed = b->seed; /* every count and collective (input_elems) */
         poison_output(&p.j, &p.a);
         fill_inputs(b, &p.j, &p.s, &p.a, p.fl.k > 1, seed);
         rc = ct_bench_barrier(b, err);
@@ -298,7 +292,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
 
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
 {
-    uint64_t seed = check_seed(b, &p->j);
+    uint64_t seed = b->seed; /* every count and collective (input_elems) */
     poison_output(&p->j, &p->a);
     fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed);
     p->filled = true;
@@ -344,6 +338,15 @@ void ct_bench_prep_release(struct ct_bench_prep *p)
     ct_sched_release(&p->s);
 }
 
+/* A point that is only timed needs inputs of its type, not a check's exact ones: held ones
+ * of any op and seed serve. */
+static bool timing_inputs_held(const struct ct_bench *b, const struct ct_bench_prep *p)
+{
+    return p->a.buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND] && !p->j.in_place && p->fl.k <= 1 &&
+           p->j.quant == CT_QUANT_NONE && !writes_buf(&p->s, CT_BUF_SEND) && b->held.valid &&
+           b->held.dtype == p->j.dtype && b->held.elems >= input_elems(&p->j);
+}
+
 int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,
                   double *out_us, struct ct_err *err)
 {
@@ -356,7 +359,8 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
         b->times_cap = (size_t)iters;
     }
     if (!p->filled) {
-        fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, b->seed);
+        if (!timing_inputs_held(b, p))
+            fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, b->seed);
         p->filled = true;
     }
     for (int i = 0; i < warmup; i++) {

@@ -36,14 +36,15 @@ struct ct_bench {
     size_t times_cap;
     int nflight;                  /* in-flight communicators available (0: none) */
     struct ct_comm *flight_comms; /* nflight communicators (borrowed) */
-    /* What buf[CT_BUF_SEND] holds: the inputs of the last fill, while no schedule since has
-     * written it (points of the same collective and size then skip the fill). */
+    /* What buf[CT_BUF_SEND] holds: the first `elems` check inputs of (dtype, op, seed) from
+     * the last fill, while no schedule since has written it. Every collective's inputs are
+     * the first ones of that sequence, so a point of any collective that needs no more of
+     * them skips its fill; a point that is only timed takes them whatever op and seed. */
     struct {
         bool valid;
-        enum ct_coll coll;
         enum ct_dtype dtype;
         enum ct_redop op;
-        uint64_t count, seed;
+        uint64_t elems, seed;
     } held;
 };
 
