@@ -599,11 +599,43 @@ static int beside(struct ct_plan *pl, int c, uint64_t size, long fast, bool *did
     return 0;
 }
 
+/*
+ * A rule's choice beaten clearly at its check size rests on the grid sizes of its range where
+ * it was measured: those are measured afresh, the choice and the check's winner one after the
+ * other. Their samples may be from another state of the machine than the check's, and each
+ * check would otherwise only narrow the range around them (2 ranks, AllReduce: mesh kept
+ * 4.00 KiB..4.00 KiB from a survey that took 0.60 us at 4 KiB, against 1.4-2.4 us at 4,092 and
+ * 4,100 B measured later, and verify measured it 2.3x behind symm).
+ */
+static int support_again(struct ct_plan *pl, int c, const struct ct_rule *r, long chosen, long fast,
+                         struct ct_err *err)
+{
+    const struct ct_plan_grid *g = &pl->g[c];
+    const struct ct_sweep_point *x = ct_plan_pt(pl, chosen), *y = ct_plan_pt(pl, fast);
+    int kx = ct_plan_slot(g, x->algo), ky = ct_plan_slot(g, y->algo);
+    struct ct_params px = x->params, py = y->params;
+    for (int i = 0; kx >= 0 && ky >= 0 && i < pl->L; i++) {
+        if (!g->count[i] || g->size[i] < r->min_bytes || g->size[i] >= r->max_bytes)
+            continue;
+        long a = point_at(pl, c, g->size[i], kx, &px), b = point_at(pl, c, g->size[i], ky, &py);
+        if (a < 0 || b < 0)
+            continue;
+        double ta = ct_plan_iter_s(pl, c, kx, i), tb = ct_plan_iter_s(pl, c, ky, i);
+        double need = ct_plan_point_cost(pl, ta, (int)(tune_allowance(pl, ta) / ta)) +
+                      ct_plan_point_cost(pl, tb, (int)(tune_allowance(pl, tb) / tb));
+        if (!fits(pl, need, 1.0))
+            return 0;
+        CT_TRY(extend(pl, a, true, tune_allowance(pl, ta), err));
+        CT_TRY(extend(pl, b, true, tune_allowance(pl, tb), err));
+    }
+    return 0;
+}
+
 /* One draft rule where verify will check it: its choice, every other candidate at its
- * defaults (stopping early once clearly slower than the choice; a setting already measured
- * at that size, on the grid, is not measured again), then each candidate still close, again
- * right after the choice (A B A B). Once per choice and size (a rule that did not move is
- * not checked again). *did: something was measured. */
+ * defaults (stopping early once clearly slower than the choice), then each candidate still
+ * close, again right after the choice (A B A B). A setting already measured at that size (a
+ * grid size) is measured afresh, its old samples dropped (support_again). Once per choice
+ * and size (a rule that did not move is not checked again). *did: something was measured. */
 static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
                       const struct ct_rule *r, struct checked **done, size_t *ndone, bool *did,
                       struct ct_err *err)
@@ -621,8 +653,7 @@ static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
     for (int k = 0; k < nk; k++) {
         double ts = ct_plan_iter_s(pl, c, k, i);
         have[k] = point_at(pl, c, size, k, k == kc ? &r->params : &def);
-        if (have[k] < 0)
-            need += ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
+        need += ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
     }
     if (kc >= nk || !fits(pl, need, 1.0))
         return 0;
@@ -639,6 +670,8 @@ static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
     if (chosen < 0)
         CT_TRY(ct_plan_measure_at(pl, c, kc, i, count, &r->params, tune_allowance(pl, tc), -1,
                                   &chosen, err));
+    else
+        CT_TRY(extend(pl, chosen, true, tune_allowance(pl, tc), err));
     if (chosen < 0)
         return 0;
     for (int k = 0; k < nk; k++) {
@@ -649,6 +682,8 @@ static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
         if (idx < 0)
             CT_TRY(ct_plan_measure_at(pl, c, k, i, count, &def, tune_allowance(pl, ts), chosen,
                                       &idx, err));
+        else
+            CT_TRY(extend(pl, idx, true, tune_allowance(pl, ts), err));
         if (idx >= 0)
             alt[na++] = idx;
     }
@@ -664,6 +699,9 @@ static int check_rule(struct ct_plan *pl, int c, const struct ct_ruleset *s,
     for (int q = 0; q < na; q++)
         if (ct_plan_pt(pl, alt[q])->st.median < ct_plan_pt(pl, fast)->st.median)
             fast = alt[q];
+    if (fast != chosen &&
+        ct_select_wins(&ct_plan_pt(pl, fast)->st, &ct_plan_pt(pl, chosen)->st, pl->cfg->margin))
+        CT_TRY(support_again(pl, c, r, chosen, fast, err));
     return beside(pl, c, size, fast, did, err);
 }
 
