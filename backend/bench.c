@@ -153,14 +153,27 @@ static uint64_t input_elems(const struct ct_job *j)
  * the transports never write into a sender's buffer). A point whose schedule writes it is
  * filled afresh and leaves nothing held.
  */
+/* The send buffer of this point can hold inputs across points: the bench's own, out of
+ * place, one part, exact, and no op of the schedule writes it. */
+static bool can_hold(const struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
+                     const struct ct_exec_args *a, bool parts)
+{
+    return a->buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND] && !j->in_place && !parts &&
+           j->quant == CT_QUANT_NONE && !writes_buf(s, CT_BUF_SEND);
+}
+
+/* Held inputs of j's type, at least as many as j needs (of any op and seed). */
+static bool holds_for(const struct ct_bench *b, const struct ct_job *j)
+{
+    return b->held.valid && b->held.dtype == j->dtype && b->held.elems >= input_elems(j);
+}
+
 static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
                         const struct ct_exec_args *a, bool parts, uint64_t seed)
 {
     bool own = a->buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND];
-    bool keep = own && !j->in_place && !parts && j->quant == CT_QUANT_NONE &&
-                !writes_buf(s, CT_BUF_SEND);
-    if (keep && b->held.valid && b->held.dtype == j->dtype && b->held.op == j->op &&
-        b->held.elems >= input_elems(j) && b->held.seed == seed)
+    bool keep = can_hold(b, j, s, a, parts);
+    if (keep && holds_for(b, j) && b->held.op == j->op && b->held.seed == seed)
         return;
     ct_verify_fill_job(j, seed, a->buf[CT_BUF_SEND]);
     if (own) {
@@ -342,9 +355,7 @@ void ct_bench_prep_release(struct ct_bench_prep *p)
  * of any op and seed serve. */
 static bool timing_inputs_held(const struct ct_bench *b, const struct ct_bench_prep *p)
 {
-    return p->a.buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND] && !p->j.in_place && p->fl.k <= 1 &&
-           p->j.quant == CT_QUANT_NONE && !writes_buf(&p->s, CT_BUF_SEND) && b->held.valid &&
-           b->held.dtype == p->j.dtype && b->held.elems >= input_elems(&p->j);
+    return can_hold(b, &p->j, &p->s, &p->a, p->fl.k > 1) && holds_for(b, &p->j);
 }
 
 int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,

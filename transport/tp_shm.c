@@ -104,10 +104,11 @@
 #define MAP_SLACK (32u << 20)       /* peer bytes mapped in beyond the largest buffer read */
 #define LIVE_NS (20 * 1000000LL)    /* peer liveness check period while waiting */
 #define PUT_MIN (1u << 10)          /* see put_now(); at least rdv_min in effect */
-/* The same where every receive copies (CT_POST_COPY): 2 ranks, AllGather and AllToAll ring,
- * messages of 288-972 B took 0.85-1.0 us eager (the receiver pulls the slot's data lines
- * across cores) and 0.6-0.7 put; reducing receives of that size stay eager (an answer "not
- * in the heap" would cost the wait for it, and RDV the wait for the acknowledgement) */
+/* The same where every receive copies (CT_POST_COPY): 2 ranks, AllGather ring at 576-1944 B
+ * (messages of 288-972 B) took 0.79-0.98 us eager (the receiver pulls the slot's data lines
+ * across cores) and 0.58-0.76 put, AllToAll ring 0.75-0.96 and 0.56-0.65; reducing receives
+ * of that size stay eager (an answer "not in the heap" would cost the wait for it, and RDV
+ * the wait for the acknowledgement) */
 #define PUT_COPY_MIN 256u
 #define CTS_N 16u                   /* clear-to-send lines per channel (receives in flight) */
 #define NO_OBJ UINT32_MAX           /* clear-to-send: the destination is not in the heap */
@@ -335,9 +336,13 @@ static inline struct edges put_edges(uintptr_t dst, uint64_t len)
     return (struct edges){head, (dst + len) & (LINE - 1)};
 }
 /* Where a slot keeps a put's edge bytes: in its header line when they fit, else its data. */
+static inline bool edges_in_data(struct edges e)
+{
+    return e.head + e.tail > INLINE_MAX;
+}
 static inline unsigned char *edge_bytes(struct slot *s, struct edges e)
 {
-    return e.head + e.tail <= INLINE_MAX ? s->u.inl : (unsigned char *)slot_data(s);
+    return edges_in_data(e) ? (unsigned char *)slot_data(s) : s->u.inl;
 }
 
 static struct chan *ctl_chan(struct ctl *c, int l)
@@ -796,8 +801,8 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
         if (r->len > INLINE_MAX && r->len <= PREFETCH_MAX)
             for (uint64_t o = 0; o < r->len; o += LINE)
                 __builtin_prefetch(slot_data(s) + o, 0, 3);
-        else if (r->put == 1) /* a put's edges beyond the header line (edge_bytes) */
-            for (uint64_t o = 0; o < 2 * LINE; o += LINE)
+        else if (r->put == 1 && edges_in_data(put_edges((uintptr_t)r->b.dst, r->len)))
+            for (uint64_t o = 0; o < 2 * LINE; o += LINE) /* a put's edge bytes */
                 __builtin_prefetch(slot_data(s) + o, 0, 3);
         if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->rseq + 1)
             break;

@@ -492,10 +492,21 @@ static double best_time(const struct ct_sweep_point *pts, size_t n, enum ct_coll
  * not cross between the two sizes (a tie decided by simplicity) or one is missing.
  * Always in (a, b].
  */
+/* The size a fraction frac of the way from size a to size b > a in log space, in (a, b]. */
+static uint64_t log_between(uint64_t a, uint64_t b, double frac)
+{
+    double la = log((double)(a ? a : 1)), lb = log((double)b);
+    double t = exp(la + frac * (lb - la));
+    uint64_t th = t >= (double)b ? b : (uint64_t)llround(t);
+    if (th <= a)
+        th = a + 1;
+    return th > b ? b : th;
+}
+
 static uint64_t threshold(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                           const char *A, const char *B, uint64_t a, uint64_t b)
 {
-    double la = log((double)(a ? a : 1)), lb = log((double)b), frac = 0.5;
+    double frac = 0.5;
     double ta = best_time(pts, n, coll, A, a), tb = best_time(pts, n, coll, B, a);
     double ua = best_time(pts, n, coll, A, b), ub = best_time(pts, n, coll, B, b);
     if (strcmp(A, B) && ta > 0 && tb > 0 && ua > 0 && ub > 0) {
@@ -506,11 +517,7 @@ static uint64_t threshold(const struct ct_sweep_point *pts, size_t n, enum ct_co
          * inside its own range by a tenth of the step */
         frac = frac < 0.1 ? 0.1 : frac > 0.9 ? 0.9 : frac;
     }
-    double t = exp(la + frac * (lb - la));
-    uint64_t th = t >= (double)b ? b : (uint64_t)llround(t);
-    if (th <= a)
-        th = a + 1;
-    return th > b ? b : th;
+    return log_between(a, b, frac);
 }
 
 static void fill_rule(const struct ct_sweep_point *pts, const struct ct_select_choice *c,
@@ -560,16 +567,10 @@ static bool *acceptable_sets(const struct ct_sweep_point *pts, size_t n, enum ct
     return ok;
 }
 
-/* The byte bound between measured sizes a < b: their geometric midpoint, in (a, b]. */
-static uint64_t between(uint64_t a, uint64_t b)
-{
-    uint64_t m = (uint64_t)llround(sqrt((double)(a ? a : 1) * (double)b));
-    return m <= a ? a + 1 : m > b ? b : m;
-}
-
 /* r->tied: the algorithms other than r's acceptable at each size from .. to, simplest first;
  * r->ties: for each of them, the runs of those sizes where it was acceptable, as byte spans
- * within r's range. */
+ * within r's range (bounded at the geometric midpoints to the sizes beside a run; r's own
+ * bounds lie outside its first and last sizes, so every span is inside r and not empty). */
 static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                         double margin, const struct ct_select_choice *c, size_t from, size_t to,
                         struct ct_rule *r)
@@ -589,16 +590,12 @@ static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll
                 e++;
             if (s == from && e == to && r->ntied < CT_TIED_MAX)
                 snprintf(r->tied[r->ntied++], sizeof r->tied[0], "%s", names[a]);
-            struct ct_tie_span *t = &r->ties[r->nties];
             if (r->nties < CT_TIES_MAX) {
+                struct ct_tie_span *t = &r->ties[r->nties++];
                 snprintf(t->algo, sizeof t->algo, "%s", names[a]);
-                t->min_bytes = s == from ? r->min_bytes : between(c[s - 1].size, c[s].size);
-                t->max_bytes = e == to ? r->max_bytes : between(c[e].size, c[e + 1].size);
-                if (t->min_bytes < r->min_bytes)
-                    t->min_bytes = r->min_bytes;
-                if (t->max_bytes > r->max_bytes)
-                    t->max_bytes = r->max_bytes;
-                r->nties += t->min_bytes < t->max_bytes;
+                t->min_bytes =
+                    s == from ? r->min_bytes : log_between(c[s - 1].size, c[s].size, 0.5);
+                t->max_bytes = e == to ? r->max_bytes : log_between(c[e].size, c[e + 1].size, 0.5);
             }
             s = e;
         }

@@ -229,9 +229,7 @@ struct held_log {
     const struct ct_algo *seq[4];
     int n;
     bool timed;
-    enum ct_coll coll; /* 0: AllReduce */
-    bool per_point;    /* each point's collective from colls */
-    enum ct_coll colls[4];
+    enum ct_coll coll[4]; /* 0: AllReduce */
     uint64_t count[4]; /* 0: 5000 */
     long wrong[4];
     bool held[4];
@@ -245,7 +243,6 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     ct_bench_init(&b, c, 42);
     struct ct_job j;
     memset(&j, 0, sizeof j);
-    j.coll = log->coll;
     j.dtype = CT_FLOAT32;
     j.op = CT_SUM;
     ct_params_defaults(&j.params);
@@ -255,7 +252,7 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
         long wrong = -1;
         double t[3];
         j.count = log->count[k] ? log->count[k] : 5000;
-        j.coll = log->per_point ? log->colls[k] : log->coll;
+        j.coll = log->coll[k];
         rc = ct_bench_prepare(&b, log->seq[k], &j, &p, err);
         if (rc == 0) {
             rc = ct_bench_check(&b, &p, &wrong, err);
@@ -297,7 +294,7 @@ Test(exec, smaller_points_check_on_the_inputs_of_a_larger_one)
         struct held_log log = {
             .seq = {ct_algo_find("ring"), ct_algo_find("symm"), ct_algo_find("mesh")},
             .n = 3,
-            .coll = colls[i],
+            .coll = {colls[i], colls[i], colls[i]},
             .count = {5000, 5000, 3000}};
         struct ct_err err = {0};
         cr_assert_eq(lw_run(2, 0, held_rank, &log, &err), 0, "%s", err.msg);
@@ -320,8 +317,7 @@ Test(exec, every_collective_checks_on_the_inputs_of_a_larger_one)
         .seq = {ct_algo_find("ring"), ct_algo_find("ring"), ct_algo_find("ring"),
                 ct_algo_find("ring")},
         .n = 4,
-        .per_point = true,
-        .colls = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL},
+        .coll = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL},
         .count = {8000, 3000, 2000, 1500}, /* inputs of 8000, 3000, 4000, 3000 elements */
         .timed = true};
     struct ct_err err = {0};

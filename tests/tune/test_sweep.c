@@ -35,8 +35,7 @@ struct synth {
     int streams, inflight;    /* the connections now (set through the conns hook) */
     long switches, mismatched; /* conns calls; points begun on other connections than theirs */
     uint64_t band_lo, band_hi; /* rdh at half mesh's time for bytes in [lo, hi] */
-    bool close;                /* mesh 4% slower than ring at every size */
-    double mesh_vs_ring;       /* ... or by this factor, when set */
+    double close;              /* > 0: mesh this many times ring's time at every size */
     int cold, cold_left;       /* the first `cold` iterations of a point run 1.6x slow */
     double drift, drift_now;   /* each point runs x [1 - drift/2, 1 + drift/2] (a shared VM), */
     uint64_t drift_rng;        /* drawn from its own stream */
@@ -93,8 +92,8 @@ static double synth_us(const struct synth *s, const char *algo, const struct ct_
     uint64_t b = j->count * 4;
     if (!strcmp(algo, "rdh") && b >= s->band_lo && b <= s->band_hi)
         return model_us("mesh", j) / 2;
-    if (s->close && !strcmp(algo, "mesh"))
-        return model_us("ring", j) * (s->mesh_vs_ring > 0 ? s->mesh_vs_ring : 1.04);
+    if (s->close > 0 && !strcmp(algo, "mesh"))
+        return model_us("ring", j) * s->close;
     return model_us(algo, j);
 }
 
@@ -325,7 +324,7 @@ static void close_pair(struct ct_sweep_cfg *cfg, struct synth *s, uint64_t maxby
     cfg->nalgos = 2; /* ring and mesh */
     cfg->maxbytes = maxbytes;
     synth_init(s, noise);
-    s->close = true;
+    s->close = 1.04;
 }
 
 /* The first iterations of a point run cold: a point within the margin of the leader is not
@@ -408,7 +407,7 @@ Test(sweep, a_grid_choice_from_another_state_is_measured_afresh_at_its_check)
     struct ct_sweep_cfg cfg;
     struct synth s;
     close_pair(&cfg, &s, 64 << 10, 0.02);
-    s.mesh_vs_ring = 1.2;
+    s.close = 1.2;
     s.fast_algo = "mesh";
     s.fast_begins = 23; /* the survey's points (the old check only narrowed their ranges) */
     struct ct_sweep_result res;
@@ -612,7 +611,7 @@ Test(sweep, verify_fails_a_loss_beyond_the_limit_not_a_drift)
         two_rules(&t, "mesh", "rdh"); /* mesh 4% slower than ring; rdh 3x */
         struct synth s;
         synth_init(&s, 0.02);
-        s.close = true;
+        s.close = 1.04;
         s.drift = 0.20;
         s.drift_rng = 0x2545F4914F6CDD1DULL * (uint64_t)seed;
         struct ct_sweep_regret *g;
