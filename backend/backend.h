@@ -33,9 +33,9 @@ struct ct_backend {
      * CT_EUNSUPP when every rank refused it alike: the point is skipped. */
     int (*begin)(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
                  long *wrong, struct ct_err *err);
-    /* warmup, then iters timed runs: per-iteration slowest-rank times in microseconds,
-     * identical on every rank. */
-    int (*time)(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err);
+    /* warmup, then iters timed samples, each of reps runs back to back after a barrier:
+     * per-sample slowest-rank times in microseconds per run, identical on every rank. */
+    int (*time)(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err);
     void (*end)(void *ctx);
     double (*now_s)(void *ctx);                                 /* read by the root only */
     /* tcp: reopen with `streams` streams per peer and `inflight` in-flight communicators

@@ -358,9 +358,10 @@ static bool timing_inputs_held(const struct ct_bench *b, const struct ct_bench_p
     return can_hold(b, &p->j, &p->s, &p->a, p->fl.k > 1) && holds_for(b, &p->j);
 }
 
-int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters,
+int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters, int reps,
                   double *out_us, struct ct_err *err)
 {
+    reps = reps > 1 ? reps : 1;
     int n = b->comm->size;
     if ((size_t)iters > b->times_cap) {
         free(b->times);
@@ -381,8 +382,9 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     for (int i = 0; i < iters; i++) {
         CT_TRY(ct_bench_barrier(b, err));
         int64_t t0 = ct_now_ns();
-        CT_TRY(run_once(b, &p->j, &p->s, &p->a, &p->fl, err));
-        b->times[i] = (double)(ct_now_ns() - t0) / 1e3;
+        for (int r = 0; r < reps; r++)
+            CT_TRY(run_once(b, &p->j, &p->s, &p->a, &p->fl, err));
+        b->times[i] = (double)(ct_now_ns() - t0) / 1e3 / reps;
     }
     CT_TRY(ct_boot_allgather(b->comm->boot, b->times, sizeof(double) * (size_t)iters,
                              b->all_times, err));
@@ -420,7 +422,7 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
     struct ct_bench_prep p;
     CT_TRY(ct_bench_prepare(b, al, j, &p, err));
     double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
-    int rc = ct_bench_time(b, &p, cfg->warmup, iters, t, err);
+    int rc = ct_bench_time(b, &p, cfg->warmup, iters, cfg->reps, t, err);
     memset(out, 0, sizeof *out);
     out->steps = ct_sched_comm_steps(&p.s);
     out->bytes_sent = p.s.bytes_sent;

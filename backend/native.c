@@ -51,10 +51,11 @@ static int native_begin(void *ctx, const struct ct_algo *a, const struct ct_job 
     return rc;
 }
 
-static int native_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+static int native_time(void *ctx, int warmup, int iters, int reps, double *out_us,
+                       struct ct_err *err)
 {
     struct ct_native *l = ctx;
-    return ct_bench_time(&l->b, &l->p, warmup, iters, out_us, err);
+    return ct_bench_time(&l->b, &l->p, warmup, iters, reps, out_us, err);
 }
 
 static void native_end(void *ctx)

@@ -281,9 +281,10 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     return rc;
 }
 
-static int nccl_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err)
 {
     struct ct_nccl *n = ctx;
+    reps = reps > 1 ? reps : 1;
     if (iters + 1 > MAX_EVENTS)
         return ct_err_set(err, CT_EINVAL, "NCCL engine: at most %d iterations", MAX_EVENTS - 1);
     for (; n->nev < iters + 1; n->nev++)
@@ -297,7 +298,8 @@ static int nccl_time(void *ctx, int warmup, int iters, double *out_us, struct ct
     CT_TRY(ct_boot_barrier(n->boot, err)); /* start together, as nccl-tests does */
     e = e ? e : n->eventRecord(n->ev[0], n->stream);
     for (int i = 0; !e && i < iters; i++) {
-        e = launch(n);
+        for (int r = 0; !e && r < reps; r++)
+            e = launch(n);
         if (!e)
             e = n->eventRecord(n->ev[i + 1], n->stream);
     }
@@ -309,7 +311,7 @@ static int nccl_time(void *ctx, int warmup, int iters, double *out_us, struct ct
     for (int i = 0; i < iters; i++) {
         float ms = 0;
         n->eventElapsed(&ms, n->ev[i], n->ev[i + 1]);
-        out_us[i] = ms * 1e3;
+        out_us[i] = ms * 1e3 / reps;
     }
     /* every rank gets the slowest rank's time of each iteration */
     int rc = ct_boot_allgather(n->boot, out_us, sizeof *out_us * (size_t)iters, all, err);

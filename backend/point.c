@@ -15,7 +15,7 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
     memset(out, 0, sizeof *out);
     CT_TRY(be->begin(ctx, a, j, cfg->check > 0, &wrong, err));
     double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
-    int rc = be->time(ctx, cfg->warmup, iters, t, err);
+    int rc = be->time(ctx, cfg->warmup, iters, cfg->reps, t, err);
     be->end(ctx);
     if (rc == 0) {
         ct_point_stats(out, j, j->shape.nranks, t, iters);

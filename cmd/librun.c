@@ -176,7 +176,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         ct_opts_params_str(o, row->params, sizeof row->params);
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
-            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check};
+            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check, 1};
             j.in_place = k;
             if (ct_backend_point(&be, ctx, a, &j, &bc, &p, &err) < 0) {
                 /* every rank refuses alike (the library's own answer): said once */

@@ -179,7 +179,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
             j.in_place = k;
-            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check};
+            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check, 1};
             if ((nccl ? ct_nccl_point(nccl, &j, &bc, &p, &err)
                       : ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err)) < 0) {
                 ct_live_close(&live);

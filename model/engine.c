@@ -79,9 +79,10 @@ static int begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, boo
     return rc < 0 ? ct_err_set(err, rc, "%s", why.msg) : 0;
 }
 
-static int timed(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+static int timed(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err)
 {
     (void)warmup;
+    (void)reps;
     (void)err;
     const struct ct_model_engine *e = ctx;
     for (int i = 0; i < iters; i++)

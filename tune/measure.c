@@ -198,35 +198,40 @@ static void samples_push(struct ct_sweep_samples *s, int more)
  * algorithm or size run cold (flags and buffers elsewhere in the caches): six of a 0.7 us
  * alltoall once read 0.98 us, and the point was pruned; a thousand read 0.77. */
 #define MIN_TIMED_S 1e-3
-static bool enough_samples(const struct ct_sweep_cmd *cmd, const struct ct_stats *st)
+static bool enough_samples(const struct ct_sweep_cmd *cmd, const struct ct_stats *st, int reps)
 {
     return st->n >= cmd->min_iters &&
-           (st->n >= cmd->max_iters || (double)st->n * st->median * 1e-6 >= MIN_TIMED_S);
+           (st->n >= cmd->max_iters || (double)st->n * reps * st->median * 1e-6 >= MIN_TIMED_S);
 }
 
 /*
  * Size of the next batch, from the samples so far and the command only, so identical on
- * every rank: the samples the interval still needs (at most doubling), at least enough to
- * fill ~2 ms so the per-batch gathering stays small, within the point's budget and
- * max_iters. An iteration costs its time plus the command's per-iteration overhead
- * (barrier, gathering). 0 = stop.
+ * every rank: the samples the interval still needs (at most doubling: one slow sample of the
+ * first six asked for a thousand more, 32 ms at 64 runs of 0.5 us each), or those still
+ * missing to min_iters and MIN_TIMED_S, at least enough to fill ~2 ms so the per-batch
+ * gathering stays small, within the point's budget and max_iters. A sample costs its reps
+ * runs plus the command's per-sample overhead (barrier, gathering). 0 = stop.
  */
-static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st, double spent_s)
+static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st, double spent_s,
+                      int reps)
 {
     if (st->n >= cmd->max_iters)
         return 0;
-    bool enough = enough_samples(cmd, st);
+    bool enough = enough_samples(cmd, st, reps);
     if (enough && ct_stats_converged(st, cmd->target))
         return 0;
-    double per = (st->median > 0 ? st->median * 1e-6 : 1e-6) + cmd->iter_cost_s;
+    double per = reps * (st->median > 0 ? st->median * 1e-6 : 1e-6) + cmd->iter_cost_s;
     double left = cmd->budget_s - spent_s;
     if (enough && left < per)
         return 0;
     int more = ct_stats_more(st, cmd->target);
-    if (!enough && more < cmd->min_iters - st->n)
-        more = cmd->min_iters - st->n;
-    if (more > st->n && enough)
+    if (more > st->n)
         more = st->n;
+    double need = cmd->min_iters - st->n, timed = reps * st->median * 1e-6;
+    if (timed > 0 && ceil(MIN_TIMED_S / timed) - st->n > need)
+        need = ceil(MIN_TIMED_S / timed) - st->n;
+    if (!enough && more < need)
+        more = need > cmd->max_iters ? cmd->max_iters : (int)need;
     double fill = ceil(2e-3 / per);
     if (more < fill)
         more = fill > 1e6 ? 1000000 : (int)fill;
@@ -238,28 +243,74 @@ static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st,
     return more < 1 ? (enough ? 0 : 1) : more;
 }
 
+/*
+ * Runs back to back per sample (bench.h, ct_bench_time: one run per sample also times the
+ * barrier's exit skew, which a point keeps or not by chance): as many as span REPS_US, from
+ * the median of PROBE samples of one run each, timed after the warmup; at most REPS_MAX.
+ * The probe's times are the same on every rank, so is the count. Where it is one run (a
+ * long collective), the probe's samples are the point's first.
+ */
+#define REPS_US 50.0
+#define REPS_MAX 64
+#define PROBE 3
+
+static int probe_reps(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, int warm,
+                      struct ct_sweep_samples *s, double *spent, int *reps, struct ct_err *err)
+{
+    samples_push(s, PROBE);
+    double *x = s->x + s->n, t[PROBE];
+    CT_TRY(r->be->time(r->ctx, warm, PROBE, 1, x, err));
+    memcpy(t, x, sizeof t);
+    for (int a = 1; a < PROBE; a++) /* insertion sort */
+        for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
+            double y = t[b];
+            t[b] = t[b - 1];
+            t[b - 1] = y;
+        }
+    for (int i = 0; i < PROBE; i++)
+        *spent += t[i] * 1e-6 + cmd->iter_cost_s;
+    double m = t[PROBE / 2], n = m > 0 ? ceil(REPS_US / m) : REPS_MAX;
+    *reps = n > REPS_MAX ? REPS_MAX : n < 1 ? 1 : (int)n;
+    if (*reps == 1) {
+        for (int i = 0; i < PROBE; i++)
+            r->res->measuring_s += t[i] * 1e-6;
+        s->n += PROBE;
+    }
+    return 0;
+}
+
 static int batches(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, bool warmed,
-                   struct ct_sweep_samples *s, struct ct_stats *st, struct ct_err *err)
+                   struct ct_sweep_samples *s, struct ct_stats *st, int *reps, struct ct_err *err)
 {
     double spent = st->spent_s;
     /* a verified run just warmed the point up: it counts as one warmup iteration */
     int warm = cmd->warmup - (warmed && cmd->warmup > 0), batch = cmd->first_batch > 0 ? cmd->first_batch : cmd->min_iters;
     if (batch > cmd->max_iters - s->n)
         batch = cmd->max_iters - s->n;
+    if (*reps < 1) {
+        CT_TRY(probe_reps(r, cmd, warm, s, &spent, reps, err));
+        warm = 0;
+        if (s->n > 0) { /* the probe's samples are the first */
+            ct_stats_compute(s->x, s->n, st);
+            batch -= s->n;
+            if (batch < 1)
+                batch = next_batch(cmd, st, spent, *reps);
+        }
+    }
     while (batch > 0) {
         samples_push(s, batch);
-        CT_TRY(r->be->time(r->ctx, warm, batch, s->x + s->n, err));
+        CT_TRY(r->be->time(r->ctx, warm, batch, *reps, s->x + s->n, err));
         for (int i = 0; i < batch; i++) {
-            spent += s->x[s->n + i] * 1e-6 + cmd->iter_cost_s;
-            r->res->measuring_s += s->x[s->n + i] * 1e-6;
+            spent += *reps * s->x[s->n + i] * 1e-6 + cmd->iter_cost_s;
+            r->res->measuring_s += *reps * s->x[s->n + i] * 1e-6;
         }
         s->n += batch;
         warm = 0;
         ct_stats_compute(s->x, s->n, st);
-        if (cmd->ref_hi > 0 && st->n >= CT_STATS_MIN_CI && enough_samples(cmd, st) &&
+        if (cmd->ref_hi > 0 && st->n >= CT_STATS_MIN_CI && enough_samples(cmd, st, *reps) &&
             st->lo > cmd->ref_hi * (1 + cmd->margin))
             break; /* clearly losing: no need for a tight interval */
-        batch = next_batch(cmd, st, spent);
+        batch = next_batch(cmd, st, spent, *reps);
     }
     st->converged = ct_stats_converged(st, cmd->target);
     st->spent_s = spent;
@@ -345,8 +396,9 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
     if (extend && cmd->fresh) {
         r->smp[idx].n = 0;
         memset(&p->st, 0, sizeof p->st);
+        p->reps = 0; /* afresh: counted again */
     }
-    rc = batches(r, cmd, !extend, &r->smp[idx], &p->st, err);
+    rc = batches(r, cmd, !extend, &r->smp[idx], &p->st, &p->reps, err);
     r->be->end(r->ctx);
     if (rc < 0)
         return ct_err_wrap(err, "%s:%s at %llu bytes: ", cn, a->name, (unsigned long long)size);
@@ -398,11 +450,11 @@ void ct_sweep_cost_init(struct ct_sweep_cost *c)
 }
 
 void ct_sweep_cost_learn(struct ct_sweep_cost *c, const struct ct_sweep_cmd *cmd,
-                         const struct ct_sweep_samples *s, int before, double wall)
+                         const struct ct_sweep_samples *s, int before, int reps, double wall)
 {
     double timed = 0;
     for (int i = before; i < s->n; i++)
-        timed += s->x[i] * 1e-6;
+        timed += reps * s->x[i] * 1e-6;
     double n = s->n - before + cmd->warmup + (cmd->op == CT_SWEEP_MEASURE);
     double y = wall - timed;
     y = y < 0 ? 0 : y;

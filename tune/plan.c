@@ -277,7 +277,8 @@ int ct_plan_issue(struct ct_plan *pl, struct ct_sweep_cmd *cmd, long *idx, struc
     CT_TRY(ct_sweep_issue(&pl->run, cmd, idx, err));
     if (*idx < 0)
         return 0;
-    ct_sweep_cost_learn(&pl->cost, cmd, &pl->run.smp[*idx], before, ct_plan_now(pl) - t0);
+    ct_sweep_cost_learn(&pl->cost, cmd, &pl->run.smp[*idx], before, ct_plan_pt(pl, *idx)->reps,
+                        ct_plan_now(pl) - t0);
     if ((size_t)*idx >= pl->extcap) {
         size_t old = pl->extcap;
         pl->extcap = pl->extcap ? pl->extcap * 2 : 256;

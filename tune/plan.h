@@ -77,7 +77,7 @@ void ct_sweep_cost_init(struct ct_sweep_cost *c);
 /* One command's wall time; s holds the point's samples, the command added those from
  * index before on. */
 void ct_sweep_cost_learn(struct ct_sweep_cost *c, const struct ct_sweep_cmd *cmd,
-                         const struct ct_sweep_samples *s, int before, double wall);
+                         const struct ct_sweep_samples *s, int before, int reps, double wall);
 /* Root, at the end of a plan that returned rc: tell the followers DONE (rc == 0) or ABORT
  * (unless a failed command already told them). Returns rc, or the broadcast's failure. */
 int ct_sweep_end(struct ct_sweep_run *r, int rc, struct ct_err *err);

@@ -117,7 +117,7 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
     CT_TRY(ct_sweep_issue(&v->run, &cmd, idx, err));
     v->left--;
     if (*idx >= 0)
-        ct_sweep_cost_learn(&v->cost, &cmd, &v->run.smp[*idx], 0,
+        ct_sweep_cost_learn(&v->cost, &cmd, &v->run.smp[*idx], 0, v->run.res->pts[*idx].reps,
                             v->run.be->now_s(v->run.ctx) - t0);
     return 0;
 }

@@ -117,7 +117,7 @@ static size_t sizes_of(const struct ct_sweep_point *pts, size_t n, enum ct_coll 
     return u;
 }
 
-static bool default_params(const struct ct_sweep_point *p)
+bool ct_select_default_params(const struct ct_sweep_point *p)
 {
     struct ct_params d;
     memset(&d, 0, sizeof d);
@@ -160,7 +160,7 @@ static size_t best_per_algo(const struct ct_sweep_point *pts, size_t n, enum ct_
     for (size_t q = 0; q < m; q++)
         for (size_t j = 0; j < k; j++)
             if (at[q] != idx[j] && !strcmp(pts[idx[j]].algo, pts[at[q]].algo) &&
-                default_params(&pts[at[q]]) &&
+                ct_select_default_params(&pts[at[q]]) &&
                 !ct_select_better_params(&pts[idx[j]].st, &pts[at[q]].st, margin))
                 idx[j] = at[q];
     free(at);

@@ -50,6 +50,8 @@ double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats 
 /* Position of the algorithm in the table (earlier = simpler); unknown names sort last, a
  * library engine's own decision ("LIB:default") first among them. */
 int ct_select_simplicity(const char *algo);
+/* p runs at its algorithm's default parameters (tuned ones make it a choice of its own). */
+bool ct_select_default_params(const struct ct_sweep_point *p);
 
 /* Same algorithm and the same values of the parameters that matter to it. */
 bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const char *algo_b,

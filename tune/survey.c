@@ -176,6 +176,42 @@ static int survey_size(struct ct_plan *pl, int c, int i, bool tight, double shar
     return rc;
 }
 
+/*
+ * After the survey: measure what it left out while it judged the budget tight (sizes
+ * thinned, candidates cut short or skipped after one loss) as far as the survey's share of
+ * the budget goes. Tightness is judged from the costs learned so far, and costs learned in
+ * a slow spell of a shared machine made a survey thin sizes that it then had time for. The
+ * sweep ran out (is coarser than planned) only if something the untight survey would have
+ * measured is still missing.
+ */
+static int survey_fill(struct ct_plan *pl, double until, bool *gap, struct ct_err *err)
+{
+    *gap = false;
+    for (int i = 0; i < pl->L; i++)
+        for (int c = 0; c < CT_COLL_COUNT; c++) {
+            struct ct_plan_grid *g = &pl->g[c];
+            if (!g->count || !g->count[i])
+                continue;
+            int *order = ct_xmalloc(sizeof *order * (size_t)(g->nalgos ? g->nalgos : 1));
+            promise_order(pl, c, i, order);
+            int rc = 0;
+            for (int o = 0; o < g->nalgos && rc == 0; o++) {
+                int k = order[o];
+                if (ct_plan_best(pl, c, k, i) >= 0 || skip_ahead(pl, c, k, i, false))
+                    continue;
+                double cost =
+                    ct_plan_point_cost(pl, ct_plan_iter_s(pl, c, k, i), pl->cfg->min_iters);
+                if (ct_plan_now(pl) + cost > until)
+                    *gap = true;
+                else
+                    rc = survey_point(pl, c, k, i, pl->cfg->min_iters, err);
+            }
+            free(order);
+            CT_TRY(rc);
+        }
+    return 0;
+}
+
 int ct_plan_survey(struct ct_plan *pl, struct ct_err *err)
 {
     const struct ct_sweep_cfg *cfg = pl->cfg;
@@ -215,6 +251,11 @@ int ct_plan_survey(struct ct_plan *pl, struct ct_err *err)
         for (int c = 0; c < CT_COLL_COUNT; c++)
             if (pl->g[c].count && pl->g[c].count[i])
                 CT_TRY(survey_size(pl, c, i, tight, share, K, err));
+    }
+    if (pl->run.res->budget_out) {
+        bool gap;
+        CT_TRY(survey_fill(pl, (1 - RESERVE) * cfg->budget_s, &gap, err));
+        pl->run.res->budget_out = gap;
     }
     return 0;
 }

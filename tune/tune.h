@@ -36,6 +36,7 @@ struct ct_sweep_point {
     double busbw; /* GB/s at the median */
     long wrong;
     bool pruned;  /* measured coarsely, then dropped from refinement: clearly losing */
+    int reps;     /* runs back to back per sample (the times are per run) */
 };
 
 /* One decision: [min_bytes, max_bytes) -> algorithm + parameters. */

@@ -277,8 +277,9 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     return 0;
 }
 
-static int mod_time(void *ctx, int warmup, int iters, double *out_us, struct ct_err *err)
+static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err)
 {
+    reps = reps > 1 ? reps : 1;
     struct mod_ctx *c = ctx;
     if (c->comm == MPI_COMM_NULL)
         return ct_err_set(err, CT_EINVAL, "no point prepared");
@@ -290,8 +291,9 @@ static int mod_time(void *ctx, int warmup, int iters, double *out_us, struct ct_
     for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) {
         MPI_Barrier(c->comm);
         double t0 = MPI_Wtime();
-        rc = call(c);
-        out_us[i] = (MPI_Wtime() - t0) * 1e6;
+        for (int r = 0; r < reps && rc == MPI_SUCCESS; r++)
+            rc = call(c);
+        out_us[i] = (MPI_Wtime() - t0) * 1e6 / reps;
     }
     ct_mod_lib_force(c->lib, false);
     int failed = rc != MPI_SUCCESS, any = 0;

@@ -257,7 +257,7 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
         if (rc == 0) {
             rc = ct_bench_check(&b, &p, &wrong, err);
             if (rc == 0 && log->timed)
-                rc = ct_bench_time(&b, &p, 1, 3, t, err);
+                rc = ct_bench_time(&b, &p, 1, 3, 1, t, err);
             ct_bench_prep_release(&p);
         }
         if (c->rank == 0) {

@@ -112,7 +112,7 @@ Test(gpu, nccl_every_coll_type_op_correct)
                     cr_expect_eq(wrong, 0, "coll %d type %d op %d in_place %d: %ld wrong", c,
                                  types[t], ops[o], in_place, wrong);
                     double us[5];
-                    cr_assert_eq(be.time(n, 2, 5, us, &err), 0, "%s", err.msg);
+                    cr_assert_eq(be.time(n, 2, 5, 1, us, &err), 0, "%s", err.msg);
                     for (int i = 0; i < 5; i++)
                         cr_expect(us[i] > 0, "iteration %d: %g us", i, us[i]);
                     be.end(n);
@@ -154,7 +154,7 @@ static void *two_rank(void *arg)
                                .count = 65537, .in_place = in_place, .shape = shape};
             long w = 0;
             double us[3];
-            if (be.begin(n, NULL, &j, true, &w, &err) < 0 || be.time(n, 1, 3, us, &err) < 0) {
+            if (be.begin(n, NULL, &j, true, &w, &err) < 0 || be.time(n, 1, 3, 1, us, &err) < 0) {
                 snprintf(t->msg, sizeof t->msg, "coll %d: %s", c, err.msg);
                 break;
             }
