@@ -306,13 +306,24 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
 {
     uint64_t seed = b->seed; /* every count and collective (input_elems) */
-    poison_output(&p->j, &p->a);
+    bool sampled = b->sample_checks && ct_job_recv_bytes(&p->j) >= CT_BENCH_SAMPLED_MIN;
+    if (!sampled)
+        poison_output(&p->j, &p->a);
+    else if (!p->j.in_place)
+        ct_verify_job_poison_sampled(&p->j, p->a.buf[CT_BUF_RECV]);
     fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed);
     p->filled = true;
     int rc = ct_bench_barrier(b, err);
     if (rc == 0)
         rc = run_once(b, &p->j, &p->s, &p->a, &p->fl, err);
-    long mine = rc == 0 ? count_wrong(b, &p->j, &p->a, seed) : 0;
+    long mine = 0;
+    if (rc == 0 && sampled) {
+        void *want = ct_xmalloc((size_t)CT_VERIFY_EDGE * ct_dtype_size(p->j.dtype));
+        mine = ct_verify_job_sampled(&p->j, seed, p->a.buf[CT_BUF_RECV], want);
+        free(want);
+    } else if (rc == 0) {
+        mine = count_wrong(b, &p->j, &p->a, seed);
+    }
     CT_TRY(rc);
     return sum_over_ranks(b, mine, wrong, err);
 }

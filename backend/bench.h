@@ -24,6 +24,9 @@ struct ct_bench {
     /* keep_expected (a sweep: many engines per job): check holds the whole expected output
      * of the job below, built once for all of them */
     bool keep_expected;
+    /* sample_checks (a sweep): outputs of CT_BENCH_SAMPLED_MIN bytes or more are poisoned
+     * and compared at the samples of ct_verify_job_sampled, not in full */
+    bool sample_checks;
     struct {
         bool valid;
         struct ct_job j;
@@ -71,6 +74,8 @@ struct ct_point {
     uint32_t steps;                 /* communication steps of this rank's schedule */
     uint64_t bytes_sent;            /* this rank */
 };
+
+#define CT_BENCH_SAMPLED_MIN (16u << 20)
 
 struct ct_bench_cfg {
     int iters, warmup;

@@ -461,6 +461,51 @@ long ct_verify_job(const struct ct_job *j, uint64_t seed, const void *recv, void
     return wrong;
 }
 
+/*
+ * The sampled part of one output block of c elements, window by window from *pos: the first
+ * and last CT_VERIFY_EDGE elements in full, and between them CT_VERIFY_WIN elements every
+ * CT_VERIFY_STRIDE (a prime: chunk and rank-block edges at any offset fall into windows).
+ */
+static bool next_window(uint64_t c, uint64_t *pos, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t p = *pos, tail = c > CT_VERIFY_EDGE ? c - CT_VERIFY_EDGE : 0;
+    if (p >= c)
+        return false;
+    *lo = p;
+    if (p < CT_VERIFY_EDGE || p >= tail) {
+        *hi = p < CT_VERIFY_EDGE && CT_VERIFY_EDGE < c ? CT_VERIFY_EDGE : c;
+        *pos = *hi;
+    } else {
+        *hi = p + CT_VERIFY_WIN < tail ? p + CT_VERIFY_WIN : tail;
+        *pos = p + CT_VERIFY_STRIDE < tail ? p + CT_VERIFY_STRIDE : tail;
+    }
+    return true;
+}
+
+void ct_verify_job_poison_sampled(const struct ct_job *j, void *recv)
+{
+    uint64_t c = j->count, lo, hi;
+    size_t es = ct_dtype_size(j->dtype);
+    for (int q = 0; q < out_blocks(j); q++)
+        for (uint64_t pos = 0; next_window(c, &pos, &lo, &hi);)
+            memset((char *)recv + ((uint64_t)q * c + lo) * es, 0xff, (size_t)(hi - lo) * es);
+}
+
+long ct_verify_job_sampled(const struct ct_job *j, uint64_t seed, const void *recv, void *want)
+{
+    uint64_t c = j->count, lo, hi;
+    size_t es = ct_dtype_size(j->dtype);
+    long wrong = 0;
+    for (int q = 0; q < out_blocks(j); q++)
+        for (uint64_t pos = 0; next_window(c, &pos, &lo, &hi);) {
+            expected_piece(j, seed, q, lo, want, (size_t)(hi - lo));
+            wrong += (long)ct_verify_count_wrong(j->dtype,
+                                                 (const char *)recv + ((uint64_t)q * c + lo) * es,
+                                                 want, (size_t)(hi - lo));
+        }
+    return wrong;
+}
+
 uint64_t ct_verify_job_elems(const struct ct_job *j)
 {
     return (uint64_t)out_blocks(j) * j->count;

@@ -330,3 +330,67 @@ Test(verify, whole_expected_output_matches_the_piecewise_check)
             free(scratch);
         }
 }
+
+/* The sampled check of a large output (a sweep's points of 16 MiB and more): it compares
+ * exactly the elements it poisons, finds a wrong element in either edge, a wrong region of
+ * a stride anywhere, and a single wrong element at every rank-block and chunk edge of a
+ * 2-rank job whose edges are at odd offsets (the stride is prime); it passes a right one. */
+Test(verify, sampled_check_covers_edges_and_every_region)
+{
+    static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+        struct ct_job j;
+        memset(&j, 0, sizeof j);
+        j.coll = colls[c];
+        j.dtype = CT_FLOAT32;
+        j.op = CT_SUM;
+        j.count = (1u << 20) + 777; /* 4 MiB a block, edges at odd offsets */
+        j.shape.nranks = 2;
+        j.shape.rank = 1;
+        uint64_t n = ct_verify_job_elems(&j);
+        float *out = malloc(n * sizeof *out), *want = malloc(CT_VERIFY_EDGE * sizeof *want);
+        ct_verify_job_expected(&j, 11, out);
+        cr_assert_eq(ct_verify_job_sampled(&j, 11, out, want), 0, "coll %zu", c);
+        /* it compares what it poisons, and only that */
+        ct_verify_job_poison_sampled(&j, out);
+        long sampled = ct_verify_job_sampled(&j, 11, out, want);
+        long poisoned = 0;
+        for (uint64_t i = 0; i < n; i++)
+            poisoned += isnan(out[i]);
+        cr_assert_eq(sampled, poisoned, "coll %zu: %ld compared, %ld poisoned", c, sampled,
+                     poisoned);
+        cr_assert_lt(poisoned, (long)n / 4, "coll %zu: a sample, not the whole", c);
+        ct_verify_job_expected(&j, 11, out);
+        /* both edges of every block, and a region of one stride anywhere */
+        uint64_t blocks = n / j.count,
+                 at[] = {0, CT_VERIFY_EDGE - 1, j.count - CT_VERIFY_EDGE, j.count - 1};
+        for (uint64_t q = 0; q < blocks; q++)
+            for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+                out[q * j.count + at[k]] += 1;
+                cr_assert_eq(ct_verify_job_sampled(&j, 11, out, want), 1, "coll %zu at %llu", c,
+                             (unsigned long long)(q * j.count + at[k]));
+                out[q * j.count + at[k]] -= 1;
+            }
+        for (uint64_t start = 0; start + CT_VERIFY_STRIDE <= n; start += n / 16 + 4099) {
+            for (uint64_t i = start; i < start + CT_VERIFY_STRIDE; i++)
+                out[i] += 1;
+            cr_assert_gt(ct_verify_job_sampled(&j, 11, out, want), 0, "coll %zu region %llu", c,
+                         (unsigned long long)start);
+            for (uint64_t i = start; i < start + CT_VERIFY_STRIDE; i++)
+                out[i] -= 1;
+        }
+        /* chunk edges every 16 KiB from the start of a rank's half (an odd offset), away
+         * from the block's edges: one wrong element at each; the prime stride puts about
+         * one in 16 into a window (with a power-of-two stride, all or none) */
+        long caught = 0, edges = 0;
+        for (uint64_t e = j.count / 2; e + CT_VERIFY_EDGE < j.count; e += 4096, edges++) {
+            out[e] += 1;
+            caught += ct_verify_job_sampled(&j, 11, out, want) > 0;
+            out[e] -= 1;
+        }
+        cr_assert(caught >= edges / 32 && caught <= edges / 8, "coll %zu: %ld of %ld chunk edges",
+                  c, caught, edges);
+        free(out);
+        free(want);
+    }
+}
