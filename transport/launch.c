@@ -20,9 +20,13 @@
 #include "shm.h"
 
 #define SEC 1000000000LL
-/* After a rank fails the others get this long to notice (a dead peer is seen within
- * milliseconds, a stalled one within the data timeout they share) before they are killed;
- * a stopped rank (SIGSTOP, a tracer) can never exit by itself and is killed at once. */
+/* After a rank fails the others get this long, plus the data timeout when one is set, to
+ * notice (a dead peer is seen within milliseconds, a stalled one within the data timeout
+ * they share) before they are killed: a rank in the middle of a long measurement with a
+ * healthy peer sees the failure only at its next exchange with the failed one (validate
+ * with --timeout 2 on a busy 2-core VM: its rank 0 was killed after 5 s, before it could
+ * report the failed host). A stopped rank (SIGSTOP, a tracer) can never exit by itself and
+ * is killed at once. */
 #define GRACE_NS (5 * SEC)
 
 /* ---------------------------------------------------------------- environment */
@@ -540,7 +544,8 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     close(ids[1]);
     int worst = 0;
     if (rc == 0) {
-        worst = reap(x, &k, li->rank, GRACE_NS, &sigs, &sig, dead_rank, dead_sig);
+        worst = reap(x, &k, li->rank, GRACE_NS + x->op_timeout_ns, &sigs, &sig, dead_rank,
+                     dead_sig);
     }
     /* the job's shared-memory objects: by our id, and by the id each rank learnt */
     uint64_t seen[8];

@@ -81,13 +81,16 @@ else
     not_ok "stray connection ($rc0/$rc1)"; diag
 fi
 
-# the root's port is taken
-p=$(port)
+# the root's port is taken: the holder binds a port of its own choosing and says which (a
+# port found free first and bound a moment later was taken in between by another
+# connection's ephemeral port, twice in a row on a busy machine)
 python3 -c 'import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); time.sleep(5)' "$p" &
+s.bind(("0.0.0.0", 0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(5)' \
+    >"$TMP/holder" &
 holder=$!
-sleep 0.3
+for i in $(seq 50); do [ -s "$TMP/holder" ] && break; sleep 0.1; done
+p=$(cat "$TMP/holder")
 as 0 2 "$p" "" >"$TMP/r0" 2>&1
 rc=$?
 kill $holder 2>/dev/null
