@@ -544,8 +544,8 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     close(ids[1]);
     int worst = 0;
     if (rc == 0) {
-        worst = reap(x, &k, li->rank, GRACE_NS + x->op_timeout_ns, &sigs, &sig, dead_rank,
-                     dead_sig);
+        worst =
+            reap(x, &k, li->rank, GRACE_NS + x->op_timeout_ns, &sigs, &sig, dead_rank, dead_sig);
     }
     /* the job's shared-memory objects: by our id, and by the id each rank learnt */
     uint64_t seen[8];

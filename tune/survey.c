@@ -179,10 +179,10 @@ static int survey_size(struct ct_plan *pl, int c, int i, bool tight, double shar
 /*
  * After the survey: measure what it left out while it judged the budget tight (sizes
  * thinned, candidates cut short or skipped after one loss), up to `until` (the 90% of the
- * budget a tight survey may use itself). Tightness is judged from the costs learned so far, and costs learned in
- * a slow spell of a shared machine made a survey thin sizes that it then had time for. The
- * sweep ran out (is coarser than planned) only if something the untight survey would have
- * measured is still missing.
+ * budget a tight survey may use itself). Tightness is judged from the costs learned so
+ * far, and costs learned in a slow spell of a shared machine made a survey thin sizes that
+ * it then had time for. The sweep ran out (is coarser than planned) only if something the
+ * untight survey would have measured is still missing.
  */
 static int survey_fill(struct ct_plan *pl, double until, bool *gap, struct ct_err *err)
 {
