@@ -191,9 +191,22 @@ static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct
  * nothing passed its check on what the previous one left. All ones (NaN for floats) first.
  * In place, the inputs are written over it right before the run.
  */
-static void poison_output(const struct ct_job *j, const struct ct_exec_args *a)
+/* A sweep's output of CT_BENCH_SAMPLED_MIN bytes or more is poisoned and compared on the
+ * samples of ct_verify_job_sampled only (a quantized one is checked whole by ct_qcheck). */
+static bool sampled(const struct ct_bench *b, const struct ct_job *j)
 {
-    if (!j->in_place)
+    return b->sample_checks && j->quant == CT_QUANT_NONE &&
+           ct_job_recv_bytes(j) >= CT_BENCH_SAMPLED_MIN;
+}
+
+static void poison_output(const struct ct_bench *b, const struct ct_job *j,
+                          const struct ct_exec_args *a)
+{
+    if (j->in_place)
+        return;
+    if (sampled(b, j))
+        ct_verify_job_poison_sampled(j, a->buf[CT_BUF_RECV]);
+    else
         memset(a->buf[CT_BUF_RECV], 0xff, (size_t)ct_job_recv_bytes(j));
 }
 
@@ -211,6 +224,12 @@ static bool same_expected(const struct ct_job *x, const struct ct_job *y)
 static long count_wrong(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
                         uint64_t seed)
 {
+    if (sampled(b, j)) {
+        void *want = ct_xmalloc((size_t)CT_VERIFY_EDGE * ct_dtype_size(j->dtype));
+        long wrong = ct_verify_job_sampled(j, seed, a->buf[CT_BUF_RECV], want);
+        free(want);
+        return wrong;
+    }
     if (b->keep_expected) {
         uint64_t elems = ct_verify_job_elems(j);
         size_t bytes = (size_t)elems * ct_dtype_size(j->dtype);
@@ -290,7 +309,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
         rc = ct_bench_check(b, &p, wrong, err);
     } else { /* a quantized result is checked against the quantized ring's model */
         uint64_t seed = b->seed; /* every count and collective (input_elems) */
-        poison_output(&p.j, &p.a);
+        poison_output(b, &p.j, &p.a);
         fill_inputs(b, &p.j, &p.s, &p.a, p.fl.k > 1, seed);
         rc = ct_bench_barrier(b, err);
         if (rc == 0)
@@ -306,24 +325,13 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
 {
     uint64_t seed = b->seed; /* every count and collective (input_elems) */
-    bool sampled = b->sample_checks && ct_job_recv_bytes(&p->j) >= CT_BENCH_SAMPLED_MIN;
-    if (!sampled)
-        poison_output(&p->j, &p->a);
-    else if (!p->j.in_place)
-        ct_verify_job_poison_sampled(&p->j, p->a.buf[CT_BUF_RECV]);
+    poison_output(b, &p->j, &p->a);
     fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed);
     p->filled = true;
     int rc = ct_bench_barrier(b, err);
     if (rc == 0)
         rc = run_once(b, &p->j, &p->s, &p->a, &p->fl, err);
-    long mine = 0;
-    if (rc == 0 && sampled) {
-        void *want = ct_xmalloc((size_t)CT_VERIFY_EDGE * ct_dtype_size(p->j.dtype));
-        mine = ct_verify_job_sampled(&p->j, seed, p->a.buf[CT_BUF_RECV], want);
-        free(want);
-    } else if (rc == 0) {
-        mine = count_wrong(b, &p->j, &p->a, seed);
-    }
+    long mine = rc == 0 ? count_wrong(b, &p->j, &p->a, seed) : 0;
     CT_TRY(rc);
     return sum_over_ranks(b, mine, wrong, err);
 }

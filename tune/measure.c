@@ -258,22 +258,14 @@ static int probe_reps(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, in
                       struct ct_sweep_samples *s, double *spent, int *reps, struct ct_err *err)
 {
     samples_push(s, PROBE);
-    double *x = s->x + s->n, t[PROBE];
-    CT_TRY(r->be->time(r->ctx, warm, PROBE, 1, x, err));
-    memcpy(t, x, sizeof t);
-    for (int a = 1; a < PROBE; a++) /* insertion sort */
-        for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
-            double y = t[b];
-            t[b] = t[b - 1];
-            t[b - 1] = y;
-        }
-    for (int i = 0; i < PROBE; i++)
-        *spent += t[i] * 1e-6 + cmd->iter_cost_s;
-    double m = t[PROBE / 2], n = m > 0 ? ceil(REPS_US / m) : REPS_MAX;
+    CT_TRY(r->be->time(r->ctx, warm, PROBE, 1, s->x + s->n, err));
+    struct ct_stats st;
+    ct_stats_compute(s->x + s->n, PROBE, &st);
+    double timed = PROBE * st.mean * 1e-6, n = st.median > 0 ? ceil(REPS_US / st.median) : REPS_MAX;
+    *spent += timed + PROBE * cmd->iter_cost_s;
     *reps = n > REPS_MAX ? REPS_MAX : n < 1 ? 1 : (int)n;
     if (*reps == 1) {
-        for (int i = 0; i < PROBE; i++)
-            r->res->measuring_s += t[i] * 1e-6;
+        r->res->measuring_s += timed;
         s->n += PROBE;
     }
     return 0;
