@@ -87,19 +87,25 @@ int ct_launch_detect(const struct ct_launch_cfg *cfg, struct ct_launch_info *li,
 /*
  * Run fn in every rank. Local kinds: fork, run, wait; the return value is the worst exit
  * code of the ranks, and *dead_rank is set (>= 0) to the first rank that died by a signal
- * (-1 if none), with its signal in *dead_sig. Once a rank fails, the others get the data
- * timeout (x->op_timeout_ns) plus 10 s to exit before they are killed (reported through
- * cfg->fatal). Ranks die with the parent (no orphans); SIGINT, SIGTERM and SIGHUP to the parent are
- * forwarded to them (the return value is then 128 + the signal), and the job's shared-memory
- * objects are removed afterwards. Other kinds: bootstrap in this process and run fn; when fn fails
- * (non-zero), the job's shared-memory objects on this host are removed (a dead rank's).
- * Returns < 0 (with err) when ranks could not be brought up or the launch is refused.
+ * (-1 if none), with its signal in *dead_sig. Once a rank fails, the others are told at once
+ * (ct_launch_lost_rank) and get the data timeout (x->op_timeout_ns) plus 5 s to exit before
+ * they are killed (reported through cfg->fatal). Ranks die with the parent (no orphans); SIGINT,
+ * SIGTERM and SIGHUP to the parent are forwarded to them (the return value is then 128 + the
+ * signal), and the job's shared-memory objects are removed afterwards. Other kinds: bootstrap in
+ * this process and run fn; when fn fails (non-zero), the job's shared-memory objects on this host
+ * are removed (a dead rank's). Returns < 0 (with err) when ranks could not be brought up or the
+ * launch is refused.
  */
 int ct_launch(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, int *dead_rank,
               int *dead_sig, struct ct_err *err);
 /* The same with further settings (x may be NULL). */
 int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x, ct_rank_fn fn,
                   void *arg, int *dead_rank, int *dead_sig, struct ct_err *err);
+
+/* In a rank of the fork launcher: the rank the launcher saw fail first, -1 while none has
+ * (or under another launcher). A long operation with healthy peers checks it to stop and
+ * report instead of being killed at the end of the grace. */
+int ct_launch_lost_rank(void);
 
 /* What was detected, as text for --print-bootstrap: the method, rank and size and where
  * they came from, the root, the token source, or the mis-launch; then the detection order.

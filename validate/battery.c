@@ -17,6 +17,7 @@
 #include "../lib/parse.h"
 #include "../lib/sock.h"
 #include "../monitor/monitor.h"
+#include "../transport/launch.h"
 #include "../tune/stats.h"
 #include "pairs.h"
 #include "rails.h"
@@ -97,6 +98,12 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     double *rate = ct_xcalloc((size_t)iters, sizeof *rate), lus[20];
     int nr = 0, nl = 0;
     for (int i = 0; rc == 0 && i < iters; i++) {
+        int lost = ct_launch_lost_rank(); /* a long pair round stops when another rank died */
+        if (lost >= 0) {
+            rc = ct_err_set(err, CT_EPEER, "rank %d failed; the pair with rank %d stopped", lost,
+                            peer);
+            break;
+        }
         int64_t t0 = ct_now_ns();
         rc = ct_exec_run(ex, c, &bw, &a, err);
         rate[nr++] = (double)bytes / (double)(ct_now_ns() - t0);
@@ -627,8 +634,8 @@ static int run_pairs(struct run *R, int *dead, struct ct_err *err)
         if (R->use_rails)
             ct_comm_close(&railc);
     }
-    if (rc < 0 && c->rank == 0)
-        *dead = dead_rank_of(err->msg);
+    if (rc < 0 && c->rank == 0) /* the launcher saw it die; else the error may name it */
+        *dead = ct_launch_lost_rank() >= 0 ? ct_launch_lost_rank() : dead_rank_of(err->msg);
     free(all);
     ct_exec_release(&ex);
     if (rb)

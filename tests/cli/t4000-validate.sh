@@ -63,9 +63,11 @@ expect 1 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
 usage_error "one rank is not enough" -- $V --local 1
 
 # kill_rank R CODE FILE PATTERN WHAT: kill rank R of a 4-rank validate during its pair
-# rounds; it must end with CODE within 25 s (--timeout 2) and FILE (out or err) must match
+# rounds; it must end with CODE within 25 s (--timeout 2) and FILE (out or err) must match.
+# A round (256 MiB x 1000 per pair) outlasts the launcher's grace many times: the ranks in
+# a healthy pair must stop it when told of the failure, not be killed before they report.
 kill_rank() {
-    $V --local 4 --link-gbps 1 --p2p-size 256M --iters 50 --no-coll --timeout 2 \
+    $V --local 4 --link-gbps 1 --p2p-size 256M --iters 1000 --no-coll --timeout 2 \
         >"$TMP/k.out" 2>"$TMP/k.err" &
     pid=$!
     sleep 3
