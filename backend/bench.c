@@ -58,6 +58,8 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
     b->buf[i] = NULL;
     b->cap[i] = 0;
     size_t want = bytes < 4096 ? 4096 : bytes;
+    if (bytes > 0 && want < b->reserve) /* an unused scratch stays small */
+        want = b->reserve;
     b->buf[i] = ct_comm_alloc(b->comm, want, err);
     if (!b->buf[i])
         return ct_err_wrap(err, "buffer of %zu bytes: ", want);

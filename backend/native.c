@@ -74,10 +74,12 @@ static double native_now(void *ctx)
 static int native_conns(void *ctx, int streams, int inflight, struct ct_err *err)
 {
     struct ct_native *l = ctx;
+    size_t reserve = l->b.reserve;
     ct_bench_release(&l->b);
     int rc = l->set_conns(l->arg, streams, inflight, &l->conns, err);
     ct_bench_init(&l->b, *l->comm, 0x5eed);
     l->b.keep_expected = l->b.sample_checks = true; /* as ct_native_open set them */
+    l->b.reserve = reserve;
     ct_bench_set_flight(&l->b, l->conns.nflight, l->conns.flight);
     return rc;
 }

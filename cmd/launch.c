@@ -131,6 +131,7 @@ void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc)
     cc->timeout_ns = (int64_t)(o->timeout_s * 1e9);
     cc->tp.streams = (int)(o->params.v[CT_P_STREAMS] ? o->params.v[CT_P_STREAMS] : 1);
     cc->tp.wait = o->wait;
+    cc->tp.map_bufs = o->map_bufs;
     cc->tp.sockbuf = (size_t)o->sockbuf;
     cc->tp.timeout_ns = cc->timeout_ns;
     cc->tp.ifname = ifname_of(o);

@@ -34,6 +34,7 @@ struct ct_opts {
     enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
+    int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
 };

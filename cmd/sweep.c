@@ -59,6 +59,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
     x->out = "colltune-out";
     unsigned long long sz;
     ct_opts_init(&x->o);
+    x->o.map_bufs = 3; /* every peer's send, receive and scratch buffer stays mapped */
     opterr = 0;
     optind = 1;
     int c, li;

@@ -76,6 +76,8 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     json_object_set_new(o, "full_points", json_integer(s->full_points));
     json_object_set_new(o, "elapsed_s", json_real(s->elapsed_s));
     json_object_set_new(o, "measuring_s", json_real(s->measuring_s));
+    json_object_set_new(o, "timing_s", json_real(s->timing_s));
+    json_object_set_new(o, "checking_s", json_real(s->checking_s));
     json_object_set_new(o, "budget_out", json_boolean(s->budget_out));
     if (s->ranges) { /* the sweep checked its rules where --verify will */
         json_object_set_new(o, "checked_ranges", json_integer(s->checked));
@@ -401,6 +403,10 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
     CT_TRY(get_num(o, at, "elapsed_s", 0, 1e9, &s->elapsed_s, err));
     if (json_object_get(o, "measuring_s")) /* optional: configs before it lack it */
         CT_TRY(get_num(o, at, "measuring_s", 0, 1e9, &s->measuring_s, err));
+    if (json_object_get(o, "timing_s")) /* optional: configs before it lack them */
+        CT_TRY(get_num(o, at, "timing_s", 0, 1e9, &s->timing_s, err));
+    if (json_object_get(o, "checking_s"))
+        CT_TRY(get_num(o, at, "checking_s", 0, 1e9, &s->checking_s, err));
     if (json_object_get(o, "ranges")) { /* optional: configs before the self-check lack it */
         CT_TRY(get_int(o, at, "ranges", 0, INT32_MAX, &v, err));
         s->ranges = (int)v;

@@ -138,6 +138,14 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                 sw->measuring_s, sw->elapsed_s,
                 sw->elapsed_s > 0 ? 100 * sw->measuring_s / sw->elapsed_s : 0.0,
                 sw->budget_out ? " (ran out: coarser than planned)" : "");
+        if (sw->timing_s > 0) {
+            double rest = sw->elapsed_s - sw->timing_s - sw->checking_s;
+            fprintf(f,
+                    "time: measuring %.1f s, warmup and barriers %.1f s, checking results "
+                    "%.1f s, planning and setup %.1f s\n",
+                    sw->measuring_s, sw->timing_s - sw->measuring_s, sw->checking_s,
+                    rest > 0 ? rest : 0.0);
+        }
     }
     if (sw->space[0])
         fprintf(f, "search: %s over %s\n", sw->search, sw->space);

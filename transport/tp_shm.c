@@ -238,6 +238,7 @@ struct peer {
     struct map *maps;        /* MAX_OBJS cached mappings of the peer's heap, lazily */
     uint64_t tick;           /* zero-copy reads so far */
     uint64_t spans, largest; /* sum of the maps' read spans; the largest buffer read */
+    uint64_t map_bufs;       /* spans may reach map_bufs x largest + MAP_SLACK */
     uint64_t map_epoch;
     uint64_t fout;                   /* fences posted toward the peer */
     int fwait;                       /* the last one is not yet met */
@@ -596,7 +597,8 @@ static char *peer_obj(struct tp_shm *t, struct peer *p, uint32_t idx, uint64_t i
 /*
  * Bound the peer pages this rank maps in: pages of a peer's buffer read in place count in this
  * rank's resident set, so once the bytes read from the peer's buffers (per buffer, the span
- * read since its pages were last dropped) exceed the largest such buffer plus MAP_SLACK, the
+ * read since its pages were last dropped) exceed the largest such buffer (map_bufs of them,
+ * ct_tp_cfg) plus MAP_SLACK, the
  * least recently read buffers drop their pages (MADV_DONTNEED: only this process's mapping; the
  * bytes stay in the peer's object, a later read maps them again). A job that keeps reading the
  * same buffers keeps them mapped; one that moves on to other buffers (out of place, then in
@@ -616,7 +618,7 @@ static void note_read(struct peer *p, uint32_t idx, uint64_t off, uint64_t len)
     }
     p->spans += m->hi - m->lo - before;
     p->largest = m->size > p->largest ? m->size : p->largest;
-    while (p->spans > p->largest + MAP_SLACK) {
+    while (p->spans > p->map_bufs * p->largest + MAP_SLACK) {
         struct map *old = NULL;
         for (int i = 0; i < MAX_OBJS; i++) {
             struct map *x = &p->maps[i];
@@ -1217,6 +1219,7 @@ static int plan_peers(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_e
         p->rank = r;
         p->lrank = lr;
         p->pidfd = -1;
+        p->map_bufs = cfg && cfg->map_bufs > 1 ? (uint64_t)cfg->map_bufs : 1;
         t->pidx[r] = t->npeers++;
     }
     if (l != b->local_size)

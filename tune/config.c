@@ -87,6 +87,8 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
     m->sweep.full_points = res->full_points;
     m->sweep.elapsed_s = res->elapsed_s;
     m->sweep.measuring_s = res->measuring_s;
+    m->sweep.timing_s = res->timing_s;
+    m->sweep.checking_s = res->checking_s;
     m->sweep.budget_out = res->budget_out;
     m->sweep.checked = res->checked;
     m->sweep.ranges = res->ranges;

@@ -22,6 +22,7 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     ct_params_defaults(&p0);
     ct_native_open(&be, &nat, comm, (int)p0.v[CT_P_STREAMS], j->cfg.tcp ? j->set_conns : NULL,
                    j->conns_arg);
+    nat.b.reserve = (size_t)j->cfg.maxbytes; /* the buffers are made once, for the largest */
     int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes,
                                  ct_comm_tp_names(*comm, tp, sizeof tp), (*comm)->boot->host, err);
     ct_native_close(&nat);

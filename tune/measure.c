@@ -364,7 +364,9 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
     struct ct_job j;
     job_of(r, cmd, &j);
     long wrong = 0;
+    double t0 = r->be->now_s(r->ctx);
     int rc = r->be->begin(r->ctx, a, &j, !extend, &wrong, err);
+    r->res->checking_s += r->be->now_s(r->ctx) - t0;
     if (rc == CT_EUNSUPP && !extend) {
         *point = -1;
         return 0;
@@ -390,8 +392,12 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
         memset(&p->st, 0, sizeof p->st);
         p->reps = 0; /* afresh: counted again */
     }
+    t0 = r->be->now_s(r->ctx);
     rc = batches(r, cmd, !extend, &r->smp[idx], &p->st, &p->reps, err);
+    double t1 = r->be->now_s(r->ctx);
+    r->res->timing_s += t1 - t0;
     r->be->end(r->ctx);
+    r->res->checking_s += r->be->now_s(r->ctx) - t1;
     if (rc < 0)
         return ct_err_wrap(err, "%s:%s at %llu bytes: ", cn, a->name, (unsigned long long)size);
     finish_point(p, j.shape.nranks);

@@ -92,6 +92,8 @@ struct ct_sweep_result {
     char search[96], space[160], folded[256];
     double elapsed_s;
     double measuring_s; /* inside timed collective iterations (the samples' sum) */
+    double checking_s;  /* preparing and checking points (the backend's begin and end) */
+    double timing_s;    /* inside the timing calls: measuring, warmup, barriers, gathering */
     bool budget_out; /* the budget ran out before the plan was done */
     int checked, ranges; /* final ranges measured at verify's points, of all */
 };

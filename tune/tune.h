@@ -109,6 +109,8 @@ struct ct_sweep_settings {
     long full_points;   /* points of the full cross product (sizes x algorithms x grids) */
     double elapsed_s;   /* wall time of the measuring */
     double measuring_s; /* of which inside timed collective iterations */
+    double timing_s;    /* inside the timing calls (measuring, warmup, barriers, gathering) */
+    double checking_s;  /* preparing and checking points */
     bool budget_out;    /* the budget ran out before the planner was done */
     int checked, ranges; /* ranges measured where --verify checks them, of all (0: not run) */
     char predicted[160]; /* "": measured; else what the model priced (sweep --model) */

@@ -38,6 +38,14 @@ cp "$TMP/out" "$TMP/sweep.out"
 grep -q "^allreduce: 2 ranks" "$TMP/sweep.out" && grep -q "^alltoall: 2 ranks" "$TMP/sweep.out" \
     && ok "crossover table printed" || not_ok "crossover table printed"
 grep -q "wrote $O/config.json" "$TMP/sweep.out" && ok "says where it wrote" || not_ok "says where it wrote"
+# where the time went: the parts add up to the sweep's wall time (rounding: 0.5 s)
+awk '/^sweep: .*measuring [0-9]+ s of [0-9]+ s/ {for (i = 1; i < NF; i++) if ($i == "of" && $(i+2) == "s" && $(i+3) ~ /^\(/) el = $(i+1)}
+     /^time: measuring/ {gsub(",", ""); m = $3; w = $8; c = $12; p = $17; t = m + w + c + p}
+     END {exit !(t > 0 && m > 0 && t - el < 1 && el - t < 1)}' "$TMP/sweep.out" \
+    && ok "time line: measuring, warmup, checking, planning add up" \
+    || { not_ok "time line"; grep -E "^(sweep|time):" "$TMP/sweep.out" | sed 's/^/#   /'; }
+grep -q '"checking_s"' "$O/config.json" && grep -q '"timing_s"' "$O/config.json" \
+    && ok "config.json: timing_s and checking_s" || not_ok "config.json lacks timing_s/checking_s"
 [ ! -s "$TMP/err" ] && ok "quiet on stderr when it is not a terminal" || { not_ok "stderr not quiet"; head -3 "$TMP/err"; }
 for f in config.json results.json report.html points.csv; do
     [ -s "$O/$f" ] && ok "wrote $f" || not_ok "wrote $f"

@@ -30,6 +30,7 @@ struct job {
     int n;
     enum ct_wait_mode wait;
     size_t slot_bytes;
+    int map_bufs;                     /* cfg.map_bufs */
     const char *hosts[MAXR];          /* host override per rank (NULL: real host name) */
     const unsigned char *peers[MAXR]; /* cfg->peers per rank (NULL: all) */
     int expect_open_fail;             /* open must fail with a message naming another host */
@@ -87,6 +88,7 @@ static int child(const struct job *j, int rank, int lfd, int port, uint64_t jobi
     memset(&cfg, 0, sizeof cfg);
     cfg.wait = j->wait;
     cfg.slot_bytes = j->slot_bytes;
+    cfg.map_bufs = j->map_bufs;
     cfg.peers = j->peers[rank];
     int rc = ct_tp_shm_ops.open(&c.tp, &cfg, c.boot, &c.err);
     int res;
@@ -629,6 +631,78 @@ static int heap_reuse(struct ctx *c)
 Test(shm, heap_free_realloc)
 {
     struct job j = {.n = 2, .fn = heap_reuse};
+    expect_all_pass(&j);
+}
+
+/* ---------------------------------------------------------------- peer pages kept mapped */
+
+/* This process's resident pages of shared memory (RssShmem), in MiB; -1 unknown. */
+static long rss_shmem_mib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "RssShmem: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb < 0 ? -1 : kb >> 10;
+}
+
+/* Rank 1 sends from three heap buffers of 40 MiB in turn, twice; rank 0 receives into
+ * private memory, so the peer's pages it reads in place are the shared memory it holds:
+ * at most one buffer plus 32 MiB by default (80 MiB), all three with map_bufs 3. */
+#define KEEP_MIB 40
+static int read_three_peer_buffers(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    size_t len = (size_t)KEEP_MIB << 20;
+    char *buf[3] = {NULL, NULL, NULL}, *in = c->rank == 0 ? malloc(len) : NULL;
+    int res = 0;
+    for (int i = 0; c->rank == 1 && i < 3; i++) {
+        if (!(buf[i] = tp->ops->alloc(tp, len, &c->err)))
+            return fail(c, "alloc");
+        memset(buf[i], 'a' + i, len);
+    }
+    for (int k = 0; k < 6 && !res; k++) {
+        if (c->rank == 1 && ct_tp_send(tp, 0, buf[k % 3], len, 20 * SEC, &c->err) < 0)
+            res = fail(c, "send");
+        if (c->rank == 0 && ct_tp_recv(tp, 1, in, len, 20 * SEC, &c->err) < 0)
+            res = fail(c, "recv");
+        if (!res && c->rank == 0 && (in[0] != 'a' + k % 3 || in[len - 1] != 'a' + k % 3)) {
+            snprintf(c->err.msg, sizeof c->err.msg, "message %d: wrong bytes", k);
+            res = fail(c, "data");
+        }
+    }
+    if (!res && c->rank == 0) {
+        long mib = rss_shmem_mib();
+        bool keep = c->job->map_bufs >= 3;
+        if (mib >= 0 && (keep ? mib < 3 * KEEP_MIB - 4 : mib > KEEP_MIB + 32 + 8)) {
+            snprintf(c->err.msg, sizeof c->err.msg, "%ld MiB of shared memory resident (%s)", mib,
+                     keep ? "all three buffers kept: at least 116" : "at most 80");
+            res = fail(c, "peer pages");
+        }
+    }
+    if (!res && ct_tp_barrier(tp, 20 * SEC, &c->err) < 0)
+        res = fail(c, "tp barrier");
+    for (int i = 0; i < 3; i++)
+        if (buf[i])
+            tp->ops->free(tp, buf[i], len);
+    free(in);
+    return res;
+}
+
+Test(shm, peer_pages_bounded_to_one_buffer_by_default)
+{
+    struct job j = {.n = 2, .fn = read_three_peer_buffers};
+    expect_all_pass(&j);
+}
+
+/* a sweep alternates algorithms that read different peer buffers: it keeps all three */
+Test(shm, peer_pages_of_every_buffer_kept_with_map_bufs)
+{
+    struct job j = {.n = 2, .map_bufs = 3, .fn = read_three_peer_buffers};
     expect_all_pass(&j);
 }
 
