@@ -58,8 +58,8 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
     b->buf[i] = NULL;
     b->cap[i] = 0;
     size_t want = bytes < 4096 ? 4096 : bytes;
-    if (bytes > 0 && want < b->reserve) /* an unused scratch stays small */
-        want = b->reserve;
+    if (bytes > 0 && want < b->reserve[i]) /* an unused scratch stays small */
+        want = b->reserve[i];
     b->buf[i] = ct_comm_alloc(b->comm, want, err);
     if (!b->buf[i])
         return ct_err_wrap(err, "buffer of %zu bytes: ", want);
@@ -274,6 +274,30 @@ static void job_shape(const struct ct_bench *b, struct ct_job *j)
     j->shape.nranks = b->comm->size;
     j->shape.rank = b->comm->rank;
     ct_params_defaults(&j->params);
+}
+
+static void raise_to(size_t *r, uint64_t bytes)
+{
+    *r = bytes > *r ? (size_t)bytes : *r;
+}
+
+void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, size_t n,
+                      const struct ct_job *j)
+{
+    struct ct_job x = *j;
+    job_shape(b, &x);
+    uint64_t sb = ct_job_send_bytes(&x), rb = ct_job_recv_bytes(&x);
+    raise_to(&b->reserve[CT_BUF_RECV], rb > sb ? rb : sb);
+    raise_to(&b->reserve[CT_BUF_SEND], sb);
+    for (size_t i = 0; i < n; i++) {
+        struct ct_sched s;
+        struct ct_err e = {0};
+        memset(&s, 0, sizeof s);
+        if (ct_algo_supports(algos[i], &x, NULL) < 0 || ct_algo_build(algos[i], &x, &s, &e) < 0)
+            continue;
+        raise_to(&b->reserve[CT_BUF_SCRATCH], s.scratch_bytes);
+        ct_sched_release(&s);
+    }
 }
 
 int ct_bench_verify(struct ct_bench *b, const struct ct_algo *al, struct ct_job *j, long *wrong,

@@ -32,10 +32,11 @@ struct ct_bench {
         struct ct_job j;
         uint64_t seed;
     } expected;
-    /* reserve (a sweep): the bytes of its largest point; a buffer that must grow is made
-     * this large at once, so growing sizes do not re-create (and fault in, and have every
-     * peer map again) the buffers at each size: 16 MiB to 256 MiB took 5 of them */
-    size_t reserve;
+    /* reserve (a sweep, ct_bench_reserve): per buffer, what its largest point needs; a
+     * buffer that must grow is made this large at once, so growing sizes do not re-create
+     * (and fault in, and have every peer map again) the buffers at each size: 16 MiB to
+     * 256 MiB took 5 of them */
+    size_t reserve[CT_BUF_COUNT];
     uint64_t seed;
     struct ct_sched barrier;
     char barrier_buf[2];
@@ -102,6 +103,12 @@ struct ct_bench_prep {
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
 /* Build the schedule and size the buffers (j's shape is set from the communicator); the
  * inputs are written once, by ct_bench_check or else the first ct_bench_time. */
+/* Raise b->reserve to what job j (its count, collective and type) needs under each of the
+ * n algorithms that support it: the job's send and receive bytes, and the largest scratch
+ * of their schedules at default parameters. */
+void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, size_t n,
+                      const struct ct_job *j);
+
 int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *a, const struct ct_job *j,
                      struct ct_bench_prep *p, struct ct_err *err);
 void ct_bench_prep_release(struct ct_bench_prep *p);

@@ -74,12 +74,13 @@ static double native_now(void *ctx)
 static int native_conns(void *ctx, int streams, int inflight, struct ct_err *err)
 {
     struct ct_native *l = ctx;
-    size_t reserve = l->b.reserve;
+    size_t reserve[CT_BUF_COUNT];
+    memcpy(reserve, l->b.reserve, sizeof reserve);
     ct_bench_release(&l->b);
     int rc = l->set_conns(l->arg, streams, inflight, &l->conns, err);
     ct_bench_init(&l->b, *l->comm, 0x5eed);
     l->b.keep_expected = l->b.sample_checks = true; /* as ct_native_open set them */
-    l->b.reserve = reserve;
+    memcpy(l->b.reserve, reserve, sizeof reserve);
     ct_bench_set_flight(&l->b, l->conns.nflight, l->conns.flight);
     return rc;
 }

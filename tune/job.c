@@ -9,6 +9,29 @@
 
 #include "config.h"
 
+/* The native engine's buffers are made once, as large as the sweep's largest point of
+ * every collective needs under any candidate (bruck's AllToAll scratch is twice its size). */
+static void reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be,
+                    struct ct_native *nat)
+{
+    struct ct_sweep_cfg shaped;
+    const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg0, be, nat, &shaped);
+    const struct ct_algo *al[CT_SWEEP_MAX_CANDS];
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        if (!(cfg->colls & CT_COLL_BIT(c)))
+            continue;
+        const struct ct_coll_desc *d = ct_coll_desc((enum ct_coll)c);
+        size_t n = ct_sweep_algos(cfg, (enum ct_coll)c, al, CT_SWEEP_MAX_CANDS);
+        struct ct_job x = cfg->job;
+        size_t es = ct_dtype_size(x.dtype);
+        x.coll = (enum ct_coll)c;
+        x.op = d->needs_op ? x.op : CT_SUM;
+        x.in_place = false;
+        x.count = d->count_for(cfg->maxbytes / es * es, es, be->shape.nranks);
+        ct_bench_reserve(&nat->b, al, n < CT_SWEEP_MAX_CANDS ? n : CT_SWEEP_MAX_CANDS, &x);
+    }
+}
+
 int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err)
 {
     char tp[64];
@@ -22,7 +45,7 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     ct_params_defaults(&p0);
     ct_native_open(&be, &nat, comm, (int)p0.v[CT_P_STREAMS], j->cfg.tcp ? j->set_conns : NULL,
                    j->conns_arg);
-    nat.b.reserve = (size_t)j->cfg.maxbytes; /* the buffers are made once, for the largest */
+    reserve(&j->cfg, &be, &nat);
     int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes,
                                  ct_comm_tp_names(*comm, tp, sizeof tp), (*comm)->boot->host, err);
     ct_native_close(&nat);

@@ -372,7 +372,8 @@ static int reserve_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     struct reserve_log *log = arg;
     struct ct_bench b;
     ct_bench_init(&b, c, 7);
-    b.reserve = log->reserve;
+    for (int i = 0; i < CT_BUF_COUNT; i++)
+        b.reserve[i] = log->reserve;
     struct ct_job j;
     memset(&j, 0, sizeof j);
     j.dtype = CT_FLOAT32;
@@ -417,4 +418,40 @@ Test(exec, a_reserve_makes_each_buffer_once)
     struct reserve_log grow = {.reserve = 0};
     cr_assert_eq(lw_run(2, 0, reserve_rank, &grow, &err), 0, "%s", err.msg);
     cr_assert_lt(grow.cap[0], grow.cap[2], "without a reserve the buffers grow with the points");
+}
+
+/* The reserve of a sweep's largest AllToAll: its send and receive bytes, and bruck's
+ * scratch (packed blocks beside the rotated ones), not just the message size. */
+static int reserve_of_rank(struct ct_comm *c, void *arg, struct ct_err *err)
+{
+    (void)err;
+    size_t *out = arg;
+    struct ct_bench b;
+    ct_bench_init(&b, c, 7);
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = CT_FLOAT32;
+    j.op = CT_SUM;
+    j.coll = CT_ALLTOALL;
+    j.count = 1 << 16; /* per peer */
+    ct_params_defaults(&j.params);
+    const struct ct_algo *al[2] = {ct_algo_find("ring"), ct_algo_find("bruck")};
+    ct_bench_reserve(&b, al, 2, &j);
+    if (c->rank == 0)
+        for (int i = 0; i < CT_BUF_COUNT; i++)
+            out[i] = b.reserve[i];
+    ct_bench_release(&b);
+    return 0;
+}
+
+Test(exec, the_reserve_covers_every_candidates_scratch)
+{
+    size_t r[CT_BUF_COUNT] = {0};
+    struct ct_err err = {0};
+    cr_assert_eq(lw_run(4, 0, reserve_of_rank, r, &err), 0, "%s", err.msg);
+    size_t msg = (size_t)4 * (1 << 16) * 4; /* 4 ranks x 65,536 floats */
+    cr_assert_eq(r[CT_BUF_SEND], msg);
+    cr_assert_eq(r[CT_BUF_RECV], msg);
+    cr_assert_gt(r[CT_BUF_SCRATCH], msg, "bruck's scratch: %zu bytes for %zu", r[CT_BUF_SCRATCH],
+                 msg);
 }
