@@ -222,6 +222,19 @@ static const struct ct_algo scribble = {
     .build = build_scribble,
 };
 
+/* A float32 sum job of coll with count elements, default parameters. */
+static struct ct_job float_sum_job(enum ct_coll coll, uint64_t count)
+{
+    struct ct_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = CT_FLOAT32;
+    j.op = CT_SUM;
+    j.coll = coll;
+    j.count = count;
+    ct_params_defaults(&j.params);
+    return j;
+}
+
 /* Points of one AllReduce job (5000 floats) run one after another on one bench, each
  * checked and, with `timed`, then timed as a sweep's point is: what each check found and
  * whether the inputs were held after it. */
@@ -241,11 +254,7 @@ static int held_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     struct held_log *log = arg;
     struct ct_bench b;
     ct_bench_init(&b, c, 42);
-    struct ct_job j;
-    memset(&j, 0, sizeof j);
-    j.dtype = CT_FLOAT32;
-    j.op = CT_SUM;
-    ct_params_defaults(&j.params);
+    struct ct_job j = float_sum_job(CT_ALLREDUCE, 5000);
     int rc = 0;
     for (int k = 0; k < log->n && rc == 0; k++) {
         struct ct_bench_prep p;
@@ -374,12 +383,7 @@ static int reserve_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     ct_bench_init(&b, c, 7);
     for (int i = 0; i < CT_BUF_COUNT; i++)
         b.reserve[i] = log->reserve;
-    struct ct_job j;
-    memset(&j, 0, sizeof j);
-    j.dtype = CT_FLOAT32;
-    j.op = CT_SUM;
-    j.coll = CT_ALLREDUCE;
-    ct_params_defaults(&j.params);
+    struct ct_job j = float_sum_job(CT_ALLREDUCE, counts[0]);
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++) {
         struct ct_bench_prep p;
@@ -428,13 +432,7 @@ static int reserve_of_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     size_t *out = arg;
     struct ct_bench b;
     ct_bench_init(&b, c, 7);
-    struct ct_job j;
-    memset(&j, 0, sizeof j);
-    j.dtype = CT_FLOAT32;
-    j.op = CT_SUM;
-    j.coll = CT_ALLTOALL;
-    j.count = 1 << 16; /* per peer */
-    ct_params_defaults(&j.params);
+    struct ct_job j = float_sum_job(CT_ALLTOALL, 1 << 16);
     const struct ct_algo *al[2] = {ct_algo_find("ring"), ct_algo_find("bruck")};
     ct_bench_reserve(&b, al, 2, &j);
     if (c->rank == 0)
