@@ -58,8 +58,13 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
     b->buf[i] = NULL;
     b->cap[i] = 0;
     size_t want = bytes < 4096 ? 4096 : bytes;
-    if (bytes > 0 && want < b->reserve[i]) /* an unused scratch stays small */
-        want = b->reserve[i];
+    if (bytes > 0 && want < b->reserve[i]) { /* an unused scratch stays small */
+        struct ct_err e = {0};
+        if ((b->buf[i] = ct_comm_alloc(b->comm, b->reserve[i], &e))) {
+            b->cap[i] = b->reserve[i];
+            return 0;
+        } /* no room for the largest point (bruck's scratch at -e 4G): this one may fit */
+    }
     b->buf[i] = ct_comm_alloc(b->comm, want, err);
     if (!b->buf[i])
         return ct_err_wrap(err, "buffer of %zu bytes: ", want);

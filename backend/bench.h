@@ -101,14 +101,14 @@ struct ct_bench_prep {
 };
 
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
-/* Build the schedule and size the buffers (j's shape is set from the communicator); the
- * inputs are written once, by ct_bench_check or else the first ct_bench_time. */
 /* Raise b->reserve to what job j (its count, collective and type) needs under each of the
  * n algorithms that support it: the job's send and receive bytes, and the largest scratch
  * of their schedules at default parameters. */
 void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, size_t n,
                       const struct ct_job *j);
 
+/* Build the schedule and size the buffers (j's shape is set from the communicator); the
+ * inputs are written once, by ct_bench_check or else the first ct_bench_time. */
 int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *a, const struct ct_job *j,
                      struct ct_bench_prep *p, struct ct_err *err);
 void ct_bench_prep_release(struct ct_bench_prep *p);
