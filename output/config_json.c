@@ -76,8 +76,10 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     json_object_set_new(o, "full_points", json_integer(s->full_points));
     json_object_set_new(o, "elapsed_s", json_real(s->elapsed_s));
     json_object_set_new(o, "measuring_s", json_real(s->measuring_s));
-    json_object_set_new(o, "timing_s", json_real(s->timing_s));
-    json_object_set_new(o, "checking_s", json_real(s->checking_s));
+    if (s->timing_s > 0) { /* a measured sweep's: a config read without them stays so */
+        json_object_set_new(o, "timing_s", json_real(s->timing_s));
+        json_object_set_new(o, "checking_s", json_real(s->checking_s));
+    }
     json_object_set_new(o, "budget_out", json_boolean(s->budget_out));
     if (s->ranges) { /* the sweep checked its rules where --verify will */
         json_object_set_new(o, "checked_ranges", json_integer(s->checked));
