@@ -63,7 +63,9 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
         if ((b->buf[i] = ct_comm_alloc(b->comm, b->reserve[i], &e))) {
             b->cap[i] = b->reserve[i];
             return 0;
-        } /* no room for the largest point (bruck's scratch at -e 4G): this one may fit */
+        } /* no room for the largest point (bruck's scratch at -e 4G): this one may fit,
+             and later ones grow as they need, without trying the reserve again */
+        b->reserve[i] = 0;
     }
     b->buf[i] = ct_comm_alloc(b->comm, want, err);
     if (!b->buf[i])

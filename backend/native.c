@@ -71,6 +71,16 @@ static double native_now(void *ctx)
     return (double)ct_now_ns() * 1e-9;
 }
 
+/* The sweep's bench on the current communicator: every candidate of a size expects the
+ * same output, large ones are checked on samples; reserve (may be NULL) carried over. */
+static void bench_open(struct ct_native *l, const size_t *reserve)
+{
+    ct_bench_init(&l->b, *l->comm, 0x5eed);
+    l->b.keep_expected = l->b.sample_checks = true;
+    if (reserve)
+        memcpy(l->b.reserve, reserve, sizeof l->b.reserve);
+}
+
 static int native_conns(void *ctx, int streams, int inflight, struct ct_err *err)
 {
     struct ct_native *l = ctx;
@@ -78,9 +88,7 @@ static int native_conns(void *ctx, int streams, int inflight, struct ct_err *err
     memcpy(reserve, l->b.reserve, sizeof reserve);
     ct_bench_release(&l->b);
     int rc = l->set_conns(l->arg, streams, inflight, &l->conns, err);
-    ct_bench_init(&l->b, *l->comm, 0x5eed);
-    l->b.keep_expected = l->b.sample_checks = true; /* as ct_native_open set them */
-    memcpy(l->b.reserve, reserve, sizeof reserve);
+    bench_open(l, reserve);
     ct_bench_set_flight(&l->b, l->conns.nflight, l->conns.flight);
     return rc;
 }
@@ -108,9 +116,7 @@ void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm *
     n->arg = arg;
     n->conns.comm = comm;
     n->conns.streams = streams;
-    ct_bench_init(&n->b, *comm, 0x5eed);
-    /* every candidate of a size expects the same output; large ones are checked on samples */
-    n->b.keep_expected = n->b.sample_checks = true;
+    bench_open(n, NULL);
     memset(be, 0, sizeof *be);
     be->name = "native";
     be->begin = native_begin;

@@ -678,7 +678,7 @@ static int read_three_peer_buffers(struct ctx *c)
     if (!res && c->rank == 0) {
         long mib = rss_shmem_mib();
         bool keep = c->job->map_bufs >= 3;
-        if (mib >= 0 && (keep ? mib < 3 * KEEP_MIB - 4 : mib > KEEP_MIB + 32 + 8)) {
+        if (mib < 0 || (keep ? mib < 3 * KEEP_MIB - 4 : mib > KEEP_MIB + 32 + 8)) {
             snprintf(c->err.msg, sizeof c->err.msg, "%ld MiB of shared memory resident (%s)", mib,
                      keep ? "all three buffers kept: at least 116" : "at most 80");
             res = fail(c, "peer pages");
