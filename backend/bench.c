@@ -26,6 +26,7 @@ void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed)
     memset(b, 0, sizeof *b);
     b->comm = c;
     b->seed = seed;
+    b->rank_time = CT_RANK_TIME_MAX;
     ct_exec_init(&b->exec);
     build_barrier(b);
 }
@@ -440,14 +441,31 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     }
     CT_TRY(ct_boot_allgather(b->comm->boot, b->times, sizeof(double) * (size_t)iters,
                              b->all_times, err));
-    for (int i = 0; i < iters; i++) {
-        double m = 0;
-        for (int r = 0; r < n; r++)
-            if (b->all_times[(size_t)r * (size_t)iters + (size_t)i] > m)
-                m = b->all_times[(size_t)r * (size_t)iters + (size_t)i];
-        out_us[i] = m;
-    }
+    ct_rank_times_combine(b->all_times, n, iters, b->rank_time, out_us);
     return 0;
+}
+
+void ct_rank_times_combine(const double *all, int nranks, int iters, int rank_time, double *out)
+{
+    for (int i = 0; i < iters; i++) {
+        double m = all[i], sum = 0;
+        for (int r = 0; r < nranks; r++) {
+            double v = all[(size_t)r * (size_t)iters + (size_t)i];
+            sum += v;
+            if (rank_time == CT_RANK_TIME_MIN ? v < m : v > m)
+                m = v;
+        }
+        out[i] = rank_time == CT_RANK_TIME_RANK0  ? all[i]
+                 : rank_time == CT_RANK_TIME_MEAN ? sum / nranks
+                                                  : m;
+    }
+}
+
+const char *ct_rank_time_name(int rank_time)
+{
+    static const char *const names[] = {"rank 0's", "the mean of the ranks'", "the fastest rank's",
+                                        "the slowest rank's"};
+    return rank_time >= 0 && rank_time <= CT_RANK_TIME_MAX ? names[rank_time] : "?";
 }
 
 void ct_point_stats(struct ct_point *out, const struct ct_job *j, int nranks, double *t,

@@ -42,6 +42,8 @@ struct ct_bench {
     char barrier_buf[2];
     double *times, *all_times;
     size_t times_cap;
+    /* how a timed sample's per-rank times become one: enum ct_rank_time (nccl-tests -a) */
+    int rank_time;
     int nflight;                  /* in-flight communicators available (0: none) */
     struct ct_comm *flight_comms; /* nflight communicators (borrowed) */
     /* What buf[CT_BUF_SEND] holds: the first `elems` check inputs of (dtype, op, seed) from
@@ -82,6 +84,13 @@ struct ct_point {
 
 #define CT_BENCH_SAMPLED_MIN (16u << 20)
 
+/* A sample's time from its ranks' times, numbered as nccl-tests' -a: rank 0's, the mean,
+ * the fastest rank's, the slowest rank's (colltune's default; nccl-tests' is the mean). */
+enum ct_rank_time { CT_RANK_TIME_RANK0, CT_RANK_TIME_MEAN, CT_RANK_TIME_MIN, CT_RANK_TIME_MAX };
+const char *ct_rank_time_name(int rank_time);
+/* out[i] = the rank_time statistic of sample i over all[r * iters + i], r < nranks */
+void ct_rank_times_combine(const double *all, int nranks, int iters, int rank_time, double *out);
+
 struct ct_bench_cfg {
     int iters, warmup;
     int check; /* verification passes (0 = none) */
@@ -113,8 +122,8 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *a, const struct c
                      struct ct_bench_prep *p, struct ct_err *err);
 void ct_bench_prep_release(struct ct_bench_prep *p);
 /* warmup untimed runs, then iters timed samples, each after a barrier: reps runs back to
- * back; out_us[i] = the slowest rank's time of sample i divided by reps (identical on every
- * rank). Collective.
+ * back; out_us[i] = the slowest rank's time of sample i divided by reps, or the statistic
+ * b->rank_time names (identical on every rank). Collective.
  *
  * One run per sample measures the barrier's exit skew with it: on 2 ranks the rank whose
  * barrier message arrived last leaves one latency after the other, and whether a point

@@ -18,13 +18,18 @@ int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, dou
     return 0;
 }
 
-int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out)
+int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out)
 {
     long v;
-    if (ct_parse_int(arg, lo, 1000000, &v))
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%ld..1000000)", opt, arg, lo);
+    if (ct_parse_int(arg, lo, hi, &v))
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%ld..%ld)", opt, arg, lo, hi);
     *out = (int)v;
     return 0;
+}
+
+int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out)
+{
+    return ct_arg_int(cmd, opt, arg, lo, 1000000, out);
 }
 
 int ct_arg_colls(const char *cmd, char *arg, unsigned *colls)

@@ -47,6 +47,8 @@ struct ct_algo;
 int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, double hi,
                double *out);
 int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out);
+/* An integer in lo..hi. */
+int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
 /* Comma-separated collectives into the CT_COLL_BIT set *colls; algorithms appended to v. */
 int ct_arg_colls(const char *cmd, char *arg, unsigned *colls);
 int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n, size_t max);

@@ -157,6 +157,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             n / ct_shape_rpn(&be.shape),
                             r->cmdline,
                             NULL,
+                            NULL,
                             NULL};
     if (a && be.root)
         ct_table_header(stdout, &m);

@@ -192,8 +192,14 @@ int cmd_model(int argc, char **argv)
     int nranks = r.nrows ? r.rows[0].nranks : 0, nnodes = r.nrows ? r.rows[0].nnodes : 0;
     char tp[96];
     snprintf(tp, sizeof tp, "model:%s (predicted)", r.topo.name);
-    struct ct_run_meta meta = {ct_coll_name(x.q.coll), tp, CT_VERSION, x.q.minb, x.q.maxb,
-                               x.q.factor, 0, 0, 0, nranks, nnodes, NULL, NULL, NULL};
+    struct ct_run_meta meta = {.coll = ct_coll_name(x.q.coll),
+                               .transport = tp,
+                               .version = CT_VERSION,
+                               .minbytes = x.q.minb,
+                               .maxbytes = x.q.maxb,
+                               .stepfactor = x.q.factor,
+                               .nranks = nranks,
+                               .nnodes = nnodes};
     ct_table_header(stdout, &meta);
     for (size_t i = 0; i < r.nrows; i++) {
         struct ct_row row = {.size = r.rows[i].size, .count = r.rows[i].count,

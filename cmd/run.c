@@ -22,7 +22,7 @@ struct run_ctx {
     struct ct_opts o;
     unsigned long long minb, maxb;
     double factor;
-    int iters, warmup, check;
+    int iters, warmup, check, average; /* average: enum ct_rank_time (nccl-tests -a) */
     const char *json, *sizes;
     bool tui, print_boot;
     char cmdline[1024];
@@ -37,19 +37,19 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
         {"quant", 1, 0, O_QUANT}, {"sizes", 1, 0, O_SIZES},
-        CT_OPTS_LONG, {0, 0, 0, 0}};
+        {"average", 1, 0, 'a'}, CT_OPTS_LONG, {0, 0, 0, 0}};
     x->minb = 8;
     x->maxb = 32ull << 20;
     x->factor = 2;
     x->iters = 20;
     x->warmup = 5;
     x->check = 1;
+    x->average = CT_RANK_TIME_MAX;
     ct_opts_init(&x->o);
     opterr = 0;
     optind = 1;
     int c, li, q;
-    long v;
-    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:o:d:h", lo, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:o:d:a:h", lo, &li)) != -1) {
         switch (c) {
         case 'b':
             if (ct_parse_size(optarg, &x->minb))
@@ -66,21 +66,10 @@ static int parse(struct run_ctx *x, int argc, char **argv)
                 return ct_cmd_fail("run", 2, "bad --stepfactor '%s' (a number > 1)", optarg);
             break;
         }
-        case 'n':
-            if (ct_parse_int(optarg, 1, 1000000, &v))
-                return ct_cmd_fail("run", 2, "bad --iters '%s' (1..1000000)", optarg);
-            x->iters = (int)v;
-            break;
-        case 'w':
-            if (ct_parse_int(optarg, 0, 1000000, &v))
-                return ct_cmd_fail("run", 2, "bad --warmup_iters '%s' (0..1000000)", optarg);
-            x->warmup = (int)v;
-            break;
-        case 'c':
-            if (ct_parse_int(optarg, 0, 100, &v))
-                return ct_cmd_fail("run", 2, "bad --check '%s' (0..100)", optarg);
-            x->check = (int)v;
-            break;
+        case 'n': CT_TRY_OPT(ct_arg_iters("run", "iters", optarg, 1, &x->iters)); break;
+        case 'w': CT_TRY_OPT(ct_arg_iters("run", "warmup_iters", optarg, 0, &x->warmup)); break;
+        case 'a': CT_TRY_OPT(ct_arg_int("run", "average", optarg, 0, 3, &x->average)); break;
+        case 'c': CT_TRY_OPT(ct_arg_int("run", "check", optarg, 0, 100, &x->check)); break;
         case 'o': CT_TRY_OPT(ct_opts_set_op(&x->o, "run", optarg)); break;
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
@@ -115,6 +104,8 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         return ct_cmd_fail("run", 2, "sizes must be multiples of the %s size (%zu bytes)",
                            ct_dtype_name(x->o.dtype), es);
     CT_TRY_OPT(ct_opts_check(&x->o, "run"));
+    if (x->average != CT_RANK_TIME_MAX && x->o.lib)
+        return ct_cmd_fail("run", 2, "--average: the library engines report the slowest rank");
     return 0;
 }
 
@@ -133,6 +124,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_bench b;
     struct ct_nccl *nccl = NULL; /* --lib nccl: NCCL measures instead of colltune */
     ct_bench_init(&b, &comm, 0x5eed);
+    b.rank_time = x->average;
     const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
     size_t es = ct_dtype_size(x->o.dtype);
     struct ct_live live;
@@ -154,9 +146,10 @@ static int run_rank(struct ct_boot *boot, void *arg)
     const char *quant = x->o.quant ? ct_quant_name(x->o.quant) : NULL;
     snprintf(algo_q, sizeof algo_q, "%s%s%s", nccl ? "nccl" : x->o.algo->name, quant ? ":" : "",
              quant ? quant : "");
+    const char *rt = x->average != CT_RANK_TIME_MAX ? ct_rank_time_name(x->average) : NULL;
     struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
                             x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                            comm.size, comm.nnodes, x->cmdline, ranks, quant};
+                            comm.size, comm.nnodes, x->cmdline, ranks, quant, rt};
     if (comm.rank == 0 && ranks && !deferred)
         ct_table_header(stdout, &m);
     for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {

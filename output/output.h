@@ -43,6 +43,7 @@ struct ct_run_meta {
     const char *args; /* the command line */
     const struct ct_rank_info *ranks;
     const char *quant; /* NULL: exact; else every row is quantized to this format */
+    const char *rank_time; /* NULL: a sample's time is the slowest rank's; else whose it is */
 };
 
 /* nccl-tests-style table */

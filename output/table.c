@@ -17,6 +17,8 @@ void ct_table_header(FILE *f, const struct ct_run_meta *m)
         fprintf(f, "#  Rank %2d Group  0 Pid %6ld on %10s device  0 [cpu] node %d local %d\n", r,
                 m->ranks[r].pid, m->ranks[r].host, m->ranks[r].node, m->ranks[r].local_rank);
     fprintf(f, "#\n");
+    if (m->rank_time)
+        fprintf(f, "# time: the median over iterations of %s time (-a)\n#\n", m->rank_time);
     if (m->quant) {
         fprintf(f, "# Quantized: %s on the wire, block-scaled (one float32 scale per 256 "
                    "elements); results are NOT exact.\n", m->quant);

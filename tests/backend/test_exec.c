@@ -453,3 +453,17 @@ Test(exec, the_reserve_covers_every_candidates_scratch)
     cr_assert_gt(r[CT_BUF_SCRATCH], msg, "bruck's scratch: %zu bytes for %zu", r[CT_BUF_SCRATCH],
                  msg);
 }
+
+Test(exec, a_sample_is_the_statistic_of_its_ranks_times)
+{
+    /* 3 ranks x 2 samples, rank-major as ct_bench_time gathers them */
+    const double all[] = {2, 9, 5, 1, 8, 3};
+    const double want[4][2] = {{2, 9}, {5, 13.0 / 3}, {2, 1}, {8, 9}};
+    for (int s = CT_RANK_TIME_RANK0; s <= CT_RANK_TIME_MAX; s++) {
+        double out[2];
+        ct_rank_times_combine(all, 3, 2, s, out);
+        for (int i = 0; i < 2; i++)
+            cr_assert_float_eq(out[i], want[s][i], 1e-12, "%s time of sample %d: %g, want %g",
+                               ct_rank_time_name(s), i, out[i], want[s][i]);
+    }
+}

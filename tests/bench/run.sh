@@ -6,7 +6,8 @@
 #  - colltune run --local 2 and --local 4 (4 ranks on the host's cores: oversubscribed on a
 #    2-core machine), every algorithm of each collective, float32 sum, 8 B..128 MiB x16,
 #    with registered buffers (the default: the run's buffers live in the shm symmetric heap)
-#    and, for AllReduce on 2 ranks, unregistered ones (COLLTUNE_SHM_UNREGISTERED=1);
+#    and, for AllReduce on 2 ranks, unregistered ones (COLLTUNE_SHM_UNREGISTERED=1); 8 and
+#    128 B on 2 ranks also timed as the mean of the ranks' times (-a 1; see below);
 #  - peak RSS per rank of a 128 MiB AllReduce.
 # Everything is repeated BENCH_REPS times (default 2) and the best time per size is kept, since
 # the machine may be shared. Prints the ratios (tests/bench/report.py); it does not pass or
@@ -62,6 +63,16 @@ while [ "$rep" -le "$REPS" ]; do
                     fi
                 done
             done
+            # the small sizes again, timed as the mean of the ranks' times (nccl-tests' -a 1)
+            # beside the slowest rank's: the limit kernel prints rank 0's time of iterations
+            # that end in a barrier, so that its ranks' times are within a few percent of each
+            # other, while a collective without a closing barrier leaves its ranks apart by the
+            # barrier's exit skew (AllReduce 128 B: rank 0 0.25 or 0.52 us, by which rank
+            # leaves the barrier first)
+            f="$out/ct-$c-2-mean-$a-$rep"
+            ./colltune run --local 2 --transport shm --coll $c --algo "$a" -a 1 \
+                -b "$MINB" -e 128 -f "$FACTOR" -n "$ITERS" -w 5 -c 1 \
+                --json "$f.json" > "$f.txt" 2>&1 || rm -f "$f.json"
         done
     done
     rep=$((rep + 1))

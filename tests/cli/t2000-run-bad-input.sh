@@ -27,4 +27,7 @@ usage_error "ranks per node not dividing" -- $R --local 3 --ranks-per-node 2
 usage_error "stray argument" -- $R extra
 usage_error "bad torus" -- $R --torus 4by4
 usage_error "bad timeout" -- $R --timeout -1
+usage_error "average out of range" -- $R -a 4
+usage_error "average not a number" -- $R --average max
+usage_error "average with a library engine" -- $R -a 1 --lib ompi
 done_testing

@@ -23,6 +23,21 @@ $COLLTUNE run --local 2 -b 6 -e 6 -d bfloat16 -o avg -n 2 -w 0 >"$TMP/out" 2>&1 
 $COLLTUNE run --local 2 -b 8 -e 64 -n 2 -w 0 --json "$TMP/r.json" >/dev/null 2>&1 &&
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='colltune-results/1'; assert all(r['wrong']==0 for r in d['results']); assert len(d['layout']['ranks'])==2" "$TMP/r.json" \
     && ok "results JSON" || not_ok "results JSON"
+# -a (nccl-tests' --average): whose time a sample is, said in the header and in the JSON
+for a in 0 1 2; do
+    if $COLLTUNE run --local 2 -b 8 -e 1K -f 4 -n 20 -w 2 -a $a --json "$TMP/a.json" >"$TMP/out" 2>&1 &&
+        grep -q "^# time: the median over iterations of .* time (-a)" "$TMP/out" &&
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['args']['rank_time']==sys.argv[2]" \
+            "$TMP/a.json" "$(sed -n 's/^# time: the median over iterations of \(.*\) time (-a)$/\1/p' "$TMP/out")"; then
+        ok "run -a $a"
+    else
+        not_ok "run -a $a"; tail -5 "$TMP/out" | sed 's/^/#   /'
+    fi
+done
+$COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 -a 3 --json "$TMP/a.json" >"$TMP/out" 2>&1 &&
+    ! grep -q "^# time:" "$TMP/out" &&
+    python3 -c "import json,sys; assert 'rank_time' not in json.load(open(sys.argv[1]))['args']" "$TMP/a.json" \
+    && ok "run -a 3 is the default: the slowest rank" || not_ok "run -a 3 is the default"
 # launcher environment: two separately started processes rendezvous at COLLTUNE_ROOT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 for tp in shm tcp; do
