@@ -65,10 +65,11 @@ while [ "$rep" -le "$REPS" ]; do
             done
             # the small sizes again, timed as the mean of the ranks' times (nccl-tests' -a 1)
             # beside the slowest rank's: the limit kernel prints rank 0's time of iterations
-            # that end in a barrier, so that its ranks' times are within a few percent of each
-            # other, while a collective without a closing barrier leaves its ranks apart by the
-            # barrier's exit skew (AllReduce 128 B: rank 0 0.25 or 0.52 us, by which rank
-            # leaves the barrier first)
+            # that end in a barrier, which keeps its ranks' times close (128 B: rank 0 0.25-
+            # 0.27 us, rank 1 0.28-0.34, its slowest rank 0.34-0.45, read with a copy that
+            # printed them all), while a collective without a closing barrier leaves its ranks
+            # apart by the exit skew of the barrier before it (AllReduce 128 B: 0.25 and 0.52
+            # us). The mean against the limit's rank 0, its faster rank, is the like figure.
             f="$out/ct-$c-2-mean-$a-$rep"
             ./colltune run --local 2 --transport shm --coll $c --algo "$a" -a 1 \
                 -b "$MINB" -e 128 -f "$FACTOR" -n "$ITERS" -w 5 -c 1 \
