@@ -59,38 +59,45 @@ for coll in COLLS:
     un2 = colltune(coll, 2, "unreg") if coll == "allreduce" else {}
     mean2 = colltune(coll, 2, "mean")
     print()
-    print("## %s: busbw GB/s (time us), x limit = colltune / limit (2 ranks)" % coll)
-    hdr = "%10s %22s %12s %22s %8s" % ("size", "limit", "2 ranks", "best algorithm", "x limit")
+    print("## %s: busbw GB/s (time us), x limit = colltune / limit (2 ranks; colltune's time the"
+          " mean of the ranks', -a 1, as the limit's is rank 0's of barrier-ended iterations;"
+          " 'slowest' the slowest rank's, -a 3)" % coll)
+    hdr = "%10s %22s %12s %22s %8s %8s" % ("size", "limit", "2 ranks", "best algorithm", "x limit",
+                                          "slowest")
     if coll == "allreduce":
         hdr += " %20s %8s %20s" % ("unregistered", "x limit", "ompi (x ompi)")
     hdr += " %30s" % "4 ranks (oversubscribed)"
     print(hdr)
-    xl, xo = [], []
+    xl, xw, xo = [], [], []
     for s in sorted(set(lim) | set(ct2)):
-        l, c, c4 = lim.get(s), ct2.get(s), ct4.get(s)
+        l, c, w, c4 = lim.get(s), mean2.get(s) or ct2.get(s), ct2.get(s), ct4.get(s)
         r = c[1] / l[1] if l and c and l[1] > 0 else float("nan")
+        rw = w[1] / l[1] if l and w and l[1] > 0 else float("nan")
         if s >= 32 << 10:
             xl.append((s, r))
-        row = "%10s %22s %12s %22s %8.2f" % (
+            xw.append((s, rw))
+        row = "%10s %22s %12s %22s %8.2f %8.2f" % (
             human(s), "%.2f (%.2f)" % (l[1], l[0]) if l else "-",
-            "%.2f (%.2f)" % (c[1], c[0]) if c else "-", c[2] if c else "-", r)
+            "%.2f (%.2f)" % (c[1], c[0]) if c else "-", c[2] if c else "-", r, rw)
         if coll == "allreduce":
             u, o = un2.get(s), ompi.get(s)
             ru = u[1] / l[1] if u and l and l[1] > 0 else float("nan")
-            ro = o[0] / c[0] if o and c and c[0] > 0 else float("nan")
+            ro = o[0] / w[0] if o and w and w[0] > 0 else float("nan")
             xo.append(ro)
             row += " %20s %8.2f %20s" % ("%.2f (%s)" % (u[1], u[2]) if u else "-", ru,
                                           "%.2f (%.2fx)" % (o[1], ro) if o else "-")
         row += " %30s" % ("%.2f (%.2f us, %s)" % (c4[1], c4[0], c4[2]) if c4 else "-")
         print(row)
     if xl:
-        lo = min(xl, key=lambda x: x[1])
-        print("%s: colltune/limit from 32 KiB: min %.2f at %s, geomean %.2f" %
-              (coll, lo[1], human(lo[0]), geo([x[1] for x in xl])))
-        summary.append("%s x limit >= 32 KiB: min %.2f (%s)" % (coll, lo[1], human(lo[0])))
+        lo, lw = min(xl, key=lambda x: x[1]), min(xw, key=lambda x: x[1])
+        print("%s: colltune/limit from 32 KiB: min %.2f at %s, geomean %.2f (slowest rank: min "
+              "%.2f at %s, geomean %.2f)" % (coll, lo[1], human(lo[0]), geo([x[1] for x in xl]),
+                                             lw[1], human(lw[0]), geo([x[1] for x in xw])))
+        summary.append("%s x limit >= 32 KiB: min %.2f (%s; slowest rank %.2f)" %
+                       (coll, lo[1], human(lo[0]), lw[1]))
     # latency: the limit prints rank 0's time (its iterations end in a barrier, so its ranks'
     # times agree); colltune's mean of the ranks' times is the like figure, its slowest rank's
-    # (the tables above) includes the barrier's exit skew
+    # includes the barrier's exit skew
     for s in (8, 128):
         if s in lim and s in mean2 and s in ct2:
             m, w = mean2[s][0] / lim[s][0], ct2[s][0] / lim[s][0]

@@ -6,8 +6,15 @@
 #  - colltune run --local 2 and --local 4 (4 ranks on the host's cores: oversubscribed on a
 #    2-core machine), every algorithm of each collective, float32 sum, 8 B..128 MiB x16,
 #    with registered buffers (the default: the run's buffers live in the shm symmetric heap)
-#    and, for AllReduce on 2 ranks, unregistered ones (COLLTUNE_SHM_UNREGISTERED=1); 8 and
-#    128 B on 2 ranks also timed as the mean of the ranks' times (-a 1; see below);
+#    and, for AllReduce on 2 ranks, unregistered ones (COLLTUNE_SHM_UNREGISTERED=1); each
+#    2-rank registered run twice: a sample's time the slowest rank's (-a 3, colltune's
+#    default, the figure against Open MPI, whose benchmark times the same way) and the mean
+#    of the ranks' times (-a 1, nccl-tests' default), the figure against the limit kernels:
+#    they print rank 0's time of iterations that end in a barrier, which keeps their ranks'
+#    times close (shm_limit at 128 B: rank 0 0.25-0.27 us, rank 1 0.28-0.34, slowest rank
+#    0.34-0.45, read with a copy that printed them all), while a collective without a
+#    closing barrier leaves its ranks apart by the exit skew of the barrier before it
+#    (AllReduce 128 B: 0.25 and 0.52 us). The report prints both ratios;
 #  - peak RSS per rank of a 128 MiB AllReduce.
 # Everything is repeated BENCH_REPS times (default 2) and the best time per size is kept, since
 # the machine may be shared. Prints the ratios (tests/bench/report.py); it does not pass or
@@ -51,29 +58,20 @@ while [ "$rep" -le "$REPS" ]; do
     for c in $colls; do
         for a in $(./colltune list algos | awk -v c=$c '{for (i = 2; i <= NF; i++) if ($i == c) print $1}'); do
             for n in 2 4; do
-                for reg in reg unreg; do
-                    [ $reg = unreg ] && { [ $c = allreduce ] && [ $n = 2 ] || continue; }
-                    f="$out/ct-$c-$n-$reg-$a-$rep"
-                    ur=; [ $reg = unreg ] && ur=1
+                for v in reg unreg mean; do
+                    [ $v = unreg ] && { [ $c = allreduce ] && [ $n = 2 ] || continue; }
+                    [ $v = mean ] && [ $n != 2 ] && continue
+                    f="$out/ct-$c-$n-$v-$a-$rep"
+                    ur=; [ $v = unreg ] && ur=1
+                    av=3; [ $v = mean ] && av=1
                     if ! COLLTUNE_SHM_UNREGISTERED=$ur ./colltune run --local $n --transport shm --coll $c --algo "$a" \
-                        -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" -w 5 -c 1 \
+                        -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" -w 5 -c 1 -a $av \
                         --json "$f.json" > "$f.txt" 2>&1; then
                         rm -f "$f.json"
-                        [ $rep = 1 ] && [ $reg = reg ] && echo "bench: $c $a on $n ranks did not run: $(tail -1 "$f.txt")" >&2
+                        [ $rep = 1 ] && [ $v = reg ] && echo "bench: $c $a on $n ranks did not run: $(tail -1 "$f.txt")" >&2
                     fi
                 done
             done
-            # the small sizes again, timed as the mean of the ranks' times (nccl-tests' -a 1)
-            # beside the slowest rank's: the limit kernel prints rank 0's time of iterations
-            # that end in a barrier, which keeps its ranks' times close (128 B: rank 0 0.25-
-            # 0.27 us, rank 1 0.28-0.34, its slowest rank 0.34-0.45, read with a copy that
-            # printed them all), while a collective without a closing barrier leaves its ranks
-            # apart by the exit skew of the barrier before it (AllReduce 128 B: 0.25 and 0.52
-            # us). The mean against the limit's rank 0, its faster rank, is the like figure.
-            f="$out/ct-$c-2-mean-$a-$rep"
-            ./colltune run --local 2 --transport shm --coll $c --algo "$a" -a 1 \
-                -b "$MINB" -e 128 -f "$FACTOR" -n "$ITERS" -w 5 -c 1 \
-                --json "$f.json" > "$f.txt" 2>&1 || rm -f "$f.json"
         done
     done
     rep=$((rep + 1))
