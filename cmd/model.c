@@ -140,6 +140,8 @@ static int calibrate(struct model_ctx *x)
            t.copy_gbps, t.step_us, t.slice_us, t.msg_us);
     if (c.nnodes > 1)
         printf("; nic alpha %.3g us, %.4g GB/s", t.nic.alpha_us, t.nic.gbps);
+    if (t.cores_per_node > 0 && t.ranks_per_node > t.cores_per_node)
+        printf("; %d ranks per node share %d cores", t.ranks_per_node, t.cores_per_node);
     printf("\n# %-14s %12s %12s %12s %8s\n", "algo", "size(B)", "measured", "predicted", "error");
     for (size_t i = 0; i < c.n; i++)
         printf("  %-14s %12llu %12.2f %12.2f %+7.1f%%\n", c.pts[i].algo,

@@ -21,8 +21,20 @@
  * one direction run back to back (the executor's per-peer group). A step ends when all
  * its communication is done; its local ops (copy, reduce) follow; each communication
  * step adds step_us, and msg_us for every peer a rank sends to in it (a rank posts its
- * sends one after another: the software's post and the NIC's message rate). A message starts when both its sender's and its receiver's steps
- * have started. The schedule is the truth: no closed form per algorithm.
+ * sends one after another: the software's post and the NIC's message rate). A message starts when
+ * both its sender's and its receiver's steps have started. The schedule is the truth: no closed
+ * form per algorithm.
+ *
+ * Time sharing. With cores_per_node C > 0 and more ranks on a node than C (4 ranks on a
+ * 2-core host), the ranks' work shares the cores: every part of a rank's step (latency,
+ * transfer, reduction, overheads: a rank that waits sleeps, one that works needs a core)
+ * takes max(1, k / C) times as long, where k is the mean number of the node's ranks busy
+ * during that step (itself included). In lockstep every rank of the node is busy in every
+ * step (k = ranks on the node); on a timeline, k comes from a first pass without sharing:
+ * the time each other rank of the node spends inside its own steps' transfers and local
+ * work (from the moment its messages can start) overlapping this step's, over this
+ * step's length. So a chain (simple-ring), with two ranks busy at a time, keeps its
+ * speed on 2 cores while a ring of 4 runs at half.
  *
  * Symmetry. When every sampled rank's schedule has the same steps with each peer a
  * fixed shift (r + d mod p) or xor (r ^ d) of the rank, all ranks are priced as one
@@ -67,6 +79,7 @@ struct ct_mtopo {
     double step_us;      /* synchronisation overhead of each communication step */
     double msg_us;       /* per peer a rank sends to in one step (posting, message rate) */
     double slice_us;     /* overhead of each slice after an op's first */
+    int cores_per_node;  /* CPU cores a node's ranks share (0: one each, no time sharing) */
     char intra_transport[16], inter_transport[16]; /* what the classes stand for (calibration) */
     char source[512]; /* where the numbers come from (preset citations, calibration) */
 };

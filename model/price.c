@@ -98,6 +98,12 @@ static double us_per_byte(double gbps)
     return gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0;
 }
 
+/* Time sharing (model.h): how much longer a step takes with k of the node's ranks busy. */
+static double share(const struct ct_mtopo *t, double k)
+{
+    return t->cores_per_node > 0 && k > t->cores_per_node ? k / t->cores_per_node : 1;
+}
+
 static double group_us(const struct ct_mtopo *t, const struct xargs *x, double alpha,
                        double inv, uint64_t bytes, uint32_t slices, uint64_t rr)
 {
@@ -489,7 +495,9 @@ static double price_symmetric(struct ct_model *m, const struct xargs *x, const s
         total += comm + loc[st];
     }
     free(keys);
-    return total;
+    /* in lockstep every rank of a node is busy in every step */
+    int rpn = m->t.ranks_per_node < p ? m->t.ranks_per_node : p;
+    return total * share(&m->t, rpn);
 }
 
 /* ---- timeline of a period of ranks ---------------------------------------------------- */
@@ -528,6 +536,117 @@ static int cmp_keyed(const void *a, const void *b)
  * The send groups of each step index share the links, max-min fair, every replica of
  * them too; each group costs what its slowest replica costs (patterns cached).
  */
+/* What a pass over the timeline reads: the ranks' groups and their messages' partners. */
+struct tl {
+    const struct ct_mtopo *t;
+    const struct xargs *x;
+    const struct rankv *v;
+    int P;
+    const size_t *base;
+    const uint32_t *partner;
+    const int32_t *owner;
+    const struct pat **gpat;
+    const uint32_t *gk;
+};
+
+/*
+ * Each rank's step start times (start[r][st], zero on entry; start[r][nsteps] its end), each
+ * step's duration times stretch[r][st] (NULL: 1), and when each step's work can begin
+ * (busy0: its first message can start, else its start). False when the schedule deadlocks.
+ * Worklist: a rank is tried again only when a peer it may wait on reaches a new step (the
+ * peers of that step's groups), so the pass is linear in the groups.
+ */
+static bool tl_pass(const struct tl *c, double *const *stretch, double **start, double **busy0)
+{
+    const struct ct_mtopo *t = c->t;
+    const struct rankv *v = c->v;
+    const size_t *base = c->base;
+    int P = c->P, done = 0, *queue = ct_xmalloc((size_t)P * sizeof *queue), qh = 0, qn = 0;
+    uint32_t *ptr = ct_xcalloc((size_t)P, sizeof *ptr);
+    bool *queued = ct_xcalloc((size_t)P, sizeof *queued);
+    for (int r = 0; r < P; r++) {
+        done += v[r].nsteps == 0;
+        queue[qn++] = r;
+        queued[r] = true;
+    }
+    while (qn > 0) {
+        int r = queue[qh];
+        qh = (qh + 1) % P;
+        qn--;
+        queued[r] = false;
+        while (ptr[r] < v[r].nsteps) {
+            uint32_t st = ptr[r];
+            bool ready = true;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1] && ready; i++) {
+                uint32_t q = c->partner[base[r] + i];
+                int o = c->owner[q];
+                ready = ptr[o] >= v[o].g[q - base[o]].step;
+            }
+            if (!ready)
+                break;
+            double f = stretch ? stretch[r][st] : 1, t0 = start[r][st], end = t0, b0 = INFINITY;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++) {
+                uint32_t me = (uint32_t)(base[r] + i), q = c->partner[me];
+                int o = c->owner[q];
+                const struct grp *g = &v[r].g[i], *h = &v[o].g[q - base[o]];
+                uint32_t sg = g->send ? me : q;
+                const struct grp *sgp = g->send ? g : h, *rgp = g->send ? h : g;
+                const struct pat *pt = c->gpat[sg];
+                double s0 = t0 > start[o][h->step] ? t0 : start[o][h->step];
+                b0 = s0 < b0 ? s0 : b0;
+                for (uint32_t k = pt->front_off[c->gk[sg]]; k < pt->front_off[c->gk[sg] + 1]; k++) {
+                    double e = s0 + f * group_us(t, c->x, pt->front[k][0], pt->front[k][1],
+                                                 sgp->bytes, sgp->slices, rgp->rr);
+                    if (e > end)
+                        end = e;
+                }
+            }
+            if (v[r].sfirst[st + 1] > v[r].sfirst[st])
+                end += f * t->step_us;
+            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++)
+                end += v[r].g[i].send ? f * t->msg_us : 0;
+            start[r][st + 1] = end + f * v[r].local_us[st];
+            busy0[r][st] = b0 < INFINITY ? b0 : t0;
+            if (++ptr[r] == v[r].nsteps) {
+                done++;
+                break;
+            }
+            /* r stands at a new step: the peers of its groups may have waited for it */
+            for (uint32_t i = v[r].sfirst[ptr[r]]; i < v[r].sfirst[ptr[r] + 1]; i++) {
+                int o = v[r].g[i].peer % P;
+                if (!queued[o] && ptr[o] < v[o].nsteps) {
+                    queue[(qh + qn) % P] = o;
+                    qn++;
+                    queued[o] = true;
+                }
+            }
+        }
+    }
+    free(ptr);
+    free(queue);
+    free(queued);
+    return done == P;
+}
+
+/* Time inside [a0, a1) covered by the increasing, disjoint intervals [b0[i], b1[i]), i < n. */
+static double overlap(double a0, double a1, const double *b0, const double *b1, uint32_t n)
+{
+    uint32_t lo = 0, hi = n; /* the first interval ending after a0 */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b1[mid] > a0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    double s = 0;
+    for (uint32_t i = lo; i < n && b0[i] < a1; i++) {
+        double x0 = b0[i] > a0 ? b0[i] : a0, x1 = b1[i] < a1 ? b1[i] : a1;
+        s += x1 > x0 ? x1 - x0 : 0;
+    }
+    return s;
+}
+
 static int timeline(struct ct_model *m, const struct xargs *x, const char *name,
                     const struct rankv *v, int P, int p, double *out_us, struct ct_err *err)
 {
@@ -621,71 +740,34 @@ static int timeline(struct ct_model *m, const struct xargs *x, const char *name,
     }
     free(keys);
     free(rel);
-    /* worklist: a rank is tried again only when a peer it may wait on reaches a new step
-     * (the peers of that step's groups), so the pass is linear in the groups */
-    double **start = ct_xmalloc((size_t)P * sizeof *start);
-    uint32_t *ptr = ct_xcalloc((size_t)P, sizeof *ptr);
-    int done = 0, *queue = ct_xmalloc((size_t)P * sizeof *queue), qh = 0, qn = 0;
-    bool *queued = ct_xcalloc((size_t)P, sizeof *queued);
+    double **start = ct_xmalloc((size_t)P * sizeof *start),
+           **busy0 = ct_xmalloc((size_t)P * sizeof *busy0), **stretch = NULL;
     for (int r = 0; r < P; r++) {
         start[r] = ct_xcalloc(v[r].nsteps + 1, sizeof **start);
-        done += v[r].nsteps == 0;
-        queue[qn++] = r;
-        queued[r] = true;
+        busy0[r] = ct_xcalloc(v[r].nsteps + 1, sizeof **busy0);
     }
-    while (qn > 0 && !rc) {
-        int r = queue[qh];
-        qh = (qh + 1) % P;
-        qn--;
-        queued[r] = false;
-        while (ptr[r] < v[r].nsteps) {
-            uint32_t st = ptr[r];
-            bool ready = true;
-            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1] && ready; i++) {
-                uint32_t q = partner[base[r] + i];
-                int o = owner[q];
-                ready = ptr[o] >= v[o].g[q - base[o]].step;
-            }
-            if (!ready)
-                break;
-            double t0 = start[r][st], end = t0;
-            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++) {
-                uint32_t me = (uint32_t)(base[r] + i), q = partner[me];
-                int o = owner[q];
-                const struct grp *g = &v[r].g[i], *h = &v[o].g[q - base[o]];
-                uint32_t sg = g->send ? me : q;
-                const struct grp *sgp = g->send ? g : h, *rgp = g->send ? h : g;
-                const struct pat *pt = gpat[sg];
-                double s0 = t0 > start[o][h->step] ? t0 : start[o][h->step];
-                for (uint32_t f = pt->front_off[gk[sg]]; f < pt->front_off[gk[sg] + 1]; f++) {
-                    double e = s0 + group_us(t, x, pt->front[f][0], pt->front[f][1], sgp->bytes,
-                                             sgp->slices, rgp->rr);
-                    if (e > end)
-                        end = e;
-                }
-            }
-            if (v[r].sfirst[st + 1] > v[r].sfirst[st])
-                end += t->step_us;
-            for (uint32_t i = v[r].sfirst[st]; i < v[r].sfirst[st + 1]; i++)
-                end += v[r].g[i].send ? t->msg_us : 0;
-            start[r][st + 1] = end + v[r].local_us[st];
-            if (++ptr[r] == v[r].nsteps) {
-                done++;
-                break;
-            }
-            /* r stands at a new step: the peers of its groups may have waited for it */
-            for (uint32_t i = v[r].sfirst[ptr[r]]; i < v[r].sfirst[ptr[r] + 1]; i++) {
-                int o = v[r].g[i].peer % P;
-                if (!queued[o] && ptr[o] < v[o].nsteps) {
-                    queue[(qh + qn) % P] = o;
-                    qn++;
-                    queued[o] = true;
-                }
+    struct tl tl = {t, x, v, P, base, partner, owner, gpat, gk};
+    if (!rc && !tl_pass(&tl, NULL, start, busy0))
+        rc = ct_err_set(err, CT_EINVAL, "%s: the schedule deadlocks when priced", name);
+    int rpn = t->ranks_per_node < p ? t->ranks_per_node : p;
+    if (!rc && t->cores_per_node > 0 && rpn > t->cores_per_node) {
+        /* time sharing: stretch each step by the node's ranks busy beside it, then again */
+        stretch = ct_xmalloc((size_t)P * sizeof *stretch);
+        for (int r = 0; r < P; r++) {
+            stretch[r] = ct_xcalloc(v[r].nsteps + 1, sizeof **stretch);
+            for (uint32_t st = 0; st < v[r].nsteps; st++) {
+                double a0 = busy0[r][st], a1 = start[r][st + 1], k = 1;
+                for (int q = r / rpn * rpn; a1 > a0 && q < (r / rpn + 1) * rpn && q < p; q++)
+                    if (q != r)
+                        k += overlap(a0, a1, busy0[q % P], start[q % P] + 1, v[q % P].nsteps) /
+                             (a1 - a0);
+                stretch[r][st] = share(t, k);
             }
         }
+        for (int r = 0; r < P; r++)
+            memset(start[r], 0, (v[r].nsteps + 1) * sizeof **start);
+        tl_pass(&tl, stretch, start, busy0);
     }
-    if (!rc && done < P)
-        rc = ct_err_set(err, CT_EINVAL, "%s: the schedule deadlocks when priced", name);
     if (!rc) {
         double tmax = 0;
         for (int r = 0; r < P; r++)
@@ -693,12 +775,15 @@ static int timeline(struct ct_model *m, const struct xargs *x, const char *name,
                 tmax = start[r][v[r].nsteps];
         *out_us = tmax;
     }
-    for (int r = 0; r < P; r++)
+    for (int r = 0; r < P; r++) {
         free(start[r]);
+        free(busy0[r]);
+        if (stretch)
+            free(stretch[r]);
+    }
     free(start);
-    free(ptr);
-    free(queue);
-    free(queued);
+    free(busy0);
+    free(stretch);
     free(gpat);
     free(gk);
     free(partner);

@@ -26,6 +26,8 @@ static int from_probe(const struct ct_topo *pt, struct ct_mtopo *t, struct ct_er
         t->ranks_per_node = (int)pt->n_accel;
     else if (pt->npus > 1)
         t->ranks_per_node = pt->npus;
+    if (pt->npus > 0) /* the ranks' work shares them (time sharing beyond one rank each) */
+        t->cores_per_node = pt->npus;
     if (pt->torus_rows > 0 && pt->torus_rows * pt->torus_cols == t->ranks_per_node) {
         t->torus_rows = pt->torus_rows;
         t->torus_cols = pt->torus_cols;

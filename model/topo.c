@@ -63,6 +63,9 @@ int ct_mtopo_check(const struct ct_mtopo *t, struct ct_err *err)
         (t->torus_rows > 0 && t->torus_rows * t->torus_cols != t->ranks_per_node))
         return ct_err_set(err, CT_EINVAL, "topology '%s': a %dx%d torus does not hold the %d ranks "
                           "of a node", nm, t->torus_rows, t->torus_cols, t->ranks_per_node);
+    if (t->cores_per_node < 0)
+        return ct_err_set(err, CT_EINVAL, "topology '%s': node.cores %d is negative", nm,
+                          t->cores_per_node);
     const double v[] = {t->intra.alpha_us, t->nic.alpha_us, t->hop_us, t->gamma_gbps,
                         t->copy_gbps, t->step_us, t->slice_us, t->msg_us};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -149,6 +152,7 @@ int ct_mtopo_parse(const char *text, const char *what, struct ct_mtopo *t, struc
         (rc = str(&r, doc, "", "source", t->source, sizeof t->source)) < 0 ||
         (rc = inum(&r, node, "node.", "ranks", &t->ranks_per_node)) < 0 ||
         (rc = inum(&r, node, "node.", "rails", &t->rails)) < 0 ||
+        (rc = inum(&r, node, "node.", "cores", &t->cores_per_node)) < 0 ||
         (rc = str(&r, node, "node.", "torus", tor, sizeof tor)) < 0 ||
         (rc = cls(&r, node, "intra", &t->intra, t->intra_transport, sizeof t->intra_transport)) < 0 ||
         (rc = cls(&r, node, "nic", &t->nic, t->inter_transport, sizeof t->inter_transport)) < 0 ||
@@ -206,6 +210,8 @@ int ct_mtopo_save(const char *path, const struct ct_mtopo *t, struct ct_err *err
     json_object_set_new(doc, "source", json_string(t->source));
     json_object_set_new(node, "ranks", json_integer(t->ranks_per_node));
     json_object_set_new(node, "rails", json_integer(t->rails));
+    if (t->cores_per_node > 0)
+        json_object_set_new(node, "cores", json_integer(t->cores_per_node));
     if (t->torus_rows > 0) {
         char tor[32];
         snprintf(tor, sizeof tor, "%dx%d", t->torus_rows, t->torus_cols);

@@ -18,6 +18,18 @@ usage_error "bad net spec" -- $M --node dgx-h100 --net dragonfly
 usage_error "unknown algorithm" -- $M --node dgx-h100 --algos ring,nosuch
 expect 1 "missing topology file (I/O)" -- $M --topology "$TMP/none.json"
 usage_error "calibrate from a non-results file" -- $M --calibrate "$TMP/neg.json"
+printf '{%s,"node":{"ranks":4,"cores":-1,"intra":{"alpha_us":1,"gbps":5}}}\n' "$hdr" >"$TMP/negcores.json"
+usage_error "negative core count" -- $M --topology "$TMP/negcores.json"
+# time sharing: 4 ranks on 2 cores take twice as long in lockstep (ring) as on 4
+for k in 2 4; do
+    printf '{%s,"node":{"ranks":4,"cores":%d,"intra":{"alpha_us":1,"gbps":5}}}\n' "$hdr" $k >"$TMP/cores$k.json"
+    $M --topology "$TMP/cores$k.json" --algo ring -b 1M -e 1M --json "$TMP/c$k.json" >/dev/null 2>&1
+done
+if python3 -c "
+import json
+t = [json.load(open('$TMP/c%d.json' % k))['results'][0]['time_us'] for k in (2, 4)]
+assert abs(t[0] / t[1] - 2) < 1e-6, t" 2>/dev/null; then
+    ok "4 ranks on 2 cores: ring priced twice as long as on 4"; else not_ok "time sharing"; fi
 
 expect 0 "dgx-h100 x 4 nodes, every algorithm" -- \
     $M --node dgx-h100 --nodes 4 --coll allreduce -b 1K -e 64M -f 8 --json "$TMP/m.json"

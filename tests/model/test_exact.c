@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/model.h"
 
@@ -336,4 +337,61 @@ Test(exact, message_overhead_counts_every_send)
         ct_model_free(m0);
         ct_model_free(m1);
     }
+}
+
+/* Time sharing: 4 ranks on a node of 2 cores. In lockstep every rank is busy in every step,
+ * so each step takes twice as long: ring allreduce costs exactly twice its price without
+ * sharing, and so does its full timeline (each rank's steps overlap the other three's).
+ * simple-ring's chain keeps two ranks busy at a time (the sender and the receiver of a
+ * hop): on 2 cores its price does not change, on 1 core it doubles. 4 cores: no sharing. */
+Test(sharing, ranks_beyond_cores_share_them)
+{
+    const int p = 4;
+    uint64_t c = count_of(p) << 6;
+    struct ct_mtopo t0 = textbook(p), t2 = textbook(p), t1 = textbook(p), t4 = textbook(p);
+    t2.cores_per_node = 2;
+    t1.cores_per_node = 1;
+    t4.cores_per_node = 4;
+    struct ct_model *m0 = ct_model_new(&t0), *m2 = ct_model_new(&t2), *m1 = ct_model_new(&t1),
+                    *m4 = ct_model_new(&t4), *f0 = ct_model_new(&t0), *f2 = ct_model_new(&t2);
+    ct_model_set_symmetry(f0, false);
+    ct_model_set_symmetry(f2, false);
+    double ring0 = price(m0, "ring", CT_ALLREDUCE, p, c);
+    expect("ring, 2 cores", p, price(m2, "ring", CT_ALLREDUCE, p, c), 2 * ring0);
+    expect("ring, 4 cores", p, price(m4, "ring", CT_ALLREDUCE, p, c), ring0);
+    double full0 = price(f0, "ring", CT_ALLREDUCE, p, c),
+           full2 = price(f2, "ring", CT_ALLREDUCE, p, c);
+    cr_expect(full2 > 1.9 * full0 && full2 <= 2 * full0 * (1 + 1e-9),
+              "ring's full timeline on 2 cores: %.6g us, without sharing %.6g", full2, full0);
+    double chain0 = price(m0, "simple-ring", CT_ALLREDUCE, p, c);
+    expect("simple-ring, 2 cores", p, price(m2, "simple-ring", CT_ALLREDUCE, p, c), chain0);
+    double chain1 = price(m1, "simple-ring", CT_ALLREDUCE, p, c);
+    cr_expect(chain1 > 1.9 * chain0 && chain1 <= 2 * chain0 * (1 + 1e-9),
+              "simple-ring on 1 core: %.6g us, without sharing %.6g", chain1, chain0);
+    ct_model_free(m0);
+    ct_model_free(m2);
+    ct_model_free(m1);
+    ct_model_free(m4);
+    ct_model_free(f0);
+    ct_model_free(f2);
+}
+
+Test(topo, cores_round_trip_and_bad_counts_fail)
+{
+    struct ct_err err = {0};
+    struct ct_mtopo t = textbook(4), u;
+    t.cores_per_node = 2;
+    char path[] = "/tmp/ct-topo-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(ct_mtopo_save(path, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mtopo_load(path, &u, &err), 0, "%s", err.msg);
+    unlink(path);
+    cr_expect_eq(u.cores_per_node, 2);
+    const char *neg = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\","
+                      "\"node\":{\"ranks\":4,\"cores\":-2,\"intra\":{\"alpha_us\":1,\"gbps\":3}}}";
+    ct_mtopo_init(&u);
+    cr_expect_lt(ct_mtopo_parse(neg, "x.json", &u, &err), 0);
+    cr_expect(strstr(err.msg, "cores"), "%s", err.msg);
 }
