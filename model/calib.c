@@ -3,7 +3,8 @@
  * Calibration: read measured points (colltune-results/1 from `run --json`, colltune-sweep/1
  * from a sweep's results.json), price each point's exact schedule on a topology of the
  * measured shape, and fit the link class(es) the points ran over, gamma, copy, step and
- * slice overheads by coordinate descent in log space on the sum of squared log ratios.
+ * slice and message overheads by coordinate descent in log space on the sum of absolute log
+ * ratios (robust: the noisiest points do not pull the fit; the goal reads the median error).
  */
 #include <jansson.h>
 #include <math.h>
@@ -167,6 +168,7 @@ static int knobs(struct ct_mtopo *t, bool inter, double **k)
     k[n++] = &t->copy_gbps;
     k[n++] = &t->step_us;
     k[n++] = &t->slice_us;
+    k[n++] = &t->msg_us;
     if (inter) {
         k[n++] = &t->nic.alpha_us;
         k[n++] = &t->nic.gbps;
@@ -181,7 +183,7 @@ static double loss(struct ct_mcalib *c, const struct ct_mtopo *t)
     double s = 0;
     for (size_t i = 0; i < c->n; i++) {
         double r = log(c->pts[i].predicted_us / c->pts[i].measured_us);
-        s += r * r;
+        s += fabs(r);
     }
     return s;
 }
@@ -193,7 +195,7 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
     t->torus_rows = t->torus_cols = 0;
     if (t->nodes > 1 && t->rails < 1)
         t->rails = 1;
-    double *k[8];
+    double *k[9];
     int nk = knobs(t, c->nnodes > 1, k);
     for (int i = 0; i < nk; i++)
         if (!(*k[i] > 0) || isnan(*k[i]))

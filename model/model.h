@@ -137,7 +137,7 @@ int ct_model_shape(const struct ct_mtopo *t, int nranks, struct ct_shape *s, str
 /*
  * Calibration: fit the class that measured points ran over (intra for one node, both
  * intra and nic otherwise), gamma, copy, step, slice and message overheads, minimising the sum
- * of squared log ratios predicted/measured over points. Points come from
+ * of absolute log ratios predicted/measured over points. Points come from
  * colltune-results/1 (run --json) or colltune-sweep/1 (sweep results.json) files.
  */
 struct ct_mpoint {
