@@ -8,6 +8,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,11 +182,90 @@ static double loss(struct ct_mcalib *c, const struct ct_mtopo *t)
     if (ct_mcalib_predict(c, t, NULL) < 0)
         return INFINITY;
     double s = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        double r = log(c->pts[i].predicted_us / c->pts[i].measured_us);
-        s += fabs(r);
-    }
+    for (size_t i = 0; i < c->n; i++)
+        s += fabs(log(c->pts[i].predicted_us / c->pts[i].measured_us));
     return s;
+}
+
+#define NK_MAX 9
+
+/* The loss at log-knobs x (written into the topology). */
+static double loss_at(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int nk, const double *x)
+{
+    for (int i = 0; i < nk; i++)
+        *k[i] = exp(x[i]);
+    return loss(c, t);
+}
+
+/*
+ * Nelder-Mead in log space from the knobs as they are (a simplex of steps of 1.5x): the
+ * absolute-ratio loss has ridges along which no single knob moves downhill, which stop
+ * coordinate descent short. Leaves the best point in the topology; returns its loss.
+ */
+static double simplex(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int nk, double best,
+                      double scale)
+{
+    double x[NK_MAX + 1][NK_MAX], f[NK_MAX + 1], xo[NK_MAX], xr[NK_MAX], xe[NK_MAX];
+    for (int i = 0; i < nk; i++)
+        xo[i] = log(*k[i]);
+    for (int j = 0; j <= nk; j++) {
+        for (int i = 0; i < nk; i++)
+            x[j][i] = xo[i] + (j == i + 1 ? log(scale) : 0);
+        f[j] = j ? loss_at(c, t, k, nk, x[j]) : best;
+    }
+    for (int it = 0; it < 200 * nk; it++) {
+        int hi = 0, lo = 0, nh = -1; /* worst, best, second worst */
+        for (int j = 1; j <= nk; j++) {
+            if (f[j] > f[hi])
+                hi = j;
+            if (f[j] < f[lo])
+                lo = j;
+        }
+        for (int j = 0; j <= nk; j++)
+            if (j != hi && (nh < 0 || f[j] > f[nh]))
+                nh = j;
+        if (f[hi] - f[lo] <= 1e-7 * (f[lo] + 1e-12))
+            break;
+        for (int i = 0; i < nk; i++) {
+            xo[i] = 0;
+            for (int j = 0; j <= nk; j++)
+                xo[i] += j == hi ? 0 : x[j][i] / nk;
+            xr[i] = 2 * xo[i] - x[hi][i];
+        }
+        double fr = loss_at(c, t, k, nk, xr);
+        if (fr < f[lo]) {
+            for (int i = 0; i < nk; i++)
+                xe[i] = 3 * xo[i] - 2 * x[hi][i];
+            double fe = loss_at(c, t, k, nk, xe);
+            memcpy(x[hi], fe < fr ? xe : xr, sizeof xe);
+            f[hi] = fe < fr ? fe : fr;
+        } else if (fr < f[nh]) {
+            memcpy(x[hi], xr, sizeof xr);
+            f[hi] = fr;
+        } else {
+            for (int i = 0; i < nk; i++) /* contract toward the better of worst and reflected */
+                xe[i] = xo[i] + 0.5 * ((fr < f[hi] ? xr[i] : x[hi][i]) - xo[i]);
+            double fc = loss_at(c, t, k, nk, xe);
+            if (fc < (fr < f[hi] ? fr : f[hi])) {
+                memcpy(x[hi], xe, sizeof xe);
+                f[hi] = fc;
+            } else { /* shrink toward the best */
+                for (int j = 0; j <= nk; j++) {
+                    if (j == lo)
+                        continue;
+                    for (int i = 0; i < nk; i++)
+                        x[j][i] = x[lo][i] + 0.5 * (x[j][i] - x[lo][i]);
+                    f[j] = loss_at(c, t, k, nk, x[j]);
+                }
+            }
+        }
+    }
+    int lo = 0;
+    for (int j = 1; j <= nk; j++)
+        if (f[j] < f[lo])
+            lo = j;
+    loss_at(c, t, k, nk, x[lo]);
+    return f[lo];
 }
 
 int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
@@ -195,7 +275,7 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
     t->torus_rows = t->torus_cols = 0;
     if (t->nodes > 1 && t->rails < 1)
         t->rails = 1;
-    double *k[9];
+    double *k[NK_MAX];
     int nk = knobs(t, c->nnodes > 1, k);
     for (int i = 0; i < nk; i++)
         if (!(*k[i] > 0) || isnan(*k[i]))
@@ -203,6 +283,7 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
     CT_TRY(ct_mtopo_check(t, err));
     CT_TRY(ct_mcalib_predict(c, t, err));
     double best = loss(c, t), step = log(4.0);
+    best = simplex(c, t, k, nk, best, 4); /* from the start: before any knob runs off */
     while (step > 0.005) {
         bool moved = false;
         for (int i = 0; i < nk; i++)
@@ -219,6 +300,14 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
             }
         if (!moved)
             step /= 2;
+    }
+    /* then the simplex, restarted around its best while that still gains */
+    for (int round = 0; round < 8; round++) {
+        double l = simplex(c, t, k, nk, best, round ? 1.5 : 8);
+        bool gained = l < best * (1 - 1e-4);
+        best = l < best ? l : best;
+        if (!gained)
+            break;
     }
     return ct_mcalib_predict(c, t, err);
 }

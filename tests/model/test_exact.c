@@ -395,3 +395,48 @@ Test(topo, cores_round_trip_and_bad_counts_fail)
     cr_expect_lt(ct_mtopo_parse(neg, "x.json", &u, &err), 0);
     cr_expect(strstr(err.msg, "cores"), "%s", err.msg);
 }
+
+/* The fit recovers a topology from points priced on it: 4 ranks sharing 2 cores, every
+ * knob the fit moves set away from its start, points of five algorithms over 4 KiB..16
+ * MiB; fitted from the this-host preset's starting values, every point is predicted back
+ * within 2% (the knobs trade off against each other, so the check is on the prices). */
+Test(calibrate, recovers_what_it_was_priced_on)
+{
+    struct ct_err err = {0};
+    struct ct_mtopo truth;
+    cr_assert_eq(ct_mtopo_preset("this-host", &truth, &err), 0, "%s", err.msg);
+    truth.ranks_per_node = 4;
+    truth.nodes = 1;
+    truth.cores_per_node = 2;
+    truth.intra.alpha_us = 12;
+    truth.intra.gbps = 9;
+    truth.gamma_gbps = 6;
+    truth.copy_gbps = 15;
+    truth.step_us = 20;
+    truth.slice_us = 3;
+    truth.msg_us = 5;
+    const char *algos[] = {"ring", "mesh", "rdh", "simple-ring", "mesh-1step"};
+    struct ct_mcalib c = {0};
+    c.nranks = 4;
+    c.nnodes = 1;
+    c.pts = ct_xcalloc(5 * 13, sizeof *c.pts);
+    for (size_t a = 0; a < 5; a++)
+        for (uint64_t s = 4096; s <= (16u << 20); s *= 2) {
+            struct ct_mpoint *p = &c.pts[c.n++];
+            p->coll = CT_ALLREDUCE;
+            snprintf(p->algo, sizeof p->algo, "%s", algos[a]);
+            p->size = s;
+        }
+    cr_assert_eq(ct_mcalib_predict(&c, &truth, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < c.n; i++)
+        c.pts[i].measured_us = c.pts[i].predicted_us;
+    struct ct_mtopo fit;
+    cr_assert_eq(ct_mtopo_preset("this-host", &fit, &err), 0, "%s", err.msg);
+    fit.cores_per_node = 2;
+    cr_assert_eq(ct_mcalib_fit(&c, &fit, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < c.n; i++)
+        cr_expect(fabs(c.pts[i].predicted_us / c.pts[i].measured_us - 1) < 0.02,
+                  "%s at %llu B: fitted %.3f us, priced on the truth %.3f", c.pts[i].algo,
+                  (unsigned long long)c.pts[i].size, c.pts[i].predicted_us, c.pts[i].measured_us);
+    free(c.pts);
+}
