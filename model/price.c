@@ -529,13 +529,6 @@ static int cmp_keyed(const void *a, const void *b)
     return (x->key > y->key) - (x->key < y->key);
 }
 
-/*
- * Price the timeline of ranks 0..P-1 of a job of p ranks whose rank c + iP runs rank c's
- * schedule with every peer shifted by iP (P = p: every rank's own schedule). A step
- * starts when the previous one ended; a message starts when both its steps have started.
- * The send groups of each step index share the links, max-min fair, every replica of
- * them too; each group costs what its slowest replica costs (patterns cached).
- */
 /* What a pass over the timeline reads: the ranks' groups and their messages' partners. */
 struct tl {
     const struct ct_mtopo *t;
@@ -647,6 +640,13 @@ static double overlap(double a0, double a1, const double *b0, const double *b1, 
     return s;
 }
 
+/*
+ * Price the timeline of ranks 0..P-1 of a job of p ranks whose rank c + iP runs rank c's
+ * schedule with every peer shifted by iP (P = p: every rank's own schedule). A step
+ * starts when the previous one ended; a message starts when both its steps have started.
+ * The send groups of each step index share the links, max-min fair, every replica of
+ * them too; each group costs what its slowest replica costs (patterns cached).
+ */
 static int timeline(struct ct_model *m, const struct xargs *x, const char *name,
                     const struct rankv *v, int P, int p, double *out_us, struct ct_err *err)
 {

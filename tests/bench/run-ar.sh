@@ -1,0 +1,96 @@
+#!/bin/sh
+# make bench: colltune over shm on this host against references measured in the same run:
+#  - the AllReduce limit ../shared/bench/shm_limit.c (unchanged, -O3 -march=native), and
+#    tests/bench/coll_limit.c, the same kernel shape for AllGather, AllToAll, ReduceScatter;
+#  - Open MPI's MPI_Allreduce (tests/bench/mpi_allreduce.c);
+#  - colltune run --local 2 and --local 4 (4 ranks on the host's cores: oversubscribed on a
+#    2-core machine), every algorithm of each collective, float32 sum, 8 B..128 MiB x16,
+#    with registered buffers (the default: the run's buffers live in the shm symmetric heap)
+#    and, for AllReduce on 2 ranks, unregistered ones (COLLTUNE_SHM_UNREGISTERED=1); each
+#    2-rank registered run twice: a sample's time the slowest rank's (-a 3, colltune's
+#    default, the figure against Open MPI, whose benchmark times the same way) and the mean
+#    of the ranks' times (-a 1, nccl-tests' default), the figure against the limit kernels:
+#    they print rank 0's time of iterations that end in a barrier, which keeps their ranks'
+#    times close (shm_limit at 128 B: rank 0 0.25-0.27 us, rank 1 0.28-0.34, slowest rank
+#    0.34-0.45, read with a copy that printed them all), while a collective without a
+#    closing barrier leaves its ranks apart by the exit skew of the barrier before it
+#    (AllReduce 128 B: 0.25 and 0.52 us). The report prints both ratios;
+#  - peak RSS per rank of a 128 MiB AllReduce.
+# Everything is repeated BENCH_REPS times (default 2) and the best time per size is kept, since
+# the machine may be shared. Prints the ratios (tests/bench/report.py); it does not pass or
+# fail on them.
+set -eu
+cd "$(dirname "$0")/../.."
+out=${BENCH_OUT:-build/bench}
+rm -rf "$out"
+mkdir -p "$out"
+MINB=${BENCH_MINB:-8}
+MAXB=${BENCH_MAXB:-134217728}
+FACTOR=${BENCH_FACTOR:-16}
+ITERS=${BENCH_ITERS:-20}
+REPS=${BENCH_REPS:-2}
+LIMIT_S=${BENCH_LIMIT_S:-0.2}
+REF=../shared/bench/shm_limit.c
+
+[ -f "$REF" ] || { echo "bench: $REF not found (the reference limit kernel)" >&2; exit 1; }
+command -v mpicc >/dev/null || { echo "bench: mpicc not found (scripts/deps.sh installs Open MPI)" >&2; exit 1; }
+mpicc -O2 -o "$out/mpi_allreduce" tests/bench/mpi_allreduce.c
+gcc -O3 -march=native -o "$out/shm_limit" "$REF"
+gcc -O3 -march=native -o "$out/coll_limit" tests/bench/coll_limit.c
+
+sizes=""
+s=$MINB
+while [ "$s" -le "$MAXB" ]; do sizes="$sizes $s"; s=$((s * FACTOR)); done
+colls="allreduce"
+
+{ uptime; nproc; grep -m1 'model name' /proc/cpuinfo || true; } > "$out/machine.txt"
+rep=1
+while [ "$rep" -le "$REPS" ]; do
+    echo "bench: repetition $rep of $REPS (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    uptime >> "$out/load.txt"
+    "$out/shm_limit" "$LIMIT_S" $sizes > "$out/limit-allreduce-$rep.txt"
+    for c in allgather alltoall reducescatter; do
+        "$out/coll_limit" $c "$LIMIT_S" $sizes > "$out/limit-$c-$rep.txt"
+    done
+    mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+        "$out/mpi_allreduce" "$MINB" "$MAXB" "$FACTOR" "$ITERS" > "$out/ompi-$rep.txt" \
+        2> "$out/ompi.err" || { cat "$out/ompi.err" >&2; exit 1; }
+    for c in $colls; do
+        for a in $(./colltune list algos | awk -v c=$c '{for (i = 2; i <= NF; i++) if ($i == c) print $1}'); do
+            for n in 2 4; do
+                for v in reg unreg mean; do
+                    [ $v = unreg ] && { [ $c = allreduce ] && [ $n = 2 ] || continue; }
+                    [ $v = mean ] && [ $n != 2 ] && continue
+                    f="$out/ct-$c-$n-$v-$a-$rep"
+                    ur=; [ $v = unreg ] && ur=1
+                    av=3; [ $v = mean ] && av=1
+                    if ! COLLTUNE_SHM_UNREGISTERED=$ur ./colltune run --local $n --transport shm --coll $c --algo "$a" \
+                        -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" -w 5 -c 1 -a $av \
+                        --json "$f.json" > "$f.txt" 2>&1; then
+                        rm -f "$f.json"
+                        [ $rep = 1 ] && [ $v = reg ] && echo "bench: $c $a on $n ranks did not run: $(tail -1 "$f.txt")" >&2
+                    fi
+                done
+            done
+        done
+    done
+    rep=$((rep + 1))
+done
+uptime >> "$out/load.txt"
+
+# peak RSS per rank of a 128 MiB AllReduce (the launcher reaps the ranks: RUSAGE_CHILDREN
+# of the launcher is the largest rank), with and without verification
+python3 - "$out" <<'PY' > "$out/rss.txt"
+import resource, subprocess, sys
+for algo in ("mesh-1step", "ring", "rdh", "symm"):
+    for check in ("1",):
+        r = subprocess.run(["python3", "-c", "import resource, subprocess, sys; "
+                            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); "
+                            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                            "./colltune", "run", "--local", "2", "--transport", "shm", "--algo", algo,
+                            "-b", "128M", "-e", "128M", "-n", "5", "-w", "1", "-c", check],
+                           capture_output=True, text=True, check=True)
+        print(algo, check, int(r.stdout.split()[-1]) // 1024)
+PY
+python3 tests/bench/report.py "$out" | tee "$out/report.txt"
+
