@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reference for `make bench`: MPI_Allreduce (float, sum) timed the way colltune times a
- * point: warmup, then iterations each between barriers, time = max over ranks, median.
- * Prints "size_bytes median_us busbw_GBps" per size.
+ * point: warmup, then iterations each between barriers, an iteration's time the slowest
+ * rank's (colltune run -a 3) or the mean of the ranks' (-a 1), the median of each.
+ * Prints "size_bytes median_us busbw_GBps mean_median_us" per size.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -24,7 +25,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     float *in = malloc((size_t)maxb), *out = malloc((size_t)maxb);
-    double *t = malloc(sizeof(double) * (size_t)iters), *tm = malloc(sizeof(double) * (size_t)iters);
+    double *t = malloc(sizeof(double) * (size_t)iters), *tm = malloc(sizeof(double) * (size_t)iters),
+           *ts = malloc(sizeof(double) * (size_t)iters);
     for (long i = 0; i < maxb / 4; i++)
         in[i] = (float)(i % 7);
     for (long size = minb; size <= maxb; size *= factor) {
@@ -38,16 +40,21 @@ int main(int argc, char **argv)
             t[i] = (MPI_Wtime() - t0) * 1e6;
         }
         MPI_Reduce(t, tm, iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(t, ts, iters, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) {
             qsort(tm, (size_t)iters, sizeof(double), cmp);
+            qsort(ts, (size_t)iters, sizeof(double), cmp);
             double med = iters % 2 ? tm[iters / 2] : (tm[iters / 2 - 1] + tm[iters / 2]) / 2;
-            printf("%ld %.3f %.4f\n", size, med, (double)size / med / 1e3 * 2.0 * (n - 1) / n);
+            double mean = (iters % 2 ? ts[iters / 2] : (ts[iters / 2 - 1] + ts[iters / 2]) / 2) / n;
+            printf("%ld %.3f %.4f %.3f\n", size, med, (double)size / med / 1e3 * 2.0 * (n - 1) / n,
+                   mean);
         }
     }
     free(in);
     free(out);
     free(t);
     free(tm);
+    free(ts);
     MPI_Finalize();
     return 0;
 }

@@ -51,7 +51,21 @@ def human(s):
 print("# colltune over shm vs the limit kernels and Open MPI, float32 sum; best of the repetitions")
 for line in open(os.path.join(out, "load.txt")):
     print("# load:", line.strip())
-ompi = best_table("ompi-*.txt", 3)
+def ompi_table():
+    """size -> (slowest rank's median us, busbw, mean of the ranks' median us), each the best
+    of the repetitions (tests/bench/mpi_allreduce.c)."""
+    rows = {}
+    for path in glob.glob(os.path.join(out, "ompi-*.txt")):
+        for line in open(path):
+            p = line.split()
+            if len(p) >= 4 and p[0].isdigit():
+                s, t, bw, m = int(p[0]), float(p[1]), float(p[2]), float(p[3])
+                o = rows.get(s)
+                rows[s] = (min(t, o[0]), max(bw, o[1]), min(m, o[2])) if o else (t, bw, m)
+    return rows
+
+
+ompi = ompi_table()
 summary = []
 for coll in COLLS:
     lim = best_table("limit-%s-*.txt" % coll, 4)
@@ -65,7 +79,7 @@ for coll in COLLS:
     hdr = "%10s %22s %12s %22s %8s %8s" % ("size", "limit", "2 ranks", "best algorithm", "x limit",
                                           "slowest")
     if coll == "allreduce":
-        hdr += " %20s %8s %20s" % ("unregistered", "x limit", "ompi (x ompi)")
+        hdr += " %20s %8s %26s" % ("unregistered", "x limit", "ompi (x mean, x slowest)")
     hdr += " %30s" % "4 ranks (oversubscribed)"
     print(hdr)
     xl, xw, xo = [], [], []
@@ -83,9 +97,10 @@ for coll in COLLS:
             u, o = un2.get(s), ompi.get(s)
             ru = u[1] / l[1] if u and l and l[1] > 0 else float("nan")
             ro = o[0] / w[0] if o and w and w[0] > 0 else float("nan")
-            xo.append(ro)
-            row += " %20s %8.2f %20s" % ("%.2f (%s)" % (u[1], u[2]) if u else "-", ru,
-                                          "%.2f (%.2fx)" % (o[1], ro) if o else "-")
+            rm = o[2] / c[0] if o and c and c[0] > 0 else float("nan")
+            xo.append((rm, ro))
+            row += " %20s %8.2f %26s" % ("%.2f (%s)" % (u[1], u[2]) if u else "-", ru,
+                                          "%.2f (%.2fx, %.2fx)" % (o[1], rm, ro) if o else "-")
         row += " %30s" % ("%.2f (%.2f us, %s)" % (c4[1], c4[0], c4[2]) if c4 else "-")
         print(row)
     if xl:
@@ -105,11 +120,15 @@ for coll in COLLS:
                   "limit %.2f us: %.2fx the limit's time (slowest rank: %.2fx)" %
                   (coll, s, mean2[s][0], mean2[s][2], ct2[s][0], lim[s][0], m, w))
             summary.append("%s %d B time / limit: %.2fx (slowest rank %.2fx)" % (coll, s, m, w))
+    # Open MPI's benchmark times as colltune does, both ways: the ranks' mean against
+    # colltune's mean (nccl-tests' default), the slowest rank against the slowest rank
     if coll == "allreduce" and xo:
-        good = [x for x in xo if x == x]
-        print("allreduce vs Open MPI over 8 B..128 MiB: geomean %.2fx, min %.2fx" %
-              (geo(good), min(good) if good else float("nan")))
-        summary.append("allreduce x ompi: geomean %.2f, min %.2f" % (geo(good), min(good) if good else 0))
+        gm, gw = [x[0] for x in xo if x[0] == x[0]], [x[1] for x in xo if x[1] == x[1]]
+        print("allreduce vs Open MPI over 8 B..128 MiB: geomean %.2fx, min %.2fx (mean of the "
+              "ranks' times on both sides; slowest rank on both sides: geomean %.2fx, min %.2fx)" %
+              (geo(gm), min(gm) if gm else float("nan"), geo(gw), min(gw) if gw else float("nan")))
+        summary.append("allreduce x ompi: geomean %.2f, min %.2f (slowest rank %.2f, %.2f)" %
+                       (geo(gm), min(gm) if gm else 0, geo(gw), min(gw) if gw else 0))
 rss = os.path.join(out, "rss.txt")
 if os.path.exists(rss):
     print()

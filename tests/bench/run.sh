@@ -8,9 +8,9 @@
 #    with registered buffers (the default: the run's buffers live in the shm symmetric heap)
 #    and, for AllReduce on 2 ranks, unregistered ones (COLLTUNE_SHM_UNREGISTERED=1); each
 #    2-rank registered run twice: a sample's time the slowest rank's (-a 3, colltune's
-#    default, the figure against Open MPI, whose benchmark times the same way) and the mean
-#    of the ranks' times (-a 1, nccl-tests' default), the figure against the limit kernels:
-#    they print rank 0's time of iterations that end in a barrier, which keeps their ranks'
+#    default) and the mean of the ranks' times (-a 1, nccl-tests' default); Open MPI's
+#    benchmark prints both, and each is compared with its like; against the limit kernels
+#    the mean is the like figure: they print rank 0's time of iterations that end in a barrier, which keeps their ranks'
 #    times close (shm_limit at 128 B: rank 0 0.25-0.27 us, rank 1 0.28-0.34, slowest rank
 #    0.34-0.45, read with a copy that printed them all), while a collective without a
 #    closing barrier leaves its ranks apart by the exit skew of the barrier before it
