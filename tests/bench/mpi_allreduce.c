@@ -16,6 +16,12 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
     long minb = argc > 1 ? atol(argv[1]) : 8, maxb = argc > 2 ? atol(argv[2]) : 256L << 20;
@@ -42,10 +48,7 @@ int main(int argc, char **argv)
         MPI_Reduce(t, tm, iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         MPI_Reduce(t, ts, iters, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) {
-            qsort(tm, (size_t)iters, sizeof(double), cmp);
-            qsort(ts, (size_t)iters, sizeof(double), cmp);
-            double med = iters % 2 ? tm[iters / 2] : (tm[iters / 2 - 1] + tm[iters / 2]) / 2;
-            double mean = (iters % 2 ? ts[iters / 2] : (ts[iters / 2 - 1] + ts[iters / 2]) / 2) / n;
+            double med = median(tm, iters), mean = median(ts, iters) / n;
             printf("%ld %.3f %.4f %.3f\n", size, med, (double)size / med / 1e3 * 2.0 * (n - 1) / n,
                    mean);
         }
