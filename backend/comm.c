@@ -17,6 +17,10 @@ static int open_one(struct ct_comm *c, const char *name, const unsigned char *pe
         return ct_err_set(err, CT_EINVAL, "unknown transport '%s'", name);
     struct ct_tp_cfg tc = cfg->tp;
     tc.peers = peers;
+    /* the mode resolved for the whole host: a transport resolving auto itself counts the
+     * cores this process may run on, one once the rank is pinned (shm then took 2 ranks on 2
+     * cores for oversubscribed) */
+    tc.wait = c->wait;
     if (!tc.timeout_ns)
         tc.timeout_ns = c->timeout_ns;
     struct ct_tp *tp;

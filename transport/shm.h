@@ -21,4 +21,11 @@ extern const struct ct_tp_ops ct_tp_shm_ops;
  */
 int ct_shm_cleanup_job(uint64_t job_id);
 
+/*
+ * How the endpoint's doorbell orders a publish against a sleeping peer (tp_shm.c ring()):
+ * "membarrier" (asymmetric: every rank of the job spins and the kernel has
+ * MEMBARRIER_CMD_GLOBAL_EXPEDITED) or "fence" (a full fence on both sides).
+ */
+const char *ct_shm_doorbell(const struct ct_tp *tp);
+
 #endif

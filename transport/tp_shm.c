@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -78,7 +79,9 @@
  *
  * Waiting: wait() sets the owner's `sleeping` flag, re-checks its channels and sleeps on
  * the doorbell futex; whoever publishes a slot or releases one rings the doorbell of the
- * other side, with a syscall only when that side sleeps (seq_cst fences on both sides).
+ * other side, with a syscall only when that side sleeps. The two sides order their store
+ * before their load (a Dekker pair) with a full fence each, or, where every rank of the job
+ * spins and the kernel offers it, asymmetrically (see ring()).
  * Spin mode sleeps only after SPIN_IDLE_NS without progress. Peers we wait on are checked
  * for exit through pidfds every LIVE_NS, from wait() and from idle progress().
  */
@@ -273,6 +276,7 @@ struct tp_shm {
     uint64_t put_copy_min; /* the same for messages posted with CT_POST_COPY */
     unsigned idle;
     int64_t idle_start, last_live;
+    int asym; /* the doorbell's fences are asymmetric (ring()) */
 };
 
 static inline struct rq *RQ(struct ct_req *r)
@@ -356,11 +360,27 @@ static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timesp
     return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
 }
 
-/* Wake the owner of c if it advertised it sleeps. Call after publishing (Dekker pair
- * with the fence in shm_wait). */
-static inline void ring(struct ctl *c)
+static long membarrier(int cmd)
 {
-    atomic_thread_fence(memory_order_seq_cst);
+    return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+/*
+ * Wake the owner of c if it advertised it sleeps. Call after publishing: a Dekker pair with
+ * shm_wait, which sets `sleeping` and then re-checks what was published. Symmetric: a full
+ * fence on both sides. Asymmetric (t->asym, every rank of the job spins and registered for
+ * membarrier): the poster orders with the compiler only, and a waiter about to sleep has the
+ * kernel run a full barrier on every CPU that runs a registered process
+ * (MEMBARRIER_CMD_GLOBAL_EXPEDITED), the rare side paying for the frequent one. The poster's
+ * fence waited for its slot store, whose line the peer had last read, to cross back from the
+ * peer's core on every message.
+ */
+static inline void ring(const struct tp_shm *t, struct ctl *c)
+{
+    if (t->asym)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&c->doorbell, 1, memory_order_release);
         futex(&c->doorbell, FUTEX_WAKE, 1, NULL);
@@ -722,7 +742,7 @@ static int post_sends(struct tp_shm *t, struct peer *p)
             p->sq_post = r->next;
     }
     if (posted)
-        ring(p->ctl);
+        ring(t, p->ctl);
     return posted;
 }
 
@@ -792,7 +812,7 @@ static void post_cts(struct tp_shm *t, struct peer *p)
         p->cts_next = r->next;
     }
     if (n)
-        ring(p->ctl);
+        ring(t, p->ctl);
 }
 
 /* Match arrived slots to posted receives in order. Adds completions to *ndone. */
@@ -819,7 +839,7 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
             p->bad_got = s->msg_len;
             p->bad_want = r->len;
             atomic_store_explicit(&p->in->bad, 1, memory_order_release);
-            ring(p->ctl);
+            ring(t, p->ctl);
             rc = peer_error(t, p, err);
             break;
         }
@@ -875,7 +895,7 @@ static int recv_progress(struct tp_shm *t, struct peer *p, int *ndone, struct ct
         }
     }
     if (consumed)
-        ring(p->ctl);
+        ring(t, p->ctl);
     if (p->cts_next && rc == 0)
         post_cts(t, p);
     return rc;
@@ -1075,8 +1095,13 @@ static int shm_wait(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err)
     struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
     uint32_t v = atomic_load_explicit(&t->ctl->doorbell, memory_order_acquire);
     atomic_store_explicit(&t->ctl->sleeping, 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
-    if (!any_ready(t))
+    /* registered at open, it does not fail; if it did, a poster might miss the flag: spin */
+    bool ordered = true;
+    if (t->asym)
+        ordered = membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0;
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    if (ordered && !any_ready(t))
         futex(&t->ctl->doorbell, FUTEX_WAIT, v, &ts);
     atomic_store_explicit(&t->ctl->sleeping, 0, memory_order_relaxed);
     return 0;
@@ -1101,7 +1126,7 @@ static int shm_fence_post(struct ct_tp *tp, int peer, void *const bufs[], int n,
         d[i].obj_size = h ? h->size : 0;
     }
     atomic_store_explicit(&f->count, p->fout, memory_order_release);
-    ring(p->ctl);
+    ring(t, p->ctl);
     p->fwait = 1;
     return 0;
 }
@@ -1286,6 +1311,8 @@ struct hello {
     int32_t status;
     int32_t pid;
     uint64_t nonce;
+    int32_t asym; /* this rank can take the asymmetric doorbell (ring()) */
+    int32_t pad;
 };
 
 static int map_peers(struct tp_shm *t, const struct hello *all, struct ct_err *err)
@@ -1345,7 +1372,25 @@ static int agree(struct tp_shm *t, int rc, struct hello *mine, struct hello *all
         if (all[r].status < 0)
             return ct_err_set(err, CT_EPEER, "shm: rank %d (%s) could not open its endpoint", r,
                               b->hosts[r]);
+    t->asym = 1; /* only if every rank can: a symmetric waiter would not wake the others */
+    for (int r = 0; r < b->size; r++)
+        t->asym &= all[r].asym;
     return 0;
+}
+
+/*
+ * The asymmetric doorbell is for spinning ranks, which rarely sleep (a sleeping rank pays a
+ * membarrier); COLLTUNE_SHM_DOORBELL=fence keeps the full fences, for measuring. Every rank
+ * of the job must register before any rank relies on it: the hello exchange follows.
+ */
+static int asym_ok(const struct tp_shm *t)
+{
+    const char *e = getenv("COLLTUNE_SHM_DOORBELL");
+    if (t->mode != CT_WAIT_SPIN || (e && !strcmp(e, "fence")))
+        return 0;
+    long q = membarrier(MEMBARRIER_CMD_QUERY);
+    return q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+           membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
 }
 
 static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct ct_boot *boot,
@@ -1385,7 +1430,7 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
 
     struct ct_err lerr;
     ct_err_clear(&lerr);
-    struct hello mine = {0, (int32_t)getpid(), t->nonce};
+    struct hello mine = {0, (int32_t)getpid(), t->nonce, asym_ok(t), 0};
     struct hello *all = ct_xcalloc((size_t)boot->size, sizeof *all);
     int rc = plan_peers(t, cfg, &lerr);
     if (rc == 0)
@@ -1407,6 +1452,11 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     t->ctl_named = 0;
     *out = &t->base;
     return 0;
+}
+
+const char *ct_shm_doorbell(const struct ct_tp *tp)
+{
+    return ((const struct tp_shm *)tp)->asym ? "membarrier" : "fence";
 }
 
 int ct_shm_cleanup_job(uint64_t job_id)

@@ -6,12 +6,14 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <linux/membarrier.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@ struct job {
     int expect_open_fail;             /* open must fail with a message naming another host */
     int direct; /* post every message with CT_POST_DIRECT (2: and CT_POST_COPY, messages from
                    260 B) */
+    const char *doorbell[MAXR]; /* COLLTUNE_SHM_DOORBELL per rank (NULL: unset) */
     int (*fn)(struct ctx *c);
 };
 
@@ -90,6 +93,10 @@ static int child(const struct job *j, int rank, int lfd, int port, uint64_t jobi
     cfg.slot_bytes = j->slot_bytes;
     cfg.map_bufs = j->map_bufs;
     cfg.peers = j->peers[rank];
+    if (j->doorbell[rank])
+        setenv("COLLTUNE_SHM_DOORBELL", j->doorbell[rank], 1);
+    else
+        unsetenv("COLLTUNE_SHM_DOORBELL");
     int rc = ct_tp_shm_ops.open(&c.tp, &cfg, c.boot, &c.err);
     int res;
     if (j->expect_open_fail) {
@@ -334,6 +341,101 @@ Test(shm, exchange_4_block_small_slots)
 Test(shm, exchange_4_auto)
 {
     struct job j = {.n = 4, .wait = CT_WAIT_AUTO, .fn = exchange};
+    expect_all_pass(&j);
+}
+
+/* ---------------------------------------------------------------- the doorbell */
+
+/*
+ * A receiver asleep in wait() (spin mode too sleeps after its idle spin) is woken by the
+ * sender's doorbell, not by its sleep's end (at most 20 ms, LIVE_NS): over rounds in which
+ * the sender posts 2 ms after the receiver starts waiting, the median delay from the send to
+ * the receive's completion stays far below that. Both ranks first check which doorbell the
+ * job agreed on (want: "membarrier" where every rank could take it, else "fence").
+ */
+#define WAKE_ROUNDS 21
+static const char *want_doorbell;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int woken(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    if (strcmp(ct_shm_doorbell(tp), want_doorbell)) {
+        snprintf(c->err.msg, sizeof c->err.msg, "%s, want %s", ct_shm_doorbell(tp), want_doorbell);
+        return fail(c, "doorbell");
+    }
+    int64_t lat[WAKE_ROUNDS];
+    for (int round = 0; round < WAKE_ROUNDS; round++) {
+        if (ct_tp_barrier(tp, 10 * SEC, &c->err) < 0)
+            return fail(c, "barrier");
+        int64_t stamp = 0;
+        struct ct_req req;
+        memset(&req, 0, sizeof req);
+        if (c->rank == 1) {
+            usleep(2000);
+            stamp = ct_now_ns();
+            if (tp->ops->isend(tp, 0, &stamp, sizeof stamp, &req, &c->err) < 0)
+                return fail(c, "isend");
+        } else if (tp->ops->irecv(tp, 1, &stamp, NULL, sizeof stamp, NULL, &req, &c->err) < 0) {
+            return fail(c, "irecv");
+        }
+        int64_t deadline = ct_now_ns() + 10 * SEC;
+        while (!req.done) {
+            int rc = tp->ops->progress(tp, &c->err);
+            if (rc < 0)
+                return fail(c, "progress");
+            if (rc == 0 && !req.done && tp->ops->wait(tp, SEC, &c->err) < 0)
+                return fail(c, "wait");
+            if (ct_now_ns() > deadline)
+                return fail(c, "timed out");
+        }
+        lat[round] = ct_now_ns() - stamp;
+    }
+    qsort(lat, WAKE_ROUNDS, sizeof lat[0], cmp_i64);
+    if (c->rank == 0 && lat[WAKE_ROUNDS / 2] > 5000000) {
+        snprintf(c->err.msg, sizeof c->err.msg, "median %.2f ms from send to receive",
+                 (double)lat[WAKE_ROUNDS / 2] / 1e6);
+        return fail(c, "not woken by the doorbell");
+    }
+    return 0;
+}
+
+static bool kernel_has_membarrier(void)
+{
+    long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    return q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+}
+
+Test(shm, asleep_in_spin_mode_woken_by_the_membarrier_doorbell)
+{
+    want_doorbell = kernel_has_membarrier() ? "membarrier" : "fence";
+    struct job j = {.n = 2, .wait = CT_WAIT_SPIN, .fn = woken};
+    expect_all_pass(&j);
+}
+
+Test(shm, asleep_woken_by_the_fence_doorbell)
+{
+    want_doorbell = "fence";
+    struct job j = {.n = 2, .wait = CT_WAIT_SPIN, .fn = woken, .doorbell = {"fence", "fence"}};
+    expect_all_pass(&j);
+}
+
+Test(shm, one_rank_without_membarrier_makes_the_job_fence)
+{
+    want_doorbell = "fence";
+    struct job j = {.n = 2, .wait = CT_WAIT_SPIN, .fn = woken, .doorbell = {NULL, "fence"}};
+    expect_all_pass(&j);
+}
+
+Test(shm, block_mode_fences)
+{
+    want_doorbell = "fence";
+    struct job j = {.n = 2, .wait = CT_WAIT_BLOCK, .fn = woken};
     expect_all_pass(&j);
 }
 
