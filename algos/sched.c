@@ -127,6 +127,22 @@ void ct_sched_get(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc
     add(s, CT_OP_GET, peer, dst, peer_src, none, bytes, false);
 }
 
+void ct_sched_publish(struct ct_sched *s, struct ct_loc src, uint64_t bytes)
+{
+    add(s, CT_OP_PUBLISH, -1, none, src, none, bytes, false);
+}
+
+void ct_sched_mget(struct ct_sched *s, int peer, struct ct_loc dst, uint64_t off, uint64_t bytes)
+{
+    add(s, CT_OP_MGET, peer, dst, ct_loc(CT_BUF_SEND, off), none, bytes, false);
+}
+
+void ct_sched_mget_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                          uint64_t off, bool rev, uint64_t bytes)
+{
+    add(s, CT_OP_MGET_REDUCE, peer, dst, src, ct_loc(CT_BUF_SEND, off), bytes, rev);
+}
+
 uint64_t ct_op_loc_bytes(const struct ct_op *op, int k)
 {
     bool wire = (op->kind == CT_OP_QUANT && k == 0) ||
@@ -145,7 +161,12 @@ static int is_comm(const struct ct_op *op)
 /* An op that names a peer: messages and one-sided ops. */
 static int has_peer(const struct ct_op *op)
 {
-    return is_comm(op) || op->kind >= CT_OP_SYNC;
+    return is_comm(op) || (op->kind >= CT_OP_SYNC && op->kind != CT_OP_PUBLISH);
+}
+
+static bool is_mread(const struct ct_op *op)
+{
+    return op->kind == CT_OP_MGET || op->kind == CT_OP_MGET_REDUCE;
 }
 
 static uint64_t end_of(struct ct_loc l, uint64_t bytes)
@@ -183,7 +204,7 @@ void ct_sched_finish(struct ct_sched *s)
             const struct ct_loc *ls[3] = {&op->dst, &op->src, &op->src2};
             for (int k = 0; k < 3; k++)
                 if (ls[k]->buf == CT_BUF_SCRATCH && !ct_op_loc_remote(op, k) &&
-                    end_of(*ls[k], ct_op_loc_bytes(op, k)) > scratch)
+                    !ct_op_loc_mbox(op, k) && end_of(*ls[k], ct_op_loc_bytes(op, k)) > scratch)
                     scratch = end_of(*ls[k], ct_op_loc_bytes(op, k));
         }
         if (ncomm > s->max_comm_ops)
@@ -220,6 +241,71 @@ static int check_loc(const struct ct_sched *s, struct ct_loc l, uint64_t bytes, 
     return 0;
 }
 
+/* The k-th publish of rank r (its op), or NULL. */
+static const struct ct_op *nth_publish(const struct ct_sched *s, uint32_t k)
+{
+    for (uint32_t i = 0; i < s->nops; i++)
+        if (s->ops[i].kind == CT_OP_PUBLISH && k-- == 0)
+            return &s->ops[i];
+    return NULL;
+}
+
+/*
+ * Mailbox rules: a step has at most one publish; one that publishes reads from every other
+ * rank and one that reads publishes; a read of peer q in a rank's k-th publish step lies
+ * within q's k-th publish.
+ */
+static int check_mbox(const struct ct_sched *scheds, int n, struct ct_err *err)
+{
+    bool *seen = ct_xcalloc((size_t)n, sizeof *seen);
+    int rc = 0;
+    for (int a = 0; a < n && !rc; a++) {
+        const struct ct_sched *s = &scheds[a];
+        uint32_t k = 0; /* publishes of rank a before this step */
+        for (uint32_t st = 0; st < s->nsteps && !rc; st++) {
+            uint32_t pubs = 0, reads = 0, peers = 0, others = 0;
+            memset(seen, 0, (size_t)n * sizeof *seen);
+            for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1] && !rc; i++) {
+                const struct ct_op *op = &s->ops[i];
+                pubs += op->kind == CT_OP_PUBLISH;
+                others += is_comm(op) || op->kind == CT_OP_SYNC;
+                if (op->kind == CT_OP_PUBLISH && i != s->step_start[st])
+                    rc = ct_err_set(err, CT_EINVAL,
+                                    "rank %d op %u: a publish is not the first op of its step", a,
+                                    i);
+                if (!is_mread(op))
+                    continue;
+                reads++;
+                peers += !seen[op->peer];
+                seen[op->peer] = true;
+                const struct ct_op *q = nth_publish(&scheds[op->peer], k);
+                struct ct_loc l = op->kind == CT_OP_MGET ? op->src : op->src2;
+                if (q && (l.off > q->bytes || op->bytes > q->bytes - l.off))
+                    rc = ct_err_set(err, CT_EINVAL,
+                                    "rank %d op %u: reads [%llu,+%llu) of rank %d's publish %u "
+                                    "of %llu bytes",
+                                    a, i, (unsigned long long)l.off, (unsigned long long)op->bytes,
+                                    op->peer, k, (unsigned long long)q->bytes);
+                else if (!q)
+                    rc = ct_err_set(err, CT_EINVAL,
+                                    "rank %d op %u: reads rank %d's publish %u, which it never "
+                                    "makes",
+                                    a, i, op->peer, k);
+            }
+            if (!rc && (pubs > 1 || (reads && !pubs) || (pubs && peers != (uint32_t)(n - 1)) ||
+                        (pubs && others)))
+                rc = ct_err_set(err, CT_EINVAL,
+                                "rank %d step %u: %u publishes, reads from %u of %d peers, %u "
+                                "messages or fences (a step publishes once, then reads every "
+                                "peer's, and nothing else crosses ranks)",
+                                a, st, pubs, peers, n - 1, others);
+            k += pubs;
+        }
+    }
+    free(seen);
+    return rc;
+}
+
 int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, uint64_t recv_bytes,
                    struct ct_err *err)
 {
@@ -236,10 +322,10 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
             const struct ct_sched *ss = ct_op_loc_remote(op, 1) ? &scheds[op->peer] : s,
                                   *sd = ct_op_loc_remote(op, 0) ? &scheds[op->peer] : s,
                                   *s2 = ct_op_loc_remote(op, 2) ? &scheds[op->peer] : s;
-            if (op->kind != CT_OP_RECV)
+            if (op->kind != CT_OP_RECV && op->kind != CT_OP_MGET)
                 CT_TRY(check_loc(ss, op->src, ct_op_loc_bytes(op, 1), send_bytes, recv_bytes, a, i,
                                  err));
-            if (op->kind != CT_OP_SEND)
+            if (op->kind != CT_OP_SEND && op->kind != CT_OP_PUBLISH)
                 CT_TRY(check_loc(sd, op->dst, ct_op_loc_bytes(op, 0), send_bytes, recv_bytes, a, i,
                                  err));
             if (op->kind == CT_OP_REDUCE || op->kind == CT_OP_DEQUANT_ADD ||
@@ -254,7 +340,7 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
         for (uint32_t st = 0; st < s->nsteps; st++)
             for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
                 const struct ct_op *op = &s->ops[i];
-                if (op->kind <= CT_OP_SYNC)
+                if (op->kind <= CT_OP_SYNC || op->kind >= CT_OP_PUBLISH)
                     continue;
                 bool before = false, after = false;
                 for (uint32_t k = 0; k < s->nops && !(before && after); k++) {
@@ -271,6 +357,7 @@ int ct_sched_check(const struct ct_sched *scheds, int n, uint64_t send_bytes, ui
                                       a, i, op->peer, before ? "after" : "before");
             }
     }
+    CT_TRY(check_mbox(scheds, n, err));
     /* fences pair up: as many of a with b as of b with a */
     for (int a = 0; a < n; a++)
         for (uint32_t i = 0; i < scheds[a].nops; i++)
@@ -332,7 +419,8 @@ static bool op_equal(const struct ct_op *x, const struct ct_op *y)
         return false;
     if (x->kind != CT_OP_RECV && !loc_eq(x->src, y->src))
         return false;
-    if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD || x->kind == CT_OP_GET_REDUCE) &&
+    if ((x->kind == CT_OP_REDUCE || x->kind == CT_OP_DEQUANT_ADD || x->kind == CT_OP_GET_REDUCE ||
+         x->kind == CT_OP_MGET_REDUCE) &&
         !loc_eq(x->src2, y->src2))
         return false;
     return true;

@@ -44,7 +44,15 @@ enum ct_opk {
                          when rev */
     CT_OP_PUT,        /* the peer's dst = local src */
     CT_OP_GET,        /* local dst = the peer's src */
+    /* a mailbox (transport mbox_post; shared memory only): no fences, no slots */
+    CT_OP_PUBLISH,     /* this rank's mailbox = src[bytes] (no peer); run first in its step */
+    CT_OP_MGET,        /* local dst = bytes [src.off, +bytes) of the peer's publish of the same
+                          ordinal (the k-th publish of a rank meets the k-th of each peer) */
+    CT_OP_MGET_REDUCE, /* local dst = src (op) the peer's publish at src2.off, or that (op) src
+                          when rev */
 };
+/* Mailbox rules (ct_sched_check): a step has at most one publish; a step that publishes reads
+ * from every other rank, and a step that reads publishes (transport mbox_test says why). */
 /* Between two fences with a peer, what a rank reads of the peer's buffers the peer does not
  * write, and what a rank writes there nobody else reads or writes (tests/algos/sim.h). */
 
@@ -118,6 +126,18 @@ static inline bool ct_op_loc_remote(const struct ct_op *op, int k)
 {
     return (op->kind == CT_OP_GET_REDUCE && k == 2) || (op->kind == CT_OP_PUT && k == 0) ||
            (op->kind == CT_OP_GET && k == 1);
+}
+/* This rank's mailbox = src[bytes]. */
+void ct_sched_publish(struct ct_sched *s, struct ct_loc src, uint64_t bytes);
+/* dst = bytes [off, +bytes) of the peer's publish. */
+void ct_sched_mget(struct ct_sched *s, int peer, struct ct_loc dst, uint64_t off, uint64_t bytes);
+/* dst = src (op) the peer's publish at off (rev: the peer's operand first). */
+void ct_sched_mget_reduce(struct ct_sched *s, int peer, struct ct_loc dst, struct ct_loc src,
+                          uint64_t off, bool rev, uint64_t bytes);
+/* Whether location k of op is an offset in the peer's mailbox publish (no buffer). */
+static inline bool ct_op_loc_mbox(const struct ct_op *op, int k)
+{
+    return (op->kind == CT_OP_MGET && k == 1) || (op->kind == CT_OP_MGET_REDUCE && k == 2);
 }
 /* Copies with dst == src are dropped. */
 void ct_sched_copy(struct ct_sched *s, struct ct_loc dst, struct ct_loc src, uint64_t bytes);

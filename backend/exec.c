@@ -413,6 +413,23 @@ static int onesided_tp(struct ct_comm *c, int peer, struct ct_err *err)
                       peer, c->boot->hosts[peer], o->name);
 }
 
+/* The transport of the mailbox shared with peer (every peer's must be the same). */
+static int mbox_tp(struct ct_comm *c, int peer, struct ct_tp **out, struct ct_err *err)
+{
+    struct ct_tp *tp = *out = c->tp_of[peer];
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank && c->tp_of[r] != tp)
+            return ct_err_set(err, CT_EUNSUPP,
+                              "a mailbox needs every peer on one shared-memory transport; peer "
+                              "rank %d (%s) is over %s",
+                              r, c->boot->hosts[r], c->tp_of[r]->ops->name);
+    if (tp->ops->mbox_post && tp->ops->mbox_test)
+        return 0;
+    return ct_err_set(err, CT_EUNSUPP,
+                      "a mailbox needs shared memory, and transport %s has none (peer rank %d, %s)",
+                      tp->ops->name, peer, c->boot->hosts[peer]);
+}
+
 static int run_fences(struct ct_comm *c, const struct ct_sched *s, uint32_t st,
                       const struct ct_exec_args *a, struct ct_err *err)
 {
@@ -465,8 +482,13 @@ int ct_exec_onesided_ok(struct ct_comm *c, const struct ct_sched *s, const struc
 {
     for (uint32_t i = 0; s->onesided_ops && i < s->nops; i++) {
         const struct ct_op *op = &s->ops[i];
-        if (op->kind < CT_OP_SYNC)
+        if (op->kind < CT_OP_SYNC || op->kind == CT_OP_PUBLISH)
             continue;
+        if (op->kind >= CT_OP_MGET) {
+            struct ct_tp *tp;
+            CT_TRY(mbox_tp(c, op->peer, &tp, err));
+            continue;
+        }
         struct ct_tp *tp = c->tp_of[op->peer];
         CT_TRY(onesided_tp(c, op->peer, err));
         /* the peers' schedules mirror this one: the buffers this rank reaches in a peer are
@@ -496,68 +518,130 @@ static inline bool loc_same(struct ct_loc p, struct ct_loc q)
     return p.buf == q.buf && p.off == q.off;
 }
 
+/* Local op i of step st (and the put it fuses with): returns how many ops it ran. */
+static int local_op(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                    uint32_t i, const struct ct_exec_args *a, struct ct_err *err)
+{
+    const struct ct_op *op = &s->ops[i];
+    if (op->kind == CT_OP_GET_REDUCE) {
+        const void *pb = peer_at(c, op, op->src2, err);
+        if (!pb)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+        const struct ct_op *nx = i + 1 < s->step_start[st + 1] ? op + 1 : NULL;
+        if (nx && nx->kind == CT_OP_PUT && loc_same(nx->src, op->dst) && nx->bytes == op->bytes &&
+            !op->rev && a->red->fn2) {
+            /* a reduce whose result is put next: one pass writes both places (measured,
+             * 2 ranks, float sum, 4 alternating runs: 32 KiB 1.63-1.75 us against
+             * 1.69-2.00 in two passes, 128 KiB 4.21-4.51 against 4.46-5.05) */
+            void *pd = peer_at(c, nx, nx->dst, err);
+            if (!pd)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            a->red->fn2(at(a, op->dst), pd, at(a, op->src), pb, op->bytes / a->red->esize);
+            return 2;
+        } else if (op->rev)
+            a->red->fn(at(a, op->dst), pb, at(a, op->src), op->bytes / a->red->esize);
+        else
+            a->red->fn(at(a, op->dst), at(a, op->src), pb, op->bytes / a->red->esize);
+    } else if (op->kind == CT_OP_PUT) {
+        void *pd = peer_at(c, op, op->dst, err);
+        if (!pd)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+        ct_copy(pd, at(a, op->src), op->bytes);
+    } else if (op->kind == CT_OP_GET) {
+        const void *ps = peer_at(c, op, op->src, err);
+        if (!ps)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+        ct_copy(at(a, op->dst), ps, op->bytes);
+    } else if (op->kind == CT_OP_COPY) {
+        void *d = at(a, op->dst);
+        const void *src = at(a, op->src);
+        const char *dc = d, *sc = src;
+        if (dc + op->bytes <= sc || sc + op->bytes <= dc)
+            ct_copy(d, src, op->bytes);
+        else if (d != src)
+            memmove(d, src, op->bytes);
+    } else if (op->kind == CT_OP_REDUCE) {
+        if (a->threads > 1 && op->bytes >= SPLIT_MIN_BYTES) {
+            if (!x->pool || ct_pool_size(x->pool) != a->threads) {
+                ct_pool_free(x->pool);
+                x->pool = ct_pool_new(a->threads);
+            }
+            struct split sp = {a, op};
+            ct_pool_run(x->pool, reduce_part, &sp);
+        } else {
+            a->red->fn(at(a, op->dst), at(a, op->src), at(a, op->src2), op->bytes / a->red->esize);
+        }
+    } else if (op->kind == CT_OP_QUANT) {
+        ct_quant_encode(op->fmt, at(a, op->dst), at(a, op->src), op->bytes / 4);
+    } else if (op->kind == CT_OP_DEQUANT) {
+        ct_quant_decode(op->fmt, at(a, op->dst), at(a, op->src), op->bytes / 4);
+    } else if (op->kind == CT_OP_DEQUANT_ADD) {
+        ct_quant_decode_add(op->fmt, at(a, op->dst), at(a, op->src2), at(a, op->src),
+                            op->bytes / 4);
+    }
+    return 1;
+}
+
 static int run_local(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
                      const struct ct_exec_args *a, struct ct_err *err)
 {
-    for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+    for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1];) {
+        int n = local_op(x, c, s, st, i, a, err);
+        if (n < 0)
+            return n;
+        i += (uint32_t)n;
+    }
+    return 0;
+}
+
+/*
+ * A step that publishes (its first op, ct_sched_check): post the publish, then run the
+ * step's other ops in order, each read once its peer's publish of this ordinal is there
+ * (the steps' wait policy), local ops as run_local does. No fences, no slots: a small
+ * collective's latency path (algos/oneshot.c).
+ */
+static int run_mbox(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                    const struct ct_exec_args *a, struct ct_err *err)
+{
+    uint32_t b = s->step_start[st], e = s->step_start[st + 1];
+    const struct ct_op *pub = &s->ops[b];
+    struct ct_tp *tp;
+    if (mbox_tp(c, (c->rank + 1) % c->size, &tp, err) < 0)
+        return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+    CT_TRY(tp->ops->mbox_post(tp, at(a, pub->src), pub->bytes, err));
+    for (uint32_t i = b + 1; i < e;) {
         const struct ct_op *op = &s->ops[i];
-        if (op->kind == CT_OP_GET_REDUCE) {
-            const void *pb = peer_at(c, op, op->src2, err);
-            if (!pb)
-                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
-            const struct ct_op *nx = i + 1 < s->step_start[st + 1] ? op + 1 : NULL;
-            if (nx && nx->kind == CT_OP_PUT && loc_same(nx->src, op->dst) &&
-                nx->bytes == op->bytes && !op->rev && a->red->fn2) {
-                /* a reduce whose result is put next: one pass writes both places (measured,
-                 * 2 ranks, float sum, 4 alternating runs: 32 KiB 1.63-1.75 us against
-                 * 1.69-2.00 in two passes, 128 KiB 4.21-4.51 against 4.46-5.05) */
-                void *pd = peer_at(c, nx, nx->dst, err);
-                if (!pd)
-                    return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
-                a->red->fn2(at(a, op->dst), pd, at(a, op->src), pb, op->bytes / a->red->esize);
-                i++;
-            } else if (op->rev)
-                a->red->fn(at(a, op->dst), pb, at(a, op->src), op->bytes / a->red->esize);
-            else
-                a->red->fn(at(a, op->dst), at(a, op->src), pb, op->bytes / a->red->esize);
-        } else if (op->kind == CT_OP_PUT) {
-            void *pd = peer_at(c, op, op->dst, err);
-            if (!pd)
-                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
-            ct_copy(pd, at(a, op->src), op->bytes);
-        } else if (op->kind == CT_OP_GET) {
-            const void *ps = peer_at(c, op, op->src, err);
-            if (!ps)
-                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
-            ct_copy(at(a, op->dst), ps, op->bytes);
-        } else if (op->kind == CT_OP_COPY) {
-            void *d = at(a, op->dst);
-            const void *src = at(a, op->src);
-            const char *dc = d, *sc = src;
-            if (dc + op->bytes <= sc || sc + op->bytes <= dc)
-                ct_copy(d, src, op->bytes);
-            else if (d != src)
-                memmove(d, src, op->bytes);
-        } else if (op->kind == CT_OP_REDUCE) {
-            if (a->threads > 1 && op->bytes >= SPLIT_MIN_BYTES) {
-                if (!x->pool || ct_pool_size(x->pool) != a->threads) {
-                    ct_pool_free(x->pool);
-                    x->pool = ct_pool_new(a->threads);
-                }
-                struct split sp = {a, op};
-                ct_pool_run(x->pool, reduce_part, &sp);
-            } else {
-                a->red->fn(at(a, op->dst), at(a, op->src), at(a, op->src2),
-                           op->bytes / a->red->esize);
-            }
-        } else if (op->kind == CT_OP_QUANT) {
-            ct_quant_encode(op->fmt, at(a, op->dst), at(a, op->src), op->bytes / 4);
-        } else if (op->kind == CT_OP_DEQUANT) {
-            ct_quant_decode(op->fmt, at(a, op->dst), at(a, op->src), op->bytes / 4);
-        } else if (op->kind == CT_OP_DEQUANT_ADD) {
-            ct_quant_decode_add(op->fmt, at(a, op->dst), at(a, op->src2), at(a, op->src),
-                                op->bytes / 4);
+        if (op->kind != CT_OP_MGET && op->kind != CT_OP_MGET_REDUCE) {
+            int n = local_op(x, c, s, st, i, a, err);
+            if (n < 0)
+                return n;
+            i += (uint32_t)n;
+            continue;
         }
+        const char *box = NULL;
+        struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
+        int rc;
+        uint64_t need = (op->kind == CT_OP_MGET ? op->src.off : op->src2.off) + op->bytes;
+        while ((rc = tp->ops->mbox_test(tp, op->peer, need, (const void **)&box, err)) == 0)
+            if ((rc = idle_pass(&w, c, op->peer, err)) != 0)
+                break;
+        if (rc < 0)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+        if (rc > 0 && !box)
+            return ct_err_set(err, CT_ETIMEDOUT,
+                              "step %u/%u: no progress for %.1f s waiting for the publish of "
+                              "peer rank %d (%s)",
+                              st + 1, s->nsteps, (double)c->timeout_ns / 1e9, op->peer,
+                              c->boot->hosts[op->peer]);
+        if (op->kind == CT_OP_MGET)
+            ct_copy(at(a, op->dst), box + op->src.off, op->bytes);
+        else if (op->rev)
+            a->red->fn(at(a, op->dst), box + op->src2.off, at(a, op->src),
+                       op->bytes / a->red->esize);
+        else
+            a->red->fn(at(a, op->dst), at(a, op->src), box + op->src2.off,
+                       op->bytes / a->red->esize);
+        i++;
     }
     return 0;
 }
@@ -573,6 +657,10 @@ int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
         x->red_rev.esize = a->red->esize;
     }
     for (uint32_t st = 0; st < s->nsteps; st++) {
+        if (s->onesided_ops && s->ops[s->step_start[st]].kind == CT_OP_PUBLISH) {
+            CT_TRY(run_mbox(x, c, s, st, a, err));
+            continue;
+        }
         CT_TRY(run_fences(c, s, st, a, err));
         CT_TRY(run_comm(x, c, s, st, a, err));
         CT_TRY(run_local(x, c, s, st, a, err));

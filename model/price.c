@@ -121,13 +121,14 @@ static double group_us(const struct ct_mtopo *t, const struct xargs *x, double a
 
 static double local_op_us(const struct ct_mtopo *t, const struct xargs *x, const struct ct_op *op)
 {
-    if (op->kind == CT_OP_COPY)
+    if (op->kind == CT_OP_COPY || op->kind == CT_OP_PUBLISH) /* a publish copies in */
         return (double)op->bytes * us_per_byte(t->copy_gbps);
     if (op->kind == CT_OP_SYNC) /* one fence line per peer; the step's latency is added once */
         return t->msg_us;
-    if (op->kind == CT_OP_PUT || op->kind == CT_OP_GET) /* a write or read across the link */
-        return (double)op->bytes * us_per_byte(t->intra.gbps);
-    if (op->kind == CT_OP_GET_REDUCE) { /* read across the link and reduce: the slower */
+    if (op->kind == CT_OP_PUT || op->kind == CT_OP_GET || op->kind == CT_OP_MGET)
+        return (double)op->bytes * us_per_byte(t->intra.gbps); /* a write or read across */
+    if (op->kind == CT_OP_GET_REDUCE || op->kind == CT_OP_MGET_REDUCE) {
+        /* read across the link and reduce: the slower */
         double rd = (double)op->bytes * us_per_byte(t->intra.gbps),
                red = (double)op->bytes * us_per_byte(t->gamma_gbps);
         return rd > red ? rd : red;
@@ -181,7 +182,8 @@ static void extract(const struct ct_mtopo *t, const struct xargs *x, const struc
         bool fenced = false;
         for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
             const struct ct_op *op = &s->ops[i];
-            if (op->kind == CT_OP_SYNC && !fenced) { /* a fence: a round trip's latency */
+            if ((op->kind == CT_OP_SYNC || op->kind == CT_OP_PUBLISH) && !fenced) {
+                /* a fence or a publish: the peers' answer a link's latency later */
                 fenced = true;
                 v->local_us[st] += t->intra.alpha_us + t->step_us;
             }

@@ -82,6 +82,8 @@ static const struct ct_algomap_row rows[] = {
      "whole-buffer reduce then broadcast, over Open MPI's own reduce/bcast trees"},
     {CT_LIB_OMPI, AR, "mesh-1step", "allgather_reduce", 7, "6.0", C, NULL,
      "every rank gathers every buffer and reduces locally"},
+    {CT_LIB_OMPI, AR, "oneshot", "allgather_reduce", 7, "6.0", X, NULL,
+     "every rank gathers every buffer and reduces locally, by messages, not a shared mailbox"},
     {CT_LIB_OMPI, AG, "ring", "ring", 4, NULL, C, NULL, "unsegmented: colltune chunk unused"},
     {CT_LIB_OMPI, AG, "flat-ring", "ring", 4, NULL, C, NULL, "rank-order ring, unsegmented"},
     {CT_LIB_OMPI, AG, "bidir-ring", "ring", 4, NULL, X, NULL, "one direction only"},
@@ -97,6 +99,8 @@ static const struct ct_algomap_row rows[] = {
      "gather to rank 0 then broadcast, not a chain"},
     {CT_LIB_OMPI, AG, "mesh", "direct_messaging", 8, "6.0", C, NULL,
      "every rank sends its block to every peer"},
+    {CT_LIB_OMPI, AG, "oneshot", "direct_messaging", 8, "6.0", X, NULL,
+     "every rank's block to every peer, by messages, not a shared mailbox"},
     {CT_LIB_OMPI, RS, "ring", "ring", 3, NULL, C, NULL, "unsegmented ring"},
     {CT_LIB_OMPI, RS, "flat-ring", "ring", 3, NULL, C, NULL, "rank-order ring"},
     {CT_LIB_OMPI, RS, "rail-ring", "ring", 3, NULL, X, NULL, "one ring, not one per rail"},
@@ -109,6 +113,8 @@ static const struct ct_algomap_row rows[] = {
     {CT_LIB_OMPI, A2A, "ring", "pairwise", 2, NULL, C, NULL,
      "step k sends to rank+k and receives from rank-k"},
     {CT_LIB_OMPI, A2A, "mesh", "linear", 1, NULL, C, NULL, "all sends and receives posted at once"},
+    {CT_LIB_OMPI, A2A, "oneshot", "linear", 1, NULL, X, NULL,
+     "all peers at once, by messages, not a shared mailbox"},
     {CT_LIB_OMPI, A2A, "bruck", "modified_bruck", 3, NULL, C, NULL, "log-step Bruck"},
 
     /* ---- MPICH csel (MPIR level; names exist from 4.0 unless `since`) ---- */

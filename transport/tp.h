@@ -116,9 +116,25 @@ struct ct_tp_ops {
                        struct ct_err *err);
     /* Whether [buf, buf + len) is memory a fence can publish (alloc()'s shared heap). */
     bool (*published)(struct ct_tp *tp, const void *buf, size_t len);
+    /*
+     * A mailbox (optional, NULL where absent): CT_MBOX_MAX bytes per rank that every peer
+     * reads in place, for small collectives without fences or slots. mbox_post copies
+     * src[0, len) in as this rank's next publish and rings the peers. mbox_test sets *data to
+     * the bytes of peer's publish of the same ordinal as this rank's last and returns 1 once
+     * it is there, 0 while not yet (progress() and wait() watch for it), < 0 when the peer
+     * died; need is how many of its bytes the caller will read (shm requests them early). A publish
+     * stays readable until its rank's next-but-one: the caller's rule is that a rank reads every
+     * peer's publish k before it posts k + 1 (the executor: a step that publishes reads from every
+     * other rank), so a rank posting k + 2 has read every peer's k + 1, which each posted after
+     * reading its k.
+     */
+    int (*mbox_post)(struct ct_tp *tp, const void *src, size_t len, struct ct_err *err);
+    int (*mbox_test)(struct ct_tp *tp, int peer, size_t need, const void **data,
+                     struct ct_err *err);
 };
 
 #define CT_FENCE_BUFS 3 /* buffers a fence publishes (the executor's send, recv, scratch) */
+#define CT_MBOX_MAX (16u << 10) /* bytes of one mailbox publish */
 
 /* Every transport's handle starts with this header. */
 struct ct_tp {

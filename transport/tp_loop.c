@@ -38,11 +38,18 @@ struct lfence {
     void *bufs[2][CT_FENCE_BUFS];
 };
 
+/* A rank's mailbox publish k (tp.h mbox_post) in box[k & 1]. */
+struct lbox {
+    _Atomic uint64_t seq;
+    unsigned char data[CT_MBOX_MAX];
+};
+
 struct world {
     int n;
     struct pairq *q;    /* q[src * n + dst] */
     struct inbox *in;   /* per destination */
     struct lfence *f;   /* f[a * n + b] */
+    struct lbox (*box)[2]; /* per rank */
 };
 
 struct loop_tp {
@@ -55,6 +62,8 @@ struct loop_tp {
     uint64_t *fout;                 /* fences posted toward each peer */
     unsigned char *fwait;           /* the last one not yet met */
     void *(*fin)[CT_FENCE_BUFS];    /* each peer's buffers of the last fence met */
+    uint64_t mseq;                  /* mailbox publishes posted */
+    unsigned char *mwait;           /* the peer's matching publish is awaited */
 };
 
 extern const struct ct_tp_ops ct_tp_loop_ops;
@@ -68,6 +77,7 @@ static void *world_create(int n, void *arg)
     w->q = ct_xcalloc((size_t)n * (size_t)n, sizeof *w->q);
     w->in = ct_xcalloc((size_t)n, sizeof *w->in);
     w->f = ct_xcalloc((size_t)n * (size_t)n, sizeof *w->f);
+    w->box = ct_xcalloc((size_t)n, sizeof *w->box);
     for (int i = 0; i < n * n; i++)
         pthread_mutex_init(&w->q[i].mu, NULL);
     for (int i = 0; i < n; i++) {
@@ -105,6 +115,7 @@ static int loop_open(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct ct_
     t->fout = ct_xcalloc((size_t)boot->size, sizeof *t->fout);
     t->fwait = ct_xcalloc((size_t)boot->size, sizeof *t->fwait);
     t->fin = ct_xcalloc((size_t)boot->size, sizeof *t->fin);
+    t->mwait = ct_xcalloc((size_t)boot->size, sizeof *t->mwait);
     *out = &t->base;
     return 0;
 }
@@ -128,6 +139,7 @@ static void world_destroy(void *p)
     free(w->q);
     free(w->in);
     free(w->f);
+    free(w->box);
     free(w);
 }
 
@@ -140,6 +152,7 @@ static void loop_close(struct ct_tp *tp)
     free(t->fout);
     free(t->fwait);
     free(t->fin);
+    free(t->mwait);
     free(t);
 }
 
@@ -286,8 +299,10 @@ static int loop_wait(struct ct_tp *tp, int64_t timeout_ns, struct ct_err *err)
      * (its poster bumps seq under this lock after publishing it) */
     bool met = false;
     for (int p = 0; p < tp->size && !met; p++)
-        met = t->fwait[p] && atomic_load_explicit(&t->w->f[p * t->w->n + tp->rank].count,
-                                                  memory_order_acquire) >= t->fout[p];
+        met = (t->fwait[p] && atomic_load_explicit(&t->w->f[p * t->w->n + tp->rank].count,
+                                                   memory_order_acquire) >= t->fout[p]) ||
+              (t->mwait[p] && atomic_load_explicit(&t->w->box[p][t->mseq & 1].seq,
+                                                   memory_order_acquire) == t->mseq);
     int rc = 0;
     while (!met && in->seq == t->seen && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&in->cv, &in->mu, &ts);
@@ -300,7 +315,7 @@ static int loop_pending(struct ct_tp *tp, int *peers, int max)
     struct loop_tp *t = (struct loop_tp *)tp;
     int n = 0;
     for (int p = 0; p < tp->size && n < max; p++)
-        if (t->rhead[p] || t->fwait[p])
+        if (t->rhead[p] || t->fwait[p] || t->mwait[p])
             peers[n++] = p;
     return n;
 }
@@ -349,6 +364,36 @@ static void *loop_peer_addr(struct ct_tp *tp, int peer, int i, uint64_t off, uin
     return b ? b + off : NULL;
 }
 
+static int loop_mbox_post(struct ct_tp *tp, const void *src, size_t len, struct ct_err *err)
+{
+    struct loop_tp *t = (struct loop_tp *)tp;
+    if (len > CT_MBOX_MAX)
+        return ct_err_set(err, CT_EINVAL, "loop: mailbox publish of %zu bytes (at most %u)", len,
+                          CT_MBOX_MAX);
+    uint64_t k = ++t->mseq;
+    struct lbox *b = &t->w->box[tp->rank][k & 1];
+    memcpy(b->data, src, len);
+    atomic_store_explicit(&b->seq, k, memory_order_release);
+    for (int p = 0; p < tp->size; p++)
+        if (p != tp->rank)
+            wake(t->w, p);
+    return 0;
+}
+
+static int loop_mbox_test(struct ct_tp *tp, int peer, size_t need, const void **data,
+                          struct ct_err *err)
+{
+    struct loop_tp *t = (struct loop_tp *)tp;
+    (void)need;
+    if (peer < 0 || peer >= tp->size || peer == tp->rank)
+        return ct_err_set(err, CT_EINVAL, "loop: no peer rank %d", peer);
+    struct lbox *b = &t->w->box[peer][t->mseq & 1];
+    t->mwait[peer] = atomic_load_explicit(&b->seq, memory_order_acquire) != t->mseq;
+    if (!t->mwait[peer])
+        *data = b->data;
+    return !t->mwait[peer];
+}
+
 static bool loop_published(struct ct_tp *tp, const void *buf, size_t len)
 {
     (void)tp, (void)buf, (void)len;
@@ -373,4 +418,6 @@ const struct ct_tp_ops ct_tp_loop_ops = {
     .fence_test = loop_fence_test,
     .peer_addr = loop_peer_addr,
     .published = loop_published,
+    .mbox_post = loop_mbox_post,
+    .mbox_test = loop_mbox_test,
 };

@@ -87,7 +87,8 @@
  */
 
 #define LINE 64
-#define SHM_MAGIC 0x334d48535443ull /* "CTSHM3": channels with clear-to-send and fence lines */
+#define SHM_MAGIC                                                                                  \
+    0x344d48535443ull /* "CTSHM4": channels with clear-to-send and fence lines, mailboxes */
 #define MAX_OBJS 256
 #define INLINE_MAX 40
 #define PREFETCH_MAX                                                                               \
@@ -113,6 +114,9 @@
  * of that size stay eager (an answer "not in the heap" would cost the wait for it, and RDV
  * the wait for the acknowledgement) */
 #define PUT_COPY_MIN 256u
+/* mailbox bytes a waiting reader requests ahead (2 ranks, AllReduce, against 64: 512 B 0.33-0.36
+ * us against 0.44-0.45, 4 KiB 0.68-0.70 against 0.92) */
+#define MBOX_PREFETCH 4096u
 #define CTS_N 16u                   /* clear-to-send lines per channel (receives in flight) */
 #define NO_OBJ UINT32_MAX           /* clear-to-send: the destination is not in the heap */
 #define SPIN_IDLE_NS (200 * 1000LL) /* spin mode: block after this long without progress */
@@ -124,6 +128,19 @@ enum { P_OK = 0, P_EXITED, P_REJECTED, P_MISMATCH, P_GARBAGE, P_MAPFAIL };
 struct obj_ent {
     _Atomic uint64_t id; /* 0 = free */
     uint64_t size;
+};
+
+/*
+ * A mailbox publish. Up to MBOX_INLINE bytes go in its sequence number's line (one line
+ * crosses cores); larger ones in the lines after it, aligned (after the sequence number, a
+ * vector of 64 bytes straddled two lines: 2 ranks, AllReduce of 576 B-1 KiB took 1.0-1.4 us,
+ * 0.38-0.47 aligned, against 0.39 at 512 B).
+ */
+#define MBOX_INLINE (LINE - 8)
+struct mbox {
+    _Alignas(LINE) _Atomic uint64_t seq; /* ordinal << 1 | inline, once written (ordinals from 1) */
+    unsigned char inl[MBOX_INLINE];
+    unsigned char data[CT_MBOX_MAX];
 };
 
 struct ctl {
@@ -138,6 +155,7 @@ struct ctl {
     /* line 2: bumped on every free() */
     _Alignas(LINE) _Atomic uint64_t free_epoch;
     _Alignas(LINE) struct obj_ent objs[MAX_OBJS];
+    struct mbox box[2]; /* publish k in box[k & 1] (tp.h mbox_post) */
 };
 
 /* A receive's clear-to-send, written by the receiver, read by the sender of its message. */
@@ -246,6 +264,7 @@ struct peer {
     uint64_t fout;                   /* fences posted toward the peer */
     int fwait;                       /* the last one is not yet met */
     struct fdesc fin[CT_FENCE_BUFS]; /* the peer's buffers of the last fence met */
+    int mwait;                       /* its mailbox publish this rank waits for is not there */
 };
 
 struct heap_ent {
@@ -277,6 +296,7 @@ struct tp_shm {
     unsigned idle;
     int64_t idle_start, last_live;
     int asym; /* the doorbell's fences are asymmetric (ring()) */
+    uint64_t mseq; /* mailbox publishes posted */
 };
 
 static inline struct rq *RQ(struct ct_req *r)
@@ -426,7 +446,15 @@ static bool proc_alive(struct peer *p)
 
 static inline bool pending(const struct peer *p)
 {
-    return p->sq_head || p->rq_head || p->fwait;
+    return p->sq_head || p->rq_head || p->fwait || p->mwait;
+}
+
+/* The peer's mailbox publish of this rank's last ordinal is there (*inl: in its first line). */
+static inline bool mbox_met(const struct tp_shm *t, const struct peer *p, bool *inl)
+{
+    uint64_t v = atomic_load_explicit(&p->ctl->box[t->mseq & 1].seq, memory_order_acquire);
+    *inl = v & 1;
+    return v >> 1 == t->mseq;
 }
 
 /* The peer has posted the fence this rank waits for. */
@@ -452,6 +480,9 @@ static int check_peers(struct tp_shm *t, struct ct_err *err)
             if (p->rq_head && atomic_load_explicit(&sl->seq, memory_order_acquire) == p->rseq + 1)
                 continue;
             if (p->fwait && !p->sq_head && !p->rq_head && fence_met(p))
+                continue;
+            bool inl;
+            if (p->mwait && !p->fwait && !p->sq_head && !p->rq_head && mbox_met(t, p, &inl))
                 continue;
             p->state = P_EXITED;
         }
@@ -1052,6 +1083,9 @@ static bool any_ready(struct tp_shm *t)
             return true;
         if (p->fwait && fence_met(p))
             return true;
+        bool inl;
+        if (p->mwait && mbox_met(t, p, &inl))
+            return true;
         if (p->rq_head) {
             struct slot *s = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);
             if (atomic_load_explicit(&s->seq, memory_order_acquire) == p->rseq + 1)
@@ -1171,6 +1205,49 @@ static void *shm_peer_addr(struct ct_tp *tp, int peer, int i, uint64_t off, uint
     }
     note_read(p, d->obj_idx, d->offset + off, len);
     return a;
+}
+
+/* ---------------------------------------------------------------- mailbox */
+
+static int shm_mbox_post(struct ct_tp *tp, const void *src, size_t len, struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    if (len > CT_MBOX_MAX)
+        return ct_err_set(err, CT_EINVAL, "shm: mailbox publish of %zu bytes (at most %u)", len,
+                          CT_MBOX_MAX);
+    uint64_t k = ++t->mseq;
+    struct mbox *b = &t->ctl->box[k & 1];
+    bool inl = len <= MBOX_INLINE;
+    ct_copy(inl ? b->inl : b->data, src, len);
+    atomic_store_explicit(&b->seq, k << 1 | inl, memory_order_release);
+    for (int i = 0; i < t->npeers; i++)
+        ring(t, t->peers[i].ctl);
+    return 0;
+}
+
+static int shm_mbox_test(struct ct_tp *tp, int peer, size_t need, const void **data,
+                         struct ct_err *err)
+{
+    struct tp_shm *t = (struct tp_shm *)tp;
+    struct peer *p = get_peer(t, peer);
+    if (!p)
+        return no_peer(t, peer, err);
+    /* a larger publish's lines, requested with its first: its sequence number is written
+     * after them, so when it shows they are most likely on their way already, not a second
+     * cross-core transfer after it */
+    const struct mbox *b = &p->ctl->box[t->mseq & 1];
+    if (need > MBOX_INLINE)
+        for (size_t o = 0; o < need && o < MBOX_PREFETCH; o += LINE)
+            __builtin_prefetch(b->data + o, 0, 3);
+    bool inl;
+    if (!mbox_met(t, p, &inl)) {
+        p->mwait = 1;
+        return p->state == P_OK ? 0 : peer_error(t, p, err);
+    }
+    p->mwait = 0;
+    t->moved = 1;
+    *data = inl ? b->inl : b->data;
+    return 1;
 }
 
 static bool shm_published(struct ct_tp *tp, const void *buf, size_t len)
@@ -1496,6 +1573,8 @@ const struct ct_tp_ops ct_tp_shm_ops = {
     .pending_peers = shm_pending_peers,
     .fence_post = shm_fence_post,
     .fence_test = shm_fence_test,
+    .mbox_post = shm_mbox_post,
+    .mbox_test = shm_mbox_test,
     .peer_addr = shm_peer_addr,
     .published = shm_published,
 };

@@ -9,7 +9,10 @@
  * once every such peer has posted its matching fence, and its gets and puts then read and
  * write the peers' buffers directly. Ranks advance in order 0..N-1, or N-1..0 with
  * `reverse`: a schedule whose one-sided ops race gives different results in the two orders
- * (a serial simulator cannot see the race itself). Header-only, for tests.
+ * (a serial simulator cannot see the race itself). Mailbox ops (tp.h mbox_post): a step
+ * that publishes copies its input into one of the rank's two mailboxes (by the publish's
+ * ordinal, as the transports do), completes once every peer it reads has made its publish of
+ * that ordinal, and its reads then take the peers' mailboxes. Header-only, for tests.
  */
 #ifndef CT_TEST_SIM_H
 #define CT_TEST_SIM_H
@@ -41,6 +44,8 @@ struct sim {
     size_t esize;
     int reverse; /* advance ranks from N-1 down to 0 */
     char why[512];
+    uint8_t *(*mbox)[2]; /* per rank: publish k in mbox[k & 1] (sim_run allocates) */
+    uint64_t *mposts;    /* per rank: publishes made */
 };
 
 static inline int sim_fail(struct sim *s, const char *fmt, ...)
@@ -127,8 +132,21 @@ static inline void sim_push(struct sim_queue *q, const uint8_t *data, uint64_t b
 
 static inline int sim_apply_local(struct sim *s, int r, const struct ct_op *op)
 {
-    if (op->kind == CT_OP_SYNC)
+    if (op->kind == CT_OP_SYNC || op->kind == CT_OP_PUBLISH)
         return 0;
+    if (op->kind == CT_OP_MGET || op->kind == CT_OP_MGET_REDUCE) {
+        const uint8_t *box = s->mbox[op->peer][s->mposts[r] & 1];
+        uint8_t *d = sim_at(s, r, op->dst);
+        if (op->kind == CT_OP_MGET) {
+            memcpy(d, box + op->src.off, op->bytes);
+            return 0;
+        }
+        if (!s->fn || op->bytes % s->esize)
+            return sim_fail(s, "rank %d: mailbox reduce without a reduction", r);
+        const uint8_t *x = sim_at(s, r, op->src), *y = box + op->src2.off;
+        s->fn(d, op->rev ? y : x, op->rev ? x : y, op->bytes / s->esize);
+        return 0;
+    }
     if (op->kind == CT_OP_PUT) {
         memcpy(sim_at(s, op->peer, op->dst), sim_at(s, r, op->src), op->bytes);
         return 0;
@@ -167,6 +185,8 @@ static inline int sim_run(struct sim *s)
     size_t *unacked = calloc((size_t)n, sizeof *unacked); /* sends not yet received */
     size_t *need = calloc((size_t)n, sizeof *need);
     uint64_t *fences = calloc((size_t)n * (size_t)n, sizeof *fences); /* [a * n + b]: a with b */
+    s->mbox = calloc((size_t)n, sizeof *s->mbox);
+    s->mposts = calloc((size_t)n, sizeof *s->mposts);
     int done = 0;
     for (int r = 0; r < n; r++)
         done += s->scheds[r].nsteps == 0;
@@ -187,6 +207,11 @@ static inline int sim_run(struct sim *s)
                 }
                 if (op->kind == CT_OP_SYNC)
                     fences[(size_t)r * (size_t)n + (size_t)op->peer]++;
+                if (op->kind == CT_OP_PUBLISH) {
+                    uint8_t **box = &s->mbox[r][++s->mposts[r] & 1];
+                    *box = realloc(*box, op->bytes);
+                    memcpy(*box, sim_at(s, r, op->src), op->bytes);
+                }
             }
             posted[r] = 1;
             progress = 1;
@@ -238,11 +263,15 @@ static inline int sim_run(struct sim *s)
             if (unacked[r])
                 continue; /* our sends are not all taken yet */
             int met = 1;
-            for (uint32_t i = b; i < e; i++)
+            for (uint32_t i = b; i < e; i++) {
                 if (sc->ops[i].kind == CT_OP_SYNC &&
                     fences[(size_t)sc->ops[i].peer * (size_t)n + (size_t)r] <
                         fences[(size_t)r * (size_t)n + (size_t)sc->ops[i].peer])
                     met = 0;
+                if ((sc->ops[i].kind == CT_OP_MGET || sc->ops[i].kind == CT_OP_MGET_REDUCE) &&
+                    s->mposts[sc->ops[i].peer] < s->mposts[r])
+                    met = 0;
+            }
             if (!met)
                 continue; /* a peer has not posted its matching fence yet */
             for (uint32_t i = b; i < e && !rc; i++)
@@ -271,6 +300,12 @@ static inline int sim_run(struct sim *s)
     free(unacked);
     free(need);
     free(fences);
+    for (int r = 0; r < n; r++)
+        free(s->mbox[r][0]), free(s->mbox[r][1]);
+    free(s->mbox);
+    free(s->mposts);
+    s->mbox = NULL;
+    s->mposts = NULL;
     return rc;
 }
 

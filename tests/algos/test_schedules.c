@@ -442,11 +442,17 @@ Test(matrix, symm)
     matrix("symm");
 }
 
+Test(matrix, oneshot)
+{
+    matrix("oneshot");
+}
+
 Test(matrix, table_is_covered)
 {
-    static const char *const tested[] = {
-        "ring", "mesh",      "simple-ring", "bidir-ring", "mesh-1step", "rdh",       "kangaring",
-        "hier", "flat-ring", "rail-ring",   "bruck",      "torus-ring", "torus-rdh", "symm"};
+    static const char *const tested[] = {"ring",       "mesh",      "simple-ring", "bidir-ring",
+                                         "mesh-1step", "rdh",       "kangaring",   "hier",
+                                         "flat-ring",  "rail-ring", "bruck",       "torus-ring",
+                                         "torus-rdh",  "symm",      "oneshot"};
     size_t n = sizeof tested / sizeof tested[0];
     cr_assert_eq(ct_algo_count(), n, "table has %zu rows, the matrix tests %zu", ct_algo_count(),
                  n);
@@ -1169,6 +1175,63 @@ Test(sched_check, one_sided_ops_between_paired_fences)
     cr_assert(strstr(err.msg, "without a fence after it"), "%s", err.msg);
     cr_assert_eq(onesided_pair(2, &err), CT_EINVAL);
     cr_assert(strstr(err.msg, "rank 0 has 2 fences with 1, rank 1 has 1"), "%s", err.msg);
+}
+
+/* ---- Mailbox rules of ct_sched_check ----------------------------------------------------- */
+
+/*
+ * Three ranks, each publishing 16 bytes and reading 8 of every peer's publish at offset 8;
+ * a fault in rank 1's schedule: 1 reads only one peer, 2 reads beyond the publish, 3 reads
+ * without publishing, 4 publishes after a read, 5 publishes again in a step of its own that
+ * reads nobody, 6 sends a message in the publishing step.
+ */
+static int mbox_trio(int fault, struct ct_err *err)
+{
+    struct ct_sched s[3];
+    for (int r = 0; r < 3; r++) {
+        bool f = r == 1;
+        ct_sched_init(&s[r]);
+        ct_sched_step(&s[r]);
+        if (!(f && (fault == 3 || fault == 4)))
+            ct_sched_publish(&s[r], ct_loc(CT_BUF_SEND, 0), 16);
+        for (int k = 1; k < 3; k++) {
+            if (f && fault == 1 && k == 2)
+                continue;
+            ct_sched_mget(&s[r], (r + k) % 3, ct_loc(CT_BUF_RECV, 8 * (uint64_t)k),
+                          f && fault == 2 ? 12 : 8, 8);
+        }
+        if (f && fault == 4)
+            ct_sched_publish(&s[r], ct_loc(CT_BUF_SEND, 0), 16);
+        if (f && fault == 5) {
+            ct_sched_step(&s[r]);
+            ct_sched_publish(&s[r], ct_loc(CT_BUF_SEND, 0), 16);
+        }
+        if (f && fault == 6)
+            ct_sched_send(&s[r], 0, ct_loc(CT_BUF_SEND, 0), 8);
+        ct_sched_finish(&s[r]);
+    }
+    int rc = ct_sched_check(s, 3, 16, 24, err);
+    for (int r = 0; r < 3; r++)
+        ct_sched_release(&s[r]);
+    return rc;
+}
+
+Test(sched_check, a_publishing_step_reads_every_peer_within_its_publish)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(mbox_trio(0, &err), 0, "%s", err.msg);
+    static const char *const want[] = {NULL,
+                                       "reads from 1 of 2 peers",
+                                       "reads [12,+8) of rank",
+                                       "publish 0, which it never makes",
+                                       "not the first op of its step",
+                                       "1 publishes, reads from 0 of 2",
+                                       "1 messages or fences"};
+    for (int f = 1; f <= 6; f++) {
+        memset(&err, 0, sizeof err);
+        cr_assert_eq(mbox_trio(f, &err), CT_EINVAL, "fault %d passed", f);
+        cr_assert(strstr(err.msg, want[f]), "fault %d: %s", f, err.msg);
+    }
 }
 
 /* Parts in whole units: they cover 0..n in order, start on a unit (or at n), and differ by

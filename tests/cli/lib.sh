@@ -27,3 +27,29 @@ usage_error() {
         not_ok "$desc (exit $rc, $lines stderr lines)"; sed 's/^/#   /' "$TMP/err" | head -5
     fi
 }
+
+# every_coll ALGO ROWS SIZE-FLAGS...: ALGO runs every collective on 1, 2, 3 and 5 ranks (past
+# the 2 cores: oversubscribed), in and out of place, for float32 sum, float64 max, int32 prod
+# and bfloat16 avg, printing ROWS sizes with #wrong 0 and nccl-tests' bounds line
+every_coll() {
+    algo=$1 want=$2; shift 2
+    sizes="$*"
+    for spec in "float32:sum" "float64:max" "int32:prod" "bfloat16:avg"; do
+        t=${spec%:*} o=${spec#*:}
+        for nr in 1 2 3 5; do
+            for coll in allreduce allgather reducescatter alltoall; do
+                $COLLTUNE run --local $nr --coll $coll --algo $algo -d $t -o $o -n 3 -w 1 $sizes \
+                    >"$TMP/out" 2>"$TMP/err"; rc=$?
+                rows=$(grep -vc '^#' "$TMP/out")
+                wrong=$(awk '!/^#/ { w += $10 + $14 } END { print w + 0 }' "$TMP/out")
+                if [ $rc -eq 0 ] && [ "$rows" -eq "$want" ] && [ "$wrong" = 0 ] &&
+                    grep -q "Out of bounds values : 0 OK" "$TMP/out"; then
+                    ok "$algo --local $nr $coll $t $o: $want sizes, in and out of place, #wrong 0"
+                else
+                    not_ok "$algo --local $nr $coll $t $o: exit $rc, $rows rows, $wrong wrong"
+                    sed 's/^/#   /' "$TMP/err" | head -4
+                fi
+            done
+        done
+    done
+}

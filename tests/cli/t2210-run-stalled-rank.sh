@@ -1,9 +1,8 @@
 #!/bin/sh
 # A stopped (SIGSTOP) rank: every rank is gone within 10 s after --timeout expires, the
 # run exits 1 and names the stalled rank (16 MiB messages, and 8 B ones: the executor's
-# small-message path; symm: the waiting ranks sit at a fence); after kill -9 of any rank
-# (first, middle, last)
-# no rank process and no /dev/shm object of the job is left.
+# small-message path; symm: the waiting ranks sit at a fence; oneshot: at a mailbox); after
+# kill -9 of any rank (first, middle, last) no rank process and no /dev/shm object of the job is left.
 . "$(dirname "$0")/lib.sh"
 
 # pid_of RANK: the pid of RANK from the run header in $TMP/out (waits for it)
@@ -20,7 +19,7 @@ shm_count() { ls /dev/shm 2>/dev/null | grep -c '^ct-' || true; }
 alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && echo "$p"; done; }
 
 TO=3
-for cs in 2:16M:16M:ring 4:16M:16M:ring 2:8:1K:ring 3:8:1M:symm; do
+for cs in 2:16M:16M:ring 4:16M:16M:ring 2:8:1K:ring 3:8:1M:symm 3:8:1K:oneshot; do
     algo=${cs##*:} cs=${cs%:*}
     nr=${cs%%:*} b=${cs#*:} e=${cs##*:} b=${b%:*}
     before=$(shm_count)

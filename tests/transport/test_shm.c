@@ -1081,7 +1081,12 @@ Test(shm, fences_5_block)
     expect_all_pass(&j);
 }
 
-/* A rank waiting at a fence for a peer that died: CT_EPEER naming it, within 5 s. */
+/* A rank waiting at a fence (or for a publish: at_mailbox) for a peer that died: CT_EPEER
+ * naming it, within 5 s. */
+static int at_mailbox;
+static int mbox_wait(struct ctx *c, int peer, size_t need, const unsigned char **data,
+                     int64_t timeout_ns);
+
 static int dead_at_fence(struct ctx *c)
 {
     int victim = c->n - 1;
@@ -1090,13 +1095,22 @@ static int dead_at_fence(struct ctx *c)
     if (c->rank == victim)
         raise(SIGKILL);
     void *bufs[CT_FENCE_BUFS] = {NULL, NULL, NULL};
+    unsigned char x = 1;
+    const unsigned char *d;
+    if (at_mailbox && c->tp->ops->mbox_post(c->tp, &x, 1, &c->err) < 0)
+        return fail(c, "post");
     int64_t t0 = ct_now_ns();
-    int rc = fence_all(c, bufs, 30 * SEC);
+    int rc = 0;
+    for (int k = 1; at_mailbox && k < c->n && rc == 0; k++)
+        rc = mbox_wait(c, (c->rank + k) % c->n, 1, &d, 30 * SEC);
+    if (!at_mailbox)
+        rc = fence_all(c, bufs, 30 * SEC);
     double secs = (double)(ct_now_ns() - t0) / 1e9;
     char want[64];
     snprintf(want, sizeof want, "peer rank %d (", victim);
     if (rc != CT_EPEER || !strstr(c->err.msg, want) || !strstr(c->err.msg, "exited"))
-        return fail(c, "death at a fence not reported");
+        return fail(c, at_mailbox ? "death at the mailbox not reported"
+                                  : "death at a fence not reported");
     if (secs > 5.0) {
         snprintf(c->err.msg, sizeof c->err.msg, "took %.1f s", secs);
         return fail(c, "death reported too late");
@@ -1112,6 +1126,100 @@ Test(shm, dead_peer_at_fence)
         cr_expect_eq(o.code[r], 0, "rank %d: exit %d", r, o.code[r]);
     cr_expect_eq(o.sig[2], SIGKILL);
     ct_shm_cleanup_job(o.job);
+}
+
+/* ---------------------------------------------------------------- mailbox */
+
+/* Wait for peer's publish of this rank's last ordinal (progress, then wait()). */
+static int mbox_wait(struct ctx *c, int peer, size_t need, const unsigned char **data,
+                     int64_t timeout_ns)
+{
+    struct ct_tp *tp = c->tp;
+    int64_t deadline = ct_now_ns() + timeout_ns;
+    int rc;
+    while ((rc = tp->ops->mbox_test(tp, peer, need, (const void **)data, &c->err)) == 0) {
+        if (ct_now_ns() > deadline)
+            return ct_err_set(&c->err, CT_ETIMEDOUT, "publish of peer %d never came", peer);
+        int p = tp->ops->progress(tp, &c->err);
+        if (p == 0)
+            p = tp->ops->wait(tp, 1000000, &c->err);
+        if (p < 0)
+            return p;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static unsigned char mbox_byte(int rank, int round, size_t i)
+{
+    return (unsigned char)(rank * 37 + round * 11 + i * 7 + (i >> 9));
+}
+
+/*
+ * Rounds of publish-then-read-every-peer without a barrier between them, so fast ranks run a
+ * round ahead into the other of the two mailboxes: sizes inline (up to 56 bytes), just past
+ * it, and up to CT_MBOX_MAX; every byte checked. Too large a publish is refused.
+ */
+static int mailbox(struct ctx *c)
+{
+    struct ct_tp *tp = c->tp;
+    static const size_t sizes[] = {0, 1, 8, 56, 57, 64, 1000, 4096, CT_MBOX_MAX};
+    size_t ns = sizeof sizes / sizeof sizes[0];
+    unsigned char *buf = malloc(CT_MBOX_MAX + 1);
+    int res = 0;
+    for (int round = 0; round < 300 && !res; round++) {
+        size_t len = sizes[(size_t)round % ns];
+        for (size_t i = 0; i < len; i++)
+            buf[i] = mbox_byte(c->rank, round, i);
+        if (tp->ops->mbox_post(tp, buf, len, &c->err) < 0) {
+            res = fail(c, "post");
+            break;
+        }
+        for (int k = 1; k < c->n && !res; k++) {
+            int q = (c->rank + k) % c->n;
+            const unsigned char *d = NULL;
+            if (mbox_wait(c, q, len, &d, 10 * SEC) < 0) {
+                res = fail(c, "wait");
+                break;
+            }
+            for (size_t i = 0; i < len; i++)
+                if (d[i] != mbox_byte(q, round, i)) {
+                    snprintf(c->err.msg, sizeof c->err.msg, "round %d: peer %d byte %zu of %zu",
+                             round, q, i, len);
+                    res = fail(c, "wrong data");
+                    break;
+                }
+        }
+    }
+    if (!res && (tp->ops->mbox_post(tp, buf, CT_MBOX_MAX + 1, &c->err) != CT_EINVAL ||
+                 !strstr(c->err.msg, "at most")))
+        res = fail(c, "too large a publish taken");
+    free(buf);
+    return res;
+}
+
+Test(shm, mailbox_rounds_3_spin)
+{
+    struct job j = {.n = 3, .wait = CT_WAIT_SPIN, .fn = mailbox};
+    expect_all_pass(&j);
+}
+
+Test(shm, mailbox_rounds_4_block)
+{
+    struct job j = {.n = 4, .wait = CT_WAIT_BLOCK, .fn = mailbox};
+    expect_all_pass(&j);
+}
+
+Test(shm, dead_peer_at_mailbox)
+{
+    at_mailbox = 1;
+    for (int w = CT_WAIT_SPIN; w <= CT_WAIT_BLOCK; w++) {
+        struct job j = {.n = 3, .wait = (enum ct_wait_mode)w, .fn = dead_at_fence};
+        struct outcome o = run_job(&j);
+        for (int r = 0; r < 2; r++)
+            cr_expect_eq(o.code[r], 0, "wait mode %d, rank %d: exit %d", w, r, o.code[r]);
+        cr_expect_eq(o.sig[2], SIGKILL);
+        ct_shm_cleanup_job(o.job);
+    }
 }
 
 /* ---------------------------------------------------------------- hosts and peer sets */

@@ -1,0 +1,28 @@
+#!/bin/sh
+# oneshot, small collectives through a mailbox over shared memory: every collective verified
+# on 1-5 ranks (oversubscribed past the 2 cores), in and out of place, several types and ops,
+# also with private buffers (the publish is a copy); refused with one line where it cannot run
+# (tcp, above the mailbox's 16 KiB, across nodes, as a hier sub-algorithm).
+. "$(dirname "$0")/lib.sh"
+
+every_coll oneshot 5 -b 8 -e 2K -f 4
+
+COLLTUNE_SHM_UNREGISTERED=1 $COLLTUNE run --local 3 --algo oneshot -b 8 -e 16K -f 2 -n 3 -w 1 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+wrong=$(awk '!/^#/ { w += $10 + $14 } END { print w + 0 }' "$TMP/out")
+[ $rc -eq 0 ] && [ "$wrong" = 0 ] && [ "$(grep -vc '^#' "$TMP/out")" -eq 12 ] &&
+    ok "private buffers (COLLTUNE_SHM_UNREGISTERED): 8 B..16 KiB run, #wrong 0" ||
+    { not_ok "private buffers: exit $rc, $wrong wrong"; sed 's/^/#   /' "$TMP/err"; }
+
+# refusals: one line each, naming why
+expect 2 "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo oneshot -b 8 -e 8
+grep -q "a mailbox needs shared memory, and transport tcp has none" "$TMP/err" && ok "the tcp refusal says why" ||
+    { not_ok "tcp refusal"; sed 's/^/#   /' "$TMP/err"; }
+expect 2 "above the mailbox" -- $COLLTUNE run --local 2 --algo oneshot -b 32K -e 32K
+grep -q "oneshot publishes the input, 32768 bytes here, into a mailbox of 16384" "$TMP/err" &&
+    ok "the size refusal says why" || { not_ok "size refusal"; sed 's/^/#   /' "$TMP/err"; }
+expect 2 "two virtual nodes" -- $COLLTUNE run --local 4 --ranks-per-node 2 --algo oneshot -b 8 -e 8
+grep -q "oneshot reads its peers' mailboxes: one node only (2 nodes here)" "$TMP/err" &&
+    ok "the node refusal says why" || { not_ok "node refusal"; sed 's/^/#   /' "$TMP/err"; }
+usage_error "hier cannot compose oneshot" -- $COLLTUNE run --local 4 --algo hier --intra oneshot -b 8 -e 8
+done_testing
