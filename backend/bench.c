@@ -132,14 +132,16 @@ static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_
     return 0;
 }
 
-/* Some op of s writes into buffer id (a put: the peer's). Sends and fences write nothing:
- * a fence's dst is no location (it read as SEND, so every symm point dropped the held
- * inputs and the next point filled them again). */
+/* Some op of s writes into buffer id (a put: the peer's). Sends, fences and publishes write
+ * nothing of the run's: their dst is no location (a fence's read as SEND, so every symm
+ * point dropped the held inputs and the next point filled them again). */
 static bool writes_buf(const struct ct_sched *s, enum ct_bufid id)
 {
-    for (uint32_t i = 0; i < s->nops; i++)
-        if (s->ops[i].kind != CT_OP_SEND && s->ops[i].kind != CT_OP_SYNC && s->ops[i].dst.buf == id)
+    for (uint32_t i = 0; i < s->nops; i++) {
+        uint8_t k = s->ops[i].kind;
+        if (k != CT_OP_SEND && k != CT_OP_SYNC && k != CT_OP_PUBLISH && s->ops[i].dst.buf == id)
             return true;
+    }
     return false;
 }
 

@@ -295,19 +295,19 @@ Test(exec, inputs_kept_only_while_no_schedule_wrote_them)
 
 /* AllReduce and AllGather number a rank's inputs from 0 whatever the count: the inputs of
  * 5000 elements serve a point of 3000 without a new fill, and its result checks right.
- * symm's fences write nothing, so it keeps them too. */
+ * symm's fences and oneshot's publishes write nothing, so they keep them too. */
 Test(exec, smaller_points_check_on_the_inputs_of_a_larger_one)
 {
     const enum ct_coll colls[2] = {CT_ALLREDUCE, CT_ALLGATHER};
     for (int i = 0; i < 2; i++) {
-        struct held_log log = {
-            .seq = {ct_algo_find("ring"), ct_algo_find("symm"), ct_algo_find("mesh")},
-            .n = 3,
-            .coll = {colls[i], colls[i], colls[i]},
-            .count = {5000, 5000, 3000}};
+        struct held_log log = {.seq = {ct_algo_find("ring"), ct_algo_find("symm"),
+                                       ct_algo_find("oneshot"), ct_algo_find("mesh")},
+                               .n = 4,
+                               .coll = {colls[i], colls[i], colls[i], colls[i]},
+                               .count = {5000, 5000, 3000, 3000}};
         struct ct_err err = {0};
         cr_assert_eq(lw_run(2, 0, held_rank, &log, &err), 0, "%s", err.msg);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             cr_assert_eq(log.wrong[k], 0, "%s point %d: %ld wrong", ct_coll_name(colls[i]), k,
                          log.wrong[k]);
             cr_assert(log.held[k] && log.held_count[k] == 5000, "%s point %d: held %d, count %llu",
