@@ -395,16 +395,26 @@ static long membarrier(int cmd)
  * fence waited for its slot store, whose line the peer had last read, to cross back from the
  * peer's core on every message.
  */
-static inline void ring(const struct tp_shm *t, struct ctl *c)
+static inline void ring_fence(const struct tp_shm *t)
 {
     if (t->asym)
         atomic_signal_fence(memory_order_seq_cst);
     else
         atomic_thread_fence(memory_order_seq_cst);
+}
+
+static inline void wake_if_sleeping(struct ctl *c)
+{
     if (atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&c->doorbell, 1, memory_order_release);
         futex(&c->doorbell, FUTEX_WAKE, 1, NULL);
     }
+}
+
+static inline void ring(const struct tp_shm *t, struct ctl *c)
+{
+    ring_fence(t);
+    wake_if_sleeping(c);
 }
 
 static int peer_error(struct tp_shm *t, struct peer *p, struct ct_err *err)
@@ -1220,8 +1230,9 @@ static int shm_mbox_post(struct ct_tp *tp, const void *src, size_t len, struct c
     bool inl = len <= MBOX_INLINE;
     ct_copy(inl ? b->inl : b->data, src, len);
     atomic_store_explicit(&b->seq, k << 1 | inl, memory_order_release);
+    ring_fence(t); /* one for every peer's doorbell */
     for (int i = 0; i < t->npeers; i++)
-        ring(t, t->peers[i].ctl);
+        wake_if_sleeping(t->peers[i].ctl);
     return 0;
 }
 
