@@ -52,8 +52,8 @@ static int find_sub(const char *name, const char *role, const struct ct_algo **o
         return ct_err_set(why, CT_EUNSUPP, "hier cannot use itself as its %s algorithm", role);
     if ((*out)->onesided)
         return ct_err_set(why, CT_EUNSUPP,
-                          "hier cannot use '%s' as its %s algorithm (one-sided: it reaches the "
-                          "peers' whole buffers)",
+                          "hier cannot use '%s' as its %s algorithm (one-sided: it reaches into "
+                          "the memory of every rank of the job)",
                           name, role);
     return 0;
 }
