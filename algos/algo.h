@@ -169,8 +169,8 @@ struct ct_algo {
     unsigned colls;      /* CT_COLL_BIT set */
     unsigned params;     /* CT_PBIT set of the parameters that matter */
     bool quant;          /* implements --quant (its supports() says for what) */
-    bool onesided;       /* reaches into peers' memory (fences, mailboxes): not a
-                            sub-algorithm */
+    bool onesided;       /* reaches into peers' memory (fences, mailboxes): one node
+                            only (ct_algo_supports), not a sub-algorithm */
     int lib_id;          /* a library engine's row (build NULL): the library's own id */
     /* CT_EUNSUPP with a reason, or 0. May be NULL (always supported). */
     int (*supports)(const struct ct_job *j, struct ct_err *why);

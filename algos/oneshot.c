@@ -89,10 +89,6 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
 
 static int supports(const struct ct_job *j, struct ct_err *why)
 {
-    if (ct_shape_nodes(&j->shape) > 1)
-        return ct_err_set(why, CT_EUNSUPP,
-                          "oneshot reads its peers' mailboxes: one node only (%d nodes here)",
-                          ct_shape_nodes(&j->shape));
     if (ct_job_send_bytes(j) > CT_MBOX_MAX)
         return ct_err_set(why, CT_EUNSUPP,
                           "oneshot publishes the input, %llu bytes here, into a mailbox of %u",
@@ -106,7 +102,7 @@ const struct ct_algo ct_algo_oneshot = {
     .colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER) |
              CT_COLL_BIT(CT_ALLTOALL),
     .params = 0,
-    .onesided = true,
+    .onesided = true, /* one node only (ct_algo_supports) */
     .supports = supports,
     .build = build,
 };

@@ -48,6 +48,10 @@ int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_
     if (s->ranks_per_node < 0 || s->nranks % ct_shape_rpn(s))
         return ct_err_set(why, CT_EINVAL, "%d ranks do not divide into nodes of %d", s->nranks,
                           ct_shape_rpn(s));
+    if (a->onesided && ct_shape_nodes(s) > 1)
+        return ct_err_set(why, CT_EUNSUPP,
+                          "%s reaches into its peers' memory: one node only (%d nodes here)",
+                          a->name, ct_shape_nodes(s));
     return a->supports ? a->supports(j, why) : 0;
 }
 

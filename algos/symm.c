@@ -127,22 +127,12 @@ static int build(const struct ct_job *j, struct ct_sched *s, struct ct_err *err)
     return 0;
 }
 
-static int supports(const struct ct_job *j, struct ct_err *why)
-{
-    if (ct_shape_nodes(&j->shape) > 1)
-        return ct_err_set(why, CT_EUNSUPP,
-                          "symm reaches its peers' memory: one node only (%d nodes here)",
-                          ct_shape_nodes(&j->shape));
-    return 0;
-}
-
 const struct ct_algo ct_algo_symm = {
     .name = "symm",
     .summary = "one-sided over shared memory: read and write the peers' buffers between fences",
     .colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER) |
              CT_COLL_BIT(CT_ALLTOALL),
     .params = 0,
-    .onesided = true,
-    .supports = supports,
+    .onesided = true, /* one node only (ct_algo_supports) */
     .build = build,
 };

@@ -605,8 +605,10 @@ static int run_mbox(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
 {
     uint32_t b = s->step_start[st], e = s->step_start[st + 1];
     const struct ct_op *pub = &s->ops[b];
-    struct ct_tp *tp;
-    if (mbox_tp(c, (c->rank + 1) % c->size, &tp, err) < 0)
+    /* every peer on this one transport: ct_exec_onesided_ok, once per point, not per run */
+    int next = (c->rank + 1) % c->size;
+    struct ct_tp *tp = c->tp_of[next];
+    if (!tp->ops->mbox_post && mbox_tp(c, next, &tp, err) < 0)
         return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
     CT_TRY(tp->ops->mbox_post(tp, at(a, pub->src), pub->bytes, err));
     for (uint32_t i = b + 1; i < e;) {

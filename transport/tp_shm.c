@@ -459,11 +459,13 @@ static inline bool pending(const struct peer *p)
     return p->sq_head || p->rq_head || p->fwait || p->mwait;
 }
 
-/* The peer's mailbox publish of this rank's last ordinal is there (*inl: in its first line). */
+/* The peer's mailbox publish of this rank's last ordinal is there (*inl, unless NULL: in its
+ * first line). */
 static inline bool mbox_met(const struct tp_shm *t, const struct peer *p, bool *inl)
 {
     uint64_t v = atomic_load_explicit(&p->ctl->box[t->mseq & 1].seq, memory_order_acquire);
-    *inl = v & 1;
+    if (inl)
+        *inl = v & 1;
     return v >> 1 == t->mseq;
 }
 
@@ -491,8 +493,7 @@ static int check_peers(struct tp_shm *t, struct ct_err *err)
                 continue;
             if (p->fwait && !p->sq_head && !p->rq_head && fence_met(p))
                 continue;
-            bool inl;
-            if (p->mwait && !p->fwait && !p->sq_head && !p->rq_head && mbox_met(t, p, &inl))
+            if (p->mwait && !p->fwait && !p->sq_head && !p->rq_head && mbox_met(t, p, NULL))
                 continue;
             p->state = P_EXITED;
         }
@@ -1093,8 +1094,7 @@ static bool any_ready(struct tp_shm *t)
             return true;
         if (p->fwait && fence_met(p))
             return true;
-        bool inl;
-        if (p->mwait && mbox_met(t, p, &inl))
+        if (p->mwait && mbox_met(t, p, NULL))
             return true;
         if (p->rq_head) {
             struct slot *s = chan_slot(p->in, t->in_stride, t->in_mask, p->rseq);

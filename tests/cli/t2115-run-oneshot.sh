@@ -22,7 +22,7 @@ expect 2 "above the mailbox" -- $COLLTUNE run --local 2 --algo oneshot -b 32K -e
 grep -q "oneshot publishes the input, 32768 bytes here, into a mailbox of 16384" "$TMP/err" &&
     ok "the size refusal says why" || { not_ok "size refusal"; sed 's/^/#   /' "$TMP/err"; }
 expect 2 "two virtual nodes" -- $COLLTUNE run --local 4 --ranks-per-node 2 --algo oneshot -b 8 -e 8
-grep -q "oneshot reads its peers' mailboxes: one node only (2 nodes here)" "$TMP/err" &&
+grep -q "oneshot reaches into its peers' memory: one node only (2 nodes here)" "$TMP/err" &&
     ok "the node refusal says why" || { not_ok "node refusal"; sed 's/^/#   /' "$TMP/err"; }
 usage_error "hier cannot compose oneshot" -- $COLLTUNE run --local 4 --algo hier --intra oneshot -b 8 -e 8
 done_testing

@@ -15,7 +15,7 @@ small="-b 8 -e 256K -f 32 -n 1 -w 0 -c 1"
 # saying why
 check() {
     case $1 in *" symm"|*" oneshot")
-        if [ "$JOB_RC" -ne 0 ] && grep -q "${1##* } [a-z]* its peers' m[a-z]*: one node only (4 nodes here)" "$JOB_OUT"; then
+        if [ "$JOB_RC" -ne 0 ] && grep -q "${1##* } reaches into its peers' memory: one node only (4 nodes here)" "$JOB_OUT"; then
             ok "$1: refused across nodes (${JOB_SECS}s)"
         else
             not_ok "$1: not refused across nodes (exit $JOB_RC)"
