@@ -159,7 +159,9 @@ int ct_mcalib_predict(struct ct_mcalib *c, const struct ct_mtopo *t, struct ct_e
     return rc;
 }
 
-/* The fitted quantities, as pointers into a topology. */
+/* The fitted quantities, as pointers into a topology: the memory hierarchy only where ranks
+ * share a node (their transfers through memory show it; one rank per node leaves it to the
+ * reductions and copies beside the network, where it is not to be told apart). */
 static int knobs(struct ct_mtopo *t, bool inter, double **k)
 {
     int n = 0;
@@ -170,6 +172,10 @@ static int knobs(struct ct_mtopo *t, bool inter, double **k)
     k[n++] = &t->step_us;
     k[n++] = &t->slice_us;
     k[n++] = &t->msg_us;
+    if (t->ranks_per_node > 1) {
+        k[n++] = &t->cache_mib;
+        k[n++] = &t->mem_factor;
+    }
     if (inter) {
         k[n++] = &t->nic.alpha_us;
         k[n++] = &t->nic.gbps;
@@ -187,7 +193,7 @@ static double loss(struct ct_mcalib *c, const struct ct_mtopo *t)
     return s;
 }
 
-#define NK_MAX 9
+#define NK_MAX 11
 
 /* The loss at log-knobs x (written into the topology). */
 static double loss_at(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int nk, const double *x)
@@ -268,20 +274,9 @@ static double simplex(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int n
     return f[lo];
 }
 
-int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
+/* Coordinate descent and Nelder-Mead from the knobs as they are; returns the loss. */
+static double descend(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int nk)
 {
-    t->nodes = c->nnodes;
-    t->ranks_per_node = c->nranks / c->nnodes;
-    t->torus_rows = t->torus_cols = 0;
-    if (t->nodes > 1 && t->rails < 1)
-        t->rails = 1;
-    double *k[NK_MAX];
-    int nk = knobs(t, c->nnodes > 1, k);
-    for (int i = 0; i < nk; i++)
-        if (!(*k[i] > 0) || isnan(*k[i]))
-            *k[i] = 1; /* log-space search needs a positive start */
-    CT_TRY(ct_mtopo_check(t, err));
-    CT_TRY(ct_mcalib_predict(c, t, err));
     double best = loss(c, t), step = log(4.0);
     best = simplex(c, t, k, nk, best, 4); /* from the start: before any knob runs off */
     while (step > 0.005) {
@@ -309,6 +304,44 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
         if (!gained)
             break;
     }
+    return best;
+}
+
+int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
+{
+    t->nodes = c->nnodes;
+    t->ranks_per_node = c->nranks / c->nnodes;
+    t->torus_rows = t->torus_cols = 0;
+    if (t->nodes > 1 && t->rails < 1)
+        t->rails = 1;
+    if (t->ranks_per_node > 1 && !(t->mem_factor > 1))
+        t->mem_factor = 2;
+    else if (t->ranks_per_node < 2)
+        t->cache_mib = t->mem_factor = 0; /* not fitted: none modelled */
+    double *k[NK_MAX];
+    int nk = knobs(t, c->nnodes > 1, k);
+    for (int i = 0; i < nk; i++)
+        if (!(*k[i] > 0) || isnan(*k[i]))
+            *k[i] = 1; /* log-space search needs a positive start */
+    CT_TRY(ct_mtopo_check(t, err));
+    CT_TRY(ct_mcalib_predict(c, t, err));
+    /* The cache's size is where the loss has local minima (a knee the points straddle or
+     * not): descend from caches of 4, 32 and 256 MiB and keep the best. */
+    const struct ct_mtopo start = *t;
+    struct ct_mtopo best_t = start;
+    double best = INFINITY;
+    int starts = t->ranks_per_node > 1 ? 3 : 1;
+    for (int i = 0; i < starts; i++) {
+        *t = start;
+        if (starts > 1)
+            t->cache_mib = 4 << (3 * i);
+        double l = descend(c, t, k, nk);
+        if (l < best) {
+            best = l;
+            best_t = *t;
+        }
+    }
+    *t = best_t;
     return ct_mcalib_predict(c, t, err);
 }
 

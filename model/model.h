@@ -25,6 +25,12 @@
  * both its sender's and its receiver's steps have started. The schedule is the truth: no closed
  * form per algorithm.
  *
+ * Memory hierarchy. With cache_mib and mem_factor > 1, a job whose node working set (its
+ * ranks' inputs and outputs, ranks_per_node * (send + recv bytes)) W outgrows the cache C
+ * takes each byte that misses mem_factor times as long: the bytes of transfers inside a
+ * node, of reductions and of copies cost 1 + (mem_factor - 1) * (1 - C / W) times as much
+ * (C >= W: no change). Bytes through a NIC and latencies are unchanged.
+ *
  * Time sharing. With cores_per_node C > 0 and more ranks on a node than C (4 ranks on a
  * 2-core host), the ranks' work shares the cores: every part of a rank's step (latency,
  * transfer, reduction, overheads: a rank that waits sleeps, one that works needs a core)
@@ -80,6 +86,8 @@ struct ct_mtopo {
     double msg_us;       /* per peer a rank sends to in one step (posting, message rate) */
     double slice_us;     /* overhead of each slice after an op's first */
     int cores_per_node;  /* CPU cores a node's ranks share (0: one each, no time sharing) */
+    double cache_mib;    /* the cache a node's ranks' buffers share (0: none modelled) */
+    double mem_factor;   /* a byte from memory over one from cache, in time (<= 1: the same) */
     char intra_transport[16], inter_transport[16]; /* what the classes stand for (calibration) */
     char source[512]; /* where the numbers come from (preset citations, calibration) */
 };

@@ -13,6 +13,7 @@ struct ct_mroute {
     int32_t link[CT_MROUTE_MAX];
     double alpha_us;
     double solo_gbps; /* rate when nothing else is on the path (full mesh: the class rate) */
+    bool intra;       /* inside one node (the intra class) */
 };
 
 /* Link ids and capacities of a topology with nranks ranks. */

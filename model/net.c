@@ -74,6 +74,7 @@ void ct_mnet_route(const struct ct_mnet *n, int a, int b, struct ct_mroute *r)
     const struct ct_mtopo *t = n->t;
     int rpn = t->ranks_per_node, na = a / rpn, nb = b / rpn, la = a % rpn, lb = b % rpn;
     r->n = 0;
+    r->intra = na == nb;
     if (na == nb) {
         r->alpha_us = t->intra.alpha_us;
         r->solo_gbps = t->intra.gbps;

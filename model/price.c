@@ -23,6 +23,7 @@ struct xargs {
     uint64_t chunk;
     int depth, threads;
     bool reduces;
+    double mem; /* cost of a byte through memory over its cost in cache (>= 1; ct_mtopo) */
 };
 
 /* One (peer, direction) group of a step: the executor's unit of slicing. */
@@ -43,14 +44,16 @@ struct rankv {
     uint32_t nsteps;
 };
 
-/* A priced step pattern: for each send relation, the Pareto front of (alpha, 1/rate). */
+/* A priced step pattern: for each send relation, the Pareto front of (alpha, 1/rate), the
+ * 1/rate of a flow inside a node in the third column (the memory hierarchy scales it), of
+ * one through a NIC in the second. */
 struct pat {
     struct pat *next;
     uint64_t hash;
     int nranks, nrel, period;
     int64_t *rel;
     uint32_t *front_off;   /* nrel + 1 */
-    double (*front)[2];    /* alpha_us, us per byte */
+    double (*front)[3];    /* alpha_us, us per byte through a NIC, us per byte inside a node */
 };
 
 struct ct_model {
@@ -104,11 +107,25 @@ static double share(const struct ct_mtopo *t, double k)
     return t->cores_per_node > 0 && k > t->cores_per_node ? k / t->cores_per_node : 1;
 }
 
-static double group_us(const struct ct_mtopo *t, const struct xargs *x, double alpha,
-                       double inv, uint64_t bytes, uint32_t slices, uint64_t rr)
+/*
+ * The memory hierarchy (model.h): a node whose ranks' buffers (ws bytes) outgrow its cache
+ * takes each byte that misses mem_factor times as long; the misses are the part of the
+ * working set the cache cannot hold.
+ */
+static double mem_factor(const struct ct_mtopo *t, double ws)
 {
-    double k = slices ? slices : 1, xfer = (double)bytes * inv;
-    double red = (double)rr * us_per_byte(t->gamma_gbps);
+    double cache = t->cache_mib * 1048576.0;
+    if (!(cache > 0) || !(t->mem_factor > 1) || ws <= cache)
+        return 1;
+    return 1 + (t->mem_factor - 1) * (1 - cache / ws);
+}
+
+/* fr: a front point (alpha, us per byte through a NIC, us per byte inside a node) */
+static double group_us(const struct ct_mtopo *t, const struct xargs *x, const double *fr,
+                       uint64_t bytes, uint32_t slices, uint64_t rr)
+{
+    double k = slices ? slices : 1, alpha = fr[0], xfer = (double)bytes * (fr[1] + x->mem * fr[2]);
+    double red = (double)rr * us_per_byte(t->gamma_gbps) * x->mem;
     double us = alpha + (k - 1) * t->slice_us;
     if (x->depth == 1)
         us += (k - 1) * alpha; /* each slice waits for the previous one */
@@ -121,20 +138,20 @@ static double group_us(const struct ct_mtopo *t, const struct xargs *x, double a
 
 static double local_op_us(const struct ct_mtopo *t, const struct xargs *x, const struct ct_op *op)
 {
-    if (op->kind == CT_OP_COPY || op->kind == CT_OP_PUBLISH) /* a publish copies in */
-        return (double)op->bytes * us_per_byte(t->copy_gbps);
     if (op->kind == CT_OP_SYNC) /* one fence line per peer; the step's latency is added once */
         return t->msg_us;
+    double b = (double)op->bytes * x->mem; /* every byte below goes through memory */
+    if (op->kind == CT_OP_COPY || op->kind == CT_OP_PUBLISH) /* a publish copies in */
+        return b * us_per_byte(t->copy_gbps);
     if (op->kind == CT_OP_PUT || op->kind == CT_OP_GET || op->kind == CT_OP_MGET)
-        return (double)op->bytes * us_per_byte(t->intra.gbps); /* a write or read across */
+        return b * us_per_byte(t->intra.gbps); /* a write or read across */
     if (op->kind == CT_OP_GET_REDUCE || op->kind == CT_OP_MGET_REDUCE) {
         /* read across the link and reduce: the slower */
-        double rd = (double)op->bytes * us_per_byte(t->intra.gbps),
-               red = (double)op->bytes * us_per_byte(t->gamma_gbps);
+        double rd = b * us_per_byte(t->intra.gbps), red = b * us_per_byte(t->gamma_gbps);
         return rd > red ? rd : red;
     }
     int thr = x->threads > 1 && op->bytes >= SPLIT_MIN_BYTES ? x->threads : 1;
-    return (double)op->bytes * us_per_byte(t->gamma_gbps) / thr;
+    return b * us_per_byte(t->gamma_gbps) / thr;
 }
 
 /* ---- schedule -> groups ---------------------------------------------------------------- */
@@ -265,21 +282,22 @@ static uint64_t hash_rels(const int64_t *rel, int n, int p)
     return h;
 }
 
-/* Keep the points no other point dominates (both coordinates at least as large). */
-static uint32_t pareto(double (*pt)[2], uint32_t n)
+/* Keep the points no other point dominates (every coordinate at least as large). */
+static uint32_t pareto(double (*pt)[3], uint32_t n)
 {
     uint32_t w = 0;
     for (uint32_t i = 0; i < n; i++) {
         bool dom = false;
-        for (uint32_t k = 0; k < n && !dom; k++)
-            if (k != i && pt[k][0] >= pt[i][0] && pt[k][1] >= pt[i][1] &&
-                (pt[k][0] > pt[i][0] || pt[k][1] > pt[i][1] || k < i))
-                dom = true;
-        if (!dom) {
-            pt[w][0] = pt[i][0];
-            pt[w][1] = pt[i][1];
-            w++;
+        for (uint32_t k = 0; k < n && !dom; k++) {
+            bool ge = true, gt = false;
+            for (int c = 0; c < 3; c++) {
+                ge = ge && pt[k][c] >= pt[i][c];
+                gt = gt || pt[k][c] > pt[i][c];
+            }
+            dom = k != i && ge && (gt || k < i);
         }
+        if (!dom)
+            memmove(pt[w++], pt[i], sizeof pt[i]);
     }
     return w;
 }
@@ -330,6 +348,7 @@ static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nr
     double *solo = ct_xmalloc((nf ? nf : 1) * sizeof *solo);
     double *alpha = ct_xmalloc((nf ? nf : 1) * sizeof *alpha);
     double *rate = ct_xmalloc((nf ? nf : 1) * sizeof *rate);
+    bool *intra = ct_xmalloc((nf ? nf : 1) * sizeof *intra);
     size_t nl = 0;
     for (int k = 0; k < nrel; k++)
         for (int i = 0; i < nrep; i++) {
@@ -342,6 +361,7 @@ static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nr
             for (int l = 0; l < rt.n; l++)
                 link[nl++] = inv ? ct_mnet_orbit(&net, rt.link[l], S) : rt.link[l];
             solo[f] = rt.solo_gbps;
+            intra[f] = rt.intra;
             alpha[f] = rt.alpha_us;
         }
     off[nf] = (uint32_t)nl;
@@ -357,13 +377,14 @@ static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nr
     q->rel = ct_xmalloc((size_t)(nrel ? nrel : 1) * sizeof *q->rel);
     memcpy(q->rel, rel_sorted, (size_t)nrel * sizeof *q->rel);
     q->front_off = ct_xmalloc((size_t)(nrel + 1) * sizeof *q->front_off);
-    double(*pt)[2] = ct_xmalloc((size_t)nrep * sizeof *pt);
+    double(*pt)[3] = ct_xmalloc((size_t)nrep * sizeof *pt);
     size_t cap = 0, used = 0;
     for (int k = 0; k < nrel; k++) {
         for (int i = 0; i < nrep; i++) {
             size_t f = (size_t)k * (size_t)nrep + (size_t)i;
             pt[i][0] = alpha[f];
-            pt[i][1] = us_per_byte(rate[f]);
+            pt[i][1] = intra[f] ? 0 : us_per_byte(rate[f]);
+            pt[i][2] = intra[f] ? us_per_byte(rate[f]) : 0;
         }
         uint32_t w = pareto(pt, (uint32_t)nrep);
         if (used + w > cap) {
@@ -381,6 +402,7 @@ static struct pat *pattern(struct ct_model *m, const int64_t *rel_sorted, int nr
     free(solo);
     free(alpha);
     free(rate);
+    free(intra);
     q->next = *bk;
     *bk = q;
     return q;
@@ -486,8 +508,8 @@ static double price_symmetric(struct ct_model *m, const struct xargs *x, const s
                 const int64_t *hit = bsearch(&want, q->rel, (size_t)q->nrel, sizeof want, cmp_i64);
                 size_t k = (size_t)(hit - q->rel);
                 for (uint32_t f = q->front_off[k]; f < q->front_off[k + 1]; f++) {
-                    double us = group_us(&m->t, x, q->front[f][0], q->front[f][1], gm[i].bytes,
-                                         gm[i].slices, gm[i].rr);
+                    double us =
+                        group_us(&m->t, x, q->front[f], gm[i].bytes, gm[i].slices, gm[i].rr);
                     if (us > comm)
                         comm = us;
                 }
@@ -590,8 +612,8 @@ static bool tl_pass(const struct tl *c, double *const *stretch, double **start, 
                 double s0 = t0 > start[o][h->step] ? t0 : start[o][h->step];
                 b0 = s0 < b0 ? s0 : b0;
                 for (uint32_t k = pt->front_off[c->gk[sg]]; k < pt->front_off[c->gk[sg] + 1]; k++) {
-                    double e = s0 + f * group_us(t, c->x, pt->front[k][0], pt->front[k][1],
-                                                 sgp->bytes, sgp->slices, rgp->rr);
+                    double e =
+                        s0 + f * group_us(t, c->x, pt->front[k], sgp->bytes, sgp->slices, rgp->rr);
                     if (e > end)
                         end = e;
                 }
@@ -1025,7 +1047,9 @@ int ct_model_price(struct ct_model *m, const struct ct_algo *a, const struct ct_
     CT_TRY(ct_algo_supports(a, &jj, err));
     size_t es = ct_dtype_size(j->dtype);
     struct xargs x = {jj.params.v[CT_P_CHUNK] / es * es, (int)jj.params.v[CT_P_PIPELINE],
-                      (int)jj.params.v[CT_P_THREADS], ct_coll_desc(j->coll)->needs_op};
+                      (int)jj.params.v[CT_P_THREADS], ct_coll_desc(j->coll)->needs_op,
+                      mem_factor(t, (double)chk.ranks_per_node *
+                                        (double)(ct_job_send_bytes(&jj) + ct_job_recv_bytes(&jj)))};
     if (!x.chunk)
         x.chunk = es;
     memset(out, 0, sizeof *out);

@@ -66,8 +66,9 @@ int ct_mtopo_check(const struct ct_mtopo *t, struct ct_err *err)
     if (t->cores_per_node < 0)
         return ct_err_set(err, CT_EINVAL, "topology '%s': node.cores %d is negative", nm,
                           t->cores_per_node);
-    const double v[] = {t->intra.alpha_us, t->nic.alpha_us, t->hop_us, t->gamma_gbps,
-                        t->copy_gbps, t->step_us, t->slice_us, t->msg_us};
+    const double v[] = {t->intra.alpha_us, t->nic.alpha_us, t->hop_us,   t->gamma_gbps,
+                        t->copy_gbps,      t->step_us,      t->slice_us, t->msg_us,
+                        t->cache_mib,      t->mem_factor};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!(v[i] >= 0) || isinf(v[i]))
             return ct_err_set(err, CT_EINVAL, "topology '%s': a latency, overhead or rate is "
@@ -162,6 +163,8 @@ int ct_mtopo_parse(const char *text, const char *what, struct ct_mtopo *t, struc
         (rc = num(&r, node, "node.", "slice_us", &t->slice_us)) < 0 ||
         (rc = num(&r, node, "node.", "msg_us", &t->msg_us)) < 0 ||
         (rc = num(&r, node, "node.", "hop_us", &t->hop_us)) < 0 ||
+        (rc = num(&r, node, "node.", "cache_mib", &t->cache_mib)) < 0 ||
+        (rc = num(&r, node, "node.", "mem_factor", &t->mem_factor)) < 0 ||
         (rc = inum(&r, net, "net.", "nodes", &t->nodes)) < 0 ||
         (rc = inum(&r, net, "net.", "nodes_per_leaf", &t->nodes_per_leaf)) < 0 ||
         (rc = num(&r, net, "net.", "oversub", &t->oversub)) < 0)
@@ -226,6 +229,10 @@ int ct_mtopo_save(const char *path, const struct ct_mtopo *t, struct ct_err *err
     json_object_set_new(node, "slice_us", json_real(t->slice_us));
     json_object_set_new(node, "msg_us", json_real(t->msg_us));
     json_object_set_new(node, "hop_us", json_real(t->hop_us));
+    if (t->cache_mib > 0 && t->mem_factor > 1) {
+        json_object_set_new(node, "cache_mib", json_real(t->cache_mib));
+        json_object_set_new(node, "mem_factor", json_real(t->mem_factor));
+    }
     json_object_set_new(doc, "node", node);
     json_object_set_new(net, "nodes", json_integer(t->nodes));
     json_object_set_new(net, "nodes_per_leaf", json_integer(t->nodes_per_leaf));

@@ -396,6 +396,60 @@ Test(topo, cores_round_trip_and_bad_counts_fail)
     cr_expect(strstr(err.msg, "cores"), "%s", err.msg);
 }
 
+/* The memory hierarchy: a node's working set (every rank's input and output) beyond its
+ * cache makes each byte that misses (the part the cache cannot hold) mem_factor times as
+ * dear: the transfer inside a node, the reduction and the copies; latencies unchanged, and
+ * a transfer through a NIC unchanged. */
+Test(memory, a_working_set_beyond_the_cache_slows_the_bytes_inside_a_node)
+{
+    const int p = 4;
+    const double F = 3;
+    uint64_t c = count_of(p) << 6;
+    double n = (double)c * 4, f = (double)(p - 1) / p, ws = p * 2 * n;
+    struct ct_mtopo t = textbook(p);
+    t.mem_factor = F;
+    t.cache_mib = ws / 1048576.0; /* the working set fits exactly: no miss */
+    struct ct_model *m = ct_model_new(&t);
+    double bytes = 2 * f * n * B + f * n * G;
+    expect("ring allreduce in cache", p, price(m, "ring", CT_ALLREDUCE, p, c),
+           2 * (p - 1) * A_US + bytes);
+    ct_model_free(m);
+    t.cache_mib = ws / 4 / 1048576.0; /* three quarters miss */
+    m = ct_model_new(&t);
+    expect("ring allreduce beyond the cache", p, price(m, "ring", CT_ALLREDUCE, p, c),
+           2 * (p - 1) * A_US + (1 + (F - 1) * 0.75) * bytes);
+    ct_model_free(m);
+    /* two nodes of one rank: the NIC's bytes as they were, the reduction from memory */
+    struct ct_mtopo u = textbook(1);
+    u.nodes = 2;
+    u.rails = 1;
+    u.nic.alpha_us = 7;
+    u.nic.gbps = 1;
+    u.mem_factor = F;
+    u.cache_mib = 2 * n / 4 / 1048576.0;
+    m = ct_model_new(&u);
+    expect("ring allreduce over a NIC beyond the cache", 2, price(m, "ring", CT_ALLREDUCE, 2, c),
+           2 * 7 + n / 1e3 + (1 + (F - 1) * 0.75) * 0.5 * n * G);
+    ct_model_free(m);
+    /* a file keeps both; a negative cache is refused */
+    struct ct_err err = {0};
+    char path[] = "/tmp/ct-topo-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct ct_mtopo v;
+    cr_assert_eq(ct_mtopo_save(path, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mtopo_load(path, &v, &err), 0, "%s", err.msg);
+    unlink(path);
+    cr_expect(v.cache_mib == t.cache_mib && v.mem_factor == F, "%g MiB, %gx", v.cache_mib,
+              v.mem_factor);
+    const char *neg = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\",\"node\":"
+                      "{\"ranks\":4,\"cache_mib\":-1,\"intra\":{\"alpha_us\":1,\"gbps\":3}}}";
+    ct_mtopo_init(&v);
+    cr_expect_lt(ct_mtopo_parse(neg, "x.json", &v, &err), 0);
+    cr_expect(strstr(err.msg, "negative"), "%s", err.msg);
+}
+
 /* The fit recovers a topology from points priced on it: 4 ranks sharing 2 cores, every
  * knob the fit moves set away from its start, points of five algorithms over 4 KiB..16
  * MiB; fitted from the this-host preset's starting values, every point is predicted back
@@ -415,6 +469,8 @@ Test(calibrate, recovers_what_it_was_priced_on)
     truth.step_us = 20;
     truth.slice_us = 3;
     truth.msg_us = 5;
+    truth.cache_mib = 12; /* 4 ranks x 2 buffers: the knee at 1.5 MiB, inside the sizes */
+    truth.mem_factor = 3;
     const char *algos[] = {"ring", "mesh", "rdh", "simple-ring", "mesh-1step"};
     struct ct_mcalib c = {0};
     c.nranks = 4;
