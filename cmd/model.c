@@ -138,6 +138,8 @@ static int calibrate(struct model_ctx *x)
            "gamma %.4g GB/s; copy %.4g GB/s; step %.3g us; slice %.3g us; message %.3g us",
            c.n, c.nranks, c.nnodes, c.transport, t.intra.alpha_us, t.intra.gbps, t.gamma_gbps,
            t.copy_gbps, t.step_us, t.slice_us, t.msg_us);
+    if (t.onesided_gbps > 0)
+        printf("; one-sided %.4g GB/s", t.onesided_gbps);
     if (t.cache_mib > 0 && t.mem_factor > 1)
         printf("; cache %.3g MiB, memory %.3gx", t.cache_mib, t.mem_factor);
     if (c.nnodes > 1)

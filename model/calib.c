@@ -180,6 +180,8 @@ static int knobs(struct ct_mtopo *t, bool inter, double **k)
         k[n++] = &t->nic.alpha_us;
         k[n++] = &t->nic.gbps;
     }
+    if (t->ranks_per_node > 1)
+        k[n++] = &t->onesided_gbps; /* last: the fit frees it in a second descent */
     return n;
 }
 
@@ -193,7 +195,7 @@ static double loss(struct ct_mcalib *c, const struct ct_mtopo *t)
     return s;
 }
 
-#define NK_MAX 11
+#define NK_MAX 12
 
 /* The loss at log-knobs x (written into the topology). */
 static double loss_at(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int nk, const double *x)
@@ -230,7 +232,7 @@ static double simplex(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int n
         for (int j = 0; j <= nk; j++)
             if (j != hi && (nh < 0 || f[j] > f[nh]))
                 nh = j;
-        if (f[hi] - f[lo] <= 1e-7 * (f[lo] + 1e-12))
+        if (f[hi] - f[lo] <= 1e-7 * f[lo] + 1e-9) /* relative, and absolute near 0 */
             break;
         for (int i = 0; i < nk; i++) {
             xo[i] = 0;
@@ -314,32 +316,44 @@ int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
     t->torus_rows = t->torus_cols = 0;
     if (t->nodes > 1 && t->rails < 1)
         t->rails = 1;
-    if (t->ranks_per_node > 1 && !(t->mem_factor > 1))
+    bool shared = t->ranks_per_node > 1; /* the hierarchy and one-sided ops are fitted */
+    if (shared && !(t->mem_factor > 1))
         t->mem_factor = 2;
-    else if (t->ranks_per_node < 2)
+    else if (!shared)
         t->cache_mib = t->mem_factor = 0; /* not fitted: none modelled */
+    t->onesided_gbps = 0; /* the two-sided rate, until the second descent frees it */
     double *k[NK_MAX];
-    int nk = knobs(t, c->nnodes > 1, k);
-    for (int i = 0; i < nk; i++)
+    int nk = knobs(t, c->nnodes > 1, k), nk0 = shared ? nk - 1 : nk;
+    for (int i = 0; i < nk0; i++)
         if (!(*k[i] > 0) || isnan(*k[i]))
             *k[i] = 1; /* log-space search needs a positive start */
     CT_TRY(ct_mtopo_check(t, err));
     CT_TRY(ct_mcalib_predict(c, t, err));
     /* The cache's size is where the loss has local minima (a knee the points straddle or
-     * not): descend from caches of 4, 32 and 256 MiB and keep the best. */
+     * not): descend from caches of 4, 32 and 256 MiB and keep the best, with one-sided gets
+     * and puts at the two-sided rate; then free their rate (symm and oneshot read and write
+     * their peers' memory without the transport's protocol) and descend once more, so the
+     * extra knob can only lower the loss. */
     const struct ct_mtopo start = *t;
     struct ct_mtopo best_t = start;
     double best = INFINITY;
-    int starts = t->ranks_per_node > 1 ? 3 : 1;
+    int starts = shared ? 3 : 1;
     for (int i = 0; i < starts; i++) {
         *t = start;
-        if (starts > 1)
+        if (shared)
             t->cache_mib = 4 << (3 * i);
-        double l = descend(c, t, k, nk);
+        double l = descend(c, t, k, nk0);
         if (l < best) {
             best = l;
             best_t = *t;
         }
+    }
+    if (shared) {
+        *t = best_t;
+        t->onesided_gbps = t->intra.gbps;
+        double l = descend(c, t, k, nk);
+        if (l < best)
+            best_t = *t;
     }
     *t = best_t;
     return ct_mcalib_predict(c, t, err);

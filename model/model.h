@@ -29,7 +29,9 @@
  * ranks' inputs and outputs, ranks_per_node * (send + recv bytes)) W outgrows the cache C
  * takes each byte that misses mem_factor times as long: the bytes of transfers inside a
  * node, of reductions and of copies cost 1 + (mem_factor - 1) * (1 - C / W) times as much
- * (C >= W: no change). Bytes through a NIC and latencies are unchanged.
+ * (C >= W: no change). Bytes through a NIC and latencies are unchanged. One-sided gets and
+ * puts inside a node (symm, oneshot) move at onesided_gbps where it is given, else at the
+ * intra class's rate.
  *
  * Time sharing. With cores_per_node C > 0 and more ranks on a node than C (4 ranks on a
  * 2-core host), the ranks' work shares the cores: every part of a rank's step (latency,
@@ -82,6 +84,7 @@ struct ct_mtopo {
     double oversub;      /* leaf downlink:uplink capacity ratio (1 = non-blocking) */
     double gamma_gbps;   /* reduction rate of one rank (bytes of result per s); 0 = free */
     double copy_gbps;    /* local copy rate of one rank; 0 = free */
+    double onesided_gbps; /* a rank's one-sided get or put inside a node (0: intra.gbps) */
     double step_us;      /* synchronisation overhead of each communication step */
     double msg_us;       /* per peer a rank sends to in one step (posting, message rate) */
     double slice_us;     /* overhead of each slice after an op's first */

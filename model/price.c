@@ -143,11 +143,12 @@ static double local_op_us(const struct ct_mtopo *t, const struct xargs *x, const
     double b = (double)op->bytes * x->mem; /* every byte below goes through memory */
     if (op->kind == CT_OP_COPY || op->kind == CT_OP_PUBLISH) /* a publish copies in */
         return b * us_per_byte(t->copy_gbps);
+    double os = t->onesided_gbps > 0 ? t->onesided_gbps : t->intra.gbps;
     if (op->kind == CT_OP_PUT || op->kind == CT_OP_GET || op->kind == CT_OP_MGET)
-        return b * us_per_byte(t->intra.gbps); /* a write or read across */
+        return b * us_per_byte(os); /* a write or read across */
     if (op->kind == CT_OP_GET_REDUCE || op->kind == CT_OP_MGET_REDUCE) {
         /* read across the link and reduce: the slower */
-        double rd = b * us_per_byte(t->intra.gbps), red = b * us_per_byte(t->gamma_gbps);
+        double rd = b * us_per_byte(os), red = b * us_per_byte(t->gamma_gbps);
         return rd > red ? rd : red;
     }
     int thr = x->threads > 1 && op->bytes >= SPLIT_MIN_BYTES ? x->threads : 1;

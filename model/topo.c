@@ -66,9 +66,9 @@ int ct_mtopo_check(const struct ct_mtopo *t, struct ct_err *err)
     if (t->cores_per_node < 0)
         return ct_err_set(err, CT_EINVAL, "topology '%s': node.cores %d is negative", nm,
                           t->cores_per_node);
-    const double v[] = {t->intra.alpha_us, t->nic.alpha_us, t->hop_us,   t->gamma_gbps,
-                        t->copy_gbps,      t->step_us,      t->slice_us, t->msg_us,
-                        t->cache_mib,      t->mem_factor};
+    const double v[] = {t->intra.alpha_us, t->nic.alpha_us, t->hop_us,       t->gamma_gbps,
+                        t->copy_gbps,      t->step_us,      t->slice_us,     t->msg_us,
+                        t->cache_mib,      t->mem_factor,   t->onesided_gbps};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!(v[i] >= 0) || isinf(v[i]))
             return ct_err_set(err, CT_EINVAL, "topology '%s': a latency, overhead or rate is "
@@ -163,6 +163,7 @@ int ct_mtopo_parse(const char *text, const char *what, struct ct_mtopo *t, struc
         (rc = num(&r, node, "node.", "slice_us", &t->slice_us)) < 0 ||
         (rc = num(&r, node, "node.", "msg_us", &t->msg_us)) < 0 ||
         (rc = num(&r, node, "node.", "hop_us", &t->hop_us)) < 0 ||
+        (rc = num(&r, node, "node.", "onesided_gbps", &t->onesided_gbps)) < 0 ||
         (rc = num(&r, node, "node.", "cache_mib", &t->cache_mib)) < 0 ||
         (rc = num(&r, node, "node.", "mem_factor", &t->mem_factor)) < 0 ||
         (rc = inum(&r, net, "net.", "nodes", &t->nodes)) < 0 ||
@@ -229,6 +230,8 @@ int ct_mtopo_save(const char *path, const struct ct_mtopo *t, struct ct_err *err
     json_object_set_new(node, "slice_us", json_real(t->slice_us));
     json_object_set_new(node, "msg_us", json_real(t->msg_us));
     json_object_set_new(node, "hop_us", json_real(t->hop_us));
+    if (t->onesided_gbps > 0)
+        json_object_set_new(node, "onesided_gbps", json_real(t->onesided_gbps));
     if (t->cache_mib > 0 && t->mem_factor > 1) {
         json_object_set_new(node, "cache_mib", json_real(t->cache_mib));
         json_object_set_new(node, "mem_factor", json_real(t->mem_factor));

@@ -431,18 +431,19 @@ Test(memory, a_working_set_beyond_the_cache_slows_the_bytes_inside_a_node)
     expect("ring allreduce over a NIC beyond the cache", 2, price(m, "ring", CT_ALLREDUCE, 2, c),
            2 * 7 + n / 1e3 + (1 + (F - 1) * 0.75) * 0.5 * n * G);
     ct_model_free(m);
-    /* a file keeps both; a negative cache is refused */
+    /* a file keeps them and the one-sided rate; a negative cache is refused */
     struct ct_err err = {0};
     char path[] = "/tmp/ct-topo-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
     struct ct_mtopo v;
+    t.onesided_gbps = 7;
     cr_assert_eq(ct_mtopo_save(path, &t, &err), 0, "%s", err.msg);
     cr_assert_eq(ct_mtopo_load(path, &v, &err), 0, "%s", err.msg);
     unlink(path);
-    cr_expect(v.cache_mib == t.cache_mib && v.mem_factor == F, "%g MiB, %gx", v.cache_mib,
-              v.mem_factor);
+    cr_expect(v.cache_mib == t.cache_mib && v.mem_factor == F && v.onesided_gbps == 7,
+              "%g MiB, %gx, one-sided %g GB/s", v.cache_mib, v.mem_factor, v.onesided_gbps);
     const char *neg = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\",\"node\":"
                       "{\"ranks\":4,\"cache_mib\":-1,\"intra\":{\"alpha_us\":1,\"gbps\":3}}}";
     ct_mtopo_init(&v);
@@ -450,8 +451,34 @@ Test(memory, a_working_set_beyond_the_cache_slows_the_bytes_inside_a_node)
     cr_expect(strstr(err.msg, "negative"), "%s", err.msg);
 }
 
+/* One-sided gets and puts (symm) take their own rate where a topology gives one, the
+ * two-sided rate otherwise: symm's price is affine in 1 / onesided_gbps (its fences and
+ * latencies fixed, its bytes moved once) and a two-sided schedule (ring) does not change. */
+Test(onesided, gets_and_puts_take_their_own_rate)
+{
+    const int p = 4;
+    uint64_t c = count_of(p) << 6;
+    double sym[4], ring[2];
+    const double rate[] = {0, GBPS, 2 * GBPS, 4 * GBPS};
+    for (int i = 0; i < 4; i++) {
+        struct ct_mtopo t = textbook(p);
+        t.gamma_gbps = 0; /* free reductions: a get-reduce costs its read */
+        t.onesided_gbps = rate[i];
+        struct ct_model *m = ct_model_new(&t);
+        sym[i] = price(m, "symm", CT_ALLREDUCE, p, c);
+        if (i < 2)
+            ring[i] = price(m, "ring", CT_ALLREDUCE, p, c);
+        ct_model_free(m);
+    }
+    expect("symm, no one-sided rate = the two-sided rate", p, sym[0], sym[1]);
+    expect("ring, a one-sided rate given", p, ring[1], ring[0]);
+    cr_expect(sym[2] < sym[1], "symm at twice the one-sided rate %.6g, at the rate %.6g", sym[2],
+              sym[1]);
+    expect("symm, affine in 1 / rate", p, sym[2] - sym[3], (sym[1] - sym[2]) / 2);
+}
+
 /* The fit recovers a topology from points priced on it: 4 ranks sharing 2 cores, every
- * knob the fit moves set away from its start, points of five algorithms over 4 KiB..16
+ * knob the fit moves set away from its start, points of six algorithms over 4 KiB..16
  * MiB; fitted from the this-host preset's starting values, every point is predicted back
  * within 2% (the knobs trade off against each other, so the check is on the prices). */
 Test(calibrate, recovers_what_it_was_priced_on)
@@ -471,12 +498,13 @@ Test(calibrate, recovers_what_it_was_priced_on)
     truth.msg_us = 5;
     truth.cache_mib = 12; /* 4 ranks x 2 buffers: the knee at 1.5 MiB, inside the sizes */
     truth.mem_factor = 3;
-    const char *algos[] = {"ring", "mesh", "rdh", "simple-ring", "mesh-1step"};
+    truth.onesided_gbps = 20;
+    const char *algos[] = {"ring", "mesh", "rdh", "simple-ring", "mesh-1step", "symm"};
     struct ct_mcalib c = {0};
     c.nranks = 4;
     c.nnodes = 1;
-    c.pts = ct_xcalloc(5 * 13, sizeof *c.pts);
-    for (size_t a = 0; a < 5; a++)
+    c.pts = ct_xcalloc(6 * 13, sizeof *c.pts);
+    for (size_t a = 0; a < 6; a++)
         for (uint64_t s = 4096; s <= (16u << 20); s *= 2) {
             struct ct_mpoint *p = &c.pts[c.n++];
             p->coll = CT_ALLREDUCE;
