@@ -51,8 +51,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CSTD := -std=c17 -D_GNU_SOURCE
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter
 OPT ?= -O2 -g
-CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -DCT_VERSION=\"0.1.0-$(VERSION)\" \
-             -MMD -MP $(EXTRA_CFLAGS)
+CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(HAVE_FLAGS) $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -ldl -lpthread -lm -lrt $(EXTRA_LDFLAGS)
 
 LIB_DIRS := lib device transport algos backend tune validate monitor model probe output tui
@@ -63,7 +62,7 @@ CMD_SRC := $(wildcard cmd/*.c)
 PRESETS := $(sort $(wildcard model/presets/*.json))
 PRESETS_C := $(BUILD)/gen/model_presets.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/model_presets.o $(BUILD)/gen/cuda_kernels.o
-CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/help.o $(BUILD)/gen/version.o
 LIBA := $(BUILD)/libcolltune.a
 PLUGIN_SO := $(BUILD)/libnccl-tuner-colltune.so
 PLUGIN_SRC := $(wildcard plugin/*.c)
@@ -78,7 +77,7 @@ ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps test test-unit test-gpu test-cli test-asan bench install clean check-format format check-layers \
+.PHONY: FORCE all deps test test-unit test-gpu test-cli test-asan bench install clean check-format format check-layers \
         wan-tools lib-modules \
         regen-golden
 all: colltune $(PLUGIN_SO) lib-modules
@@ -109,6 +108,17 @@ $(BUILD)/gen/help.c: $(wildcard cmd/help/*.txt) scripts/gen-help.sh
 	$(Q)scripts/gen-help.sh cmd/help > $@
 
 $(BUILD)/gen/help.o: $(BUILD)/gen/help.c
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# The version, in one object rewritten only when `git describe` changes (a -D on every
+# object left each with the version of the build that last compiled it).
+VERSION_LINE := const char *ct_version(void) { return "0.1.0-$(VERSION)"; }
+$(BUILD)/gen/version.c: FORCE
+	@mkdir -p $(dir $@)
+	$(Q)if [ "$$(cat $@ 2>/dev/null)" != '$(VERSION_LINE)' ]; then echo '$(VERSION_LINE)' > $@; fi
+FORCE:
+
+$(BUILD)/gen/version.o: $(BUILD)/gen/version.c
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(PRESETS_C): $(PRESETS) scripts/embed-presets.sh

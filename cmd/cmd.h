@@ -7,9 +7,9 @@
 
 #include "../lib/parse.h"
 
-#ifndef CT_VERSION
-#define CT_VERSION "0.1.0"
-#endif
+/* "0.1.0-<git describe>" (build/gen/version.c, written by make) */
+const char *ct_version(void);
+#define CT_VERSION ct_version()
 
 enum ct_exit {
     CT_EXIT_OK = 0,

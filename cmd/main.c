@@ -7,10 +7,6 @@
 #include "../transport/tp.h"
 #include "cmd.h"
 
-#ifndef CT_VERSION
-#define CT_VERSION "0.1.0"
-#endif
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: colltune [--version] [--help] <command> [<args>]\n\n"

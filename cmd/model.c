@@ -12,9 +12,6 @@
 #include "librun.h"
 #include "opts.h"
 
-#ifndef CT_VERSION
-#define CT_VERSION "0.1.0"
-#endif
 
 
 struct model_ctx {
