@@ -5,7 +5,8 @@
 #  1. colltune sweep --lib ompi (one collective): its wall time and the measured section;
 #  2. the per-size oracle: every Open MPI algorithm forced by the engine (run --lib ompi
 #     --algo ompi:NAME) and Open MPI's default (ompi:default), BENCH_REPS runs each, best
-#     time per size; oracle = best forced / default;
+#     time per size; oracle = best forced / default; and the oracle held out (each size's
+#     row chosen on one run, measured against the default on another: no winner's curse);
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
 #     alternating launches (ratio of geometric means, 95% interval).
 # Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
@@ -45,9 +46,10 @@ done
 python3 - "$d" $algos <<'PY'
 import glob, math, sys
 out, algos = sys.argv[1], sys.argv[2:]
-best = {}
+best, per_run = {}, {}
 for a in algos:
     for f in glob.glob(f"{out}/run-{a}-*.txt"):
+        rep = int(f.rsplit("-", 1)[1].split(".")[0])
         for line in open(f):
             p = line.split()
             if len(p) < 7 or not p[0].isdigit():  # comments, the launcher's warnings
@@ -56,6 +58,7 @@ for a in algos:
             if s == 0:  # fewer bytes than one element per rank: nothing moves
                 continue
             best.setdefault(a, {})[s] = min(t, best.get(a, {}).get(s, 1e30))
+            per_run.setdefault(rep, {}).setdefault(a, {})[s] = t
 d = best["ompi:default"]
 print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
 ratios = []
@@ -66,6 +69,33 @@ for s in sorted(d):
     print(f"{s:>10} {d[s]:>12.2f} {a:>22} {t:>10.2f} {d[s] / t:>7.2f}")
 g = math.exp(sum(map(math.log, ratios)) / len(ratios))
 print(f"oracle (default time / best forced time): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
+# The best of several noisy rows is biased toward gain (the winner's curse: among rows
+# that are really equal, the minimum wins by its noise). Held out: choose each size's row
+# on one run and measure it, and the default, on another; every ordered pair of runs.
+reps = sorted(per_run)
+held = []
+for s in sorted(d):
+    logs = []
+    for i in reps:
+        for j in reps:
+            if i == j:
+                continue
+            ci = [(per_run[i][a][s], a) for a in algos if s in per_run[i].get(a, {})]
+            if not ci:
+                continue
+            a = min(ci)[1]
+            tj = per_run[j].get(a, {}).get(s)
+            dj = per_run[j].get("ompi:default", {}).get(s)
+            if tj and dj:
+                logs.append(math.log(dj / tj))
+    if logs:
+        held.append(sum(logs) / len(logs))
+if held:
+    gh = math.exp(sum(held) / len(held))
+    print(f"oracle held out (chosen on one run, measured on another, {len(reps)} runs): "
+          f"geomean {gh:.2f}, min {math.exp(min(held)):.2f}, max {math.exp(max(held)):.2f}")
+else:
+    print("oracle held out: needs BENCH_REPS >= 2")
 PY
 # shellcheck disable=SC2086
 $X sweep --verify "$d/sweep/config.json" --lib ompi $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
