@@ -2,9 +2,9 @@
 /*
  * sweep --verify CONFIG --lib LIB: the library loading the file `export` writes from CONFIG's
  * measured section (A: the export's loader variables set) against its defaults (B: cleared),
- * alternating launches (A B B A A B) of `colltune run --lib LIB --sizes ...` at the sweep's
- * sizes and every range's midpoint. Per size the ratio A/B with a 95% interval, the geomean and
- * the worst size; exit 3 when some size is slower than the defaults beyond its interval.
+ * paired launches (tune/paired.c) of `colltune run --lib LIB --sizes ...` at the sweep's sizes
+ * and every range's midpoint. Per size the ratio A/B with a 95% interval over the pairs, the
+ * geomean and the worst size; exit 3 when a size is slower than the defaults beyond it.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,7 +21,6 @@
 #include "cmd.h"
 #include "librun.h"
 
-#define REPS 3
 #define MAXSZ 128
 
 /* size as `run` measures and prints it: whole elements of the collective's buffers (a
@@ -61,19 +60,30 @@ static int sizes_of(const struct ct_config *c, const struct ct_ruleset *s, size_
     return u;
 }
 
+struct side {
+    const struct ct_libmod *m;
+    const char *hosts;
+    const struct ct_ruleset *s;
+    const struct ct_loader *ld;
+};
+
 /* One launch of `run --lib` over the sizes, with the export's loader variables set (A) or
- * not (B); t[k] = out-of-place time at size k. */
-static int launch(const struct ct_libmod *m, const char *hosts, const struct ct_ruleset *s,
-                  const char *sizes, const struct ct_loader *ld, bool with, const uint64_t *sz,
-                  int nsz, double *t)
+ * not (B); t[k] = out-of-place time at size k (ct_paired_launch_fn). */
+static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
 {
-    char self[4096], n[16];
+    const struct side *x = ctx;
+    const struct ct_ruleset *s = x->s;
+    char self[4096], n[16], sizes[MAXSZ * 24];
+    size_t off = 0;
+    for (int k = 0; k < nsz; k++)
+        off += (size_t)snprintf(sizes + off, sizeof sizes - off, "%s%llu", k ? "," : "",
+                                (unsigned long long)sz[k]);
     if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot find the colltune binary");
     snprintf(n, sizeof n, "%d", s->nranks);
     char *args[] = {"run",
                     "--lib",
-                    (char *)m->name,
+                    (char *)x->m->name,
                     "--coll",
                     (char *)ct_coll_name(s->coll),
                     "--sizes",
@@ -88,16 +98,13 @@ static int launch(const struct ct_libmod *m, const char *hosts, const struct ct_
                     (char *)ct_dtype_name(s->dtype),
                     "-o",
                     (char *)ct_redop_name(s->op)};
-    for (int i = 0; i < ld->n; i++)
-        if (with)
-            setenv(ld->name[i], ld->value[i], 1);
-        else
-            unsetenv(ld->name[i]);
-    char **v = ct_libmod_argv(m, s->nranks, hosts, self, (int)(sizeof args / sizeof args[0]), args),
+    for (int i = 0; i < x->ld->n; i++)
+        with ? setenv(x->ld->name[i], x->ld->value[i], 1) : unsetenv(x->ld->name[i]);
+    char **v = ct_libmod_argv(x->m, s->nranks, x->hosts, self, (int)(sizeof args / sizeof args[0]),
+                              args),
          *out;
-    int rc = ct_run_capture(v, &out);
+    int rc = ct_run_capture(v, &out), got = 0;
     ct_libmod_argv_free(v);
-    int got = 0;
     for (char *line = strtok(out, "\n"); rc == 0 && line; line = strtok(NULL, "\n")) {
         unsigned long long size;
         double us;
@@ -111,49 +118,34 @@ static int launch(const struct ct_libmod *m, const char *hosts, const struct ct_
     free(out);
     if (rc != 0 || got != nsz)
         return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
-                           "--verify: a run with %s %s failed (exit %d, %d of %d sizes)", m->title,
-                           with ? "and the exported file" : "defaults", rc, got, nsz);
+                           "--verify: a run with %s %s failed (exit %d, %d of %d sizes)",
+                           x->m->title, with ? "and the exported file" : "defaults", rc, got, nsz);
     return 0;
 }
 
-/* One ruleset: alternating launches, then the table; 0, CT_EXIT_CHECK or a failure code. */
+/* One ruleset: paired launches (tune/paired.c), then the table; 0, CT_EXIT_CHECK or a
+ * failure code. */
 static int verify_set(const struct ct_libmod *m, const char *hosts, const struct ct_config *c,
                       const struct ct_ruleset *s, const struct ct_loader *ld)
 {
     uint64_t sz[MAXSZ];
-    char list[MAXSZ * 24] = "", a[32];
-    int nsz = sizes_of(c, s, ct_dtype_size(s->dtype), sz), code = 0;
-    size_t off = 0;
-    for (int k = 0; k < nsz; k++)
-        off += (size_t)snprintf(list + off, sizeof list - off, "%s%llu", k ? "," : "",
-                                (unsigned long long)sz[k]);
-    double *ta = ct_xcalloc((size_t)nsz * REPS, sizeof *ta),
-           *tb = ct_xcalloc((size_t)nsz * REPS, sizeof *tb);
-    /* A B B A A B: each side leads as often as the pairs allow, so a machine that drifts
-     * over the launches (A B A B A B measured the file 3-26% slower at sizes where it left
-     * the defaults in place) does not favour either side */
-    for (int r = 0; r < REPS && !code; r++)
-        for (int i = 0; i < 2 && !code; i++) {
-            bool with = (i == 0) == (r % 2 == 0);
-            code = launch(m, hosts, s, list, ld, with, sz, nsz, (with ? ta : tb) + r * nsz);
-        }
+    char a[32];
+    int nsz = sizes_of(c, s, ct_dtype_size(s->dtype), sz);
+    struct side x = {m, hosts, s, ld};
+    struct ct_paired pr;
+    int code = ct_paired_measure(sz, nsz, launch, &x, &pr), slower = 0;
     double lg = 0, worst = 0;
     uint64_t worst_at = 0;
-    int slower = 0;
-    printf("%s on %d ranks: exported (%d launches) vs defaults (%d launches), alternating "
-           "(A B B A A B)\n",
-           ct_coll_name(s->coll), s->nranks, REPS, REPS);
-    printf("%12s  %-20s %12s %12s %7s  %s\n", "size (B)", "exported rule", "exported us",
-           "default us", "ratio", "95% interval");
+    printf("%s on %d ranks: exported vs defaults in alternating launches (A B B A A B ...), %d "
+           "pairs at every size, up to %d where the file may be slower\n",
+           ct_coll_name(s->coll), s->nranks, CT_PAIRED_MIN, CT_PAIRED_MAX);
+    printf("%12s  %-20s %12s %12s %7s  %-16s %s\n", "size (B)", "exported rule", "exported us",
+           "default us", "ratio", "95% interval", "pairs");
     for (int k = 0; k < nsz && !code; k++) {
-        double xa[REPS], xb[REPS];
-        for (int r = 0; r < REPS; r++) {
-            xa[r] = ta[r * nsz + k];
-            xb[r] = tb[r * nsz + k];
-        }
-        double ma = ct_stats_geomean(xa, REPS), mb = ct_stats_geomean(xb, REPS); /* the ratio's */
+        int n = pr.n[k];
+        double ma = ct_stats_geomean(pr.a[k], n), mb = ct_stats_geomean(pr.b[k], n);
         struct ct_ratio q;
-        ct_stats_ratio(xa, REPS, xb, REPS, &q);
+        ct_stats_ratio_paired(pr.a[k], pr.b[k], n, &q); /* the launches of a pair, side by side */
         const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);
         bool bad = q.lo > 1;
         slower += bad;
@@ -162,15 +154,18 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
             worst = q.ratio;
             worst_at = sz[k];
         }
-        printf("%12llu  %-20s %12.2f %12.2f %7.3f  [%.3f, %.3f]%s\n", (unsigned long long)sz[k],
-               rule ? rule->algo : "?", ma, mb, q.ratio, q.lo, q.hi,
+        char iv[40];
+        snprintf(iv, sizeof iv, "[%.3f, %.3f]", q.lo, q.hi);
+        printf("%12llu  %-20s %12.2f %12.2f %7.3f  %-16s %d%s\n", (unsigned long long)sz[k],
+               rule ? rule->algo : "?", ma, mb, q.ratio, iv, n,
                bad ? "  SLOWER than the defaults" : "");
     }
     if (!code)
-        printf("%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s\n\n",
-               ct_coll_name(s->coll), exp(lg / nsz), worst, ct_bytes_str(worst_at, a, sizeof a));
-    free(ta);
-    free(tb);
+        printf("%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s "
+               "(%d rounds of launches)\n\n",
+               ct_coll_name(s->coll), exp(lg / nsz), worst, ct_bytes_str(worst_at, a, sizeof a),
+               pr.rounds);
+    ct_paired_release(&pr);
     return code ? code : slower ? CT_EXIT_CHECK : 0;
 }
 

@@ -117,11 +117,31 @@ static void log_mean_sd(const double *x, int n, double *m, double *sd)
     *sd = n > 1 ? sqrt(q / (n - 1)) : 0;
 }
 
+static const double t95[] = {
+    0,     12.706, 4.303, 3.182, 2.776, 2.571,
+    2.447, 2.365,  2.306, 2.262, 2.228}; /* two-sided 95%, by degrees of freedom */
+
+void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ratio *r)
+{
+    memset(r, 0, sizeof *r);
+    if (n < 2)
+        return;
+    double m = 0, q = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(a[i] > 0) || !(b[i] > 0))
+            return;
+        m += log(a[i] / b[i]) / n;
+    }
+    for (int i = 0; i < n; i++)
+        q += (log(a[i] / b[i]) - m) * (log(a[i] / b[i]) - m);
+    double t = n - 1 <= 10 ? t95[n - 1] : 1.96, se = sqrt(q / (n - 1)) / sqrt(n);
+    r->ratio = exp(m);
+    r->lo = exp(m - t * se);
+    r->hi = exp(m + t * se);
+}
+
 void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_ratio *r)
 {
-    static const double t95[] = {
-        0,     12.706, 4.303, 3.182, 2.776, 2.571,
-        2.447, 2.365,  2.306, 2.262, 2.228}; /* two-sided 95%, by degrees of freedom */
     double ma, sa, mb, sb;
     memset(r, 0, sizeof *r);
     if (na < 2 || nb < 2)

@@ -8,6 +8,7 @@
 #define CT_STATS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tune.h"
 
@@ -49,6 +50,33 @@ struct ct_ratio {
     double ratio, lo, hi;
 };
 void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_ratio *r);
+
+/*
+ * The same for n >= 2 pairs (a[i], b[i]) measured side by side (one launch each, in turn):
+ * the mean of the pairs' log ratios with Student's t for n - 1 degrees of freedom, so a
+ * machine whose speed moves between pairs widens the interval only as much as it moves
+ * within them. Its ratio is the ratio of the geometric means, as ct_stats_ratio's.
+ */
+void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ratio *r);
+
+/*
+ * Paired launches (tune/paired.c) of side A against side B over sizes sz[0..nsz): the
+ * pairs alternate their order (A B, B A, ...); CT_PAIRED_MIN pairs at every size, then more
+ * of the sizes where A may be more than 3% slower (ratio > 1.03, interval holding 1), up to
+ * CT_PAIRED_MAX. launch runs one side over the n sizes given, writes their times into t and
+ * returns 0 or a code, which stops the measure and is returned.
+ */
+#define CT_PAIRED_MIN 3
+#define CT_PAIRED_MAX 8
+typedef int (*ct_paired_launch_fn)(void *ctx, bool with, const uint64_t *sz, int n, double *t);
+struct ct_paired {
+    int nsz, rounds;
+    double (*a)[CT_PAIRED_MAX], (*b)[CT_PAIRED_MAX]; /* [size][pair] */
+    int *n;                                          /* pairs measured per size */
+};
+int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, void *ctx,
+                      struct ct_paired *p);
+void ct_paired_release(struct ct_paired *p);
 
 /* Geometric mean of n >= 1 times > 0 (the center of ct_stats_ratio's ratio). */
 double ct_stats_geomean(const double *x, int n);

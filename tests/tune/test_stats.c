@@ -133,3 +133,72 @@ Test(stats, ratio_of_alternating_runs)
     ct_stats_ratio(z, 2, d, 3, &r);
     cr_assert_eq(r.ratio, 0, "a zero time: undefined");
 }
+
+/* Pairs measured side by side: a machine twice as fast in one pair moves both of its
+ * times, so the pairs' ratios (1.1 each) give a point interval where the unpaired one holds
+ * 1; the ratio is the ratio of the geometric means either way. */
+Test(stats, ratio_of_pairs_cancels_what_moves_between_pairs)
+{
+    double a[] = {1.1, 0.55, 1.1}, b[] = {1.0, 0.5, 1.0};
+    struct ct_ratio p, u;
+    ct_stats_ratio_paired(a, b, 3, &p);
+    ct_stats_ratio(a, 3, b, 3, &u);
+    cr_assert_float_eq(p.ratio, 1.1, 1e-12);
+    cr_assert_float_eq(u.ratio, 1.1, 1e-12);
+    cr_assert(p.lo > 1.0999 && p.hi < 1.1001, "paired [%g, %g]", p.lo, p.hi);
+    cr_assert(u.lo < 1 && u.hi > 1, "unpaired [%g, %g]", u.lo, u.hi);
+    double c[] = {1.0, 1.2, 0.9}, d[] = {1.1, 1.0, 1.0};
+    ct_stats_ratio_paired(c, d, 3, &p);
+    cr_assert(p.lo < 1 && p.hi > 1 && p.lo > 0, "%g [%g, %g]", p.ratio, p.lo, p.hi);
+    double z[] = {1, 0};
+    ct_stats_ratio_paired(z, d, 2, &p);
+    cr_assert_eq(p.ratio, 0, "a zero time: undefined");
+    ct_stats_ratio_paired(c, d, 1, &p);
+    cr_assert_eq(p.ratio, 0, "one pair: no interval");
+}
+
+/* A launcher of known times: size 0 the same on both sides, size 1 A 1.6x and 0.9x B in
+ * turn (slower in the mean, 1 kept in its interval), size 2 A twice as slow. It records the
+ * sides in order and how many sizes each launch ran. */
+struct fake {
+    int calls, side[2 * CT_PAIRED_MAX], sizes[2 * CT_PAIRED_MAX];
+};
+
+static int fake_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
+{
+    struct fake *f = ctx;
+    int c = f->calls++;
+    f->side[c] = with;
+    f->sizes[c] = n;
+    for (int i = 0; i < n; i++) {
+        double wobble = (c / 2) % 2 ? 1.5 : 0.75; /* moves both launches of a pair */
+        if (sz[i] == 1)
+            t[i] = with ? ((c / 2) % 2 ? 0.9 : 1.6) : 1.0;
+        else
+            t[i] = wobble * (sz[i] == 2 && with ? 2.0 : 1.0);
+    }
+    return 0;
+}
+
+Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
+{
+    uint64_t sz[] = {0, 1, 2};
+    struct fake f = {0};
+    struct ct_paired p;
+    cr_assert_eq(ct_paired_measure(sz, 3, fake_launch, &f, &p), 0);
+    cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
+    cr_assert_eq(p.n[2], CT_PAIRED_MIN, "clearly slower: %d pairs", p.n[2]);
+    cr_assert_eq(p.n[1], CT_PAIRED_MAX, "may be slower: %d pairs", p.n[1]);
+    cr_assert_eq(p.rounds, CT_PAIRED_MAX);
+    for (int c = 0; c < f.calls; c++) {
+        int pair = c / 2, first = c % 2 == 0;
+        cr_assert_eq(f.side[c], first == (pair % 2 == 0), "launch %d: side %d", c, f.side[c]);
+        cr_assert_eq(f.sizes[c], pair < CT_PAIRED_MIN ? 3 : 1, "launch %d ran %d sizes", c,
+                     f.sizes[c]);
+    }
+    struct ct_ratio q;
+    ct_stats_ratio_paired(p.a[2], p.b[2], p.n[2], &q);
+    cr_assert_float_eq(q.ratio, 2, 1e-9);
+    cr_assert(q.lo > 1, "a wobble both sides share cancels: [%g, %g]", q.lo, q.hi);
+    ct_paired_release(&p);
+}
