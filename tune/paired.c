@@ -22,14 +22,14 @@ static bool open_size(const double *a, const double *b, int n)
 int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, void *ctx,
                      struct ct_paired *p)
 {
-    p->nsz = nsz;
+    size_t m = nsz > 0 ? (size_t)nsz : 1;
     p->rounds = 0;
-    p->a = ct_xcalloc((size_t)(nsz ? nsz : 1), sizeof *p->a);
-    p->b = ct_xcalloc((size_t)(nsz ? nsz : 1), sizeof *p->b);
-    p->n = ct_xcalloc((size_t)(nsz ? nsz : 1), sizeof *p->n);
-    uint64_t *run = ct_xcalloc((size_t)(nsz ? nsz : 1), sizeof *run);
-    double *t = ct_xcalloc((size_t)(nsz ? nsz : 1), sizeof *t);
-    int *idx = ct_xcalloc((size_t)(nsz ? nsz : 1), sizeof *idx), code = 0;
+    p->a = ct_xcalloc(m, sizeof *p->a);
+    p->b = ct_xcalloc(m, sizeof *p->b);
+    p->n = ct_xcalloc(m, sizeof *p->n);
+    uint64_t *run = ct_xcalloc(m, sizeof *run);
+    double *t = ct_xcalloc(m, sizeof *t);
+    int *idx = ct_xcalloc(m, sizeof *idx), code = 0;
     for (int r = 0; r < CT_PAIRED_MAX && !code; r++) {
         int nrun = 0;
         for (int k = 0; k < nsz; k++)

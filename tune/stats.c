@@ -126,14 +126,14 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
     memset(r, 0, sizeof *r);
     if (n < 2)
         return;
-    double m = 0, q = 0;
+    double m = 0, q = 0; /* Welford over the pairs' log ratios */
     for (int i = 0; i < n; i++) {
         if (!(a[i] > 0) || !(b[i] > 0))
             return;
-        m += log(a[i] / b[i]) / n;
+        double d = log(a[i] / b[i]), dm = d - m;
+        m += dm / (i + 1);
+        q += dm * (d - m);
     }
-    for (int i = 0; i < n; i++)
-        q += (log(a[i] / b[i]) - m) * (log(a[i] / b[i]) - m);
     double t = n - 1 <= 10 ? t95[n - 1] : 1.96, se = sqrt(q / (n - 1)) / sqrt(n);
     r->ratio = exp(m);
     r->lo = exp(m - t * se);

@@ -70,7 +70,7 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
 #define CT_PAIRED_MAX 8
 typedef int (*ct_paired_launch_fn)(void *ctx, bool with, const uint64_t *sz, int n, double *t);
 struct ct_paired {
-    int nsz, rounds;
+    int rounds;
     double (*a)[CT_PAIRED_MAX], (*b)[CT_PAIRED_MAX]; /* [size][pair] */
     int *n;                                          /* pairs measured per size */
 };

@@ -376,18 +376,25 @@ Test(sharing, ranks_beyond_cores_share_them)
     ct_model_free(f2);
 }
 
+/* t saved to a file and loaded back into u */
+static void round_trip(const struct ct_mtopo *t, struct ct_mtopo *u)
+{
+    struct ct_err err = {0};
+    char path[] = "/tmp/ct-topo-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(ct_mtopo_save(path, t, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mtopo_load(path, u, &err), 0, "%s", err.msg);
+    unlink(path);
+}
+
 Test(topo, cores_round_trip_and_bad_counts_fail)
 {
     struct ct_err err = {0};
     struct ct_mtopo t = textbook(4), u;
     t.cores_per_node = 2;
-    char path[] = "/tmp/ct-topo-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    cr_assert_eq(ct_mtopo_save(path, &t, &err), 0, "%s", err.msg);
-    cr_assert_eq(ct_mtopo_load(path, &u, &err), 0, "%s", err.msg);
-    unlink(path);
+    round_trip(&t, &u);
     cr_expect_eq(u.cores_per_node, 2);
     const char *neg = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\","
                       "\"node\":{\"ranks\":4,\"cores\":-2,\"intra\":{\"alpha_us\":1,\"gbps\":3}}}";
@@ -433,15 +440,9 @@ Test(memory, a_working_set_beyond_the_cache_slows_the_bytes_inside_a_node)
     ct_model_free(m);
     /* a file keeps them and the one-sided rate; a negative cache is refused */
     struct ct_err err = {0};
-    char path[] = "/tmp/ct-topo-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
     struct ct_mtopo v;
     t.onesided_gbps = 7;
-    cr_assert_eq(ct_mtopo_save(path, &t, &err), 0, "%s", err.msg);
-    cr_assert_eq(ct_mtopo_load(path, &v, &err), 0, "%s", err.msg);
-    unlink(path);
+    round_trip(&t, &v);
     cr_expect(v.cache_mib == t.cache_mib && v.mem_factor == F && v.onesided_gbps == 7,
               "%g MiB, %gx, one-sided %g GB/s", v.cache_mib, v.mem_factor, v.onesided_gbps);
     const char *neg = "{\"schema\":\"colltune-model-topology/1\",\"name\":\"x\",\"node\":"
