@@ -326,6 +326,34 @@ int ct_plan_measure_at(struct ct_plan *pl, int c, int k, int i, uint64_t count,
     return ct_plan_issue(pl, &cmd, idx, err);
 }
 
+/* More samples for point idx (twice what it has spent, the first batch `first` samples or,
+ * when 0, half those it has); fresh: new samples replace the old ones, within budget_s,
+ * so it compares with points measured now. ref >= 0: stop once clearly losing against
+ * that point. */
+int ct_plan_extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, int first, long ref,
+                   struct ct_err *err)
+{
+    const struct ct_sweep_point *p = ct_plan_pt(pl, idx);
+    int i = ct_plan_nearest(pl, p->coll, p->size); /* off the grid: a check point */
+    if (i < 0)
+        return 0;
+    struct ct_sweep_cmd cmd;
+    ct_plan_cmd(pl, p->coll, ct_sweep_algo_find(pl->cfg, p->algo), i, &p->params,
+                fresh ? budget_s : 2 * p->st.spent_s, &cmd);
+    cmd.count = p->count;
+    cmd.op = CT_SWEEP_EXTEND;
+    cmd.point = (int32_t)idx;
+    cmd.fresh = fresh;
+    cmd.warmup = cmd.warmup > 1 ? 1 : cmd.warmup;
+    first = first > 0 ? first : p->st.n / 2;
+    if (!fresh)
+        cmd.first_batch = first > cmd.first_batch ? first : cmd.first_batch;
+    if (ref >= 0)
+        cmd.ref_hi = ct_plan_pt(pl, ref)->st.hi;
+    long out;
+    return ct_plan_issue(pl, &cmd, &out, err);
+}
+
 /* The measurable grid size of c nearest to size (in log-size); -1 if there is none. */
 int ct_plan_nearest(const struct ct_plan *pl, int c, uint64_t size)
 {

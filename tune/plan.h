@@ -151,6 +151,11 @@ int ct_plan_measure(struct ct_plan *pl, int c, int k, int i, const struct ct_par
 int ct_plan_measure_at(struct ct_plan *pl, int c, int k, int i, uint64_t count,
                        const struct ct_params *params, double budget_s, long ref, long *idx,
                        struct ct_err *err);
+/* More samples for point idx: twice what it has spent (a first batch of `first`, 0: half
+ * its samples), or fresh ones (replacing its samples) within budget_s; ref >= 0: stop
+ * once clearly losing against that point. */
+int ct_plan_extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, int first, long ref,
+                   struct ct_err *err);
 /* The measurable grid size of c nearest to size in log-size; -1 if none. */
 int ct_plan_nearest(const struct ct_plan *pl, int c, uint64_t size);
 /* The grid of sizes and candidates per collective, and its release. */

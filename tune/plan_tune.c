@@ -36,27 +36,11 @@ static bool is_conn(enum ct_param_id p)
     return p == CT_P_STREAMS || p == CT_P_INFLIGHT;
 }
 
-/* More samples for point idx (twice what it has spent); fresh: new samples replace the
- * old ones, within budget_s, so it compares with points measured now. */
+/* ct_plan_extend, counted as one refinement round of idx when it adds samples. */
 static int extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, struct ct_err *err)
 {
-    const struct ct_sweep_point *p = ct_plan_pt(pl, idx);
-    int i = ct_plan_nearest(pl, p->coll, p->size); /* off the grid: a check point */
-    if (i < 0)
-        return 0;
-    struct ct_sweep_cmd cmd;
-    ct_plan_cmd(pl, p->coll, ct_sweep_algo_find(pl->cfg, p->algo), i, &p->params,
-                fresh ? budget_s : 2 * p->st.spent_s, &cmd);
-    cmd.count = p->count;
-    cmd.op = CT_SWEEP_EXTEND;
-    cmd.point = (int32_t)idx;
-    cmd.fresh = fresh;
-    cmd.warmup = cmd.warmup > 1 ? 1 : cmd.warmup;
-    if (!fresh)
-        cmd.first_batch = p->st.n / 2 > cmd.first_batch ? p->st.n / 2 : cmd.first_batch;
     pl->ext[idx] += !fresh;
-    long out;
-    return ct_plan_issue(pl, &cmd, &out, err);
+    return ct_plan_extend(pl, idx, fresh, budget_s, 0, -1, err);
 }
 
 /* Fits the phase's share of the budget: now plus cost seconds. */

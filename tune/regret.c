@@ -148,13 +148,14 @@ static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *co
  * beat it beyond both intervals is measured again with that alternative, up to
  * CT_VERIFY_ROUNDS rounds in all, in alternating order (B A, A B, ...), so that neither a
  * burst of load during one measurement nor whichever runs first decides it. The regret is
- * the ratio of the rounds' geometric means with its 95% interval (ct_stats_ratio, as
- * `--verify --lib` compares launches); it fails where that interval lies above
- * cfg->max_regret. Rounds stop once the interval is clear of the limit either way. Between
- * two measurements on a shared VM one setting moves by 5-15%, far more than one
- * measurement's own interval, so one round cannot tell a 10% loss from noise (2 ranks,
- * AllToAll at 8.58 KiB, one config verified in four launches with symm as the choice:
- * its loss measured 1.00, 1.04, 1.15 and 1.21).
+ * the ratio of the rounds' geometric means with its 95% interval over the rounds' own
+ * ratios (ct_stats_ratio_paired, as `--verify --lib` compares launches: what the machine's
+ * speed does between rounds moves both sides of a round and cancels); it fails where that
+ * interval lies above cfg->max_regret. Rounds stop once the interval is clear of the limit
+ * either way. Between two measurements on a shared VM one setting moves by 5-15%, far
+ * more than one measurement's own interval, so one round cannot tell a 10% loss from
+ * noise (2 ranks, AllToAll at 8.58 KiB, one config verified in four launches with symm as
+ * the choice: its loss measured 1.00, 1.04, 1.15 and 1.21).
  */
 static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, long chosen,
                   long best, struct ct_sweep_regret *g, struct ct_err *err)
@@ -189,7 +190,7 @@ static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, lo
                 break;
             tc[n] = v->run.res->pts[ic].st.median;
             tb[n] = v->run.res->pts[ib].st.median;
-            ct_stats_ratio(tc, n + 1, tb, n + 1, &q);
+            ct_stats_ratio_paired(tc, tb, n + 1, &q);
         }
     }
     g->size = pc.size;

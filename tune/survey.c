@@ -135,6 +135,41 @@ static void promise_order(const struct ct_plan *pl, int c, int i, int *order)
 }
 
 /*
+ * A second visit to size i of c, once every candidate has had its first, for the
+ * candidates that lose there for the second measured size in a row (the next sizes would
+ * skip them): the leader, then each of those, in the first visit's order, get samples
+ * again, appended (the leader half as many as it has, a loser as many, so that each
+ * visit holds half of its samples; a loser's stop once it still loses clearly over both).
+ * A candidate is skipped only for losses over samples from two visits: on the emulated
+ * cluster (four ranks on two cores) a spell of the host's noise made rdh 1.6x mesh over
+ * its 6 samples at 4 and 8 KiB, the survey skipped it to 64 KiB, and 200 iterations in two
+ * rounds measured it the fastest or tied there.
+ */
+static int revisit(struct ct_plan *pl, int c, int i, const int *order, struct ct_err *err)
+{
+    int n = pl->g[c].nalgos;
+    bool *again = ct_xmalloc(sizeof *again * (size_t)(n ? n : 1)), any = false;
+    for (int k = 0; k < n; k++) {
+        again[k] = false;
+        for (int j = i - 1; ct_plan_losing(pl, c, k, i) && j >= 0 && !again[k]; j--)
+            if (ct_plan_best(pl, c, k, j) >= 0) {
+                again[k] = ct_plan_losing(pl, c, k, j);
+                break;
+            }
+        any = any || again[k];
+    }
+    int rc = any ? ct_plan_extend(pl, ct_plan_leader(pl, c, i), false, 0, 0, -1, err) : 0;
+    for (int o = 0; o < n && rc == 0; o++) {
+        long b = ct_plan_best(pl, c, order[o], i);
+        if (again[order[o]] && ct_plan_losing(pl, c, order[o], i))
+            rc = ct_plan_extend(pl, b, false, 0, ct_plan_pt(pl, b)->st.n, ct_plan_leader(pl, c, i),
+                                err);
+    }
+    free(again);
+    return rc;
+}
+
+/*
  * One size of the survey for collective c. When the budget is tight, the size gets a share
  * of what is left in proportion to its cost, and candidates are measured in order of
  * promise until the share is spent (at least the simplest and the most promising).
@@ -172,6 +207,9 @@ static int survey_size(struct ct_plan *pl, int c, int i, bool tight, double shar
             if (g->count[j] && ct_plan_leader(pl, c, j) >= 0 && !tight)
                 rc = survey_point(pl, c, k, j, K, err);
     }
+    /* not when the budget is tight (a loss there skips after one size) or spent */
+    if (rc == 0 && !tight && !pl->run.res->budget_out)
+        rc = revisit(pl, c, i, order, err);
     free(order);
     return rc;
 }

@@ -47,6 +47,10 @@ struct synth {
     int fast_param;      /* the next point begun with this parameter at fast_value runs */
     uint64_t fast_value; /* 2x fast (the VM's vCPUs moved onto sibling cores for a moment) */
     bool fast_param_now;
+    double wave, wave_s, wave_now; /* points run x 1 + wave sin(2 pi clock / wave_s): the */
+                                   /* machine's speed, shared by points measured together */
+    const char *slow_first;        /* this algorithm's first visits (measured points, not their */
+    uint64_t slow_first_max;       /* extensions) up to this count run 4x slow */
 };
 
 static double uniform(uint64_t *s)
@@ -128,8 +132,11 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
                   (!s->slow_count || j->count == s->slow_count);
     if (s->slow_now)
         s->slow_once = NULL;
+    s->slow_now = s->slow_now || (verify && s->slow_first && !strcmp(a->name, s->slow_first) &&
+                                  j->count <= s->slow_first_max);
     s->fast_now = s->fast_algo && !strcmp(a->name, s->fast_algo) && s->begins <= s->fast_begins;
     s->spell_now = s->clock < s->slow_until;
+    s->wave_now = s->wave > 0 ? 1 + s->wave * sin(2 * M_PI * s->clock / s->wave_s) : 1;
     s->fast_param_now = s->fast_value && j->params.v[s->fast_param] == s->fast_value;
     if (s->fast_param_now)
         s->fast_value = 0;
@@ -146,7 +153,7 @@ static int s_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, b
 static int s_time(void *ctx, int warmup, int iters, int reps, double *out, struct ct_err *err)
 {
     struct synth *s = ctx;
-    double t = synth_us(s, s->algo, &s->job) * s->drift_now;
+    double t = synth_us(s, s->algo, &s->job) * s->drift_now * s->wave_now;
     if ((s->spike_every && ++s->batches % s->spike_every == 0) || s->slow_now)
         t *= 4;
     if (s->fast_now)
@@ -201,6 +208,24 @@ static void synth_init(struct synth *s, double noise)
     s->rng = 0x9e3779b97f4a7c15ULL;
     s->noise = noise;
     s->iter_cost = 2e-6;
+}
+
+/* AllReduce up to maxbytes, 20 s, samples within +-1%. */
+static void allreduce_to(struct ct_sweep_cfg *cfg, struct synth *s, uint64_t maxbytes)
+{
+    cfg_for(cfg, CT_COLL_BIT(CT_ALLREDUCE), 20);
+    cfg->maxbytes = maxbytes;
+    synth_init(s, 0.02);
+}
+
+/* Sweep AllReduce on the synthetic backend and select its rules. */
+static void sweep_rules(const struct ct_sweep_cfg *cfg, struct synth *s,
+                        struct ct_sweep_result *res, struct ct_ruleset *rs)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(cfg, &synth_be, s, res, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_select_rules(res->pts, res->n, CT_ALLREDUCE, cfg->margin, rs, &err), 0, "%s",
+                 err.msg);
 }
 
 Test(sweep, planner_finds_the_crossover_within_budget)
@@ -316,7 +341,9 @@ Test(sweep, noisy_points_stop_at_their_budget_and_quiet_ones_converge)
         double timed = st->n * res.pts[i].reps * st->median;
         cr_assert(timed >= 1000 || st->n == cfg.max_iters, "%d x %d x %g us", st->n,
                   res.pts[i].reps, st->median);
-        cr_assert(timed <= 3000, "%d x %d x %g us", st->n, res.pts[i].reps, st->median);
+        /* and where rdh (3x) loses for the second size in a row, the survey visits it
+         * again for as many samples (the leader for half as many) */
+        cr_assert(timed <= 6000, "%d x %d x %g us", st->n, res.pts[i].reps, st->median);
     }
     ct_sweep_result_release(&res);
     synth_init(&s, 3.0); /* wild: +-150% */
@@ -374,12 +401,9 @@ Test(sweep, a_win_from_a_burst_of_load_does_not_make_a_range)
     s.slow_once = "ring";
     s.slow_count = 1024; /* 4 KiB of float32 */
     struct ct_sweep_result res;
-    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
-    cr_assert_null(s.slow_once, "the burst happened");
     struct ct_ruleset rs;
-    struct ct_err err = {0};
-    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
-                 err.msg);
+    sweep_rules(&cfg, &s, &res, &rs);
+    cr_assert_null(s.slow_once, "the burst happened");
     cr_assert_eq(rs.nrules, 1, "%d ranges, the second from %" PRIu64 " B: %s", rs.nrules,
                  rs.nrules > 1 ? rs.rules[1].min_bytes : 0, rs.rules[rs.nrules > 1].algo);
     cr_assert_str_eq(rs.rules[0].algo, "ring");
@@ -393,19 +417,14 @@ Test(sweep, a_win_from_a_burst_of_load_does_not_make_a_range)
 Test(sweep, a_parameter_from_a_fast_moment_is_not_kept)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 20);
-    cfg.maxbytes = 64 << 10;
     struct synth s;
-    synth_init(&s, 0.02);
+    allreduce_to(&cfg, &s, 64 << 10);
     s.fast_param = CT_P_CHANNELS;
     s.fast_value = 4;
     struct ct_sweep_result res;
-    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
-    cr_assert_eq(s.fast_value, 0, "the fast moment happened");
     struct ct_ruleset rs;
-    struct ct_err err = {0};
-    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
-                 err.msg);
+    sweep_rules(&cfg, &s, &res, &rs);
+    cr_assert_eq(s.fast_value, 0, "the fast moment happened");
     for (int r = 0; r < rs.nrules; r++)
         cr_assert_neq(rs.rules[r].params.v[CT_P_CHANNELS], 4,
                       "%s with 4 channels from %" PRIu64 " B", rs.rules[r].algo,
@@ -437,6 +456,32 @@ Test(sweep, a_loss_from_a_burst_of_load_is_measured_again)
     ct_sweep_result_release(&res);
 }
 
+/* A loss seen only on a candidate's first visits to two sizes in a row does not skip it at
+ * the sizes after them: rdh takes half mesh's time up to 512 B (3x ring above), and its
+ * first points at 64 and 128 B run 4x slow (a spell of the host's noise, which the
+ * emulated cluster's survey met on rdh at 4 and 8 KiB: it skipped rdh to 64 KiB, where
+ * rdh was the fastest). Without the survey's second visit to 128 B, rdh was skipped at
+ * 256 B..1 KiB and lost again at 2 KiB, and no range was rdh's. */
+Test(sweep, a_loss_on_first_visits_only_does_not_skip_the_next_sizes)
+{
+    struct ct_sweep_cfg cfg;
+    struct synth s;
+    allreduce_to(&cfg, &s, 64 << 10);
+    s.band_hi = 512;
+    s.slow_first = "rdh";
+    s.slow_first_max = 32; /* 64 and 128 B of float32 */
+    struct ct_sweep_result res;
+    struct ct_ruleset rs;
+    sweep_rules(&cfg, &s, &res, &rs);
+    bool band = false;
+    for (int r = 0; r < rs.nrules; r++)
+        band = band || (!strcmp(rs.rules[r].algo, "rdh") && rs.rules[r].min_bytes <= 256 &&
+                        rs.rules[r].max_bytes > 512);
+    cr_assert(band, "rdh, the fastest at 64..512 B, has no range over 256..512 B");
+    ct_ruleset_release(&rs);
+    ct_sweep_result_release(&res);
+}
+
 /* The machine in another state while the survey measures the grid sizes: mesh, 20% behind
  * ring at every size, runs 2x fast in its first points; the check phase, later, at verify's
  * sizes off the grid, sees the machine as it is and narrows mesh's ranges to the grid sizes
@@ -452,11 +497,8 @@ Test(sweep, a_grid_choice_from_another_state_is_measured_afresh_at_its_check)
     s.fast_algo = "mesh";
     s.fast_begins = 23; /* the survey's points (the old check only narrowed their ranges) */
     struct ct_sweep_result res;
-    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, NULL), 0);
     struct ct_ruleset rs;
-    struct ct_err err = {0};
-    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
-                 err.msg);
+    sweep_rules(&cfg, &s, &res, &rs);
     for (int r = 0; r < rs.nrules; r++)
         cr_assert_str_eq(rs.rules[r].algo, "ring", "range %d (%" PRIu64 "..%" PRIu64 " B): %s", r,
                          rs.rules[r].min_bytes, rs.rules[r].max_bytes, rs.rules[r].algo);
@@ -585,14 +627,22 @@ static void two_rules(struct two_rules *t, const char *small, const char *large)
     t->conf.sweep.maxbytes = 1 << 20;
 }
 
+/* verify of AllReduce with two rules (small up to 8 KiB, large above), 5 s, samples
+ * within +-1%. */
+static void verify_setup(struct ct_sweep_cfg *cfg, struct two_rules *t, struct synth *s,
+                         const char *small, const char *large)
+{
+    cfg_for(cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
+    two_rules(t, small, large);
+    synth_init(s, 0.02);
+}
+
 Test(sweep, verify_reports_regret_of_a_bad_choice)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
     struct two_rules t; /* right: mesh wins small; wrong: rdh is 3x slower than ring */
-    two_rules(&t, "mesh", "rdh");
     struct synth s;
-    synth_init(&s, 0.02);
+    verify_setup(&cfg, &t, &s, "mesh", "rdh");
     struct ct_sweep_regret *g;
     size_t n;
     struct ct_err err = {0};
@@ -619,11 +669,9 @@ Test(sweep, verify_reports_regret_of_a_bad_choice)
 Test(sweep, verify_does_not_fail_a_choice_for_one_slow_round)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 5);
     struct two_rules t;
-    two_rules(&t, "mesh", "ring");
     struct synth s;
-    synth_init(&s, 0.02);
+    verify_setup(&cfg, &t, &s, "mesh", "ring");
     s.slow_once = "mesh"; /* mesh's first point: 4x slow, ring then beats it clearly */
     struct ct_sweep_regret *g;
     size_t n;
@@ -669,6 +717,35 @@ Test(sweep, verify_fails_a_loss_beyond_the_limit_not_a_drift)
     cr_assert(more > 0, "the drift made mesh lose a first round somewhere");
     cr_assert_eq(fails, 0, "mesh, 4%% slower, failed verify in %d of 20 launches", fails);
     cr_assert_eq(caught, 20, "rdh, 3x slower, failed verify in %d of 20 launches", caught);
+}
+
+/* The machine's speed moves between rounds (both sides of a round measured together move
+ * with it): mesh 1.3x ring at every size, its regret beyond the 1.10 limit, under a speed
+ * that swings +-40% with periods of 35-55 ms (verify takes 40-70 ms of the virtual clock
+ * here; with shorter or longer ones the first round can miss the loss, and no rounds
+ * follow). Over the rounds' own ratios the loss is plain (lo 1.11-1.15 after 4-6 rounds);
+ * over the two sides' geometric means apart (as verify computed it) the swing widened the
+ * interval to [0.82, 1.96] after 7 rounds in each case, and the loss passed. */
+Test(sweep, verify_sees_a_loss_through_the_machines_speed_changing_between_rounds)
+{
+    int caught = 0;
+    for (int phase = 3; phase < 8; phase++) {
+        struct ct_sweep_cfg cfg;
+        struct two_rules t;
+        struct synth s;
+        verify_setup(&cfg, &t, &s, "mesh", "ring");
+        s.close = 1.3;
+        s.wave = 0.4;
+        s.wave_s = 0.02 + 0.005 * phase;
+        struct ct_sweep_regret *g;
+        size_t n;
+        struct ct_err err = {0};
+        cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, 2);
+        caught += g[0].significant;
+        free(g);
+    }
+    cr_assert_eq(caught, 5, "mesh, 1.3x slower, failed verify in %d of 5", caught);
 }
 
 /* One round whose intervals overlap is no loss, however far apart the medians: six samples
@@ -959,18 +1036,13 @@ Test(sweep, the_sweep_checks_its_rules_where_verify_will)
 Test(sweep, a_check_winner_is_measured_at_the_grid_sizes_beside_it)
 {
     struct ct_sweep_cfg cfg;
-    cfg_for(&cfg, CT_COLL_BIT(CT_ALLREDUCE), 20);
-    cfg.maxbytes = 16 << 10;
     struct synth s;
-    synth_init(&s, 0.02);
+    allreduce_to(&cfg, &s, 16 << 10);
     s.band_lo = 600;
     s.band_hi = 3000;
     struct ct_sweep_result res;
-    struct ct_err err = {0};
-    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
     struct ct_ruleset rs;
-    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
-                 err.msg);
+    sweep_rules(&cfg, &s, &res, &rs);
     int rdh = 0;
     for (int r = 0; r < rs.nrules; r++)
         if (!strcmp(rs.rules[r].algo, "rdh")) {
