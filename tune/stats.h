@@ -62,12 +62,17 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
 /*
  * Paired launches (tune/paired.c) of side A against side B over sizes sz[0..nsz): the
  * pairs alternate their order (A B, B A, ...); CT_PAIRED_MIN pairs at every size, then more
- * of the sizes where A may be more than 3% slower (ratio > 1.03, interval holding 1), up to
- * CT_PAIRED_MAX. launch runs one side over the n sizes given, writes their times into t and
- * returns 0 or a code, which stops the measure and is returned.
+ * of the sizes where A may be more than CT_PAIRED_TOL slower (the ratio above it), up to
+ * CT_PAIRED_MAX, so that a size is judged slower on all of them. launch runs one side over
+ * the n sizes given, writes their times into t and returns 0 or a code, which stops the
+ * measure and is returned.
+ * ct_paired_slower: A is slower than B by more than CT_PAIRED_TOL beyond the interval (a
+ * 0.97x bound: where both sides ran the same setting, three sizes of 28 read 1.05-1.09
+ * with intervals just above 1, and a 1-3% loss at one size cannot be told from that).
  */
 #define CT_PAIRED_MIN 3
 #define CT_PAIRED_MAX 8
+#define CT_PAIRED_TOL 1.03
 typedef int (*ct_paired_launch_fn)(void *ctx, bool with, const uint64_t *sz, int n, double *t);
 struct ct_paired {
     int rounds;
@@ -77,6 +82,7 @@ struct ct_paired {
 int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, void *ctx,
                       struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
+bool ct_paired_slower(const struct ct_ratio *q);
 
 /* Geometric mean of n >= 1 times > 0 (the center of ct_stats_ratio's ratio). */
 double ct_stats_geomean(const double *x, int n);

@@ -191,9 +191,9 @@ $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
     && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|ring\) .*\[' "$TMP/out")" -ge 5 ] \
     && ok "verify: ratio per size with intervals, geomean and worst (exit $rc)" || not_ok "verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
 # pairs of launches: 3 at every size, more (up to 8) only while the file may be slower there:
-# a size left below 8 is settled (ratio <= 1.03 or its interval above 1)
-awk '$6 ~ /^\[/ { n++; lo = substr($6, 2) + 0; p = $8 + 0
-       if (p < 3 || p > 8 || (p < 8 && $5 > 1.03 && lo <= 1)) bad++ }
+# a size left below 8 is settled (ratio <= 1.03)
+awk '$6 ~ /^\[/ { n++; p = $8 + 0
+       if (p < 3 || p > 8 || (p < 8 && $5 > 1.03)) bad++ }
      END { exit !(n >= 5 && !bad) }' "$TMP/out" \
     && ok "verify: 3 pairs of launches at every size, more only where the file may be slower" \
     || not_ok "verify pairs: $(cat "$TMP/out")"

@@ -187,18 +187,23 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     struct ct_paired p;
     cr_assert_eq(ct_paired_measure(sz, 3, fake_launch, &f, &p), 0);
     cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
-    cr_assert_eq(p.n[2], CT_PAIRED_MIN, "clearly slower: %d pairs", p.n[2]);
+    cr_assert_eq(p.n[2], CT_PAIRED_MAX, "slower: judged on all the pairs, %d", p.n[2]);
     cr_assert_eq(p.n[1], CT_PAIRED_MAX, "may be slower: %d pairs", p.n[1]);
     cr_assert_eq(p.rounds, CT_PAIRED_MAX);
     for (int c = 0; c < f.calls; c++) {
         int pair = c / 2, first = c % 2 == 0;
         cr_assert_eq(f.side[c], first == (pair % 2 == 0), "launch %d: side %d", c, f.side[c]);
-        cr_assert_eq(f.sizes[c], pair < CT_PAIRED_MIN ? 3 : 1, "launch %d ran %d sizes", c,
+        cr_assert_eq(f.sizes[c], pair < CT_PAIRED_MIN ? 3 : 2, "launch %d ran %d sizes", c,
                      f.sizes[c]);
     }
     struct ct_ratio q;
     ct_stats_ratio_paired(p.a[2], p.b[2], p.n[2], &q);
     cr_assert_float_eq(q.ratio, 2, 1e-9);
     cr_assert(q.lo > 1, "a wobble both sides share cancels: [%g, %g]", q.lo, q.hi);
+    cr_assert(ct_paired_slower(&q), "twice as slow is slower");
+    /* a steady 2% loss is within the 0.97x bound: no size fails on it */
+    double a2[] = {1.02, 1.02 * 1.5, 1.02 * 0.75}, b2[] = {1, 1.5, 0.75};
+    ct_stats_ratio_paired(a2, b2, 3, &q);
+    cr_assert(q.lo > 1 && !ct_paired_slower(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
     ct_paired_release(&p);
 }
