@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/file.h"
 #include "../lib/parse.h"
 #include "model.h"
 
@@ -67,7 +68,11 @@ int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err)
 {
     memset(c, 0, sizeof *c);
     json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    char *txt;
+    size_t len;
+    CT_TRY(ct_file_read(path, &txt, &len, err)); /* a file that cannot be read: I/O, exit 1 */
+    json_t *doc = json_loads(txt, 0, &je);
+    free(txt);
     if (!doc)
         return ct_err_set(err, CT_EINVAL, "%s: not JSON (line %d: %s)", path, je.line, je.text);
     const char *schema = json_string_value(json_object_get(doc, "schema"));
