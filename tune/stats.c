@@ -117,27 +117,35 @@ static void log_mean_sd(const double *x, int n, double *m, double *sd)
     *sd = n > 1 ? sqrt(q / (n - 1)) : 0;
 }
 
-static const double t95[] = {
-    0,     12.706, 4.303, 3.182, 2.776, 2.571,
-    2.447, 2.365,  2.306, 2.262, 2.228}; /* two-sided 95%, by degrees of freedom */
+/* exp(d) with its 95% interval, d's standard error se on df degrees of freedom (Student's
+ * t). */
+static void ratio_of(double d, double se, int df, struct ct_ratio *r)
+{
+    static const double t95[] = {
+        0,     12.706, 4.303, 3.182, 2.776, 2.571,
+        2.447, 2.365,  2.306, 2.262, 2.228}; /* two-sided 95%, by degrees of freedom */
+    double t = df <= 10 ? t95[df] : 1.96;
+    r->ratio = exp(d);
+    r->lo = exp(d - t * se);
+    r->hi = exp(d + t * se);
+}
 
 void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ratio *r)
 {
     memset(r, 0, sizeof *r);
     if (n < 2)
         return;
-    double m = 0, q = 0; /* Welford over the pairs' log ratios */
+    double *q = ct_xmalloc(sizeof *q * (size_t)n), m, sd; /* the pairs' own ratios */
+    int ok = 1;
     for (int i = 0; i < n; i++) {
-        if (!(a[i] > 0) || !(b[i] > 0))
-            return;
-        double d = log(a[i] / b[i]), dm = d - m;
-        m += dm / (i + 1);
-        q += dm * (d - m);
+        ok = ok && a[i] > 0 && b[i] > 0;
+        q[i] = ok ? a[i] / b[i] : 0;
     }
-    double t = n - 1 <= 10 ? t95[n - 1] : 1.96, se = sqrt(q / (n - 1)) / sqrt(n);
-    r->ratio = exp(m);
-    r->lo = exp(m - t * se);
-    r->hi = exp(m + t * se);
+    if (ok) {
+        log_mean_sd(q, n, &m, &sd);
+        ratio_of(m, sd / sqrt(n), n - 1, r);
+    }
+    free(q);
 }
 
 void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_ratio *r)
@@ -151,9 +159,5 @@ void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_
             return;
     log_mean_sd(a, na, &ma, &sa);
     log_mean_sd(b, nb, &mb, &sb);
-    int df = (na < nb ? na : nb) - 1;
-    double t = df <= 10 ? t95[df] : 1.96, se = sqrt(sa * sa / na + sb * sb / nb);
-    r->ratio = exp(ma - mb);
-    r->lo = exp(ma - mb - t * se);
-    r->hi = exp(ma - mb + t * se);
+    ratio_of(ma - mb, sqrt(sa * sa / na + sb * sb / nb), (na < nb ? na : nb) - 1, r);
 }

@@ -136,8 +136,8 @@ static void promise_order(const struct ct_plan *pl, int c, int i, int *order)
 
 /*
  * A second visit to size i of c, once every candidate has had its first, for the
- * candidates that lose there for the second measured size in a row (the next sizes would
- * skip them): the leader, then each of those, in the first visit's order, get samples
+ * candidates that lose there for the second measured size in a row (skip_ahead would skip
+ * them at the next size): the leader, then each of those, in the first visit's order, get samples
  * again, appended (the leader half as many as it has, a loser as many, so that each
  * visit holds half of its samples; a loser's stop once it still loses clearly over both).
  * A candidate is skipped only for losses over samples from two visits: on the emulated
@@ -147,25 +147,18 @@ static void promise_order(const struct ct_plan *pl, int c, int i, int *order)
  */
 static int revisit(struct ct_plan *pl, int c, int i, const int *order, struct ct_err *err)
 {
-    int n = pl->g[c].nalgos;
-    bool *again = ct_xmalloc(sizeof *again * (size_t)(n ? n : 1)), any = false;
-    for (int k = 0; k < n; k++) {
-        again[k] = false;
-        for (int j = i - 1; ct_plan_losing(pl, c, k, i) && j >= 0 && !again[k]; j--)
-            if (ct_plan_best(pl, c, k, j) >= 0) {
-                again[k] = ct_plan_losing(pl, c, k, j);
-                break;
-            }
-        any = any || again[k];
-    }
-    int rc = any ? ct_plan_extend(pl, ct_plan_leader(pl, c, i), false, 0, 0, -1, err) : 0;
-    for (int o = 0; o < n && rc == 0; o++) {
+    int n = pl->g[c].nalgos, rc = 0;
+    bool any = false;
+    for (int k = 0; k < n; k++)
+        any = any || (ct_plan_best(pl, c, k, i) >= 0 && skip_ahead(pl, c, k, i + 1, false));
+    if (any)
+        rc = ct_plan_extend(pl, ct_plan_leader(pl, c, i), false, 0, 0, -1, err);
+    for (int o = 0; o < n && any && rc == 0; o++) {
         long b = ct_plan_best(pl, c, order[o], i);
-        if (again[order[o]] && ct_plan_losing(pl, c, order[o], i))
+        if (b >= 0 && skip_ahead(pl, c, order[o], i + 1, false)) /* still, after the leader's */
             rc = ct_plan_extend(pl, b, false, 0, ct_plan_pt(pl, b)->st.n, ct_plan_leader(pl, c, i),
                                 err);
     }
-    free(again);
     return rc;
 }
 
