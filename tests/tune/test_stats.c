@@ -158,8 +158,9 @@ Test(stats, ratio_of_pairs_cancels_what_moves_between_pairs)
 }
 
 /* A launcher of known times: size 0 the same on both sides, size 1 A 1.6x and 0.9x B in
- * turn (slower in the mean, 1 kept in its interval), size 2 A twice as slow. It records the
- * sides in order and how many sizes each launch ran. */
+ * turn (slower in the mean, 1 kept in its interval), size 2 A twice as slow: both of those
+ * are more than 3% slower by their ratio, so both take all 8 pairs. It records the sides in
+ * order and how many sizes each launch ran. */
 struct fake {
     int calls, side[2 * CT_PAIRED_MAX], sizes[2 * CT_PAIRED_MAX];
 };
