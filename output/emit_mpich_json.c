@@ -327,7 +327,11 @@ struct src {
     int changed; /* measured ranges that are not MPICH's own choice */
 };
 
-/* comm_size<N1: default, comm_size<=N1: rules(N1), ..., comm_size=any: default */
+/* comm_size<=N1-1: default, comm_size<=N1: rules(N1), ..., comm_size=any: default. Never
+ * "comm_size<N": MPICH 4.0.x's selector evaluates it as local_size <= N (csel.c, its search's
+ * COMM_SIZE_LT case), so a guard "comm_size<2" took the 2-rank calls to the default subtree
+ * before "comm_size<=2" was reached, and the file changed nothing on 2 ranks (seen with the
+ * spy of tests/cli/t3100-lib-engines.sh). "<=" reads the same in every MPICH. */
 static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum ct_coll coll,
                           json_t *gen, struct ct_export_out *out, struct ct_text *map)
 {
@@ -343,7 +347,7 @@ static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum 
             break;
         char k[64];
         if (s->nranks > prev + 1) {
-            snprintf(k, sizeof k, "comm_size<%d", s->nranks);
+            snprintf(k, sizeof k, "comm_size<=%d", s->nranks - 1);
             json_object_set_new(t, k, json_deep_copy(gen));
         }
         snprintf(k, sizeof k, "comm_size<=%d", s->nranks);

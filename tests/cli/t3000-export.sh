@@ -171,37 +171,40 @@ else
         && not_ok "control: a corrupted file must abort MPICH" \
         || { grep -q "unrecognized key algorithm=MPIR_Alltoall_intra_bogus" "$M/err" \
             && ok "control: MPICH reads the file through the CVAR (a corrupted name aborts)" || not_ok "control: $(head -2 "$M/err")"; }
-    # probes: range k's leaf becomes an algorithm that asserts on this call; sizes inside the
-    # range must abort, sizes outside must not (MPICH's own evaluator, our keys and units)
-    probe() { # coll mpichname ranks rangeindex marker variant in1 in2 out (colltune sizes)
-        python3 - "$M/sel.json" "$M/probe.json" "$2" 4 "$4" "$5" <<'EOF'
+    # probes: in the whole exported tree, range k's leaf under comm_size<=4 becomes another
+    # collective's algorithm, which MPICH's selection asserts on; on 4 ranks sizes inside the
+    # range must abort, sizes outside must not (MPICH's own evaluator, our keys and units, and
+    # the comm_size guards: MPICH 4.0 reads "comm_size<4" as <= 4, which took these calls to
+    # the default subtree until the export wrote "comm_size<=3")
+    probe() { # coll mpichname rangeindex in1 in2 out (colltune sizes)
+        python3 - "$M/sel.json" "$M/probe.json" "$2" "$3" <<'EOF'
 import json, sys
-src, dst, coll, nranks, k, marker = sys.argv[1:7]
-d = json.load(open(src)); c = d["collective=" + coll]
+src, dst, coll, k = sys.argv[1:5]
+marker = "MPIR_Alltoall_intra_brucks" if coll == "allreduce" else "MPIR_Allreduce_intra_recursive_doubling"
+d = json.load(open(src))
 def find(node, key):
     if isinstance(node, dict):
         if key in node: return node
         for v in node.values():
             r = find(v, key)
             if r is not None: return r
-sizes = find(c["comm_type=intra"], "comm_size<=" + nranks)
-ranges, gen = sizes["comm_size<=" + nranks], sizes["comm_size=any"]
-c["comm_type=intra"] = {kk: ({"algorithm=" + marker: {}} if i == int(k) else gen) for i, kk in enumerate(ranges)}
+ranges = find(d["collective=" + coll]["comm_type=intra"], "comm_size<=4")["comm_size<=4"]
+ranges[list(ranges)[int(k)]] = {"algorithm=" + marker: {}}
 json.dump(d, open(dst, "w"))
 EOF
         res=""
-        for s in $7 $8 $9; do
+        for s in $4 $5 $6; do
             ( . "$M/sel.json.env"; export MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$M/probe.json"
-              mpiexec.mpich -n "$3" "$M/colls" "$1:$6" "$s" ) >/dev/null 2>"$M/perr"
+              mpiexec.mpich -n 4 "$M/colls" "$1:std" "$s" ) >/dev/null 2>"$M/perr"
             if [ $? -ne 0 ] && grep -q "Assertion failed" "$M/perr"; then res="$res A"; else res="$res -"; fi
         done
-        [ "$res" = " A A -" ] && ok "MPICH routes $1 sizes $7 and $8 to range $4's leaf, $9 not" \
-            || not_ok "MPICH probe $1: got '$res' for $7 $8 $9"
+        [ "$res" = " A A -" ] && ok "MPICH routes 4-rank $1 sizes $4 and $5 to range $3's leaf, $6 not" \
+            || not_ok "MPICH probe $1: got '$res' for $4 $5 $6"
     }
-    probe allreduce allreduce 4 0 MPIR_Allreduce_intra_reduce_scatter_allgather userop 16 1020 1024
-    probe allgather allgather 3 1 MPIR_Allgather_intra_recursive_doubling std 4104 32760 32772
-    probe reducescatter reduce_scatter 4 0 MPIR_Reduce_scatter_intra_recursive_halving noncomm 16 4080 4096
-    probe alltoall alltoall 4 1 MPIR_Alltoall_intra_brucks inplace 4096 32752 32768
+    probe allreduce allreduce 0 16 1020 1024
+    probe allgather allgather 1 4096 32752 32768
+    probe reducescatter reduce_scatter 0 16 4080 4096
+    probe alltoall alltoall 1 4096 32752 32768
 fi
 
 # ---- push: nginx (WebDAV PUT, TLS, auth) and failures ------------------------------------

@@ -288,6 +288,32 @@ PY
 usage_error "a measured tree for MPICH 4.1 (its algorithms take parameters the engine does not measure)" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4.1 --out "$TMP/mx/n.json"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
 [ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"
+# MPICH obeys the measured file, range by range. libmpich.so does not export MPICH's
+# algorithm functions, so the MPI program is linked with MPICH's static archive and
+# consumers/mpich_spy.c wraps them (-Wl,--wrap): each call names the algorithm that ran.
+libdir=$(pkg-config --variable=libdir mpich 2>/dev/null)
+if [ -z "$libdir" ] || [ ! -e "$libdir/libmpich.a" ]; then
+    skip "MPICH spy (pkg-config mpich or libmpich.a not found: apt-get install libmpich-dev)"
+else
+    wraps=$(sed -n 's/^WRAP(\([A-Za-z_]*\),.*/-Wl,--wrap=\1/p' "$here/consumers/mpich_spy.c")
+    # shellcheck disable=SC2046,SC2086
+    cc -O1 -rdynamic $(pkg-config --cflags mpich) -o "$TMP/mspy" "$here/consumers/colls.c" \
+        "$here/consumers/mpich_spy.c" $wraps -Wl,-Bstatic -lmpich -Wl,-Bdynamic \
+        $(pkg-config --static --libs-only-l mpich | sed 's/-lmpich\b//') -lm \
+        && ok "built the MPI program with MPICH's archive and the spy" || not_ok "MPICH spy build"
+    S="16 16380 16384 65536"
+    ( . "$TMP/mx/m.json.env" && timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" allreduce:std $S ) >"$TMP/ran" 2>"$TMP/err" \
+        && MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0 timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" allreduce:std $S >"$TMP/gen" 2>>"$TMP/err" \
+        || not_ok "MPICH spy runs: $(head -3 "$TMP/err")"
+    fn() { awk -v s="$2" '$4 == s {print $5}' "$1" | sort -u | tr '\n' ' '; }
+    rd="MPIR_Allreduce_intra_recursive_doubling "
+    [ "$(fn "$TMP/ran" 16)" = "$rd" ] && [ "$(fn "$TMP/ran" 16380)" = "$rd" ] \
+        && [ "$(fn "$TMP/gen" 16)" != "$rd" ] && [ "$(fn "$TMP/ran" 16384)" != "- " ] \
+        && [ "$(fn "$TMP/ran" 16384)" = "$(fn "$TMP/gen" 16384)" ] \
+        && [ "$(fn "$TMP/ran" 65536)" = "$(fn "$TMP/gen" 65536)" ] \
+        && ok "MPICH obeys the measured file on 2 ranks: recursive doubling at 16 B and 16380 B, its MPIR tree's $(fn "$TMP/gen" 16384)from 16 KiB" \
+        || not_ok "MPICH ran: 16 '$(fn "$TMP/ran" 16)' (without the file '$(fn "$TMP/gen" 16)'), 16380 '$(fn "$TMP/ran" 16380)', 16384 '$(fn "$TMP/ran" 16384)' ('$(fn "$TMP/gen" 16384)'), 64K '$(fn "$TMP/ran" 65536)'"
+fi
 $COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "with the export: MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0" "$TMP/out" \
     && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
