@@ -66,3 +66,19 @@ const char *ct_bytes_str(uint64_t b, char *buf, size_t len)
         snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
     return buf;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t ct_sizes_sort_unique(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || v[u - 1] != v[i])
+            v[u++] = v[i];
+    return u;
+}

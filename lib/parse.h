@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing numbers from the command line and environment, and printing byte counts. */
+/* Parsing numbers from the command line and environment, printing byte counts, sorting sizes. */
 #ifndef CT_PARSE_H
 #define CT_PARSE_H
 
@@ -14,5 +14,7 @@ int ct_parse_int(const char *s, long min, long max, long *out);
 
 /* "4 KiB", "22.6 KiB", "inf" (UINT64_MAX): a byte count for people. */
 const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
+/* Sort sizes ascending in place and drop repeats; returns the count left. */
+size_t ct_sizes_sort_unique(uint64_t *v, size_t n);
 
 #endif

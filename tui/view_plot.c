@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/parse.h"
 #include "ui.h"
 
 #define MAX_SERIES 26
@@ -32,12 +33,6 @@ struct plot {
     struct cross cross[MAX_CROSS];
     size_t ncross;
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The collectives in the points, in order of first appearance; returns the count. */
 static size_t colls(const struct ct_snapshot *s, const char **out, size_t max)
@@ -151,7 +146,7 @@ static void build(const struct ct_snapshot *s, const char *coll, struct plot *p)
         if (q->busbw > p->ymax)
             p->ymax = q->busbw;
     }
-    qsort(p->sizes, p->nsizes, sizeof *p->sizes, cmp_u64);
+    p->nsizes = ct_sizes_sort_unique(p->sizes, p->nsizes);
     /* a round top for the y axis: 1, 2, 2.5 or 5 x 10^k above the largest value */
     double top = p->ymax > 0 ? p->ymax * 1.05 : 1;
     double mag = pow(10, floor(log10(top)));

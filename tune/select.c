@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Crossovers: per-size decisions with tie handling, ranges, interpolated thresholds. */
+#include "../lib/parse.h"
 #include "select.h"
 
 #include <math.h>
@@ -93,12 +94,6 @@ static bool valid(const struct ct_sweep_point *p, enum ct_coll coll)
     return p->coll == coll && p->wrong == 0 && p->st.n > 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Sizes of coll's valid points, sorted and unique; returns the count. */
 static size_t sizes_of(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                        uint64_t **out)
@@ -108,13 +103,8 @@ static size_t sizes_of(const struct ct_sweep_point *pts, size_t n, enum ct_coll 
     for (size_t i = 0; i < n; i++)
         if (valid(&pts[i], coll))
             s[k++] = pts[i].size;
-    qsort(s, k, sizeof *s, cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (!u || s[u - 1] != s[i])
-            s[u++] = s[i];
     *out = s;
-    return u;
+    return ct_sizes_sort_unique(s, k);
 }
 
 bool ct_select_default_params(const struct ct_sweep_point *p)

@@ -83,6 +83,10 @@ int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, v
                       struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
 bool ct_paired_slower(const struct ct_ratio *q);
+/* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
+ * sizes and every range's geometric midpoint, as whole elements; sorted, unique, <= max. */
+int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *s, uint64_t *out,
+                    int max);
 
 /* Geometric mean of n >= 1 times > 0 (the center of ct_stats_ratio's ratio). */
 double ct_stats_geomean(const double *x, int n);

@@ -208,3 +208,24 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     cr_assert(q.lo > 1 && !ct_paired_slower(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
     ct_paired_release(&p);
 }
+
+/* verify --lib's sizes: the sweep's and each range's geometric midpoint (the last range's to
+ * the largest swept size), as whole elements per rank, sorted and unique */
+Test(stats, paired_sizes_are_the_sweeps_and_the_ranges_midpoints)
+{
+    struct ct_rule r[2] = {{.min_bytes = 0, .max_bytes = 5000}, {.min_bytes = 5000}};
+    r[1].max_bytes = CT_BYTES_INF;
+    struct ct_ruleset s = {
+        .coll = CT_REDUCESCATTER, .nranks = 2, .dtype = CT_FLOAT32, .rules = r, .nrules = 2};
+    struct ct_sweep_settings w = {.minbytes = 8, .maxbytes = 65536, .stepfactor = 8};
+    uint64_t got[32];
+    /* 8 64 512 4096 32768; sqrt(8 * 5000) = 200; sqrt(5000 * 65536) = 18101 -> 18096 */
+    const uint64_t want[] = {8, 64, 200, 512, 4096, 18096, 32768};
+    int n = ct_paired_sizes(&w, &s, got, 32);
+    cr_assert_eq(n, 7);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "size %d: %llu", i, (unsigned long long)got[i]);
+    r[0].max_bytes = 8; /* a range below the sweep: its midpoint is the smallest size */
+    cr_assert_eq(ct_paired_sizes(&w, &s, got, 32), 6);
+    cr_assert_eq(ct_paired_sizes(&w, &s, got, 4), 3, "at most max: 2 swept sizes, 2 midpoints");
+}

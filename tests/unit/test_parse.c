@@ -44,3 +44,12 @@ Test(parse, ints)
     cr_assert_eq(ct_parse_int("", 1, 100, &v), -1);
     cr_assert_eq(ct_parse_int("99999999999999999999999", 1, 100, &v), -1);
 }
+
+Test(parse, sizes_sort_unique)
+{
+    uint64_t v[] = {4096, 8, UINT64_MAX, 8, 0, 4096, 16}, want[] = {0, 8, 16, 4096, UINT64_MAX};
+    cr_assert_eq(ct_sizes_sort_unique(v, 7), 5);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(v[i], want[i], "v[%zu] = %llu", i, (unsigned long long)v[i]);
+    cr_assert_eq(ct_sizes_sort_unique(v, 0), 0);
+}
