@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/bench/lib-ompi.sh on the emulated cluster: 4 network-namespace hosts x 1 rank, links
 # shaped to 1 Gbit (tests/integration/cluster.sh), Open MPI started through its own rsh
-# agent knob with tests/integration/rsh-agent.sh. Needs root. Environment as lib-ompi.sh's
+# agent knob (MPICH, BENCH_LIB=mpich: hydra's) with tests/integration/rsh-agent.sh. Needs
+# root. Environment as lib-ompi.sh's
 # (BENCH_MAX defaults to 16M here: 128 MiB AllReduces at 1 Gbit take seconds each).
 # Usage: tests/bench/lib-ompi-cluster.sh [OUTDIR] [NODES] [RATE]
 set -eu
@@ -17,5 +18,6 @@ hosts=""
 k=0
 while [ $k -lt "$nodes" ]; do hosts="$hosts${hosts:+,}$(ct_node_ip $k)"; k=$((k + 1)); done
 export CT_NET OMPI_MCA_plm_rsh_agent="$here/../integration/rsh-agent.sh" OMPI_MCA_mpi_yield_when_idle=1
+export HYDRA_LAUNCHER=ssh HYDRA_LAUNCHER_EXEC="$here/../integration/rsh-agent.sh" HYDRA_IFACE="${CT_NET}br"
 echo "emulated cluster $CT_NET: $nodes hosts x 1 rank at ${3:-1gbit}: $hosts"
 BENCH_SHAPE="--hosts $hosts" BENCH_MAX=${BENCH_MAX:-16M} "$here/lib-ompi.sh" "${1:-build/bench-lib-cluster}"

@@ -1,10 +1,12 @@
 #!/bin/sh
-# Library engine benchmark (not a test): Open MPI 4.1, 2 ranks, float32 sum, 8 B..128 MiB x2
+# Library engine benchmark (not a test): Open MPI 4.1 (BENCH_LIB=mpich: MPICH 4.0), 2 ranks,
+# float32 sum, 8 B..128 MiB x2
 # (BENCH_FACTOR), for each collective of BENCH_COLLS (default allreduce; e.g. "allreduce
 # allgather reducescatter alltoall"), in the same session:
-#  1. colltune sweep --lib ompi (one collective): its wall time and the measured section;
-#  2. the per-size oracle: every Open MPI algorithm forced by the engine (run --lib ompi
-#     --algo ompi:NAME) and Open MPI's default (ompi:default), BENCH_REPS runs each, best
+#  1. colltune sweep --lib LIB (one collective): its wall time and the measured section;
+#  2. the per-size oracle: every algorithm of the library forced by the engine (run --lib LIB
+#     --algo LIB:NAME) and its default (LIB:default), BENCH_REPS runs each (sizes up to
+#     256 KiB after 200 warmup calls, as verify: a library's one-time costs), best
 #     time per size; oracle = best forced / default; and the oracle held out (each size's
 #     row chosen on one run, measured against the default on another: no winner's curse);
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
@@ -21,6 +23,7 @@ BUDGET=${BENCH_BUDGET:-100}
 SHAPE=${BENCH_SHAPE:---local 2}
 MAX=${BENCH_MAX:-128M}
 COLLS=${BENCH_COLLS:-allreduce}
+LIB=${BENCH_LIB:-ompi}
 X=./colltune
 rm -rf "$out"; mkdir -p "$out"
 echo "load before: $(uptime)"
@@ -29,23 +32,25 @@ d="$out/$coll"
 mkdir -p "$d"
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
-$X sweep --lib ompi $SHAPE --coll "$coll" -b 8 -e "$MAX" -f "$FACTOR" --budget "$BUDGET" \
+$X sweep --lib "$LIB" $SHAPE --coll "$coll" -b 8 -e "$MAX" -f "$FACTOR" --budget "$BUDGET" \
     --out "$d/sweep" >"$d/sweep.txt" 2>&1 || echo "(sweep of $coll failed: $(tail -1 "$d/sweep.txt"))"
 end=$(date +%s.%N)
-echo "sweep --lib ompi $SHAPE, $coll 8 B..$MAX x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
-sed -n '/(measured, --lib ompi)/,/^$/p' "$d/sweep.txt"
+echo "sweep --lib $LIB $SHAPE, $coll 8 B..$MAX x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
+sed -n "/(measured, --lib $LIB)/,/^\$/p" "$d/sweep.txt"
 # shellcheck disable=SC2086
-algos=$($X run --lib ompi $SHAPE --coll "$coll" --algo ompi:list 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
+algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
 for r in $(seq "$REPS"); do
     for a in $algos; do
         # shellcheck disable=SC2086
-        timeout 300 $X run --lib ompi $SHAPE --coll "$coll" --algo "$a" -b 8 -e "$MAX" -f "$FACTOR" \
-            -n 10 -w 2 -c 0 >"$d/run-$a-$r.txt" 2>&1 || echo "($coll $a run $r failed or timed out)"
+        { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" -b 8 -e 256K -f "$FACTOR" \
+            -n 10 -w 200 -c 0 && timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" \
+            -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0; } >"$d/run-$a-$r.txt" 2>&1 \
+            || echo "($coll $a run $r failed or timed out)"
     done
 done
-python3 - "$d" $algos <<'PY'
+python3 - "$d" "$LIB:default" $algos <<'PY'
 import glob, math, sys
-out, algos = sys.argv[1], sys.argv[2:]
+out, default, algos = sys.argv[1], sys.argv[2], sys.argv[3:]
 best, per_run = {}, {}
 for a in algos:
     for f in glob.glob(f"{out}/run-{a}-*.txt"):
@@ -59,7 +64,7 @@ for a in algos:
                 continue
             best.setdefault(a, {})[s] = min(t, best.get(a, {}).get(s, 1e30))
             per_run.setdefault(rep, {}).setdefault(a, {})[s] = t
-d = best["ompi:default"]
+d = best[default]
 print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
 ratios = []
 for s in sorted(d):
@@ -85,7 +90,7 @@ for s in sorted(d):
                 continue
             a = min(ci)[1]
             tj = per_run[j].get(a, {}).get(s)
-            dj = per_run[j].get("ompi:default", {}).get(s)
+            dj = per_run[j].get(default, {}).get(s)
             if tj and dj:
                 logs.append(math.log(dj / tj))
     if logs:
@@ -98,6 +103,6 @@ else:
     print("oracle held out: needs BENCH_REPS >= 2")
 PY
 # shellcheck disable=SC2086
-$X sweep --verify "$d/sweep/config.json" --lib ompi $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
+$X sweep --verify "$d/sweep/config.json" --lib "$LIB" $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
 done
 echo "load after: $(uptime)"

@@ -567,3 +567,35 @@ Test(select, a_run_with_parameters_of_its_own_joins_an_acceptable_neighbour)
     cr_assert_not(c[1].tie);
     free(c);
 }
+
+/* A winner whose time grows faster than the size between two grid sizes meets a cliff there
+ * (recorded: MPICH 4.0.2's recursive doubling, 2 ranks, 2.36 us at 8 KiB, 23.3 us at 16 KiB,
+ * MPICH's default 4.0 and 4.99 us): its range ends at the size it was measured at, where
+ * interpolation gave it up to 9.55 KiB. A smooth crossing is still interpolated. */
+Test(select, a_winner_past_a_cliff_keeps_only_what_was_measured)
+{
+    struct ct_sweep_point p[8] = {
+        mk(CT_ALLREDUCE, "rdh", 4096, 1.9, 0.01),   mk(CT_ALLREDUCE, "ring", 4096, 3.3, 0.01),
+        mk(CT_ALLREDUCE, "rdh", 8192, 2.36, 0.01),  mk(CT_ALLREDUCE, "ring", 8192, 4.0, 0.01),
+        mk(CT_ALLREDUCE, "rdh", 16384, 23.3, 0.01), mk(CT_ALLREDUCE, "ring", 16384, 4.99, 0.01),
+        mk(CT_ALLREDUCE, "rdh", 32768, 40, 0.01),   mk(CT_ALLREDUCE, "ring", 32768, 8, 0.01)};
+    struct ct_ruleset s;
+    cr_assert_eq(ct_select_rules(p, 8, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    check_cover(&s);
+    cr_assert_eq(s.nrules, 2);
+    cr_assert_str_eq(s.rules[0].algo, "rdh");
+    cr_assert_eq(s.rules[0].max_bytes, 8193, "rdh up to %llu",
+                 (unsigned long long)s.rules[0].max_bytes);
+    ct_ruleset_release(&s);
+    p[4].st.median = 4.5; /* 1.9x for 2x the size: no cliff */
+    p[4].st.lo = p[4].st.min = 4.45;
+    p[4].st.hi = p[4].st.max = 4.55;
+    p[5].st.median = 4.2;
+    p[5].st.lo = p[5].st.min = 4.15;
+    p[5].st.hi = p[5].st.max = 4.25;
+    cr_assert_eq(ct_select_rules(p, 8, CT_ALLREDUCE, 0.05, &s, NULL), 0);
+    cr_assert_str_eq(s.rules[0].algo, "rdh");
+    cr_assert(s.rules[0].max_bytes > 8193 + 1000 && s.rules[0].max_bytes < 16384,
+              "smooth: interpolated, %llu", (unsigned long long)s.rules[0].max_bytes);
+    ct_ruleset_release(&s);
+}
