@@ -3,10 +3,10 @@
  * sweep --verify CONFIG --lib LIB: the library loading the file `export` writes from CONFIG's
  * measured section (A: the export's loader variables set) against its defaults (B: cleared),
  * paired launches (tune/paired.c) of `colltune run --lib LIB --sizes ...` at the sweep's sizes
- * and every range's midpoint, warmed up past the library's one-time costs.
- * Per size the ratio A/B with a 95% interval over the pairs, the
- * geomean and the worst size; exit 3 when a size is slower than the defaults by more than
- * 3% beyond its interval (ct_paired_slower).
+ * and every range's midpoint (ct_paired_sizes), warmed up past the library's one-time costs.
+ * Per size the ratio A/B with a 95% interval over the pairs, the geomean and the worst size;
+ * exit 3 when a size is slower than the defaults by more than 3% beyond its interval
+ * (ct_paired_slower).
  */
 #include <errno.h>
 #include <math.h>

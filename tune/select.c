@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Crossovers: per-size decisions with tie handling, ranges, interpolated thresholds. */
-#include "../lib/parse.h"
 #include "select.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../lib/parse.h"
 
 bool ct_select_beats(const struct ct_stats *a, const struct ct_stats *b)
 {
@@ -476,17 +477,6 @@ static double best_time(const struct ct_sweep_point *pts, size_t n, enum ct_coll
     return t;
 }
 
-/*
- * Threshold between size a (algorithm A chosen) and size b > a (B chosen): where
- * ln(tA/tB) crosses zero, linear in ln(size); the geometric midpoint when the curves do
- * not cross between the two sizes (a tie decided by simplicity) or one is missing.
- * Always in (a, b]. Where A's time grows faster than the size (by more than CLIFF), A meets
- * a cliff somewhere in (a, b] that no interpolation places (a protocol switch: MPICH 4.0.2's
- * recursive doubling took 2.36 us at 8 KiB and 23.3 us at 16 KiB on 2 ranks, and an
- * interpolated 9.55 KiB left 8,308 B to it, where verify measured it 4x slower): A keeps
- * only the size it was measured at, a + 1.
- */
-#define CLIFF 1.25
 /* The size a fraction frac of the way from size a to size b > a in log space, in (a, b]. */
 static uint64_t log_between(uint64_t a, uint64_t b, double frac)
 {
@@ -498,6 +488,17 @@ static uint64_t log_between(uint64_t a, uint64_t b, double frac)
     return th > b ? b : th;
 }
 
+/*
+ * Threshold between size a (algorithm A chosen) and size b > a (B chosen): where
+ * ln(tA/tB) crosses zero, linear in ln(size); the geometric midpoint when the curves do
+ * not cross between the two sizes (a tie decided by simplicity) or one is missing.
+ * Always in (a, b]. Where A's time grows faster than the size (by more than CLIFF), A meets
+ * a cliff somewhere in (a, b] that no interpolation places (a protocol switch: MPICH 4.0.2's
+ * recursive doubling took 2.36 us at 8 KiB and 23.3 us at 16 KiB on 2 ranks, and an
+ * interpolated 9.55 KiB left 8,308 B to it, where verify measured it 4x slower): A keeps
+ * only the size it was measured at, a + 1.
+ */
+#define CLIFF 1.25
 static uint64_t threshold(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                           const char *A, const char *B, uint64_t a, uint64_t b)
 {
