@@ -5,13 +5,13 @@
  * that drifts over the launches favours neither side. CT_PAIRED_MIN pairs at every size;
  * then, while a size is open, more pairs of the open sizes only, up to CT_PAIRED_MAX.
  */
-#include <math.h>
 #include <stdlib.h>
 
 #include "../algos/coll.h"
 #include "../lib/err.h"
 #include "../lib/parse.h"
 #include "stats.h"
+#include "sweep.h"
 
 bool ct_paired_slower(const struct ct_ratio *q)
 {
@@ -74,30 +74,28 @@ void ct_paired_release(struct ct_paired *p)
     p->n = NULL;
 }
 
-/* Sizes verify checks for s (at most max): the sweep's sizes and every range's geometric midpoint
- * (the last range's: to the largest swept size), as run measures them (whole elements of the
- * collective's buffers); sorted, unique. */
+/* Sizes verify checks for s (at most max): the sweep's sizes, as run measures them (whole
+ * elements of the collective's buffers), and every range's geometric midpoint, where the
+ * native verify checks a rule (ct_sweep_check_count), the last range's taken to the largest
+ * swept size; sorted, unique. */
 int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *s, uint64_t *out,
                     int max)
 {
     size_t es = ct_dtype_size(s->dtype);
     const struct ct_coll_desc *d = ct_coll_desc(s->coll);
-    double *at = ct_xmalloc(sizeof *at * (size_t)(max > 0 ? max : 1));
-    int n = 0, u = 0;
+    int n = 0;
     for (double sz = (double)w->minbytes;
-         sz <= (double)w->maxbytes && n<max / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2)
-        at[n++] = sz;
+         sz <= (double)w->maxbytes && n<max / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2) {
+        uint64_t c = d->count_for((uint64_t)sz, es, s->nranks);
+        if (c)
+            out[n++] = d->size_bytes(c, es, s->nranks);
+    }
     for (int i = 0; i < s->nrules && n < max; i++) {
-        const struct ct_rule *r = &s->rules[i];
-        double lo = (double)(r->min_bytes > w->minbytes ? r->min_bytes : w->minbytes);
-        double hi = r->max_bytes == CT_BYTES_INF ? (double)w->maxbytes : (double)r->max_bytes;
-        at[n++] = sqrt(lo * (hi > lo ? hi : lo));
+        struct ct_rule r = s->rules[i];
+        if (r.max_bytes == CT_BYTES_INF)
+            r.max_bytes = w->maxbytes;
+        out[n++] =
+            d->size_bytes(ct_sweep_check_count(s, &r, w->minbytes, w->maxbytes), es, s->nranks);
     }
-    for (int i = 0; i < n; i++) {
-        uint64_t b = d->size_bytes(d->count_for((uint64_t)at[i], es, s->nranks), es, s->nranks);
-        if (b >= es)
-            out[u++] = b;
-    }
-    free(at);
-    return (int)ct_sizes_sort_unique(out, (size_t)u);
+    return (int)ct_sizes_sort_unique(out, (size_t)n);
 }

@@ -84,7 +84,8 @@ int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, v
 void ct_paired_release(struct ct_paired *p);
 bool ct_paired_slower(const struct ct_ratio *q);
 /* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
- * sizes and every range's geometric midpoint, as whole elements; sorted, unique, <= max. */
+ * sizes and every range's geometric midpoint (ct_sweep_check_count, the last range's to the
+ * largest swept size), as whole elements; sorted, unique, <= max. */
 int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *s, uint64_t *out,
                     int max);
 
