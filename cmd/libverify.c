@@ -190,6 +190,12 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     else if (write(fd, ct_text_str(&out.body), out.body.len) != (ssize_t)out.body.len)
         code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot write %s", tmp);
     close(fd);
+    char side[4200] = ""; /* a second file the library reads (MPICH's CH4 tree) */
+    if (rc == 0 && out.side.len) {
+        snprintf(side, sizeof side, "%s%s", tmp, out.side_suffix);
+        if (!code && ct_file_write_atomic(side, ct_text_str(&out.side), out.side.len, &err) < 0)
+            code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
+    }
     if (rc == 0 && !code) {
         struct ct_loader *ld = ct_xmalloc(sizeof *ld);
         ct_export_loader(&out, ld);
@@ -223,6 +229,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     }
     ct_export_out_release(&out);
     unlink(tmp);
+    if (*side)
+        unlink(side);
     free(tmp);
     fflush(stdout);
     return code;

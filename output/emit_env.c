@@ -11,22 +11,54 @@
 
 #include "export.h"
 
-/* The rules file of o->lib into out->rules, for out->rules_path = o->rules_path. */
-static int rules_file(const struct ct_config *c, const struct ct_export_opts *o,
-                      struct ct_export_out *out, struct ct_err *err)
+/* Open MPI's or MPICH's own export of c with its files at path: the rules file in sub->body,
+ * a second one in sub->side, the variables that load them in sub->env; its notes into out
+ * (unless NULL). */
+static int lib_export(const struct ct_config *c, const struct ct_export_opts *o, const char *path,
+                      struct ct_export_out *out, struct ct_export_out *sub, struct ct_err *err)
 {
     struct ct_export_opts o2 = *o;
+    o2.path = path;
+    ct_export_out_init(sub);
+    int rc = o->lib == CT_LIB_OMPI    ? ct_emit_ompi_rules(c, &o2, sub, err)
+             : o->lib == CT_LIB_MPICH ? ct_emit_mpich_json(c, &o2, sub, err)
+                                      : ct_emit_nccl_tuner(c, &o2, sub, err);
+    for (size_t i = 0; rc == 0 && out && i < sub->nnotes; i++)
+        ct_export_note(out, "%s", sub->notes[i]);
+    return rc;
+}
+
+/* The variables sub's own loader lines set, added to set (the first with a comment). */
+static void loader_settings(const struct ct_export_out *sub, struct ct_settings *set,
+                            const char *comment)
+{
+    struct ct_loader *l = ct_xmalloc(sizeof *l);
+    ct_export_loader(sub, l);
+    for (int i = 0; i < l->n; i++)
+        ct_settings_add(set, l->name[i], l->value[i], i ? NULL : comment);
+    free(l);
+}
+
+/* The rules file of o->lib into out->rules (and its side file), for out->rules_path =
+ * o->rules_path; Open MPI's and MPICH's loader variables into set. */
+static int rules_file(const struct ct_config *c, const struct ct_export_opts *o,
+                      struct ct_export_out *out, struct ct_settings *set, struct ct_err *err)
+{
     struct ct_export_out sub;
-    o2.path = o->rules_path;
-    ct_export_out_init(&sub);
-    int rc = o->lib == CT_LIB_OMPI    ? ct_emit_ompi_rules(c, &o2, &sub, err)
-             : o->lib == CT_LIB_MPICH ? ct_emit_mpich_json(c, &o2, &sub, err)
-                                      : ct_emit_nccl_tuner(c, &o2, &sub, err);
+    int rc = lib_export(c, o, o->rules_path, out, &sub, err);
     if (rc == 0) {
-        for (size_t i = 0; i < sub.nnotes; i++)
-            ct_export_note(out, "%s", sub.notes[i]);
         ct_text_put(&out->rules, ct_text_str(&sub.body));
+        if (sub.side.len)
+            ct_text_put(&out->rules_side, ct_text_str(&sub.side));
+        out->side_suffix = sub.side_suffix;
         out->rules_path = o->rules_path;
+        if (o->lib != CT_LIB_NCCL)
+            loader_settings(&sub, set,
+                            o->lib == CT_LIB_OMPI
+                                ? "Open MPI coll/tuned rules written by "
+                                  "--format ompi-rules"
+                                : "MPICH selection trees written by --format mpich-json, "
+                                  "loaded as its .env lines load them");
     }
     ct_export_out_release(&sub);
     return rc;
@@ -39,8 +71,8 @@ static int lib_settings(const struct ct_config *c, const struct ct_export_opts *
     const char *rp = o->rules_path;
     bool loaded = o->lib == CT_LIB_NCCL || o->lib == CT_LIB_OMPI || o->lib == CT_LIB_MPICH;
     if (rp && loaded) {
-        int rc = rules_file(c, o, out, err);
-        if (rc < 0)
+        int rc = rules_file(c, o, out, set, err);
+        if (rc < 0 || o->lib != CT_LIB_NCCL)
             return rc;
     }
     switch (o->lib) {
@@ -53,21 +85,7 @@ static int lib_settings(const struct ct_config *c, const struct ct_export_opts *
         ct_settings_add(set, "NCCL_TUNER_CONFIG_FILE", rp, NULL);
         return 0;
     case CT_LIB_OMPI:
-        if (!rp)
-            break;
-        ct_settings_add(set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1",
-                        "Open MPI coll/tuned rules written by --format ompi-rules");
-        ct_settings_add(set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", rp, NULL);
-        return 0;
-    case CT_LIB_MPICH:
-        if (!rp)
-            break;
-        ct_settings_add(set, "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", rp,
-                        "MPICH selection tree written by --format mpich-json");
-        ct_settings_add(set, "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
-                        "apply the MPIR-level tree to whole communicators (not CH4 "
-                        "sub-communicators)");
-        return 0;
+    case CT_LIB_MPICH: break; /* without --rules-file */
     case CT_LIB_UCC: return ct_ucc_settings(c, o, out, set, err);
     case CT_LIB_IMPI: return ct_impi_settings(c, o, out, set, err);
     default: break;
@@ -116,43 +134,57 @@ static void sh_quoted(struct ct_text *t, const char *s)
     ct_text_put(t, "'");
 }
 
-static uint64_t fnv1a(const char *s)
+static uint64_t fnv1a(uint64_t h, const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
-/* The rules file embedded in the script: written once per node under $TMPDIR, named by a
- * hash of its content, through a temp file and mv (tasks of a node race safely). */
+/* One file of the embedded rules: written once per node, through a temp file and mv (tasks of a
+ * node race safely). */
+static void embed_file(struct ct_text *t, const char *name, const struct ct_text *body)
+{
+    ct_text_printf(t,
+                   "    cat >\"%s.$$\" <<'COLLTUNE_EOF' && mv -f \"%s.$$\" \"%s\" || "
+                   "{ echo \"print colltune: cannot write %s\"; exit 0; }\n",
+                   name, name, name, name);
+    ct_text_put(t, ct_text_str(body));
+    ct_text_put(t, "COLLTUNE_EOF\n");
+}
+
+/* The rules file embedded in the script (with its side file, written first) as the library's
+ * own export writes it: under $TMPDIR, named by a hash of their content. Then the lines that
+ * export would print, with the file's path as $rules. */
 static int embed_rules(const struct ct_config *c, const struct ct_export_opts *o,
                        struct ct_export_out *out, struct ct_text *t, struct ct_err *err)
 {
-    struct ct_export_opts o2 = *o;
-    struct ct_export_out sub;
-    o2.path = NULL;
-    ct_export_out_init(&sub);
-    int rc = o->lib == CT_LIB_OMPI ? ct_emit_ompi_rules(c, &o2, &sub, err)
-                                   : ct_emit_mpich_json(c, &o2, &sub, err);
+    struct ct_export_out sub, at;
+    ct_export_out_init(&at);
+    int rc = lib_export(c, o, NULL, out, &sub, err);
+    if (rc == 0)
+        rc = lib_export(c, o, "$rules", NULL, &at, err);
     if (rc == 0) {
-        for (size_t i = 0; i < sub.nnotes; i++)
-            ct_export_note(out, "%s", sub.notes[i]);
         const char *ext = o->lib == CT_LIB_OMPI ? "rules" : "json";
-        ct_text_printf(t, "rules=\"${TMPDIR:-/tmp}/colltune-%016llx.%s\"\n",
-                       (unsigned long long)fnv1a(ct_text_str(&sub.body)), ext);
-        ct_text_put(t, "if [ ! -s \"$rules\" ]; then\n"
-                       "    cat >\"$rules.$$\" <<'COLLTUNE_EOF' && mv -f \"$rules.$$\" "
-                       "\"$rules\" || { echo \"print colltune: cannot write $rules\"; exit 0; }\n");
-        ct_text_put(t, ct_text_str(&sub.body));
-        ct_text_put(t, "COLLTUNE_EOF\nfi\n");
-        if (o->lib == CT_LIB_OMPI)
-            ct_text_put(t, "echo \"export OMPI_MCA_coll_tuned_use_dynamic_rules=1\"\n"
-                           "echo \"export OMPI_MCA_coll_tuned_dynamic_rules_filename=$rules\"\n");
-        else
-            ct_text_put(t, "echo \"export MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=$rules\"\n"
-                           "echo \"export MPIR_CVAR_DEVICE_COLLECTIVES=none\"\n");
+        uint64_t h =
+            fnv1a(fnv1a(1469598103934665603ull, ct_text_str(&sub.body)), ct_text_str(&sub.side));
+        ct_text_printf(t, "rules=\"${TMPDIR:-/tmp}/colltune-%016llx.%s\"\n", (unsigned long long)h,
+                       ext);
+        ct_text_put(t, "if [ ! -s \"$rules\" ]; then\n");
+        if (sub.side.len) {
+            char side[64];
+            snprintf(side, sizeof side, "$rules%s", sub.side_suffix);
+            embed_file(t, side, &sub.side);
+        }
+        embed_file(t, "$rules", &sub.body);
+        ct_text_put(t, "fi\n");
+        struct ct_loader *l = ct_xmalloc(sizeof *l);
+        ct_export_loader(&at, l);
+        for (int i = 0; i < l->n; i++)
+            ct_text_printf(t, "echo \"export %s=%s\"\n", l->name[i], l->value[i]);
+        free(l);
     }
+    ct_export_out_release(&at);
     ct_export_out_release(&sub);
     return rc;
 }

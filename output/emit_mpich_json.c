@@ -5,6 +5,14 @@
  * own generic tree with the tuned collectives' intra-communicator subtrees replaced. Sibling
  * keys are tried in file order; MPICH's guards (commutativity, in-place, power-of-two, built-in
  * ops) stay in front of algorithms that assert on them.
+ *
+ * A measured AllReduce also gets MPICH's CH4 tree (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE,
+ * FILE.ch4.json), which runs first: as shipped it sends an intra-node communicator to
+ * composition gamma (the shared-memory module's allreduce, which may run its own
+ * release_gather algorithm and never read the MPIR tree) and others to alpha or beta. The
+ * export sends the tuned ranges to beta (the network module's allreduce, which is the MPIR
+ * tree's) and leaves every other range as shipped, so MPICH's device layer stays on. The other
+ * three collectives have one CH4 composition, alpha, which reaches the MPIR tree.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -192,12 +200,51 @@ static const char generic_402[] =
     "oallv\":{\"algorithm=MPIR_Ineighbor_alltoallv_allcomm_sched_linear\":{}},\"collective=inei"
     "ghbor_alltoallw\":{\"algorithm=MPIR_Ineighbor_alltoallw_allcomm_sched_linear\":{}}}";
 
+/*
+ * MPICH's default CH4 tree: maint/tuning/coll/ch4/generic.json of MPICH 4.0.2 as compiled into
+ * Debian's libmpich.so.12 (strings), compacted (MPICH COPYRIGHT, BSD-style).
+ */
+static const char ch4_402[] =
+    "{\"collective=bcast\":{\"comm_type=intra\":{\"comm_hierarchy=parent\":{\"comm_size<8\":{\"a"
+    "vg_msg_size=any\":{\"composition=MPIDI_Bcast_intra_composition_alpha\":{}}},\"comm_size=pow"
+    "2\":{\"avg_msg_size<12288\":{\"composition=MPIDI_Bcast_intra_composition_alpha\":{}},\"avg_"
+    "msg_size<524288\":{\"composition=MPIDI_Bcast_intra_composition_beta\":{}},\"avg_msg_size=an"
+    "y\":{\"composition=MPIDI_Bcast_intra_composition_gamma\":{}}},\"comm_size=any\":{\"avg_msg_"
+    "size<12288\":{\"composition=MPIDI_Bcast_intra_composition_alpha\":{}},\"avg_msg_size=any\":"
+    "{\"composition=MPIDI_Bcast_intra_composition_gamma\":{}}}},\"comm_hierarchy=any\":{\"compos"
+    "ition=MPIDI_Bcast_intra_composition_gamma\":{}}}},\"collective=allreduce\":{\"comm_type=int"
+    "ra\":{\"comm_size=node_comm_size\":{\"composition=MPIDI_Allreduce_intra_composition_gamma\""
+    ":{}},\"comm_size=any\":{\"comm_hierarchy=parent\":{\"is_commutative=yes\":{\"avg_msg_size=a"
+    "ny\":{\"composition=MPIDI_Allreduce_intra_composition_alpha\":{}}},\"is_commutative=no\":{"
+    "\"composition=MPIDI_Allreduce_intra_composition_beta\":{}}},\"comm_hierarchy=any\":{\"compo"
+    "sition=MPIDI_Allreduce_intra_composition_beta\":{}}}}},\"collective=reduce\":{\"comm_type=i"
+    "ntra\":{\"comm_hierarchy=parent\":{\"is_commutative=yes\":{\"avg_msg_size<=2048\":{\"compos"
+    "ition=MPIDI_Reduce_intra_composition_beta\":{}},\"avg_msg_size=any\":{\"composition=MPIDI_R"
+    "educe_intra_composition_alpha\":{}}},\"is_commutative=no\":{\"composition=MPIDI_Reduce_intr"
+    "a_composition_gamma\":{}}},\"comm_hierarchy=any\":{\"composition=MPIDI_Reduce_intra_composi"
+    "tion_gamma\":{}}}},\"collective=barrier\":{\"comm_type=intra\":{\"comm_hierarchy=parent\":{"
+    "\"composition=MPIDI_Barrier_intra_composition_alpha\":{}},\"comm_hierarchy=any\":{\"composi"
+    "tion=MPIDI_Barrier_intra_composition_beta\":{}}}},\"collective=gather\":{\"comm_type=intra"
+    "\":{\"composition=MPIDI_Gather_intra_composition_alpha\":{}}},\"collective=gatherv\":{\"com"
+    "m_type=intra\":{\"composition=MPIDI_Gatherv_intra_composition_alpha\":{}}},\"collective=sca"
+    "tter\":{\"comm_type=intra\":{\"composition=MPIDI_Scatter_intra_composition_alpha\":{}}},\"c"
+    "ollective=scatterv\":{\"comm_type=intra\":{\"composition=MPIDI_Scatterv_intra_composition_a"
+    "lpha\":{}}},\"collective=alltoall\":{\"comm_type=intra\":{\"composition=MPIDI_Alltoall_intr"
+    "a_composition_alpha\":{}}},\"collective=alltoallv\":{\"comm_type=intra\":{\"composition=MPI"
+    "DI_Alltoallv_intra_composition_alpha\":{}}},\"collective=alltoallw\":{\"comm_type=intra\":{"
+    "\"composition=MPIDI_Alltoallw_intra_composition_alpha\":{}}},\"collective=allgather\":{\"co"
+    "mm_type=intra\":{\"composition=MPIDI_Allgather_intra_composition_alpha\":{}}},\"collective="
+    "allgatherv\":{\"comm_type=intra\":{\"composition=MPIDI_Allgatherv_intra_composition_alpha\""
+    ":{}}},\"collective=reduce_scatter\":{\"comm_type=intra\":{\"composition=MPIDI_Reduce_scatte"
+    "r_intra_composition_alpha\":{}}},\"collective=reduce_scatter_block\":{\"comm_type=intra\":{"
+    "\"composition=MPIDI_Reduce_scatter_block_intra_composition_alpha\":{}}},\"collective=scan\""
+    ":{\"is_node_consecutive=yes\":{\"composition=MPIDI_Scan_intra_composition_alpha\":{}},\"is_"
+    "node_consecutive=no\":{\"composition=MPIDI_Scan_intra_composition_beta\":{}}},\"collective="
+    "exscan\":{\"composition=MPIDI_Exscan_intra_composition_alpha\":{}}}";
+#define ALLREDUCE_BETA "composition=MPIDI_Allreduce_intra_composition_beta"
+
 #define ALLREDUCE_RSA "MPIR_Allreduce_intra_reduce_scatter_allgather"
 #define ALLGATHER_RD "MPIR_Allgather_intra_recursive_doubling"
-
-/* colltune's collectives as MPICH names them in its variables */
-static const char *const mpich_cvar_coll[CT_COLL_COUNT] = {"ALLREDUCE", "ALLGATHER",
-                                                           "REDUCE_SCATTER", "ALLTOALL"};
 
 static const char *mpich_coll(enum ct_coll c)
 {
@@ -272,35 +319,41 @@ static json_t *ranges_tree(const struct ct_ruleset *s, const struct ct_export_op
     return t;
 }
 
+/* The key of rule i of a measured ruleset: "<key><max>", "<key>=any" for the last one
+ * written (MPICH reads thresholds as int); true for that last one. */
+static bool measured_key(const struct ct_ruleset *s, int i, char *k, size_t len)
+{
+    const char *key = s->coll == CT_ALLREDUCE ? "avg_msg_size" : "total_msg_size";
+    const struct ct_rule *r = &s->rules[i];
+    bool last = i == s->nrules - 1 || r->max_bytes > (uint64_t)INT_MAX;
+    if (last)
+        snprintf(k, len, "%s=any", key);
+    else
+        snprintf(k, len, "%s<%llu", key, (unsigned long long)r->max_bytes);
+    return last;
+}
+
 /*
  * A measured ruleset (sweep --lib mpich): MPICH's own names. "recursive_doubling" is
  * MPIR_<Coll>_intra_recursive_doubling, "nb" MPIR_<Coll>_allcomm_nb; "auto" (the MPIR tree's
- * own choice) and "default" (MPICH as shipped, which the MPIR tree cannot express: its
- * device layer decided) keep MPICH's generic subtree. *changed counts the other ranges.
+ * own choice) and "default" (MPICH as shipped) keep MPICH's generic subtree (for AllReduce
+ * the CH4 tree keeps the device path where "default" won). *changed counts the other ranges.
  */
-static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_export_out *out,
-                             struct ct_text *map, int *changed)
+static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_text *map,
+                             int *changed)
 {
-    const char *key = s->coll == CT_ALLREDUCE ? "avg_msg_size" : "total_msg_size";
     static const char *const cap[CT_COLL_COUNT] = {"Allreduce", "Allgather", "Reduce_scatter",
                                                    "Alltoall"};
     json_t *t = json_object();
     char k[64], set[96], rg[64], target[160];
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
-        bool last = i == s->nrules - 1 || r->max_bytes > (uint64_t)INT_MAX;
-        if (last)
-            snprintf(k, sizeof k, "%s=any", key);
-        else
-            snprintf(k, sizeof k, "%s<%llu", key, (unsigned long long)r->max_bytes);
+        bool last = measured_key(s, i, k, sizeof k);
         ct_export_set_str(s, set, sizeof set);
         ct_export_range_str(r->min_bytes, last ? CT_BYTES_INF : r->max_bytes, rg, sizeof rg);
         if (!strcmp(r->algo, "default") || !strcmp(r->algo, "auto")) {
             if (!strcmp(r->algo, "default"))
-                ct_export_note(out,
-                               "%s %s: MPICH as shipped measured best (its device layer's "
-                               "choice); the MPIR tree cannot say that: MPICH's generic MPIR "
-                               "subtree decides there",
+                ct_text_printf(map, "# %s %s: MPICH as shipped measured best (left as shipped)\n",
                                set, rg);
             else
                 ct_text_printf(map, "# %s %s: auto (the MPIR tree's own choice) measured best\n",
@@ -319,11 +372,28 @@ static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_
     return t;
 }
 
+/* The CH4 tree's ranges of a measured AllReduce ruleset: composition beta (the MPIR tree)
+ * where an MPIR-level row won, MPICH's CH4 subtree (gen) where MPICH as shipped did. */
+static json_t *ch4_tree(const struct ct_ruleset *s, json_t *gen)
+{
+    json_t *t = json_object();
+    char k[64];
+    for (int i = 0; i < s->nrules; i++) {
+        bool last = measured_key(s, i, k, sizeof k);
+        json_object_set_new(
+            t, k, strcmp(s->rules[i].algo, "default") ? leaf(ALLREDUCE_BETA) : json_deep_copy(gen));
+        if (last)
+            break;
+    }
+    return t;
+}
+
 /* The rules written: colltune's (mapped) or a measured MPICH section's. */
 struct src {
     const struct ct_ruleset *sets;
     int nsets;
     bool measured;
+    bool ch4;    /* write the CH4 tree's ranges (measured AllReduce) */
     int changed; /* measured ranges that are not MPICH's own choice */
 };
 
@@ -352,8 +422,9 @@ static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum 
         }
         snprintf(k, sizeof k, "comm_size<=%d", s->nranks);
         json_object_set_new(t, k,
-                            src->measured ? measured_tree(s, gen, out, map, &src->changed)
-                                          : ranges_tree(s, o, gen, out, map));
+                            src->ch4        ? ch4_tree(s, gen)
+                            : src->measured ? measured_tree(s, gen, map, &src->changed)
+                                            : ranges_tree(s, o, gen, out, map));
         prev = s->nranks;
     }
     json_object_set_new(t, "comm_size=any", json_deep_copy(gen));
@@ -419,7 +490,9 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
         json_object_set_new(b, "comm_hierarchy=any", l);
     }
     int rc = 0;
-    struct src src = {lib ? lib->sets : c->sets, lib ? lib->nsets : c->nsets, lib != NULL, 0};
+    struct src src = {.sets = lib ? lib->sets : c->sets,
+                      .nsets = lib ? lib->nsets : c->nsets,
+                      .measured = lib != NULL};
     bool tuned[CT_COLL_COUNT] = {false}, changed[CT_COLL_COUNT] = {false};
     struct ct_text map;
     ct_text_init(&map);
@@ -436,8 +509,18 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
                         "nothing to export: MPICH's own choices measured best at every size "
                         "(%s %s); they stay, no file written",
                         lib->name, lib->version);
+    json_t *ch4 = NULL;
+    if (rc == 0 && changed[CT_ALLREDUCE]) { /* the tuned ranges past the device layer */
+        ch4 = json_loads(ch4_402, 0, &je);
+        if (!ch4)
+            CT_BUG("embedded MPICH CH4 tree: %s", je.text);
+        src.ch4 = true;
+        rc = tune_coll(ch4, &src, o, CT_ALLREDUCE, out, &map, err);
+    }
     char *txt = rc ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *txt4 = rc || !ch4 ? NULL : json_dumps(ch4, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
+    json_decref(ch4);
     if (rc) {
         ct_text_release(&map);
         return rc;
@@ -445,6 +528,12 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     ct_text_put(&out->body, txt);
     ct_text_put(&out->body, "\n");
     free(txt);
+    out->side_suffix = ".ch4.json";
+    if (txt4) {
+        ct_text_put(&out->side, txt4);
+        ct_text_put(&out->side, "\n");
+        free(txt4);
+    }
 
     if (!lib)
         ct_export_note(out, "mapped from colltune's own algorithms, not measured; run "
@@ -474,15 +563,13 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
                         "CH4 device selection runs first and gives multi-node allreduce to "
                         "sub-communicators; none applies these rules to the whole "
                         "communicator");
-    const char *why = "MPICH's device layer takes a collective unless told not to, and then "
-                      "never reads this tree";
-    for (int k = 0; lib && k < CT_COLL_COUNT; k++)
-        if (changed[k]) { /* a collective the file leaves as measured keeps its device path */
-            char v[64];
-            snprintf(v, sizeof v, "MPIR_CVAR_%s_DEVICE_COLLECTIVE", mpich_cvar_coll[k]);
-            ct_settings_add(&set, v, "0", why);
-            why = NULL;
-        }
+    if (out->side.len) {
+        char p4[4200];
+        snprintf(p4, sizeof p4, "%s%s", path, out->side_suffix);
+        ct_settings_add(&set, "MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE", p4,
+                        "MPICH's CH4 tree, run first: the tuned AllReduce ranges go to "
+                        "composition beta (the MPIR tree above), the others stay as shipped");
+    }
     ct_settings_exports(&set, &out->env);
     ct_settings_release(&set);
     return 0;

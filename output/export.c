@@ -112,6 +112,8 @@ void ct_export_out_release(struct ct_export_out *o)
     ct_text_release(&o->env);
     ct_text_release(&o->mca);
     ct_text_release(&o->rules);
+    ct_text_release(&o->side);
+    ct_text_release(&o->rules_side);
     for (size_t i = 0; i < o->nnotes; i++)
         free(o->notes[i]);
     free(o->notes);
@@ -251,10 +253,14 @@ void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out
             add_file(f, path, ".env", &out->env, 0644);
         if (out->mca.len)
             add_file(f, path, ".mca.conf", &out->mca, 0644);
+        if (out->side.len)
+            add_file(f, path, out->side_suffix, &out->side, 0644);
     }
     if (out->rules_path) {
         char *abs = ct_path_absolute(out->rules_path);
         add_file(f, abs, "", &out->rules, 0644);
+        if (out->rules_side.len)
+            add_file(f, abs, out->side_suffix, &out->rules_side, 0644);
         free(abs);
         f->rules = true;
     }
@@ -336,7 +342,7 @@ fail:
 
 int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
 {
-    char tmp[4][4200];
+    char tmp[6][4200];
     int done = 0, rc = 0;
     for (; done < f->n; done++) {
         if (strlen(f->path[done]) > 4096) {

@@ -54,6 +54,10 @@ struct ct_export_out {
     struct ct_text mca;     /* Open MPI: the same as an openmpi-mca-params.conf snippet */
     struct ct_text rules;   /* env/slurm with --rules-file: the rules file the lines point at */
     const char *rules_path; /* where rules goes (the options' rules_path); NULL: none */
+    /* A second file the library reads with the first (MPICH's CH4 tree beside its MPIR tree):
+     * side goes to <path><side_suffix>, rules_side to <rules_path><side_suffix>. */
+    struct ct_text side, rules_side;
+    const char *side_suffix;
     char **notes;           /* one line each: rules without counterpart, approximations dropped */
     size_t nnotes;
 };
@@ -87,16 +91,17 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                   const struct ct_export_opts *o, struct ct_export_out *out, struct ct_err *err);
 
 /* The file names written for --out path: path itself, then sidecars, then the rules file an
- * env/slurm export points at. */
+ * env/slurm export points at (and its side file). */
 struct ct_export_files {
-    char *path[4];
-    const struct ct_text *text[4];
-    int mode[4];
+    char *path[6];
+    const struct ct_text *text[6];
+    int mode[6];
     int n;
-    bool rules; /* the last one is the rules file */
+    bool rules; /* a rules file is among them (after path's files) */
 };
-/* Which files an export writes to path (FILE, FILE.env, FILE.mca.conf; none when path is
- * NULL) and the rules file out->rules_path. Strings are new memory; ct_export_files_release. */
+/* Which files an export writes to path (FILE, FILE.env, FILE.mca.conf, FILE<side_suffix>;
+ * none when path is NULL) and the rules file out->rules_path with its side file. Strings are
+ * new memory; ct_export_files_release. */
 void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out, const char *path,
                      struct ct_export_files *f);
 void ct_export_files_release(struct ct_export_files *f);

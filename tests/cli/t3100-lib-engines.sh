@@ -280,10 +280,11 @@ assert list(r) == ["avg_msg_size<16384", "avg_msg_size=any"], list(r)
 assert r["avg_msg_size<16384"] == {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}, r
 print("measured leaf under comm_size<=2")
 PY
-[ $? -eq 0 ] && grep -q "^export MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE='0'" "$TMP/mx/m.json.env" \
+[ $? -eq 0 ] && grep -q "^export MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE='$TMP/mx/m.json.ch4.json'" "$TMP/mx/m.json.env" \
+    && [ -s "$TMP/mx/m.json.ch4.json" ] && ! grep -q "DEVICE_COLLECTIVE" "$TMP/mx/m.json.env" \
     && grep -q "^# measured with MPICH 4" "$TMP/mx/m.json.env" && ! grep -q "mapped from" "$TMP/mx/m.json.env" "$TMP/err" \
-    && grep -q "MPICH as shipped measured best" "$TMP/err" \
-    && ok "the file carries the measured leaf; the env turns the device layer off for allreduce" \
+    && grep -q "MPICH as shipped measured best (left as shipped)" "$TMP/mx/m.json.env" \
+    && ok "the file carries the measured leaf; the env loads MPICH's CH4 tree beside it, no device collective off" \
     || not_ok "MPICH export: $(cat "$TMP/py" "$TMP/mx/m.json.env")"
 usage_error "a measured tree for MPICH 4.1 (its algorithms take parameters the engine does not measure)" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4.1 --out "$TMP/mx/n.json"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
@@ -303,7 +304,7 @@ else
         && ok "built the MPI program with MPICH's archive and the spy" || not_ok "MPICH spy build"
     S="16 16380 16384 65536"
     ( . "$TMP/mx/m.json.env" && timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" allreduce:std $S ) >"$TMP/ran" 2>"$TMP/err" \
-        && MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0 timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" allreduce:std $S >"$TMP/gen" 2>>"$TMP/err" \
+        && timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" allreduce:std $S >"$TMP/gen" 2>>"$TMP/err" \
         || not_ok "MPICH spy runs: $(head -3 "$TMP/err")"
     fn() { awk -v s="$2" '$4 == s {print $5}' "$1" | sort -u | tr '\n' ' '; }
     rd="MPIR_Allreduce_intra_recursive_doubling "
@@ -311,11 +312,59 @@ else
         && [ "$(fn "$TMP/gen" 16)" != "$rd" ] && [ "$(fn "$TMP/ran" 16384)" != "- " ] \
         && [ "$(fn "$TMP/ran" 16384)" = "$(fn "$TMP/gen" 16384)" ] \
         && [ "$(fn "$TMP/ran" 65536)" = "$(fn "$TMP/gen" 65536)" ] \
-        && ok "MPICH obeys the measured file on 2 ranks: recursive doubling at 16 B and 16380 B, its MPIR tree's $(fn "$TMP/gen" 16384)from 16 KiB" \
-        || not_ok "MPICH ran: 16 '$(fn "$TMP/ran" 16)' (without the file '$(fn "$TMP/gen" 16)'), 16380 '$(fn "$TMP/ran" 16380)', 16384 '$(fn "$TMP/ran" 16384)' ('$(fn "$TMP/gen" 16384)'), 64K '$(fn "$TMP/ran" 65536)'"
+        && ok "MPICH obeys the measured files on 2 ranks: recursive doubling at 16 B and 16380 B, as shipped ($(fn "$TMP/gen" 16384)) from 16 KiB" \
+        || not_ok "MPICH ran: 16 '$(fn "$TMP/ran" 16)' (as shipped '$(fn "$TMP/gen" 16)'), 16380 '$(fn "$TMP/ran" 16380)', 16384 '$(fn "$TMP/ran" 16384)' ('$(fn "$TMP/gen" 16384)'), 64K '$(fn "$TMP/ran" 65536)'"
+    # the CH4 tree is read range by range: composition alpha (node-aware: rank 1 only sends
+    # to its node's leader and runs no MPIR allreduce) in place of beta at the tuned range
+    python3 - "$TMP/mx/m.json.ch4.json" "$TMP/mx/probe.ch4.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["collective=allreduce"]["comm_type=intra"]["is_commutative=yes"]["comm_size<=2"]
+assert r["avg_msg_size<16384"] == {"composition=MPIDI_Allreduce_intra_composition_beta": {}}, r
+r["avg_msg_size<16384"] = {"composition=MPIDI_Allreduce_intra_composition_alpha": {}}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    ( . "$TMP/mx/m.json.env" && export MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE="$TMP/mx/probe.ch4.json" \
+        && timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" allreduce:std $S ) >"$TMP/probe" 2>"$TMP/err"
+    r1() { awk -v s="$2" '$1 == 1 && $4 == s {print $5}' "$1"; }
+    [ "$(r1 "$TMP/probe" 16)" = "-" ] && [ "$(r1 "$TMP/probe" 16380)" = "-" ] \
+        && [ "$(r1 "$TMP/probe" 16384)" = "$(r1 "$TMP/gen" 16384)" ] && [ "$(r1 "$TMP/probe" 65536)" != "-" ] \
+        && ok "MPICH follows the CH4 tree's ranges: composition alpha put at [0, 16 KiB) runs there only" \
+        || not_ok "CH4 probe: rank 1 ran 16 '$(r1 "$TMP/probe" 16)', 16380 '$(r1 "$TMP/probe" 16380)', 16384 '$(r1 "$TMP/probe" 16384)' $(head -3 "$TMP/err")"
+    # the other three collectives (one CH4 composition, which reaches the MPIR tree) obey the
+    # MPIR file with the device layer on; env --rules-file and a Slurm TaskProlog's lines load
+    # the same files, and a job that sources them starts, runs and ends
+    python3 - "$TMP/m-rd.json" "$TMP/m-oth.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rs = d["libraries"][0]["rules"][0]
+sets = []
+for coll, algo in (("allgather", "ring"), ("reducescatter", "pairwise"), ("alltoall", "pairwise")):
+    r = json.loads(json.dumps(rs))
+    r["coll"] = coll
+    r["ranges"][0]["algo"] = algo
+    sets.append(r)
+d["libraries"][0]["rules"] = [rs] + sets
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    $E "$TMP/m-oth.json" --format env --for mpich --rules-file "$TMP/mx/o.json" --out "$TMP/mx/o.env" 2>"$TMP/err" \
+        && $E "$TMP/m-oth.json" --format slurm --for mpich --out "$TMP/mx/tp.sh" 2>>"$TMP/err" \
+        && [ -s "$TMP/mx/o.json" ] && [ -s "$TMP/mx/o.json.ch4.json" ] || not_ok "env/slurm exports: $(cat "$TMP/err")"
+    mkdir "$TMP/tpd" && TMPDIR="$TMP/tpd" sh "$TMP/mx/tp.sh" >"$TMP/mx/tp.env"
+    C4="allreduce:std,allgather:std,reducescatter:std,alltoall:std"
+    for ld in "$TMP/mx/o.env" "$TMP/mx/tp.env"; do
+        ( . "$ld" && timeout 60 mpiexec.hydra -n 2 "$TMP/mspy" $C4 16 65536 ) >"$TMP/ran4" 2>"$TMP/err" \
+            || not_ok "a job sourcing $(basename "$ld"): $(head -3 "$TMP/err")"
+        got=$(awk '$4 == 16 {print $2 "=" $5}' "$TMP/ran4" | sort -u | tr '\n' ' ')
+        big=$(awk '$4 == 65536 && $2 != "allreduce" {print $5}' "$TMP/ran4" | sort -u | tr '\n' ' ')
+        [ "$got" = "allgather=MPIR_Allgather_intra_ring allreduce=${rd}alltoall=MPIR_Alltoall_intra_pairwise reducescatter=MPIR_Reduce_scatter_intra_pairwise " ] \
+            && [ "$big" = "MPIR_Allgather_intra_recursive_doubling MPIR_Alltoall_intra_scattered MPIR_Reduce_scatter_intra_recursive_halving " ] \
+            && ok "a job sourcing $(basename "$ld") runs the four measured leaves at 16 B, MPICH's own at 64 KiB" \
+            || not_ok "$(basename "$ld"): 16 B: $got; 64 KiB: $big"
+    done
 fi
 $COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
-[ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "with the export: MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0" "$TMP/out" \
+[ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "with the export: MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=" "$TMP/out" \
     && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
     && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|recursive_doubling\) .*\[' "$TMP/out")" -ge 5 ] \
     && ok "verify --lib mpich: the file's loader set, ratio per size, geomean (exit $rc)" \

@@ -234,7 +234,7 @@ static void check_tree(json_t *node, const char *path, int *leaves)
     {
         cr_assert(json_is_object(v), "%s/%s: values are objects", path, key);
         i++;
-        if (!strncmp(key, "algorithm=", 10)) {
+        if (!strncmp(key, "algorithm=", 10) || !strncmp(key, "composition=", 12)) {
             cr_assert_eq(n, 1, "%s: a leaf stands alone", path);
             (*leaves)++;
             continue;
@@ -315,6 +315,89 @@ Test(mpich_json, a_complete_valid_tree)
     cr_assert_not_null(json_object_get(ar, "comm_size<=16"));
     cr_assert_not_null(json_object_get(json_object_get(ar, "comm_size<=8"), "avg_msg_size<4096"));
     json_decref(doc);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* The composition leaves under AllReduce's intra-node subtree of a CH4 tree, in file order. */
+static void compositions(json_t *node, char *buf, size_t len)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(node, key, v)
+    {
+        if (!strncmp(key, "composition=MPIDI_Allreduce_intra_composition_", 46))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s ", key + 46);
+        compositions(v, buf, len);
+    }
+}
+
+/* A measured AllReduce: MPICH's CH4 tree runs first, so the tuned ranges are sent to
+ * composition beta (the MPIR tree) and the others keep MPICH's CH4 subtree; no device
+ * collective is turned off. AllGather has one CH4 composition and needs nothing. */
+Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    json_error_t je;
+    export("tests/fixtures/export/config-mpich-2ranks.json", "mpich-json", NULL, 0, &c, &out);
+    const char *env = ct_text_str(&out.env);
+    cr_assert_null(strstr(env, "DEVICE_COLLECTIVE"), "%s", env);
+    cr_assert(strstr(env, "export MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE='FILE.ch4.json'"),
+              "%s", env);
+    cr_assert_str_eq(out.side_suffix, ".ch4.json");
+    json_t *doc = json_loads(ct_text_str(&out.side), JSON_REJECT_DUPLICATES, &je);
+    cr_assert_not_null(doc, "%s", je.text);
+    cr_assert_eq(json_object_size(doc), 17, "every collective of MPICH 4.0.2's CH4 tree");
+    int leaves = 0;
+    check_tree(doc, "", &leaves);
+    json_t *ar = json_object_get(json_object_get(doc, "collective=allreduce"), "comm_type=intra");
+    json_t *two = json_object_get(json_object_get(ar, "is_commutative=yes"), "comm_size<=2");
+    char got[512] = "";
+    compositions(json_object_get(two, "avg_msg_size<8192"), got, sizeof got);
+    cr_assert_str_eq(got, "beta ", "recursive_doubling's range: the MPIR tree");
+    got[0] = 0;
+    compositions(json_object_get(two, "avg_msg_size<1048576"), got, sizeof got);
+    cr_assert_str_eq(got, "beta ", "auto's range: the MPIR tree's own choice");
+    got[0] = 0;
+    compositions(json_object_get(two, "avg_msg_size=any"), got, sizeof got);
+    cr_assert_str_eq(got, "gamma alpha beta beta ", "MPICH as shipped: its CH4 subtree");
+    got[0] = 0;
+    compositions(json_object_get(ar, "is_commutative=no"), got, sizeof got);
+    cr_assert_str_eq(got, "gamma alpha beta beta ");
+    json_decref(doc);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+
+    /* only AllGather tuned: no CH4 file */
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
+                 0);
+    ct_export_opts_init(&o);
+    snprintf(c.libs[0].sets[0].rules[0].algo, sizeof c.libs[0].sets[0].rules[0].algo, "default");
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(out.side.len, 0);
+    cr_assert_null(strstr(ct_text_str(&out.env), "MPIR_CVAR_CH4"));
+    cr_assert(strstr(ct_text_str(&out.body), "MPIR_Allgather_intra_ring"));
+    ct_export_out_release(&out);
+
+    /* env --rules-file writes both files and sets what mpich-json's own lines set */
+    o.lib = CT_LIB_MPICH;
+    o.rules_path = "/shared/m.json";
+    snprintf(c.libs[0].sets[0].rules[0].algo, sizeof c.libs[0].sets[0].rules[0].algo,
+             "recursive_doubling");
+    cr_assert_eq(ct_export_run(ct_emitter_find("env"), &c, &o, &out, &err), 0, "%s", err.msg);
+    struct ct_export_files f;
+    ct_export_files(ct_emitter_find("env"), &out, "/shared/m.env", &f);
+    cr_assert_eq(f.n, 3);
+    cr_assert_str_eq(f.path[2], "/shared/m.json.ch4.json");
+    cr_assert(strstr(ct_text_str(f.text[2]), "composition=MPIDI_Allreduce_intra_composition_beta"));
+    cr_assert(
+        strstr(ct_text_str(&out.body),
+               "export MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE='/shared/m.json.ch4.json'"));
+    ct_export_files_release(&f);
     ct_export_out_release(&out);
     ct_config_release(&c);
 }
