@@ -115,7 +115,8 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     struct side x = {m, hosts, s, ld};
     struct ct_paired pr;
     int code = ct_paired_measure(sz, nsz, launch, &x, &pr), slower = 0;
-    double lg = 0, worst = 0;
+    double lg = 0, worst = 0, lg_own = 0; /* lg_own: sizes where the file keeps the default */
+    int n_own = 0;
     uint64_t worst_at = 0;
     printf("%s on %d ranks: exported vs defaults in alternating launches (A B B A A B ...), %d "
            "pairs at every size, up to %d where the file may be slower\n",
@@ -131,6 +132,10 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
         bool bad = ct_paired_slower(&q);
         slower += bad;
         lg += log(q.ratio);
+        if (rule && rule->id == 0) {
+            lg_own += log(q.ratio);
+            n_own++;
+        }
         if (q.ratio > worst) {
             worst = q.ratio;
             worst_at = sz[k];
@@ -143,9 +148,16 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     }
     if (!code)
         printf("%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s "
-               "(%d rounds of launches)\n\n",
+               "(%d rounds of launches)\n",
                ct_coll_name(s->coll), exp(lg / nsz), worst, ct_bytes_str(worst_at, a, sizeof a),
                pr.rounds);
+    if (!code && n_own && n_own < nsz) /* both sides run the same code there: a control */
+        printf("  where the file keeps %s's own choice (%d sizes, the same code on both sides): "
+               "%.3f, this run's launch-to-launch noise; the tuned sizes: %.3f, %.3f of that\n",
+               m->title, n_own, exp(lg_own / n_own), exp((lg - lg_own) / (nsz - n_own)),
+               exp((lg - lg_own) / (nsz - n_own) - lg_own / n_own));
+    if (!code)
+        printf("\n");
     ct_paired_release(&pr);
     return code ? code : slower ? CT_EXIT_CHECK : 0;
 }

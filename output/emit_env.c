@@ -3,7 +3,9 @@
  * env: one file a job script or launcher can source, with the export lines of the library
  * chosen by --for. Libraries whose rules live in a file (Open MPI, MPICH; NCCL's tuner) get
  * lines that point at it: --rules-file names a copy every node can read, and the export writes
- * that file too (a line pointing at a missing file crashes MPICH 4.0.2 in MPI_Init).
+ * that file too, with MPICH's CH4 tree beside it where mpich-json writes one (a line pointing
+ * at a missing file crashes MPICH 4.0.2 in MPI_Init). The lines are the ones the library's own
+ * format writes in its .env (slurm without --rules-file: the files embedded in the script).
  */
 #include <stdio.h>
 #include <stdlib.h>
