@@ -76,7 +76,7 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             x->eo.nccl_channels = (int)v;
             break;
         case O_LIST: x->list = true; break;
-        case O_PUSH: x->push = optarg; break;
+        case O_PUSH: x->push = optarg, x->eo.one_file = true; break;
         case O_METRICS: x->metrics = optarg; break;
         case O_RESULTS: x->results = optarg; break;
         case O_METHOD:

@@ -225,6 +225,12 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                           "libraries (--format json, or a config with colltune's own rules)",
                           ct_lib_title(lib));
     int rc = e->emit(c, o, out, err);
+    if (rc == 0 && out->side.len && (!o->path || o->one_file))
+        rc = ct_err_set(err, CT_EINVAL,
+                        "this %s export is two files, FILE and FILE%s (MPICH's CH4 tree for "
+                        "the tuned AllReduce ranges), and one would be lost: write both with "
+                        "--out FILE (standard output and --push carry one)",
+                        e->name, out->side_suffix);
     if (rc < 0)
         ct_export_out_release(out);
     return rc;

@@ -44,6 +44,7 @@ struct ct_export_opts {
     const char *nccl_proto; /* NCCL protocol for the tuner CSV: "ll", "ll128", "simple" (NULL) */
     int nccl_channels;      /* tuner CSV channel count for every line; -1: from the config */
     const char *config_path; /* the config's file (nccl-plugin points NCCL at it), or NULL */
+    bool one_file;           /* the output travels as one file (--push), as it does without path */
 };
 void ct_export_opts_init(struct ct_export_opts *o);
 

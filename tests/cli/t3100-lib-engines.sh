@@ -286,6 +286,7 @@ PY
     && grep -q "MPICH as shipped measured best (left as shipped)" "$TMP/mx/m.json.env" \
     && ok "the file carries the measured leaf; the env loads MPICH's CH4 tree beside it, no device collective off" \
     || not_ok "MPICH export: $(cat "$TMP/py" "$TMP/mx/m.json.env")"
+usage_error "a measured AllReduce tree to standard output (two files: one would be lost)" -- $E "$TMP/m-rd.json" --format mpich-json
 usage_error "a measured tree for MPICH 4.1 (its algorithms take parameters the engine does not measure)" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4.1 --out "$TMP/mx/n.json"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
 [ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"

@@ -340,7 +340,22 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
     struct ct_config c;
     struct ct_export_out out;
     json_error_t je;
-    export("tests/fixtures/export/config-mpich-2ranks.json", "mpich-json", NULL, 0, &c, &out);
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
+                 0);
+    ct_export_opts_init(&o);
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), CT_EINVAL,
+                 "two files cannot go to standard output");
+    cr_assert(strstr(err.msg, "FILE.ch4.json"), "%s", err.msg);
+    cr_assert_eq(out.body.len, 0, "nothing kept");
+    o.path = "FILE";
+    o.one_file = true;
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), CT_EINVAL,
+                 "nor to --push");
+    o.one_file = false;
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
+                 err.msg);
     const char *env = ct_text_str(&out.env);
     cr_assert_null(strstr(env, "DEVICE_COLLECTIVE"), "%s", env);
     cr_assert(strstr(env, "export MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE='FILE.ch4.json'"),
@@ -369,9 +384,7 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
     ct_export_out_release(&out);
     ct_config_release(&c);
 
-    /* only AllGather tuned: no CH4 file */
-    struct ct_export_opts o;
-    struct ct_err err = {0};
+    /* only AllGather tuned: no CH4 file, so standard output carries it whole */
     cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
                  0);
     ct_export_opts_init(&o);
