@@ -76,7 +76,10 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             x->eo.nccl_channels = (int)v;
             break;
         case O_LIST: x->list = true; break;
-        case O_PUSH: x->push = optarg, x->eo.one_file = true; break;
+        case O_PUSH:
+            x->push = optarg;
+            x->eo.one_file = true;
+            break;
         case O_METRICS: x->metrics = optarg; break;
         case O_RESULTS: x->results = optarg; break;
         case O_METHOD:
@@ -126,16 +129,6 @@ static int parse(struct export_ctx *x, int argc, char **argv)
     return 0;
 }
 
-static int push_text(const char *what, const char *url, const struct ct_text *t,
-                     const struct ct_push_opts *po)
-{
-    struct ct_err err = {0};
-    if (ct_push_text(stderr, "colltune export: ", what, url, t, po, &err) < 0)
-        return ct_cmd_fail("export", err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
-                           err.msg);
-    return 0;
-}
-
 /* Write or print the export, its sidecars, notes and loader lines. */
 static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_export_out *out)
 {
@@ -160,7 +153,10 @@ static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_e
         return 0;
     struct ct_push_opts po = x->po;
     po.content_type = ct_emitter_mime(e);
-    return push_text(e->name, x->push, &out->body, &po);
+    if (ct_push_text(stderr, "colltune export: ", e->name, x->push, &out->body, &po, &err) < 0)
+        return ct_cmd_fail("export", err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
+                           err.msg);
+    return 0;
 }
 
 /* Everything that can be refused is checked before anything is written or sent. */

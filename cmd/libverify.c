@@ -194,20 +194,18 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     }
     eo.path = tmp;
     int rc = ct_export_run(e, c, &eo, &out, &err);
+    struct ct_export_files f = {0}; /* the file and what goes beside it (MPICH's CH4 tree) */
     if (rc == CT_EUNSUPP)
         printf("the export keeps %s's defaults everywhere: nothing to verify (%s)\n", m->title,
                err.msg);
     else if (rc < 0)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s", err.msg);
-    else if (write(fd, ct_text_str(&out.body), out.body.len) != (ssize_t)out.body.len)
-        code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot write %s", tmp);
-    close(fd);
-    char side[4200] = ""; /* a second file the library reads (MPICH's CH4 tree) */
-    if (rc == 0 && out.side.len) {
-        snprintf(side, sizeof side, "%s%s", tmp, out.side_suffix);
-        if (!code && ct_file_write_atomic(side, ct_text_str(&out.side), out.side.len, &err) < 0)
+    else {
+        ct_export_files(e, &out, tmp, &f);
+        if (ct_export_files_write(&f, &err) < 0)
             code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
     }
+    close(fd);
     if (rc == 0 && !code) {
         struct ct_loader *ld = ct_xmalloc(sizeof *ld);
         ct_export_loader(&out, ld);
@@ -241,8 +239,9 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     }
     ct_export_out_release(&out);
     unlink(tmp);
-    if (*side)
-        unlink(side);
+    for (int i = 1; i < f.n; i++)
+        unlink(f.path[i]);
+    ct_export_files_release(&f);
     free(tmp);
     fflush(stdout);
     return code;

@@ -493,16 +493,17 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     struct src src = {.sets = lib ? lib->sets : c->sets,
                       .nsets = lib ? lib->nsets : c->nsets,
                       .measured = lib != NULL};
-    bool tuned[CT_COLL_COUNT] = {false}, changed[CT_COLL_COUNT] = {false};
+    bool ar_changed = false; /* a measured AllReduce range the MPIR tree now decides */
     struct ct_text map;
     ct_text_init(&map);
     for (size_t i = 0; i < sizeof colls / sizeof colls[0] && rc == 0; i++) {
+        bool tuned = false;
         for (int k = 0; k < src.nsets; k++)
-            tuned[colls[i]] |= src.sets[k].coll == colls[i] && ct_export_selected(o, &src.sets[k]);
+            tuned |= src.sets[k].coll == colls[i] && ct_export_selected(o, &src.sets[k]);
         int before = src.changed;
-        if (tuned[colls[i]])
+        if (tuned)
             rc = tune_coll(root, &src, o, colls[i], out, &map, err);
-        changed[colls[i]] = src.changed > before;
+        ar_changed |= colls[i] == CT_ALLREDUCE && src.changed > before;
     }
     if (rc == 0 && lib && !src.changed)
         rc = ct_err_set(err, CT_EUNSUPP,
@@ -510,7 +511,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
                         "(%s %s); they stay, no file written",
                         lib->name, lib->version);
     json_t *ch4 = NULL;
-    if (rc == 0 && changed[CT_ALLREDUCE]) { /* the tuned ranges past the device layer */
+    if (rc == 0 && ar_changed) { /* the tuned ranges past the device layer */
         ch4 = json_loads(ch4_402, 0, &je);
         if (!ch4)
             CT_BUG("embedded MPICH CH4 tree: %s", je.text);
