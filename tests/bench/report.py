@@ -48,6 +48,68 @@ def human(s):
     return "%d B" % s
 
 
+def paired():
+    """tests/bench/paired.sh: per round, colltune's fastest candidate against the faster of
+    the limit runs just before and just after it. Returns summary strings."""
+    d = os.path.join(out, "paired")
+    rounds = sorted({int(m.group(1)) for f in glob.glob(os.path.join(d, "limit-a-*.txt"))
+                     for m in [re.search(r"-(\d+)\.txt$", f)]})
+    per = {}  # size -> [(ratio, limit us, colltune us, algo, limits agree)]
+    for r in rounds:
+        la = best_table("paired/limit-a-%d.txt" % r, 4)
+        lb = best_table("paired/limit-b-%d.txt" % r, 4)
+        ct = {}
+        for f in glob.glob(os.path.join(d, "ct-*-%d.json" % r)):
+            algo = re.match(r"ct-(.*)-\d+\.json", os.path.basename(f)).group(1)
+            for x in json.load(open(f))["results"]:
+                if x["placement"] != "out-of-place" or x.get("wrong", 0) not in (0, -1):
+                    continue
+                t = x["time_us"]["median"]
+                if x["size"] not in ct or t < ct[x["size"]][0]:
+                    ct[x["size"]] = (t, algo)
+        for s in sorted(set(la) & set(lb) & set(ct)):
+            a, b = la[s][0], lb[s][0]
+            lim = min(a, b)
+            per.setdefault(s, []).append((ct[s][0] / lim, lim, ct[s][0], ct[s][1],
+                                          max(a, b) <= 1.25 * lim))
+    if not per:
+        return []
+    print()
+    print("## allreduce, paired rounds (tests/bench/paired.sh): each round the limit, colltune's"
+          " oneshot, mesh-1step and symm (2 ranks, mean of the ranks' times, out of place), the"
+          " limit again; ratio = colltune's fastest time / the faster limit of its round (the"
+          " time ratio: 2.00 is twice the limit's time, 1/0.7 = 1.43 is 0.7 of its busbw)")
+    print("%10s %7s %16s %16s %12s %22s %26s" % ("size", "rounds", "limit us (min..max)",
+                                                 "colltune us", "best (most)", "ratio median [min, max]",
+                                                 "limits agree: n, median"))
+    med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
+    summ = []
+    for s, xs in sorted(per.items()):
+        rs = [x[0] for x in xs]
+        st = [x[0] for x in xs if x[4]]
+        algos = [x[3] for x in xs]
+        print("%10s %7d %16s %16s %12s %22s %26s" % (
+            human(s), len(xs), "%.2f (%.2f..%.2f)" % (med([x[1] for x in xs]), min(x[1] for x in xs),
+                                                      max(x[1] for x in xs)),
+            "%.2f" % med([x[2] for x in xs]), max(set(algos), key=algos.count),
+            "%.2f [%.2f, %.2f]" % (med(rs), min(rs), max(rs)),
+            "%d, %.2f" % (len(st), med(st)) if st else "0, -"))
+        # the targets of #15: <= 2x the limit's time at 8 B and 128 B, >= 0.7 of its busbw
+        # from 32 KiB; and the rounds where the machine was at its fastest in this run
+        goal = 2.0 if s in (8, 128) else 1 / 0.7 if s >= 32 << 10 else None
+        fast = [x[0] for x in xs if x[1] <= 1.25 * min(y[1] for y in xs)]
+        summ.append("%s %.2f%s, %.2f in the %d rounds with the fastest limits" % (
+            human(s), med(rs), " (%d of %d rounds within %.2f)" % (
+                sum(r <= goal for r in rs), len(rs), goal) if goal else "", med(fast), len(fast)))
+    print("paired time ratios, median per size (the rounds with the fastest limits: within 1.25x"
+          " of the fastest limit of the run at that size): " + "; ".join(summ))
+    return ["paired allreduce time/limit: " + "; ".join("%s %.2f" % (human(s), med([x[0] for x in xs]))
+                                                       for s, xs in sorted(per.items()))]
+
+
+if "--paired" in sys.argv[2:]:
+    paired()
+    sys.exit(0)
 print("# colltune over shm vs the limit kernels and Open MPI, float32 sum; best of the repetitions")
 for line in open(os.path.join(out, "load.txt")):
     print("# load:", line.strip())
@@ -129,6 +191,8 @@ for coll in COLLS:
               (geo(gm), min(gm) if gm else float("nan"), geo(gw), min(gw) if gw else float("nan")))
         summary.append("allreduce x ompi: geomean %.2f, min %.2f (slowest rank %.2f, %.2f)" %
                        (geo(gm), min(gm) if gm else 0, geo(gw), min(gw) if gw else 0))
+
+summary += paired()
 rss = os.path.join(out, "rss.txt")
 if os.path.exists(rss):
     print()

@@ -15,6 +15,9 @@
 #    0.34-0.45, read with a copy that printed them all), while a collective without a
 #    closing barrier leaves its ranks apart by the exit skew of the barrier before it
 #    (AllReduce 128 B: 0.25 and 0.52 us). The report prints both ratios;
+#  - paired rounds (tests/bench/paired.sh, BENCH_PAIRED_ROUNDS, default 12, 0 none): the
+#    AllReduce limit, colltune's oneshot, mesh-1step and symm, the limit again, round after
+#    round, each round's fastest compared with the faster of its own two limits;
 #  - peak RSS per rank of a 128 MiB AllReduce.
 # Everything is repeated BENCH_REPS times (default 2) and the best time per size is kept, since
 # the machine may be shared. Prints the ratios (tests/bench/report.py); it does not pass or
@@ -78,6 +81,10 @@ while [ "$rep" -le "$REPS" ]; do
     done
     rep=$((rep + 1))
 done
+# colltune's AllReduce against the limit in adjacent runs, round by round (paired.sh):
+# the VM's speed can change between the runs above and the limit's
+echo "bench: paired rounds against the limit (${BENCH_PAIRED_ROUNDS:-12})" >&2
+tests/bench/paired.sh "$out" "${BENCH_PAIRED_ROUNDS:-12}"
 uptime >> "$out/load.txt"
 
 # peak RSS per rank of a 128 MiB AllReduce (the launcher reaps the ranks: RUSAGE_CHILDREN
