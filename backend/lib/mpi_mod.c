@@ -184,12 +184,12 @@ static long check(const struct mod_ctx *c)
 }
 
 /*
- * A point's buffers are mappings of their own, page-aligned and zeroed, not heap memory:
- * where the heap puts a buffer, and so its alignment against the other and against the
- * cache's sets, depends on what the library allocated before it, and a library reading a
- * rules file at MPI_Init allocates differently than one that does not, and glibc serves
- * a large calloc from the heap once a freed mapping raised its threshold. verify's two kinds
- * of launch measured the same library code on buffers placed differently (Open MPI 4.1.4,
+ * A point's buffers are mappings of their own, page-aligned and zeroed, not heap memory.
+ * Where the heap puts a buffer (its alignment against the other buffer and the cache's
+ * sets) depends on what the library allocated before it: a library reading a rules file
+ * at MPI_Init allocates differently than one that does not, and glibc serves a large calloc
+ * from the heap once a freed mapping has raised its threshold. So verify's two kinds of
+ * launch measured the same library code on buffers placed differently (Open MPI 4.1.4,
  * 2 ranks, AllReduce at 32 B, where the file keeps the default: 1.062 [1.035, 1.090] and
  * 1.059 [1.005, 1.116] over 8 pairs in two runs, 1.023 [0.867, 1.208] on these), and Open
  * MPI's default measured 14.6-14.8 us at 16 KiB and 29.3-29.7 at 128 KiB on heap buffers
