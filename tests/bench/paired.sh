@@ -1,7 +1,7 @@
 #!/bin/sh
 # make bench, paired rounds: colltune's AllReduce against the limit kernel adjacent in time.
 # A VM's speed can change within seconds (on the 2-core AMD EPYC VM the limit kernel reads
-# 0.06-0.16 us or 0.35-0.60 us at 8 B from one run to the next), so a limit measured minutes
+# 0.06-0.16 us or 0.33-0.60 us at 8 B from one run to the next), so a limit measured minutes
 # before colltune's run may come from another state of the machine. Each round runs the
 # limit, then colltune's candidate algorithms, then the limit again; report.py compares each
 # round's fastest candidate with the faster of its two limits and prints the per-round ratios
