@@ -22,11 +22,12 @@ def best_table(pattern, ncols):
     return rows
 
 
-def colltune(coll, n, reg):
-    """size -> (time_us, busbw, algo) of the fastest algorithm (out-of-place, best repetition)."""
+def fastest(pattern, name_re):
+    """size -> (time_us, busbw, algo) of the fastest run (out-of-place, correct) over the JSON
+    files matching pattern; name_re's group 1 is the algorithm in a file's name."""
     best = {}
-    for f in glob.glob(os.path.join(out, "ct-%s-%d-%s-*.json" % (coll, n, reg))):
-        algo = re.match(r"ct-[a-z]+-\d+-[a-z]+-(.*)-\d+\.json", os.path.basename(f)).group(1)
+    for f in glob.glob(os.path.join(out, pattern)):
+        algo = re.match(name_re, os.path.basename(f)).group(1)
         for r in json.load(open(f))["results"]:
             if r["placement"] != "out-of-place" or r.get("wrong", 0) not in (0, -1):
                 continue
@@ -35,6 +36,10 @@ def colltune(coll, n, reg):
                 best[r["size"]] = (t, r["busbw"], algo)
     return best
 
+
+def colltune(coll, n, reg):
+    """size -> (time_us, busbw, algo) of the fastest algorithm (out-of-place, best repetition)."""
+    return fastest("ct-%s-%d-%s-*.json" % (coll, n, reg), r"ct-[a-z]+-\d+-[a-z]+-(.*)-\d+\.json")
 
 def geo(xs):
     xs = [x for x in xs if x > 0]
@@ -58,19 +63,11 @@ def paired():
     for r in rounds:
         la = best_table("paired/limit-a-%d.txt" % r, 4)
         lb = best_table("paired/limit-b-%d.txt" % r, 4)
-        ct = {}
-        for f in glob.glob(os.path.join(d, "ct-*-%d.json" % r)):
-            algo = re.match(r"ct-(.*)-\d+\.json", os.path.basename(f)).group(1)
-            for x in json.load(open(f))["results"]:
-                if x["placement"] != "out-of-place" or x.get("wrong", 0) not in (0, -1):
-                    continue
-                t = x["time_us"]["median"]
-                if x["size"] not in ct or t < ct[x["size"]][0]:
-                    ct[x["size"]] = (t, algo)
+        ct = fastest("paired/ct-*-%d.json" % r, r"ct-(.*)-\d+\.json")
         for s in sorted(set(la) & set(lb) & set(ct)):
             a, b = la[s][0], lb[s][0]
             lim = min(a, b)
-            per.setdefault(s, []).append((ct[s][0] / lim, lim, ct[s][0], ct[s][1],
+            per.setdefault(s, []).append((ct[s][0] / lim, lim, ct[s][0], ct[s][2],
                                           max(a, b) <= 1.25 * lim))
     if not per:
         return []
