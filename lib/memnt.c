@@ -6,7 +6,9 @@
 #include <string.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <emmintrin.h>
+#include <stdatomic.h>
 
 /* Copy 64 bytes at a time from s to d (unaligned loads) with STORE; i is left at the
  * first byte not copied. */
@@ -23,12 +25,39 @@
         STORE((__m128i *)(d + i + 48), x3);                                                        \
     }
 
-/* rep movsb's slow case: the destination 1..15 bytes after the source in page offset, at
- * sizes where glibc uses it. */
-static inline int movsb_aliases(const void *dst, const void *src, size_t n)
+/* rep movsb's slow case: the destination 1..15 bytes after the source in page offset. */
+static inline int movsb_slow(const void *dst, const void *src)
 {
     uintptr_t rel = ((uintptr_t)dst - (uintptr_t)src) & 4095;
-    return n >= 2048 && n < (2u << 20) && rel > 0 && rel < 16;
+    return rel > 0 && rel < 16;
+}
+
+/* ... at sizes where glibc uses it */
+static inline int movsb_aliases(const void *dst, const void *src, size_t n)
+{
+    return n >= 2048 && n < (2u << 20) && movsb_slow(dst, src);
+}
+
+/* Enhanced rep movsb (CPUID leaf 7, EBX bit 9), asked once. */
+static int has_erms(void)
+{
+    static _Atomic int erms = -1; /* -1: not asked yet; racing askers get the same answer */
+    int v = atomic_load_explicit(&erms, memory_order_relaxed);
+    if (v < 0) {
+        unsigned a, b = 0, c, d;
+        v = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 9));
+        atomic_store_explicit(&erms, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+void ct_copy_handoff(void *dst, const void *src, size_t n)
+{
+    if (n < CT_HANDOFF_MOVSB_MIN || movsb_slow(dst, src) || !has_erms()) {
+        ct_copy(dst, src, n);
+        return;
+    }
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
 
 void ct_copy(void *dst, const void *src, size_t n)
@@ -62,6 +91,11 @@ void ct_copy_nt(void *dst, const void *src, size_t n)
 }
 #else
 void ct_copy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+void ct_copy_handoff(void *dst, const void *src, size_t n)
 {
     memcpy(dst, src, n);
 }

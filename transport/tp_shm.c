@@ -1228,7 +1228,7 @@ static int shm_mbox_post(struct ct_tp *tp, const void *src, size_t len, struct c
     uint64_t k = ++t->mseq;
     struct mbox *b = &t->ctl->box[k & 1];
     bool inl = len <= MBOX_INLINE;
-    ct_copy(inl ? b->inl : b->data, src, len);
+    ct_copy_handoff(inl ? b->inl : b->data, src, len);
     atomic_store_explicit(&b->seq, k << 1 | inl, memory_order_release);
     ring_fence(t); /* one for every peer's doorbell */
     for (int i = 0; i < t->npeers; i++)

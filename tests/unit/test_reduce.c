@@ -962,28 +962,33 @@ Test(reduce, streaming_copy_and_reduce_match)
 }
 
 /* ct_copy takes its own loop when the destination is 1..63 bytes past the source in page
- * offset (glibc's slow rep movsb case) and memcpy otherwise: the same bytes either way, at
- * every relative offset and around the sizes where the paths switch, with the bytes around
- * the destination untouched. */
+ * offset (glibc's slow rep movsb case) and memcpy otherwise; ct_copy_handoff takes rep movsb
+ * from CT_HANDOFF_MOVSB_MIN bytes, except in that case: the same bytes every way, at every
+ * relative offset and around the sizes where the paths switch, with the bytes around the
+ * destination untouched. */
 Test(reduce, data_path_copy_every_relative_offset)
 {
     uint64_t seed = 7;
-    static const size_t lens[] = {0, 1, 63, 64, 65, 2047, 2048, 2049, 4096, 16380, 65528,
-                                  (2u << 20) - 4, 2u << 20};
+    static const size_t lens[] = {
+        0,    1,    63,   64,   65,   1023,  1024,  1025,           2047,
+        2048, 2049, 2111, 2112, 4096, 16380, 65528, (2u << 20) - 4, 2u << 20};
+    static void (*const copy[])(void *, const void *, size_t) = {ct_copy, ct_copy_handoff};
     size_t cap = (2u << 20) + 8192;
     unsigned char *src = aligned_alloc(4096, cap), *dst = aligned_alloc(4096, cap);
     unsigned char *ref = malloc(cap);
     fill_bytes(src, cap, &seed);
-    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
-        for (size_t rel = 0; rel <= 80; rel += (lens[k] > 100000 ? 20 : 1)) {
-            size_t n = lens[k], so = 4096 + 12, d0 = so + rel; /* dst offset - src offset = rel */
-            fill_bytes(dst, cap, &seed);
-            memcpy(ref, dst, cap);
-            memcpy(ref + d0, src + so, n);
-            ct_copy(dst + d0, src + so, n);
-            cr_assert(!memcmp(dst, ref, cap), "copy of %zu bytes, destination %zu past the source",
-                      n, rel);
-        }
+    for (int f = 0; f < 2; f++)
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+            for (size_t rel = 0; rel <= 80; rel += (lens[k] > 100000 ? 20 : 1)) {
+                size_t n = lens[k], so = 4096 + 12, d0 = so + rel; /* dst - src offset = rel */
+                fill_bytes(dst, cap, &seed);
+                memcpy(ref, dst, cap);
+                memcpy(ref + d0, src + so, n);
+                copy[f](dst + d0, src + so, n);
+                cr_assert(!memcmp(dst, ref, cap),
+                          "%s of %zu bytes, destination %zu past the source",
+                          f ? "ct_copy_handoff" : "ct_copy", n, rel);
+            }
     free(src);
     free(dst);
     free(ref);
