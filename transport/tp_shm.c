@@ -1164,10 +1164,16 @@ static int shm_fence_post(struct ct_tp *tp, int peer, void *const bufs[], int n,
     for (int i = 0; i < CT_FENCE_BUFS; i++) {
         /* a byte's length: a pointer at the end of one object may be the start of the next */
         const struct heap_ent *h = i < n && bufs[i] ? heap_find(t, bufs[i], 1) : NULL;
-        d[i].obj_idx = h ? h->idx : NO_OBJ;
-        d[i].obj_id = h ? h->id : 0;
-        d[i].offset = h ? (uint64_t)((const char *)bufs[i] - h->base) : 0;
-        d[i].obj_size = h ? h->size : 0;
+        struct fdesc nd = {.obj_idx = h ? h->idx : NO_OBJ,
+                           .obj_id = h ? h->id : 0,
+                           .offset = h ? (uint64_t)((const char *)bufs[i] - h->base) : 0,
+                           .obj_size = h ? h->size : 0};
+        /* written only when it changed: a store to these lines, which the peer read at the
+         * fence before last, sends them back across cores when the peer reads them after the
+         * count, a second wait on every fence (2 ranks, symm AllReduce, 3 alternating runs:
+         * 8 B 0.87-0.89 us -> 0.63-0.66, 32 KiB 1.15-1.17 -> 0.94-0.96) */
+        if (memcmp(&d[i], &nd, sizeof nd))
+            d[i] = nd;
     }
     atomic_store_explicit(&f->count, p->fout, memory_order_release);
     ring(t, p->ctl);
