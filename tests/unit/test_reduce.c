@@ -961,7 +961,7 @@ Test(reduce, streaming_copy_and_reduce_match)
         }
 }
 
-/* ct_copy takes its own loop when the destination is 1..63 bytes past the source in page
+/* ct_copy takes its own loop when the destination is 1..15 bytes past the source in page
  * offset (glibc's slow rep movsb case) and memcpy otherwise; ct_copy_handoff takes rep movsb
  * from CT_HANDOFF_MOVSB_MIN bytes, except in that case: the same bytes every way, at every
  * relative offset and around the sizes where the paths switch, with the bytes around the
