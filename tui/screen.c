@@ -11,6 +11,7 @@
 #include <curses.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <termios.h>
 #include <unistd.h>
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV,
@@ -24,17 +25,55 @@ struct ct_screen {
     struct sigaction old[NCAUGHT];
 };
 
-/* Put the terminal back. Uses only curses' own state, so the fatal hook and signal
- * handlers need no context. */
+/* Put the terminal back (close: the drawing thread has ended). */
 static void restore_terminal(void)
 {
     if (stdscr && !isendwin())
         endwin();
 }
 
+/*
+ * What a dying process writes instead, from a signal handler or the fatal hook (set at
+ * open, no context needed): the terminal's own strings for what endwin() undoes
+ * (attributes, cursor, keypad, alternate screen) and the terminal modes from before curses.
+ * Either may run while the TUI's drawing thread is inside curses, where endwin() would
+ * share curses' output buffer with that thread's doupdate() (a fatal error's message then
+ * came out before the screen was restored, about 1 run in 80 of test_tui): write() and
+ * tcsetattr() are async-signal-safe and touch no curses state.
+ */
+static char sig_restore[256];
+static size_t sig_restore_len;
+static struct termios sig_modes;
+static volatile sig_atomic_t sig_have_modes;
+
+/* Append cap's string without its padding ($<...>, which only curses' output interprets). */
+static void sig_restore_add(const char *cap)
+{
+    const char *v = tigetstr(cap);
+    if (!v || v == (const char *)-1)
+        return;
+    for (; *v && sig_restore_len + 1 < sizeof sig_restore; v++) {
+        const char *end = v[0] == '$' && v[1] == '<' ? strchr(v, '>') : NULL;
+        if (end)
+            v = end;
+        else
+            sig_restore[sig_restore_len++] = *v;
+    }
+}
+
+static void restore_dying(void)
+{
+    if (sig_restore_len) {
+        ssize_t w = write(STDOUT_FILENO, sig_restore, sig_restore_len);
+        (void)w; /* nothing better to do in a dying process */
+    }
+    if (sig_have_modes)
+        tcsetattr(STDIN_FILENO, TCSADRAIN, &sig_modes);
+}
+
 static void on_signal(int sig)
 {
-    restore_terminal();
+    restore_dying();
     raise(sig); /* SA_RESETHAND: now with the default action */
 }
 
@@ -98,6 +137,7 @@ int ct_screen_open(struct ct_screen **out, struct ct_err *err)
         setlocale(LC_CTYPE, "");
     struct ct_screen *s = ct_xcalloc(1, sizeof *s);
     s->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    sig_have_modes = tcgetattr(STDIN_FILENO, &sig_modes) == 0;
     s->scr = newterm(NULL, stdout, stdin);
     if (!s->scr) {
         free(s);
@@ -111,6 +151,11 @@ int ct_screen_open(struct ct_screen **out, struct ct_err *err)
     curs_set(0);
     set_escdelay(25);
     setup_styles(s);
+    sig_restore_len = 0;
+    sig_restore_add("sgr0");
+    sig_restore_add("cnorm");
+    sig_restore_add("rmkx");
+    sig_restore_add("rmcup");
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -118,7 +163,7 @@ int ct_screen_open(struct ct_screen **out, struct ct_err *err)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < NCAUGHT; i++)
         sigaction(caught[i], &sa, &s->old[i]);
-    ct_set_fatal_hook(restore_terminal);
+    ct_set_fatal_hook(restore_dying);
     *out = s;
     return 0;
 }
