@@ -25,7 +25,7 @@ struct ct_screen {
     struct sigaction old[NCAUGHT];
 };
 
-/* Put the terminal back (close: the drawing thread has ended). */
+/* Put the terminal back (close, from the drawing thread: curses' only user). */
 static void restore_terminal(void)
 {
     if (stdscr && !isendwin())
@@ -38,7 +38,7 @@ static void restore_terminal(void)
  * (attributes, cursor, keypad, alternate screen) and the terminal modes from before curses.
  * Either may run while the TUI's drawing thread is inside curses, where endwin() would
  * share curses' output buffer with that thread's doupdate() (a fatal error's message then
- * came out before the screen was restored, about 1 run in 80 of test_tui): write() and
+ * came out before the screen was restored: 2 of 110 runs of test_tui): write() and
  * tcsetattr() are async-signal-safe and touch no curses state.
  */
 static char sig_restore[256];
