@@ -22,6 +22,8 @@ struct child_out {
     char *text; /* everything the terminal received, escape sequences removed */
     char *raw;
     int status;
+    struct termios modes; /* the pty's modes after the child ended (read on the master) */
+    bool have_modes;
 };
 
 /* A fake sampler: two NICs, the second busier every sample. */
@@ -112,10 +114,11 @@ static struct child_out on_pty(void (*fn)(void), const char *ready, const char *
         if (t.tv_sec - t0.tv_sec > 10)
             break;
     }
-    struct child_out o = {calloc(1, len + 1), raw, 0};
+    struct child_out o = {calloc(1, len + 1), raw, 0, {0}, false};
     strip(raw, o.text);
     kill(pid, SIGKILL);
     waitpid(pid, &o.status, 0);
+    o.have_modes = tcgetattr(master, &o.modes) == 0;
     close(master);
     return o;
 }
@@ -291,6 +294,10 @@ Test(tui, signal_restores_the_terminal)
     cr_expect(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGTERM, "dies of the signal, %#x",
               o.status);
     cr_expect(strstr(o.raw, RMCUP));
+    /* curses had turned echo and canonical input off; the handler put the modes back */
+    cr_assert(o.have_modes, "the pty's modes cannot be read");
+    cr_expect((o.modes.c_lflag & (ECHO | ICANON)) == (ECHO | ICANON), "modes %#x",
+              (unsigned)o.modes.c_lflag);
     release(&o);
 }
 
