@@ -41,6 +41,7 @@ def colltune(coll, n, reg):
     """size -> (time_us, busbw, algo) of the fastest algorithm (out-of-place, best repetition)."""
     return fastest("ct-%s-%d-%s-*.json" % (coll, n, reg), r"ct-[a-z]+-\d+-[a-z]+-(.*)-\d+\.json")
 
+
 def geo(xs):
     xs = [x for x in xs if x > 0]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
