@@ -4,10 +4,9 @@
  * measured section (A: the export's loader variables set) against its defaults (B: cleared),
  * paired launches (tune/paired.c) of `colltune run --lib LIB --sizes ...` at the sweep's sizes
  * and every range's midpoint (ct_paired_sizes), warmed up past the library's one-time costs.
- * Per size the ratio A/B with a 95% interval over the pairs, the geomean and the worst size;
- * exit 3 when a size is slower than the defaults by more than 3% beyond its interval
- * (ct_paired_slower).
- */
+ * Per size the ratio A/B with a 95% interval over the pairs and, where the file keeps the
+ * library's choice near it, against those sizes in the same launches (ct_paired_judge);
+ * exit 3 when a size is slower than the defaults by > 3% beyond either interval. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -104,62 +103,64 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
                                 : run_part(ctx, with, sz + small, nsz - small, t + small, "3");
 }
 
-/* One ruleset: paired launches (tune/paired.c), then the table; 0, CT_EXIT_CHECK or a
- * failure code. */
+/* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. */
 static int verify_set(const struct ct_libmod *m, const char *hosts, const struct ct_config *c,
                       const struct ct_ruleset *s, const struct ct_loader *ld)
 {
     uint64_t sz[MAXSZ];
+    bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
     char a[32];
     int nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
+    for (int k = 0; k < nsz; k++) {
+        const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);
+        own[k] = rule && rule->id == 0;
+    }
     struct side x = {m, hosts, s, ld};
     struct ct_paired pr;
-    int code = ct_paired_measure(sz, nsz, launch, &x, &pr), slower = 0;
-    double lg = 0, worst = 0, lg_own = 0; /* lg_own: sizes where the file keeps the default */
-    int n_own = 0;
-    uint64_t worst_at = 0;
+    struct ct_paired_row w[MAXSZ];
+    struct ct_paired_sum t;
+    int code = ct_paired_measure(sz, nsz, own, launch, &x, &pr);
+    if (!code)
+        ct_paired_judge(&pr, own, nsz, w, &t);
     printf("%s on %d ranks: exported vs defaults in alternating launches (A B B A A B ...), %d "
            "pairs at every size, up to %d where the file may be slower\n",
            ct_coll_name(s->coll), s->nranks, CT_PAIRED_MIN, CT_PAIRED_MAX);
-    printf("%12s  %-20s %12s %12s %7s  %-16s %s\n", "size (B)", "exported rule", "exported us",
-           "default us", "ratio", "95% interval", "pairs");
+    printf("%12s  %-20s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
+           "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl", "95% interval");
     for (int k = 0; k < nsz && !code; k++) {
-        int n = pr.n[k];
-        double ma = ct_stats_geomean(pr.a[k], n), mb = ct_stats_geomean(pr.b[k], n);
-        struct ct_ratio q;
-        ct_stats_ratio_paired(pr.a[k], pr.b[k], n, &q); /* the launches of a pair, side by side */
         const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);
-        bool bad = ct_paired_slower(&q);
-        slower += bad;
-        lg += log(q.ratio);
-        if (rule && rule->id == 0) {
-            lg_own += log(q.ratio);
-            n_own++;
+        char iv[40], lr[16] = "-", li[40] = "-";
+        snprintf(iv, sizeof iv, "[%.3f, %.3f]", w[k].q.lo, w[k].q.hi);
+        if (w[k].nl) {
+            snprintf(lr, sizeof lr, "%.3f", w[k].ql.ratio);
+            snprintf(li, sizeof li, "[%.3f, %.3f]", w[k].ql.lo, w[k].ql.hi);
         }
-        if (q.ratio > worst) {
-            worst = q.ratio;
-            worst_at = sz[k];
-        }
-        char iv[40];
-        snprintf(iv, sizeof iv, "[%.3f, %.3f]", q.lo, q.hi);
-        printf("%12llu  %-20s %12.2f %12.2f %7.3f  %-16s %d%s\n", (unsigned long long)sz[k],
-               rule ? rule->algo : "?", ma, mb, q.ratio, iv, n,
-               bad ? "  SLOWER than the defaults by > 3%" : "");
+        printf("%12llu  %-20s %12.2f %12.2f %5d %7.3f  %-16s %7s  %-*s%s\n",
+               (unsigned long long)sz[k], rule ? rule->algo : "?", w[k].ma, w[k].mb, w[k].n,
+               w[k].q.ratio, iv, lr, w[k].slower ? 16 : 0, li,
+               !w[k].slower         ? ""
+               : !w[k].slow_local   ? "  SLOWER than the defaults by > 3%"
+               : w[k].slow_measured ? "  SLOWER than the defaults by > 3% (also vs ctl)"
+                                    : "  SLOWER than the defaults by > 3% (vs ctl)");
     }
     if (!code)
         printf("%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s "
                "(%d rounds of launches)\n",
-               ct_coll_name(s->coll), exp(lg / nsz), worst, ct_bytes_str(worst_at, a, sizeof a),
+               ct_coll_name(s->coll), t.geo, t.worst, ct_bytes_str(sz[t.worst_k], a, sizeof a),
                pr.rounds);
-    if (!code && n_own && n_own < nsz) /* both sides run the same code there: a control */
+    if (!code && t.n_own && t.n_own < nsz) /* both sides run the same code there: a control */
         printf("  where the file keeps %s's own choice (%d sizes, the same code on both sides): "
-               "%.3f, this run's launch-to-launch noise; the tuned sizes: %.3f, %.3f of that\n",
-               m->title, n_own, exp(lg_own / n_own), exp((lg - lg_own) / (nsz - n_own)),
-               exp((lg - lg_own) / (nsz - n_own) - lg_own / n_own));
+               "%.3f, this run's launch-to-launch noise; the tuned sizes: %.3f\n",
+               m->title, t.n_own, t.own, t.tuned);
+    if (!code && t.n_loc) /* the tuned sizes, each against its controls in the same launches */
+        printf("  the tuned sizes against the controls near them (up to %d each side within "
+               "%dx), pair by pair (\"vs ctl\", the launches' state taken out): geomean %.3f "
+               "over %d of %d\n",
+               CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t.local, t.n_loc, nsz - t.n_own);
     if (!code)
         printf("\n");
     ct_paired_release(&pr);
-    return code ? code : slower ? CT_EXIT_CHECK : 0;
+    return code ? code : t.slower ? CT_EXIT_CHECK : 0;
 }
 
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path)

@@ -3,9 +3,13 @@
  * Paired launches: side A (a change: an exported file loaded) against side B (without it),
  * one launch each per pair, the pairs' order alternating (A B, B A, A B, ...) so a machine
  * that drifts over the launches favours neither side. CT_PAIRED_MIN pairs at every size;
- * then, while a size is open, more pairs of the open sizes only, up to CT_PAIRED_MAX.
+ * then, while a size is open, more pairs of the open sizes and the controls near them only,
+ * up to CT_PAIRED_MAX. A size with controls near it is also judged against them pair by
+ * pair (ct_paired_local, stats.h).
  */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../algos/coll.h"
 #include "../lib/err.h"
@@ -18,32 +22,97 @@ bool ct_paired_slower(const struct ct_ratio *q)
     return q->lo > CT_PAIRED_TOL;
 }
 
-/* Open: the ratio says A is more than CT_PAIRED_TOL slower. Such a size takes pairs up to
- * CT_PAIRED_MAX, whatever its interval says before: an AllGather verify flagged 8 B, both
- * sides Open MPI's default, at 1.130 [1.070, 1.193] after 3 pairs, and 6 alternating
- * launches of 20,000 iterations each then read 0.57 us on both sides. */
-static bool open_size(const double *a, const double *b, int n)
+/* Each other size's controls: the nearest up to CT_PAIRED_NCTL / 2 below it and as many
+ * above, within CT_PAIRED_NEAR (sz sorted); -1 ends the list. */
+static void find_near(const uint64_t *sz, int nsz, const bool *control, int (*near)[CT_PAIRED_NCTL])
 {
-    struct ct_ratio q;
-    ct_stats_ratio_paired(a, b, n, &q);
-    return q.ratio > CT_PAIRED_TOL;
+    for (int k = 0; k < nsz; k++) {
+        int n = 0, below = 0, above = 0;
+        for (int j = k - 1; control && !control[k] && j >= 0 && below < CT_PAIRED_NCTL / 2; j--)
+            if (control[j] && (double)sz[j] * CT_PAIRED_NEAR >= (double)sz[k])
+                near[k][n++] = j, below++;
+        for (int j = k + 1; control && !control[k] && j < nsz && above < CT_PAIRED_NCTL / 2; j++)
+            if (control[j] && (double)sz[k] * CT_PAIRED_NEAR >= (double)sz[j])
+                near[k][n++] = j, above++;
+        for (; n < CT_PAIRED_NCTL; n++)
+            near[k][n] = -1;
+    }
 }
 
-int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, void *ctx,
-                     struct ct_paired *p)
+/* Size j's pair from round r: its index, -1 when j did not run in that round. */
+static int pair_of(const struct ct_paired *p, int j, int r)
+{
+    for (int i = 0; i < p->n[j]; i++)
+        if (p->round[j][i] == r)
+            return i;
+    return -1;
+}
+
+int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q)
+{
+    double a[CT_PAIRED_MAX], b[CT_PAIRED_MAX];
+    int n = 0, nb = 0;
+    while (nb < CT_PAIRED_NCTL && p->near[k][nb] >= 0)
+        nb++;
+    memset(q, 0, sizeof *q);
+    for (int i = 0; nb && i < p->n[k]; i++) {
+        double lc = 0; /* the log of the controls' geomean ratio in this round */
+        int got = 0;
+        for (int e = 0; e < nb; e++) {
+            int j = p->near[k][e], x = pair_of(p, j, p->round[k][i]);
+            if (x >= 0 && p->a[j][x] > 0 && p->b[j][x] > 0) {
+                lc += log(p->a[j][x] / p->b[j][x]);
+                got++;
+            }
+        }
+        if (got < nb)
+            continue;
+        a[n] = p->a[k][i]; /* A against B scaled by what the controls moved in this round */
+        b[n++] = p->b[k][i] * exp(lc / nb);
+    }
+    if (n < 2)
+        return 0;
+    ct_stats_ratio_paired(a, b, n, q);
+    return q->ratio > 0 ? n : 0;
+}
+
+/* Open: A may be more than CT_PAIRED_TOL slower, by its ratio as measured or against the
+ * controls near it. Such a size takes pairs up to CT_PAIRED_MAX, whatever its interval says
+ * before: an AllGather verify flagged 8 B, both sides Open MPI's default, at 1.130 [1.070,
+ * 1.193] after 3 pairs, and 6 alternating launches of 20,000 iterations each then read 0.57
+ * us on both sides. */
+static bool open_size(const struct ct_paired *p, int k)
+{
+    struct ct_ratio q, ql;
+    ct_stats_ratio_paired(p->a[k], p->b[k], p->n[k], &q);
+    return q.ratio > CT_PAIRED_TOL || (ct_paired_local(p, k, &ql) && ql.ratio > CT_PAIRED_TOL);
+}
+
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, ct_paired_launch_fn launch,
+                      void *ctx, struct ct_paired *p)
 {
     size_t m = nsz > 0 ? (size_t)nsz : 1;
     p->rounds = 0;
     p->a = ct_xcalloc(m, sizeof *p->a);
     p->b = ct_xcalloc(m, sizeof *p->b);
+    p->round = ct_xcalloc(m, sizeof *p->round);
     p->n = ct_xcalloc(m, sizeof *p->n);
+    p->near = ct_xcalloc(m, sizeof *p->near);
+    find_near(sz, nsz, control, p->near);
     uint64_t *run = ct_xcalloc(m, sizeof *run);
     double *t = ct_xcalloc(m, sizeof *t);
     int *idx = ct_xcalloc(m, sizeof *idx), code = 0;
+    bool *go = ct_xcalloc(m, sizeof *go);
     for (int r = 0; r < CT_PAIRED_MAX && !code; r++) {
         int nrun = 0;
         for (int k = 0; k < nsz; k++)
-            if (r < CT_PAIRED_MIN || open_size(p->a[k], p->b[k], p->n[k]))
+            go[k] = r < CT_PAIRED_MIN || open_size(p, k);
+        for (int k = 0; k < nsz; k++) /* an open size's controls run with it */
+            for (int e = 0; e < CT_PAIRED_NCTL; e++)
+                if (go[k] && p->near[k][e] >= 0)
+                    go[p->near[k][e]] = true;
+        for (int k = 0; k < nsz; k++) /* in order: the launch gets its sizes sorted */
+            if (go[k])
                 idx[nrun++] = k;
         if (!nrun)
             break;
@@ -56,13 +125,49 @@ int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, v
                 (with ? p->a : p->b)[idx[j]][p->n[idx[j]]] = t[j];
         }
         for (int j = 0; j < nrun && !code; j++)
-            p->n[idx[j]]++;
+            p->round[idx[j]][p->n[idx[j]]++] = r;
         p->rounds++;
     }
     free(run);
     free(t);
     free(idx);
+    free(go);
     return code;
+}
+
+void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
+                     struct ct_paired_row *rows, struct ct_paired_sum *sum)
+{
+    double lg = 0, lg_own = 0, lg_loc = 0;
+    memset(sum, 0, sizeof *sum);
+    for (int k = 0; k < nsz; k++) {
+        struct ct_paired_row *w = &rows[k];
+        w->n = p->n[k];
+        w->ma = ct_stats_geomean(p->a[k], w->n);
+        w->mb = ct_stats_geomean(p->b[k], w->n);
+        ct_stats_ratio_paired(p->a[k], p->b[k], w->n, &w->q); /* a pair's launches side by side */
+        w->nl = ct_paired_local(p, k, &w->ql);                /* and against its controls */
+        w->slow_measured = ct_paired_slower(&w->q);
+        w->slow_local = w->nl && ct_paired_slower(&w->ql);
+        w->slower = w->slow_measured || w->slow_local;
+        sum->slower += w->slower;
+        lg += log(w->q.ratio);
+        if (control && control[k]) {
+            lg_own += log(w->q.ratio);
+            sum->n_own++;
+        } else if (w->nl) {
+            lg_loc += log(w->ql.ratio);
+            sum->n_loc++;
+        }
+        if (w->q.ratio > sum->worst) {
+            sum->worst = w->q.ratio;
+            sum->worst_k = k;
+        }
+    }
+    sum->geo = nsz ? exp(lg / nsz) : 0;
+    sum->own = sum->n_own ? exp(lg_own / sum->n_own) : 0;
+    sum->tuned = sum->n_own < nsz ? exp((lg - lg_own) / (nsz - sum->n_own)) : 0;
+    sum->local = sum->n_loc ? exp(lg_loc / sum->n_loc) : 0;
 }
 
 void ct_paired_release(struct ct_paired *p)
@@ -70,8 +175,12 @@ void ct_paired_release(struct ct_paired *p)
     free(p->a);
     free(p->b);
     free(p->n);
+    free(p->round);
+    free(p->near);
     p->a = p->b = NULL;
     p->n = NULL;
+    p->round = NULL;
+    p->near = NULL;
 }
 
 /* Sizes verify checks for s (at most max): the sweep's sizes, as run measures them (whole

@@ -66,6 +66,15 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
  * CT_PAIRED_MAX, so that a size is judged slower on all of them. launch runs one side over
  * the n sizes given, writes their times into t and returns 0 or a code, which stops the
  * measure and is returned.
+ * control (NULL: none) marks the sizes where both sides run the same code (the file keeps
+ * the library's own choice there). A launch's state (the VM's speed, another process) moves
+ * all its sizes, by an amount that depends on the size (5x at 8 B, 1.7x at 32 KiB between
+ * launches of one verify here), and three pairs do not cancel it. So each other size gets
+ * the controls nearest it, up to CT_PAIRED_NCTL / 2 below and as many above within
+ * CT_PAIRED_NEAR (x or /), and ct_paired_local gives its ratio pair by pair against their
+ * geomean in the same two launches: what A's choice gains over the library's own at that
+ * size, the launches' state taken out (several controls, because each one's own noise adds
+ * to that ratio's). A size that takes extra pairs carries its controls along.
  * ct_paired_slower: A is slower than B by more than CT_PAIRED_TOL beyond the interval (a
  * 0.97x bound: where both sides ran the same setting, three sizes of 28 read 1.05-1.09
  * with intervals just above 1, and a 1-3% loss at one size cannot be told from that).
@@ -73,16 +82,46 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
 #define CT_PAIRED_MIN 3
 #define CT_PAIRED_MAX 8
 #define CT_PAIRED_TOL 1.03
+#define CT_PAIRED_NEAR 16
+#define CT_PAIRED_NCTL 8
 typedef int (*ct_paired_launch_fn)(void *ctx, bool with, const uint64_t *sz, int n, double *t);
 struct ct_paired {
     int rounds;
     double (*a)[CT_PAIRED_MAX], (*b)[CT_PAIRED_MAX]; /* [size][pair] */
+    int (*round)[CT_PAIRED_MAX];                     /* [size][pair]: the round it came from */
     int *n;                                          /* pairs measured per size */
+    int (*near)[CT_PAIRED_NCTL]; /* [size]: its controls, nearest first below, then above; -1
+                                    ends the list (none for a control) */
 };
-int ct_paired_measure(const uint64_t *sz, int nsz, ct_paired_launch_fn launch, void *ctx,
-                      struct ct_paired *p);
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, ct_paired_launch_fn launch,
+                      void *ctx, struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
+/* Size k's ratio A/B divided, pair by pair, by the geomean of its controls' ratios in
+ * the same round, with a 95% interval over those pairs: the pairs used, 0 (q zeroed) when k
+ * has no control near it or fewer than 2 such pairs. */
+int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q);
 bool ct_paired_slower(const struct ct_ratio *q);
+/* The verdict of a paired measure, size by size: the geomeans of each side, the ratio as
+ * measured and against the controls near it (nl pairs, 0: none), and whether each says A
+ * is slower (ct_paired_slower); slower when either does. As measured is what a job loading
+ * the file sees at that size (a file that slows every size alike, a rules lookup on each
+ * call, shows there and not against the controls); against the controls is whether the
+ * file's choice beats the library's own in the same launches (a launch's state, which
+ * widens the ratio as measured, is taken out). The summary: the geomean of the ratios, the
+ * worst, the controls' geomean (n_own sizes), the other sizes' (as measured) and, over the
+ * n_loc of them with controls near, their geomean against those. */
+struct ct_paired_row {
+    double ma, mb;
+    struct ct_ratio q, ql;
+    int n, nl;
+    bool slow_measured, slow_local, slower;
+};
+struct ct_paired_sum {
+    double geo, worst, own, tuned, local;
+    int worst_k, n_own, n_loc, slower;
+};
+void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
+                     struct ct_paired_row *rows, struct ct_paired_sum *sum);
 /* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
  * sizes and every range's geometric midpoint (ct_sweep_check_count, the last range's to the
  * largest swept size), as whole elements; sorted, unique, <= max. */

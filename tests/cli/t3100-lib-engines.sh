@@ -191,10 +191,14 @@ $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
     && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|ring\) .*\[' "$TMP/out")" -ge 5 ] \
     && ok "verify: ratio per size with intervals, geomean and worst (exit $rc)" || not_ok "verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
 # pairs of launches: 3 at every size, more (up to 8) only while the file may be slower there:
-# a size left below 8 is settled (ratio <= 1.03)
-awk '$6 ~ /^\[/ { n++; p = $8 + 0
-       if (p < 3 || p > 8 || (p < 8 && $5 > 1.03)) bad++ }
-     END { exit !(n >= 5 && !bad) }' "$TMP/out" \
+# a size left below 8 is settled (its ratio as measured and, where it has controls near it,
+# "vs ctl" <= 1.03), unless all 8 rounds ran (a control carried along into the last round
+# by a size near it may end open)
+awk '/ rounds of launches\)/ { s = $0; sub(/.*\(/, "", s); rounds = s + 0 }
+     $7 ~ /^\[/ { n++; p[n] = $5 + 0; r[n] = $9 != "-" && $9 + 0 > $6 + 0 ? $9 : $6 }
+     END { for (i = 1; i <= n; i++)
+               if (p[i] < 3 || p[i] > 8 || (p[i] < 8 && r[i] > 1.03 && rounds < 8)) bad++
+           exit !(n >= 5 && rounds >= 3 && !bad) }' "$TMP/out" \
     && ok "verify: 3 pairs of launches at every size, more only where the file may be slower" \
     || not_ok "verify pairs: $(cat "$TMP/out")"
 expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
@@ -367,7 +371,7 @@ fi
 $COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "with the export: MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=" "$TMP/out" \
     && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
-    && grep -q "^  where the file keeps MPICH's own choice ([0-9]* sizes, the same code on both sides): [0-9.]*, this run's launch-to-launch noise; the tuned sizes: [0-9.]*, [0-9.]* of that" "$TMP/out" \
+    && grep -q "^  where the file keeps MPICH's own choice ([0-9]* sizes, the same code on both sides): [0-9.]*, this run's launch-to-launch noise; the tuned sizes: [0-9.]*$" "$TMP/out" \
     && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|recursive_doubling\) .*\[' "$TMP/out")" -ge 5 ] \
     && ok "verify --lib mpich: the file's loader set, ratio per size, geomean, the sizes it leaves to MPICH as a control (exit $rc)" \
     || not_ok "verify --lib mpich (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"

@@ -186,7 +186,7 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     uint64_t sz[] = {0, 1, 2};
     struct fake f = {0};
     struct ct_paired p;
-    cr_assert_eq(ct_paired_measure(sz, 3, fake_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 3, NULL, fake_launch, &f, &p), 0);
     cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
     cr_assert_eq(p.n[2], CT_PAIRED_MAX, "slower: judged on all the pairs, %d", p.n[2]);
     cr_assert_eq(p.n[1], CT_PAIRED_MAX, "may be slower: %d pairs", p.n[1]);
@@ -206,6 +206,103 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     double a2[] = {1.02, 1.02 * 1.5, 1.02 * 0.75}, b2[] = {1, 1.5, 0.75};
     ct_stats_ratio_paired(a2, b2, 3, &q);
     cr_assert(q.lo > 1 && !ct_paired_slower(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    ct_paired_release(&p);
+}
+
+/* Launches whose state moves every size of the launch alike (the VM's speed between
+ * launches): A's launch of the first pair runs 1.6x slower than B's, of the second 0.6x,
+ * then alike. Sizes 1 and 4 are controls (the same code on both sides), size 2 runs A's
+ * choice at `slow` times B's, `bias` slows every size of A's launches (a file that costs
+ * time on every call), size 1000 has no control within CT_PAIRED_NEAR and no launch state
+ * (equal sides). */
+struct shift {
+    int calls;
+    double slow, bias;
+};
+
+static int shift_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
+{
+    struct shift *f = ctx;
+    double st = f->calls == 0 ? 1.6 : f->calls == 3 ? 0.6 : 1.0;
+    f->calls++;
+    for (int i = 0; i < n; i++)
+        t[i] = sz[i] == 1000
+                   ? 7.0
+                   : st * sz[i] * (with ? f->bias : 1) * (sz[i] == 2 && with ? f->slow : 1);
+    return 0;
+}
+
+Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_them)
+{
+    uint64_t sz[] = {1, 2, 4, 1000};
+    bool control[] = {true, false, true, false};
+    struct shift f = {0, 1.0, 1.0};
+    struct ct_paired p;
+    struct ct_paired_row w[4];
+    struct ct_paired_sum t;
+    struct ct_ratio q;
+    cr_assert_eq(ct_paired_measure(sz, 4, control, shift_launch, &f, &p), 0);
+    cr_assert(p.near[1][0] == 0 && p.near[1][1] == 2, "size 2's controls: %d %d", p.near[1][0],
+              p.near[1][1]);
+    cr_assert(p.near[3][0] == -1 && p.near[3][1] == -1, "1000 B: none within 16x");
+    cr_assert(p.near[0][0] == -1 && p.near[2][1] == -1, "a control has none");
+    cr_assert_eq(ct_paired_local(&p, 3, &q), 0, "no control near 1000 B");
+    cr_assert_eq(ct_paired_local(&p, 0, &q), 0, "a control has no controls");
+    ct_paired_judge(&p, control, 4, w, &t);
+    /* the same code everywhere: the launches' state widens the ratio as measured, and against
+     * the controls in the same launches it is gone */
+    cr_assert(w[1].q.lo < 0.5 && w[1].q.hi > 2, "as measured [%g, %g]", w[1].q.lo, w[1].q.hi);
+    cr_assert_eq(w[1].nl, CT_PAIRED_MIN);
+    cr_assert_float_eq(w[1].ql.ratio, 1, 1e-9);
+    cr_assert(w[1].ql.hi < 1.0001, "vs ctl [%g, %g]", w[1].ql.lo, w[1].ql.hi);
+    cr_assert(t.slower == 0 && t.n_own == 2 && t.n_loc == 1, "%d %d %d", t.slower, t.n_own,
+              t.n_loc);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(p.n[k], CT_PAIRED_MIN, "settled: size %d after %d pairs", k, p.n[k]);
+    ct_paired_release(&p);
+
+    /* the controls of size 4: the nearest below (3, 2, 1) and above within 16x (5, 40; not
+     * 100), nearest first; size 0, more than 16x below, is not one either */
+    uint64_t s7[] = {0, 1, 2, 3, 4, 5, 40, 100};
+    bool c7[] = {true, true, true, true, false, true, true, true};
+    const int want[CT_PAIRED_NCTL] = {3, 2, 1, 5, 6, -1, -1, -1};
+    f = (struct shift){0, 1.0, 1.0};
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, shift_launch, &f, &p), 0);
+    for (int e = 0; e < CT_PAIRED_NCTL; e++)
+        cr_assert_eq(p.near[4][e], want[e], "control %d of size 4: %d", e, p.near[4][e]);
+    cr_assert_eq(ct_paired_local(&p, 4, &q), CT_PAIRED_MIN);
+    cr_assert_float_eq(q.ratio, 1, 1e-9);
+    ct_paired_release(&p);
+
+    /* A's choice 4% slower at size 2: hidden in the interval as measured, slower against its
+     * controls; all 8 pairs, its controls carried along into every extra launch though not
+     * open themselves; 1000 B settled after 3 */
+    f = (struct shift){0, 1.04, 1.0};
+    cr_assert_eq(ct_paired_measure(sz, 4, control, shift_launch, &f, &p), 0);
+    ct_paired_judge(&p, control, 4, w, &t);
+    cr_assert(!w[1].slow_measured && w[1].slow_local && w[1].slower, "%g [%g, %g]", w[1].q.ratio,
+              w[1].q.lo, w[1].q.hi);
+    cr_assert_float_eq(w[1].ql.ratio, 1.04, 1e-9);
+    cr_assert(p.n[1] == CT_PAIRED_MAX && w[1].nl == CT_PAIRED_MAX, "%d %d", p.n[1], w[1].nl);
+    cr_assert(p.n[0] == CT_PAIRED_MAX && p.n[2] == CT_PAIRED_MAX, "controls: %d %d pairs", p.n[0],
+              p.n[2]);
+    cr_assert(!w[0].slower && !w[2].slower && w[0].q.ratio < CT_PAIRED_TOL, "controls %g",
+              w[0].q.ratio);
+    cr_assert_eq(p.n[3], CT_PAIRED_MIN);
+    cr_assert_eq(t.slower, 1);
+    for (int i = 0; i < p.n[1]; i++)
+        cr_assert(p.round[1][i] == i && p.round[0][i] == i, "pair %d from round %d", i,
+                  p.round[1][i]);
+    ct_paired_release(&p);
+
+    /* a file that costs 50% on every call: as measured it is slower at size 2 and at the
+     * controls, which is what a job sees; against the controls size 2 is not */
+    f = (struct shift){0, 1.0, 1.5};
+    cr_assert_eq(ct_paired_measure(sz, 4, control, shift_launch, &f, &p), 0);
+    ct_paired_judge(&p, control, 4, w, &t);
+    cr_assert(w[1].slow_measured && !w[1].slow_local && w[1].slower);
+    cr_assert(w[0].slower && w[2].slower && !w[3].slower && t.slower == 3, "%d", t.slower);
+    cr_assert_float_eq(w[1].ql.ratio, 1, 1e-9);
     ct_paired_release(&p);
 }
 
