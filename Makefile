@@ -92,7 +92,14 @@ $(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backen
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $@"
 	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON)
-lib-modules: $(LIB_MODS)
+# Open MPI's coll/base spy (backend/lib/ompi_spy.c): which algorithm a call ran, for the
+# sweep's engine and the tests; without -fvisibility=hidden, its wrappers must be seen.
+LIB_SPY := $(if $(LIB_MODS),$(if $(filter %/ct-lib-ompi.so,$(LIB_MODS)),$(BUILD)/ct-spy-ompi.so))
+$(BUILD)/ct-spy-ompi.so: backend/lib/ompi_spy.c
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $@"
+	$(Q)$(MPICC_ompi) $(CSTD) $(OPT) $(WARN) -shared -fPIC -o $@ $< -ldl
+lib-modules: $(LIB_MODS) $(LIB_SPY)
 
 deps:
 	$(Q)scripts/deps.sh

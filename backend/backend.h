@@ -37,7 +37,7 @@ struct ct_backend {
      * per-sample slowest-rank times in microseconds per run, identical on every rank. */
     int (*time)(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err);
     void (*end)(void *ctx);
-    double (*now_s)(void *ctx);                                 /* read by the root only */
+    double (*now_s)(void *ctx); /* read by the root only */
     /* tcp: reopen with `streams` streams per peer and `inflight` in-flight communicators
      * (AllReduce parts, bench.h). Collective. NULL: they cannot change. */
     int (*conns)(void *ctx, int streams, int inflight, struct ct_err *err);
@@ -50,10 +50,14 @@ struct ct_backend {
     int (*candidates)(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
                       struct ct_err *err);
     void (*close)(void *ctx); /* NULL: nothing to release (a library engine finalizes) */
-    const char *library;      /* library engines: "Open MPI 4.1.4"; NULL for native */
-    const char *predicted;    /* an engine that prices instead of running (model/engine.c):
-                                 what it prices ("1024 ranks on 128 x dgx-h100, ..."); the
-                                 config's rules are predictions. NULL: measured */
+    /* Library engines, in a sweep: begin refuses (CT_EUNSUPP) a forced row that runs what
+     * the library's own decision runs at that point, which the default row measures. NULL:
+     * every row is its own. */
+    void (*distinct)(void *ctx, bool on);
+    const char *library;   /* library engines: "Open MPI 4.1.4"; NULL for native */
+    const char *predicted; /* an engine that prices instead of running (model/engine.c):
+                              what it prices ("1024 ranks on 128 x dgx-h100, ..."); the
+                              config's rules are predictions. NULL: measured */
     bool root;             /* this rank plans */
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };

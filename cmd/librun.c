@@ -214,6 +214,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     struct ct_err err = {0};
     char host[256] = "";
     CT_TRY_OPT(ct_lib_engine_open(o, "sweep", &be, &ctx));
+    if (be.distinct) /* a forced row that runs the library's own choice is the default row */
+        be.distinct(ctx, true);
     struct ct_sweep_job j;
     memset(&j, 0, sizeof j);
     j.cfg = *cfg;

@@ -6,6 +6,10 @@
  * of each iteration by MPI_Allreduce MAX) and the struct ct_backend it fills. Which algorithm
  * runs is the library part's business (ct_mod_lib_comm gives the communicator to run on).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,8 @@
 #include <sys/mman.h>
 
 #include "mod.h"
+
+#define OWN_MAX 256
 
 struct mod_ctx {
     struct ct_mod_lib *lib;
@@ -24,8 +30,17 @@ struct mod_ctx {
     size_t es;
     void *send, *recv;
     size_t send_len, recv_len; /* of their mappings (buf_map) */
-    int *rcounts; /* reducescatter: count per rank */
+    int *rcounts;              /* reducescatter: count per rank */
     char library[96];
+    /* the library's spy (ct-spy-<lib>.so, loaded before the library by backend/libmod.c):
+     * the entry point the last call ran, cleared by reading; NULL without one */
+    const char *(*spy)(void);
+    bool distinct; /* a sweep: a forced row that runs the library's own choice is refused */
+    struct own {   /* what the library's own decision ran, per job (the last OWN_MAX) */
+        struct ct_job j;
+        const char *ran;
+    } own[OWN_MAX];
+    int nown;
 };
 
 int ct_mod_cvar_find(const char *name)
@@ -229,6 +244,57 @@ static const struct ct_mod_row *row_of(struct mod_ctx *c, const struct ct_algo *
     return NULL;
 }
 
+static bool same_job(const struct ct_job *a, const struct ct_job *b)
+{
+    return a->coll == b->coll && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
+           a->in_place == b->in_place;
+}
+
+static void own_note(struct mod_ctx *c, const char *ran)
+{
+    struct own *o = &c->own[c->nown++ % OWN_MAX];
+    o->j = c->j;
+    o->ran = ran;
+}
+
+/* The entry point the library's own decision runs for this point's job: remembered from
+ * its own row's point, else one call on MPI_COMM_WORLD, which keeps the library's defaults
+ * (collective; every rank asks alike). NULL when the spy saw none. */
+static const char *own_choice(struct mod_ctx *c)
+{
+    for (int i = 0; i < OWN_MAX && i < c->nown; i++)
+        if (same_job(&c->own[i].j, &c->j))
+            return c->own[i].ran;
+    MPI_Comm mine = c->comm;
+    fill(c);
+    c->comm = MPI_COMM_WORLD;
+    c->spy();
+    const char *ran = call(c) == MPI_SUCCESS ? c->spy() : NULL;
+    c->comm = mine;
+    own_note(c, ran);
+    return ran;
+}
+
+/* With the spy, in a sweep: a forced row that runs the same entry point as the library's own
+ * decision at this point, and sets nothing the entry point reads (no segment size), is that
+ * decision, measured as the library's default row; 1 when every rank saw so. Open MPI 4.1.4
+ * on 2 ranks runs `two_proc` for AllGather at every size: measured as two rows, the noise
+ * between them chose `two_proc` for 0-16 MiB, and the exported file changed nothing. */
+static int runs_own_choice(struct mod_ctx *c, const struct ct_mod_row *r, const char *ran)
+{
+    if (!c->spy || r->id == 0) {
+        if (c->spy)
+            own_note(c, ran);
+        return 0;
+    }
+    if (!c->distinct || r->a.params)
+        return 0;
+    const char *own = own_choice(c);
+    int same = ran && own && !strcmp(ran, own), all = 0;
+    MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
 static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
                      long *wrong, struct ct_err *err)
 {
@@ -272,9 +338,12 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     if (!verify)
         return 0;
     fill(c);
+    if (c->spy)
+        c->spy(); /* cleared: what this call runs */
     ct_mod_lib_force(c->lib, true);
     int crc = call(c), failed = crc != MPI_SUCCESS, any = 0;
     ct_mod_lib_force(c->lib, false);
+    const char *ran = c->spy ? c->spy() : NULL;
     /* every rank takes the same way on (a refusal can reach some ranks only) */
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
@@ -298,7 +367,17 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     long mine = check(c), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     *wrong = all;
+    if (all == 0 && runs_own_choice(c, r, ran)) {
+        release_point(c);
+        return ct_err_set(err, CT_EUNSUPP, "%s runs %s here, as %s's own choice does", a->name, ran,
+                          ct_mod_lib_title());
+    }
     return 0;
+}
+
+static void mod_distinct(void *ctx, bool on)
+{
+    ((struct mod_ctx *)ctx)->distinct = on;
 }
 
 static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err)
@@ -409,6 +488,8 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     be->now_s = mod_now;
     be->bcast = mod_bcast;
     be->candidates = mod_candidates;
+    be->distinct = mod_distinct;
+    *(void **)&c->spy = dlsym(RTLD_DEFAULT, "colltune_shim_last");
     be->close = mod_close;
     be->library = c->library;
     be->root = c->rank == 0;

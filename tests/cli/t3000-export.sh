@@ -92,7 +92,7 @@ fi
 if [ $ompi_ok = 1 ]; then
     O="$TMP/ompi"; mkdir "$O"
     mpicc -O1 -o "$O/colls" "$here/consumers/colls.c" && \
-        mpicc -O1 -shared -fPIC -o "$O/shim.so" "$here/consumers/ompi_shim.c" -ldl \
+        mpicc -O1 -shared -fPIC -o "$O/shim.so" "$here/../../backend/lib/ompi_spy.c" -ldl \
         && ok "built the MPI program and the coll/base shim" || not_ok "build with mpicc"
     expect 0 "export ompi-rules for 4 ranks" -- $X "$C4" --format ompi-rules --out "$O/rules.conf"
     RUN="mpirun --oversubscribe -np 4 -x LD_PRELOAD=$O/shim.so"

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * LD_PRELOAD shim for tests/cli/t3000-export.sh: interposes the coll/base algorithm entry
- * points libmpi exports (coll/tuned, a separate DSO, calls them across the library boundary),
- * records the first, outermost one a collective call runs, and forwards to the real one.
- * colltune_shim_last() returns that name and clears it. Signatures: Open MPI 4.1.x
+ * The coll/base spy (build/ct-spy-ompi.so, built with Open MPI's mpicc): interposes the
+ * coll/base algorithm entry points libmpi exports (coll/tuned, a separate DSO, calls them
+ * across the library boundary), records the first, outermost one a collective call runs,
+ * and forwards to the real one. colltune_shim_last() returns that name and clears it.
+ * Loaded one of two ways: by LD_PRELOAD (the tests: a job's own program), or by colltune's
+ * library engine with dlopen(RTLD_GLOBAL) before the module pulls in libmpi
+ * (backend/libmod.c), so that a sweep can tell a forced algorithm that runs what Open MPI's
+ * own decision runs at that size (backend/lib/mpi_mod.c). Loaded before libmpi, RTLD_NEXT
+ * cannot see it: the real function is then libmpi's own. Signatures: Open MPI 4.1.x
  * ompi/mca/coll/base/coll_base_functions.h (opaque handles as void *, same ABI).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +37,14 @@ const char *colltune_shim_last(void)
     return s;
 }
 
+static void *real_of(const char *fn)
+{
+    void *f = dlsym(RTLD_NEXT, fn), *mpi;
+    if (!f && (mpi = dlopen("libmpi.so.40", RTLD_NOW | RTLD_NOLOAD)))
+        f = dlsym(mpi, fn); /* a handle's lookup starts at libmpi, not at this object */
+    return f;
+}
+
 #define WRAP(fn, params, args, count)                                                              \
     int fn params;                                                                                 \
     int fn params                                                                                  \
@@ -37,7 +52,7 @@ const char *colltune_shim_last(void)
         typedef int(*fn_t) params;                                                                 \
         static fn_t real;                                                                          \
         if (!real)                                                                                 \
-            real = (fn_t)dlsym(RTLD_NEXT, #fn);                                                    \
+            real = (fn_t)real_of(#fn);                                                             \
         if (depth == 0)                                                                            \
             SHIM_LOG(#fn, count);                                                                  \
         if (depth++ == 0 && !seen)                                                                 \
