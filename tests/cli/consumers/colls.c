@@ -2,8 +2,8 @@
 /*
  * Test program for tests/cli/t3000-export.sh: runs one MPI collective at the given sizes (in
  * colltune's nccl-tests bytes), checks the result, and prints per rank and size the algorithm
- * the LD_PRELOAD shim (backend/lib/ompi_spy.c) saw, or "-" without it. Built with Open MPI's or MPICH's
- * mpicc. Usage: colls COLL:VARIANT[,COLL:VARIANT...] SIZE...; COLL allreduce, allgather,
+ * the LD_PRELOAD spy (backend/lib/ompi_spy.c) saw, or "-" without it. Built with Open MPI's
+ * or MPICH's mpicc. Usage: colls COLL:VARIANT[,COLL:VARIANT...] SIZE...; COLL allreduce, allgather,
  * reducescatter, alltoall; VARIANT std, userop (user-defined commutative sum), noncomm (the
  * same, declared non-commutative) or inplace.
  */

@@ -6,7 +6,8 @@
  * The test program (consumers/colls.c) is linked with libmpich.a and `-Wl,--wrap=FN` for
  * every FN below: MPICH's selection code then calls __wrap_FN, which records the first,
  * outermost algorithm a collective call runs and forwards to __real_FN.
- * colltune_shim_last() returns that name and clears it (the interface of backend/lib/ompi_spy.c).
+ * colltune_shim_last() returns that name and clears it (the interface of
+ * backend/lib/ompi_spy.c).
  * Signatures: MPICH 4.0 src/include/mpir_coll.h; counts as MPI_Aint (an int parameter reads
  * the low half), the communicator and error flag as void *.
  */
