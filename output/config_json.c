@@ -72,6 +72,8 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     json_object_set_new(o, "search", json_string(s->search));
     json_object_set_new(o, "space", json_string(s->space));
     json_object_set_new(o, "folded", json_string(s->folded));
+    if (s->refused[0]) /* only when some were: a config without stays as it was */
+        json_object_set_new(o, "refused", json_string(s->refused));
     json_object_set_new(o, "points", json_integer(s->points));
     json_object_set_new(o, "full_points", json_integer(s->full_points));
     json_object_set_new(o, "elapsed_s", json_real(s->elapsed_s));
@@ -398,6 +400,8 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
     CT_TRY(get_str(o, at, "space", s->space, sizeof s->space, err));
     if (json_object_get(o, "folded")) /* optional: configs before it lack it */
         CT_TRY(get_str(o, at, "folded", s->folded, sizeof s->folded, err));
+    if (json_object_get(o, "refused")) /* optional: configs before it lack it */
+        CT_TRY(get_str(o, at, "refused", s->refused, sizeof s->refused, err));
     CT_TRY(get_int(o, at, "points", 0, INT64_MAX, &v, err));
     s->points = (long)v;
     CT_TRY(get_int(o, at, "full_points", 0, INT64_MAX, &v, err));

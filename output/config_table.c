@@ -156,6 +156,8 @@ void ct_config_print(FILE *f, const struct ct_config *c)
     if (sw->folded[0])
         fprintf(f, "same schedule at this shape, measured once under the simpler name: %s\n",
                 sw->folded);
+    if (sw->refused[0])
+        fprintf(f, "not measured where the engine refused them: %s\n", sw->refused);
     for (int i = 0; i < c->nsets; i++) {
         fputc('\n', f);
         print_set(f, &c->sets[i], false);

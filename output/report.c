@@ -531,6 +531,8 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
     kv_str(h, "Space searched", sw->space, sizeof sw->space);
     if (sw->folded[0])
         kv_fmt(h, "Same schedule as a simpler one", "%s once: %s", verb, sw->folded);
+    if (sw->refused[0])
+        kv_str(h, "Not measured where the engine refused them", sw->refused, sizeof sw->refused);
     char key[32];
     snprintf(key, sizeof key, "Points %s", verb);
     if (sw->full_points > 0)

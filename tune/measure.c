@@ -351,6 +351,22 @@ static void finish_point(struct ct_sweep_point *p, int nranks)
     p->busbw = algbw * d->bus_factor(nranks);
 }
 
+/* A point the backend refused (CT_EUNSUPP): counted per candidate, its first reason kept. */
+static void note_refusal(struct ct_sweep_result *res, const char *algo, const char *why)
+{
+    int i = 0;
+    while (i < res->nrefused && strcmp(res->refused[i].algo, algo))
+        i++;
+    if (i == res->nrefused) {
+        if (i == (int)(sizeof res->refused / sizeof res->refused[0]))
+            return;
+        snprintf(res->refused[i].algo, sizeof res->refused[i].algo, "%s", algo);
+        snprintf(res->refused[i].why, sizeof res->refused[i].why, "%.199s", why);
+        res->nrefused++;
+    }
+    res->refused[i].n++;
+}
+
 static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
                    struct ct_err *err)
 {
@@ -369,6 +385,7 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
     r->res->checking_s += r->be->now_s(r->ctx) - t0;
     if (rc == CT_EUNSUPP && !extend) {
         *point = -1;
+        note_refusal(r->res, a->name, err->msg);
         return 0;
     }
     CT_TRY(rc);

@@ -95,6 +95,14 @@ struct ct_sweep_result {
     double checking_s;  /* preparing and checking points (the backend's begin and end) */
     double timing_s;    /* inside the timing calls: measuring, warmup, barriers, gathering */
     bool budget_out; /* the budget ran out before the plan was done */
+    /* candidates the backend refused at some points (CT_EUNSUPP from begin: the library
+     * cannot run it there, or it runs the library's own choice there): per candidate the
+     * first reason and the count, for the first 8 candidates */
+    struct ct_sweep_refusal {
+        char algo[64], why[200];
+        int n;
+    } refused[8];
+    int nrefused;
     int checked, ranges; /* final ranges measured at verify's points, of all */
 };
 

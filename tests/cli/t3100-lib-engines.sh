@@ -82,6 +82,8 @@ force alltoall modified_bruck alltoall_intra_bruck
 usage_error "allgather two_proc on 3 ranks (Open MPI refuses)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0
 grep -q "MPI_ERR_UNSUPPORTED_OPERATION" "$TMP/err" && ok "Open MPI's own words" || not_ok "why: $(cat "$TMP/err")"
 expect 0 "sweep --lib ompi, allgather on 3 ranks (two_proc skipped)" -- $COLLTUNE sweep --lib ompi --local 3 --coll allgather -b 12 -e 3K -f 16 --budget 6 --out "$TMP/sw3"
+grep -q "refused them: .*ompi:two_proc cannot run this point in Open MPI: MPI_ERR_UNSUPPORTED_OPERATION.* ([0-9]* points)" "$TMP/out" \
+    && ok "... and says so, with Open MPI's words and the count" || not_ok "3 ranks: $(grep refused "$TMP/out")"
 # a forced row that runs what Open MPI's own decision runs is the default row: on 2 ranks
 # Open MPI's AllGather runs two_proc at every size (the spy above), so a sweep measures
 # two_proc nowhere (it chose two_proc for 0-16 MiB from the noise between the two rows, and
@@ -89,6 +91,10 @@ expect 0 "sweep --lib ompi, allgather on 3 ranks (two_proc skipped)" -- $COLLTUN
 [ -f "$(dirname "$COLLTUNE")/build/ct-spy-ompi.so" ] \
     && ok "make built Open MPI's coll/base spy beside the module" || not_ok "no build/ct-spy-ompi.so"
 expect 0 "sweep --lib ompi, allgather on 2 ranks" -- $COLLTUNE sweep --lib ompi --local 2 --coll allgather -b 8 -e 64K -f 8 --budget 8 --out "$TMP/sw2"
+grep -q "^not measured where the engine refused them: ompi:two_proc runs ompi_coll_base_allgather_intra_two_procs here, as Open MPI's own choice does ([0-9]* points)" "$TMP/out" \
+    && grep -q '"refused": "ompi:two_proc runs' "$TMP/sw2/config.json" \
+    && ok "the sweep says why two_proc was not measured, and the config keeps it" \
+    || not_ok "refusal not said: $(grep -i refused "$TMP/out" "$TMP/sw2/config.json")"
 ! grep -q "ompi:two_proc" "$TMP/sw2/points.csv" && grep -q "ompi:default" "$TMP/sw2/points.csv" \
     && grep -q "ompi:ring" "$TMP/sw2/points.csv" \
     && ok "two_proc, Open MPI's own choice on 2 ranks, is measured only as the default" \
