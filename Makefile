@@ -94,7 +94,7 @@ $(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backen
 	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON)
 # Open MPI's coll/base spy (backend/lib/ompi_spy.c): which algorithm a call ran, for the
 # sweep's engine and the tests; without -fvisibility=hidden, its wrappers must be seen.
-LIB_SPY := $(if $(LIB_MODS),$(if $(filter %/ct-lib-ompi.so,$(LIB_MODS)),$(BUILD)/ct-spy-ompi.so))
+LIB_SPY := $(if $(filter %/ct-lib-ompi.so,$(LIB_MODS)),$(BUILD)/ct-spy-ompi.so)
 $(BUILD)/ct-spy-ompi.so: backend/lib/ompi_spy.c
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $@"

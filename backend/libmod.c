@@ -173,10 +173,9 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
     /* the library's spy beside the module (ct-spy-<lib>.so, where one is built), loaded first
      * so that its entry points come before the library's: without it the engine cannot tell
      * which algorithm a call ran, and says nothing about it */
-    char *spy = ct_xmalloc(strlen(path) + 16), *slash;
-    strcpy(spy, path);
-    slash = strrchr(spy, '/');
-    sprintf(slash ? slash + 1 : spy, "ct-spy-%s.so", m->name);
+    char name[64], *spy;
+    snprintf(name, sizeof name, "ct-spy-%s.so", m->name);
+    spy = ct_path_sibling(path, name);
     if (readable(spy))
         (void)dlopen(spy, RTLD_NOW | RTLD_GLOBAL);
     free(spy);

@@ -109,12 +109,11 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
+    const struct ct_rule *rule[MAXSZ];
     char a[32];
     int nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
-    for (int k = 0; k < nsz; k++) {
-        const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);
-        own[k] = rule && rule->id == 0;
-    }
+    for (int k = 0; k < nsz; k++)
+        own[k] = (rule[k] = ct_ruleset_find(s, sz[k])) && rule[k]->id == 0;
     struct side x = {m, hosts, s, ld};
     struct ct_paired pr;
     struct ct_paired_row w[MAXSZ];
@@ -128,7 +127,6 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     printf("%12s  %-20s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
            "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl", "95% interval");
     for (int k = 0; k < nsz && !code; k++) {
-        const struct ct_rule *rule = ct_ruleset_find(s, sz[k]);
         char iv[40], lr[16] = "-", li[40] = "-";
         snprintf(iv, sizeof iv, "[%.3f, %.3f]", w[k].q.lo, w[k].q.hi);
         if (w[k].nl) {
@@ -136,7 +134,7 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
             snprintf(li, sizeof li, "[%.3f, %.3f]", w[k].ql.lo, w[k].ql.hi);
         }
         printf("%12llu  %-20s %12.2f %12.2f %5d %7.3f  %-16s %7s  %-*s%s\n",
-               (unsigned long long)sz[k], rule ? rule->algo : "?", w[k].ma, w[k].mb, w[k].n,
+               (unsigned long long)sz[k], rule[k] ? rule[k]->algo : "?", w[k].ma, w[k].mb, w[k].n,
                w[k].q.ratio, iv, lr, w[k].slower ? 16 : 0, li,
                !w[k].slower         ? ""
                : !w[k].slow_local   ? "  SLOWER than the defaults by > 3%"

@@ -351,8 +351,10 @@ static void finish_point(struct ct_sweep_point *p, int nranks)
     p->busbw = algbw * d->bus_factor(nranks);
 }
 
-/* A point the backend refused (CT_EUNSUPP): counted per candidate, its first reason kept. */
-static void note_refusal(struct ct_sweep_result *res, const char *algo, const char *why)
+/* A point the backend refused (CT_EUNSUPP): per candidate its first reason and the distinct
+ * sizes (the plan may ask again at a size in a later phase: counted once). */
+static void note_refusal(struct ct_sweep_result *res, const char *algo, uint64_t size,
+                         const char *why)
 {
     int i = 0;
     while (i < res->nrefused && strcmp(res->refused[i].algo, algo))
@@ -364,7 +366,13 @@ static void note_refusal(struct ct_sweep_result *res, const char *algo, const ch
         snprintf(res->refused[i].why, sizeof res->refused[i].why, "%.199s", why);
         res->nrefused++;
     }
-    res->refused[i].n++;
+    struct ct_sweep_refusal *f = &res->refused[i];
+    for (int k = 0; k < f->n && k < CT_REFUSED_SIZES; k++)
+        if (f->sizes[k] == size)
+            return;
+    if (f->n < CT_REFUSED_SIZES)
+        f->sizes[f->n] = size;
+    f->n++;
 }
 
 static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long *point,
@@ -383,15 +391,15 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
     double t0 = r->be->now_s(r->ctx);
     int rc = r->be->begin(r->ctx, a, &j, !extend, &wrong, err);
     r->res->checking_s += r->be->now_s(r->ctx) - t0;
+    uint64_t size =
+        ct_coll_desc(j.coll)->size_bytes(j.count, ct_dtype_size(j.dtype), j.shape.nranks);
     if (rc == CT_EUNSUPP && !extend) {
         *point = -1;
-        note_refusal(r->res, a->name, err->msg);
+        note_refusal(r->res, a->name, size, err->msg);
         return 0;
     }
     CT_TRY(rc);
     const char *cn = ct_coll_name(j.coll);
-    uint64_t size =
-        ct_coll_desc(j.coll)->size_bytes(j.count, ct_dtype_size(j.dtype), j.shape.nranks);
     if (wrong != 0) {
         r->be->end(r->ctx);
         return ct_err_set(err, CT_EVERIFY,

@@ -28,10 +28,11 @@ static void find_near(const uint64_t *sz, int nsz, const bool *control, int (*ne
 {
     for (int k = 0; k < nsz; k++) {
         int n = 0, below = 0, above = 0;
-        for (int j = k - 1; control && !control[k] && j >= 0 && below < CT_PAIRED_NCTL / 2; j--)
+        bool own = !control || control[k]; /* a control has none */
+        for (int j = k - 1; !own && j >= 0 && below < CT_PAIRED_NCTL / 2; j--)
             if (control[j] && (double)sz[j] * CT_PAIRED_NEAR >= (double)sz[k])
                 near[k][n++] = j, below++;
-        for (int j = k + 1; control && !control[k] && j < nsz && above < CT_PAIRED_NCTL / 2; j++)
+        for (int j = k + 1; !own && j < nsz && above < CT_PAIRED_NCTL / 2; j++)
             if (control[j] && (double)sz[k] * CT_PAIRED_NEAR >= (double)sz[j])
                 near[k][n++] = j, above++;
         for (; n < CT_PAIRED_NCTL; n++)

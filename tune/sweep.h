@@ -85,6 +85,7 @@ struct ct_sweep_cfg {
  * margin 0.05, warmup 2, iterations 6..1000. */
 void ct_sweep_cfg_init(struct ct_sweep_cfg *c);
 
+#define CT_REFUSED_SIZES 64
 struct ct_sweep_result {
     struct ct_sweep_point *pts; /* every distinct point measured, in order */
     size_t n;
@@ -97,9 +98,11 @@ struct ct_sweep_result {
     bool budget_out; /* the budget ran out before the plan was done */
     /* candidates the backend refused at some points (CT_EUNSUPP from begin: the library
      * cannot run it there, or it runs the library's own choice there): per candidate the
-     * first reason and the count, for the first 8 candidates */
+     * first reason and the distinct sizes (n; the first CT_REFUSED_SIZES kept to tell them
+     * apart), for the first 8 candidates */
     struct ct_sweep_refusal {
         char algo[64], why[200];
+        uint64_t sizes[CT_REFUSED_SIZES];
         int n;
     } refused[8];
     int nrefused;

@@ -106,7 +106,7 @@ struct ct_sweep_settings {
     char folded[256];   /* candidates measured once under a simpler name because their
                            schedules are the same at this shape: "allreduce: hier=ring" */
     char refused[512];  /* candidates the engine refused at some points: its first reason
-                           for each and the count ("... (6 points)"); "" when none */
+                           for each and at how many sizes ("... (at 6 sizes)"); "" when none */
     long points;        /* distinct points measured */
     long full_points;   /* points of the full cross product (sizes x algorithms x grids) */
     double elapsed_s;   /* wall time of the measuring */

@@ -282,9 +282,10 @@ static const char *own_choice(struct mod_ctx *c)
  * between them chose `two_proc` for 0-16 MiB, and the exported file changed nothing. */
 static int runs_own_choice(struct mod_ctx *c, const struct ct_mod_row *r, const char *ran)
 {
-    if (!c->spy || r->id == 0) {
-        if (c->spy)
-            own_note(c, ran);
+    if (!c->spy)
+        return 0;
+    if (r->id == 0) { /* the default row: what its own decision ran, for the other rows */
+        own_note(c, ran);
         return 0;
     }
     if (!c->distinct || r->a.params)
