@@ -31,9 +31,9 @@ tx() {
 }
 
 # the least any node sent between two tx readings
-least_sent() {
+least_sent() { # as a whole number: awk's print turns one past 2^31 into 4.6059e+09
     echo "$1 $2" | awk '{ m = -1; for (i = 1; i <= 4; i++) { d = $(i + 4) - $i;
-        if (m < 0 || d < m) m = d }; print m }'
+        if (m < 0 || d < m) m = d }; printf "%.0f\n", m }'
 }
 
 # LIB: run on the 4 hosts; 4 nodes, no wrong values, >= 4 MiB sent by every node
