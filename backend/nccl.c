@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/file.h"
 #include "bench.h"
 #include "comm.h"
 #include "verify.h"
@@ -27,6 +29,19 @@ static const int nccl_type[CT_DTYPE_COUNT] = {
 static const int nccl_op[CT_REDOP_COUNT] = {
     [CT_SUM] = 0, [CT_PROD] = 1, [CT_MIN] = 3, [CT_MAX] = 2, [CT_AVG] = 4};
 enum { MAX_EVENTS = 4097 };
+
+/* The choices a tuner sets (nccl.h NCCL_ALGO_* and NCCL_PROTO_* order and the names colltune's
+ * plugin reads, plugin/nccl_rules.c), and the collectives NCCL 2.28 lets each algorithm run
+ * (src/enqueue.cc: pat for allgather and reducescatter, the trees for allreduce alone). */
+static const char *const algo_names[] = {
+    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+#define AR CT_COLL_BIT(CT_ALLREDUCE)
+#define AG (CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER))
+static const unsigned algo_colls[] = {AR, AR | AG, AR | AG, AR, AR | AG, AR, AG};
+#undef AR
+#undef AG
+static const char *const proto_names[] = {"LL", "LL128", "Simple"};
+enum { NALGOS = 7, NPROTOS = 3 };
 
 struct nccl_id { /* ncclUniqueId, passed by value to ncclCommInitRank */
     char b[NCCL_UNIQUE_ID_BYTES];
@@ -49,6 +64,12 @@ struct ct_nccl {
     int (*groupStart)(void), (*groupEnd)(void);
     const char *(*errstr)(int);
     int (*getVersion)(int *);
+    char library[32]; /* "NCCL 2.28.9" */
+    /* colltune's tuner plugin, where NCCL loaded it (its handle keeps it loaded) */
+    void *plugin;
+    int (*force)(const char *, const char *, int);
+    long (*missed)(void);
+    struct ct_nccl_rows rows;
     int (*streamCreate)(void **), (*streamDestroy)(void *), (*streamSync)(void *);
     int (*eventCreate)(void **), (*eventDestroy)(void *), (*eventRecord)(void *, void *);
     int (*eventSync)(void *), (*eventElapsed)(float *, void *, void *);
@@ -66,6 +87,79 @@ struct ct_nccl {
         if (!(field))                                                                              \
             return ct_err_set(err, CT_EUNSUPP, "NCCL engine: %s has no symbol %s", what, name);    \
     } while (0)
+
+void ct_nccl_rows(enum ct_coll coll, struct ct_nccl_rows *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = -1; i < NALGOS * NPROTOS; i++) {
+        int a = i / NPROTOS;
+        if (i >= 0 && !(algo_colls[a] & CT_COLL_BIT(coll)))
+            continue;
+        struct ct_algo *x = &r->a[r->n];
+        if (i < 0)
+            snprintf(r->name[r->n], sizeof r->name[0], "nccl:default");
+        else
+            snprintf(r->name[r->n], sizeof r->name[0], "nccl:%s/%s", algo_names[a],
+                     proto_names[i % NPROTOS]);
+        x->name = r->name[r->n];
+        x->summary = i < 0 ? "NCCL's own choice" : "forced through colltune's tuner plugin";
+        x->colls = CT_COLL_BIT(coll);
+        x->lib_id = i + 1;
+        r->n++;
+    }
+}
+
+int ct_nccl_plugin_path(char *buf, size_t len, struct ct_err *err)
+{
+    static const char file[] = "libnccl-tuner-colltune.so";
+    const char *env = getenv("COLLTUNE_NCCL_PLUGIN");
+    if (env && *env) {
+        char *abs = ct_path_absolute(env);
+        snprintf(buf, len, "%s", abs);
+        free(abs);
+        if (access(buf, R_OK) == 0)
+            return 0;
+        return ct_err_set(err, CT_EUNSUPP, "COLLTUNE_NCCL_PLUGIN=%s: cannot read %s", env, buf);
+    }
+    char exe[PATH_MAX / 2];
+    if (ct_self_path(exe, sizeof exe, 1) < 0)
+        return ct_err_set(err, CT_EUNSUPP, "cannot find the colltune binary (/proc/self/exe)");
+    static const char *const where[] = {"", "/build", "/../lib/colltune"};
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        snprintf(buf, len, "%s%s/%s", exe, where[i], file);
+        char *real = access(buf, R_OK) == 0 ? realpath(buf, NULL) : NULL;
+        if (real) {
+            snprintf(buf, len, "%s", real);
+            free(real);
+            return 0;
+        }
+    }
+    return ct_err_set(err, CT_EUNSUPP,
+                      "colltune's NCCL tuner plugin %s is not in %s, %s/build or "
+                      "%s/../lib/colltune: build it (make) or set COLLTUNE_NCCL_PLUGIN",
+                      file, exe, exe, exe);
+}
+
+/* colltune's tuner plugin as NCCL loaded it (NCCL_TUNER_PLUGIN): a handle of our own and its
+ * forcing calls. CT_EUNSUPP when it is not loaded or is not colltune's. */
+static int plugin_open(void **h, int (**force)(const char *, const char *, int),
+                       long (**missed)(void), struct ct_err *err)
+{
+    const char *path = getenv("NCCL_TUNER_PLUGIN");
+    if (!path || !*path)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "forcing NCCL's choice needs colltune's tuner plugin: "
+                          "NCCL_TUNER_PLUGIN is not set");
+    if (!(*h = dlopen(path, RTLD_NOW | RTLD_NOLOAD)))
+        return ct_err_set(err, CT_EUNSUPP, "NCCL_TUNER_PLUGIN=%s is not loaded (yet)", path);
+    *(void **)force = dlsym(*h, "colltune_tuner_force");
+    *(void **)missed = dlsym(*h, "colltune_tuner_force_misses");
+    if (*force && *missed)
+        return 0;
+    dlclose(*h);
+    *h = NULL;
+    return ct_err_set(err, CT_EUNSUPP, "NCCL_TUNER_PLUGIN=%s is not colltune's tuner plugin", path);
+}
 
 static int load(struct ct_nccl *n, struct ct_err *err)
 {
@@ -87,6 +181,9 @@ static int load(struct ct_nccl *n, struct ct_err *err)
     SYM(n->lib, n->errstr, "ncclGetErrorString", nccl);
     SYM(n->lib, n->getVersion, "ncclGetVersion", nccl);
     n->getVersion(&n->version);
+    int v = n->version; /* NCCL_VERSION_CODE: X*10000+Y*100+Z from 2.9, X*1000+Y*100+Z before */
+    snprintf(n->library, sizeof n->library, "NCCL %d.%d.%d", v >= 20900 ? v / 10000 : v / 1000,
+             v >= 20900 ? v / 100 % 100 : v / 100 % 10, v % 100);
     return 0;
 }
 
@@ -113,10 +210,14 @@ static void release(struct ct_nccl *n)
     for (int i = 0; i < n->nev; i++)
         n->eventDestroy(n->ev[i]);
     n->nev = 0;
+    if (n->force)
+        n->force(NULL, NULL, 0);
     if (n->stream)
         n->streamDestroy(n->stream);
     if (n->comm)
         n->commDestroy(n->comm);
+    if (n->plugin)
+        dlclose(n->plugin);
     if (n->lib)
         dlclose(n->lib);
     ct_mem_close(&n->mem);
@@ -212,18 +313,56 @@ static void free_bufs(struct ct_nccl *n)
     n->send_buf = n->recv_buf = NULL;
 }
 
+/* A forced row (id > 0): did NCCL run it on every rank? The plugin counts a miss for each
+ * call whose forced cell NCCL marked -1 (it cannot run that choice there, so NCCL chose);
+ * missed0 is the count before this point's first call, which launched says was made. */
+static int forced_ran(struct ct_nccl *n, int id, long missed0, bool launched, struct ct_err *err)
+{
+    if (id <= 0)
+        return 0;
+    int e = launched ? 0 : launch(n);
+    if (!e)
+        e = n->streamSync(n->stream);
+    if (e)
+        return ct_err_set(err, CT_EIO, "NCCL engine: the forced choice's first call failed (%d)",
+                          e);
+    long mine = n->missed() - missed0, *all = calloc((size_t)n->boot->size, sizeof *all);
+    if (!all)
+        return ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
+    int rc = ct_boot_allgather(n->boot, &mine, sizeof mine, all, err);
+    for (int r = 0; rc == 0 && r < n->boot->size; r++)
+        if (all[r])
+            rc = ct_err_set(err, CT_EUNSUPP,
+                            "NCCL does not run %s/%s for this call (its cost table excludes it "
+                            "on rank %d)",
+                            algo_names[(id - 1) / NPROTOS], proto_names[(id - 1) % NPROTOS], r);
+    free(all);
+    return rc;
+}
+
 static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
                       long *wrong, struct ct_err *err)
 {
     struct ct_nccl *n = ctx;
     size_t es = ct_dtype_size(j->dtype);
     uint64_t sb = ct_job_send_bytes(j), rb = ct_job_recv_bytes(j);
+    int id = a ? a->lib_id : 0;
+    long missed0 = 0;
     n->j = *j;
     *wrong = 0;
     if (j->quant)
         return ct_err_set(err, CT_EUNSUPP, "NCCL engine: no quantized formats");
     if (j->in_place && j->coll == CT_ALLTOALL)
         return ct_err_set(err, CT_EUNSUPP, "NCCL engine: alltoall runs out of place only");
+    if (id > 0 && !n->force)
+        return ct_err_set(err, CT_EUNSUPP, "NCCL engine: %s needs colltune's tuner plugin loaded",
+                          a->name);
+    if (n->force) { /* this point's choice, or NCCL's own, for every following call */
+        missed0 = n->missed();
+        if (n->force(id > 0 ? algo_names[(id - 1) / NPROTOS] : NULL,
+                     id > 0 ? proto_names[(id - 1) % NPROTOS] : NULL, 0) < 0)
+            return ct_err_set(err, CT_EINVAL, "NCCL engine: the plugin refused %s", a->name);
+    }
     CT_TRY(ct_mem_alloc(&n->mem, sb, &n->send_buf, err));
     int rc = ct_mem_alloc(&n->mem, rb, &n->recv_buf, err);
     if (rc < 0) {
@@ -243,8 +382,11 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
         else
             n->out = n->send_buf;
     }
-    if (!verify)
-        return 0;
+    if (!verify) {
+        if ((rc = forced_ran(n, id, missed0, false, err)) < 0)
+            free_bufs(n);
+        return rc;
+    }
     void *h = malloc(sb ? sb : 1), *want = malloc((256u << 10) * es);
     if (!h || !want)
         rc = ct_err_set(err, CT_ENOMEM, "NCCL engine: host staging");
@@ -276,9 +418,23 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
             *wrong = total;
         free(all);
     }
+    if (rc == 0)
+        rc = forced_ran(n, id, missed0, true, err);
     if (rc < 0)
         free_bufs(n);
     return rc;
+}
+
+static int nccl_candidates(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
+                           struct ct_err *err)
+{
+    struct ct_nccl *n = ctx;
+    (void)err;
+    ct_nccl_rows(coll, &n->rows);
+    int k = n->force ? n->rows.n : 1; /* without the plugin: NCCL's own choice only */
+    for (int i = 0; i < k && i < max; i++)
+        rows[i] = &n->rows.a[i];
+    return k < max ? k : max;
 }
 
 static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err)
@@ -362,6 +518,20 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
         release(n);
         return rc;
     }
+    struct ct_err ignore = {0}; /* no plugin: NCCL's own choice is the only row */
+    int have = plugin_open(&n->plugin, &n->force, &n->missed, &ignore) == 0, *all;
+    all = calloc((size_t)boot->size, sizeof *all); /* the same rows on every rank */
+    if (!all || ct_boot_allgather(boot, &have, sizeof have, all, err) < 0) {
+        free(all);
+        release(n);
+        return err->code ? err->code : ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
+    }
+    for (int r = 0; r < boot->size; r++)
+        if (!all[r]) {
+            n->force = NULL;
+            n->missed = NULL;
+        }
+    free(all);
     memset(be, 0, sizeof *be);
     be->name = "nccl";
     be->begin = nccl_begin;
@@ -369,6 +539,8 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     be->end = nccl_end;
     be->now_s = nccl_now;
     be->bcast = nccl_bcast;
+    be->candidates = nccl_candidates;
+    be->library = n->library;
     be->root = boot->rank == 0;
     be->shape = *shape;
     *out = n;
@@ -378,22 +550,12 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
 int ct_nccl_tuner_force(const char *algo, const char *proto, int channels, long *misses,
                         struct ct_err *err)
 {
-    const char *path = getenv("NCCL_TUNER_PLUGIN");
-    if (!path || !*path)
-        return ct_err_set(err, CT_EUNSUPP, "forcing NCCL's choice needs colltune's tuner plugin: "
-                                           "NCCL_TUNER_PLUGIN is not set");
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (!h)
-        return ct_err_set(err, CT_EUNSUPP, "NCCL_TUNER_PLUGIN=%s is not loaded (yet)", path);
+    void *h;
     int (*force)(const char *, const char *, int);
     long (*missed)(void);
-    *(void **)&force = dlsym(h, "colltune_tuner_force");
-    *(void **)&missed = dlsym(h, "colltune_tuner_force_misses");
+    CT_TRY(plugin_open(&h, &force, &missed, err));
     int rc = 0;
-    if (!force || !missed)
-        rc = ct_err_set(err, CT_EUNSUPP, "NCCL_TUNER_PLUGIN=%s is not colltune's tuner plugin",
-                        path);
-    else if (force(algo, algo ? proto : NULL, channels) < 0)
+    if (force(algo, algo ? proto : NULL, channels) < 0)
         rc = ct_err_set(err, CT_EINVAL, "cannot force NCCL algorithm '%s', protocol '%s', %d "
                                         "channels",
                         algo, proto ? proto : "", channels);

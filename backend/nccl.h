@@ -7,8 +7,12 @@
  * rank * count of the output, reducescatter's output at rank * count of the input),
  * alltoall as grouped ncclSend/ncclRecv, inputs and checks as the native engine's
  * (backend/verify.h), times from CUDA events on the engine's stream.
- * The algorithm of a point is NCCL's own choice; colltune's tuner plugin forces one
- * (COLLTUNE_NCCL_FORCE or colltune_tuner_force, plugin/nccl_tuner.c) when NCCL loads it.
+ * Candidates (a sweep's rows): "nccl:default", NCCL's own choice, and "nccl:ALGO/PROTO" for each
+ * algorithm and protocol a tuner may pick for the collective (ct_nccl_rows). A forced row runs
+ * through colltune's tuner plugin (colltune_tuner_force, plugin/nccl_tuner.c), which NCCL loads
+ * when NCCL_TUNER_PLUGIN names it at communicator creation; without it only the default row
+ * is offered. A forced row NCCL cannot run for a call (its cost table marks the cell -1: the
+ * plugin counts a miss) is refused at that point, on every rank alike (CT_EUNSUPP).
  * Not yet measured on a GPU: see README "GPU clusters".
  */
 #ifndef CT_NCCL_H
@@ -20,6 +24,23 @@
 
 struct ct_nccl;
 
+/* The candidate rows of coll: "nccl:default" (lib_id 0) first, then "nccl:ALGO/PROTO" for each
+ * (algorithm, protocol) NCCL's tuner interface can select for it (alltoall, grouped send and
+ * receive, has the default only). lib_id of a forced row: 1 + algorithm * 3 + protocol, in
+ * NCCL's numbering (NCCL_ALGO_*, NCCL_PROTO_*). */
+#define CT_NCCL_MAX_ROWS 22
+struct ct_nccl_rows {
+    struct ct_algo a[CT_NCCL_MAX_ROWS];
+    char name[CT_NCCL_MAX_ROWS][32];
+    int n;
+};
+void ct_nccl_rows(enum ct_coll coll, struct ct_nccl_rows *r);
+
+/* colltune's NCCL tuner plugin (libnccl-tuner-colltune.so): $COLLTUNE_NCCL_PLUGIN, else beside
+ * the colltune binary, in its build/ folder or in ../lib/colltune (make install). Its absolute
+ * path into buf, or CT_EUNSUPP saying where it was looked for. */
+int ct_nccl_plugin_path(char *buf, size_t len, struct ct_err *err);
+
 /* Can this host run the NCCL engine on GPU gpu (libraries, driver, GPU)? 0, or CT_EUNSUPP
  * with one line saying what is missing. Local: no other rank is involved. Runs in a child
  * process, so that the caller can still fork ranks that use CUDA (CUDA does not survive a
@@ -27,7 +48,8 @@ struct ct_nccl;
 int ct_nccl_probe(int gpu, struct ct_err *err);
 
 /* Collective over boot: every rank opens, or every rank fails (a rank's failure is reported
- * to all). Fills be with the engine (ctx *n). */
+ * to all). Fills be with the engine (ctx *n): be->library "NCCL 2.28.9", be->candidates the
+ * rows above (the forced ones only where colltune's plugin is loaded). */
 int ct_nccl_open(struct ct_backend *be, struct ct_nccl **n, struct ct_boot *boot,
                  const struct ct_shape *shape, int gpu, struct ct_err *err);
 void ct_nccl_close(struct ct_nccl *n);

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../backend/nccl.h"
 #include "../lib/sock.h"
 #include "cmd.h"
 
@@ -144,19 +143,6 @@ int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_c
     struct ct_comm_cfg cc;
     ct_opts_comm_cfg(o, &cc);
     return ct_comm_open(c, boot, &cc, err);
-}
-
-int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
-                        struct ct_nccl **n, struct ct_err *err)
-{
-    struct ct_job j;
-    struct ct_backend be;
-    *n = NULL;
-    if (!o->lib)
-        return 0;
-    int gpu = ct_mem_gpu_of(o->gpu_map, boot->local_rank, err);
-    ct_opts_job(o, c, 1, &j);
-    return gpu < 0 ? gpu : ct_nccl_open(&be, n, boot, &j.shape, gpu, err);
 }
 
 void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,

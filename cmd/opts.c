@@ -220,8 +220,6 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "--lib %s moves host memory only", o->lib);
     if (o->gpu_map && !nccl && (!o->mem || strcmp(o->mem, "cuda")))
         return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
-    if (nccl && strcmp(cmd, "run"))
-        return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' drives the NCCL engine so far", o->lib);
     if (o->lib && strcmp(cmd, "run") && strcmp(cmd, "sweep"))
         return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' and 'sweep' drive library engines",
                            o->lib);
@@ -231,7 +229,8 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "--hosts is for --lib %s (their launchers' host list)",
                            ct_libmod_names());
     if (nccl) { /* every rank opens the engine later: say now, once, if this host cannot */
-        if (ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+        if ((!strcmp(cmd, "sweep") && ct_opts_nccl_sweep_env(&err) < 0) ||
+            ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--lib nccl: %s", err.msg);
     } else if (!o->lib && o->mem &&
                strcmp(o->mem, "host")) { /* can this host use it at all? one line if not */

@@ -111,10 +111,19 @@ void ct_opts_comm_cfg(const struct ct_opts *o, struct ct_comm_cfg *cc);
 int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm *c,
                       struct ct_err *err);
 struct ct_nccl;
-/* run --lib nccl: the NCCL engine on this rank's GPU (--gpu-map), or *n NULL without --lib.
- * Collective. */
+struct ct_backend;
+struct ct_sweep_job;
+/* --lib nccl: the NCCL engine on this rank's GPU (--gpu-map) into be and *n, or *n NULL
+ * without --lib. Collective (cmd/engine.c). */
 int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
-                        struct ct_nccl **n, struct ct_err *err);
+                        struct ct_backend *be, struct ct_nccl **n, struct ct_err *err);
+/* A rank's sweep (or --verify) on the engine the options name: native, or NCCL. */
+int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_sweep_job *j,
+                      struct ct_comm **comm, struct ct_err *err);
+/* Before sweep --lib nccl launches its ranks: NCCL_TUNER_PLUGIN names colltune's plugin (set
+ * here; CT_EUNSUPP if it names another), and no config or forced choice of the environment
+ * reaches the default row. */
+int ct_opts_nccl_sweep_env(struct ct_err *err);
 void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,
                  struct ct_job *j);
 struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err);

@@ -138,7 +138,8 @@ static int run_rank(struct ct_boot *boot, void *arg)
     }
     if (flight)
         ct_bench_set_flight(&b, nflight, flight);
-    if (ranks && ct_opts_engine_open(&x->o, boot, &comm, &nccl, &err) < 0) {
+    struct ct_backend nbe;
+    if (ranks && ct_opts_engine_open(&x->o, boot, &comm, &nbe, &nccl, &err) < 0) {
         code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
         goto out;
     }

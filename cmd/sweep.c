@@ -31,8 +31,7 @@ struct sweep_ctx {
     const char *out, *verify;
     struct ct_config conf; /* --verify */
     struct ct_mtopo_spec model; /* --model, --nodes, --net */
-    /* in a rank */
-    struct ct_boot *boot;
+    struct ct_boot *boot;       /* in a rank: */
     struct ct_comm comm, *commp;
     struct ct_sweep_job job;
     char results[4200];    /* results.json */
@@ -127,6 +126,8 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, NULL, cfg);
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
+    if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* README "GPU clusters" */
+        return ct_cmd_fail("sweep", 2, "--verify --lib nccl: not built yet (export, then compare)");
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
     if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
@@ -209,7 +210,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     struct ct_opts_reopen ro = {&x->o, boot};
     j->set_conns = ct_opts_reopen_conns;
     j->conns_arg = &ro;
-    int rc = ct_sweep_job_run(j, &x->commp, &err), code;
+    int rc = ct_opts_sweep_run(&x->o, boot, j, &x->commp, &err), code;
     ct_live_close(&x->live);
     if (root && (rc == 0 || !x->verify))
         code = x->verify ? ct_regret_print(stdout, x->verify, &x->conf, x->commp->size, j->regrets,
@@ -239,8 +240,9 @@ int cmd_sweep(int argc, char **argv)
     struct ct_sweep_cfg cfg;
     if ((rc = check(&x, &cfg)) == 0)
         rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.verify)
-             : x.o.lib    ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
-                          : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
+             : x.o.lib && strcmp(x.o.lib, "nccl")
+                 ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
+                 : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);
     return rc;
 }

@@ -92,8 +92,24 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     return o;
 }
 
-/* lib: a library section's ruleset (its own names and ids, "segsize", "default") */
-static json_t *ruleset_json(const struct ct_ruleset *s, bool lib)
+/* An NCCL section's range as colltune's tuner plugin reads it (plugin/nccl_rules.c): the
+ * rule's "ALGO/PROTO" as "algo" and "params": {"proto"}; NCCL's own choice "default" with
+ * no parameters. */
+static void nccl_range(json_t *x, const struct ct_rule *r)
+{
+    const char *slash = strchr(r->algo, '/');
+    json_t *pj = json_object();
+    json_object_set_new(x, "algo",
+                        json_stringn(r->algo, slash ? (size_t)(slash - r->algo) : strlen(r->algo)));
+    if (slash)
+        json_object_set_new(pj, "proto", json_string(slash + 1));
+    json_object_set_new(x, "id", json_integer(r->id));
+    json_object_set_new(x, "params", pj);
+}
+
+/* lib: a library section's ruleset (its own names and ids, "segsize", "default"); nccl: in the
+ * tuner plugin's words */
+static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
 {
     json_t *o = json_object();
     json_object_set_new(o, "coll", json_string(ct_coll_name(s->coll)));
@@ -108,13 +124,16 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib)
         json_t *x = json_object();
         json_object_set_new(x, "min_bytes", json_integer((json_int_t)r->min_bytes));
         json_object_set_new(x, "max_bytes", u64_or_null(r->max_bytes));
-        json_object_set_new(x, "algo", json_string(r->algo));
-        if (lib) {
+        if (nccl) {
+            nccl_range(x, r);
+        } else if (lib) {
+            json_object_set_new(x, "algo", json_string(r->algo));
             json_t *pj = json_object();
             json_object_set_new(pj, "segsize", json_integer((json_int_t)r->params.v[CT_P_CHUNK]));
             json_object_set_new(x, "id", json_integer(r->id));
             json_object_set_new(x, "params", pj);
         } else {
+            json_object_set_new(x, "algo", json_string(r->algo));
             json_object_set_new(x, "params", params_json(r->algo, &r->params));
         }
         json_object_set_new(x, "confidence", json_real(r->confidence));
@@ -162,7 +181,7 @@ char *ct_config_json_dumps(const struct ct_config *c)
     json_object_set_new(doc, "sweep", settings_json(&c->sweep));
     json_t *rules = json_array();
     for (int i = 0; i < c->nsets; i++)
-        json_array_append_new(rules, ruleset_json(&c->sets[i], false));
+        json_array_append_new(rules, ruleset_json(&c->sets[i], false, false));
     json_object_set_new(doc, "rules", rules);
     if (c->nlibs) {
         json_t *libs = json_array();
@@ -177,7 +196,8 @@ char *ct_config_json_dumps(const struct ct_config *c)
             json_object_set_new(o, "name", json_string(lr->name));
             json_object_set_new(o, "version", json_string(lr->version));
             for (int i = 0; i < lr->nsets; i++)
-                json_array_append_new(lrules, ruleset_json(&lr->sets[i], true));
+                json_array_append_new(
+                    lrules, ruleset_json(&lr->sets[i], true, !strcmp(lr->library, "nccl")));
             json_object_set_new(o, "rules", lrules);
             json_array_append_new(libs, o);
         }

@@ -27,6 +27,7 @@ int ct_impi_settings(const struct ct_config *c, const struct ct_export_opts *o,
                      struct ct_export_out *out, struct ct_settings *set, struct ct_err *err)
 {
     static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
+    ct_export_note_mapped(out, CT_LIB_IMPI);
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         struct ct_text v;
         ct_text_init(&v);

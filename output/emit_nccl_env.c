@@ -167,6 +167,7 @@ int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
     const char *ver = ct_export_version(o, CT_LIB_NCCL);
     static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER};
     char algo[256] = "";
+    ct_export_note_mapped(out, CT_LIB_NCCL);
     if (ct_version_cmp(ver, PER_COLL_ALGO) < 0) {
         ct_export_note(
             out, "NCCL_ALGO per collective needs NCCL >= " PER_COLL_ALGO " (target %s): not set",

@@ -7,75 +7,27 @@
  * plugin would refuse is refused here. A config without a measured NCCL section gets the mapped
  * NCCL settings of --format env --for nccl instead, labelled "mapped from colltune's own
  * algorithms, not measured" in the file and in a note (stderr).
- * The plugin is looked for at $COLLTUNE_NCCL_PLUGIN, else beside the colltune binary, in its
- * build/ folder (a source tree) and in ../lib/colltune/ (make install).
+ * The plugin is found by ct_nccl_plugin_path (backend/nccl.h): $COLLTUNE_NCCL_PLUGIN, else
+ * beside the colltune binary, in its build/ folder (a source tree) or ../lib/colltune/.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../backend/nccl.h"
 #include "../lib/file.h"
 #include "../plugin/nccl_rules.h"
 #include "export.h"
 
-#define PLUGIN_FILE "libnccl-tuner-colltune.so"
-#define MAPPED_LABEL "mapped from colltune's own algorithms, not measured"
-
-/* The plugin's absolute path into buf; CT_EUNSUPP naming where it was looked for. */
-static int find_plugin(char *buf, size_t len, struct ct_err *err)
-{
-    const char *env = getenv("COLLTUNE_NCCL_PLUGIN");
-    if (env && *env) {
-        char *abs = ct_path_absolute(env);
-        snprintf(buf, len, "%s", abs);
-        free(abs);
-        if (access(buf, R_OK) == 0)
-            return 0;
-        return ct_err_set(err, CT_EUNSUPP, "COLLTUNE_NCCL_PLUGIN=%s: cannot read %s", env, buf);
-    }
-    char exe[PATH_MAX / 2];
-    if (ct_self_path(exe, sizeof exe, 1) < 0)
-        return ct_err_set(err, CT_EUNSUPP, "cannot find the colltune binary (/proc/self/exe)");
-    static const char *const where[] = {"", "/build", "/../lib/colltune"};
-    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
-        snprintf(buf, len, "%s%s/" PLUGIN_FILE, exe, where[i]);
-        char *real = access(buf, R_OK) == 0 ? realpath(buf, NULL) : NULL;
-        if (real) {
-            snprintf(buf, len, "%s", real);
-            free(real);
-            return 0;
-        }
-    }
-    return ct_err_set(err, CT_EUNSUPP,
-                      "colltune's NCCL tuner plugin " PLUGIN_FILE " is not in %s, %s/build or "
-                      "%s/../lib/colltune: build it (make) or set COLLTUNE_NCCL_PLUGIN",
-                      exe, exe, exe);
-}
-
-/* No measured NCCL section: the mapped settings of --format env --for nccl, labelled. */
+/* No measured NCCL section: the mapped settings of --format env --for nccl, labelled there. */
 static int mapped(const struct ct_config *c, const struct ct_export_opts *o,
                   struct ct_export_out *out, struct ct_err *err)
 {
     struct ct_export_opts o2 = *o;
-    struct ct_export_out sub;
     o2.lib = CT_LIB_NCCL;
     o2.rules_path = NULL;
-    ct_export_out_init(&sub);
-    ct_export_note(
-        out, MAPPED_LABEL
-        ": the config has no measured NCCL section, which "
-        "colltune's NCCL tuner plugin needs (measured by a sweep of NCCL on a GPU host)");
-    int rc = ct_emit_env(c, &o2, &sub, err);
-    if (rc == 0) {
-        ct_text_put(&out->body, "# " MAPPED_LABEL "\n");
-        ct_text_put(&out->body, ct_text_str(&sub.body));
-        for (size_t i = 0; i < sub.nnotes; i++)
-            ct_export_note(out, "%s", sub.notes[i]);
-    }
-    ct_export_out_release(&sub);
-    return rc;
+    return ct_emit_env(c, &o2, out, err);
 }
 
 int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *o,
@@ -96,7 +48,7 @@ int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *
     ct_nr_free(&t);
     if (!measured)
         return mapped(c, o, out, err);
-    int rc = find_plugin(plugin, sizeof plugin, err);
+    int rc = ct_nccl_plugin_path(plugin, sizeof plugin, err);
     if (rc < 0)
         return rc;
     char *cfg = ct_path_absolute(o->config_path);

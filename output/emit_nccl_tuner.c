@@ -3,11 +3,15 @@
  * nccl-tuner: the CSV of NCCL's example tuner plugin (plugins/tuner/example, ext-tuner/example
  * before 2.29.7; parser unchanged from 2.27.5 to 2.30.7), always with explicit channel counts,
  * plus the env lines that load it. Every line stays under the plugin's 256-byte line buffer.
+ * From the config's measured NCCL section (sweep --lib nccl) where it has one, read with the
+ * plugin's own reader; else mapped from colltune's rules, labelled so.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plugin/nccl_rules.h"
 #include "export.h"
 
 #define NCCL_MIN_VERSION "2.27.5"
@@ -59,6 +63,48 @@ static void emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o,
     free(xr);
 }
 
+/* The config's measured NCCL section (as colltune's plugin reads it), one line per range that
+ * is not NCCL's own choice. */
+static void emit_measured(const struct ct_nr_table *nt, struct ct_export_out *out)
+{
+    struct ct_text *t = &out->body;
+    ct_text_printf(t,
+                   "# measured with NCCL %s (colltune sweep --lib nccl): each line is the "
+                   "(algorithm, protocol)\n# measured fastest, NCCL's channel count (0)\n",
+                   *nt->version ? nt->version : "(version not recorded)");
+    for (int i = 0; i < nt->nrules; i++) {
+        const struct ct_nr_rule *u = &nt->rules[i];
+        if (u->func < 0) {
+            ct_text_printf(t,
+                           "# alltoall, %ld ranks on %ld nodes: grouped send/receive, which "
+                           "no tuner line selects\n",
+                           u->nranks, u->nnodes);
+            continue;
+        }
+        for (int k = 0; k < u->nranges; k++) {
+            const struct ct_nr_range *r = &u->ranges[k];
+            char rg[64], proto[16];
+            ct_export_range_str(r->lo, r->hi == CT_NR_INF ? CT_BYTES_INF : r->hi, rg, sizeof rg);
+            if (r->keep) {
+                ct_export_note(out,
+                               "%s %s, %ld ranks on %ld nodes: NCCL's own choice measured "
+                               "best: no line (the stock plugin runs such calls on 1 "
+                               "channel; --format nccl-plugin leaves them to NCCL)",
+                               ct_nr_func_name(u->func), rg, u->nranks, u->nnodes);
+                ct_text_printf(t, "# %s\n", out->notes[out->nnotes - 1]);
+                continue;
+            }
+            snprintf(proto, sizeof proto, "%s", ct_nr_proto_name(r->proto));
+            for (char *q = proto; *q; q++)
+                *q = (char)tolower((unsigned char)*q);
+            ct_text_printf(t, "%s,%llu,%llu,%s,%s,%d,%ld,%ld\n", ct_nr_func_name(u->func),
+                           (unsigned long long)r->lo,
+                           (unsigned long long)(r->hi == CT_NR_INF ? CT_BYTES_INF : r->hi - 1),
+                           ct_nr_algo_name(r->algo), proto, r->channels, u->nnodes, u->nranks);
+        }
+    }
+}
+
 int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o,
                        struct ct_export_out *out, struct ct_err *err)
 {
@@ -72,6 +118,12 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                           ct_export_version(o, CT_LIB_NCCL));
     struct ct_text *t = &out->body;
     const char *path = o->path ? o->path : "FILE";
+    struct ct_nr_table nt = {0};
+    char msg[512];
+    if (o->config_path && ct_nr_load(o->config_path, &nt, msg, sizeof msg) < 0)
+        return ct_err_set(err, CT_EINVAL,
+                          "the config's NCCL section, as colltune's NCCL tuner plugin reads it: %s",
+                          msg);
     ct_export_header(
         t, "# ",
         "NCCL example tuner plugin CSV (plugins/tuner/example, NCCL >= " NCCL_MIN_VERSION ")", c);
@@ -79,6 +131,13 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                    "# bytes: NCCL nBytes (allreduce count*dtsize; allgather, reducescatter\n"
                    "#   nranks*count*dtsize), the same numbers as colltune sizes; both ends "
                    "inclusive\n");
+    if (nt.found) {
+        emit_measured(&nt, out);
+        ct_nr_free(&nt);
+        goto env;
+    }
+    ct_export_note_mapped(out, CT_LIB_NCCL);
+    ct_text_printf(t, "# %s\n", out->notes[out->nnotes - 1]);
     ct_text_printf(t,
                    "# protocol: colltune does not measure NCCL protocols; every line says "
                    "'%s' (--nccl-proto)\n",
@@ -95,6 +154,7 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
     for (int i = 0; i < c->nsets; i++)
         if (ct_export_selected(o, &c->sets[i]))
             emit_set(&c->sets[i], o, proto, out);
+env:
 
     ct_text_printf(&out->env,
                    "# load the NCCL tuner CSV %.150s: build NCCL's example plugin\n"

@@ -148,8 +148,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                            : pick(c->sets, c->nsets, o, order[i], out)))
             n++;
     if (!lib)
-        ct_export_note(out, "mapped from colltune's own algorithms, not measured; run "
-                            "`colltune sweep --lib ompi`");
+        ct_export_note_mapped(out, CT_LIB_OMPI);
     ct_export_header(t, "# ", "Open MPI coll/tuned dynamic rules, classic format (4.1, 5.0, 6.0)",
                      c);
     if (lib)

@@ -34,6 +34,7 @@ int ct_ucc_settings(const struct ct_config *c, const struct ct_export_opts *o,
     struct ct_settings extras;
     ct_text_init(&tune);
     ct_settings_init(&extras);
+    ct_export_note_mapped(out, CT_LIB_UCC);
     for (int i = 0; i < c->nsets; i++) {
         const struct ct_ruleset *s = &c->sets[i];
         struct ct_xrange *xr;

@@ -131,6 +131,20 @@ void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
     o->notes[o->nnotes++] = ct_xstrdup(buf);
 }
 
+void ct_export_note_mapped(struct ct_export_out *o, int lib)
+{
+    if (lib == CT_LIB_OMPI || lib == CT_LIB_MPICH || lib == CT_LIB_NCCL)
+        ct_export_note(o,
+                       "mapped from colltune's own algorithms, not measured; run `colltune "
+                       "sweep --lib %s`%s",
+                       ct_lib_name(lib), lib == CT_LIB_NCCL ? " on a GPU host" : "");
+    else
+        ct_export_note(o,
+                       "mapped from colltune's own algorithms, not measured (colltune has no "
+                       "%s engine)",
+                       ct_lib_title(lib));
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 const struct ct_emitter *ct_emitter_at(size_t i)

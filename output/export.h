@@ -67,6 +67,10 @@ void ct_export_out_release(struct ct_export_out *o);
 /* Record a note (shown on stderr by the command; emitters also put it in the output). */
 void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The note of a file written from colltune's own rules (no measured section of lib, a
+ * CT_LIB_*): "mapped from colltune's own algorithms, not measured; run `colltune sweep --lib
+ * ompi`" (for a library colltune has no engine for, says so instead). */
+void ct_export_note_mapped(struct ct_export_out *o, int lib);
 
 struct ct_emitter {
     const char *name;    /* --format value */

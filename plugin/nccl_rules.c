@@ -169,8 +169,8 @@ static int read_range(struct rd *r, json_t *o, struct ct_nr_range *x)
     if (get_str(r, o, "algo", x->keep, &algo))
         return -1;
     json_t *p = json_object_get(o, "params");
-    if (x->keep && !algo && !p)
-        return 0;
+    if (x->keep) /* NCCL's own choice ("algo": "default", as colltune's sweep writes it) */
+        return p && !json_is_object(p) ? bad(r, "params", "expected an object") : 0;
     if ((x->algo = ct_nr_algo(algo)) < 0)
         return bad(r, "algo",
                    "'%s' is not an NCCL algorithm (tree, ring, collnet_direct, "
@@ -202,10 +202,14 @@ static int read_rule(struct rd *r, json_t *o, struct ct_nr_rule *u)
         return bad(r, NULL, "expected an object");
     if (get_str(r, o, "coll", false, &coll))
         return -1;
-    if ((u->func = func_of(coll)) < 0)
+    /* alltoall is grouped send/receive in NCCL, which no tuner is asked about: a sweep's
+     * alltoall rule (NCCL's own choice) is read and never matches */
+    bool a2a = !strcmp(coll, "alltoall");
+    if ((u->func = a2a ? -1 : func_of(coll)) < 0 && !a2a)
         return bad(r, "coll",
                    "'%s' is not a collective an NCCL tuner selects (allreduce, "
-                   "allgather, reducescatter, broadcast, reduce)",
+                   "allgather, reducescatter, broadcast, reduce; alltoall is read and left "
+                   "to NCCL)",
                    coll);
     if (get_int(r, o, "nnodes", false, 1, 1 << 24, &v, &has))
         return -1;

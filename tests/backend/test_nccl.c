@@ -83,21 +83,90 @@ Test(nccl, tuner_force_reaches_the_loaded_plugin)
     unsetenv("NCCL_TUNER_PLUGIN");
 }
 
+/* A sweep's rows: NCCL's own choice first, then every (algorithm, protocol) NCCL lets a tuner
+ * select for the collective, named as the plugin reads them, with an id that names the pair. */
+Test(nccl, rows_are_the_choices_a_tuner_selects)
+{
+    static const struct {
+        enum ct_coll c;
+        int n;
+        const char *has, *hasnt;
+    } want[] = {{CT_ALLREDUCE, 1 + 6 * 3, "nccl:nvls_tree/LL128", "nccl:pat/Simple"},
+                {CT_ALLGATHER, 1 + 4 * 3, "nccl:pat/LL", "nccl:tree/LL"},
+                {CT_REDUCESCATTER, 1 + 4 * 3, "nccl:collnet_direct/Simple", "nccl:nvls_tree/LL"},
+                {CT_ALLTOALL, 1, "nccl:default", "nccl:ring/Simple"}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        struct ct_nccl_rows r;
+        ct_nccl_rows(want[k].c, &r);
+        cr_expect_eq(r.n, want[k].n, "%s: %d rows", ct_coll_name(want[k].c), r.n);
+        cr_expect_str_eq(r.a[0].name, "nccl:default");
+        cr_expect_eq(r.a[0].lib_id, 0);
+        bool has = false, hasnt = false;
+        for (int i = 0; i < r.n; i++) {
+            has |= !strcmp(r.a[i].name, want[k].has);
+            hasnt |= !strcmp(r.a[i].name, want[k].hasnt);
+            cr_expect_eq(r.a[i].colls, CT_COLL_BIT(want[k].c));
+            for (int m = 0; m < i; m++)
+                cr_expect_neq(r.a[m].lib_id, r.a[i].lib_id, "%s", r.a[i].name);
+            if (i == 0)
+                continue;
+            char algo[32];
+            const char *slash = strchr(r.a[i].name, '/');
+            cr_assert(slash && !strncmp(r.a[i].name, "nccl:", 5), "%s", r.a[i].name);
+            snprintf(algo, sizeof algo, "%.*s", (int)(slash - r.a[i].name - 5), r.a[i].name + 5);
+            int id = r.a[i].lib_id - 1; /* NCCL's numbering: algorithm * 3 + protocol */
+            static const char *const algos[] = {
+                "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+            static const char *const protos[] = {"LL", "LL128", "Simple"};
+            cr_expect_str_eq(algo, algos[id / 3], "%s", r.a[i].name);
+            cr_expect_str_eq(slash + 1, protos[id % 3], "%s", r.a[i].name);
+        }
+        cr_expect(has, "%s has %s", ct_coll_name(want[k].c), want[k].has);
+        cr_expect(!hasnt, "%s has no %s", ct_coll_name(want[k].c), want[k].hasnt);
+    }
+    cr_expect_eq(NCCL_ALGO_PAT, 6, "the numbering above is nccl.h's");
+    cr_expect_eq(NCCL_PROTO_SIMPLE, 2);
+}
+
 static const enum ct_dtype types[] = {CT_BFLOAT16, CT_FLOAT16, CT_FLOAT32, CT_FLOAT64, CT_INT32};
 static const enum ct_redop ops[] = {CT_SUM, CT_PROD, CT_MIN, CT_MAX};
 
-Test(gpu, nccl_every_coll_type_op_correct)
+/* The NCCL engine as one rank on GPU 0, through the in-process bootstrap (skips the test
+ * where it cannot run). */
+struct one {
+    struct ct_boot_world *w;
+    struct ct_boot *boot;
+    struct ct_shape shape;
+    struct ct_backend be;
+    struct ct_nccl *n;
+};
+
+static void one_open(struct one *o)
 {
     struct ct_err err = {0};
     if (ct_nccl_probe(0, &err) < 0)
         cr_skip_test("NCCL engine cannot run here: %s", err.msg);
-    struct ct_boot_world *w = ct_boot_world_new(1, 1);
-    struct ct_boot *boot;
-    cr_assert_eq(ct_boot_inproc_open(&boot, w, 0, &err), 0, "%s", err.msg);
-    struct ct_shape shape = {.nranks = 1, .rank = 0, .ranks_per_node = 1};
-    struct ct_backend be;
-    struct ct_nccl *n;
-    cr_assert_eq(ct_nccl_open(&be, &n, boot, &shape, 0, &err), 0, "%s", err.msg);
+    o->w = ct_boot_world_new(1, 1);
+    cr_assert_eq(ct_boot_inproc_open(&o->boot, o->w, 0, &err), 0, "%s", err.msg);
+    o->shape = (struct ct_shape){.nranks = 1, .rank = 0, .ranks_per_node = 1};
+    cr_assert_eq(ct_nccl_open(&o->be, &o->n, o->boot, &o->shape, 0, &err), 0, "%s", err.msg);
+}
+
+static void one_close(struct one *o)
+{
+    ct_nccl_close(o->n);
+    ct_boot_close(o->boot);
+    ct_boot_world_free(o->w);
+}
+
+Test(gpu, nccl_every_coll_type_op_correct)
+{
+    struct ct_err err = {0};
+    struct one o1;
+    one_open(&o1);
+    struct ct_shape shape = o1.shape;
+    struct ct_backend be = o1.be;
+    struct ct_nccl *n = o1.n;
     for (int c = 0; c < CT_COLL_COUNT; c++)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
@@ -117,9 +186,7 @@ Test(gpu, nccl_every_coll_type_op_correct)
                         cr_expect(us[i] > 0, "iteration %d: %g us", i, us[i]);
                     be.end(n);
                 }
-    ct_nccl_close(n);
-    ct_boot_close(boot);
-    ct_boot_world_free(w);
+    one_close(&o1);
 }
 
 /* Two ranks as threads on GPUs 0 and 1 through the in-process bootstrap: rank 0's
@@ -183,4 +250,49 @@ Test(gpu, nccl_two_ranks_bootstrap_and_results)
         cr_expect_eq(t[r].wrong, 0, "rank %d: %ld wrong", r, t[r].wrong);
     }
     ct_boot_world_free(w);
+}
+
+/* What a sweep of NCCL does on one GPU: colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
+ * communicator creation), every row of every collective either runs forced with exact results
+ * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
+ * NCCL's own choice always run. */
+Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
+{
+    struct ct_err err = {0};
+    struct one o1;
+    setenv("NCCL_TUNER_PLUGIN", CT_BUILD_DIR "/libnccl-tuner-colltune.so", 1);
+    unsetenv("COLLTUNE_CONFIG");
+    one_open(&o1);
+    struct ct_shape shape = o1.shape;
+    struct ct_backend be = o1.be;
+    struct ct_nccl *n = o1.n;
+    cr_expect(be.library && !strncmp(be.library, "NCCL 2.", 7), "%s", be.library);
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
+        int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err);
+        cr_assert_gt(nr, c == CT_ALLTOALL ? 0 : 1, "the forced rows need the loaded plugin");
+        for (int i = 0; i < nr; i++) {
+            struct ct_job j = {.coll = (enum ct_coll)c,
+                               .dtype = CT_FLOAT32,
+                               .op = CT_SUM,
+                               .count = 1 << 16,
+                               .shape = shape};
+            long wrong = -1;
+            int rc = be.begin(n, rows[i], &j, true, &wrong, &err);
+            bool must = !strcmp(rows[i]->name, "nccl:default") ||
+                        !strcmp(rows[i]->name, "nccl:ring/Simple");
+            if (rc == CT_EUNSUPP && !must) {
+                cr_expect(strstr(err.msg, "NCCL does not run"), "%s: %s", rows[i]->name, err.msg);
+                continue;
+            }
+            cr_assert_eq(rc, 0, "%s: %s", rows[i]->name, err.msg);
+            cr_expect_eq(wrong, 0, "%s: %ld wrong", rows[i]->name, wrong);
+            double us[3];
+            cr_assert_eq(be.time(n, 1, 3, 1, us, &err), 0, "%s", err.msg);
+            cr_expect(us[0] > 0 && us[2] > 0, "%s: %g us", rows[i]->name, us[0]);
+            be.end(n);
+        }
+    }
+    one_close(&o1);
+    unsetenv("NCCL_TUNER_PLUGIN");
 }

@@ -2,7 +2,8 @@
 # run/sweep --mem: host runs as before; cuda on a host that cannot use it (no library, no
 # driver, no GPU) is one line naming what is missing and exit 2; on a GPU host it stops with
 # one line too (the native engine moves host memory only so far). --gpu-map is checked.
-# run --lib nccl (the NCCL engine) fails the same way where it cannot run.
+# run and sweep --lib nccl (the NCCL engine) fail the same way where they cannot run; a sweep
+# refuses another tuner plugin, a missing plugin of colltune's, and --verify (not built).
 . "$(dirname "$0")/lib.sh"
 R="$COLLTUNE run --local 2 --maxbytes 4096"
 expect 0 "--mem host runs and checks" -- $R --mem host
@@ -22,5 +23,14 @@ COLLTUNE_LIBNCCL=/nonexistent/libnccl.so.2 usage_error "missing libnccl" -- $R -
 grep -q "cannot load NCCL /nonexistent/libnccl.so.2" "$TMP/err" && ok "names libnccl" || not_ok "message: $(cat "$TMP/err")"
 usage_error "unknown --lib" -- $R --lib rccl
 usage_error "--lib nccl on host memory" -- $R --lib nccl --mem host
-usage_error "sweep --lib nccl" -- $COLLTUNE sweep --local 2 --lib nccl
+# sweep --lib nccl: NCCL's choices forced through colltune's tuner plugin, which it sets
+usage_error "sweep --lib nccl here" -- $COLLTUNE sweep --local 2 --lib nccl
+grep -q -- "--lib nccl: " "$TMP/err" && ok "names the engine" || not_ok "message: $(cat "$TMP/err")"
+NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner.so usage_error "sweep --lib nccl, another tuner" -- $COLLTUNE sweep --local 2 --lib nccl
+grep -q "NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner.so names another: unset it" "$TMP/err" && ok "names the other tuner" || not_ok "message: $(cat "$TMP/err")"
+COLLTUNE_NCCL_PLUGIN=/nonexistent/p.so usage_error "sweep --lib nccl, no plugin" -- $COLLTUNE sweep --local 2 --lib nccl
+grep -q "COLLTUNE_NCCL_PLUGIN=/nonexistent/p.so: cannot read" "$TMP/err" && ok "names the plugin" || not_ok "message: $(cat "$TMP/err")"
+usage_error "sweep --verify --lib nccl" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$TMP/none.json"
+grep -q "not built yet" "$TMP/err" && ok "says it is not built" || not_ok "message: $(cat "$TMP/err")"
+usage_error "validate --lib nccl" -- $COLLTUNE validate --local 2 --lib nccl
 done_testing

@@ -45,10 +45,25 @@ grep -q "NCCL_TUNER_PLUGIN='$TMP/p.env'" "$TMP/out" && ok "override used" || not
 
 # ---- no measured section: mapped settings, labelled -------------------------------------------
 expect 0 "no NCCL section" -- $X "$C4" --format nccl-plugin --out "$TMP/m.env"
-head -1 "$TMP/m.env" | grep -q "^# $LABEL" && ok "file header labelled" || not_ok "file: $(head -3 "$TMP/m.env")"
+head -5 "$TMP/m.env" | grep -q "^# $LABEL" && ok "file header labelled" || not_ok "file: $(head -3 "$TMP/m.env")"
 grep -q "$LABEL" "$TMP/err" && ok "stderr labelled" || not_ok "stderr: $(cat "$TMP/err")"
 grep -q "NCCL_TUNER_PLUGIN" "$TMP/m.env" && not_ok "mapped output loads the plugin" || ok "mapped output does not load the plugin"
 sh -n "$TMP/m.env" && ok "mapped output is valid sh" || not_ok "mapped output is not valid sh"
+
+# ---- nccl-tuner: the example plugin's CSV from the measured section, or mapped and labelled -----
+expect 0 "nccl-tuner from the measured section" -- $X "$TMP/measured.json" --format nccl-tuner --out "$TMP/t.csv"
+grep -qx "allreduce,0,65535,ring,ll,8,1,8" "$TMP/t.csv" && ok "the measured line" || not_ok "csv: $(grep -v '^#' "$TMP/t.csv")"
+[ "$(grep -vc '^#' "$TMP/t.csv")" = 1 ] && ok "NCCL's own choice gets no line" || not_ok "lines: $(grep -v '^#' "$TMP/t.csv")"
+grep -q "NCCL's own choice measured best" "$TMP/err" && ok "and says so" || not_ok "stderr: $(cat "$TMP/err")"
+grep -q "$LABEL" "$TMP/t.csv" "$TMP/err" && not_ok "measured CSV labelled mapped" || ok "measured CSV not labelled mapped"
+expect 0 "nccl-tuner without a section" -- $X "$C4" --format nccl-tuner --out "$TMP/tm.csv"
+grep -q "^# $LABEL; run \`colltune sweep --lib nccl\` on a GPU host" "$TMP/tm.csv" && grep -q "$LABEL" "$TMP/err" \
+    && ok "mapped CSV labelled in the file and on stderr" || not_ok "mapped CSV: $(head -8 "$TMP/tm.csv")"
+for f in ucc impi; do
+    expect 0 "$f export" -- $X "$C4" --format $f
+    grep -q "^# $LABEL (colltune has no" "$TMP/out" && grep -q "$LABEL" "$TMP/err" \
+        && ok "$f labelled mapped" || not_ok "$f: $(head -6 "$TMP/out")"
+done
 
 # ---- refusals ---------------------------------------------------------------------------------
 usage_error "NCCL section the plugin refuses" -- $X "$TMP/bad.json" --format nccl-plugin --out "$TMP/w.env"

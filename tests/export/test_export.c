@@ -18,6 +18,8 @@
 #include "lib/file.h"
 #include "output/config.h"
 #include "output/export.h"
+#include "plugin/nccl_rules.h"
+#include "plugin/nccl_tuner_abi.h"
 
 #define CLUSTER "tests/fixtures/export/config-cluster.json"
 #define FOUR "tests/fixtures/export/config-4ranks.json"
@@ -629,6 +631,68 @@ Test(config, tie_spans_round_trip)
     free(txt);
     free(txt2);
     free(txt3);
+    ct_config_release(&back);
+    ct_config_release(&c);
+}
+
+/* A sweep of NCCL (--lib nccl) writes its section in the words colltune's tuner plugin reads
+ * ("algo" and "params": {"proto"}, NCCL's own choice as "default"), which the plugin's reader
+ * accepts (alltoall read and never matched), config.json keeps as written, and nccl-tuner
+ * turns into measured CSV lines. */
+Test(config, nccl_section_is_what_the_plugin_reads)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    struct ct_librules *l = &c.libs[0];
+    snprintf(l->library, sizeof l->library, "nccl");
+    snprintf(l->name, sizeof l->name, "NCCL");
+    snprintf(l->version, sizeof l->version, "2.28.9");
+    struct ct_rule *r = l->sets[0].rules;
+    snprintf(r[1].algo, sizeof r[1].algo, "ring/LL128");
+    snprintf(r[2].algo, sizeof r[2].algo, "tree/Simple");
+    char *txt = ct_config_json_dumps(&c), path[] = "/tmp/ct-nccl-section-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, txt, strlen(txt)), (ssize_t)strlen(txt));
+    close(fd);
+    struct ct_nr_table t;
+    char msg[256];
+    cr_assert_eq(ct_nr_load(path, &t, msg, sizeof msg), 0, "%s", msg);
+    cr_assert(t.found);
+    cr_expect_str_eq(t.version, "2.28.9");
+    cr_assert_eq(t.nrules, 2);
+    cr_expect_eq(t.rules[0].func, ncclFuncAllReduce);
+    cr_expect_eq(t.rules[1].func, -1, "alltoall: read, never asked");
+    const struct ct_nr_range *g = t.rules[0].ranges;
+    cr_expect(g[0].keep);
+    cr_expect(!g[1].keep && g[1].algo == NCCL_ALGO_RING && g[1].proto == NCCL_PROTO_LL128);
+    cr_expect(!g[2].keep && g[2].algo == NCCL_ALGO_TREE && g[2].proto == NCCL_PROTO_SIMPLE);
+    cr_expect_eq(g[2].hi, CT_NR_INF);
+    const struct ct_nr_range *m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 100);
+    cr_expect(m && m->keep, "below 4096: NCCL's own choice");
+    m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 5000);
+    cr_expect(m && m->algo == NCCL_ALGO_RING);
+    ct_nr_free(&t);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_expect_str_eq(txt, txt2, "written back the same");
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    o.config_path = path;
+    cr_assert_eq(run("nccl-tuner", &o, &back, &out, &err), 0, "%s", err.msg);
+    const char *csv = ct_text_str(&out.body);
+    cr_expect(strstr(csv, "\nallreduce,4096,1048575,ring,ll128,0,1,2\n"), "%s", csv);
+    cr_expect(strstr(csv, "\nallreduce,1048576,18446744073709551615,tree,simple,0,1,2\n"), "%s",
+              csv);
+    cr_expect(strstr(csv, "measured with NCCL 2.28.9"), "%s", csv);
+    cr_expect_null(strstr(csv, "not measured"), "%s", csv);
+    cr_expect_null(strstr(csv, "\nallreduce,0,"), "NCCL's own choice gets no line: %s", csv);
+    ct_export_out_release(&out);
+    unlink(path);
+    free(txt);
+    free(txt2);
     ct_config_release(&back);
     ct_config_release(&c);
 }

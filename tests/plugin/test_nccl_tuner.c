@@ -235,6 +235,47 @@ Test(nccl_tuner, no_config_leaves_nccl_alone)
     "{\"libraries\": [{\"library\": \"nccl\", \"rules\": [{\"coll\": \"allreduce\", " \
     "\"nnodes\": 1, \"nranks\": 8, \"ranges\": [" ranges "]}]}]}"
 
+/* The section as `sweep --lib nccl` writes it: NCCL's own choice as "algo": "default" with
+ * empty params, and an alltoall rule (NCCL asks no tuner about alltoall), both read without a
+ * warning; the forced range is set, the rest left to NCCL. */
+Test(nccl_tuner, a_sweeps_section_is_read_as_written)
+{
+    for (int v = 4; v <= 5; v++) {
+        struct tuner t;
+        config("{\"libraries\": [{\"library\": \"nccl\", \"name\": \"NCCL\", \"version\": "
+               "\"2.28.9\", \"rules\": [{\"coll\": \"allreduce\", \"nnodes\": 1, \"nranks\": 8, "
+               "\"ranges\": [" RANGE(
+                   0, 4096, "default",
+                   ", \"id\": 0, \"params\": {}, "
+                   "\"default\": true") "," RANGE(4096, null, "ring",
+                                                  ", \"id\": 5, \"params\": {\"proto\": "
+                                                  "\"LL128\"}, "
+                                                  "\"default\": false") "]}, "
+                                                                        "{\"coll\": \"alltoall\", "
+                                                                        "\"nnodes\": 1, "
+                                                                        "\"nranks\": 8, "
+                                                                        "\"ranges\": [" RANGE(
+                                                                            0, null, "default",
+                                                                            ", \"id\": 0, "
+                                                                            "\"params\": {}, "
+                                                                            "\"default\": true") "]"
+                                                                                                 "}"
+                                                                                                 "]"
+                                                                                                 "}"
+                                                                                                 "]"
+                                                                                                 "}");
+        unsetenv("COLLTUNE_TUNER_STRICT");
+        load(&t, v);
+        cr_assert_eq(init(&t, 8, 1), ncclSuccess);
+        cr_expect_eq(nwarn, 0, "%s", logged);
+        expect(&t, ncclFuncAllReduce, 4095, -1, 0, 0);
+        expect(&t, ncclFuncAllReduce, 4096, NCCL_ALGO_RING, NCCL_PROTO_LL128, 0);
+        expect(&t, ncclFuncAllGather, 4096, -1, 0, 0);
+        fini(&t);
+        unconfig();
+    }
+}
+
 static const struct {
     const char *json, *field;
 } malformed[] = {
@@ -242,9 +283,9 @@ static const struct {
     {"[1, 2]", "expected a JSON object"},
     {"{\"libraries\": {}}", "libraries: expected an array"},
     {"{\"libraries\": [{\"library\": \"nccl\"}]}", "libraries[0].rules: missing"},
-    {"{\"libraries\": [{\"library\": \"nccl\", \"rules\": [{\"coll\": \"alltoall\", \"nnodes\": 1,"
+    {"{\"libraries\": [{\"library\": \"nccl\", \"rules\": [{\"coll\": \"alltoal\", \"nnodes\": 1,"
      " \"nranks\": 8, \"ranges\": []}]}]}",
-     "libraries[0].rules[0].coll: 'alltoall'"},
+     "libraries[0].rules[0].coll: 'alltoal'"},
     {"{\"libraries\": [{\"library\": \"nccl\", \"rules\": [{\"coll\": \"allreduce\", \"nnodes\": 1,"
      " \"nranks\": \"8\", \"ranges\": []}]}]}",
      "libraries[0].rules[0].nranks: expected an integer"},
@@ -264,8 +305,8 @@ static const struct {
      "ranges[0].max_bytes: missing"},
     {RULE(RANGE(0, 64, "ring", ", \"params\": {\"proto\": \"LL\"}, \"gain\": \"x\"")),
      "ranges[0].gain: expected a number"},
-    {RULE(RANGE(0, 64, "ring", ", \"params\": {\"proto\": \"LL\"}") ","
-          RANGE(32, 128, "tree", ", \"params\": {\"proto\": \"LL\"}")),
+    {RULE(RANGE(0, 64, "ring", ", \"params\": {\"proto\": \"LL\"}") "," RANGE(
+         32, 128, "tree", ", \"params\": {\"proto\": \"LL\"}")),
      "ranges[1].min_bytes: 32 overlaps"},
     {"{\"libraries\": [{\"library\": \"nccl\", \"rules\": []}, {\"library\": \"nccl\", "
      "\"rules\": []}]}",

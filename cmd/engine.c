@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The engine a rank measures with: colltune's own (native) or NCCL (--lib nccl, in process;
+ * the MPI libraries' engines are relaunched under their launchers: cmd/librun.c). */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend/nccl.h"
+#include "../tune/job.h"
+#include "opts.h"
+
+int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
+                        struct ct_backend *be, struct ct_nccl **n, struct ct_err *err)
+{
+    struct ct_job j;
+    *n = NULL;
+    if (!o->lib)
+        return 0;
+    int gpu = ct_mem_gpu_of(o->gpu_map, boot->local_rank, err);
+    ct_opts_job(o, c, 1, &j);
+    return gpu < 0 ? gpu : ct_nccl_open(be, n, boot, &j.shape, gpu, err);
+}
+
+int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_sweep_job *j,
+                      struct ct_comm **comm, struct ct_err *err)
+{
+    if (!o->lib)
+        return ct_sweep_job_run(j, comm, err);
+    struct ct_backend be;
+    struct ct_nccl *n;
+    CT_TRY(ct_opts_engine_open(o, boot, *comm, &be, &n, err));
+    int rc = ct_sweep_job_run_on(j, &be, n, (*comm)->nnodes, be.library, boot->host, err);
+    ct_nccl_close(n);
+    return rc;
+}
+
+int ct_opts_nccl_sweep_env(struct ct_err *err)
+{
+    char path[PATH_MAX];
+    CT_TRY(ct_nccl_plugin_path(path, sizeof path, err));
+    const char *set = getenv("NCCL_TUNER_PLUGIN");
+    char *real = set && *set ? realpath(set, NULL) : NULL;
+    bool other = set && *set && (!real || strcmp(real, path));
+    free(real);
+    if (other)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "a sweep forces NCCL's choices through colltune's tuner plugin (%s), "
+                          "and NCCL_TUNER_PLUGIN=%s names another: unset it",
+                          path, set);
+    setenv("NCCL_TUNER_PLUGIN", path, 1);
+    unsetenv("COLLTUNE_CONFIG"); /* NCCL's own choice is the default row, not a config's */
+    unsetenv("COLLTUNE_NCCL_FORCE");
+    return 0;
+}
