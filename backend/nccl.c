@@ -69,6 +69,7 @@ struct ct_nccl {
     void *plugin;
     int (*force)(const char *, const char *, int);
     long (*missed)(void);
+    int (*bypass)(int);
     struct ct_nccl_rows rows;
     int (*streamCreate)(void **), (*streamDestroy)(void *), (*streamSync)(void *);
     int (*eventCreate)(void **), (*eventDestroy)(void *), (*eventRecord)(void *, void *);
@@ -532,6 +533,8 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
             n->missed = NULL;
         }
     free(all);
+    if (n->force)
+        *(void **)&n->bypass = dlsym(n->plugin, "colltune_tuner_bypass");
     memset(be, 0, sizeof *be);
     be->name = "nccl";
     be->begin = nccl_begin;
@@ -563,6 +566,18 @@ int ct_nccl_tuner_force(const char *algo, const char *proto, int channels, long 
         *misses = missed();
     dlclose(h); /* drops the reference RTLD_NOLOAD took; NCCL's stays */
     return rc;
+}
+
+int ct_nccl_tuner_bypass(void *ctx, bool on, struct ct_err *err)
+{
+    struct ct_nccl *n = ctx;
+    if (!n->bypass)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "NCCL engine: NCCL did not load colltune's tuner plugin on every rank "
+                          "(NCCL_TUNER_PLUGIN=%s)",
+                          getenv("NCCL_TUNER_PLUGIN") ? getenv("NCCL_TUNER_PLUGIN") : "");
+    n->bypass(on);
+    return 0;
 }
 
 int ct_nccl_point(struct ct_nccl *n, struct ct_job *j, const struct ct_bench_cfg *cfg,

@@ -62,6 +62,12 @@ void ct_nccl_close(struct ct_nccl *n);
 int ct_nccl_tuner_force(const char *algo, const char *proto, int channels, long *misses,
                         struct ct_err *err);
 
+/* Verify's sides on the same communicators: on, every following call of this process is left
+ * to NCCL (the plugin's config aside: colltune_tuner_bypass); off, the plugin's config
+ * applies again. CT_EUNSUPP when colltune's plugin is not loaded on every rank. ctx: the
+ * engine (struct ct_nccl), for ct_paired_engine's side. */
+int ct_nccl_tuner_bypass(void *ctx, bool on, struct ct_err *err);
+
 struct ct_bench_cfg;
 struct ct_point;
 /* One point as `run` reports it (ct_bench_point's figures): cfg->check > 0 verifies once

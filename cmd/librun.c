@@ -206,7 +206,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
     if (verify_path)
-        return ct_libverify(o, verify, verify_path);
+        return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path)
+                                      : ct_nccl_verify(o, verify, verify_path);
     if (!ct_libmod_in_rank())
         return ct_lib_launch(o, "sweep", argc, argv);
     struct ct_backend be;

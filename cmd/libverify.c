@@ -19,6 +19,7 @@
 #include "../lib/file.h"
 #include "../lib/parse.h"
 #include "../output/export.h"
+#include "../output/sweep_out.h"
 #include "../tune/stats.h"
 #include "cmd.h"
 #include "librun.h"
@@ -110,7 +111,6 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
     const struct ct_rule *rule[MAXSZ];
-    char a[32];
     int nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
     for (int k = 0; k < nsz; k++)
         own[k] = (rule[k] = ct_ruleset_find(s, sz[k])) && rule[k]->id == 0;
@@ -121,42 +121,9 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     int code = ct_paired_measure(sz, nsz, own, launch, &x, &pr);
     if (!code)
         ct_paired_judge(&pr, own, nsz, w, &t);
-    printf("%s on %d ranks: exported vs defaults in alternating launches (A B B A A B ...), %d "
-           "pairs at every size, up to %d where the file may be slower\n",
-           ct_coll_name(s->coll), s->nranks, CT_PAIRED_MIN, CT_PAIRED_MAX);
-    printf("%12s  %-20s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
-           "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl", "95% interval");
-    for (int k = 0; k < nsz && !code; k++) {
-        char iv[40], lr[16] = "-", li[40] = "-";
-        snprintf(iv, sizeof iv, "[%.3f, %.3f]", w[k].q.lo, w[k].q.hi);
-        if (w[k].nl) {
-            snprintf(lr, sizeof lr, "%.3f", w[k].ql.ratio);
-            snprintf(li, sizeof li, "[%.3f, %.3f]", w[k].ql.lo, w[k].ql.hi);
-        }
-        printf("%12llu  %-20s %12.2f %12.2f %5d %7.3f  %-16s %7s  %-*s%s\n",
-               (unsigned long long)sz[k], rule[k] ? rule[k]->algo : "?", w[k].ma, w[k].mb, w[k].n,
-               w[k].q.ratio, iv, lr, w[k].slower ? 16 : 0, li,
-               !w[k].slower         ? ""
-               : !w[k].slow_local   ? "  SLOWER than the defaults by > 3%"
-               : w[k].slow_measured ? "  SLOWER than the defaults by > 3% (also vs ctl)"
-                                    : "  SLOWER than the defaults by > 3% (vs ctl)");
-    }
     if (!code)
-        printf("%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s "
-               "(%d rounds of launches)\n",
-               ct_coll_name(s->coll), t.geo, t.worst, ct_bytes_str(sz[t.worst_k], a, sizeof a),
-               pr.rounds);
-    if (!code && t.n_own && t.n_own < nsz) /* both sides run the same code there: a control */
-        printf("  where the file keeps %s's own choice (%d sizes, the same code on both sides): "
-               "%.3f, this run's launch-to-launch noise; the tuned sizes: %.3f\n",
-               m->title, t.n_own, t.own, t.tuned);
-    if (!code && t.n_loc) /* the tuned sizes, each against its controls in the same launches */
-        printf("  the tuned sizes against the controls near them (up to %d each side within "
-               "%dx), pair by pair (\"vs ctl\", the launches' state taken out): geomean %.3f "
-               "over %d of %d\n",
-               CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t.local, t.n_loc, nsz - t.n_own);
-    if (!code)
-        printf("\n");
+        ct_paired_print(stdout, m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
+                        rule, &pr, w, &t);
     ct_paired_release(&pr);
     return code ? code : t.slower ? CT_EXIT_CHECK : 0;
 }

@@ -126,8 +126,8 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, NULL, cfg);
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
-    if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* README "GPU clusters" */
-        return ct_cmd_fail("sweep", 2, "--verify --lib nccl: not built yet (export, then compare)");
+    if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
+        CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->verify));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
     if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
@@ -240,7 +240,7 @@ int cmd_sweep(int argc, char **argv)
     struct ct_sweep_cfg cfg;
     if ((rc = check(&x, &cfg)) == 0)
         rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.verify)
-             : x.o.lib && strcmp(x.o.lib, "nccl")
+             : x.o.lib && (strcmp(x.o.lib, "nccl") || x.verify)
                  ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
                  : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "../tune/stats.h"
 #include "../tune/sweep.h"
 
 /* dir/results.json (status "done" or "failed" with msg), dir/config.json when meta has
@@ -21,5 +22,14 @@ void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct
  * intervals. */
 int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int nranks,
                     const struct ct_sweep_regret *g, size_t n, double max_regret);
+/* The table of `sweep --verify --lib` for ruleset s (output/paired_table.c): per size the
+ * file's rule, each side's geomean time, the pairs, the ratio as measured and against the
+ * controls with their intervals, SLOWER where slower; then the geomean and the worst size,
+ * the controls' and the tuned sizes' lines. lib: the library's title; how: how the sides
+ * alternated ("alternating launches (A B B A A B ...)"). */
+void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_ruleset *s,
+                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule,
+                     const struct ct_paired *pr, const struct ct_paired_row *w,
+                     const struct ct_paired_sum *t);
 
 #endif

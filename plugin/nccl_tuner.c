@@ -22,6 +22,10 @@
  *   colltune_tuner_force_misses() counts calls where the forced cell was -1 (NCCL cannot run
  *   that choice for that call, so NCCL chose): a measurement of such calls is not one of the
  *   forced choice. NCCL_ALGO/NCCL_PROTO per communicator remain the fallback without the plugin.
+ * Verify time: colltune_tuner_bypass(1) leaves every following call of the process to NCCL,
+ * config and COLLTUNE_NCCL_FORCE alike, until colltune_tuner_bypass(0): the same communicators
+ * run with the config (A) and with NCCL's defaults (B) in alternation (sweep --verify --lib
+ * nccl). A choice forced by colltune_tuner_force still applies.
  * Logging goes through NCCL's logger only (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING).
  */
 #include <stdatomic.h>
@@ -44,6 +48,7 @@ struct ctx {
 
 /* Forced choice of the process: 0 none, else (algo+1) | (proto+1) << 8 | channels << 16. */
 static atomic_int forced;
+static atomic_int bypass; /* 1: NCCL's own choice for every call not forced */
 static atomic_long force_misses;
 
 #define LOG(c, lvl, ...)                                                                           \
@@ -62,6 +67,12 @@ EXPORT int colltune_tuner_force(const char *algo, const char *proto, int channel
     if (a < 0 || p < 0 || channels < 0 || channels > 64)
         return -1;
     atomic_store(&forced, (a + 1) | (p + 1) << 8 | channels << 16);
+    return 0;
+}
+
+EXPORT int colltune_tuner_bypass(int on)
+{
+    atomic_store(&bypass, on != 0);
     return 0;
 }
 
@@ -152,6 +163,8 @@ static ncclResult_t get_coll_info(void *context, ncclFunc_t coll, size_t nbytes,
     if (!c || !table)
         return ncclInternalError;
     int f = atomic_load(&forced), a, p, ch;
+    if (!f && atomic_load(&bypass))
+        return ncclSuccess; /* verify's defaults side: NCCL's own choice */
     if (f) {
         a = (f & 0xff) - 1;
         p = ((f >> 8) & 0xff) - 1;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../algos/coll.h"
+#include "../backend/bench.h"
 #include "../lib/err.h"
 #include "../lib/parse.h"
 #include "stats.h"
@@ -134,6 +135,30 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, ct_paire
     free(idx);
     free(go);
     return code;
+}
+
+static int engine_launch(void *arg, bool with, const uint64_t *sz, int n, double *t)
+{
+    struct ct_paired_engine *e = arg;
+    const struct ct_coll_desc *d = ct_coll_desc(e->job.coll);
+    size_t es = ct_dtype_size(e->job.dtype);
+    CT_TRY(e->side(e->arg, with, e->err));
+    for (int k = 0; k < n; k++) {
+        struct ct_job j = e->job;
+        struct ct_bench_cfg bc = {e->iters, e->warmup, 0, 1};
+        struct ct_point pt;
+        j.count = d->count_for(sz[k], es, j.shape.nranks);
+        j.in_place = false;
+        CT_TRY(ct_backend_point(e->be, e->ctx, NULL, &j, &bc, &pt, e->err));
+        t[k] = pt.time_us;
+    }
+    return 0;
+}
+
+int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
+                             const bool *control, struct ct_paired *p)
+{
+    return ct_paired_measure(sz, nsz, control, engine_launch, e, p);
 }
 
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,

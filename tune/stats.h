@@ -122,6 +122,23 @@ struct ct_paired_sum {
 };
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum);
+/* The same measure over an engine in this process (sweep --verify --lib nccl), every rank in
+ * lockstep: side(arg, with) switches the engine to A or B (a tuner plugin reading the file or
+ * left out, on the same communicators); a "launch" runs the sizes once each, out of place,
+ * warmup then iters timed calls (the median; the slowest rank's, the same on every rank, so
+ * that every rank takes the same extra pairs). A failure's code is returned (err says why). */
+struct ct_backend;
+struct ct_paired_engine {
+    const struct ct_backend *be;
+    void *ctx;
+    struct ct_job job; /* coll, dtype, op, shape; the count is set per size */
+    int warmup, iters;
+    int (*side)(void *arg, bool with, struct ct_err *err);
+    void *arg;
+    struct ct_err *err;
+};
+int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
+                             const bool *control, struct ct_paired *p);
 /* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
  * sizes and every range's geometric midpoint (ct_sweep_check_count, the last range's to the
  * largest swept size), as whole elements; sorted, unique, <= max. */

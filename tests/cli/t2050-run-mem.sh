@@ -3,7 +3,8 @@
 # driver, no GPU) is one line naming what is missing and exit 2; on a GPU host it stops with
 # one line too (the native engine moves host memory only so far). --gpu-map is checked.
 # run and sweep --lib nccl (the NCCL engine) fail the same way where they cannot run; a sweep
-# refuses another tuner plugin, a missing plugin of colltune's, and --verify (not built).
+# refuses another tuner plugin and a missing plugin of colltune's; sweep --verify --lib nccl
+# checks the config's NCCL section first. Where NCCL runs: sweep, export and verify end to end.
 . "$(dirname "$0")/lib.sh"
 R="$COLLTUNE run --local 2 --maxbytes 4096"
 expect 0 "--mem host runs and checks" -- $R --mem host
@@ -30,7 +31,39 @@ NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner.so usage_error "sweep --lib nccl, ano
 grep -q "NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner.so names another: unset it" "$TMP/err" && ok "names the other tuner" || not_ok "message: $(cat "$TMP/err")"
 COLLTUNE_NCCL_PLUGIN=/nonexistent/p.so usage_error "sweep --lib nccl, no plugin" -- $COLLTUNE sweep --local 2 --lib nccl
 grep -q "COLLTUNE_NCCL_PLUGIN=/nonexistent/p.so: cannot read" "$TMP/err" && ok "names the plugin" || not_ok "message: $(cat "$TMP/err")"
-usage_error "sweep --verify --lib nccl" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$TMP/none.json"
-grep -q "not built yet" "$TMP/err" && ok "says it is not built" || not_ok "message: $(cat "$TMP/err")"
+# sweep --verify --lib nccl: the config's NCCL section is checked before the GPU is looked at
+C4="$(dirname "$0")/../fixtures/export/config-4ranks.json"
+usage_error "verify: no NCCL section" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$C4"
+grep -q "has no measured NCCL section" "$TMP/err" && ok "says so" || not_ok "message: $(cat "$TMP/err")"
+python3 - "$C4" >"$TMP/nccl.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["libraries"] = [{"library": "nccl", "name": "NCCL", "version": "2.28.9", "rules": [
+    {"coll": "allreduce", "nnodes": 1, "ranks_per_node": 2, "nranks": 2, "dtype": "float32",
+     "op": "sum", "ranges": [
+        {"min_bytes": 0, "max_bytes": 65536, "algo": "default", "id": 0, "params": {},
+         "default": True},
+        {"min_bytes": 65536, "max_bytes": None, "algo": "ring", "id": 5,
+         "params": {"proto": "LL128"}, "default": False}]}]}]
+print(json.dumps(c))
+PY
+usage_error "verify: no rule for 4 ranks" -- $COLLTUNE sweep --local 4 --lib nccl --verify "$TMP/nccl.json"
+grep -q "has no NCCL rule for 4 ranks on one host" "$TMP/err" && ok "says so" || not_ok "message: $(cat "$TMP/err")"
+echo '{' >"$TMP/broken.json"
+usage_error "verify: unreadable config" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$TMP/broken.json"
+usage_error "verify here" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$TMP/nccl.json"
+grep -q -- "--lib nccl: " "$TMP/err" && ok "then the engine's own line" || not_ok "message: $(cat "$TMP/err")"
+# on a host where NCCL runs: a sweep, its exports and the verify, end to end
+if $COLLTUNE run --lib nccl --local 1 -b 8 -e 8 >/dev/null 2>&1; then
+    expect 0 "sweep --lib nccl" -- $COLLTUNE sweep --lib nccl --local 1 --coll allreduce -b 8 -e 16M --budget 60 --out "$TMP/ns"
+    grep -q '"library": "nccl"' "$TMP/ns/config.json" && ok "a measured nccl section" || not_ok "config: $(head -c 600 "$TMP/ns/config.json")"
+    expect 0 "nccl-tuner from it" -- $COLLTUNE export "$TMP/ns/config.json" --format nccl-tuner
+    ! grep -q "not measured" "$TMP/out" && ok "measured CSV" || not_ok "csv: $(head -12 "$TMP/out")"
+    $COLLTUNE sweep --lib nccl --local 1 --verify "$TMP/ns/config.json" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    { [ $rc = 0 ] || [ $rc = 3 ]; } && grep -q "geomean" "$TMP/out" && ok "verify ran (exit $rc)" || not_ok "verify exit $rc: $(cat "$TMP/err")"
+else
+    for c in "sweep" "its section" "nccl-tuner" "measured CSV" "verify"; do skip "NCCL on a GPU: $c (no GPU here)"; done
+fi
 usage_error "validate --lib nccl" -- $COLLTUNE validate --local 2 --lib nccl
 done_testing

@@ -379,3 +379,39 @@ Test(nccl_tuner, force_env_and_call_override_config)
         unconfig();
     }
 }
+
+/* Verify's two sides on one communicator: bypass leaves every call to NCCL (config and
+ * COLLTUNE_NCCL_FORCE alike) until it is turned off; a process-wide force still applies. */
+Test(nccl_tuner, bypass_gives_nccl_its_own_choice_and_back)
+{
+    for (int v = 4; v <= 5; v++) {
+        struct tuner t;
+        config(good);
+        load(&t, v);
+        cr_assert_eq(init(&t, 8, 1), ncclSuccess);
+        int (*bypass)(int) = dlsym(t.lib, "colltune_tuner_bypass");
+        int (*force)(const char *, const char *, int) = dlsym(t.lib, "colltune_tuner_force");
+        cr_assert(bypass && force);
+        expect(&t, ncclFuncAllReduce, 1, NCCL_ALGO_RING, NCCL_PROTO_LL, 8); /* the config */
+        cr_expect_eq(bypass(1), 0);
+        expect(&t, ncclFuncAllReduce, 1, -1, 0, 0);
+        cr_expect_eq(force("pat", "Simple", 0), 0);
+        expect(&t, ncclFuncAllGather, 77, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 0);
+        cr_expect_eq(force(NULL, NULL, 0), 0);
+        expect(&t, ncclFuncAllReduce, 1, -1, 0, 0);
+        cr_expect_eq(bypass(0), 0);
+        expect(&t, ncclFuncAllReduce, 1, NCCL_ALGO_RING, NCCL_PROTO_LL, 8);
+        fini(&t);
+        setenv("COLLTUNE_NCCL_FORCE", "tree,LL128,4", 1);
+        load(&t, v);
+        cr_assert_eq(init(&t, 8, 1), ncclSuccess);
+        bypass = dlsym(t.lib, "colltune_tuner_bypass");
+        cr_expect_eq(bypass(1), 0);
+        expect(&t, ncclFuncAllReduce, 0, -1, 0, 0);
+        cr_expect_eq(bypass(0), 0);
+        expect(&t, ncclFuncAllReduce, 0, NCCL_ALGO_TREE, NCCL_PROTO_LL128, 4);
+        fini(&t);
+        unsetenv("COLLTUNE_NCCL_FORCE");
+        unconfig();
+    }
+}

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "backend/backend.h"
 #include "tune/stats.h"
 
 Test(stats, ci_ranks_match_binomial_tables)
@@ -325,4 +326,77 @@ Test(stats, paired_sizes_are_the_sweeps_and_the_ranges_midpoints)
     r[0].max_bytes = 8; /* a range below the sweep: its midpoint is the smallest size */
     cr_assert_eq(ct_paired_sizes(&w, &s, got, 32), 6);
     cr_assert_eq(ct_paired_sizes(&w, &s, got, 4), 3, "at most max: 2 swept sizes, 2 midpoints");
+}
+
+/* ct_paired_engine_measure (sweep --verify --lib nccl) over an engine that takes 10 us per
+ * KiB with side B and 10% less with side A above 64 KiB: the sides switch in the order of
+ * the pairs (A B, B A, A B), each size runs once per pass with its count from the size, and
+ * the verdict reads A faster above 64 KiB and the same below. */
+struct eng {
+    bool with;
+    int switches, calls;
+    char order[16];
+    struct ct_job j;
+};
+static int eng_side(void *arg, bool with, struct ct_err *err)
+{
+    struct eng *e = arg;
+    (void)err;
+    e->with = with;
+    if (e->switches < 15)
+        e->order[e->switches] = with ? 'A' : 'B';
+    e->switches++;
+    return 0;
+}
+static int eng_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
+                     long *wrong, struct ct_err *err)
+{
+    struct eng *e = ctx;
+    (void)a, (void)verify, (void)err;
+    e->j = *j;
+    *wrong = 0;
+    e->calls++;
+    return 0;
+}
+static int eng_time(void *ctx, int warmup, int iters, int reps, double *out, struct ct_err *err)
+{
+    struct eng *e = ctx;
+    (void)warmup, (void)reps, (void)err;
+    double kib = (double)e->j.count * 4 / 1024; /* allreduce float32: size = count * 4 */
+    for (int i = 0; i < iters; i++)
+        out[i] = 10 * kib * (e->with && kib > 64 ? 0.9 : 1.0) * (1 + 0.001 * i);
+    return 0;
+}
+static void eng_end(void *ctx)
+{
+    (void)ctx;
+}
+
+Test(stats, paired_engine_switches_sides_and_times_each_size)
+{
+    struct eng st = {0};
+    struct ct_backend be = {.name = "test", .begin = eng_begin, .time = eng_time, .end = eng_end};
+    struct ct_err err = {0};
+    struct ct_paired_engine e = {
+        .be = &be, .ctx = &st, .warmup = 1, .iters = 5, .side = eng_side, .arg = &st, .err = &err};
+    e.job.coll = CT_ALLREDUCE;
+    e.job.dtype = CT_FLOAT32;
+    e.job.op = CT_SUM;
+    e.job.shape = (struct ct_shape){.nranks = 2, .rank = 0, .ranks_per_node = 2};
+    const uint64_t sz[] = {16 << 10, 32 << 10, 1 << 20, 4 << 20};
+    const bool own[] = {true, true, false, false};
+    struct ct_paired p;
+    cr_assert_eq(ct_paired_engine_measure(&e, sz, 4, own, &p), 0, "%s", err.msg);
+    cr_expect_eq(p.rounds, CT_PAIRED_MIN, "A is not slower anywhere: no extra pairs");
+    cr_expect_str_eq(st.order, "ABBAAB");
+    cr_expect_eq(st.calls, 4 * 2 * CT_PAIRED_MIN);
+    struct ct_paired_row w[4];
+    struct ct_paired_sum t;
+    ct_paired_judge(&p, own, 4, w, &t);
+    cr_expect_float_eq(w[0].q.ratio, 1.0, 1e-9);
+    cr_expect_float_eq(w[1].q.ratio, 1.0, 1e-9);
+    cr_expect_float_eq(w[2].q.ratio, 0.9, 1e-9);
+    cr_expect_float_eq(w[3].mb, 10 * 4096 * 1.002, 1e-6, "the median of 5 at 4 MiB: %g", w[3].mb);
+    cr_expect(!t.slower);
+    ct_paired_release(&p);
 }

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep --verify CONFIG --lib nccl: NCCL with colltune's tuner plugin reading CONFIG's measured
+ * NCCL section (A: what `export --format nccl-plugin` makes a job load) against NCCL's own
+ * choices (B), on the same communicators in this process: the plugin's bypass switches the
+ * sides between passes over the sizes (A B, B A, ...: tune/paired.c), so each pair runs on
+ * the same GPUs and links moments apart. The sizes, controls, verdict and table are those of
+ * the MPI libraries' verify (cmd/libverify.c); exit 3 when a size is slower beyond the
+ * intervals. Not yet run on a GPU (README, "GPU clusters").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend/nccl.h"
+#include "../lib/file.h"
+#include "../output/sweep_out.h"
+#include "../plugin/nccl_rules.h"
+#include "cmd.h"
+#include "librun.h"
+#include "opts.h"
+
+#define MAXSZ 128
+#define MAXRANGES 64
+#define HOW "alternating passes on the same communicators (A B B A A B ...)"
+
+struct nv {
+    const struct ct_opts *o;
+    const struct ct_config *c;
+    const char *path;
+    struct ct_nr_table t;
+};
+
+/* The rule's ranges as a ruleset ("ring/LL128" or "default", id 0 where NCCL keeps its own). */
+static bool ruleset_of(const struct ct_nr_rule *u, const struct ct_config *c, struct ct_ruleset *s)
+{
+    int coll = -1;
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < CT_COLL_COUNT; k++)
+        if (!strcmp(ct_coll_name((enum ct_coll)k), ct_nr_func_name(u->func)))
+            coll = k;
+    if (coll < 0 || u->nranges > MAXRANGES)
+        return false;
+    s->coll = (enum ct_coll)coll;
+    s->nnodes = (int)u->nnodes;
+    s->nranks = s->ranks_per_node = (int)u->nranks;
+    s->dtype = c->sweep.dtype;
+    s->op = c->sweep.op;
+    s->nrules = u->nranges;
+    s->rules = ct_xcalloc((size_t)u->nranges, sizeof *s->rules);
+    for (int k = 0; k < u->nranges; k++) {
+        const struct ct_nr_range *g = &u->ranges[k];
+        struct ct_rule *r = &s->rules[k];
+        r->min_bytes = g->lo;
+        r->max_bytes = g->hi == CT_NR_INF ? CT_BYTES_INF : g->hi;
+        r->id = !g->keep;
+        if (g->keep)
+            snprintf(r->algo, sizeof r->algo, "default");
+        else
+            snprintf(r->algo, sizeof r->algo, "%s/%s", ct_nr_algo_name(g->algo),
+                     ct_nr_proto_name(g->proto));
+    }
+    return true;
+}
+
+/* A with the plugin's config, B with NCCL's own choices (the plugin's bypass). */
+static int side(void *n, bool with, struct ct_err *err)
+{
+    return ct_nccl_tuner_bypass(n, !with, err);
+}
+
+static int verify_rule(const struct nv *x, const struct ct_backend *be, struct ct_nccl *n,
+                       const struct ct_comm *comm, const struct ct_ruleset *s)
+{
+    uint64_t sz[MAXSZ];
+    bool own[MAXSZ]; /* NCCL's own choice on both sides there: a control */
+    const struct ct_rule *rule[MAXSZ];
+    int nsz = ct_paired_sizes(&x->c->sweep, s, sz, MAXSZ);
+    for (int k = 0; k < nsz; k++)
+        own[k] = !(rule[k] = ct_ruleset_find(s, sz[k])) || rule[k]->id == 0;
+    struct ct_err err = {0};
+    struct ct_paired_engine e = {
+        .be = be, .ctx = n, .warmup = 20, .iters = 20, .side = side, .arg = n, .err = &err};
+    ct_opts_job(x->o, comm, 1, &e.job);
+    e.job.coll = s->coll;
+    e.job.dtype = s->dtype;
+    e.job.op = s->op;
+    struct ct_paired pr;
+    struct ct_paired_row w[MAXSZ];
+    struct ct_paired_sum t;
+    int rc = ct_paired_engine_measure(&e, sz, nsz, own, &pr), code = 0;
+    if (rc < 0)
+        code = ct_cmd_fail("sweep", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
+                           "rank %d: --verify: %s", comm->rank, err.msg);
+    else {
+        ct_paired_judge(&pr, own, nsz, w, &t);
+        if (comm->rank == 0)
+            ct_paired_print(stdout, "NCCL", HOW, s, sz, nsz, rule, &pr, w, &t);
+        code = t.slower ? CT_EXIT_CHECK : 0;
+    }
+    ct_paired_release(&pr);
+    return code;
+}
+
+static int verify_rank(struct ct_boot *boot, void *arg)
+{
+    struct nv *x = arg;
+    struct ct_err err = {0};
+    struct ct_comm comm;
+    struct ct_backend be;
+    struct ct_nccl *n = NULL;
+    if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
+                           err.msg);
+    int code = 0, verified = 0;
+    if (ct_opts_engine_open(x->o, boot, &comm, &be, &n, &err) < 0 ||
+        ct_nccl_tuner_bypass(n, false, &err) < 0)
+        code =
+            ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+    if (!code && comm.rank == 0)
+        printf("verify %s with %s (measured section, NCCL %s) against its defaults\n"
+               "  with the export: NCCL_TUNER_PLUGIN=%s\n  with the export: COLLTUNE_CONFIG=%s\n\n",
+               x->path, be.library, x->t.version, getenv("NCCL_TUNER_PLUGIN"),
+               getenv("COLLTUNE_CONFIG"));
+    for (int i = 0; !code && i < x->t.nrules; i++) {
+        const struct ct_nr_rule *u = &x->t.rules[i];
+        struct ct_ruleset s;
+        if (u->nranks != comm.size || u->nnodes != 1 || !ruleset_of(u, x->c, &s)) {
+            if (comm.rank == 0)
+                printf("%s on %ld ranks, %ld nodes: not verified here (%s)\n\n",
+                       ct_nr_func_name(u->func), u->nranks, u->nnodes,
+                       u->func < 0 ? "no tuner is asked about it" : "another shape");
+            continue;
+        }
+        int r = verify_rule(x, &be, n, &comm, &s);
+        code = r > code ? r : code;
+        verified++;
+        free(s.rules);
+    }
+    if (code == CT_EXIT_CHECK && comm.rank == 0)
+        fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
+                        "some size (by more than 3%%, beyond the intervals)\n");
+    if (!code && !verified)
+        code = comm.rank ? CT_EXIT_USAGE
+                         : ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                                       "--verify: '%s' has no NCCL rule for %d ranks on one host",
+                                       x->path, comm.size);
+    ct_nccl_close(n);
+    ct_comm_close(&comm);
+    return code;
+}
+
+int ct_nccl_verify_check(const struct ct_opts *o, const char *path)
+{
+    struct ct_nr_table t;
+    char msg[512];
+    int ranks = o->local, match = 0;
+    if (ct_nr_load(path, &t, msg, sizeof msg) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--verify: '%s': its NCCL section, as colltune's tuner plugin reads "
+                           "it: %s",
+                           path, msg);
+    for (int i = 0; i < t.nrules; i++)
+        match += t.rules[i].func >= 0 && t.rules[i].nnodes == 1 &&
+                 (!ranks || t.rules[i].nranks == ranks);
+    bool found = t.found;
+    ct_nr_free(&t);
+    if (!found)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--verify: '%s' has no measured NCCL section (colltune sweep --lib "
+                           "nccl on a GPU host)",
+                           path);
+    if (!match)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--verify: '%s' has no NCCL rule for %d ranks on one host", path, ranks);
+    return 0;
+}
+
+int ct_nccl_verify(const struct ct_opts *o, const struct ct_config *c, const char *path)
+{
+    struct nv x = {o, c, path, {0}};
+    char msg[512];
+    if (ct_nr_load(path, &x.t, msg, sizeof msg) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s", msg);
+    char *abs = ct_path_absolute(path);
+    setenv("COLLTUNE_CONFIG", abs, 1); /* read by the plugin at each communicator's creation */
+    free(abs);
+    int code = ct_opts_launch(o, "sweep", verify_rank, &x);
+    ct_nr_free(&x.t);
+    fflush(stdout);
+    return code;
+}

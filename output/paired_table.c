@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of a verify against a library's defaults (sweep --verify --lib), see sweep_out.h. */
+#include <stdio.h>
+
+#include "../lib/parse.h"
+#include "sweep_out.h"
+
+void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_ruleset *s,
+                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule,
+                     const struct ct_paired *pr, const struct ct_paired_row *w,
+                     const struct ct_paired_sum *t)
+{
+    char a[32];
+    fprintf(f,
+            "%s on %d ranks: exported vs defaults in %s, %d pairs at every size, up to %d where "
+            "the file may be slower\n",
+            ct_coll_name(s->coll), s->nranks, how, CT_PAIRED_MIN, CT_PAIRED_MAX);
+    fprintf(f, "%12s  %-20s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
+            "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl",
+            "95% interval");
+    for (int k = 0; k < nsz; k++) {
+        char iv[40], lr[16] = "-", li[40] = "-";
+        snprintf(iv, sizeof iv, "[%.3f, %.3f]", w[k].q.lo, w[k].q.hi);
+        if (w[k].nl) {
+            snprintf(lr, sizeof lr, "%.3f", w[k].ql.ratio);
+            snprintf(li, sizeof li, "[%.3f, %.3f]", w[k].ql.lo, w[k].ql.hi);
+        }
+        fprintf(f, "%12llu  %-20s %12.2f %12.2f %5d %7.3f  %-16s %7s  %-*s%s\n",
+                (unsigned long long)sz[k], rule[k] ? rule[k]->algo : "?", w[k].ma, w[k].mb, w[k].n,
+                w[k].q.ratio, iv, lr, w[k].slower ? 16 : 0, li,
+                !w[k].slower         ? ""
+                : !w[k].slow_local   ? "  SLOWER than the defaults by > 3%"
+                : w[k].slow_measured ? "  SLOWER than the defaults by > 3% (also vs ctl)"
+                                     : "  SLOWER than the defaults by > 3% (vs ctl)");
+    }
+    fprintf(f,
+            "%s: geomean %.3f (exported/default time; below 1 is faster), worst %.3f at %s "
+            "(%d rounds of launches)\n",
+            ct_coll_name(s->coll), t->geo, t->worst, ct_bytes_str(sz[t->worst_k], a, sizeof a),
+            pr->rounds);
+    if (t->n_own && t->n_own < nsz) /* both sides run the same code there: a control */
+        fprintf(f,
+                "  where the file keeps %s's own choice (%d sizes, the same code on both "
+                "sides): %.3f, this run's launch-to-launch noise; the tuned sizes: %.3f\n",
+                lib, t->n_own, t->own, t->tuned);
+    if (t->n_loc) /* the tuned sizes, each against its controls in the same launches */
+        fprintf(f,
+                "  the tuned sizes against the controls near them (up to %d each side within "
+                "%dx), pair by pair (\"vs ctl\", the launches' state taken out): geomean %.3f "
+                "over %d of %d\n",
+                CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
+    fprintf(f, "\n");
+}
