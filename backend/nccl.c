@@ -70,6 +70,8 @@ struct ct_nccl {
     int (*force)(const char *, const char *, int);
     long (*missed)(void);
     int (*bypass)(int);
+    int (*own)(int *, int *);
+    bool distinct; /* a sweep: refuse a forced row that is NCCL's own choice */
     struct ct_nccl_rows rows;
     int (*streamCreate)(void **), (*streamDestroy)(void *), (*streamSync)(void *);
     int (*eventCreate)(void **), (*eventDestroy)(void *), (*eventRecord)(void *, void *);
@@ -316,7 +318,9 @@ static void free_bufs(struct ct_nccl *n)
 
 /* A forced row (id > 0): did NCCL run it on every rank? The plugin counts a miss for each
  * call whose forced cell NCCL marked -1 (it cannot run that choice there, so NCCL chose);
- * missed0 is the count before this point's first call, which launched says was made. */
+ * missed0 is the count before this point's first call, which launched says was made. In a
+ * sweep (distinct), a row that is what NCCL itself chose for that call on every rank is
+ * refused too: the default row measures it, and a file naming it would change nothing. */
 static int forced_ran(struct ct_nccl *n, int id, long missed0, bool launched, struct ct_err *err)
 {
     if (id <= 0)
@@ -327,17 +331,27 @@ static int forced_ran(struct ct_nccl *n, int id, long missed0, bool launched, st
     if (e)
         return ct_err_set(err, CT_EIO, "NCCL engine: the forced choice's first call failed (%d)",
                           e);
-    long mine = n->missed() - missed0, *all = calloc((size_t)n->boot->size, sizeof *all);
-    if (!all)
+    int a = (id - 1) / NPROTOS, p = (id - 1) % NPROTOS, oa = -1, op = -1, *all;
+    /* bit 0: a miss here; bit 1: the forced choice is not NCCL's own here */
+    int mine = (n->missed() > missed0) |
+               (!n->distinct || !n->own || n->own(&oa, &op) < 0 || oa != a || op != p) << 1;
+    if (!(all = calloc((size_t)n->boot->size, sizeof *all)))
         return ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
-    int rc = ct_boot_allgather(n->boot, &mine, sizeof mine, all, err);
-    for (int r = 0; rc == 0 && r < n->boot->size; r++)
-        if (all[r])
+    int rc = ct_boot_allgather(n->boot, &mine, sizeof mine, all, err), any_other = 0;
+    for (int r = 0; rc == 0 && r < n->boot->size; r++) {
+        any_other |= all[r] & 2;
+        if (all[r] & 1)
             rc = ct_err_set(err, CT_EUNSUPP,
                             "NCCL does not run %s/%s for this call (its cost table excludes it "
                             "on rank %d)",
-                            algo_names[(id - 1) / NPROTOS], proto_names[(id - 1) % NPROTOS], r);
+                            algo_names[a], proto_names[p], r);
+    }
     free(all);
+    if (rc == 0 && !any_other)
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "nccl:%s/%s is NCCL's own choice for this call (the default row measures "
+                        "it)",
+                        algo_names[a], proto_names[p]);
     return rc;
 }
 
@@ -424,6 +438,11 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     if (rc < 0)
         free_bufs(n);
     return rc;
+}
+
+static void nccl_distinct(void *ctx, bool on)
+{
+    ((struct ct_nccl *)ctx)->distinct = on;
 }
 
 static int nccl_candidates(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
@@ -533,8 +552,10 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
             n->missed = NULL;
         }
     free(all);
-    if (n->force)
+    if (n->force) {
         *(void **)&n->bypass = dlsym(n->plugin, "colltune_tuner_bypass");
+        *(void **)&n->own = dlsym(n->plugin, "colltune_tuner_own_choice");
+    }
     memset(be, 0, sizeof *be);
     be->name = "nccl";
     be->begin = nccl_begin;
@@ -543,6 +564,7 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     be->now_s = nccl_now;
     be->bcast = nccl_bcast;
     be->candidates = nccl_candidates;
+    be->distinct = nccl_distinct;
     be->library = n->library;
     be->root = boot->rank == 0;
     be->shape = *shape;

@@ -12,7 +12,9 @@
  * through colltune's tuner plugin (colltune_tuner_force, plugin/nccl_tuner.c), which NCCL loads
  * when NCCL_TUNER_PLUGIN names it at communicator creation; without it only the default row
  * is offered. A forced row NCCL cannot run for a call (its cost table marks the cell -1: the
- * plugin counts a miss) is refused at that point, on every rank alike (CT_EUNSUPP).
+ * plugin counts a miss) is refused at that point, on every rank alike (CT_EUNSUPP); in a sweep
+ * (be->distinct) so is a forced row that is NCCL's own choice for the call on every rank
+ * (colltune_tuner_own_choice), which the default row measures.
  * Not yet measured on a GPU: see README "GPU clusters".
  */
 #ifndef CT_NCCL_H

@@ -22,6 +22,10 @@
  *   colltune_tuner_force_misses() counts calls where the forced cell was -1 (NCCL cannot run
  *   that choice for that call, so NCCL chose): a measurement of such calls is not one of the
  *   forced choice. NCCL_ALGO/NCCL_PROTO per communicator remain the fallback without the plugin.
+ * colltune_tuner_own_choice(&algo, &proto) says what NCCL itself would have run for the last
+ * call (the cheapest cell of the cost table NCCL passed, before any change: NCCL runs the
+ * lowest cost), forced or not: a sweep refuses a forced row that is NCCL's own choice there,
+ * which the default row measures.
  * Verify time: colltune_tuner_bypass(1) leaves every following call of the process to NCCL,
  * config and COLLTUNE_NCCL_FORCE alike, until colltune_tuner_bypass(0): the same communicators
  * run with the config (A) and with NCCL's defaults (B) in alternation (sweep --verify --lib
@@ -49,6 +53,7 @@ struct ctx {
 /* Forced choice of the process: 0 none, else (algo+1) | (proto+1) << 8 | channels << 16. */
 static atomic_int forced;
 static atomic_int bypass; /* 1: NCCL's own choice for every call not forced */
+static atomic_int own;    /* NCCL's choice for the last call: (algo+1) | (proto+1) << 8; 0 none */
 static atomic_long force_misses;
 
 #define LOG(c, lvl, ...)                                                                           \
@@ -73,6 +78,16 @@ EXPORT int colltune_tuner_force(const char *algo, const char *proto, int channel
 EXPORT int colltune_tuner_bypass(int on)
 {
     atomic_store(&bypass, on != 0);
+    return 0;
+}
+
+EXPORT int colltune_tuner_own_choice(int *algo, int *proto)
+{
+    int o = atomic_load(&own);
+    if (!o)
+        return -1;
+    *algo = (o & 0xff) - 1;
+    *proto = ((o >> 8) & 0xff) - 1;
     return 0;
 }
 
@@ -155,6 +170,19 @@ static bool choose(float **table, int numAlgo, int numProto, int a, int p)
     return true;
 }
 
+/* What NCCL runs when the table stays as it is: the cheapest cell that can run (>= 0). */
+static void note_own(float **table, int numAlgo, int numProto)
+{
+    const float *t = (const float *)table;
+    int best = -1;
+    for (int i = 0; i < numAlgo * numProto; i++)
+        if (t[i] >= 0 && (best < 0 || t[i] < t[best]))
+            best = i;
+    atomic_store(&own, best < 0 || numProto > 0xfe || numAlgo > 0xfe
+                           ? 0
+                           : (best / numProto + 1) | (best % numProto + 1) << 8);
+}
+
 static ncclResult_t get_coll_info(void *context, ncclFunc_t coll, size_t nbytes, int npipe,
                                   float **table, int numAlgo, int numProto, int regBuff,
                                   int *nChannels)
@@ -162,6 +190,7 @@ static ncclResult_t get_coll_info(void *context, ncclFunc_t coll, size_t nbytes,
     struct ctx *c = context;
     if (!c || !table)
         return ncclInternalError;
+    note_own(table, numAlgo, numProto);
     int f = atomic_load(&forced), a, p, ch;
     if (!f && atomic_load(&bypass))
         return ncclSuccess; /* verify's defaults side: NCCL's own choice */

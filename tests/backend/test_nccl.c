@@ -255,7 +255,8 @@ Test(gpu, nccl_two_ranks_bootstrap_and_results)
 /* What a sweep of NCCL does on one GPU: colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
  * communicator creation), every row of every collective either runs forced with exact results
  * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
- * NCCL's own choice always run. */
+ * NCCL's own choice always run. With the sweep's distinct on, at most one forced row per call
+ * is refused as NCCL's own choice (the one its cost table ranks first). */
 Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
 {
     struct ct_err err = {0};
@@ -292,6 +293,27 @@ Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
             cr_expect(us[0] > 0 && us[2] > 0, "%s: %g us", rows[i]->name, us[0]);
             be.end(n);
         }
+    }
+    /* in a sweep, the one forced row that is NCCL's own choice for the call is refused */
+    be.distinct(n, true);
+    for (int c = 0; c < CT_ALLTOALL; c++) {
+        const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
+        int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err), mine = 0;
+        for (int i = 1; i < nr; i++) {
+            struct ct_job j = {.coll = (enum ct_coll)c,
+                               .dtype = CT_FLOAT32,
+                               .op = CT_SUM,
+                               .count = 1 << 16,
+                               .shape = shape};
+            long wrong;
+            if (be.begin(n, rows[i], &j, false, &wrong, &err) == 0)
+                be.end(n);
+            else
+                mine += strstr(err.msg, "is NCCL's own choice") != NULL;
+        }
+        /* none where NCCL asks no tuner about a one-rank call */
+        cr_expect_leq(mine, 1, "%s: %d forced rows refused as NCCL's own choice",
+                      ct_coll_name((enum ct_coll)c), mine);
     }
     one_close(&o1);
     unsetenv("NCCL_TUNER_PLUGIN");

@@ -415,3 +415,41 @@ Test(nccl_tuner, bypass_gives_nccl_its_own_choice_and_back)
         unconfig();
     }
 }
+
+/* NCCL's own choice for the last call (the cheapest cell it can run, before any change), for
+ * the sweep's refusal of a forced row that is that choice: with and without a forced
+ * choice, and where NCCL marks the cheapest cell -1. */
+Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
+{
+    for (int v = 4; v <= 5; v++) {
+        struct tuner t;
+        unsetenv("COLLTUNE_CONFIG");
+        load(&t, v);
+        cr_assert_eq(init(&t, 8, 1), ncclSuccess);
+        int (*own)(int *, int *) = dlsym(t.lib, "colltune_tuner_own_choice");
+        int (*force)(const char *, const char *, int) = dlsym(t.lib, "colltune_tuner_force");
+        cr_assert(own && force);
+        float tab[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+        int nch = 0, a = -1, p = -1;
+        const ncclTuner_v5_t *v5 = t.v5;
+        ncclResult_t (*info)(void *, ncclFunc_t, size_t, int, float **, int, int, int, int *) =
+            v5 ? v5->getCollInfo : t.v4->getCollInfo;
+        fill(tab); /* 10 + algo * 3 + proto: tree/LL cheapest */
+        info(t.ctx, ncclFuncAllReduce, 64, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
+             NCCL_NUM_PROTOCOLS, 0, &nch);
+        cr_assert_eq(own(&a, &p), 0);
+        cr_expect(a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL, "%d/%d", a, p);
+        fill(tab);
+        tab[NCCL_ALGO_TREE][NCCL_PROTO_LL] = (float)NCCL_ALGO_PROTO_IGNORE;
+        tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1.0f;
+        cr_assert_eq(force("pat", "Simple", 0), 0);
+        info(t.ctx, ncclFuncAllGather, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
+             NCCL_NUM_PROTOCOLS, 0, &nch);
+        cr_expect_eq(tab[NCCL_ALGO_PAT][NCCL_PROTO_SIMPLE], 0.0f, "forced as before");
+        cr_assert_eq(own(&a, &p), 0);
+        cr_expect(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE,
+                  "NCCL's own, not the forced: %d/%d", a, p);
+        cr_assert_eq(force(NULL, NULL, 0), 0);
+        fini(&t);
+    }
+}
