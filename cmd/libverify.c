@@ -18,6 +18,7 @@
 #include "../backend/libmod.h"
 #include "../lib/file.h"
 #include "../lib/parse.h"
+#include "../output/config.h"
 #include "../output/export.h"
 #include "../output/sweep_out.h"
 #include "../tune/stats.h"
@@ -104,9 +105,27 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
                                 : run_part(ctx, with, sz + small, nsz - small, t + small, "3");
 }
 
-/* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. */
+/* CONFIG with the ranges verify found slower set back to the library's own choice, written
+ * beside it as NAME.verified.json (NAME.json: CONFIG); said on stderr. */
+static void write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib)
+{
+    struct ct_err err = {0};
+    char out[4200];
+    int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json");
+    snprintf(out, sizeof out, "%.*s.verified.json", json ? len - 5 : len, path);
+    if (ct_config_json_write(out, fixed, &err) < 0)
+        fprintf(stderr, "colltune sweep: warning: %s\n", err.msg);
+    else
+        fprintf(stderr,
+                "colltune sweep: wrote %s: CONFIG with the %d range(s) found slower set back to "
+                "%s's own choice; export that one (and verify it)\n",
+                out, n, lib);
+}
+
+/* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. slow[r]:
+ * rule r of s was slower than the defaults at a size it tunes. */
 static int verify_set(const struct ct_libmod *m, const char *hosts, const struct ct_config *c,
-                      const struct ct_ruleset *s, const struct ct_loader *ld)
+                      const struct ct_ruleset *s, const struct ct_loader *ld, bool *slow)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
@@ -124,6 +143,9 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
     if (!code)
         ct_paired_print(stdout, m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
                         rule, &pr, w, &t);
+    for (int k = 0; k < nsz && !code; k++)
+        if (!own[k] && w[k].slower)
+            slow[rule[k] - s->rules] = true;
     ct_paired_release(&pr);
     return code ? code : t.slower ? CT_EXIT_CHECK : 0;
 }
@@ -137,7 +159,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     /* across hosts the library reads the file on every host: beside the config (shared) */
     char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
                                       : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int code = 0, verified = 0;
+    int code = 0, verified = 0, ndemoted = 0;
+    struct ct_config *fixed = NULL; /* CONFIG with the slower ranges set back to the defaults */
     if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
@@ -188,9 +211,16 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                        o->hosts ? "places other ranks" : "LIST runs it across hosts");
                 continue;
             }
-            int r = verify_set(m, o->hosts, c, s, ld);
+            bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow);
+            int r = verify_set(m, o->hosts, c, s, ld, slow);
             code = r > code ? r : code;
             verified++;
+            for (int k = 0; k < s->nrules; k++)
+                if (slow[k]) {
+                    fixed = fixed ? fixed : ct_config_copy(c);
+                    ndemoted += fixed && ct_config_lib_demote(fixed, m->name, i, k);
+                }
+            free(slow);
         }
         free(ld);
         if (!verified && !code)
@@ -202,8 +232,13 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
+        if (ndemoted && code == CT_EXIT_CHECK)
+            write_fixed(fixed, path, ndemoted, m->title);
     }
     ct_export_out_release(&out);
+    if (fixed)
+        ct_config_release(fixed);
+    free(fixed);
     unlink(tmp);
     for (int i = 1; i < f.n; i++)
         unlink(f.path[i]);

@@ -118,9 +118,10 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         code =
             ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
     if (!code && comm.rank == 0)
-        printf("verify %s with %s (measured section, NCCL %s) against its defaults\n"
-               "  with the export: NCCL_TUNER_PLUGIN=%s\n  with the export: COLLTUNE_CONFIG=%s\n\n",
-               x->path, be.library, x->t.version, getenv("NCCL_TUNER_PLUGIN"),
+        printf("verify %s (its NCCL section, measured with NCCL %s) on %s against its "
+               "defaults\n  with the export: NCCL_TUNER_PLUGIN=%s\n"
+               "  with the export: COLLTUNE_CONFIG=%s\n\n",
+               x->path, x->t.version, be.library, getenv("NCCL_TUNER_PLUGIN"),
                getenv("COLLTUNE_CONFIG"));
     for (int i = 0; !code && i < x->t.nrules; i++) {
         const struct ct_nr_rule *u = &x->t.rules[i];

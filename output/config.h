@@ -21,6 +21,9 @@
 char *ct_config_json_dumps(const struct ct_config *c);
 /* Written atomically (temp file + rename). */
 int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err);
+/* A copy of c through its document (new memory: ct_config_release, then free); NULL if it
+ * does not read back. */
+struct ct_config *ct_config_copy(const struct ct_config *c);
 
 /*
  * Parse a colltune-config/1 document into c (initialised here; ct_config_release). Every

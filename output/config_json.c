@@ -220,6 +220,20 @@ static int write_doc(const char *path, char *txt, struct ct_err *err)
     return rc;
 }
 
+struct ct_config *ct_config_copy(const struct ct_config *c)
+{
+    struct ct_config *d = ct_xcalloc(1, sizeof *d);
+    struct ct_err err = {0};
+    char *txt = ct_config_json_dumps(c);
+    if (!txt || ct_config_json_parse(txt, d, &err) < 0) {
+        ct_config_release(d);
+        free(d);
+        d = NULL;
+    }
+    free(txt);
+    return d;
+}
+
 int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err)
 {
     return write_doc(path, ct_config_json_dumps(c), err);

@@ -2,6 +2,7 @@
 /* The tuned config: lifecycle, rule lookup and the coverage check every reader relies on. */
 #include "tune.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,23 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
         if (!strcmp(c->libs[l].library, lib))
             return &c->libs[l];
     return NULL;
+}
+
+bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (!l || i < 0 || i >= l->nsets || k < 0 || k >= l->sets[i].nrules)
+        return false;
+    struct ct_rule *r = &l->sets[i].rules[k];
+    if (r->id == 0)
+        return true;
+    snprintf(r->runner_up, sizeof r->runner_up, "%s", r->algo);
+    snprintf(r->algo, sizeof r->algo, "default");
+    r->id = 0;
+    r->params.v[CT_P_CHUNK] = 0;
+    r->tie = false;
+    r->gain = 1;
+    return true;
 }
 
 const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes)

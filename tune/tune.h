@@ -151,6 +151,10 @@ void ct_ruleset_release(struct ct_ruleset *s);
 const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes);
 /* The measured section of library lib ("ompi"); NULL if none. */
 const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *lib);
+/* Set rule k of library lib's ruleset i back to the library's own choice (id 0, "default",
+ * the library's segment size), as verify does with a range it found slower than the defaults;
+ * the old choice becomes the runner-up. False when there is no such rule. */
+bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */

@@ -227,6 +227,11 @@ awk '/ rounds of launches\)/ { s = $0; sub(/.*\(/, "", s); rounds = s + 0 }
     || not_ok "verify pairs: $(cat "$TMP/out")"
 expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
 grep -q "segmented_ring .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
+# the config with the slower range set back to Open MPI's own choice, beside it
+grep -q "wrote $TMP/v-slow.verified.json: CONFIG with the 1 range(s) found slower set back to Open MPI's own choice" "$TMP/err" \
+    && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"][1]; sys.exit(not (r["algo"] == "default" and r["id"] == 0 and r["default"] and r["runner_up"] == "segmented_ring"))' "$TMP/v-slow.verified.json" \
+    && ok "verify wrote the config with the slower range demoted" || not_ok "verified config: $(cat "$TMP/err")"
+usage_error "and it exports nothing: only that range was tuned" -- $COLLTUNE export "$TMP/v-slow.verified.json" --format ompi-rules
 $COLLTUNE sweep --verify "$TMP/v-rs.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^ *18096 *ring " "$TMP/out" \
     && ok "verify reducescatter: the midpoint measured as whole elements per rank (exit $rc)" \
