@@ -64,16 +64,20 @@ static void emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o,
 }
 
 /* The config's measured NCCL section (as colltune's plugin reads it), one line per range that
- * is not NCCL's own choice. */
-static void emit_measured(const struct ct_nr_table *nt, struct ct_export_out *out)
+ * is not NCCL's own choice; with --nranks N the rules of N ranks only. */
+static void emit_measured(const struct ct_nr_table *nt, const struct ct_export_opts *o,
+                          struct ct_export_out *out)
 {
     struct ct_text *t = &out->body;
     ct_text_printf(t,
                    "# measured with NCCL %s (colltune sweep --lib nccl): each line is the "
-                   "(algorithm, protocol)\n# measured fastest, NCCL's channel count (0)\n",
+                   "(algorithm, protocol)\n# measured fastest; channels as the section names "
+                   "them, 0 where it names none (NCCL's own)\n",
                    *nt->version ? nt->version : "(version not recorded)");
     for (int i = 0; i < nt->nrules; i++) {
         const struct ct_nr_rule *u = &nt->rules[i];
+        if (o->nranks > 0 && u->nranks != o->nranks)
+            continue;
         if (u->func < 0) {
             ct_text_printf(t,
                            "# alltoall, %ld ranks on %ld nodes: grouped send/receive, which "
@@ -132,7 +136,7 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                    "#   nranks*count*dtsize), the same numbers as colltune sizes; both ends "
                    "inclusive\n");
     if (nt.found) {
-        emit_measured(&nt, out);
+        emit_measured(&nt, o, out);
         ct_nr_free(&nt);
         goto env;
     }
