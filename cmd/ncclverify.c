@@ -14,6 +14,7 @@
 
 #include "../backend/nccl.h"
 #include "../lib/file.h"
+#include "../output/config.h"
 #include "../output/sweep_out.h"
 #include "../plugin/nccl_rules.h"
 #include "cmd.h"
@@ -154,8 +155,13 @@ static int verify_rank(struct ct_boot *boot, void *arg)
 int ct_nccl_verify_check(const struct ct_opts *o, const char *path)
 {
     struct ct_nr_table t;
+    struct ct_config c;
+    struct ct_err err = {0};
     char msg[512];
     int ranks = o->local, match = 0;
+    if (ct_config_json_read(path, &c, &err) < 0) /* as every --verify says it */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
+    ct_config_release(&c);
     if (ct_nr_load(path, &t, msg, sizeof msg) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s': its NCCL section, as colltune's tuner plugin reads "
