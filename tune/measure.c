@@ -363,7 +363,12 @@ static void note_refusal(struct ct_sweep_result *res, const char *algo, uint64_t
         if (i == (int)(sizeof res->refused / sizeof res->refused[0]))
             return;
         snprintf(res->refused[i].algo, sizeof res->refused[i].algo, "%s", algo);
-        snprintf(res->refused[i].why, sizeof res->refused[i].why, "%.199s", why);
+        /* the reason names the row, or is said after its name ("ompi:X: MPI_T: ...") */
+        bool named = strstr(why, algo) != NULL;
+        size_t w = sizeof res->refused[i].why;
+        if (snprintf(res->refused[i].why, w, "%s%s%s", named ? "" : algo, named ? "" : ": ", why) >=
+            (int)w)
+            res->refused[i].why[w - 1] = 0;
         res->nrefused++;
     }
     struct ct_sweep_refusal *f = &res->refused[i];
