@@ -364,11 +364,10 @@ static void note_refusal(struct ct_sweep_result *res, const char *algo, uint64_t
             return;
         snprintf(res->refused[i].algo, sizeof res->refused[i].algo, "%s", algo);
         /* the reason names the row, or is said after its name ("ompi:X: MPI_T: ...") */
-        bool named = strstr(why, algo) != NULL;
-        size_t w = sizeof res->refused[i].why;
-        if (snprintf(res->refused[i].why, w, "%s%s%s", named ? "" : algo, named ? "" : ": ", why) >=
-            (int)w)
-            res->refused[i].why[w - 1] = 0;
+        char *w = res->refused[i].why; /* 200 bytes: the name (< 64) and ": " always fit */
+        size_t n = sizeof res->refused[i].why,
+               off = strstr(why, algo) ? 0 : (size_t)snprintf(w, n, "%s: ", algo);
+        snprintf(w + off, n - off, "%s", why);
         res->nrefused++;
     }
     struct ct_sweep_refusal *f = &res->refused[i];
