@@ -252,6 +252,13 @@ Test(gpu, nccl_two_ranks_bootstrap_and_results)
     ct_boot_world_free(w);
 }
 
+/* A sweep's point in the tests below: 256 KiB of float32, summed. */
+static struct ct_job sweep_job(enum ct_coll c, struct ct_shape shape)
+{
+    return (struct ct_job){
+        .coll = c, .dtype = CT_FLOAT32, .op = CT_SUM, .count = 1 << 16, .shape = shape};
+}
+
 /* What a sweep of NCCL does on one GPU: colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
  * communicator creation), every row of every collective either runs forced with exact results
  * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
@@ -273,11 +280,7 @@ Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
         int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err);
         cr_assert_gt(nr, c == CT_ALLTOALL ? 0 : 1, "the forced rows need the loaded plugin");
         for (int i = 0; i < nr; i++) {
-            struct ct_job j = {.coll = (enum ct_coll)c,
-                               .dtype = CT_FLOAT32,
-                               .op = CT_SUM,
-                               .count = 1 << 16,
-                               .shape = shape};
+            struct ct_job j = sweep_job((enum ct_coll)c, shape);
             long wrong = -1;
             int rc = be.begin(n, rows[i], &j, true, &wrong, &err);
             bool must = !strcmp(rows[i]->name, "nccl:default") ||
@@ -300,11 +303,7 @@ Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
         const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
         int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err), mine = 0;
         for (int i = 1; i < nr; i++) {
-            struct ct_job j = {.coll = (enum ct_coll)c,
-                               .dtype = CT_FLOAT32,
-                               .op = CT_SUM,
-                               .count = 1 << 16,
-                               .shape = shape};
+            struct ct_job j = sweep_job((enum ct_coll)c, shape);
             long wrong;
             if (be.begin(n, rows[i], &j, false, &wrong, &err) == 0)
                 be.end(n);
