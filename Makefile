@@ -185,7 +185,8 @@ test-unit: $(TEST_BIN) colltune $(PLUGIN_SO)
 	$(Q)scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
 # The GPU tests (Criterion suite gpu): run where a GPU is, each SKIP with its reason elsewhere.
-GPU_TEST_BIN := $(BUILD)/tests/device/test_device $(BUILD)/tests/backend/test_nccl
+GPU_TEST_BIN := $(BUILD)/tests/device/test_device $(BUILD)/tests/backend/test_nccl \
+  $(BUILD)/tests/backend/test_staged
 test-gpu: $(GPU_TEST_BIN) colltune
 	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
 

@@ -31,10 +31,68 @@ void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed)
     build_barrier(b);
 }
 
-void ct_bench_release(struct ct_bench *b)
+/* Staged buffers: buffer i's (send, receive) twin in b->mem, and its host copy pinned. */
+static int stage_attach(struct ct_bench *b, int i, struct ct_err *err)
+{
+    if (!b->stage || i == CT_BUF_SCRATCH || !b->buf[i])
+        return 0;
+    CT_TRY(ct_mem_pin(b->mem, b->buf[i], b->cap[i], err));
+    int rc = ct_mem_alloc(b->mem, b->cap[i], &b->dev[i], err);
+    if (rc < 0) {
+        ct_mem_unpin(b->mem, b->buf[i]);
+        b->dev[i] = NULL;
+    }
+    return rc;
+}
+
+static void stage_detach(struct ct_bench *b, int i)
+{
+    if (i == CT_BUF_SCRATCH || !b->dev[i])
+        return;
+    ct_mem_free(b->mem, b->dev[i]);
+    ct_mem_unpin(b->mem, b->buf[i]);
+    b->dev[i] = NULL;
+}
+
+void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem)
 {
     for (int i = 0; i < CT_BUF_COUNT; i++)
+        stage_detach(b, i);
+    b->mem = mem;
+    b->stage = mem && !mem->kind->host_visible;
+    b->held.valid = false; /* what the send buffer holds is now dev's to hold */
+}
+
+/* The twin in b->mem of host location h (in buf[SEND] or buf[RECV]). */
+static void *dev_of(const struct ct_bench *b, const void *h)
+{
+    for (int i = 0; i < 2; i++) {
+        const char *base = b->buf[i];
+        if (b->dev[i] && base && (const char *)h >= base && (const char *)h < base + b->cap[i])
+            return (char *)b->dev[i] + ((const char *)h - base);
+    }
+    return NULL;
+}
+
+/* Staged: bytes at host location h from its twin (to_host) or to it. */
+static int stage_copy(struct ct_bench *b, void *h, uint64_t bytes, bool to_host, struct ct_err *err)
+{
+    if (!b->stage || !bytes)
+        return 0;
+    void *d = dev_of(b, h);
+    if (!d) /* a buffer made before the memory was set: ct_bench_set_mem's order broken */
+        return ct_err_set(err, CT_EINVAL, "staged buffers: %p has no %s twin", h,
+                          b->mem->kind->name);
+    return to_host ? ct_mem_to_host(b->mem, h, d, (size_t)bytes, err)
+                   : ct_mem_from_host(b->mem, d, h, (size_t)bytes, err);
+}
+
+void ct_bench_release(struct ct_bench *b)
+{
+    for (int i = 0; i < CT_BUF_COUNT; i++) {
+        stage_detach(b, i);
         ct_comm_free(b->comm, b->buf[i], b->cap[i]);
+    }
     free(b->check);
     free(b->times);
     free(b->all_times);
@@ -55,6 +113,7 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
         return 0;
     if (i == CT_BUF_SEND)
         b->held.valid = false;
+    stage_detach(b, i);
     ct_comm_free(b->comm, b->buf[i], b->cap[i]);
     b->buf[i] = NULL;
     b->cap[i] = 0;
@@ -63,7 +122,7 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
         struct ct_err e = {0};
         if ((b->buf[i] = ct_comm_alloc(b->comm, b->reserve[i], &e))) {
             b->cap[i] = b->reserve[i];
-            return 0;
+            return stage_attach(b, i, err);
         } /* no room for the largest point (bruck's scratch at -e 4G): this one may fit,
              and later ones grow as they need, without trying the reserve again */
         b->reserve[i] = 0;
@@ -72,7 +131,7 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
     if (!b->buf[i])
         return ct_err_wrap(err, "buffer of %zu bytes: ", want);
     b->cap[i] = want;
-    return 0;
+    return stage_attach(b, i, err);
 }
 
 /* Executor arguments for job j: buffers (with the in-place aliasing), reducer, slicing. */
@@ -121,15 +180,17 @@ static void finish_avg(const struct ct_job *j, const struct ct_exec_args *a)
         a->scale(a->buf[CT_BUF_RECV], j->count, j->shape.nranks);
 }
 
+/* One run; staged, the inputs come from the job's buffers and the output goes back. */
 static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
                     const struct ct_exec_args *a, struct ct_inflight *fl, struct ct_err *err)
 {
+    CT_TRY(stage_copy(b, a->buf[CT_BUF_SEND], ct_job_send_bytes(j), true, err));
     if (fl && fl->k > 1)
         CT_TRY(ct_inflight_run(fl, err));
     else
         CT_TRY(ct_exec_run(&b->exec, b->comm, s, a, err));
     finish_avg(j, a);
-    return 0;
+    return stage_copy(b, a->buf[CT_BUF_RECV], ct_job_recv_bytes(j), false, err);
 }
 
 /* Some op of s writes into buffer id (a put: the peer's). Sends, fences and publishes write
@@ -180,21 +241,27 @@ static bool holds_for(const struct ct_bench *b, const struct ct_job *j)
     return b->held.valid && b->held.dtype == j->dtype && b->held.elems >= input_elems(j);
 }
 
-static void fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
-                        const struct ct_exec_args *a, bool parts, uint64_t seed)
+/* Staged, the inputs are written to the job's buffer (through buf[], which every run then
+ * overwrites with the same); what is held is held there. */
+static int fill_inputs(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
+                       const struct ct_exec_args *a, bool parts, uint64_t seed, struct ct_err *err)
 {
     bool own = a->buf[CT_BUF_SEND] == b->buf[CT_BUF_SEND];
     bool keep = can_hold(b, j, s, a, parts);
     if (keep && holds_for(b, j) && b->held.op == j->op && b->held.seed == seed)
-        return;
+        return 0;
     ct_verify_fill_job(j, seed, a->buf[CT_BUF_SEND]);
     if (own) {
+        b->held.valid = false;
+        CT_TRY(stage_copy(b, a->buf[CT_BUF_SEND], ct_job_send_bytes(j), false, err));
         b->held.valid = keep;
         b->held.dtype = j->dtype;
         b->held.op = j->op;
         b->held.elems = input_elems(j);
         b->held.seed = seed;
+        return 0;
     }
+    return stage_copy(b, a->buf[CT_BUF_SEND], ct_job_send_bytes(j), false, err);
 }
 
 /*
@@ -211,15 +278,24 @@ static bool sampled(const struct ct_bench *b, const struct ct_job *j)
            ct_job_recv_bytes(j) >= CT_BENCH_SAMPLED_MIN;
 }
 
-static void poison_output(const struct ct_bench *b, const struct ct_job *j,
-                          const struct ct_exec_args *a)
+static int poison_output(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
+                         struct ct_err *err)
 {
     if (j->in_place)
-        return;
+        return 0;
     if (sampled(b, j))
         ct_verify_job_poison_sampled(j, a->buf[CT_BUF_RECV]);
     else
         memset(a->buf[CT_BUF_RECV], 0xff, (size_t)ct_job_recv_bytes(j));
+    return stage_copy(b, a->buf[CT_BUF_RECV], ct_job_recv_bytes(j), false, err);
+}
+
+/* Staged: what the check reads is the job's output where the job has it, not the host
+ * copy the schedule wrote (a run that did not copy it back leaves the poison there). */
+static int output_back(struct ct_bench *b, const struct ct_job *j, const struct ct_exec_args *a,
+                       struct ct_err *err)
+{
+    return stage_copy(b, a->buf[CT_BUF_RECV], ct_job_recv_bytes(j), true, err);
 }
 
 #define CHECK_ELEMS (256u << 10) /* expected values are built this many at a time */
@@ -345,11 +421,15 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
         rc = ct_bench_check(b, &p, wrong, err);
     } else { /* a quantized result is checked against the quantized ring's model */
         uint64_t seed = b->seed; /* every count and collective (input_elems) */
-        poison_output(b, &p.j, &p.a);
-        fill_inputs(b, &p.j, &p.s, &p.a, p.fl.k > 1, seed);
-        rc = ct_bench_barrier(b, err);
+        rc = poison_output(b, &p.j, &p.a, err);
+        if (rc == 0)
+            rc = fill_inputs(b, &p.j, &p.s, &p.a, p.fl.k > 1, seed, err);
+        if (rc == 0)
+            rc = ct_bench_barrier(b, err);
         if (rc == 0)
             rc = run_once(b, &p.j, &p.s, &p.a, &p.fl, err);
+        if (rc == 0)
+            rc = output_back(b, &p.j, &p.a, err);
         if (rc == 0)
             rc = ct_qcheck(b->comm, &p.j, p.a.buf[CT_BUF_RECV], seed, q, err);
         *wrong = q->wrong;
@@ -361,12 +441,14 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
 {
     uint64_t seed = b->seed; /* every count and collective (input_elems) */
-    poison_output(b, &p->j, &p->a);
-    fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed);
+    CT_TRY(poison_output(b, &p->j, &p->a, err));
+    CT_TRY(fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed, err));
     p->filled = true;
     int rc = ct_bench_barrier(b, err);
     if (rc == 0)
         rc = run_once(b, &p->j, &p->s, &p->a, &p->fl, err);
+    if (rc == 0)
+        rc = output_back(b, &p->j, &p->a, err);
     long mine = rc == 0 ? count_wrong(b, &p->j, &p->a, seed) : 0;
     CT_TRY(rc);
     return sum_over_ranks(b, mine, wrong, err);
@@ -427,7 +509,7 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     }
     if (!p->filled) {
         if (!timing_inputs_held(b, p))
-            fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, b->seed);
+            CT_TRY(fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, b->seed, err));
         p->filled = true;
     }
     for (int i = 0; i < warmup; i++) {

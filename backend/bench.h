@@ -9,6 +9,7 @@
 
 #include "../algos/algo.h"
 #include "../algos/coll.h"
+#include "../device/device.h"
 #include "comm.h"
 #include "exec.h"
 #include "inflight.h"
@@ -56,6 +57,15 @@ struct ct_bench {
         enum ct_redop op;
         uint64_t elems, seed;
     } held;
+    /* The job's buffers in another memory kind (--mem cuda; ct_bench_set_mem): with stage
+     * set, its send and receive buffers are dev[SEND] and dev[RECV] of mem, laid out as
+     * buf[]'s, and buf[] (pinned) is the host staging the transports move: every run copies
+     * its inputs from dev to buf, runs the schedule there and copies its output back, inside
+     * the timed run (a GPU job over host-memory transports); fills write dev, checks read
+     * it. mem is borrowed. */
+    struct ct_mem *mem;
+    bool stage;
+    void *dev[2];
 };
 
 /* The communicators in-flight parts run on: an AllReduce point whose inflight parameter
@@ -110,6 +120,10 @@ struct ct_bench_prep {
 };
 
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
+/* The job's buffers in memory kind mem (borrowed; NULL: host), staged through host memory
+ * where mem is not host-visible (stage may be set afterwards to stage host memory too, as
+ * the tests do to run the staged path without a GPU). Before the first point. */
+void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem);
 /* Raise b->reserve to what job j (its count, collective and type) needs under each of the
  * n algorithms that support it: the job's send and receive bytes, and the largest scratch
  * of their schedules at default parameters. */

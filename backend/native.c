@@ -89,6 +89,7 @@ static int native_conns(void *ctx, int streams, int inflight, struct ct_err *err
     ct_bench_release(&l->b);
     int rc = l->set_conns(l->arg, streams, inflight, &l->conns, err);
     bench_open(l, reserve);
+    ct_bench_set_mem(&l->b, l->mem);
     ct_bench_set_flight(&l->b, l->conns.nflight, l->conns.flight);
     return rc;
 }
@@ -129,6 +130,12 @@ void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm *
     native_shape(&be->shape, *comm);
 }
 
+void ct_native_set_mem(struct ct_native *n, struct ct_mem *mem)
+{
+    n->mem = mem;
+    ct_bench_set_mem(&n->b, mem);
+}
+
 void ct_native_close(struct ct_native *n)
 {
     native_end(n);
@@ -138,4 +145,16 @@ void ct_native_close(struct ct_native *n)
     free(n->conns.flight);
     n->conns.flight = NULL;
     n->conns.nflight = 0;
+}
+
+const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *mem, char *buf,
+                               size_t len)
+{
+    char tp[64];
+    ct_comm_tp_names(comm, tp, sizeof tp);
+    if (mem && mem->kind && !mem->kind->host_visible)
+        snprintf(buf, len, "%s; %s memory staged through host", tp, mem->kind->name);
+    else
+        snprintf(buf, len, "%s", tp);
+    return buf;
 }

@@ -29,6 +29,7 @@ struct ct_native {
     struct ct_bench b;
     struct ct_bench_prep p;
     bool prepared;
+    struct ct_mem *mem; /* the job's memory (ct_native_set_mem), NULL: host */
 };
 
 /* Fill be to measure on *comm, opened with `streams` streams per peer; n is the backend's
@@ -36,6 +37,13 @@ struct ct_native {
  * then fixed: none). */
 void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm **comm,
                     int streams, ct_native_conns_fn set_conns, void *arg);
+/* The job's buffers in memory kind mem (borrowed; NULL: host): ct_bench_set_mem, kept when
+ * the communicators are reopened. Before the first point. */
+void ct_native_set_mem(struct ct_native *n, struct ct_mem *mem);
 void ct_native_close(struct ct_native *n);
+/* The transports of comm as tables and configs name them, with the memory when it is staged
+ * through them: "shm", "tcp; cuda memory staged through host". Returns buf. */
+const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *mem, char *buf,
+                               size_t len);
 
 #endif

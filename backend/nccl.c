@@ -227,40 +227,19 @@ static void release(struct ct_nccl *n)
     free(n);
 }
 
+static int probe_in_child(void *arg, struct ct_err *err)
+{
+    struct ct_nccl *n = calloc(1, sizeof *n);
+    int rc = n ? open_local(n, *(int *)arg, err) : ct_err_set(err, CT_ENOMEM, "out of memory");
+    if (n)
+        release(n);
+    return rc;
+}
+
 /* In a child process: CUDA does not survive fork, and the caller forks its ranks after. */
 int ct_nccl_probe(int gpu, struct ct_err *err)
 {
-    int fd[2];
-    if (pipe(fd) < 0)
-        return ct_err_set(err, CT_EIO, "NCCL engine: pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return ct_err_set(err, CT_EIO, "NCCL engine: fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        struct ct_nccl *n = calloc(1, sizeof *n);
-        struct ct_err e = {0};
-        int rc = n ? open_local(n, gpu, &e) : ct_err_set(&e, CT_ENOMEM, "out of memory");
-        if (n)
-            release(n);
-        ssize_t w = write(fd[1], &e, sizeof e);
-        _exit(rc == 0 && w == (ssize_t)sizeof e ? 0 : 1);
-    }
-    close(fd[1]);
-    struct ct_err e = {0};
-    ssize_t got = read(fd[0], &e, sizeof e);
-    close(fd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (got != (ssize_t)sizeof e)
-        return ct_err_set(err, CT_EIO, "NCCL engine: the probe process died (status %d)", status);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
-    e.msg[sizeof e.msg - 1] = 0;
-    return ct_err_set(err, e.code ? e.code : CT_EUNSUPP, "%s", e.msg);
+    return ct_err_in_child("NCCL engine", probe_in_child, &gpu, err);
 }
 
 /* Every rank's 0/-1 to all; on any failure, err says which rank (or keeps this rank's). */

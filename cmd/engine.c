@@ -22,11 +22,28 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
     return gpu < 0 ? gpu : ct_nccl_open(be, n, boot, &j.shape, gpu, err);
 }
 
+int ct_opts_mem_open(const struct ct_opts *o, const struct ct_boot *boot, struct ct_mem *m,
+                     struct ct_err *err)
+{
+    memset(m, 0, sizeof *m);
+    if (!o->mem || !strcmp(o->mem, "host"))
+        return 0;
+    int gpu = ct_mem_gpu_of(o->gpu_map, boot->local_rank, err);
+    return gpu < 0 ? gpu : ct_mem_open(m, o->mem, gpu, err);
+}
+
 int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_sweep_job *j,
                       struct ct_comm **comm, struct ct_err *err)
 {
-    if (!o->lib)
-        return ct_sweep_job_run(j, comm, err);
+    if (!o->lib) {
+        struct ct_mem m;
+        CT_TRY(ct_opts_mem_open(o, boot, &m, err));
+        j->mem = m.kind ? &m : NULL;
+        int rc = ct_sweep_job_run(j, comm, err);
+        j->mem = NULL;
+        ct_mem_close(&m);
+        return rc;
+    }
     struct ct_backend be;
     struct ct_nccl *n;
     CT_TRY(ct_opts_engine_open(o, boot, *comm, &be, &n, err));

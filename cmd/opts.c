@@ -232,16 +232,11 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         if ((!strcmp(cmd, "sweep") && ct_opts_nccl_sweep_env(&err) < 0) ||
             ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--lib nccl: %s", err.msg);
-    } else if (!o->lib && o->mem &&
-               strcmp(o->mem, "host")) { /* can this host use it at all? one line if not */
-        struct ct_mem m;
-        if (ct_mem_open(&m, o->mem, ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+    } else if (!o->lib && o->mem && strcmp(o->mem, "host")) {
+        if (strcmp(cmd, "run") && strcmp(cmd, "sweep"))
+            return ct_cmd_fail(cmd, 2, "--mem %s is for run and sweep", o->mem);
+        if (ct_mem_probe(o->mem, ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--mem %s: %s", o->mem, err.msg);
-        ct_mem_close(&m);
-        return ct_cmd_fail(cmd, 2,
-                           "--mem %s: the native engine moves host memory only so far (GPU "
-                           "buffers through the transports are not built yet)",
-                           o->mem);
     }
     return 0;
 }

@@ -117,7 +117,12 @@ struct ct_sweep_job;
  * without --lib. Collective (cmd/engine.c). */
 int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
                         struct ct_backend *be, struct ct_nccl **n, struct ct_err *err);
-/* A rank's sweep (or --verify) on the engine the options name: native, or NCCL. */
+struct ct_mem;
+/* --mem KIND other than host: this rank's memory of that kind on its GPU (--gpu-map of its
+ * local rank) into *m; without, 0 and m->kind NULL. Close with ct_mem_close. */
+int ct_opts_mem_open(const struct ct_opts *o, const struct ct_boot *boot, struct ct_mem *m,
+                     struct ct_err *err);
+/* A rank's sweep (or --verify) on the engine the options name: native (on --mem), or NCCL. */
 int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_sweep_job *j,
                       struct ct_comm **comm, struct ct_err *err);
 /* Before sweep --lib nccl launches its ranks: NCCL_TUNER_PLUGIN names colltune's plugin (set

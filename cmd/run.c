@@ -123,6 +123,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_rank_info *ranks = ct_opts_rank_infos(&comm, &err);
     struct ct_bench b;
     struct ct_nccl *nccl = NULL; /* --lib nccl: NCCL measures instead of colltune */
+    struct ct_mem mem = {0};     /* --mem cuda: the job's buffers on this rank's GPU */
     ct_bench_init(&b, &comm, 0x5eed);
     b.rank_time = x->average;
     const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
@@ -139,18 +140,21 @@ static int run_rank(struct ct_boot *boot, void *arg)
     if (flight)
         ct_bench_set_flight(&b, nflight, flight);
     struct ct_backend nbe;
-    if (ranks && ct_opts_engine_open(&x->o, boot, &comm, &nbe, &nccl, &err) < 0) {
+    if (ranks && (ct_opts_engine_open(&x->o, boot, &comm, &nbe, &nccl, &err) < 0 ||
+                  (!nccl && ct_opts_mem_open(&x->o, boot, &mem, &err) < 0))) {
         code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
         goto out;
     }
-    char tpn[64], algo_q[48]; /* a quantized row names its format in the algo column too */
+    ct_bench_set_mem(&b, mem.kind ? &mem : NULL);
+    char tpn[96], algo_q[48]; /* a quantized row names its format in the algo column too */
     const char *quant = x->o.quant ? ct_quant_name(x->o.quant) : NULL;
     snprintf(algo_q, sizeof algo_q, "%s%s%s", nccl ? "nccl" : x->o.algo->name, quant ? ":" : "",
              quant ? quant : "");
     const char *rt = x->average != CT_RANK_TIME_MAX ? ct_rank_time_name(x->average) : NULL;
-    struct ct_run_meta m = {d->name, ct_comm_tp_names(&comm, tpn, sizeof tpn), CT_VERSION,
-                            x->minb, x->maxb, x->factor, x->warmup, x->iters, x->check,
-                            comm.size, comm.nnodes, x->cmdline, ranks, quant, rt};
+    const char *tp = ct_native_tp_label(&comm, &mem, tpn, sizeof tpn);
+    struct ct_run_meta m = {d->name,     tp,         CT_VERSION, x->minb,  x->maxb,
+                            x->factor,   x->warmup,  x->iters,   x->check, comm.size,
+                            comm.nnodes, x->cmdline, ranks,      quant,    rt};
     if (comm.rank == 0 && ranks && !deferred)
         ct_table_header(stdout, &m);
     for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
@@ -211,6 +215,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
 out:
     ct_live_close(&live);
     ct_bench_release(&b);
+    ct_mem_close(&mem);
     ct_nccl_close(nccl);
     ct_opts_flight_close(flight, nflight);
     ct_comm_close(&comm);

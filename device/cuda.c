@@ -30,6 +30,8 @@ struct cuda {
     int (*free_)(void *);
     int (*memcpy_)(void *, const void *, size_t, int);
     int (*sync)(void);
+    int (*hostRegister)(void *, size_t, unsigned);
+    int (*hostUnregister)(void *);
     const char *(*errstr)(int);
     /* libcuda, on the first reduction */
     int (*cuInit)(unsigned);
@@ -74,6 +76,8 @@ static int load_runtime(struct cuda *c, struct ct_err *err)
     SYM(c->rt, c->memcpy_, "cudaMemcpy");
     SYM(c->rt, c->sync, "cudaDeviceSynchronize");
     SYM(c->rt, c->errstr, "cudaGetErrorString");
+    SYM(c->rt, c->hostRegister, "cudaHostRegister");
+    SYM(c->rt, c->hostUnregister, "cudaHostUnregister");
     return 0;
 }
 
@@ -159,6 +163,19 @@ static int cuda_from_host(struct ct_mem *m, void *dst, const void *host, size_t 
     return copy(m, dst, host, bytes, H2D, err);
 }
 
+static int cuda_pin(struct ct_mem *m, void *host, size_t bytes, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int e = c->hostRegister(host, bytes, 0); /* cudaHostRegisterDefault */
+    return e ? rt_fail(c, err, "cudaHostRegister", e) : 0;
+}
+
+static void cuda_unpin(struct ct_mem *m, void *host)
+{
+    struct cuda *c = m->state;
+    c->hostUnregister(host);
+}
+
 static int load_kernels(struct cuda *c, struct ct_err *err)
 {
     if (c->module)
@@ -218,4 +235,5 @@ const struct ct_mem_kind ct_mem_cuda = {
     cuda_alloc,   cuda_free,
     cuda_to_host, cuda_from_host,
     cuda_reduce,  false,
+    cuda_pin,     cuda_unpin,
 };

@@ -43,6 +43,26 @@ void ct_mem_close(struct ct_mem *m)
     memset(m, 0, sizeof *m);
 }
 
+struct probe {
+    const char *name;
+    int gpu;
+};
+
+static int probe_in_child(void *arg, struct ct_err *err)
+{
+    struct probe *p = arg;
+    struct ct_mem m;
+    CT_TRY(ct_mem_open(&m, p->name, p->gpu, err));
+    ct_mem_close(&m);
+    return 0;
+}
+
+int ct_mem_probe(const char *name, int gpu, struct ct_err *err)
+{
+    struct probe p = {name, gpu};
+    return ct_err_in_child("memory check", probe_in_child, &p, err);
+}
+
 int ct_mem_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err)
 {
     return m->kind->alloc(m, bytes, p, err);
@@ -63,6 +83,17 @@ int ct_mem_from_host(struct ct_mem *m, void *dst, const void *host, size_t bytes
                      struct ct_err *err)
 {
     return m->kind->from_host(m, dst, host, bytes, err);
+}
+
+int ct_mem_pin(struct ct_mem *m, void *host, size_t bytes, struct ct_err *err)
+{
+    return m->kind->pin && host && bytes ? m->kind->pin(m, host, bytes, err) : 0;
+}
+
+void ct_mem_unpin(struct ct_mem *m, void *host)
+{
+    if (m->kind->unpin && host)
+        m->kind->unpin(m, host);
 }
 
 int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,

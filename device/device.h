@@ -45,6 +45,11 @@ struct ct_mem_kind {
     int (*reduce)(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                   const struct ct_mem_red *r, struct ct_err *err);
     bool host_visible; /* buffers are host memory (fill and check need no staging) */
+    /* Page-lock host memory (not of this kind) for copies to and from it; NULL: nothing to
+     * do. unpin undoes it. cuda: cudaHostRegister, so a staging buffer moves by DMA at the
+     * link's rate and a copy from it is synchronous, as a timed copy must be. */
+    int (*pin)(struct ct_mem *m, void *host, size_t bytes, struct ct_err *err);
+    void (*unpin)(struct ct_mem *m, void *host);
 };
 
 /* An opened memory kind. */
@@ -63,6 +68,9 @@ const struct ct_mem_kind *ct_mem_kind_find(const char *name);
  * cannot be used on this host (missing library, no GPU), with one line saying which. */
 int ct_mem_open(struct ct_mem *m, const char *name, int gpu, struct ct_err *err);
 void ct_mem_close(struct ct_mem *m);
+/* Whether kind name opens on GPU gpu, checked in a child process (CUDA does not survive the
+ * fork of the ranks that follows): 0, or ct_mem_open's error. */
+int ct_mem_probe(const char *name, int gpu, struct ct_err *err);
 
 int ct_mem_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err);
 void ct_mem_free(struct ct_mem *m, void *p);
@@ -71,6 +79,9 @@ int ct_mem_from_host(struct ct_mem *m, void *dst, const void *host, size_t bytes
                      struct ct_err *err);
 int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                   const struct ct_mem_red *r, struct ct_err *err);
+/* Pin (unpin) host memory for this kind's copies: nothing where the kind needs none. */
+int ct_mem_pin(struct ct_mem *m, void *host, size_t bytes, struct ct_err *err);
+void ct_mem_unpin(struct ct_mem *m, void *host);
 /* Fill n elements of esize at buf with fn (through a host staging copy where needed). */
 int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn, void *arg,
                 struct ct_err *err);

@@ -51,4 +51,5 @@ const struct ct_mem_kind ct_mem_host = {
     host_alloc,  host_free,
     host_copy,   host_copy,
     host_reduce, true,
+    NULL,        NULL,
 };

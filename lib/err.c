@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void (*fatal_hook)(void);
 
@@ -133,4 +135,41 @@ char *ct_xstrdup(const char *s)
 {
     char *p = strdup(s);
     return p ? p : oom(strlen(s));
+}
+
+int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), void *arg,
+                    struct ct_err *err)
+{
+    int fd[2];
+    if (pipe(fd) < 0)
+        return ct_err_sys(err, CT_EIO, "%s: pipe", what);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return ct_err_sys(err, CT_EIO, "%s: fork", what);
+    }
+    if (pid == 0) {
+        struct ct_err e = {0};
+        int rc = fn(arg, &e);
+        e.code = rc < 0 ? (e.code ? e.code : (enum ct_status)rc) : CT_OK;
+        ssize_t w = write(fd[1], &e, sizeof e);
+        _exit(w == (ssize_t)sizeof e ? 0 : 1);
+    }
+    close(fd[1]);
+    struct ct_err e = {0};
+    ssize_t got;
+    while ((got = read(fd[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got != (ssize_t)sizeof e)
+        return ct_err_set(err, CT_EIO, "%s: the checking process died (status %d)", what, status);
+    if (e.code == CT_OK)
+        return 0;
+    e.msg[sizeof e.msg - 1] = 0;
+    return ct_err_set(err, e.code, "%s", e.msg);
 }

@@ -91,7 +91,7 @@ struct ct_mtopo {
     int cores_per_node;  /* CPU cores a node's ranks share (0: one each, no time sharing) */
     double cache_mib;    /* the cache a node's ranks' buffers share (0: none modelled) */
     double mem_factor;   /* a byte from memory over one from cache, in time (<= 1: the same) */
-    char intra_transport[16], inter_transport[16]; /* what the classes stand for (calibration) */
+    char intra_transport[64], inter_transport[64]; /* what the classes stand for (calibration) */
     char source[512]; /* where the numbers come from (preset citations, calibration) */
 };
 
@@ -164,7 +164,7 @@ struct ct_mcalib {
     struct ct_mpoint *pts;
     size_t n;
     int nranks, nnodes;
-    char transport[16];
+    char transport[64];
 };
 int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err);
 void ct_mcalib_release(struct ct_mcalib *c);

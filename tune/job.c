@@ -34,7 +34,7 @@ static void reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be
 
 int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err)
 {
-    char tp[64];
+    char tp[96];
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int local = (*comm)->local_size > 0 ? (*comm)->local_size : 1;
     j->cfg.tcp = strstr(ct_comm_tp_names(*comm, tp, sizeof tp), "tcp") != NULL;
@@ -45,9 +45,11 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     ct_params_defaults(&p0);
     ct_native_open(&be, &nat, comm, (int)p0.v[CT_P_STREAMS], j->cfg.tcp ? j->set_conns : NULL,
                    j->conns_arg);
+    ct_native_set_mem(&nat, j->mem);
     reserve(&j->cfg, &be, &nat);
     int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes,
-                                 ct_comm_tp_names(*comm, tp, sizeof tp), (*comm)->boot->host, err);
+                                 ct_native_tp_label(*comm, j->mem, tp, sizeof tp),
+                                 (*comm)->boot->host, err);
     ct_native_close(&nat);
     return rc;
 }

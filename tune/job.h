@@ -19,6 +19,7 @@ struct ct_sweep_job {
     const char *version;              /* of colltune, for the config */
     ct_native_conns_fn set_conns; /* used when tcp carries traffic; NULL: fixed */
     void *conns_arg;
+    struct ct_mem *mem; /* the job's memory (borrowed; NULL: host): ct_native_set_mem */
     /* out */
     struct ct_config meta; /* sweep: header from the start (callbacks may save it), rules at
                               the end, also after a failure (partial) */

@@ -90,7 +90,7 @@ struct ct_fingerprint {
     int nics_per_host;
     char gpu_model[64];  /* "" without GPUs */
     char link_classes[64]; /* e.g. "shm", "nvlink+pcie", "tcp" */
-    char transport[16];
+    char transport[64];
     char host[64];        /* rank 0's host */
 };
 

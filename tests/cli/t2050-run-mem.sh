@@ -1,7 +1,8 @@
 #!/bin/sh
 # run/sweep --mem: host runs as before; cuda on a host that cannot use it (no library, no
-# driver, no GPU) is one line naming what is missing and exit 2; on a GPU host it stops with
-# one line too (the native engine moves host memory only so far). --gpu-map is checked.
+# driver, no GPU) is one line naming what is missing and exit 2; on a GPU host run and sweep
+# move the job's GPU buffers staged through host memory, results checked. --gpu-map is
+# checked; other commands refuse --mem cuda.
 # run and sweep --lib nccl (the NCCL engine) fail the same way where they cannot run; a sweep
 # refuses another tuner plugin and a missing plugin of colltune's; sweep --verify --lib nccl
 # checks the config's NCCL section first. Where NCCL runs: sweep, export and verify end to end.
@@ -15,6 +16,18 @@ COLLTUNE_CUDART=/nonexistent/libcudart.so.13 usage_error "missing libcudart" -- 
 grep -q "cannot load the CUDA runtime /nonexistent/libcudart.so.13" "$TMP/err" && ok "names the library" || not_ok "message: $(cat "$TMP/err")"
 COLLTUNE_CUDART=/nonexistent/libcudart.so.13 usage_error "sweep: missing libcudart" -- $COLLTUNE sweep --local 2 --mem cuda
 usage_error "unknown kind" -- $R --mem rocm
+usage_error "validate --mem cuda" -- $COLLTUNE validate --local 2 --mem cuda
+grep -q -- "--mem cuda is for run and sweep" "$TMP/err" && ok "says which commands" || not_ok "message: $(cat "$TMP/err")"
+# on a host where CUDA runs: the native engine on GPU buffers, staged through host memory
+if $COLLTUNE run --mem cuda --local 1 -b 8 -e 8 >/dev/null 2>&1; then
+    expect 0 "run --mem cuda" -- $R --mem cuda -e 1M
+    grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "cuda results correct" || not_ok "results: $(tail -3 "$TMP/out")"
+    grep -q "cuda memory staged through host" "$TMP/out" && ok "the header says staged" || not_ok "header: $(head -3 "$TMP/out")"
+    expect 0 "sweep --mem cuda" -- $COLLTUNE sweep --local 2 --mem cuda --coll allreduce -b 8 -e 1M --budget 20 --out "$TMP/cs"
+    grep -q "cuda memory staged through host" "$TMP/cs/config.json" && ok "the config says staged" || not_ok "config: $(head -c 600 "$TMP/cs/config.json")"
+else
+    for c in "run" "results" "header" "sweep" "config"; do skip "--mem cuda on a GPU: $c (no GPU here)"; done
+fi
 usage_error "--gpu-map without --mem cuda" -- $R --gpu-map 0,1
 usage_error "bad --gpu-map" -- $R --mem cuda --gpu-map 0,,1
 # --lib nccl: the NCCL engine needs libnccl, libcudart, a driver and a GPU
