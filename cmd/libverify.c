@@ -105,9 +105,7 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
                                 : run_part(ctx, with, sz + small, nsz - small, t + small, "3");
 }
 
-/* CONFIG with the ranges verify found slower set back to the library's own choice, written
- * beside it as NAME.verified.json (NAME.json: CONFIG); said on stderr. */
-static void write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib)
+void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib)
 {
     struct ct_err err = {0};
     char out[4200];
@@ -233,7 +231,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
         if (ndemoted && code == CT_EXIT_CHECK)
-            write_fixed(fixed, path, ndemoted, m->title);
+            ct_verify_write_fixed(fixed, path, ndemoted, m->title);
     }
     ct_export_out_release(&out);
     if (fixed)

@@ -6,7 +6,9 @@
  * sides between passes over the sizes (A B, B A, ...: tune/paired.c), so each pair runs on
  * the same GPUs and links moments apart. The sizes, controls, verdict and table are those of
  * the MPI libraries' verify (cmd/libverify.c); exit 3 when a size is slower beyond the
- * intervals. Not yet run on a GPU (README, "GPU clusters").
+ * intervals, and CONFIG with the ranges found slower set back to NCCL's own choice is written
+ * beside it (NAME.verified.json), as for the MPI libraries. Not yet run on a GPU (README,
+ * "GPU clusters").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +72,9 @@ static int side(void *n, bool with, struct ct_err *err)
     return ct_nccl_tuner_bypass(n, !with, err);
 }
 
+/* slow[r]: range r of s was slower than NCCL's defaults at a size it tunes. */
 static int verify_rule(const struct nv *x, const struct ct_backend *be, struct ct_nccl *n,
-                       const struct ct_comm *comm, const struct ct_ruleset *s)
+                       const struct ct_comm *comm, const struct ct_ruleset *s, bool *slow)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* NCCL's own choice on both sides there: a control */
@@ -98,6 +101,9 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
         if (comm->rank == 0)
             ct_paired_print(stdout, "NCCL", HOW, s, sz, nsz, rule, &pr, w, &t);
         code = t.slower ? CT_EXIT_CHECK : 0;
+        for (int k = 0; k < nsz; k++)
+            if (!own[k] && w[k].slower)
+                slow[rule[k] - s->rules] = true;
     }
     ct_paired_release(&pr);
     return code;
@@ -113,7 +119,8 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0;
+    int code = 0, verified = 0, ndemoted = 0;
+    struct ct_config *fixed = NULL; /* CONFIG with the slower ranges set back to NCCL's own */
     if (ct_opts_engine_open(x->o, boot, &comm, &be, &n, &err) < 0 ||
         ct_nccl_tuner_bypass(n, false, &err) < 0)
         code =
@@ -134,14 +141,27 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                        u->func < 0 ? "no tuner is asked about it" : "another shape");
             continue;
         }
-        int r = verify_rule(x, &be, n, &comm, &s);
+        bool *slow = ct_xcalloc((size_t)s.nrules, sizeof *slow);
+        int r = verify_rule(x, &be, n, &comm, &s, slow);
         code = r > code ? r : code;
         verified++;
+        for (int k = 0; k < s.nrules; k++)
+            if (slow[k]) {
+                fixed = fixed ? fixed : ct_config_copy(x->c);
+                ndemoted += fixed && ct_config_lib_demote_at(fixed, "nccl", s.coll, s.nranks,
+                                                             s.nnodes, s.rules[k].min_bytes);
+            }
+        free(slow);
         free(s.rules);
     }
     if (code == CT_EXIT_CHECK && comm.rank == 0)
         fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
                         "some size (by more than 3%%, beyond the intervals)\n");
+    if (code == CT_EXIT_CHECK && comm.rank == 0 && ndemoted)
+        ct_verify_write_fixed(fixed, x->path, ndemoted, "NCCL");
+    if (fixed)
+        ct_config_release(fixed);
+    free(fixed);
     if (!code && !verified)
         code = comm.rank ? CT_EXIT_USAGE
                          : ct_cmd_fail("sweep", CT_EXIT_USAGE,

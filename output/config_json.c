@@ -234,6 +234,64 @@ struct ct_config *ct_config_copy(const struct ct_config *c)
     return d;
 }
 
+static long long int_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+/* In a section kept as written: its rule of (coll, nranks, nnodes), the range at min_bytes. */
+static bool raw_demote(struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes,
+                       uint64_t min_bytes)
+{
+    json_t *o = json_loads(l->raw, 0, NULL), *rule, *x, *rng = NULL;
+    size_t i, k;
+    json_array_foreach(json_object_get(o, "rules"), i, rule)
+    {
+        const char *name = json_string_value(json_object_get(rule, "coll"));
+        if (!name || strcmp(name, ct_coll_name(coll)) || int_of(rule, "nranks") != nranks ||
+            int_of(rule, "nnodes") != nnodes)
+            continue;
+        json_array_foreach(json_object_get(rule, "ranges"), k,
+                           x) if (int_of(x, "min_bytes") == (long long)min_bytes) rng = x;
+    }
+    const char *algo = rng ? json_string_value(json_object_get(rng, "algo")) : NULL;
+    if (algo && strcmp(algo, "default")) {
+        const char *proto =
+            json_string_value(json_object_get(json_object_get(rng, "params"), "proto"));
+        char was[64];
+        snprintf(was, sizeof was, "%s%s%s", algo, proto ? "/" : "", proto ? proto : "");
+        json_object_set_new(rng, "runner_up", json_string(was));
+        json_object_set_new(rng, "algo", json_string("default"));
+        json_object_set_new(rng, "id", json_integer(0));
+        json_object_set_new(rng, "params", json_object());
+        json_object_set_new(rng, "default", json_true());
+        json_object_set_new(rng, "tie", json_false());
+        json_object_set_new(rng, "gain", json_real(1));
+        free(l->raw);
+        l->raw = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    }
+    json_decref(o);
+    return algo != NULL;
+}
+
+bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
+                             int nnodes, uint64_t min_bytes)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (l && l->raw)
+        return raw_demote(l, coll, nranks, nnodes, min_bytes);
+    for (int i = 0; l && i < l->nsets; i++) {
+        const struct ct_ruleset *s = &l->sets[i];
+        if (s->coll != coll || s->nranks != nranks || s->nnodes != nnodes)
+            continue;
+        for (int k = 0; k < s->nrules; k++)
+            if (s->rules[k].min_bytes == min_bytes)
+                return ct_config_lib_demote(c, lib, i, k);
+    }
+    return false;
+}
+
 int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err)
 {
     return write_doc(path, ct_config_json_dumps(c), err);

@@ -700,3 +700,46 @@ Test(config, nccl_section_is_what_the_plugin_reads)
     ct_config_release(&back);
     ct_config_release(&c);
 }
+
+/* NCCL's verify sets a range it found slower back to NCCL's own choice by the range's start,
+ * as the plugin read it (ct_config_lib_demote_at), in the section colltune keeps as written:
+ * the copy it writes is read by the plugin as NCCL's own choice there and the same elsewhere;
+ * a range no rule starts at is refused. */
+Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
+{
+    struct ct_config c;
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    struct ct_librules *l = &c.libs[0];
+    snprintf(l->library, sizeof l->library, "nccl");
+    snprintf(l->version, sizeof l->version, "2.28.9");
+    struct ct_rule *r = l->sets[0].rules;
+    snprintf(r[1].algo, sizeof r[1].algo, "ring/LL128");
+    snprintf(r[2].algo, sizeof r[2].algo, "tree/Simple");
+    struct ct_config *fixed = ct_config_copy(&c);
+    cr_assert_not_null(fixed);
+    enum ct_coll coll = l->sets[0].coll;
+    cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4097), "no range starts there");
+    cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 4, 1, 4096), "no rule for 4 ranks");
+    cr_expect(!ct_config_lib_demote_at(fixed, "ompi", coll, 2, 1, 4096), "no such library");
+    cr_assert(ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4096));
+    char *txt = ct_config_json_dumps(fixed), path[] = "/tmp/ct-nccl-verified-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, txt, strlen(txt)), (ssize_t)strlen(txt));
+    close(fd);
+    struct ct_nr_table t;
+    char msg[256];
+    cr_assert_eq(ct_nr_load(path, &t, msg, sizeof msg), 0, "%s", msg);
+    const struct ct_nr_range *m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 5000);
+    cr_expect(m && m->keep, "the slower range: NCCL's own choice");
+    m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 2u << 20);
+    cr_expect(m && !m->keep && m->algo == NCCL_ALGO_TREE && m->proto == NCCL_PROTO_SIMPLE,
+              "the others as measured");
+    cr_expect(strstr(txt, "\"ring/LL128\""), "the old choice is the runner-up: %s", txt);
+    ct_nr_free(&t);
+    unlink(path);
+    free(txt);
+    ct_config_release(fixed);
+    free(fixed);
+    ct_config_release(&c);
+}
