@@ -635,6 +635,33 @@ Test(config, tie_spans_round_trip)
     ct_config_release(&c);
 }
 
+/* The Open MPI fixture's section as an NCCL sweep's (ring/LL128 from 4 KiB, tree/Simple
+ * from 1 MiB). */
+static void nccl_config(struct ct_config *c)
+{
+    load("tests/fixtures/export/config-ompi-2ranks.json", c);
+    struct ct_librules *l = &c->libs[0];
+    snprintf(l->library, sizeof l->library, "nccl");
+    snprintf(l->name, sizeof l->name, "NCCL");
+    snprintf(l->version, sizeof l->version, "2.28.9");
+    struct ct_rule *r = l->sets[0].rules;
+    snprintf(r[1].algo, sizeof r[1].algo, "ring/LL128");
+    snprintf(r[2].algo, sizeof r[2].algo, "tree/Simple");
+}
+
+/* c's document written to a new file (path, a mkstemp template) and read by the plugin's
+ * reader into t; returns the document (free()). */
+static char *plugin_reads(const struct ct_config *c, char *path, struct ct_nr_table *t)
+{
+    char *txt = ct_config_json_dumps(c), msg[256];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, txt, strlen(txt)), (ssize_t)strlen(txt));
+    close(fd);
+    cr_assert_eq(ct_nr_load(path, t, msg, sizeof msg), 0, "%s", msg);
+    return txt;
+}
+
 /* A sweep of NCCL (--lib nccl) writes its section in the words colltune's tuner plugin reads
  * ("algo" and "params": {"proto"}, NCCL's own choice as "default"), which the plugin's reader
  * accepts (alltoall read and never matched), config.json keeps as written, and nccl-tuner
@@ -643,22 +670,10 @@ Test(config, nccl_section_is_what_the_plugin_reads)
 {
     struct ct_config c, back;
     struct ct_err err = {0};
-    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
-    struct ct_librules *l = &c.libs[0];
-    snprintf(l->library, sizeof l->library, "nccl");
-    snprintf(l->name, sizeof l->name, "NCCL");
-    snprintf(l->version, sizeof l->version, "2.28.9");
-    struct ct_rule *r = l->sets[0].rules;
-    snprintf(r[1].algo, sizeof r[1].algo, "ring/LL128");
-    snprintf(r[2].algo, sizeof r[2].algo, "tree/Simple");
-    char *txt = ct_config_json_dumps(&c), path[] = "/tmp/ct-nccl-section-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, txt, strlen(txt)), (ssize_t)strlen(txt));
-    close(fd);
+    nccl_config(&c);
+    char path[] = "/tmp/ct-nccl-section-XXXXXX";
     struct ct_nr_table t;
-    char msg[256];
-    cr_assert_eq(ct_nr_load(path, &t, msg, sizeof msg), 0, "%s", msg);
+    char *txt = plugin_reads(&c, path, &t);
     cr_assert(t.found);
     cr_expect_str_eq(t.version, "2.28.9");
     cr_assert_eq(t.nrules, 2);
@@ -708,28 +723,17 @@ Test(config, nccl_section_is_what_the_plugin_reads)
 Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
 {
     struct ct_config c;
-    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
-    struct ct_librules *l = &c.libs[0];
-    snprintf(l->library, sizeof l->library, "nccl");
-    snprintf(l->version, sizeof l->version, "2.28.9");
-    struct ct_rule *r = l->sets[0].rules;
-    snprintf(r[1].algo, sizeof r[1].algo, "ring/LL128");
-    snprintf(r[2].algo, sizeof r[2].algo, "tree/Simple");
+    nccl_config(&c);
     struct ct_config *fixed = ct_config_copy(&c);
     cr_assert_not_null(fixed);
-    enum ct_coll coll = l->sets[0].coll;
+    enum ct_coll coll = c.libs[0].sets[0].coll;
     cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4097), "no range starts there");
     cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 4, 1, 4096), "no rule for 4 ranks");
     cr_expect(!ct_config_lib_demote_at(fixed, "ompi", coll, 2, 1, 4096), "no such library");
     cr_assert(ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4096));
-    char *txt = ct_config_json_dumps(fixed), path[] = "/tmp/ct-nccl-verified-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, txt, strlen(txt)), (ssize_t)strlen(txt));
-    close(fd);
+    char path[] = "/tmp/ct-nccl-verified-XXXXXX";
     struct ct_nr_table t;
-    char msg[256];
-    cr_assert_eq(ct_nr_load(path, &t, msg, sizeof msg), 0, "%s", msg);
+    char *txt = plugin_reads(fixed, path, &t);
     const struct ct_nr_range *m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 5000);
     cr_expect(m && m->keep, "the slower range: NCCL's own choice");
     m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 2u << 20);
