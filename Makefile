@@ -186,7 +186,7 @@ test-unit: $(TEST_BIN) colltune $(PLUGIN_SO)
 
 # The GPU tests (Criterion suite gpu): run where a GPU is, each SKIP with its reason elsewhere.
 GPU_TEST_BIN := $(BUILD)/tests/device/test_device $(BUILD)/tests/backend/test_nccl \
-  $(BUILD)/tests/backend/test_staged
+  $(BUILD)/tests/backend/test_staged $(BUILD)/tests/validate/test_validate
 test-gpu: $(GPU_TEST_BIN) colltune
 	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
 

@@ -32,6 +32,11 @@ struct cuda {
     int (*sync)(void);
     int (*hostRegister)(void *, size_t, unsigned);
     int (*hostUnregister)(void *);
+    int (*memcpyPeer)(void *, int, const void *, int, size_t);
+    int (*canAccessPeer)(int *, int, int);
+    int (*enablePeerAccess)(int, unsigned);
+    int (*getLastError)(void);
+    int (*busId)(char *, int, int);
     const char *(*errstr)(int);
     /* libcuda, on the first reduction */
     int (*cuInit)(unsigned);
@@ -78,6 +83,11 @@ static int load_runtime(struct cuda *c, struct ct_err *err)
     SYM(c->rt, c->errstr, "cudaGetErrorString");
     SYM(c->rt, c->hostRegister, "cudaHostRegister");
     SYM(c->rt, c->hostUnregister, "cudaHostUnregister");
+    SYM(c->rt, c->memcpyPeer, "cudaMemcpyPeer");
+    SYM(c->rt, c->canAccessPeer, "cudaDeviceCanAccessPeer");
+    SYM(c->rt, c->enablePeerAccess, "cudaDeviceEnablePeerAccess");
+    SYM(c->rt, c->getLastError, "cudaGetLastError");
+    SYM(c->rt, c->busId, "cudaDeviceGetPCIBusId");
     return 0;
 }
 
@@ -130,10 +140,14 @@ static int cuda_open(struct ct_mem *m, struct ct_err *err)
     return rc;
 }
 
+/* On m's GPU (another kind opened in this thread may have made its own current). */
 static int cuda_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err)
 {
     struct cuda *c = m->state;
-    int e = c->malloc_(p, bytes ? bytes : 1);
+    int e = c->setDevice(m->gpu);
+    if (e)
+        return rt_fail(c, err, "cudaSetDevice", e);
+    e = c->malloc_(p, bytes ? bytes : 1);
     return e ? rt_fail(c, err, "cudaMalloc", e) : 0;
 }
 
@@ -174,6 +188,31 @@ static void cuda_unpin(struct ct_mem *m, void *host)
 {
     struct cuda *c = m->state;
     c->hostUnregister(host);
+}
+
+/* Peer access enabled where the GPUs have it (NVLink, or PCIe peer to peer), so the copy
+ * goes GPU to GPU and not through host memory; the copy is on m's GPU's default stream,
+ * waited for. */
+static int cuda_copy_peer(struct ct_mem *m, void *dst, struct ct_mem *to, const void *src,
+                          size_t bytes, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int can = 0, e = c->setDevice(m->gpu);
+    if (e)
+        return rt_fail(c, err, "cudaSetDevice", e);
+    if (c->canAccessPeer(&can, m->gpu, to->gpu) == 0 && can && c->enablePeerAccess(to->gpu, 0) != 0)
+        c->getLastError(); /* enabled already (cudaErrorPeerAccessAlreadyEnabled) */
+    if ((e = c->memcpyPeer(dst, to->gpu, src, m->gpu, bytes)) != 0)
+        return rt_fail(c, err, "cudaMemcpyPeer", e);
+    e = c->sync();
+    return e ? rt_fail(c, err, "cudaMemcpyPeer (synchronize)", e) : 0;
+}
+
+static int cuda_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int e = c->busId(buf, (int)len, m->gpu);
+    return e ? rt_fail(c, err, "cudaDeviceGetPCIBusId", e) : 0;
 }
 
 static int load_kernels(struct cuda *c, struct ct_err *err)
@@ -230,10 +269,11 @@ static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
 }
 
 const struct ct_mem_kind ct_mem_cuda = {
-    "cuda",       "GPU memory (libcudart by dlopen; kernels built by nvcc)",
-    cuda_open,    cuda_close,
-    cuda_alloc,   cuda_free,
-    cuda_to_host, cuda_from_host,
-    cuda_reduce,  false,
-    cuda_pin,     cuda_unpin,
+    "cuda",         "GPU memory (libcudart by dlopen; kernels built by nvcc)",
+    cuda_open,      cuda_close,
+    cuda_alloc,     cuda_free,
+    cuda_to_host,   cuda_from_host,
+    cuda_reduce,    false,
+    cuda_pin,       cuda_unpin,
+    cuda_copy_peer, cuda_bus_id,
 };

@@ -50,6 +50,12 @@ struct ct_mem_kind {
      * link's rate and a copy from it is synchronous, as a timed copy must be. */
     int (*pin)(struct ct_mem *m, void *host, size_t bytes, struct ct_err *err);
     void (*unpin)(struct ct_mem *m, void *host);
+    /* bytes at src (of m) to dst (of to, another GPU of this kind), finished on return;
+     * NULL: the kind has no such copies */
+    int (*copy_peer)(struct ct_mem *m, void *dst, struct ct_mem *to, const void *src, size_t bytes,
+                     struct ct_err *err);
+    /* the PCI address of m's device ("0000:a4:00.0"); NULL: none */
+    int (*bus_id)(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
 };
 
 /* An opened memory kind. */
@@ -88,6 +94,16 @@ int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill
 /* *wrong = number of the n elements at buf that differ from want (host) by cmp. */
 int ct_mem_check(struct ct_mem *m, const void *buf, const void *want, size_t n, size_t esize,
                  ct_mem_cmp_fn cmp, void *arg, size_t *wrong, struct ct_err *err);
+
+/* Copy bandwidth of m's device: from page-locked host memory (H2D), to it (D2H), or to
+ * peer's device (PEER; peer NULL otherwise). bytes per copy, GB/s (1e9) of the median of
+ * iters timed copies after one untimed. CT_EUNSUPP where the kind has no such copy (host
+ * memory). device/copybw.c */
+enum ct_mem_dir { CT_MEM_H2D, CT_MEM_D2H, CT_MEM_PEER };
+int ct_mem_copy_gbs(struct ct_mem *m, struct ct_mem *peer, enum ct_mem_dir dir, size_t bytes,
+                    int iters, double *gbs, struct ct_err *err);
+/* m's device's PCI address, lower case with a 4-digit domain ("0000:a4:00.0"). */
+int ct_mem_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
 
 /* --gpu-map "2,3,0,1": the GPU of each local rank (local rank i uses map[i % n]); empty or
  * NULL: local rank i uses GPU i. Returns the GPU of local_rank, or CT_EINVAL for a bad map. */

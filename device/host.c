@@ -52,4 +52,5 @@ const struct ct_mem_kind ct_mem_host = {
     host_copy,   host_copy,
     host_reduce, true,
     NULL,        NULL,
+    NULL,        NULL,
 };

@@ -15,6 +15,68 @@ static const char *num(char *buf, size_t len, double v, const char *fmt)
     return buf;
 }
 
+static const char *const gdir_name[] = {"host->GPU", "GPU->host", "GPU->GPU"};
+
+/* GPU copies: each GPU's copies from and to the host as lines, then each host's GPU -> GPU
+ * copies as a matrix (GB/s, row: from; '*' slow, 'x' failed), as nvbandwidth prints them. */
+static void gcopy_text(const struct ct_val_report *r, FILE *out)
+{
+    char m[32], c[32], p[32];
+    if (r->gcopy_note[0])
+        fprintf(out, "\nGPU copies not measured on %s\n", r->gcopy_note);
+    if (!r->n_gcopy)
+        return;
+    fprintf(out, "\n%-24s %-10s %-7s %10s %10s %6s  %s\n", "GPU copies", "", "state", "GB/s",
+            "ceiling", "%", "formula");
+    for (size_t i = 0; i < r->n_gcopy; i++) {
+        const struct ct_val_gcopy *x = &r->gcopy[i];
+        if (x->dir == CT_VALG_P2P)
+            continue;
+        char g[48];
+        if (x->gpu >= 0)
+            snprintf(g, sizeof g, "%.15s GPU%d", r->unit[x->unit].name, x->gpu);
+        else
+            snprintf(g, sizeof g, "%.15s CUDA %d", r->unit[x->unit].name, x->ca);
+        fprintf(out, "%-24s %-10s %-7s %10s %10s %6s  %s\n", g, gdir_name[x->dir],
+                ct_val_state_name(x->state), num(m, sizeof m, x->gbs, "%.1f"),
+                x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.1f") : "unknown",
+                num(p, sizeof p, x->pct, "%.0f"), x->formula);
+    }
+    int unit = -1, row = -1;
+    for (size_t i = 0; i < r->n_gcopy; i++) {
+        const struct ct_val_gcopy *x = &r->gcopy[i];
+        if (x->dir != CT_VALG_P2P)
+            continue;
+        if (x->unit != unit) { /* a host's matrix: its GPUs are its first GPU and its peers */
+            int n = 1;
+            for (size_t k = i; k < r->n_gcopy && r->gcopy[k].unit == x->unit &&
+                               r->gcopy[k].dir == CT_VALG_P2P && r->gcopy[k].ca == x->ca;
+                 k++)
+                n++;
+            fprintf(out,
+                    "\n%s: GPU -> GPU copies (GB/s; CUDA's numbers, row: from; * slow, "
+                    "x failed)\n%6s",
+                    r->unit[x->unit].name, "");
+            for (int b = 0; b < n; b++)
+                fprintf(out, " %8d", b);
+            unit = x->unit;
+            row = -1;
+        }
+        if (x->ca != row) {
+            fprintf(out, "\n%6d", x->ca);
+            if (x->ca == 0)
+                fprintf(out, " %8s", "-"); /* row 0's diagonal comes first */
+            row = x->ca;
+        }
+        snprintf(c, sizeof c, "%.1f%s", x->gbs, x->state == CT_VAL_SLOW ? "*" : "");
+        fprintf(out, " %8s", x->gbs < 0 ? "x" : c);
+        if (x->cb + 1 == x->ca)
+            fprintf(out, " %8s", "-"); /* the diagonal after the peer before it */
+    }
+    if (unit >= 0)
+        fprintf(out, "\n");
+}
+
 int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *err)
 {
     char m[32], c[32], p[32], l[32];
@@ -66,6 +128,7 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
                     num(p, sizeof p, x->pct, "%.0f"), x->formula);
         }
     }
+    gcopy_text(r, out);
     if (r->n_remeasured) {
         fprintf(out, "\nre-measured below the threshold, %d time(s) each, alone", r->repeats);
         if (r->noise_pct >= 0 && r->has_reference)
@@ -212,6 +275,26 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
         json_object_set_new(o, "message", json_string(f->msg));
         json_array_append_new(finds, o);
     }
+    json_t *gc = json_array();
+    for (size_t i = 0; i < r->n_gcopy; i++) {
+        const struct ct_val_gcopy *x = &r->gcopy[i];
+        json_t *o = json_object();
+        static const char *const dir[] = {"h2d", "d2h", "p2p"};
+        json_object_set_new(o, "host", json_string(r->unit[x->unit].name));
+        json_object_set_new(o, "dir", json_string(dir[x->dir]));
+        json_object_set_new(o, "gpu", json_integer(x->gpu));
+        json_object_set_new(o, "peer", x->peer >= 0 ? json_integer(x->peer) : json_null());
+        json_object_set_new(o, "gbs", jnum(x->gbs));
+        json_object_set_new(o, "ceiling_gbs",
+                            x->ceil_gbs > 0 ? json_real(x->ceil_gbs) : json_null());
+        json_object_set_new(o, "formula", json_string(x->formula));
+        json_object_set_new(o, "pct", jnum(x->pct));
+        json_object_set_new(o, "state", json_string(ct_val_state_name(x->state)));
+        json_array_append_new(gc, o);
+    }
+    json_object_set_new(doc, "gpu_copies", gc);
+    json_object_set_new(doc, "gpu_copies_note",
+                        r->gcopy_note[0] ? json_string(r->gcopy_note) : json_null());
     json_object_set_new(doc, "hosts", units);
     json_object_set_new(doc, "pairs", pairs);
     json_object_set_new(doc, "collectives", colls);

@@ -21,6 +21,25 @@ static double gpu_pcie(const struct ct_topo *t, int g)
     return x->link_gbs;
 }
 
+double ct_ceil_gpu_pcie(const struct ct_topo *t, int g, char *d, size_t len)
+{
+    double bw = g >= 0 && (size_t)g < t->n_gpu ? gpu_pcie(t, g) : 0;
+    const struct ct_pci *x = bw > 0 ? &t->pci[t->gpu[g].pci] : NULL;
+    double gts = x ? (x->max_gts > x->link_gts ? x->max_gts : x->link_gts) : 0;
+    int width = x ? (x->max_width > x->link_width ? x->max_width : x->link_width) : 0;
+    static const double rate[] = {2.5, 5, 8, 16, 32, 64};
+    int gen = 0;
+    for (int i = 0; i < 6; i++)
+        gen = gts >= rate[i] ? i + 1 : gen;
+    if (bw <= 0)
+        snprintf(d, len, "GPU%d: PCIe rate unknown", g);
+    else if (gen && width)
+        snprintf(d, len, "GPU%d PCIe %d.0 x%d = %.1f GB/s", g, gen, width, bw);
+    else
+        snprintf(d, len, "GPU%d PCIe %.1f GB/s", g, bw);
+    return bw;
+}
+
 /* Bandwidth of one ring hop a -> b and its description. */
 static double hop(const struct ct_topo *t, const struct ct_matrix *m, int a, int b, char *d,
                   size_t len)
@@ -46,6 +65,15 @@ static double hop(const struct ct_topo *t, const struct ct_matrix *m, int a, int
                  !strcmp(cell, "SYS") ? " (and the inter-socket link)" : "");
     else
         snprintf(d, len, "GPU%d->GPU%d %s, PCIe rate unknown", a, b, cell);
+    return bw;
+}
+
+double ct_ceil_gpu_hop(const struct ct_topo *t, int a, int b, char *d, size_t len)
+{
+    struct ct_matrix m;
+    ct_matrix_build(t, CT_MATRIX_PCI_ONLY, &m);
+    double bw = hop(t, &m, a, b, d, len);
+    ct_matrix_release(&m);
     return bw;
 }
 

@@ -352,6 +352,11 @@ struct ct_ceiling {
     char formula[320];
 };
 size_t ct_ceilings_compute(const struct ct_topo *t, int nodes, struct ct_ceiling **out);
+/* GB/s per direction of GPU g's PCIe link at its capability (a GPU may idle at a lower
+ * speed), described in d ("PCIe 5.0 x16 = 63.0 GB/s"); 0 unknown. */
+double ct_ceil_gpu_pcie(const struct ct_topo *t, int g, char *d, size_t len);
+/* GB/s of a copy GPU a -> GPU b: their NVLinks, else the slower PCIe link; described in d. */
+double ct_ceil_gpu_hop(const struct ct_topo *t, int a, int b, char *d, size_t len);
 
 enum ct_warn_kind {
     CT_WARN_PORT_DOWN,

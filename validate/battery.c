@@ -2,8 +2,9 @@
 /*
  * The validation battery of one rank: units (hosts, or ranks of one host), every rank's
  * topology to rank 0, rails, the O(N)-round pair schedule with NIC counters per round (over
- * each rail in turn), the copy calibration of a single host, ring collectives; then rank 0
- * assembles the report (ceilings, baseline, diagnosis). Nothing here prints.
+ * each rail in turn), the copy calibration of a single host, ring collectives, each host's
+ * GPU copies; then rank 0 assembles the report (ceilings, baseline, diagnosis). Nothing here
+ * prints.
  */
 #include "battery.h"
 
@@ -694,6 +695,27 @@ static int run_colls(struct run *R, struct ct_err *err)
     return rc;
 }
 
+/* Each host's first rank times its GPUs' copies (64 MiB, the median of 10); rank 0 sets
+ * them against that host's topology. A host whose topology has GPUs and whose measurement
+ * could not run (no driver, no CUDA) is named in the report with the reason. */
+static int run_gpu_copies(struct run *R, struct ct_err *err)
+{
+    struct ct_boot *b = R->boot;
+    struct ct_val_gpu_meas *mine = ct_xcalloc(1, sizeof *mine);
+    struct ct_val_gpu_meas *all = ct_xcalloc((size_t)b->size, sizeof *all);
+    if (b->local_rank == 0)
+        ct_val_gpu_measure(mine, 64u << 20, 10);
+    int rc = ct_boot_allgather(b, mine, sizeof *mine, all, err);
+    for (int q = 0; rc == 0 && b->rank == 0 && q < b->size; q++) {
+        int u = R->l.unit_of[q];
+        if (all[q].state != 0)
+            ct_val_gpu_expect(&R->rep, u, R->topo[u], &all[q], BASE_EFF(R));
+    }
+    free(mine);
+    free(all);
+    return rc;
+}
+
 /* Rank 0 at the end, success or not: baseline, threshold, failures, diagnosis. */
 static void conclude(struct run *R, int dead, bool broke)
 {
@@ -710,6 +732,7 @@ static void conclude(struct run *R, int dead, bool broke)
                            "the job broke before the battery finished: %s", "see the error above");
     r->elapsed_s = (double)(ct_now_ns() - R->t0) / 1e9;
     ct_val_diagnose(r);
+    ct_val_gpu_diagnose(r);
 }
 
 int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_comm *comm,
@@ -738,6 +761,8 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
     rc = run_pairs(&R, &dead, err);
     if (rc == 0 && !cfg->no_coll)
         rc = run_colls(&R, err);
+    if (rc == 0)
+        rc = run_gpu_copies(&R, err);
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);
         *out = R.rep; /* the caller releases it */

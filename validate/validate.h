@@ -91,6 +91,21 @@ struct ct_val_coll {
     enum ct_val_state state;
 };
 
+/* One GPU copy a host measured (validate/gpucopy.c): host -> GPU, GPU -> host, GPU -> GPU. */
+enum ct_val_gdir { CT_VALG_H2D, CT_VALG_D2H, CT_VALG_P2P };
+struct ct_val_gcopy {
+    int unit;
+    enum ct_val_gdir dir;
+    int gpu, peer;   /* indices in the unit's topology's GPUs (peer: P2P only, else -1;
+                        -1 also for a GPU CUDA shows that the topology lacks) */
+    int ca, cb;      /* CUDA's numbers of the GPU and the peer (-1) */
+    double gbs;      /* measured GB/s; < 0 the copy failed */
+    double ceil_gbs; /* the link's rate x the efficiency copies reach; 0 unknown */
+    char formula[200];
+    double pct;
+    enum ct_val_state state;
+};
+
 enum ct_val_find_kind {
     CT_VALF_UNIT,   /* a host (all its pairs slow) */
     CT_VALF_LINK,   /* one pair slow, both ends otherwise fine */
@@ -99,6 +114,7 @@ enum ct_val_find_kind {
     CT_VALF_COLL,   /* a collective below its ceiling */
     CT_VALF_PROBE,  /* a port the probe flagged, NIC errors, a NIC that carried nothing */
     CT_VALF_HETERO, /* a host shaped unlike the majority */
+    CT_VALF_GPU,    /* a GPU's PCIe link or NVLinks slow (GPU copies) */
 };
 const char *ct_val_find_name(enum ct_val_find_kind k);
 
@@ -123,6 +139,9 @@ struct ct_val_report {
     size_t n_coll;
     struct ct_val_finding *finding;
     size_t n_finding;
+    struct ct_val_gcopy *gcopy; /* GPU copies of hosts with GPUs (validate/gpucopy.c) */
+    size_t n_gcopy;
+    char gcopy_note[320]; /* where a host's GPUs were not measured, why */
     size_t n_unknown; /* measurements without a ceiling */
     size_t n_remeasured; /* suspect pairs measured again */
     int repeats;         /* times each */
@@ -163,6 +182,36 @@ double ct_val_coll_ceiling(const char *coll, int nunits, int per, double b, char
  * appended to r->finding (existing ones, such as hetero findings, are kept).
  */
 void ct_val_diagnose(struct ct_val_report *r);
+
+/*
+ * GPU copies (validate/gpucopy.c). One host's measurement, fixed-size so the bootstrap
+ * gathers it: every GPU CUDA shows, by PCI address, its copies from and to page-locked host
+ * memory and to every other GPU (GB/s; < 0 failed).
+ */
+#define CT_VAL_MAX_GPU 16
+struct ct_val_gpu_meas {
+    int32_t state; /* 1 measured, 0 not asked (not the host's first rank), -1 could not: why */
+    int32_t n;
+    char busid[CT_VAL_MAX_GPU][CT_BUSID_LEN];
+    double h2d[CT_VAL_MAX_GPU], d2h[CT_VAL_MAX_GPU];
+    double p2p[CT_VAL_MAX_GPU][CT_VAL_MAX_GPU]; /* [a][b]: a -> b; 0 on the diagonal */
+    char why[200];
+};
+/* Measure this host's GPUs (copies of bytes, median of iters): state 1, or -1 with why
+ * (no CUDA, no driver, no GPU). */
+void ct_val_gpu_measure(struct ct_val_gpu_meas *m, size_t bytes, int iters);
+/* Append unit u's measured copies to r with their ceilings from its topology t: PCIe at the
+ * GPU's link capability, GPU -> GPU over their NVLinks else PCIe, each x the efficiency a copy
+ * engine reaches ("pcie", "nvlink": ct_val_efficiency, over/n_over from a baseline). A GPU
+ * CUDA shows that t lacks keeps an unknown ceiling; a host whose t has GPUs and whose
+ * measurement could not run is said in r->gcopy_note. */
+void ct_val_gpu_expect(struct ct_val_report *r, int u, const struct ct_topo *t,
+                       const struct ct_val_gpu_meas *m, const struct ct_val_eff *over,
+                       size_t n_over);
+/* Judge the copies against their ceilings, after ct_val_diagnose (which counts n_unknown
+ * afresh): a GPU's PCIe link slow (host -> GPU or back below the threshold), a GPU whose
+ * copies to every peer are slow (its NVLinks), else each slow pair. */
+void ct_val_gpu_diagnose(struct ct_val_report *r);
 
 /* Number of findings (0 = all ok). */
 size_t ct_val_findings(const struct ct_val_report *r);

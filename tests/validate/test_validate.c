@@ -4,7 +4,10 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "lib/file.h"
+#include "output/validate_report.h"
 #include "validate/pairs.h"
 #include "validate/validate.h"
 
@@ -218,5 +221,194 @@ Test(validate, expect_from_topology)
     cr_expect(strstr(u.formula, "ceiling unknown") != NULL);
     ct_val_expect_unit(t, "tcp", 0.9, 1, &u);
     cr_expect_float_eq(u.ceil_gbs, 0.1125, 1e-9);
+    ct_topo_free(t);
+}
+
+/* ==== GPU copies (validate/gpucopy.c) ===================================================== */
+
+#define A100 "nccl-topo-dump_alibaba_8xA100_5xCX6Dx-RoCE-bond.xml" /* PCIe 4.0 x16, NV12 */
+#define H100 "nccl-topo-dump_ibm-cloud-gx3d_8xH100_8xCX7-RoCE.xml" /* NV18, link_width 0 */
+
+/* One host of 8 GPUs from a capture, as CUDA would number them, each copy at h2d, d2h and
+ * p2p GB/s (what a healthy one reaches: nvbandwidth on A100 SXM about 26 GB/s to and from
+ * the host and 265 GB/s GPU to GPU), which the test then changes. */
+static struct ct_topo *gpu_host(const char *capture, struct ct_val_report *r,
+                                struct ct_val_gpu_meas *m, double h2d, double d2h, double p2p)
+{
+    struct ct_topo *t = ct_topo_new();
+    struct ct_err err = {0};
+    char path[256];
+    snprintf(path, sizeof path, "../shared/fixtures/topologies/%s", capture);
+    cr_assert_eq(ct_topo_import(t, "nccl-xml", path, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->n_gpu, 8);
+    ct_val_report_init(r);
+    r->n_unit = 1;
+    r->unit = ct_xcalloc(1, sizeof *r->unit);
+    snprintf(r->unit[0].name, sizeof r->unit[0].name, "gpuhost");
+    memset(m, 0, sizeof *m);
+    m->state = 1;
+    m->n = 8;
+    for (int a = 0; a < 8; a++) {
+        snprintf(m->busid[a], sizeof m->busid[a], "%s", t->gpu[a].busid);
+        m->h2d[a] = h2d;
+        m->d2h[a] = d2h;
+        for (int b = 0; b < 8; b++)
+            m->p2p[a][b] = a == b ? 0 : p2p;
+    }
+    return t;
+}
+
+static const char *finding_with(const struct ct_val_report *r, const char *what)
+{
+    for (size_t i = 0; i < r->n_finding; i++)
+        if (strstr(r->finding[i].msg, what))
+            return r->finding[i].msg;
+    return NULL;
+}
+
+Test(validate, gpu_copies_healthy_host_passes)
+{
+    struct ct_val_report r;
+    struct ct_val_gpu_meas m;
+    struct ct_topo *t = gpu_host(A100, &r, &m, 26, 25.5, 265);
+    ct_val_gpu_expect(&r, 0, t, &m, NULL, 0);
+    cr_assert_eq(r.n_gcopy, 8 * 2 + 8 * 7);
+    ct_val_diagnose(&r);
+    ct_val_gpu_diagnose(&r);
+    cr_expect_eq(r.n_finding, 0, "%s", r.n_finding ? r.finding[0].msg : "");
+    cr_expect_eq(r.n_unknown, 0);
+    /* the ceilings: PCIe 4.0 x16 = 31.5 GB/s and NV12 = 300 GB/s, x 0.85 */
+    cr_expect_float_eq(r.gcopy[0].ceil_gbs, 31.5 * 0.85, 0.1, "%g", r.gcopy[0].ceil_gbs);
+    cr_expect(strstr(r.gcopy[0].formula, "GPU0 PCIe 4.0 x16"), "%s", r.gcopy[0].formula);
+    cr_expect_float_eq(r.gcopy[16].ceil_gbs, 300 * 0.85, 0.1, "%g", r.gcopy[16].ceil_gbs);
+    cr_expect(strstr(r.gcopy[16].formula, "GPU0->GPU1 NV12"), "%s", r.gcopy[16].formula);
+    ct_val_report_release(&r);
+    ct_topo_free(t);
+}
+
+/* GPU3 trained at x4 (both directions a quarter), GPU5 -> GPU6 on a degraded NVLink set,
+ * every copy of GPU1 to a peer slow (its NVLinks), GPU7's copy to GPU0 failed: each named.
+ * The threshold is 80% of the ceiling. */
+Test(validate, gpu_copies_blame_the_link)
+{
+    struct ct_val_report r;
+    struct ct_val_gpu_meas m;
+    struct ct_topo *t = gpu_host(A100, &r, &m, 26, 25.5, 265);
+    m.h2d[3] = 6.7;
+    m.d2h[3] = 6.5;
+    m.h2d[4] = 21.0; /* 78%: one direction below, said with the other */
+    m.p2p[5][6] = 80;
+    for (int b = 0; b < 8; b++)
+        m.p2p[1][b] = b == 1 ? 0 : 100;
+    m.p2p[7][0] = -1;
+    ct_val_gpu_expect(&r, 0, t, &m, NULL, 0);
+    ct_val_diagnose(&r);
+    ct_val_gpu_diagnose(&r);
+    const char *f = finding_with(&r, "GPU3's PCIe link");
+    cr_expect(f && strstr(f, "host->GPU 6.7 GB/s (25%)") && strstr(f, "GPU->host 6.5 GB/s (24%)") &&
+                  strstr(f, "of GPU3 PCIe 4.0 x16 = 31.5 GB/s x 0.85 = 26.8 GB/s"),
+              "%s", f ? f : "no finding");
+    f = finding_with(&r, "GPU4's PCIe link");
+    cr_expect(f && strstr(f, "host->GPU 21.0 GB/s (78%)") && strstr(f, "GPU->host 25.5 GB/s (95%)"),
+              "%s", f ? f : "no finding");
+    cr_expect(finding_with(&r, "GPU5->GPU6 80.0 GB/s (31%)"));
+    cr_expect(finding_with(&r, "GPU1's copies to all 7 peers are slow"));
+    cr_expect_null(finding_with(&r, "GPU1->"), "GPU1's pairs are one finding");
+    cr_expect(finding_with(&r, "GPU7->GPU0 failed"));
+    cr_expect_eq(r.n_finding, 5, "%zu findings", r.n_finding);
+    for (size_t i = 0; i < r.n_finding; i++)
+        cr_expect_eq(r.finding[i].kind, CT_VALF_GPU);
+    ct_val_report_release(&r);
+    ct_topo_free(t);
+}
+
+/* A host whose topology has GPUs and whose measurement could not run is named with the
+ * reason; one without GPUs is not; a baseline's "pcie" efficiency replaces the table's; a
+ * capture without the GPUs' link width leaves the host copies' ceiling unknown (counted, not
+ * judged) and still judges the NVLink copies. */
+Test(validate, gpu_copies_not_measured_and_efficiency)
+{
+    struct ct_val_report r;
+    struct ct_val_gpu_meas m;
+    struct ct_topo *t = gpu_host(A100, &r, &m, 26, 25.5, 265), *none = ct_topo_new();
+    struct ct_val_gpu_meas why = {.state = -1};
+    snprintf(why.why, sizeof why.why, "CUDA memory: no NVIDIA driver");
+    ct_val_gpu_expect(&r, 0, none, &why, NULL, 0);
+    cr_expect_str_empty(r.gcopy_note);
+    ct_val_gpu_expect(&r, 0, t, &why, NULL, 0);
+    cr_expect_str_eq(r.gcopy_note, "gpuhost: CUDA memory: no NVIDIA driver");
+    cr_expect_eq(r.n_gcopy, 0);
+    struct ct_val_eff over = {"pcie", 0.5};
+    ct_val_gpu_expect(&r, 0, t, &m, &over, 1);
+    cr_expect_float_eq(r.gcopy[0].ceil_gbs, 31.5 * 0.5, 0.1, "%g", r.gcopy[0].ceil_gbs);
+    ct_val_report_release(&r);
+    ct_topo_free(t);
+    ct_topo_free(none);
+    t = gpu_host(H100, &r, &m, 55, 54, 30);
+    ct_val_gpu_expect(&r, 0, t, &m, NULL, 0);
+    ct_val_diagnose(&r);
+    ct_val_gpu_diagnose(&r);
+    cr_expect_eq(r.n_unknown, 16, "the host copies: %zu unknown", r.n_unknown);
+    cr_expect(strstr(r.gcopy[0].formula, "GPU0: PCIe rate unknown"), "%s", r.gcopy[0].formula);
+    cr_expect_eq(r.n_finding, 8, "every GPU's NVLinks slow: %zu findings", r.n_finding);
+    ct_val_report_release(&r);
+    ct_topo_free(t);
+}
+
+/* Suite gpu: this host's GPUs measured for real (SKIP, with the reason, without one). */
+Test(gpu, validate_measures_this_hosts_gpus)
+{
+    struct ct_val_gpu_meas m;
+    ct_val_gpu_measure(&m, 16u << 20, 3);
+    if (m.state < 0)
+        cr_skip_test("no GPU copies here: %s", m.why);
+    cr_assert_eq(m.state, 1);
+    for (int a = 0; a < m.n; a++) {
+        cr_expect_gt(m.h2d[a], 0, "GPU %d host->GPU", a);
+        cr_expect_gt(m.d2h[a], 0, "GPU %d GPU->host", a);
+        cr_expect(m.busid[a][0], "GPU %d has a PCI address", a);
+        for (int b = 0; b < m.n; b++)
+            if (a != b)
+                cr_expect_gt(m.p2p[a][b], 0, "GPU %d -> GPU %d", a, b);
+    }
+}
+
+/* The text report: host copies as lines, GPU -> GPU copies as a matrix with the diagonal
+ * and the slow and failed cells marked; the JSON lists every copy. */
+Test(validate, gpu_copies_report)
+{
+    struct ct_val_report r;
+    struct ct_val_gpu_meas m;
+    struct ct_topo *t = gpu_host(A100, &r, &m, 26, 25.5, 265);
+    m.p2p[5][6] = 80;
+    m.p2p[7][0] = -1;
+    ct_val_gpu_expect(&r, 0, t, &m, NULL, 0);
+    ct_val_diagnose(&r);
+    ct_val_gpu_diagnose(&r);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct ct_err err = {0};
+    cr_assert_eq(ct_val_report_text(&r, f, &err), 0, "%s", err.msg);
+    fclose(f);
+    cr_expect(strstr(buf, "gpuhost GPU3"), "%s", buf);
+    cr_expect(
+        strstr(buf,
+               "     5    265.0    265.0    265.0    265.0    265.0        -    80.0*    265.0\n"),
+        "%s", buf);
+    cr_expect(strstr(buf, "     7        x    265.0"), "%s", buf);
+    cr_expect(strstr(buf, "     0        -    265.0"), "%s", buf);
+    free(buf);
+    char path[] = "/tmp/ct-val-gpu-XXXXXX";
+    close(mkstemp(path));
+    cr_assert_eq(ct_val_report_json_write(&r, path, &err), 0, "%s", err.msg);
+    char *txt = NULL;
+    size_t n = 0;
+    cr_assert_eq(ct_file_read(path, &txt, &n, &err), 0, "%s", err.msg);
+    cr_expect(strstr(txt, "\"dir\": \"p2p\""), "%s", txt);
+    cr_expect(strstr(txt, "\"gpu_copies_note\": null"), "%s", txt);
+    free(txt);
+    unlink(path);
+    ct_val_report_release(&r);
     ct_topo_free(t);
 }
