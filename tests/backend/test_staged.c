@@ -3,8 +3,8 @@
  * A job whose buffers are in another memory kind (run/sweep --mem cuda): staged through
  * host buffers the transports move (backend/bench.h). Without a GPU the staged path runs on
  * host memory through a kind that says it is not host-visible (so the bench stages it, as it
- * does cuda) and counts the bytes copied each way: every collective, in and out of place,
- * is exact; each run copies its inputs in and its output out; a check reads the job's
+ * does cuda) and counts the bytes copied each way: every collective and type, in and out of
+ * place, is exact; each run copies its inputs in and its output out; a check reads the job's
  * buffer, not the host copy. Suite gpu: the same on CUDA memory where a GPU is (SKIP, with
  * the reason, elsewhere; `make test-gpu`).
  */
@@ -46,6 +46,8 @@ struct sjob {
     const char *kind; /* NULL: g_kind */
     const char *algo;
     enum ct_coll coll;
+    enum ct_dtype dtype;
+    enum ct_redop op;
     bool in_place;
     uint64_t count;
     int warmup, iters;
@@ -73,8 +75,8 @@ static int staged_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     struct ct_job j;
     memset(&j, 0, sizeof j);
     j.coll = s->coll;
-    j.dtype = CT_FLOAT32;
-    j.op = CT_SUM;
+    j.dtype = s->dtype;
+    j.op = s->op;
     j.count = s->count;
     j.in_place = s->in_place;
     struct ct_bench_cfg cfg = {s->iters, s->warmup, 1, 1};
@@ -88,24 +90,38 @@ static int staged_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     return rc;
 }
 
+/* Every collective in and out of place at 1 and 70001 elements: every type (each with one
+ * of the reductions in turn) under ring (mesh for AllToAll), and float32 sums under a second
+ * set of algorithms, as nccl-tests checks every type. */
 static void run_all(const char *kind)
 {
     static const char *const algos[][CT_COLL_COUNT] = {
         {"ring", "ring", "ring", "mesh"}, /* allreduce, allgather, reducescatter, alltoall */
         {"rdh", "mesh", "mesh", "bruck"},
     };
-    for (size_t a = 0; a < 2; a++)
+    for (int t = 0; t < CT_DTYPE_COUNT + 1; t++)
         for (int coll = 0; coll < CT_COLL_COUNT; coll++)
             for (int ip = 0; ip < 2; ip++)
                 for (uint64_t count = 1; count <= 70001; count += 70000) {
-                    const char *al = algos[a][coll];
-                    struct sjob s = {kind, al, (enum ct_coll)coll, ip, count, 1, 2, -1};
+                    bool second = t == CT_DTYPE_COUNT;
+                    const char *al = algos[second][coll];
+                    struct sjob s = {kind,
+                                     al,
+                                     (enum ct_coll)coll,
+                                     second ? CT_FLOAT32 : (enum ct_dtype)t,
+                                     second ? CT_SUM : (enum ct_redop)(t % CT_REDOP_COUNT),
+                                     ip,
+                                     count,
+                                     1,
+                                     2,
+                                     -1};
                     struct ct_err err = {0};
                     cr_assert_eq(lw_run(4, 0, staged_rank, &s, &err), 0, "%s %s: %s", al,
                                  ct_coll_name(s.coll), err.msg);
-                    cr_assert_eq(s.wrong, 0, "%s %s %s count %llu: %ld wrong", al,
-                                 ct_coll_name(s.coll), ip ? "in place" : "out of place",
-                                 (unsigned long long)count, s.wrong);
+                    cr_assert_eq(s.wrong, 0, "%s %s %s %s %s count %llu: %ld wrong", al,
+                                 ct_coll_name(s.coll), ct_dtype_name(s.dtype), ct_redop_name(s.op),
+                                 ip ? "in place" : "out of place", (unsigned long long)count,
+                                 s.wrong);
                 }
 }
 
@@ -121,7 +137,7 @@ Test(staged, every_run_copies_in_and_out)
 {
     staged_kind();
     const uint64_t count = 1000;
-    struct sjob s = {NULL, "ring", CT_ALLGATHER, false, count, 3, 5, -1};
+    struct sjob s = {NULL, "ring", CT_ALLGATHER, CT_FLOAT32, CT_SUM, false, count, 3, 5, -1};
     struct ct_err err = {0};
     g_in = g_out = 0;
     cr_assert_eq(lw_run(4, 0, staged_rank, &s, &err), 0, "%s", err.msg);
@@ -140,7 +156,7 @@ Test(staged, check_reads_the_jobs_buffer)
 {
     staged_kind();
     const uint64_t count = 1000;
-    struct sjob s = {NULL, "ring", CT_ALLGATHER, false, count, 0, 1, -1};
+    struct sjob s = {NULL, "ring", CT_ALLGATHER, CT_FLOAT32, CT_SUM, false, count, 0, 1, -1};
     struct ct_err err = {0};
     g_drop = 4 * count * 4; /* the output (and the poison) never arrive */
     cr_assert_eq(lw_run(4, 0, staged_rank, &s, &err), 0, "%s", err.msg);
