@@ -56,11 +56,15 @@ static void stage_detach(struct ct_bench *b, int i)
 
 void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem)
 {
-    for (int i = 0; i < CT_BUF_COUNT; i++)
+    for (int i = 0; i < CT_BUF_COUNT; i++) { /* made again, with twins where staged */
         stage_detach(b, i);
+        ct_comm_free(b->comm, b->buf[i], b->cap[i]);
+        b->buf[i] = NULL;
+        b->cap[i] = 0;
+    }
     b->mem = mem;
     b->stage = mem && !mem->kind->host_visible;
-    b->held.valid = false; /* what the send buffer holds is now dev's to hold */
+    b->held.valid = false;
 }
 
 /* The twin in b->mem of host location h (in buf[SEND] or buf[RECV]). */
@@ -107,6 +111,21 @@ int ct_bench_barrier(struct ct_bench *b, struct ct_err *err)
     return ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
 }
 
+/* Buffer i of bytes, with its twin when staged; nothing left of it on failure. */
+static int make(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
+{
+    if (!(b->buf[i] = ct_comm_alloc(b->comm, bytes, err)))
+        return ct_err_wrap(err, "buffer of %zu bytes: ", bytes);
+    b->cap[i] = bytes;
+    int rc = stage_attach(b, i, err);
+    if (rc < 0) {
+        ct_comm_free(b->comm, b->buf[i], b->cap[i]);
+        b->buf[i] = NULL;
+        b->cap[i] = 0;
+    }
+    return rc;
+}
+
 static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
 {
     if (bytes <= b->cap[i] && b->buf[i])
@@ -120,18 +139,13 @@ static int ensure(struct ct_bench *b, int i, size_t bytes, struct ct_err *err)
     size_t want = bytes < 4096 ? 4096 : bytes;
     if (bytes > 0 && want < b->reserve[i]) { /* an unused scratch stays small */
         struct ct_err e = {0};
-        if ((b->buf[i] = ct_comm_alloc(b->comm, b->reserve[i], &e))) {
-            b->cap[i] = b->reserve[i];
-            return stage_attach(b, i, err);
-        } /* no room for the largest point (bruck's scratch at -e 4G): this one may fit,
-             and later ones grow as they need, without trying the reserve again */
+        if (make(b, i, b->reserve[i], &e) == 0)
+            return 0;
+        /* no room for the largest point (bruck's scratch at -e 4G; its GPU twin): this one
+           may fit, and later ones grow as they need, without trying the reserve again */
         b->reserve[i] = 0;
     }
-    b->buf[i] = ct_comm_alloc(b->comm, want, err);
-    if (!b->buf[i])
-        return ct_err_wrap(err, "buffer of %zu bytes: ", want);
-    b->cap[i] = want;
-    return stage_attach(b, i, err);
+    return make(b, i, want, err);
 }
 
 /* Executor arguments for job j: buffers (with the in-place aliasing), reducer, slicing. */

@@ -121,8 +121,8 @@ struct ct_bench_prep {
 
 void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed);
 /* The job's buffers in memory kind mem (borrowed; NULL: host), staged through host memory
- * where mem is not host-visible (stage may be set afterwards to stage host memory too, as
- * the tests do to run the staged path without a GPU). Before the first point. */
+ * where mem is not host-visible. Buffers made before are let go (made again with their
+ * twins at the next point). */
 void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem);
 /* Raise b->reserve to what job j (its count, collective and type) needs under each of the
  * n algorithms that support it: the job's send and receive bytes, and the largest scratch

@@ -38,7 +38,7 @@ struct ct_native {
 void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm **comm,
                     int streams, ct_native_conns_fn set_conns, void *arg);
 /* The job's buffers in memory kind mem (borrowed; NULL: host): ct_bench_set_mem, kept when
- * the communicators are reopened. Before the first point. */
+ * the communicators are reopened. */
 void ct_native_set_mem(struct ct_native *n, struct ct_mem *mem);
 void ct_native_close(struct ct_native *n);
 /* The transports of comm as tables and configs name them, with the memory when it is staged

@@ -239,7 +239,7 @@ static int probe_in_child(void *arg, struct ct_err *err)
 /* In a child process: CUDA does not survive fork, and the caller forks its ranks after. */
 int ct_nccl_probe(int gpu, struct ct_err *err)
 {
-    return ct_err_in_child("NCCL engine", probe_in_child, &gpu, err);
+    return ct_err_in_child("NCCL engine", probe_in_child, &gpu, 120, err);
 }
 
 /* Every rank's 0/-1 to all; on any failure, err says which rank (or keeps this rank's). */

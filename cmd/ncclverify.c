@@ -131,7 +131,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                "  with the export: COLLTUNE_CONFIG=%s\n\n",
                x->path, x->t.version, be.library, getenv("NCCL_TUNER_PLUGIN"),
                getenv("COLLTUNE_CONFIG"));
-    for (int i = 0; !code && i < x->t.nrules; i++) {
+    for (int i = 0; (!code || code == CT_EXIT_CHECK) && i < x->t.nrules; i++) {
         const struct ct_nr_rule *u = &x->t.rules[i];
         struct ct_ruleset s;
         if (u->nranks != comm.size || u->nnodes != 1 || !ruleset_of(u, x->c, &s)) {

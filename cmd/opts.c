@@ -230,12 +230,12 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
                            ct_libmod_names());
     if (nccl) { /* every rank opens the engine later: say now, once, if this host cannot */
         if ((!strcmp(cmd, "sweep") && ct_opts_nccl_sweep_env(&err) < 0) ||
-            ct_nccl_probe(ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+            ct_nccl_probe(ct_mem_gpu_max(o->gpu_map, o->local, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--lib nccl: %s", err.msg);
     } else if (!o->lib && o->mem && strcmp(o->mem, "host")) {
         if (strcmp(cmd, "run") && strcmp(cmd, "sweep"))
             return ct_cmd_fail(cmd, 2, "--mem %s is for run and sweep", o->mem);
-        if (ct_mem_probe(o->mem, ct_mem_gpu_of(o->gpu_map, 0, &err), &err) < 0)
+        if (ct_mem_probe(o->mem, ct_mem_gpu_max(o->gpu_map, o->local, &err), &err) < 0)
             return ct_cmd_fail(cmd, 2, "--mem %s: %s", o->mem, err.msg);
     }
     return 0;

@@ -17,7 +17,7 @@
 struct vctx {
     struct ct_opts o;
     double link_gbps, min_pct;
-    bool min_pct_set, no_coll;
+    bool min_pct_set, no_coll, no_gpu;
     const char *json, *baseline_path, *save;
     unsigned long long p2p_bytes, coll_bytes;
     int iters, repeats;
@@ -27,14 +27,35 @@ struct vctx {
 
 static int parse(struct vctx *x, int argc, char **argv)
 {
-    enum { O_MINPCT = 1000, O_LINK, O_BASE, O_SAVE, O_JSON, O_P2P, O_COLLSZ, O_ITERS, O_NOCOLL,
-           O_SYSFS, O_REPEATS };
-    static const struct option lo[] = {
-        {"min-pct", 1, 0, O_MINPCT}, {"link-gbps", 1, 0, O_LINK}, {"baseline", 1, 0, O_BASE},
-        {"save-baseline", 1, 0, O_SAVE}, {"json", 1, 0, O_JSON}, {"p2p-size", 1, 0, O_P2P},
-        {"coll-size", 1, 0, O_COLLSZ}, {"iters", 1, 0, O_ITERS}, {"no-coll", 0, 0, O_NOCOLL},
-        {"sysfs-root", 1, 0, O_SYSFS}, {"repeats", 1, 0, O_REPEATS}, {"help", 0, 0, 'h'},
-        CT_OPTS_LONG, {0, 0, 0, 0}};
+    enum {
+        O_MINPCT = 1000,
+        O_LINK,
+        O_BASE,
+        O_SAVE,
+        O_JSON,
+        O_P2P,
+        O_COLLSZ,
+        O_ITERS,
+        O_NOCOLL,
+        O_SYSFS,
+        O_REPEATS,
+        O_NOGPU
+    };
+    static const struct option lo[] = {{"min-pct", 1, 0, O_MINPCT},
+                                       {"link-gbps", 1, 0, O_LINK},
+                                       {"baseline", 1, 0, O_BASE},
+                                       {"save-baseline", 1, 0, O_SAVE},
+                                       {"json", 1, 0, O_JSON},
+                                       {"p2p-size", 1, 0, O_P2P},
+                                       {"coll-size", 1, 0, O_COLLSZ},
+                                       {"iters", 1, 0, O_ITERS},
+                                       {"no-coll", 0, 0, O_NOCOLL},
+                                       {"sysfs-root", 1, 0, O_SYSFS},
+                                       {"repeats", 1, 0, O_REPEATS},
+                                       {"no-gpu", 0, 0, O_NOGPU},
+                                       {"help", 0, 0, 'h'},
+                                       CT_OPTS_LONG,
+                                       {0, 0, 0, 0}};
     ct_opts_init(&x->o);
     x->min_pct = 80;
     x->p2p_bytes = 4 << 20;
@@ -77,6 +98,7 @@ static int parse(struct vctx *x, int argc, char **argv)
             x->iters = (int)v;
             break;
         case O_NOCOLL: x->no_coll = true; break;
+        case O_NOGPU: x->no_gpu = true; break;
         case O_SYSFS: x->pcfg.sysfs_root = optarg; break;
         case O_REPEATS: CT_TRY_OPT(ct_arg_iters(CMD, "repeats", optarg, 0, &x->repeats)); break;
         case 'h': fputs(ct_help_validate, stdout); return -1;
@@ -120,11 +142,18 @@ static int validate_rank(struct ct_boot *boot, void *arg)
     struct ct_err err = {0};
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail(CMD, 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
-    struct ct_val_cfg cfg = {.probe = x->pcfg, .base = x->baseline_path ? &x->base : NULL,
-                             .link_gbps = x->link_gbps, .min_pct = x->min_pct,
-                             .min_pct_set = x->min_pct_set, .no_coll = x->no_coll,
-                             .p2p_bytes = x->p2p_bytes, .coll_bytes = x->coll_bytes,
-                             .iters = x->iters, .repeats = x->repeats, .dip_round = -1};
+    struct ct_val_cfg cfg = {.probe = x->pcfg,
+                             .base = x->baseline_path ? &x->base : NULL,
+                             .link_gbps = x->link_gbps,
+                             .min_pct = x->min_pct,
+                             .min_pct_set = x->min_pct_set,
+                             .no_coll = x->no_coll,
+                             .no_gpu = x->no_gpu,
+                             .p2p_bytes = x->p2p_bytes,
+                             .coll_bytes = x->coll_bytes,
+                             .iters = x->iters,
+                             .repeats = x->repeats,
+                             .dip_round = -1};
     const char *dip = getenv("COLLTUNE_VALIDATE_DIP"); /* test hook (man page, ENVIRONMENT) */
     if (dip && *dip)
         cfg.dip_round = atoi(dip);

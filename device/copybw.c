@@ -69,6 +69,11 @@ int ct_mem_copy_gbs(struct ct_mem *m, struct ct_mem *peer, enum ct_mem_dir dir, 
     return rc;
 }
 
+int ct_mem_devices(struct ct_mem *m)
+{
+    return m->kind->devices ? m->kind->devices(m) : 0;
+}
+
 int ct_mem_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err)
 {
     char raw[64] = "";

@@ -154,6 +154,7 @@ static int cuda_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *e
 static void cuda_free(struct ct_mem *m, void *p)
 {
     struct cuda *c = m->state;
+    c->setDevice(m->gpu);
     c->free_(p);
 }
 
@@ -200,8 +201,13 @@ static int cuda_copy_peer(struct ct_mem *m, void *dst, struct ct_mem *to, const 
     int can = 0, e = c->setDevice(m->gpu);
     if (e)
         return rt_fail(c, err, "cudaSetDevice", e);
-    if (c->canAccessPeer(&can, m->gpu, to->gpu) == 0 && can && c->enablePeerAccess(to->gpu, 0) != 0)
-        c->getLastError(); /* enabled already (cudaErrorPeerAccessAlreadyEnabled) */
+    if (c->canAccessPeer(&can, m->gpu, to->gpu) == 0 && can &&
+        (e = c->enablePeerAccess(to->gpu, 0)) != 0) {
+        c->getLastError();
+        if (e != 704) /* cudaErrorPeerAccessAlreadyEnabled; else the copy would go through
+                         host memory and its time blame the GPUs' links */
+            return rt_fail(c, err, "cudaDeviceEnablePeerAccess", e);
+    }
     if ((e = c->memcpyPeer(dst, to->gpu, src, m->gpu, bytes)) != 0)
         return rt_fail(c, err, "cudaMemcpyPeer", e);
     e = c->sync();
@@ -213,6 +219,13 @@ static int cuda_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *e
     struct cuda *c = m->state;
     int e = c->busId(buf, (int)len, m->gpu);
     return e ? rt_fail(c, err, "cudaDeviceGetPCIBusId", e) : 0;
+}
+
+static int cuda_devices(struct ct_mem *m)
+{
+    struct cuda *c = m->state;
+    int n = 0;
+    return c->getDeviceCount(&n) ? 0 : n;
 }
 
 static int load_kernels(struct cuda *c, struct ct_err *err)
@@ -276,4 +289,5 @@ const struct ct_mem_kind ct_mem_cuda = {
     cuda_reduce,    false,
     cuda_pin,       cuda_unpin,
     cuda_copy_peer, cuda_bus_id,
+    cuda_devices,
 };

@@ -60,7 +60,7 @@ static int probe_in_child(void *arg, struct ct_err *err)
 int ct_mem_probe(const char *name, int gpu, struct ct_err *err)
 {
     struct probe p = {name, gpu};
-    return ct_err_in_child("memory check", probe_in_child, &p, err);
+    return ct_err_in_child("memory check", probe_in_child, &p, 120, err); /* a few s per GPU */
 }
 
 int ct_mem_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *err)
@@ -155,4 +155,16 @@ int ct_mem_gpu_of(const char *map, int local_rank, struct ct_err *err)
             return ct_err_set(err, CT_EINVAL, "--gpu-map '%s': ends with a comma", map);
     }
     return gpus[local_rank % n];
+}
+
+int ct_mem_gpu_max(const char *map, int n, struct ct_err *err)
+{
+    int max = -1;
+    for (int i = 0; i < (n > 0 ? n : 1); i++) {
+        int g = ct_mem_gpu_of(map, i, err);
+        if (g < 0)
+            return g;
+        max = g > max ? g : max;
+    }
+    return max;
 }

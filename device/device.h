@@ -56,6 +56,8 @@ struct ct_mem_kind {
                      struct ct_err *err);
     /* the PCI address of m's device ("0000:a4:00.0"); NULL: none */
     int (*bus_id)(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
+    /* devices of this kind the host shows; NULL: none */
+    int (*devices)(struct ct_mem *m);
 };
 
 /* An opened memory kind. */
@@ -102,11 +104,16 @@ int ct_mem_check(struct ct_mem *m, const void *buf, const void *want, size_t n, 
 enum ct_mem_dir { CT_MEM_H2D, CT_MEM_D2H, CT_MEM_PEER };
 int ct_mem_copy_gbs(struct ct_mem *m, struct ct_mem *peer, enum ct_mem_dir dir, size_t bytes,
                     int iters, double *gbs, struct ct_err *err);
+/* Devices of m's kind on this host (GPUs CUDA shows), 0 for host memory. */
+int ct_mem_devices(struct ct_mem *m);
 /* m's device's PCI address, lower case with a 4-digit domain ("0000:a4:00.0"). */
 int ct_mem_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
 
 /* --gpu-map "2,3,0,1": the GPU of each local rank (local rank i uses map[i % n]); empty or
  * NULL: local rank i uses GPU i. Returns the GPU of local_rank, or CT_EINVAL for a bad map. */
 int ct_mem_gpu_of(const char *map, int local_rank, struct ct_err *err);
+/* The highest GPU any of the first n local ranks uses (n < 1: one): the one to check before
+ * they start. */
+int ct_mem_gpu_max(const char *map, int n, struct ct_err *err);
 
 #endif

@@ -53,4 +53,5 @@ const struct ct_mem_kind ct_mem_host = {
     host_reduce, true,
     NULL,        NULL,
     NULL,        NULL,
+    NULL,
 };

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,7 +140,7 @@ char *ct_xstrdup(const char *s)
 }
 
 int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), void *arg,
-                    struct ct_err *err)
+                    int timeout_s, struct ct_err *err)
 {
     int fd[2];
     if (pipe(fd) < 0)
@@ -159,13 +161,24 @@ int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), 
     }
     close(fd[1]);
     struct ct_err e = {0};
-    ssize_t got;
-    while ((got = read(fd[0], &e, sizeof e)) < 0 && errno == EINTR)
+    ssize_t got = -1;
+    struct pollfd p = {fd[0], POLLIN, 0};
+    int ready;
+    while ((ready = poll(&p, 1, timeout_s * 1000)) < 0 && errno == EINTR)
         ;
+    if (ready > 0)
+        while ((got = read(fd[0], &e, sizeof e)) < 0 && errno == EINTR)
+            ;
     close(fd[0]);
+    if (ready == 0)
+        kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    if (ready == 0)
+        return ct_err_set(err, CT_ETIMEDOUT,
+                          "%s: the check did not finish within %d s (a wedged driver?)", what,
+                          timeout_s);
     if (got != (ssize_t)sizeof e)
         return ct_err_set(err, CT_EIO, "%s: the checking process died (status %d)", what, status);
     if (e.code == CT_OK)

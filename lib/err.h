@@ -37,9 +37,10 @@ int ct_err_wrap(struct ct_err *err, const char *fmt, ...) __attribute__((format(
 void ct_err_clear(struct ct_err *err);
 /* fn(arg, err) run in a child process, its result and message returned here: for a check
  * that must not leave state in this process (CUDA does not survive the fork of the ranks
- * that follows). "what" names the check in the message when the child dies. */
+ * that follows). "what" names the check in the message when the child dies, or does not
+ * answer within timeout_s seconds (killed: CT_ETIMEDOUT). */
 int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), void *arg,
-                    struct ct_err *err);
+                    int timeout_s, struct ct_err *err);
 const char *ct_status_str(int code);
 
 #define CT_TRY(x)                                                                                  \

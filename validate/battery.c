@@ -761,7 +761,7 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
     rc = run_pairs(&R, &dead, err);
     if (rc == 0 && !cfg->no_coll)
         rc = run_colls(&R, err);
-    if (rc == 0)
+    if (rc == 0 && !cfg->no_gpu)
         rc = run_gpu_copies(&R, err);
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);

@@ -20,6 +20,7 @@ struct ct_val_cfg {
     double link_gbps;                   /* stated rate, 0: from the probe */
     double min_pct;                     /* with min_pct_set: the pass threshold */
     bool min_pct_set, no_coll;
+    bool no_gpu; /* skip the GPU copies */
     uint64_t p2p_bytes, coll_bytes;
     int iters;
     int repeats;    /* re-measurements of a pair below the threshold (0: none) */

@@ -17,19 +17,27 @@
 void ct_val_gpu_measure(struct ct_val_gpu_meas *m, size_t bytes, int iters)
 {
     struct ct_mem g[CT_VAL_MAX_GPU];
+    bool open[CT_VAL_MAX_GPU] = {false};
     struct ct_err err = {0};
-    int n = 0;
     memset(m, 0, sizeof *m);
-    while (n < CT_VAL_MAX_GPU && ct_mem_open(&g[n], "cuda", n, &err) == 0)
-        n++;
-    if (n == 0) {
+    if (ct_mem_open(&g[0], "cuda", 0, &err) < 0) {
         m->state = -1;
         snprintf(m->why, sizeof m->why, "%.190s", err.msg);
         return;
     }
+    open[0] = true;
+    int n = ct_mem_devices(&g[0]);
+    n = n < CT_VAL_MAX_GPU ? n : CT_VAL_MAX_GPU;
+    for (int a = 1; a < n; a++) /* one that will not open (busy, exclusive): its copies fail */
+        open[a] = ct_mem_open(&g[a], "cuda", a, &err) == 0;
     m->state = 1;
     m->n = n;
     for (int a = 0; a < n; a++) {
+        m->h2d[a] = m->d2h[a] = -1;
+        for (int b = 0; b < n; b++)
+            m->p2p[a][b] = a == b ? 0 : -1;
+        if (!open[a])
+            continue;
         if (ct_mem_bus_id(&g[a], m->busid[a], sizeof m->busid[a], &err) < 0)
             m->busid[a][0] = 0;
         if (ct_mem_copy_gbs(&g[a], NULL, CT_MEM_H2D, bytes, iters, &m->h2d[a], &err) < 0)
@@ -37,12 +45,13 @@ void ct_val_gpu_measure(struct ct_val_gpu_meas *m, size_t bytes, int iters)
         if (ct_mem_copy_gbs(&g[a], NULL, CT_MEM_D2H, bytes, iters, &m->d2h[a], &err) < 0)
             m->d2h[a] = -1;
         for (int b = 0; b < n; b++)
-            if (a != b &&
+            if (a != b && open[b] &&
                 ct_mem_copy_gbs(&g[a], &g[b], CT_MEM_PEER, bytes, iters, &m->p2p[a][b], &err) < 0)
                 m->p2p[a][b] = -1;
     }
     for (int a = n - 1; a >= 0; a--)
-        ct_mem_close(&g[a]);
+        if (open[a])
+            ct_mem_close(&g[a]);
 }
 
 static struct ct_val_gcopy *add(struct ct_val_report *r, int u, enum ct_val_gdir dir,
@@ -182,14 +191,18 @@ static void judge_peers(struct ct_val_report *r, const struct ct_val_gcopy *h)
         n++;
         if (bad(c)) {
             slow++;
-            worst = worst < 0 || c->pct < worst ? c->pct : worst;
+            if (c->pct >= 0) /* a failed copy has none */
+                worst = worst < 0 || c->pct < worst ? c->pct : worst;
         }
     }
     if (slow >= 2 && slow == n) {
+        char w[48] = "all failed";
+        if (worst >= 0)
+            snprintf(w, sizeof w, "worst %.0f%% of its links' ceiling", worst);
         ct_val_report_find(r, CT_VALF_GPU, h->unit, -1, -1,
-                           "host %s: %s's copies to all %d peers are slow (worst %.0f%% of its "
-                           "links' ceiling): its NVLinks or PCIe link",
-                           uname(r, h->unit), gname(h->gpu, h->ca, g, sizeof g), n, worst);
+                           "host %s: %s's copies to all %d peers are slow (%s): its NVLinks or "
+                           "PCIe link",
+                           uname(r, h->unit), gname(h->gpu, h->ca, g, sizeof g), n, w);
         return;
     }
     for (size_t i = 0; i < r->n_gcopy; i++) {

@@ -16,6 +16,7 @@
 
 static _Atomic unsigned long long g_in, g_out; /* bytes to host, from host (every rank) */
 static size_t g_drop;                          /* copies of this size from host are lost */
+static size_t g_alloc_max;                     /* allocations above this fail (0: none) */
 static struct ct_mem_kind g_kind;              /* host memory, staged */
 
 static int count_to_host(struct ct_mem *m, void *h, const void *src, size_t n, struct ct_err *e)
@@ -32,6 +33,15 @@ static int count_from_host(struct ct_mem *m, void *dst, const void *h, size_t n,
     return ct_mem_kind_find("host")->from_host(m, dst, h, n, e);
 }
 
+static int limited_alloc(struct ct_mem *m, size_t bytes, void **p, struct ct_err *e)
+{
+    if (g_alloc_max && bytes > g_alloc_max)
+        return ct_err_set(e, CT_ENOMEM, "host-staged: %zu bytes: out of device memory", bytes);
+    CT_TRY(ct_mem_kind_find("host")->alloc(m, bytes, p, e));
+    memset(*p, 0, bytes); /* what a lost copy leaves is known */
+    return 0;
+}
+
 static void staged_kind(void)
 {
     g_kind = *ct_mem_kind_find("host");
@@ -39,7 +49,9 @@ static void staged_kind(void)
     g_kind.host_visible = false;
     g_kind.to_host = count_to_host;
     g_kind.from_host = count_from_host;
+    g_kind.alloc = limited_alloc;
     g_drop = 0;
+    g_alloc_max = 0;
 }
 
 struct sjob {
@@ -52,6 +64,7 @@ struct sjob {
     uint64_t count;
     int warmup, iters;
     long wrong;
+    size_t reserve; /* bench reserve of the receive buffer (a sweep's), 0 none */
 };
 
 static int open_kind(struct sjob *s, struct ct_mem *m, struct ct_err *err)
@@ -72,6 +85,7 @@ static int staged_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     struct ct_bench b;
     ct_bench_init(&b, c, 7);
     ct_bench_set_mem(&b, &m);
+    b.reserve[CT_BUF_RECV] = s->reserve;
     struct ct_job j;
     memset(&j, 0, sizeof j);
     j.coll = s->coll;
@@ -114,7 +128,8 @@ static void run_all(const char *kind)
                                      count,
                                      1,
                                      2,
-                                     -1};
+                                     -1,
+                                     0};
                     struct ct_err err = {0};
                     cr_assert_eq(lw_run(4, 0, staged_rank, &s, &err), 0, "%s %s: %s", al,
                                  ct_coll_name(s.coll), err.msg);
@@ -137,7 +152,7 @@ Test(staged, every_run_copies_in_and_out)
 {
     staged_kind();
     const uint64_t count = 1000;
-    struct sjob s = {NULL, "ring", CT_ALLGATHER, CT_FLOAT32, CT_SUM, false, count, 3, 5, -1};
+    struct sjob s = {NULL, "ring", CT_ALLGATHER, CT_FLOAT32, CT_SUM, false, count, 3, 5, -1, 0};
     struct ct_err err = {0};
     g_in = g_out = 0;
     cr_assert_eq(lw_run(4, 0, staged_rank, &s, &err), 0, "%s", err.msg);
@@ -156,11 +171,28 @@ Test(staged, check_reads_the_jobs_buffer)
 {
     staged_kind();
     const uint64_t count = 1000;
-    struct sjob s = {NULL, "ring", CT_ALLGATHER, CT_FLOAT32, CT_SUM, false, count, 0, 1, -1};
+    struct sjob s = {NULL, "ring", CT_ALLGATHER, CT_FLOAT32, CT_SUM, false, count, 0, 1, -1, 0};
     struct ct_err err = {0};
     g_drop = 4 * count * 4; /* the output (and the poison) never arrive */
     cr_assert_eq(lw_run(4, 0, staged_rank, &s, &err), 0, "%s", err.msg);
     cr_assert_gt(s.wrong, 0, "an output lost on its way back must be counted wrong");
+}
+
+/* A sweep's reserve whose twin does not fit in device memory: the point is made at its own
+ * size instead (as a host buffer that does not fit), and is exact. */
+Test(staged, reserve_falls_back_when_the_twin_does_not_fit)
+{
+    staged_kind();
+    g_alloc_max = 256u << 10;
+    struct sjob s = {NULL, "ring", CT_ALLREDUCE, CT_FLOAT32, CT_SUM, false, 1000,
+                     1,    2,      -1,           64u << 20};
+    struct ct_err err = {0};
+    cr_assert_eq(lw_run(2, 0, staged_rank, &s, &err), 0, "%s", err.msg);
+    cr_expect_eq(s.wrong, 0);
+    s.count = 1u << 20; /* 4 MiB: neither fits; said, not crashed */
+    s.reserve = 0;
+    cr_expect_lt(lw_run(2, 0, staged_rank, &s, &err), 0);
+    cr_expect(strstr(err.msg, "out of device memory"), "%s", err.msg);
 }
 
 Test(gpu, staged_cuda_every_collective)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# colltune validate on this host: --local 2/4 pass with a stated ceiling, a baseline with
+# colltune validate on this host: --local 2/4 pass with a stated ceiling (no GPU copies on a
+# host without GPUs), a baseline with
 # impossible expectations fails (exit 3) naming every rank, bad inputs exit 2, a killed rank
 # is reported as a failed host within the timeout.
 . "$(dirname "$0")/lib.sh"
@@ -10,6 +11,14 @@ expect 0 "--local 2 with --link-gbps passes" -- $V --local 2 --link-gbps 0.01 --
 grep -q '^PASS: 2 host(s)' "$TMP/out" && ok "summary line says PASS" || not_ok "no PASS line"
 grep -q '"schema": "colltune-validate/1"' "$TMP/v.json" && grep -q '"verdict": "pass"' "$TMP/v.json" \
     && ok "JSON report" || not_ok "JSON report"
+# GPU copies: none on a host without GPUs (nothing said), and --no-gpu skips them anyway
+if $COLLTUNE probe --view summary 2>/dev/null | grep -q '^GPUs: [1-9]'; then
+    skip "no GPU copies on a host without GPUs (this host has GPUs)"
+else
+    grep -q '"gpu_copies": \[\]' "$TMP/v.json" && ! grep -q "GPU copies" "$TMP/out" \
+        && ok "no GPU copies on a host without GPUs" || not_ok "GPU copies: $(grep -A3 GPU "$TMP/out")"
+fi
+expect 0 "--no-gpu" -- $V --local 2 --link-gbps 0.01 --iters 1 --p2p-size 1M --no-coll --no-gpu
 # 4 ranks on a 2-core machine: any single repetition may be preempted for a whole time
 # slice, so the baseline runs take the median of 5
 expect 0 "--local 4 with --link-gbps, saving a baseline" -- $V --local 4 --link-gbps 0.01 \

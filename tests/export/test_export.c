@@ -747,3 +747,22 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
     free(fixed);
     ct_config_release(&c);
 }
+
+/* A sweep on GPU buffers staged through tcp ("tcp; cuda memory staged through host") is a
+ * tcp sweep to the NCCL env export: its streams become NCCL's sockets as without staging. */
+Test(export, nccl_env_reads_a_staged_transport)
+{
+    struct ct_config c;
+    load(CLUSTER, &c);
+    cr_assert_str_eq(c.fp.transport, "tcp");
+    snprintf(c.fp.transport, sizeof c.fp.transport, "tcp; cuda memory staged through host");
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("nccl-env", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_expect(strstr(ct_text_str(&out.body), "NCCL_NSOCKS_PERTHREAD=2"), "%s",
+              ct_text_str(&out.body));
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
