@@ -34,12 +34,12 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path);
-/* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
- * a measured NCCL section with a rule for --local N ranks on one host (0, or the exit code,
- * said); then the verify itself in --local N ranks, as ct_libverify's. */
 /* CONFIG (at path) with the n ranges verify found slower set back to lib's own choice,
  * written beside it as NAME.verified.json and said on stderr (cmd/libverify.c). */
 void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib);
+/* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
+ * a measured NCCL section with a rule for --local N ranks on one host (0, or the exit code,
+ * said); then the verify itself in --local N ranks, as ct_libverify's. */
 int ct_nccl_verify_check(const struct ct_opts *o, const char *path);
 int ct_nccl_verify(const struct ct_opts *o, const struct ct_config *c, const char *path);
 

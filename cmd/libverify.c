@@ -211,7 +211,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             }
             bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow);
             int r = verify_set(m, o->hosts, c, s, ld, slow);
-            code = r > code ? r : code;
+            if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
+                code = r;
             verified++;
             for (int k = 0; k < s->nrules; k++)
                 if (slow[k]) {
