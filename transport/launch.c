@@ -223,7 +223,8 @@ static int trap(struct ct_launch_info *li, const struct pair *p, struct ct_err *
                      "mis-launch: the launcher started %d processes (%s) but nothing can join "
                      "them: each would run alone as rank 0 of 1 (the nccl-tests 'busbw 0' "
                      "trap). %sSet COLLTUNE_ROOT=<rank 0's host>:<free port> on every rank, or "
-                     "launch with mpirun (PMIx) or mpiexec.hydra (PMI-1)",
+                     "launch with mpirun or srun --mpi=pmix (PMIx), or mpiexec.hydra or srun "
+                     "--mpi=pmi2 (PMI)",
                      p ? li->size : li->launcher_size, what,
                      env("PMIX_RANK") && !ct_boot_pmix_built()
                          ? "PMIX_RANK is set but this colltune was built without PMIx. "

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Slurm's srun as the launcher. A one-node Slurm started here (slurmctld and slurmd as root,
+# with their own config in a temporary folder: auth/none, one node of 8 CPUs on 127.0.0.1,
+# ports of their own) runs colltune's ranks: srun --mpi=pmix joins them through PMIx, for
+# colltune's own engine and Open MPI's (run and sweep --lib ompi); srun --mpi=pmi2 through
+# PMI on PMI_FD, for colltune's and MPICH's; srun alone is refused as the mis-launch it is,
+# until COLLTUNE_ROOT names the rendezvous. Skips without root or without Slurm's daemons.
+. "$(dirname "$0")/lib.sh"
+have() { command -v "$1" >/dev/null 2>&1; }
+NAMES="srun --mpi=pmix: run|its results|its bootstrap|run --lib ompi|its results|sweep --lib ompi|its Open MPI section|srun --mpi=pmi2: run|run --lib mpich|its results|srun alone: refused|it says why|COLLTUNE_ROOT joins them|a rank killed under srun: said"
+if [ "$(id -u)" != 0 ] || ! have slurmctld || ! have slurmd || ! have srun; then
+    IFS='|'
+    for c in $NAMES; do
+        skip "$c (needs root and Slurm: slurmctld, slurmd, srun)"
+    done
+    done_testing
+    exit
+fi
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+node=$(hostname -s)
+S="$TMP/slurm"
+mkdir -p "$S/state" "$S/spool"
+cat >"$S/slurm.conf" <<EOT
+ClusterName=colltune-test
+SlurmctldHost=$node(127.0.0.1)
+AuthType=auth/none
+CredType=cred/none
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$(port)
+SlurmdPort=$(port)
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmdSpoolDir=$S/spool
+StateSaveLocation=$S/state
+SlurmctldLogFile=$S/slurmctld.log
+SlurmdLogFile=$S/slurmd.log
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+NodeName=$node NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+PartitionName=test Nodes=$node Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:8
+EOT
+export SLURM_CONF="$S/slurm.conf"
+slurmctld -D -f "$SLURM_CONF" >"$S/ctld.out" 2>&1 &
+ctld=$!
+slurmd -D -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 &
+sd=$!
+trap 'kill $ctld $sd 2>/dev/null; wait $ctld $sd 2>/dev/null; rm -rf "$TMP"' EXIT
+i=0
+until [ "$(sinfo -h -o %t 2>/dev/null)" = idle ] || [ $i -ge 60 ]; do
+    sleep 0.5
+    i=$((i + 1))
+done
+if [ "$(sinfo -h -o %t 2>/dev/null)" != idle ]; then
+    not_ok "Slurm did not come up in 30 s: $(tail -3 "$S/slurmctld.log" "$S/slurmd.log" | tr '\n' ' ')"
+    done_testing
+    exit
+fi
+SR="timeout 180 srun -n 2"
+results_ok() { grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "$1" || not_ok "$1: $(tail -3 "$TMP/out")"; }
+
+# PMIx: colltune's own engine, then Open MPI's in the ranks srun started
+expect 0 "srun --mpi=pmix: run" -- $SR --mpi=pmix $COLLTUNE run -e 1M
+results_ok "its results"
+$SR --mpi=pmix $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
+[ "$(grep -c '^bootstrap: pmix, rank [01] of 2' "$TMP/out")" = 2 ] && ok "its bootstrap: PMIx, 2 ranks" \
+    || not_ok "bootstrap: $(head -3 "$TMP/out")"
+expect 0 "run --lib ompi" -- $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K
+grep -q "ompi:default" "$TMP/out" && results_ok "its results: Open MPI's, checked" \
+    || not_ok "Open MPI's rows: $(tail -3 "$TMP/out")"
+expect 0 "sweep --lib ompi" -- $SR --mpi=pmix $COLLTUNE sweep --lib ompi --coll allreduce -b 8 -e 64K \
+    --budget 20 --out "$TMP/so"
+grep -q '"library": "ompi"' "$TMP/so/config.json" && ok "its Open MPI section" \
+    || not_ok "config: $(head -c 400 "$TMP/so/config.json")"
+
+# PMI on PMI_FD (Slurm's pmi2 plugin answers colltune's and MPICH's PMI)
+expect 0 "srun --mpi=pmi2: run" -- $SR --mpi=pmi2 $COLLTUNE run -e 64K
+expect 0 "run --lib mpich" -- $SR --mpi=pmi2 $COLLTUNE run --lib mpich -e 4K
+grep -q "mpich:default" "$TMP/out" && results_ok "its results: MPICH's, checked" \
+    || not_ok "MPICH's rows: $(tail -3 "$TMP/out")"
+
+# srun alone: every process would be rank 0 of 1; refused, then joined by COLLTUNE_ROOT
+$SR $COLLTUNE run -e 4K >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -ne 0 ] && ok "srun alone: refused (exit $rc)" || not_ok "srun alone ran"
+grep -q "mis-launch: the launcher started 2 processes (SLURM_PROCID=[01], SLURM_NTASKS=2)" "$TMP/err" \
+    && grep -q "srun --mpi=pmix" "$TMP/err" && ok "it says why, and how to launch" \
+    || not_ok "message: $(head -2 "$TMP/err")"
+COLLTUNE_ROOT=127.0.0.1:$(port) expect 0 "COLLTUNE_ROOT joins them" -- $SR $COLLTUNE run -e 64K
+
+# a rank killed under srun: the other names it within the timeout, and the step ends
+start=$(date +%s)
+$SR --mpi=pmix sh -c 'if [ "$SLURM_PROCID" = 1 ]; then (sleep 1; kill -9 $$) & fi; exec '"$COLLTUNE"' run -e 1G -n 1000' \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+took=$(($(date +%s) - start))
+[ $rc -ne 0 ] && grep -q "colltune run: error: rank 0 .*peer rank 1" "$TMP/err" && [ $took -lt 120 ] \
+    && ok "a rank killed under srun: said (exit $rc, ${took} s): $(grep "colltune run: error" "$TMP/err" | head -1)" \
+    || not_ok "killed rank: exit $rc after ${took} s: $(head -3 "$TMP/err")"
+done_testing
