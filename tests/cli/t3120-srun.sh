@@ -6,60 +6,26 @@
 # PMI on PMI_FD, for colltune's and MPICH's; srun alone is refused as the mis-launch it is,
 # until COLLTUNE_ROOT names the rendezvous. Skips without root or without Slurm's daemons.
 . "$(dirname "$0")/lib.sh"
-have() { command -v "$1" >/dev/null 2>&1; }
 NAMES="srun --mpi=pmix: run|its results|its bootstrap|run --lib ompi|its results|sweep --lib ompi|its Open MPI section|srun --mpi=pmi2: run|run --lib mpich|its results|srun alone: refused|it says why|COLLTUNE_ROOT joins them|a rank killed under srun: said"
-if [ "$(id -u)" != 0 ] || ! have slurmctld || ! have slurmd || ! have srun; then
+. "$(dirname "$0")/../integration/slurm.sh"
+if ! why=$(ct_slurm_check); then
     IFS='|'
     for c in $NAMES; do
-        skip "$c (needs root and Slurm: slurmctld, slurmd, srun)"
+        skip "$c ($why)"
     done
     done_testing
     exit
 fi
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-node=$(hostname -s)
 S="$TMP/slurm"
-mkdir -p "$S/state" "$S/spool"
-cat >"$S/slurm.conf" <<EOT
-ClusterName=colltune-test
-SlurmctldHost=$node(127.0.0.1)
-AuthType=auth/none
-CredType=cred/none
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort=$(port)
-SlurmdPort=$(port)
-SlurmctldPidFile=$S/slurmctld.pid
-SlurmdPidFile=$S/slurmd.pid
-SlurmdSpoolDir=$S/spool
-StateSaveLocation=$S/state
-SlurmctldLogFile=$S/slurmctld.log
-SlurmdLogFile=$S/slurmd.log
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MpiDefault=none
-ReturnToService=2
-SlurmdParameters=config_overrides
-NodeName=$node NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
-PartitionName=test Nodes=$node Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:8
-EOT
-export SLURM_CONF="$S/slurm.conf"
+node=$(hostname -s)
+ct_slurm_conf "$S" 127.0.0.1 "$node:127.0.0.1:8"
 slurmctld -D -f "$SLURM_CONF" >"$S/ctld.out" 2>&1 &
 ctld=$!
 slurmd -D -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 &
 sd=$!
 trap 'kill $ctld $sd 2>/dev/null; wait $ctld $sd 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0
-until [ "$(sinfo -h -o %t 2>/dev/null)" = idle ] || [ $i -ge 60 ]; do
-    sleep 0.5
-    i=$((i + 1))
-done
-if [ "$(sinfo -h -o %t 2>/dev/null)" != idle ]; then
-    not_ok "Slurm did not come up in 30 s: $(tail -3 "$S/slurmctld.log" "$S/slurmd.log" | tr '\n' ' ')"
+if ! ct_slurm_wait 1; then
+    not_ok "Slurm did not come up in 30 s: $(tail -3 "$S/slurmctld.log" "$S/slurmd.out" | tr '\n' ' ')"
     done_testing
     exit
 fi
@@ -93,7 +59,7 @@ rc=$?
 grep -q "mis-launch: the launcher started 2 processes (SLURM_PROCID=[01], SLURM_NTASKS=2)" "$TMP/err" \
     && grep -q "srun --mpi=pmix" "$TMP/err" && ok "it says why, and how to launch" \
     || not_ok "message: $(head -2 "$TMP/err")"
-COLLTUNE_ROOT=127.0.0.1:$(port) expect 0 "COLLTUNE_ROOT joins them" -- $SR $COLLTUNE run -e 64K
+COLLTUNE_ROOT=127.0.0.1:$(ct__free_port) expect 0 "COLLTUNE_ROOT joins them" -- $SR $COLLTUNE run -e 64K
 
 # a rank killed under srun: the other names it within the timeout, and the step ends
 start=$(date +%s)

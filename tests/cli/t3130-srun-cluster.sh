@@ -1,0 +1,71 @@
+#!/bin/sh
+# srun across hosts: a Slurm of 4 nodes on the emulated cluster (4 network-namespace hosts,
+# 1 Gbit links, tests/integration), one slurmd in each (its own host name, address and
+# cgroup mounts; its PMIx clients in a folder of its own), slurmctld on this host's address
+# on the cluster's bridge. srun -N 4 starts one rank per node: colltune's own engine over
+# tcp between the hosts (srun --mpi=pmix; the shaped links carry the traffic), Open MPI's
+# (--mpi=pmix) and MPICH's (--mpi=pmi2), results checked. Skips without root, namespaces or
+# Slurm.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/slurm.sh"
+if ! why=$(ct_slurm_check); then
+    for c in "srun -N 4: run" "its results" "the links carried it" "run --lib ompi" \
+        "its results" "run --lib mpich" "its results"; do
+        skip "$c ($why)"
+    done
+    done_testing
+    exit
+fi
+. "$(dirname "$0")/../integration/setup.sh"
+ct_setup_cluster 4 1gbit
+head_ip=$(ct_cluster_head) || not_ok "this host's address on the cluster's bridge"
+S="$TMP/slurm"
+ct_slurm_conf "$S" "$head_ip" "$CT_NET-node0:$(ct_node_ip 0):2" "$CT_NET-node1:$(ct_node_ip 1):2" \
+    "$CT_NET-node2:$(ct_node_ip 2):2" "$CT_NET-node3:$(ct_node_ip 3):2"
+slurmctld -D -f "$SLURM_CONF" >"$S/ctld.out" 2>&1 &
+ctld=$!
+trap 'kill $ctld 2>/dev/null; wait $ctld 2>/dev/null; ct_cluster_down; rm -rf "$TMP"' EXIT
+# a node's slurmd: the cgroup v1 hierarchies it looks for, in the node's own mounts
+cat >"$S/node.sh" <<'EOT'
+#!/bin/sh
+mount -t tmpfs cgroup_root /sys/fs/cgroup || exit 1
+for c in cpu cpuacct cpuset memory devices freezer blkio pids; do
+    mkdir -p /sys/fs/cgroup/$c && mount -t cgroup -o $c cgroup /sys/fs/cgroup/$c || exit 1
+done
+mkdir -p /sys/fs/cgroup/systemd && mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || exit 1
+exec slurmd -D -f "$1"
+EOT
+chmod +x "$S/node.sh"
+for k in 0 1 2 3; do
+    d=$(ct_slurm_node_dir "$S" "$CT_NET-node$k")
+    ct_node_spawn $k "$S/node.sh" "$d/slurm.conf" >"$S/slurmd$k.out" 2>&1
+done
+if ! ct_slurm_wait 4; then
+    not_ok "Slurm's 4 nodes did not come up in 30 s: $(sinfo -h 2>&1 | tr '\n' ' ') $(tail -2 "$S/slurmd0.out" | tr '\n' ' ')"
+    done_testing
+    exit
+fi
+SR="timeout 180 srun -N 4 -n 4"
+results_ok() { grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "$1" || not_ok "$1: $(tail -3 "$TMP/out")"; }
+tx() {
+    for k in 0 1 2 3; do
+        ip netns exec "${CT_NET}n$k" cat /sys/class/net/eth0/statistics/tx_bytes
+    done | tr '\n' ' '
+}
+
+before=$(tx)
+expect 0 "srun -N 4 --mpi=pmix: run, one rank per node" -- $SR --mpi=pmix $COLLTUNE run -e 1M
+results_ok "its results"
+after=$(tx)
+moved=$(echo "$before $after" | awk '{ m = 1e18; for (k = 1; k <= 4; k++) { d = $(k + 4) - $k; if (d < m) m = d } print m }')
+[ "$moved" -gt 2000000 ] && ok "the links carried it: every node's eth0 sent $moved bytes or more" \
+    || not_ok "eth0 counters: before $before after $after"
+# the libraries' own engines, one rank per node (UCX over tcp: the "hosts" share /dev/shm)
+export UCX_TLS=tcp,self OMPI_MCA_mpi_yield_when_idle=1
+expect 0 "run --lib ompi (srun --mpi=pmix)" -- $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K
+grep -q "ompi:default" "$TMP/out" && results_ok "its results: Open MPI's across 4 nodes, checked" \
+    || not_ok "Open MPI's rows: $(tail -3 "$TMP/out")"
+expect 0 "run --lib mpich (srun --mpi=pmi2)" -- $SR --mpi=pmi2 $COLLTUNE run --lib mpich -e 64K
+grep -q "mpich:default" "$TMP/out" && results_ok "its results: MPICH's across 4 nodes, checked" \
+    || not_ok "MPICH's rows: $(tail -3 "$TMP/out")"
+done_testing

@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A Slurm of its own for the srun tests (sourced after tests/cli/lib.sh): slurmctld and
+# slurmd as root, in the foreground, with a config in a folder of the test's (auth/none, no
+# accounting, no cgroup tasks, ports of their own), so nothing of a site's Slurm is used or
+# touched. Functions:
+#   ct_slurm_check            say why Slurm cannot run here (exit 1), or nothing (exit 0)
+#   ct_slurm_conf DIR CTLD NODE...  write DIR/slurm.conf: slurmctld on address CTLD, each NODE
+#                             "name:address:cpus"; exports SLURM_CONF
+#   ct_slurm_node_dir DIR NAME  a node's own config folder (a copy of slurm.conf, and an
+#                             mpi.conf giving its PMIx clients a folder of their own: nodes that
+#                             share a file system would collide in /tmp)
+#   ct_slurm_wait N           wait (30 s at most) until N nodes are idle; exit 1 if not
+ct_slurm_check() {
+    [ "$(id -u)" = 0 ] || { echo "needs root (slurmd)"; return 1; }
+    for t in slurmctld slurmd srun sinfo; do
+        command -v "$t" >/dev/null 2>&1 || { echo "needs Slurm's $t"; return 1; }
+    done
+}
+
+ct__free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'
+}
+
+ct_slurm_conf() {
+    dir=$1 ctld=$2
+    shift 2
+    mkdir -p "$dir/state"
+    {
+        echo "ClusterName=colltune-test"
+        echo "SlurmctldHost=$(hostname -s)($ctld)"
+        echo "AuthType=auth/none"
+        echo "CredType=cred/none"
+        echo "ProctrackType=proctrack/pgid"
+        echo "TaskPlugin=task/none"
+        echo "SelectType=select/cons_tres"
+        echo "SelectTypeParameters=CR_Core"
+        echo "SlurmUser=root"
+        echo "SlurmdUser=root"
+        echo "SlurmctldPort=$(ct__free_port)"
+        echo "SlurmdPort=$(ct__free_port)"
+        echo "SlurmctldPidFile=$dir/slurmctld.pid"
+        echo "SlurmdPidFile=$dir/slurmd.%n.pid"
+        echo "SlurmdSpoolDir=$dir/spool.%n"
+        echo "StateSaveLocation=$dir/state"
+        echo "SlurmctldLogFile=$dir/slurmctld.log"
+        echo "SlurmdLogFile=$dir/slurmd.%n.log"
+        echo "JobAcctGatherType=jobacct_gather/none"
+        echo "AccountingStorageType=accounting_storage/none"
+        echo "MpiDefault=none"
+        echo "ReturnToService=2"
+        echo "SlurmdParameters=config_overrides"
+        for nd in "$@"; do
+            IFS=: read -r name addr cpus <<EOT
+$nd
+EOT
+            mkdir -p "$dir/spool.$name"
+            echo "NodeName=$name NodeAddr=$addr CPUs=$cpus State=UNKNOWN"
+        done
+        echo "PartitionName=test Nodes=ALL Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:8"
+    } >"$dir/slurm.conf"
+    export SLURM_CONF="$dir/slurm.conf"
+}
+
+ct_slurm_node_dir() {
+    d="$1/node.$2"
+    mkdir -p "$d/pmix"
+    cp "$1/slurm.conf" "$d/"
+    echo "PMIxCliTmpDirBase=$d/pmix" >"$d/mpi.conf"
+    echo "$d"
+}
+
+ct_slurm_wait() {
+    i=0
+    while [ "$(sinfo -h -t idle -o %D 2>/dev/null)" != "$1" ]; do
+        [ $i -ge 60 ] && return 1
+        sleep 0.5
+        i=$((i + 1))
+    done
+}
