@@ -54,6 +54,12 @@ struct ct_backend {
      * the library's own decision runs at that point, which the default row measures. NULL:
      * every row is its own. */
     void (*distinct)(void *ctx, bool on);
+    /* Library engines: a count that grows as the library's calls return (every collective
+     * and broadcast, every entry above), read from another thread: a rank whose peer died
+     * stays blocked in MPI, and only mpirun ends such a job (srun without
+     * --kill-on-bad-exit does not), so the caller watches it (cmd/librun.c). NULL: none
+     * (the native engine has its own timeouts). */
+    unsigned long (*progress)(void *ctx);
     const char *library;   /* library engines: "Open MPI 4.1.4"; NULL for native */
     const char *predicted; /* an engine that prices instead of running (model/engine.c):
                               what it prices ("1024 ranks on 128 x dgx-h100, ..."); the

@@ -40,6 +40,7 @@ static int close_bounded(const struct ct_backend *be, void *ctx, int code)
              "colltune: warning: rank %d: %s's MPI_Finalize did not return within %d s; leaving "
              "(the results are complete)\n",
              be->shape.rank, be->library, FINALIZE_S);
+    ct_lib_watch_stop(); /* the teardown has its own bound */
     signal(SIGALRM, close_stuck);
     alarm(FINALIZE_S);
     be->close(ctx);
@@ -73,8 +74,10 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)
 {
     struct ct_err err = {0};
-    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) == 0)
+    if (ct_libmod_open(ct_libmod_find(o->lib), be, ctx, &err) == 0) {
+        ct_lib_watch(be, *ctx, o->timeout_s);
         return 0;
+    }
     /* every rank alike: said once, before the (collective) close lets any rank leave */
     int code = ct_libmod_rank() ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     fflush(stderr);

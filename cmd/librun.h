@@ -34,6 +34,10 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path);
+/* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s
+ * seconds ends the rank with one line and exit 1. Stopped before the engine closes. */
+void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
+void ct_lib_watch_stop(void);
 /* CONFIG (at path) with the n ranges verify found slower set back to lib's own choice,
  * written beside it as NAME.verified.json and said on stderr (cmd/libverify.c). */
 void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib);

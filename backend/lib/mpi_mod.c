@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #endif
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,16 +166,29 @@ static void fill(struct mod_ctx *c)
         put(dst, off + i, c->j.dtype, pattern(c->rank, i));
 }
 
+/* Calls that returned (backend.h progress), read by colltune's watchdog thread. */
+static _Atomic unsigned long ticks;
+#define TICK() atomic_fetch_add(&ticks, 1)
+
+static unsigned long mod_progress(void *ctx)
+{
+    return atomic_load(&ticks);
+}
+
 static int call(struct mod_ctx *c)
 {
-    int n = (int)c->j.count;
+    int n = (int)c->j.count, rc;
     const void *s = c->j.in_place ? MPI_IN_PLACE : c->send;
     switch (c->j.coll) {
-    case CT_ALLGATHER: return MPI_Allgather(s, n, c->dt, c->recv, n, c->dt, c->comm);
-    case CT_REDUCESCATTER: return MPI_Reduce_scatter(s, c->recv, c->rcounts, c->dt, c->op, c->comm);
-    case CT_ALLTOALL: return MPI_Alltoall(s, n, c->dt, c->recv, n, c->dt, c->comm);
-    default: return MPI_Allreduce(s, c->recv, n, c->dt, c->op, c->comm);
+    case CT_ALLGATHER: rc = MPI_Allgather(s, n, c->dt, c->recv, n, c->dt, c->comm); break;
+    case CT_REDUCESCATTER:
+        rc = MPI_Reduce_scatter(s, c->recv, c->rcounts, c->dt, c->op, c->comm);
+        break;
+    case CT_ALLTOALL: rc = MPI_Alltoall(s, n, c->dt, c->recv, n, c->dt, c->comm); break;
+    default: rc = MPI_Allreduce(s, c->recv, n, c->dt, c->op, c->comm); break;
     }
+    TICK();
+    return rc;
 }
 
 /* Wrong elements of this rank's output. */
@@ -300,6 +314,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
                      long *wrong, struct ct_err *err)
 {
     struct mod_ctx *c = ctx;
+    TICK();
     release_point(c);
     c->j = *j;
     c->dt = mpi_type(j->dtype);
@@ -383,6 +398,7 @@ static void mod_distinct(void *ctx, bool on)
 
 static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err)
 {
+    TICK();
     reps = reps > 1 ? reps : 1;
     struct mod_ctx *c = ctx;
     if (c->comm == MPI_COMM_NULL)
@@ -411,6 +427,7 @@ static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, 
 
 static void mod_end(void *ctx)
 {
+    TICK();
     release_point(ctx);
 }
 
@@ -421,8 +438,10 @@ static double mod_now(void *ctx)
 
 static int mod_bcast(void *ctx, void *buf, size_t len, struct ct_err *err)
 {
+    TICK();
     if (len > INT32_MAX || MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         return ct_err_set(err, CT_EIO, "MPI_Bcast of %zu bytes failed", len);
+    TICK();
     return 0;
 }
 
@@ -490,6 +509,7 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     be->bcast = mod_bcast;
     be->candidates = mod_candidates;
     be->distinct = mod_distinct;
+    be->progress = mod_progress;
     *(void **)&c->spy = dlsym(RTLD_DEFAULT, "colltune_shim_last");
     be->close = mod_close;
     be->library = c->library;

@@ -62,10 +62,20 @@ moved=$(echo "$before $after" | awk '{ m = 1e18; for (k = 1; k <= 4; k++) { d = 
     || not_ok "eth0 counters: before $before after $after"
 # the libraries' own engines, one rank per node (UCX over tcp: the "hosts" share /dev/shm)
 export UCX_TLS=tcp,self OMPI_MCA_mpi_yield_when_idle=1
-expect 0 "run --lib ompi (srun --mpi=pmix)" -- $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K
+# (--timeout 20: a rank left blocked in the library by a peer's crash leaves after 20 s; the
+# whole of a failure's stderr is kept, a crash's stack included: one was seen once, in
+# Open MPI, and not again in 16 runs)
+lib_run() {
+    desc=$1
+    shift
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq 0 ] && ok "$desc" || { not_ok "$desc (exit $rc)"; sed 's/^/#   /' "$TMP/err" | head -40; }
+}
+lib_run "run --lib ompi (srun --mpi=pmix)" $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K --timeout 20
 grep -q "ompi:default" "$TMP/out" && results_ok "its results: Open MPI's across 4 nodes, checked" \
     || not_ok "Open MPI's rows: $(tail -3 "$TMP/out")"
-expect 0 "run --lib mpich (srun --mpi=pmi2)" -- $SR --mpi=pmi2 $COLLTUNE run --lib mpich -e 64K
+lib_run "run --lib mpich (srun --mpi=pmi2)" $SR --mpi=pmi2 $COLLTUNE run --lib mpich -e 64K --timeout 20
 grep -q "mpich:default" "$TMP/out" && results_ok "its results: MPICH's across 4 nodes, checked" \
     || not_ok "MPICH's rows: $(tail -3 "$TMP/out")"
 done_testing

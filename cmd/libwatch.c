@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The library engines' watchdog. A rank whose peer died stays blocked inside the MPI library,
+ * and only mpirun ends such a job: srun (without --kill-on-bad-exit) and mpiexec.hydra leave
+ * the survivors waiting. A thread reads the engine's progress count (backend.h) once a second;
+ * when it has not moved for --timeout seconds the rank says so, naming the library, and
+ * leaves with exit 1, as the native engine's ranks do when a peer makes no progress.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "librun.h"
+
+static struct {
+    const struct ct_backend *be;
+    void *ctx;
+    int timeout_s;
+    bool on, stop;
+    pthread_t t;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    unsigned long last = w.be->progress(w.ctx);
+    int still = 0;
+    pthread_mutex_lock(&w.mu);
+    while (!w.stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0 || w.stop)
+            continue;                              /* woken: stopping */
+        unsigned long now = w.be->progress(w.ctx); /* under the lock: not after the stop */
+        still = now == last ? still + 1 : 0;
+        last = now;
+        if (still >= w.timeout_s) {
+            char msg[256];
+            int n = snprintf(msg, sizeof msg,
+                             "colltune: error: rank %d: no call into %s returned for %d s (a "
+                             "peer died or stalled; --timeout); leaving\n",
+                             w.be->shape.rank, w.be->library ? w.be->library : "the library",
+                             w.timeout_s);
+            if (write(STDERR_FILENO, msg, (size_t)n) < 0)
+                _exit(CT_EXIT_FAIL);
+            _exit(CT_EXIT_FAIL);
+        }
+    }
+    pthread_mutex_unlock(&w.mu);
+    return NULL;
+}
+
+void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s)
+{
+    if (!be->progress || w.on)
+        return;
+    w.be = be;
+    w.ctx = ctx;
+    w.timeout_s = timeout_s >= 1 ? (int)timeout_s : 1;
+    w.stop = false;
+    w.on = pthread_create(&w.t, NULL, watch, NULL) == 0;
+}
+
+void ct_lib_watch_stop(void)
+{
+    if (!w.on)
+        return;
+    pthread_mutex_lock(&w.mu);
+    w.stop = true;
+    pthread_cond_signal(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(w.t, NULL);
+    w.on = false;
+}
