@@ -62,14 +62,23 @@ moved=$(echo "$before $after" | awk '{ m = 1e18; for (k = 1; k <= 4; k++) { d = 
     || not_ok "eth0 counters: before $before after $after"
 # the libraries' own engines, one rank per node (UCX over tcp: the "hosts" share /dev/shm)
 export UCX_TLS=tcp,self OMPI_MCA_mpi_yield_when_idle=1
-# (--timeout 20: a rank left blocked in the library by a peer's crash leaves after 20 s; the
-# whole of a failure's stderr is kept, a crash's stack included: one was seen once, in
-# Open MPI, and not again in 16 runs)
+# (--timeout 20: a rank left blocked in the library by a peer's crash leaves after 20 s, and
+# a failure's whole stderr is kept. Open MPI 4.1's TCP BTL, when its connection wave meets a
+# loaded machine, reports "failed to TCP connect to a peer MPI process ... Operation now in
+# progress (115)" and a rank may then crash at a null address: 1 run in 25 with two CPU
+# burners beside it, once in a CI run, none in 48 other runs; its maintainers put it down to
+# timeouts outside Open MPI, open-mpi/ompi#11508. That failure, and only that one, is said
+# and run again once.)
 lib_run() {
     desc=$1
     shift
     "$@" >"$TMP/out" 2>"$TMP/err"
     rc=$?
+    if [ $rc -ne 0 ] && grep -q "failed to TCP connect to a peer MPI process" "$TMP/err"; then
+        echo "# $desc: Open MPI's TCP connection wave failed (exit $rc; open-mpi/ompi#11508): once more"
+        "$@" >"$TMP/out" 2>"$TMP/err"
+        rc=$?
+    fi
     [ $rc -eq 0 ] && ok "$desc" || { not_ok "$desc (exit $rc)"; sed 's/^/#   /' "$TMP/err" | head -40; }
 }
 lib_run "run --lib ompi (srun --mpi=pmix)" $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K --timeout 20
