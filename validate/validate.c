@@ -20,8 +20,9 @@ static const struct {
     {"tcp", 0.9},
     {"fabric", 0.9},
     {"ib", 0.9},
-    /* a GPU's copy engines against the link's rate: H100 SXM 55 of PCIe 5.0 x16's 63 GB/s
-     * and ~390 of NV18's 450 GB/s, A100 26 of PCIe 4.0 x16's 31.5 GB/s (nvbandwidth) */
+    /* a GPU's copy engines against the link's rate: assumed, not measured here (the one
+     * sourced figure: nvbandwidth's example output, 55.6 GB/s host to device, 0.88 of PCIe
+     * 5.0 x16's 63 GB/s); NVLink the same until a GPU host measures it */
     {"pcie", 0.85},
     {"nvlink", 0.85},
 };

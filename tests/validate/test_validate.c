@@ -230,8 +230,8 @@ Test(validate, expect_from_topology)
 #define H100 "nccl-topo-dump_ibm-cloud-gx3d_8xH100_8xCX7-RoCE.xml" /* NV18, link_width 0 */
 
 /* One host of 8 GPUs from a capture, as CUDA would number them, each copy at h2d, d2h and
- * p2p GB/s (what a healthy one reaches: nvbandwidth on A100 SXM about 26 GB/s to and from
- * the host and 265 GB/s GPU to GPU), which the test then changes. */
+ * p2p GB/s (set rates: just under or over the ceilings x 0.85, as a healthy host would be
+ * judged), which the test then changes. */
 static struct ct_topo *gpu_host(const char *capture, struct ct_val_report *r,
                                 struct ct_val_gpu_meas *m, double h2d, double d2h, double p2p)
 {
