@@ -20,7 +20,8 @@
 
 /* A library's teardown that does not return (UCX 1.13's tcp transport can leave a rank
  * progressing a peer that has already left, openucx/ucx#8738) must not hang the job once its
- * results are out: after FINALIZE_S the rank says so and leaves with the job's code. */
+ * results are out: after FINALIZE_S (or --timeout, when shorter) the rank says so and leaves
+ * with the job's code. */
 #define FINALIZE_S 20
 static volatile sig_atomic_t close_code;
 static char close_msg[160];
@@ -32,17 +33,18 @@ static void close_stuck(int sig)
     _exit(close_code);
 }
 
-static int close_bounded(const struct ct_backend *be, void *ctx, int code)
+static int close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s)
 {
+    unsigned s = timeout_s >= 1 && timeout_s < FINALIZE_S ? (unsigned)timeout_s : FINALIZE_S;
     fflush(NULL);
     close_code = code;
     snprintf(close_msg, sizeof close_msg,
-             "colltune: warning: rank %d: %s's MPI_Finalize did not return within %d s; leaving "
+             "colltune: warning: rank %d: %s's MPI_Finalize did not return within %u s; leaving "
              "(the results are complete)\n",
-             be->shape.rank, be->library, FINALIZE_S);
+             be->shape.rank, be->library, s);
     ct_lib_watch_stop(); /* the teardown has its own bound */
     signal(SIGALRM, close_stuck);
-    alarm(FINALIZE_S);
+    alarm(s);
     be->close(ctx);
     alarm(0);
     return code;
@@ -202,7 +204,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         code = CT_EXIT_CHECK;
 out:
     free(rows);
-    return close_bounded(&be, ctx, code);
+    return close_bounded(&be, ctx, code, o->timeout_s);
 }
 
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
@@ -231,5 +233,5 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     if (be.root)
         code = ct_sweep_finish(out, &j, rc, &err, cfg->maxbytes);
     ct_sweep_job_release(&j);
-    return close_bounded(&be, ctx, code);
+    return close_bounded(&be, ctx, code, o->timeout_s);
 }

@@ -981,13 +981,18 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
     }
     /* one pair, node or two nodes of ranks in lockstep; reps that are samples are shared */
     int per[] = {2, rpn, 2 * rpn}, nrep = 0, tried = 0;
-    struct rankv *own = ct_xcalloc(PERIOD_MAX, sizeof *own), *rep = ct_xcalloc(PERIOD_MAX, sizeof *rep);
-    bool *mine = ct_xcalloc(PERIOD_MAX, sizeof *mine);
+    struct rankv *own = NULL, *rep = NULL; /* allocated when a period is tried */
+    bool *mine = NULL;
     for (size_t c = 0; c < sizeof per / sizeof per[0] && rc == 0 && !*done; c++) {
         int P = per[c];
         if (P >= p || p % P || P > PERIOD_MAX || P <= tried)
             continue;
         tried = P;
+        if (!own) {
+            own = ct_xcalloc(PERIOD_MAX, sizeof *own);
+            rep = ct_xcalloc(PERIOD_MAX, sizeof *rep);
+            mine = ct_xcalloc(PERIOD_MAX, sizeof *mine);
+        }
         for (; nrep < P && rc == 0; nrep++) {
             int k = smp_find(s, nrep);
             if (k >= 0 && (rc = smp_get(s, k, err)) == 0) {

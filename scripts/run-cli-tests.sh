@@ -7,8 +7,10 @@ export COLLTUNE="$bin"
 pass=0; fail=0; skip=0; failed=""
 for t in "$@"; do
     echo "== $t"
+    t0=$(date +%s)
     out=$(sh "$t" 2>&1); rc=$?
     printf '%s\n' "$out"
+    echo "# $t: $(($(date +%s) - t0)) s"
     p=$(printf '%s\n' "$out" | grep -c '^ok .*')
     s=$(printf '%s\n' "$out" | grep -c '^ok .*# SKIP')
     f=$(printf '%s\n' "$out" | grep -c '^not ok ')

@@ -10,11 +10,13 @@ for t in "$@"; do
     name=${t#"$build"/tests/}
     echo "== $name"
     rm -f "$skips.tap"
+    t0=$(date +%s)
     if "$t" --jobs 2 -j2 --short-filename --tap="$skips.tap" 2>&1; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1)); names="$names $name"
     fi
+    echo "# $name: $(($(date +%s) - t0)) s"
     grep '# SKIP' "$skips.tap" 2>/dev/null | grep -v '# SKIP test was skipped$' | sed "s#^ok - #  SKIP $name: #; s#  \# SKIP #: #" | tee -a "$skips"
 done
 nskip=$(wc -l <"$skips"); ngpu=$(grep -c ': gpu::' "$skips")

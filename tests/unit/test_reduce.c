@@ -975,21 +975,25 @@ Test(reduce, data_path_copy_every_relative_offset)
     static void (*const copy[])(void *, const void *, size_t) = {ct_copy, ct_copy_handoff};
     size_t cap = (2u << 20) + 8192;
     unsigned char *src = aligned_alloc(4096, cap), *dst = aligned_alloc(4096, cap);
-    unsigned char *ref = malloc(cap);
+    unsigned char *ref = malloc(cap), *orig = malloc(cap);
     fill_bytes(src, cap, &seed);
+    fill_bytes(orig, cap, &seed); /* the destination's bytes before each copy */
+    memcpy(dst, orig, cap);
+    memcpy(ref, orig, cap);
     for (int f = 0; f < 2; f++)
         for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
             for (size_t rel = 0; rel <= 80; rel += (lens[k] > 100000 ? 20 : 1)) {
                 size_t n = lens[k], so = 4096 + 12, d0 = so + rel; /* dst - src offset = rel */
-                fill_bytes(dst, cap, &seed);
-                memcpy(ref, dst, cap);
                 memcpy(ref + d0, src + so, n);
                 copy[f](dst + d0, src + so, n);
                 cr_assert(!memcmp(dst, ref, cap),
                           "%s of %zu bytes, destination %zu past the source",
                           f ? "ct_copy_handoff" : "ct_copy", n, rel);
+                memcpy(dst + d0, orig + d0, n); /* back to the bytes before */
+                memcpy(ref + d0, orig + d0, n);
             }
     free(src);
     free(dst);
     free(ref);
+    free(orig);
 }
