@@ -144,6 +144,7 @@ void ct_mcalib_release(struct ct_mcalib *c)
 int ct_mcalib_predict(struct ct_mcalib *c, const struct ct_mtopo *t, struct ct_err *err)
 {
     struct ct_model *m = ct_model_new(t);
+    ct_model_use_scheds(m, c->scheds);
     int rc = 0;
     for (size_t i = 0; i < c->n && rc == 0; i++) {
         struct ct_mpoint *p = &c->pts[i];
@@ -314,7 +315,20 @@ static double descend(struct ct_mcalib *c, struct ct_mtopo *t, double **k, int n
     return best;
 }
 
+static int fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err);
+
+/* The fit prices the same points on every topology it tries: their schedules are built
+ * once. */
 int ct_mcalib_fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
+{
+    c->scheds = ct_msched_cache_new();
+    int rc = fit(c, t, err);
+    ct_msched_cache_free(c->scheds);
+    c->scheds = NULL;
+    return rc;
+}
+
+static int fit(struct ct_mcalib *c, struct ct_mtopo *t, struct ct_err *err)
 {
     t->nodes = c->nnodes;
     t->ranks_per_node = c->nranks / c->nnodes;

@@ -120,6 +120,13 @@ void ct_model_free(struct ct_model *m);
 const struct ct_mtopo *ct_model_topo(const struct ct_model *m);
 /* Symmetry on (default) or off: off always prices the full timeline of every rank. */
 void ct_model_set_symmetry(struct ct_model *m, bool on);
+/* Built schedules kept for reuse by every model given the cache (a fit prices the same
+ * jobs on many topologies; a schedule depends on the job, not on the topology). The cache
+ * outlives the models; it stops taking schedules past a bound on their size. */
+struct ct_msched_cache;
+struct ct_msched_cache *ct_msched_cache_new(void);
+void ct_msched_cache_free(struct ct_msched_cache *c);
+void ct_model_use_scheds(struct ct_model *m, struct ct_msched_cache *c);
 
 struct ct_model_cost {
     double time_us, algbw, busbw;
@@ -165,6 +172,7 @@ struct ct_mcalib {
     size_t n;
     int nranks, nnodes;
     char transport[64];
+    struct ct_msched_cache *scheds; /* during ct_mcalib_fit: the points' schedules */
 };
 int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err);
 void ct_mcalib_release(struct ct_mcalib *c);

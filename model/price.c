@@ -60,7 +60,111 @@ struct ct_model {
     struct ct_mtopo t;
     struct pat *buckets[NBUCKETS];
     bool no_symmetry;
+    struct ct_msched_cache *scheds; /* borrowed; NULL: schedules built each time */
 };
+
+/* ---- built schedules, kept across models ------------------------------------------------ */
+
+#define SCHED_BUCKETS 1024
+#define SCHED_MAX_OPS (4u << 20) /* ops kept at most (about 100 MiB) */
+
+/* What a schedule is built from, compared as bytes. */
+struct skey {
+    const struct ct_algo *a;
+    struct ct_job j;
+};
+
+_Static_assert(sizeof(struct skey) % 8 == 0, "skey_hash reads the key as 64-bit words");
+
+struct sent {
+    struct sent *next;
+    uint64_t hash;
+    struct skey k;
+    struct ct_sched s;
+};
+
+struct ct_msched_cache {
+    struct sent *buckets[SCHED_BUCKETS];
+    size_t ops;
+};
+
+struct ct_msched_cache *ct_msched_cache_new(void)
+{
+    return ct_xcalloc(1, sizeof(struct ct_msched_cache));
+}
+
+void ct_msched_cache_free(struct ct_msched_cache *c)
+{
+    if (!c)
+        return;
+    for (int b = 0; b < SCHED_BUCKETS; b++)
+        for (struct sent *e = c->buckets[b], *nx; e; e = nx) {
+            nx = e->next;
+            ct_sched_release(&e->s);
+            free(e);
+        }
+    free(c);
+}
+
+void ct_model_use_scheds(struct ct_model *m, struct ct_msched_cache *c)
+{
+    m->scheds = c;
+}
+
+/* The whole job, copied as bytes: a field added to it later is part of the key, and
+ * padding that differs can only cost a rebuild (jobs here come from zeroed ones). The hier
+ * sub-algorithm names are compared as pointers: the cache's user keeps its jobs' strings. */
+static void skey_of(struct skey *k, const struct ct_algo *a, const struct ct_job *j)
+{
+    memset(k, 0, sizeof *k);
+    k->a = a;
+    memcpy(&k->j, j, sizeof *j);
+}
+
+static uint64_t skey_hash(const struct skey *k)
+{
+    uint64_t h = 1469598103934665603ull, w[sizeof *k / 8];
+    memcpy(w, k, sizeof w);
+    for (size_t i = 0; i < sizeof w / 8; i++) {
+        h ^= w[i];
+        h *= 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* Rank j->shape.rank's schedule: from the cache (*owned false: the cache keeps it) or
+ * built (*owned true: the caller releases it, unless the cache took it). */
+static int sched_get(struct ct_model *m, const struct ct_algo *a, const struct ct_job *j,
+                     struct ct_sched *s, bool *owned, struct ct_err *err)
+{
+    struct ct_msched_cache *c = m->scheds;
+    *owned = true;
+    if (!c)
+        return ct_algo_build(a, j, s, err);
+    struct skey k;
+    skey_of(&k, a, j);
+    uint64_t h = skey_hash(&k);
+    struct sent **b = &c->buckets[h % SCHED_BUCKETS];
+    for (struct sent *e = *b; e; e = e->next)
+        if (e->hash == h && !memcmp(&e->k, &k, sizeof k)) {
+            *s = e->s;
+            *owned = false;
+            return 0;
+        }
+    CT_TRY(ct_algo_build(a, j, s, err));
+    if (c->ops + s->nops <= SCHED_MAX_OPS) {
+        struct sent *e = ct_xmalloc(sizeof *e);
+        e->hash = h;
+        e->k = k;
+        e->s = *s;
+        e->next = *b;
+        *b = e;
+        c->ops += s->nops;
+        *owned = false;
+    }
+    return 0;
+}
 
 struct ct_model *ct_model_new(const struct ct_mtopo *t)
 {
@@ -235,16 +339,18 @@ static void extract(const struct ct_mtopo *t, const struct xargs *x, const struc
     v->sfirst[s->nsteps] = (uint32_t)v->ng;
 }
 
-static int build_rank(const struct ct_mtopo *t, const struct xargs *x, const struct ct_algo *a,
+static int build_rank(struct ct_model *m, const struct xargs *x, const struct ct_algo *a,
                       const struct ct_job *j, int rank, struct grouper *gp, uint32_t *epoch,
                       struct rankv *v, struct ct_err *err)
 {
     struct ct_job jj = *j;
     jj.shape.rank = rank;
     struct ct_sched s;
-    CT_TRY(ct_algo_build(a, &jj, &s, err));
-    extract(t, x, &s, gp, epoch, v);
-    ct_sched_release(&s);
+    bool owned;
+    CT_TRY(sched_get(m, a, &jj, &s, &owned, err));
+    extract(&m->t, x, &s, gp, epoch, v);
+    if (owned)
+        ct_sched_release(&s);
     return 0;
 }
 
@@ -828,7 +934,7 @@ static int price_full(struct ct_model *m, const struct xargs *x, const struct ct
     uint32_t epoch = 0;
     size_t groups = 0;
     for (int r = 0; r < p && !rc; r++) {
-        rc = build_rank(&m->t, x, a, j, r, &gp, &epoch, &v[r], err);
+        rc = build_rank(m, x, a, j, r, &gp, &epoch, &v[r], err);
         groups += v[r].ng;
         if (!rc && groups > FULL_MAX_GROUPS)
             rc = ct_err_set(err, CT_EUNSUPP,
@@ -900,7 +1006,7 @@ int ct_model_shape(const struct ct_mtopo *t, int nranks, struct ct_shape *s, str
 
 /* Sample schedules, built as the checks need them. */
 struct smp {
-    const struct ct_mtopo *t;
+    struct ct_model *m;
     const struct xargs *x;
     const struct ct_algo *a;
     const struct ct_job *j;
@@ -915,7 +1021,7 @@ static int smp_get(struct smp *s, int i, struct ct_err *err)
 {
     if (s->have[i])
         return 0;
-    CT_TRY(build_rank(s->t, s->x, s->a, s->j, s->ranks[i], &s->gp, &s->epoch, &s->v[i], err));
+    CT_TRY(build_rank(s->m, s->x, s->a, s->j, s->ranks[i], &s->gp, &s->epoch, &s->v[i], err));
     s->have[i] = true;
     return 0;
 }
@@ -941,7 +1047,7 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
 {
     int p = j->shape.nranks, rc = 0;
     struct smp *s = ct_xcalloc(1, sizeof *s);
-    s->t = &m->t;
+    s->m = m;
     s->x = x;
     s->a = a;
     s->j = j;
@@ -997,8 +1103,8 @@ static int lockstep(struct ct_model *m, const struct xargs *x, const struct ct_a
             int k = smp_find(s, nrep);
             if (k >= 0 && (rc = smp_get(s, k, err)) == 0) {
                 rep[nrep] = s->v[k];
-            } else if (k < 0 && (rc = build_rank(s->t, x, a, j, nrep, &s->gp, &s->epoch,
-                                                 &own[nrep], err)) == 0) {
+            } else if (k < 0 && (rc = build_rank(m, x, a, j, nrep, &s->gp, &s->epoch, &own[nrep],
+                                                 err)) == 0) {
                 rep[nrep] = own[nrep];
                 mine[nrep] = true;
             }

@@ -40,16 +40,17 @@ least_sent() { # as a whole number: awk's print turns one past 2^31 into 4.6059e
 across() {
     lib=$1; shift
     before=$(tx)
-    timeout 120 $COLLTUNE run --lib "$lib" --hosts "$hosts" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    timeout 120 $COLLTUNE run --lib "$lib" --hosts "$hosts" --timeout 10 "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
     after=$(tx)
     sent=$(least_sent "$before" "$after")
     # MPICH over UCX's tcp can leave a rank in MPI_Finalize (openucx/ucx#8738): the ranks
-    # leave after 20 s, saying so, and hydra may then exit 255 (a rank left its PMI barrier)
-    stuck=$(grep -c "MPI_Finalize did not return within 20 s" "$TMP/err")
+    # leave after --timeout (10 s), saying so, and hydra may then exit 255 (a rank left its
+    # PMI barrier)
+    stuck=$(grep -c "MPI_Finalize did not return within 10 s" "$TMP/err")
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$stuck" -gt 0 ]; then rc=0; fi
     if [ $rc -eq 0 ] && grep -q "nRanks 4 nNodes 4" "$TMP/out" &&
         grep -q "Out of bounds values : 0 OK" "$TMP/out" && [ "$sent" -ge 4194304 ]; then
-        ok "run --lib $lib --hosts (4 nodes) $*: checked, every node sent >= $((sent >> 20)) MiB on its link$([ "$stuck" -gt 0 ] && echo "; $stuck ranks left a stuck MPI_Finalize after 20 s")"
+        ok "run --lib $lib --hosts (4 nodes) $*: checked, every node sent >= $((sent >> 20)) MiB on its link$([ "$stuck" -gt 0 ] && echo "; $stuck ranks left a stuck MPI_Finalize after 10 s")"
     else
         not_ok "run --lib $lib --hosts $* (exit $rc, least sent $sent B)"
         grep -v '^#  ' "$TMP/out" "$TMP/err" | tail -6 | sed 's/^/#   /'
