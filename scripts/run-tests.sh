@@ -1,24 +1,39 @@
 #!/bin/sh
-# Run Criterion test binaries; print a summary line; fail if any binary failed.
+# Run Criterion test binaries, two at a time (each runs two tests at a time; one binary's
+# single long test leaves a core idle otherwise), and print each one's output in the order
+# given, with its seconds; print a summary line; fail if any binary failed.
 # Skipped tests are listed with their reason and counted (the GPU tests, suite gpu, apart;
 # tests left out by a --filter/CRITERION_TEST_PATTERN are not counted).
-# Usage: scripts/run-tests.sh BUILD_DIR BIN...
+# Usage: scripts/run-tests.sh BUILD_DIR BIN...   (CT_TEST_LANES: binaries at once, default 2)
 build=$1; shift
-failed=0; passed=0; names=""; skips=$(mktemp)
-trap 'rm -f "$skips" "$skips.tap"' EXIT
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+i=0
 for t in "$@"; do
+    i=$((i + 1))
+    printf '%s %s\n' "$i" "$t"
+done >"$dir/list"
+# one binary: its output, TAP report, exit code and seconds in $dir/N.*
+xargs -P "${CT_TEST_LANES:-2}" -L 1 sh -c '
+    t0=$(date +%s)
+    "$3" --jobs 2 -j2 --short-filename --tap="$1/$2.tap" >"$1/$2.out" 2>&1
+    echo $? >"$1/$2.rc"
+    echo $(($(date +%s) - t0)) >"$1/$2.secs"' sh "$dir" <"$dir/list"
+failed=0; passed=0; names=""; i=0
+for t in "$@"; do
+    i=$((i + 1))
     name=${t#"$build"/tests/}
     echo "== $name"
-    rm -f "$skips.tap"
-    t0=$(date +%s)
-    if "$t" --jobs 2 -j2 --short-filename --tap="$skips.tap" 2>&1; then
+    cat "$dir/$i.out" 2>/dev/null
+    if [ "$(cat "$dir/$i.rc" 2>/dev/null)" = 0 ]; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1)); names="$names $name"
     fi
-    echo "# $name: $(($(date +%s) - t0)) s"
-    grep '# SKIP' "$skips.tap" 2>/dev/null | grep -v '# SKIP test was skipped$' | sed "s#^ok - #  SKIP $name: #; s#  \# SKIP #: #" | tee -a "$skips"
+    echo "# $name: $(cat "$dir/$i.secs" 2>/dev/null) s"
+    grep '# SKIP' "$dir/$i.tap" 2>/dev/null | grep -v '# SKIP test was skipped$' | sed "s#^ok - #  SKIP $name: #; s#  \# SKIP #: #" | tee -a "$dir/skips"
 done
-nskip=$(wc -l <"$skips"); ngpu=$(grep -c ': gpu::' "$skips")
+touch "$dir/skips"
+nskip=$(wc -l <"$dir/skips"); ngpu=$(grep -c ': gpu::' "$dir/skips")
 echo "test binaries: $passed passed, $failed failed${names:+ ($names )}; tests skipped: $nskip ($ngpu of them GPU tests)"
 [ "$failed" -eq 0 ]
