@@ -214,7 +214,7 @@ test-unit-asan: $(TEST_BIN) $(BUILD)/colltune $(PLUGIN_SO)
 check-layers: colltune
 	$(Q)python3 scripts/check-layers.py $(BUILD)
 
-# Everything builds with one job per core; the ASan build runs at idle CPU priority while
+# Everything builds with one job per core; the ASan build runs at the lowest CPU priority while
 # the tests run (they leave a core idle most of the time), its output in build-asan/make.log.
 test:
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) check-layers test-bins lib-modules $(WAN_TOOLS)

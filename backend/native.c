@@ -152,9 +152,15 @@ const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *
 {
     char tp[64];
     ct_comm_tp_names(comm, tp, sizeof tp);
-    if (mem && mem->kind && !mem->kind->host_visible)
-        snprintf(buf, len, "%s; %s memory staged through host", tp, mem->kind->name);
+    const char *kind = ct_native_staged_kind(mem);
+    if (kind)
+        snprintf(buf, len, "%s; %s memory staged through host", tp, kind);
     else
         snprintf(buf, len, "%s", tp);
     return buf;
+}
+
+const char *ct_native_staged_kind(const struct ct_mem *mem)
+{
+    return mem && mem->kind && !mem->kind->host_visible ? mem->kind->name : NULL;
 }

@@ -51,6 +51,8 @@ static json_t *fingerprint_json(const struct ct_fingerprint *f)
     json_object_set_new(o, "gpu_model", json_string(f->gpu_model));
     json_object_set_new(o, "link_classes", json_string(f->link_classes));
     json_object_set_new(o, "transport", json_string(f->transport));
+    if (f->mem[0]) /* absent: host memory */
+        json_object_set_new(o, "memory", json_string(f->mem));
     json_object_set_new(o, "host", json_string(f->host));
     return o;
 }
@@ -458,6 +460,8 @@ static int read_fingerprint(json_t *doc, struct ct_fingerprint *f, struct ct_err
     CT_TRY(get_str(o, at, "gpu_model", f->gpu_model, sizeof f->gpu_model, err));
     CT_TRY(get_str(o, at, "link_classes", f->link_classes, sizeof f->link_classes, err));
     CT_TRY(get_str(o, at, "transport", f->transport, sizeof f->transport, err));
+    if (json_object_get(o, "memory"))
+        CT_TRY(get_str(o, at, "memory", f->mem, sizeof f->mem, err));
     return get_str(o, at, "host", f->host, sizeof f->host, err);
 }
 

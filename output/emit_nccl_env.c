@@ -151,14 +151,11 @@ static void transfer_settings(const struct ct_config *c, const struct ct_export_
     if (!a || !(a->params & CT_PBIT(CT_P_STREAMS)) || p.v[CT_P_STREAMS] <= 1)
         return;
     snprintf(v, sizeof v, "%llu", (unsigned long long)p.v[CT_P_STREAMS]);
-    /* the transport without what a staged sweep adds ("tcp; cuda memory staged ...") */
-    char tp[sizeof c->fp.transport];
-    snprintf(tp, sizeof tp, "%.*s", (int)strcspn(c->fp.transport, ";"), c->fp.transport);
-    if (!strcmp(tp, "tcp")) {
+    if (!strcmp(c->fp.transport, "tcp")) {
         ct_settings_add(set, "NCCL_SOCKET_NTHREADS", "1",
                         "approx: colltune streams per peer as NCCL sockets per connection");
         ct_settings_add(set, "NCCL_NSOCKS_PERTHREAD", v, NULL);
-    } else if (!strcmp(tp, "fabric")) {
+    } else if (!strcmp(c->fp.transport, "fabric")) {
         ct_settings_add(set, "NCCL_IB_QPS_PER_CONNECTION", v,
                         "approx: colltune streams per peer as queue pairs per connection");
     }

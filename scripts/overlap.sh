@@ -1,16 +1,17 @@
 #!/bin/sh
-# Run a background command at idle CPU priority while a foreground command runs; fail if
+# Run a background command at the lowest CPU priority while a foreground command runs; fail if
 # either fails (the background's output, kept in LOG, is printed then). For `make test`:
 # the ASan build takes the CPU the tests leave idle.
 # Usage: scripts/overlap.sh LOG "BACKGROUND COMMAND" FOREGROUND COMMAND...
 log=$1 bg=$2
 shift 2
 mkdir -p "$(dirname "$log")"
-idle=""
-chrt --idle 0 true 2>/dev/null && idle="chrt --idle 0"
-# its own process group (setsid does not fork here: a job of a non-interactive shell is
-# not a group leader), so that stopping it stops the whole build
-setsid $idle nice -n 19 sh -c "$bg" >"$log" 2>&1 &
+# nice 19, not SCHED_IDLE: an idle-class compiler that holds a lock the tests need waits
+# for a free core, and tests whose ranks spin on both cores then stall (seen: a 3-rank
+# job's ranks not started after 10 s). Its own process group (setsid does not fork here:
+# a job of a non-interactive shell is not a group leader), so that stopping it stops the
+# whole build.
+setsid nice -n 19 sh -c "$bg" >"$log" 2>&1 &
 bpid=$!
 stop() { kill -- -$bpid 2>/dev/null || kill $bpid 2>/dev/null; }
 trap 'stop; exit 130' INT TERM

@@ -47,9 +47,7 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
                    j->conns_arg);
     ct_native_set_mem(&nat, j->mem);
     reserve(&j->cfg, &be, &nat);
-    int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes,
-                                 ct_native_tp_label(*comm, j->mem, tp, sizeof tp),
-                                 (*comm)->boot->host, err);
+    int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes, tp, (*comm)->boot->host, err);
     ct_native_close(&nat);
     return rc;
 }
@@ -60,6 +58,8 @@ int ct_sweep_job_run_on(struct ct_sweep_job *j, const struct ct_backend *be, voi
     if (j->verify)
         return ct_sweep_verify(&j->cfg, be, ctx, j->verify, &j->regrets, &j->nregrets, err);
     ct_sweep_meta_init(&j->meta, &j->cfg, j->version, hosts, transport, host);
+    const char *staged = ct_native_staged_kind(j->mem);
+    snprintf(j->meta.fp.mem, sizeof j->meta.fp.mem, "%s", staged ? staged : "");
     if (be->predicted)
         snprintf(j->meta.sweep.predicted, sizeof j->meta.sweep.predicted, "%s", be->predicted);
     int rc = ct_sweep_run(&j->cfg, be, ctx, &j->res, err);

@@ -91,6 +91,8 @@ struct ct_fingerprint {
     char gpu_model[64];  /* "" without GPUs */
     char link_classes[64]; /* e.g. "shm", "nvlink+pcie", "tcp" */
     char transport[64];
+    char mem[16];         /* the buffers' memory when the transports stage it through host
+                             memory ("cuda": on each rank's GPU); "" host memory */
     char host[64];        /* rank 0's host */
 };
 

@@ -23,7 +23,10 @@ if $COLLTUNE run --mem cuda --local 1 -b 8 -e 8 >/dev/null 2>&1; then
     grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "cuda results correct" || not_ok "results: $(tail -3 "$TMP/out")"
     grep -q "cuda memory staged through host" "$TMP/out" && ok "the header says staged" || not_ok "header: $(head -3 "$TMP/out")"
     expect 0 "sweep --mem cuda" -- $COLLTUNE sweep --local 2 --mem cuda --gpu-map 0 --coll allreduce -b 8 -e 1M --budget 20 --out "$TMP/cs"
-    grep -q "cuda memory staged through host" "$TMP/cs/config.json" && ok "the config says staged" || not_ok "config: $(head -c 600 "$TMP/cs/config.json")"
+    grep -q '"memory": "cuda"' "$TMP/cs/config.json" && grep -q '"transport": "shm"' "$TMP/cs/config.json" \
+        && ok "the config's fingerprint says cuda memory, beside the transport" || not_ok "config: $(head -c 600 "$TMP/cs/config.json")"
+    $COLLTUNE show "$TMP/cs/config.json" 2>&1 | grep -q "transport shm, .*cuda memory staged through host" \
+        && ok "show says staged" || not_ok "show: $($COLLTUNE show "$TMP/cs/config.json" 2>&1 | head -3)"
     usage_error "a GPU beyond those present" -- $R --mem cuda --gpu-map 0,1023
     grep -q "GPU 1023 asked for" "$TMP/err" && ok "names the GPU" || not_ok "message: $(cat "$TMP/err")"
 else

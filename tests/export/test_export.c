@@ -748,17 +748,29 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
     ct_config_release(&c);
 }
 
-/* A sweep on GPU buffers staged through tcp ("tcp; cuda memory staged through host") is a
- * tcp sweep to the NCCL env export: its streams become NCCL's sockets as without staging. */
+/* A sweep on GPU buffers staged through tcp is a tcp sweep (the memory in its own field of
+ * the fingerprint, which the JSON keeps and a config without it reads as host memory) to
+ * the NCCL env export: its streams become NCCL's sockets as without staging. */
 Test(export, nccl_env_reads_a_staged_transport)
 {
-    struct ct_config c;
+    struct ct_config c, back;
     load(CLUSTER, &c);
     cr_assert_str_eq(c.fp.transport, "tcp");
-    snprintf(c.fp.transport, sizeof c.fp.transport, "tcp; cuda memory staged through host");
+    cr_assert_str_eq(c.fp.mem, "", "a config without \"memory\" is on host memory");
+    char *plain = ct_config_json_dumps(&c);
+    cr_expect(!strstr(plain, "\"memory\""), "host memory is not written");
+    free(plain);
+    snprintf(c.fp.mem, sizeof c.fp.mem, "cuda");
     struct ct_export_opts o;
     struct ct_export_out out;
     struct ct_err err = {0};
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_expect(strstr(txt, "\"memory\": \"cuda\""), "%s", txt);
+    cr_expect_str_eq(back.fp.mem, "cuda");
+    cr_expect_str_eq(back.fp.transport, "tcp");
+    free(txt);
+    ct_config_release(&back);
     ct_export_opts_init(&o);
     cr_assert_eq(run("nccl-env", &o, &c, &out, &err), 0, "%s", err.msg);
     cr_expect(strstr(ct_text_str(&out.body), "NCCL_NSOCKS_PERTHREAD=2"), "%s",
