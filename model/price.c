@@ -66,7 +66,7 @@ struct ct_model {
 /* ---- built schedules, kept across models ------------------------------------------------ */
 
 #define SCHED_BUCKETS 1024
-#define SCHED_MAX_OPS (4u << 20) /* ops kept at most (about 100 MiB) */
+#define SCHED_MAX_OPS (2u << 20) /* ops kept at most (64 bytes each: 128 MiB) */
 
 /* What a schedule is built from, compared as bytes. */
 struct skey {
