@@ -202,7 +202,8 @@ test-asan: asan-build
 	$(Q)$(ASAN_MAKE) test-unit-asan
 asan-build:
 	$(Q)$(ASAN_MAKE) -j$(NPROC) test-bins
-# What the Criterion tests need, built in parallel (the tests themselves run one binary at a time).
+# What the Criterion tests need, built in parallel (scripts/run-tests.sh then runs two
+# binaries at a time).
 test-bins: $(TEST_BIN) $(BUILD)/colltune $(PLUGIN_SO)
 
 test-unit-asan: $(TEST_BIN) $(BUILD)/colltune $(PLUGIN_SO)
