@@ -35,7 +35,8 @@ static void close_stuck(int sig)
 
 static int close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s)
 {
-    unsigned s = timeout_s >= 1 && timeout_s < FINALIZE_S ? (unsigned)timeout_s : FINALIZE_S;
+    int b = ct_lib_bound_s(timeout_s);
+    unsigned s = b < FINALIZE_S ? (unsigned)b : FINALIZE_S;
     fflush(NULL);
     close_code = code;
     snprintf(close_msg, sizeof close_msg,

@@ -37,6 +37,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
 /* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s
  * seconds ends the rank with one line and exit 1. Stopped before the engine closes. */
 void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
+/* --timeout as the whole seconds the watchdog and the teardown's alarm count (at least 1). */
+int ct_lib_bound_s(double timeout_s);
 void ct_lib_watch_stop(void);
 /* CONFIG (at path) with the n ranges verify found slower set back to lib's own choice,
  * written beside it as NAME.verified.json and said on stderr (cmd/libverify.c). */

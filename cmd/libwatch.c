@@ -57,13 +57,18 @@ static void *watch(void *arg)
     return NULL;
 }
 
+int ct_lib_bound_s(double timeout_s)
+{
+    return timeout_s >= 1 ? (int)timeout_s : 1;
+}
+
 void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s)
 {
     if (!be->progress || w.on)
         return;
     w.be = be;
     w.ctx = ctx;
-    w.timeout_s = timeout_s >= 1 ? (int)timeout_s : 1;
+    w.timeout_s = ct_lib_bound_s(timeout_s);
     w.stop = false;
     w.on = pthread_create(&w.t, NULL, watch, NULL) == 0;
 }
