@@ -81,7 +81,8 @@ killed "a rank killed under srun: said" "colltune run: error: rank 0 .*peer rank
 # MPICH's: the survivor blocks inside MPI, and srun --mpi=pmi2 (without --kill-on-bad-exit)
 # leaves it there; colltune's watchdog ends it after --timeout. Now and then UCX sees the
 # peer gone first and aborts the survivor itself (ucs_fatal_error_message: a line
-# "[host:pid:...] FILE:LINE why", then "==== backtrace (tid: ...) ===="; 1 CI run in 4):
+# "[host:pid:...] FILE:LINE why", then "==== backtrace (tid: ...) ===="; seen in 1 fresh
+# clone of 6 here):
 # the step ends in time either way.
 killed "a rank killed in MPICH's engine: its peer leaves after --timeout" \
     "rank 0: no call into MPICH [0-9.]* returned for 5 s\|^==== backtrace (tid:" pmi2 \
