@@ -215,12 +215,12 @@ test-unit-asan: $(TEST_BIN) $(BUILD)/colltune $(PLUGIN_SO)
 check-layers: colltune
 	$(Q)python3 scripts/check-layers.py $(BUILD)
 
-# Everything builds with one job per core (the ASan build too, after the CLI tests: built
-# beside them, even at nice 19, it stalled a test's rank launch for 10 s, 2 fresh clones
-# in 5).
+# Everything builds with one job per core; the ASan build runs at nice 19 while the tests run
+# (they leave a core idle most of the time), its output in build-asan/make.log.
 test:
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) check-layers test-bins lib-modules $(WAN_TOOLS)
-	$(Q)$(MAKE) --no-print-directory test-unit test-cli
+	$(Q)scripts/overlap.sh build-asan/make.log "$(MAKE) --no-print-directory asan-build" \
+	  $(MAKE) --no-print-directory test-unit test-cli
 	$(Q)$(MAKE) --no-print-directory test-asan
 
 bench: colltune $(WAN_TOOLS)

@@ -4,11 +4,12 @@
 . "$(dirname "$0")/lib.sh"
 for tp in shm tcp; do
     before=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
+    : >"$TMP/out" # not left to the job's redirection, which may run after the wait below
     $COLLTUNE run --local 4 --transport $tp -b 64M -e 64M -n 100000 -w 0 -c 0 >"$TMP/out" 2>"$TMP/err" &
     pid=$!
-    # wait for the header with the pids
+    # wait for rank 1's whole header line
     i=0
-    while ! grep -q "Rank  1 .*Pid" "$TMP/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    while ! grep -q "Rank  1 Group .* Pid  *[0-9][0-9]* on " "$TMP/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     victim=$(awk '/Rank  1 /{for (k = 1; k <= NF; k++) if ($k == "Pid") print $(k + 1)}' "$TMP/out")
     sleep 0.5
     if [ -z "$victim" ]; then not_ok "$tp: no pid for rank 1"; kill $pid; continue; fi

@@ -5,10 +5,13 @@
 # kill -9 of any rank (first, middle, last) no rank process and no /dev/shm object of the job is left.
 . "$(dirname "$0")/lib.sh"
 
-# pid_of RANK: the pid of RANK from the run header in $TMP/out (waits for it)
+# pid_of RANK: the pid of RANK from the run header in $TMP/out (waits for its whole line).
+# The caller empties $TMP/out before starting the job: the job's own redirection truncates
+# it only once its shell child runs, and a busy machine can run pid_of first, which then
+# read the previous job's header and no pid.
 pid_of() {
     i=0
-    while ! grep -q "Rank  $1 .*Pid" "$TMP/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    while ! grep -q "Rank  *$1 Group .* Pid  *[0-9][0-9]* on " "$TMP/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     awk -v r="$1" '$1 == "#" && $2 == "Rank" && $3 == r {for (k = 1; k <= NF; k++) if ($k == "Pid") print $(k + 1)}' "$TMP/out"
 }
 # pids_of: every rank pid in $TMP/out
@@ -23,6 +26,7 @@ for cs in 2:16M:16M:ring 4:16M:16M:ring 2:8:1K:ring 3:8:1M:symm 3:8:1K:oneshot; 
     algo=${cs##*:} cs=${cs%:*}
     nr=${cs%%:*} b=${cs#*:} e=${cs##*:} b=${b%:*}
     before=$(shm_count)
+    : >"$TMP/out"
     $COLLTUNE run --local $nr --transport shm --algo $algo --timeout $TO -b $b -e $e -n 1000000 \
         -w 1000000 -c 0 >"$TMP/out" 2>"$TMP/err" &
     pid=$!
@@ -52,6 +56,7 @@ done
 
 for r in 0 2 3; do
     before=$(shm_count)
+    : >"$TMP/out"
     $COLLTUNE run --local 4 --transport shm -b 16M -e 16M -n 1000000 -w 0 -c 0 >"$TMP/out" 2>"$TMP/err" &
     pid=$!
     victim=$(pid_of $r)
