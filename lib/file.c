@@ -58,6 +58,18 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
     return 0;
 }
 
+int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_err *err)
+{
+    if (!text)
+        return ct_err_set(err, CT_ENOMEM, "cannot encode %s", what);
+    size_t len = strlen(text);
+    text = ct_xrealloc(text, len + 2);
+    text[len] = '\n';
+    int rc = ct_file_write_atomic(path, text, len + 1, err);
+    free(text);
+    return rc;
+}
+
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err)
 {
     FILE *f = fopen(path, "rb");

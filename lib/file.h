@@ -10,6 +10,9 @@
 /* Write data to path atomically: a temp file in the same folder, fsync, rename. Nothing
  * half-written is ever left at path. */
 int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err);
+/* Write an encoded document and a newline to path atomically. text is malloc'ed and taken
+ * (freed here); NULL (the encoder failed): CT_ENOMEM "cannot encode WHAT". */
+int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_err *err);
 /* Read a whole file (NUL-terminated; caller frees with free()). */
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 

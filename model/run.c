@@ -165,11 +165,7 @@ static int write_json(const char *path, const struct ct_model_req *q,
     json_object_set_new(doc, "ranges", cx);
     char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
-    if (!txt)
-        return ct_err_set(err, CT_ENOMEM, "cannot encode the model JSON");
-    int rc = ct_file_write_atomic(path, txt, strlen(txt), err);
-    free(txt);
-    return rc;
+    return ct_file_write_doc(path, txt, "the model JSON", err);
 }
 
 /* ---- the sweep ------------------------------------------------------------------------- */

@@ -244,14 +244,7 @@ int ct_mtopo_save(const char *path, const struct ct_mtopo *t, struct ct_err *err
     json_object_set_new(doc, "net", net);
     char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
-    if (!txt)
-        return ct_err_set(err, CT_ENOMEM, "cannot encode the topology");
-    size_t len = strlen(txt);
-    txt = ct_xrealloc(txt, len + 2);
-    txt[len] = '\n';
-    int rc = ct_file_write_atomic(path, txt, len + 1, err);
-    free(txt);
-    return rc;
+    return ct_file_write_doc(path, txt, "the topology", err);
 }
 
 /* ---- presets and network specs --------------------------------------------------------- */

@@ -210,18 +210,6 @@ char *ct_config_json_dumps(const struct ct_config *c)
     return txt;
 }
 
-static int write_doc(const char *path, char *txt, struct ct_err *err)
-{
-    if (!txt)
-        return ct_err_set(err, CT_ENOMEM, "cannot encode '%s'", path);
-    size_t len = strlen(txt);
-    txt = ct_xrealloc(txt, len + 2);
-    txt[len] = '\n';
-    int rc = ct_file_write_atomic(path, txt, len + 1, err);
-    free(txt);
-    return rc;
-}
-
 struct ct_config *ct_config_copy(const struct ct_config *c)
 {
     struct ct_config *d = ct_xcalloc(1, sizeof *d);
@@ -296,7 +284,7 @@ bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll 
 
 int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err)
 {
-    return write_doc(path, ct_config_json_dumps(c), err);
+    return ct_file_write_doc(path, ct_config_json_dumps(c), "the config", err);
 }
 
 static json_t *point_json(const struct ct_sweep_point *p)
@@ -342,7 +330,7 @@ int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
     json_object_set_new(doc, "points", a);
     char *txt = json_dumps(doc, JSON_FLAGS);
     json_decref(doc);
-    return write_doc(path, txt, err);
+    return ct_file_write_doc(path, txt, "the sweep's points", err);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

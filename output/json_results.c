@@ -87,12 +87,5 @@ int ct_results_json_write(const char *path, const struct ct_run_meta *m, const s
     json_object_set_new(doc, "results", res);
     char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
-    if (!txt)
-        return ct_err_set(err, CT_ENOMEM, "cannot encode results JSON");
-    size_t len = strlen(txt);
-    txt = ct_xrealloc(txt, len + 2);
-    txt[len] = '\n';
-    int rc = ct_file_write_atomic(path, txt, len + 1, err);
-    free(txt);
-    return rc;
+    return ct_file_write_doc(path, txt, "results JSON", err);
 }
