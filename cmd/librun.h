@@ -40,9 +40,11 @@ void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
 /* --timeout as the whole seconds the watchdog and the teardown's alarm count (at least 1). */
 int ct_lib_bound_s(double timeout_s);
 void ct_lib_watch_stop(void);
-/* CONFIG (at path) with the n ranges verify found slower set back to lib's own choice,
- * written beside it as NAME.verified.json and said on stderr (cmd/libverify.c). */
-void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib);
+/* CONFIG (at path) with the ndemoted ranges verify found slower set back to lib's own choice
+ * and nstamped sets marked verified, written beside it as NAME.verified.json and said on
+ * stderr (cmd/verify_out.c). */
+void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int ndemoted,
+                           int nstamped, const char *lib);
 /* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
  * a measured NCCL section with a rule for --local N ranks on one host (0, or the exit code,
  * said); then the verify itself in --local N ranks, as ct_libverify's. */

@@ -105,25 +105,11 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
                                 : run_part(ctx, with, sz + small, nsz - small, t + small, "3");
 }
 
-void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n, const char *lib)
-{
-    struct ct_err err = {0};
-    char out[4200];
-    int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json");
-    snprintf(out, sizeof out, "%.*s.verified.json", json ? len - 5 : len, path);
-    if (ct_config_json_write(out, fixed, &err) < 0)
-        fprintf(stderr, "colltune sweep: warning: %s\n", err.msg);
-    else
-        fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with the %d range(s) found slower set back to "
-                "%s's own choice; export that one (and verify it)\n",
-                out, n, lib);
-}
-
 /* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. slow[r]:
- * rule r of s was slower than the defaults at a size it tunes. */
+ * rule r of s was slower than the defaults at a size it tunes; *geo: the sizes' geomean. */
 static int verify_set(const struct ct_libmod *m, const char *hosts, const struct ct_config *c,
-                      const struct ct_ruleset *s, const struct ct_loader *ld, bool *slow)
+                      const struct ct_ruleset *s, const struct ct_loader *ld, bool *slow,
+                      double *geo)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
@@ -145,6 +131,7 @@ static int verify_set(const struct ct_libmod *m, const char *hosts, const struct
         if (!own[k] && w[k].slower)
             slow[rule[k] - s->rules] = true;
     ct_paired_release(&pr);
+    *geo = code ? 0 : t.geo;
     return code ? code : t.slower ? CT_EXIT_CHECK : 0;
 }
 
@@ -157,8 +144,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     /* across hosts the library reads the file on every host: beside the config (shared) */
     char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
                                       : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int code = 0, verified = 0, ndemoted = 0;
-    struct ct_config *fixed = NULL; /* CONFIG with the slower ranges set back to the defaults */
+    int code = 0, verified = 0, ndemoted = 0, nstamped = 0;
+    /* CONFIG with the slower ranges set back to the defaults and the sets found no slower
+     * marked verified */
+    struct ct_config *fixed = NULL;
     if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
@@ -210,10 +199,13 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                 continue;
             }
             bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow);
-            int r = verify_set(m, o->hosts, c, s, ld, slow);
+            double geo;
+            int r = verify_set(m, o->hosts, c, s, ld, slow, &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
+            if (!r && (fixed = fixed ? fixed : ct_config_copy(c)))
+                nstamped += ct_config_lib_verified(fixed, m->name, i, geo);
             for (int k = 0; k < s->nrules; k++)
                 if (slow[k]) {
                     fixed = fixed ? fixed : ct_config_copy(c);
@@ -231,8 +223,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (ndemoted && code == CT_EXIT_CHECK)
-            ct_verify_write_fixed(fixed, path, ndemoted, m->title);
+        if (fixed && (code == 0 || (ndemoted && code == CT_EXIT_CHECK)))
+            ct_verify_write_fixed(fixed, path, ndemoted, nstamped, m->title);
     }
     ct_export_out_release(&out);
     if (fixed)

@@ -159,7 +159,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
                         "some size (by more than 3%%, beyond the intervals)\n");
     if (code == CT_EXIT_CHECK && comm.rank == 0 && ndemoted)
-        ct_verify_write_fixed(fixed, x->path, ndemoted, "NCCL");
+        ct_verify_write_fixed(fixed, x->path, ndemoted, 0, "NCCL");
     if (fixed)
         ct_config_release(fixed);
     free(fixed);

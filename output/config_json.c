@@ -164,6 +164,12 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
         json_array_append_new(ranges, x);
     }
     json_object_set_new(o, "ranges", ranges);
+    if (lib && s->verified.at[0]) {
+        json_t *v = json_object();
+        json_object_set_new(v, "at", json_string(s->verified.at));
+        json_object_set_new(v, "geomean", json_real(s->verified.geomean));
+        json_object_set_new(o, "verified", v);
+    }
     return o;
 }
 
@@ -706,6 +712,17 @@ static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct
     }
     if ((lib ? ct_ruleset_check_lib(s, err) : ct_ruleset_check(s, err)) < 0)
         return ct_err_wrap(err, "%s.ranges: ", at);
+    json_t *v = lib ? json_object_get(o, "verified") : NULL;
+    if (v) { /* sweep --verify --lib's record (absent: never verified) */
+        char vat[96];
+        snprintf(vat, sizeof vat, "%s.verified", at);
+        if (!json_is_object(v))
+            return bad(err, at, "verified", "expected an object");
+        CT_TRY(get_str(v, vat, "at", s->verified.at, sizeof s->verified.at, err));
+        CT_TRY(get_num(v, vat, "geomean", 1e-6, 1e6, &s->verified.geomean, err));
+        if (!s->verified.at[0])
+            return bad(err, vat, "at", "expected a time");
+    }
     return 0;
 }
 

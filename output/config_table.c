@@ -168,6 +168,15 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         for (int i = 0; i < c->libs[l].nsets; i++) {
             fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,
                     c->libs[l].library);
-            print_set(f, &c->libs[l].sets[i], true);
+            const struct ct_ruleset *s = &c->libs[l].sets[i];
+            print_set(f, s, true);
+            if (s->verified.at[0])
+                fprintf(f, "verified against the defaults at %s: geomean %.3f exported/default\n",
+                        s->verified.at, s->verified.geomean);
+            else if (!c->libs[l].raw)
+                fprintf(f,
+                        "not verified against the defaults (colltune sweep --verify CONFIG "
+                        "--lib %s)\n",
+                        c->libs[l].library);
         }
 }

@@ -145,6 +145,23 @@ void ct_export_note_mapped(struct ct_export_out *o, int lib)
                        ct_lib_title(lib));
 }
 
+void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix, int lib,
+                        const struct ct_librules *l, const struct ct_ruleset *s)
+{
+    char set[96];
+    ct_export_set_str(s, set, sizeof set);
+    if (s->verified.at[0])
+        ct_text_printf(t,
+                       "%s%s: verified against %s %s's defaults at %s (colltune sweep --verify): "
+                       "geomean %.3f exported/default\n",
+                       prefix, set, l->name, l->version, s->verified.at, s->verified.geomean);
+    else
+        ct_export_note(o,
+                       "%s: measured, not verified against %s's defaults; run `colltune sweep "
+                       "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
+                       set, ct_lib_title(lib), ct_lib_name(lib));
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 const struct ct_emitter *ct_emitter_at(size_t i)

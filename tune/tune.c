@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void ct_config_init(struct ct_config *c)
 {
@@ -49,12 +50,26 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
     struct ct_rule *r = &l->sets[i].rules[k];
     if (r->id == 0)
         return true;
+    l->sets[i].verified.at[0] = '\0'; /* a changed set is a new file: not verified */
     snprintf(r->runner_up, sizeof r->runner_up, "%s", r->algo);
     snprintf(r->algo, sizeof r->algo, "default");
     r->id = 0;
     r->params.v[CT_P_CHUNK] = 0;
     r->tie = false;
     r->gain = 1;
+    return true;
+}
+
+bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (!l || i < 0 || i >= l->nsets)
+        return false;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(l->sets[i].verified.at, sizeof l->sets[i].verified.at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    l->sets[i].verified.geomean = geomean;
     return true;
 }
 

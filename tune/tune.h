@@ -80,6 +80,13 @@ struct ct_ruleset {
     enum ct_redop op;
     struct ct_rule *rules;
     int nrules;
+    /* a library section's set as `sweep --verify --lib` last found it: no size slower than
+     * the library's defaults beyond its intervals; at: when (UTC, ISO 8601), "" never;
+     * geomean: exported/default over the sizes verify measured */
+    struct {
+        char at[24];
+        double geomean;
+    } verified;
 };
 
 /* Where the config came from: enough to tell whether it applies to a cluster. */
@@ -157,6 +164,9 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
  * the library's segment size), as verify does with a range it found slower than the defaults;
  * the old choice becomes the runner-up. False when there is no such rule. */
 bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
+/* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
+ * verify does with a set it found no slower than the defaults. False when there is none. */
+bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */

@@ -541,6 +541,74 @@ Test(config, library_sections_strict)
     free(base);
 }
 
+/* sweep --verify --lib's record on a library set goes through config.json (absent: never
+ * verified; a malformed one is refused naming it); demoting a range clears it (a changed file
+ * is not the one verified); the export says, per set, verified (a header line) or not (a
+ * note, which the command prints on stderr and the file carries). */
+Test(config, verified_record)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "a config without the record: never");
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert_eq(out.nnotes, 2, "one note per set not verified");
+    cr_assert(strstr(out.notes[0], "allreduce on 2 ranks (1 x 2): measured, not verified against "
+                                   "Open MPI's defaults; run `colltune sweep --verify CONFIG "
+                                   "--lib ompi`"),
+              "%s", out.notes[0]);
+    cr_assert(strstr(out.body.s, out.notes[0]), "the file carries the note");
+    ct_export_out_release(&out);
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.8125));
+    cr_assert(!ct_config_lib_verified(&c, "ompi", 2, 1), "no set 2");
+    cr_assert(!ct_config_lib_verified(&c, "mpich", 0, 1), "no MPICH section");
+    const char *at = c.libs[0].sets[0].verified.at;
+    cr_assert(strlen(at) == 20 && at[10] == 'T' && at[19] == 'Z', "%s", at);
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"verified\""), "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(back.libs[0].sets[0].verified.at, at);
+    cr_assert_float_eq(back.libs[0].sets[0].verified.geomean, 0.8125, 1e-9);
+    cr_assert_eq(back.libs[0].sets[1].verified.at[0], 0, "the other set: not verified");
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    ct_config_release(&back);
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert_eq(out.nnotes, 1, "the alltoall set alone is not verified");
+    char line[200];
+    snprintf(line, sizeof line,
+             "# allreduce on 2 ranks (1 x 2): verified against Open MPI 4.1.4's defaults at %s "
+             "(colltune sweep --verify): geomean 0.812 exported/default\n",
+             at);
+    cr_assert(strstr(out.body.s, line), "%s", out.body.s);
+    ct_export_out_release(&out);
+    static const char *bad[][2] = {{"\"geomean\": 0.8125", "\"geomean\": \"fast\""},
+                                   {"\"geomean\": 0.8125", "\"geomean\": 0"},
+                                   {"\"verified\": {", "\"verified\": {\"x\": 1, "}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *doc = ct_xmalloc(strlen(txt) + 64), *p = strstr(txt, bad[i][0]);
+        cr_assert_not_null(p, "%s", bad[i][0]);
+        sprintf(doc, "%.*s%s%s", (int)(p - txt), txt, bad[i][1], p + strlen(bad[i][0]));
+        int rc = ct_config_json_parse(doc, &back, &err);
+        if (i < 2) {
+            cr_assert_lt(rc, 0, "accepted %s", bad[i][1]);
+            cr_assert(strstr(err.msg, "verified.geomean"), "%s", err.msg);
+        } else { /* an unknown key beside them is left, as elsewhere in the document */
+            cr_assert_eq(rc, 0, "%s", err.msg);
+            ct_config_release(&back);
+        }
+        free(doc);
+    }
+    free(txt);
+    free(txt2);
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1));
+    cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "demoting a range clears the record");
+    ct_config_release(&c);
+}
+
 /* A predicted config (sweep --model) keeps its labels through config.json; configs without
  * them read as measured. */
 Test(config, predicted_labels_round_trip)

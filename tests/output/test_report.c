@@ -113,8 +113,22 @@ static void fix_init(struct fix *f)
     rule(&f->rules[1], 4096, 50000, "rdh", false);
     rule(&f->rules[2], 50000, CT_BYTES_INF, "ring", true);
     rule(&f->rules[3], 0, CT_BYTES_INF, "ring", false);
-    f->sets[0] = (struct ct_ruleset){CT_ALLREDUCE, 1, 4, 4, CT_FLOAT32, CT_SUM, f->rules, 3};
-    f->sets[1] = (struct ct_ruleset){CT_ALLGATHER, 1, 4, 4, CT_FLOAT32, CT_SUM, f->rules + 3, 1};
+    f->sets[0] = (struct ct_ruleset){.coll = CT_ALLREDUCE,
+                                     .nnodes = 1,
+                                     .ranks_per_node = 4,
+                                     .nranks = 4,
+                                     .dtype = CT_FLOAT32,
+                                     .op = CT_SUM,
+                                     .rules = f->rules,
+                                     .nrules = 3};
+    f->sets[1] = (struct ct_ruleset){.coll = CT_ALLGATHER,
+                                     .nnodes = 1,
+                                     .ranks_per_node = 4,
+                                     .nranks = 4,
+                                     .dtype = CT_FLOAT32,
+                                     .op = CT_SUM,
+                                     .rules = f->rules + 3,
+                                     .nrules = 1};
     c->sets = f->sets;
     c->nsets = 2;
 }
@@ -469,9 +483,9 @@ Test(report, edge_cases)
     rr[1].confidence = NAN;
     rr[1].gain = NAN;
     struct ct_ruleset sets[3] = {
-        {CT_ALLTOALL, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 2},
-        {CT_ALLGATHER, 1, 1, 1, CT_FLOAT32, CT_SUM, NULL, 3},
-        {CT_REDUCESCATTER, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 0},
+        {CT_ALLTOALL, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 2, {{0}, 0}},
+        {CT_ALLGATHER, 1, 1, 1, CT_FLOAT32, CT_SUM, NULL, 3, {{0}, 0}},
+        {CT_REDUCESCATTER, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 0, {{0}, 0}},
     };
     struct ct_config cfg = f.cfg;
     cfg.sets = sets;

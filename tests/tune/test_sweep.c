@@ -619,7 +619,14 @@ static void two_rules(struct two_rules *t, const char *small, const char *large)
     t->rules[1].min_bytes = 8192;
     t->rules[1].max_bytes = CT_BYTES_INF;
     snprintf(t->rules[1].algo, sizeof t->rules[1].algo, "%s", large);
-    t->set = (struct ct_ruleset){CT_ALLREDUCE, 1, 4, 4, CT_FLOAT32, CT_SUM, t->rules, 2};
+    t->set = (struct ct_ruleset){.coll = CT_ALLREDUCE,
+                                 .nnodes = 1,
+                                 .ranks_per_node = 4,
+                                 .nranks = 4,
+                                 .dtype = CT_FLOAT32,
+                                 .op = CT_SUM,
+                                 .rules = t->rules,
+                                 .nrules = 2};
     ct_config_init(&t->conf);
     t->conf.sets = &t->set;
     t->conf.nsets = 1;
