@@ -204,13 +204,11 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
-            if (!r && (fixed = fixed ? fixed : ct_config_copy(c)))
-                nstamped += ct_config_lib_verified(fixed, m->name, i, geo);
+            fixed = fixed ? fixed : ct_config_copy(c);
+            /* a set found slower loses a record it had from an earlier verify */
+            nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);
             for (int k = 0; k < s->nrules; k++)
-                if (slow[k]) {
-                    fixed = fixed ? fixed : ct_config_copy(c);
-                    ndemoted += fixed && ct_config_lib_demote(fixed, m->name, i, k);
-                }
+                ndemoted += slow[k] && fixed && ct_config_lib_demote(fixed, m->name, i, k);
             free(slow);
         }
         free(ld);
@@ -223,7 +221,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (fixed && (code == 0 || (ndemoted && code == CT_EXIT_CHECK)))
+        if (fixed && ((code == 0 && nstamped) || (ndemoted && code == CT_EXIT_CHECK)))
             ct_verify_write_fixed(fixed, path, ndemoted, nstamped, m->title);
     }
     ct_export_out_release(&out);

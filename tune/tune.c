@@ -65,6 +65,10 @@ bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double 
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (!l || i < 0 || i >= l->nsets)
         return false;
+    if (!(geomean >= 1e-6 && geomean <= 1e6)) { /* NaN included */
+        l->sets[i].verified.at[0] = '\0';
+        return false;
+    }
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);

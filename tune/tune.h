@@ -165,7 +165,9 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
  * the old choice becomes the runner-up. False when there is no such rule. */
 bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
- * verify does with a set it found no slower than the defaults. False when there is none. */
+ * verify does with a set it found no slower than the defaults; a geomean that is not a
+ * positive number clears the record instead. False when there is no such set or nothing
+ * was marked. */
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);

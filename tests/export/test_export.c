@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -606,6 +607,9 @@ Test(config, verified_record)
     free(txt2);
     cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1));
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "demoting a range clears the record");
+    cr_assert(ct_config_lib_verified(&c, "ompi", 1, 1.25));
+    cr_assert(!ct_config_lib_verified(&c, "ompi", 1, NAN), "no geomean: not marked");
+    cr_assert_eq(c.libs[0].sets[1].verified.at[0], 0, "and the earlier record is gone");
     ct_config_release(&c);
 }
 
