@@ -23,6 +23,6 @@ void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int 
     else
         fprintf(stderr,
                 "colltune sweep: wrote %s: CONFIG with its %d verified collective(s) marked so "
-                "(no size slower than %s's defaults); export that one\n",
+                "(no size slower than %s's defaults beyond its interval); export that one\n",
                 out, nstamped, lib);
 }

@@ -152,8 +152,8 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
     ct_export_set_str(s, set, sizeof set);
     if (s->verified.at[0])
         ct_text_printf(t,
-                       "%s%s: verified against %s %s's defaults at %s (colltune sweep --verify): "
-                       "geomean %.3f exported/default\n",
+                       "%s%s: verified against %s %s's defaults at %s (colltune sweep --verify: "
+                       "no size slower beyond its interval): geomean %.3f exported/default\n",
                        prefix, set, l->name, l->version, s->verified.at, s->verified.geomean);
     else
         ct_export_note(o,

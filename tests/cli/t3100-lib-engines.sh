@@ -229,12 +229,12 @@ awk '/ rounds of launches\)/ { s = $0; sub(/.*\(/, "", s); rounds = s + 0 }
 # what verify found no slower is marked in the copy it writes (exit 0 here unless noise
 # made a size slower), and the export says whether a measured set was verified
 if [ $rc -eq 0 ]; then
-    grep -q "wrote $TMP/v-ok.verified.json: CONFIG with its 1 verified collective(s) marked so (no size slower than Open MPI's defaults)" "$TMP/err" \
+    grep -q "wrote $TMP/v-ok.verified.json: CONFIG with its 1 verified collective(s) marked so (no size slower than Open MPI's defaults beyond its interval)" "$TMP/err" \
         && python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["verified"]; sys.exit(not (v["at"].endswith("Z") and 0 < v["geomean"] < 10))' "$TMP/v-ok.verified.json" \
         && ok "verify exit 0: the copy beside CONFIG marks the set verified (when, geomean)" \
         || not_ok "verified copy: $(cat "$TMP/err")"
     $COLLTUNE export "$TMP/v-ok.verified.json" --format ompi-rules -o "$TMP/v-ok.rules" 2>"$TMP/err"
-    grep -q "^# allreduce on 2 ranks (1 x 2): verified against Open MPI [0-9.]*'s defaults at .*: geomean [0-9.]* exported/default$" "$TMP/v-ok.rules" \
+    grep -q "^# allreduce on 2 ranks (1 x 2): verified against Open MPI [0-9.]*'s defaults at .* beyond its interval): geomean [0-9.]* exported/default$" "$TMP/v-ok.rules" \
         && ! grep -q "not verified" "$TMP/err" \
         && ok "its export says when it was verified, and warns of nothing" || not_ok "export of the verified copy: $(cat "$TMP/err")"
 else

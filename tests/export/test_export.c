@@ -582,7 +582,8 @@ Test(config, verified_record)
     char line[200];
     snprintf(line, sizeof line,
              "# allreduce on 2 ranks (1 x 2): verified against Open MPI 4.1.4's defaults at %s "
-             "(colltune sweep --verify): geomean 0.812 exported/default\n",
+             "(colltune sweep --verify: no size slower beyond its interval): geomean 0.812 "
+             "exported/default\n",
              at);
     cr_assert(strstr(out.body.s, line), "%s", out.body.s);
     ct_export_out_release(&out);
