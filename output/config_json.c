@@ -719,7 +719,8 @@ static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct
         if (!json_is_object(v))
             return bad(err, at, "verified", "expected an object");
         CT_TRY(get_str(v, vat, "at", s->verified.at, sizeof s->verified.at, err));
-        CT_TRY(get_num(v, vat, "geomean", 1e-6, 1e6, &s->verified.geomean, err));
+        CT_TRY(get_num(v, vat, "geomean", CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX,
+                       &s->verified.geomean, err));
         if (!s->verified.at[0])
             return bad(err, vat, "at", "expected a time");
     }

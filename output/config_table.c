@@ -173,7 +173,7 @@ void ct_config_print(FILE *f, const struct ct_config *c)
             if (s->verified.at[0])
                 fprintf(f, "verified against the defaults at %s: geomean %.3f exported/default\n",
                         s->verified.at, s->verified.geomean);
-            else if (!c->libs[l].raw)
+            else
                 fprintf(f,
                         "not verified against the defaults (colltune sweep --verify CONFIG "
                         "--lib %s)\n",

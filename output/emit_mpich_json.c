@@ -547,7 +547,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
                        lib->name, lib->version);
     for (int i = 0; lib && i < lib->nsets; i++)
         if (ct_export_selected(o, &lib->sets[i]))
-            ct_export_verified(out, &out->env, "# ", CT_LIB_MPICH, lib, &lib->sets[i]);
+            ct_export_verified(out, &out->env, "# ", lib, &lib->sets[i]);
     ct_text_printf(&out->env,
                    "# target MPICH %s; the file replaces MPICH's whole built-in tree "
                    "(a complete copy with\n# the tuned collectives changed); a bad "

@@ -157,7 +157,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                        "listed keep Open MPI's\n# defaults\n",
                        lib->name, lib->version);
     for (int i = 0; lib && i < n; i++)
-        ct_export_verified(out, t, "# ", CT_LIB_OMPI, lib, sets[i]);
+        ct_export_verified(out, t, "# ", lib, sets[i]);
     ct_text_printf(t,
                    "# target Open MPI %s. Each rule: size alg faninout segsize; it applies "
                    "from its size up\n# to the next rule's. alg 0 = Open MPI's fixed "

@@ -145,7 +145,7 @@ void ct_export_note_mapped(struct ct_export_out *o, int lib)
                        ct_lib_title(lib));
 }
 
-void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix, int lib,
+void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s)
 {
     char set[96];
@@ -159,7 +159,7 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
         ct_export_note(o,
                        "%s: measured, not verified against %s's defaults; run `colltune sweep "
                        "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
-                       set, ct_lib_title(lib), ct_lib_name(lib));
+                       set, l->name, l->library);
 }
 
 /* ---- the table ---------------------------------------------------------------------------- */

@@ -71,12 +71,12 @@ void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
  * CT_LIB_*): "mapped from colltune's own algorithms, not measured; run `colltune sweep --lib
  * ompi`" (for a library colltune has no engine for, says so instead). */
 void ct_export_note_mapped(struct ct_export_out *o, int lib);
-/* Whether measured set s of lib (a CT_LIB_*, section l) was verified against the library's
+/* Whether measured set s of section l was verified against the library's
  * defaults: a line in t after prefix when `sweep --verify` marked it ("... verified against
  * Open MPI 4.1.4's defaults at T (...): geomean G exported/default"), else a note (stderr and the
  * file): measured, not verified; run `colltune sweep --verify CONFIG --lib ompi` and export
  * the NAME.verified.json it writes. */
-void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix, int lib,
+void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s);
 
 struct ct_emitter {

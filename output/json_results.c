@@ -3,8 +3,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../lib/clock.h"
 #include "../lib/file.h"
 #include "output.h"
 
@@ -46,9 +46,7 @@ int ct_results_json_write(const char *path, const struct ct_run_meta *m, const s
     json_object_set_new(doc, "schema", json_string("colltune-results/1"));
     json_object_set_new(doc, "version", json_string(m->version));
     char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    json_object_set_new(doc, "date", json_string(when));
+    json_object_set_new(doc, "date", json_string(ct_utc_iso(when, sizeof when)));
     json_t *args = json_object();
     json_object_set_new(args, "coll", json_string(m->coll));
     json_object_set_new(args, "minbytes", json_integer((json_int_t)m->minbytes));

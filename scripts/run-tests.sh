@@ -5,6 +5,7 @@
 # Skipped tests are listed with their reason and counted (the GPU tests, suite gpu, apart;
 # tests left out by a --filter/CRITERION_TEST_PATTERN are not counted).
 # Usage: scripts/run-tests.sh BUILD_DIR BIN...   (CT_TEST_LANES: binaries at once, default 2)
+[ $# -ge 1 ] || { echo "usage: scripts/run-tests.sh BUILD_DIR BIN..." >&2; exit 2; }
 build=$1; shift
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -16,7 +17,7 @@ done >"$dir/list"
 # one binary: its output, TAP report, exit code and seconds in $dir/N.*
 xargs -P "${CT_TEST_LANES:-2}" -L 1 sh -c '
     t0=$(date +%s)
-    "$3" --jobs 2 -j2 --short-filename --tap="$1/$2.tap" >"$1/$2.out" 2>&1
+    "$3" -j2 --short-filename --tap="$1/$2.tap" >"$1/$2.out" 2>&1
     echo $? >"$1/$2.rc"
     echo $(($(date +%s) - t0)) >"$1/$2.secs"' sh "$dir" <"$dir/list"
 failed=0; passed=0; names=""; i=0

@@ -5,8 +5,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "../lib/clock.h"
 #include "../lib/file.h"
 #include "select.h"
 
@@ -15,10 +15,7 @@ void ct_sweep_meta_init(struct ct_config *m, const struct ct_sweep_cfg *cfg, con
 {
     ct_config_init(m);
     snprintf(m->version, sizeof m->version, "%s", version);
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ct_utc_iso(m->date, sizeof m->date);
     m->fp.hosts = hosts;
     m->fp.nranks = cfg->job.shape.nranks;
     m->fp.ranks_per_host = ct_shape_rpn(&cfg->job.shape);

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "../lib/clock.h"
 
 void ct_config_init(struct ct_config *c)
 {
@@ -65,14 +66,11 @@ bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double 
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (!l || i < 0 || i >= l->nsets)
         return false;
-    if (!(geomean >= 1e-6 && geomean <= 1e6)) { /* NaN included */
+    if (!(geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX)) { /* NaN too */
         l->sets[i].verified.at[0] = '\0';
         return false;
     }
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(l->sets[i].verified.at, sizeof l->sets[i].verified.at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ct_utc_iso(l->sets[i].verified.at, sizeof l->sets[i].verified.at);
     l->sets[i].verified.geomean = geomean;
     return true;
 }

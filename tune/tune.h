@@ -85,9 +85,11 @@ struct ct_ruleset {
      * geomean: exported/default over the sizes verify measured */
     struct {
         char at[24];
-        double geomean;
+        double geomean; /* within [CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX] */
     } verified;
 };
+#define CT_VERIFIED_GEO_MIN 1e-6
+#define CT_VERIFIED_GEO_MAX 1e6
 
 /* Where the config came from: enough to tell whether it applies to a cluster. */
 struct ct_fingerprint {

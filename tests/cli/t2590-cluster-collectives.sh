@@ -3,7 +3,8 @@
 # Every collective with every algorithm, verified (-c 1, zero wrong), launched through
 # PMI-1 (MPICH hydra) and through `--local 2` per node; a tcp-only pass through environment
 # rendezvous; every algorithm over the fabric transport too when it is built (the
-# collectives in turn, AllToAll with each algorithm that has it). Skips where namespaces are not allowed (needs root).
+# collectives in turn, AllToAll with each algorithm that has it). Skips where namespaces
+# are not allowed (needs root).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
 ct_setup_cluster 4 1gbit

@@ -82,8 +82,7 @@ killed "a rank killed under srun: said" "colltune run: error: rank 0 .*peer rank
 # leaves it there; colltune's watchdog ends it after --timeout. Now and then UCX sees the
 # peer gone first and aborts the survivor itself (ucs_fatal_error_message: a line
 # "[host:pid:...] FILE:LINE why", then "==== backtrace (tid: ...) ===="; seen in 1 fresh
-# clone of 6 here):
-# the step ends in time either way.
+# clone of 6 here): the step ends in time either way.
 killed "a rank killed in MPICH's engine: its peer leaves after --timeout" \
     "rank 0: no call into MPICH [0-9.]* returned for 5 s\|^==== backtrace (tid:" pmi2 \
     run --lib mpich -e 256M -n 1000 --timeout 5
