@@ -244,17 +244,18 @@ static void release_point(struct mod_ctx *c)
     c->rcounts = NULL;
 }
 
-static const struct ct_mod_row *row_of(struct mod_ctx *c, const struct ct_algo *a,
-                                       struct ct_err *err)
+/* The row of a in coll's list: the names repeat across collectives with other ids (Open MPI
+ * 4.1: allreduce's ring is 4, reduce_scatter's 3, where 4 is butterfly). */
+static const struct ct_mod_row *row_of(struct mod_ctx *c, enum ct_coll coll,
+                                       const struct ct_algo *a, struct ct_err *err)
 {
     struct ct_mod_row *rows;
-    for (int coll = 0; coll < CT_COLL_COUNT; coll++) {
-        int n = ct_mod_lib_rows(c->lib, (enum ct_coll)coll, &rows, err);
-        for (int i = 0; i < n; i++)
-            if (!strcmp(rows[i].name, a->name))
-                return &rows[i];
-    }
-    ct_err_set(err, CT_EUNSUPP, "%s has no algorithm '%s'", ct_mod_lib_title(), a->name);
+    int n = ct_mod_lib_rows(c->lib, coll, &rows, err);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].name, a->name))
+            return &rows[i];
+    ct_err_set(err, CT_EUNSUPP, "%s has no algorithm '%s' for this collective", ct_mod_lib_title(),
+               a->name);
     return NULL;
 }
 
@@ -329,7 +330,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
                           ct_mod_lib_title());
     if (j->count > (uint64_t)INT32_MAX / (uint64_t)c->size)
         return ct_err_set(err, CT_EUNSUPP, "%s engine: count beyond MPI's int", ct_mod_lib_title());
-    const struct ct_mod_row *r = row_of(c, a, err);
+    const struct ct_mod_row *r = row_of(c, j->coll, a, err);
     if (!r)
         return CT_EUNSUPP;
     size_t in, ns, nr;

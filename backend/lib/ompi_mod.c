@@ -55,7 +55,7 @@ static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
         int val;
         char item[128];
         int il = sizeof item;
-        /* an enum value the variable refuses (alltoall's two_proc in 4.1.4) is no candidate */
+        /* an enum value the variable refuses is no candidate */
         if (MPI_T_enum_get_item(en, k, &val, item, &il) != MPI_SUCCESS ||
             ct_mod_cvar_write_int(v->alg, val, NULL) < 0)
             continue;

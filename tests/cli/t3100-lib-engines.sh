@@ -73,11 +73,14 @@ force allgather bruck allgather_intra_bruck
 force allgather ring allgather_intra_ring
 force allgather two_proc allgather_intra_two_procs
 force reducescatter recursive_halving reduce_scatter_intra_basic_recursivehalving
-# observed with Open MPI 4.1.4 on 2 ranks: forcing reduce_scatter's ring runs butterfly
-force reducescatter ring reduce_scatter_intra_butterfly
+# the names repeat across collectives with other ids: reduce_scatter's ring is 3, allreduce's
+# 4, reduce_scatter's 4 butterfly (a row once looked up in every collective ran butterfly)
+force reducescatter ring reduce_scatter_intra_ring
 force reducescatter butterfly reduce_scatter_intra_butterfly
 force alltoall pairwise alltoall_intra_pairwise
 force alltoall modified_bruck alltoall_intra_bruck
+# alltoall's two_proc is 5, allgather's 6 (which alltoall's variable refuses)
+force alltoall two_proc alltoall_intra_two_procs
 # a forced algorithm Open MPI cannot run on these arguments (allgather's two_proc on 3 ranks)
 # is its refusal: run says why, exit 2; a sweep skips it there (it aborted the job before)
 usage_error "allgather two_proc on 3 ranks (Open MPI refuses)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0
@@ -107,8 +110,8 @@ nsz=$(awk -F, 'NR > 1 {print $11}' "$TMP/sw2/points.csv" | sort -u | wc -l)
     && grep -q "ompi:ring" "$TMP/sw2/points.csv" \
     && ok "two_proc, Open MPI's own choice on 2 ranks, is measured only as the default" \
     || not_ok "2-rank allgather points: $(cut -d, -f2 "$TMP/sw2/points.csv" | sort | uniq -c | tr '\n' ' ')"
-# alltoall's two_proc is in the enum but the variable refuses it: no candidate
-usage_error "alltoall two_proc (refused by the variable)" -- $X --lib ompi --local 2 --coll alltoall --algo ompi:two_proc
+# an algorithm of another collective only is no algorithm of this one
+usage_error "reducescatter rabenseifner (allreduce's only)" -- $X --lib ompi --local 2 --coll reducescatter --algo ompi:rabenseifner -b 64K -e 64K -n 1 -w 0
 
 # ---- sweep --lib: the planner over Open MPI's own algorithms; the config's library section --
 expect 0 "sweep --lib ompi (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/sw"
