@@ -13,8 +13,9 @@
 
 static const struct ct_libmod libs[] = {
     {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host",
-     "--oversubscribe --bind-to none --quiet", "-x", "ompi-rules"},
-    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL, "mpich-json"},
+     "--oversubscribe --bind-to none --quiet", "-x", "ompi-rules",
+     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0"},
+    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL, "mpich-json", NULL, NULL},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)

@@ -27,6 +27,9 @@ struct ct_libmod {
     const char *extra;    /* further launcher flags (space-separated), or "" */
     const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
     const char *format;   /* the export format the library loads: "ompi-rules" */
+    /* NAME, VALUE that keep the library on its own defaults whatever its config files say
+     * (an installed openmpi-mca-params.conf loading rules), or NULL */
+    const char *own_name, *own_value;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */

@@ -216,8 +216,11 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     if (e) {
-        char *path = x.out ? ct_path_absolute(x.out) : NULL;
+        /* absolute: the loader lines name them for jobs started anywhere */
+        char *path = x.out ? ct_path_absolute(x.out) : NULL,
+             *rules = x.eo.rules_path ? ct_path_absolute(x.eo.rules_path) : NULL;
         x.eo.path = path;
+        x.eo.rules_path = rules;
         if (ct_export_run(e, &c, &x.eo, &out, &err) < 0)
             rc = ct_cmd_fail("export", err.code == CT_EIO ? CT_EXIT_FAIL : CT_EXIT_USAGE, "%s",
                              err.msg);
@@ -231,6 +234,7 @@ int cmd_export(int argc, char **argv)
         if (!rc)
             rc = deliver(&x, e, &out);
         free(path);
+        free(rules);
     }
     if (!rc && x.metrics &&
         ct_push_metrics(stderr, "colltune export: ", x.metrics, &c, x.results, &x.po, &err) < 0)

@@ -40,15 +40,22 @@ void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
 /* --timeout as the whole seconds the watchdog and the teardown's alarm count (at least 1). */
 int ct_lib_bound_s(double timeout_s);
 void ct_lib_watch_stop(void);
+/* The environment of verify's side A (with: the export's loader variables ld set) or B (them
+ * cleared, and the library's own-defaults setting, m->own_name, set) (cmd/verify_out.c). */
+struct ct_libmod;
+struct ct_loader;
+void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
 /* CONFIG (at path) with the ndemoted ranges verify found slower set back to lib's own choice
  * and nstamped sets marked verified, written beside it as NAME.verified.json and said on
- * stderr (cmd/verify_out.c). */
-void ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int ndemoted,
-                           int nstamped, const char *lib);
+ * stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or CT_EXIT_FAIL when
+ * code is 0 and the file could not be written (said). */
+int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int ndemoted,
+                          int nstamped, const char *lib, int code);
 /* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
- * a measured NCCL section with a rule for --local N ranks on one host (0, or the exit code,
- * said); then the verify itself in --local N ranks, as ct_libverify's. */
-int ct_nccl_verify_check(const struct ct_opts *o, const char *path);
+ * a measured NCCL section with a rule for `ranks` ranks on one host (--local N or its default;
+ * 0: any, under another launcher) (0, or the exit code, said); then the verify itself in
+ * --local N ranks, as ct_libverify's. */
+int ct_nccl_verify_check(const struct ct_opts *o, const char *path, int ranks);
 int ct_nccl_verify(const struct ct_opts *o, const struct ct_config *c, const char *path);
 
 /* The end of a sweep on the root (native, --lib, --model; in cmd/sweep_model.c): the failure

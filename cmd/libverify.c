@@ -33,6 +33,7 @@ struct side {
     const char *hosts;
     const struct ct_ruleset *s;
     const struct ct_loader *ld;
+    const char *timeout; /* run's --timeout: verify's own */
 };
 
 /* One run of `run --lib` over the sizes with -w warm, the export's loader variables set (A)
@@ -65,9 +66,10 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                     "-d",
                     (char *)ct_dtype_name(s->dtype),
                     "-o",
-                    (char *)ct_redop_name(s->op)};
-    for (int i = 0; i < x->ld->n; i++)
-        with ? setenv(x->ld->name[i], x->ld->value[i], 1) : unsetenv(x->ld->name[i]);
+                    (char *)ct_redop_name(s->op),
+                    "--timeout",
+                    (char *)x->timeout};
+    ct_verify_side_env(x->m, x->ld, with);
     char **v = ct_libmod_argv(x->m, s->nranks, x->hosts, self, (int)(sizeof args / sizeof args[0]),
                               args),
          *out;
@@ -107,17 +109,18 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
 
 /* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. slow[r]:
  * rule r of s was slower than the defaults at a size it tunes; *geo: the sizes' geomean. */
-static int verify_set(const struct ct_libmod *m, const char *hosts, const struct ct_config *c,
-                      const struct ct_ruleset *s, const struct ct_loader *ld, bool *slow,
-                      double *geo)
+static int verify_set(const struct side *base, const struct ct_config *c,
+                      const struct ct_ruleset *s, bool *slow, double *geo)
 {
+    const struct ct_libmod *m = base->m;
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
     const struct ct_rule *rule[MAXSZ];
     int nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
     for (int k = 0; k < nsz; k++)
         own[k] = (rule[k] = ct_ruleset_find(s, sz[k])) && rule[k]->id == 0;
-    struct side x = {m, hosts, s, ld};
+    struct side x = *base;
+    x.s = s;
     struct ct_paired pr;
     struct ct_paired_row w[MAXSZ];
     struct ct_paired_sum t;
@@ -171,7 +174,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     eo.path = tmp;
     int rc = ct_export_run(e, c, &eo, &out, &err);
     struct ct_export_files f = {0}; /* the file and what goes beside it (MPICH's CH4 tree) */
-    if (rc == CT_EUNSUPP)
+    if (rc == CT_EUNSUPP && out.unchanged)
         printf("the export keeps %s's defaults everywhere: nothing to verify (%s)\n", m->title,
                err.msg);
     else if (rc < 0)
@@ -184,6 +187,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     close(fd);
     if (rc == 0 && !code) {
         struct ct_loader *ld = ct_xmalloc(sizeof *ld);
+        char tmo[32];
+        snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
         ct_export_loader(&out, ld);
         printf("verify %s with %s %s (measured section) against its defaults\n", path, l->name,
                l->version);
@@ -192,15 +197,20 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         printf("\n");
         for (int i = 0; i < l->nsets && code != CT_EXIT_FAIL && code != CT_EXIT_USAGE; i++) {
             const struct ct_ruleset *s = &l->sets[i];
-            if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1) { /* another shape */
-                printf("%s on %d ranks, %d nodes: not verified here (--hosts %s)\n\n",
+            bool left = false; /* not in the file: a job of its shape runs another set's */
+            for (int k = 0; k < out.nleft_out; k++)
+                left |= out.left_out[k] == s;
+            if (left || (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)) {
+                printf("%s on %d ranks, %d nodes: not verified here (%s)\n\n",
                        ct_coll_name(s->coll), s->nranks, s->nnodes,
-                       o->hosts ? "places other ranks" : "LIST runs it across hosts");
+                       left       ? "the file carries one rule set per collective, not this"
+                       : o->hosts ? "--hosts places other ranks"
+                                  : "--hosts LIST runs it across hosts");
                 continue;
             }
             bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow);
             double geo;
-            int r = verify_set(m, o->hosts, c, s, ld, slow, &geo);
+            int r = verify_set(&(struct side){m, o->hosts, NULL, ld, tmo}, c, s, slow, &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
@@ -221,8 +231,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (fixed && ((code == 0 && nstamped) || (ndemoted && code == CT_EXIT_CHECK)))
-            ct_verify_write_fixed(fixed, path, ndemoted, nstamped, m->title);
+        if (fixed && (nstamped || ndemoted) && (code == 0 || code == CT_EXIT_CHECK))
+            code = ct_verify_write_fixed(fixed, path, ndemoted, nstamped, m->title, code);
     }
     ct_export_out_release(&out);
     if (fixed)

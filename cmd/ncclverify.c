@@ -7,7 +7,8 @@
  * the same GPUs and links moments apart. The sizes, controls, verdict and table are those of
  * the MPI libraries' verify (cmd/libverify.c); exit 3 when a size is slower beyond the
  * intervals, and CONFIG with the ranges found slower set back to NCCL's own choice is written
- * beside it (NAME.verified.json), as for the MPI libraries. Not yet run on a GPU (README,
+ * beside it (NAME.verified.json); on exit 0 that copy marks each rule verified ("verified":
+ * {"at", "geomean"} in the rule), as for the MPI libraries. Not yet run on a GPU (README,
  * "GPU clusters").
  */
 #include <stdio.h>
@@ -72,9 +73,11 @@ static int side(void *n, bool with, struct ct_err *err)
     return ct_nccl_tuner_bypass(n, !with, err);
 }
 
-/* slow[r]: range r of s was slower than NCCL's defaults at a size it tunes. */
+/* slow[r]: range r of s was slower than NCCL's defaults at a size it tunes; *geo: the sizes'
+ * geomean (0 on a failure). */
 static int verify_rule(const struct nv *x, const struct ct_backend *be, struct ct_nccl *n,
-                       const struct ct_comm *comm, const struct ct_ruleset *s, bool *slow)
+                       const struct ct_comm *comm, const struct ct_ruleset *s, bool *slow,
+                       double *geo)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* NCCL's own choice on both sides there: a control */
@@ -93,6 +96,7 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
     struct ct_paired_row w[MAXSZ];
     struct ct_paired_sum t;
     int rc = ct_paired_engine_measure(&e, sz, nsz, own, &pr), code = 0;
+    *geo = 0;
     if (rc < 0)
         code = ct_cmd_fail("sweep", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "rank %d: --verify: %s", comm->rank, err.msg);
@@ -101,6 +105,7 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
         if (comm->rank == 0)
             ct_paired_print(stdout, "NCCL", HOW, s, sz, nsz, rule, &pr, w, &t);
         code = t.slower ? CT_EXIT_CHECK : 0;
+        *geo = code ? 0 : t.geo;
         for (int k = 0; k < nsz; k++)
             if (!own[k] && w[k].slower)
                 slow[rule[k] - s->rules] = true;
@@ -119,8 +124,10 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0, ndemoted = 0;
-    struct ct_config *fixed = NULL; /* CONFIG with the slower ranges set back to NCCL's own */
+    int code = 0, verified = 0, ndemoted = 0, nstamped = 0;
+    /* CONFIG with the slower ranges set back to NCCL's own and the rules found no slower
+     * marked verified */
+    struct ct_config *fixed = NULL;
     if (ct_opts_engine_open(x->o, boot, &comm, &be, &n, &err) < 0 ||
         ct_nccl_tuner_bypass(n, false, &err) < 0)
         code =
@@ -142,24 +149,27 @@ static int verify_rank(struct ct_boot *boot, void *arg)
             continue;
         }
         bool *slow = ct_xcalloc((size_t)s.nrules, sizeof *slow);
-        int r = verify_rule(x, &be, n, &comm, &s, slow);
+        double geo;
+        int r = verify_rule(x, &be, n, &comm, &s, slow, &geo);
         if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
             code = r;
         verified++;
+        fixed = fixed ? fixed : ct_config_copy(x->c);
+        /* a rule found slower loses a record it had from an earlier verify */
+        nstamped += fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
+                                                       r ? 0 : geo);
         for (int k = 0; k < s.nrules; k++)
-            if (slow[k]) {
-                fixed = fixed ? fixed : ct_config_copy(x->c);
-                ndemoted += fixed && ct_config_lib_demote_at(fixed, "nccl", s.coll, s.nranks,
-                                                             s.nnodes, s.rules[k].min_bytes);
-            }
+            ndemoted += slow[k] && fixed &&
+                        ct_config_lib_demote_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
+                                                s.rules[k].min_bytes);
         free(slow);
         free(s.rules);
     }
     if (code == CT_EXIT_CHECK && comm.rank == 0)
         fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
                         "some size (by more than 3%%, beyond the intervals)\n");
-    if (code == CT_EXIT_CHECK && comm.rank == 0 && ndemoted)
-        ct_verify_write_fixed(fixed, x->path, ndemoted, 0, "NCCL");
+    if (comm.rank == 0 && fixed && (nstamped || ndemoted) && (code == 0 || code == CT_EXIT_CHECK))
+        code = ct_verify_write_fixed(fixed, x->path, ndemoted, nstamped, "NCCL", code);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);
@@ -173,13 +183,13 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     return code;
 }
 
-int ct_nccl_verify_check(const struct ct_opts *o, const char *path)
+int ct_nccl_verify_check(const struct ct_opts *o, const char *path, int ranks)
 {
     struct ct_nr_table t;
     struct ct_config c;
     struct ct_err err = {0};
     char msg[512];
-    int ranks = o->local, match = 0;
+    int match = 0;
     if (ct_config_json_read(path, &c, &err) < 0) /* as every --verify says it */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     ct_config_release(&c);
@@ -200,7 +210,9 @@ int ct_nccl_verify_check(const struct ct_opts *o, const char *path)
                            path);
     if (!match)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                           "--verify: '%s' has no NCCL rule for %d ranks on one host", path, ranks);
+                           "--verify: '%s' has no NCCL rule for %d ranks on one host (--local "
+                           "N: the ranks, one per GPU)",
+                           path, ranks);
     return 0;
 }
 

@@ -126,15 +126,15 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, NULL, cfg);
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bool own = !x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT") && !by_model(x);
+    int local = own ? (ncpu < 2 ? 2 : ncpu > 1024 ? 1024 : (int)ncpu) : x->o.local;
     if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
-        CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->verify));
+        CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
     if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
-    if (!x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT")) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        x->o.local = n < 2 ? 2 : n > 1024 ? 1024 : (int)n;
-    }
+    x->o.local = local;
     if (x->c.budget_s < 0)
         x->c.budget_s = x->verify ? 30 : CT_SWEEP_BUDGET_S;
     build_cfg(x, NULL, cfg);

@@ -32,6 +32,13 @@ struct ct_config *ct_config_copy(const struct ct_config *c);
  * range. */
 bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                              int nnodes, uint64_t min_bytes);
+/* Mark library lib's ruleset of (coll, nranks, nnodes) verified now with that geomean
+ * (exported/default), as ct_config_lib_verified does by index; in a section colltune keeps as
+ * written (NCCL's) the rule gains "verified": {"at", "geomean"}. A geomean that is not a
+ * positive number clears the record instead. False when there is no such set or nothing was
+ * marked. */
+bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
+                               int nnodes, double geomean);
 
 /*
  * Parse a colltune-config/1 document into c (initialised here; ct_config_release). Every

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/clock.h"
 #include "../lib/file.h"
 #include "config.h"
 
@@ -236,21 +237,36 @@ static long long int_of(json_t *o, const char *key)
     return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
-/* In a section kept as written: its rule of (coll, nranks, nnodes), the range at min_bytes. */
-static bool raw_demote(struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes,
-                       uint64_t min_bytes)
+/* In a section kept as written (o, parsed): its rule of (coll, nranks, nnodes), or NULL. */
+static json_t *raw_rule(json_t *o, enum ct_coll coll, int nranks, int nnodes)
 {
-    json_t *o = json_loads(l->raw, 0, NULL), *rule, *x, *rng = NULL;
-    size_t i, k;
+    json_t *rule;
+    size_t i;
     json_array_foreach(json_object_get(o, "rules"), i, rule)
     {
         const char *name = json_string_value(json_object_get(rule, "coll"));
-        if (!name || strcmp(name, ct_coll_name(coll)) || int_of(rule, "nranks") != nranks ||
-            int_of(rule, "nnodes") != nnodes)
-            continue;
-        json_array_foreach(json_object_get(rule, "ranges"), k,
-                           x) if (int_of(x, "min_bytes") == (long long)min_bytes) rng = x;
+        if (name && !strcmp(name, ct_coll_name(coll)) && int_of(rule, "nranks") == nranks &&
+            int_of(rule, "nnodes") == nnodes)
+            return rule;
     }
+    return NULL;
+}
+
+static void raw_store(struct ct_librules *l, json_t *o)
+{
+    free(l->raw);
+    l->raw = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+}
+
+/* In a section kept as written: the range at min_bytes of its rule of (coll, nranks, nnodes). */
+static bool raw_demote(struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes,
+                       uint64_t min_bytes)
+{
+    json_t *o = json_loads(l->raw, 0, NULL), *rule = raw_rule(o, coll, nranks, nnodes), *x,
+           *rng = NULL;
+    size_t k;
+    json_array_foreach(json_object_get(rule, "ranges"), k,
+                       x) if (int_of(x, "min_bytes") == (long long)min_bytes) rng = x;
     const char *algo = rng ? json_string_value(json_object_get(rng, "algo")) : NULL;
     if (algo && strcmp(algo, "default")) {
         const char *proto =
@@ -264,8 +280,8 @@ static bool raw_demote(struct ct_librules *l, enum ct_coll coll, int nranks, int
         json_object_set_new(rng, "default", json_true());
         json_object_set_new(rng, "tie", json_false());
         json_object_set_new(rng, "gain", json_real(1));
-        free(l->raw);
-        l->raw = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_object_del(rule, "verified"); /* a changed rule is a new file: not verified */
+        raw_store(l, o);
     }
     json_decref(o);
     return algo != NULL;
@@ -286,6 +302,33 @@ bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll 
                 return ct_config_lib_demote(c, lib, i, k);
     }
     return false;
+}
+
+bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
+                               int nnodes, double geomean)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    bool ok = geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX; /* NaN: no */
+    if (l && !l->raw) {
+        for (int i = 0; i < l->nsets; i++)
+            if (l->sets[i].coll == coll && l->sets[i].nranks == nranks &&
+                l->sets[i].nnodes == nnodes)
+                return ct_config_lib_verified(c, lib, i, geomean);
+        return false;
+    }
+    json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes);
+    if (rule && ok) {
+        char at[24];
+        json_t *v = json_object();
+        json_object_set_new(v, "at", json_string(ct_utc_iso(at, sizeof at)));
+        json_object_set_new(v, "geomean", json_real(geomean));
+        json_object_set_new(rule, "verified", v);
+    } else if (rule)
+        json_object_del(rule, "verified");
+    if (rule)
+        raw_store(l, o);
+    json_decref(o);
+    return rule && ok;
 }
 
 int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_err *err)
@@ -421,6 +464,11 @@ static int get_str(json_t *o, const char *at, const char *key, char *buf, size_t
         return bad(err, at, key, "expected a string");
     if (strlen(json_string_value(v)) >= len)
         return bad(err, at, key, "longer than %zu characters", len - 1);
+    /* exports copy these into comments of files a shell sources: a newline would end one */
+    for (const unsigned char *p = (const unsigned char *)json_string_value(v); *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return bad(err, at, key, "control character 0x%02x (a string on one line expected)",
+                       *p);
     snprintf(buf, len, "%s", json_string_value(v));
     return 0;
 }

@@ -505,7 +505,8 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
             rc = tune_coll(root, &src, o, colls[i], out, &map, err);
         ar_changed |= colls[i] == CT_ALLREDUCE && src.changed > before;
     }
-    if (rc == 0 && lib && !src.changed)
+    out->unchanged = rc == 0 && lib && !src.changed;
+    if (out->unchanged)
         rc = ct_err_set(err, CT_EUNSUPP,
                         "nothing to export: MPICH's own choices measured best at every size "
                         "(%s %s); they stay, no file written",

@@ -41,16 +41,15 @@ int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *
         return ct_err_set(err, CT_EINVAL,
                           "the config's NCCL section, as colltune's NCCL tuner plugin reads it: %s",
                           msg);
-    bool measured = t.found;
-    int nrules = t.nrules;
-    char version[sizeof t.version];
-    snprintf(version, sizeof version, "%s", t.version);
-    ct_nr_free(&t);
-    if (!measured)
+    if (!t.found) {
+        ct_nr_free(&t);
         return mapped(c, o, out, err);
+    }
     int rc = ct_nccl_plugin_path(plugin, sizeof plugin, err);
-    if (rc < 0)
+    if (rc < 0) {
+        ct_nr_free(&t);
         return rc;
+    }
     char *cfg = ct_path_absolute(o->config_path);
     ct_export_header(&out->body, "# ",
                      "NCCL settings for a job: colltune's NCCL tuner plugin with the config's "
@@ -63,7 +62,10 @@ int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *
                    "replaces any other\n"
                    "# check it loaded: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING shows "
                    "'TUNER/colltune' lines\n",
-                   nrules, *version ? version : "(version not recorded)");
+                   t.nrules, *t.version ? t.version : "(version not recorded)");
+    for (int i = 0; i < t.nrules; i++)
+        ct_export_verified_nccl(out, &out->body, "# ", t.version, &t.rules[i]);
+    ct_nr_free(&t);
     struct ct_settings set;
     ct_settings_init(&set);
     ct_settings_add(&set, "NCCL_TUNER_PLUGIN", plugin, NULL);

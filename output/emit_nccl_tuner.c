@@ -74,6 +74,12 @@ static void emit_measured(const struct ct_nr_table *nt, const struct ct_export_o
                    "(algorithm, protocol)\n# measured fastest; channels as the section names "
                    "them, 0 where it names none (NCCL's own)\n",
                    *nt->version ? nt->version : "(version not recorded)");
+    /* what sweep --verify --lib nccl measures is colltune's own plugin, which leaves NCCL's own
+     * choice where this file has no line; the example plugin does not */
+    ct_export_note(out, "not verified: `colltune sweep --verify --lib nccl` checks colltune's own "
+                        "tuner plugin reading the config (--format nccl-plugin), not NCCL's "
+                        "example plugin reading this CSV");
+    ct_text_printf(t, "# %s\n", out->notes[out->nnotes - 1]);
     for (int i = 0; i < nt->nrules; i++) {
         const struct ct_nr_rule *u = &nt->rules[i];
         if (o->nranks > 0 && u->nranks != o->nranks)

@@ -44,6 +44,8 @@ static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
     for (int i = 0; best && i < nsets; i++)
         if (&sets[i] != best && sets[i].coll == coll && ct_export_selected(o, &sets[i])) {
             char s[96];
+            if (out->nleft_out < (int)(sizeof out->left_out / sizeof out->left_out[0]))
+                out->left_out[out->nleft_out++] = &sets[i];
             ct_export_note(out,
                            "%s: left out, the classic rules file gets one rule set per "
                            "collective (used for every communicator size); exported the "
@@ -203,7 +205,8 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     ct_settings_release(&set);
     if (!n)
         return ct_err_set(err, CT_EUNSUPP, "no rules to export");
-    if (lib && !changed)
+    out->unchanged = lib && !changed;
+    if (out->unchanged)
         return ct_err_set(err, CT_EUNSUPP,
                           "nothing to export: Open MPI's defaults measured best at every size "
                           "(%s %s); they stay, no file written",

@@ -6,6 +6,7 @@
 #include "export.h"
 
 #include "../lib/file.h"
+#include "../plugin/nccl_rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,26 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
                        "%s: measured, not verified against %s's defaults; run `colltune sweep "
                        "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
                        set, l->name, l->library);
+}
+
+void ct_export_verified_nccl(struct ct_export_out *o, struct ct_text *t, const char *prefix,
+                             const char *version, const struct ct_nr_rule *u)
+{
+    int coll = ct_coll_find(ct_nr_func_name(u->func));
+    if (coll < 0) /* alltoall: no tuner is asked about it, nothing of it is verified */
+        return;
+    struct ct_librules l = {.library = "nccl", .name = "NCCL"};
+    struct ct_ruleset s = {.coll = (enum ct_coll)coll,
+                           .nranks = (int)u->nranks,
+                           .nnodes = (int)u->nnodes,
+                           .ranks_per_node = (int)(u->nranks / u->nnodes),
+                           .verified.geomean = u->verified_geomean};
+    snprintf(l.version, sizeof l.version, "%s", *version ? version : "(version not recorded)");
+    snprintf(s.verified.at, sizeof s.verified.at, "%s", u->verified_at);
+    size_t n0 = o->nnotes;
+    ct_export_verified(o, t, prefix, &l, &s);
+    if (o->nnotes > n0) /* the note goes in the file too */
+        ct_text_printf(t, "%s%s\n", prefix, o->notes[o->nnotes - 1]);
 }
 
 /* ---- the table ---------------------------------------------------------------------------- */

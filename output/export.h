@@ -61,6 +61,13 @@ struct ct_export_out {
     const char *side_suffix;
     char **notes;           /* one line each: rules without counterpart, approximations dropped */
     size_t nnotes;
+    /* with CT_EUNSUPP: the only reason is that the file would keep the library's own choices
+     * everywhere (measured best at every size): nothing to write, nothing wrong */
+    bool unchanged;
+    /* the config's rule sets the file could not carry (Open MPI's classic file: one per
+     * collective), each also in a note */
+    const struct ct_ruleset *left_out[16];
+    int nleft_out;
 };
 void ct_export_out_init(struct ct_export_out *o);
 void ct_export_out_release(struct ct_export_out *o);
@@ -78,6 +85,12 @@ void ct_export_note_mapped(struct ct_export_out *o, int lib);
  * the NAME.verified.json it writes. */
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s);
+/* The same for rule u of a measured NCCL section as colltune's tuner plugin read it (NCCL
+ * version as the section names it); the note, where there is one, in t too. Nothing for a
+ * rule no tuner is asked about (alltoall). */
+struct ct_nr_rule;
+void ct_export_verified_nccl(struct ct_export_out *o, struct ct_text *t, const char *prefix,
+                             const char *version, const struct ct_nr_rule *u);
 
 struct ct_emitter {
     const char *name;    /* --format value */

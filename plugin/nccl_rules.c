@@ -104,6 +104,16 @@ static int get_int(struct rd *r, json_t *o, const char *key, bool opt, long long
     return 0;
 }
 
+/* The first control character of s, 0 if none: exports copy the section's strings into
+ * comments of files a shell sources, where a newline would end one. */
+static int control_char(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return *p;
+    return 0;
+}
+
 static int get_str(struct rd *r, json_t *o, const char *key, bool opt, const char **s)
 {
     json_t *j = json_object_get(o, key);
@@ -113,7 +123,8 @@ static int get_str(struct rd *r, json_t *o, const char *key, bool opt, const cha
     if (!json_is_string(j))
         return bad(r, key, "expected a string");
     *s = json_string_value(j);
-    return 0;
+    int c = control_char(*s);
+    return c ? bad(r, key, "control character 0x%02x (a string on one line expected)", c) : 0;
 }
 
 /* Fields colltune writes that the plugin does not use: only their types are checked. */
@@ -192,6 +203,27 @@ static int read_range(struct rd *r, json_t *o, struct ct_nr_range *x)
     return 0;
 }
 
+/* The rule's optional verify record (tune.h's CT_VERIFIED_GEO_MIN..MAX: the plugin needs
+ * nothing of colltune's headers). */
+static int read_verified(struct rd *r, json_t *o, struct ct_nr_rule *u)
+{
+    json_t *v = json_object_get(o, "verified");
+    if (!v)
+        return 0;
+    if (!json_is_object(v))
+        return bad(r, "verified", "expected an object");
+    json_t *at = json_object_get(v, "at"), *g = json_object_get(v, "geomean");
+    if (!json_is_string(at) || !*json_string_value(at) ||
+        strlen(json_string_value(at)) >= sizeof u->verified_at ||
+        control_char(json_string_value(at)))
+        return bad(r, "verified.at", "expected a UTC time (\"2026-11-29T14:00:00Z\")");
+    if (!json_is_number(g) || !(json_number_value(g) >= 1e-6 && json_number_value(g) <= 1e6))
+        return bad(r, "verified.geomean", "expected a number in [1e-06, 1e+06]");
+    snprintf(u->verified_at, sizeof u->verified_at, "%s", json_string_value(at));
+    u->verified_geomean = json_number_value(g);
+    return 0;
+}
+
 static int read_rule(struct rd *r, json_t *o, struct ct_nr_rule *u)
 {
     long long v, rpn;
@@ -225,7 +257,7 @@ static int read_rule(struct rd *r, json_t *o, struct ct_nr_rule *u)
         return bad(r, "ranks_per_node", "%lld x nnodes %ld is not nranks %ld", rpn, u->nnodes,
                    u->nranks);
     static const char *const extra[] = {"dtype", "op", NULL};
-    if (check_extra(r, o, extra, "ss"))
+    if (check_extra(r, o, extra, "ss") || read_verified(r, o, u))
         return -1;
     json_t *rs = json_object_get(o, "ranges");
     if (!json_is_array(rs) || !json_array_size(rs))

@@ -26,6 +26,10 @@ struct ct_nr_rule {
     long nnodes, nranks;
     int nranges;
     struct ct_nr_range *ranges; /* sorted, disjoint */
+    /* sweep --verify --lib nccl's record, "verified": {"at", "geomean"}: when ("" never
+     * verified) and the sizes' geomean exported/default */
+    char verified_at[24];
+    double verified_geomean;
 };
 
 struct ct_nr_table {

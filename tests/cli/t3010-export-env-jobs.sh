@@ -2,7 +2,8 @@
 # colltune export --format env|slurm --for ompi|mpich --rules-file F writes F beside the env
 # lines that point at it (a line pointing at a missing file crashed MPICH 4.0.2 in MPI_Init),
 # and a real job that sources each export starts, runs a collective and ends. Refused exports
-# (F in a missing folder, F equal to --out) write nothing. Skips a library that is absent.
+# (F in a missing folder, F equal to --out) write nothing; a relative F is named by its
+# absolute path. Skips a library that is absent.
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 C4="$here/../fixtures/export/config-4ranks.json"
@@ -18,6 +19,11 @@ expect 0 "env to stdout still writes the rules file" -- $X "$C4" --format env --
     && $X "$C4" --format ompi-rules --out "$TMP/r2.conf" 2>/dev/null \
     && diff "$TMP/r2.conf" "$TMP/w/r.conf" | grep -c '^[<>]' | grep -qx 2 \
     && ok "the rules file is the ompi-rules export (but for the path in its load comment)" || not_ok "rules file written with the env lines"
+# a relative --rules-file is written where it was named and pointed at by its absolute path
+mkdir "$TMP/rel"
+(cd "$TMP/rel" && $X "$C4" --format env --for mpich --rules-file sel.json --out job.env) >"$TMP/out" 2>"$TMP/err"
+[ -s "$TMP/rel/sel.json" ] && grep -q "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE='$TMP/rel/sel.json'" "$TMP/rel/job.env" \
+    && ok "relative --rules-file: written there, named by its absolute path" || not_ok "relative --rules-file: $(cat "$TMP/rel/job.env" "$TMP/err")"
 
 # job LIB FORMAT: export FORMAT for LIB with a rules file, source it, run 2 ranks
 job() {

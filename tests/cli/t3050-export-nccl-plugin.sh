@@ -2,7 +2,9 @@
 # colltune export --format nccl-plugin: a config with a measured NCCL section gives export lines
 # that load colltune's NCCL tuner plugin (absolute paths that exist, usable from a shell); one
 # without gives the mapped NCCL settings labelled "not measured" in the file and on stderr; an
-# NCCL section the plugin would refuse, or a missing plugin, is one line and exit 2.
+# NCCL section the plugin would refuse, or a missing plugin, is one line and exit 2. Each
+# measured rule is said verified (sweep --verify --lib nccl's record) or not, as for the MPI
+# libraries' exports.
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 C4="$here/../fixtures/export/config-4ranks.json"
@@ -28,6 +30,12 @@ with_nccl '[{"coll": "allreduce", "nnodes": 1, "ranks_per_node": 8, "nranks": 8,
    "default": true}]}]' >"$TMP/measured.json"
 with_nccl '[{"coll": "allreduce", "nnodes": 1, "nranks": 8, "ranges": [
   {"min_bytes": 0, "max_bytes": 64, "algo": "ring", "params": {"proto": "LLX"}}]}]' >"$TMP/bad.json"
+# the same rule as NCCL's verify marks it (sweep --verify --lib nccl on a GPU host)
+sed 's/"coll": "allreduce",/"coll": "allreduce", "verified": {"at": "2026-11-29T14:00:00Z", "geomean": 0.875},/' \
+    "$TMP/measured.json" >"$TMP/verified.json"
+sed 's/"geomean": 0.875/"geomean": -1/' "$TMP/verified.json" >"$TMP/badrec.json"
+NV="allreduce on 8 ranks (1 x 8): measured, not verified against NCCL's defaults; run \`colltune sweep --verify CONFIG --lib nccl\`"
+YV="# allreduce on 8 ranks (1 x 8): verified against NCCL 2.28.9's defaults at 2026-11-29T14:00:00Z (colltune sweep --verify: no size slower beyond its interval): geomean 0.875 exported/default"
 
 # ---- measured: the plugin and the config, by absolute path ---------------------------------
 expect 0 "measured NCCL section" -- $X "$TMP/measured.json" --format nccl-plugin --out "$TMP/p.env"
@@ -39,7 +47,11 @@ esac
 [ "$COLLTUNE_CONFIG" = "$TMP/measured.json" ] && ok "COLLTUNE_CONFIG is the config" || not_ok "COLLTUNE_CONFIG='$COLLTUNE_CONFIG'"
 grep -q "1 NCCL rule(s) measured with NCCL 2.28.9" "$TMP/p.env" && ok "header names the section" || not_ok "header: $(head -8 "$TMP/p.env")"
 grep -q "$LABEL" "$TMP/p.env" "$TMP/err" && not_ok "measured output labelled mapped" || ok "measured output is not labelled mapped"
+grep -q "^# $NV" "$TMP/p.env" && grep -q "$NV" "$TMP/err" && ok "not verified: said in the file and on stderr" || not_ok "unverified: $(cat "$TMP/err")"
 unset NCCL_TUNER_PLUGIN COLLTUNE_CONFIG
+expect 0 "verified NCCL section" -- $X "$TMP/verified.json" --format nccl-plugin --out "$TMP/v.env"
+grep -qxF "$YV" "$TMP/v.env" && ok "the verify record in the header" || not_ok "header: $(head -12 "$TMP/v.env")"
+grep -q "not verified" "$TMP/v.env" "$TMP/err" && not_ok "verified section called unverified" || ok "no unverified note"
 COLLTUNE_NCCL_PLUGIN="$TMP/p.env" expect 0 "COLLTUNE_NCCL_PLUGIN overrides" -- $X "$TMP/measured.json" --format nccl-plugin
 grep -q "NCCL_TUNER_PLUGIN='$TMP/p.env'" "$TMP/out" && ok "override used" || not_ok "override: $(cat "$TMP/out")"
 
@@ -56,6 +68,11 @@ grep -qx "allreduce,0,65535,ring,ll,8,1,8" "$TMP/t.csv" && ok "the measured line
 [ "$(grep -vc '^#' "$TMP/t.csv")" = 1 ] && ok "NCCL's own choice gets no line" || not_ok "lines: $(grep -v '^#' "$TMP/t.csv")"
 grep -q "NCCL's own choice measured best" "$TMP/err" && ok "and says so" || not_ok "stderr: $(cat "$TMP/err")"
 grep -q "$LABEL" "$TMP/t.csv" "$TMP/err" && not_ok "measured CSV labelled mapped" || ok "measured CSV not labelled mapped"
+# what NCCL's verify checks is colltune's plugin: the example plugin's CSV is never said verified
+CV="not verified: \`colltune sweep --verify --lib nccl\` checks colltune's own tuner plugin"
+expect 0 "nccl-tuner from a verified section" -- $X "$TMP/verified.json" --format nccl-tuner --out "$TMP/v.csv"
+grep -q "^# $CV" "$TMP/v.csv" && grep -q "$CV" "$TMP/err" && ! grep -qF "$YV" "$TMP/v.csv" \
+    && ok "CSV: not what verify checked, said in the file and on stderr" || not_ok "CSV: $(head -12 "$TMP/v.csv")"
 expect 0 "nccl-tuner without a section" -- $X "$C4" --format nccl-tuner --out "$TMP/tm.csv"
 grep -q "^# $LABEL; run \`colltune sweep --lib nccl\` on a GPU host" "$TMP/tm.csv" && grep -q "$LABEL" "$TMP/err" \
     && ok "mapped CSV labelled in the file and on stderr" || not_ok "mapped CSV: $(head -8 "$TMP/tm.csv")"
@@ -69,5 +86,8 @@ done
 usage_error "NCCL section the plugin refuses" -- $X "$TMP/bad.json" --format nccl-plugin --out "$TMP/w.env"
 grep -q "libraries\[0\].rules\[0\].ranges\[0\].params.proto" "$TMP/err" && ok "names the field" || not_ok "field not named"
 [ ! -e "$TMP/w.env" ] && ok "nothing written" || not_ok "wrote $TMP/w.env"
+usage_error "malformed verify record" -- $X "$TMP/badrec.json" --format nccl-tuner --out "$TMP/w.csv"
+grep -q "libraries\[0\].rules\[0\].verified.geomean" "$TMP/err" && ok "names the record's field" || not_ok "record: $(cat "$TMP/err")"
+[ ! -e "$TMP/w.csv" ] && ok "nothing written" || not_ok "wrote $TMP/w.csv"
 COLLTUNE_NCCL_PLUGIN="$TMP/nope.so" usage_error "missing plugin" -- $X "$TMP/measured.json" --format nccl-plugin
 done_testing

@@ -254,6 +254,27 @@ grep -q "wrote $TMP/v-slow.verified.json: CONFIG with the 1 range(s) found slowe
     && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"][1]; sys.exit(not (r["algo"] == "default" and r["id"] == 0 and r["default"] and r["runner_up"] == "segmented_ring"))' "$TMP/v-slow.verified.json" \
     && ok "verify wrote the config with the slower range demoted" || not_ok "verified config: $(cat "$TMP/err")"
 usage_error "and it exports nothing: only that range was tuned" -- $COLLTUNE export "$TMP/v-slow.verified.json" --format ompi-rules
+# side B is Open MPI's defaults even where an installed openmpi-mca-params.conf loads the
+# rules (the export's own .mca.conf snippet): without use_dynamic_rules=0 in B's environment
+# both sides ran the slow file and verify passed it
+$COLLTUNE export "$TMP/v-slow.json" --format ompi-rules -o "$TMP/slow.rules" 2>/dev/null
+OMPI_MCA_mca_base_param_files="$TMP/slow.rules.mca.conf" expect 3 "verify with the rules installed in an MCA params file: still slower (exit 3)" -- \
+    $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
+# a set the classic file cannot carry (one per collective: the one of most ranks) is not
+# judged by another set's rules
+python3 - "$TMP/v-ok.json" "$TMP/v-two.json" <<'PY'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+r3 = copy.deepcopy(d["libraries"][0]["rules"][0])
+r3.update(nranks=3, ranks_per_node=3)
+d["libraries"][0]["rules"].append(r3)
+d["sweep"].update(maxbytes=4096)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+$COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 2 ranks, 1 nodes: not verified here (the file carries one rule set per collective, not this)" "$TMP/out" \
+    && ! grep -q "allreduce on 2 ranks (1 x 2).*SLOWER\|2 ranks (1 x 2), " "$TMP/out" \
+    && ok "a set the exported file leaves out is not verified (exit $rc)" || not_ok "left-out set (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -20)"
 $COLLTUNE sweep --verify "$TMP/v-rs.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^ *18096 *ring " "$TMP/out" \
     && ok "verify reducescatter: the midpoint measured as whole elements per rank (exit $rc)" \

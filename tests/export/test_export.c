@@ -821,6 +821,119 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
     ct_config_release(&c);
 }
 
+/* Exports copy the config's strings into comments of files a shell sources (env, Slurm
+ * TaskProlog): a string with a newline would end the comment, so the reader refuses control
+ * characters, naming the field; so does the NCCL plugin's reader in its section. */
+Test(config, strings_on_one_line)
+{
+    char *base;
+    size_t len;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_file_read(CLUSTER, &base, &len, &err), 0);
+    char *v = strstr(base, "\"0.1.0-test\"");
+    cr_assert_not_null(v);
+    char *doc = ct_xmalloc(len + 32);
+    sprintf(doc, "%.*s\"0.1\\ntouch /tmp/x\"%s", (int)(v - base), base,
+            v + strlen("\"0.1.0-test\""));
+    struct ct_config c;
+    cr_assert_lt(ct_config_json_parse(doc, &c, &err), 0, "accepted a newline");
+    cr_expect(strstr(err.msg, "version: control character 0x0a"), "%s", err.msg);
+    free(doc);
+    free(base);
+
+    struct ct_config n;
+    nccl_config(&n);
+    snprintf(n.libs[0].version, sizeof n.libs[0].version, "2.28\techo");
+    char *txt = ct_config_json_dumps(&n), path[] = "/tmp/ct-nccl-ctl-XXXXXX", msg[256];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, txt, strlen(txt)), (ssize_t)strlen(txt));
+    close(fd);
+    struct ct_nr_table t;
+    cr_assert_lt(ct_nr_load(path, &t, msg, sizeof msg), 0, "the plugin accepted a tab");
+    cr_expect(strstr(msg, "libraries[0].version: control character 0x09"), "%s", msg);
+    unlink(path);
+    free(txt);
+    ct_config_release(&n);
+}
+
+/* NCCL's verify marks a rule it found no slower in the section colltune keeps as written
+ * (ct_config_lib_verified_at): the plugin's reader reads the record back, nccl-tuner says
+ * verified where it was noted "measured, not verified"; the record survives a round trip, and
+ * a failed verify or a range set back clears it. */
+Test(config, nccl_verified_record)
+{
+    struct ct_config c, raw, back;
+    struct ct_err err = {0};
+    nccl_config(&c);
+    char *txt0 = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(txt0, &raw, &err), 0, "%s", err.msg);
+    cr_assert_not_null(raw.libs[0].raw, "NCCL's section is kept as written");
+    char p1[] = "/tmp/ct-nccl-vrec-XXXXXX", p2[] = "/tmp/ct-nccl-vrec-XXXXXX";
+    struct ct_nr_table t;
+    char *txt = plugin_reads(&raw, p1, &t);
+    cr_expect_eq(t.rules[0].verified_at[0], 0, "never verified");
+    ct_nr_free(&t);
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    o.config_path = p1;
+    setenv("COLLTUNE_NCCL_PLUGIN", p1, 1); /* the export only names the plugin: any file */
+    const char *nv = "allreduce on 2 ranks (1 x 2): measured, not verified against NCCL's "
+                     "defaults; run `colltune sweep --verify CONFIG --lib nccl`";
+    cr_assert_eq(run("nccl-plugin", &o, &raw, &out, &err), 0, "%s", err.msg);
+    bool noted = false;
+    for (size_t i = 0; i < out.nnotes; i++)
+        noted = noted || strstr(out.notes[i], nv);
+    cr_expect(noted && strstr(out.body.s, nv), "noted, in the file too: %s", out.body.s);
+    ct_export_out_release(&out);
+    unlink(p1);
+    free(txt);
+
+    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 4, 1, 0.9), "no such rule");
+    cr_expect(!ct_config_lib_verified_at(&raw, "mpich", CT_ALLREDUCE, 2, 1, 0.9), "no section");
+    cr_assert(ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.875));
+    txt = plugin_reads(&raw, p2, &t);
+    const char *at = t.rules[0].verified_at;
+    cr_assert(strlen(at) == 20 && at[10] == 'T' && at[19] == 'Z', "%s", at);
+    cr_expect_float_eq(t.rules[0].verified_geomean, 0.875, 1e-9);
+    cr_expect_eq(t.rules[1].verified_at[0], 0, "alltoall: not marked");
+    char line[256];
+    snprintf(line, sizeof line,
+             "\n# allreduce on 2 ranks (1 x 2): verified against NCCL 2.28.9's defaults at %s "
+             "(colltune sweep --verify: no size slower beyond its interval): geomean 0.875 "
+             "exported/default\n",
+             at);
+    ct_nr_free(&t);
+    o.config_path = p2;
+    setenv("COLLTUNE_NCCL_PLUGIN", p2, 1);
+    cr_assert_eq(run("nccl-plugin", &o, &raw, &out, &err), 0, "%s", err.msg);
+    cr_expect(strstr(out.body.s, line), "%s", out.body.s);
+    cr_expect_null(strstr(out.body.s, "not verified"), "%s", out.body.s);
+    ct_export_out_release(&out);
+    unlink(p2);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_expect_str_eq(txt, txt2, "written back the same");
+    free(txt2);
+    ct_config_release(&back);
+
+    cr_assert(ct_config_lib_demote_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 4096));
+    txt2 = ct_config_json_dumps(&raw);
+    cr_expect_null(strstr(txt2, "\"verified\""), "a range set back: no record: %s", txt2);
+    free(txt2);
+    cr_assert(ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.5));
+    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0), "failed: cleared");
+    txt2 = ct_config_json_dumps(&raw);
+    cr_expect_null(strstr(txt2, "\"verified\""), "%s", txt2);
+    free(txt2);
+    unsetenv("COLLTUNE_NCCL_PLUGIN");
+    free(txt);
+    free(txt0);
+    ct_config_release(&raw);
+    ct_config_release(&c);
+}
+
 /* A sweep on GPU buffers staged through tcp is a tcp sweep (the memory in its own field of
  * the fingerprint, which the JSON keeps and a config without it reads as host memory) to
  * the NCCL env export: its streams become NCCL's sockets as without staging. */
