@@ -33,22 +33,30 @@ static void close_stuck(int sig)
     _exit(close_code);
 }
 
-static int close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s)
+/* be->close within s seconds, else close_msg and exit with code. */
+static int close_within(const struct ct_backend *be, void *ctx, int code, unsigned s)
 {
-    int b = ct_lib_bound_s(timeout_s);
-    unsigned s = b < FINALIZE_S ? (unsigned)b : FINALIZE_S;
     fflush(NULL);
     close_code = code;
-    snprintf(close_msg, sizeof close_msg,
-             "colltune: warning: rank %d: %s's MPI_Finalize did not return within %u s; leaving "
-             "(the results are complete)\n",
-             be->shape.rank, be->library, s);
     ct_lib_watch_stop(); /* the teardown has its own bound */
     signal(SIGALRM, close_stuck);
     alarm(s);
     be->close(ctx);
     alarm(0);
     return code;
+}
+
+static int close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s)
+{
+    int b = ct_lib_bound_s(timeout_s);
+    unsigned s = b < FINALIZE_S ? (unsigned)b : FINALIZE_S;
+    snprintf(close_msg, sizeof close_msg,
+             "colltune: warning: rank %d: %s's MPI_Finalize did not return within %u s; leaving "
+             "%s\n",
+             be->shape.rank, be->library, s,
+             code == CT_EXIT_OK || code == CT_EXIT_CHECK ? "(the results are complete)"
+                                                         : "(after the failure above)");
+    return close_within(be, ctx, code, s);
 }
 
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
@@ -81,12 +89,20 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
         ct_lib_watch(be, *ctx, o->timeout_s);
         return 0;
     }
-    /* every rank alike: said once, before the (collective) close lets any rank leave */
-    int code = ct_libmod_rank() ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    /* every rank alike: said once, before the (collective) close lets any rank leave (where
+     * only another rank failed, rank 0's peers name it when it leaves their collectives) */
+    int rank = ct_libmod_rank();
+    int code = rank ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     fflush(stderr);
-    if (be->close)
-        be->close(*ctx);
-    return code;
+    if (!be->close)
+        return code;
+    /* bounded: the peers that did open may be in a collective */
+    unsigned s = (unsigned)ct_lib_bound_s(o->timeout_s);
+    snprintf(close_msg, sizeof close_msg,
+             "colltune: rank %d: MPI_Finalize did not return within %u s after the failure "
+             "above; leaving\n",
+             rank, s);
+    return close_within(be, *ctx, code, s);
 }
 
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,

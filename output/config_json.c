@@ -517,7 +517,7 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
         return CT_EINVAL;
     if (!json_is_object(o))
         return bad(err, at, NULL, "expected an object");
-    CT_TRY(get_int(o, at, "minbytes", 0, INT64_MAX, &v, err));
+    CT_TRY(get_int(o, at, "minbytes", 1, INT64_MAX, &v, err)); /* 0: the sizes never grow */
     s->minbytes = (uint64_t)v;
     CT_TRY(get_int(o, at, "maxbytes", 0, INT64_MAX, &v, err));
     s->maxbytes = (uint64_t)v;

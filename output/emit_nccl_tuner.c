@@ -65,9 +65,10 @@ static void emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o,
 
 /* The config's measured NCCL section (as colltune's plugin reads it), one line per range that
  * is not NCCL's own choice; with --nranks N the rules of N ranks only. */
-static void emit_measured(const struct ct_nr_table *nt, const struct ct_export_opts *o,
-                          struct ct_export_out *out)
+static int emit_measured(const struct ct_nr_table *nt, const struct ct_export_opts *o,
+                         struct ct_export_out *out)
 {
+    int lines = 0;
     struct ct_text *t = &out->body;
     ct_text_printf(t,
                    "# measured with NCCL %s (colltune sweep --lib nccl): each line is the "
@@ -111,8 +112,10 @@ static void emit_measured(const struct ct_nr_table *nt, const struct ct_export_o
                            (unsigned long long)r->lo,
                            (unsigned long long)(r->hi == CT_NR_INF ? CT_BYTES_INF : r->hi - 1),
                            ct_nr_algo_name(r->algo), proto, r->channels, u->nnodes, u->nranks);
+            lines++;
         }
     }
+    return lines;
 }
 
 int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o,
@@ -142,8 +145,15 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                    "#   nranks*count*dtsize), the same numbers as colltune sizes; both ends "
                    "inclusive\n");
     if (nt.found) {
-        emit_measured(&nt, o, out);
+        /* no line: the example plugin would run every call on 1 channel, a file that can only
+         * make things slower (the Open MPI and MPICH exports refuse alike) */
+        out->unchanged = !emit_measured(&nt, o, out);
         ct_nr_free(&nt);
+        if (out->unchanged)
+            return ct_err_set(err, CT_EUNSUPP,
+                              "nothing to export: NCCL's own choices measured best at every "
+                              "size%s; they stay, no file written",
+                              o->nranks > 0 ? " of the rules for --nranks" : "");
         goto env;
     }
     ct_export_note_mapped(out, CT_LIB_NCCL);

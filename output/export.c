@@ -255,22 +255,26 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                           e->name);
     if (o->version && ct_version_check(o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");
+    int lib = e->lib != CT_LIB_NONE ? e->lib : o->lib;
+    /* the rules this export reads: the library's measured section where it has one */
+    const struct ct_librules *l = lib != CT_LIB_NONE ? ct_config_lib(c, ct_lib_name(lib)) : NULL;
+    const struct ct_ruleset *sets = l && l->nsets ? l->sets : c->sets;
+    int nsets = l && l->nsets ? l->nsets : c->nsets;
     bool any = false;
     char have[128] = "";
     size_t off = 0;
-    for (int i = 0; i < c->nsets; i++) {
+    for (int i = 0; i < nsets; i++) {
         bool dup = false;
-        any |= ct_export_selected(o, &c->sets[i]);
+        any |= ct_export_selected(o, &sets[i]);
         for (int k = 0; k < i; k++)
-            dup |= c->sets[k].nranks == c->sets[i].nranks;
+            dup |= sets[k].nranks == sets[i].nranks;
         if (!dup && off < sizeof have)
             off += (size_t)snprintf(have + off, sizeof have - off, "%s%d", off ? ", " : "",
-                                    c->sets[i].nranks);
+                                    sets[i].nranks);
     }
-    if (!any && c->nsets)
+    if (!any && nsets)
         return ct_err_set(err, CT_EINVAL, "--nranks %d: the config has rules for %s ranks only",
                           o->nranks, have);
-    int lib = e->lib != CT_LIB_NONE ? e->lib : o->lib;
     if (!c->nsets && lib != CT_LIB_NONE && !ct_config_lib(c, ct_lib_name(lib)))
         return ct_err_set(err, CT_EINVAL,
                           "the config has no rules for %s: only measured sections of other "
@@ -283,8 +287,11 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                         "the tuned AllReduce ranges), and one would be lost: write both with "
                         "--out FILE (standard output and --push carry one)",
                         e->name, out->side_suffix);
-    if (rc < 0)
+    if (rc < 0) {
+        bool unchanged = out->unchanged; /* why, for the caller */
         ct_export_out_release(out);
+        out->unchanged = unchanged;
+    }
     return rc;
 }
 

@@ -204,8 +204,10 @@ int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const stru
                           mpich_coll[j->coll]);
     /* check now that the variables take the values; they hold only during the point's
      * measured calls (ct_mod_lib_force) */
-    CT_TRY(apply(l, v, r->id, err));
-    CT_TRY(apply(l, v, 0, err));
+    int rc = apply(l, v, r->id, err);
+    int rc0 = apply(l, v, 0, rc < 0 ? NULL : err); /* the start-up values, also after a failure */
+    if (rc < 0 || rc0 < 0)
+        return rc < 0 ? rc : rc0;
     l->cur = v;
     l->cur_id = r->id;
     if (MPI_Comm_dup(MPI_COMM_WORLD, out) != MPI_SUCCESS)

@@ -214,8 +214,10 @@ int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const stru
         return ct_err_set(err, CT_EUNSUPP, "Open MPI: segment size %llu too large",
                           (unsigned long long)seg);
     CT_TRY(ct_mod_cvar_write_int(v->alg, r->id, err));
-    if (v->seg >= 0)
-        CT_TRY(ct_mod_cvar_write_int(v->seg, (int)seg, err));
+    if (v->seg >= 0 && ct_mod_cvar_write_int(v->seg, (int)seg, err) < 0) {
+        ct_mod_cvar_write_int(v->alg, 0, NULL); /* later communicators: Open MPI's own */
+        return CT_EUNSUPP;
+    }
     int rc = MPI_Comm_dup(MPI_COMM_WORLD, out);
     ct_mod_cvar_write_int(v->alg, 0, NULL);
     if (v->seg >= 0)

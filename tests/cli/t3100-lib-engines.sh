@@ -364,6 +364,13 @@ PY
     || not_ok "MPICH export: $(cat "$TMP/py" "$TMP/mx/m.json.env")"
 usage_error "a measured AllReduce tree to standard output (two files: one would be lost)" -- $E "$TMP/m-rd.json" --format mpich-json
 usage_error "a measured tree for MPICH 4.1 (its algorithms take parameters the engine does not measure)" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4.1 --out "$TMP/mx/n.json"
+# verify: a file that keeps MPICH's choices everywhere is nothing to verify (exit 0); a section
+# of an MPICH the export cannot write for is a refusal (exit 2), not that
+expect 0 "verify: MPICH's own choices everywhere, nothing to verify" -- $COLLTUNE sweep --verify "$TMP/m-def.json" --lib mpich
+grep -q "the export keeps MPICH's defaults everywhere: nothing to verify" "$TMP/out" && ok "says so" || not_ok "nothing to verify: $(cat "$TMP/out" "$TMP/err")"
+sed 's/"version": "4\.0\.[0-9]*"/"version": "4.2.0"/' "$TMP/m-rd.json" >"$TMP/m-42.json"
+usage_error "verify: a section measured with MPICH 4.2 (no tree colltune writes)" -- $COLLTUNE sweep --verify "$TMP/m-42.json" --lib mpich
+grep -q "MPICH 4.2.0: from 4.1" "$TMP/err" && ok "with the export's reason" || not_ok "4.2: $(cat "$TMP/out" "$TMP/err")"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
 [ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"
 # MPICH obeys the measured file, range by range. libmpich.so does not export MPICH's
