@@ -5,7 +5,6 @@
  * module and measures through it. run prints the same nccl-tests table as native runs.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,40 +22,19 @@
  * results are out: after FINALIZE_S (or --timeout, when shorter) the rank says so and leaves
  * with the job's code. */
 #define FINALIZE_S 20
-static volatile sig_atomic_t close_code;
-static char close_msg[160];
-static void close_stuck(int sig)
-{
-    (void)sig;
-    if (write(STDERR_FILENO, close_msg, strlen(close_msg)) < 0)
-        _exit(CT_EXIT_FAIL);
-    _exit(close_code);
-}
-
-/* be->close within s seconds, else close_msg and exit with code. */
-static int close_within(const struct ct_backend *be, void *ctx, int code, unsigned s)
-{
-    fflush(NULL);
-    close_code = code;
-    ct_lib_watch_stop(); /* the teardown has its own bound */
-    signal(SIGALRM, close_stuck);
-    alarm(s);
-    be->close(ctx);
-    alarm(0);
-    return code;
-}
 
 static int close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s)
 {
     int b = ct_lib_bound_s(timeout_s);
     unsigned s = b < FINALIZE_S ? (unsigned)b : FINALIZE_S;
-    snprintf(close_msg, sizeof close_msg,
+    char msg[160];
+    snprintf(msg, sizeof msg,
              "colltune: warning: rank %d: %s's MPI_Finalize did not return within %u s; leaving "
              "%s\n",
              be->shape.rank, be->library, s,
              code == CT_EXIT_OK || code == CT_EXIT_CHECK ? "(the results are complete)"
                                                          : "(after the failure above)");
-    return close_within(be, ctx, code, s);
+    return ct_lib_close_within(be, ctx, code, s, msg);
 }
 
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
@@ -98,11 +76,12 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
         return code;
     /* bounded: the peers that did open may be in a collective */
     unsigned s = (unsigned)ct_lib_bound_s(o->timeout_s);
-    snprintf(close_msg, sizeof close_msg,
+    char msg[160];
+    snprintf(msg, sizeof msg,
              "colltune: rank %d: MPI_Finalize did not return within %u s after the failure "
              "above; leaving\n",
              rank, s);
-    return close_within(be, *ctx, code, s);
+    return ct_lib_close_within(be, *ctx, code, s, msg);
 }
 
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
@@ -237,6 +216,14 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     struct ct_err err = {0};
     char host[256] = "";
     CT_TRY_OPT(ct_lib_engine_open(o, "sweep", &be, &ctx));
+    if (!be.shape.ranks_per_node) /* the rules are per nodes x ranks per node */
+        return close_bounded(&be, ctx,
+                             be.root ? ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                                                   "the %d ranks are spread unevenly over the "
+                                                   "hosts: place as many on each host",
+                                                   be.shape.nranks)
+                                     : CT_EXIT_USAGE,
+                             o->timeout_s);
     if (be.distinct) /* a forced row that runs the library's own choice is the default row */
         be.distinct(ctx, true);
     struct ct_sweep_job j;

@@ -4,9 +4,11 @@
  * and only mpirun ends such a job: srun (without --kill-on-bad-exit) and mpiexec.hydra leave
  * the survivors waiting. A thread reads the engine's progress count (backend.h) once a second;
  * when it has not moved for --timeout seconds the rank says so, naming the library, and
- * leaves with exit 1, as the native engine's ranks do when a peer makes no progress.
+ * leaves with exit 1, as the native engine's ranks do when a peer makes no progress. And the
+ * bound on the library's teardown (MPI_Finalize), which the watchdog no longer covers.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,4 +85,31 @@ void ct_lib_watch_stop(void)
     pthread_mutex_unlock(&w.mu);
     pthread_join(w.t, NULL);
     w.on = false;
+}
+
+/* ---- a bounded teardown -----------------------------------------------------------------------
+ */
+
+static volatile sig_atomic_t close_code;
+static char close_msg[200];
+static void close_stuck(int sig)
+{
+    (void)sig;
+    if (write(STDERR_FILENO, close_msg, strlen(close_msg)) < 0)
+        _exit(CT_EXIT_FAIL);
+    _exit(close_code);
+}
+
+int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsigned s,
+                        const char *msg)
+{
+    fflush(NULL);
+    close_code = code;
+    snprintf(close_msg, sizeof close_msg, "%s", msg);
+    ct_lib_watch_stop(); /* the teardown has its own bound */
+    signal(SIGALRM, close_stuck);
+    alarm(s);
+    be->close(ctx);
+    alarm(0);
+    return code;
 }

@@ -526,6 +526,12 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     be->shape.ranks_per_node = lo == hi && c->size % lo == 0 ? lo : 0;
+    /* the spy's answers take collectives: used only where every rank has it (a host without
+     * it, or another Open MPI, would pair them with the wrong calls) */
+    int spy = c->spy != NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &spy, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!spy)
+        c->spy = NULL;
     *ctx = c;
     return 0;
 }

@@ -92,6 +92,11 @@ PY
         [ "$sent" -ge 4194304 ] \
         && ok "verify --hosts: 4 ranks on 4 hosts (each sent >= $((sent >> 20)) MiB), ratio per size, geomean (exit $rc)" \
         || not_ok "verify --hosts (exit $rc, least sent $sent B): $(cat "$TMP/out" "$TMP/err" | tail -8)"
+    # ranks spread unevenly (2 + 1): no rules of nodes x ranks per node to write
+    usage_error "sweep --lib ompi on 2 + 1 ranks" -- timeout 120 $COLLTUNE sweep --lib ompi \
+        --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):1" --coll allreduce -b 8 -e 64 --budget 5 --out "$TMP/sw3"
+    grep -q "the 3 ranks are spread unevenly over the hosts" "$TMP/err" && [ ! -e "$TMP/sw3/config.json" ] \
+        && ok "says so, writes nothing" || not_ok "uneven: $(cat "$TMP/err")"
     usage_error "verify of a 4-node section on one host" -- $COLLTUNE sweep --verify "$TMP/v.json" \
         --lib ompi
     grep -q "allreduce on 4 ranks, 4 nodes: not verified here" "$TMP/out" \
