@@ -124,7 +124,7 @@ static int verify_set(const struct side *base, const struct ct_config *c,
     struct ct_paired pr;
     struct ct_paired_row w[MAXSZ];
     struct ct_paired_sum t;
-    int code = ct_paired_measure(sz, nsz, own, launch, &x, &pr);
+    int code = ct_paired_measure(sz, nsz, own, WARM_MAX, launch, &x, &pr);
     if (!code)
         ct_paired_judge(&pr, own, nsz, w, &t);
     if (!code)

@@ -24,17 +24,21 @@ bool ct_paired_slower(const struct ct_ratio *q)
 }
 
 /* Each other size's controls: the nearest up to CT_PAIRED_NCTL / 2 below it and as many
- * above, within CT_PAIRED_NEAR (sz sorted); -1 ends the list. */
-static void find_near(const uint64_t *sz, int nsz, const bool *control, int (*near)[CT_PAIRED_NCTL])
+ * above, within CT_PAIRED_NEAR and on its side of split (sz sorted); -1 ends the list. */
+static void find_near(const uint64_t *sz, int nsz, const bool *control, uint64_t split,
+                      int (*near)[CT_PAIRED_NCTL])
 {
     for (int k = 0; k < nsz; k++) {
         int n = 0, below = 0, above = 0;
         bool own = !control || control[k]; /* a control has none */
+        bool lo = split && sz[k] <= split;
         for (int j = k - 1; !own && j >= 0 && below < CT_PAIRED_NCTL / 2; j--)
-            if (control[j] && (double)sz[j] * CT_PAIRED_NEAR >= (double)sz[k])
+            if (control[j] && (double)sz[j] * CT_PAIRED_NEAR >= (double)sz[k] &&
+                (!split || lo == (sz[j] <= split)))
                 near[k][n++] = j, below++;
         for (int j = k + 1; !own && j < nsz && above < CT_PAIRED_NCTL / 2; j++)
-            if (control[j] && (double)sz[k] * CT_PAIRED_NEAR >= (double)sz[j])
+            if (control[j] && (double)sz[k] * CT_PAIRED_NEAR >= (double)sz[j] &&
+                (!split || lo == (sz[j] <= split)))
                 near[k][n++] = j, above++;
         for (; n < CT_PAIRED_NCTL; n++)
             near[k][n] = -1;
@@ -90,8 +94,8 @@ static bool open_size(const struct ct_paired *p, int k)
     return q.ratio > CT_PAIRED_TOL || (ct_paired_local(p, k, &ql) && ql.ratio > CT_PAIRED_TOL);
 }
 
-int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, ct_paired_launch_fn launch,
-                      void *ctx, struct ct_paired *p)
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, uint64_t split,
+                      ct_paired_launch_fn launch, void *ctx, struct ct_paired *p)
 {
     size_t m = nsz > 0 ? (size_t)nsz : 1;
     p->rounds = 0;
@@ -100,7 +104,7 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, ct_paire
     p->round = ct_xcalloc(m, sizeof *p->round);
     p->n = ct_xcalloc(m, sizeof *p->n);
     p->near = ct_xcalloc(m, sizeof *p->near);
-    find_near(sz, nsz, control, p->near);
+    find_near(sz, nsz, control, split, p->near);
     uint64_t *run = ct_xcalloc(m, sizeof *run);
     double *t = ct_xcalloc(m, sizeof *t);
     int *idx = ct_xcalloc(m, sizeof *idx), code = 0;
@@ -158,7 +162,7 @@ static int engine_launch(void *arg, bool with, const uint64_t *sz, int n, double
 int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
                              const bool *control, struct ct_paired *p)
 {
-    return ct_paired_measure(sz, nsz, control, engine_launch, e, p);
+    return ct_paired_measure(sz, nsz, control, 0, engine_launch, e, p); /* one process */
 }
 
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,

@@ -93,8 +93,10 @@ struct ct_paired {
     int (*near)[CT_PAIRED_NCTL]; /* [size]: its controls, nearest first below, then above; -1
                                     ends the list (none for a control) */
 };
-int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, ct_paired_launch_fn launch,
-                      void *ctx, struct ct_paired *p);
+/* split: the launch fn runs the sizes up to split and those above in separate processes (0:
+ * one); a size's controls are taken on its own side, where the same process ran them. */
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, uint64_t split,
+                      ct_paired_launch_fn launch, void *ctx, struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
 /* Size k's ratio A/B divided, pair by pair, by the geomean of its controls' ratios in
  * the same round, with a 95% interval over those pairs: the pairs used, 0 (q zeroed) when k

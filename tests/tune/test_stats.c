@@ -187,7 +187,7 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     uint64_t sz[] = {0, 1, 2};
     struct fake f = {0};
     struct ct_paired p;
-    cr_assert_eq(ct_paired_measure(sz, 3, NULL, fake_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 3, NULL, 0, fake_launch, &f, &p), 0);
     cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
     cr_assert_eq(p.n[2], CT_PAIRED_MAX, "slower: judged on all the pairs, %d", p.n[2]);
     cr_assert_eq(p.n[1], CT_PAIRED_MAX, "may be slower: %d pairs", p.n[1]);
@@ -242,7 +242,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     struct ct_paired_row w[4];
     struct ct_paired_sum t;
     struct ct_ratio q;
-    cr_assert_eq(ct_paired_measure(sz, 4, control, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, 0, shift_launch, &f, &p), 0);
     cr_assert(p.near[1][0] == 0 && p.near[1][1] == 2, "size 2's controls: %d %d", p.near[1][0],
               p.near[1][1]);
     cr_assert(p.near[3][0] == -1 && p.near[3][1] == -1, "1000 B: none within 16x");
@@ -268,18 +268,27 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     bool c7[] = {true, true, true, true, false, true, true, true};
     const int want[CT_PAIRED_NCTL] = {3, 2, 1, 5, 6, -1, -1, -1};
     f = (struct shift){0, 1.0, 1.0};
-    cr_assert_eq(ct_paired_measure(s7, 8, c7, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, 0, shift_launch, &f, &p), 0);
     for (int e = 0; e < CT_PAIRED_NCTL; e++)
         cr_assert_eq(p.near[4][e], want[e], "control %d of size 4: %d", e, p.near[4][e]);
     cr_assert_eq(ct_paired_local(&p, 4, &q), CT_PAIRED_MIN);
     cr_assert_float_eq(q.ratio, 1, 1e-9);
+    ct_paired_release(&p);
+    /* the same with the sizes up to 4 and above it in separate launches (split 4): size 4's
+     * controls are those below it only, which ran in its process */
+    const int want_split[CT_PAIRED_NCTL] = {3, 2, 1, -1, -1, -1, -1, -1};
+    f = (struct shift){0, 1.0, 1.0};
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, 4, shift_launch, &f, &p), 0);
+    for (int e = 0; e < CT_PAIRED_NCTL; e++)
+        cr_assert_eq(p.near[4][e], want_split[e], "split: control %d of size 4: %d", e,
+                     p.near[4][e]);
     ct_paired_release(&p);
 
     /* A's choice 4% slower at size 2: hidden in the interval as measured, slower against its
      * controls; all 8 pairs, its controls carried along into every extra launch though not
      * open themselves; 1000 B settled after 3 */
     f = (struct shift){0, 1.04, 1.0};
-    cr_assert_eq(ct_paired_measure(sz, 4, control, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, 0, shift_launch, &f, &p), 0);
     ct_paired_judge(&p, control, 4, w, &t);
     cr_assert(!w[1].slow_measured && w[1].slow_local && w[1].slower, "%g [%g, %g]", w[1].q.ratio,
               w[1].q.lo, w[1].q.hi);
@@ -299,7 +308,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     /* a file that costs 50% on every call: as measured it is slower at size 2 and at the
      * controls, which is what a job sees; against the controls size 2 is not */
     f = (struct shift){0, 1.0, 1.5};
-    cr_assert_eq(ct_paired_measure(sz, 4, control, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, 0, shift_launch, &f, &p), 0);
     ct_paired_judge(&p, control, 4, w, &t);
     cr_assert(w[1].slow_measured && !w[1].slow_local && w[1].slower);
     cr_assert(w[0].slower && w[2].slower && !w[3].slower && t.slower == 3, "%d", t.slower);
