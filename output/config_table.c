@@ -149,8 +149,8 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                     rest > 0 ? rest : 0.0);
         }
     }
-    if (sw->space[0])
-        fprintf(f, "search: %s over %s\n", sw->search, sw->space);
+    if (sw->search[0]) /* space "": no candidate takes a parameter searched */
+        fprintf(f, "search: %s%s%s\n", sw->search, sw->space[0] ? " over " : "", sw->space);
     if (sw->ranges)
         fprintf(f, "self-check: %d of %d ranges %s where --verify checks them%s\n",
                 sw->checked, sw->ranges, sw->predicted[0] ? "priced" : "measured",

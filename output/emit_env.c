@@ -72,6 +72,9 @@ static int lib_settings(const struct ct_config *c, const struct ct_export_opts *
 {
     const char *rp = o->rules_path;
     bool loaded = o->lib == CT_LIB_NCCL || o->lib == CT_LIB_OMPI || o->lib == CT_LIB_MPICH;
+    if (rp && !loaded) /* its settings are the environment itself */
+        return ct_err_set(err, CT_EINVAL, "--rules-file: --for %s reads no rules file",
+                          ct_lib_name(o->lib));
     if (rp && loaded) {
         int rc = rules_file(c, o, out, set, err);
         if (rc < 0 || o->lib != CT_LIB_NCCL)

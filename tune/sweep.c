@@ -32,7 +32,11 @@ static void describe(struct ct_plan *pl)
             continue;
         }
         int n = ct_sweep_grid(cfg, (enum ct_param_id)p, vals);
-        if (n < 2)
+        bool used = false; /* by a candidate (a library's rows mostly take none) */
+        for (int c = 0; c < CT_COLL_COUNT && !used; c++)
+            for (int k = 0; pl->g[c].count && k < pl->g[c].nalgos && !used; k++)
+                used = ct_sweep_searched(cfg, (enum ct_coll)c, pl->g[c].algos[k]) & CT_PBIT(p);
+        if (n < 2 || !used)
             continue;
         if (p == CT_P_CHUNK)
             off += (size_t)snprintf(

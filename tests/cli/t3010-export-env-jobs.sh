@@ -12,6 +12,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 
 mkdir "$TMP/w"
 usage_error "rules file in a missing folder" -- $X "$C4" --format env --for mpich --rules-file "$TMP/w/no/sel.json" --out "$TMP/w/job.env"
+usage_error "rules file for UCC (which reads none)" -- $X "$C4" --format env --for ucc --rules-file "$TMP/w/u" --out "$TMP/w/job.env"
 usage_error "rules file equal to --out" -- $X "$C4" --format env --for ompi --rules-file "$TMP/w/job.env" --out "$TMP/w/job.env"
 [ "$(ls -A "$TMP/w")" = "" ] && ok "nothing written by refused exports" || not_ok "refused exports wrote: $(ls "$TMP/w")"
 expect 0 "env to stdout still writes the rules file" -- $X "$C4" --format env --for ompi --rules-file "$TMP/w/r.conf"

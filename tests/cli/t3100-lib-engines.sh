@@ -127,6 +127,8 @@ r = rs["ranges"]
 assert r[0]["min_bytes"] == 0 and r[-1]["max_bytes"] is None
 for x in r:
     assert x["default"] == (x["id"] == 0) and not x["algo"].startswith("ompi:"), x
+# the space searched: the segment size of segmented_ring, no grid no row takes
+assert d["sweep"]["space"] == "chunk 16K..4M x4", d["sweep"]["space"]
 print(" ".join(f'{x["algo"]}({x["id"]})' for x in r))
 PY
 [ $? -eq 0 ] && ok "config: one Open MPI section, ranges by Open MPI's names and ids: $(cat "$TMP/py")" \
