@@ -32,6 +32,7 @@ struct mod_ctx {
     void *send, *recv;
     size_t send_len, recv_len; /* of their mappings (buf_map) */
     int *rcounts;              /* reducescatter: count per rank */
+    const struct ct_mod_row *row; /* of the prepared point */
     char library[96];
     /* the library's spy (ct-spy-<lib>.so, loaded before the library by backend/libmod.c):
      * the entry point the last call ran, cleared by reading; NULL without one */
@@ -311,6 +312,26 @@ static int runs_own_choice(struct mod_ctx *c, const struct ct_mod_row *r, const 
     return all;
 }
 
+/* A call of the prepared point failed on some rank (failed: on this one, with rc): the last
+ * line of the library's error stack says why ("User set collective algorithm is not usable
+ * for the provided arguments"); a forced algorithm that refuses a point is no candidate there
+ * (CT_EUNSUPP: the planner skips it), the default is (CT_EIO). */
+static int point_failed(const struct mod_ctx *c, int rc, bool failed, struct ct_err *err)
+{
+    char es[MPI_MAX_ERROR_STRING] = "another rank failed";
+    int el = 0;
+    if (failed)
+        MPI_Error_string(rc, es, &el);
+    size_t n = strlen(es);
+    while (n && (es[n - 1] == '\n' || es[n - 1] == ' '))
+        es[--n] = 0;
+    char *why = strrchr(es, '\n'), *fn = strstr(why ? why : es, "): ");
+    why = fn ? fn + 3 : why ? why + 1 : es;
+    return ct_err_set(err, c->row->id > 0 ? CT_EUNSUPP : CT_EIO,
+                      "%s cannot run this point in %s: %s", c->row->name, ct_mod_lib_title(),
+                      *why ? why : "(no reason given)");
+}
+
 static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
                      long *wrong, struct ct_err *err)
 {
@@ -347,6 +368,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     }
     for (int q = 0; q < c->size; q++)
         c->rcounts[q] = (int)j->count;
+    c->row = r;
     int rc = ct_mod_lib_comm(c->lib, r, j, &c->comm, err);
     if (rc < 0) {
         release_point(c);
@@ -364,22 +386,9 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     /* every rank takes the same way on (a refusal can reach some ranks only) */
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
-        /* the last line of the library's error stack says why ("User set collective
-         * algorithm is not usable for the provided arguments"); a forced algorithm that
-         * refuses a point is no candidate there (the planner skips it), the default is */
-        char es[MPI_MAX_ERROR_STRING] = "another rank failed";
-        int el = 0;
-        if (failed)
-            MPI_Error_string(crc, es, &el);
-        size_t n = strlen(es);
-        while (n && (es[n - 1] == '\n' || es[n - 1] == ' '))
-            es[--n] = 0;
-        char *why = strrchr(es, '\n'), *fn = strstr(why ? why : es, "): ");
-        why = fn ? fn + 3 : why ? why + 1 : es;
+        int rc = point_failed(c, crc, failed, err);
         release_point(c);
-        return ct_err_set(err, r->id > 0 ? CT_EUNSUPP : CT_EIO,
-                          "%s cannot run this point in %s: %s", a->name, ct_mod_lib_title(),
-                          *why ? why : "(no reason given)");
+        return rc;
     }
     long mine = check(c), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -419,9 +428,8 @@ static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, 
     ct_mod_lib_force(c->lib, false);
     int failed = rc != MPI_SUCCESS, any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any)
-        return ct_err_set(err, CT_EIO, "%s failed%s", ct_mod_lib_title(),
-                          failed ? "" : " on another rank");
+    if (any) /* as mod_begin's check says it (the check may not have run: -c 0) */
+        return point_failed(c, rc, failed, err);
     MPI_Allreduce(MPI_IN_PLACE, out_us, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return 0;
 }

@@ -85,6 +85,8 @@ force alltoall two_proc alltoall_intra_two_procs
 # is its refusal: run says why, exit 2; a sweep skips it there (it aborted the job before)
 usage_error "allgather two_proc on 3 ranks (Open MPI refuses)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0
 grep -q "MPI_ERR_UNSUPPORTED_OPERATION" "$TMP/err" && ok "Open MPI's own words" || not_ok "why: $(cat "$TMP/err")"
+usage_error "the same without the check (-c 0: the timed calls meet the refusal)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0 -c 0
+grep -q "MPI_ERR_UNSUPPORTED_OPERATION" "$TMP/err" && ok "Open MPI's own words there too" || not_ok "why (-c 0): $(cat "$TMP/err")"
 expect 0 "sweep --lib ompi, allgather on 3 ranks (two_proc skipped)" -- $COLLTUNE sweep --lib ompi --local 3 --coll allgather -b 12 -e 3K -f 16 --budget 6 --out "$TMP/sw3"
 # the plan asks two_proc again at a size in later phases: counted once per size, so no more
 # than the sizes measured (counting each refusal read 5 at these 4 sizes)
