@@ -340,7 +340,7 @@ static bool measured_key(const struct ct_ruleset *s, int i, char *k, size_t len)
  * the CH4 tree keeps the device path where "default" won). *changed counts the other ranges.
  */
 static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_text *map,
-                             int *changed)
+                             struct ct_export_out *out, int *changed)
 {
     static const char *const cap[CT_COLL_COUNT] = {"Allreduce", "Allgather", "Reduce_scatter",
                                                    "Alltoall"};
@@ -351,6 +351,15 @@ static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_
         bool last = measured_key(s, i, k, sizeof k);
         ct_export_set_str(s, set, sizeof set);
         ct_export_range_str(r->min_bytes, last ? CT_BYTES_INF : r->max_bytes, rg, sizeof rg);
+        if (last && i < s->nrules - 1) { /* the ranges above: said, not dropped silently */
+            char up[64];
+            ct_export_note(out,
+                           "%s: MPICH reads thresholds as int; sizes from %s on follow the "
+                           "rule of %s",
+                           set, ct_export_range_str(r->max_bytes, CT_BYTES_INF, up, sizeof up),
+                           ct_export_range_str(r->min_bytes, r->max_bytes, rg, sizeof rg));
+            ct_export_range_str(r->min_bytes, CT_BYTES_INF, rg, sizeof rg);
+        }
         if (!strcmp(r->algo, "default") || !strcmp(r->algo, "auto")) {
             if (!strcmp(r->algo, "default"))
                 ct_text_printf(map, "# %s %s: MPICH as shipped measured best (left as shipped)\n",
@@ -423,7 +432,7 @@ static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum 
         snprintf(k, sizeof k, "comm_size<=%d", s->nranks);
         json_object_set_new(t, k,
                             src->ch4        ? ch4_tree(s, gen)
-                            : src->measured ? measured_tree(s, gen, map, &src->changed)
+                            : src->measured ? measured_tree(s, gen, map, out, &src->changed)
                                             : ranges_tree(s, o, gen, out, map));
         prev = s->nranks;
     }

@@ -332,6 +332,37 @@ static void compositions(json_t *node, char *buf, size_t len)
     }
 }
 
+/* MPICH reads a tree's thresholds as int: a measured range that ends above INT_MAX is the
+ * last key ("=any"), and the measured ranges above it are said in a note, not dropped
+ * silently. */
+Test(mpich_json, measured_ranges_past_int_are_said)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
+                 0);
+    struct ct_ruleset *ag = &c.libs[0].sets[1];
+    cr_assert_eq(ag->coll, CT_ALLGATHER);
+    ag->rules[0].max_bytes = ag->rules[1].min_bytes = 3ull << 30;
+    snprintf(ag->rules[1].algo, sizeof ag->rules[1].algo, "brucks");
+    ag->rules[1].id = 1;
+    ct_export_opts_init(&o);
+    o.path = "FILE";
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
+                 err.msg);
+    bool said = false;
+    for (size_t i = 0; i < out.nnotes; i++)
+        said = said || (strstr(out.notes[i], "allgather on 2 ranks") &&
+                        strstr(out.notes[i], "MPICH reads thresholds as int"));
+    cr_assert(said, "the range above 2 GiB is said");
+    cr_assert_null(strstr(ct_text_str(&out.body), "total_msg_size<3221225472"),
+                   "no threshold past int");
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
 /* A measured AllReduce: MPICH's CH4 tree runs first, so the tuned ranges are sent to
  * composition beta (the MPIR tree) and the others keep MPICH's CH4 subtree; no device
  * collective is turned off. AllGather has one CH4 composition and needs nothing. */
