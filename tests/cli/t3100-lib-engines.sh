@@ -261,8 +261,10 @@ usage_error "and it exports nothing: only that range was tuned" -- $COLLTUNE exp
 # side B is Open MPI's defaults even where an installed openmpi-mca-params.conf loads the
 # rules (the export's own .mca.conf snippet): without use_dynamic_rules=0 in B's environment
 # both sides ran the slow file and verify passed it
+# (ahead of Open MPI's own list: its system file keeps Debian's settings, pml ^ucx)
 $COLLTUNE export "$TMP/v-slow.json" --format ompi-rules -o "$TMP/slow.rules" 2>/dev/null
-OMPI_MCA_mca_base_param_files="$TMP/slow.rules.mca.conf" expect 3 "verify with the rules installed in an MCA params file: still slower (exit 3)" -- \
+pfiles=$(ompi_info --param mca base --level 9 2>/dev/null | sed -n 's/.*"mca_base_param_files" (current value: "\([^"]*\)".*/\1/p')
+OMPI_MCA_mca_base_param_files="$TMP/slow.rules.mca.conf${pfiles:+,$pfiles}" expect 3 "verify with the rules installed in an MCA params file: still slower (exit 3)" -- \
     $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
 # a set the classic file cannot carry (one per collective: the one of most ranks) is not
 # judged by another set's rules
