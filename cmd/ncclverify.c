@@ -154,7 +154,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
             code = r;
         verified++;
-        fixed = fixed ? fixed : ct_config_copy(x->c);
+        fixed = fixed || comm.rank ? fixed : ct_config_copy(x->c); /* rank 0 writes it */
         /* a rule found slower loses a record it had from an earlier verify */
         nstamped += fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
                                                        r ? 0 : geo);

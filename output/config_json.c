@@ -287,20 +287,25 @@ static bool raw_demote(struct ct_librules *l, enum ct_coll coll, int nranks, int
     return algo != NULL;
 }
 
+/* The index of l's ruleset of (coll, nranks, nnodes), -1 if none. */
+static int set_at(const struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes)
+{
+    for (int i = 0; l && i < l->nsets; i++)
+        if (l->sets[i].coll == coll && l->sets[i].nranks == nranks && l->sets[i].nnodes == nnodes)
+            return i;
+    return -1;
+}
+
 bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                              int nnodes, uint64_t min_bytes)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (l && l->raw)
         return raw_demote(l, coll, nranks, nnodes, min_bytes);
-    for (int i = 0; l && i < l->nsets; i++) {
-        const struct ct_ruleset *s = &l->sets[i];
-        if (s->coll != coll || s->nranks != nranks || s->nnodes != nnodes)
-            continue;
-        for (int k = 0; k < s->nrules; k++)
-            if (s->rules[k].min_bytes == min_bytes)
-                return ct_config_lib_demote(c, lib, i, k);
-    }
+    int i = set_at(l, coll, nranks, nnodes);
+    for (int k = 0; i >= 0 && k < l->sets[i].nrules; k++)
+        if (l->sets[i].rules[k].min_bytes == min_bytes)
+            return ct_config_lib_demote(c, lib, i, k);
     return false;
 }
 
@@ -308,14 +313,9 @@ bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_col
                                int nnodes, double geomean)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (l && !l->raw)
+        return ct_config_lib_verified(c, lib, set_at(l, coll, nranks, nnodes), geomean);
     bool ok = geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX; /* NaN: no */
-    if (l && !l->raw) {
-        for (int i = 0; i < l->nsets; i++)
-            if (l->sets[i].coll == coll && l->sets[i].nranks == nranks &&
-                l->sets[i].nnodes == nnodes)
-                return ct_config_lib_verified(c, lib, i, geomean);
-        return false;
-    }
     json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes);
     if (rule && ok) {
         char at[24];

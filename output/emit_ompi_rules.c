@@ -44,8 +44,9 @@ static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
     for (int i = 0; best && i < nsets; i++)
         if (&sets[i] != best && sets[i].coll == coll && ct_export_selected(o, &sets[i])) {
             char s[96];
-            if (out->nleft_out < (int)(sizeof out->left_out / sizeof out->left_out[0]))
-                out->left_out[out->nleft_out++] = &sets[i];
+            out->left_out =
+                ct_xrealloc(out->left_out, (size_t)(out->nleft_out + 1) * sizeof *out->left_out);
+            out->left_out[out->nleft_out++] = &sets[i];
             ct_export_note(out,
                            "%s: left out, the classic rules file gets one rule set per "
                            "collective (used for every communicator size); exported the "

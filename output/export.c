@@ -118,6 +118,7 @@ void ct_export_out_release(struct ct_export_out *o)
     for (size_t i = 0; i < o->nnotes; i++)
         free(o->notes[i]);
     free(o->notes);
+    free(o->left_out);
     ct_export_out_init(o);
 }
 

@@ -66,7 +66,7 @@ struct ct_export_out {
     bool unchanged;
     /* the config's rule sets the file could not carry (Open MPI's classic file: one per
      * collective), each also in a note */
-    const struct ct_ruleset *left_out[16];
+    const struct ct_ruleset **left_out;
     int nleft_out;
 };
 void ct_export_out_init(struct ct_export_out *o);
