@@ -424,14 +424,34 @@ int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
             unlink(tmp[i]);
         return rc;
     }
-    /* every temp file is complete: rename the sidecars first, the main file last */
+    /* every temp file is complete: keep a link to each file it replaces, rename the sidecars
+     * first and the main file last, and on a failed rename put back what was replaced (a
+     * sidecar of the new export beside the old main file points a job at rules it does
+     * not read). A file system without hard links keeps the order only. */
+    char bak[6][4200];
+    bool had[6];
+    for (int i = 0; i < f->n; i++) {
+        snprintf(bak[i], sizeof bak[i], "%s.old.%ld", f->path[i], (long)getpid());
+        unlink(bak[i]);
+        had[i] = link(f->path[i], bak[i]) == 0;
+    }
     for (int i = f->n - 1; i >= 0; i--)
         if (rename(tmp[i], f->path[i]) < 0) {
             ct_err_sys(err, CT_EIO, "cannot write '%s'", f->path[i]);
             for (int j = 0; j <= i; j++)
                 unlink(tmp[j]);
+            for (int j = i + 1; j < f->n; j++)
+                if (had[j])
+                    rename(bak[j], f->path[j]);
+                else
+                    unlink(f->path[j]);
+            for (int j = 0; j < f->n; j++)
+                unlink(bak[j]);
             return CT_EIO;
         }
+    for (int i = 0; i < f->n; i++)
+        if (had[i])
+            unlink(bak[i]);
     return 0;
 }
 

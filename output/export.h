@@ -133,7 +133,8 @@ void ct_export_files_release(struct ct_export_files *f);
 /* Check that every file of f can be created (folder exists, writable; not a folder itself). */
 int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err);
 /* Write all files of f: each to a temp file first, then all renamed; on any failure nothing
- * is left behind (temp files removed, existing files untouched). */
+ * is left behind (temp files removed, existing files untouched or, when a rename fails
+ * after others, put back from hard links kept until all are in place). */
 int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err);
 
 /* ---- for emitters (export.c) ---- */

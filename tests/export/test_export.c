@@ -265,6 +265,42 @@ Test(files, a_failing_sidecar_leaves_nothing_behind)
     rmtree(d);
 }
 
+Test(files, a_failing_main_file_puts_the_sidecars_back)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_export_files f;
+    struct ct_err err = {0};
+    char *d = tmpdir(), path[256], env[300], buf[64] = {0};
+    snprintf(path, sizeof path, "%s/rules.conf", d);
+    snprintf(env, sizeof env, "%s.env", path);
+    cr_assert_eq(mkdir(path, 0755), 0); /* the main file, renamed last, cannot be written */
+    FILE *fp = fopen(env, "w");
+    cr_assert(fp);
+    fputs("old\n", fp);
+    fclose(fp);
+    load(FOUR, &c);
+    ct_export_opts_init(&o);
+    o.path = path;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    ct_export_files(ct_emitter_find("ompi-rules"), &out, path, &f);
+    cr_assert_eq(f.n, 3);
+    /* no check first: a rename that fails after the sidecars' (a race with another writer) */
+    cr_assert_eq(ct_export_files_write(&f, &err), CT_EIO);
+    cr_assert(strstr(err.msg, "rules.conf"), "%s", err.msg);
+    fp = fopen(env, "r");
+    cr_assert(fp);
+    cr_assert(fgets(buf, sizeof buf, fp));
+    fclose(fp);
+    cr_assert_str_eq(buf, "old\n", "the old sidecar is back");
+    cr_assert_eq(count_entries(d), 2, "the folder and the old .env: no .mca.conf, temp or link");
+    ct_export_files_release(&f);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    rmtree(d);
+}
+
 Test(files, missing_folder_is_refused)
 {
     struct ct_export_out out;
