@@ -87,9 +87,11 @@ all: colltune $(PLUGIN_SO) lib-modules
 # compiler is present, loaded by colltune with dlopen (the binary links no MPI).
 MPICC_ompi := mpicc.openmpi
 MPICC_mpich := mpicc.mpich
-MOD_COMMON := backend/lib/mpi_mod.c lib/err.c
+MOD_COMMON := backend/lib/mpi_mod.c backend/verify.c algos/types.c algos/reduce.c lib/memnt.c \
+  lib/err.c
 LIB_MODS := $(foreach l,ompi mpich,$(if $(wildcard backend/lib/$(l)_mod.c),$(if $(shell command -v $(MPICC_$(l)) 2>/dev/null),$(BUILD)/ct-lib-$(l).so)))
-$(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backend/backend.h algos/algo.h
+$(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backend/backend.h algos/algo.h \
+  backend/verify.h
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $@"
 	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON)

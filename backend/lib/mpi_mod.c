@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The MPI part of a library engine, the same for every MPI library: MPI_Init, buffers of a
- * point, verification (a deterministic pattern, every element checked, wrong elements summed
- * over ranks), timing (MPI_Barrier, then MPI_Wtime around each call; the slowest rank's time
- * of each iteration by MPI_Allreduce MAX) and the struct ct_backend it fills. Which algorithm
- * runs is the library part's business (ct_mod_lib_comm gives the communicator to run on).
+ * point, verification (backend/verify.c's inputs and closed-form results, as colltune's own
+ * engines check theirs: every element checked, wrong elements summed over ranks), timing
+ * (MPI_Barrier, then MPI_Wtime around each call; the slowest rank's time of each iteration by
+ * MPI_Allreduce MAX) and the struct ct_backend it fills. Which algorithm runs is the library part's
+ * business (ct_mod_lib_comm gives the communicator to run on).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEFAULT */
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../verify.h"
 #include "mod.h"
 
 #define OWN_MAX 256
@@ -82,67 +84,6 @@ static MPI_Datatype mpi_type(enum ct_dtype t)
     }
 }
 
-static size_t type_size(enum ct_dtype t)
-{
-    switch (t) {
-    case CT_INT8:
-    case CT_UINT8: return 1;
-    case CT_INT32:
-    case CT_UINT32:
-    case CT_FLOAT32: return 4;
-    default: return 8;
-    }
-}
-
-static void put(void *b, size_t i, enum ct_dtype t, double v)
-{
-    switch (t) {
-    case CT_INT8: ((int8_t *)b)[i] = (int8_t)(int64_t)v; break;
-    case CT_UINT8: ((uint8_t *)b)[i] = (uint8_t)(uint64_t)v; break;
-    case CT_INT32: ((int32_t *)b)[i] = (int32_t)(int64_t)v; break;
-    case CT_UINT32: ((uint32_t *)b)[i] = (uint32_t)(uint64_t)v; break;
-    case CT_INT64: ((int64_t *)b)[i] = (int64_t)v; break;
-    case CT_UINT64: ((uint64_t *)b)[i] = (uint64_t)v; break;
-    case CT_FLOAT32: ((float *)b)[i] = (float)v; break;
-    default: ((double *)b)[i] = v; break;
-    }
-}
-
-static double get(const void *b, size_t i, enum ct_dtype t)
-{
-    switch (t) {
-    case CT_INT8: return ((const int8_t *)b)[i];
-    case CT_UINT8: return ((const uint8_t *)b)[i];
-    case CT_INT32: return ((const int32_t *)b)[i];
-    case CT_UINT32: return ((const uint32_t *)b)[i];
-    case CT_INT64: return (double)((const int64_t *)b)[i];
-    case CT_UINT64: return (double)((const uint64_t *)b)[i];
-    case CT_FLOAT32: return ((const float *)b)[i];
-    default: return ((const double *)b)[i];
-    }
-}
-
-/* The input of rank r at element i: small integers, exact in every type. */
-static double pattern(int r, size_t i)
-{
-    return (double)(((size_t)r * 3 + i) % 5 + 1);
-}
-
-static double reduce_all(const struct mod_ctx *c, size_t i)
-{
-    double acc = pattern(0, i);
-    for (int r = 1; r < c->size; r++) {
-        double v = pattern(r, i);
-        switch (c->j.op) {
-        case CT_PROD: acc *= v; break;
-        case CT_MIN: acc = v < acc ? v : acc; break;
-        case CT_MAX: acc = v > acc ? v : acc; break;
-        default: acc += v; break;
-        }
-    }
-    return acc;
-}
-
 /* Elements of this rank's input, send and recv buffer lengths (elements). */
 static void lengths(const struct mod_ctx *c, size_t *in, size_t *ns, size_t *nr)
 {
@@ -155,16 +96,31 @@ static void lengths(const struct mod_ctx *c, size_t *in, size_t *ns, size_t *nr)
     }
 }
 
-/* Fresh inputs: in place they go where the library reads them from recv. */
+/* The job as backend/verify.c reads it: this rank of the world. */
+static struct ct_job verify_job(const struct mod_ctx *c)
+{
+    struct ct_job j = c->j;
+    j.shape.rank = c->rank;
+    j.shape.nranks = c->size;
+    return j;
+}
+
+#define SEED 0x5eedull
+#define CHECK_ELEMS (64u << 10) /* expected values built this many at a time */
+
+/* Fresh inputs, as colltune's own engines fill theirs (exact in every reduction order, so
+ * any algorithm's result is checked bit for bit): in place they go where the library reads
+ * them from recv. */
 static void fill(struct mod_ctx *c)
 {
-    size_t in, ns, nr;
-    lengths(c, &in, &ns, &nr);
-    bool ag = c->j.coll == CT_ALLGATHER;
-    void *dst = c->j.in_place ? c->recv : c->send;
-    size_t off = c->j.in_place && ag ? (size_t)c->rank * c->j.count : 0;
-    for (size_t i = 0; i < in; i++)
-        put(dst, off + i, c->j.dtype, pattern(c->rank, i));
+    struct ct_job j = verify_job(c);
+    if (!c->j.in_place)
+        ct_verify_fill_job(&j, SEED, c->send);
+    else if (c->j.coll == CT_ALLGATHER)
+        ct_verify_fill(j.dtype, j.op, c->rank, c->size, SEED, 0,
+                       (char *)c->recv + (size_t)c->rank * c->j.count * c->es, c->j.count);
+    else
+        ct_verify_fill_job(&j, SEED, c->recv);
 }
 
 /* Calls that returned (backend.h progress), read by colltune's watchdog thread. */
@@ -192,24 +148,13 @@ static int call(struct mod_ctx *c)
     return rc;
 }
 
-/* Wrong elements of this rank's output. */
+/* Wrong elements of this rank's output: one hash per element, whatever the rank count. */
 static long check(const struct mod_ctx *c)
 {
-    size_t n = c->j.count, p = (size_t)c->size, q = (size_t)c->rank;
-    long wrong = 0;
-    char one[8];
-    for (size_t i = 0; i < (c->j.coll == CT_ALLREDUCE || c->j.coll == CT_REDUCESCATTER ? n : n * p);
-         i++) {
-        double want;
-        switch (c->j.coll) {
-        case CT_ALLGATHER: want = pattern((int)(i / n), i % n); break;
-        case CT_ALLTOALL: want = pattern((int)(i / n), q * n + i % n); break;
-        case CT_REDUCESCATTER: want = reduce_all(c, q * n + i); break;
-        default: want = reduce_all(c, i); break;
-        }
-        put(one, 0, c->j.dtype, want); /* the type's own wrap-around */
-        wrong += get(c->recv, i, c->j.dtype) != get(one, 0, c->j.dtype);
-    }
+    struct ct_job j = verify_job(c);
+    void *want = ct_xmalloc(CHECK_ELEMS * c->es);
+    long wrong = ct_verify_job(&j, SEED, c->recv, want, CHECK_ELEMS);
+    free(want);
     return wrong;
 }
 
@@ -340,7 +285,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     release_point(c);
     c->j = *j;
     c->dt = mpi_type(j->dtype);
-    c->es = type_size(j->dtype);
+    c->es = ct_dtype_size(j->dtype);
     c->op = j->op == CT_SUM    ? MPI_SUM
             : j->op == CT_PROD ? MPI_PROD
             : j->op == CT_MIN  ? MPI_MIN
