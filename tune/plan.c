@@ -312,7 +312,7 @@ int ct_plan_measure_at(struct ct_plan *pl, int c, int k, int i, uint64_t count,
     struct ct_sweep_cmd cmd;
     ct_plan_cmd(pl, c, pl->g[c].algos[k], i, params, budget_s, &cmd);
     cmd.count = count;
-    if (ref >= 0)
+    if (ref >= 0 && !ct_select_library_default(pl->g[c].algos[k]->name))
         cmd.ref_hi = ct_plan_pt(pl, ref)->st.hi;
     struct ct_job j = pl->cfg->job;
     j.coll = (enum ct_coll)c;
@@ -348,7 +348,7 @@ int ct_plan_extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, in
     first = first > 0 ? first : p->st.n / 2;
     if (!fresh)
         cmd.first_batch = first > cmd.first_batch ? first : cmd.first_batch;
-    if (ref >= 0)
+    if (ref >= 0 && !ct_select_library_default(p->algo))
         cmd.ref_hi = ct_plan_pt(pl, ref)->st.hi;
     long out;
     return ct_plan_issue(pl, &cmd, &out, err);

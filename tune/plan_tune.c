@@ -466,6 +466,31 @@ static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, s
     return 0;
 }
 
+/* Every size where a library row other than the library's own decision won is measured
+ * again next to that decision, interleaved: there the export changes what the library runs,
+ * and the decision was perhaps measured in another moment of a shared machine (the winner's
+ * runner-up, checked by confirm_wins, need not be it). */
+static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
+                           struct ct_err *err)
+{
+    for (size_t s = 0; s < n; s++) {
+        const struct ct_sweep_point *a = ct_plan_pt(pl, (long)ch[s].chosen);
+        if (!strchr(a->algo, ':') || ct_select_library_default(a->algo))
+            continue;
+        for (size_t i = 0; i < pl->run.res->n; i++) {
+            const struct ct_sweep_point *q = ct_plan_pt(pl, (long)i);
+            if (q->coll == (enum ct_coll)c && q->size == ch[s].size && !q->wrong && q->st.n > 0 &&
+                ct_select_library_default(q->algo) &&
+                !ct_select_superseded(pl->run.res->pts, pl->run.res->n, i) &&
+                (long)i != ch[s].runner) {
+                CT_TRY(interleave(pl, (long)ch[s].chosen, (long)i, CONFIRM_SHARE, err));
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 /* A clear loss that the sizes beside it do not repeat: an algorithm within the margin of the
  * leader at the grid sizes on either side but clearly behind at one between them is measured
  * again there, next to the leader, interleaved. A time curve is smooth in size; such a loss
@@ -510,6 +535,8 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
             int rc = pass == 0   ? fill_gaps(pl, c, ch, n, err)
                      : pass == 1 ? confirm_edges(pl, c, ch, n, err)
                                  : confirm_wins(pl, ch, n, err);
+            if (rc == 0 && pass == 2)
+                rc = confirm_default(pl, c, ch, n, err);
             free(ch);
             CT_TRY(rc);
         }

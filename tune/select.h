@@ -50,6 +50,9 @@ double ct_select_tie_confidence(const struct ct_stats *a, const struct ct_stats 
 /* Position of the algorithm in the table (earlier = simpler); unknown names sort last, a
  * library engine's own decision ("LIB:default") first among them. */
 int ct_select_simplicity(const char *algo);
+/* algo is a library engine's own decision ("LIB:default"): what runs with no rule at all,
+ * the reference every other row of that library is an export's change from. */
+bool ct_select_library_default(const char *algo);
 /* p runs at its algorithm's default parameters (tuned ones make it a choice of its own). */
 bool ct_select_default_params(const struct ct_sweep_point *p);
 

@@ -26,6 +26,8 @@
  */
 static bool skip_ahead(const struct ct_plan *pl, int c, int k, int i, bool tight)
 {
+    if (ct_select_library_default(pl->g[c].algos[k]->name))
+        return false; /* the reference of every library rule: measured at every size */
     int need = tight && k > 0 ? 1 : 2, seen = 0, last = -1;
     for (int j = i - 1; j >= 0 && seen < need; j--) {
         if (ct_plan_best(pl, c, k, j) < 0)

@@ -449,6 +449,32 @@ Test(select, one_loss_of_a_library_default_does_not_hand_over_the_curve)
     }
 }
 
+/* One size won clearly between two close sizes that agree (within a quarter octave: the
+ * check phase's moving midpoints) takes their choice; the same win two octaves from its
+ * neighbours stands. */
+Test(select, an_island_between_close_agreeing_sizes_takes_their_choice)
+{
+    for (int close = 0; close < 2; close++) {
+        uint64_t size[3] = {19464, 19480, close ? 22480 : 77856};
+        struct ct_sweep_point p[6];
+        for (int i = 0; i < 3; i++) {
+            p[2 * i] = mk(CT_REDUCESCATTER, "ompi:default", size[i], i == 1 ? 9.5 : 12.7, 0.02);
+            p[2 * i + 1] =
+                mk(CT_REDUCESCATTER, "ompi:butterfly", size[i], i == 1 ? 7.1 : 12.8, 0.02);
+        }
+        struct ct_select_choice *c;
+        size_t ns = ct_select_choices(p, 6, CT_REDUCESCATTER, 0.05, &c);
+        cr_assert_eq(ns, 3);
+        cr_assert_str_eq(p[c[1].chosen].algo, close ? "ompi:default" : "ompi:butterfly");
+        cr_assert(!close || c[1].tie, "kept against the measurement: not a clear choice");
+        free(c);
+        struct ct_ruleset rs;
+        cr_assert_eq(ct_select_rules(p, 6, CT_REDUCESCATTER, 0.05, &rs, NULL), 0);
+        cr_assert_eq(rs.nrules, close ? 1 : 3);
+        ct_ruleset_release(&rs);
+    }
+}
+
 /* A tie never picks an algorithm the leader wins over: where only a complex algorithm and
  * one simpler one are tied, the simpler; where the simple one is clearly beaten, never it. */
 Test(select, tie_never_picks_a_beaten_algorithm)
