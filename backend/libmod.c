@@ -165,6 +165,14 @@ int ct_libmod_rank(void)
     return r ? atoi(r) : 0;
 }
 
+int ct_libmod_local_rank(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    r = r ? r : getenv("MPI_LOCALRANKID");
+    r = r ? r : getenv("SLURM_LOCALID");
+    return r ? atoi(r) : -1;
+}
+
 int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx, struct ct_err *err)
 {
     char *path = NULL;

@@ -61,6 +61,9 @@ bool ct_libmod_in_rank(void);
 
 /* This rank's number as its launcher says (Open MPI's, PMI's or PMIx's variables); 0 if none. */
 int ct_libmod_rank(void);
+/* Its number among the ranks of its host (Open MPI's, Hydra's or Slurm's variables); -1 if
+ * the launcher does not say. */
+int ct_libmod_local_rank(void);
 
 /* In a rank: load the module and bring the library up (MPI_Init). be->close ends it. On
  * failure be->close may be set too: report the error, then call it (it is collective). */

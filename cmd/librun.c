@@ -67,10 +67,15 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
         ct_lib_watch(be, *ctx, o->timeout_s);
         return 0;
     }
-    /* every rank alike: said once, before the (collective) close lets any rank leave (where
-     * only another rank failed, rank 0's peers name it when it leaves their collectives) */
-    int rank = ct_libmod_rank();
-    int code = rank ? CT_EXIT_USAGE : ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    /* said once per host, before the (collective) close lets any rank leave: by rank 0, and
+     * by the first rank of every other host, naming it (a host without the module or its
+     * library); the other ranks of a host fail alike */
+    int rank = ct_libmod_rank(), code = CT_EXIT_USAGE;
+    char host[256] = "?";
+    if (!rank)
+        ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    else if (ct_libmod_local_rank() <= 0 && (gethostname(host, sizeof host - 1) || 1))
+        ct_cmd_fail(cmd, CT_EXIT_USAGE, "rank %d on %s: %s", rank, host, err.msg);
     fflush(stderr);
     if (!be->close)
         return code;

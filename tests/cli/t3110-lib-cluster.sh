@@ -101,6 +101,19 @@ PY
         --lib ompi
     grep -q "allreduce on 4 ranks, 4 nodes: not verified here" "$TMP/out" \
         && ok "says which section it cannot verify here" || not_ok "no word: $(cat "$TMP/out")"
+    # a host whose module cannot be loaded: its first rank names it (started by hand, one
+    # rank per host; the second host's colltune reads a broken module)
+    mkdir -p "$TMP/bad" && echo "not a module" >"$TMP/bad/ct-lib-ompi.so"
+    root=; [ "$(id -u)" -eq 0 ] && root=--allow-run-as-root
+    one="run --lib ompi --coll allreduce -b 8 -e 8 -n 2 -w 1 --timeout 10"
+    # shellcheck disable=SC2086
+    timeout 120 mpirun.openmpi --oversubscribe --bind-to none --quiet $root \
+        --host "$(ct_node_ip 0)" -np 1 $COLLTUNE $one : --host "$(ct_node_ip 1)" -np 1 \
+        env COLLTUNE_LIB_DIR="$TMP/bad" $COLLTUNE $one >"$TMP/out" 2>"$TMP/err"; rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+        grep -q "^colltune run: error: rank 1 on .*: --lib ompi: cannot load $TMP/bad/ct-lib-ompi.so" "$TMP/err" \
+        && ok "a host that cannot load the module: its rank says why (exit $rc)" \
+        || not_ok "broken module on one host (exit $rc): $(tail -5 "$TMP/err")"
 else
     skip "Open MPI engine (mpirun.openmpi or build/ct-lib-ompi.so missing)"
 fi
