@@ -401,13 +401,26 @@ static void absorb(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll
     }
 }
 
+/* The setting of y is that of the run before s or after e. */
+static bool neighbour_is(const struct ct_sweep_point *pts, const struct ct_select_choice *c,
+                         size_t ns, size_t s, size_t e, const struct ct_sweep_point *y)
+{
+    const struct ct_sweep_point *l = s > 0 ? &pts[c[s - 1].chosen] : NULL,
+                                *r = e + 1 < ns ? &pts[c[e + 1].chosen] : NULL;
+    return (l && ct_select_same_choice(l->algo, &l->params, y->algo, &y->params)) ||
+           (r && ct_select_same_choice(r->algo, &r->params, y->algo, &y->params));
+}
+
 /*
  * A range kept for simplicity where another acceptable algorithm is faster by median at
  * every size of it, by a geometric mean of at least half the margin, takes that algorithm
- * (the fastest such one). No single size called it a win, but the whole range does, and
- * verify judges the choice against it: 2 ranks, AllToAll 8.5-16 KiB, mesh 3-12% ahead of
- * ring at each of 12 sizes, ring kept and verify measured mesh 1.16x ahead. The simpler
- * one stays in the range's tie list (tied_with). A clear winner is the leader at every
+ * (the fastest such one, but first one that a neighbouring range has, which then grows
+ * instead of a range being added: Open MPI ReduceScatter on 2 ranks, 128 MiB, butterfly
+ * at 250 ms over 7 samples took a range of its own beside non-overlapping's, which ran
+ * 265 ms there, and the best forced there in the oracle's runs). No single size called it a win,
+ * but the whole range does, and verify judges the choice against it: 2 ranks, AllToAll 8.5-16 KiB,
+ * mesh 3-12% ahead of ring at each of 12 sizes, ring kept and verify measured mesh 1.16x ahead. The
+ * simpler one stays in the range's tie list (tied_with). A clear winner is the leader at every
  * size: never replaced.
  */
 static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
@@ -421,6 +434,7 @@ static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_co
         memcpy(cand, idx, sizeof *cand * k);
         const struct ct_sweep_point *take = NULL;
         double best = log(1 + margin / 2);
+        bool joins = false; /* take is a neighbouring run's setting: no range of its own */
         for (size_t j = 0; j < k; j++) {
             const struct ct_sweep_point *y = &pts[cand[j]];
             if (!strcmp(y->algo, x->algo))
@@ -433,9 +447,12 @@ static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_co
                 ok = q >= 0 && ty > 0 && ty < tx;
                 lg += ok ? log(tx / ty) : 0;
             }
-            if (ok && lg / (double)(e - s + 1) > best) {
+            bool join = neighbour_is(pts, c, ns, s, e, y);
+            if (ok && lg / (double)(e - s + 1) > log(1 + margin / 2) &&
+                ((join && !joins) || (join == joins && lg / (double)(e - s + 1) > best))) {
                 best = lg / (double)(e - s + 1);
                 take = y;
+                joins = join;
             }
         }
         if (take)

@@ -475,6 +475,30 @@ Test(select, an_island_between_close_agreeing_sizes_takes_their_choice)
     }
 }
 
+/* A range of the default that faster tied algorithms could take goes to the one a
+ * neighbouring range has (that range grows), not to the fastest by median (a range more). */
+Test(select, a_faster_tie_joins_the_neighbouring_range)
+{
+    struct ct_sweep_point p[] = {
+        mk(CT_REDUCESCATTER, "ompi:default", 32u << 20, 63, 0.02),
+        mk(CT_REDUCESCATTER, "ompi:butterfly", 32u << 20, 75, 0.02),
+        mk(CT_REDUCESCATTER, "ompi:non-overlapping", 32u << 20, 76, 0.02),
+        mk(CT_REDUCESCATTER, "ompi:default", 64u << 20, 151, 0.02),
+        mk(CT_REDUCESCATTER, "ompi:butterfly", 64u << 20, 153, 0.02),
+        mk(CT_REDUCESCATTER, "ompi:non-overlapping", 64u << 20, 102, 0.05),
+        mk(CT_REDUCESCATTER, "ompi:default", 128u << 20, 308, 0.04),
+        mk(CT_REDUCESCATTER, "ompi:butterfly", 128u << 20, 250, 0.12),
+        mk(CT_REDUCESCATTER, "ompi:non-overlapping", 128u << 20, 265, 0.03),
+    };
+    struct ct_ruleset rs;
+    cr_assert_eq(ct_select_rules(p, 9, CT_REDUCESCATTER, 0.10, &rs, NULL), 0);
+    cr_assert_eq(rs.nrules, 2);
+    cr_assert_str_eq(rs.rules[0].algo, "ompi:default");
+    cr_assert_str_eq(rs.rules[1].algo, "ompi:non-overlapping");
+    cr_assert_eq(rs.rules[1].max_bytes, CT_BYTES_INF);
+    ct_ruleset_release(&rs);
+}
+
 /* A tie never picks an algorithm the leader wins over: where only a complex algorithm and
  * one simpler one are tied, the simpler; where the simple one is clearly beaten, never it. */
 Test(select, tie_never_picks_a_beaten_algorithm)
