@@ -74,8 +74,10 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     char host[256] = "?";
     if (!rank)
         ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
-    else if (ct_libmod_local_rank() <= 0 && (gethostname(host, sizeof host - 1) || 1))
+    else if (ct_libmod_local_rank() <= 0) {
+        (void)gethostname(host, sizeof host - 1);
         ct_cmd_fail(cmd, CT_EXIT_USAGE, "rank %d on %s: %s", rank, host, err.msg);
+    }
     fflush(stderr);
     if (!be->close)
         return code;

@@ -429,11 +429,11 @@ int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
      * sidecar of the new export beside the old main file points a job at rules it does
      * not read). A file system without hard links keeps the order only. */
     char bak[6][4200];
-    bool had[6];
+    enum { NONE, KEPT, UNKEPT } had[6]; /* no file there; linked to bak; there, not linked */
     for (int i = 0; i < f->n; i++) {
         snprintf(bak[i], sizeof bak[i], "%s.old.%ld", f->path[i], (long)getpid());
         unlink(bak[i]);
-        had[i] = link(f->path[i], bak[i]) == 0;
+        had[i] = link(f->path[i], bak[i]) == 0 ? KEPT : errno == ENOENT ? NONE : UNKEPT;
     }
     for (int i = f->n - 1; i >= 0; i--)
         if (rename(tmp[i], f->path[i]) < 0) {
@@ -441,16 +441,17 @@ int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
             for (int j = 0; j <= i; j++)
                 unlink(tmp[j]);
             for (int j = i + 1; j < f->n; j++)
-                if (had[j])
+                if (had[j] == KEPT)
                     rename(bak[j], f->path[j]);
-                else
+                else if (had[j] == NONE)
                     unlink(f->path[j]);
             for (int j = 0; j < f->n; j++)
-                unlink(bak[j]);
+                if (had[j] == KEPT)
+                    unlink(bak[j]);
             return CT_EIO;
         }
     for (int i = 0; i < f->n; i++)
-        if (had[i])
+        if (had[i] == KEPT)
             unlink(bak[i]);
     return 0;
 }
