@@ -468,8 +468,9 @@ static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, s
 
 /* Every size where a library row other than the library's own decision won is measured
  * again next to that decision, interleaved: there the export changes what the library runs,
- * and the decision was perhaps measured in another moment of a shared machine (the winner's
- * runner-up, checked by confirm_wins, need not be it). */
+ * and the decision was perhaps measured in another moment of a shared machine. Also where
+ * confirm_wins passed over it: a run of wins in a row is what a slow spell during the
+ * survey leaves, and the winner's runner-up need not be the decision. */
 static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
                            struct ct_err *err)
 {
@@ -481,8 +482,7 @@ static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_cho
             const struct ct_sweep_point *q = ct_plan_pt(pl, (long)i);
             if (q->coll == (enum ct_coll)c && q->size == ch[s].size && !q->wrong && q->st.n > 0 &&
                 ct_select_library_default(q->algo) &&
-                !ct_select_superseded(pl->run.res->pts, pl->run.res->n, i) &&
-                (long)i != ch[s].runner) {
+                !ct_select_superseded(pl->run.res->pts, pl->run.res->n, i)) {
                 CT_TRY(interleave(pl, (long)ch[s].chosen, (long)i, CONFIRM_SHARE, err));
                 break;
             }

@@ -36,6 +36,7 @@ struct synth {
     long switches, mismatched; /* conns calls; points begun on other connections than theirs */
     uint64_t band_lo, band_hi; /* rdh at half mesh's time for bytes in [lo, hi] */
     double close;              /* > 0: mesh this many times ring's time at every size */
+    const char *close_algo;    /* ... or this algorithm, when set */
     int cold, cold_left;       /* the first `cold` iterations of a point run 1.6x slow */
     double drift, drift_now;   /* each point runs x [1 - drift/2, 1 + drift/2] (a shared VM), */
     uint64_t drift_rng;        /* drawn from its own stream */
@@ -101,7 +102,7 @@ static double synth_us(const struct synth *s, const char *algo, const struct ct_
     uint64_t b = j->count * 4;
     if (!strcmp(algo, "rdh") && b >= s->band_lo && b <= s->band_hi)
         return model_us("mesh", j) / 2;
-    if (s->close > 0 && !strcmp(algo, "mesh"))
+    if (s->close > 0 && !strcmp(algo, s->close_algo ? s->close_algo : "mesh"))
         return model_us("ring", j) * s->close;
     return model_us(algo, j);
 }
@@ -453,6 +454,50 @@ Test(sweep, a_loss_from_a_burst_of_load_is_measured_again)
             cr_assert_not(res.pts[i].pruned, "mesh at 4 KiB: median %g us", res.pts[i].st.median);
         }
     cr_assert_gt(seen, 0);
+    ct_sweep_result_release(&res);
+}
+
+/* A library's rows (as an engine hands them over: no schedule, the library's ids): its
+ * own decision "lib:default" and "lib:x", 2% faster at every size (a tie). The default's
+ * first visits up to 4 KiB run 4x slow (a slow spell of the machine while the survey passed
+ * them); its later measurements do not. It is measured again side by side with the row that
+ * beat it, and it keeps the whole curve: a library rule needs a win the default's own
+ * samples, taken next to it, confirm (Open MPI ReduceScatter, 2 ranks, 1-4 KiB). */
+static const struct ct_algo lib_def = {.name = "lib:default", .colls = CT_COLL_BIT(CT_ALLREDUCE)},
+                            lib_x = {
+                                .name = "lib:x", .colls = CT_COLL_BIT(CT_ALLREDUCE), .lib_id = 1};
+
+static int s_lib_rows(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
+                      struct ct_err *err)
+{
+    if (max < 2)
+        return 0;
+    rows[0] = &lib_def;
+    rows[1] = &lib_x;
+    return 2;
+}
+
+Test(sweep, a_library_default_from_a_slow_spell_is_measured_again_beside_its_rival)
+{
+    struct ct_backend be = synth_be;
+    be.candidates = s_lib_rows;
+    struct ct_sweep_cfg cfg;
+    struct synth s;
+    allreduce_to(&cfg, &s, 64 << 10);
+    s.close_algo = "lib:x";
+    s.close = 0.98;
+    s.slow_first = "lib:default";
+    s.slow_first_max = 1024; /* up to 4 KiB of float32 */
+    struct ct_sweep_result res;
+    struct ct_ruleset rs;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(&cfg, &be, &s, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_select_rules(res.pts, res.n, CT_ALLREDUCE, cfg.margin, &rs, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(rs.nrules, 1, "%d ranges, the second %s from %" PRIu64 " B", rs.nrules,
+                 rs.rules[rs.nrules > 1].algo, rs.nrules > 1 ? rs.rules[1].min_bytes : 0);
+    cr_assert_str_eq(rs.rules[0].algo, "lib:default");
+    ct_ruleset_release(&rs);
     ct_sweep_result_release(&res);
 }
 
