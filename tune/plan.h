@@ -175,6 +175,13 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err);
  * win of a less simple algorithm and a clear loss that the sizes beside them do not
  * repeat, against the simpler runner-up and the leader. */
 int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err);
+/* Right after the survey of a library sweep (the engine's own rows), within 68% of the
+ * budget: each size where a row beat the library's own decision is measured again, the two
+ * side by side (A B A B). That comparison is what an exported rule rests on, and the tune
+ * and refine phases left no budget for it in the confirm phase (2 ranks, Open MPI
+ * ReduceScatter, 100 s: five such pairs, and ties with butterfly and recursive_halving
+ * took 9-478 B and 2-119 KiB from the default). */
+int ct_plan_confirm_library(struct ct_plan *pl, struct ct_err *err);
 /* Phase 5, the budget's last share: verify's own check before the config is written. The
  * draft rules are selected from the points so far and each is measured where `sweep
  * --verify` will check it (ct_sweep_check_count): its choice and every other candidate at

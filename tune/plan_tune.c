@@ -19,6 +19,8 @@
 #define TUNE_SHARE 0.68    /* of the budget: survey and tuning together */
 #define REFINE_SHARE 0.78  /* of the budget: then refinement */
 #define CONFIRM_SHARE 0.86 /* then confirmation; the rest checks the rules */
+#define LIBRARY_SHARE 0.68 /* a library's wins over its own decision, confirmed after the survey   \
+                            */
 
 /* The connections first: where they matter (a long link) they matter most. */
 static const enum ct_param_id search_order[] = {CT_P_STREAMS,  CT_P_INFLIGHT, CT_P_CHUNK,
@@ -472,7 +474,7 @@ static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, s
  * confirm_wins passed over it: a run of wins in a row is what a slow spell during the
  * survey leaves, and the winner's runner-up need not be the decision. */
 static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
-                           struct ct_err *err)
+                           double share, struct ct_err *err)
 {
     for (size_t s = 0; s < n; s++) {
         const struct ct_sweep_point *a = ct_plan_pt(pl, (long)ch[s].chosen);
@@ -483,7 +485,7 @@ static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_cho
             if (q->coll == (enum ct_coll)c && q->size == ch[s].size && !q->wrong && q->st.n > 0 &&
                 ct_select_library_default(q->algo) &&
                 !ct_select_superseded(pl->run.res->pts, pl->run.res->n, i)) {
-                CT_TRY(interleave(pl, (long)ch[s].chosen, (long)i, CONFIRM_SHARE, err));
+                CT_TRY(interleave(pl, (long)ch[s].chosen, (long)i, share, err));
                 break;
             }
         }
@@ -536,10 +538,26 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
                      : pass == 1 ? confirm_edges(pl, c, ch, n, err)
                                  : confirm_wins(pl, ch, n, err);
             if (rc == 0 && pass == 2)
-                rc = confirm_default(pl, c, ch, n, err);
+                rc = confirm_default(pl, c, ch, n, CONFIRM_SHARE, err);
             free(ch);
             CT_TRY(rc);
         }
+    return 0;
+}
+
+int ct_plan_confirm_library(struct ct_plan *pl, struct ct_err *err)
+{
+    pl->phase = "confirm";
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        if (!pl->g[c].count)
+            continue;
+        struct ct_select_choice *ch;
+        size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
+                                     pl->cfg->margin, &ch);
+        int rc = confirm_default(pl, c, ch, n, LIBRARY_SHARE, err);
+        free(ch);
+        CT_TRY(rc);
+    }
     return 0;
 }
 

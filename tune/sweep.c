@@ -88,6 +88,8 @@ static int plan_run(struct ct_plan *pl, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "no algorithm supports these collectives on %d ranks",
                           pl->cfg->job.shape.nranks);
     CT_TRY(ct_plan_survey(pl, err));
+    if (pl->cfg->ncands && ct_plan_now(pl) < pl->cfg->budget_s)
+        CT_TRY(ct_plan_confirm_library(pl, err));
     if (ct_plan_now(pl) < pl->cfg->budget_s)
         CT_TRY(ct_plan_tune(pl, err));
     if (ct_plan_now(pl) < pl->cfg->budget_s)
