@@ -331,6 +331,13 @@ static int cmp_pair(const void *x, const void *y)
     return a->cost < b->cost ? -1 : a->cost > b->cost;
 }
 
+/* The decisions at every size of collective c from every point so far (ct_select_choices). */
+static size_t choices_of(const struct ct_plan *pl, int c, struct ct_select_choice **ch)
+{
+    return ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c, pl->cfg->margin,
+                             ch);
+}
+
 int ct_plan_refine(struct ct_plan *pl, struct ct_err *err)
 {
     pl->phase = "refine";
@@ -342,8 +349,7 @@ int ct_plan_refine(struct ct_plan *pl, struct ct_err *err)
             if (!pl->g[c].count)
                 continue;
             struct ct_select_choice *ch;
-            size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
-                                         pl->cfg->margin, &ch);
+            size_t n = choices_of(pl, c, &ch);
             for (size_t s = 0; s < n; s++) {
                 long a = (long)ch[s].chosen;
                 long b = ch[s].leader != a ? ch[s].leader : ch[s].runner;
@@ -532,8 +538,7 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
                 continue;
             }
             struct ct_select_choice *ch;
-            size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
-                                         pl->cfg->margin, &ch);
+            size_t n = choices_of(pl, c, &ch);
             int rc = pass == 0   ? fill_gaps(pl, c, ch, n, err)
                      : pass == 1 ? confirm_edges(pl, c, ch, n, err)
                                  : confirm_wins(pl, ch, n, err);
@@ -552,8 +557,7 @@ int ct_plan_confirm_library(struct ct_plan *pl, struct ct_err *err)
         if (!pl->g[c].count)
             continue;
         struct ct_select_choice *ch;
-        size_t n = ct_select_choices(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
-                                     pl->cfg->margin, &ch);
+        size_t n = choices_of(pl, c, &ch);
         int rc = confirm_default(pl, c, ch, n, LIBRARY_SHARE, err);
         free(ch);
         CT_TRY(rc);
