@@ -209,21 +209,38 @@ static int count_entries(const char *dir)
     return n;
 }
 
+/* FOUR exported as ompi-rules to path: the rules file and its two sidecars. */
+static void ompi_rules_at(const char *path, struct ct_config *c, struct ct_export_out *out,
+                          struct ct_export_files *f)
+{
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    load(FOUR, c);
+    ct_export_opts_init(&o);
+    o.path = path;
+    cr_assert_eq(run("ompi-rules", &o, c, out, &err), 0, "%s", err.msg);
+    ct_export_files(ct_emitter_find("ompi-rules"), out, path, f);
+    cr_assert_eq(f->n, 3);
+}
+
+static void files_release(struct ct_export_files *f, struct ct_export_out *out, struct ct_config *c,
+                          char *d)
+{
+    ct_export_files_release(f);
+    ct_export_out_release(out);
+    ct_config_release(c);
+    rmtree(d);
+}
+
 Test(files, loaded_format_writes_file_and_sidecars_atomically)
 {
     struct ct_config c;
-    struct ct_export_opts o;
     struct ct_export_out out;
     struct ct_export_files f;
     struct ct_err err = {0};
     char *d = tmpdir(), path[256];
     snprintf(path, sizeof path, "%s/rules.conf", d);
-    load(FOUR, &c);
-    ct_export_opts_init(&o);
-    o.path = path;
-    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
-    ct_export_files(ct_emitter_find("ompi-rules"), &out, path, &f);
-    cr_assert_eq(f.n, 3);
+    ompi_rules_at(path, &c, &out, &f);
     cr_assert_eq(ct_export_files_check(&f, &err), 0, "%s", err.msg);
     cr_assert_eq(ct_export_files_write(&f, &err), 0, "%s", err.msg);
     cr_assert_eq(count_entries(d), 3, "rules.conf, .env, .mca.conf and no temp file");
@@ -233,16 +250,12 @@ Test(files, loaded_format_writes_file_and_sidecars_atomically)
     cr_assert(strstr(txt, "coll_tuned_dynamic_rules_filename = "), "%s", txt);
     cr_assert(strstr(txt, path), "the sidecar names the rules file by its path");
     free(txt);
-    ct_export_files_release(&f);
-    ct_export_out_release(&out);
-    ct_config_release(&c);
-    rmtree(d);
+    files_release(&f, &out, &c, d);
 }
 
 Test(files, a_failing_sidecar_leaves_nothing_behind)
 {
     struct ct_config c;
-    struct ct_export_opts o;
     struct ct_export_out out;
     struct ct_export_files f;
     struct ct_err err = {0};
@@ -250,55 +263,35 @@ Test(files, a_failing_sidecar_leaves_nothing_behind)
     snprintf(path, sizeof path, "%s/rules.conf", d);
     snprintf(blocker, sizeof blocker, "%s.mca.conf", path);
     cr_assert_eq(mkdir(blocker, 0755), 0); /* the last sidecar cannot be renamed over a folder */
-    load(FOUR, &c);
-    ct_export_opts_init(&o);
-    o.path = path;
-    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
-    ct_export_files(ct_emitter_find("ompi-rules"), &out, path, &f);
+    ompi_rules_at(path, &c, &out, &f);
     cr_assert_eq(ct_export_files_check(&f, &err), CT_EINVAL, "a folder in the way is refused");
     cr_assert(strstr(err.msg, "folder"), "%s", err.msg);
     cr_assert_neq(ct_export_files_write(&f, &err), 0);
     cr_assert_eq(count_entries(d), 1, "only the blocking folder: no rules.conf, no temp files");
-    ct_export_files_release(&f);
-    ct_export_out_release(&out);
-    ct_config_release(&c);
-    rmtree(d);
+    files_release(&f, &out, &c, d);
 }
 
 Test(files, a_failing_main_file_puts_the_sidecars_back)
 {
     struct ct_config c;
-    struct ct_export_opts o;
     struct ct_export_out out;
     struct ct_export_files f;
     struct ct_err err = {0};
-    char *d = tmpdir(), path[256], env[300], buf[64] = {0};
+    char *d = tmpdir(), path[256], env[300], *txt;
+    size_t len;
     snprintf(path, sizeof path, "%s/rules.conf", d);
     snprintf(env, sizeof env, "%s.env", path);
     cr_assert_eq(mkdir(path, 0755), 0); /* the main file, renamed last, cannot be written */
-    FILE *fp = fopen(env, "w");
-    cr_assert(fp);
-    fputs("old\n", fp);
-    fclose(fp);
-    load(FOUR, &c);
-    ct_export_opts_init(&o);
-    o.path = path;
-    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
-    ct_export_files(ct_emitter_find("ompi-rules"), &out, path, &f);
-    cr_assert_eq(f.n, 3);
+    cr_assert_eq(ct_file_write_atomic(env, "old\n", 4, &err), 0, "%s", err.msg);
+    ompi_rules_at(path, &c, &out, &f);
     /* no check first: a rename that fails after the sidecars' (a race with another writer) */
     cr_assert_eq(ct_export_files_write(&f, &err), CT_EIO);
     cr_assert(strstr(err.msg, "rules.conf"), "%s", err.msg);
-    fp = fopen(env, "r");
-    cr_assert(fp);
-    cr_assert(fgets(buf, sizeof buf, fp));
-    fclose(fp);
-    cr_assert_str_eq(buf, "old\n", "the old sidecar is back");
+    cr_assert_eq(ct_file_read(env, &txt, &len, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(txt, "old\n", "the old sidecar is back");
+    free(txt);
     cr_assert_eq(count_entries(d), 2, "the folder and the old .env: no .mca.conf, temp or link");
-    ct_export_files_release(&f);
-    ct_export_out_release(&out);
-    ct_config_release(&c);
-    rmtree(d);
+    files_release(&f, &out, &c, d);
 }
 
 Test(files, missing_folder_is_refused)
