@@ -23,6 +23,12 @@ bool ct_paired_slower(const struct ct_ratio *q)
     return q->lo > CT_PAIRED_TOL;
 }
 
+/* Sizes a and b ran in one process: split is 0 (one for all) or both lie on one side of it. */
+static bool same_launch(uint64_t a, uint64_t b, uint64_t split)
+{
+    return !split || (a <= split) == (b <= split);
+}
+
 /* Each other size's controls: the nearest up to CT_PAIRED_NCTL / 2 below it and as many
  * above, within CT_PAIRED_NEAR and on its side of split (sz sorted); -1 ends the list. */
 static void find_near(const uint64_t *sz, int nsz, const bool *control, uint64_t split,
@@ -31,14 +37,13 @@ static void find_near(const uint64_t *sz, int nsz, const bool *control, uint64_t
     for (int k = 0; k < nsz; k++) {
         int n = 0, below = 0, above = 0;
         bool own = !control || control[k]; /* a control has none */
-        bool lo = split && sz[k] <= split;
         for (int j = k - 1; !own && j >= 0 && below < CT_PAIRED_NCTL / 2; j--)
             if (control[j] && (double)sz[j] * CT_PAIRED_NEAR >= (double)sz[k] &&
-                (!split || lo == (sz[j] <= split)))
+                same_launch(sz[j], sz[k], split))
                 near[k][n++] = j, below++;
         for (int j = k + 1; !own && j < nsz && above < CT_PAIRED_NCTL / 2; j++)
             if (control[j] && (double)sz[k] * CT_PAIRED_NEAR >= (double)sz[j] &&
-                (!split || lo == (sz[j] <= split)))
+                same_launch(sz[j], sz[k], split))
                 near[k][n++] = j, above++;
         for (; n < CT_PAIRED_NCTL; n++)
             near[k][n] = -1;
