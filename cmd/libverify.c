@@ -6,7 +6,9 @@
  * and every range's midpoint (ct_paired_sizes), warmed up past the library's one-time costs.
  * Per size the ratio A/B with a 95% interval over the pairs and, where the file keeps the
  * library's choice near it, against those sizes in the same launches (ct_paired_judge);
- * exit 3 when a size is slower than the defaults by > 3% beyond either interval. */
+ * exit 3 when a size is slower than the defaults by > 3% beyond either interval. A rule that
+ * does not show a gain of > 3% beyond its interval over its sizes (ct_paired_gains) is set
+ * back to the library's choice in the copy verify writes, as a slower one is. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -108,34 +110,26 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
 }
 
 /* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. slow[r]:
- * rule r of s was slower than the defaults at a size it tunes; *geo: the sizes' geomean. */
+ * rule r of s was slower than the defaults at a size it tunes; nogain[r]: it showed no gain
+ * (ct_verify_judge); *geo: the sizes' geomean. */
 static int verify_set(const struct side *base, const struct ct_config *c,
-                      const struct ct_ruleset *s, bool *slow, double *geo)
+                      const struct ct_ruleset *s, bool *slow, bool *nogain, double *geo)
 {
-    const struct ct_libmod *m = base->m;
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
     const struct ct_rule *rule[MAXSZ];
-    int nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
-    for (int k = 0; k < nsz; k++)
-        own[k] = (rule[k] = ct_ruleset_find(s, sz[k])) && rule[k]->id == 0;
+    int group[MAXSZ], nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
+    ct_verify_rules(s, sz, nsz, rule, own, group);
     struct side x = *base;
     x.s = s;
     struct ct_paired pr;
-    struct ct_paired_row w[MAXSZ];
-    struct ct_paired_sum t;
-    int code = ct_paired_measure(sz, nsz, own, WARM_MAX, launch, &x, &pr);
+    int code = ct_paired_measure(sz, nsz, own, group, WARM_MAX, launch, &x, &pr);
+    *geo = 0;
     if (!code)
-        ct_paired_judge(&pr, own, nsz, w, &t);
-    if (!code)
-        ct_paired_print(stdout, m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
-                        rule, &pr, w, &t);
-    for (int k = 0; k < nsz && !code; k++)
-        if (!own[k] && w[k].slower)
-            slow[rule[k] - s->rules] = true;
+        code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
+                               rule, own, &pr, true, slow, nogain, geo);
     ct_paired_release(&pr);
-    *geo = code ? 0 : t.geo;
-    return code ? code : t.slower ? CT_EXIT_CHECK : 0;
+    return code;
 }
 
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path)
@@ -147,9 +141,9 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     /* across hosts the library reads the file on every host: beside the config (shared) */
     char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
                                       : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int code = 0, verified = 0, ndemoted = 0, nstamped = 0;
-    /* CONFIG with the slower ranges set back to the defaults and the sets found no slower
-     * marked verified */
+    int code = 0, verified = 0, nslow = 0, nnogain = 0, nstamped = 0;
+    /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
+     * sets found no slower marked verified */
     struct ct_config *fixed = NULL;
     if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
@@ -208,18 +202,23 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                                   : "--hosts LIST runs it across hosts");
                 continue;
             }
-            bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow);
+            bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow),
+                 *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
             double geo;
-            int r = verify_set(&(struct side){m, o->hosts, NULL, ld, tmo}, c, s, slow, &geo);
+            int r =
+                verify_set(&(struct side){m, o->hosts, NULL, ld, tmo}, c, s, slow, nogain, &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
             fixed = fixed ? fixed : ct_config_copy(c);
-            /* a set found slower loses a record it had from an earlier verify */
-            nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);
             for (int k = 0; k < s->nrules; k++)
-                ndemoted += slow[k] && fixed && ct_config_lib_demote(fixed, m->name, i, k);
+                if ((slow[k] || nogain[k]) && fixed && ct_config_lib_demote(fixed, m->name, i, k))
+                    slow[k] ? nslow++ : nnogain++;
+            /* after the demotions, which clear it: a set found slower loses a record it had
+             * from an earlier verify; one that only lost rules with no gain keeps this one */
+            nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);
             free(slow);
+            free(nogain);
         }
         free(ld);
         if (!verified && !code)
@@ -231,8 +230,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (fixed && (nstamped || ndemoted) && (code == 0 || code == CT_EXIT_CHECK))
-            code = ct_verify_write_fixed(fixed, path, ndemoted, nstamped, m->title, code);
+        if (fixed && (nstamped || nslow || nnogain) && (code == 0 || code == CT_EXIT_CHECK))
+            code = ct_verify_write_fixed(fixed, path, nslow, nnogain, nstamped, m->title, code);
     }
     ct_export_out_release(&out);
     if (fixed)

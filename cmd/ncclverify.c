@@ -73,18 +73,17 @@ static int side(void *n, bool with, struct ct_err *err)
     return ct_nccl_tuner_bypass(n, !with, err);
 }
 
-/* slow[r]: range r of s was slower than NCCL's defaults at a size it tunes; *geo: the sizes'
- * geomean (0 on a failure). */
+/* slow[r]: range r of s was slower than NCCL's defaults at a size it tunes; nogain[r]: it
+ * showed no gain (ct_verify_judge); *geo: the sizes' geomean (0 on a failure). */
 static int verify_rule(const struct nv *x, const struct ct_backend *be, struct ct_nccl *n,
                        const struct ct_comm *comm, const struct ct_ruleset *s, bool *slow,
-                       double *geo)
+                       bool *nogain, double *geo)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* NCCL's own choice on both sides there: a control */
     const struct ct_rule *rule[MAXSZ];
-    int nsz = ct_paired_sizes(&x->c->sweep, s, sz, MAXSZ);
-    for (int k = 0; k < nsz; k++)
-        own[k] = !(rule[k] = ct_ruleset_find(s, sz[k])) || rule[k]->id == 0;
+    int group[MAXSZ], nsz = ct_paired_sizes(&x->c->sweep, s, sz, MAXSZ);
+    ct_verify_rules(s, sz, nsz, rule, own, group);
     struct ct_err err = {0};
     struct ct_paired_engine e = {
         .be = be, .ctx = n, .warmup = 20, .iters = 20, .side = side, .arg = n, .err = &err};
@@ -93,23 +92,14 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
     e.job.dtype = s->dtype;
     e.job.op = s->op;
     struct ct_paired pr;
-    struct ct_paired_row w[MAXSZ];
-    struct ct_paired_sum t;
-    int rc = ct_paired_engine_measure(&e, sz, nsz, own, &pr), code = 0;
+    int rc = ct_paired_engine_measure(&e, sz, nsz, own, group, &pr), code = 0;
     *geo = 0;
     if (rc < 0)
         code = ct_cmd_fail("sweep", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "rank %d: --verify: %s", comm->rank, err.msg);
-    else {
-        ct_paired_judge(&pr, own, nsz, w, &t);
-        if (comm->rank == 0)
-            ct_paired_print(stdout, "NCCL", HOW, s, sz, nsz, rule, &pr, w, &t);
-        code = t.slower ? CT_EXIT_CHECK : 0;
-        *geo = code ? 0 : t.geo;
-        for (int k = 0; k < nsz; k++)
-            if (!own[k] && w[k].slower)
-                slow[rule[k] - s->rules] = true;
-    }
+    else
+        code = ct_verify_judge("NCCL", HOW, s, sz, nsz, rule, own, &pr, comm->rank == 0, slow,
+                               nogain, geo);
     ct_paired_release(&pr);
     return code;
 }
@@ -124,9 +114,9 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0, ndemoted = 0, nstamped = 0;
-    /* CONFIG with the slower ranges set back to NCCL's own and the rules found no slower
-     * marked verified */
+    int code = 0, verified = 0, nslow = 0, nnogain = 0, nstamped = 0;
+    /* CONFIG with the slower ranges and those with no gain set back to NCCL's own and the
+     * rules found no slower marked verified */
     struct ct_config *fixed = NULL;
     if (ct_opts_engine_open(x->o, boot, &comm, &be, &n, &err) < 0 ||
         ct_nccl_tuner_bypass(n, false, &err) < 0)
@@ -148,28 +138,33 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                        u->func < 0 ? "no tuner is asked about it" : "another shape");
             continue;
         }
-        bool *slow = ct_xcalloc((size_t)s.nrules, sizeof *slow);
+        bool *slow = ct_xcalloc((size_t)s.nrules, sizeof *slow),
+             *nogain = ct_xcalloc((size_t)s.nrules, sizeof *nogain);
         double geo;
-        int r = verify_rule(x, &be, n, &comm, &s, slow, &geo);
+        int r = verify_rule(x, &be, n, &comm, &s, slow, nogain, &geo);
         if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
             code = r;
         verified++;
         fixed = fixed || comm.rank ? fixed : ct_config_copy(x->c); /* rank 0 writes it */
-        /* a rule found slower loses a record it had from an earlier verify */
+        for (int k = 0; k < s.nrules; k++)
+            if ((slow[k] || nogain[k]) && fixed &&
+                ct_config_lib_demote_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
+                                        s.rules[k].min_bytes))
+                slow[k] ? nslow++ : nnogain++;
+        /* after the demotions, which clear it: a rule found slower loses a record it had from
+         * an earlier verify; one that only lost ranges with no gain keeps this one */
         nstamped += fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
                                                        r ? 0 : geo);
-        for (int k = 0; k < s.nrules; k++)
-            ndemoted += slow[k] && fixed &&
-                        ct_config_lib_demote_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
-                                                s.rules[k].min_bytes);
         free(slow);
+        free(nogain);
         free(s.rules);
     }
     if (code == CT_EXIT_CHECK && comm.rank == 0)
         fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
                         "some size (by more than 3%%, beyond the intervals)\n");
-    if (comm.rank == 0 && fixed && (nstamped || ndemoted) && (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, ndemoted, nstamped, "NCCL", code);
+    if (comm.rank == 0 && fixed && (nstamped || nslow || nnogain) &&
+        (code == 0 || code == CT_EXIT_CHECK))
+        code = ct_verify_write_fixed(fixed, x->path, nslow, nnogain, nstamped, "NCCL", code);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);

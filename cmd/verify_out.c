@@ -8,6 +8,8 @@
 #include "../backend/libmod.h"
 #include "../output/config.h"
 #include "../output/export.h"
+#include "../output/sweep_out.h"
+#include "../lib/err.h"
 #include "cmd.h"
 #include "librun.h"
 
@@ -24,24 +26,75 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
         unsetenv(m->own_name);
 }
 
-int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int ndemoted,
+int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int nslow, int nnogain,
                           int nstamped, const char *lib, int code)
 {
     struct ct_err err = {0};
-    char out[4200];
+    char out[4200], what[96] = "";
     int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json");
     snprintf(out, sizeof out, "%.*s.verified.json", json ? len - 5 : len, path);
     if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
         return ct_cmd_fail("sweep", code ? code : CT_EXIT_FAIL, "%s", err.msg);
-    if (ndemoted)
+    if (nslow && nnogain)
+        snprintf(what, sizeof what, "the %d range(s) found slower and the %d that showed no gain",
+                 nslow, nnogain);
+    else if (nslow || nnogain)
+        snprintf(what, sizeof what, "the %d range(s) %s", nslow + nnogain,
+                 nslow ? "found slower" : "that showed no gain");
+    if (nslow)
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with the %d range(s) found slower set back to "
-                "%s's own choice; export that one (and verify it)\n",
-                out, ndemoted, lib);
+                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice; export "
+                "that one (and verify it)\n",
+                out, what, lib);
+    else if (nnogain)
+        fprintf(stderr,
+                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice and its "
+                "%d verified collective(s) marked so; export that one\n",
+                out, what, lib, nstamped);
     else
         fprintf(stderr,
                 "colltune sweep: wrote %s: CONFIG with its %d verified collective(s) marked so "
-                "(no size slower than %s's defaults beyond its interval); export that one\n",
+                "(no size slower than %s's defaults beyond its interval, each rule's gain shown); "
+                "export that one\n",
                 out, nstamped, lib);
     return code;
+}
+
+void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
+                     const struct ct_rule **rule, bool *own, int *group)
+{
+    for (int k = 0; k < nsz; k++) {
+        rule[k] = ct_ruleset_find(s, sz[k]);
+        own[k] = !rule[k] || rule[k]->id == 0;
+        group[k] = own[k] ? -1 : (int)(rule[k] - s->rules);
+    }
+}
+
+int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
+                    const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
+                    const struct ct_paired *pr, bool print, bool *slow, bool *nogain, double *geo)
+{
+    struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
+    struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
+    int *rounds = ct_xcalloc((size_t)s->nrules, sizeof *rounds);
+    struct ct_paired_sum t;
+    ct_paired_judge(pr, own, nsz, w, &t);
+    for (int k = 0; k < nsz; k++)
+        if (!own[k] && w[k].slower)
+            slow[rule[k] - s->rules] = true;
+    for (int k = 0; k < nsz; k++) /* a rule some size checks: judged on its gain */
+        if (!own[k]) {
+            int r = (int)(rule[k] - s->rules);
+            rounds[r] = ct_paired_gain(pr, r, &gain[r]);
+            nogain[r] = !ct_paired_gains(&gain[r]);
+        }
+    if (print) {
+        ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
+        ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain);
+    }
+    *geo = t.slower ? 0 : t.geo;
+    free(w);
+    free(gain);
+    free(rounds);
+    return t.slower ? CT_EXIT_CHECK : 0;
 }

@@ -517,7 +517,8 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     out->unchanged = rc == 0 && lib && !src.changed;
     if (out->unchanged)
         rc = ct_err_set(err, CT_EUNSUPP,
-                        "nothing to export: MPICH's own choices measured best at every size "
+                        "nothing to export: MPICH's own choices measured best, or kept by "
+                        "sweep --verify, at every size "
                         "(%s %s); they stay, no file written",
                         lib->name, lib->version);
     json_t *ch4 = NULL;

@@ -209,7 +209,8 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     out->unchanged = lib && !changed;
     if (out->unchanged)
         return ct_err_set(err, CT_EUNSUPP,
-                          "nothing to export: Open MPI's defaults measured best at every size "
+                          "nothing to export: Open MPI's defaults measured best, or kept by "
+                          "sweep --verify, at every size "
                           "(%s %s); they stay, no file written",
                           lib->name, lib->version);
     return 0;

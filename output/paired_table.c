@@ -49,5 +49,37 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 "%dx), pair by pair (\"vs ctl\", the launches' state taken out): geomean %.3f "
                 "over %d of %d\n",
                 CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
+}
+
+void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
+                           const struct ct_ratio *gain, const int *rounds, const bool *slow,
+                           const bool *nogain)
+{
+    bool any = false;
+    for (int r = 0; r < s->nrules; r++) {
+        const struct ct_rule *u = &s->rules[r];
+        char lo[32], hi[32], range[72];
+        if (u->id == 0 || (!rounds[r] && !slow[r] && !nogain[r]))
+            continue; /* the library's own choice, or a rule no size checks */
+        if (!any)
+            fprintf(f,
+                    "  each exported rule against the defaults (its sizes' geomean round by "
+                    "round, each vs ctl where it has controls; kept when below %.3f beyond "
+                    "its interval):\n",
+                    1 / CT_PAIRED_TOL);
+        any = true;
+        snprintf(range, sizeof range, "%s-%s", ct_bytes_str(u->min_bytes, lo, sizeof lo),
+                 u->max_bytes == CT_BYTES_INF ? "up" : ct_bytes_str(u->max_bytes, hi, sizeof hi));
+        if (rounds[r])
+            fprintf(f, "    %-20s %-18s %7.3f  [%.3f, %.3f]  %d rounds  ", u->algo, range,
+                    gain[r].ratio, gain[r].lo, gain[r].hi, rounds[r]);
+        else
+            fprintf(f, "    %-20s %-18s %7s  %-16s  %d rounds  ", u->algo, range, "-", "-", 0);
+        if (slow[r] || nogain[r])
+            fprintf(f, "%s: set back to %s's own choice\n",
+                    slow[r] ? "SLOWER at a size" : "no gain shown", lib);
+        else
+            fprintf(f, "faster: kept\n");
+    }
     fprintf(f, "\n");
 }

@@ -31,5 +31,12 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                      const uint64_t *sz, int nsz, const struct ct_rule *const *rule,
                      const struct ct_paired *pr, const struct ct_paired_row *w,
                      const struct ct_paired_sum *t);
+/* Then, per rule of s the file changes (not the library's own choice), its gain over the
+ * rounds (ct_paired_gain: gain[r] over rounds[r], 0: none) and the verdict: slower at a size
+ * (slow[r]), no gain shown (nogain[r]), both setting it back to lib's choice, or kept; a
+ * blank line ends the table. */
+void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
+                           const struct ct_ratio *gain, const int *rounds, const bool *slow,
+                           const bool *nogain);
 
 #endif

@@ -59,32 +59,79 @@ static int pair_of(const struct ct_paired *p, int j, int r)
     return -1;
 }
 
-int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q)
+/* Size k's log ratio A/B in its pair i, less the mean log ratio of its controls in the same
+ * round where it has any (nb of them): false when one of those did not run in that round. */
+static bool local_log(const struct ct_paired *p, int k, int i, int nb, double *x)
 {
-    double a[CT_PAIRED_MAX], b[CT_PAIRED_MAX];
-    int n = 0, nb = 0;
+    double lc = 0; /* the log of the controls' geomean ratio in this round */
+    for (int e = 0; e < nb; e++) {
+        int j = p->near[k][e], c = pair_of(p, j, p->round[k][i]);
+        if (c < 0 || !(p->a[j][c] > 0) || !(p->b[j][c] > 0))
+            return false;
+        lc += log(p->a[j][c] / p->b[j][c]);
+    }
+    if (!(p->a[k][i] > 0) || !(p->b[k][i] > 0))
+        return false;
+    *x = log(p->a[k][i] / p->b[k][i]) - (nb ? lc / nb : 0);
+    return true;
+}
+
+static int ncontrols(const struct ct_paired *p, int k)
+{
+    int nb = 0;
     while (nb < CT_PAIRED_NCTL && p->near[k][nb] >= 0)
         nb++;
+    return nb;
+}
+
+/* exp(x[0..n)) against 1 with ct_stats_ratio_paired's interval: n when it has one, else 0 */
+static int ratio_of_logs(const double *x, int n, struct ct_ratio *q)
+{
+    double a[CT_PAIRED_MAX], one[CT_PAIRED_MAX];
+    for (int i = 0; i < n; i++)
+        a[i] = exp(x[i]), one[i] = 1;
     memset(q, 0, sizeof *q);
-    for (int i = 0; nb && i < p->n[k]; i++) {
-        double lc = 0; /* the log of the controls' geomean ratio in this round */
-        int got = 0;
-        for (int e = 0; e < nb; e++) {
-            int j = p->near[k][e], x = pair_of(p, j, p->round[k][i]);
-            if (x >= 0 && p->a[j][x] > 0 && p->b[j][x] > 0) {
-                lc += log(p->a[j][x] / p->b[j][x]);
-                got++;
-            }
-        }
-        if (got < nb)
-            continue;
-        a[n] = p->a[k][i]; /* A against B scaled by what the controls moved in this round */
-        b[n++] = p->b[k][i] * exp(lc / nb);
-    }
-    if (n < 2)
-        return 0;
-    ct_stats_ratio_paired(a, b, n, q);
+    if (n >= 2)
+        ct_stats_ratio_paired(a, one, n, q);
     return q->ratio > 0 ? n : 0;
+}
+
+int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q)
+{
+    double x[CT_PAIRED_MAX];
+    int n = 0, nb = ncontrols(p, k);
+    for (int i = 0; nb && i < p->n[k]; i++)
+        n += local_log(p, k, i, nb, &x[n]);
+    memset(q, 0, sizeof *q);
+    return nb ? ratio_of_logs(x, n, q) : 0;
+}
+
+int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
+{
+    double x[CT_PAIRED_MAX];
+    int n = 0;
+    memset(q, 0, sizeof *q);
+    for (int r = 0; p->group && r < p->rounds; r++) {
+        double sum = 0;
+        int got = 0, want = 0;
+        for (int k = 0; k < p->nsz; k++) {
+            if (p->group[k] != g)
+                continue;
+            int i = pair_of(p, k, r);
+            double y;
+            want++;
+            if (i >= 0 && local_log(p, k, i, ncontrols(p, k), &y))
+                sum += y, got++;
+        }
+        if (want && got == want)
+            x[n++] = sum / got;
+    }
+    return ratio_of_logs(x, n, q);
+}
+
+bool ct_paired_gains(const struct ct_ratio *q)
+{
+    return q->ratio > 0 && q->hi < 1 && q->ratio * CT_PAIRED_TOL < 1;
 }
 
 /* Open: A may be more than CT_PAIRED_TOL slower, by its ratio as measured or against the
@@ -99,11 +146,26 @@ static bool open_size(const struct ct_paired *p, int k)
     return q.ratio > CT_PAIRED_TOL || (ct_paired_local(p, k, &ql) && ql.ratio > CT_PAIRED_TOL);
 }
 
-int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, uint64_t split,
-                      ct_paired_launch_fn launch, void *ctx, struct ct_paired *p)
+/* Group g may gain but has not shown it: its ratio is below 1 and its interval still holds
+ * a gain past CT_PAIRED_TOL (a steady 2% gain is settled: too small to ship). */
+static bool open_gain(const struct ct_paired *p, int g)
+{
+    struct ct_ratio q;
+    return g >= 0 && (ct_paired_gain(p, g, &q) < 2 ||
+                      (!ct_paired_gains(&q) && q.ratio < 1 && q.lo * CT_PAIRED_TOL < 1));
+}
+
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group,
+                      uint64_t split, ct_paired_launch_fn launch, void *ctx, struct ct_paired *p)
 {
     size_t m = nsz > 0 ? (size_t)nsz : 1;
     p->rounds = 0;
+    p->nsz = nsz;
+    p->group = NULL;
+    if (group) {
+        p->group = ct_xmalloc(m * sizeof *p->group);
+        memcpy(p->group, group, (size_t)nsz * sizeof *p->group);
+    }
     p->a = ct_xcalloc(m, sizeof *p->a);
     p->b = ct_xcalloc(m, sizeof *p->b);
     p->round = ct_xcalloc(m, sizeof *p->round);
@@ -117,7 +179,7 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, uint64_t
     for (int r = 0; r < CT_PAIRED_MAX && !code; r++) {
         int nrun = 0;
         for (int k = 0; k < nsz; k++)
-            go[k] = r < CT_PAIRED_MIN || open_size(p, k);
+            go[k] = r < CT_PAIRED_MIN || open_size(p, k) || (group && open_gain(p, group[k]));
         for (int k = 0; k < nsz; k++) /* an open size's controls run with it */
             for (int e = 0; e < CT_PAIRED_NCTL; e++)
                 if (go[k] && p->near[k][e] >= 0)
@@ -165,9 +227,9 @@ static int engine_launch(void *arg, bool with, const uint64_t *sz, int n, double
 }
 
 int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
-                             const bool *control, struct ct_paired *p)
+                             const bool *control, const int *group, struct ct_paired *p)
 {
-    return ct_paired_measure(sz, nsz, control, 0, engine_launch, e, p); /* one process */
+    return ct_paired_measure(sz, nsz, control, group, 0, engine_launch, e, p); /* one process */
 }
 
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
@@ -212,6 +274,8 @@ void ct_paired_release(struct ct_paired *p)
     free(p->n);
     free(p->round);
     free(p->near);
+    free(p->group);
+    p->group = NULL;
     p->a = p->b = NULL;
     p->n = NULL;
     p->round = NULL;

@@ -92,17 +92,31 @@ struct ct_paired {
     int *n;                                          /* pairs measured per size */
     int (*near)[CT_PAIRED_NCTL]; /* [size]: its controls, nearest first below, then above; -1
                                     ends the list (none for a control) */
+    int nsz;
+    int *group; /* [size]: its group (the exported rule it checks), < 0 none; NULL: no groups */
 };
 /* split: the launch fn runs the sizes up to split and those above in separate processes (0:
- * one); a size's controls are taken on its own side, where the same process ran them. */
-int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, uint64_t split,
-                      ct_paired_launch_fn launch, void *ctx, struct ct_paired *p);
+ * one); a size's controls are taken on its own side, where the same process ran them.
+ * group (NULL: none) puts sizes in groups (>= 0; < 0: in none): the sizes of one exported
+ * rule, judged together by ct_paired_gain. A group's sizes also take more pairs, up to
+ * CT_PAIRED_MAX, while its gain reads below 1 and is not yet shown (ct_paired_gains). */
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group,
+                      uint64_t split, ct_paired_launch_fn launch, void *ctx, struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
 /* Size k's ratio A/B divided, pair by pair, by the geomean of its controls' ratios in
  * the same round, with a 95% interval over those pairs: the pairs used, 0 (q zeroed) when k
  * has no control near it or fewer than 2 such pairs. */
 int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q);
 bool ct_paired_slower(const struct ct_ratio *q);
+/* Group g's ratio A/B: in each round where all of its sizes ran, the geomean of their ratios,
+ * each against its controls where it has any (ct_paired_local's pair), else as measured; a
+ * 95% interval over those rounds. Returns the rounds used, 0 (q zeroed) when fewer than 2.
+ * ct_paired_gains: A is faster than B beyond that interval (hi < 1) and by more than
+ * CT_PAIRED_TOL (ratio < 1 / 1.03), the bound a change must clear to be worth shipping: a
+ * rule that gains less, or cannot show it, changes nothing a job would notice, and a file
+ * whose every rule is such changes nothing at all. */
+int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q);
+bool ct_paired_gains(const struct ct_ratio *q);
 /* The verdict of a paired measure, size by size: the geomeans of each side, the ratio as
  * measured and against the controls near it (nl pairs, 0: none), and whether each says A
  * is slower (ct_paired_slower); slower when either does. As measured is what a job loading
@@ -140,7 +154,7 @@ struct ct_paired_engine {
     struct ct_err *err;
 };
 int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
-                             const bool *control, struct ct_paired *p);
+                             const bool *control, const int *group, struct ct_paired *p);
 /* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
  * sizes and every range's geometric midpoint (ct_sweep_check_count, the last range's to the
  * largest swept size), as whole elements; sorted, unique, <= max. */

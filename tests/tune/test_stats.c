@@ -187,7 +187,7 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     uint64_t sz[] = {0, 1, 2};
     struct fake f = {0};
     struct ct_paired p;
-    cr_assert_eq(ct_paired_measure(sz, 3, NULL, 0, fake_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 3, NULL, NULL, 0, fake_launch, &f, &p), 0);
     cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
     cr_assert_eq(p.n[2], CT_PAIRED_MAX, "slower: judged on all the pairs, %d", p.n[2]);
     cr_assert_eq(p.n[1], CT_PAIRED_MAX, "may be slower: %d pairs", p.n[1]);
@@ -219,17 +219,20 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
 struct shift {
     int calls;
     double slow, bias;
+    const double *vary; /* NULL, or size 2's A/B in pair i: vary[i], for slow */
 };
 
 static int shift_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
 {
     struct shift *f = ctx;
-    double st = f->calls == 0 ? 1.6 : f->calls == 3 ? 0.6 : 1.0;
+    double st = f->calls == 0   ? 1.6
+                : f->calls == 3 ? 0.6
+                                : 1.0,
+           slow = f->vary ? f->vary[f->calls / 2] : f->slow;
     f->calls++;
     for (int i = 0; i < n; i++)
-        t[i] = sz[i] == 1000
-                   ? 7.0
-                   : st * sz[i] * (with ? f->bias : 1) * (sz[i] == 2 && with ? f->slow : 1);
+        t[i] = sz[i] == 1000 ? 7.0
+                             : st * sz[i] * (with ? f->bias : 1) * (sz[i] == 2 && with ? slow : 1);
     return 0;
 }
 
@@ -237,12 +240,12 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
 {
     uint64_t sz[] = {1, 2, 4, 1000};
     bool control[] = {true, false, true, false};
-    struct shift f = {0, 1.0, 1.0};
+    struct shift f = {0, 1.0, 1.0, NULL};
     struct ct_paired p;
     struct ct_paired_row w[4];
     struct ct_paired_sum t;
     struct ct_ratio q;
-    cr_assert_eq(ct_paired_measure(sz, 4, control, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, shift_launch, &f, &p), 0);
     cr_assert(p.near[1][0] == 0 && p.near[1][1] == 2, "size 2's controls: %d %d", p.near[1][0],
               p.near[1][1]);
     cr_assert(p.near[3][0] == -1 && p.near[3][1] == -1, "1000 B: none within 16x");
@@ -267,8 +270,8 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     uint64_t s7[] = {0, 1, 2, 3, 4, 5, 40, 100};
     bool c7[] = {true, true, true, true, false, true, true, true};
     const int want[CT_PAIRED_NCTL] = {3, 2, 1, 5, 6, -1, -1, -1};
-    f = (struct shift){0, 1.0, 1.0};
-    cr_assert_eq(ct_paired_measure(s7, 8, c7, 0, shift_launch, &f, &p), 0);
+    f = (struct shift){0, 1.0, 1.0, NULL};
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, NULL, 0, shift_launch, &f, &p), 0);
     for (int e = 0; e < CT_PAIRED_NCTL; e++)
         cr_assert_eq(p.near[4][e], want[e], "control %d of size 4: %d", e, p.near[4][e]);
     cr_assert_eq(ct_paired_local(&p, 4, &q), CT_PAIRED_MIN);
@@ -277,8 +280,8 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     /* the same with the sizes up to 4 and above it in separate launches (split 4): size 4's
      * controls are those below it only, which ran in its process */
     const int want_split[CT_PAIRED_NCTL] = {3, 2, 1, -1, -1, -1, -1, -1};
-    f = (struct shift){0, 1.0, 1.0};
-    cr_assert_eq(ct_paired_measure(s7, 8, c7, 4, shift_launch, &f, &p), 0);
+    f = (struct shift){0, 1.0, 1.0, NULL};
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, NULL, 4, shift_launch, &f, &p), 0);
     for (int e = 0; e < CT_PAIRED_NCTL; e++)
         cr_assert_eq(p.near[4][e], want_split[e], "split: control %d of size 4: %d", e,
                      p.near[4][e]);
@@ -287,8 +290,8 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     /* A's choice 4% slower at size 2: hidden in the interval as measured, slower against its
      * controls; all 8 pairs, its controls carried along into every extra launch though not
      * open themselves; 1000 B settled after 3 */
-    f = (struct shift){0, 1.04, 1.0};
-    cr_assert_eq(ct_paired_measure(sz, 4, control, 0, shift_launch, &f, &p), 0);
+    f = (struct shift){0, 1.04, 1.0, NULL};
+    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, shift_launch, &f, &p), 0);
     ct_paired_judge(&p, control, 4, w, &t);
     cr_assert(!w[1].slow_measured && w[1].slow_local && w[1].slower, "%g [%g, %g]", w[1].q.ratio,
               w[1].q.lo, w[1].q.hi);
@@ -307,12 +310,67 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
 
     /* a file that costs 50% on every call: as measured it is slower at size 2 and at the
      * controls, which is what a job sees; against the controls size 2 is not */
-    f = (struct shift){0, 1.0, 1.5};
-    cr_assert_eq(ct_paired_measure(sz, 4, control, 0, shift_launch, &f, &p), 0);
+    f = (struct shift){0, 1.0, 1.5, NULL};
+    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, shift_launch, &f, &p), 0);
     ct_paired_judge(&p, control, 4, w, &t);
     cr_assert(w[1].slow_measured && !w[1].slow_local && w[1].slower);
     cr_assert(w[0].slower && w[2].slower && !w[3].slower && t.slower == 3, "%d", t.slower);
     cr_assert_float_eq(w[1].ql.ratio, 1, 1e-9);
+    ct_paired_release(&p);
+}
+
+/* A rule's gain (ct_paired_gain): its sizes judged together round by round, each against the
+ * controls near it. Sizes 2 and 3 are one rule (group 0), size 1000 another (group 1); 1 and
+ * 4 are controls; the launches' state (shift_launch) moves every size alike. */
+Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
+{
+    uint64_t sz[] = {1, 2, 3, 4, 1000};
+    bool control[] = {true, false, false, true, false};
+    int group[] = {-1, 0, 0, -1, 1};
+    struct ct_paired p;
+    struct ct_ratio q;
+    /* 20% faster at size 2, the same at 3: a steady gain of 1 - sqrt(0.8), shown in 3 pairs */
+    struct shift f = {0, 0.8, 1.0, NULL};
+    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_gain(&p, 0, &q), CT_PAIRED_MIN);
+    cr_assert_float_eq(q.ratio, sqrt(0.8), 1e-9);
+    cr_assert(ct_paired_gains(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    /* 1000 B runs the same on both sides: no gain, and nothing to wait for */
+    cr_assert_eq(ct_paired_gain(&p, 1, &q), CT_PAIRED_MIN);
+    cr_assert(!ct_paired_gains(&q), "%g", q.ratio);
+    cr_assert_float_eq(q.ratio, 1, 1e-12);
+    for (int k = 0; k < 5; k++)
+        cr_assert_eq(p.n[k], CT_PAIRED_MIN, "size %d: %d pairs", k, p.n[k]);
+    cr_assert_eq(ct_paired_gain(&p, 2, &q), 0, "a group with no sizes");
+    ct_paired_release(&p);
+
+    /* a steady 3% gain at size 2 is 1.5% over the rule: below the bound, settled in 3 pairs */
+    f = (struct shift){0, 0.97, 1.0, NULL};
+    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_gain(&p, 0, &q), CT_PAIRED_MIN);
+    cr_assert(!ct_paired_gains(&q) && q.hi < 1, "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    cr_assert_eq(p.n[1], CT_PAIRED_MIN);
+    ct_paired_release(&p);
+
+    /* a gain that comes and goes pair by pair: not shown after 3 pairs, so the rule's sizes
+     * and their controls take more until it is (after 6); 1000 B still settled in 3 */
+    const double vary[CT_PAIRED_MAX] = {0.80, 0.98, 0.82, 0.99, 0.81, 0.97, 0.80, 0.98};
+    f = (struct shift){0, 1.0, 1.0, vary};
+    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, shift_launch, &f, &p), 0);
+    cr_assert(p.n[1] == 6 && p.n[2] == 6, "%d %d", p.n[1], p.n[2]);
+    cr_assert(p.n[0] == 6 && p.n[3] == 6, "controls %d %d", p.n[0], p.n[3]);
+    cr_assert_eq(p.n[4], CT_PAIRED_MIN);
+    cr_assert_eq(ct_paired_gain(&p, 0, &q), 6);
+    cr_assert(ct_paired_gains(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    ct_paired_release(&p);
+    /* the same first 3 pairs alone do not show it */
+    f = (struct shift){0, 1.0, 1.0, vary};
+    cr_assert_eq(ct_paired_measure(sz, 5, control, NULL, 0, shift_launch, &f, &p), 0);
+    p.group = group; /* judged as groups, measured without them: 3 pairs */
+    cr_assert_eq(ct_paired_gain(&p, 0, &q), CT_PAIRED_MIN);
+    cr_assert(!ct_paired_gains(&q) && q.ratio < 1 / CT_PAIRED_TOL, "%g [%g, %g]", q.ratio, q.lo,
+              q.hi);
+    p.group = NULL;
     ct_paired_release(&p);
 }
 
@@ -395,7 +453,7 @@ Test(stats, paired_engine_switches_sides_and_times_each_size)
     const uint64_t sz[] = {16 << 10, 32 << 10, 1 << 20, 4 << 20};
     const bool own[] = {true, true, false, false};
     struct ct_paired p;
-    cr_assert_eq(ct_paired_engine_measure(&e, sz, 4, own, &p), 0, "%s", err.msg);
+    cr_assert_eq(ct_paired_engine_measure(&e, sz, 4, own, NULL, &p), 0, "%s", err.msg);
     cr_expect_eq(p.rounds, CT_PAIRED_MIN, "A is not slower anywhere: no extra pairs");
     cr_expect_str_eq(st.order, "ABBAAB");
     cr_expect_eq(st.calls, 4 * 2 * CT_PAIRED_MIN);
