@@ -15,7 +15,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
             "%s on %d ranks: exported vs defaults in %s, %d pairs at every size, up to %d where "
             "the file may be slower\n",
             ct_coll_name(s->coll), s->nranks, how, CT_PAIRED_MIN, CT_PAIRED_MAX);
-    fprintf(f, "%12s  %-20s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
+    fprintf(f, "%12s  %-24s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
             "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl",
             "95% interval");
     for (int k = 0; k < nsz; k++) {
@@ -25,7 +25,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
             snprintf(lr, sizeof lr, "%.3f", w[k].ql.ratio);
             snprintf(li, sizeof li, "[%.3f, %.3f]", w[k].ql.lo, w[k].ql.hi);
         }
-        fprintf(f, "%12llu  %-20s %12.2f %12.2f %5d %7.3f  %-16s %7s  %-*s%s\n",
+        fprintf(f, "%12llu  %-24s %12.2f %12.2f %5d %7.3f  %-16s %7s  %-*s%s\n",
                 (unsigned long long)sz[k], rule[k] ? rule[k]->algo : "?", w[k].ma, w[k].mb, w[k].n,
                 w[k].q.ratio, iv, lr, w[k].slower ? 16 : 0, li,
                 !w[k].slower         ? ""
@@ -71,10 +71,10 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
         snprintf(range, sizeof range, "%s-%s", ct_bytes_str(u->min_bytes, lo, sizeof lo),
                  u->max_bytes == CT_BYTES_INF ? "up" : ct_bytes_str(u->max_bytes, hi, sizeof hi));
         if (rounds[r])
-            fprintf(f, "    %-20s %-18s %7.3f  [%.3f, %.3f]  %d rounds  ", u->algo, range,
+            fprintf(f, "    %-24s %-18s %7.3f  [%.3f, %.3f]  %d rounds  ", u->algo, range,
                     gain[r].ratio, gain[r].lo, gain[r].hi, rounds[r]);
         else
-            fprintf(f, "    %-20s %-18s %7s  %-16s  %d rounds  ", u->algo, range, "-", "-", 0);
+            fprintf(f, "    %-24s %-18s %7s  %-16s  %d rounds  ", u->algo, range, "-", "-", 0);
         if (slow[r] || nogain[r])
             fprintf(f, "%s: set back to %s's own choice\n",
                     slow[r] ? "SLOWER at a size" : "no gain shown", lib);
