@@ -106,16 +106,17 @@ ct_cluster_pids() {
     done
 }
 
+# Every step may fail (a veth goes with its peer): under a caller's set -e none may end it.
 ct_cluster_down() {
-    for p in $(ct_cluster_pids); do kill -9 "$p" 2>/dev/null; done
+    for p in $(ct_cluster_pids); do kill -9 "$p" 2>/dev/null || :; done
     for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${CT_NET}n"); do
-        ip netns del "$ns" 2>/dev/null
+        ip netns del "$ns" 2>/dev/null || :
     done
     # host ends of the veths (a namespace whose killed processes are still exiting keeps its
     # pairs alive for a moment), then the bridges
     for l in $(ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}' |
         grep -E "^${CT_NET}(v[0-9]+(r[0-9]+)?p?|br[0-9]*)$"); do
-        ip link del "$l" 2>/dev/null
+        ip link del "$l" 2>/dev/null || :
     done
     return 0
 }
