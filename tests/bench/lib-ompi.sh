@@ -10,7 +10,9 @@
 #     time per size; oracle = best forced / default; and the oracle held out (each size's
 #     row chosen on one run, measured against the default on another: no winner's curse);
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
-#     alternating launches (ratio of geometric means, 95% interval).
+#     alternating launches (ratio of geometric means, 95% interval);
+#  4. the export's gain (1 / verify's geomean; 1 where it keeps the defaults) as a share of
+#     the oracle's, in logs, raw and held out.
 # Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
 # BENCH_SHAPE: how the ranks are placed (default "--local 2"; lib-ompi-cluster.sh gives
 # "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M).
@@ -48,7 +50,7 @@ for r in $(seq "$REPS"); do
             || echo "($coll $a run $r failed or timed out)"
     done
 done
-python3 - "$d" "$LIB:default" $algos <<'PY'
+python3 - "$d" "$LIB:default" $algos <<'PY' | tee "$d/oracle.txt"
 import glob, math, sys
 out, default, algos = sys.argv[1], sys.argv[2], sys.argv[3:]
 best, per_run = {}, {}
@@ -104,5 +106,26 @@ else:
 PY
 # shellcheck disable=SC2086
 $X sweep --verify "$d/sweep/config.json" --lib "$LIB" $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
+# the ratio against the reference of the same run: the export's gain (verify's geomean;
+# 1 where it keeps the defaults) as a share of the oracle's, in logs, raw and held out
+python3 - "$d" "$coll" <<'PY'
+import math, re, sys
+d, coll = sys.argv[1], sys.argv[2]
+o = open(f"{d}/oracle.txt").read()
+v = open(f"{d}/verify.txt").read()
+raw = re.search(r"^oracle \(default time.*geomean ([0-9.]+)", o, re.M)
+held = re.search(r"^oracle held out .*geomean ([0-9.]+)", o, re.M)
+m = re.search(rf"^{coll}: geomean ([0-9.]+)", v, re.M)
+g = 1 / float(m.group(1)) if m else 1.0 if "nothing to verify" in v else None
+if g is None:
+    print(f"export vs oracle: no verify geomean for {coll}")
+    sys.exit(0)
+for name, x in (("oracle", raw), ("oracle held out", held)):
+    if x:
+        og = float(x.group(1))
+        share = math.log(g) / math.log(og) if og > 1 else float("nan")
+        print(f"export vs {name}: {g:.3f}x against {og:.2f}x: "
+              + (f"{share:.0%} of its gain" if og > 1 else "no gain to take"))
+PY
 done
 echo "load after: $(uptime)"
