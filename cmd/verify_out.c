@@ -91,6 +91,7 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
     if (print) {
         ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
         ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain);
+        fflush(stdout); /* before what goes to stderr next */
     }
     *geo = t.slower ? 0 : t.geo;
     free(w);

@@ -13,7 +13,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
     char a[32];
     fprintf(f,
             "%s on %d ranks: exported vs defaults in %s, %d pairs at every size, up to %d where "
-            "the file may be slower\n",
+            "the file may be slower or a rule's gain is not yet shown\n",
             ct_coll_name(s->coll), s->nranks, how, CT_PAIRED_MIN, CT_PAIRED_MAX);
     fprintf(f, "%12s  %-24s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
             "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl",
@@ -77,7 +77,11 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
             fprintf(f, "    %-24s %-18s %7s  %-16s  %d rounds  ", u->algo, range, "-", "-", 0);
         if (slow[r] || nogain[r])
             fprintf(f, "%s: set back to %s's own choice\n",
-                    slow[r] ? "SLOWER at a size" : "no gain shown", lib);
+                    slow[r] ? "SLOWER at a size"
+                    : rounds[r] && ct_paired_slower(&gain[r])
+                        ? "slower over its sizes (each inside its interval), no gain"
+                        : "no gain shown",
+                    lib);
         else
             fprintf(f, "faster: kept\n");
     }

@@ -33,8 +33,9 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                      const struct ct_paired_sum *t);
 /* Then, per rule of s the file changes (not the library's own choice), its gain over the
  * rounds (ct_paired_gain: gain[r] over rounds[r], 0: none) and the verdict: slower at a size
- * (slow[r]), no gain shown (nogain[r]), both setting it back to lib's choice, or kept; a
- * blank line ends the table. */
+ * (slow[r]), no gain shown (nogain[r]; said "slower over its sizes" where the rule's own
+ * interval lies above CT_PAIRED_TOL though no single size's does), both setting it back to
+ * lib's choice, or kept; a blank line ends the table. */
 void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
                            const bool *nogain);
