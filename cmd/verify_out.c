@@ -79,15 +79,7 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
     int *rounds = ct_xcalloc((size_t)s->nrules, sizeof *rounds);
     struct ct_paired_sum t;
     ct_paired_judge(pr, own, nsz, w, &t);
-    for (int k = 0; k < nsz; k++)
-        if (!own[k] && w[k].slower)
-            slow[rule[k] - s->rules] = true;
-    for (int k = 0; k < nsz; k++) /* a rule some size checks: judged on its gain */
-        if (!own[k]) {
-            int r = (int)(rule[k] - s->rules);
-            rounds[r] = ct_paired_gain(pr, r, &gain[r]);
-            nogain[r] = !ct_paired_gains(&gain[r]);
-        }
+    ct_paired_rules(pr, s, rule, own, w, nsz, slow, nogain, gain, rounds);
     if (print) {
         ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
         ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain);

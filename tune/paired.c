@@ -267,6 +267,21 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
     sum->local = sum->n_loc ? exp(lg_loc / sum->n_loc) : 0;
 }
 
+void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
+                     const struct ct_rule *const *rule, const bool *control,
+                     const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
+                     struct ct_ratio *gain, int *rounds)
+{
+    for (int k = 0; k < nsz; k++) {
+        if (control[k])
+            continue;
+        int r = (int)(rule[k] - s->rules);
+        slow[r] |= rows[k].slower;
+        rounds[r] = ct_paired_gain(p, r, &gain[r]);
+        nogain[r] = !ct_paired_gains(&gain[r]);
+    }
+}
+
 void ct_paired_release(struct ct_paired *p)
 {
     free(p->a);

@@ -138,6 +138,15 @@ struct ct_paired_sum {
 };
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum);
+/* The verdict per rule of s the file changes, from the measure p (groups: the rules' indices)
+ * and its rows: slow[r], slower at one of its sizes (rows[k].slower); its gain over the
+ * rounds (gain[r] over rounds[r], ct_paired_gain) and nogain[r], not shown
+ * (ct_paired_gains). rule[k]: the rule at size k; control[k]: the library's own choice there
+ * (no rule judged). slow, nogain, gain and rounds have s->nrules entries, zeroed. */
+void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
+                     const struct ct_rule *const *rule, const bool *control,
+                     const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
+                     struct ct_ratio *gain, int *rounds);
 /* The same measure over an engine in this process (sweep --verify --lib nccl), every rank in
  * lockstep: side(arg, with) switches the engine to A or B (a tuner plugin reading the file or
  * left out, on the same communicators); a "launch" runs the sizes once each, out of place,

@@ -342,6 +342,22 @@ Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
     for (int k = 0; k < 5; k++)
         cr_assert_eq(p.n[k], CT_PAIRED_MIN, "size %d: %d pairs", k, p.n[k]);
     cr_assert_eq(ct_paired_gain(&p, 2, &q), 0, "a group with no sizes");
+    /* the verdict per rule: rule 0 (sizes 2, 3) kept, rule 1 (1000 B) no gain, rule 2 (the
+     * library's own choice at the controls) not judged */
+    struct ct_rule r[3] = {{.id = 5}, {.id = 6}, {.id = 0}};
+    struct ct_ruleset set = {.rules = r, .nrules = 3};
+    const struct ct_rule *at[] = {&r[2], &r[0], &r[0], &r[2], &r[1]};
+    struct ct_paired_row w[5];
+    struct ct_paired_sum t;
+    struct ct_ratio gain[3] = {{0}};
+    bool slow[3] = {0}, nogain[3] = {0};
+    int rounds[3] = {0};
+    ct_paired_judge(&p, control, 5, w, &t);
+    ct_paired_rules(&p, &set, at, control, w, 5, slow, nogain, gain, rounds);
+    cr_assert(!slow[0] && !slow[1] && !slow[2]);
+    cr_assert(!nogain[0] && nogain[1] && !nogain[2], "%d %d %d", nogain[0], nogain[1], nogain[2]);
+    cr_assert(rounds[0] == CT_PAIRED_MIN && rounds[1] == CT_PAIRED_MIN && rounds[2] == 0);
+    cr_assert_float_eq(gain[0].ratio, sqrt(0.8), 1e-9);
     ct_paired_release(&p);
 
     /* a steady 3% gain at size 2 is 1.5% over the rule: below the bound, settled in 3 pairs */
