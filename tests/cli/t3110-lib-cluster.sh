@@ -66,8 +66,10 @@ if have mpirun.openmpi && { [ -e "$(dirname "$COLLTUNE")/ct-lib-ompi.so" ] ||
     across ompi --coll alltoall -b 8 -e 1M -f 8 -n 10 -w 2
     expect 0 "sweep --lib ompi --hosts (allreduce, 8 B..256 KiB)" -- $COLLTUNE sweep --lib ompi \
         --hosts "$hosts" --coll allreduce -b 8 -e 256K -f 8 --budget 15 --out "$TMP/sw"
-    # the sweep's 4-node section, with a ring range from 64 KiB so that there is always a
-    # file to verify (the sweep may keep Open MPI's default everywhere)
+    # the sweep's 4-node section, with a ring range from 16 KiB so that there is always a
+    # file to verify (the sweep may keep Open MPI's default everywhere), verified up to 64
+    # KiB (a rule whose gain is not yet shown takes up to 8 pairs of launches: at 256 KiB
+    # they sent 4.3 GiB per node over the 1 Gbit links)
     python3 - "$TMP/sw/config.json" "$TMP/v.json" >"$TMP/py" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -76,8 +78,9 @@ d = json.load(open(sys.argv[1]))
 assert (rs["nranks"], rs["nnodes"]) == (4, 4), rs
 print(" ".join(f'{x["algo"]}({x["id"]})' for x in rs["ranges"]))
 keep = dict(confidence=1.0, tie=False, runner_up="default", gain=1.0, params={"segsize": 0})
-rs["ranges"] = [dict(keep, min_bytes=0, max_bytes=65536, algo="default", id=0, default=True),
-                dict(keep, min_bytes=65536, max_bytes=None, algo="ring", id=4, default=False)]
+rs["ranges"] = [dict(keep, min_bytes=0, max_bytes=16384, algo="default", id=0, default=True),
+                dict(keep, min_bytes=16384, max_bytes=None, algo="ring", id=4, default=False)]
+d["sweep"]["maxbytes"] = 65536
 json.dump(d, open(sys.argv[2], "w"))
 PY
     [ $? -eq 0 ] && ok "config: an Open MPI section for 4 ranks on 4 nodes: $(cat "$TMP/py")" \
@@ -88,7 +91,7 @@ PY
         >"$TMP/out" 2>"$TMP/err"; rc=$?
     sent=$(least_sent "$before" "$(tx)")
     { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 4 ranks" "$TMP/out" &&
-        grep -q "^ *262144 *ring " "$TMP/out" && grep -q "^allreduce: geomean" "$TMP/out" &&
+        grep -q "^ *32768 *ring " "$TMP/out" && grep -q "^allreduce: geomean" "$TMP/out" &&
         [ "$sent" -ge 4194304 ] \
         && ok "verify --hosts: 4 ranks on 4 hosts (each sent >= $((sent >> 20)) MiB), ratio per size, geomean (exit $rc)" \
         || not_ok "verify --hosts (exit $rc, least sent $sent B): $(cat "$TMP/out" "$TMP/err" | tail -8)"
