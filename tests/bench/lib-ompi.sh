@@ -41,13 +41,19 @@ echo "sweep --lib $LIB $SHAPE, $coll 8 B..$MAX x$FACTOR, budget $BUDGET s: $(ech
 sed -n "/(measured, --lib $LIB)/,/^\$/p" "$d/sweep.txt"
 # shellcheck disable=SC2086
 algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
+# the sizes up to 256 KiB after 200 warmup calls, the larger (when BENCH_MAX reaches them)
+# after 2, as verify runs them
+maxb=$(echo "$MAX" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)))
+    print n * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1) }')
+small=256K big=yes
+[ "$maxb" -lt 524288 ] && small=$MAX big=
 for r in $(seq "$REPS"); do
     for a in $algos; do
         # shellcheck disable=SC2086
-        { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" -b 8 -e 256K -f "$FACTOR" \
-            -n 10 -w 200 -c 0 && timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" \
-            -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0; } >"$d/run-$a-$r.txt" 2>&1 \
-            || echo "($coll $a run $r failed or timed out)"
+        { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" -b 8 -e "$small" \
+            -f "$FACTOR" -n 10 -w 200 -c 0 && { [ -z "$big" ] || timeout 300 $X run --lib "$LIB" \
+            $SHAPE --coll "$coll" --algo "$a" -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0; }; } \
+            >"$d/run-$a-$r.txt" 2>&1 || echo "($coll $a run $r failed or timed out)"
     done
 done
 python3 - "$d" "$LIB:default" $algos <<'PY' | tee "$d/oracle.txt"
