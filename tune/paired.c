@@ -151,8 +151,8 @@ static bool open_size(const struct ct_paired *p, int k)
 static bool open_gain(const struct ct_paired *p, int g)
 {
     struct ct_ratio q;
-    return g >= 0 && (ct_paired_gain(p, g, &q) < 2 ||
-                      (!ct_paired_gains(&q) && q.ratio < 1 && q.lo * CT_PAIRED_TOL < 1));
+    return (ct_paired_gain(p, g, &q) < 2 ||
+            (!ct_paired_gains(&q) && q.ratio < 1 && q.lo * CT_PAIRED_TOL < 1));
 }
 
 int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group,
@@ -176,10 +176,17 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const in
     double *t = ct_xcalloc(m, sizeof *t);
     int *idx = ct_xcalloc(m, sizeof *idx), code = 0;
     bool *go = ct_xcalloc(m, sizeof *go);
+    int ngroups = 0;
+    for (int k = 0; group && k < nsz; k++)
+        ngroups = group[k] >= ngroups ? group[k] + 1 : ngroups;
+    bool *gopen = ct_xcalloc(ngroups ? (size_t)ngroups : 1, sizeof *gopen);
     for (int r = 0; r < CT_PAIRED_MAX && !code; r++) {
         int nrun = 0;
+        for (int g = 0; r >= CT_PAIRED_MIN && g < ngroups; g++) /* each group once a round */
+            gopen[g] = open_gain(p, g);
         for (int k = 0; k < nsz; k++)
-            go[k] = r < CT_PAIRED_MIN || open_size(p, k) || (group && open_gain(p, group[k]));
+            go[k] =
+                r < CT_PAIRED_MIN || open_size(p, k) || (group && group[k] >= 0 && gopen[group[k]]);
         for (int k = 0; k < nsz; k++) /* an open size's controls run with it */
             for (int e = 0; e < CT_PAIRED_NCTL; e++)
                 if (go[k] && p->near[k][e] >= 0)
@@ -205,6 +212,7 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const in
     free(t);
     free(idx);
     free(go);
+    free(gopen);
     return code;
 }
 
