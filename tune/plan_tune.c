@@ -457,7 +457,7 @@ static bool clear_win(const struct ct_plan *pl, const struct ct_select_choice *c
     return s < n && !ch[s].tie && !strcmp(ct_plan_pt(pl, (long)ch[s].chosen)->algo, algo);
 }
 
-static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, size_t n,
+static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, size_t n, bool *done,
                         struct ct_err *err)
 {
     for (size_t s = 0; s < n; s++) {
@@ -470,6 +470,7 @@ static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, s
             (s > 0 && clear_win(pl, ch, n, s - 1, a->algo)) || clear_win(pl, ch, n, s + 1, a->algo))
             continue;
         CT_TRY(interleave(pl, (long)ch[s].chosen, ch[s].runner, CONFIRM_SHARE, err));
+        done[s] = true; /* with its runner-up */
     }
     return 0;
 }
@@ -478,9 +479,11 @@ static int confirm_wins(struct ct_plan *pl, const struct ct_select_choice *ch, s
  * again next to that decision, interleaved: there the export changes what the library runs,
  * and the decision was perhaps measured in another moment of a shared machine. Also where
  * confirm_wins passed over it: a run of wins in a row is what a slow spell during the
- * survey leaves, and the winner's runner-up need not be the decision. */
+ * survey leaves, and the winner's runner-up need not be the decision. done (NULL: none):
+ * the sizes confirm_wins just measured next to their runner-up, not measured again when the
+ * runner-up is the decision. */
 static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_choice *ch, size_t n,
-                           double share, struct ct_err *err)
+                           double share, const bool *done, struct ct_err *err)
 {
     for (size_t s = 0; s < n; s++) {
         const struct ct_sweep_point *a = ct_plan_pt(pl, (long)ch[s].chosen);
@@ -491,7 +494,8 @@ static int confirm_default(struct ct_plan *pl, int c, const struct ct_select_cho
             if (q->coll == (enum ct_coll)c && q->size == ch[s].size && !q->wrong && q->st.n > 0 &&
                 ct_select_library_default(q->algo) &&
                 !ct_select_superseded(pl->run.res->pts, pl->run.res->n, i)) {
-                CT_TRY(interleave(pl, (long)ch[s].chosen, (long)i, share, err));
+                if (!done || !done[s] || (long)i != ch[s].runner)
+                    CT_TRY(interleave(pl, (long)ch[s].chosen, (long)i, share, err));
                 break;
             }
         }
@@ -539,11 +543,13 @@ int ct_plan_confirm(struct ct_plan *pl, struct ct_err *err)
             }
             struct ct_select_choice *ch;
             size_t n = choices_of(pl, c, &ch);
+            bool *done = ct_xcalloc(n ? n : 1, sizeof *done);
             int rc = pass == 0   ? fill_gaps(pl, c, ch, n, err)
                      : pass == 1 ? confirm_edges(pl, c, ch, n, err)
-                                 : confirm_wins(pl, ch, n, err);
+                                 : confirm_wins(pl, ch, n, done, err);
             if (rc == 0 && pass == 2)
-                rc = confirm_default(pl, c, ch, n, CONFIRM_SHARE, err);
+                rc = confirm_default(pl, c, ch, n, CONFIRM_SHARE, done, err);
+            free(done);
             free(ch);
             CT_TRY(rc);
         }
@@ -558,7 +564,7 @@ int ct_plan_confirm_library(struct ct_plan *pl, struct ct_err *err)
             continue;
         struct ct_select_choice *ch;
         size_t n = choices_of(pl, c, &ch);
-        int rc = confirm_default(pl, c, ch, n, LIBRARY_SHARE, err);
+        int rc = confirm_default(pl, c, ch, n, LIBRARY_SHARE, NULL, err);
         free(ch);
         CT_TRY(rc);
     }
