@@ -433,7 +433,8 @@ static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_co
         size_t k = best_per_algo(pts, n, coll, c[s].size, margin, idx);
         memcpy(cand, idx, sizeof *cand * k);
         const struct ct_sweep_point *take = NULL;
-        double best = log(1 + margin / 2);
+        const double least = log(1 + margin / 2); /* the mean log gain to take a range */
+        double best = 0;
         bool joins = false; /* take is a neighbouring run's setting: no range of its own */
         for (size_t j = 0; j < k; j++) {
             const struct ct_sweep_point *y = &pts[cand[j]];
@@ -447,10 +448,12 @@ static void prefer_faster(const struct ct_sweep_point *pts, size_t n, enum ct_co
                 ok = q >= 0 && ty > 0 && ty < tx;
                 lg += ok ? log(tx / ty) : 0;
             }
+            double g = lg / (double)(e - s + 1);
+            if (!ok || g <= least)
+                continue;
             bool join = neighbour_is(pts, c, ns, s, e, y);
-            if (ok && lg / (double)(e - s + 1) > log(1 + margin / 2) &&
-                ((join && !joins) || (join == joins && lg / (double)(e - s + 1) > best))) {
-                best = lg / (double)(e - s + 1);
+            if (join > joins || (join == joins && g > best)) {
+                best = g;
                 take = y;
                 joins = join;
             }
