@@ -11,8 +11,8 @@
 #     row chosen on one run, measured against the default on another: no winner's curse);
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
 #     alternating launches (ratio of geometric means, 95% interval);
-#  4. the export's gain (1 / verify's geomean; 1 where it keeps the defaults) as a share of
-#     the oracle's, in logs, raw and held out.
+#  4. the export's gain (1 / verify's geomean, the sizes of rules it set back counted as 1;
+#     1 where it keeps the defaults) as a share of the oracle's, in logs, raw and held out.
 # Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
 # BENCH_SHAPE: how the ranks are placed (default "--local 2"; lib-ompi-cluster.sh gives
 # "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M).
@@ -112,8 +112,10 @@ else:
 PY
 # shellcheck disable=SC2086
 $X sweep --verify "$d/sweep/config.json" --lib "$LIB" $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
-# the ratio against the reference of the same run: the export's gain (verify's geomean;
-# 1 where it keeps the defaults) as a share of the oracle's, in logs, raw and held out
+# the ratio against the reference of the same run: the export's gain (1 / the geomean of
+# verify's ratios, each size whose rule verify set back counted as 1, as the .verified.json
+# it writes runs it; 1 where the export keeps the defaults) as a share of the oracle's, in
+# logs, raw and held out
 python3 - "$d" "$coll" <<'PY'
 import math, re, sys
 d, coll = sys.argv[1], sys.argv[2]
@@ -121,8 +123,13 @@ o = open(f"{d}/oracle.txt").read()
 v = open(f"{d}/verify.txt").read()
 raw = re.search(r"^oracle \(default time.*geomean ([0-9.]+)", o, re.M)
 held = re.search(r"^oracle held out .*geomean ([0-9.]+)", o, re.M)
-m = re.search(rf"^{coll}: geomean ([0-9.]+)", v, re.M)
-g = 1 / float(m.group(1)) if m else 1.0 if "nothing to verify" in v else None
+# the table's rows (size, rule, times, pairs, ratio) and the rules set back
+rows = re.findall(r"^ +\d+  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[", v, re.M)
+back = {n for n, w in re.findall(r"^    (\S+) .* rounds  (.*)$", v, re.M) if "set back" in w}
+kept = {n for n, w in re.findall(r"^    (\S+) .* rounds  (.*)$", v, re.M) if "kept" in w}
+logs = [0.0 if r in back - kept else math.log(float(q)) for r, q in rows]
+g = (math.exp(-sum(logs) / len(logs)) if logs
+     else 1.0 if "nothing to verify" in v else None)
 if g is None:
     print(f"export vs oracle: no verify geomean for {coll}")
     sys.exit(0)
