@@ -110,7 +110,6 @@ int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
 {
     double x[CT_PAIRED_MAX];
     int n = 0;
-    memset(q, 0, sizeof *q);
     for (int r = 0; p->group && r < p->rounds; r++) {
         double sum = 0;
         int got = 0, want = 0;
