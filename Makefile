@@ -104,6 +104,32 @@ $(BUILD)/ct-spy-ompi.so: backend/lib/ompi_spy.c
 	$(Q)$(MPICC_ompi) $(CSTD) $(OPT) $(WARN) -shared -fPIC -o $@ $< -ldl
 lib-modules: $(LIB_MODS) $(LIB_SPY)
 
+# t3100's MPICH spy build: MPICH's algorithm functions are internal to libmpich.so, and its
+# static archive cannot go into a shared module (initial-exec TLS). So a copy of colltune is
+# linked with MPICH's engine (its symbols made local, its entry point renamed), libmpich.a
+# and tests/cli/consumers/mpich_spy.c, every algorithm -Wl,--wrap'ed; its ct-lib-mpich.so
+# hands over to the engine inside (tests/cli/consumers/mod_forward.c). Tests only: a sweep
+# measures the libmpich.so that jobs load.
+MPICH_A := $(if $(filter %/ct-lib-mpich.so,$(LIB_MODS)),$(wildcard $(shell pkg-config --variable=libdir mpich 2>/dev/null)/libmpich.a))
+MPICH_SPY := $(if $(MPICH_A),$(BUILD)/tests/mpich-spy/colltune)
+MSPY_SRC := tests/cli/consumers/mpich_spy.c
+$(BUILD)/tests/mpich-spy/colltune: $(CMD_OBJ) $(LIBA) backend/lib/mpich_mod.c $(MOD_COMMON) \
+  backend/lib/mod.h $(MSPY_SRC) tests/cli/consumers/mod_forward.c
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (with $(MPICH_A))"
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) $$(pkg-config --cflags mpich) -fvisibility=hidden -r -nostdlib \
+	  -o $(dir $@)mod.o backend/lib/mpich_mod.c $(MOD_COMMON)
+	$(Q)objcopy --localize-hidden --redefine-sym ct_libmod_entry=ct_mpich_spy_entry $(dir $@)mod.o
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -DCT_SHIM_LOG $$(pkg-config --cflags mpich) -c \
+	  -o $(dir $@)spy.o $(MSPY_SRC)
+	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -shared -fPIC -o $(dir $@)ct-lib-mpich.so \
+	  tests/cli/consumers/mod_forward.c -ldl
+	$(Q)$(CC) $(OPT) -no-pie -o $@ $(CMD_OBJ) $(dir $@)mod.o $(dir $@)spy.o $(LIBA) \
+	  $$(sed -n 's/^WRAP(\([A-Za-z_]*\),.*/-Wl,--wrap=\1/p' $(MSPY_SRC)) \
+	  -Wl,--export-dynamic-symbol=ct_mpich_spy_entry -Wl,--export-dynamic-symbol=colltune_shim_last \
+	  -Wl,-Bstatic -lmpich -Wl,-Bdynamic \
+	  $$(pkg-config --static --libs-only-l mpich | sed 's/-lmpich\b//') $(LDLIBS_ALL)
+
 deps:
 	$(Q)scripts/deps.sh
 
@@ -193,7 +219,7 @@ GPU_TEST_BIN := $(BUILD)/tests/device/test_device $(BUILD)/tests/backend/test_nc
 test-gpu: $(GPU_TEST_BIN) colltune
 	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
 
-test-cli: colltune lib-modules $(PLUGIN_SO) $(WAN_TOOLS)
+test-cli: colltune lib-modules $(PLUGIN_SO) $(WAN_TOOLS) $(MPICH_SPY)
 	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
@@ -220,7 +246,7 @@ check-layers: colltune
 # Everything builds with one job per core; the ASan build runs at nice 19 while the tests run
 # (they leave a core idle most of the time), its output in build-asan/make.log.
 test:
-	$(Q)$(MAKE) --no-print-directory -j$(NPROC) check-layers test-bins lib-modules $(WAN_TOOLS)
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) check-layers test-bins lib-modules $(WAN_TOOLS) $(MPICH_SPY)
 	$(Q)scripts/overlap.sh build-asan/make.log "$(MAKE) --no-print-directory asan-build" \
 	  $(MAKE) --no-print-directory test-unit test-cli
 	$(Q)$(MAKE) --no-print-directory test-asan

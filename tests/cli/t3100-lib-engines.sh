@@ -2,7 +2,8 @@
 # run --lib: colltune starts itself under the library's launcher and measures the library's
 # own collectives through its engine module (build/ct-lib-<lib>.so). Forcing each Open MPI
 # algorithm really runs it: an LD_PRELOAD shim names the coll/base entry point each call of
-# the measured size ran. Bad input (unknown library, a library algorithm without --lib, an
+# the measured size ran; for MPICH, whose algorithm functions are internal, a build of
+# colltune with MPICH's static archive linked in and wrapped does. Bad input (unknown library, a library algorithm without --lib, an
 # algorithm the library lacks, no --local, a bad --hosts, a missing module) is one line and
 # exit 2. Across hosts: t3110-lib-cluster.sh.
 . "$(dirname "$0")/lib.sh"
@@ -327,17 +328,37 @@ expect 0 "the same on 2 ranks runs" -- $X --lib mpich --local 2 --coll allgather
 # every algorithm of every collective, 2 ranks, 64 KiB, out of place and in place: checked
 # results, or MPICH's refusal (alltoall: pairwise_sendrecv_replace does only in place, the
 # others only out of place, so MPICH refuses each of them one of the two; allreduce's smp
-# fails inside MPICH 4.0.2 when forced, see the README)
+# fails inside MPICH 4.0.2 when forced, see the README). Where make built the spy build
+# (colltune with MPICH's engine and static archive linked in, every MPIR algorithm wrapped:
+# consumers/mpich_spy.c), these run there, and each forced row's calls of the measured size
+# ran MPIR_<Coll>_intra_<its name>; nb runs none of them (a schedule), MPICH's own choices
+# one of them.
+MS=$(dirname "$COLLTUNE")/build/tests/mpich-spy
+if [ -x "$MS/colltune" ]; then
+    XM="env COLLTUNE_LIB_DIR=$MS $MS/colltune run"
+else
+    XM=$X; skip "which MPIR algorithm each forced row runs (no $MS: make builds it where libmpich.a is)"
+fi
 for c in allreduce allgather reducescatter alltoall; do
     $X --lib mpich --local 2 --coll $c --algo mpich:nope >/dev/null 2>"$TMP/err"
-    nr=0; nx=0; bad=; refused=
+    nr=0; nx=0; bad=; refused=; ran=
+    cnt=8192; [ $c = allreduce ] && cnt=16384
+    case $c in allreduce) fn=Allreduce ;; allgather) fn=Allgather ;; reducescatter) fn=Reduce_scatter ;; *) fn=Alltoall ;; esac
     for a in $(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ','); do
-        $X --lib mpich --local 2 --coll $c --algo "$a" -b 64K -e 64K -n 2 -w 1 >"$TMP/out" 2>"$TMP/e2"; rc=$?
+        $XM --lib mpich --local 2 --coll $c --algo "$a" -b 64K -e 64K -n 2 -w 1 >"$TMP/out" 2>"$TMP/e2"; rc=$?
         if [ $rc -eq 0 ] && grep -q "Out of bounds values : 0 OK" "$TMP/out"; then nr=$((nr + 1))
         elif [ $rc -eq 2 ] && grep -q "cannot run this point in MPICH: " "$TMP/e2"; then nx=$((nx + 1)); refused="$refused ${a#mpich:}"
         else bad="$bad $a(exit $rc: $(tail -1 "$TMP/e2"))"; fi
+        [ "$XM" = "$X" ] && continue
+        saw=$(sed -n "s/^shim: \(MPIR_${fn}_intra_[a-z_]*\) $cnt\$/\1/p" "$TMP/e2" | sort -u | tr '\n' ' ')
+        case ${a#mpich:} in
+        default | auto) [ -n "$saw" ] || bad="$bad $a(ran no MPIR algorithm)" ;;
+        nb) [ -z "$saw" ] || bad="$bad $a(ran $saw)" ;;
+        *) if [ "$saw" = "MPIR_${fn}_intra_${a#mpich:} " ]; then ran="$ran ${a#mpich:}"
+           elif [ -n "$saw" ] || [ $rc -eq 0 ]; then bad="$bad $a(ran '$saw')"; fi ;;
+        esac
     done
-    [ -z "$bad" ] && [ $nr -ge 2 ] && ok "$c: $nr MPICH algorithms ran with checked results, $nx refused by MPICH:$refused" \
+    [ -z "$bad" ] && [ $nr -ge 2 ] && ok "$c: $nr MPICH algorithms ran with checked results, $nx refused by MPICH:$refused${ran:+; forced rows ran their own MPIR functions:$ran}" \
         || not_ok "$c: $nr ran, $nx refused; wrong:$bad"
 done
 expect 0 "sweep --lib mpich (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/swm"

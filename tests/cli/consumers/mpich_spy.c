@@ -7,12 +7,22 @@
  * every FN below: MPICH's selection code then calls __wrap_FN, which records the first,
  * outermost algorithm a collective call runs and forwards to __real_FN.
  * colltune_shim_last() returns that name and clears it (the interface of
- * backend/lib/ompi_spy.c).
+ * backend/lib/ompi_spy.c). Linked into the test build of colltune with MPICH's engine
+ * (t3100, consumers/mod_forward.c), it tells which algorithm each forced row ran.
  * Signatures: MPICH 4.0 src/include/mpir_coll.h; counts as MPI_Aint (an int parameter reads
  * the low half), the communicator and error flag as void *.
  */
 #include <mpi.h>
 #include <stddef.h>
+
+/* -DCT_SHIM_LOG: also say on stderr, at every outermost call, which algorithm ran and its
+ * count (as backend/lib/ompi_spy.c does) */
+#ifdef CT_SHIM_LOG
+#include <stdio.h>
+#define SHIM_LOG(name, count) fprintf(stderr, "shim: %s %lld\n", name, (long long)(count))
+#else
+#define SHIM_LOG(name, count) ((void)0)
+#endif
 
 static int depth;
 static const char *seen;
@@ -25,11 +35,13 @@ const char *colltune_shim_last(void)
     return s;
 }
 
-#define WRAP(fn, params, args)                                                                     \
+#define WRAP(fn, params, args, count)                                                              \
     int __real_##fn params;                                                                        \
     int __wrap_##fn params;                                                                        \
     int __wrap_##fn params                                                                         \
     {                                                                                              \
+        if (depth == 0)                                                                            \
+            SHIM_LOG(#fn, count);                                                                  \
         if (depth++ == 0 && !seen)                                                                 \
             seen = #fn;                                                                            \
         int ret_ = __real_##fn args;                                                               \
@@ -48,17 +60,17 @@ const char *colltune_shim_last(void)
 #define RS_A (s, r, rc, dt, op, comm, e)
 
 /* t3100 links with -Wl,--wrap=FN for every WRAP line below (read from this file) */
-WRAP(MPIR_Allreduce_intra_recursive_doubling, AR_P, AR_A)
-WRAP(MPIR_Allreduce_intra_reduce_scatter_allgather, AR_P, AR_A)
-WRAP(MPIR_Allreduce_intra_smp, AR_P, AR_A)
-WRAP(MPIR_Allgather_intra_brucks, AG_P, AG_A)
-WRAP(MPIR_Allgather_intra_recursive_doubling, AG_P, AG_A)
-WRAP(MPIR_Allgather_intra_ring, AG_P, AG_A)
-WRAP(MPIR_Reduce_scatter_intra_noncommutative, RS_P, RS_A)
-WRAP(MPIR_Reduce_scatter_intra_pairwise, RS_P, RS_A)
-WRAP(MPIR_Reduce_scatter_intra_recursive_doubling, RS_P, RS_A)
-WRAP(MPIR_Reduce_scatter_intra_recursive_halving, RS_P, RS_A)
-WRAP(MPIR_Alltoall_intra_brucks, AG_P, AG_A)
-WRAP(MPIR_Alltoall_intra_pairwise, AG_P, AG_A)
-WRAP(MPIR_Alltoall_intra_pairwise_sendrecv_replace, AG_P, AG_A)
-WRAP(MPIR_Alltoall_intra_scattered, AG_P, AG_A)
+WRAP(MPIR_Allreduce_intra_recursive_doubling, AR_P, AR_A, c)
+WRAP(MPIR_Allreduce_intra_reduce_scatter_allgather, AR_P, AR_A, c)
+WRAP(MPIR_Allreduce_intra_smp, AR_P, AR_A, c)
+WRAP(MPIR_Allgather_intra_brucks, AG_P, AG_A, sc)
+WRAP(MPIR_Allgather_intra_recursive_doubling, AG_P, AG_A, sc)
+WRAP(MPIR_Allgather_intra_ring, AG_P, AG_A, sc)
+WRAP(MPIR_Reduce_scatter_intra_noncommutative, RS_P, RS_A, ((const MPI_Aint *)rc)[0])
+WRAP(MPIR_Reduce_scatter_intra_pairwise, RS_P, RS_A, ((const MPI_Aint *)rc)[0])
+WRAP(MPIR_Reduce_scatter_intra_recursive_doubling, RS_P, RS_A, ((const MPI_Aint *)rc)[0])
+WRAP(MPIR_Reduce_scatter_intra_recursive_halving, RS_P, RS_A, ((const MPI_Aint *)rc)[0])
+WRAP(MPIR_Alltoall_intra_brucks, AG_P, AG_A, sc)
+WRAP(MPIR_Alltoall_intra_pairwise, AG_P, AG_A, sc)
+WRAP(MPIR_Alltoall_intra_pairwise_sendrecv_replace, AG_P, AG_A, sc)
+WRAP(MPIR_Alltoall_intra_scattered, AG_P, AG_A, sc)
