@@ -138,6 +138,16 @@ static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *co
                               ct_coll_name(s->coll), s->nranks, cfg->job.shape.nranks);
         CT_TRY(ct_ruleset_check(s, err));
     }
+    if (!used && !conf->nsets && conf->nlibs) { /* sweep --lib's output, without --lib */
+        char libs[128] = "";
+        for (int i = 0, n = 0; i < conf->nlibs && n < (int)sizeof libs; i++)
+            n += snprintf(libs + n, sizeof libs - (size_t)n, "%s%s", i ? "|" : "",
+                          conf->libs[i].library);
+        return ct_err_set(err, CT_EINVAL,
+                          "the config has no colltune rules, only measured library sections: "
+                          "verify with --lib %s",
+                          libs);
+    }
     if (!used)
         return ct_err_set(err, CT_EINVAL, "the config has no rules for these collectives");
     return 0;

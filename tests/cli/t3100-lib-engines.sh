@@ -417,6 +417,8 @@ grep -q "the export keeps MPICH's defaults everywhere: nothing to verify" "$TMP/
 sed 's/"version": "4\.0\.[0-9]*"/"version": "4.2.0"/' "$TMP/m-rd.json" >"$TMP/m-42.json"
 usage_error "verify: a section measured with MPICH 4.2 (no tree colltune writes)" -- $COLLTUNE sweep --verify "$TMP/m-42.json" --lib mpich
 grep -q "MPICH 4.2.0: from 4.1" "$TMP/err" && ok "with the export's reason" || not_ok "4.2: $(cat "$TMP/out" "$TMP/err")"
+usage_error "verify of MPICH's section without --lib" -- $COLLTUNE sweep --verify "$TMP/m-rd.json" --local 2
+grep -q "only measured library sections: verify with --lib mpich" "$TMP/err" && ok "says which --lib" || not_ok "no --lib: $(cat "$TMP/err")"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
 [ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"
 # MPICH obeys the measured file, range by range. libmpich.so does not export MPICH's
