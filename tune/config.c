@@ -96,8 +96,10 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
     m->sweep.refused[0] = 0;
     for (int i = 0; i < res->nrefused && ro < sizeof m->sweep.refused; i++)
         ro += (size_t)snprintf(m->sweep.refused + ro, sizeof m->sweep.refused - ro,
-                               "%s%s (at %d size%s)", i ? "; " : "", res->refused[i].why,
-                               res->refused[i].n, res->refused[i].n == 1 ? "" : "s");
+                               "%s%s (at %d size%s%s)", i ? "; " : "", res->refused[i].why,
+                               res->refused[i].n, res->refused[i].n == 1 ? "" : "s",
+                               res->refused[i].varied ? "; the first size's reason, others differ"
+                                                      : "");
     m->sets = ct_xcalloc(CT_COLL_COUNT, sizeof *m->sets);
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         struct ct_ruleset *s = &m->sets[m->nsets];

@@ -371,6 +371,11 @@ static void note_refusal(struct ct_sweep_result *res, const char *algo, uint64_t
         res->nrefused++;
     }
     struct ct_sweep_refusal *f = &res->refused[i];
+    /* another reason at this size; one cut shorter than the other (a longer prefix filled
+     * the error's buffer sooner) is the same */
+    const char *was = f->why + (strstr(why, algo) ? 0 : strlen(algo) + 2); /* past "algo: " */
+    size_t la = strlen(was), lb = strlen(why);
+    f->varied |= strncmp(was, why, la < lb ? la : lb) != 0;
     for (int k = 0; k < f->n && k < CT_REFUSED_SIZES; k++)
         if (f->sizes[k] == size)
             return;

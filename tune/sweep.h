@@ -99,11 +99,13 @@ struct ct_sweep_result {
     /* candidates the backend refused at some points (CT_EUNSUPP from begin: the library
      * cannot run it there, or it runs the library's own choice there): per candidate the
      * first reason and the distinct sizes (n; the first CT_REFUSED_SIZES kept to tell them
-     * apart), for the first 8 candidates */
+     * apart), for the first 8 candidates; varied: a later size gave another reason (the
+     * library's own choice runs another function there) */
     struct ct_sweep_refusal {
         char algo[64], why[200];
         uint64_t sizes[CT_REFUSED_SIZES];
         int n;
+        bool varied;
     } refused[8];
     int nrefused;
     int checked, ranges; /* final ranges measured at verify's points, of all */

@@ -335,7 +335,7 @@ expect 0 "the same on 2 ranks runs" -- $X --lib mpich --local 2 --coll allgather
 # one of them.
 MS=$(dirname "$COLLTUNE")/build/tests/mpich-spy
 if [ -x "$MS/colltune" ]; then
-    XM="env COLLTUNE_LIB_DIR=$MS $MS/colltune run"
+    XM="env COLLTUNE_LIB_DIR=$MS CT_SHIM_LOG=1 $MS/colltune run"
 else
     XM=$X; skip "which MPIR algorithm each forced row runs (no $MS: make builds it where libmpich.a is)"
 fi
@@ -361,6 +361,14 @@ for c in allreduce allgather reducescatter alltoall; do
     [ -z "$bad" ] && [ $nr -ge 2 ] && ok "$c: $nr MPICH algorithms ran with checked results, $nx refused by MPICH:$refused${ran:+; forced rows ran their own MPIR functions:$ran}" \
         || not_ok "$c: $nr ran, $nx refused; wrong:$bad"
 done
+# a sweep on the spy build tells MPICH's own choice from the forced rows, as Open MPI's spy
+# does: MPICH's auto is its own choice at every size (recursive doubling at 8 B,
+# reduce_scatter_allgather above), and the sweep says that the reason varies by size
+if [ "$XM" != "$X" ]; then
+    expect 0 "sweep --lib mpich on the spy build" -- env COLLTUNE_LIB_DIR="$MS" "$MS/colltune" sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/sws"
+    grep -q "mpich:auto runs MPIR_Allreduce_intra_recursive_doubling here, as MPICH's own choice does (at [0-9]* sizes; the first size's reason, others differ)" "$TMP/out" \
+        && ok "MPICH's auto is its own choice at every size, and the reason is said to vary" || not_ok "spy sweep: $(grep "not measured" "$TMP/out")"
+fi
 expect 0 "sweep --lib mpich (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/swm"
 python3 - "$TMP/swm/config.json" >"$TMP/py" 2>&1 <<'PY'
 import json, sys
