@@ -3,9 +3,9 @@
 # own collectives through its engine module (build/ct-lib-<lib>.so). Forcing each Open MPI
 # algorithm really runs it: an LD_PRELOAD shim names the coll/base entry point each call of
 # the measured size ran; for MPICH, whose algorithm functions are internal, a build of
-# colltune with MPICH's static archive linked in and wrapped does. Bad input (unknown library, a library algorithm without --lib, an
-# algorithm the library lacks, no --local, a bad --hosts, a missing module) is one line and
-# exit 2. Across hosts: t3110-lib-cluster.sh.
+# colltune with MPICH's static archive linked in and wrapped does. Bad input (unknown
+# library, a library algorithm without --lib, an algorithm the library lacks, no --local, a
+# bad --hosts, a missing module) is one line and exit 2. Across hosts: t3110-lib-cluster.sh.
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 X="$COLLTUNE run"
