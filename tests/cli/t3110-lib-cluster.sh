@@ -5,7 +5,8 @@
 # plm_rsh_agent, hydra's -launcher-exec) with tests/integration/rsh-agent.sh as the "ssh";
 # every rank runs in its own node. The libraries see 4 nodes, their traffic crosses the
 # shaped links (each node's eth0 counters), the results are checked, a sweep writes a
-# 4-node section and `sweep --verify --lib ompi --hosts` runs it on those hosts. Skips where
+# 4-node section and `sweep --verify --lib ompi --hosts` runs it on those hosts, and MPICH
+# runs a 4-node export's algorithm on every rank (t3100's spy build). Skips where
 # namespaces are not allowed (needs root) or a library is not installed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
@@ -125,6 +126,47 @@ if have mpiexec.hydra && { [ -e "$(dirname "$COLLTUNE")/ct-lib-mpich.so" ] ||
     [ -e "$(dirname "$COLLTUNE")/build/ct-lib-mpich.so" ]; }; then
     across mpich $size
     across mpich $size --algo mpich:recursive_doubling
+    # MPICH obeys a measured export across the hosts, where its CH4 layer takes the
+    # multi-node path: the spy build (t3100) names the MPIR algorithm each rank ran; the
+    # section is a short sweep's, its ranges set to recursive doubling below 16 KiB (as
+    # shipped, MPICH runs reduce_scatter_allgather at 64 B on 4 nodes)
+    MS=$(dirname "$COLLTUNE")/build/tests/mpich-spy
+    if [ -x "$MS/colltune" ]; then
+        expect 0 "sweep --lib mpich --hosts (allreduce, 8-64 B)" -- timeout 120 $COLLTUNE sweep \
+            --lib mpich --hosts "$hosts" --coll allreduce -b 8 -e 64 -f 8 --budget 3 --out "$TMP/swm"
+        python3 - "$TMP/swm/config.json" "$TMP/m4.json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rs = d["libraries"][0]["rules"][0]
+assert (rs["nranks"], rs["nnodes"]) == (4, 4), rs
+base = dict(rs["ranges"][0])
+def rng(lo, hi, algo, id):
+    r = dict(base); r.update(min_bytes=lo, max_bytes=hi, algo=algo, id=id, default=id == 0)
+    return r
+rs["ranges"] = [rng(0, 16384, "recursive_doubling", 4), rng(16384, None, "default", 0)]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+        [ $? -eq 0 ] && $COLLTUNE export "$TMP/m4.json" --format env --for mpich \
+            --rules-file "$TMP/m4x.json" --out "$TMP/m4.env" 2>"$TMP/err" \
+            || not_ok "a 4-node MPICH export: $(cat "$TMP/py" "$TMP/err")"
+        # the algorithms MPICH ran for the 64 B calls (16 floats), each with its count
+        spy() {
+            env COLLTUNE_LIB_DIR="$MS" CT_SHIM_LOG=1 timeout 120 "$MS/colltune" run --lib mpich \
+                --hosts "$hosts" --algo mpich:default -b 64 -e 64 -n 2 -w 1 --timeout 5 \
+                >"$TMP/out" 2>"$TMP/e4"
+            grep -q "Out of bounds values : 0 OK" "$TMP/out" || echo "no checked results"
+            sed -n 's/^shim: \(MPIR_Allreduce_intra_[a-z_]*\) 16$/\1/p' "$TMP/e4" | sort | uniq -c |
+                awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}'
+        }
+        gen=$(spy); ran=$(. "$TMP/m4.env" && spy)
+        case $ran in
+        "MPIR_Allreduce_intra_recursive_doubling x"*) [ "${ran#*x}" -ge 4 ] && [ "$gen" != "$ran" ] ;;
+        *) false ;;
+        esac && ok "4 ranks on 4 hosts run the exported file's recursive doubling at 64 B ($ran; as shipped: $gen)" \
+            || not_ok "MPICH across hosts with the export: '$ran', as shipped '$gen': $(tail -3 "$TMP/e4")"
+    else
+        skip "MPICH's export obeyed across hosts (no $MS: make builds it where libmpich.a is)"
+    fi
 else
     skip "MPICH engine (mpiexec.hydra or build/ct-lib-mpich.so missing)"
 fi
