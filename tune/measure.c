@@ -351,29 +351,36 @@ static void finish_point(struct ct_sweep_point *p, int nranks)
     p->busbw = algbw * d->bus_factor(nranks);
 }
 
-/* A point the backend refused (CT_EUNSUPP): per candidate its first reason and the distinct
- * sizes (the plan may ask again at a size in a later phase: counted once). */
-static void note_refusal(struct ct_sweep_result *res, const char *algo, uint64_t size,
-                         const char *why)
+/* A point the backend refused (CT_EUNSUPP): per collective and candidate its first reason
+ * and the distinct sizes (the plan may ask again at a size in a later phase: counted once). */
+static void note_refusal(struct ct_sweep_result *res, enum ct_coll coll, const char *algo,
+                         uint64_t size, const char *why)
 {
     int i = 0;
-    while (i < res->nrefused && strcmp(res->refused[i].algo, algo))
+    while (i < res->nrefused &&
+           (res->refused[i].coll != (int)coll || strcmp(res->refused[i].algo, algo)))
         i++;
+    /* the reason after the collective's name; it names the row, or is said after its name
+     * ("allgather: ompi:X: MPI_T: ...") */
+    char head[96];
+    snprintf(head, sizeof head, "%s: %s%s", ct_coll_name(coll), strstr(why, algo) ? "" : algo,
+             strstr(why, algo) ? "" : ": ");
     if (i == res->nrefused) {
         if (i == (int)(sizeof res->refused / sizeof res->refused[0]))
             return;
         snprintf(res->refused[i].algo, sizeof res->refused[i].algo, "%s", algo);
-        /* the reason names the row, or is said after its name ("ompi:X: MPI_T: ...") */
-        char *w = res->refused[i].why; /* 200 bytes: the name (< 64) and ": " always fit */
-        size_t n = sizeof res->refused[i].why,
-               off = strstr(why, algo) ? 0 : (size_t)snprintf(w, n, "%s: ", algo);
-        snprintf(w + off, n - off, "%s", why);
+        res->refused[i].coll = (int)coll;
+        char *w = res->refused[i].why; /* 224 bytes: the head (< 96) always fits */
+        size_t off = strlen(head), m = strlen(why), room = sizeof res->refused[i].why - off - 1;
+        memcpy(w, head, off);
+        memcpy(w + off, why, m < room ? m : room); /* cut to the room left */
+        w[off + (m < room ? m : room)] = 0;
         res->nrefused++;
     }
     struct ct_sweep_refusal *f = &res->refused[i];
     /* another reason at this size; one cut shorter than the other (a longer prefix filled
      * the error's buffer sooner) is the same */
-    const char *was = f->why + (strstr(why, algo) ? 0 : strlen(algo) + 2); /* past "algo: " */
+    const char *was = f->why + strlen(head);
     size_t la = strlen(was), lb = strlen(why);
     f->varied |= strncmp(was, why, la < lb ? la : lb) != 0;
     for (int k = 0; k < f->n && k < CT_REFUSED_SIZES; k++)
@@ -404,7 +411,7 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
         ct_coll_desc(j.coll)->size_bytes(j.count, ct_dtype_size(j.dtype), j.shape.nranks);
     if (rc == CT_EUNSUPP && !extend) {
         *point = -1;
-        note_refusal(r->res, a->name, size, err->msg);
+        note_refusal(r->res, j.coll, a->name, size, err->msg);
         return 0;
     }
     CT_TRY(rc);

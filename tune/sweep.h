@@ -97,16 +97,18 @@ struct ct_sweep_result {
     double timing_s;    /* inside the timing calls: measuring, warmup, barriers, gathering */
     bool budget_out; /* the budget ran out before the plan was done */
     /* candidates the backend refused at some points (CT_EUNSUPP from begin: the library
-     * cannot run it there, or it runs the library's own choice there): per candidate the
-     * first reason and the distinct sizes (n; the first CT_REFUSED_SIZES kept to tell them
-     * apart), for the first 8 candidates; varied: a later size gave another reason (the
-     * library's own choice runs another function there) */
+     * cannot run it there, or it runs the library's own choice there): per collective and
+     * candidate (names repeat across collectives) the first reason, said after the
+     * collective's name, and the distinct sizes (n; the first CT_REFUSED_SIZES kept to tell
+     * them apart), for the first 16; varied: a later size gave another reason (the library's
+     * own choice runs another function there) */
     struct ct_sweep_refusal {
-        char algo[64], why[200];
+        char algo[64], why[224];
+        int coll;
         uint64_t sizes[CT_REFUSED_SIZES];
         int n;
         bool varied;
-    } refused[8];
+    } refused[16];
     int nrefused;
     int checked, ranges; /* final ranges measured at verify's points, of all */
 };

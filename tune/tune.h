@@ -116,8 +116,9 @@ struct ct_sweep_settings {
     char space[160];    /* the space searched: "chunk 16K..4M x4, pipeline 1,2,4,8, ..." */
     char folded[256];   /* candidates measured once under a simpler name because their
                            schedules are the same at this shape: "allreduce: hier=ring" */
-    char refused[512];  /* candidates the engine refused at some points: its first reason
-                           for each and at how many sizes ("... (at 6 sizes)"); "" when none */
+    char refused[1024]; /* candidates the engine refused at some points: per collective and
+                           candidate its first reason and at how many sizes ("allgather:
+                           ... (at 6 sizes)"); "" when none */
     long points;        /* distinct points measured */
     long full_points;   /* points of the full cross product (sizes x algorithms x grids) */
     double elapsed_s;   /* wall time of the measuring */

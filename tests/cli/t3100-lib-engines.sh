@@ -103,10 +103,10 @@ n3=$(sed -n 's/.*ompi:two_proc cannot run this point in Open MPI: MPI_ERR_UNSUPP
 expect 0 "sweep --lib ompi, allgather on 2 ranks" -- $COLLTUNE sweep --lib ompi --local 2 --coll allgather -b 8 -e 64K -f 8 --budget 8 --out "$TMP/sw2"
 # counted once per size: the 5 swept sizes at least, no more than the sizes measured at all
 # (the plan asks again at a size in later phases)
-nref=$(sed -n "s/^not measured where the engine refused them: ompi:two_proc runs ompi_coll_base_allgather_intra_two_procs here, as Open MPI's own choice does (at \([0-9]*\) sizes)\$/\1/p" "$TMP/out")
+nref=$(sed -n "s/^not measured where the engine refused them: allgather: ompi:two_proc runs ompi_coll_base_allgather_intra_two_procs here, as Open MPI's own choice does (at \([0-9]*\) sizes)\$/\1/p" "$TMP/out")
 nsz=$(awk -F, 'NR > 1 {print $11}' "$TMP/sw2/points.csv" | sort -u | wc -l)
 [ -n "$nref" ] && [ "$nref" -ge 5 ] && [ "$nref" -le "$nsz" ] \
-    && grep -q '"refused": "ompi:two_proc runs' "$TMP/sw2/config.json" \
+    && grep -q '"refused": "allgather: ompi:two_proc runs' "$TMP/sw2/config.json" \
     && ok "the sweep says why two_proc was not measured, and the config keeps it" \
     || not_ok "refusal not said: $(grep -i refused "$TMP/out" "$TMP/sw2/config.json")"
 ! grep -q "ompi:two_proc" "$TMP/sw2/points.csv" && grep -q "ompi:default" "$TMP/sw2/points.csv" \
@@ -366,7 +366,7 @@ done
 # reduce_scatter_allgather above), and the sweep says that the reason varies by size
 if [ "$XM" != "$X" ]; then
     expect 0 "sweep --lib mpich on the spy build" -- env COLLTUNE_LIB_DIR="$MS" "$MS/colltune" sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/sws"
-    grep -q "mpich:auto runs MPIR_Allreduce_intra_recursive_doubling here, as MPICH's own choice does (at [0-9]* sizes; the first size's reason, others differ)" "$TMP/out" \
+    grep -q "allreduce: mpich:auto runs MPIR_Allreduce_intra_recursive_doubling here, as MPICH's own choice does (at [0-9]* sizes; the first size's reason, others differ)" "$TMP/out" \
         && ok "MPICH's auto is its own choice at every size, and the reason is said to vary" || not_ok "spy sweep: $(grep "not measured" "$TMP/out")"
 fi
 expect 0 "sweep --lib mpich (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/swm"
