@@ -387,19 +387,8 @@ PY
     || not_ok "MPICH section: $(cat "$TMP/py")"
 
 # ---- measured MPICH export and sweep --verify --lib mpich --------------------------------
-python3 - "$TMP/swm/config.json" "$TMP/m-rd.json" "$TMP/m-def.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-rs = d["libraries"][0]["rules"][0]
-base = dict(rs["ranges"][0])
-def rng(lo, hi, algo, id):
-    r = dict(base); r.update(min_bytes=lo, max_bytes=hi, algo=algo, id=id, default=id == 0)
-    return r
-rs["ranges"] = [rng(0, 16384, "recursive_doubling", 4), rng(16384, None, "default", 0)]
-json.dump(d, open(sys.argv[2], "w"))
-rs["ranges"] = [rng(0, 16384, "auto", 1), rng(16384, None, "default", 0)]
-json.dump(d, open(sys.argv[3], "w"))
-PY
+python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-rd.json" 0:16384:recursive_doubling:4 16384:inf:default:0
+python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-def.json" 0:16384:auto:1 16384:inf:default:0
 mkdir "$TMP/mx"
 expect 0 "export the measured MPICH section" -- $E "$TMP/m-rd.json" --format mpich-json --out "$TMP/mx/m.json"
 python3 - "$TMP/mx/m.json" >"$TMP/py" 2>&1 <<'PY'

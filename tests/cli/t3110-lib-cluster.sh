@@ -9,6 +9,7 @@
 # runs a 4-node export's algorithm on every rank (t3100's spy build). Skips where
 # namespaces are not allowed (needs root) or a library is not installed.
 . "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/../integration/setup.sh"
 have() { command -v "$1" >/dev/null 2>&1; }
 ct_setup_cluster 4 1gbit
@@ -134,19 +135,9 @@ if have mpiexec.hydra && { [ -e "$(dirname "$COLLTUNE")/ct-lib-mpich.so" ] ||
     if [ -x "$MS/colltune" ]; then
         expect 0 "sweep --lib mpich --hosts (allreduce, 8-64 B)" -- timeout 120 $COLLTUNE sweep \
             --lib mpich --hosts "$hosts" --coll allreduce -b 8 -e 64 -f 8 --budget 3 --out "$TMP/swm"
-        python3 - "$TMP/swm/config.json" "$TMP/m4.json" >"$TMP/py" 2>&1 <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-rs = d["libraries"][0]["rules"][0]
-assert (rs["nranks"], rs["nnodes"]) == (4, 4), rs
-base = dict(rs["ranges"][0])
-def rng(lo, hi, algo, id):
-    r = dict(base); r.update(min_bytes=lo, max_bytes=hi, algo=algo, id=id, default=id == 0)
-    return r
-rs["ranges"] = [rng(0, 16384, "recursive_doubling", 4), rng(16384, None, "default", 0)]
-json.dump(d, open(sys.argv[2], "w"))
-PY
-        [ $? -eq 0 ] && $COLLTUNE export "$TMP/m4.json" --format env --for mpich \
+        python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m4.json" --shape 4x4 \
+            0:16384:recursive_doubling:4 16384:inf:default:0 >"$TMP/py" 2>&1 \
+            && $COLLTUNE export "$TMP/m4.json" --format env --for mpich \
             --rules-file "$TMP/m4x.json" --out "$TMP/m4.env" 2>"$TMP/err" \
             || not_ok "a 4-node MPICH export: $(cat "$TMP/py" "$TMP/err")"
         # the algorithms MPICH ran for the 64 B calls (16 floats), each with its count
