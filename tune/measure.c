@@ -363,8 +363,9 @@ static void note_refusal(struct ct_sweep_result *res, enum ct_coll coll, const c
     /* the reason after the collective's name; it names the row, or is said after its name
      * ("allgather: ompi:X: MPI_T: ...") */
     char head[96];
-    snprintf(head, sizeof head, "%s: %s%s", ct_coll_name(coll), strstr(why, algo) ? "" : algo,
-             strstr(why, algo) ? "" : ": ");
+    bool named = strstr(why, algo) != NULL;
+    snprintf(head, sizeof head, "%s: %s%s", ct_coll_name(coll), named ? "" : algo,
+             named ? "" : ": ");
     if (i == res->nrefused) {
         if (i == (int)(sizeof res->refused / sizeof res->refused[0]))
             return;

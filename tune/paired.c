@@ -279,13 +279,17 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
                      const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
                      struct ct_ratio *gain, int *rounds)
 {
-    for (int k = 0; k < nsz; k++) {
-        if (control[k])
-            continue;
-        int r = (int)(rule[k] - s->rules);
-        slow[r] |= rows[k].slower;
-        rounds[r] = ct_paired_gain(p, r, &gain[r]);
-        nogain[r] = !ct_paired_gains(&gain[r]);
+    for (int r = 0; r < s->nrules; r++) {
+        bool checked = false; /* some size of the file's rule r: judged on its gain, once */
+        for (int k = 0; k < nsz; k++)
+            if (!control[k] && rule[k] == &s->rules[r]) {
+                checked = true;
+                slow[r] |= rows[k].slower;
+            }
+        if (checked) {
+            rounds[r] = ct_paired_gain(p, r, &gain[r]);
+            nogain[r] = !ct_paired_gains(&gain[r]);
+        }
     }
 }
 
