@@ -103,7 +103,9 @@ static inline int ct_shape_nodes(const struct ct_shape *s)
     return s->nranks / ct_shape_rpn(s);
 }
 
-/* Tunable parameters. 0 means "the algorithm's default". */
+/* Tunable parameters. 0 means "the algorithm's default"; CT_PARAM_OWN, "the library's own"
+ * (a library row's parameter the library decides unless one is forced: NCCL's channel count). */
+#define CT_PARAM_OWN UINT64_MAX
 enum ct_param_id {
     CT_P_CHUNK,    /* bytes per pipelined slice */
     CT_P_PIPELINE, /* slices in flight per peer */
@@ -172,6 +174,8 @@ struct ct_algo {
     bool onesided;       /* reaches into peers' memory (fences, mailboxes): one node
                             only (ct_algo_supports), not a sub-algorithm */
     int lib_id;          /* a library engine's row (build NULL): the library's own id */
+    unsigned own;        /* of params, those the library decides unless one is forced: a
+                            sweep starts them at CT_PARAM_OWN */
     /* CT_EUNSUPP with a reason, or 0. May be NULL (always supported). */
     int (*supports)(const struct ct_job *j, struct ct_err *why);
     /* Build the schedule of j->shape.rank into *s (initialised by the caller). */

@@ -54,6 +54,12 @@ struct ct_backend {
      * the library's own decision runs at that point, which the default row measures. NULL:
      * every row is its own. */
     void (*distinct)(void *ctx, bool on);
+    /* Library engines, after begin of a forced row at the library's own values of its
+     * parameters (CT_PARAM_OWN): true when it runs what the library's own decision runs, on
+     * every rank (NCCL: the same algorithm and protocol). Such a point is measured all the
+     * same, as the start of the search over the row's parameters, and is never a rule's
+     * choice (the default row measures it). NULL: never. */
+    bool (*own_choice)(void *ctx);
     /* Library engines: a count that grows as the library's calls return (every collective
      * and broadcast, every entry above), read from another thread: a rank whose peer died
      * stays blocked in MPI, and only mpirun ends such a job (srun without
@@ -64,6 +70,7 @@ struct ct_backend {
     const char *predicted; /* an engine that prices instead of running (model/engine.c):
                               what it prices ("1024 ranks on 128 x dgx-h100, ..."); the
                               config's rules are predictions. NULL: measured */
+    int max_channels;      /* the most channels a row can use (NCCL: 32); 0: colltune's */
     bool root;             /* this rank plans */
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };

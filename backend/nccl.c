@@ -71,7 +71,7 @@ struct ct_nccl {
     long (*missed)(void);
     int (*bypass)(int);
     int (*own)(int *, int *);
-    bool distinct; /* a sweep: refuse a forced row that is NCCL's own choice */
+    bool own_now; /* the point begun runs NCCL's own choice on every rank (nccl_own_choice) */
     struct ct_nccl_rows rows;
     int (*streamCreate)(void **), (*streamDestroy)(void *), (*streamSync)(void *);
     int (*eventCreate)(void **), (*eventDestroy)(void *), (*eventRecord)(void *, void *);
@@ -108,6 +108,8 @@ void ct_nccl_rows(enum ct_coll coll, struct ct_nccl_rows *r)
         x->summary = i < 0 ? "NCCL's own choice" : "forced through colltune's tuner plugin";
         x->colls = CT_COLL_BIT(coll);
         x->lib_id = i + 1;
+        /* a forced row's channel count: NCCL's own, or one forced (the sweep searches it) */
+        x->params = x->own = i < 0 ? 0u : CT_PBIT(CT_P_CHANNELS);
         r->n++;
     }
 }
@@ -297,11 +299,14 @@ static void free_bufs(struct ct_nccl *n)
 
 /* A forced row (id > 0): did NCCL run it on every rank? The plugin counts a miss for each
  * call whose forced cell NCCL marked -1 (it cannot run that choice there, so NCCL chose);
- * missed0 is the count before this point's first call, which launched says was made. In a
- * sweep (distinct), a row that is what NCCL itself chose for that call on every rank is
- * refused too: the default row measures it, and a file naming it would change nothing. */
-static int forced_ran(struct ct_nccl *n, int id, long missed0, bool launched, struct ct_err *err)
+ * missed0 is the count before this point's first call, which launched says was made. A row at
+ * NCCL's own channel count (own_ch) that is what NCCL itself chose for the call on every rank
+ * (the plugin's colltune_tuner_own_choice) runs what the default row runs: it is measured all
+ * the same, as the start of the sweep's search over channel counts, and n->own_now says so. */
+static int forced_ran(struct ct_nccl *n, int id, bool own_ch, long missed0, bool launched,
+                      struct ct_err *err)
 {
+    n->own_now = false;
     if (id <= 0)
         return 0;
     int e = launched ? 0 : launch(n);
@@ -313,7 +318,7 @@ static int forced_ran(struct ct_nccl *n, int id, long missed0, bool launched, st
     int a = (id - 1) / NPROTOS, p = (id - 1) % NPROTOS, oa = -1, op = -1, *all;
     /* bit 0: a miss here; bit 1: the forced choice is not NCCL's own here */
     int mine = (n->missed() > missed0) |
-               (!n->distinct || !n->own || n->own(&oa, &op) < 0 || oa != a || op != p) << 1;
+               (!own_ch || !n->own || n->own(&oa, &op) < 0 || oa != a || op != p) << 1;
     if (!(all = calloc((size_t)n->boot->size, sizeof *all)))
         return ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
     int rc = ct_boot_allgather(n->boot, &mine, sizeof mine, all, err), any_other = 0;
@@ -326,11 +331,7 @@ static int forced_ran(struct ct_nccl *n, int id, long missed0, bool launched, st
                             algo_names[a], proto_names[p], r);
     }
     free(all);
-    if (rc == 0 && !any_other)
-        rc = ct_err_set(err, CT_EUNSUPP,
-                        "nccl:%s/%s is NCCL's own choice for this call (the default row measures "
-                        "it)",
-                        algo_names[a], proto_names[p]);
+    n->own_now = rc == 0 && !any_other;
     return rc;
 }
 
@@ -341,6 +342,8 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     size_t es = ct_dtype_size(j->dtype);
     uint64_t sb = ct_job_send_bytes(j), rb = ct_job_recv_bytes(j);
     int id = a ? a->lib_id : 0;
+    uint64_t ch = id > 0 ? j->params.v[CT_P_CHANNELS] : 0;
+    bool own_ch = ch == CT_PARAM_OWN || ch == 0;
     long missed0 = 0;
     n->j = *j;
     *wrong = 0;
@@ -354,7 +357,8 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     if (n->force) { /* this point's choice, or NCCL's own, for every following call */
         missed0 = n->missed();
         if (n->force(id > 0 ? algo_names[(id - 1) / NPROTOS] : NULL,
-                     id > 0 ? proto_names[(id - 1) % NPROTOS] : NULL, 0) < 0)
+                     id > 0 ? proto_names[(id - 1) % NPROTOS] : NULL,
+                     own_ch || ch > 64 ? 0 : (int)ch) < 0)
             return ct_err_set(err, CT_EINVAL, "NCCL engine: the plugin refused %s", a->name);
     }
     CT_TRY(ct_mem_alloc(&n->mem, sb, &n->send_buf, err));
@@ -377,7 +381,7 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
             n->out = n->send_buf;
     }
     if (!verify) {
-        if ((rc = forced_ran(n, id, missed0, false, err)) < 0)
+        if ((rc = forced_ran(n, id, own_ch, missed0, false, err)) < 0)
             free_bufs(n);
         return rc;
     }
@@ -413,15 +417,15 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
         free(all);
     }
     if (rc == 0)
-        rc = forced_ran(n, id, missed0, true, err);
+        rc = forced_ran(n, id, own_ch, missed0, true, err);
     if (rc < 0)
         free_bufs(n);
     return rc;
 }
 
-static void nccl_distinct(void *ctx, bool on)
+static bool nccl_own_choice(void *ctx)
 {
-    ((struct ct_nccl *)ctx)->distinct = on;
+    return ((struct ct_nccl *)ctx)->own_now;
 }
 
 static int nccl_candidates(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
@@ -543,7 +547,9 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     be->now_s = nccl_now;
     be->bcast = nccl_bcast;
     be->candidates = nccl_candidates;
-    be->distinct = nccl_distinct;
+    be->own_choice = nccl_own_choice;
+    be->max_channels = 32; /* the channel grid: 1..32, MAXCHANNELS of NCCL's device.h for
+                              years (the plugin passes up to 64) */
     be->library = n->library;
     be->root = boot->rank == 0;
     be->shape = *shape;

@@ -12,9 +12,10 @@
  * through colltune's tuner plugin (colltune_tuner_force, plugin/nccl_tuner.c), which NCCL loads
  * when NCCL_TUNER_PLUGIN names it at communicator creation; without it only the default row
  * is offered. A forced row NCCL cannot run for a call (its cost table marks the cell -1: the
- * plugin counts a miss) is refused at that point, on every rank alike (CT_EUNSUPP); in a sweep
- * (be->distinct) so is a forced row that is NCCL's own choice for the call on every rank
- * (colltune_tuner_own_choice), which the default row measures.
+ * plugin counts a miss) is refused at that point, on every rank alike (CT_EUNSUPP). A forced
+ * row's channel count (CT_P_CHANNELS, a row's `own` parameter) is NCCL's own (CT_PARAM_OWN)
+ * or the one the point names: a sweep starts at NCCL's own and searches 1..32
+ * (be->max_channels).
  * Not yet measured on a GPU: see README "GPU clusters".
  */
 #ifndef CT_NCCL_H
@@ -29,7 +30,7 @@ struct ct_nccl;
 /* The candidate rows of coll: "nccl:default" (lib_id 0) first, then "nccl:ALGO/PROTO" for each
  * (algorithm, protocol) NCCL's tuner interface can select for it (alltoall, grouped send and
  * receive, has the default only). lib_id of a forced row: 1 + algorithm * 3 + protocol, in
- * NCCL's numbering (NCCL_ALGO_*, NCCL_PROTO_*). */
+ * NCCL's numbering (NCCL_ALGO_*, NCCL_PROTO_*); its parameter, the channel count. */
 #define CT_NCCL_MAX_ROWS 22
 struct ct_nccl_rows {
     struct ct_algo a[CT_NCCL_MAX_ROWS];

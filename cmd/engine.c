@@ -47,8 +47,6 @@ int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_s
     struct ct_backend be;
     struct ct_nccl *n;
     CT_TRY(ct_opts_engine_open(o, boot, *comm, &be, &n, err));
-    if (be.distinct) /* a forced row that is NCCL's own choice: the default row's */
-        be.distinct(n, true);
     int rc = ct_sweep_job_run_on(j, &be, n, (*comm)->nnodes, be.library, boot->host, err);
     ct_nccl_close(n);
     return rc;

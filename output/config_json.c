@@ -30,9 +30,10 @@ static json_t *params_json(const char *algo, const struct ct_params *in)
     ct_params_defaults(&p);
     json_t *o = json_object();
     for (int q = 0; q < CT_P_COUNT; q++)
-        if (ct_params_shown(a, &p) & CT_PBIT(q))
+        if (ct_params_shown(a, &p) & CT_PBIT(q)) /* "own": a library row's own value */
             json_object_set_new(o, ct_param_desc((enum ct_param_id)q)->name,
-                                json_integer((json_int_t)p.v[q]));
+                                p.v[q] == CT_PARAM_OWN ? json_string("own")
+                                                       : json_integer((json_int_t)p.v[q]));
     if (p.intra)
         json_object_set_new(o, "intra", json_string(p.intra));
     if (p.inter)
@@ -96,8 +97,8 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
 }
 
 /* An NCCL section's range as colltune's tuner plugin reads it (plugin/nccl_rules.c): the
- * rule's "ALGO/PROTO" as "algo" and "params": {"proto"}; NCCL's own choice "default" with
- * no parameters. */
+ * rule's "ALGO/PROTO" as "algo" and "params": {"proto", "channels" where one was forced};
+ * NCCL's own choice "default" with no parameters. */
 static void nccl_range(json_t *x, const struct ct_rule *r)
 {
     const char *slash = strchr(r->algo, '/');
@@ -106,6 +107,8 @@ static void nccl_range(json_t *x, const struct ct_rule *r)
                         json_stringn(r->algo, slash ? (size_t)(slash - r->algo) : strlen(r->algo)));
     if (slash)
         json_object_set_new(pj, "proto", json_string(slash + 1));
+    if (r->params.v[CT_P_CHANNELS]) /* absent: NCCL's own channel count */
+        json_object_set_new(pj, "channels", json_integer((json_int_t)r->params.v[CT_P_CHANNELS]));
     json_object_set_new(x, "id", json_integer(r->id));
     json_object_set_new(x, "params", pj);
 }
@@ -359,6 +362,8 @@ static json_t *point_json(const struct ct_sweep_point *p)
     json_object_set_new(o, "busbw", json_real(p->busbw));
     json_object_set_new(o, "wrong", json_integer(p->wrong));
     json_object_set_new(o, "pruned", json_boolean(p->pruned));
+    if (p->own_choice) /* only where set: a library's forced row that ran its own decision */
+        json_object_set_new(o, "own_choice", json_true());
     return o;
 }
 

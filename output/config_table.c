@@ -67,7 +67,8 @@ static const char *changed_params(const char *algo, const struct ct_params *in, 
     return buf;
 }
 
-/* lib: a library section's ruleset (the library's names; segsize the one parameter) */
+/* lib: a library section's ruleset (the library's names; segsize or NCCL's channels the one
+ * parameter) */
 static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
 {
     fprintf(f, "%s: %d rank%s (%d node%s x %d), %s", ct_coll_name(s->coll), s->nranks,
@@ -83,8 +84,10 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
         char lo[32], hi[32], ps[160], dec[96];
-        if (lib && r->params.v[CT_P_CHUNK])
-            snprintf(ps, sizeof ps, "segsize=%llu", (unsigned long long)r->params.v[CT_P_CHUNK]);
+        if (lib && (r->params.v[CT_P_CHUNK] || r->params.v[CT_P_CHANNELS]))
+            snprintf(ps, sizeof ps, "%s=%llu", r->params.v[CT_P_CHUNK] ? "segsize" : "channels",
+                     (unsigned long long)(r->params.v[CT_P_CHUNK] ? r->params.v[CT_P_CHUNK]
+                                                                  : r->params.v[CT_P_CHANNELS]));
         else if (lib)
             snprintf(ps, sizeof ps, "%s", r->id ? "defaults" : "(the library's choice)");
         else

@@ -153,6 +153,8 @@ static void params_str(char *buf, size_t len, const char *algo, const struct ct_
         char v[48];
         if (!p->v[i])
             snprintf(v, sizeof v, "default");
+        else if (p->v[i] == CT_PARAM_OWN)
+            snprintf(v, sizeof v, "own"); /* the library's own value */
         else if (d->unit && !strcmp(d->unit, "bytes"))
             ct_svg_fmt_bytes(v, sizeof v, (double)p->v[i]);
         else
@@ -204,7 +206,10 @@ static void csv_build(struct ct_sbuf *b, const struct ct_sweep_point *pts, size_
         ct_sbuf_puts(b, ",");
         csv_field(b, p->algo, sizeof p->algo);
         for (int i = 0; i < CT_P_COUNT; i++)
-            ct_sbuf_printf(b, ",%llu", (unsigned long long)p->params.v[i]);
+            if (p->params.v[i] == CT_PARAM_OWN) /* the library's own value */
+                ct_sbuf_puts(b, ",own");
+            else
+                ct_sbuf_printf(b, ",%llu", (unsigned long long)p->params.v[i]);
         ct_sbuf_puts(b, ",");
         if (p->params.intra)
             csv_field(b, p->params.intra, SIZE_MAX);
@@ -704,12 +709,13 @@ static void html_winners(struct ct_sbuf *h, const struct algos *al, const struct
 /* "32K", "1M", "48.8K": a parameter value short enough for a strip cell. */
 static void short_value(char *buf, size_t len, const struct ct_param_desc *d, uint64_t v)
 {
-    if (!d->unit || strcmp(d->unit, "bytes")) {
-        snprintf(buf, len, "%llu", (unsigned long long)v);
-        return;
-    }
     char t[32];
-    ct_svg_fmt_bytes(t, sizeof t, (double)v);
+    if (v == CT_PARAM_OWN)
+        snprintf(t, sizeof t, "own"); /* the library's own value */
+    else if (!d->unit || strcmp(d->unit, "bytes"))
+        snprintf(t, sizeof t, "%llu", (unsigned long long)v);
+    else
+        ct_svg_fmt_bytes(t, sizeof t, (double)v);
     size_t o = 0;
     for (const char *c = t; *c && o + 1 < len; c++)
         if (*c != ' ' && *c != 'i' && *c != 'B')

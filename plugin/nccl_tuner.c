@@ -24,8 +24,9 @@
  *   forced choice. NCCL_ALGO/NCCL_PROTO per communicator remain the fallback without the plugin.
  * colltune_tuner_own_choice(&algo, &proto) says what NCCL itself would have run for the last
  * call (the cheapest cell of the cost table NCCL passed, before any change: NCCL runs the
- * lowest cost), forced or not: a sweep refuses a forced row that is NCCL's own choice there,
- * which the default row measures.
+ * lowest cost), forced or not: in a sweep, a forced row at NCCL's own channel count that is
+ * NCCL's own choice there is measured as the start of its channel search and named by no rule
+ * (the default row measures the same).
  * Verify time: colltune_tuner_bypass(1) leaves every following call of the process to NCCL,
  * config and COLLTUNE_NCCL_FORCE alike, until colltune_tuner_bypass(0): the same communicators
  * run with the config (A) and with NCCL's defaults (B) in alternation (sweep --verify --lib

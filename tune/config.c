@@ -63,8 +63,9 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
             struct ct_rule *r = &m->sets[i].rules[k];
             const struct ct_algo *a = ct_sweep_algo_find(cfg, r->algo);
             r->id = a ? a->lib_id : 0;
-            if (!a || !(a->params & CT_PBIT(CT_P_CHUNK)))
-                r->params.v[CT_P_CHUNK] = 0; /* the library's own segment size */
+            for (int q = 0; q < CT_P_COUNT; q++) /* 0: the library's own (segment size, */
+                if (!a || !(a->params & CT_PBIT(q)) || r->params.v[q] == CT_PARAM_OWN)
+                    r->params.v[q] = 0; /* NCCL's channel count) */
             strip_lib(r->algo);
             strip_lib(r->runner_up);
         }

@@ -150,8 +150,9 @@ int ct_sweep_grid(const struct ct_sweep_cfg *cfg, enum ct_param_id p, uint64_t *
         for (uint64_t v = 1; v <= 8; v *= 2)
             vals[n++] = v;
         break;
-    case CT_P_CHANNELS:
-        for (uint64_t v = 1; v <= 4; v *= 2)
+    case CT_P_CHANNELS: /* at most 64 (the parameter's range): 7 values */
+        for (uint64_t v = 1;
+             v <= (cfg->max_channels > 0 ? (uint64_t)cfg->max_channels : 4) && v <= 64; v *= 2)
             vals[n++] = v;
         break;
     case CT_P_STREAMS: /* a long link needs many: its window per connection is bounded */
@@ -339,6 +340,7 @@ static struct ct_sweep_point *new_point(struct ct_sweep_run *r, const struct ct_
     p->coll = j->coll;
     snprintf(p->algo, sizeof p->algo, "%s", a->name);
     p->params = j->params;
+    p->own = a->own;
     p->count = j->count;
     p->size = d->size_bytes(j->count, ct_dtype_size(j->dtype), j->shape.nranks);
     return p;
@@ -425,7 +427,7 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
     }
     size_t idx = extend ? (size_t)cmd->point : r->res->n;
     if (!extend) {
-        new_point(r, a, &j);
+        new_point(r, a, &j)->own_choice = r->be->own_choice && r->be->own_choice(r->ctx);
         r->res->n++;
     }
     struct ct_sweep_point *p = &r->res->pts[idx];
@@ -592,6 +594,8 @@ const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
         tmp->algos = tmp->cands;
         tmp->nalgos = tmp->ncands = n;
     }
+    if (be->max_channels > 0)
+        tmp->max_channels = be->max_channels;
     if (be->shape.nranks > 0) {
         tmp->job.shape.nranks = be->shape.nranks;
         tmp->job.shape.rank = be->shape.rank;

@@ -228,6 +228,8 @@ void ct_plan_params(const struct ct_plan *pl, int c, const struct ct_algo *a,
     for (int q = 0; q < CT_P_COUNT; q++)
         if (pl->cfg->job.params.v[q] && (matter & CT_PBIT(q)))
             p.v[q] = pl->cfg->job.params.v[q];
+        else if (!p.v[q] && (a->own & CT_PBIT(q)))
+            p.v[q] = CT_PARAM_OWN; /* the library's own value first: the search's baseline */
     ct_params_defaults(&p);
     memcpy(out, p.v, sizeof p.v);
 }

@@ -158,7 +158,8 @@ static size_t make_tasks(struct ct_plan *pl, struct task **out)
                     if (searched & CT_PBIT(p)) /* a connection walk: expect two steps */
                         variants += is_conn((enum ct_param_id)p)
                                         ? 2
-                                        : ct_sweep_grid(pl->cfg, (enum ct_param_id)p, vals) - 1;
+                                        : ct_sweep_grid(pl->cfg, (enum ct_param_id)p, vals) -
+                                              !(g->algos[k]->own & CT_PBIT(p));
                 double ts = ct_plan_iter_s(pl, c, k, x->rep);
                 x->cost = variants * ct_plan_point_cost(pl, ts, (int)(tune_allowance(pl, ts) / ts));
             }

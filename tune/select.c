@@ -89,9 +89,11 @@ bool ct_select_same_choice(const char *algo_a, const struct ct_params *a, const 
     return same_str(a->intra, b->intra) && same_str(a->inter, b->inter);
 }
 
+/* A point a rule can name: not a forced row that ran the library's own decision (the
+ * library's default row measures that). */
 static bool valid(const struct ct_sweep_point *p, enum ct_coll coll)
 {
-    return p->coll == coll && p->wrong == 0 && p->st.n > 0;
+    return p->coll == coll && p->wrong == 0 && p->st.n > 0 && !p->own_choice;
 }
 
 /* Sizes of coll's valid points, sorted and unique; returns the count. */
@@ -111,6 +113,8 @@ bool ct_select_default_params(const struct ct_sweep_point *p)
 {
     struct ct_params d;
     memset(&d, 0, sizeof d);
+    for (int q = 0; q < CT_P_COUNT; q++) /* a library row's own value, where it has one */
+        d.v[q] = p->own & CT_PBIT(q) ? CT_PARAM_OWN : 0;
     ct_params_defaults(&d);
     d.intra = p->params.intra;
     d.inter = p->params.inter;

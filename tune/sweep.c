@@ -32,12 +32,20 @@ static void describe(struct ct_plan *pl)
             continue;
         }
         int n = ct_sweep_grid(cfg, (enum ct_param_id)p, vals);
-        bool used = false; /* by a candidate (a library's rows mostly take none) */
-        for (int c = 0; c < CT_COLL_COUNT && !used; c++)
-            for (int k = 0; pl->g[c].count && k < pl->g[c].nalgos && !used; k++)
-                used = ct_sweep_searched(cfg, (enum ct_coll)c, pl->g[c].algos[k]) & CT_PBIT(p);
+        bool used = false, own = false;         /* by a candidate (a library's rows mostly take */
+        for (int c = 0; c < CT_COLL_COUNT; c++) /* none); from the library's own value */
+            for (int k = 0; pl->g[c].count && k < pl->g[c].nalgos; k++)
+                if (ct_sweep_searched(cfg, (enum ct_coll)c, pl->g[c].algos[k]) & CT_PBIT(p)) {
+                    used = true;
+                    own = own || (pl->g[c].algos[k]->own & CT_PBIT(p));
+                }
         if (n < 2 || !used)
             continue;
+        if (own) {
+            off += (size_t)snprintf(res->space + off, sizeof res->space - off, "%s%s own,", sep,
+                                    d->name);
+            sep = "";
+        }
         if (p == CT_P_CHUNK)
             off += (size_t)snprintf(
                 res->space + off, sizeof res->space - off, "%schunk %lluK..%lluM x4", sep,
@@ -45,7 +53,7 @@ static void describe(struct ct_plan *pl)
         else
             for (int i = 0; i < n && off < sizeof res->space; i++)
                 off += (size_t)snprintf(res->space + off, sizeof res->space - off, "%s%s%s%llu",
-                                        i ? "," : sep, i ? "" : d->name, i ? "" : " ",
+                                        i ? "," : sep, i || own ? "" : d->name, i || own ? "" : " ",
                                         (unsigned long long)vals[i]);
     }
     /* candidates folded into a simpler one with the same schedule */
@@ -72,8 +80,9 @@ static void describe(struct ct_plan *pl)
                 unsigned s = ct_sweep_searched(cfg, (enum ct_coll)c, pl->g[c].algos[k]);
                 for (int p = 0; p < CT_P_COUNT; p++) {
                     uint64_t vals[9];
-                    if (s & CT_PBIT(p))
-                        prod *= ct_sweep_grid(cfg, (enum ct_param_id)p, vals);
+                    if (s & CT_PBIT(p)) /* and the library's own value */
+                        prod *= ct_sweep_grid(cfg, (enum ct_param_id)p, vals) +
+                                !!(pl->g[c].algos[k]->own & CT_PBIT(p));
                 }
                 res->full_points += prod;
             }

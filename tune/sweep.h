@@ -76,6 +76,8 @@ struct ct_sweep_cfg {
     int min_iters, max_iters;
     bool tcp;        /* tcp carries traffic and the backend can switch streams: search them */
     int max_threads; /* cap of the threads grid (cores per rank); <= 1: no search */
+    int max_channels; /* top of the channels grid; 0: colltune's own, 4 (set by
+                         ct_sweep_cfg_shaped from the backend: NCCL's reach 32) */
     ct_sweep_progress_fn progress;
     ct_sweep_points_fn on_points;
     void *arg; /* passed to the two callbacks */

@@ -37,6 +37,9 @@ struct ct_sweep_point {
     long wrong;
     bool pruned;  /* measured coarsely, then dropped from refinement: clearly losing */
     int reps;     /* runs back to back per sample (the times are per run) */
+    unsigned own; /* the row's parameters whose default is the library's own (ct_algo.own) */
+    bool own_choice; /* a forced library row that ran the library's own decision (backend.h
+                        own_choice): the start of its parameters' search, never a choice */
 };
 
 /* One decision: [min_bytes, max_bytes) -> algorithm + parameters. */

@@ -106,6 +106,9 @@ Test(nccl, rows_are_the_choices_a_tuner_selects)
             has |= !strcmp(r.a[i].name, want[k].has);
             hasnt |= !strcmp(r.a[i].name, want[k].hasnt);
             cr_expect_eq(r.a[i].colls, CT_COLL_BIT(want[k].c));
+            /* a forced row's channel count is searched from NCCL's own; the default's is NCCL's */
+            cr_expect_eq(r.a[i].params, i ? CT_PBIT(CT_P_CHANNELS) : 0u, "%s", r.a[i].name);
+            cr_expect_eq(r.a[i].own, r.a[i].params, "%s", r.a[i].name);
             for (int m = 0; m < i; m++)
                 cr_expect_neq(r.a[m].lib_id, r.a[i].lib_id, "%s", r.a[i].name);
             if (i == 0)
@@ -262,8 +265,8 @@ static struct ct_job sweep_job(enum ct_coll c, struct ct_shape shape)
 /* What a sweep of NCCL does on one GPU: colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
  * communicator creation), every row of every collective either runs forced with exact results
  * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
- * NCCL's own choice always run. With the sweep's distinct on, at most one forced row per call
- * is refused as NCCL's own choice (the one its cost table ranks first). */
+ * NCCL's own choice always run, and ring/Simple runs on a forced channel count too (2, the
+ * sweep's search) with exact results. */
 Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
 {
     struct ct_err err = {0};
@@ -295,24 +298,14 @@ Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
             cr_assert_eq(be.time(n, 1, 3, 1, us, &err), 0, "%s", err.msg);
             cr_expect(us[0] > 0 && us[2] > 0, "%s: %g us", rows[i]->name, us[0]);
             be.end(n);
+            if (strcmp(rows[i]->name, "nccl:ring/Simple"))
+                continue;
+            j.params.v[CT_P_CHANNELS] = 2;
+            cr_assert_eq(be.begin(n, rows[i], &j, true, &wrong, &err), 0, "2 channels: %s",
+                         err.msg);
+            cr_expect_eq(wrong, 0, "ring/Simple on 2 channels: %ld wrong", wrong);
+            be.end(n);
         }
-    }
-    /* in a sweep, the one forced row that is NCCL's own choice for the call is refused */
-    be.distinct(n, true);
-    for (int c = 0; c < CT_ALLTOALL; c++) {
-        const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
-        int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err), mine = 0;
-        for (int i = 1; i < nr; i++) {
-            struct ct_job j = sweep_job((enum ct_coll)c, shape);
-            long wrong;
-            if (be.begin(n, rows[i], &j, false, &wrong, &err) == 0)
-                be.end(n);
-            else
-                mine += strstr(err.msg, "is NCCL's own choice") != NULL;
-        }
-        /* none where NCCL asks no tuner about a one-rank call */
-        cr_expect_leq(mine, 1, "%s: %d forced rows refused as NCCL's own choice",
-                      ct_coll_name((enum ct_coll)c), mine);
     }
     one_close(&o1);
     unsetenv("NCCL_TUNER_PLUGIN");

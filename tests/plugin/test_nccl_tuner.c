@@ -453,3 +453,42 @@ Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
         fini(&t);
     }
 }
+/* The sweep's search over channel counts: a forced (algorithm, protocol) at NCCL's own channel
+ * count (0, the search's start) leaves nChannels as NCCL passed it; a forced count sets it, on
+ * every interface version; a choice NCCL cannot run sets no count either. */
+Test(nccl_tuner, a_forced_channel_count_or_nccls_own)
+{
+    for (int v = 4; v <= 5; v++) {
+        struct tuner t;
+        unsetenv("COLLTUNE_CONFIG");
+        load(&t, v);
+        cr_assert_eq(init(&t, 8, 1), ncclSuccess);
+        int (*force)(const char *, const char *, int) = dlsym(t.lib, "colltune_tuner_force");
+        cr_assert(force);
+        float tab[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+        const ncclTuner_v5_t *v5 = t.v5;
+        ncclResult_t (*info)(void *, ncclFunc_t, size_t, int, float **, int, int, int, int *) =
+            v5 ? v5->getCollInfo : t.v4->getCollInfo;
+        static const int counts[] = {0, 1, 16, 32, 64};
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+            int nch = 0;
+            fill(tab);
+            cr_assert_eq(force("ring", "Simple", counts[k]), 0);
+            info(t.ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
+                 NCCL_NUM_PROTOCOLS, 0, &nch);
+            cr_expect_eq(tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 0.0f);
+            cr_expect_eq(nch, counts[k], "v%d: forced %d channels, NCCL given %d", v, counts[k],
+                         nch);
+        }
+        cr_expect_lt(force("ring", "Simple", 65), 0, "above 64: refused");
+        int nch = 0;
+        fill(tab);
+        tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = (float)NCCL_ALGO_PROTO_IGNORE;
+        cr_assert_eq(force("ring", "Simple", 8), 0);
+        info(t.ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
+             NCCL_NUM_PROTOCOLS, 0, &nch);
+        cr_expect_eq(nch, 0, "NCCL cannot run ring/Simple here: no count either");
+        cr_assert_eq(force(NULL, NULL, 0), 0);
+        fini(&t);
+    }
+}

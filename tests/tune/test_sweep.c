@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <math.h>
 
+#include "output/config.h"
+#include "tune/config.h"
 #include "tune/select.h"
 #include "tune/stats.h"
 #include "backend/native.h"
@@ -52,6 +54,7 @@ struct synth {
                                    /* machine's speed, shared by points measured together */
     const char *slow_first;        /* this algorithm's first visits (measured points, not their */
     uint64_t slow_first_max;       /* extensions) up to this count run 4x slow */
+    bool channels;                 /* nccl_us below for the "nccl:" rows */
 };
 
 static double uniform(uint64_t *s)
@@ -95,10 +98,24 @@ static double wan_us(const struct synth *s, const struct ct_job *j)
     return (b / rate + 4 * 0.1 / s->inflight) * 1e6;
 }
 
+/*
+ * A GPU library's rows: each channel adds 0.5 us and carries 0.5 GB/s, up to 16 channels (the
+ * links are full); the library's own channel count is 4, and its own choice is ring/Simple.
+ * Best: 1 channel to 2 KiB, 4 around 4 KiB, 16 from 32 KiB.
+ */
+static double nccl_us(const char *algo, const struct ct_job *j)
+{
+    uint64_t v = j->params.v[CT_P_CHANNELS];
+    double ch = !strcmp(algo, "nccl:default") || v == CT_PARAM_OWN ? 4 : (double)v;
+    return 5 + 0.5 * ch + (double)j->count * 4 / (fmin(ch, 16) * 500);
+}
+
 static double synth_us(const struct synth *s, const char *algo, const struct ct_job *j)
 {
     if (s->wan)
         return wan_us(s, j);
+    if (s->channels)
+        return nccl_us(algo, j);
     uint64_t b = j->count * 4;
     if (!strcmp(algo, "rdh") && b >= s->band_lo && b <= s->band_hi)
         return model_us("mesh", j) / 2;
@@ -498,6 +515,86 @@ Test(sweep, a_library_default_from_a_slow_spell_is_measured_again_beside_its_riv
                  rs.rules[rs.nrules > 1].algo, rs.nrules > 1 ? rs.rules[1].min_bytes : 0);
     cr_assert_str_eq(rs.rules[0].algo, "lib:default");
     ct_ruleset_release(&rs);
+    ct_sweep_result_release(&res);
+}
+
+/* A GPU library's forced row whose channel count is the library's own unless one is forced
+ * (NCCL's rows: backend/nccl.c): the sweep starts it at the library's own count and searches
+ * the backend's grid (1..32), and the library's section names the count where one won (1 at
+ * the small sizes, 16 at the large; nccl_us above). Between them the library's own count is
+ * best, and the forced row there runs the library's own decision: the default keeps that
+ * range (a rule naming the row would change nothing). */
+static const struct ct_algo nccl_def = {.name = "nccl:default", .colls = CT_COLL_BIT(CT_ALLREDUCE)},
+                            nccl_ring = {.name = "nccl:ring/Simple",
+                                         .colls = CT_COLL_BIT(CT_ALLREDUCE),
+                                         .lib_id = 6,
+                                         .params = CT_PBIT(CT_P_CHANNELS),
+                                         .own = CT_PBIT(CT_P_CHANNELS)};
+
+/* the library's own decision is ring/Simple on its own channel count (nccl_us) */
+static bool s_nccl_own(void *ctx)
+{
+    const struct synth *s = ctx;
+    return !strcmp(s->algo, "nccl:ring/Simple") && s->job.params.v[CT_P_CHANNELS] == CT_PARAM_OWN;
+}
+
+static int s_nccl_rows(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
+                       struct ct_err *err)
+{
+    if (max < 2)
+        return 0;
+    rows[0] = &nccl_def;
+    rows[1] = &nccl_ring;
+    return 2;
+}
+
+Test(sweep, a_library_rows_channel_count_is_searched_from_the_librarys_own)
+{
+    struct ct_backend be = synth_be;
+    be.candidates = s_nccl_rows;
+    be.own_choice = s_nccl_own;
+    be.max_channels = 32;
+    struct ct_sweep_cfg cfg, tmp;
+    struct synth s;
+    allreduce_to(&cfg, &s, 16 << 20);
+    s.channels = true;
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(&cfg, &be, &s, &res, &err), 0, "%s", err.msg);
+    cr_expect(strstr(res.space, "channels own,1,2,4,8,16,32"), "%s", res.space);
+    bool own_first = false;
+    for (size_t i = 0; i < res.n && !own_first; i++)
+        if (!strcmp(res.pts[i].algo, "nccl:ring/Simple"))
+            own_first = res.pts[i].params.v[CT_P_CHANNELS] == CT_PARAM_OWN;
+    cr_expect(own_first, "the row's first point is at the library's own count");
+    struct ct_config m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.fp.transport, sizeof m.fp.transport, "NCCL 2.28.9");
+    ct_sweep_config_build(&m, ct_sweep_cfg_shaped(&cfg, &be, &s, &tmp), &res, false);
+    cr_assert_eq(m.nlibs, 1);
+    cr_assert_eq(m.libs[0].nsets, 1);
+    cr_expect_str_eq(m.libs[0].library, "nccl");
+    const struct ct_ruleset *rs = &m.libs[0].sets[0];
+    const struct ct_rule *lo = &rs->rules[0], *hi = &rs->rules[rs->nrules - 1];
+    cr_expect_str_eq(lo->algo, "ring/Simple");
+    cr_expect_eq(lo->params.v[CT_P_CHANNELS], 1, "%" PRIu64, lo->params.v[CT_P_CHANNELS]);
+    cr_expect_str_eq(hi->algo, "ring/Simple");
+    cr_expect_eq(hi->params.v[CT_P_CHANNELS], 16, "%" PRIu64, hi->params.v[CT_P_CHANNELS]);
+    bool kept = false;
+    for (int r = 0; r < rs->nrules; r++) {
+        const struct ct_rule *x = &rs->rules[r];
+        kept = kept || (x->id == 0 && x->min_bytes <= 4096 && x->max_bytes > 4096);
+        if (x->id) /* a forced row is a change: a count of its own */
+            cr_expect(x->params.v[CT_P_CHANNELS] >= 1 && x->params.v[CT_P_CHANNELS] <= 32,
+                      "%s from %" PRIu64 " B: %" PRIu64 " channels", x->algo, x->min_bytes,
+                      x->params.v[CT_P_CHANNELS]);
+    }
+    cr_expect(kept, "the library's own decision keeps 4 KiB");
+    char *js = ct_config_json_dumps(&m);
+    cr_assert(js);
+    cr_expect(strstr(js, "\"channels\": 16"), "%s", js);
+    free(js);
+    ct_config_release(&m);
     ct_sweep_result_release(&res);
 }
 
