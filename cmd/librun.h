@@ -49,13 +49,14 @@ struct ct_libmod;
 struct ct_loader;
 void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
 /* CONFIG (at path) with the nslow ranges verify found slower and the nnogain that showed no
- * gain set back to lib's own choice and nstamped sets marked verified (a set with a slower
+ * gain set back to lib's own choice, the ncut found slower only at an edge cut to the sizes
+ * that gained (ct_paired_trim), and nstamped sets marked verified (a set with a slower
  * range is not: the file changed; one that lost only ranges with no gain is, since those
  * sizes now run what side B ran), written beside it as
  * NAME.verified.json and said on stderr (cmd/verify_out.c). Returns code (verify's exit code
  * so far), or CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int nslow, int nnogain,
-                          int nstamped, const char *lib, int code);
+                          int ncut, int nstamped, const char *lib, int code);
 struct ct_paired;
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure
@@ -65,10 +66,14 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
 /* The verdict of a verify's paired measure pr of s, printed when print (the table, then each
  * rule's gain, output/paired_table.c): slow[r], rule r was slower than the defaults at a size
  * it tunes; nogain[r], rule r changes the library's choice without showing a gain
- * (ct_paired_gains); *geo, the sizes' geomean. Returns 0 or CT_EXIT_CHECK (slower). */
+ * (ct_paired_gains); cut[r] (cut NULL: not asked), a slower rule's cut to the sizes that
+ * gained (ct_paired_trim; rounds 0: none); *geo, the sizes' geomean. Returns 0 or
+ * CT_EXIT_CHECK (slower). */
+struct ct_paired_cut;
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const struct ct_paired *pr, bool print, bool *slow, bool *nogain, double *geo);
+                    struct ct_paired *pr, bool print, bool *slow, bool *nogain,
+                    struct ct_paired_cut *cut, double *geo);
 /* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
  * a measured NCCL section with a rule for `ranks` ranks on one host (--local N or its default;
  * 0: any, under another launcher) (0, or the exit code, said); then the verify itself in

@@ -110,10 +110,12 @@ static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
 }
 
 /* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. slow[r]:
- * rule r of s was slower than the defaults at a size it tunes; nogain[r]: it showed no gain
- * (ct_verify_judge); *geo: the sizes' geomean. */
+ * rule r of s was slower than the defaults at a size it tunes; nogain[r]: it showed no gain;
+ * cut[r]: a slower rule's cut to the sizes that gained (ct_verify_judge); *geo: the sizes'
+ * geomean. */
 static int verify_set(const struct side *base, const struct ct_config *c,
-                      const struct ct_ruleset *s, bool *slow, bool *nogain, double *geo)
+                      const struct ct_ruleset *s, bool *slow, bool *nogain,
+                      struct ct_paired_cut *cut, double *geo)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
@@ -127,7 +129,7 @@ static int verify_set(const struct side *base, const struct ct_config *c,
     *geo = 0;
     if (!code)
         code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
-                               rule, own, &pr, true, slow, nogain, geo);
+                               rule, own, &pr, true, slow, nogain, cut, geo);
     ct_paired_release(&pr);
     return code;
 }
@@ -141,7 +143,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     /* across hosts the library reads the file on every host: beside the config (shared) */
     char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
                                       : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int code = 0, verified = 0, nslow = 0, nnogain = 0, nstamped = 0;
+    int code = 0, verified = 0, nstamped = 0, n[3] = {0}; /* n: slower, no gain, cut */
     /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
      * sets found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -204,21 +206,21 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             }
             bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow),
                  *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
+            struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
             double geo;
-            int r =
-                verify_set(&(struct side){m, o->hosts, NULL, ld, tmo}, c, s, slow, nogain, &geo);
+            int r = verify_set(&(struct side){m, o->hosts, NULL, ld, tmo}, c, s, slow, nogain, cut,
+                               &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
             fixed = fixed ? fixed : ct_config_copy(c);
-            for (int k = 0; k < s->nrules; k++)
-                if ((slow[k] || nogain[k]) && fixed && ct_config_lib_demote(fixed, m->name, i, k))
-                    slow[k] ? nslow++ : nnogain++;
+            ct_config_lib_judged(fixed, m->name, i, slow, nogain, cut, n);
             /* after the demotions, which clear it: a set found slower loses a record it had
              * from an earlier verify; one that only lost rules with no gain keeps this one */
             nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);
             free(slow);
             free(nogain);
+            free(cut);
         }
         free(ld);
         if (!verified && !code)
@@ -230,8 +232,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (fixed && (nstamped || nslow || nnogain) && (code == 0 || code == CT_EXIT_CHECK))
-            code = ct_verify_write_fixed(fixed, path, nslow, nnogain, nstamped, m->title, code);
+        if (fixed && (nstamped || n[0] || n[1] || n[2]) && (code == 0 || code == CT_EXIT_CHECK))
+            code = ct_verify_write_fixed(fixed, path, n[0], n[1], n[2], nstamped, m->title, code);
     }
     ct_export_out_release(&out);
     if (fixed)

@@ -99,7 +99,7 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
                            "rank %d: --verify: %s", comm->rank, err.msg);
     else
         code = ct_verify_judge("NCCL", HOW, s, sz, nsz, rule, own, &pr, comm->rank == 0, slow,
-                               nogain, geo);
+                               nogain, NULL, geo);
     ct_paired_release(&pr);
     return code;
 }
@@ -164,7 +164,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                         "some size (by more than 3%%, beyond the intervals)\n");
     if (comm.rank == 0 && fixed && (nstamped || nslow || nnogain) &&
         (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, nslow, nnogain, nstamped, "NCCL", code);
+        code = ct_verify_write_fixed(fixed, x->path, nslow, nnogain, 0, nstamped, "NCCL", code);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);

@@ -27,10 +27,10 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
 }
 
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int nslow, int nnogain,
-                          int nstamped, const char *lib, int code)
+                          int ncut, int nstamped, const char *lib, int code)
 {
     struct ct_err err = {0};
-    char out[4200], what[96] = "";
+    char out[4200], what[96] = "", cut[112] = "";
     int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json");
     snprintf(out, sizeof out, "%.*s.verified.json", json ? len - 5 : len, path);
     if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
@@ -41,11 +41,19 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n
     else if (nslow || nnogain)
         snprintf(what, sizeof what, "the %d range(s) %s", nslow + nnogain,
                  nslow ? "found slower" : "that showed no gain");
-    if (nslow)
+    if (ncut) /* slower at an edge only: the rest of the range kept */
+        snprintf(cut, sizeof cut,
+                 "%sthe %d range(s) slower only at an edge cut to the sizes that gained",
+                 what[0] ? "; " : "", ncut);
+    if (nslow || (ncut && nnogain))
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice; export "
+                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s; export "
                 "that one (and verify it)\n",
-                out, what, lib);
+                out, what, lib, cut);
+    else if (ncut) /* a changed range: verify it again */
+        fprintf(stderr,
+                "colltune sweep: wrote %s: CONFIG with %s; export that one (and verify it)\n", out,
+                cut);
     else if (nnogain)
         fprintf(stderr,
                 "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice and its "
@@ -72,7 +80,8 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
 
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const struct ct_paired *pr, bool print, bool *slow, bool *nogain, double *geo)
+                    struct ct_paired *pr, bool print, bool *slow, bool *nogain,
+                    struct ct_paired_cut *cut, double *geo)
 {
     struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
     struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
@@ -80,9 +89,12 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
     struct ct_paired_sum t;
     ct_paired_judge(pr, own, nsz, w, &t);
     ct_paired_rules(pr, s, rule, own, w, nsz, slow, nogain, gain, rounds);
+    for (int r = 0; cut && r < s->nrules; r++)
+        if (slow[r])
+            ct_paired_trim(pr, s, r, sz, rule, own, w, nsz, &cut[r]);
     if (print) {
         ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
-        ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain);
+        ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain, cut);
         fflush(stdout); /* before what goes to stderr next */
     }
     *geo = t.slower ? 0 : t.geo;

@@ -53,7 +53,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
 
 void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
-                           const bool *nogain)
+                           const bool *nogain, const struct ct_paired_cut *cut)
 {
     bool any = false;
     for (int r = 0; r < s->nrules; r++) {
@@ -75,7 +75,15 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                     gain[r].ratio, gain[r].lo, gain[r].hi, rounds[r]);
         else
             fprintf(f, "    %-24s %-18s %7s  %-16s  %d rounds  ", u->algo, range, "-", "-", 0);
-        if (slow[r] || nogain[r])
+        if (slow[r] && cut && cut[r].rounds) {
+            const struct ct_paired_cut *x = &cut[r];
+            fprintf(f,
+                    "SLOWER at its edge: cut to %s-%s, where its sizes read %.3f [%.3f, "
+                    "%.3f] over %d rounds: kept there\n",
+                    ct_bytes_str(x->lo, lo, sizeof lo),
+                    x->hi == CT_BYTES_INF ? "up" : ct_bytes_str(x->hi, hi, sizeof hi),
+                    x->gain.ratio, x->gain.lo, x->gain.hi, x->rounds);
+        } else if (slow[r] || nogain[r])
             fprintf(f, "%s: set back to %s's own choice\n",
                     slow[r] ? "SLOWER at a size"
                     : rounds[r] && ct_paired_slower(&gain[r])

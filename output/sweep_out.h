@@ -35,9 +35,11 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
  * rounds (ct_paired_gain: gain[r] over rounds[r], 0: none) and the verdict: slower at a size
  * (slow[r]), no gain shown (nogain[r]; said "slower over its sizes" where the rule's own
  * interval lies above CT_PAIRED_TOL though no single size's does), both setting it back to
- * lib's choice, or kept; a blank line ends the table. */
+ * lib's choice, or kept; a slower rule with a cut (cut[r].rounds > 0; cut may be NULL) is
+ * kept on the cut's range, with the kept sizes' gain. A blank line ends the table. */
+struct ct_paired_cut;
 void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
-                           const bool *nogain);
+                           const bool *nogain, const struct ct_paired_cut *cut);
 
 #endif

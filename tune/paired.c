@@ -293,6 +293,51 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
     }
 }
 
+/* The size a geometric half of the way from a to b > a, in (a, b]. */
+static uint64_t mid_bytes(uint64_t a, uint64_t b)
+{
+    uint64_t m = (uint64_t)llround(sqrt((double)a * (double)b));
+    return m <= a ? a + 1 : m > b ? b : m;
+}
+
+void ct_paired_trim(struct ct_paired *p, const struct ct_ruleset *s, int r, const uint64_t *sz,
+                    const struct ct_rule *const *rule, const bool *control,
+                    const struct ct_paired_row *rows, int nsz, struct ct_paired_cut *cut)
+{
+    const struct ct_rule *x = &s->rules[r];
+    int *k = ct_xmalloc((nsz > 0 ? (size_t)nsz : 1) * sizeof *k), n = 0;
+    memset(cut, 0, sizeof *cut);
+    for (int i = 0; i < nsz; i++)
+        if (!control[i] && rule[i] == x)
+            k[n++] = i;
+    int a = 0, b = n - 1; /* the kept sizes: k[a..b] */
+    while (a < n && rows[k[a]].slower)
+        a++;
+    while (b >= a && rows[k[b]].slower)
+        b--;
+    bool inner = false; /* a slower size between kept ones */
+    for (int i = a; i <= b; i++)
+        inner |= rows[k[i]].slower;
+    if (p->group && a <= b && (a > 0 || b < n - 1) && !inner) {
+        int *was = ct_xmalloc((size_t)n * sizeof *was);
+        for (int i = 0; i < n; i++) { /* judged over the kept sizes alone */
+            was[i] = p->group[k[i]];
+            if (i < a || i > b)
+                p->group[k[i]] = -1;
+        }
+        int rounds = ct_paired_gain(p, r, &cut->gain);
+        for (int i = 0; i < n; i++)
+            p->group[k[i]] = was[i];
+        free(was);
+        if (ct_paired_gains(&cut->gain)) {
+            cut->rounds = rounds;
+            cut->lo = a > 0 ? mid_bytes(sz[k[a - 1]], sz[k[a]]) : x->min_bytes;
+            cut->hi = b < n - 1 ? mid_bytes(sz[k[b]], sz[k[b + 1]]) : x->max_bytes;
+        }
+    }
+    free(k);
+}
+
 void ct_paired_release(struct ct_paired *p)
 {
     free(p->a);

@@ -147,6 +147,24 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
                      const struct ct_rule *const *rule, const bool *control,
                      const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
                      struct ct_ratio *gain, int *rounds);
+/* Rule r of s found slower (ct_paired_rules) only at its first and/or last sizes: the
+ * sizes between, none slower, kept when they show a gain by themselves (ct_paired_gain over
+ * them alone, ct_paired_gains). Then the rule's range cut to them: [lo, hi), each cut at the
+ * geometric midpoint between the last size dropped and the first kept, the rule's own bound
+ * where nothing was dropped; gain over rounds (> 0) the kept sizes'. rounds 0: no such cut
+ * (a slower size between two that were not, nothing kept, or no gain shown). sz as measured
+ * (sorted), rule and control as for ct_paired_rules; p's groups are r's indices, left as
+ * they were. A range's edge is where the sweep put a crossover; the verify's sizes can show
+ * it a step early (Open MPI's segmented_ring at 16 MiB, 0.93 as measured, in a rule faster
+ * as a whole from 32 MiB): the gain beyond it is kept, the edge given back. */
+struct ct_paired_cut {
+    uint64_t lo, hi;
+    struct ct_ratio gain;
+    int rounds;
+};
+void ct_paired_trim(struct ct_paired *p, const struct ct_ruleset *s, int r, const uint64_t *sz,
+                    const struct ct_rule *const *rule, const bool *control,
+                    const struct ct_paired_row *rows, int nsz, struct ct_paired_cut *cut);
 /* The same measure over an engine in this process (sweep --verify --lib nccl), every rank in
  * lockstep: side(arg, with) switches the engine to A or B (a tuner plugin reading the file or
  * left out, on the same communicators); a "launch" runs the sizes once each, out of place,

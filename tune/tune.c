@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../lib/clock.h"
+#include "stats.h"
 
 void ct_config_init(struct ct_config *c)
 {
@@ -43,6 +44,17 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
     return NULL;
 }
 
+/* Rule r set back to the library's own choice. */
+static void set_back(struct ct_rule *r)
+{
+    snprintf(r->runner_up, sizeof r->runner_up, "%s", r->algo);
+    snprintf(r->algo, sizeof r->algo, "default");
+    r->id = 0;
+    memset(r->params.v, 0, sizeof r->params.v);
+    r->tie = false;
+    r->gain = 1;
+}
+
 bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
@@ -52,13 +64,58 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
     if (r->id == 0)
         return true;
     l->sets[i].verified.at[0] = '\0'; /* a changed set is a new file: not verified */
-    snprintf(r->runner_up, sizeof r->runner_up, "%s", r->algo);
-    snprintf(r->algo, sizeof r->algo, "default");
-    r->id = 0;
-    r->params.v[CT_P_CHUNK] = 0;
-    r->tie = false;
-    r->gain = 1;
+    set_back(r);
     return true;
+}
+
+bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint64_t lo,
+                        uint64_t hi)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (!l || i < 0 || i >= l->nsets || k < 0 || k >= l->sets[i].nrules)
+        return false;
+    struct ct_ruleset *s = &l->sets[i];
+    struct ct_rule x = s->rules[k];
+    if (x.id == 0 || lo >= hi || lo < x.min_bytes || hi > x.max_bytes)
+        return false;
+    /* the part cut off joins a neighbour that is the library's own choice, else is one */
+    if (lo > x.min_bytes && k > 0 && s->rules[k - 1].id == 0)
+        s->rules[k - 1].max_bytes = x.min_bytes = lo;
+    if (hi < x.max_bytes && k + 1 < s->nrules && s->rules[k + 1].id == 0)
+        s->rules[k + 1].min_bytes = x.max_bytes = hi;
+    int below = lo > x.min_bytes, above = hi < x.max_bytes;
+    s->rules = ct_xrealloc(s->rules, sizeof *s->rules * (size_t)(s->nrules + below + above));
+    memmove(&s->rules[k + below + above + 1], &s->rules[k + 1],
+            sizeof *s->rules * (size_t)(s->nrules - k - 1));
+    s->nrules += below + above;
+    struct ct_rule *r = &s->rules[k];
+    if (below) { /* [min, lo): the library's own choice */
+        *r = x;
+        r->max_bytes = lo;
+        set_back(r++);
+    }
+    *r = x;
+    r->min_bytes = lo;
+    r->max_bytes = hi;
+    if (above) {
+        r[1] = x;
+        r[1].min_bytes = hi;
+        set_back(&r[1]);
+    }
+    s->verified.at[0] = '\0'; /* a changed set is a new file: not verified */
+    return true;
+}
+
+void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const bool *slow,
+                          const bool *nogain, const struct ct_paired_cut *cut, int n[3])
+{
+    const struct ct_librules *l = c ? ct_config_lib(c, lib) : NULL;
+    int nr = l && i >= 0 && i < l->nsets ? l->sets[i].nrules : 0;
+    for (int k = nr - 1; k >= 0; k--) /* a cut adds rules after k */
+        if (slow[k] && cut[k].rounds && ct_config_lib_trim(c, lib, i, k, cut[k].lo, cut[k].hi))
+            n[2]++;
+        else if ((slow[k] || nogain[k]) && ct_config_lib_demote(c, lib, i, k))
+            n[slow[k] ? 0 : 1]++;
 }
 
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)

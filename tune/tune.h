@@ -170,6 +170,19 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
  * the library's segment size), as verify does with a range it found slower than the defaults;
  * the old choice becomes the runner-up. False when there is no such rule. */
 bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
+/* Rule k of set i of lib's section cut to [lo, hi) (inside its range), what it loses set back
+ * to the library's own choice (given to a neighbour that is that, else a rule inserted beside
+ * it); the set loses its verified mark. False when there is no such rule, it is the library's own,
+ * or [lo, hi) is empty or not inside it. */
+bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint64_t lo,
+                        uint64_t hi);
+/* Verify's verdict on set i of lib's section, per rule (tune/stats.h): a slower rule with a
+ * cut (cut[k].rounds > 0) cut to it, the other slower ones and those with no gain set back
+ * to the library's own choice. n[0] += the slower set back, n[1] += those with no gain,
+ * n[2] += the cut. c NULL: nothing. */
+struct ct_paired_cut;
+void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const bool *slow,
+                          const bool *nogain, const struct ct_paired_cut *cut, int n[3]);
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
  * verify does with a set it found no slower than the defaults; a geomean that is not a
  * positive number clears the record instead. False when there is no such set or nothing

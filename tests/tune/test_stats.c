@@ -2,9 +2,11 @@
 /* Sample statistics: order-statistic CI of the median, summaries, convergence. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "backend/backend.h"
 #include "tune/stats.h"
+#include "tune/tune.h"
 
 Test(stats, ci_ranks_match_binomial_tables)
 {
@@ -482,4 +484,122 @@ Test(stats, paired_engine_switches_sides_and_times_each_size)
     cr_expect_float_eq(w[3].mb, 10 * 4096 * 1.002, 1e-6, "the median of 5 at 4 MiB: %g", w[3].mb);
     cr_expect(!t.slower);
     ct_paired_release(&p);
+}
+
+/* Sizes 1 KiB and 32 KiB run the library's own choice on both sides (controls); 2-16 KiB are
+ * one exported rule, 0.7x the defaults' time except where slow[] says 1.3x. The launches'
+ * state moves every size alike (the first pair's A 1.6x, the second's 0.6x). */
+struct edge {
+    int calls;
+    bool slow[6];
+};
+
+static int edge_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
+{
+    struct edge *f = ctx;
+    double st = f->calls == 0 ? 1.6 : f->calls == 3 ? 0.6 : 1.0;
+    f->calls++;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while ((1024u << k) < sz[i])
+            k++;
+        double a = k == 0 || k == 5 ? 1.0 : f->slow[k] ? 1.3 : 0.7;
+        t[i] = st * (double)sz[i] / 1000 * (with ? a : 1);
+    }
+    return 0;
+}
+
+/* A rule slower than the defaults only at its first or last sizes is cut to the sizes
+ * between, where it gains (ct_paired_trim), and the verdict applied to a config cuts it
+ * there, the rest set back to the library's own choice (ct_config_lib_judged): the gain
+ * beyond a crossover the sweep placed a step early is kept, the edge given back. A slower
+ * size between two that gain, or no size that gains, leaves no cut. */
+Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
+{
+    uint64_t sz[] = {1024, 2048, 4096, 8192, 16384, 32768};
+    bool control[] = {true, false, false, false, false, true};
+    int group[] = {-1, 1, 1, 1, 1, -1};
+    /* below the rule a rule of the file's, above it the library's own choice */
+    struct ct_rule r[3] = {{.min_bytes = 0, .max_bytes = 1500, .algo = "linear", .id = 1},
+                           {.min_bytes = 1500, .max_bytes = 20000, .algo = "ring", .id = 4},
+                           {.min_bytes = 20000, .max_bytes = CT_BYTES_INF, .algo = "default"}};
+    struct ct_ruleset set = {.rules = r, .nrules = 3};
+    const struct ct_rule *at[] = {&r[0], &r[1], &r[1], &r[1], &r[1], &r[2]};
+    static const struct {
+        bool slow[6];
+        uint64_t lo, hi; /* 0: no cut */
+    } want[] = {
+        {{0, 1, 0, 0, 0, 0}, 2896, 20000}, /* the first size: cut from the midpoint */
+        {{0, 0, 0, 0, 1, 0}, 1500, 11585}, /* the last */
+        {{0, 1, 0, 0, 1, 0}, 2896, 11585}, /* both */
+        {{0, 0, 1, 0, 0, 0}, 0, 0},        /* between two that gain: set back whole */
+        {{0, 1, 1, 1, 1, 0}, 0, 0},        /* every size */
+    };
+    for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
+        struct edge f = {0};
+        memcpy(f.slow, want[c].slow, sizeof f.slow);
+        struct ct_paired p;
+        cr_assert_eq(ct_paired_measure(sz, 6, control, group, 0, edge_launch, &f, &p), 0);
+        struct ct_paired_row w[6];
+        struct ct_paired_sum t;
+        struct ct_ratio gain[3] = {{0}};
+        bool slow[3] = {0}, nogain[3] = {0};
+        int rounds[3] = {0};
+        ct_paired_judge(&p, control, 6, w, &t);
+        ct_paired_rules(&p, &set, at, control, w, 6, slow, nogain, gain, rounds);
+        cr_assert(slow[1], "case %zu: the rule is slower at a size", c);
+        struct ct_paired_cut cut[3] = {{0}};
+        ct_paired_trim(&p, &set, 1, sz, at, control, w, 6, &cut[1]);
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(p.group[k], group[k], "case %zu: groups as they were", c);
+        cr_expect_eq(cut[1].lo, want[c].lo, "case %zu: from %llu", c,
+                     (unsigned long long)cut[1].lo);
+        cr_expect_eq(cut[1].hi, want[c].hi, "case %zu: to %llu", c, (unsigned long long)cut[1].hi);
+        cr_expect_eq(cut[1].rounds > 0, want[c].lo > 0, "case %zu: %d rounds", c, cut[1].rounds);
+        if (want[c].lo)
+            cr_expect_float_eq(cut[1].gain.ratio, 0.7, 1e-9, "case %zu: %g", c, cut[1].gain.ratio);
+        /* the verdict applied to a config holding the rule set */
+        struct ct_config cf;
+        memset(&cf, 0, sizeof cf);
+        struct ct_librules lr = {.library = "ompi", .nsets = 1};
+        lr.sets = ct_xcalloc(1, sizeof *lr.sets);
+        lr.sets[0].rules = ct_xcalloc(3, sizeof r);
+        memcpy(lr.sets[0].rules, r, sizeof r);
+        lr.sets[0].nrules = 3;
+        snprintf(lr.sets[0].verified.at, sizeof lr.sets[0].verified.at, "2026-11-30");
+        cf.libs = &lr;
+        cf.nlibs = 1;
+        int n[3] = {0};
+        ct_config_lib_judged(&cf, "ompi", 0, slow, nogain, cut, n);
+        const struct ct_ruleset *s = &lr.sets[0];
+        struct ct_err err = {0};
+        cr_expect_eq(ct_ruleset_check_lib(s, &err), 0, "case %zu: %s", c, err.msg);
+        cr_expect_eq(s->verified.at[0], 0, "case %zu: a changed set is not verified", c);
+        const struct ct_rule *kept = NULL;
+        for (int k = 0; k < s->nrules; k++)
+            kept = !strcmp(s->rules[k].algo, "ring") ? &s->rules[k] : kept;
+        if (want[c].lo) {
+            cr_expect(n[0] == 0 && n[2] == 1, "case %zu: %d set back, %d cut", c, n[0], n[2]);
+            /* a part cut off below is a new rule; above, the neighbour takes it */
+            cr_expect_eq(s->nrules, 3 + (want[c].lo > 1500), "case %zu: %d rules", c, s->nrules);
+            cr_expect_eq(s->rules[s->nrules - 1].min_bytes, want[c].hi, "case %zu", c);
+            cr_assert(kept, "case %zu: the rule is kept", c);
+            cr_expect(kept->min_bytes == want[c].lo && kept->max_bytes == want[c].hi &&
+                          !strcmp(kept->algo, "ring"),
+                      "case %zu: %s %llu-%llu", c, kept->algo, (unsigned long long)kept->min_bytes,
+                      (unsigned long long)kept->max_bytes);
+            for (int k = 0; k < 6; k++) /* the slower sizes run the library's own choice */
+                cr_expect_str_eq(ct_ruleset_find(s, sz[k])->algo,
+                                 k == 0                          ? "linear"
+                                 : want[c].slow[k] || control[k] ? "default"
+                                                                 : "ring",
+                                 "case %zu, %llu B", c, (unsigned long long)sz[k]);
+        } else {
+            cr_expect(n[0] == 1 && n[2] == 0, "case %zu: %d set back, %d cut", c, n[0], n[2]);
+            cr_expect(!kept, "case %zu: set back whole", c);
+        }
+        ct_ruleset_release(&lr.sets[0]);
+        free(lr.sets);
+        ct_paired_release(&p);
+    }
 }
