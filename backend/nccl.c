@@ -548,8 +548,9 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     be->bcast = nccl_bcast;
     be->candidates = nccl_candidates;
     be->own_choice = nccl_own_choice;
-    be->max_channels = 32; /* the channel grid: 1..32, MAXCHANNELS of NCCL's device.h for
-                              years (the plugin passes up to 64) */
+    /* the channel grid up to NCCL's MAXCHANNELS: 32 before 2.25, 64 from (src/graph/connect.cc;
+     * version codes X*10000+Y*100+Z from 2.9) */
+    be->max_channels = n->version >= 22500 ? 64 : 32;
     be->library = n->library;
     be->root = boot->rank == 0;
     be->shape = *shape;

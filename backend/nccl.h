@@ -14,8 +14,8 @@
  * is offered. A forced row NCCL cannot run for a call (its cost table marks the cell -1: the
  * plugin counts a miss) is refused at that point, on every rank alike (CT_EUNSUPP). A forced
  * row's channel count (CT_P_CHANNELS, a row's `own` parameter) is NCCL's own (CT_PARAM_OWN)
- * or the one the point names: a sweep starts at NCCL's own and searches 1..32
- * (be->max_channels).
+ * or the one the point names: a sweep starts at NCCL's own and searches 1..NCCL's MAXCHANNELS
+ * (be->max_channels: 32 before NCCL 2.25, 64 from).
  * Not yet measured on a GPU: see README "GPU clusters".
  */
 #ifndef CT_NCCL_H

@@ -520,7 +520,7 @@ Test(sweep, a_library_default_from_a_slow_spell_is_measured_again_beside_its_riv
 
 /* A GPU library's forced row whose channel count is the library's own unless one is forced
  * (NCCL's rows: backend/nccl.c): the sweep starts it at the library's own count and searches
- * the backend's grid (1..32), and the library's section names the count where one won (1 at
+ * the backend's grid (1..64), and the library's section names the count where one won (1 at
  * the small sizes, 16 at the large; nccl_us above). Between them the library's own count is
  * best, and the forced row there runs the library's own decision: the default keeps that
  * range (a rule naming the row would change nothing). */
@@ -553,7 +553,7 @@ Test(sweep, a_library_rows_channel_count_is_searched_from_the_librarys_own)
     struct ct_backend be = synth_be;
     be.candidates = s_nccl_rows;
     be.own_choice = s_nccl_own;
-    be.max_channels = 32;
+    be.max_channels = 64; /* NCCL 2.25 and later */
     struct ct_sweep_cfg cfg, tmp;
     struct synth s;
     allreduce_to(&cfg, &s, 16 << 20);
@@ -561,7 +561,7 @@ Test(sweep, a_library_rows_channel_count_is_searched_from_the_librarys_own)
     struct ct_sweep_result res;
     struct ct_err err = {0};
     cr_assert_eq(ct_sweep_run(&cfg, &be, &s, &res, &err), 0, "%s", err.msg);
-    cr_expect(strstr(res.space, "channels own,1,2,4,8,16,32"), "%s", res.space);
+    cr_expect(strstr(res.space, "channels own,1,2,4,8,16,32,64"), "%s", res.space);
     bool own_first = false;
     for (size_t i = 0; i < res.n && !own_first; i++)
         if (!strcmp(res.pts[i].algo, "nccl:ring/Simple"))
@@ -585,7 +585,7 @@ Test(sweep, a_library_rows_channel_count_is_searched_from_the_librarys_own)
         const struct ct_rule *x = &rs->rules[r];
         kept = kept || (x->id == 0 && x->min_bytes <= 4096 && x->max_bytes > 4096);
         if (x->id) /* a forced row is a change: a count of its own */
-            cr_expect(x->params.v[CT_P_CHANNELS] >= 1 && x->params.v[CT_P_CHANNELS] <= 32,
+            cr_expect(x->params.v[CT_P_CHANNELS] >= 1 && x->params.v[CT_P_CHANNELS] <= 64,
                       "%s from %" PRIu64 " B: %" PRIu64 " channels", x->algo, x->min_bytes,
                       x->params.v[CT_P_CHANNELS]);
     }
