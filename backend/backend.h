@@ -70,7 +70,7 @@ struct ct_backend {
     const char *predicted; /* an engine that prices instead of running (model/engine.c):
                               what it prices ("1024 ranks on 128 x dgx-h100, ..."); the
                               config's rules are predictions. NULL: measured */
-    int max_channels;      /* the most channels a row can use (NCCL: 32); 0: colltune's */
+    int max_channels;      /* the most channels a row can use (NCCL: its MAXCHANNELS); 0: 4 */
     bool root;             /* this rank plans */
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };
