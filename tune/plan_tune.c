@@ -273,6 +273,38 @@ static int descend(struct ct_plan *pl, const struct task *t, double until, struc
     return 0;
 }
 
+static long point_at(const struct ct_plan *pl, int c, uint64_t size, int k,
+                     const struct ct_params *params);
+
+/*
+ * The seam between two tuned buckets of one algorithm (x below y) whose settings differ: the
+ * descent tuned each at one size and carried it to the rest of its bucket, so near the seam
+ * the neighbour's setting may be the better one (a model of NCCL's channels, 0.5 us and
+ * 0.5 GB/s each: 8 channels tuned at 16 KiB and carried to 128 KiB, where 16 run 1.4x
+ * faster). From the seam inwards, each size of x tries y's setting, and each size of y
+ * x's, while it wins clearly, as a value wins in the descent (interleaved, then again).
+ */
+static int seam_walk(struct ct_plan *pl, const struct task *t, const struct ct_params *own,
+                     const struct ct_params *other, bool down, double until, struct ct_err *err)
+{
+    int c = t->c, k = t->k;
+    for (int i = down ? t->hi - 1 : t->lo; i >= t->lo && i < t->hi; i += down ? -1 : 1) {
+        if (!pl->g[c].count[i] || ct_plan_leader(pl, c, i) < 0)
+            continue;
+        long base = point_at(pl, c, pl->g[c].size[i], k, own), idx;
+        if (base < 0 || ct_plan_now(pl) >= until)
+            return 0;
+        double tu = ct_plan_iter_s(pl, c, k, i);
+        CT_TRY(ct_plan_measure(pl, c, k, i, other, tune_allowance(pl, tu), base, &idx, err));
+        if (idx < 0 || !better_params(pl, idx, base, pl->cfg->margin))
+            return 0;
+        CT_TRY(interleave(pl, idx, base, TUNE_SHARE, err));
+        if (!better_params(pl, idx, base, pl->cfg->margin))
+            return 0;
+    }
+    return 0;
+}
+
 int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
 {
     double until = TUNE_SHARE * pl->cfg->budget_s;
@@ -281,6 +313,7 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
     pl->phase = "tune";
     int rc = 0;
     bool *ran = ct_xcalloc(n ? n : 1, sizeof *ran);
+    struct ct_params *tuned = ct_xcalloc(n ? n : 1, sizeof *tuned); /* each bucket's setting */
     /* pass 0 in order, deferring a bucket too dear for what is left (a cheaper one may
      * still fit); pass 1 the deferred ones, as far as the time goes (the descent stops at
      * the phase's end, connections first) */
@@ -298,6 +331,7 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
         struct ct_params cur;
         memset(&cur, 0, sizeof cur);
         rc = descend(pl, &t[x], until, &cur, err);
+        tuned[x] = cur;
         uint64_t def[CT_P_COUNT];
         struct ct_params zero;
         memset(&zero, 0, sizeof zero);
@@ -314,6 +348,13 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
                                  ct_plan_leader(pl, t[x].c, i), &idx, err);
         }
     }
+    for (size_t x = 0; x < n && rc == 0; x++) /* x below y, tuned apart */
+        for (size_t y = 0; y < n && rc == 0; y++)
+            if (ran[x] && ran[y] && t[x].c == t[y].c && t[x].k == t[y].k && t[x].hi == t[y].lo &&
+                memcmp(tuned[x].v, tuned[y].v, sizeof tuned[x].v) &&
+                (rc = seam_walk(pl, &t[x], &tuned[x], &tuned[y], true, until, err)) == 0)
+                rc = seam_walk(pl, &t[y], &tuned[y], &tuned[x], false, until, err);
+    free(tuned);
     free(ran);
     free(t);
     return rc;

@@ -101,7 +101,7 @@ static double wan_us(const struct synth *s, const struct ct_job *j)
 /*
  * A GPU library's rows: each channel adds 0.5 us and carries 0.5 GB/s, up to 16 channels (the
  * links are full); the library's own channel count is 4, and its own choice is ring/Simple.
- * Best: 1 channel to 2 KiB, 4 around 4 KiB, 16 from 32 KiB.
+ * Best: 1 channel to 512 B, 2 to 4 around 1-4 KiB, 8 at 16 KiB, 16 from 32 KiB.
  */
 static double nccl_us(const char *algo, const struct ct_job *j)
 {
@@ -521,9 +521,9 @@ Test(sweep, a_library_default_from_a_slow_spell_is_measured_again_beside_its_riv
 /* A GPU library's forced row whose channel count is the library's own unless one is forced
  * (NCCL's rows: backend/nccl.c): the sweep starts it at the library's own count and searches
  * the backend's grid (1..64), and the library's section names the count where one won (1 at
- * the small sizes, 16 at the large; nccl_us above). Between them the library's own count is
- * best, and the forced row there runs the library's own decision: the default keeps that
- * range (a rule naming the row would change nothing). */
+ * the small sizes, 16 from 32 KiB, where the bucket tuned at 16 KiB took 8; nccl_us above). Between
+ * them the library's own count is best, and the forced row there runs the library's own decision:
+ * the default keeps that range (a rule naming the row would change nothing). */
 static const struct ct_algo nccl_def = {.name = "nccl:default", .colls = CT_COLL_BIT(CT_ALLREDUCE)},
                             nccl_ring = {.name = "nccl:ring/Simple",
                                          .colls = CT_COLL_BIT(CT_ALLREDUCE),
@@ -580,6 +580,11 @@ Test(sweep, a_library_rows_channel_count_is_searched_from_the_librarys_own)
     cr_expect_eq(lo->params.v[CT_P_CHANNELS], 1, "%" PRIu64, lo->params.v[CT_P_CHANNELS]);
     cr_expect_str_eq(hi->algo, "ring/Simple");
     cr_expect_eq(hi->params.v[CT_P_CHANNELS], 16, "%" PRIu64, hi->params.v[CT_P_CHANNELS]);
+    /* tuned at 16 KiB to 8 channels, its bucket's setting; from its seam with the next bucket
+     * (16) inwards, 16 won at 128 and 64 KiB (1.4x, 1.2x) */
+    const struct ct_rule *at64 = ct_ruleset_find(rs, 65536);
+    cr_expect(at64 && at64->params.v[CT_P_CHANNELS] == 16, "64 KiB: %" PRIu64 " channels",
+              at64 ? at64->params.v[CT_P_CHANNELS] : 0);
     bool kept = false;
     for (int r = 0; r < rs->nrules; r++) {
         const struct ct_rule *x = &rs->rules[r];
