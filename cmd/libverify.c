@@ -214,7 +214,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                 code = r;
             verified++;
             fixed = fixed ? fixed : ct_config_copy(c);
-            ct_config_lib_judged(fixed, m->name, i, slow, nogain, cut, n);
+            ct_config_lib_judged(fixed, m->name, i, s, slow, nogain, cut, n);
             /* after the demotions, which clear it: a set found slower loses a record it had
              * from an earlier verify; one that only lost rules with no gain keeps this one */
             nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);

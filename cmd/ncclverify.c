@@ -74,10 +74,11 @@ static int side(void *n, bool with, struct ct_err *err)
 }
 
 /* slow[r]: range r of s was slower than NCCL's defaults at a size it tunes; nogain[r]: it
- * showed no gain (ct_verify_judge); *geo: the sizes' geomean (0 on a failure). */
+ * showed no gain; cut[r]: a slower range's cut to the sizes that gained (ct_verify_judge);
+ * *geo: the sizes' geomean (0 on a failure). */
 static int verify_rule(const struct nv *x, const struct ct_backend *be, struct ct_nccl *n,
                        const struct ct_comm *comm, const struct ct_ruleset *s, bool *slow,
-                       bool *nogain, double *geo)
+                       bool *nogain, struct ct_paired_cut *cut, double *geo)
 {
     uint64_t sz[MAXSZ];
     bool own[MAXSZ]; /* NCCL's own choice on both sides there: a control */
@@ -99,7 +100,7 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
                            "rank %d: --verify: %s", comm->rank, err.msg);
     else
         code = ct_verify_judge("NCCL", HOW, s, sz, nsz, rule, own, &pr, comm->rank == 0, slow,
-                               nogain, NULL, geo);
+                               nogain, cut, geo);
     ct_paired_release(&pr);
     return code;
 }
@@ -114,9 +115,9 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0, nslow = 0, nnogain = 0, nstamped = 0;
-    /* CONFIG with the slower ranges and those with no gain set back to NCCL's own and the
-     * rules found no slower marked verified */
+    int code = 0, verified = 0, nstamped = 0, nj[3] = {0}; /* nj: slower, no gain, cut */
+    /* CONFIG with the slower ranges and those with no gain set back to NCCL's own, those
+     * slower only at an edge cut, and the rules found no slower marked verified */
     struct ct_config *fixed = NULL;
     if (ct_opts_engine_open(x->o, boot, &comm, &be, &n, &err) < 0 ||
         ct_nccl_tuner_bypass(n, false, &err) < 0)
@@ -140,31 +141,29 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         }
         bool *slow = ct_xcalloc((size_t)s.nrules, sizeof *slow),
              *nogain = ct_xcalloc((size_t)s.nrules, sizeof *nogain);
+        struct ct_paired_cut *cut = ct_xcalloc((size_t)s.nrules, sizeof *cut);
         double geo;
-        int r = verify_rule(x, &be, n, &comm, &s, slow, nogain, &geo);
+        int r = verify_rule(x, &be, n, &comm, &s, slow, nogain, cut, &geo);
         if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
             code = r;
         verified++;
         fixed = fixed || comm.rank ? fixed : ct_config_copy(x->c); /* rank 0 writes it */
-        for (int k = 0; k < s.nrules; k++)
-            if ((slow[k] || nogain[k]) && fixed &&
-                ct_config_lib_demote_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
-                                        s.rules[k].min_bytes))
-                slow[k] ? nslow++ : nnogain++;
+        ct_config_lib_judged(fixed, "nccl", -1, &s, slow, nogain, cut, nj);
         /* after the demotions, which clear it: a rule found slower loses a record it had from
          * an earlier verify; one that only lost ranges with no gain keeps this one */
         nstamped += fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
                                                        r ? 0 : geo);
         free(slow);
         free(nogain);
+        free(cut);
         free(s.rules);
     }
     if (code == CT_EXIT_CHECK && comm.rank == 0)
         fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
                         "some size (by more than 3%%, beyond the intervals)\n");
-    if (comm.rank == 0 && fixed && (nstamped || nslow || nnogain) &&
+    if (comm.rank == 0 && fixed && (nstamped || nj[0] || nj[1] || nj[2]) &&
         (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, nslow, nnogain, 0, nstamped, "NCCL", code);
+        code = ct_verify_write_fixed(fixed, x->path, nj[0], nj[1], nj[2], nstamped, "NCCL", code);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);

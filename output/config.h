@@ -32,6 +32,22 @@ struct ct_config *ct_config_copy(const struct ct_config *c);
  * range. */
 bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                              int nnodes, uint64_t min_bytes);
+/* Cut library lib's range at min_bytes of its ruleset of (coll, nranks, nnodes) to [lo, hi),
+ * as ct_config_lib_trim does by index; in a section colltune keeps as written (NCCL's) the
+ * parts cut off become ranges of NCCL's own choice (or join a neighbour that is). False when
+ * there is no such range or [lo, hi) is not inside it. */
+bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
+                           int nnodes, uint64_t min_bytes, uint64_t lo, uint64_t hi);
+/* Verify's verdict on ruleset s (the verified config's) applied to c, its copy: per rule k
+ * (tune/stats.h), a slower rule with a cut (cut non-NULL, cut[k].rounds > 0) cut to it, the
+ * other slower ones and those with no gain set back to the library's own choice; by index in
+ * c's section (i, the set's index) or, i < 0, by s's shape and each rule's min_bytes (the
+ * section colltune keeps as written). n[0] += the slower set back, n[1] += those with no
+ * gain, n[2] += the cut. c NULL: nothing. */
+struct ct_paired_cut;
+void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const struct ct_ruleset *s,
+                          const bool *slow, const bool *nogain, const struct ct_paired_cut *cut,
+                          int n[3]);
 /* Mark library lib's ruleset of (coll, nranks, nnodes) verified now with that geomean
  * (exported/default), as ct_config_lib_verified does by index; in a section colltune keeps as
  * written (NCCL's) the rule gains "verified": {"at", "geomean"}. A geomean that is not a

@@ -7,6 +7,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/file.h"
+#include "../tune/stats.h"
 #include "config.h"
 
 #define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
@@ -261,33 +262,72 @@ static void raw_store(struct ct_librules *l, json_t *o)
     l->raw = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 }
 
-/* In a section kept as written: the range at min_bytes of its rule of (coll, nranks, nnodes). */
-static bool raw_demote(struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes,
-                       uint64_t min_bytes)
+/* A range of a section kept as written set back to the library's own choice. */
+static void raw_set_back(json_t *rng, const char *algo)
 {
-    json_t *o = json_loads(l->raw, 0, NULL), *rule = raw_rule(o, coll, nranks, nnodes), *x,
-           *rng = NULL;
-    size_t k;
-    json_array_foreach(json_object_get(rule, "ranges"), k,
-                       x) if (int_of(x, "min_bytes") == (long long)min_bytes) rng = x;
+    const char *proto = json_string_value(json_object_get(json_object_get(rng, "params"), "proto"));
+    char was[64];
+    snprintf(was, sizeof was, "%s%s%s", algo, proto ? "/" : "", proto ? proto : "");
+    json_object_set_new(rng, "runner_up", json_string(was));
+    json_object_set_new(rng, "algo", json_string("default"));
+    json_object_set_new(rng, "id", json_integer(0));
+    json_object_set_new(rng, "params", json_object());
+    json_object_set_new(rng, "default", json_true());
+    json_object_set_new(rng, "tie", json_false());
+    json_object_set_new(rng, "gain", json_real(1));
+}
+
+static bool raw_is_default(json_t *rng)
+{
+    const char *algo = json_string_value(json_object_get(rng, "algo"));
+    return algo && !strcmp(algo, "default");
+}
+
+/* In a section kept as written: the range at min_bytes of its rule of (coll, nranks, nnodes)
+ * set back (lo 0), or cut to [lo, hi) (ct_config_lib_trim). */
+static bool raw_change(struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes,
+                       uint64_t min_bytes, uint64_t lo, uint64_t hi)
+{
+    json_t *o = json_loads(l->raw, 0, NULL), *rule = raw_rule(o, coll, nranks, nnodes),
+           *ranges = json_object_get(rule, "ranges"), *x, *rng = NULL;
+    size_t k, at = 0;
+    json_array_foreach(ranges, k, x) if (int_of(x, "min_bytes") == (long long)min_bytes) rng = x,
+                                                                                         at = k;
     const char *algo = rng ? json_string_value(json_object_get(rng, "algo")) : NULL;
-    if (algo && strcmp(algo, "default")) {
-        const char *proto =
-            json_string_value(json_object_get(json_object_get(rng, "params"), "proto"));
-        char was[64];
-        snprintf(was, sizeof was, "%s%s%s", algo, proto ? "/" : "", proto ? proto : "");
-        json_object_set_new(rng, "runner_up", json_string(was));
-        json_object_set_new(rng, "algo", json_string("default"));
-        json_object_set_new(rng, "id", json_integer(0));
-        json_object_set_new(rng, "params", json_object());
-        json_object_set_new(rng, "default", json_true());
-        json_object_set_new(rng, "tie", json_false());
-        json_object_set_new(rng, "gain", json_real(1));
+    long long mx = rng ? int_of(rng, "max_bytes") : 0; /* -1: null, the last range */
+    uint64_t max = mx < 0 ? CT_BYTES_INF : (uint64_t)mx;
+    bool ok = algo && (!lo || (lo < hi && lo >= min_bytes && hi <= max));
+    if (ok && algo && strcmp(algo, "default") && !lo)
+        raw_set_back(rng, algo);
+    else if (ok && strcmp(algo, "default")) { /* the parts cut off: NCCL's own choice */
+        json_t *prev = at ? json_array_get(ranges, at - 1) : NULL,
+               *next = json_array_get(ranges, at + 1);
+        if (hi < max && next && raw_is_default(next))
+            json_object_set_new(next, "min_bytes", json_integer((json_int_t)hi));
+        else if (hi < max) {
+            json_t *y = json_deep_copy(rng);
+            json_object_set_new(y, "min_bytes", json_integer((json_int_t)hi));
+            raw_set_back(y, algo);
+            json_array_insert_new(ranges, at + 1, y);
+        }
+        if (hi < max)
+            json_object_set_new(rng, "max_bytes", json_integer((json_int_t)hi));
+        if (lo > min_bytes && prev && raw_is_default(prev))
+            json_object_set_new(prev, "max_bytes", json_integer((json_int_t)lo));
+        else if (lo > min_bytes) {
+            json_t *y = json_deep_copy(rng);
+            json_object_set_new(y, "max_bytes", json_integer((json_int_t)lo));
+            raw_set_back(y, algo);
+            json_array_insert_new(ranges, at, y);
+        }
+        json_object_set_new(rng, "min_bytes", json_integer((json_int_t)lo));
+    }
+    if (ok && strcmp(algo, "default")) {
         json_object_del(rule, "verified"); /* a changed rule is a new file: not verified */
         raw_store(l, o);
     }
     json_decref(o);
-    return algo != NULL;
+    return ok;
 }
 
 /* The index of l's ruleset of (coll, nranks, nnodes), -1 if none. */
@@ -304,12 +344,44 @@ bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll 
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (l && l->raw)
-        return raw_demote(l, coll, nranks, nnodes, min_bytes);
+        return raw_change(l, coll, nranks, nnodes, min_bytes, 0, 0);
     int i = set_at(l, coll, nranks, nnodes);
     for (int k = 0; i >= 0 && k < l->sets[i].nrules; k++)
         if (l->sets[i].rules[k].min_bytes == min_bytes)
             return ct_config_lib_demote(c, lib, i, k);
     return false;
+}
+
+bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
+                           int nnodes, uint64_t min_bytes, uint64_t lo, uint64_t hi)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (l && l->raw)
+        return lo > 0 && raw_change(l, coll, nranks, nnodes, min_bytes, lo, hi);
+    int i = set_at(l, coll, nranks, nnodes);
+    for (int k = 0; i >= 0 && k < l->sets[i].nrules; k++)
+        if (l->sets[i].rules[k].min_bytes == min_bytes)
+            return ct_config_lib_trim(c, lib, i, k, lo, hi);
+    return false;
+}
+
+void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const struct ct_ruleset *s,
+                          const bool *slow, const bool *nogain, const struct ct_paired_cut *cut,
+                          int n[3])
+{
+    for (int k = s->nrules - 1; c && k >= 0; k--) { /* a cut adds ranges after k */
+        const struct ct_rule *r = &s->rules[k];
+        bool cutk = slow[k] && cut && cut[k].rounds;
+        if (cutk && (i >= 0 ? ct_config_lib_trim(c, lib, i, k, cut[k].lo, cut[k].hi)
+                            : ct_config_lib_trim_at(c, lib, s->coll, s->nranks, s->nnodes,
+                                                    r->min_bytes, cut[k].lo, cut[k].hi)))
+            n[2]++;
+        else if ((slow[k] || nogain[k]) &&
+                 (i >= 0 ? ct_config_lib_demote(c, lib, i, k)
+                         : ct_config_lib_demote_at(c, lib, s->coll, s->nranks, s->nnodes,
+                                                   r->min_bytes)))
+            n[slow[k] ? 0 : 1]++;
+    }
 }
 
 bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,

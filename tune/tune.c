@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "../lib/clock.h"
-#include "stats.h"
 
 void ct_config_init(struct ct_config *c)
 {
@@ -104,18 +103,6 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
     }
     s->verified.at[0] = '\0'; /* a changed set is a new file: not verified */
     return true;
-}
-
-void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const bool *slow,
-                          const bool *nogain, const struct ct_paired_cut *cut, int n[3])
-{
-    const struct ct_librules *l = c ? ct_config_lib(c, lib) : NULL;
-    int nr = l && i >= 0 && i < l->nsets ? l->sets[i].nrules : 0;
-    for (int k = nr - 1; k >= 0; k--) /* a cut adds rules after k */
-        if (slow[k] && cut[k].rounds && ct_config_lib_trim(c, lib, i, k, cut[k].lo, cut[k].hi))
-            n[2]++;
-        else if ((slow[k] || nogain[k]) && ct_config_lib_demote(c, lib, i, k))
-            n[slow[k] ? 0 : 1]++;
 }
 
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)

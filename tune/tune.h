@@ -176,13 +176,7 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
  * or [lo, hi) is empty or not inside it. */
 bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint64_t lo,
                         uint64_t hi);
-/* Verify's verdict on set i of lib's section, per rule (tune/stats.h): a slower rule with a
- * cut (cut[k].rounds > 0) cut to it, the other slower ones and those with no gain set back
- * to the library's own choice. n[0] += the slower set back, n[1] += those with no gain,
- * n[2] += the cut. c NULL: nothing. */
-struct ct_paired_cut;
-void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const bool *slow,
-                          const bool *nogain, const struct ct_paired_cut *cut, int n[3]);
+
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
  * verify does with a set it found no slower than the defaults; a geomean that is not a
  * positive number clears the record instead. False when there is no such set or nothing

@@ -851,6 +851,56 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
     ct_config_release(&c);
 }
 
+/* NCCL's verify cuts a range slower only at its edge to the sizes that gained
+ * (ct_config_lib_trim_at), in the section colltune keeps as written: ring/LL128 [4 KiB, 1 MiB)
+ * cut to [8 KiB, 512 KiB) gives [4, 8) KiB to NCCL's own choice below it (a neighbour that is
+ * that already) and [512 KiB, 1 MiB) to a new range of NCCL's own choice (tree/Simple above it
+ * is no such neighbour); the plugin reads the copy so, and the rule loses its verified mark.
+ * A cut outside the range, or of a range no rule starts at, is refused. */
+Test(config, nccl_verified_copy_cuts_a_range_slower_at_its_edge)
+{
+    struct ct_config c;
+    nccl_config(&c);
+    struct ct_config *fixed = ct_config_copy(&c);
+    cr_assert_not_null(fixed);
+    enum ct_coll coll = c.libs[0].sets[0].coll;
+    cr_assert_eq(ct_config_lib_verified_at(fixed, "nccl", coll, 2, 1, 0.8), true);
+    cr_expect(!ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4096, 2048, 65536),
+              "below the range");
+    cr_expect(!ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4096, 8192, 2u << 20), "beyond it");
+    cr_expect(!ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4097, 8192, 65536),
+              "no range starts there");
+    cr_assert(ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4096, 8192, 512u << 10));
+    char path[] = "/tmp/ct-nccl-cut-XXXXXX";
+    struct ct_nr_table t;
+    char *txt = plugin_reads(fixed, path, &t);
+    static const struct {
+        size_t bytes;
+        int algo; /* -1: NCCL's own choice */
+    } want[] = {{100, -1},
+                {4096, -1},
+                {8191, -1},
+                {8192, NCCL_ALGO_RING},
+                {(512u << 10) - 1, NCCL_ALGO_RING},
+                {512u << 10, -1},
+                {(1u << 20) - 1, -1},
+                {1u << 20, NCCL_ALGO_TREE}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const struct ct_nr_range *m = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, want[k].bytes);
+        cr_assert(m, "%zu B: a range", want[k].bytes);
+        cr_expect(want[k].algo < 0 ? m->keep : !m->keep && m->algo == want[k].algo, "%zu B: %s",
+                  want[k].bytes, m->keep ? "NCCL's own" : ct_nr_algo_name(m->algo));
+    }
+    cr_expect_eq(t.rules[0].nranges, 4, "default, ring/LL128, default, tree/Simple");
+    cr_expect_eq(t.rules[0].verified_at[0], 0, "a changed rule is not verified");
+    ct_nr_free(&t);
+    unlink(path);
+    free(txt);
+    ct_config_release(fixed);
+    free(fixed);
+    ct_config_release(&c);
+}
+
 /* Exports copy the config's strings into comments of files a shell sources (env, Slurm
  * TaskProlog): a string with a newline would end the comment, so the reader refuses control
  * characters, naming the field; so does the NCCL plugin's reader in its section. */

@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "tune/stats.h"
+#include "output/config.h"
 #include "tune/tune.h"
 
 Test(stats, ci_ranks_match_binomial_tables)
@@ -570,7 +571,7 @@ Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
         cf.libs = &lr;
         cf.nlibs = 1;
         int n[3] = {0};
-        ct_config_lib_judged(&cf, "ompi", 0, slow, nogain, cut, n);
+        ct_config_lib_judged(&cf, "ompi", 0, &set, slow, nogain, cut, n);
         const struct ct_ruleset *s = &lr.sets[0];
         struct ct_err err = {0};
         cr_expect_eq(ct_ruleset_check_lib(s, &err), 0, "case %zu: %s", c, err.msg);
