@@ -297,7 +297,7 @@ static bool raw_change(struct ct_librules *l, enum ct_coll coll, int nranks, int
     long long mx = rng ? int_of(rng, "max_bytes") : 0; /* -1: null, the last range */
     uint64_t max = mx < 0 ? CT_BYTES_INF : (uint64_t)mx;
     bool ok = algo && (!lo || (lo < hi && lo >= min_bytes && hi <= max));
-    if (ok && algo && strcmp(algo, "default") && !lo)
+    if (ok && strcmp(algo, "default") && !lo)
         raw_set_back(rng, algo);
     else if (ok && strcmp(algo, "default")) { /* the parts cut off: NCCL's own choice */
         json_t *prev = at ? json_array_get(ranges, at - 1) : NULL,

@@ -282,7 +282,9 @@ static long point_at(const struct ct_plan *pl, int c, uint64_t size, int k,
  * the neighbour's setting may be the better one (a model of NCCL's channels, 0.5 us and
  * 0.5 GB/s each: 8 channels tuned at 16 KiB and carried to 128 KiB, where 16 run 1.4x
  * faster). From the seam inwards, each size of x tries y's setting, and each size of y
- * x's, while it wins clearly, as a value wins in the descent (interleaved, then again).
+ * x's, while it wins clearly, as a value wins in the descent (interleaved, then again). Not
+ * where the two differ in connections: each switch reconnects, and the descent walks those
+ * apart at each bucket.
  */
 static int seam_walk(struct ct_plan *pl, const struct task *t, const struct ct_params *own,
                      const struct ct_params *other, bool down, double until, struct ct_err *err)
@@ -352,6 +354,8 @@ int ct_plan_tune(struct ct_plan *pl, struct ct_err *err)
         for (size_t y = 0; y < n && rc == 0; y++)
             if (ran[x] && ran[y] && t[x].c == t[y].c && t[x].k == t[y].k && t[x].hi == t[y].lo &&
                 memcmp(tuned[x].v, tuned[y].v, sizeof tuned[x].v) &&
+                tuned[x].v[CT_P_STREAMS] == tuned[y].v[CT_P_STREAMS] &&
+                tuned[x].v[CT_P_INFLIGHT] == tuned[y].v[CT_P_INFLIGHT] &&
                 (rc = seam_walk(pl, &t[x], &tuned[x], &tuned[y], true, until, err)) == 0)
                 rc = seam_walk(pl, &t[y], &tuned[y], &tuned[x], false, until, err);
     free(tuned);
