@@ -36,6 +36,10 @@ bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll 
  * as ct_config_lib_trim does by index; in a section colltune keeps as written (NCCL's) the
  * parts cut off become ranges of NCCL's own choice (or join a neighbour that is). False when
  * there is no such range or [lo, hi) is not inside it. */
+/* A section colltune keeps as written (NCCL's, l->raw): its rules as rulesets (*out, n of
+ * them: ct_ruleset_release each, then free), "ALGO/PROTO" or "default" as each range's algo
+ * and its channel count as CT_P_CHANNELS, for showing it; the count. */
+int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out);
 bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                            int nnodes, uint64_t min_bytes, uint64_t lo, uint64_t hi);
 /* Verify's verdict on ruleset s (the verified config's) applied to c, its copy: per rule k

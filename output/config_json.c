@@ -384,6 +384,62 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
     }
 }
 
+static double num_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
+{
+    json_t *o = l->raw ? json_loads(l->raw, 0, NULL) : NULL, *rules = json_object_get(o, "rules"),
+           *u, *g;
+    size_t i, k;
+    int n = 0;
+    *out = ct_xcalloc(json_array_size(rules) + 1, sizeof **out);
+    json_array_foreach(rules, i, u)
+    {
+        struct ct_ruleset *s = &(*out)[n];
+        int coll = ct_coll_find(json_string_value(json_object_get(u, "coll")));
+        int dt = ct_dtype_find(json_string_value(json_object_get(u, "dtype")));
+        int op = ct_redop_find(json_string_value(json_object_get(u, "op")));
+        json_t *ranges = json_object_get(u, "ranges"), *v = json_object_get(u, "verified");
+        if (coll < 0 || !json_array_size(ranges))
+            continue; /* the plugin's reader refuses such a rule; nothing to show */
+        s->coll = (enum ct_coll)coll;
+        s->dtype = dt < 0 ? CT_FLOAT32 : (enum ct_dtype)dt;
+        s->op = op < 0 ? CT_SUM : (enum ct_redop)op;
+        s->nranks = (int)int_of(u, "nranks");
+        s->nnodes = (int)int_of(u, "nnodes");
+        s->ranks_per_node = (int)int_of(u, "ranks_per_node");
+        snprintf(s->verified.at, sizeof s->verified.at, "%s",
+                 json_string_value(json_object_get(v, "at")) ?: "");
+        s->verified.geomean = num_of(v, "geomean");
+        s->rules = ct_xcalloc(json_array_size(ranges), sizeof *s->rules);
+        json_array_foreach(ranges, k, g)
+        {
+            struct ct_rule *r = &s->rules[s->nrules++];
+            json_t *p = json_object_get(g, "params");
+            const char *algo = json_string_value(json_object_get(g, "algo")) ?: "?",
+                       *proto = json_string_value(json_object_get(p, "proto")),
+                       *ru = json_string_value(json_object_get(g, "runner_up"));
+            long long mx = int_of(g, "max_bytes"), ch = int_of(p, "channels");
+            r->min_bytes = (uint64_t)(int_of(g, "min_bytes") < 0 ? 0 : int_of(g, "min_bytes"));
+            r->max_bytes = mx < 0 ? CT_BYTES_INF : (uint64_t)mx;
+            snprintf(r->algo, sizeof r->algo, "%s%s%s", algo, proto ? "/" : "", proto ?: "");
+            snprintf(r->runner_up, sizeof r->runner_up, "%s", ru ?: "");
+            r->id = (int)int_of(g, "id");
+            r->params.v[CT_P_CHANNELS] = ch > 0 ? (uint64_t)ch : 0;
+            r->confidence = num_of(g, "confidence");
+            r->gain = num_of(g, "gain");
+            r->tie = json_is_true(json_object_get(g, "tie"));
+        }
+        n++;
+    }
+    json_decref(o);
+    return n;
+}
+
 bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                                int nnodes, double geomean)
 {

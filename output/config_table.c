@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The crossover table of a tuned config, for `colltune show` and the end of a sweep. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -167,11 +168,13 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         fputc('\n', f);
         print_set(f, &c->sets[i], false);
     }
-    for (int l = 0; l < c->nlibs; l++)
-        for (int i = 0; i < c->libs[l].nsets; i++) {
+    for (int l = 0; l < c->nlibs; l++) {
+        struct ct_ruleset *raw = NULL; /* NCCL's section, kept in the plugin's words */
+        int ns = c->libs[l].raw ? ct_config_lib_raw_sets(&c->libs[l], &raw) : c->libs[l].nsets;
+        for (int i = 0; i < ns; i++) {
             fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,
                     c->libs[l].library);
-            const struct ct_ruleset *s = &c->libs[l].sets[i];
+            const struct ct_ruleset *s = raw ? &raw[i] : &c->libs[l].sets[i];
             print_set(f, s, true);
             if (s->verified.at[0])
                 fprintf(f, "verified against the defaults at %s: geomean %.3f exported/default\n",
@@ -182,4 +185,8 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                         "--lib %s)\n",
                         c->libs[l].library);
         }
+        for (int i = 0; raw && i < ns; i++)
+            ct_ruleset_release(&raw[i]);
+        free(raw);
+    }
 }

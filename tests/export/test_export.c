@@ -901,6 +901,34 @@ Test(config, nccl_verified_copy_cuts_a_range_slower_at_its_edge)
     ct_config_release(&c);
 }
 
+/* `show` (ct_config_print) shows an NCCL section read back, which colltune keeps in the
+ * plugin's words (ct_config_lib_raw_sets): each range's ALGO/PROTO, its forced channel count,
+ * the decision and the verify's record, as for the MPI libraries' sections. */
+Test(config, show_prints_an_nccl_section_read_back)
+{
+    struct ct_config c;
+    nccl_config(&c);
+    c.libs[0].sets[0].rules[1].params.v[CT_P_CHANNELS] = 16;
+    struct ct_config *back = ct_config_copy(&c);
+    cr_assert_not_null(back);
+    cr_assert_not_null(back->libs[0].raw, "kept as written");
+    cr_assert(ct_config_lib_verified_at(back, "nccl", CT_ALLREDUCE, 2, 1, 0.8));
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    ct_config_print(f, back);
+    fclose(f);
+    cr_expect(strstr(txt, "NCCL 2.28.9 (measured, --lib nccl) allreduce: 2 ranks"), "%s", txt);
+    cr_expect(strstr(txt, "ring/LL128   channels=16"), "%s", txt);
+    cr_expect(strstr(txt, "tree/Simple  defaults"), "%s", txt);
+    cr_expect(strstr(txt, "verified against the defaults at 20"), "%s", txt);
+    cr_expect(strstr(txt, "geomean 0.800"), "%s", txt);
+    free(txt);
+    ct_config_release(back);
+    free(back);
+    ct_config_release(&c);
+}
+
 /* Exports copy the config's strings into comments of files a shell sources (env, Slurm
  * TaskProlog): a string with a newline would end the comment, so the reader refuses control
  * characters, naming the field; so does the NCCL plugin's reader in its section. */
