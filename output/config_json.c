@@ -293,10 +293,12 @@ static bool raw_change(struct ct_librules *l, enum ct_coll coll, int nranks, int
     size_t k, at = 0;
     json_array_foreach(ranges, k, x) if (int_of(x, "min_bytes") == (long long)min_bytes) rng = x,
                                                                                          at = k;
-    const char *algo = rng ? json_string_value(json_object_get(rng, "algo")) : NULL;
+    const char *was = rng ? json_string_value(json_object_get(rng, "algo")) : NULL;
+    char algo[64]; /* a copy: setting the range back frees its string */
+    snprintf(algo, sizeof algo, "%s", was ? was : "");
     long long mx = rng ? int_of(rng, "max_bytes") : 0; /* -1: null, the last range */
     uint64_t max = mx < 0 ? CT_BYTES_INF : (uint64_t)mx;
-    bool ok = algo && (!lo || (lo < hi && lo >= min_bytes && hi <= max));
+    bool ok = was && (!lo || (lo < hi && lo >= min_bytes && hi <= max));
     if (ok && strcmp(algo, "default") && !lo)
         raw_set_back(rng, algo);
     else if (ok && strcmp(algo, "default")) { /* the parts cut off: NCCL's own choice */
