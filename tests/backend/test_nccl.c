@@ -266,7 +266,7 @@ static struct ct_job sweep_job(enum ct_coll c, struct ct_shape shape)
  * communicator creation), every row of every collective either runs forced with exact results
  * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
  * NCCL's own choice always run, and ring/Simple runs on a forced channel count too (2, the
- * sweep's search) with exact results. */
+ * sweep's search) with exact results, never marked as NCCL's own choice. */
 Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
 {
     struct ct_err err = {0};
@@ -304,8 +304,27 @@ Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
             cr_assert_eq(be.begin(n, rows[i], &j, true, &wrong, &err), 0, "2 channels: %s",
                          err.msg);
             cr_expect_eq(wrong, 0, "ring/Simple on 2 channels: %ld wrong", wrong);
+            cr_expect(!be.own_choice(n), "a forced channel count is never NCCL's own choice");
             be.end(n);
         }
+    }
+    /* at NCCL's own channel count, at most one forced row per call is marked as NCCL's own
+     * choice (the one its cost table ranks first): measured, but named by no rule */
+    for (int c = 0; c < CT_ALLTOALL; c++) {
+        const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
+        int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err), mine = 0;
+        for (int i = 0; i < nr; i++) {
+            struct ct_job j = sweep_job((enum ct_coll)c, shape);
+            j.params.v[CT_P_CHANNELS] = CT_PARAM_OWN;
+            long wrong;
+            if (be.begin(n, rows[i], &j, false, &wrong, &err) == 0) {
+                mine += be.own_choice(n);
+                cr_expect(i > 0 || !be.own_choice(n), "the default row is never marked");
+                be.end(n);
+            }
+        }
+        cr_expect_leq(mine, 1, "%s: %d forced rows marked as NCCL's own choice",
+                      ct_coll_name((enum ct_coll)c), mine);
     }
     one_close(&o1);
     unsetenv("NCCL_TUNER_PLUGIN");

@@ -417,8 +417,8 @@ Test(nccl_tuner, bypass_gives_nccl_its_own_choice_and_back)
 }
 
 /* NCCL's own choice for the last call (the cheapest cell it can run, before any change), for
- * the sweep's refusal of a forced row that is that choice: with and without a forced
- * choice, and where NCCL marks the cheapest cell -1. */
+ * the sweep's mark on a forced row that is that choice (measured, named by no rule): with and
+ * without a forced choice, and where NCCL marks the cheapest cell -1. */
 Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
 {
     for (int v = 4; v <= 5; v++) {
@@ -453,6 +453,7 @@ Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
         fini(&t);
     }
 }
+
 /* The sweep's search over channel counts: a forced (algorithm, protocol) at NCCL's own channel
  * count (0, the search's start) leaves nChannels as NCCL passed it; a forced count sets it, on
  * every interface version; a choice NCCL cannot run sets no count either. */
