@@ -154,9 +154,9 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
  * where nothing was dropped; gain over rounds (> 0) the kept sizes'. rounds 0: no such cut
  * (a slower size between two that were not, nothing kept, or no gain shown). sz as measured
  * (sorted), rule and control as for ct_paired_rules; p's groups are r's indices, left as
- * they were. A range's edge is where the sweep put a crossover; the verify's sizes can show
- * it a step early (Open MPI's segmented_ring at 16 MiB, 0.93 as measured, in a rule faster
- * as a whole from 32 MiB): the gain beyond it is kept, the edge given back. */
+ * they were. A range's edge is where the sweep put a crossover, which can sit a step before
+ * the gain begins (Open MPI's segmented_ring at 16 MiB read 1.02 against its controls, a tie,
+ * in a rule faster as a whole from 32 MiB): the gain beyond it is kept, the edge given back. */
 struct ct_paired_cut {
     uint64_t lo, hi;
     struct ct_ratio gain;
