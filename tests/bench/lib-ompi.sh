@@ -132,7 +132,7 @@ rows = re.findall(r"^ +\d+  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, 
                   v, re.M)
 back = {n for n, w in re.findall(r"^    (\S+) .* rounds  (.*)$", v, re.M) if "set back" in w}
 kept = {n for n, w in re.findall(r"^    (\S+) .* rounds  (.*)$", v, re.M) if "kept" in w}
-own = {"default", "auto"}  # the rows that run the library's own choice on both sides
+own = {"default"}  # the rows that run the library's own choice on both sides (controls)
 for how, logs in (
         ("as measured", [0.0 if r in back - kept else math.log(float(q)) for r, q, c in rows]),
         ("controls as 1, tuned vs ctl",
