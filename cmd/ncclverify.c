@@ -35,38 +35,6 @@ struct nv {
     struct ct_nr_table t;
 };
 
-/* The rule's ranges as a ruleset ("ring/LL128" or "default", id 0 where NCCL keeps its own). */
-static bool ruleset_of(const struct ct_nr_rule *u, const struct ct_config *c, struct ct_ruleset *s)
-{
-    int coll = -1;
-    memset(s, 0, sizeof *s);
-    for (int k = 0; k < CT_COLL_COUNT; k++)
-        if (!strcmp(ct_coll_name((enum ct_coll)k), ct_nr_func_name(u->func)))
-            coll = k;
-    if (coll < 0 || u->nranges > MAXRANGES)
-        return false;
-    s->coll = (enum ct_coll)coll;
-    s->nnodes = (int)u->nnodes;
-    s->nranks = s->ranks_per_node = (int)u->nranks;
-    s->dtype = c->sweep.dtype;
-    s->op = c->sweep.op;
-    s->nrules = u->nranges;
-    s->rules = ct_xcalloc((size_t)u->nranges, sizeof *s->rules);
-    for (int k = 0; k < u->nranges; k++) {
-        const struct ct_nr_range *g = &u->ranges[k];
-        struct ct_rule *r = &s->rules[k];
-        r->min_bytes = g->lo;
-        r->max_bytes = g->hi == CT_NR_INF ? CT_BYTES_INF : g->hi;
-        r->id = !g->keep;
-        if (g->keep)
-            snprintf(r->algo, sizeof r->algo, "default");
-        else
-            snprintf(r->algo, sizeof r->algo, "%s/%s", ct_nr_algo_name(g->algo),
-                     ct_nr_proto_name(g->proto));
-    }
-    return true;
-}
-
 /* A with the plugin's config, B with NCCL's own choices (the plugin's bypass). */
 static int side(void *n, bool with, struct ct_err *err)
 {
@@ -129,14 +97,20 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                "  with the export: COLLTUNE_CONFIG=%s\n\n",
                x->path, x->t.version, be.library, getenv("NCCL_TUNER_PLUGIN"),
                getenv("COLLTUNE_CONFIG"));
-    for (int i = 0; (!code || code == CT_EXIT_CHECK) && i < x->t.nrules; i++) {
-        const struct ct_nr_rule *u = &x->t.rules[i];
-        struct ct_ruleset s;
-        if (u->nranks != comm.size || u->nnodes != 1 || !ruleset_of(u, x->c, &s)) {
+    /* the section's rules as rulesets ("ring/LL128" or "default", id 0 where NCCL keeps its
+     * own), as `show` prints them; the plugin's reader accepted the section (ct_nr_load) */
+    struct ct_ruleset *sets = NULL;
+    const struct ct_librules *l = ct_config_lib(x->c, "nccl");
+    int nsets = l ? ct_config_lib_raw_sets(l, &sets) : 0;
+    for (int i = 0; (!code || code == CT_EXIT_CHECK) && i < nsets; i++) {
+        const struct ct_ruleset s = sets[i];
+        /* alltoall is grouped send/receive, which NCCL asks no tuner about */
+        if (s.nranks != comm.size || s.nnodes != 1 || s.coll == CT_ALLTOALL ||
+            s.nrules > MAXRANGES) {
             if (comm.rank == 0)
-                printf("%s on %ld ranks, %ld nodes: not verified here (%s)\n\n",
-                       ct_nr_func_name(u->func), u->nranks, u->nnodes,
-                       u->func < 0 ? "no tuner is asked about it" : "another shape");
+                printf("%s on %d ranks, %d nodes: not verified here (%s)\n\n", ct_coll_name(s.coll),
+                       s.nranks, s.nnodes,
+                       s.coll == CT_ALLTOALL ? "no tuner is asked about it" : "another shape");
             continue;
         }
         bool *slow = ct_xcalloc((size_t)s.nrules, sizeof *slow),
@@ -156,8 +130,10 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         free(slow);
         free(nogain);
         free(cut);
-        free(s.rules);
     }
+    for (int i = 0; i < nsets; i++)
+        ct_ruleset_release(&sets[i]);
+    free(sets);
     if (code == CT_EXIT_CHECK && comm.rank == 0)
         fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
                         "some size (by more than 3%%, beyond the intervals)\n");

@@ -764,6 +764,22 @@ static char *plugin_reads(const struct ct_config *c, char *path, struct ct_nr_ta
     return txt;
 }
 
+/* c's copy as a config file read back has it: NCCL's section kept in the plugin's words. */
+static struct ct_config *nccl_kept(const struct ct_config *c)
+{
+    struct ct_config *k = ct_config_copy(c);
+    cr_assert_not_null(k);
+    cr_assert_not_null(k->libs[0].raw, "NCCL's section is kept as written");
+    return k;
+}
+
+static void kept_free(struct ct_config *k, struct ct_config *c)
+{
+    ct_config_release(k);
+    free(k);
+    ct_config_release(c);
+}
+
 /* A sweep of NCCL (--lib nccl) writes its section in the words colltune's tuner plugin reads
  * ("algo" and "params": {"proto"}, NCCL's own choice as "default"), which the plugin's reader
  * accepts (alltoall read and never matched), config.json keeps as written, and nccl-tuner
@@ -827,8 +843,7 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
 {
     struct ct_config c;
     nccl_config(&c);
-    struct ct_config *fixed = ct_config_copy(&c);
-    cr_assert_not_null(fixed);
+    struct ct_config *fixed = nccl_kept(&c);
     enum ct_coll coll = c.libs[0].sets[0].coll;
     cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4097), "no range starts there");
     cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 4, 1, 4096), "no rule for 4 ranks");
@@ -846,9 +861,7 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
     ct_nr_free(&t);
     unlink(path);
     free(txt);
-    ct_config_release(fixed);
-    free(fixed);
-    ct_config_release(&c);
+    kept_free(fixed, &c);
 }
 
 /* NCCL's verify cuts a range slower only at its edge to the sizes that gained
@@ -861,8 +874,7 @@ Test(config, nccl_verified_copy_cuts_a_range_slower_at_its_edge)
 {
     struct ct_config c;
     nccl_config(&c);
-    struct ct_config *fixed = ct_config_copy(&c);
-    cr_assert_not_null(fixed);
+    struct ct_config *fixed = nccl_kept(&c);
     enum ct_coll coll = c.libs[0].sets[0].coll;
     cr_assert_eq(ct_config_lib_verified_at(fixed, "nccl", coll, 2, 1, 0.8), true);
     cr_expect(!ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4096, 2048, 65536),
@@ -896,9 +908,7 @@ Test(config, nccl_verified_copy_cuts_a_range_slower_at_its_edge)
     ct_nr_free(&t);
     unlink(path);
     free(txt);
-    ct_config_release(fixed);
-    free(fixed);
-    ct_config_release(&c);
+    kept_free(fixed, &c);
 }
 
 /* `show` (ct_config_print) shows an NCCL section read back, which colltune keeps in the
@@ -909,9 +919,7 @@ Test(config, show_prints_an_nccl_section_read_back)
     struct ct_config c;
     nccl_config(&c);
     c.libs[0].sets[0].rules[1].params.v[CT_P_CHANNELS] = 16;
-    struct ct_config *back = ct_config_copy(&c);
-    cr_assert_not_null(back);
-    cr_assert_not_null(back->libs[0].raw, "kept as written");
+    struct ct_config *back = nccl_kept(&c);
     cr_assert(ct_config_lib_verified_at(back, "nccl", CT_ALLREDUCE, 2, 1, 0.8));
     char *txt = NULL;
     size_t len = 0;
@@ -924,9 +932,7 @@ Test(config, show_prints_an_nccl_section_read_back)
     cr_expect(strstr(txt, "verified against the defaults at 20"), "%s", txt);
     cr_expect(strstr(txt, "geomean 0.800"), "%s", txt);
     free(txt);
-    ct_config_release(back);
-    free(back);
-    ct_config_release(&c);
+    kept_free(back, &c);
 }
 
 /* Exports copy the config's strings into comments of files a shell sources (env, Slurm
