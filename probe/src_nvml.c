@@ -48,9 +48,15 @@ static int load(void *lib, struct ct_nvml_api *api, const char **missing)
     return 0;
 }
 
-static double version_gbps(unsigned v)
+/* GB/s per link and direction of nvmlDeviceGetNvLinkVersion's answer, an nvmlNvlinkVersion_t
+ * (nvml.h: 1 is NVLink 1.0, 2 is 2.0, 3 is 2.2, 4 is 3.0, 5 is 3.1, 6 is 4.0, 7 is 5.0), not
+ * the generation itself: an A100 answers 5 and an H100 6. Some H100 drivers answer 7 (5.0);
+ * NVLink 4 is the truth on sm_90. 0 for anything newer: the model and sm guess decide. */
+static double version_gbps(unsigned v, int sm)
 {
-    return v == 1 ? 20 : v >= 2 && v <= 4 ? 25 : v >= 5 ? 50 : 0;
+    if (v == 7 && sm == 90)
+        return 25;
+    return v == 1 ? 20 : v >= 2 && v <= 6 ? 25 : v == 7 ? 50 : 0;
 }
 
 static void add_gpu(struct ct_topo *t, const struct ct_nvml_api *api, ct_nvmlDevice_t d,
@@ -93,8 +99,8 @@ static void add_links(struct ct_topo *t, const struct ct_nvml_api *api, ct_nvmlD
             continue;
         unsigned ver = 0;
         if (api->link_version && api->link_version(d, l, &ver) == CT_NVML_SUCCESS &&
-            version_gbps(ver) > 0)
-            t->gpu[g].nvlink_gbps = version_gbps(ver);
+            version_gbps(ver, t->gpu[g].sm) > 0)
+            t->gpu[g].nvlink_gbps = version_gbps(ver, t->gpu[g].sm);
         int peer = ct_topo_find_gpu(t, rbus);
         if (peer >= 0)
             ct_topo_add_nvlink(t, g, CT_END_GPU, peer, 1);

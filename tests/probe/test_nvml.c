@@ -22,13 +22,15 @@ static const char fake_nvml[] =
     "int nvmlDeviceGetPciInfo_v3(void *d, pci_t *p) { memset(p, 0, sizeof *p);"
     " snprintf(p->busId, 32, \"00000000:%02lX:00.0\", 0x10 * (ix(d) + 1));"
     " p->id = 0x20b210de; return 0; }\n"
-    "int nvmlDeviceGetCudaComputeCapability(void *d, int *a, int *b) { *a = 8; *b = 0;"
+    "int nvmlDeviceGetCudaComputeCapability(void *d, int *a, int *b) {"
+    " *a = getenv(\"FAKE_NVML_SM\") ? atoi(getenv(\"FAKE_NVML_SM\")) / 10 : 8; *b = 0;"
     " return 0; }\n"
     "int nvmlDeviceGetNvLinkState(void *d, unsigned l, int *on) { *on = l < 12; return 0; }\n"
     "int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *d, unsigned l, pci_t *p) {"
     " memset(p, 0, sizeof *p); snprintf(p->busId, 32, \"00000000:C%u:00.0\", l / 2);"
     " return 0; }\n"
-    "int nvmlDeviceGetNvLinkVersion(void *d, unsigned l, unsigned *v) { *v = 3; return 0; }\n"
+    "int nvmlDeviceGetNvLinkVersion(void *d, unsigned l, unsigned *v) {"
+    " *v = getenv(\"FAKE_NVLINK\") ? atoi(getenv(\"FAKE_NVLINK\")) : 5; return 0; }\n"
     "int nvmlDeviceGetTopologyCommonAncestor(void *a, void *b, int *lvl) {"
     " *lvl = ix(a) / 2 == ix(b) / 2 ? 20 : 50; return 0; }\n";
 
@@ -93,7 +95,8 @@ Test(nvml, gpus_nvlinks_and_ancestors, .init = build_fake, .fini = cleanup)
         cr_expect_eq(t->gpu[g].vendor, 0x10de);
         cr_expect_eq(t->gpu[g].device, 0x20b2);
         cr_expect_eq(t->gpu[g].sm, 80);
-        cr_expect_float_eq(t->gpu[g].nvlink_gbps, 25, 1e-9, "NVLink version 3");
+        cr_expect_float_eq(t->gpu[g].nvlink_gbps, 25, 1e-9,
+                           "NVML_NVLINK_VERSION_3_1 (5): an A100's");
         cr_expect_eq(ct_topo_nvlink_total(t, g), 12);
     }
     cr_expect_eq(t->n_nvswitch, 6);
@@ -109,6 +112,31 @@ Test(nvml, gpus_nvlinks_and_ancestors, .init = build_fake, .fini = cleanup)
     char *text = probe_with(env, "--view matrix", &rc);
     cr_expect(strstr(text, "GPU0\t X \tNV12\tNV12\tNV12"), "%s", text);
     free(text);
+}
+
+/* nvmlDeviceGetNvLinkVersion answers an nvmlNvlinkVersion_t, not the generation: 5 is NVLink
+ * 3.1 (A100), 6 is 4.0 (H100), 7 is 5.0 (B200), which some H100 drivers also answer. */
+Test(nvml, nvlink_version_enum_to_link_rate, .init = build_fake, .fini = cleanup)
+{
+    static const struct {
+        int version, sm;
+        double gbps;
+    } c[] = {{1, 60, 20}, {2, 70, 25}, {4, 80, 25}, {6, 90, 25}, {7, 90, 25}, {7, 100, 50}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char env[PATH_MAX + 96];
+        int rc;
+        snprintf(env, sizeof env, "FAKE_NVLINK=%d FAKE_NVML_SM=%d LD_LIBRARY_PATH=%s", c[i].version,
+                 c[i].sm, libdir);
+        char *json = probe_with(env, "--json", &rc);
+        cr_assert_eq(rc, 0);
+        struct ct_err err = {0};
+        struct ct_topo *t = ct_topo_from_json(json, strlen(json), &err);
+        cr_assert_not_null(t, "%s", err.msg);
+        cr_expect_float_eq(t->gpu[0].nvlink_gbps, c[i].gbps, 1e-9, "version %d on sm_%d: %g",
+                           c[i].version, c[i].sm, t->gpu[0].nvlink_gbps);
+        ct_topo_free(t);
+        free(json);
+    }
 }
 
 Test(nvml, init_failure_is_a_note, .init = build_fake, .fini = cleanup)
