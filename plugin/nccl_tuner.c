@@ -250,5 +250,13 @@ static ncclResult_t init_v4(size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
     return init_common(context, nRanks, nNodes, log);
 }
 
+/* v3 (NCCL 2.22 and 2.23): no regBuff, which colltune's choice does not use */
+static ncclResult_t get_coll_info_v3(void *context, ncclFunc_t coll, size_t nbytes, int npipe,
+                                     float **table, int numAlgo, int numProto, int *nChannels)
+{
+    return get_coll_info(context, coll, nbytes, npipe, table, numAlgo, numProto, 0, nChannels);
+}
+
 EXPORT const ncclTuner_v5_t ncclTunerPlugin_v5 = {NAME, init_v5, get_coll_info, finalize};
 EXPORT const ncclTuner_v4_t ncclTunerPlugin_v4 = {NAME, init_v4, get_coll_info, finalize};
+EXPORT const ncclTuner_v3_t ncclTunerPlugin_v3 = {NAME, init_v4, get_coll_info_v3, finalize};

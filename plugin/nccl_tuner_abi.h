@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NCCL tuner plugin ABI, versions 5 (NCCL 2.28) and 4 (NCCL 2.23-2.27; 2.28 still loads
- * it): only the declarations colltune's plugin needs, restated from NCCL 2.28.9 (the NCCL
- * installed here, tag v2.28.9-1):
+ * The NCCL tuner plugin ABI, versions 5 (NCCL 2.28), 4 (NCCL 2.24-2.27) and 3 (NCCL 2.22-2.23,
+ * which look for no other; 2.28 still loads 4 and 3): only the declarations colltune's plugin
+ * needs, restated from NCCL 2.28.9 (the NCCL installed here, tag v2.28.9-1), and v3 from tag
+ * v2.23.4-1 (src/include/nccl_tuner.h: v4's getCollInfo without regBuff):
  *   ext-tuner/example/nccl/common.h  ncclDebugLogLevel, ncclDebugLogSubSys, ncclDebugLogger_t
  *   ext-tuner/example/nccl/err.h     ncclResult_t
  *   ext-tuner/example/nccl/tuner.h   ncclFunc_t, NCCL_ALGO_*, NCCL_PROTO_*
@@ -100,5 +101,14 @@ typedef struct {
                                 int *nChannels);
     ncclResult_t (*destroy)(void *context);
 } ncclTuner_v4_t;
+
+typedef struct {
+    const char *name;
+    ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction,
+                         void **context);
+    ncclResult_t (*getCollInfo)(void *context, ncclFunc_t collType, size_t nBytes, int numPipeOps,
+                                float **collCostTable, int numAlgo, int numProto, int *nChannels);
+    ncclResult_t (*destroy)(void *context);
+} ncclTuner_v3_t;
 
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ABI harness for colltune's NCCL tuner plugin: dlopens the built plugin and calls it the way
- * NCCL 2.28 does (src/plugin/tuner.cc: dlsym "ncclTunerPlugin_v5", then "_v4"; init with
- * NCCL's logger; getCollInfo with float[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] passed as
- * float** and nChannels 0; finalize/destroy), for both ABI versions.
+ * NCCL 2.28 does (src/plugin/tuner.cc: dlsym "ncclTunerPlugin_v5", then "_v4", "_v3"; init
+ * with NCCL's logger; getCollInfo with float[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] passed as
+ * float** and nChannels 0; finalize/destroy), for each ABI version (v3: what NCCL 2.22 and 2.23
+ * look for, and all they look for).
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -35,12 +36,13 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
              buf);
 }
 
-/* One tuner through either ABI version. */
+/* One tuner through one ABI version. */
 struct tuner {
     int version;
     void *lib;
     const ncclTuner_v5_t *v5;
     const ncclTuner_v4_t *v4;
+    const ncclTuner_v3_t *v3;
     void *ctx;
 };
 
@@ -52,9 +54,11 @@ static void load(struct tuner *t, int version)
     cr_assert(t->lib, "dlopen %s: %s", PLUGIN, dlerror());
     if (version == 5)
         cr_assert((t->v5 = dlsym(t->lib, "ncclTunerPlugin_v5")));
-    else
+    else if (version == 4)
         cr_assert((t->v4 = dlsym(t->lib, "ncclTunerPlugin_v4")));
-    cr_assert_str_eq(version == 5 ? t->v5->name : t->v4->name, "colltune");
+    else
+        cr_assert((t->v3 = dlsym(t->lib, "ncclTunerPlugin_v3")));
+    cr_assert_str_eq(t->v5 ? t->v5->name : t->v4 ? t->v4->name : t->v3->name, "colltune");
 }
 
 static double constants[1024]; /* stands in for ncclTunerConstants_v5_t (opaque to the plugin) */
@@ -68,7 +72,18 @@ static ncclResult_t init(struct tuner *t, size_t nranks, size_t nnodes)
     if (t->version == 5)
         return t->v5->init(&t->ctx, 0x1234, nranks, nnodes, logger, &nvl,
                            (ncclTunerConstants_v5_t *)constants);
-    return t->v4->init(nranks, nnodes, logger, &t->ctx);
+    return (t->v4 ? t->v4->init : t->v3->init)(nranks, nnodes, logger, &t->ctx);
+}
+
+/* getCollInfo through t's version (v3 has no regBuff) */
+static ncclResult_t info(struct tuner *t, ncclFunc_t f, size_t nbytes,
+                         float tab[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], int *nch)
+{
+    if (t->v3)
+        return t->v3->getCollInfo(t->ctx, f, nbytes, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
+                                  NCCL_NUM_PROTOCOLS, nch);
+    return (t->v5 ? t->v5->getCollInfo : t->v4->getCollInfo)(
+        t->ctx, f, nbytes, 1, (float **)tab, NCCL_NUM_ALGORITHMS, NCCL_NUM_PROTOCOLS, 0, nch);
 }
 
 /* A cost table as NCCL fills it: distinct positive times, -1 where a choice cannot run. */
@@ -89,10 +104,7 @@ static void expect(struct tuner *t, ncclFunc_t f, size_t nbytes, int a, int p, i
     fill(tab);
     fill(ref);
     int nch = 0;
-    const ncclTuner_v5_t *v5 = t->v5;
-    ncclResult_t rc = (v5 ? v5->getCollInfo : t->v4->getCollInfo)(
-        t->ctx, f, nbytes, 1, (float **)tab, NCCL_NUM_ALGORITHMS, NCCL_NUM_PROTOCOLS, 0, &nch);
-    cr_assert_eq(rc, ncclSuccess);
+    cr_assert_eq(info(t, f, nbytes, tab, &nch), ncclSuccess);
     if (a >= 0)
         ref[a][p] = 0.0f;
     for (int i = 0; i < NCCL_NUM_ALGORITHMS; i++)
@@ -106,7 +118,10 @@ static void expect(struct tuner *t, ncclFunc_t f, size_t nbytes, int a, int p, i
 static void fini(struct tuner *t)
 {
     if (t->ctx)
-        cr_assert_eq((t->v5 ? t->v5->finalize : t->v4->destroy)(t->ctx), ncclSuccess);
+        cr_assert_eq((t->v5   ? t->v5->finalize
+                      : t->v4 ? t->v4->destroy
+                              : t->v3->destroy)(t->ctx),
+                     ncclSuccess);
     dlclose(t->lib);
 }
 
@@ -210,10 +225,14 @@ static void check_good(int version)
 
 Test(nccl_tuner, v5_sets_config_choice_at_every_edge) { check_good(5); }
 Test(nccl_tuner, v4_sets_config_choice_at_every_edge) { check_good(4); }
+Test(nccl_tuner, v3_sets_config_choice_at_every_edge)
+{
+    check_good(3);
+}
 
 Test(nccl_tuner, no_config_leaves_nccl_alone)
 {
-    for (int v = 4; v <= 5; v++) {
+    for (int v = 3; v <= 5; v++) {
         struct tuner t;
         unsetenv("COLLTUNE_CONFIG");
         load(&t, v);
@@ -240,7 +259,7 @@ Test(nccl_tuner, no_config_leaves_nccl_alone)
  * warning; the forced range is set, the rest left to NCCL. */
 Test(nccl_tuner, a_sweeps_section_is_read_as_written)
 {
-    for (int v = 4; v <= 5; v++) {
+    for (int v = 3; v <= 5; v++) {
         struct tuner t;
         config("{\"libraries\": [{\"library\": \"nccl\", \"name\": \"NCCL\", \"version\": "
                "\"2.28.9\", \"rules\": [{\"coll\": \"allreduce\", \"nnodes\": 1, \"nranks\": 8, "
@@ -340,10 +359,14 @@ static void check_malformed(int version)
 
 Test(nccl_tuner, v5_malformed_config_fails_init_cleanly) { check_malformed(5); }
 Test(nccl_tuner, v4_malformed_config_fails_init_cleanly) { check_malformed(4); }
+Test(nccl_tuner, v3_malformed_config_fails_init_cleanly)
+{
+    check_malformed(3);
+}
 
 Test(nccl_tuner, force_env_and_call_override_config)
 {
-    for (int v = 4; v <= 5; v++) {
+    for (int v = 3; v <= 5; v++) {
         struct tuner t;
         config(good);
         setenv("COLLTUNE_NCCL_FORCE", "tree,LL128,4", 1);
@@ -384,7 +407,7 @@ Test(nccl_tuner, force_env_and_call_override_config)
  * COLLTUNE_NCCL_FORCE alike) until it is turned off; a process-wide force still applies. */
 Test(nccl_tuner, bypass_gives_nccl_its_own_choice_and_back)
 {
-    for (int v = 4; v <= 5; v++) {
+    for (int v = 3; v <= 5; v++) {
         struct tuner t;
         config(good);
         load(&t, v);
@@ -421,7 +444,7 @@ Test(nccl_tuner, bypass_gives_nccl_its_own_choice_and_back)
  * without a forced choice, and where NCCL marks the cheapest cell -1. */
 Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
 {
-    for (int v = 4; v <= 5; v++) {
+    for (int v = 3; v <= 5; v++) {
         struct tuner t;
         unsetenv("COLLTUNE_CONFIG");
         load(&t, v);
@@ -431,20 +454,15 @@ Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
         cr_assert(own && force);
         float tab[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
         int nch = 0, a = -1, p = -1;
-        const ncclTuner_v5_t *v5 = t.v5;
-        ncclResult_t (*info)(void *, ncclFunc_t, size_t, int, float **, int, int, int, int *) =
-            v5 ? v5->getCollInfo : t.v4->getCollInfo;
         fill(tab); /* 10 + algo * 3 + proto: tree/LL cheapest */
-        info(t.ctx, ncclFuncAllReduce, 64, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
-             NCCL_NUM_PROTOCOLS, 0, &nch);
+        info(&t, ncclFuncAllReduce, 64, tab, &nch);
         cr_assert_eq(own(&a, &p), 0);
         cr_expect(a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL, "%d/%d", a, p);
         fill(tab);
         tab[NCCL_ALGO_TREE][NCCL_PROTO_LL] = (float)NCCL_ALGO_PROTO_IGNORE;
         tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1.0f;
         cr_assert_eq(force("pat", "Simple", 0), 0);
-        info(t.ctx, ncclFuncAllGather, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
-             NCCL_NUM_PROTOCOLS, 0, &nch);
+        info(&t, ncclFuncAllGather, 1 << 20, tab, &nch);
         cr_expect_eq(tab[NCCL_ALGO_PAT][NCCL_PROTO_SIMPLE], 0.0f, "forced as before");
         cr_assert_eq(own(&a, &p), 0);
         cr_expect(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE,
@@ -459,7 +477,7 @@ Test(nccl_tuner, own_choice_is_the_cheapest_runnable_cell)
  * every interface version; a choice NCCL cannot run sets no count either. */
 Test(nccl_tuner, a_forced_channel_count_or_nccls_own)
 {
-    for (int v = 4; v <= 5; v++) {
+    for (int v = 3; v <= 5; v++) {
         struct tuner t;
         unsetenv("COLLTUNE_CONFIG");
         load(&t, v);
@@ -467,16 +485,12 @@ Test(nccl_tuner, a_forced_channel_count_or_nccls_own)
         int (*force)(const char *, const char *, int) = dlsym(t.lib, "colltune_tuner_force");
         cr_assert(force);
         float tab[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-        const ncclTuner_v5_t *v5 = t.v5;
-        ncclResult_t (*info)(void *, ncclFunc_t, size_t, int, float **, int, int, int, int *) =
-            v5 ? v5->getCollInfo : t.v4->getCollInfo;
         static const int counts[] = {0, 1, 16, 32, 64};
         for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
             int nch = 0;
             fill(tab);
             cr_assert_eq(force("ring", "Simple", counts[k]), 0);
-            info(t.ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
-                 NCCL_NUM_PROTOCOLS, 0, &nch);
+            info(&t, ncclFuncAllReduce, 1 << 20, tab, &nch);
             cr_expect_eq(tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 0.0f);
             cr_expect_eq(nch, counts[k], "v%d: forced %d channels, NCCL given %d", v, counts[k],
                          nch);
@@ -486,8 +500,7 @@ Test(nccl_tuner, a_forced_channel_count_or_nccls_own)
         fill(tab);
         tab[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = (float)NCCL_ALGO_PROTO_IGNORE;
         cr_assert_eq(force("ring", "Simple", 8), 0);
-        info(t.ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)tab, NCCL_NUM_ALGORITHMS,
-             NCCL_NUM_PROTOCOLS, 0, &nch);
+        info(&t, ncclFuncAllReduce, 1 << 20, tab, &nch);
         cr_expect_eq(nch, 0, "NCCL cannot run ring/Simple here: no count either");
         cr_assert_eq(force(NULL, NULL, 0), 0);
         fini(&t);
