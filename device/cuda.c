@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The cuda memory kind. libcudart is loaded by dlopen ($COLLTUNE_CUDART, else libcudart.so.13,
- * .so.12, .so), so colltune runs where CUDA is not installed; every failure (no library, no
- * driver, no GPU, a GPU index beyond those present) is one line naming what is missing, and
- * CT_EUNSUPP. Reductions run the kernels of device/kernels.cu: nvcc built them into a fatbin
+ * .so.12, .so: load_runtime), so colltune runs where CUDA is not installed; every failure (no
+ * library, no driver, no GPU, a GPU index beyond those present) is one line naming what is missing,
+ * and CT_EUNSUPP. Reductions run the kernels of device/kernels.cu: nvcc built them into a fatbin
  * (build/gen/cuda_kernels.c carries it as data; empty when nvcc was absent at build time),
  * loaded on the first reduction through libcuda.so.1 (cuModuleLoadData, cuLaunchKernel) into
  * the primary context the runtime made current. No CUDA header is needed to build this file.
@@ -60,16 +60,33 @@ static int rt_fail(struct cuda *c, struct ct_err *err, const char *call, int e)
             return ct_err_set(err, CT_EUNSUPP, "CUDA memory: %s has no symbol %s", libname, name); \
     } while (0)
 
+/*
+ * The first runtime of the list ($COLLTUNE_CUDART, colon-separated, else libcudart.so.13, .so.12,
+ * .so) that loads and that the driver can serve: a runtime newer than the driver answers
+ * cudaErrorInsufficientDriver (35) to everything (CUDA 13's before driver 580, which hosts of
+ * CUDA 12 still run), and the next one of the list may still work. The last that loads is
+ * kept all the same: cuda_open then says what is wrong.
+ */
 static int load_runtime(struct cuda *c, struct ct_err *err)
 {
     const char *env = getenv("COLLTUNE_CUDART");
-    static const char *const names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
+    char list[512], why[300] = "", *save = NULL;
+    snprintf(list, sizeof list, "%s",
+             env && *env ? env : "libcudart.so.13:libcudart.so.12:libcudart.so");
     const char *libname = NULL;
-    char why[256] = "";
-    for (size_t i = 0; !c->rt && i < (env && *env ? 1 : 3); i++) {
-        libname = env && *env ? env : names[i];
-        if (!(c->rt = dlopen(libname, RTLD_NOW | RTLD_LOCAL)))
+    for (char *name = strtok_r(list, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
+        void *rt = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!rt) {
             snprintf(why, sizeof why, "%s", dlerror());
+            continue;
+        }
+        if (c->rt)
+            dlclose(c->rt);
+        c->rt = rt;
+        libname = name;
+        int (*count)(int *) = (int (*)(int *))dlsym(rt, "cudaGetDeviceCount"), n = 0;
+        if (!count || count(&n) != 35)
+            break;
     }
     if (!c->rt)
         return ct_err_set(err, CT_EUNSUPP, "CUDA memory: cannot load the CUDA runtime %s (%s)",
@@ -261,6 +278,10 @@ static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
     char name[64];
     void *fn = NULL;
     snprintf(name, sizeof name, "ct_reduce_%s_%s", r->op, r->dtype);
+    int e = c->setDevice(m->gpu); /* m's GPU's primary context current: the module's, and the
+                                     buffers' */
+    if (e)
+        return rt_fail(c, err, "cudaSetDevice", e);
     CT_TRY(load_kernels(c, err));
     if (c->cuModuleGetFunction(&fn, c->module, name) || !fn)
         return ct_err_set(err, CT_EUNSUPP,
@@ -273,8 +294,8 @@ static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
     unsigned long long n64 = n;
     void *args[] = {&dst, &a, &b, &n64};
     size_t blocks = (n + 255) / 256;
-    int e = c->cuLaunchKernel(fn, (unsigned)(blocks < 4096 ? blocks : 4096), 1, 1, 256, 1, 1, 0,
-                              NULL, args, NULL);
+    e = c->cuLaunchKernel(fn, (unsigned)(blocks < 4096 ? blocks : 4096), 1, 1, 256, 1, 1, 0, NULL,
+                          args, NULL);
     if (e)
         return ct_err_set(err, CT_EIO, "CUDA memory: cuLaunchKernel %s: CUresult %d", name, e);
     e = c->sync();

@@ -7,6 +7,7 @@
  * ct_verify_expected, for bf16, fp16, fp32, fp64 and sum, prod, min, max.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +138,56 @@ Test(device, missing_cudart_is_one_line_naming_it)
               err.msg);
     cr_expect_null(strchr(err.msg, '\n'), "%s", err.msg);
     unsetenv("COLLTUNE_CUDART");
+}
+
+/* Two stand-in runtimes: "new" answers cudaErrorInsufficientDriver (35), as CUDA 13's does on a
+ * driver before 580; "old" works and sees no GPU. The list $COLLTUNE_CUDART (as the default
+ * .so.13:.so.12:.so) moves on from the first to the second, which then says what it sees; the
+ * first alone is kept and its error told. */
+Test(device, a_runtime_newer_than_the_driver_falls_back_to_the_next)
+{
+    char dir[] = "/tmp/ct-cudart-XXXXXX", cmd[1024], list[256];
+    cr_assert_not_null(mkdtemp(dir));
+    static const char *const stubs[] = {"cudaSetDevice",
+                                        "cudaMalloc",
+                                        "cudaFree",
+                                        "cudaMemcpy",
+                                        "cudaDeviceSynchronize",
+                                        "cudaHostRegister",
+                                        "cudaHostUnregister",
+                                        "cudaMemcpyPeer",
+                                        "cudaDeviceCanAccessPeer",
+                                        "cudaDeviceEnablePeerAccess",
+                                        "cudaGetLastError",
+                                        "cudaDeviceGetPCIBusId"};
+    for (int v = 0; v < 2; v++) {
+        snprintf(cmd, sizeof cmd, "%s/%s.c", dir, v ? "old" : "new");
+        FILE *f = fopen(cmd, "w");
+        cr_assert_not_null(f);
+        for (size_t i = 0; i < sizeof stubs / sizeof stubs[0]; i++)
+            fprintf(f, "int %s(void) { return 0; }\n", stubs[i]);
+        fprintf(f, "int cudaGetDeviceCount(int *n) { *n = 0; return %d; }\n", v ? 0 : 35);
+        fprintf(f, "const char *cudaGetErrorString(int e) { return e ? \"insufficient driver\" : "
+                   "\"no error\"; }\n");
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "cc -shared -fPIC -o %s/%s.so %s/%s.c", dir, v ? "old" : "new",
+                 dir, v ? "old" : "new");
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+    }
+    struct ct_mem m;
+    struct ct_err err = {0};
+    snprintf(list, sizeof list, "%s/new.so:/nonexistent/libcudart.so.12:%s/old.so", dir, dir);
+    setenv("COLLTUNE_CUDART", list, 1);
+    cr_expect_eq(ct_mem_open(&m, "cuda", 0, &err), CT_EUNSUPP);
+    cr_expect(strstr(err.msg, "no CUDA GPU on this host"), "the second runtime's answer: %s",
+              err.msg);
+    snprintf(list, sizeof list, "%s/new.so", dir);
+    setenv("COLLTUNE_CUDART", list, 1);
+    cr_expect_eq(ct_mem_open(&m, "cuda", 0, &err), CT_EUNSUPP);
+    cr_expect(strstr(err.msg, "cudaError 35"), "the only runtime's error: %s", err.msg);
+    unsetenv("COLLTUNE_CUDART");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
 }
 
 /* With the real runtime and no GPU (or no driver): one line, CT_EUNSUPP, nothing leaked. */
