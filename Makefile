@@ -196,7 +196,12 @@ $(BUILD)/colltune: $(CMD_OBJ) $(LIBA)
 $(BUILD)/tests/%: tests/%.c $(LIBA) $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST-CC $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -DCT_BUILD_DIR=\"$(BUILD)\" -I. -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+	$(Q)$(CC) $(CFLAGS_ALL) -DCT_BUILD_DIR=\"$(BUILD)\" -I. $(TEST_CFLAGS) -o $@ $< $(LIBA) $(LDLIBS_ALL) -lcriterion
+
+# backend/nccl_abi.h against the installed nccl.h, where there is one
+ifneq ($(wildcard $(CUDA_HOME)/include/nccl.h),)
+$(BUILD)/tests/backend/test_nccl_abi: TEST_CFLAGS = -DHAVE_NCCL_H=1 -I$(CUDA_HOME)/include
+endif
 
 # The plugin's ABI harness (and the NCCL engine's forcing test) dlopen the built plugin.
 $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/plugin/*.c)) $(BUILD)/tests/backend/test_nccl: $(PLUGIN_SO)

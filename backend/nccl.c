@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +18,9 @@
 #include "../lib/file.h"
 #include "bench.h"
 #include "comm.h"
+#include "nccl_abi.h"
 #include "verify.h"
 
-#define NCCL_UNIQUE_ID_BYTES 128
 /* ncclDataType_t of each enum ct_dtype (nccl.h: Int8 0, Uint8 1, Int32 2, Uint32 3, Int64 4,
  * Uint64 5, Float16 6, Float32 7, Float64 8, Bfloat16 9) */
 static const int nccl_type[CT_DTYPE_COUNT] = {
@@ -44,7 +46,7 @@ static const char *const proto_names[] = {"LL", "LL128", "Simple"};
 enum { NALGOS = 7, NPROTOS = 3 };
 
 struct nccl_id { /* ncclUniqueId, passed by value to ncclCommInitRank */
-    char b[NCCL_UNIQUE_ID_BYTES];
+    char b[CT_NCCL_UNIQUE_ID_BYTES];
 };
 
 struct ct_nccl {
@@ -55,7 +57,8 @@ struct ct_nccl {
     int version;
     int (*getUniqueId)(void *);
     int (*commInitRank)(void **, int, struct nccl_id, int);
-    int (*commDestroy)(void *);
+    int (*commInitRankConfig)(void **, int, struct nccl_id, int, struct ct_nccl_config *);
+    int (*commDestroy)(void *), (*commAbort)(void *), (*commGetAsyncError)(void *, int *);
     int (*allReduce)(const void *, void *, size_t, int, int, void *, void *);
     int (*allGather)(const void *, void *, size_t, int, void *, void *);
     int (*reduceScatter)(const void *, void *, size_t, int, int, void *, void *);
@@ -73,9 +76,11 @@ struct ct_nccl {
     int (*own)(int *, int *);
     bool own_now; /* the point begun runs NCCL's own choice on every rank (nccl_own_choice) */
     struct ct_nccl_rows rows;
-    int (*streamCreate)(void **), (*streamDestroy)(void *), (*streamSync)(void *);
+    int (*streamCreate)(void **), (*streamDestroy)(void *), (*streamQuery)(void *);
     int (*eventCreate)(void **), (*eventDestroy)(void *), (*eventRecord)(void *, void *);
-    int (*eventSync)(void *), (*eventElapsed)(float *, void *, void *);
+    int (*eventQuery)(void *), (*eventElapsed)(float *, void *, void *);
+    /* a wait failed and the communicator was aborted (await): what, for every later call */
+    char broken[200];
     /* the prepared point */
     struct ct_job j;
     void *send_buf, *recv_buf, *out; /* out: recv_buf, or the in-place output */
@@ -176,6 +181,10 @@ static int load(struct ct_nccl *n, struct ct_err *err)
     SYM(n->lib, n->getUniqueId, "ncclGetUniqueId", nccl);
     SYM(n->lib, n->commInitRank, "ncclCommInitRank", nccl);
     SYM(n->lib, n->commDestroy, "ncclCommDestroy", nccl);
+    SYM(n->lib, n->commAbort, "ncclCommAbort", nccl);
+    SYM(n->lib, n->commGetAsyncError, "ncclCommGetAsyncError", nccl);
+    /* NCCL 2.14 and later: a config (nccl-tests' settings, ct_nccl_open) */
+    *(void **)&n->commInitRankConfig = dlsym(n->lib, "ncclCommInitRankConfig");
     SYM(n->lib, n->allReduce, "ncclAllReduce", nccl);
     SYM(n->lib, n->allGather, "ncclAllGather", nccl);
     SYM(n->lib, n->reduceScatter, "ncclReduceScatter", nccl);
@@ -201,11 +210,11 @@ static int open_local(struct ct_nccl *n, int gpu, struct ct_err *err)
     void *rt = n->mem.lib;
     SYM(rt, n->streamCreate, "cudaStreamCreate", "libcudart");
     SYM(rt, n->streamDestroy, "cudaStreamDestroy", "libcudart");
-    SYM(rt, n->streamSync, "cudaStreamSynchronize", "libcudart");
+    SYM(rt, n->streamQuery, "cudaStreamQuery", "libcudart");
     SYM(rt, n->eventCreate, "cudaEventCreate", "libcudart");
     SYM(rt, n->eventDestroy, "cudaEventDestroy", "libcudart");
     SYM(rt, n->eventRecord, "cudaEventRecord", "libcudart");
-    SYM(rt, n->eventSync, "cudaEventSynchronize", "libcudart");
+    SYM(rt, n->eventQuery, "cudaEventQuery", "libcudart");
     SYM(rt, n->eventElapsed, "cudaEventElapsedTime", "libcudart");
     return 0;
 }
@@ -223,8 +232,8 @@ static void release(struct ct_nccl *n)
         n->commDestroy(n->comm);
     if (n->plugin)
         dlclose(n->plugin);
-    if (n->lib)
-        dlclose(n->lib);
+    /* libnccl stays loaded: NCCL detaches threads it never joins (its InfiniBand async-event
+     * thread, src/transport/net_ib.cc), which would wake in unmapped code */
     ct_mem_close(&n->mem);
     free(n);
 }
@@ -262,6 +271,58 @@ static int nccl_fail(struct ct_nccl *n, struct ct_err *err, const char *call, in
 {
     return ct_err_set(err, CT_EIO, "NCCL engine: %s: %s (ncclResult %d)", call,
                       n->errstr ? n->errstr(e) : "?", e);
+}
+
+/* A wait given up: the communicator aborted (ncclCommAbort stops its kernels, which a dead
+ * peer leaves spinning), and every later call fails with the same words. */
+static int give_up(struct ct_nccl *n, struct ct_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->broken, sizeof n->broken, fmt, ap);
+    va_end(ap);
+    if (n->comm)
+        n->commAbort(n->comm);
+    n->comm = NULL;
+    return ct_err_set(err, CT_EIO, "NCCL engine: rank %d: %s", n->boot->rank, n->broken);
+}
+
+static int still_usable(struct ct_nccl *n, struct ct_err *err)
+{
+    if (!n->broken[0])
+        return 0;
+    return ct_err_set(err, CT_EIO, "NCCL engine: rank %d: the communicator was aborted after: %s",
+                      n->boot->rank, n->broken);
+}
+
+/*
+ * Wait for a stream or an event (query: cudaStreamQuery or cudaEventQuery) as nccl-tests does
+ * (testStreamSynchronize): poll it and NCCL's asynchronous error, yielding the CPU between
+ * polls, and give up after --timeout (the bootstrap's op timeout). A blocking synchronize
+ * never returns when a peer dies or stalls: NCCL's kernels keep waiting for its data. The
+ * timed region is unaffected: its times are the GPU's events.
+ */
+static int await(struct ct_nccl *n, int (*query)(void *), void *obj, const char *what,
+                 struct ct_err *err)
+{
+    int64_t t0 = ct_now_ns(),
+            limit = n->boot->op_timeout_ns > 0 ? n->boot->op_timeout_ns : (int64_t)30 * 1000000000;
+    for (;;) {
+        int q = query(obj), st = CT_NCCL_SUCCESS;
+        if (q == CT_CUDA_SUCCESS)
+            return 0;
+        if (q != CT_CUDA_NOT_READY)
+            return give_up(n, err, "%s: CUDA error %d", what, q);
+        if (n->commGetAsyncError(n->comm, &st) == CT_NCCL_SUCCESS && st != CT_NCCL_SUCCESS &&
+            st != CT_NCCL_IN_PROGRESS)
+            return give_up(n, err, "%s: NCCL reports %s (ncclResult %d; a peer failed)", what,
+                           n->errstr(st), st);
+        if (ct_now_ns() - t0 > limit)
+            return give_up(n, err,
+                           "%s: not finished after %.0f s (a peer died or stalled; --timeout)",
+                           what, (double)limit * 1e-9);
+        sched_yield();
+    }
 }
 
 static int launch(struct ct_nccl *n)
@@ -310,11 +371,10 @@ static int forced_ran(struct ct_nccl *n, int id, bool own_ch, long missed0, bool
     if (id <= 0)
         return 0;
     int e = launched ? 0 : launch(n);
-    if (!e)
-        e = n->streamSync(n->stream);
     if (e)
         return ct_err_set(err, CT_EIO, "NCCL engine: the forced choice's first call failed (%d)",
                           e);
+    CT_TRY(await(n, n->streamQuery, n->stream, "the forced choice's first call", err));
     int a = (id - 1) / NPROTOS, p = (id - 1) % NPROTOS, oa = -1, op = -1, *all;
     /* bit 0: a miss here; bit 1: the forced choice is not NCCL's own here */
     int mine = (n->missed() > missed0) |
@@ -347,6 +407,7 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     long missed0 = 0;
     n->j = *j;
     *wrong = 0;
+    CT_TRY(still_usable(n, err));
     if (j->quant)
         return ct_err_set(err, CT_EUNSUPP, "NCCL engine: no quantized formats");
     if (j->in_place && j->coll == CT_ALLTOALL)
@@ -395,8 +456,8 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     int e = rc == 0 ? launch(n) : 0;
     if (e)
         rc = nccl_fail(n, err, "collective", e);
-    if (rc == 0 && (e = n->streamSync(n->stream)))
-        rc = ct_err_set(err, CT_EIO, "NCCL engine: cudaStreamSynchronize: cudaError %d", e);
+    if (rc == 0)
+        rc = await(n, n->streamQuery, n->stream, "the checked call", err);
     void *hr = rc == 0 ? realloc(h, rb ? rb : 1) : NULL;
     if (hr) {
         h = hr;
@@ -434,7 +495,10 @@ static int nccl_candidates(void *ctx, enum ct_coll coll, const struct ct_algo **
     struct ct_nccl *n = ctx;
     (void)err;
     ct_nccl_rows(coll, &n->rows);
-    int k = n->force ? n->rows.n : 1; /* without the plugin: NCCL's own choice only */
+    /* NCCL's own choice only without the plugin, and on one rank: there NCCL copies locally and
+     * consults no algorithm or tuner (src/enqueue.cc taskAppend, ncclLaunchOneRank), so a forced
+     * row would time that copy under its name */
+    int k = n->force && n->boot->size > 1 ? n->rows.n : 1;
     for (int i = 0; i < k && i < max; i++)
         rows[i] = &n->rows.a[i];
     return k < max ? k : max;
@@ -444,6 +508,7 @@ static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us,
 {
     struct ct_nccl *n = ctx;
     reps = reps > 1 ? reps : 1;
+    CT_TRY(still_usable(n, err));
     if (iters + 1 > MAX_EVENTS)
         return ct_err_set(err, CT_EINVAL, "NCCL engine: at most %d iterations", MAX_EVENTS - 1);
     for (; n->nev < iters + 1; n->nev++)
@@ -452,8 +517,9 @@ static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us,
     int e = 0;
     for (int i = 0; !e && i < warmup; i++)
         e = launch(n);
-    if (!e)
-        e = n->streamSync(n->stream);
+    if (e)
+        return nccl_fail(n, err, "warmup", e);
+    CT_TRY(await(n, n->streamQuery, n->stream, "the warmup", err));
     CT_TRY(ct_boot_barrier(n->boot, err)); /* start together, as nccl-tests does */
     e = e ? e : n->eventRecord(n->ev[0], n->stream);
     for (int i = 0; !e && i < iters; i++) {
@@ -462,8 +528,9 @@ static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us,
         if (!e)
             e = n->eventRecord(n->ev[i + 1], n->stream);
     }
-    if (e || (e = n->eventSync(n->ev[iters])))
+    if (e)
         return ct_err_set(err, CT_EIO, "NCCL engine: timed runs failed (error %d)", e);
+    CT_TRY(await(n, n->eventQuery, n->ev[iters], "the timed calls", err));
     double *all = calloc((size_t)iters * (size_t)n->boot->size, sizeof *all);
     if (!all)
         return ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");
@@ -513,7 +580,14 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     rc = agree(n, rc, err);
     if (rc == 0)
         rc = nccl_bcast(n, &id, sizeof id, err);
-    if (rc == 0 && (e = n->commInitRank(&n->comm, boot->size, id, boot->rank)))
+    /* nccl-tests' communicator: blocking (a non-blocking one starts a thread per call), with
+     * NVLink-utilization-centric scheduling from 2.28 (src/common.cu initComms) */
+    struct ct_nccl_config cfg = ct_nccl_config_default();
+    if (n->version >= 22800)
+        cfg.nvlinkCentricSched = 1;
+    if (rc == 0 && (e = n->commInitRankConfig && n->version >= 21400
+                            ? n->commInitRankConfig(&n->comm, boot->size, id, boot->rank, &cfg)
+                            : n->commInitRank(&n->comm, boot->size, id, boot->rank)))
         rc = nccl_fail(n, err, "ncclCommInitRank", e);
     if (rc == 0 && (e = n->streamCreate(&n->stream)))
         rc = ct_err_set(err, CT_EIO, "NCCL engine: cudaStreamCreate: cudaError %d", e);

@@ -8,6 +8,8 @@
 
 #include "../backend/nccl.h"
 #include "../tune/job.h"
+#include "cmd.h"
+#include "librun.h"
 #include "opts.h"
 
 int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
@@ -18,8 +20,37 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
     if (!o->lib)
         return 0;
     int gpu = ct_mem_gpu_of(o->gpu_map, boot->local_rank, err);
+    if (gpu < 0)
+        return gpu;
     ct_opts_job(o, c, 1, &j);
-    return gpu < 0 ? gpu : ct_nccl_open(be, n, boot, &j.shape, gpu, err);
+    /* a peer that dies inside ncclCommInitRank leaves the others there for good */
+    unsigned s = (unsigned)ct_lib_bound_s(o->boot_timeout_s + o->timeout_s);
+    char msg[240];
+    snprintf(msg, sizeof msg,
+             "colltune: error: rank %d (%s): NCCL's communicator set-up did not finish within %u "
+             "s (a peer died or cannot be reached; --boot-timeout)\n",
+             boot->rank, boot->host, s);
+    ct_lib_deadline(s, CT_EXIT_FAIL, msg);
+    int rc = ct_nccl_open(be, n, boot, &j.shape, gpu, err);
+    ct_lib_deadline_off();
+    return rc;
+}
+
+int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code)
+{
+    if (!n)
+        return code;
+    unsigned s = (unsigned)ct_lib_bound_s(o->timeout_s);
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "colltune: warning: rank %d: ncclCommDestroy did not return within %u s; leaving %s\n",
+             rank, s,
+             code == CT_EXIT_OK || code == CT_EXIT_CHECK ? "(the results are complete)"
+                                                         : "(after the failure above)");
+    ct_lib_deadline(s, code, msg);
+    ct_nccl_close(n);
+    ct_lib_deadline_off();
+    return code;
 }
 
 int ct_opts_mem_open(const struct ct_opts *o, const struct ct_boot *boot, struct ct_mem *m,
@@ -33,8 +64,9 @@ int ct_opts_mem_open(const struct ct_opts *o, const struct ct_boot *boot, struct
 }
 
 int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_sweep_job *j,
-                      struct ct_comm **comm, struct ct_err *err)
+                      struct ct_comm **comm, struct ct_nccl **nccl, struct ct_err *err)
 {
+    *nccl = NULL;
     if (!o->lib) {
         struct ct_mem m;
         CT_TRY(ct_opts_mem_open(o, boot, &m, err));
@@ -45,11 +77,8 @@ int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_s
         return rc;
     }
     struct ct_backend be;
-    struct ct_nccl *n;
-    CT_TRY(ct_opts_engine_open(o, boot, *comm, &be, &n, err));
-    int rc = ct_sweep_job_run_on(j, &be, n, (*comm)->nnodes, be.library, boot->host, err);
-    ct_nccl_close(n);
-    return rc;
+    CT_TRY(ct_opts_engine_open(o, boot, *comm, &be, nccl, err));
+    return ct_sweep_job_run_on(j, &be, *nccl, (*comm)->nnodes, be.library, boot->host, err);
 }
 
 int ct_opts_nccl_sweep_env(struct ct_err *err)

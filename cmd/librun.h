@@ -40,6 +40,9 @@ void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
 /* --timeout as the whole seconds the watchdog and the teardown's alarm count (at least 1). */
 int ct_lib_bound_s(double timeout_s);
 void ct_lib_watch_stop(void);
+/* Until ct_lib_deadline_off: s seconds on, msg on stderr and _exit(code) (SIGALRM). */
+void ct_lib_deadline(unsigned s, int code, const char *msg);
+void ct_lib_deadline_off(void);
 /* be->close(ctx) within s seconds, else msg on stderr and _exit(code); returns code. */
 int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsigned s,
                         const char *msg);

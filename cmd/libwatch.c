@@ -5,7 +5,8 @@
  * the survivors waiting. A thread reads the engine's progress count (backend.h) once a second;
  * when it has not moved for --timeout seconds the rank says so, naming the library, and
  * leaves with exit 1, as the native engine's ranks do when a peer makes no progress. And the
- * bound on the library's teardown (MPI_Finalize), which the watchdog no longer covers.
+ * bound on the library's teardown (MPI_Finalize), which the watchdog no longer covers, and on
+ * NCCL's communicator set-up and teardown (cmd/engine.c).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -91,7 +92,7 @@ void ct_lib_watch_stop(void)
  */
 
 static volatile sig_atomic_t close_code;
-static char close_msg[200];
+static char close_msg[240];
 static void close_stuck(int sig)
 {
     (void)sig;
@@ -100,16 +101,26 @@ static void close_stuck(int sig)
     _exit(close_code);
 }
 
-int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsigned s,
-                        const char *msg)
+void ct_lib_deadline(unsigned s, int code, const char *msg)
 {
     fflush(NULL);
     close_code = code;
     snprintf(close_msg, sizeof close_msg, "%s", msg);
-    ct_lib_watch_stop(); /* the teardown has its own bound */
     signal(SIGALRM, close_stuck);
     alarm(s);
-    be->close(ctx);
+}
+
+void ct_lib_deadline_off(void)
+{
     alarm(0);
+}
+
+int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsigned s,
+                        const char *msg)
+{
+    ct_lib_watch_stop(); /* the teardown has its own bound */
+    ct_lib_deadline(s, code, msg);
+    be->close(ctx);
+    ct_lib_deadline_off();
     return code;
 }

@@ -148,7 +148,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                          : ct_cmd_fail("sweep", CT_EXIT_USAGE,
                                        "--verify: '%s' has no NCCL rule for %d ranks on one host",
                                        x->path, comm.size);
-    ct_nccl_close(n);
+    code = ct_opts_engine_close(x->o, n, comm.rank, code);
     ct_comm_close(&comm);
     return code;
 }

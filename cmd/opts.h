@@ -114,17 +114,22 @@ struct ct_nccl;
 struct ct_backend;
 struct ct_sweep_job;
 /* --lib nccl: the NCCL engine on this rank's GPU (--gpu-map) into be and *n, or *n NULL
- * without --lib. Collective (cmd/engine.c). */
+ * without --lib. Collective (cmd/engine.c). NCCL's set-up is bounded by --boot-timeout plus
+ * --timeout: past that the rank says so and leaves with exit 1. */
 int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
                         struct ct_backend *be, struct ct_nccl **n, struct ct_err *err);
+/* Close n (NULL: nothing) within --timeout, else a warning naming rank and leave with code
+ * (the results are out before); returns code. */
+int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code);
 struct ct_mem;
 /* --mem KIND other than host: this rank's memory of that kind on its GPU (--gpu-map of its
  * local rank) into *m; without, 0 and m->kind NULL. Close with ct_mem_close. */
 int ct_opts_mem_open(const struct ct_opts *o, const struct ct_boot *boot, struct ct_mem *m,
                      struct ct_err *err);
-/* A rank's sweep (or --verify) on the engine the options name: native (on --mem), or NCCL. */
+/* A rank's sweep (or --verify) on the engine the options name: native (on --mem), or NCCL,
+ * left open in *nccl for ct_opts_engine_close once the results are out. */
 int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_sweep_job *j,
-                      struct ct_comm **comm, struct ct_err *err);
+                      struct ct_comm **comm, struct ct_nccl **nccl, struct ct_err *err);
 /* Before sweep --lib nccl launches its ranks: NCCL_TUNER_PLUGIN names colltune's plugin (set
  * here; CT_EUNSUPP if it names another), and no config or forced choice of the environment
  * reaches the default row. */

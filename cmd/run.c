@@ -216,7 +216,7 @@ out:
     ct_live_close(&live);
     ct_bench_release(&b);
     ct_mem_close(&mem);
-    ct_nccl_close(nccl);
+    code = ct_opts_engine_close(&x->o, nccl, comm.rank, code);
     ct_opts_flight_close(flight, nflight);
     ct_comm_close(&comm);
     free(ranks);

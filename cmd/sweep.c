@@ -33,6 +33,7 @@ struct sweep_ctx {
     struct ct_mtopo_spec model; /* --model, --nodes, --net */
     struct ct_boot *boot;       /* in a rank: */
     struct ct_comm comm, *commp;
+    struct ct_nccl *nccl; /* --lib nccl: closed once the results are out */
     struct ct_sweep_job job;
     char results[4200];    /* results.json */
     bool want_tui;
@@ -210,7 +211,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     struct ct_opts_reopen ro = {&x->o, boot};
     j->set_conns = ct_opts_reopen_conns;
     j->conns_arg = &ro;
-    int rc = ct_opts_sweep_run(&x->o, boot, j, &x->commp, &err), code;
+    int rc = ct_opts_sweep_run(&x->o, boot, j, &x->commp, &x->nccl, &err), code;
     ct_live_close(&x->live);
     if (root && (rc == 0 || !x->verify))
         code = x->verify ? ct_regret_print(stdout, x->verify, &x->conf, x->commp->size, j->regrets,
@@ -222,7 +223,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
         code = rc < 0 ? fail_rank(x, rc, &err) : 0;
     ct_sweep_job_release(j);
     ct_comm_close(x->commp);
-    return code;
+    return ct_opts_engine_close(&x->o, x->nccl, boot->rank, code);
 }
 
 int cmd_sweep(int argc, char **argv)

@@ -262,54 +262,83 @@ static struct ct_job sweep_job(enum ct_coll c, struct ct_shape shape)
         .coll = c, .dtype = CT_FLOAT32, .op = CT_SUM, .count = 1 << 16, .shape = shape};
 }
 
-/* What a sweep of NCCL does on one GPU: colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
- * communicator creation), every row of every collective either runs forced with exact results
- * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
- * NCCL's own choice always run, and ring/Simple runs on a forced channel count too (2, the
- * sweep's search) with exact results, never marked as NCCL's own choice. */
-Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
+/* One rank: NCCL runs every call as a local copy without consulting an algorithm or the tuner
+ * (src/enqueue.cc taskAppend, ncclLaunchOneRank), so the engine offers NCCL's own choice alone,
+ * with the plugin loaded too. */
+Test(gpu, nccl_one_rank_offers_only_nccls_own_choice)
 {
     struct ct_err err = {0};
     struct one o1;
     setenv("NCCL_TUNER_PLUGIN", CT_BUILD_DIR "/libnccl-tuner-colltune.so", 1);
     unsetenv("COLLTUNE_CONFIG");
     one_open(&o1);
-    struct ct_shape shape = o1.shape;
-    struct ct_backend be = o1.be;
-    struct ct_nccl *n = o1.n;
-    cr_expect(be.library && !strncmp(be.library, "NCCL 2.", 7), "%s", be.library);
+    cr_expect(o1.be.library && !strncmp(o1.be.library, "NCCL 2.", 7), "%s", o1.be.library);
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
+        int nr = o1.be.candidates(o1.n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err);
+        cr_expect_eq(nr, 1, "%s: %d rows", ct_coll_name((enum ct_coll)c), nr);
+        cr_expect_str_eq(rows[0]->name, "nccl:default");
+    }
+    one_close(&o1);
+    unsetenv("NCCL_TUNER_PLUGIN");
+}
+
+/* What a sweep of NCCL does on two GPUs (two ranks as threads; a check that fails is written to
+ * the rank's msg, and the rank stops): colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
+ * communicator creation), every row of every collective either runs forced with exact results
+ * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
+ * NCCL's own choice always run, and ring/Simple runs on a forced channel count too (2, the
+ * sweep's search) with exact results, never marked as NCCL's own choice. At NCCL's own channel
+ * count, at most one forced row per call is marked as NCCL's own choice (the one its cost table
+ * ranks first): measured, but named by no rule. */
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(t->msg, sizeof t->msg, __VA_ARGS__);                                              \
+        goto out;                                                                                  \
+    } while (0)
+static void *rows_rank(void *arg)
+{
+    struct two *t = arg;
+    struct ct_err err = {0};
+    struct ct_boot *boot = NULL;
+    struct ct_backend be;
+    struct ct_nccl *n = NULL;
+    struct ct_shape shape = {.nranks = 2, .rank = t->rank, .ranks_per_node = 2};
+    if (ct_boot_inproc_open(&boot, t->w, t->rank, &err) < 0 ||
+        ct_nccl_open(&be, &n, boot, &shape, t->rank, &err) < 0)
+        FAIL("%s", err.msg);
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
         int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err);
-        cr_assert_gt(nr, c == CT_ALLTOALL ? 0 : 1, "the forced rows need the loaded plugin");
+        if (nr <= (c == CT_ALLTOALL ? 0 : 1))
+            FAIL("%s: %d rows: the forced rows need the loaded plugin",
+                 ct_coll_name((enum ct_coll)c), nr);
         for (int i = 0; i < nr; i++) {
             struct ct_job j = sweep_job((enum ct_coll)c, shape);
             long wrong = -1;
+            double us[3];
             int rc = be.begin(n, rows[i], &j, true, &wrong, &err);
             bool must = !strcmp(rows[i]->name, "nccl:default") ||
                         !strcmp(rows[i]->name, "nccl:ring/Simple");
-            if (rc == CT_EUNSUPP && !must) {
-                cr_expect(strstr(err.msg, "NCCL does not run"), "%s: %s", rows[i]->name, err.msg);
+            if (rc == CT_EUNSUPP && !must && strstr(err.msg, "NCCL does not run"))
                 continue;
-            }
-            cr_assert_eq(rc, 0, "%s: %s", rows[i]->name, err.msg);
-            cr_expect_eq(wrong, 0, "%s: %ld wrong", rows[i]->name, wrong);
-            double us[3];
-            cr_assert_eq(be.time(n, 1, 3, 1, us, &err), 0, "%s", err.msg);
-            cr_expect(us[0] > 0 && us[2] > 0, "%s: %g us", rows[i]->name, us[0]);
+            if (rc < 0)
+                FAIL("%s: %s", rows[i]->name, err.msg);
+            if (wrong)
+                FAIL("%s: %ld wrong", rows[i]->name, wrong);
+            if (be.time(n, 1, 3, 1, us, &err) < 0 || !(us[0] > 0 && us[2] > 0))
+                FAIL("%s: timed %g us: %s", rows[i]->name, us[0], err.msg);
             be.end(n);
             if (strcmp(rows[i]->name, "nccl:ring/Simple"))
                 continue;
             j.params.v[CT_P_CHANNELS] = 2;
-            cr_assert_eq(be.begin(n, rows[i], &j, true, &wrong, &err), 0, "2 channels: %s",
-                         err.msg);
-            cr_expect_eq(wrong, 0, "ring/Simple on 2 channels: %ld wrong", wrong);
-            cr_expect(!be.own_choice(n), "a forced channel count is never NCCL's own choice");
+            if (be.begin(n, rows[i], &j, true, &wrong, &err) < 0 || wrong)
+                FAIL("ring/Simple on 2 channels: %ld wrong: %s", wrong, err.msg);
+            if (be.own_choice(n))
+                FAIL("a forced channel count is never NCCL's own choice");
             be.end(n);
         }
     }
-    /* at NCCL's own channel count, at most one forced row per call is marked as NCCL's own
-     * choice (the one its cost table ranks first): measured, but named by no rule */
     for (int c = 0; c < CT_ALLTOALL; c++) {
         const struct ct_algo *rows[CT_NCCL_MAX_ROWS];
         int nr = be.candidates(n, (enum ct_coll)c, rows, CT_NCCL_MAX_ROWS, &err), mine = 0;
@@ -319,13 +348,38 @@ Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
             long wrong;
             if (be.begin(n, rows[i], &j, false, &wrong, &err) == 0) {
                 mine += be.own_choice(n);
-                cr_expect(i > 0 || !be.own_choice(n), "the default row is never marked");
+                if (i == 0 && be.own_choice(n))
+                    FAIL("the default row is never marked");
                 be.end(n);
             }
         }
-        cr_expect_leq(mine, 1, "%s: %d forced rows marked as NCCL's own choice",
-                      ct_coll_name((enum ct_coll)c), mine);
+        if (mine > 1)
+            FAIL("%s: %d forced rows marked as NCCL's own choice", ct_coll_name((enum ct_coll)c),
+                 mine);
     }
-    one_close(&o1);
+out:
+    ct_nccl_close(n);
+    ct_boot_close(boot);
+    return NULL;
+}
+#undef FAIL
+
+Test(gpu, nccl_sweep_rows_run_forced_or_are_refused)
+{
+    struct ct_err err = {0};
+    if (ct_nccl_probe(1, &err) < 0)
+        cr_skip_test("two GPUs needed (NCCL consults no tuner on one rank): GPU 1: %s", err.msg);
+    setenv("NCCL_TUNER_PLUGIN", CT_BUILD_DIR "/libnccl-tuner-colltune.so", 1);
+    unsetenv("COLLTUNE_CONFIG");
+    struct ct_boot_world *w = ct_boot_world_new(2, 2);
+    struct two t[2] = {{w, 0, 0, ""}, {w, 1, 0, ""}};
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++)
+        cr_assert_eq(pthread_create(&th[r], NULL, rows_rank, &t[r]), 0);
+    for (int r = 0; r < 2; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < 2; r++)
+        cr_expect_str_empty(t[r].msg, "rank %d: %s", r, t[r].msg);
+    ct_boot_world_free(w);
     unsetenv("NCCL_TUNER_PLUGIN");
 }
