@@ -113,8 +113,12 @@ void ct_nccl_rows(enum ct_coll coll, struct ct_nccl_rows *r)
         x->summary = i < 0 ? "NCCL's own choice" : "forced through colltune's tuner plugin";
         x->colls = CT_COLL_BIT(coll);
         x->lib_id = i + 1;
-        /* a forced row's channel count: NCCL's own, or one forced (the sweep searches it) */
-        x->params = x->own = i < 0 ? 0u : CT_PBIT(CT_P_CHANNELS);
+        /* a forced row's channel count: NCCL's own, or one forced (the sweep searches it); not
+         * CollNet's, whose plan takes a tuner's count unchecked as its last channel
+         * (src/enqueue.cc: channelHi = nMaxChannels - 1, where ring and tree are capped at the
+         * communicator's channels) */
+        bool collnet = a == 2 || a == 3;
+        x->params = x->own = i < 0 || collnet ? 0u : CT_PBIT(CT_P_CHANNELS);
         r->n++;
     }
 }

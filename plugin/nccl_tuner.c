@@ -160,6 +160,15 @@ static ncclResult_t init_common(void **context, size_t nranks, size_t nnodes, nc
 }
 
 /* Set cell (a, p) of the table to 0.0 unless NCCL marked it -1; true if set. */
+/* A channel count for algorithm a: NCCL caps ring, tree, NVLS and PAT plans at the
+ * communicator's channels, but a CollNet plan takes the tuner's count as its last channel
+ * unchecked (src/enqueue.cc, NCCL 2.28: channelHi = nMaxChannels - 1), which could name
+ * channels never set up: CollNet keeps NCCL's own. */
+static bool count_settable(int a)
+{
+    return a != NCCL_ALGO_COLLNET_DIRECT && a != NCCL_ALGO_COLLNET_CHAIN;
+}
+
 static bool choose(float **table, int numAlgo, int numProto, int a, int p)
 {
     if (a >= numAlgo || p >= numProto)
@@ -209,7 +218,7 @@ static ncclResult_t get_coll_info(void *context, ncclFunc_t coll, size_t nbytes,
             atomic_fetch_add(&force_misses, 1);
             LOG(c, NCCL_LOG_TRACE, "forced %s/%s cannot run %s of %zu bytes: NCCL chooses",
                 ct_nr_algo_name(a), ct_nr_proto_name(p), ct_nr_func_name(coll), nbytes);
-        } else if (ch > 0)
+        } else if (ch > 0 && count_settable(a))
             *nChannels = ch;
         return ncclSuccess;
     }
@@ -221,10 +230,11 @@ static ncclResult_t get_coll_info(void *context, ncclFunc_t coll, size_t nbytes,
             ct_nr_func_name(coll), nbytes, ct_nr_algo_name(r->algo), ct_nr_proto_name(r->proto));
         return ncclSuccess;
     }
-    if (r->channels > 0)
+    if (r->channels > 0 && count_settable(r->algo))
         *nChannels = r->channels;
-    LOG(c, NCCL_LOG_TRACE, "%s of %zu bytes: %s/%s, %d channels", ct_nr_func_name(coll), nbytes,
-        ct_nr_algo_name(r->algo), ct_nr_proto_name(r->proto), r->channels);
+    LOG(c, NCCL_LOG_TRACE, "%s of %zu bytes: %s/%s, %d channels (0: NCCL's count)",
+        ct_nr_func_name(coll), nbytes, ct_nr_algo_name(r->algo), ct_nr_proto_name(r->proto),
+        *nChannels);
     return ncclSuccess;
 }
 

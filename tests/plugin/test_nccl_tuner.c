@@ -502,6 +502,12 @@ Test(nccl_tuner, a_forced_channel_count_or_nccls_own)
         cr_assert_eq(force("ring", "Simple", 8), 0);
         info(&t, ncclFuncAllReduce, 1 << 20, tab, &nch);
         cr_expect_eq(nch, 0, "NCCL cannot run ring/Simple here: no count either");
+        nch = 0; /* CollNet: NCCL takes a count unchecked as its last channel; never set */
+        fill(tab);
+        cr_assert_eq(force("collnet_direct", "Simple", 8), 0);
+        info(&t, ncclFuncAllReduce, 1 << 20, tab, &nch);
+        cr_expect_eq(tab[NCCL_ALGO_COLLNET_DIRECT][NCCL_PROTO_SIMPLE], 0.0f);
+        cr_expect_eq(nch, 0, "v%d: collnet_direct forced on 8 channels, NCCL given %d", v, nch);
         cr_assert_eq(force(NULL, NULL, 0), 0);
         fini(&t);
     }
