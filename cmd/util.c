@@ -5,28 +5,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+
+/* "colltune CMD: KIND: message\n" in one write: ranks of one job share stderr, and stderr is
+ * unbuffered, so a line written in pieces interleaves with another rank's. */
+static void say(const char *cmd, const char *kind, const char *fmt, va_list ap)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof line, "colltune%s%s: %s: ", cmd ? " " : "", cmd ? cmd : "", kind);
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    size_t len = m < 0 ? (size_t)n : (size_t)n + (size_t)m;
+    if (len > sizeof line - 2) { /* cut, marked */
+        len = sizeof line - 2;
+        memcpy(line + len - 3, "...", 3);
+    }
+    line[len++] = '\n';
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(STDERR_FILENO, line + off, len - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+}
 
 int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...)
 {
     va_list ap;
     fflush(stdout);
-    fprintf(stderr, "colltune%s%s: error: ", cmd ? " " : "", cmd ? cmd : "");
+    fflush(stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, "error", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return code;
 }
 
 void ct_cmd_warn(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "colltune%s%s: warning: ", cmd ? " " : "", cmd ? cmd : "");
+    fflush(stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, "warning", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 

@@ -131,6 +131,10 @@ expect 1 "a missing --ifname interface fails the transport" -- \
     $COLLTUNE run --local 2 --transport tcp --ifname ct-none0 $small
 grep -q "interface 'ct-none0' has no IPv4 address" "$TMP/err" && ok "... naming the interface" ||
     not_ok "ifname error: $(tail -1 "$TMP/err")"
+# every rank fails alike: each says so on a line of its own (one write each), never one rank's
+# words inside another's line
+bad=$(grep -vc "^colltune run: error: rank [0-9] ([^)]*): transport tcp: interface 'ct-none0' has no IPv4 address$" "$TMP/err")
+[ "$bad" -eq 0 ] && ok "... one whole line per rank" || not_ok "interleaved lines: $(cat "$TMP/err")"
 expect 0 "--ifname lo" -- $COLLTUNE run --local 2 --transport tcp --ifname lo $small
 
 # SIGTERM to the --local launcher: ranks stop, exit 143, shared memory removed
