@@ -2,11 +2,15 @@
 /*
  * csv: one row per rule for spreadsheets (RFC 4180, header row, '.' decimals). Parameters an
  * algorithm does not use are empty cells; an open upper bound is "inf"; predicted: "yes" for a
- * rule priced by sweep --model.
+ * rule priced by sweep --model; library: "colltune" for colltune's own rules, else the measured
+ * section's library ("ompi", "mpich", "nccl"), whose rules name the library's algorithm and set
+ * only the parameters the library takes (Open MPI's segment size as chunk, NCCL's channels).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "export.h"
 
 /* A cell: quoted when it holds a comma, quote or line break. */
@@ -23,8 +27,10 @@ static void cell(struct ct_text *t, const char *s, bool last)
     ct_text_put(t, last ? "\n" : ",");
 }
 
-static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_rule *r)
+static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_rule *r,
+                const char *library)
 {
+    bool own = !strcmp(library, "colltune");
     const struct ct_algo *a = ct_algo_find(r->algo);
     struct ct_params p = r->params;
     char v[64];
@@ -48,8 +54,9 @@ static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_r
     cell(t, r->algo, false);
     for (int q = 0; q < CT_P_COUNT; q++) {
         v[0] = 0;
-        if (a && (ct_params_shown(a, &p) & CT_PBIT(q)))
-            snprintf(v, sizeof v, "%llu", (unsigned long long)p.v[q]);
+        if (own ? a && (ct_params_shown(a, &p) & CT_PBIT(q))
+                : r->params.v[q] && r->params.v[q] != CT_PARAM_OWN)
+            snprintf(v, sizeof v, "%llu", (unsigned long long)(own ? p.v[q] : r->params.v[q]));
         cell(t, v, false);
     }
     cell(t, p.intra ? p.intra : "", false);
@@ -60,7 +67,17 @@ static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_r
     cell(t, r->runner_up, false);
     snprintf(v, sizeof v, "%.4f", r->gain);
     cell(t, v, false);
-    cell(t, r->predicted ? "yes" : "no", true);
+    cell(t, r->predicted ? "yes" : "no", false);
+    cell(t, library, true);
+}
+
+static void rows(struct ct_text *t, const struct ct_export_opts *o, const struct ct_ruleset *sets,
+                 int n, const char *library)
+{
+    for (int i = 0; i < n; i++)
+        if (ct_export_selected(o, &sets[i]))
+            for (int k = 0; k < sets[i].nrules; k++)
+                row(t, &sets[i], &sets[i].rules[k], library);
 }
 
 int ct_emit_csv(const struct ct_config *c, const struct ct_export_opts *o,
@@ -70,10 +87,16 @@ int ct_emit_csv(const struct ct_config *c, const struct ct_export_opts *o,
     ct_text_put(t, "coll,nranks,nnodes,ranks_per_node,dtype,op,min_bytes,max_bytes,algo");
     for (int q = 0; q < CT_P_COUNT; q++)
         ct_text_printf(t, ",%s", ct_param_desc((enum ct_param_id)q)->name);
-    ct_text_put(t, ",intra,inter,confidence,tie,runner_up,gain,predicted\n");
-    for (int i = 0; i < c->nsets; i++)
-        if (ct_export_selected(o, &c->sets[i]))
-            for (int k = 0; k < c->sets[i].nrules; k++)
-                row(t, &c->sets[i], &c->sets[i].rules[k]);
+    ct_text_put(t, ",intra,inter,confidence,tie,runner_up,gain,predicted,library\n");
+    rows(t, o, c->sets, c->nsets, "colltune");
+    for (int l = 0; l < c->nlibs; l++) { /* the measured sections: every rule, none dropped */
+        const struct ct_librules *lib = &c->libs[l];
+        struct ct_ruleset *raw = NULL;
+        int n = lib->raw ? ct_config_lib_raw_sets(lib, &raw) : lib->nsets;
+        rows(t, o, lib->raw ? raw : lib->sets, n, lib->library);
+        for (int i = 0; lib->raw && i < n; i++)
+            ct_ruleset_release(&raw[i]);
+        free(raw);
+    }
     return 0;
 }

@@ -38,7 +38,8 @@ static const struct ct_emitter emitters[] = {
      CT_EXPORT_SCRIPT, CT_LIB_NONE, true, ct_emit_slurm},
     {"json", "the native config (colltune-config/1), unchanged", CT_EXPORT_DATA, CT_LIB_NONE, false,
      ct_emit_json},
-    {"csv", "one row per rule, for spreadsheets", CT_EXPORT_DATA, CT_LIB_NONE, false, ct_emit_csv},
+    {"csv", "one row per rule, the library sections' too, for spreadsheets", CT_EXPORT_DATA,
+     CT_LIB_NONE, false, ct_emit_csv},
 };
 
 /* ---- text buffer ------------------------------------------------------------------------ */

@@ -935,6 +935,34 @@ Test(config, show_prints_an_nccl_section_read_back)
     kept_free(back, &c);
 }
 
+/* csv writes every rule, the measured library sections' too (a config of them alone was a
+ * header line): colltune's own rules as "colltune", each section's as its library, with the
+ * parameters the library takes (Open MPI's segsize as chunk, NCCL's channels). */
+Test(golden, csv_writes_the_library_sections)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("csv", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_expect(strstr(out.body.s, "allreduce,2,1,2,float32,sum,1048576,inf,segmented_ring,65536,"),
+              "%s", out.body.s);
+    cr_expect(strstr(out.body.s, ",ring,1.5000,no,ompi\n"), "%s", out.body.s);
+    cr_expect(!strstr(out.body.s, ",colltune\n"), "no rules of colltune's own: %s", out.body.s);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    nccl_config(&c);
+    c.libs[0].sets[0].rules[1].params.v[CT_P_CHANNELS] = 16;
+    struct ct_config *back = nccl_kept(&c); /* as read back: the section kept as written */
+    cr_assert_eq(run("csv", &o, back, &out, &err), 0, "%s", err.msg);
+    cr_expect(strstr(out.body.s, ",ring/LL128,,,16,"), "%s", out.body.s);
+    cr_expect(strstr(out.body.s, ",nccl\n"), "%s", out.body.s);
+    ct_export_out_release(&out);
+    kept_free(back, &c);
+}
+
 /* Exports copy the config's strings into comments of files a shell sources (env, Slurm
  * TaskProlog): a string with a newline would end the comment, so the reader refuses control
  * characters, naming the field; so does the NCCL plugin's reader in its section. */
