@@ -42,11 +42,12 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct ct_err err = {0};
     char *mod = NULL, self[4096];
-    if (!o->local == !o->hosts)
+    if (o->local && o->hosts)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--local N and --hosts LIST do not combine");
+    if (!o->local && !o->hosts)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE,
-                           "--lib %s needs one of --local N (ranks on this host) and --hosts "
-                           "LIST, or start colltune under %s yourself",
-                           o->lib, m->launcher);
+                           "--lib %s needs --local N or --hosts LIST, or colltune under %s", o->lib,
+                           m->launcher);
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);

@@ -16,6 +16,7 @@ struct ct_opts {
     enum ct_dtype dtype;
     enum ct_redop op;
     const struct ct_algo *algo;
+    bool own_algos;       /* --algo (sweep: --algos) named colltune's own algorithms */
     const char *lib;      /* --lib: a library engine: "nccl" (run, in process) or an MPI
                              library's (backend/libmod.h, relaunched); NULL: colltune's own */
     const char *lib_algo; /* --algo LIB:NAME, resolved by the library engine */

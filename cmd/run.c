@@ -236,13 +236,14 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc && off < sizeof x.cmdline - 2; i++)
         off += (size_t)snprintf(x.cmdline + off, sizeof x.cmdline - off, "%s%s", i ? " " : "",
                                 argv[i]);
-    if ((x.o.lib && strcmp(x.o.lib, "nccl")) || x.sizes) /* an MPI library's engine */
-        return ct_librun(&x.o, &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters,
-                                                       x.warmup, x.check, x.cmdline, x.sizes},
-                         argc, argv);
     if (x.tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
         return ct_cmd_fail("run", CT_EXIT_USAGE,
                            "--tui needs a terminal on standard input and output");
+    if ((x.o.lib && strcmp(x.o.lib, "nccl")) || x.sizes) /* an MPI library's engine */
+        return ct_librun(&x.o,
+                         &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters, x.warmup,
+                                                 x.check, x.cmdline, x.sizes},
+                         argc, argv);
     CT_TRY_OPT(ct_opts_precheck(&x.o, "run"));
     return ct_opts_launch(&x.o, "run", run_rank, &x);
 }

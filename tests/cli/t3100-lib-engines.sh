@@ -20,6 +20,12 @@ usage_error "--hosts without --lib" -- $X --hosts a,b
 usage_error "--hosts with an empty entry" -- $X --lib ompi --hosts a,,b
 usage_error "--hosts with 0 slots" -- $X --lib mpich --hosts a:0
 usage_error "--hosts with a trailing comma" -- $X --lib ompi --hosts a,
+# what an engine cannot honour is refused, not silently ignored
+usage_error "--lib with colltune's own --algo" -- $X --lib ompi --local 2 --algo ring
+usage_error "--lib with --quant" -- $X --lib ompi --local 2 --quant int8
+usage_error "--lib with --transport" -- $X --lib mpich --local 2 --transport tcp
+usage_error "--lib with --tui off a terminal" -- $X --lib ompi --local 2 --tui
+usage_error "sweep --lib with colltune's own --algos" -- $COLLTUNE sweep --lib ompi --local 2 --algos ring
 mkdir "$TMP/empty"
 cp "$COLLTUNE" "$TMP/empty/colltune"
 usage_error "no module beside the binary" -- "$TMP/empty/colltune" run --lib ompi --local 2
