@@ -168,8 +168,6 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             NULL,
                             NULL,
                             NULL};
-    if (a && be.root)
-        ct_table_header(stdout, &m);
     int k_size = 0;
     for (double sz = (double)r->minb; a && (r->sizes ? k_size < nlist : sz <= (double)r->maxb);
          sz *= r->factor, k_size++) {
@@ -199,6 +197,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
             }
             ct_row_fill(row, &p, k);
         }
+        if (be.root && nrows == 1) /* once the library ran a size: a refusal prints no table */
+            ct_table_header(stdout, &m);
         if (be.root)
             ct_table_row(stdout, row);
         if (!r->sizes && r->factor * sz <= sz)
