@@ -92,6 +92,9 @@ int ct_topo_set_torus(struct ct_topo *t, int rows, int cols, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "torus %dx%d: sides must be >= 1, 2 to %d devices", rows,
                           cols, MAX_TORUS);
     size_t n = (size_t)(rows * cols);
+    if (!t->n_accel && t->n_gpu && t->n_gpu != n) /* a torus of the GPUs' ranks, one each */
+        return ct_err_set(err, CT_EINVAL, "--torus %dx%d needs %zu devices, found %zu GPUs", rows,
+                          cols, n, (size_t)t->n_gpu);
     if (!t->n_accel) {
         for (size_t i = 0; i < n; i++)
             ct_topo_add_accel(t, (int)i);

@@ -216,6 +216,24 @@ Test(neuron, torus_override)
     ct_topo_free(t);
 }
 
+/* --torus on a topology of GPUs and no accelerator: one device per GPU, so the shape must hold
+ * them all, as for accelerators (it was placeholders of any count) */
+Test(neuron, torus_over_gpus_must_count_them)
+{
+    struct ct_topo *t = ct_topo_new();
+    struct ct_err err = {0};
+    char bus[32];
+    for (int g = 0; g < 8; g++) {
+        snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x10 + g);
+        ct_topo_add_gpu(t, bus);
+    }
+    cr_expect_eq(ct_topo_set_torus(t, 3, 3, &err), CT_EINVAL);
+    cr_expect(strstr(err.msg, "needs 9 devices, found 8 GPUs"), "%s", err.msg);
+    cr_expect_eq(ct_topo_set_torus(t, 2, 4, &err), 0, "%s", err.msg);
+    cr_expect_eq(t->n_accel, 8u);
+    ct_topo_free(t);
+}
+
 Test(neuron, json_forms)
 {
     static const char arr[] =
