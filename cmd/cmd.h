@@ -33,6 +33,10 @@ int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* An output file named by --opt (NULL: none; "-": standard output, nothing to check) must
+ * be writable before anything runs: 0, or exit 2 after "--opt: cannot write 'path': why". */
+int ct_cmd_out_check(const char *cmd, const char *opt, const char *path);
+
 /* Return the exit code x when it is not 0. */
 #define CT_TRY_OPT(x)                                                                              \
     do {                                                                                           \

@@ -97,6 +97,8 @@ static int parse(struct model_ctx *x, int argc, char **argv)
     if (x->o.params.v[CT_P_INFLIGHT] > 1)
         return ct_cmd_fail("model", 2, "--inflight is for run and sweep (the model prices one "
                                        "collective)");
+    CT_TRY_OPT(ct_cmd_out_check("model", "json", x->q.json));
+    CT_TRY_OPT(ct_cmd_out_check("model", "out", x->calib ? x->out : NULL));
     x->q.coll = x->o.coll;
     x->q.dtype = x->o.dtype;
     x->q.op = x->o.op;

@@ -104,6 +104,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         return ct_cmd_fail("run", 2, "sizes must be multiples of the %s size (%zu bytes)",
                            ct_dtype_name(x->o.dtype), es);
     CT_TRY_OPT(ct_opts_check(&x->o, "run"));
+    CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json));
     if (x->average != CT_RANK_TIME_MAX && x->o.lib)
         return ct_cmd_fail("run", 2, "--average: the library engines report the slowest rank");
     return 0;

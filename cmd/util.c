@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/file.h"
 #include "cmd.h"
 
 /* "colltune CMD: KIND: message\n" in one write: ranks of one job share stderr, and stderr is
@@ -52,3 +53,10 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+int ct_cmd_out_check(const char *cmd, const char *opt, const char *path)
+{
+    struct ct_err err = {0};
+    if (path && strcmp(path, "-") && ct_file_check_writable(path, &err) < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: %s", opt, err.msg);
+    return 0;
+}

@@ -165,6 +165,25 @@ static int mkdir_p(const char *dir)
     return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+int ct_file_check_writable(const char *path, struct ct_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", path);
+    size_t n = strlen(path) + 48;
+    char *probe = ct_xmalloc(n);
+    snprintf(probe, n, "%s.colltune-write-test.%ld", path, (long)getpid());
+    int rc = 0, fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
+    } else {
+        close(fd);
+        unlink(probe);
+    }
+    free(probe);
+    return rc;
+}
+
 int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err)
 {
     if (mkdir_p(dir) < 0)

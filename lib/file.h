@@ -16,6 +16,12 @@ int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_
 /* Read a whole file (NUL-terminated; caller frees with free()). */
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 
+/* Can path be written the way ct_file_write_atomic writes it (a new file beside it, then
+ * renamed over it)? A file is created beside path and removed again; an existing file at
+ * path is left untouched. CT_EINVAL "cannot write 'path': reason" (no such folder, not
+ * writable, path is a folder). */
+int ct_file_check_writable(const char *path, struct ct_err *err);
+
 /* Create the folder dir (and its parents) and check that a file can be written in it;
  * CT_EIO with "cannot create/write in --<opt> 'dir': reason". */
 int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err);

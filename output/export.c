@@ -365,6 +365,8 @@ int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
             rc = ct_err_set(err, CT_EINVAL, "cannot write '%s': '%s' is not a folder", p, dir);
         else if (access(dir, W_OK | X_OK) < 0)
             rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", p);
+        else /* root passes access() where the file system refuses (/proc, read-only) */
+            rc = ct_file_check_writable(p, err);
         free(dir);
         if (rc < 0)
             return rc;
