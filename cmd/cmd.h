@@ -4,6 +4,7 @@
 #define CT_CMD_H
 
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "../lib/parse.h"
 
@@ -36,6 +37,12 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 /* An output file named by --opt (NULL: none; "-": standard output, nothing to check) must
  * be writable before anything runs: 0, or exit 2 after "--opt: cannot write 'path': why". */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path);
+
+/* Where the human-readable report goes: stderr when --json is "-" (standard output then
+ * carries the JSON document alone, for json.load or jq), else stdout. */
+FILE *ct_cmd_report_stream(const char *json);
+/* argv[0..argc) joined by spaces into buf (truncated to len). */
+void ct_cmd_line(char *buf, size_t len, int argc, char **argv);
 
 /* Return the exit code x when it is not 0. */
 #define CT_TRY_OPT(x)                                                                              \

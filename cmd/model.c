@@ -205,27 +205,34 @@ int cmd_model(int argc, char **argv)
                                .stepfactor = x.q.factor,
                                .nranks = nranks,
                                .nnodes = nnodes};
-    ct_table_header(stdout, &meta);
+    FILE *out = ct_cmd_report_stream(x.q.json); /* --json -: the JSON alone on stdout */
+    ct_table_header(out, &meta);
     for (size_t i = 0; i < r.nrows; i++) {
         struct ct_row row = {.size = r.rows[i].size, .count = r.rows[i].count,
                              .type = ct_dtype_name(x.q.dtype), .redop = ct_redop_name(x.q.op),
                              .algo = r.rows[i].algo, .root = -1, .have = {true, false},
                              .time_us = {r.rows[i].time_us}, .algbw = {r.rows[i].algbw},
                              .busbw = {r.rows[i].busbw}, .wrong = {-1, -1}};
-        ct_table_row(stdout, &row);
+        ct_table_row(out, &row);
     }
-    printf("# predicted crossovers (%s, %d ranks on %d node(s) of '%s'):\n",
-           ct_coll_name(x.q.coll), nranks, nnodes, r.topo.name);
+    fprintf(out, "# predicted crossovers (%s, %d ranks on %d node(s) of '%s'):\n",
+            ct_coll_name(x.q.coll), nranks, nnodes, r.topo.name);
     for (size_t i = 0; i < r.nranges; i++) {
         char a[32], b[32];
-        printf("#   %-10s .. %-10s  %s\n", fmt_size(r.ranges[i].from, a, sizeof a),
-               r.ranges[i].to < 0 ? "inf" : fmt_size(r.ranges[i].to, b, sizeof b),
-               r.ranges[i].algo);
+        fprintf(out, "#   %-10s .. %-10s  %s\n", fmt_size(r.ranges[i].from, a, sizeof a),
+                r.ranges[i].to < 0 ? "inf" : fmt_size(r.ranges[i].to, b, sizeof b),
+                r.ranges[i].algo);
     }
     if (r.skipped[0])
-        printf("# not priced: %s\n", r.skipped);
-    printf("# priced %zu points in %.3f s%s%s\n", r.nrows, r.elapsed_s, x.q.json ? "; wrote " : "",
-           x.q.json ? x.q.json : "");
+        fprintf(out, "# not priced: %s\n", r.skipped);
+    fprintf(out, "# priced %zu points in %.3f s%s%s\n", r.nrows, r.elapsed_s,
+            x.q.json ? "; wrote " : "",
+            out == stderr ? "the JSON to standard output"
+            : x.q.json    ? x.q.json
+                          : "");
+    int code = 0;
+    if (out == stderr && ct_doc_write("-", ct_model_result_json(&x.q, &r), "the model JSON", &err))
+        code = ct_cmd_fail("model", CT_EXIT_FAIL, "%s", err.msg);
     ct_model_result_release(&r);
-    return 0;
+    return code;
 }

@@ -156,8 +156,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_run_meta m = {d->name,     tp,         CT_VERSION, x->minb,  x->maxb,
                             x->factor,   x->warmup,  x->iters,   x->check, comm.size,
                             comm.nnodes, x->cmdline, ranks,      quant,    rt};
+    FILE *tab = ct_cmd_report_stream(x->json); /* --json -: the JSON alone on stdout */
     if (comm.rank == 0 && ranks && !deferred)
-        ct_table_header(stdout, &m);
+        ct_table_header(tab, &m);
     for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
         uint64_t size = (uint64_t)sz / es * es;
         struct ct_job j;
@@ -191,23 +192,23 @@ static int run_rank(struct ct_boot *boot, void *arg)
         }
         ct_live_point(&live, d->name, x->o.algo->name, size, row->busbw[0]);
         if (comm.rank == 0 && !deferred)
-            ct_table_row(stdout, row);
+            ct_table_row(tab, row);
         if (x->factor * sz <= sz || ct_live_between(&live, boot))
             break;
     }
     ct_live_close(&live);
     if (comm.rank == 0 && ranks) {
         if (deferred) {
-            ct_table_header(stdout, &m);
+            ct_table_header(tab, &m);
             for (size_t i = 0; i < nrows; i++)
-                ct_table_row(stdout, &rows[i]);
+                ct_table_row(tab, &rows[i]);
         }
-        if (ct_table_footer(stdout, rows, nrows) > 0)
+        if (ct_table_footer(tab, rows, nrows) > 0)
             code = CT_EXIT_CHECK;
         struct ct_tcp_window w; /* in flight: the first part's connections */
         struct ct_comm *wc = flight ? flight : &comm;
         if (wc->size > 1 && wc->tp_of[1] && ct_tcp_window(wc->tp_of[1], 1, &w, &err) == 0)
-            ct_tcp_window_print(stdout, &w);
+            ct_tcp_window_print(tab, &w);
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
     } else if (!ranks) {
@@ -233,10 +234,7 @@ int cmd_run(int argc, char **argv)
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? CT_EXIT_OK : rc;
-    size_t off = 0;
-    for (int i = 0; i < argc && off < sizeof x.cmdline - 2; i++)
-        off += (size_t)snprintf(x.cmdline + off, sizeof x.cmdline - off, "%s%s", i ? " " : "",
-                                argv[i]);
+    ct_cmd_line(x.cmdline, sizeof x.cmdline, argc, argv);
     if (x.tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
         return ct_cmd_fail("run", CT_EXIT_USAGE,
                            "--tui needs a terminal on standard input and output");

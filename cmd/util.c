@@ -60,3 +60,16 @@ int ct_cmd_out_check(const char *cmd, const char *opt, const char *path)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: %s", opt, err.msg);
     return 0;
 }
+
+FILE *ct_cmd_report_stream(const char *json)
+{
+    return json && !strcmp(json, "-") ? stderr : stdout;
+}
+
+void ct_cmd_line(char *buf, size_t len, int argc, char **argv)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < argc && off + 2 < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+}

@@ -121,15 +121,15 @@ static int parse(struct vctx *x, int argc, char **argv)
     return 0;
 }
 
-
-/* Rank 0: the report on stdout, then the files asked for. */
+/* Rank 0: the report on stdout (stderr with --json -), then the files asked for. */
 static int finish(const struct vctx *x, const struct ct_val_report *r, bool broke)
 {
     struct ct_err err = {0};
     int code = ct_val_findings(r) ? CT_EXIT_CHECK : CT_EXIT_OK;
-    if (ct_val_report_text(r, stdout, &err) < 0)
+    FILE *out = ct_cmd_report_stream(x->json); /* --json -: the JSON alone on stdout */
+    if (ct_val_report_text(r, out, &err) < 0)
         code = ct_cmd_fail(CMD, 1, "%s", err.msg);
-    fflush(stdout);
+    fflush(out);
     if (x->json && ct_val_report_json_write(r, x->json, &err) < 0)
         code = ct_cmd_fail(CMD, 1, "%s", err.msg);
     if (x->save && !broke && ct_val_baseline_write(r, x->save, &err) < 0)

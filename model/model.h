@@ -204,7 +204,8 @@ struct ct_model_req {
     uint64_t minb, maxb;
     double factor;
     int nranks;           /* 0 = every rank the topology hosts */
-    const char *json;     /* write colltune-model/1 JSON here, or NULL */
+    const char *json;     /* write colltune-model/1 JSON here, or NULL; "-": not written
+                             (the caller prints ct_model_result_json) */
 };
 
 struct ct_model_row {
@@ -235,6 +236,8 @@ struct ct_model_result {
  * JSON when asked. */
 int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct ct_err *err);
 void ct_model_result_release(struct ct_model_result *r);
+/* r as a colltune-model/1 document (new, NUL-terminated; NULL if it cannot be encoded). */
+char *ct_model_result_json(const struct ct_model_req *q, const struct ct_model_result *r);
 
 /* --calibrate: fit the topology from spec (default this-host) to the measured points of
  * path, write it to out, fill c with the points and their predictions. */

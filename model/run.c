@@ -132,8 +132,7 @@ static void ranges(struct ct_model_result *r, size_t nalg)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static int write_json(const char *path, const struct ct_model_req *q,
-                      const struct ct_model_result *r, struct ct_err *err)
+char *ct_model_result_json(const struct ct_model_req *q, const struct ct_model_result *r)
 {
     json_t *doc = json_object(), *res = json_array(), *cx = json_array();
     json_object_set_new(doc, "schema", json_string("colltune-model/1"));
@@ -165,7 +164,7 @@ static int write_json(const char *path, const struct ct_model_req *q,
     json_object_set_new(doc, "ranges", cx);
     char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
-    return ct_file_write_doc(path, txt, "the model JSON", err);
+    return txt;
 }
 
 /* ---- the sweep ------------------------------------------------------------------------- */
@@ -246,8 +245,8 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
                           ct_coll_name(q->coll), shape.nranks, r->topo.name, r->skipped);
     ranges(r, nc);
     r->elapsed_s = (double)(ct_now_ns() - t0) / 1e9;
-    if (q->json)
-        CT_TRY(write_json(q->json, q, r, err));
+    if (q->json && strcmp(q->json, "-")) /* "-": the caller prints ct_model_result_json */
+        CT_TRY(ct_file_write_doc(q->json, ct_model_result_json(q, r), "the model JSON", err));
     return 0;
 }
 

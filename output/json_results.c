@@ -85,5 +85,17 @@ int ct_results_json_write(const char *path, const struct ct_run_meta *m, const s
     json_object_set_new(doc, "results", res);
     char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
-    return ct_file_write_doc(path, txt, "results JSON", err);
+    return ct_doc_write(path, txt, "results JSON", err);
+}
+
+int ct_doc_write(const char *path, char *text, const char *what, struct ct_err *err)
+{
+    if (strcmp(path, "-"))
+        return ct_file_write_doc(path, text, what, err);
+    if (!text)
+        return ct_err_set(err, CT_ENOMEM, "cannot encode %s", what);
+    fflush(stderr); /* a report on stderr comes before the document */
+    int bad = fputs(text, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0;
+    free(text);
+    return bad ? ct_err_sys(err, CT_EIO, "cannot write %s to standard output", what) : 0;
 }

@@ -63,7 +63,11 @@ long ct_table_footer(FILE *f, const struct ct_row *rows, size_t n);
 /* Average bus bandwidth over rows (both placements), as nccl-tests. */
 double ct_rows_avg_busbw(const struct ct_row *rows, size_t n);
 
-/* colltune-results/1 JSON, written atomically (temp file + rename). */
+/* An encoded document (text is taken and freed; NULL: "cannot encode WHAT") and a newline:
+ * to path atomically (ct_file_write_doc), or to standard output when path is "-". */
+int ct_doc_write(const char *path, char *text, const char *what, struct ct_err *err);
+
+/* colltune-results/1 JSON, written atomically (temp file + rename); "-": standard output. */
 int ct_results_json_write(const char *path, const struct ct_run_meta *m, const struct ct_row *rows,
                           size_t n, struct ct_err *err);
 

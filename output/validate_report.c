@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output.h"
 #include "validate_report.h"
 
 static const char *num(char *buf, size_t len, double v, const char *fmt)
@@ -299,12 +300,9 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
     json_object_set_new(doc, "pairs", pairs);
     json_object_set_new(doc, "collectives", colls);
     json_object_set_new(doc, "findings", finds);
-    int rc = !strcmp(path, "-") ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
-                                : json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
-    if (rc < 0)
-        return ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
-    return 0;
+    return ct_doc_write(path, txt, "the validate report", err);
 }
 
 /* ==== Baseline ============================================================================ */

@@ -1,0 +1,21 @@
+#!/bin/sh
+# --json - : the JSON document alone on standard output (the human report on stderr), for
+# every command with --json; no file named '-' is created.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+parses() { python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema"]==sys.argv[1], d["schema"]' "$1" <"$TMP/out" 2>/dev/null; }
+
+expect 0 "run --json -" -- "$COLLTUNE" run --local 2 -b 8 -e 64 -n 2 -w 0 --json -
+parses colltune-results/1 && ok "run --json -: stdout is one JSON document" || not_ok "run --json -: stdout is one JSON document"
+grep -q "Avg bus bandwidth" "$TMP/err" && ok "run --json -: the table on stderr" || not_ok "run --json -: the table on stderr"
+
+expect 0 "validate --json -" -- "$COLLTUNE" validate --local 2 --no-coll --json -
+parses colltune-validate/1 && ok "validate --json -: stdout is one JSON document" || not_ok "validate --json -: stdout is one JSON document"
+grep -q "^PASS" "$TMP/err" && ok "validate --json -: the report on stderr" || not_ok "validate --json -: the report on stderr"
+
+expect 0 "model --json -" -- "$COLLTUNE" model --node dgx-h100 -b 8 -e 1M --json -
+parses colltune-model/1 && ok "model --json -: stdout is one JSON document" || not_ok "model --json -: stdout is one JSON document"
+grep -q "predicted crossovers" "$TMP/err" && ok "model --json -: the table on stderr" || not_ok "model --json -: the table on stderr"
+
+[ -e "$TMP/-" ] && not_ok "no file named '-'" || ok "no file named '-'"
+done_testing
