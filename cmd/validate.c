@@ -25,6 +25,21 @@ struct vctx {
     struct ct_val_baseline base;
 };
 
+/* Options run and sweep share that validate has no use for: refused rather than ignored. */
+static int unused(const char *opt)
+{
+    if (!strcmp(opt, "rails"))
+        return ct_cmd_fail(CMD, 2,
+                           "--rails is not used: validate finds each host's rails from "
+                           "its interfaces (every shared IPv4 subnet) and drives each");
+    return ct_cmd_fail(CMD, 2,
+                       "--%s is not used: validate measures every collective "
+                       "(allreduce, allgather, reducescatter, alltoall) with the ring "
+                       "algorithm against the ring's ceiling; use run or sweep for "
+                       "one collective or algorithm",
+                       opt);
+}
+
 static int parse(struct vctx *x, int argc, char **argv)
 {
     enum {
@@ -104,6 +119,12 @@ static int parse(struct vctx *x, int argc, char **argv)
         case 'h': fputs(ct_help_validate, stdout); return -1;
         case ':': return ct_cmd_fail(CMD, 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_fail(CMD, 2, "unknown option '%s'", argv[optind - 1]);
+        case CT_O_COLL:
+        case CT_O_ALGO:
+        case CT_O_INTRA:
+        case CT_O_INTER:
+        case CT_O_TORUS:
+        case CT_O_RAILS: return unused(lo[li].name);
         default: CT_TRY_OPT(ct_opts_parse_long(&x->o, CMD, c, optarg)); break;
         }
     }
