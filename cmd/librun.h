@@ -95,6 +95,10 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
 struct ct_mtopo_spec;
 /* malloc settings for the pricer (model, sweep --model): freed schedules stay mapped. */
 void ct_model_malloc_policy(void);
+/* Options the model cannot use (it prices a topology, starts no ranks): 0, or exit 2 after
+ * one line naming the first. all: also the connection and placement options (model; sweep
+ * --model's planner takes --streams as a parameter). who: "--model" or "model". */
+int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who, bool all);
 int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg);
 int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
                    const struct ct_sweep_cfg *cfg, const char *out, const char *verify);

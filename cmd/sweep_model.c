@@ -44,6 +44,42 @@ int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg)
     return 0;
 }
 
+int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who, bool all)
+{
+    if (o->lib || o->local)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE,
+                           "%s prices a topology: not with %s, which starts ranks", who,
+                           o->lib ? "--lib" : "--local");
+    /* the topology decides the links and the layout: these would be silently ignored */
+    const char *moot = strcmp(o->transport, "auto") ? "--transport"
+                       : o->torus_rows              ? "--torus"
+                       : o->rails                   ? "--rails"
+                                                    : NULL;
+    if (moot)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE,
+                           "%s prices the links and layout of %s: %s does not apply "
+                           "(give them in a topology file%s)",
+                           who, strcmp(who, "model") ? "TOPOLOGY" : "the topology", moot,
+                           o->torus_rows ? ": node.torus, as the trn1 and trn2 presets have" : "");
+    /* how ranks would be connected and placed: nothing to price */
+    moot = !all                            ? NULL
+           : o->params.v[CT_P_STREAMS] > 0 ? "--streams"
+           : o->sockbuf                    ? "--sockbuf"
+           : o->ranks_per_node             ? "--ranks-per-node"
+           : o->hosts                      ? "--hosts"
+           : o->mem                        ? "--mem"
+           : o->gpu_map                    ? "--gpu-map"
+           : o->ifname || o->provider      ? "--ifname/--provider"
+           : o->port_range                 ? "--port-range"
+           : o->no_bind                    ? "--no-bind"
+           : o->wait                       ? "--wait"
+                                           : NULL;
+    if (moot)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE,
+                           "%s prices a topology: %s is for commands that start ranks", who, moot);
+    return 0;
+}
+
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
                     const struct ct_err *serr, uint64_t maxbytes)
 {
@@ -69,20 +105,7 @@ int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--model prices, --verify measures: verify a predicted config "
                            "without --model, on the cluster it predicts");
-    if (o->lib || o->local)
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                           "--model prices a topology: not with %s, which starts ranks",
-                           o->lib ? "--lib" : "--local");
-    /* the topology decides the links and the layout: these would be silently ignored */
-    const char *moot = strcmp(o->transport, "auto") ? "--transport"
-                       : o->torus_rows              ? "--torus"
-                       : o->rails                   ? "--rails"
-                                                    : NULL;
-    if (moot)
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                           "--model prices the links and layout of TOPOLOGY: %s does not apply "
-                           "(give them in a topology file)",
-                           moot);
+    CT_TRY_OPT(ct_model_opts_moot(o, "sweep", "--model", false));
     struct ct_mtopo t;
     struct ct_backend be;
     void *ctx;

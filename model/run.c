@@ -183,13 +183,25 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     size_t nc = 0;
     for (size_t i = 0; q->nalgos ? i < q->nalgos : ct_algo_at(i) != NULL; i++) {
         const struct ct_algo *a = q->nalgos ? q->algos[i] : ct_algo_at(i);
-        if (nc == CT_MODEL_MAX_ALGOS || !(a->colls & CT_COLL_BIT(q->coll)))
+        if (nc == CT_MODEL_MAX_ALGOS)
             continue;
+        if (!(a->colls & CT_COLL_BIT(q->coll))) {
+            size_t l = strlen(r->skipped); /* asked for by name: say why it is not priced */
+            if (q->nalgos)
+                snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s: no %s schedule",
+                         l ? "; " : "", a->name, ct_coll_name(q->coll));
+            continue;
+        }
         struct ct_job j = {.coll = q->coll, .dtype = q->dtype, .op = q->op, .count = 1,
                            .shape = shape, .params = q->params};
         struct ct_err why = {0};
         if (ct_algo_supports(a, &j, &why) < 0) {
             size_t l = strlen(r->skipped);
+            if (shape.torus_rows <= 0 && strstr(why.msg, "needs a torus shape"))
+                snprintf(why.msg, sizeof why.msg,
+                         "'%s' has no torus (node.torus in a topology "
+                         "file, as the trn1 and trn2 presets have)",
+                         r->topo.name);
             snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s: %s", l ? "; " : "", a->name,
                      why.msg);
             continue;
@@ -241,8 +253,9 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     if (rc < 0)
         return rc;
     if (!nc)
-        return ct_err_set(err, CT_EUNSUPP, "no algorithm supports %s on %d ranks of '%s' (%s)",
-                          ct_coll_name(q->coll), shape.nranks, r->topo.name, r->skipped);
+        return ct_err_set(err, CT_EUNSUPP, "no algorithm supports %s on %d ranks of '%s'%s%s%s",
+                          ct_coll_name(q->coll), shape.nranks, r->topo.name,
+                          r->skipped[0] ? " (" : "", r->skipped, r->skipped[0] ? ")" : "");
     ranges(r, nc);
     r->elapsed_s = (double)(ct_now_ns() - t0) / 1e9;
     if (q->json && strcmp(q->json, "-")) /* "-": the caller prints ct_model_result_json */

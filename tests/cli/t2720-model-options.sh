@@ -1,0 +1,20 @@
+#!/bin/sh
+# model refuses the options that start, place or connect ranks (as sweep --model does), and
+# names every algorithm it was asked for that it cannot price, with the reason.
+. "$(dirname "$0")/lib.sh"
+M="$COLLTUNE model --node dgx-h100 -b 8 -e 8"
+for o in "--torus 2x4 --algo torus-ring" "--local 2" "--transport tcp" "--rails 2" "--streams 4" \
+    "--sockbuf 1M" "--lib nccl" "--no-bind"; do
+    # shellcheck disable=SC2086
+    usage_error "model $o" -- $M $o
+    grep -q "predicted" "$TMP/out" && not_ok "model $o: nothing priced" || ok "model $o: nothing priced"
+done
+grep -q "needs a torus shape (--torus" "$TMP/err" && not_ok "no advice to use --torus" || ok "no advice to use --torus"
+usage_error "torus-ring on a node without a torus" -- $M --algo torus-ring
+grep -q "has no torus (node.torus" "$TMP/err" && ok "says where a torus comes from" || not_ok "says where a torus comes from: $(cat "$TMP/err")"
+usage_error "bruck for allreduce" -- $M --algo bruck --coll allreduce
+grep -q "()" "$TMP/err" && not_ok "no empty parentheses" || ok "no empty parentheses"
+grep -q "bruck: no allreduce schedule" "$TMP/err" && ok "names bruck and why" || not_ok "names bruck and why: $(cat "$TMP/err")"
+expect 0 "torus-ring on trn2 (its torus)" -- $COLLTUNE model --node trn2 --algo torus-ring -b 8 -e 64
+expect 0 "executor parameters are priced" -- $M --chunk 64K --pipeline 2
+done_testing
