@@ -38,6 +38,9 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * be writable before anything runs: 0, or exit 2 after "--opt: cannot write 'path': why". */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path);
 
+/* An input file named by --opt (NULL: none) must be readable: 0, or exit 2 (unusable
+ * input) after "--opt: cannot read 'path': why". */
+int ct_cmd_in_check(const char *cmd, const char *opt, const char *path);
 /* Where the human-readable report goes: stderr when --json is "-" (standard output then
  * carries the JSON document alone, for json.load or jq), else stdout. */
 FILE *ct_cmd_report_stream(const char *json);

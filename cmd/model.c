@@ -98,6 +98,8 @@ static int parse(struct model_ctx *x, int argc, char **argv)
     if (x->o.params.v[CT_P_INFLIGHT] > 1)
         return ct_cmd_fail("model", 2, "--inflight is for run and sweep (the model prices one "
                                        "collective)");
+    CT_TRY_OPT(ct_cmd_in_check("model", "topology", x->q.topo.file));
+    CT_TRY_OPT(ct_cmd_in_check("model", "calibrate", x->calib));
     CT_TRY_OPT(ct_cmd_out_check("model", "json", x->q.json));
     CT_TRY_OPT(ct_cmd_out_check("model", "out", x->calib ? x->out : NULL));
     x->q.coll = x->o.coll;

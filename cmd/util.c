@@ -4,7 +4,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/file.h"
@@ -58,6 +60,21 @@ int ct_cmd_out_check(const char *cmd, const char *opt, const char *path)
     struct ct_err err = {0};
     if (path && strcmp(path, "-") && ct_file_check_writable(path, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: %s", opt, err.msg);
+    return 0;
+}
+
+int ct_cmd_in_check(const char *cmd, const char *opt, const char *path)
+{
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (path && !f)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: cannot read '%s': %s", opt, path,
+                           strerror(errno));
+    struct stat st;
+    bool dir = f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+    if (f)
+        fclose(f);
+    if (dir)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: cannot read '%s': it is a folder", opt, path);
     return 0;
 }
 

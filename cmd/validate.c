@@ -137,7 +137,7 @@ static int parse(struct vctx *x, int argc, char **argv)
         struct ct_err err = {0};
         int rc = ct_val_baseline_read(&x->base, x->baseline_path, &err);
         if (rc < 0)
-            return ct_cmd_fail(CMD, rc == CT_EIO ? 1 : 2, "%s", err.msg);
+            return ct_cmd_fail(CMD, 2, "%s", err.msg); /* unusable input, missing included */
     }
     return 0;
 }

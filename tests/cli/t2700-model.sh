@@ -16,9 +16,9 @@ usage_error "unknown preset" -- $M --node dgx-z9
 usage_error "bad oversubscription" -- $M --node dgx-h100 --net railfat:1:2
 usage_error "bad net spec" -- $M --node dgx-h100 --net dragonfly
 usage_error "unknown algorithm" -- $M --node dgx-h100 --algos ring,nosuch
-expect 1 "missing topology file (I/O)" -- $M --topology "$TMP/none.json"
+expect 2 "missing topology file (unusable input)" -- $M --topology "$TMP/none.json"
 usage_error "calibrate from a non-results file" -- $M --calibrate "$TMP/neg.json"
-expect 1 "calibrate from a missing file (I/O)" -- $M --calibrate "$TMP/none.json"
+expect 2 "calibrate from a missing file (unusable input)" -- $M --calibrate "$TMP/none.json"
 printf '{%s,"node":{"ranks":4,"cores":-1,"intra":{"alpha_us":1,"gbps":5}}}\n' "$hdr" >"$TMP/negcores.json"
 usage_error "negative core count" -- $M --topology "$TMP/negcores.json"
 # time sharing: 4 ranks on 2 cores take twice as long in lockstep (ring) as on 4

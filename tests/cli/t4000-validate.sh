@@ -68,7 +68,7 @@ echo '{"schema": "nope"}' >"$TMP/bad.json"
 usage_error "bad baseline schema" -- $V --local 2 --baseline "$TMP/bad.json"
 echo '{"schema": "colltune-validate-baseline/1", "hosts": {"*": -1}}' >"$TMP/bad.json"
 usage_error "bad baseline value" -- $V --local 2 --baseline "$TMP/bad.json"
-expect 1 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
+expect 2 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
 usage_error "one rank is not enough" -- $V --local 1
 
 # kill_rank R CODE FILE PATTERN WHAT: kill rank R of a 4-rank validate during its pair

@@ -1,0 +1,13 @@
+#!/bin/sh
+# A missing or unreadable input file is unusable input: exit 2 and one line, in every command.
+. "$(dirname "$0")/lib.sh"
+for f in /nonexistent/in.json "$TMP"; do
+    usage_error "validate --baseline $f" -- "$COLLTUNE" validate --local 2 --baseline "$f"
+    usage_error "model --topology $f" -- "$COLLTUNE" model --topology "$f" -b 8 -e 8
+    usage_error "model --calibrate $f" -- "$COLLTUNE" model --calibrate "$f" --out "$TMP/fit.json"
+    usage_error "show $f" -- "$COLLTUNE" show "$f"
+    usage_error "export $f" -- "$COLLTUNE" export "$f" --format json
+done
+usage_error "sweep --verify missing" -- "$COLLTUNE" sweep --local 2 --verify /nonexistent/config.json
+[ -e "$TMP/fit.json" ] && not_ok "nothing written" || ok "nothing written"
+done_testing
