@@ -99,9 +99,11 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
         const struct ct_val_unit *x = &r->unit[u];
         char rk[16];
         snprintf(rk, sizeof rk, "%d-%d", x->first_rank, x->first_rank + x->nranks - 1);
+        /* the ceiling and percent the verdict used (its pairs', each the lower end's) */
+        double ceil = x->pair_ceil_gbs > 0 ? x->pair_ceil_gbs : x->ceil_gbs;
         fprintf(out, "%-24s %-8s %-7s %10s %10s %6s %9s  %s\n", x->name, rk,
                 ct_val_state_name(x->state), num(m, sizeof m, x->measured_gbs, "%.3f"),
-                x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",
+                ceil > 0 ? num(c, sizeof c, ceil, "%.3f") : "unknown",
                 num(p, sizeof p, x->pct, "%.0f"), num(l, sizeof l, x->lat_us, "%.1f"),
                 x->evidence[0] ? x->evidence : "-");
         for (int k = 0; k < x->n_nic; k++) {
@@ -110,7 +112,7 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
             snprintf(tx, sizeof tx, "tx %.1f MB rx %.1f MB", n->tx_bytes / 1e6, n->rx_bytes / 1e6);
             fprintf(out, "  %-22s %-8s %-7s %10s %10s %6s %9s  %s%s%s\n", n->name, "",
                     ct_val_state_name(n->state), num(m, sizeof m, n->measured_gbs, "%.3f"),
-                    x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",
+                    ceil > 0 ? num(c, sizeof c, ceil, "%.3f") : "unknown",
                     num(p, sizeof p, n->pct, "%.0f"), "", tx, n->evidence[0] ? "; " : "",
                     n->evidence);
         }
@@ -186,6 +188,8 @@ static json_t *unit_json(const struct ct_val_unit *x)
     json_object_set_new(o, "measured_gbs", jnum(x->measured_gbs));
     json_object_set_new(o, "ceiling_gbs", x->ceil_gbs > 0 ? json_real(x->ceil_gbs) : json_null());
     json_object_set_new(o, "formula", json_string(x->formula));
+    json_object_set_new(o, "pair_ceiling_gbs",
+                        x->pair_ceil_gbs > 0 ? json_real(x->pair_ceil_gbs) : json_null());
     json_object_set_new(o, "pct", jnum(x->pct));
     json_object_set_new(o, "latency_us", jnum(x->lat_us));
     json_object_set_new(o, "evidence", json_string(x->evidence));

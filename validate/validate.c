@@ -229,10 +229,11 @@ static void judge_pairs(struct ct_val_report *r)
  * unit or NIC verdict accounts for. */
 static void judge_units(struct ct_val_report *r, bool *explained)
 {
-    double *v = ct_xcalloc(r->n_pair + 1, sizeof *v), *l = ct_xcalloc(r->n_pair + 1, sizeof *l);
+    double *v = ct_xcalloc(r->n_pair + 1, sizeof *v), *l = ct_xcalloc(r->n_pair + 1, sizeof *l),
+           *pc = ct_xcalloc(r->n_pair + 1, sizeof *pc);
     for (size_t u = 0; u < r->n_unit; u++) {
         struct ct_val_unit *x = &r->unit[u];
-        size_t nv = 0, nl = 0, total = 0, failed = 0, slow = 0, known = 0;
+        size_t nv = 0, nl = 0, npc = 0, total = 0, failed = 0, slow = 0, known = 0;
         for (size_t i = 0; i < r->n_pair; i++) {
             const struct ct_val_pair *p = &r->pair[i];
             if (p->a != (int)u && p->b != (int)u)
@@ -247,12 +248,22 @@ static void judge_units(struct ct_val_report *r, bool *explained)
             if (p->lat_us >= 0)
                 l[nl++] = p->lat_us;
             known += p->state != CT_VAL_UNKNOWN;
+            if (p->ceil_gbs > 0)
+                pc[npc++] = p->ceil_gbs;
             slow += p->state == CT_VAL_SLOW;
         }
         x->measured_gbs = median(v, nv);
         x->lat_us = median(l, nl);
-        x->pct = x->ceil_gbs > 0 && x->measured_gbs >= 0 ? 100 * x->measured_gbs / x->ceil_gbs
-                                                          : -1;
+        /* the percent its verdict rests on: against the ceilings its pairs were judged by (a
+         * pair's is the lower end's), not the host's own */
+        x->pair_ceil_gbs = npc ? median(pc, npc) : 0;
+        x->pct = x->pair_ceil_gbs > 0 && x->measured_gbs >= 0
+                     ? 100 * x->measured_gbs / x->pair_ceil_gbs
+                     : -1;
+        if (x->pair_ceil_gbs > 0 && x->pair_ceil_gbs < x->ceil_gbs * 0.995)
+            append(x->evidence, sizeof x->evidence,
+                   "judged against its pairs' lower-end ceiling %.3f (its own %.3f)",
+                   x->pair_ceil_gbs, x->ceil_gbs);
         if (x->dead) {
             x->state = CT_VAL_FAILED;
             append(x->evidence, sizeof x->evidence, "did not answer");
@@ -269,7 +280,8 @@ static void judge_units(struct ct_val_report *r, bool *explained)
             ct_val_report_find(r, CT_VALF_UNIT, (int)u, -1, -1,
                                "host %s is slow: all %zu of its pairs below %.0f%%: median "
                                "%.3f GB/s of %.3f GB/s (%.0f%%)",
-                               x->name, known, r->min_pct, x->measured_gbs, x->ceil_gbs, x->pct);
+                               x->name, known, r->min_pct, x->measured_gbs, x->pair_ceil_gbs,
+                               x->pct);
         } else {
             x->state = known ? CT_VAL_OK : total ? CT_VAL_UNKNOWN : CT_VAL_OK;
         }
@@ -283,6 +295,7 @@ static void judge_units(struct ct_val_report *r, bool *explained)
     }
     free(v);
     free(l);
+    free(pc);
 }
 
 /* A NIC is slow when every pair through it is slow and a sibling NIC of its unit carried a
@@ -311,7 +324,7 @@ static void judge_nics(struct ct_val_report *r, bool *explained)
                     v[nv++] = p->gbs;
             }
             n->measured_gbs = median(v, nv);
-            n->pct = x->ceil_gbs > 0 && nv ? 100 * n->measured_gbs / x->ceil_gbs : -1;
+            n->pct = x->pair_ceil_gbs > 0 && nv ? 100 * n->measured_gbs / x->pair_ceil_gbs : -1;
             n->state = !nv ? CT_VAL_UNKNOWN : slow_by[k] ? CT_VAL_SLOW : CT_VAL_OK;
             bool sibling_ok = false;
             for (int j = 0; j < x->n_nic; j++)

@@ -60,7 +60,9 @@ struct ct_val_unit {
     int n_nic;
     /* verdict */
     enum ct_val_state state;
-    double measured_gbs, pct, lat_us; /* median over its pairs */
+    double measured_gbs, pct, lat_us; /* median over its pairs; pct of pair_ceil_gbs */
+    double pair_ceil_gbs; /* what its pairs were judged against: the median of their ceilings
+                             (each the lower of its two ends'), 0 unknown */
     char evidence[320];
 };
 

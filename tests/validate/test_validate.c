@@ -415,3 +415,33 @@ Test(validate, gpu_copies_report)
     ct_val_report_release(&r);
     ct_topo_free(t);
 }
+
+/* Two hosts of unequal ceilings: the pair is judged against the lower one, and so is each
+ * host's percent (it was the host's own ceiling: 72% printed beside "ok" at an 80% bar). */
+Test(validate, a_hosts_percent_is_the_one_its_verdict_used)
+{
+    struct ct_val_report r;
+    build(&r, 2, 1, all_fast);
+    r.unit[0].ceil_gbs = 10.236;
+    r.unit[1].ceil_gbs = 8.6;
+    r.pair[0].gbs = 7.361;
+    ct_val_diagnose(&r);
+    cr_expect_eq(ct_val_findings(&r), 0);
+    for (size_t u = 0; u < 2; u++) {
+        cr_expect_eq(r.unit[u].state, CT_VAL_OK);
+        cr_expect_float_eq(r.unit[u].pair_ceil_gbs, 8.6, 1e-9);
+        cr_expect_float_eq(r.unit[u].pct, 100 * 7.361 / 8.6, 1e-6, "u=%zu: %g", u, r.unit[u].pct);
+        cr_expect_geq(r.unit[u].pct, r.min_pct, "an ok host is not shown below the bar");
+    }
+    cr_expect(strstr(r.unit[0].evidence, "10.236") != NULL, "%s", r.unit[0].evidence);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    struct ct_err err = {0};
+    cr_assert_eq(ct_val_report_text(&r, f, &err), 0);
+    fclose(f);
+    cr_expect(strstr(txt, "8.600     86") != NULL, "the row shows 8.600 and 86%%:\n%s", txt);
+    cr_expect(strstr(txt, "10.236     72") == NULL, "%s", txt);
+    free(txt);
+    ct_val_report_release(&r);
+}
