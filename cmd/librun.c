@@ -153,21 +153,19 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         }
         list[nlist++] = v;
     }
-    struct ct_run_meta m = {d->name,
-                            be.library,
-                            CT_VERSION,
-                            r->minb,
-                            r->maxb,
-                            r->factor,
-                            r->warmup,
-                            r->iters,
-                            r->check,
-                            n,
-                            n / ct_shape_rpn(&be.shape),
-                            r->cmdline,
-                            NULL,
-                            NULL,
-                            NULL};
+    struct ct_run_meta m = {.coll = d->name,
+                            .transport = be.library,
+                            .version = CT_VERSION,
+                            .minbytes = r->minb,
+                            .maxbytes = r->maxb,
+                            .stepfactor = r->factor,
+                            .warmup = r->warmup,
+                            .iters = r->iters,
+                            .check = r->check,
+                            .nranks = n,
+                            .nnodes = n / ct_shape_rpn(&be.shape),
+                            .args = r->cmdline};
+    FILE *tab = ct_cmd_report_stream(r->json); /* --json -: the JSON alone on stdout */
     int k_size = 0;
     for (double sz = (double)r->minb; a && (r->sizes ? k_size < nlist : sz <= (double)r->maxb);
          sz *= r->factor, k_size++) {
@@ -198,14 +196,16 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
             ct_row_fill(row, &p, k);
         }
         if (be.root && nrows == 1) /* once the library ran a size: a refusal prints no table */
-            ct_table_header(stdout, &m);
+            ct_table_header(tab, &m);
         if (be.root)
-            ct_table_row(stdout, row);
+            ct_table_row(tab, row);
         if (!r->sizes && r->factor * sz <= sz)
             break;
     }
-    if (a && be.root && ct_table_footer(stdout, rows, nrows) > 0)
+    if (a && be.root && ct_table_footer(tab, rows, nrows) > 0)
         code = CT_EXIT_CHECK;
+    if (a && be.root && r->json && ct_results_json_write(r->json, &m, rows, nrows, &err) < 0)
+        code = ct_cmd_fail("run", CT_EXIT_FAIL, "%s", err.msg);
 out:
     free(rows);
     return close_bounded(&be, ctx, code, o->timeout_s);

@@ -22,6 +22,7 @@ struct ct_librun_cfg {
     int iters, warmup, check;
     const char *cmdline;
     const char *sizes; /* "S1,S2,...": exactly these sizes instead of minb..maxb x factor */
+    const char *json;  /* --json FILE (colltune-results/1), "-": stdout, the table on stderr */
 };
 /* colltune run --lib: launch, or in a rank measure and (root) print the table. */
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);

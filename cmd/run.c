@@ -241,7 +241,7 @@ int cmd_run(int argc, char **argv)
     if ((x.o.lib && strcmp(x.o.lib, "nccl")) || x.sizes) /* an MPI library's engine */
         return ct_librun(&x.o,
                          &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters, x.warmup,
-                                                 x.check, x.cmdline, x.sizes},
+                                                 x.check, x.cmdline, x.sizes, x.json},
                          argc, argv);
     CT_TRY_OPT(ct_opts_precheck(&x.o, "run"));
     return ct_opts_launch(&x.o, "run", run_rank, &x);

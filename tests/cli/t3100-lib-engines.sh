@@ -43,6 +43,10 @@ expect 0 "run --lib ompi: the default decision, checked results" -- $X --lib omp
 grep -q "transport: Open MPI [0-9]" "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 3 ] \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
     || not_ok "table: $(cat "$TMP/out")"
+expect 0 "run --lib ompi --json -" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 -n 3 -w 1 --json -
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3" "$TMP/out" \
+    && grep -q "Out of bounds values : 0 OK" "$TMP/err" && ok "... the JSON alone on stdout, the table on stderr" \
+    || not_ok "run --lib --json -: $(head -3 "$TMP/out")"
 
 # A library teardown that never returns (UCX's tcp transport, see the README) does not hang
 # the job: 20 s after the results (--timeout when shorter: 4 s here), each rank says so and
