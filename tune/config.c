@@ -8,6 +8,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/file.h"
+#include "../lib/parse.h"
 #include "select.h"
 
 void ct_sweep_meta_init(struct ct_config *m, const struct ct_sweep_cfg *cfg, const char *version,
@@ -77,6 +78,109 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
     m->nlibs = 1;
 }
 
+/* The candidate to take over sizes above `from`, where the rule before cannot run: of the
+ * algorithms of s's collective that run at every size, the fastest at the largest size one
+ * of them was measured at; none measured, the simplest candidate that runs there. */
+static bool tail_choice(const struct ct_sweep_cfg *cfg, const struct ct_sweep_point *pts, size_t n,
+                        const struct ct_ruleset *s, struct ct_rule *out)
+{
+    const struct ct_sweep_point *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct ct_sweep_point *p = &pts[i];
+        const struct ct_algo *a = ct_sweep_algo_find(cfg, p->algo);
+        if (p->coll != s->coll || p->wrong || p->st.n == 0 || p->own_choice || !a ||
+            (best && (p->size < best->size ||
+                      (p->size == best->size && p->st.median >= best->st.median))) ||
+            ct_sweep_support_top(cfg, s->coll, a, &p->params, NULL) != UINT64_MAX)
+            continue;
+        best = p;
+    }
+    memset(out, 0, sizeof *out);
+    out->confidence = 1.0;
+    if (best) {
+        snprintf(out->algo, sizeof out->algo, "%s", best->algo);
+        out->params = best->params;
+        return true;
+    }
+    const struct ct_algo *as[64];
+    size_t na = ct_sweep_algos(cfg, s->coll, as, 64);
+    for (size_t k = 0; k < na && k < 64; k++)
+        if (ct_sweep_support_top(cfg, s->coll, as[k], NULL, NULL) == UINT64_MAX) {
+            snprintf(out->algo, sizeof out->algo, "%s", as[k]->name);
+            return true;
+        }
+    return false;
+}
+
+void ct_sweep_rules_fit(const struct ct_sweep_cfg *cfg, const struct ct_sweep_point *pts, size_t n,
+                        struct ct_ruleset *s)
+{
+    for (int i = 0; i < s->nrules; i++) {
+        struct ct_rule *r = &s->rules[i];
+        const struct ct_algo *a = ct_sweep_algo_find(cfg, r->algo);
+        uint64_t top = a ? ct_sweep_support_top(cfg, s->coll, a, &r->params, NULL) : UINT64_MAX;
+        if (top == UINT64_MAX || top < r->min_bytes ||
+            (r->max_bytes != CT_BYTES_INF && r->max_bytes <= top + 1))
+            continue; /* below its range: it was measured inside it, so never */
+        struct ct_rule tail;
+        if (i + 1 == s->nrules) {
+            if (!tail_choice(cfg, pts, n, s, &tail))
+                continue; /* nothing runs there: refused before the sweep (cover check) */
+            s->rules = ct_xrealloc(s->rules, sizeof *s->rules * (size_t)(s->nrules + 1));
+            r = &s->rules[i];
+            tail.min_bytes = top + 1;
+            tail.max_bytes = CT_BYTES_INF;
+            tail.predicted = r->predicted;
+            s->rules[s->nrules++] = tail;
+        } else {
+            struct ct_rule *next = &s->rules[i + 1];
+            for (int t = 0; t < next->nties; t++)
+                if (next->ties[t].min_bytes == next->min_bytes)
+                    next->ties[t].min_bytes = top + 1;
+            next->min_bytes = top + 1;
+        }
+        r->max_bytes = top + 1;
+        int k = 0; /* the parts of r's ties still inside it */
+        for (int t = 0; t < r->nties; t++) {
+            struct ct_tie_span *sp = &r->ties[t];
+            if (sp->max_bytes > r->max_bytes)
+                sp->max_bytes = r->max_bytes;
+            if (sp->min_bytes < sp->max_bytes)
+                r->ties[k++] = *sp;
+        }
+        r->nties = k;
+    }
+}
+
+int ct_sweep_cfg_check_cover(const struct ct_sweep_cfg *cfg, bool selected, struct ct_err *err)
+{
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        if (!(cfg->colls & CT_COLL_BIT(c)))
+            continue;
+        const struct ct_algo *as[64], *widest = NULL;
+        size_t na = ct_sweep_algos(cfg, (enum ct_coll)c, as, 64);
+        uint64_t top = 0;
+        for (size_t k = 0; k < na && k < 64 && top != UINT64_MAX; k++) {
+            uint64_t t = ct_sweep_support_top(cfg, (enum ct_coll)c, as[k], NULL, NULL);
+            if (!widest || t > top) {
+                top = t;
+                widest = as[k];
+            }
+        }
+        if (!widest || top == UINT64_MAX)
+            continue;
+        struct ct_err why = {0};
+        char b[32];
+        ct_sweep_support_top(cfg, (enum ct_coll)c, widest, NULL, &why);
+        return ct_err_set(err, CT_EINVAL,
+                          "no %salgorithm runs %s above %s on %d ranks (%s), and a tuned config "
+                          "covers every size: add one that does to --algos",
+                          selected ? "selected " : "", ct_coll_name((enum ct_coll)c),
+                          ct_bytes_str(top, b, sizeof b), cfg->job.shape.nranks, why.msg);
+    }
+    return 0;
+}
+
 void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
                            const struct ct_sweep_result *res, bool partial)
 {
@@ -107,6 +211,7 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
         if (!(cfg->colls & CT_COLL_BIT(c)) ||
             ct_select_rules(res->pts, res->n, (enum ct_coll)c, cfg->margin, s, NULL) < 0)
             continue;
+        ct_sweep_rules_fit(cfg, res->pts, res->n, s);
         s->nranks = cfg->job.shape.nranks;
         s->ranks_per_node = ct_shape_rpn(&cfg->job.shape);
         s->nnodes = s->nranks / s->ranks_per_node;
@@ -166,6 +271,8 @@ int ct_sweep_cfg_check_start(const struct ct_sweep_cfg *cfg, bool shape_known, b
         CT_TRY(ct_sweep_cfg_check_shape(cfg, selected, err));
     if (!out)
         return 0;
+    if (shape_known)
+        CT_TRY(ct_sweep_cfg_check_cover(cfg, selected, err));
     CT_TRY(ct_sweep_cfg_check_budget(cfg, err));
     return ct_dir_make_writable(out, "out", err);
 }

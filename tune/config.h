@@ -15,6 +15,17 @@ void ct_sweep_settings_fill(struct ct_sweep_settings *s, const struct ct_sweep_c
  * out) and res's accounting, into m (fingerprint and settings already filled). */
 void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
                            const struct ct_sweep_result *res, bool partial);
+/* Ranges of s (from ct_select_rules over pts) cut where their algorithm stops being able to
+ * run (ct_sweep_support_top): the sizes above go to the next range, or after the last to
+ * the algorithm that runs at every size and was fastest at the largest size measured (none
+ * measured: the simplest candidate that runs there). A config never names an algorithm for
+ * a size it cannot run. */
+void ct_sweep_rules_fit(const struct ct_sweep_cfg *cfg, const struct ct_sweep_point *pts, size_t n,
+                        struct ct_ruleset *s);
+/* Some candidate of every collective runs at every size (a tuned config covers 0..inf):
+ * CT_EINVAL naming the largest size any of them runs at and why not above (selected: the
+ * user named the candidates). */
+int ct_sweep_cfg_check_cover(const struct ct_sweep_cfg *cfg, bool selected, struct ct_err *err);
 /* Sizes and iteration bounds: CT_EINVAL with a one-line message. */
 int ct_sweep_cfg_check(const struct ct_sweep_cfg *cfg, struct ct_err *err);
 /* The budget covers at least one point of each collective. */
@@ -23,7 +34,8 @@ int ct_sweep_cfg_check_budget(const struct ct_sweep_cfg *cfg, struct ct_err *err
  * named the candidates). */
 int ct_sweep_cfg_check_shape(const struct ct_sweep_cfg *cfg, bool selected, struct ct_err *err);
 /* Before a sweep starts: the shape's candidates (when the shape is known), and with an
- * output folder out (NULL for --verify) the budget and a writable folder. */
+ * output folder out (NULL for --verify) their cover of every size (ct_sweep_cfg_check_cover,
+ * when the shape is known), the budget and a writable folder. */
 int ct_sweep_cfg_check_start(const struct ct_sweep_cfg *cfg, bool shape_known, bool selected,
                              const char *out, struct ct_err *err);
 

@@ -55,6 +55,31 @@ static struct ct_job job_at(const struct ct_sweep_cfg *cfg, enum ct_coll coll, u
     return j;
 }
 
+uint64_t ct_sweep_support_top(const struct ct_sweep_cfg *cfg, enum ct_coll coll,
+                              const struct ct_algo *a, const struct ct_params *params,
+                              struct ct_err *why)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(coll);
+    size_t es = ct_dtype_size(cfg->job.dtype);
+    int nr = cfg->job.shape.nranks > 0 ? cfg->job.shape.nranks : 1;
+    struct ct_job j = job_at(cfg, coll, CT_SWEEP_SIZE_CEIL);
+    if (params)
+        j.params = *params;
+    uint64_t lo = 0, hi = j.count; /* runs at lo (0: nothing known), not at hi */
+    if (ct_algo_supports(a, &j, NULL) == 0)
+        return UINT64_MAX;
+    while (hi - lo > 1) {
+        j.count = lo + (hi - lo) / 2;
+        if (ct_algo_supports(a, &j, NULL) == 0)
+            lo = j.count;
+        else
+            hi = j.count;
+    }
+    j.count = hi;
+    ct_algo_supports(a, &j, why); /* the reason at the first size it refuses */
+    return lo ? d->size_bytes(lo, es, nr) : 0;
+}
+
 /* a builds the same schedule as b at the smallest, the middle and the largest size. */
 static bool same_work(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const struct ct_algo *a,
                       const struct ct_algo *b)
@@ -353,10 +378,8 @@ static void finish_point(struct ct_sweep_point *p, int nranks)
     p->busbw = algbw * d->bus_factor(nranks);
 }
 
-/* A point the backend refused (CT_EUNSUPP): per collective and candidate its first reason
- * and the distinct sizes (the plan may ask again at a size in a later phase: counted once). */
-static void note_refusal(struct ct_sweep_result *res, enum ct_coll coll, const char *algo,
-                         uint64_t size, const char *why)
+void ct_sweep_note_refused(struct ct_sweep_result *res, enum ct_coll coll, const char *algo,
+                           uint64_t size, const char *why)
 {
     int i = 0;
     while (i < res->nrefused &&
@@ -414,7 +437,7 @@ static int measure(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, long 
         ct_coll_desc(j.coll)->size_bytes(j.count, ct_dtype_size(j.dtype), j.shape.nranks);
     if (rc == CT_EUNSUPP && !extend) {
         *point = -1;
-        note_refusal(r->res, j.coll, a->name, size, err->msg);
+        ct_sweep_note_refused(r->res, j.coll, a->name, size, err->msg);
         return 0;
     }
     CT_TRY(rc);

@@ -321,7 +321,12 @@ int ct_plan_measure_at(struct ct_plan *pl, int c, int k, int i, uint64_t count,
     j.count = cmd.count;
     j.shape.rank = 0;
     memcpy(j.params.v, cmd.params, sizeof cmd.params);
-    if (ct_algo_supports(pl->g[c].algos[k], &j, NULL) < 0) {
+    struct ct_err why = {0};
+    if (ct_algo_supports(pl->g[c].algos[k], &j, &why) < 0) { /* said in the config and table */
+        ct_sweep_note_refused(pl->run.res, (enum ct_coll)c, pl->g[c].algos[k]->name,
+                              ct_coll_desc((enum ct_coll)c)
+                                  ->size_bytes(j.count, ct_dtype_size(j.dtype), j.shape.nranks),
+                              why.msg);
         *idx = -1;
         return 0;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../algos/coll.h"
+#include "config.h"
 #include "select.h"
 #include "stats.h"
 #include "plan.h"
@@ -822,6 +823,7 @@ static bool draft_rules(const struct ct_plan *pl, int c, struct ct_ruleset *s)
     if (!pl->g[c].count || ct_select_rules(pl->run.res->pts, pl->run.res->n, (enum ct_coll)c,
                                            cfg->margin, s, NULL) < 0)
         return false;
+    ct_sweep_rules_fit(cfg, pl->run.res->pts, pl->run.res->n, s); /* as the config's */
     s->nranks = cfg->job.shape.nranks;
     s->dtype = cfg->job.dtype;
     return true;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "plan.h"
 #include "select.h"
 
@@ -96,6 +97,7 @@ static int plan_run(struct ct_plan *pl, struct ct_err *err)
     if (!any)
         return ct_err_set(err, CT_EINVAL, "no algorithm supports these collectives on %d ranks",
                           pl->cfg->job.shape.nranks);
+    CT_TRY(ct_sweep_cfg_check_cover(pl->cfg, pl->cfg->algos != NULL, err)); /* launchers' shape */
     CT_TRY(ct_plan_survey(pl, err));
     if (pl->cfg->ncands && ct_plan_now(pl) < pl->cfg->budget_s)
         CT_TRY(ct_plan_confirm_library(pl, err));

@@ -117,6 +117,22 @@ struct ct_sweep_result {
 
 void ct_sweep_result_release(struct ct_sweep_result *r);
 
+/* Note a point of coll that algo cannot run (the engine's CT_EUNSUPP, or ct_algo_supports
+ * refusing it before it is asked) at size bytes, why: the reason. Per collective and
+ * candidate the first reason and the distinct sizes (counted once when asked again). */
+void ct_sweep_note_refused(struct ct_sweep_result *res, enum ct_coll coll, const char *algo,
+                           uint64_t size, const char *why);
+
+/* The largest size (coll's bytes, as points and ranges count them) at which a runs coll on
+ * cfg's job with params (NULL: the job's); UINT64_MAX when it runs at CT_SWEEP_SIZE_CEIL
+ * (an algorithm that runs at some size runs at every smaller one: the checks are upper
+ * bounds, a mailbox's size); 0 when it runs at no positive count. why: the reason it
+ * refuses the next size. */
+#define CT_SWEEP_SIZE_CEIL (1ull << 40)
+uint64_t ct_sweep_support_top(const struct ct_sweep_cfg *cfg, enum ct_coll coll,
+                              const struct ct_algo *a, const struct ct_params *params,
+                              struct ct_err *why);
+
 /* Candidate algorithms of coll under cfg: supported on the job's shape, and not the same
  * schedule as a simpler candidate (see ct_sweep_folds). Count, and the first `max` of
  * them in out (may be NULL). */

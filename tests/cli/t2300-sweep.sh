@@ -25,9 +25,27 @@ usage_error "target CI zero" -- $S --target-ci 0
 usage_error "min iterations above max" -- $S --min-iters 50 --max-iters 10
 usage_error "tui not built" -- $S --tui
 usage_error "unwritable --out" -- $S --out /proc/colltune-test
+# oneshot alone cannot run above its 16 KiB mailbox, and a config covers every size
+usage_error "no candidate runs above 16 KiB" -- $S --algos oneshot --coll allreduce -b 8 -e 64K --budget 5
+grep -q "runs allreduce above 16 KiB on 2 ranks (oneshot publishes the input" "$TMP/err" &&
+    ok "the cover refusal says why" || not_ok "the cover refusal says why"
 touch "$TMP/plainfile"
 usage_error "--out is a file" -- $S --out "$TMP/plainfile/x"
 [ -e "$TMP/colltune-out" ] && not_ok "nothing written by refused runs" || ok "nothing written by refused runs"
+
+# oneshot with ring: oneshot's ranges end at its mailbox, the sizes it cannot run are said
+# (sweep.refused), and the config passes its own --verify
+expect 0 "sweep with oneshot" -- $S --algos oneshot,ring --coll allreduce -b 8 -e 64K --budget 4 --out "$TMP/os"
+grep -q '"refused": "allreduce: oneshot publishes the input' "$TMP/os/config.json" &&
+    grep -q "not measured where the engine refused them: allreduce: oneshot" "$TMP/out" &&
+    ok "oneshot's refused sizes are in the config and table" || not_ok "oneshot's refused sizes are said"
+python3 - "$TMP/os/config.json" <<'PY' && ok "no oneshot range past 16 KiB" || not_ok "no oneshot range past 16 KiB"
+import json, sys
+r = json.load(open(sys.argv[1]))["rules"][0]["ranges"]
+sys.exit(any(x["algo"] == "oneshot" and (x["max_bytes"] is None or x["max_bytes"] > 16385) for x in r))
+PY
+expect 0 "the oneshot config passes its own verify" -- $S --verify "$TMP/os/config.json" --budget 3
+rm -rf "$TMP/os"
 
 # a real sweep: 2 ranks over shm, 8 B .. 64 KiB, two algorithms, a few seconds
 start=$(date +%s)

@@ -77,6 +77,8 @@ static double model_us(const char *algo, const struct ct_job *j)
         b *= j->shape.nranks;
     if (!strcmp(algo, "mesh"))
         return 5 + b / 1000;
+    if (!strcmp(algo, "oneshot")) /* the fastest while it runs (up to its 16 KiB mailbox) */
+        return 1 + b / 1000;
     double ring = 12 + b / 2000;
     if (b > (1 << 20)) {
         double away = fabs(log2((double)j->params.v[CT_P_CHUNK] / (1 << 20))) / 2;
@@ -1208,4 +1210,103 @@ Test(sweep, a_check_winner_is_measured_at_the_grid_sizes_beside_it)
     cr_assert_eq(rdh, 1, "rdh in %d ranges of %d", rdh, rs.nrules);
     ct_ruleset_release(&rs);
     ct_sweep_result_release(&res);
+}
+
+/* ---- ranges where the chosen algorithm can run ----------------------------------------- */
+
+/* oneshot (a 16 KiB mailbox) and ring on 4 ranks; oneshot is the faster while it runs. */
+static void oneshot_ring(struct ct_sweep_cfg *cfg, struct synth *s, uint64_t maxbytes,
+                         size_t ncands)
+{
+    allreduce_to(cfg, s, maxbytes);
+    cands[0] = ct_algo_find("oneshot");
+    cands[1] = ct_algo_find("ring");
+    cfg->nalgos = ncands;
+    cfg->budget_s = 5;
+}
+
+/* Every range's algorithm runs at every size of it that verify checks and at its last
+ * byte (the last range: up to 1 TiB). */
+static void expect_runnable(const struct ct_sweep_cfg *cfg, const struct ct_ruleset *rs)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_ruleset_check(rs, &err), 0, "%s", err.msg);
+    for (int r = 0; r < rs->nrules; r++) {
+        const struct ct_rule *x = &rs->rules[r];
+        uint64_t top = ct_sweep_support_top(cfg, rs->coll, ct_algo_find(x->algo), &x->params, NULL);
+        cr_expect(x->max_bytes == CT_BYTES_INF ? top == UINT64_MAX : x->max_bytes - 1 <= top,
+                  "%s up to %" PRIu64 " B runs only to %" PRIu64, x->algo, x->max_bytes, top);
+        struct ct_job j = cfg->job;
+        j.coll = rs->coll;
+        j.count = ct_sweep_check_count(rs, x, cfg->minbytes, cfg->maxbytes);
+        j.params = x->params;
+        cr_expect_eq(ct_algo_supports(ct_algo_find(x->algo), &j, &err), 0, "%s", err.msg);
+    }
+}
+
+Test(sweep, a_range_ends_where_its_algorithm_stops_running)
+{
+    struct ct_sweep_cfg cfg;
+    struct synth s;
+    oneshot_ring(&cfg, &s, 256 << 10, 2);
+    cr_assert_eq(ct_sweep_support_top(&cfg, CT_ALLREDUCE, cands[0], NULL, NULL), 16384);
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
+    /* the sizes oneshot cannot run were not measured, and say so */
+    cr_assert_eq(res.nrefused, 1);
+    cr_expect_str_eq(res.refused[0].algo, "oneshot");
+    cr_expect(strstr(res.refused[0].why, "mailbox"), "%s", res.refused[0].why);
+    struct ct_config m;
+    memset(&m, 0, sizeof m);
+    ct_sweep_config_build(&m, &cfg, &res, false);
+    cr_assert_eq(m.nsets, 1);
+    const struct ct_ruleset *rs = &m.sets[0];
+    cr_assert_str_eq(rs->rules[0].algo, "oneshot");
+    /* measured at 16 KiB, ring at 32 KiB: the crossover between them would be ~22 KiB */
+    cr_expect_eq(rs->rules[0].max_bytes, 16385);
+    cr_expect_str_eq(rs->rules[rs->nrules - 1].algo, "ring");
+    expect_runnable(&cfg, rs);
+    cr_expect(strstr(m.sweep.refused, "oneshot"), "%s", m.sweep.refused);
+    ct_config_release(&m);
+    ct_sweep_result_release(&res);
+}
+
+Test(sweep, the_last_range_goes_to_what_runs_above_the_sweep)
+{
+    struct ct_sweep_cfg cfg;
+    struct synth s;
+    oneshot_ring(&cfg, &s, 8 << 10, 2); /* oneshot wins at every swept size */
+    struct ct_sweep_result res;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, &err), 0, "%s", err.msg);
+    struct ct_config m;
+    memset(&m, 0, sizeof m);
+    ct_sweep_config_build(&m, &cfg, &res, false);
+    const struct ct_ruleset *rs = &m.sets[0];
+    cr_assert_eq(rs->nrules, 2);
+    cr_expect_str_eq(rs->rules[0].algo, "oneshot");
+    /* ring's self-check point above oneshot's mailbox may draw the line below it */
+    cr_expect(rs->rules[0].max_bytes > 8192 && rs->rules[0].max_bytes <= 16385, "%" PRIu64,
+              rs->rules[0].max_bytes);
+    cr_expect_str_eq(rs->rules[1].algo, "ring");
+    expect_runnable(&cfg, rs);
+    ct_config_release(&m);
+    ct_sweep_result_release(&res);
+}
+
+Test(sweep, refuses_candidates_that_cannot_cover_every_size)
+{
+    struct ct_sweep_cfg cfg;
+    struct synth s;
+    oneshot_ring(&cfg, &s, 64 << 10, 1); /* oneshot alone */
+    struct ct_err err = {0};
+    cr_assert_eq(ct_sweep_cfg_check_cover(&cfg, true, &err), CT_EINVAL);
+    cr_expect(strstr(err.msg, "above 16 KiB"), "%s", err.msg);
+    struct ct_sweep_result res;
+    cr_assert_eq(ct_sweep_run(&cfg, &synth_be, &s, &res, &err), CT_EINVAL);
+    cr_expect_eq(s.begins, 0, "nothing measured");
+    ct_sweep_result_release(&res);
+    cfg.nalgos = 2;
+    cr_assert_eq(ct_sweep_cfg_check_cover(&cfg, true, &err), 0, "%s", err.msg);
 }
