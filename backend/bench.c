@@ -2,6 +2,7 @@
 /* One measured point: buffers, inputs, warmup, timed iterations, verification. */
 #include "bench.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -494,6 +495,104 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
         return rc;
     }
     return 0;
+}
+
+int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, enum ct_dtype dtype, struct ct_err *err)
+{
+    size_t es = ct_dtype_size(dtype);
+    if (minb > maxb)
+        return ct_err_set(err, CT_EINVAL, "--minbytes %llu is larger than --maxbytes %llu",
+                          (unsigned long long)minb, (unsigned long long)maxb);
+    if (maxb > CT_BENCH_BYTES_MAX)
+        return ct_err_set(err, CT_EINVAL, "--maxbytes %llu is beyond 1 TiB",
+                          (unsigned long long)maxb);
+    if (minb % es || maxb % es)
+        return ct_err_set(err, CT_EINVAL, "sizes must be multiples of the %s size (%zu bytes)",
+                          ct_dtype_name(dtype), es);
+    return 0;
+}
+
+size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double factor, size_t es,
+                      int nranks, uint64_t **out)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(coll);
+    size_t n = 0, cap = 16;
+    uint64_t *v = ct_xmalloc(sizeof *v * cap);
+    double sz = (double)minb;
+    (void)d;
+    (void)nranks;
+    for (; sz <= (double)maxb && n < CT_BENCH_SIZES_MAX; sz *= factor) {
+        if (n == cap)
+            v = ct_xrealloc(v, sizeof *v * (cap *= 2));
+        v[n++] = (uint64_t)sz / es * es;
+        if (factor * sz <= sz) /* 0 (from -b 0 -e 0), or no longer growing */
+            break;
+    }
+    *out = v;
+    return n;
+}
+
+struct can_status {
+    int32_t rc;
+    char msg[236];
+};
+
+/* This rank's answer for the run (its first refusal, with the size). */
+static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j0,
+                        const uint64_t *sizes, size_t n, struct ct_err *err)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(j0->coll);
+    size_t es = ct_dtype_size(j0->dtype);
+    bool prepared = false;
+    for (size_t i = 0; i < n; i++) {
+        struct ct_job j = *j0;
+        job_shape(b, &j);
+        j.count = d->count_for(sizes[i], es, j.shape.nranks);
+        for (int k = 0; k < 2; k++) {
+            j.in_place = k;
+            struct ct_sched s;
+            int rc = ct_algo_build(al, &j, &s, err);
+            if (rc == 0)
+                ct_sched_release(&s);
+            /* transports and shared buffers: at the first size with data, in and out of
+             * place (buffers for the largest are not taken before it is measured) */
+            struct ct_bench_prep p;
+            if (rc == 0 && !prepared && j.count > 0 &&
+                (rc = ct_bench_prepare(b, al, &j, &p, err)) == 0)
+                ct_bench_prep_release(&p);
+            if (rc < 0)
+                return ct_err_wrap(err, "%s %llu bytes: ", d->name, (unsigned long long)sizes[i]);
+        }
+        prepared = prepared || j.count > 0;
+    }
+    return 0;
+}
+
+int ct_bench_can_run(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j,
+                     const uint64_t *sizes, size_t n, struct ct_err *err)
+{
+    struct ct_comm *c = b->comm;
+    struct ct_err e = {0};
+    struct can_status mine = {0}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    mine.rc = can_run_here(b, al, j, sizes, n, &e);
+    if (mine.rc < 0)
+        snprintf(mine.msg, sizeof mine.msg, "%.235s", e.msg);
+    int rc = ct_boot_allgather(c->boot, &mine, sizeof mine, all, err);
+    int bad = -1, nbad = 0;
+    bool unsupp = true;
+    for (int q = 0; rc == 0 && q < c->size; q++)
+        if (all[q].rc < 0) {
+            bad = bad < 0 ? q : bad;
+            nbad++;
+            unsupp = unsupp && all[q].rc == CT_EUNSUPP;
+        }
+    if (rc == 0 && bad >= 0 && nbad == c->size) /* refused alike: said once, as rank 0's */
+        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "%s", all[0].msg);
+    else if (rc == 0 && bad >= 0)
+        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
+                        c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
+    free(all);
+    return rc;
 }
 
 void ct_bench_prep_release(struct ct_bench_prep *p)

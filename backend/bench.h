@@ -130,6 +130,24 @@ void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem);
 void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, size_t n,
                       const struct ct_job *j);
 
+/* A run's --minbytes and --maxbytes: in order, up to 1 TiB, multiples of the type's size
+ * (0 allowed). CT_EINVAL with a one-line message. */
+#define CT_BENCH_BYTES_MAX (1ull << 40)
+int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, enum ct_dtype dtype, struct ct_err *err);
+/* The sizes of a run, nccl-tests' steps: minb, minb x factor, ... up to maxb, each rounded
+ * down to a multiple of es.
+ * *out is new memory (free()); returns the count (at most CT_BENCH_SIZES_MAX). */
+#define CT_BENCH_SIZES_MAX 4096
+size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double factor, size_t es,
+                      int nranks, uint64_t **out);
+/* Whether a run of algorithm a over job j at every size of sizes[0..n) can run, before any
+ * is measured: at each size, in and out of place, its schedule builds (ct_algo_supports:
+ * oneshot's mailbox); at the first size with data it is prepared (transports with one-sided
+ * access or a mailbox, buffers in shared memory). Every rank learns every rank's answer:
+ * 0, or the same error on every rank, naming the collective and size (and the rank, unless
+ * every rank refused), CT_EUNSUPP where only support refused. Collective. */
+int ct_bench_can_run(struct ct_bench *b, const struct ct_algo *a, const struct ct_job *j,
+                     const uint64_t *sizes, size_t n, struct ct_err *err);
 /* Build the schedule and size the buffers (j's shape is set from the communicator); the
  * inputs are written once, by ct_bench_check or else the first ct_bench_time. */
 int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *a, const struct ct_job *j,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Option values shared by the subcommands: numbers in a range, iteration counts, lists of
  * collectives and algorithms. Each prints its one-line error and returns the exit code. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,4 +59,12 @@ int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n
         v[(*n)++] = a;
     }
     return *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
+}
+
+void ct_arg_cmdline(int argc, char **argv, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < argc && off + 2 < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
 }

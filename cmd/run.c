@@ -94,15 +94,9 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         ct_opts_print_bootstrap(&x->o);
         return -1;
     }
-    if (x->minb > x->maxb)
-        return ct_cmd_fail("run", 2, "--minbytes %llu is larger than --maxbytes %llu", x->minb,
-                           x->maxb);
-    if (x->maxb > (1ull << 40))
-        return ct_cmd_fail("run", 2, "--maxbytes %llu is beyond 1 TiB", x->maxb);
-    size_t es = ct_dtype_size(x->o.dtype);
-    if (x->minb % es || x->maxb % es)
-        return ct_cmd_fail("run", 2, "sizes must be multiples of the %s size (%zu bytes)",
-                           ct_dtype_name(x->o.dtype), es);
+    struct ct_err err = {0};
+    if (ct_bench_sizes_check(x->minb, x->maxb, x->o.dtype, &err) < 0)
+        return ct_cmd_fail("run", 2, "%s", err.msg);
     CT_TRY_OPT(ct_opts_check(&x->o, "run"));
     CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json));
     if (x->average != CT_RANK_TIME_MAX && x->o.lib)
@@ -117,6 +111,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_comm comm;
     struct ct_err err = {0};
     struct ct_row *rows = NULL;
+    uint64_t *sizes = NULL;
     size_t nrows = 0;
     int code = CT_EXIT_OK;
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
@@ -156,12 +151,20 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_run_meta m = {d->name,     tp,         CT_VERSION, x->minb,  x->maxb,
                             x->factor,   x->warmup,  x->iters,   x->check, comm.size,
                             comm.nnodes, x->cmdline, ranks,      quant,    rt};
+    size_t nsizes = ct_bench_sizes(x->o.coll, x->minb, x->maxb, x->factor, es, comm.size, &sizes);
+    struct ct_job j; /* every size checked on every rank before any runs; said by rank 0 */
+    ct_opts_job(&x->o, &comm, 0, &j);
+    if (ranks && !nccl && ct_bench_can_run(&b, x->o.algo, &j, sizes, nsizes, &err) < 0) {
+        ct_live_close(&live);
+        code = err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL;
+        code = comm.rank == 0 ? ct_cmd_fail("run", code, "%s", err.msg) : code;
+        goto out;
+    }
     FILE *tab = ct_cmd_report_stream(x->json); /* --json -: the JSON alone on stdout */
     if (comm.rank == 0 && ranks && !deferred)
         ct_table_header(tab, &m);
-    for (double sz = (double)x->minb; ranks && sz <= (double)x->maxb; sz *= x->factor) {
-        uint64_t size = (uint64_t)sz / es * es;
-        struct ct_job j;
+    for (size_t i = 0; ranks && i < nsizes; i++) {
+        uint64_t size = sizes[i];
         ct_opts_job(&x->o, &comm, d->count_for(size, es, comm.size), &j);
         rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
         struct ct_row *row = &rows[nrows++];
@@ -169,13 +172,8 @@ static int run_rank(struct ct_boot *boot, void *arg)
                     quant || nccl ? algo_q : x->o.algo->name);
         row->quant = quant;
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
-        if (x->tui) {
-            struct ct_progress p = {.cmd = "run", .size = size};
-            snprintf(p.coll, sizeof p.coll, "%s", d->name);
-            snprintf(p.algo, sizeof p.algo, "%s", x->o.algo->name);
-            snprintf(p.params, sizeof p.params, "%.95s", row->params);
-            ct_live_sizes(&live, &p, x->minb, x->maxb, x->factor);
-        }
+        if (x->tui)
+            ct_live_sizes(&live, d->name, x->o.algo->name, row->params, sizes, nsizes, i);
         for (int k = 0; k < 2; k++) {
             struct ct_point p;
             j.in_place = k;
@@ -193,7 +191,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         ct_live_point(&live, d->name, x->o.algo->name, size, row->busbw[0]);
         if (comm.rank == 0 && !deferred)
             ct_table_row(tab, row);
-        if (x->factor * sz <= sz || ct_live_between(&live, boot))
+        if (ct_live_between(&live, boot))
             break;
     }
     ct_live_close(&live);
@@ -223,6 +221,7 @@ out:
     ct_comm_close(&comm);
     free(ranks);
     free(rows);
+    free(sizes);
     /* every rank reports wrong results through rank 0's exit code; others mirror it */
     return code;
 }

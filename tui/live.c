@@ -73,23 +73,24 @@ void ct_live_progress(struct ct_live *l, const struct ct_progress *p)
     fflush(stderr);
 }
 
-void ct_live_sizes(struct ct_live *l, struct ct_progress *p, uint64_t minb, uint64_t maxb,
-                   double factor)
+void ct_live_sizes(struct ct_live *l, const char *coll, const char *algo, const char *params,
+                   const uint64_t *sizes, size_t nsizes, size_t i)
 {
+    struct ct_progress p = {.cmd = "run", .size = sizes[i], .total = (long)nsizes};
+    snprintf(p.coll, sizeof p.coll, "%s", coll);
+    snprintf(p.algo, sizeof p.algo, "%s", algo);
+    snprintf(p.params, sizeof p.params, "%.95s", params);
     double total_b = 0;
-    p->total = 0;
-    for (double sz = (double)minb; sz <= (double)maxb && factor * sz > sz; sz *= factor) {
-        total_b += sz;
-        p->total++;
-    }
+    for (size_t k = 0; k < nsizes; k++)
+        total_b += (double)sizes[k];
     if (!l->t0)
         l->t0 = ct_now_ns();
-    p->done = l->done++;
-    p->elapsed_s = (double)(ct_now_ns() - l->t0) * 1e-9;
-    p->remaining_s = l->done_bytes > 0 ? p->elapsed_s / l->done_bytes * (total_b - l->done_bytes)
-                                       : -1;
-    l->done_bytes += (double)p->size;
-    ct_live_progress(l, p);
+    p.done = l->done++;
+    p.elapsed_s = (double)(ct_now_ns() - l->t0) * 1e-9;
+    p.remaining_s = l->done_bytes > 0 ? p.elapsed_s / l->done_bytes * (total_b - l->done_bytes)
+                                      : -1;
+    l->done_bytes += (double)p.size;
+    ct_live_progress(l, &p);
 }
 
 void ct_live_sweep_progress(struct ct_live *l, const struct ct_sweep_progress *p)

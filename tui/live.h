@@ -34,11 +34,10 @@ void ct_live_open(struct ct_live *l, const char *cmd, const char *title, bool ro
                   bool want_tui);
 /* What the job is doing now. */
 void ct_live_progress(struct ct_live *l, const struct ct_progress *p);
-/* A run's progress at one size of minb..maxb x factor (p: command, collective, algorithm,
- * parameters, size): the points done and the time left are estimated by bytes, since
- * time grows with the size. */
-void ct_live_sizes(struct ct_live *l, struct ct_progress *p, uint64_t minb, uint64_t maxb,
-                   double factor);
+/* run's progress at sizes[i] of its nsizes (collective, algorithm, parameters): the points
+ * done and the time left are estimated by bytes, since time grows with the size. */
+void ct_live_sizes(struct ct_live *l, const char *coll, const char *algo, const char *params,
+                   const uint64_t *sizes, size_t nsizes, size_t i);
 /* The same from a sweep's progress report. */
 void ct_live_sweep_progress(struct ct_live *l, const struct ct_sweep_progress *p);
 /* A measured point for the plot. */

@@ -7,7 +7,8 @@
 every_coll symm 5 -b 8 -e 2M -f 16
 
 # refusals: one line each, naming why
-expect 2 "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo symm -b 8 -e 8
+usage_error "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo symm -b 8 -e 64
+[ ! -s "$TMP/out" ] && ok "tcp: nothing on stdout" || not_ok "tcp: stdout has $(wc -l <"$TMP/out") lines"
 grep -q "needs shared memory, and transport tcp has none" "$TMP/err" && ok "the tcp refusal says why" ||
     { not_ok "tcp refusal"; sed 's/^/#   /' "$TMP/err"; }
 COLLTUNE_SHM_UNREGISTERED=1 $COLLTUNE run --local 2 --algo symm -b 8 -e 8 >"$TMP/out" 2>"$TMP/err"

@@ -14,13 +14,20 @@ wrong=$(awk '!/^#/ { w += $10 + $14 } END { print w + 0 }' "$TMP/out")
     ok "private buffers (COLLTUNE_SHM_UNREGISTERED): 8 B..16 KiB run, #wrong 0" ||
     { not_ok "private buffers: exit $rc, $wrong wrong"; sed 's/^/#   /' "$TMP/err"; }
 
-# refusals: one line each, naming why
-expect 2 "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo oneshot -b 8 -e 8
+# refusals: one line each (rank 0's), naming why, before anything runs or prints
+nothing_printed() { [ ! -s "$TMP/out" ] && ok "$1: nothing on stdout" || not_ok "$1: stdout has $(wc -l <"$TMP/out") lines"; }
+usage_error "tcp has no shared memory" -- $COLLTUNE run --local 2 --transport tcp --algo oneshot -b 8 -e 64
+nothing_printed "tcp"
 grep -q "a mailbox needs shared memory, and transport tcp has none" "$TMP/err" && ok "the tcp refusal says why" ||
     { not_ok "tcp refusal"; sed 's/^/#   /' "$TMP/err"; }
-expect 2 "above the mailbox" -- $COLLTUNE run --local 2 --algo oneshot -b 32K -e 32K
+usage_error "above the mailbox" -- $COLLTUNE run --local 2 --algo oneshot -b 32K -e 32K
 grep -q "oneshot publishes the input, 32768 bytes here, into a mailbox of 16384" "$TMP/err" &&
     ok "the size refusal says why" || { not_ok "size refusal"; sed 's/^/#   /' "$TMP/err"; }
+# a range crossing the mailbox: refused whole, not run up to 16 KiB first
+usage_error "a range past the mailbox" -- $COLLTUNE run --local 2 --algo oneshot -b 8 -e 64K
+nothing_printed "a range past the mailbox"
+grep -q "allreduce 32768 bytes: oneshot publishes the input" "$TMP/err" &&
+    ok "the range refusal names the first size" || { not_ok "range refusal"; sed 's/^/#   /' "$TMP/err"; }
 expect 2 "two virtual nodes" -- $COLLTUNE run --local 4 --ranks-per-node 2 --algo oneshot -b 8 -e 8
 grep -q "oneshot reaches into its peers' memory: one node only (2 nodes here)" "$TMP/err" &&
     ok "the node refusal says why" || { not_ok "node refusal"; sed 's/^/#   /' "$TMP/err"; }
