@@ -519,8 +519,10 @@ size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double fa
     size_t n = 0, cap = 16;
     uint64_t *v = ct_xmalloc(sizeof *v * cap);
     double sz = (double)minb;
-    (void)d;
-    (void)nranks;
+    if (minb == 0 && maxb > 0) { /* 0, then one element per rank's block, then by factor */
+        v[n++] = 0;
+        sz = (double)d->size_bytes(1, es, nranks > 0 ? nranks : 1);
+    }
     for (; sz <= (double)maxb && n < CT_BENCH_SIZES_MAX; sz *= factor) {
         if (n == cap)
             v = ct_xrealloc(v, sizeof *v * (cap *= 2));

@@ -135,7 +135,8 @@ void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, si
 #define CT_BENCH_BYTES_MAX (1ull << 40)
 int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, enum ct_dtype dtype, struct ct_err *err);
 /* The sizes of a run, nccl-tests' steps: minb, minb x factor, ... up to maxb, each rounded
- * down to a multiple of es.
+ * down to a multiple of es. From minb 0 (which no factor leaves): 0, then the smallest size
+ * with data on nranks (one element per rank's block: coll's size of count 1), then by factor.
  * *out is new memory (free()); returns the count (at most CT_BENCH_SIZES_MAX). */
 #define CT_BENCH_SIZES_MAX 4096
 size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double factor, size_t es,

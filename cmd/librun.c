@@ -138,8 +138,10 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     int n = be.shape.nranks, code = a ? CT_EXIT_OK : CT_EXIT_USAGE;
     struct ct_row *rows = NULL;
     size_t nrows = 0;
-    uint64_t list[256];
-    int nlist = 0;
+    uint64_t *list = NULL; /* --sizes, else nccl-tests' steps (from -b 0: 0, then one element) */
+    size_t nlist =
+        r->sizes ? 0 : ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
+    list = r->sizes ? ct_xcalloc(256, sizeof *list) : list;
     for (const char *p = r->sizes; p && *p && nlist < 256;
          p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         char tok[32];
@@ -166,10 +168,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             .nnodes = n / ct_shape_rpn(&be.shape),
                             .args = r->cmdline};
     FILE *tab = ct_cmd_report_stream(r->json); /* --json -: the JSON alone on stdout */
-    int k_size = 0;
-    for (double sz = (double)r->minb; a && (r->sizes ? k_size < nlist : sz <= (double)r->maxb);
-         sz *= r->factor, k_size++) {
-        uint64_t size = r->sizes ? list[k_size] : (uint64_t)sz / es * es;
+    for (size_t k_size = 0; a && k_size < nlist; k_size++) {
+        uint64_t size = list[k_size];
         struct ct_job j = {.coll = o->coll,
                            .dtype = o->dtype,
                            .op = o->op,
@@ -199,8 +199,6 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
             ct_table_header(tab, &m);
         if (be.root)
             ct_table_row(tab, row);
-        if (!r->sizes && r->factor * sz <= sz)
-            break;
     }
     if (a && be.root && ct_table_footer(tab, rows, nrows) > 0)
         code = CT_EXIT_CHECK;
@@ -208,6 +206,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         code = ct_cmd_fail("run", CT_EXIT_FAIL, "%s", err.msg);
 out:
     free(rows);
+    free(list);
     return close_bounded(&be, ctx, code, o->timeout_s);
 }
 

@@ -54,4 +54,15 @@ for tp in shm tcp; do
 done
 OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
 grep -q "OMPI_COMM_WORLD_RANK" "$TMP/out" && ok "--print-bootstrap names the variables" || not_ok "--print-bootstrap"
+# -b 0: size 0, then the smallest size with data (one element per rank's block), then x2
+sizes_of() { grep -v '^#' "$TMP/out" | awk '{ printf "%s ", $1 }'; }
+$COLLTUNE run --local 2 -b 0 -e 64 -n 2 -w 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(sizes_of)" = "0 4 8 16 32 64 " ] && ok "-b 0: 0 4 8 .. 64" ||
+    { not_ok "-b 0: exit $rc, sizes $(sizes_of)"; sed 's/^/#   /' "$TMP/err"; }
+$COLLTUNE run --local 2 --coll allgather -b 0 -e 64 -n 2 -w 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(sizes_of)" = "0 8 16 32 64 " ] && ok "-b 0 allgather on 2 ranks: 0 8 .. 64" ||
+    { not_ok "-b 0 allgather: exit $rc, sizes $(sizes_of)"; sed 's/^/#   /' "$TMP/err"; }
+$COLLTUNE run --local 2 -b 0 -e 0 -n 2 -w 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(sizes_of)" = "0 " ] && ok "-b 0 -e 0: size 0 once" ||
+    { not_ok "-b 0 -e 0: exit $rc, sizes $(sizes_of)"; sed 's/^/#   /' "$TMP/err"; }
 done_testing
