@@ -60,11 +60,3 @@ int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n
     }
     return *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
 }
-
-void ct_arg_cmdline(int argc, char **argv, char *buf, size_t len)
-{
-    size_t off = 0;
-    buf[0] = 0;
-    for (int i = 0; i < argc && off + 2 < len; i++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
-}

@@ -66,8 +66,6 @@ int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long 
 /* Comma-separated collectives into the CT_COLL_BIT set *colls; algorithms appended to v. */
 int ct_arg_colls(const char *cmd, char *arg, unsigned *colls);
 int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n, size_t max);
-/* The command line, its words joined by spaces and cut to fit buf (the results' header). */
-void ct_arg_cmdline(int argc, char **argv, char *buf, size_t len);
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],
