@@ -36,6 +36,21 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
     return rc;
 }
 
+int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
+{
+    if (o->lib && o->own_algos)
+        return ct_cmd_fail(cmd, 2,
+                           "--algo names colltune's own algorithms; --lib %s measures the "
+                           "library's own, named %s:NAME",
+                           o->lib, o->lib);
+    if (o->lib && o->quant)
+        return ct_cmd_fail(cmd, 2, "--quant is colltune's own wire format, not --lib %s's", o->lib);
+    if (o->lib && strcmp(o->transport, "auto"))
+        return ct_cmd_fail(cmd, 2, "--transport %s: --lib %s moves data over its own transports",
+                           o->transport, o->lib);
+    return 0;
+}
+
 int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code)
 {
     if (!n)

@@ -80,10 +80,8 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_ALGO:
         if (strchr(arg, ':'))
             o->lib_algo = arg; /* a library's algorithm: the engine knows its names */
-        else if (!(o->algo = ct_algo_find(arg)))
+        else if (!(o->own_algos = (o->algo = ct_algo_find(arg)) != NULL))
             return ct_cmd_fail(cmd, 2, "unknown algorithm '%s' (see 'colltune list algos')", arg);
-        else
-            o->own_algos = true;
         return 0;
     case CT_O_CHUNK: return param(o, cmd, CT_P_CHUNK, arg);
     case CT_O_PIPELINE: return param(o, cmd, CT_P_PIPELINE, arg);
@@ -225,17 +223,7 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     if (o->lib && strcmp(cmd, "run") && strcmp(cmd, "sweep"))
         return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' and 'sweep' drive library engines",
                            o->lib);
-    /* what a library engine cannot honour is refused, not ignored */
-    if (o->lib && o->own_algos)
-        return ct_cmd_fail(cmd, 2,
-                           "--algo names colltune's own algorithms; --lib %s measures the "
-                           "library's own, named %s:NAME",
-                           o->lib, o->lib);
-    if (o->lib && o->quant)
-        return ct_cmd_fail(cmd, 2, "--quant is colltune's own wire format, not --lib %s's", o->lib);
-    if (o->lib && strcmp(o->transport, "auto"))
-        return ct_cmd_fail(cmd, 2, "--transport %s: --lib %s moves data over its own transports",
-                           o->transport, o->lib);
+    CT_TRY_OPT(ct_opts_lib_check(o, cmd));
     if (nccl && o->mem && strcmp(o->mem, "cuda"))
         return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
     if (o->hosts && (!o->lib || nccl)) /* the rest of an MPI engine's launch: cmd/librun.c */

@@ -119,6 +119,9 @@ struct ct_sweep_job;
  * --timeout: past that the rank says so and leaves with exit 1. */
 int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const struct ct_comm *c,
                         struct ct_backend *be, struct ct_nccl **n, struct ct_err *err);
+/* With --lib: what a library engine cannot honour refused (exit 2, said), not ignored:
+ * colltune's own --algo(s), --quant, --transport. 0 otherwise. */
+int ct_opts_lib_check(const struct ct_opts *o, const char *cmd);
 /* Close n (NULL: nothing) within --timeout, else a warning naming rank and leave with code
  * (the results are out before); returns code. */
 int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code);

@@ -87,10 +87,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_TUI: x->want_tui = true; break;
         case O_MODEL: case O_NODES: case O_NET: CT_TRY_OPT(ct_sweep_model_opt(&x->model, c - O_MODEL, optarg)); break;
         case O_ALGOS:
-        case CT_O_ALGO:
-            x->o.own_algos = true;
-            CT_TRY_OPT(ct_arg_algos("sweep", optarg, x->algos, &x->nalgos, MAX_ALGOS));
-            break;
+        case CT_O_ALGO: CT_TRY_OPT(ct_arg_algos("sweep", optarg, x->algos, &x->nalgos, MAX_ALGOS)); break;
         case CT_O_COLL: CT_TRY_OPT(ct_arg_colls("sweep", optarg, &x->c.colls)); break;
         case 'h': fputs(ct_help_sweep, stdout); return -1;
         case ':': return ct_cmd_fail("sweep", 2, "option '%s' needs a value", argv[optind - 1]);
@@ -125,8 +122,8 @@ static bool by_model(const struct sweep_ctx *x)
 static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
 {
     struct ct_err err = {0};
-    if (!x->c.colls)
-        x->c.colls = CT_COLLS_ALL;
+    x->c.colls = x->c.colls ? x->c.colls : CT_COLLS_ALL;
+    x->o.own_algos = x->nalgos > 0; /* colltune's own: refused with --lib */
     build_cfg(x, NULL, cfg);
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
