@@ -300,21 +300,28 @@ static int still_usable(struct ct_nccl *n, struct ct_err *err)
 }
 
 /*
- * Wait for a stream or an event (query: cudaStreamQuery or cudaEventQuery) as nccl-tests does
- * (testStreamSynchronize): poll it and NCCL's asynchronous error, yielding the CPU between
- * polls, and give up after --timeout (the bootstrap's op timeout). A blocking synchronize
- * never returns when a peer dies or stalls: NCCL's kernels keep waiting for its data. The
- * timed region is unaffected: its times are the GPU's events.
+ * Wait until the GPU finished work queued on the engine's stream, as nccl-tests does
+ * (testStreamSynchronize): poll and NCCL's asynchronous error, yielding the CPU between
+ * polls. A blocking synchronize never returns when a peer dies or stalls: NCCL's kernels keep
+ * waiting for its data. --timeout (the bootstrap's op timeout) bounds the time without
+ * progress, as for the native engine: the work is the nev events ev[] recorded in order, each
+ * after `calls` calls (each one done restarts the clock), or with ev NULL the whole stream of
+ * `calls` calls; --timeout per call. The timed region is unaffected: its times are the GPU's
+ * events.
  */
-static int await(struct ct_nccl *n, int (*query)(void *), void *obj, const char *what,
+static int await(struct ct_nccl *n, void *const *ev, int nev, int calls, const char *what,
                  struct ct_err *err)
 {
-    int64_t t0 = ct_now_ns(),
-            limit = n->boot->op_timeout_ns > 0 ? n->boot->op_timeout_ns : (int64_t)30 * 1000000000;
-    for (;;) {
-        int q = query(obj), st = CT_NCCL_SUCCESS;
-        if (q == CT_CUDA_SUCCESS)
+    int64_t step = n->boot->op_timeout_ns > 0 ? n->boot->op_timeout_ns : (int64_t)30 * 1000000000,
+            limit = step * (calls > 1 ? calls : 1), t0 = ct_now_ns();
+    for (int k = 0;;) {
+        int q = ev ? n->eventQuery(ev[k]) : n->streamQuery(n->stream), st = CT_NCCL_SUCCESS;
+        if (q == CT_CUDA_SUCCESS && (!ev || ++k == nev))
             return 0;
+        if (q == CT_CUDA_SUCCESS) { /* one more event done: progress */
+            t0 = ct_now_ns();
+            continue;
+        }
         if (q != CT_CUDA_NOT_READY)
             return give_up(n, err, "%s: CUDA error %d", what, q);
         if (n->commGetAsyncError(n->comm, &st) == CT_NCCL_SUCCESS && st != CT_NCCL_SUCCESS &&
@@ -322,8 +329,7 @@ static int await(struct ct_nccl *n, int (*query)(void *), void *obj, const char 
             return give_up(n, err, "%s: NCCL reports %s (ncclResult %d; a peer failed)", what,
                            n->errstr(st), st);
         if (ct_now_ns() - t0 > limit)
-            return give_up(n, err,
-                           "%s: not finished after %.0f s (a peer died or stalled; --timeout)",
+            return give_up(n, err, "%s: no progress for %.0f s (a peer died or stalled; --timeout)",
                            what, (double)limit * 1e-9);
         sched_yield();
     }
@@ -378,7 +384,7 @@ static int forced_ran(struct ct_nccl *n, int id, bool own_ch, long missed0, bool
     if (e)
         return ct_err_set(err, CT_EIO, "NCCL engine: the forced choice's first call failed (%d)",
                           e);
-    CT_TRY(await(n, n->streamQuery, n->stream, "the forced choice's first call", err));
+    CT_TRY(await(n, NULL, 0, 1, "the forced choice's first call", err));
     int a = (id - 1) / NPROTOS, p = (id - 1) % NPROTOS, oa = -1, op = -1, *all;
     /* bit 0: a miss here; bit 1: the forced choice is not NCCL's own here */
     int mine = (n->missed() > missed0) |
@@ -461,7 +467,7 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
     if (e)
         rc = nccl_fail(n, err, "collective", e);
     if (rc == 0)
-        rc = await(n, n->streamQuery, n->stream, "the checked call", err);
+        rc = await(n, NULL, 0, 1, "the checked call", err);
     void *hr = rc == 0 ? realloc(h, rb ? rb : 1) : NULL;
     if (hr) {
         h = hr;
@@ -523,7 +529,7 @@ static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us,
         e = launch(n);
     if (e)
         return nccl_fail(n, err, "warmup", e);
-    CT_TRY(await(n, n->streamQuery, n->stream, "the warmup", err));
+    CT_TRY(await(n, NULL, 0, warmup, "the warmup", err));
     CT_TRY(ct_boot_barrier(n->boot, err)); /* start together, as nccl-tests does */
     e = e ? e : n->eventRecord(n->ev[0], n->stream);
     for (int i = 0; !e && i < iters; i++) {
@@ -534,7 +540,7 @@ static int nccl_time(void *ctx, int warmup, int iters, int reps, double *out_us,
     }
     if (e)
         return ct_err_set(err, CT_EIO, "NCCL engine: timed runs failed (error %d)", e);
-    CT_TRY(await(n, n->eventQuery, n->ev[iters], "the timed calls", err));
+    CT_TRY(await(n, n->ev + 1, iters, reps, "the timed calls", err));
     double *all = calloc((size_t)iters * (size_t)n->boot->size, sizeof *all);
     if (!all)
         return ct_err_set(err, CT_ENOMEM, "NCCL engine: out of memory");

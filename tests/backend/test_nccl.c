@@ -286,8 +286,9 @@ Test(gpu, nccl_one_rank_offers_only_nccls_own_choice)
     unsetenv("NCCL_TUNER_PLUGIN");
 }
 
-/* What a sweep of NCCL does on two GPUs (two ranks as threads; a check that fails is written to
- * the rank's msg, and the rank stops): colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
+/* What a sweep of NCCL does on two GPUs (two ranks as threads, sharing the process's one plugin,
+ * so a miss either rank's NCCL counts is seen by both; a check that fails is written to the
+ * rank's msg, and the rank stops): colltune's plugin loaded by NCCL (NCCL_TUNER_PLUGIN at
  * communicator creation), every row of every collective either runs forced with exact results
  * and positive times, or is refused alike as a choice NCCL cannot run there; ring/Simple and
  * NCCL's own choice always run, and ring/Simple runs on a forced channel count too (2, the
@@ -319,7 +320,7 @@ static void *rows_rank(void *arg)
         for (int i = 0; i < nr; i++) {
             struct ct_job j = sweep_job((enum ct_coll)c, shape);
             long wrong = -1;
-            double us[3];
+            double us[3] = {0};
             int rc = be.begin(n, rows[i], &j, true, &wrong, &err);
             bool must = !strcmp(rows[i]->name, "nccl:default") ||
                         !strcmp(rows[i]->name, "nccl:ring/Simple");
