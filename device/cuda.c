@@ -85,7 +85,9 @@ static int load_runtime(struct cuda *c, struct ct_err *err)
         c->rt = rt;
         libname = name;
         int (*count)(int *) = (int (*)(int *))dlsym(rt, "cudaGetDeviceCount"), n = 0;
-        if (!count || count(&n) != 35)
+        int e = count ? count(&n) : 0; /* 35 insufficient driver, 803 driver mismatch, 804
+                                          forward compatibility not supported on the device */
+        if (e != 35 && e != 803 && e != 804)
             break;
     }
     if (!c->rt)
