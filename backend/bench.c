@@ -2,6 +2,7 @@
 /* One measured point: buffers, inputs, warmup, timed iterations, verification. */
 #include "bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,7 +498,8 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
     return 0;
 }
 
-int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, enum ct_dtype dtype, struct ct_err *err)
+int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dtype dtype,
+                         struct ct_err *err)
 {
     size_t es = ct_dtype_size(dtype);
     if (minb > maxb)
@@ -509,6 +511,12 @@ int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, enum ct_dtype dtype, stru
     if (minb % es || maxb % es)
         return ct_err_set(err, CT_EINVAL, "sizes must be multiples of the %s size (%zu bytes)",
                           ct_dtype_name(dtype), es);
+    double from = (double)(minb ? minb : es), steps = log((double)maxb / from) / log(factor);
+    if (factor > 1 && maxb > from && steps + 2 > CT_BENCH_SIZES_MAX)
+        return ct_err_set(err, CT_EINVAL,
+                          "--stepfactor %g from %llu to %llu bytes is %.0f sizes; at most %d",
+                          factor, (unsigned long long)minb, (unsigned long long)maxb, steps + 1,
+                          CT_BENCH_SIZES_MAX);
     return 0;
 }
 

@@ -131,9 +131,11 @@ void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, si
                       const struct ct_job *j);
 
 /* A run's --minbytes and --maxbytes: in order, up to 1 TiB, multiples of the type's size
- * (0 allowed). CT_EINVAL with a one-line message. */
+ * (0 allowed), and no more than CT_BENCH_SIZES_MAX sizes at --stepfactor factor. CT_EINVAL
+ * with a one-line message. */
 #define CT_BENCH_BYTES_MAX (1ull << 40)
-int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, enum ct_dtype dtype, struct ct_err *err);
+int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dtype dtype,
+                         struct ct_err *err);
 /* The sizes of a run, nccl-tests' steps: minb, minb x factor, ... up to maxb, each rounded
  * down to a multiple of es. From minb 0 (which no factor leaves): 0, then the smallest size
  * with data on nranks (one element per rank's block: coll's size of count 1), then by factor.

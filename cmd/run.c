@@ -95,7 +95,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         return -1;
     }
     struct ct_err err = {0};
-    if (ct_bench_sizes_check(x->minb, x->maxb, x->o.dtype, &err) < 0)
+    if (ct_bench_sizes_check(x->minb, x->maxb, x->factor, x->o.dtype, &err) < 0)
         return ct_cmd_fail("run", 2, "%s", err.msg);
     CT_TRY_OPT(ct_opts_check(&x->o, "run"));
     CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json));

@@ -30,4 +30,5 @@ usage_error "bad timeout" -- $R --timeout -1
 usage_error "average out of range" -- $R -a 4
 usage_error "average not a number" -- $R --average max
 usage_error "average with a library engine" -- $R -a 1 --lib ompi
+usage_error "more sizes than a run takes" -- $R -b 8 -e 1G -f 1.001
 done_testing
