@@ -3,13 +3,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/file.h"
+#include "../transport/launch.h"
 #include "cmd.h"
 
 /* "colltune CMD: KIND: message\n" in one write: ranks of one job share stderr, and stderr is
@@ -58,7 +59,11 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path)
 {
     struct ct_err err = {0};
-    if (path && strcmp(path, "-") && ct_file_check_writable(path, &err) < 0)
+    if (ct_launch_env_rank() > 0) /* a launched rank but the first: rank 0 writes, not this */
+        return 0;
+    /* "-" is standard output for --json; for another option, a file of that name */
+    if (path && (strcmp(path, "-") || strcmp(opt, "json")) &&
+        ct_file_check_writable(path, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: %s", opt, err.msg);
     return 0;
 }

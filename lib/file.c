@@ -172,8 +172,8 @@ int ct_file_check_writable(const char *path, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", path);
     size_t n = strlen(path) + 48;
     char *probe = ct_xmalloc(n);
-    snprintf(probe, n, "%s.colltune-write-test.%ld", path, (long)getpid());
-    int rc = 0, fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    snprintf(probe, n, "%s.colltune-write-test.XXXXXX", path); /* unique, also across hosts */
+    int rc = 0, fd = mkostemp(probe, O_CLOEXEC);
     if (fd < 0) {
         rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
     } else {

@@ -95,6 +95,18 @@ static const struct pair pairs[] = {
 };
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
 
+int ct_launch_env_rank(void)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < NPAIRS && !v; i++)
+        if (!pairs[i].applies || pairs[i].applies())
+            v = env(pairs[i].rank);
+    v = v ? v : env("PMIX_RANK");
+    char *end;
+    long r = v ? strtol(v, &end, 10) : -1;
+    return v && !*end && r >= 0 && r < CT_BOOT_MAX_RANKS ? (int)r : -1;
+}
+
 static int mislaunch(struct ct_launch_info *li, struct ct_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

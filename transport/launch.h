@@ -83,6 +83,9 @@ struct ct_launch_info {
 /* Detect; returns 0, or CT_EINVAL for a mis-launch (li->why and err say why). */
 int ct_launch_detect(const struct ct_launch_cfg *cfg, struct ct_launch_info *li,
                      struct ct_err *err);
+/* This process's rank as its launcher's variables give it (COLLTUNE_RANK, mpirun's, PMI's,
+ * srun's within a step, torchrun's, PMIX_RANK), before any bootstrap; -1 when none does. */
+int ct_launch_env_rank(void);
 
 /*
  * Run fn in every rank. Local kinds: fork, run, wait; the return value is the worst exit

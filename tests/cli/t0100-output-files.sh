@@ -17,6 +17,14 @@ for j in /nonexistent/dir/x.json "$TMP" /proc/colltune-nope.json; do
 done
 ls /proc/colltune-nope* /nonexistent 2>/dev/null && not_ok "nothing left behind" || ok "nothing left behind"
 
+# '-' is standard output for --json alone: for --save-baseline it is a file, checked like any
+cd /proc || exit 1
+usage_error "validate --save-baseline - where it cannot be written" -- "$COLLTUNE" validate --local 2 --save-baseline -
+cd - >/dev/null || exit 1
+# a launched rank but the first writes nothing, so it does not check: rank 0 does
+COLLTUNE_RANK=1 COLLTUNE_SIZE=2 COLLTUNE_ROOT=127.0.0.1:1 "$COLLTUNE" run --json /nonexistent/x.json --boot-timeout 1 >"$TMP/out" 2>"$TMP/err"
+grep -q "json" "$TMP/err" && not_ok "rank 1 leaves --json to rank 0: $(cat "$TMP/err")" || ok "rank 1 leaves --json to rank 0"
+
 # an existing result is not truncated by the check
 echo keep >"$TMP/old.json"
 expect 0 "run --json over an existing file" -- "$COLLTUNE" run --local 2 -b 8 -e 8 -n 1 -w 0 --json "$TMP/old.json"

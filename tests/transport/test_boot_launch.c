@@ -152,6 +152,30 @@ Test(launch_detect, slurm_step)
     cr_assert_eq(li.size, 8);
 }
 
+/* The rank a launcher's variables give before any bootstrap (a rank but the first writes no
+ * output, so it does not check the output's path): srun's only within a step, torchrun's
+ * only with MASTER_ADDR, PMIx's last; nothing or garbage: -1. */
+Test(launch_detect, env_rank_before_bootstrap)
+{
+    cr_expect_eq(ct_launch_env_rank(), -1);
+    setenv("SLURM_PROCID", "5", 1);
+    cr_expect_eq(ct_launch_env_rank(), -1, "a batch script's task variables are no launch");
+    setenv("SLURM_STEP_ID", "0", 1);
+    cr_expect_eq(ct_launch_env_rank(), 5);
+    setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+    cr_expect_eq(ct_launch_env_rank(), 2, "mpirun's before srun's");
+    clean_env();
+    setenv("RANK", "7", 1);
+    cr_expect_eq(ct_launch_env_rank(), -1, "RANK without MASTER_ADDR");
+    setenv("MASTER_ADDR", "n1", 1);
+    cr_expect_eq(ct_launch_env_rank(), 7);
+    clean_env();
+    setenv("PMIX_RANK", "1", 1);
+    cr_expect_eq(ct_launch_env_rank(), 1);
+    setenv("PMIX_RANK", "x1", 1);
+    cr_expect_eq(ct_launch_env_rank(), -1);
+}
+
 Test(launch_detect, sizes_disagree)
 {
     setenv("COLLTUNE_ROOT", "n1:4000", 1);
