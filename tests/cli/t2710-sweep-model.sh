@@ -46,6 +46,6 @@ if grep -q "PREDICTED by colltune model" "$TMP/m/rules" &&
     grep -q "PREDICTED" "$TMP/m/report.html"; then ok "export and report say predicted"; else
     not_ok "export/report label"; fi
 expect 0 "csv export marks each rule" -- $COLLTUNE export --format csv "$TMP/m/config.json"
-if head -1 "$TMP/out" | grep -q ",predicted$" && sed -n 2p "$TMP/out" | grep -q ",yes$"; then
+if head -1 "$TMP/out" | grep -q ",predicted,library$" && sed -n 2p "$TMP/out" | grep -q ",yes,colltune$"; then
     ok "csv predicted column"; else not_ok "csv"; fi
 done_testing

@@ -1,5 +1,5 @@
 #!/bin/sh
-# model refuses the options that start, place or connect ranks (as sweep --model does), and
+# model refuses the options that start, place or connect ranks, and
 # names every algorithm it was asked for that it cannot price, with the reason.
 . "$(dirname "$0")/lib.sh"
 M="$COLLTUNE model --node dgx-h100 -b 8 -e 8"
@@ -9,8 +9,8 @@ for o in "--torus 2x4 --algo torus-ring" "--local 2" "--transport tcp" "--rails 
     usage_error "model $o" -- $M $o
     grep -q "predicted" "$TMP/out" && not_ok "model $o: nothing priced" || ok "model $o: nothing priced"
 done
-grep -q "needs a torus shape (--torus" "$TMP/err" && not_ok "no advice to use --torus" || ok "no advice to use --torus"
 usage_error "torus-ring on a node without a torus" -- $M --algo torus-ring
+grep -q "needs a torus shape (--torus" "$TMP/err" && not_ok "no advice to use --torus" || ok "no advice to use --torus"
 grep -q "has no torus (node.torus" "$TMP/err" && ok "says where a torus comes from" || not_ok "says where a torus comes from: $(cat "$TMP/err")"
 usage_error "bruck for allreduce" -- $M --algo bruck --coll allreduce
 grep -q "()" "$TMP/err" && not_ok "no empty parentheses" || ok "no empty parentheses"
