@@ -314,6 +314,8 @@ static int await(struct ct_nccl *n, void *const *ev, int nev, int calls, const c
 {
     int64_t step = n->boot->op_timeout_ns > 0 ? n->boot->op_timeout_ns : (int64_t)30 * 1000000000,
             limit = step * (calls > 1 ? calls : 1), t0 = ct_now_ns();
+    if (ev && nev < 1)
+        return 0;
     for (int k = 0;;) {
         int q = ev ? n->eventQuery(ev[k]) : n->streamQuery(n->stream), st = CT_NCCL_SUCCESS;
         if (q == CT_CUDA_SUCCESS && (!ev || ++k == nev))
