@@ -511,12 +511,18 @@ int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dt
     if (minb % es || maxb % es)
         return ct_err_set(err, CT_EINVAL, "sizes must be multiples of the %s size (%zu bytes)",
                           ct_dtype_name(dtype), es);
-    double from = (double)(minb ? minb : es), steps = log((double)maxb / from) / log(factor);
-    if (factor > 1 && maxb > from && steps + 2 > CT_BENCH_SIZES_MAX)
+    /* ct_bench_sizes' steps, from the smallest start any collective has after 0 (one element) */
+    size_t n = minb == 0 && maxb > 0;
+    for (double sz = (double)(minb ? minb : es); sz <= (double)maxb && n <= CT_BENCH_SIZES_MAX;
+         sz *= factor) {
+        n++;
+        if (factor * sz <= sz)
+            break;
+    }
+    if (n > CT_BENCH_SIZES_MAX)
         return ct_err_set(err, CT_EINVAL,
-                          "--stepfactor %g from %llu to %llu bytes is %.0f sizes; at most %d",
-                          factor, (unsigned long long)minb, (unsigned long long)maxb, steps + 1,
-                          CT_BENCH_SIZES_MAX);
+                          "--stepfactor %g from %llu to %llu bytes is more than %d sizes", factor,
+                          (unsigned long long)minb, (unsigned long long)maxb, CT_BENCH_SIZES_MAX);
     return 0;
 }
 
