@@ -313,7 +313,9 @@ static int await(struct ct_nccl *n, void *const *ev, int nev, int calls, const c
                  struct ct_err *err)
 {
     int64_t step = n->boot->op_timeout_ns > 0 ? n->boot->op_timeout_ns : (int64_t)30 * 1000000000,
-            limit = step * (calls > 1 ? calls : 1), t0 = ct_now_ns();
+            limit =
+                calls > 1 && step > INT64_MAX / calls ? INT64_MAX : step * (calls > 1 ? calls : 1),
+            t0 = ct_now_ns();
     if (ev && nev < 1)
         return 0;
     for (int k = 0;;) {
