@@ -59,7 +59,7 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path)
 {
     struct ct_err err = {0};
-    if (ct_launch_env_rank() > 0) /* a launched rank but the first: rank 0 writes, not this */
+    if (strcmp(cmd, "model") && ct_launch_env_rank() > 0) /* rank 0 writes it, not this rank */
         return 0;
     /* "-" is standard output for --json; for another option, a file of that name */
     if (path && (strcmp(path, "-") || strcmp(opt, "json")) &&

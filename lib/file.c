@@ -189,11 +189,12 @@ int ct_dir_make_writable(const char *dir, const char *opt, struct ct_err *err)
     if (mkdir_p(dir) < 0)
         return ct_err_set(err, CT_EIO, "cannot create --%s '%s': %s", opt, dir, strerror(errno));
     char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.colltune-write-test.%ld", dir, (long)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f)
+    snprintf(probe, sizeof probe, "%s/.colltune-write-test.XXXXXX", dir); /* unique, also on a
+                                                                              shared folder */
+    int fd = mkostemp(probe, O_CLOEXEC);
+    if (fd < 0)
         return ct_err_set(err, CT_EIO, "cannot write in --%s '%s': %s", opt, dir, strerror(errno));
-    fclose(f);
+    close(fd);
     unlink(probe);
     return 0;
 }

@@ -97,7 +97,9 @@ static const struct pair pairs[] = {
 
 int ct_launch_env_rank(void)
 {
-    const char *v = NULL;
+    const char *v = NULL, *b = env("COLLTUNE_BOOTSTRAP");
+    if (b && !strcmp(b, "single")) /* every process a job of its own */
+        return -1;
     for (size_t i = 0; i < NPAIRS && !v; i++)
         if (!pairs[i].applies || pairs[i].applies())
             v = env(pairs[i].rank);
