@@ -64,7 +64,8 @@ static int rt_fail(struct cuda *c, struct ct_err *err, const char *call, int e)
  * The first runtime of the list ($COLLTUNE_CUDART, colon-separated, else libcudart.so.13, .so.12,
  * .so) that loads and that the driver can serve: a runtime newer than the driver answers
  * cudaErrorInsufficientDriver (35) to everything (CUDA 13's before driver 580, which hosts of
- * CUDA 12 still run), and the next one of the list may still work. The last that loads is
+ * CUDA 12 still run), or 803/804 (driver mismatch, forward compatibility not supported), and
+ * the next one of the list may still work. The last that loads is
  * kept all the same: cuda_open then says what is wrong.
  */
 static int load_runtime(struct cuda *c, struct ct_err *err)
