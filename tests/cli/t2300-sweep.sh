@@ -49,8 +49,11 @@ expect 0 "the oneshot config passes its own verify" -- $S --verify "$TMP/os/conf
 # verify makes its buffers as large as its largest check point (64 KiB here), as the sweep that
 # wrote the config had them, not --maxbytes' default of 256 MiB (which took 1.5 GB and, on
 # this VM, made symm's 64 KiB AllReduce 4.7x slower than that sweep measured it)
-# (the old reservation put 2 x 512 MiB into /dev/shm; this one, kilobytes)
-$S --verify "$TMP/os/config.json" --budget 3 --algos oneshot,ring >"$TMP/out" 2>"$TMP/err" &
+# (the old reservation put 2 x 512 MiB into /dev/shm; this one, kilobytes). 100,000 timed
+# iterations a point keep it running long enough to be seen (a verify of two small ranges
+# is over in tens of milliseconds).
+$S --verify "$TMP/os/config.json" --budget 10 --algos oneshot,ring --min-iters 100000 \
+    --max-iters 100000 >"$TMP/out" 2>"$TMP/err" &
 pid=$! peak=0
 while kill -0 $pid 2>/dev/null; do
     kb=$(du -sk /dev/shm 2>/dev/null | cut -f1)
@@ -59,7 +62,7 @@ while kill -0 $pid 2>/dev/null; do
 done
 wait $pid
 rc=$?
-[ $rc -eq 0 ] && [ "$peak" -lt 131072 ] &&
+[ $rc -eq 0 ] && [ "$peak" -gt 0 ] && [ "$peak" -lt 131072 ] &&
     ok "verify's buffers fit its check points (/dev/shm peak ${peak} KiB)" ||
     not_ok "verify's buffers: exit $rc, /dev/shm peak ${peak} KiB"
 rm -rf "$TMP/os"
