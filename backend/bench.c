@@ -2,7 +2,6 @@
 /* One measured point: buffers, inputs, warmup, timed iterations, verification. */
 #include "bench.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,6 +497,30 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
     return 0;
 }
 
+/* nccl-tests' steps: minb, minb x factor, ... up to maxb, each rounded down to a multiple of
+ * es; from minb 0 (which no factor leaves): 0, then first, then by factor. The first cap go
+ * to v (NULL: counted only); returns the count, at most cap + 1. */
+static size_t steps(uint64_t minb, uint64_t maxb, double factor, size_t es, uint64_t first,
+                    uint64_t *v, size_t cap)
+{
+    size_t n = 0;
+    double sz = (double)minb;
+    if (minb == 0 && maxb > 0) {
+        if (v)
+            v[n] = 0;
+        n++;
+        sz = (double)first;
+    }
+    for (; sz <= (double)maxb && n <= cap; sz *= factor) {
+        if (v && n < cap)
+            v[n] = (uint64_t)sz / es * es;
+        n++;
+        if (factor * sz <= sz) /* 0 (from -b 0 -e 0), or no longer growing */
+            break;
+    }
+    return n;
+}
+
 int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dtype dtype,
                          struct ct_err *err)
 {
@@ -511,15 +534,9 @@ int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dt
     if (minb % es || maxb % es)
         return ct_err_set(err, CT_EINVAL, "sizes must be multiples of the %s size (%zu bytes)",
                           ct_dtype_name(dtype), es);
-    /* ct_bench_sizes' steps, from the smallest start any collective has after 0 (one element) */
-    size_t n = minb == 0 && maxb > 0;
-    for (double sz = (double)(minb ? minb : es); sz <= (double)maxb && n <= CT_BENCH_SIZES_MAX;
-         sz *= factor) {
-        n++;
-        if (factor * sz <= sz)
-            break;
-    }
-    if (n > CT_BENCH_SIZES_MAX)
+    /* counted as ct_bench_sizes steps them, from the smallest start any collective has after
+     * 0 (one element) */
+    if (steps(minb, maxb, factor, es, es, NULL, CT_BENCH_SIZES_MAX) > CT_BENCH_SIZES_MAX)
         return ct_err_set(err, CT_EINVAL,
                           "--stepfactor %g from %llu to %llu bytes is more than %d sizes", factor,
                           (unsigned long long)minb, (unsigned long long)maxb, CT_BENCH_SIZES_MAX);
@@ -529,23 +546,11 @@ int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dt
 size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double factor, size_t es,
                       int nranks, uint64_t **out)
 {
-    const struct ct_coll_desc *d = ct_coll_desc(coll);
-    size_t n = 0, cap = 16;
-    uint64_t *v = ct_xmalloc(sizeof *v * cap);
-    double sz = (double)minb;
-    if (minb == 0 && maxb > 0) { /* 0, then one element per rank's block, then by factor */
-        v[n++] = 0;
-        sz = (double)d->size_bytes(1, es, nranks > 0 ? nranks : 1);
-    }
-    for (; sz <= (double)maxb && n < CT_BENCH_SIZES_MAX; sz *= factor) {
-        if (n == cap)
-            v = ct_xrealloc(v, sizeof *v * (cap *= 2));
-        v[n++] = (uint64_t)sz / es * es;
-        if (factor * sz <= sz) /* 0 (from -b 0 -e 0), or no longer growing */
-            break;
-    }
-    *out = v;
-    return n;
+    *out = ct_xmalloc(sizeof **out * CT_BENCH_SIZES_MAX);
+    size_t n = steps(minb, maxb, factor, es,
+                     ct_coll_desc(coll)->size_bytes(1, es, nranks > 0 ? nranks : 1), *out,
+                     CT_BENCH_SIZES_MAX);
+    return n < CT_BENCH_SIZES_MAX ? n : CT_BENCH_SIZES_MAX;
 }
 
 struct can_status {
