@@ -4,6 +4,7 @@
 #define CT_CMD_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "../lib/parse.h"
@@ -34,9 +35,13 @@ int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* An output file named by --opt (NULL: none; "-": standard output, nothing to check) must
- * be writable before anything runs: 0, or exit 2 after "--opt: cannot write 'path': why". */
-int ct_cmd_out_check(const char *cmd, const char *opt, const char *path);
+/* An output file named by --opt (NULL: none; "-" for --json: standard output) must be
+ * writable before anything runs: 0, or exit 2 after "--opt: cannot write 'path': why".
+ * launched: cmd runs in every rank of a launched job (run, validate, sweep), where rank 0
+ * alone writes its outputs; the others neither check nor make them (a path may exist on
+ * rank 0's host alone). ct_cmd_out_dir: the same for an output folder, made when missing. */
+int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched);
+int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched);
 
 /* An input file named by --opt (NULL: none) must be readable: 0, or exit 2 (unusable
  * input) after "--opt: cannot read 'path': why". */

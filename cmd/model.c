@@ -100,8 +100,8 @@ static int parse(struct model_ctx *x, int argc, char **argv)
                                        "collective)");
     CT_TRY_OPT(ct_cmd_in_check("model", "topology", x->q.topo.file));
     CT_TRY_OPT(ct_cmd_in_check("model", "calibrate", x->calib));
-    CT_TRY_OPT(ct_cmd_out_check("model", "json", x->q.json));
-    CT_TRY_OPT(ct_cmd_out_check("model", "out", x->calib ? x->out : NULL));
+    CT_TRY_OPT(ct_cmd_out_check("model", "json", x->q.json, false));
+    CT_TRY_OPT(ct_cmd_out_check("model", "out", x->calib ? x->out : NULL, false));
     x->q.coll = x->o.coll;
     x->q.dtype = x->o.dtype;
     x->q.op = x->o.op;

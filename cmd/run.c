@@ -98,7 +98,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     if (ct_bench_sizes_check(x->minb, x->maxb, x->factor, x->o.dtype, &err) < 0)
         return ct_cmd_fail("run", 2, "%s", err.msg);
     CT_TRY_OPT(ct_opts_check(&x->o, "run"));
-    CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json));
+    CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json, true));
     if (x->average != CT_RANK_TIME_MAX && x->o.lib)
         return ct_cmd_fail("run", 2, "--average: the library engines report the slowest rank");
     return 0;

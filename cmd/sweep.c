@@ -144,7 +144,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
                                  &err) < 0 ||
         (x->verify && ct_config_json_read(x->verify, &x->conf, &err) < 0))
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
-    return 0;
+    return ct_cmd_out_dir("sweep", "out", x->verify ? NULL : x->out, true);
 }
 
 static void on_progress(void *arg, const struct ct_sweep_progress *p)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/file.h"
 #include "../model/model.h"
 #include "../output/sweep_out.h"
 #include "../tune/config.h"
@@ -120,6 +121,8 @@ int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
         j.cfg.budget_s = CT_MODEL_SWEEP_BUDGET_S;
     j.version = CT_VERSION;
     int rc = ct_sweep_cfg_check_start(&j.cfg, true, cfg->nalgos > 0, out, &err), code;
+    if (rc == 0) /* model: one process, never launched */
+        rc = ct_dir_make_writable(out, "out", &err);
     if (rc < 0) {
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     } else {

@@ -56,10 +56,18 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
-int ct_cmd_out_check(const char *cmd, const char *opt, const char *path)
+int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched)
 {
     struct ct_err err = {0};
-    if (strcmp(cmd, "model") && ct_launch_env_rank() > 0) /* rank 0 writes it, not this rank */
+    if ((launched && ct_launch_env_rank() > 0) || !dir || ct_dir_make_writable(dir, opt, &err) == 0)
+        return 0;
+    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+}
+
+int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched)
+{
+    struct ct_err err = {0};
+    if (launched && ct_launch_env_rank() > 0)
         return 0;
     /* "-" is standard output for --json; for another option, a file of that name */
     if (path && (strcmp(path, "-") || strcmp(opt, "json")) &&

@@ -9,7 +9,6 @@
 #include "../lib/clock.h"
 #include "../lib/file.h"
 #include "../lib/parse.h"
-#include "../transport/launch.h"
 #include "select.h"
 
 void ct_sweep_meta_init(struct ct_config *m, const struct ct_sweep_cfg *cfg, const char *version,
@@ -274,8 +273,5 @@ int ct_sweep_cfg_check_start(const struct ct_sweep_cfg *cfg, bool shape_known, b
         return 0;
     if (shape_known)
         CT_TRY(ct_sweep_cfg_check_cover(cfg, selected, err));
-    CT_TRY(ct_sweep_cfg_check_budget(cfg, err));
-    /* rank 0 of a launched job writes out/: the others neither make it on their hosts nor fail
-     * where it cannot be made */
-    return ct_launch_env_rank() > 0 ? 0 : ct_dir_make_writable(out, "out", err);
+    return ct_sweep_cfg_check_budget(cfg, err);
 }

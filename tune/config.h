@@ -35,7 +35,7 @@ int ct_sweep_cfg_check_budget(const struct ct_sweep_cfg *cfg, struct ct_err *err
 int ct_sweep_cfg_check_shape(const struct ct_sweep_cfg *cfg, bool selected, struct ct_err *err);
 /* Before a sweep starts: the shape's candidates (when the shape is known), and with an
  * output folder out (NULL for --verify) their cover of every size (ct_sweep_cfg_check_cover,
- * when the shape is known), the budget and a writable folder. */
+ * when the shape is known) and the budget; the folder itself is the caller's (cmd/). */
 int ct_sweep_cfg_check_start(const struct ct_sweep_cfg *cfg, bool shape_known, bool selected,
                              const char *out, struct ct_err *err);
 

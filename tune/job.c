@@ -31,7 +31,7 @@ static uint64_t verify_top(const struct ct_config *conf, enum ct_coll coll)
  * every collective needs under any candidate (bruck's AllToAll scratch is twice its size).
  * A verify's as large as its largest check point, as the sweep that wrote the config had
  * them, not --maxbytes's default: on this 2-core PVM guest, buffers reserved for 256 MiB made
- * symm's 64 KiB AllReduce 4.7x slower (14.6 us against 3.1; ring 1.5x) than in the 64 KiB
+ * symm's 64 KiB AllReduce 4.7x slower (14.6 us against 3.1; ring 1.0-1.5x) than in the 64 KiB
  * sweep that chose it, and verify failed that sweep's config (the hypervisor's shadow page
  * tables: symm touches its peer's pages too). */
 static void reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be,
