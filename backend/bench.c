@@ -35,8 +35,10 @@ void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed)
 /* Staged buffers: buffer i's (send, receive) twin in b->mem, and its host copy pinned. */
 static int stage_attach(struct ct_bench *b, int i, struct ct_err *err)
 {
-    if (!b->stage || i == CT_BUF_SCRATCH || !b->buf[i])
+    if (!b->stage || !b->buf[i])
         return 0;
+    if (i == CT_BUF_SCRATCH) /* never staged: the resident path's own */
+        return b->shares ? ct_mem_alloc(b->mem, b->cap[i], &b->dev[i], err) : 0;
     CT_TRY(ct_mem_pin(b->mem, b->buf[i], b->cap[i], err));
     int rc = ct_mem_alloc(b->mem, b->cap[i], &b->dev[i], err);
     if (rc < 0) {
@@ -48,10 +50,11 @@ static int stage_attach(struct ct_bench *b, int i, struct ct_err *err)
 
 static void stage_detach(struct ct_bench *b, int i)
 {
-    if (i == CT_BUF_SCRATCH || !b->dev[i])
+    if (!b->dev[i])
         return;
     ct_mem_free(b->mem, b->dev[i]);
-    ct_mem_unpin(b->mem, b->buf[i]);
+    if (i != CT_BUF_SCRATCH)
+        ct_mem_unpin(b->mem, b->buf[i]);
     b->dev[i] = NULL;
 }
 
@@ -63,15 +66,18 @@ void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem)
         b->buf[i] = NULL;
         b->cap[i] = 0;
     }
+    ct_resident_release(&b->res);
     b->mem = mem;
     b->stage = mem && !mem->kind->host_visible;
+    b->shares = b->stage && ct_mem_shares(mem);
+    ct_resident_init(&b->res, mem);
     b->held.valid = false;
 }
 
-/* The twin in b->mem of host location h (in buf[SEND] or buf[RECV]). */
+/* The twin in b->mem of host location h (in buf[SEND], buf[RECV], or shared, buf[SCRATCH]). */
 static void *dev_of(const struct ct_bench *b, const void *h)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < CT_BUF_COUNT; i++) {
         const char *base = b->buf[i];
         if (b->dev[i] && base && (const char *)h >= base && (const char *)h < base + b->cap[i])
             return (char *)b->dev[i] + ((const char *)h - base);
@@ -94,6 +100,7 @@ static int stage_copy(struct ct_bench *b, void *h, uint64_t bytes, bool to_host,
 
 void ct_bench_release(struct ct_bench *b)
 {
+    ct_resident_release(&b->res); /* the peers' buffers unmapped before this rank's go */
     for (int i = 0; i < CT_BUF_COUNT; i++) {
         stage_detach(b, i);
         ct_comm_free(b->comm, b->buf[i], b->cap[i]);
@@ -108,7 +115,10 @@ void ct_bench_release(struct ct_bench *b)
 
 int ct_bench_barrier(struct ct_bench *b, struct ct_err *err)
 {
-    struct ct_exec_args a = {{b->barrier_buf, b->barrier_buf + 1, NULL}, NULL, 1, 1, 1, NULL};
+    struct ct_exec_args a = {.buf = {b->barrier_buf, b->barrier_buf + 1, NULL},
+                             .chunk = 1,
+                             .depth = 1,
+                             .threads = 1};
     return ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
 }
 
@@ -195,10 +205,16 @@ static void finish_avg(const struct ct_job *j, const struct ct_exec_args *a)
         a->scale(a->buf[CT_BUF_RECV], j->count, j->shape.nranks);
 }
 
-/* One run; staged, the inputs come from the job's buffers and the output goes back. */
-static int run_once(struct ct_bench *b, const struct ct_job *j, const struct ct_sched *s,
-                    const struct ct_exec_args *a, struct ct_inflight *fl, struct ct_err *err)
+/* One run; staged, the inputs come from the job's buffers and the output goes back;
+ * resident, it runs on them in place. */
+static int run_once(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
 {
+    const struct ct_job *j = &p->j;
+    const struct ct_sched *s = &p->s;
+    const struct ct_exec_args *a = &p->a;
+    struct ct_inflight *fl = &p->fl;
+    if (p->resident)
+        return ct_exec_run(&b->exec, b->comm, s, &p->ra, err);
     CT_TRY(stage_copy(b, a->buf[CT_BUF_SEND], ct_job_send_bytes(j), true, err));
     if (fl && fl->k > 1)
         CT_TRY(ct_inflight_run(fl, err));
@@ -442,7 +458,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
         if (rc == 0)
             rc = ct_bench_barrier(b, err);
         if (rc == 0)
-            rc = run_once(b, &p.j, &p.s, &p.a, &p.fl, err);
+            rc = run_once(b, &p, err);
         if (rc == 0)
             rc = output_back(b, &p.j, &p.a, err);
         if (rc == 0)
@@ -453,15 +469,57 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
     return rc;
 }
 
+/* The resident path takes a point when the memory is shared and the executor's resident path
+ * has every op of its schedule, in one part, without avg's scaling (no such kernel) or
+ * quantization: the same answer on every rank (the job's and the algorithm's, not the rank's). */
+static void resident_prepare(struct ct_bench *b, struct ct_bench_prep *p)
+{
+    struct ct_err e = {0};
+    bool parts = p->j.coll == CT_ALLREDUCE && p->j.params.v[CT_P_INFLIGHT] > 1;
+    if (!b->shares || parts || p->a.scale || p->j.quant != CT_QUANT_NONE ||
+        ct_exec_resident_ok(&p->s, &e) < 0)
+        return;
+    p->resident = true;
+    p->ra = p->a;
+    for (int i = 0; i < CT_BUF_COUNT; i++)
+        p->ra.buf[i] = p->a.buf[i] ? dev_of(b, p->a.buf[i]) : NULL;
+    p->ra.res = &b->res;
+    p->mred = (struct ct_mem_red){ct_dtype_name(p->j.dtype), ct_redop_name(p->j.op),
+                                  ct_dtype_size(p->j.dtype), p->red.fn};
+    p->ra.mred = p->a.red ? &p->mred : NULL;
+}
+
+/* Before a resident point runs: every peer's twins mapped here as they are now (collective:
+ * ct_bench_check and ct_bench_time are). */
+static int resident_exchange(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
+{
+    if (!p->resident)
+        return 0;
+    struct ct_resident_mine me = {0};
+    for (int i = 0; i < CT_BUF_COUNT; i++) {
+        me.base[i] = b->dev[i];
+        me.cap[i] = b->dev[i] ? b->cap[i] : 0;
+    }
+    for (int i = 0; i < CT_BUF_COUNT; i++) {
+        const char *d = p->ra.buf[i];
+        me.buf[i] = p->ra.buf[i];
+        for (int k = 0; d && k < CT_BUF_COUNT; k++)
+            if (b->dev[k] && d >= (char *)b->dev[k] && d < (char *)b->dev[k] + b->cap[k])
+                me.len[i] = (uint64_t)((char *)b->dev[k] + b->cap[k] - d);
+    }
+    return ct_resident_exchange(&b->res, b->comm, &me, err);
+}
+
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
 {
     uint64_t seed = b->seed; /* every count and collective (input_elems) */
+    CT_TRY(resident_exchange(b, p, err));
     CT_TRY(poison_output(b, &p->j, &p->a, err));
     CT_TRY(fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, seed, err));
     p->filled = true;
     int rc = ct_bench_barrier(b, err);
     if (rc == 0)
-        rc = run_once(b, &p->j, &p->s, &p->a, &p->fl, err);
+        rc = run_once(b, p, err);
     if (rc == 0)
         rc = output_back(b, &p->j, &p->a, err);
     long mine = rc == 0 ? count_wrong(b, &p->j, &p->a, seed) : 0;
@@ -489,7 +547,8 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
         return rc;
     }
     p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
-    if ((rc = ct_exec_onesided_ok(b->comm, &p->s, &p->a, err)) < 0 ||
+    resident_prepare(b, p);
+    if ((rc = ct_exec_onesided_ok(b->comm, &p->s, p->resident ? &p->ra : &p->a, err)) < 0 ||
         (rc = flight_prepare(b, al, &p->j, &p->a, &p->fl, err)) < 0) {
         ct_sched_release(&p->s);
         return rc;
@@ -641,6 +700,7 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
         b->all_times = ct_xmalloc(sizeof(double) * (size_t)iters * (size_t)n);
         b->times_cap = (size_t)iters;
     }
+    CT_TRY(resident_exchange(b, p, err));
     if (!p->filled) {
         if (!timing_inputs_held(b, p))
             CT_TRY(fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, b->seed, err));
@@ -648,13 +708,13 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
     }
     for (int i = 0; i < warmup; i++) {
         CT_TRY(ct_bench_barrier(b, err));
-        CT_TRY(run_once(b, &p->j, &p->s, &p->a, &p->fl, err));
+        CT_TRY(run_once(b, p, err));
     }
     for (int i = 0; i < iters; i++) {
         CT_TRY(ct_bench_barrier(b, err));
         int64_t t0 = ct_now_ns();
         for (int r = 0; r < reps; r++)
-            CT_TRY(run_once(b, &p->j, &p->s, &p->a, &p->fl, err));
+            CT_TRY(run_once(b, p, err));
         b->times[i] = (double)(ct_now_ns() - t0) / 1e3 / reps;
     }
     CT_TRY(ct_boot_allgather(b->comm->boot, b->times, sizeof(double) * (size_t)iters,

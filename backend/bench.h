@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "exec.h"
 #include "inflight.h"
+#include "resident.h"
 
 
 struct ct_bench {
@@ -65,7 +66,12 @@ struct ct_bench {
      * it. mem is borrowed. */
     struct ct_mem *mem;
     bool stage;
-    void *dev[2];
+    /* shares (ct_mem_shares: cuda, host-ipc): scratch has its twin too, and a point whose
+     * schedule the resident path runs (ct_exec_resident_ok: symm) runs in place on the twins,
+     * peers' included (res), with nothing staged in the timed run; other points stage */
+    bool shares;
+    void *dev[CT_BUF_COUNT];
+    struct ct_resident res;
 };
 
 /* The communicators in-flight parts run on: an AllReduce point whose inflight parameter
@@ -116,6 +122,9 @@ struct ct_bench_prep {
     struct ct_exec_args a;
     struct ct_red red;
     bool filled; /* inputs written (by ct_bench_check, or by the first ct_bench_time) */
+    bool resident;            /* run by the resident path: ra, on b->dev's twins */
+    struct ct_exec_args ra;
+    struct ct_mem_red mred;
     struct ct_inflight fl; /* fl.k > 1: run as in-flight parts */
 };
 

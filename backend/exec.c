@@ -7,6 +7,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/memnt.h"
+#include "resident.h"
 
 #define SPIN_NS 200000LL       /* spin mode: poll this long without progress, then block */
 #define SPIN_NS_BLOCK 2000LL   /* block mode: a short spin for messages already in flight */
@@ -493,7 +494,7 @@ int ct_exec_onesided_ok(struct ct_comm *c, const struct ct_sched *s, const struc
         CT_TRY(onesided_tp(c, op->peer, err));
         /* the peers' schedules mirror this one: the buffers this rank reaches in a peer are
          * the ones the peers reach in this rank */
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; !a->res && k < 3; k++) { /* resident: the peers map the kind's */
             const struct ct_loc *l = k == 0 ? &op->dst : k == 1 ? &op->src : &op->src2;
             if (ct_op_loc_remote(op, k) &&
                 !tp->ops->published(tp, (char *)a->buf[l->buf] + l->off, op->bytes))
@@ -648,9 +649,91 @@ static int run_mbox(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
     return 0;
 }
 
+int ct_exec_resident_ok(const struct ct_sched *s, struct ct_err *err)
+{
+    static const char *const names[] = {"send", "receive", "receive-reduce", "", "",
+                                        "quantize", "dequantize", "dequantize-add", "", "",
+                                        "", "", "publish", "mailbox get",
+                                        "mailbox get-reduce"};
+    for (uint32_t i = 0; i < s->nops; i++) {
+        uint8_t k = s->ops[i].kind;
+        if (k != CT_OP_SYNC && k != CT_OP_GET && k != CT_OP_PUT && k != CT_OP_GET_REDUCE &&
+            k != CT_OP_COPY && k != CT_OP_REDUCE)
+            return ct_err_set(err, CT_EUNSUPP, "the resident path has no %s op",
+                              k < sizeof names / sizeof names[0] ? names[k] : "such");
+    }
+    return 0;
+}
+
+/* The peer's bytes [l.off, +bytes) of its buffer l.buf, mapped here by the last exchange. */
+static void *res_peer(const struct ct_exec_args *a, const struct ct_op *op, struct ct_loc l,
+                      struct ct_err *err)
+{
+    const struct ct_resident_peer *p = &a->res->peer[op->peer];
+    if (!p->buf[l.buf] || l.off + op->bytes > p->len[l.buf]) {
+        ct_err_set(err, CT_EUNSUPP,
+                   "peer rank %d's buffer %d [%llu, +%llu) is not mapped here (another host, or "
+                   "not shared)",
+                   op->peer, l.buf, (unsigned long long)l.off, (unsigned long long)op->bytes);
+        return NULL;
+    }
+    return (char *)p->buf[l.buf] + l.off;
+}
+
+/* One op of the resident path, queued on the memory kind (ct_mem_sync waits). */
+static int res_op(const struct ct_exec_args *a, const struct ct_op *op, struct ct_err *err)
+{
+    struct ct_mem *m = a->res->mem;
+    size_t n = a->mred ? (size_t)(op->bytes / a->mred->esize) : 0;
+    void *peer = NULL;
+    int k = op->kind == CT_OP_PUT ? 0 : op->kind == CT_OP_GET ? 1 : 2;
+    if (ct_op_loc_remote(op, k) &&
+        !(peer = res_peer(a, op, k == 0 ? op->dst : k == 1 ? op->src : op->src2, err)))
+        return CT_EUNSUPP;
+    if ((op->kind == CT_OP_GET_REDUCE || op->kind == CT_OP_REDUCE) && !a->mred)
+        return ct_err_set(err, CT_EINVAL, "resident path: a reduction without its kernel");
+    switch (op->kind) {
+    case CT_OP_GET: return ct_mem_copy_queued(m, at(a, op->dst), peer, op->bytes, err);
+    case CT_OP_PUT: return ct_mem_copy_queued(m, peer, at(a, op->src), op->bytes, err);
+    case CT_OP_COPY: return ct_mem_copy_queued(m, at(a, op->dst), at(a, op->src), op->bytes, err);
+    case CT_OP_GET_REDUCE:
+        return op->rev ? ct_mem_reduce_queued(m, at(a, op->dst), peer, at(a, op->src), n, a->mred,
+                                              err)
+                       : ct_mem_reduce_queued(m, at(a, op->dst), at(a, op->src), peer, n, a->mred,
+                                              err);
+    case CT_OP_REDUCE:
+        return ct_mem_reduce_queued(m, at(a, op->dst), at(a, op->src), at(a, op->src2), n, a->mred,
+                                    err);
+    default: return ct_err_set(err, CT_EUNSUPP, "the resident path has no op of kind %d", op->kind);
+    }
+}
+
+/* Each step: its fences (the transport's), then its ops queued on the memory kind and waited
+ * for, so what it wrote into the peers' buffers has landed before its next fence tells them. */
+static int run_resident(struct ct_comm *c, const struct ct_sched *s, const struct ct_exec_args *a,
+                        struct ct_err *err)
+{
+    for (uint32_t st = 0; st < s->nsteps; st++) {
+        CT_TRY(run_fences(c, s, st, a, err));
+        uint32_t queued = 0;
+        for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+            if (s->ops[i].kind == CT_OP_SYNC)
+                continue;
+            if (res_op(a, &s->ops[i], err) < 0)
+                return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+            queued++;
+        }
+        if (queued && ct_mem_sync(a->res->mem, err) < 0)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
+    }
+    return 0;
+}
+
 int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
                 const struct ct_exec_args *a, struct ct_err *err)
 {
+    if (a->res)
+        return run_resident(c, s, a, err);
     if (a->chunk == 0 || a->depth < 1)
         return ct_err_set(err, CT_EINVAL, "executor: chunk and depth must be positive");
     grow(x, s->max_comm_ops + 1, a->depth);

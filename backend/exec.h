@@ -10,8 +10,11 @@
 #define CT_EXEC_H
 
 #include "../algos/algo.h"
+#include "../device/device.h"
 #include "comm.h"
 #include "pool.h"
+
+struct ct_resident;
 
 struct ct_exec_group;
 
@@ -37,15 +40,24 @@ struct ct_exec_args {
     int depth;                /* slices in flight per peer and direction */
     int threads;              /* threads for local reductions (0 or 1: the caller only) */
     ct_scale_fn scale;        /* avg: scales this rank's reduced output after the run */
+    /* The resident path (backend/resident.h): buf[] are res->mem's, the peers' mapped
+     * through res, copies and reductions (by mred) the kind's, each step's done before its
+     * next fence; NULL: host memory, the transports' */
+    const struct ct_resident *res;
+    const struct ct_mem_red *mred;
 };
 
 void ct_exec_init(struct ct_exec *x);
 void ct_exec_release(struct ct_exec *x);
 /* Whether this rank can run s's one-sided ops (fences, gets, puts): every such peer's
- * transport has them, and each buffer the peers reach is in shared memory. 0, or CT_EUNSUPP
+ * transport has them, and each buffer the peers reach is in shared memory (resident, a->res:
+ * the kind's buffers, which the peers map by handle). 0, or CT_EUNSUPP
  * saying why (COLLTUNE_SHM_UNREGISTERED, tcp). */
 int ct_exec_onesided_ok(struct ct_comm *c, const struct ct_sched *s, const struct ct_exec_args *a,
                         struct ct_err *err);
+/* Whether the resident path runs s: fences, gets, puts and local copies and reductions only
+ * (symm); 0, or CT_EUNSUPP saying which op it lacks. */
+int ct_exec_resident_ok(const struct ct_sched *s, struct ct_err *err);
 /* Run s on this rank. Errors name the step and peer; a stalled peer times out after
  * comm->timeout_ns without progress. */
 int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,

@@ -154,10 +154,17 @@ const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *
     ct_comm_tp_names(comm, tp, sizeof tp);
     const char *kind = ct_native_staged_kind(mem);
     if (kind)
-        snprintf(buf, len, "%s; %s memory staged through host", tp, kind);
+        snprintf(buf, len, "%s; %s memory: %s", tp, kind, ct_native_mem_words(kind));
     else
         snprintf(buf, len, "%s", tp);
     return buf;
+}
+
+const char *ct_native_mem_words(const char *kind)
+{
+    return ct_mem_kind_shares(ct_mem_kind_find(kind))
+               ? "symm in place over IPC, others staged through host"
+               : "staged through host";
 }
 
 const char *ct_native_staged_kind(const struct ct_mem *mem)

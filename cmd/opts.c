@@ -135,7 +135,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         return 0;
     case CT_O_MEM:
         if (!ct_mem_kind_find(arg))
-            return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (host, cuda)", arg);
+            return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (%s)", arg, ct_mem_kind_names());
         o->mem = arg;
         return 0;
     case CT_O_GPU_MAP: {

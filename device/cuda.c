@@ -22,6 +22,10 @@ extern const char ct_cuda_fatbin_archs[];
 
 enum { H2D = 1, D2H = 2, D2D = 3 }; /* cudaMemcpyKind */
 
+struct ipc_handle { /* cudaIpcMemHandle_t: passed by value, its exact type */
+    char reserved[64];
+};
+
 struct cuda {
     void *rt, *drv;
     int (*getDeviceCount)(int *);
@@ -29,6 +33,10 @@ struct cuda {
     int (*malloc_)(void **, size_t);
     int (*free_)(void *);
     int (*memcpy_)(void *, const void *, size_t, int);
+    int (*memcpyAsync)(void *, const void *, size_t, int, void *);
+    int (*ipcGet)(void *, void *);                         /* cudaIpcMemHandle_t *, ptr */
+    int (*ipcOpen)(void **, struct ipc_handle, unsigned); /* the handle by value */
+    int (*ipcClose)(void *);
     int (*sync)(void);
     int (*hostRegister)(void *, size_t, unsigned);
     int (*hostUnregister)(void *);
@@ -100,6 +108,10 @@ static int load_runtime(struct cuda *c, struct ct_err *err)
     SYM(c->rt, c->free_, "cudaFree");
     SYM(c->rt, c->memcpy_, "cudaMemcpy");
     SYM(c->rt, c->sync, "cudaDeviceSynchronize");
+    SYM(c->rt, c->memcpyAsync, "cudaMemcpyAsync");
+    SYM(c->rt, c->ipcGet, "cudaIpcGetMemHandle");
+    SYM(c->rt, c->ipcOpen, "cudaIpcOpenMemHandle");
+    SYM(c->rt, c->ipcClose, "cudaIpcCloseMemHandle");
     SYM(c->rt, c->errstr, "cudaGetErrorString");
     SYM(c->rt, c->hostRegister, "cudaHostRegister");
     SYM(c->rt, c->hostUnregister, "cudaHostUnregister");
@@ -301,8 +313,56 @@ static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b
                           args, NULL);
     if (e)
         return ct_err_set(err, CT_EIO, "CUDA memory: cuLaunchKernel %s: CUresult %d", name, e);
-    e = c->sync();
-    return e ? rt_fail(c, err, name, e) : 0;
+    return 0; /* queued on the legacy default stream: ct_mem_reduce waits (cuda_sync) */
+}
+
+/* Within GPU memory, this GPU's or a peer's that cuda_ipc_open mapped (unified addressing:
+ * cudaMemcpyDefault), on the legacy default stream after the kernels queued before it. */
+static int cuda_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes,
+                     struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int e = bytes ? c->memcpyAsync(dst, src, bytes, 4 /* cudaMemcpyDefault */, NULL) : 0;
+    return e ? rt_fail(c, err, "cudaMemcpyAsync", e) : 0;
+}
+
+/* Everything queued on m's GPU done; a kernel's fault or a copy's error surfaces here. */
+static int cuda_sync(struct ct_mem *m, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    int e = c->sync();
+    return e ? rt_fail(c, err, "cudaDeviceSynchronize", e) : 0;
+}
+
+/* cudaIpcGetMemHandle of a whole cudaMalloc buffer (a handle names the allocation's base). */
+static int cuda_ipc_get(struct ct_mem *m, void *p, size_t bytes, struct ct_mem_ipc *h,
+                        struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    _Static_assert(CT_MEM_IPC_BYTES == sizeof(struct ipc_handle), "cudaIpcMemHandle_t");
+    int e = c->ipcGet(h->b, p);
+    return e ? rt_fail(c, err, "cudaIpcGetMemHandle", e) : 0;
+}
+
+/* Mapped into m's GPU's context with peer access enabled on first use
+ * (cudaIpcMemLazyEnablePeerAccess): kernels and copies of this GPU then read and write the
+ * peer's memory over NVLink or PCIe directly. */
+static int cuda_ipc_open(struct ct_mem *m, const struct ct_mem_ipc *h, void **p,
+                         struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    struct ipc_handle x;
+    memcpy(x.reserved, h->b, sizeof x.reserved);
+    int e = c->setDevice(m->gpu);
+    if (!e)
+        e = c->ipcOpen(p, x, 1 /* cudaIpcMemLazyEnablePeerAccess */);
+    return e ? rt_fail(c, err, "cudaIpcOpenMemHandle", e) : 0;
+}
+
+static void cuda_ipc_close(struct ct_mem *m, void *p, size_t bytes)
+{
+    struct cuda *c = m->state;
+    c->ipcClose(p);
 }
 
 const struct ct_mem_kind ct_mem_cuda = {
@@ -313,5 +373,7 @@ const struct ct_mem_kind ct_mem_cuda = {
     cuda_reduce,    false,
     cuda_pin,       cuda_unpin,
     cuda_copy_peer, cuda_bus_id,
-    cuda_devices,
+    cuda_devices,   cuda_copy,
+    cuda_sync,      cuda_ipc_get,
+    cuda_ipc_open,  cuda_ipc_close,
 };

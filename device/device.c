@@ -2,16 +2,27 @@
 /* The memory-kind table and what every kind shares (staging for fill and check, --gpu-map). */
 #include "device.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct ct_mem_kind ct_mem_host, ct_mem_cuda;
+extern const struct ct_mem_kind ct_mem_host, ct_mem_host_ipc, ct_mem_cuda;
 
-static const struct ct_mem_kind *const kinds[] = {&ct_mem_host, &ct_mem_cuda};
+static const struct ct_mem_kind *const kinds[] = {&ct_mem_host, &ct_mem_host_ipc, &ct_mem_cuda};
 
 const struct ct_mem_kind *ct_mem_kind_at(size_t i)
 {
     return i < sizeof kinds / sizeof kinds[0] ? kinds[i] : NULL;
+}
+
+const char *ct_mem_kind_names(void)
+{
+    static char names[128];
+    if (!names[0])
+        for (size_t i = 0; ct_mem_kind_at(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     kinds[i]->name);
+    return names;
 }
 
 const struct ct_mem_kind *ct_mem_kind_find(const char *name)
@@ -27,7 +38,8 @@ int ct_mem_open(struct ct_mem *m, const char *name, int gpu, struct ct_err *err)
     memset(m, 0, sizeof *m);
     const struct ct_mem_kind *k = ct_mem_kind_find(name);
     if (!k)
-        return ct_err_set(err, CT_EINVAL, "unknown memory kind '%s' (host, cuda)", name);
+        return ct_err_set(err, CT_EINVAL, "unknown memory kind '%s' (%s)", name,
+                          ct_mem_kind_names());
     m->kind = k;
     m->gpu = gpu;
     int rc = k->open(m, err);
@@ -99,7 +111,62 @@ void ct_mem_unpin(struct ct_mem *m, void *host)
 int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                   const struct ct_mem_red *r, struct ct_err *err)
 {
+    CT_TRY(m->kind->reduce(m, dst, a, b, n, r, err));
+    return ct_mem_sync(m, err);
+}
+
+int ct_mem_reduce_queued(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+                         const struct ct_mem_red *r, struct ct_err *err)
+{
     return m->kind->reduce(m, dst, a, b, n, r, err);
+}
+
+int ct_mem_copy_queued(struct ct_mem *m, void *dst, const void *src, size_t bytes,
+                       struct ct_err *err)
+{
+    if (!m->kind->copy)
+        return ct_err_set(err, CT_EUNSUPP, "%s memory: no copies within it", m->kind->name);
+    return bytes && dst != src ? m->kind->copy(m, dst, src, bytes, err) : 0;
+}
+
+int ct_mem_sync(struct ct_mem *m, struct ct_err *err)
+{
+    return m->kind->sync ? m->kind->sync(m, err) : 0;
+}
+
+bool ct_mem_kind_shares(const struct ct_mem_kind *k)
+{
+    return k && k->ipc_get && k->ipc_open && k->ipc_close && k->copy;
+}
+
+bool ct_mem_shares(const struct ct_mem *m)
+{
+    return m && ct_mem_kind_shares(m->kind);
+}
+
+int ct_mem_ipc_get(struct ct_mem *m, void *p, size_t bytes, struct ct_mem_ipc *h,
+                   struct ct_err *err)
+{
+    if (!ct_mem_shares(m))
+        return ct_err_set(err, CT_EUNSUPP, "%s memory cannot be shared between processes",
+                          m->kind->name);
+    memset(h, 0, sizeof *h);
+    h->bytes = bytes;
+    return m->kind->ipc_get(m, p, bytes, h, err);
+}
+
+int ct_mem_ipc_open(struct ct_mem *m, const struct ct_mem_ipc *h, void **p, struct ct_err *err)
+{
+    if (!ct_mem_shares(m))
+        return ct_err_set(err, CT_EUNSUPP, "%s memory cannot be shared between processes",
+                          m->kind->name);
+    return m->kind->ipc_open(m, h, p, err);
+}
+
+void ct_mem_ipc_close(struct ct_mem *m, void *p, size_t bytes)
+{
+    if (p && ct_mem_shares(m))
+        m->kind->ipc_close(m, p, bytes);
 }
 
 int ct_mem_fill(struct ct_mem *m, void *buf, size_t n, size_t esize, ct_mem_fill_fn fn, void *arg,

@@ -6,6 +6,9 @@
  *   cuda  GPU memory through libcudart, loaded by dlopen (colltune runs on hosts without
  *         CUDA); reductions by kernels nvcc built into a fatbin that colltune carries as data
  *         and loads through libcuda (cuModuleLoadData), so the binary links no CUDA library.
+ *   host-ipc  host memory with cuda's shape: buffers apart from the transports' heap, which
+ *         peers of the host map by handle (a memfd each) and an executor works in place, as
+ *         cuda's are mapped by CUDA IPC; so that path runs and is checked without a GPU.
  * device/ knows no datatypes beyond names and sizes: the caller passes the host kernel and the
  * host fill/compare functions in (algos/ and backend/ sit above this layer).
  */
@@ -14,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../lib/err.h"
 #include "../lib/redfn.h"
@@ -31,6 +35,13 @@ struct ct_mem_red {
 typedef void (*ct_mem_fill_fn)(void *buf, size_t n, void *arg);
 /* Number of elements of got that differ from want (both host memory). */
 typedef size_t (*ct_mem_cmp_fn)(const void *got, const void *want, size_t n, void *arg);
+
+/* A buffer's handle for another process of the host (cudaIpcMemHandle_t is 64 bytes). */
+#define CT_MEM_IPC_BYTES 64
+struct ct_mem_ipc {
+    unsigned char b[CT_MEM_IPC_BYTES];
+    uint64_t bytes;
+};
 
 struct ct_mem_kind {
     const char *name, *summary;
@@ -58,6 +69,19 @@ struct ct_mem_kind {
     int (*bus_id)(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
     /* devices of this kind the host shows; NULL: none */
     int (*devices)(struct ct_mem *m);
+    /* bytes from src to dst, both of this kind (own buffers or ones ipc_open mapped), in
+     * order with the kind's other queued work: done once sync returned (NULL: done on
+     * return, as reduce is then too) */
+    int (*copy)(struct ct_mem *m, void *dst, const void *src, size_t bytes, struct ct_err *err);
+    int (*sync)(struct ct_mem *m, struct ct_err *err);
+    /* Sharing buffers with the processes of this host (NULL: the kind cannot): ipc_get makes
+     * the handle of p, a whole buffer of alloc()'s of bytes; ipc_open maps a peer's handle
+     * here (a handle opened twice in one process is the caller's to avoid; CUDA refuses it);
+     * ipc_close unmaps it. */
+    int (*ipc_get)(struct ct_mem *m, void *p, size_t bytes, struct ct_mem_ipc *h,
+                   struct ct_err *err);
+    int (*ipc_open)(struct ct_mem *m, const struct ct_mem_ipc *h, void **p, struct ct_err *err);
+    void (*ipc_close)(struct ct_mem *m, void *p, size_t bytes);
 };
 
 /* An opened memory kind. */
@@ -87,6 +111,22 @@ int ct_mem_from_host(struct ct_mem *m, void *dst, const void *host, size_t bytes
                      struct ct_err *err);
 int ct_mem_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                   const struct ct_mem_red *r, struct ct_err *err);
+/* Queued work of a step (reductions and copies within the kind, peers' mapped buffers
+ * included), done once ct_mem_sync returned: a GPU runs a step's ops back to back. */
+int ct_mem_reduce_queued(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+                         const struct ct_mem_red *r, struct ct_err *err);
+int ct_mem_copy_queued(struct ct_mem *m, void *dst, const void *src, size_t bytes,
+                       struct ct_err *err);
+int ct_mem_sync(struct ct_mem *m, struct ct_err *err);
+/* Whether m's buffers can be mapped by the other processes of the host (ipc_*), or kind k's. */
+bool ct_mem_shares(const struct ct_mem *m);
+bool ct_mem_kind_shares(const struct ct_mem_kind *k);
+int ct_mem_ipc_get(struct ct_mem *m, void *p, size_t bytes, struct ct_mem_ipc *h,
+                   struct ct_err *err);
+int ct_mem_ipc_open(struct ct_mem *m, const struct ct_mem_ipc *h, void **p, struct ct_err *err);
+void ct_mem_ipc_close(struct ct_mem *m, void *p, size_t bytes);
+/* The kinds' names, ", "-separated ("host, host-ipc, cuda"). */
+const char *ct_mem_kind_names(void);
 /* Pin (unpin) host memory for this kind's copies: nothing where the kind needs none. */
 int ct_mem_pin(struct ct_mem *m, void *host, size_t bytes, struct ct_err *err);
 void ct_mem_unpin(struct ct_mem *m, void *host);

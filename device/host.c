@@ -53,5 +53,7 @@ const struct ct_mem_kind ct_mem_host = {
     host_reduce, true,
     NULL,        NULL,
     NULL,        NULL,
-    NULL,
+    NULL,        host_copy,
+    NULL,        NULL,
+    NULL,        NULL,
 };

@@ -88,7 +88,7 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
             ct_sched_recv(&lat, peer, ct_loc(CT_BUF_RECV, 0), 8);
     }
     ct_sched_finish(&lat);
-    struct ct_exec_args a = {{sb, rb, NULL}, NULL, CHUNK, 4, 1, NULL};
+    struct ct_exec_args a = {.buf = {sb, rb, NULL}, .chunk = CHUNK, .depth = 4, .threads = 1};
     /* warmup: meets the partner and opens the TCP window (slow start) */
     int rc = 0;
     for (int i = 0; rc == 0 && i < 2; i++)

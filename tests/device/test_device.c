@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "algos/algo.h"
 #include "backend/verify.h"
@@ -111,18 +113,118 @@ static void roundtrip(const char *kind)
     ct_mem_close(&m);
 }
 
+/*
+ * A buffer shared between two processes by handle: the child makes it (pattern a in its first
+ * half), the parent maps it, reads the first half and writes pattern b into the second half
+ * by the kind's own copy (the resident path's get and put), the child then sees b. The parent
+ * opens the kind only after the fork (CUDA does not survive one).
+ */
+static void shared(const char *kind)
+{
+    const size_t bytes = (3u << 20) + 4096 + 7, half = bytes / 2;
+    int h2p[2], p2h[2];
+    cr_assert_eq(pipe(h2p), 0);
+    cr_assert_eq(pipe(p2h), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    unsigned char *pat = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        pat[i] = (unsigned char)(i < half ? i * 7 + 1 : i * 13 + 5);
+    if (pid == 0) {
+        struct ct_mem m;
+        struct ct_err err = {0};
+        struct ct_mem_ipc h;
+        void *d;
+        int ok = ct_mem_open(&m, kind, 0, &err) == 0 && ct_mem_alloc(&m, bytes, &d, &err) == 0 &&
+                 ct_mem_from_host(&m, d, pat, half, &err) == 0 &&
+                 ct_mem_ipc_get(&m, d, bytes, &h, &err) == 0;
+        if (!ok)
+            h.bytes = 0;
+        if (write(h2p[1], &h, sizeof h) != (ssize_t)sizeof h || !ok)
+            _exit(2);
+        char go;
+        if (read(p2h[0], &go, 1) != 1)
+            _exit(3);
+        unsigned char *back = malloc(bytes);
+        if (ct_mem_to_host(&m, back, d, bytes, &err) < 0)
+            _exit(4);
+        _exit(memcmp(back, pat, bytes) ? 5 : 0); /* both halves: a kept, b landed */
+    }
+    struct ct_mem_ipc h;
+    cr_assert_eq(read(h2p[0], &h, sizeof h), (ssize_t)sizeof h);
+    if (!h.bytes) {
+        int st;
+        waitpid(pid, &st, 0);
+        struct ct_mem m;
+        open_or_skip(&m, kind); /* where the kind cannot run, the child could not: skip */
+        cr_assert_fail("%s: the child could not share a buffer", kind);
+    }
+    struct ct_mem m;
+    struct ct_err err = {0};
+    open_or_skip(&m, kind);
+    cr_assert(ct_mem_shares(&m), "%s shares", kind);
+    void *peer, *mine;
+    cr_assert_eq(ct_mem_ipc_open(&m, &h, &peer, &err), 0, "%s", err.msg);
+    unsigned char *got = malloc(half);
+    cr_assert_eq(ct_mem_to_host(&m, got, peer, half, &err), 0, "%s", err.msg);
+    cr_expect_eq(memcmp(got, pat, half), 0, "%s: the first half as the child wrote it", kind);
+    cr_assert_eq(ct_mem_alloc(&m, bytes - half, &mine, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mem_from_host(&m, mine, pat + half, bytes - half, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mem_copy_queued(&m, (char *)peer + half, mine, bytes - half, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(ct_mem_sync(&m, &err), 0, "%s", err.msg);
+    ct_mem_ipc_close(&m, peer, bytes);
+    ct_mem_free(&m, mine);
+    cr_assert_eq(write(p2h[1], "g", 1), 1);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the child saw exit %d", kind,
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    ct_mem_close(&m);
+    free(got);
+    free(pat);
+}
+
+/* A handle that names no buffer of a live process: one line, no crash. */
+Test(host, ipc_stale_handle_fails_cleanly)
+{
+    struct ct_mem m;
+    struct ct_err err = {0};
+    void *d, *p = NULL;
+    struct ct_mem_ipc h;
+    cr_assert_eq(ct_mem_open(&m, "host-ipc", 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mem_alloc(&m, 4096, &d, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_mem_ipc_get(&m, d, 4096, &h, &err), 0, "%s", err.msg);
+    ct_mem_free(&m, d); /* its descriptor is closed */
+    cr_assert_eq(ct_mem_ipc_open(&m, &h, &p, &err), CT_EPEER);
+    cr_assert(strstr(err.msg, "host-ipc memory: opening process"), "%s", err.msg);
+    cr_assert_eq(ct_mem_ipc_get(&m, &h, 8, &h, &err), CT_EINVAL, "not a buffer of the kind");
+    struct ct_mem host;
+    cr_assert_eq(ct_mem_open(&host, "host", 0, &err), 0);
+    cr_assert_not(ct_mem_shares(&host));
+    cr_assert_eq(ct_mem_ipc_get(&host, d, 8, &h, &err), CT_EUNSUPP);
+    ct_mem_close(&host);
+    ct_mem_close(&m);
+}
+
 Test(host, reduce_every_type_and_op_exactly) { reduce_all("host"); }
 Test(host, copies_round_trip) { roundtrip("host"); }
+Test(host, ipc_reduce_every_type_and_op_exactly) { reduce_all("host-ipc"); }
+Test(host, ipc_copies_round_trip) { roundtrip("host-ipc"); }
+Test(host, ipc_shared_between_processes) { shared("host-ipc"); }
 Test(gpu, cuda_reduce_every_type_and_op_exactly) { reduce_all("cuda"); }
 Test(gpu, cuda_copies_round_trip) { roundtrip("cuda"); }
+Test(gpu, cuda_shared_between_processes) { shared("cuda"); }
 
 Test(device, table_and_unknown_kind)
 {
     struct ct_mem m;
     struct ct_err err = {0};
     cr_assert_str_eq(ct_mem_kind_at(0)->name, "host");
-    cr_assert_str_eq(ct_mem_kind_at(1)->name, "cuda");
-    cr_assert_null(ct_mem_kind_at(2));
+    cr_assert_str_eq(ct_mem_kind_at(1)->name, "host-ipc");
+    cr_assert_str_eq(ct_mem_kind_at(2)->name, "cuda");
+    cr_assert_null(ct_mem_kind_at(3));
+    cr_assert_str_eq(ct_mem_kind_names(), "host, host-ipc, cuda");
     cr_assert_eq(ct_mem_open(&m, "rocm", 0, &err), CT_EINVAL);
     cr_assert(strstr(err.msg, "unknown memory kind 'rocm'"), "%s", err.msg);
 }
@@ -159,7 +261,11 @@ Test(device, a_runtime_newer_than_the_driver_falls_back_to_the_next)
                                         "cudaDeviceCanAccessPeer",
                                         "cudaDeviceEnablePeerAccess",
                                         "cudaGetLastError",
-                                        "cudaDeviceGetPCIBusId"};
+                                        "cudaDeviceGetPCIBusId",
+                                        "cudaMemcpyAsync",
+                                        "cudaIpcGetMemHandle",
+                                        "cudaIpcOpenMemHandle",
+                                        "cudaIpcCloseMemHandle"};
     for (int v = 0; v < 2; v++) {
         snprintf(cmd, sizeof cmd, "%s/%s.c", dir, v ? "old" : "new");
         FILE *f = fopen(cmd, "w");
