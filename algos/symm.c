@@ -21,7 +21,9 @@
  * Cost      2 fences (a flag line each way per pair) + the data moved once: (N-1)/N n read
  *           from peers and (N-1)/N n written to them per rank, no staging copy.
  * Requires  one node and a transport with shared memory (shm): the executor refuses the
- *           point otherwise (tcp, COLLTUNE_SHM_UNREGISTERED), and the sweep skips it.
+ *           point otherwise (tcp, COLLTUNE_SHM_UNREGISTERED), and the sweep skips it. On a
+ *           memory kind the processes share (--mem cuda: CUDA IPC; host-ipc) the executor
+ *           runs it in place on that memory, the peers' mapped (backend/resident.h).
  * Limits    every rank touches every peer's memory: the cores' shared cache is the fabric.
  *           Each slice's value is computed once, so every rank holds the same bits.
  *
