@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "host.h"
 
 static int host_open(struct ct_mem *m, struct ct_err *err)
 {
@@ -29,31 +30,41 @@ static void host_free(struct ct_mem *m, void *p)
     free(p);
 }
 
-static int host_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes, struct ct_err *err)
+int ct_mem_host_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes, struct ct_err *err)
 {
     memmove(dst, src, bytes);
     return 0;
 }
 
-static int host_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+int ct_mem_host_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                        const struct ct_mem_red *r, struct ct_err *err)
 {
     if (!r->host)
-        return ct_err_set(err, CT_EUNSUPP, "host memory: no host kernel for %s %s", r->op,
-                          r->dtype);
+        return ct_err_set(err, CT_EUNSUPP, "%s memory: no host kernel for %s %s", m->kind->name,
+                          r->op, r->dtype);
     r->host(dst, a, b, n);
     return 0;
 }
 
 const struct ct_mem_kind ct_mem_host = {
-    "host",      "host memory (malloc)",
-    host_open,   host_close,
-    host_alloc,  host_free,
-    host_copy,   host_copy,
-    host_reduce, true,
-    NULL,        NULL,
-    NULL,        NULL,
-    NULL,        host_copy,
-    NULL,        NULL,
-    NULL,        NULL,
+    "host",
+    "host memory (malloc)",
+    host_open,
+    host_close,
+    host_alloc,
+    host_free,
+    ct_mem_host_copy,
+    ct_mem_host_copy,
+    ct_mem_host_reduce,
+    true,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    ct_mem_host_copy,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "host.h"
 
 struct seg {
     void *p;
@@ -103,23 +104,6 @@ static void hipc_free(struct ct_mem *m, void *p)
     free(s);
 }
 
-static int hipc_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes,
-                     struct ct_err *err)
-{
-    memmove(dst, src, bytes);
-    return 0;
-}
-
-static int hipc_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
-                       const struct ct_mem_red *r, struct ct_err *err)
-{
-    if (!r->host)
-        return ct_err_set(err, CT_EUNSUPP, "host-ipc memory: no host kernel for %s %s", r->op,
-                          r->dtype);
-    r->host(dst, a, b, n);
-    return 0;
-}
-
 static int hipc_ipc_get(struct ct_mem *m, void *p, size_t bytes, struct ct_mem_ipc *h,
                         struct ct_err *err)
 {
@@ -170,11 +154,11 @@ const struct ct_mem_kind ct_mem_host_ipc = {
     .close = hipc_close,
     .alloc = hipc_alloc,
     .free = hipc_free,
-    .to_host = hipc_copy,
-    .from_host = hipc_copy,
-    .reduce = hipc_reduce,
+    .to_host = ct_mem_host_copy,
+    .from_host = ct_mem_host_copy,
+    .reduce = ct_mem_host_reduce,
     .host_visible = false,
-    .copy = hipc_copy,
+    .copy = ct_mem_host_copy,
     .ipc_get = hipc_ipc_get,
     .ipc_open = hipc_ipc_open,
     .ipc_close = hipc_ipc_close,
