@@ -23,7 +23,8 @@
  * Requires  one node and a transport with shared memory (shm): the executor refuses the
  *           point otherwise (tcp, COLLTUNE_SHM_UNREGISTERED), and the sweep skips it. On a
  *           memory kind the processes share (--mem cuda: CUDA IPC; host-ipc) the executor
- *           runs it in place on that memory, the peers' mapped (backend/resident.h).
+ *           runs it in place on that memory, the peers' mapped (backend/resident.h), as it
+ *           does every schedule there.
  * Limits    every rank touches every peer's memory: the cores' shared cache is the fabric.
  *           Each slice's value is computed once, so every rank holds the same bits.
  *

@@ -469,15 +469,27 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
     return rc;
 }
 
-/* The resident path takes a point when the memory is shared and the executor's resident path
- * has every op of its schedule, in one part, without avg's scaling (no such kernel) or
- * quantization: the same answer on every rank (the job's and the algorithm's, not the rank's). */
+/* Every rank on this host, in processes of their own (a handle maps another process's
+ * buffer: CUDA refuses its own). */
+static bool one_host(const struct ct_comm *c)
+{
+    for (int q = 0; q < c->size; q++)
+        if (q != c->rank && (!c->tp_of[q] || (c->tp_of[q]->ops->caps & CT_TP_IN_PROCESS) ||
+                             (c->boot->hosts && strcmp(c->boot->hosts[q], c->boot->host))))
+            return false;
+    return true;
+}
+
+/* The resident path takes a point when the memory is shared, every rank is on this host, and
+ * the executor's resident path has every op of its schedule, in one part, without avg's
+ * scaling (no such kernel) or quantization: the same answer on every rank (the job's and the
+ * algorithm's, not the rank's). */
 static void resident_prepare(struct ct_bench *b, struct ct_bench_prep *p)
 {
     struct ct_err e = {0};
     bool parts = p->j.coll == CT_ALLREDUCE && p->j.params.v[CT_P_INFLIGHT] > 1;
     if (!b->shares || parts || p->a.scale || p->j.quant != CT_QUANT_NONE ||
-        ct_exec_resident_ok(&p->s, &e) < 0)
+        ct_exec_resident_ok(&p->s, &e) < 0 || !one_host(b->comm))
         return;
     p->resident = true;
     p->ra = p->a;
@@ -701,6 +713,8 @@ int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int i
         b->times_cap = (size_t)iters;
     }
     CT_TRY(resident_exchange(b, p, err));
+    if (b->stage)
+        *(p->resident ? &b->points_resident : &b->points_staged) += 1;
     if (!p->filled) {
         if (!timing_inputs_held(b, p))
             CT_TRY(fill_inputs(b, &p->j, &p->s, &p->a, p->fl.k > 1, b->seed, err));

@@ -60,18 +60,20 @@ struct ct_bench {
     } held;
     /* The job's buffers in another memory kind (--mem cuda; ct_bench_set_mem): with stage
      * set, its send and receive buffers are dev[SEND] and dev[RECV] of mem, laid out as
-     * buf[]'s, and buf[] (pinned) is the host staging the transports move: every run copies
-     * its inputs from dev to buf, runs the schedule there and copies its output back, inside
-     * the timed run (a GPU job over host-memory transports); fills write dev, checks read
-     * it. mem is borrowed. */
+     * buf[]'s, and buf[] (pinned) is the host staging the transports move: every staged run
+     * copies its inputs from dev to buf, runs the schedule there and copies its output back,
+     * inside the timed run (a GPU job over host-memory transports); fills write dev, checks
+     * read it. mem is borrowed. */
     struct ct_mem *mem;
     bool stage;
-    /* shares (ct_mem_shares: cuda, host-ipc): scratch has its twin too, and a point whose
-     * schedule the resident path runs (ct_exec_resident_ok: symm) runs in place on the twins,
-     * peers' included (res), with nothing staged in the timed run; other points stage */
+    /* shares (ct_mem_shares: cuda, host-ipc): scratch has its twin too, and a point the
+     * resident path runs (one host; ct_exec_resident_ok: not mailboxes nor quantized ops; not
+     * avg nor in-flight parts) runs in place on the twins, peers' included (res), with
+     * nothing staged in the timed run; other points stage */
     bool shares;
     void *dev[CT_BUF_COUNT];
     struct ct_resident res;
+    uint64_t points_resident, points_staged; /* points timed each way (stage set) */
 };
 
 /* The communicators in-flight parts run on: an AllReduce point whose inflight parameter

@@ -27,6 +27,24 @@ struct ct_exec_group {
     struct ct_req *ring;  /* depth requests */
 };
 
+/* The resident path's control messages (res_comm, below). */
+enum { CTL_DESC = 1, CTL_ACK = 2 };
+
+struct ct_exec_ctl {
+    uint32_t kind, buf;
+    uint64_t off, bytes;
+};
+
+struct ct_exec_rpeer {
+    struct ct_exec_ctl in; /* the posted control receive lands here */
+    struct ct_req inreq;
+    bool posted;
+    uint32_t unacked;          /* this rank's descriptors to the peer not yet acknowledged */
+    struct ct_exec_ctl *early; /* descriptors received, not yet taken by a receive (FIFO) */
+    uint32_t head, n, cap;
+    uint32_t due; /* this step's receives from the peer not yet done */
+};
+
 void ct_exec_init(struct ct_exec *x)
 {
     memset(x, 0, sizeof *x);
@@ -55,6 +73,11 @@ void ct_exec_release(struct ct_exec *x)
     free(x->groups);
     free(x->reqs);
     free(x->order);
+    for (int q = 0; q < x->nrpeer; q++)
+        free(x->rpeer[q].early);
+    free(x->rpeer);
+    free(x->out);
+    free(x->outreq);
     ct_exec_init(x);
 }
 
@@ -657,8 +680,9 @@ int ct_exec_resident_ok(const struct ct_sched *s, struct ct_err *err)
                                         "mailbox get-reduce"};
     for (uint32_t i = 0; i < s->nops; i++) {
         uint8_t k = s->ops[i].kind;
-        if (k != CT_OP_SYNC && k != CT_OP_GET && k != CT_OP_PUT && k != CT_OP_GET_REDUCE &&
-            k != CT_OP_COPY && k != CT_OP_REDUCE)
+        if (k != CT_OP_SEND && k != CT_OP_RECV && k != CT_OP_RECV_REDUCE && k != CT_OP_SYNC &&
+            k != CT_OP_GET && k != CT_OP_PUT && k != CT_OP_GET_REDUCE && k != CT_OP_COPY &&
+            k != CT_OP_REDUCE)
             return ct_err_set(err, CT_EUNSUPP, "the resident path has no %s op",
                               k < sizeof names / sizeof names[0] ? names[k] : "such");
     }
@@ -708,16 +732,252 @@ static int res_op(const struct ct_exec_args *a, const struct ct_op *op, struct c
     }
 }
 
-/* Each step: its fences (the transport's), then its ops queued on the memory kind and waited
- * for, so what it wrote into the peers' buffers has landed before its next fence tells them. */
-static int run_resident(struct ct_comm *c, const struct ct_sched *s, const struct ct_exec_args *a,
-                        struct ct_err *err)
+/*
+ * Two-sided ops on the resident path: the receiver pulls. A send posts a descriptor (the
+ * sender's buffer, offset and length) to its peer over the transport and completes when the
+ * peer acknowledges it; a receive takes the next descriptor from its peer (FIFO per pair, the
+ * schedules' matching rule), reads the bytes from the sender's mapped buffer with the kind's
+ * copy or reduction kernel, waits for it, and acknowledges, so the sender may reuse its
+ * buffer: rendezvous sends, which every schedule allows (sched.h). Descriptors and
+ * acknowledgements share one fixed-size message, received one at a time per peer only while
+ * one is due, so none is left posted after a run; a descriptor that arrives before the step
+ * whose receive it feeds waits in the peer's queue.
+ */
+static int ctl_send(struct ct_exec *x, struct ct_comm *c, size_t *nout, int peer,
+                    struct ct_exec_ctl m, struct ct_err *err)
+{
+    x->out[*nout] = m;
+    struct ct_req *r = &x->outreq[*nout];
+    r->done = 0;
+    r->status = 0;
+    struct ct_tp *tp = c->tp_of[peer];
+    CT_TRY(tp->ops->isend(tp, peer, &x->out[*nout], sizeof m, r, err));
+    (*nout)++;
+    return 0;
+}
+
+static void early_push(struct ct_exec_rpeer *p, const struct ct_exec_ctl *m)
+{
+    if (p->n == p->cap) {
+        uint32_t cap = p->cap ? 2 * p->cap : 8;
+        struct ct_exec_ctl *e = ct_xcalloc(cap, sizeof *e);
+        for (uint32_t i = 0; i < p->n; i++)
+            e[i] = p->early[(p->head + i) % p->cap];
+        free(p->early);
+        p->early = e;
+        p->head = 0;
+        p->cap = cap;
+    }
+    p->early[(p->head + p->n++) % p->cap] = *m;
+}
+
+/* Receive op `op` from the descriptor m: queued on the kind (the caller waits). */
+static int res_pull(const struct ct_exec_args *a, const struct ct_op *op,
+                    const struct ct_exec_ctl *m, struct ct_err *err)
+{
+    if (m->bytes != op->bytes || m->buf >= CT_BUF_COUNT)
+        return ct_err_set(err, CT_EPEER,
+                          "peer rank %d sent %llu bytes where %llu were to be received", op->peer,
+                          (unsigned long long)m->bytes, (unsigned long long)op->bytes);
+    struct ct_op get = *op; /* the same op, its source in the peer */
+    get.src2 = get.src;
+    if (op->kind == CT_OP_RECV) {
+        get.kind = CT_OP_GET;
+        get.src = ct_loc((enum ct_bufid)m->buf, m->off);
+    } else {
+        get.kind = CT_OP_GET_REDUCE;
+        get.src2 = ct_loc((enum ct_bufid)m->buf, m->off);
+        get.src = op->src;
+    }
+    return res_op(a, &get, err);
+}
+
+/* Post the next control receive from every peer that owes this rank a message. */
+static int ctl_post(struct ct_exec *x, struct ct_comm *c, struct ct_err *err)
+{
+    for (int q = 0; q < x->nrpeer; q++) {
+        struct ct_exec_rpeer *p = &x->rpeer[q];
+        if (p->posted || (p->unacked == 0 && p->due <= p->n))
+            continue;
+        p->inreq.done = 0;
+        p->inreq.status = 0;
+        struct ct_tp *tp = c->tp_of[q];
+        CT_TRY(tp->ops->irecv(tp, q, &p->in, NULL, sizeof p->in, NULL, &p->inreq, err));
+        p->posted = true;
+    }
+    return 0;
+}
+
+/* Control receives that completed: acknowledgements counted, descriptors queued. Returns how
+ * many, or < 0. */
+static int ctl_take(struct ct_exec *x, struct ct_err *err)
+{
+    int got = 0;
+    for (int q = 0; q < x->nrpeer; q++) {
+        struct ct_exec_rpeer *p = &x->rpeer[q];
+        if (!p->posted || !p->inreq.done)
+            continue;
+        p->posted = false;
+        if (p->inreq.status < 0)
+            return ct_err_set(err, p->inreq.status, "control message from peer rank %d failed", q);
+        if (p->in.kind == CTL_ACK && p->unacked)
+            p->unacked--;
+        else if (p->in.kind == CTL_DESC)
+            early_push(p, &p->in);
+        else
+            return ct_err_set(err, CT_EPEER, "peer rank %d sent a stray control message", q);
+        got++;
+    }
+    return got;
+}
+
+/* The step's sends and receives, resident. */
+static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s, uint32_t st,
+                    const struct ct_exec_args *a, struct ct_err *err)
+{
+    uint32_t b = s->step_start[st], e = s->step_start[st + 1], nrecv = 0;
+    size_t nout = 0, need = 0;
+    for (uint32_t i = b; i < e; i++)
+        need += s->ops[i].kind <= CT_OP_RECV_REDUCE;
+    if (!need)
+        return 0;
+    if (x->nrpeer != c->size) {
+        for (int q = 0; q < x->nrpeer; q++)
+            free(x->rpeer[q].early);
+        free(x->rpeer);
+        x->rpeer = ct_xcalloc((size_t)c->size, sizeof *x->rpeer);
+        x->nrpeer = c->size;
+    }
+    if (need > x->outcap) {
+        free(x->out);
+        free(x->outreq);
+        x->out = ct_xcalloc(need, sizeof *x->out);
+        x->outreq = ct_xcalloc(need, sizeof *x->outreq);
+        x->outcap = need;
+    }
+    for (uint32_t i = b; i < e; i++) {
+        const struct ct_op *op = &s->ops[i];
+        if (op->kind == CT_OP_SEND) {
+            struct ct_exec_ctl m = {CTL_DESC, op->src.buf, op->src.off, op->bytes};
+            CT_TRY(ctl_send(x, c, &nout, op->peer, m, err));
+            x->rpeer[op->peer].unacked++;
+        } else if (op->kind == CT_OP_RECV || op->kind == CT_OP_RECV_REDUCE) {
+            x->rpeer[op->peer].due++;
+            nrecv++;
+        }
+    }
+    /* receives in schedule order per peer: op i may take peer q's next descriptor once every
+     * earlier receive from q of the step has */
+    uint32_t done = 0;
+    uint8_t *taken = ct_xcalloc(e - b, sizeof *taken); /* 1 pulled, 2 acknowledged */
+    struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
+    int rc = 0, stalled = -1;
+    for (;;) {
+        uint32_t pulled = 0;
+        for (uint32_t i = b; rc == 0 && i < e; i++) {
+            const struct ct_op *op = &s->ops[i];
+            if ((op->kind != CT_OP_RECV && op->kind != CT_OP_RECV_REDUCE) || taken[i - b])
+                continue;
+            struct ct_exec_rpeer *p = &x->rpeer[op->peer];
+            bool first = true; /* the earliest receive from this peer not yet done */
+            for (uint32_t k = b; k < i && first; k++)
+                first = !(s->ops[k].peer == op->peer && !taken[k - b] &&
+                          (s->ops[k].kind == CT_OP_RECV || s->ops[k].kind == CT_OP_RECV_REDUCE));
+            if (!first || !p->n)
+                continue;
+            struct ct_exec_ctl m = p->early[p->head];
+            p->head = (p->head + 1) % p->cap;
+            p->n--;
+            if ((rc = res_pull(a, op, &m, err)) < 0)
+                break;
+            taken[i - b] = true;
+            p->due--;
+            pulled++;
+        }
+        if (rc == 0 && pulled) { /* landed, then the senders may reuse their buffers */
+            rc = ct_mem_sync(a->res->mem, err);
+            for (uint32_t i = b; rc == 0 && i < e; i++) {
+                const struct ct_op *op = &s->ops[i];
+                if ((op->kind == CT_OP_RECV || op->kind == CT_OP_RECV_REDUCE) &&
+                    taken[i - b] == 1) {
+                    taken[i - b] = 2; /* acknowledged */
+                    struct ct_exec_ctl ack = {CTL_ACK, 0, 0, 0};
+                    rc = ctl_send(x, c, &nout, op->peer, ack, err);
+                }
+            }
+            done += pulled;
+        }
+        if (rc < 0)
+            break;
+        bool acked = true;
+        for (int q = 0; q < x->nrpeer && acked; q++)
+            acked = x->rpeer[q].unacked == 0;
+        if (done == nrecv && acked)
+            break;
+        if ((rc = ctl_post(x, c, err)) < 0 || (rc = progress_all(c, err)) < 0)
+            break;
+        int got = ctl_take(x, err);
+        if (got < 0) {
+            rc = got;
+            break;
+        }
+        if (got || rc > 0 || pulled) {
+            idle_reset(&w);
+            rc = 0;
+            continue;
+        }
+        int pend = 0;
+        for (int q = 0; q < x->nrpeer; q++)
+            if (x->rpeer[q].posted) {
+                pend = q;
+                break;
+            }
+        if ((rc = idle_pass(&w, c, pend, err)) > 0) {
+            stalled = pend;
+            break;
+        }
+        if (rc < 0)
+            break;
+    }
+    free(taken);
+    if (stalled >= 0)
+        return ct_err_set(
+            err, CT_ETIMEDOUT, "step %u/%u: no progress for %.1f s waiting for peer rank %d (%s)",
+            st + 1, s->nsteps, (double)c->timeout_ns / 1e9, stalled, c->boot->hosts[stalled]);
+    CT_TRY(rc);
+    /* the step's descriptors and acknowledgements sent before their slots are reused */
+    for (size_t i = 0; i < nout; i++) {
+        idle_reset(&w);
+        while (!x->outreq[i].done) {
+            if ((rc = progress_all(c, err)) < 0)
+                return rc;
+            if (rc == 0 && (rc = idle_pass(&w, c, c->rank == 0 ? 1 : 0, err)) != 0)
+                return rc < 0 ? rc
+                              : ct_err_set(err, CT_ETIMEDOUT,
+                                           "step %u/%u: no progress for %.1f s sending control "
+                                           "messages",
+                                           st + 1, s->nsteps, (double)c->timeout_ns / 1e9);
+        }
+        if (x->outreq[i].status < 0)
+            return ct_err_set(err, x->outreq[i].status, "a control message failed");
+    }
+    return 0;
+}
+
+/* Each step: its fences (the transport's), its sends and receives (pulled, above), then its
+ * local ops queued on the memory kind and waited for, so what it wrote into the peers'
+ * buffers has landed before its next fence tells them. */
+static int run_resident(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
+                        const struct ct_exec_args *a, struct ct_err *err)
 {
     for (uint32_t st = 0; st < s->nsteps; st++) {
         CT_TRY(run_fences(c, s, st, a, err));
+        if (res_comm(x, c, s, st, a, err) < 0)
+            return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
         uint32_t queued = 0;
         for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
-            if (s->ops[i].kind == CT_OP_SYNC)
+            uint8_t k = s->ops[i].kind;
+            if (k == CT_OP_SYNC || k <= CT_OP_RECV_REDUCE)
                 continue;
             if (res_op(a, &s->ops[i], err) < 0)
                 return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
@@ -726,6 +986,12 @@ static int run_resident(struct ct_comm *c, const struct ct_sched *s, const struc
         if (queued && ct_mem_sync(a->res->mem, err) < 0)
             return ct_err_wrap(err, "step %u/%u: ", st + 1, s->nsteps);
     }
+    for (int q = 0; q < x->nrpeer; q++)
+        if (x->rpeer[q].n || x->rpeer[q].unacked)
+            return ct_err_set(
+                err, CT_EPEER,
+                "peer rank %d: %u descriptors left unreceived, %u sends unacknowledged", q,
+                x->rpeer[q].n, x->rpeer[q].unacked);
     return 0;
 }
 
@@ -733,7 +999,7 @@ int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
                 const struct ct_exec_args *a, struct ct_err *err)
 {
     if (a->res)
-        return run_resident(c, s, a, err);
+        return run_resident(x, c, s, a, err);
     if (a->chunk == 0 || a->depth < 1)
         return ct_err_set(err, CT_EINVAL, "executor: chunk and depth must be positive");
     grow(x, s->max_comm_ops + 1, a->depth);

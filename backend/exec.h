@@ -17,6 +17,8 @@
 struct ct_resident;
 
 struct ct_exec_group;
+struct ct_exec_rpeer;
+struct ct_exec_ctl;
 
 /* Reusable executor state (grows to the largest step seen; no allocation per step once
  * warm). */
@@ -31,6 +33,11 @@ struct ct_exec {
     struct ct_pool *pool; /* reduction threads, made on first use with threads > 1 */
     struct ct_red red_rev; /* the run's reduction with the operands swapped (rev receives) */
     uint64_t direct_max;   /* ops up to this size may be put (CT_POST_DIRECT) */
+    struct ct_exec_rpeer *rpeer; /* resident path: per peer, its control messages (exec.c) */
+    int nrpeer;
+    struct ct_exec_ctl *out; /* resident path: a step's outgoing control messages */
+    struct ct_req *outreq;
+    size_t outcap;
 };
 
 struct ct_exec_args {
@@ -55,8 +62,9 @@ void ct_exec_release(struct ct_exec *x);
  * saying why (COLLTUNE_SHM_UNREGISTERED, tcp). */
 int ct_exec_onesided_ok(struct ct_comm *c, const struct ct_sched *s, const struct ct_exec_args *a,
                         struct ct_err *err);
-/* Whether the resident path runs s: fences, gets, puts and local copies and reductions only
- * (symm); 0, or CT_EUNSUPP saying which op it lacks. */
+/* Whether the resident path runs s: fences, gets, puts, sends, receives (pulled by the
+ * receiver from the sender's mapped buffer) and local copies and reductions; not mailboxes
+ * (oneshot) nor quantized ops. 0, or CT_EUNSUPP saying which op it lacks. */
 int ct_exec_resident_ok(const struct ct_sched *s, struct ct_err *err);
 /* Run s on this rank. Errors name the step and peer; a stalled peer times out after
  * comm->timeout_ns without progress. */

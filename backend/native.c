@@ -154,17 +154,17 @@ const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *
     ct_comm_tp_names(comm, tp, sizeof tp);
     const char *kind = ct_native_staged_kind(mem);
     if (kind)
-        snprintf(buf, len, "%s; %s memory: %s", tp, kind, ct_native_mem_words(kind));
+        snprintf(buf, len, "%s; %s memory %s", tp, kind,
+                 ct_native_mem_words(kind, comm->nnodes <= 1));
     else
         snprintf(buf, len, "%s", tp);
     return buf;
 }
 
-const char *ct_native_mem_words(const char *kind)
+const char *ct_native_mem_words(const char *kind, bool one_host)
 {
-    return ct_mem_kind_shares(ct_mem_kind_find(kind))
-               ? "symm in place over IPC, others staged through host"
-               : "staged through host";
+    return ct_mem_kind_shares(ct_mem_kind_find(kind)) && one_host ? "in place over IPC"
+                                                                  : "staged through host";
 }
 
 const char *ct_native_staged_kind(const struct ct_mem *mem)

@@ -42,15 +42,15 @@ void ct_native_open(struct ct_backend *be, struct ct_native *n, struct ct_comm *
 void ct_native_set_mem(struct ct_native *n, struct ct_mem *mem);
 void ct_native_close(struct ct_native *n);
 /* The transports of comm as tables name them, with the memory and how it moves when it is
- * not theirs: "shm", "shm; cuda memory: symm in place over IPC, others staged through host".
- * Returns buf. */
+ * not theirs: "shm", "tcp; cuda memory staged through host". Returns buf. */
 const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *mem, char *buf,
                                size_t len);
 /* The memory kind staged through the transports ("cuda"), or NULL for host memory. */
 const char *ct_native_staged_kind(const struct ct_mem *mem);
 /* How jobs on memory kind `kind` move: "staged through host", or where the kind is shared
- * between processes (bench.h, the resident path) "symm in place over IPC, others staged
- * through host". */
-const char *ct_native_mem_words(const char *kind);
+ * between processes and the job on one host (bench.h, the resident path) "in place over IPC"
+ * (but for mailbox, quantized, avg and in-flight points, which are staged: run prints the
+ * count of each after its table). */
+const char *ct_native_mem_words(const char *kind, bool one_host);
 
 #endif

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The resident path: a job's buffers in a memory kind the processes of a host can share
- * (ct_mem_shares: cuda through CUDA IPC, host-ipc through memfd), and a one-sided schedule
- * (fences, gets, puts, reductions of a peer's operand: symm) run on them in place, with the
- * peers' buffers mapped into this process, by the kind's own copies and reduction kernels.
- * Nothing is staged through host memory: on GPUs it is NVLink or PCIe peer to peer, the
- * shape of NCCL's symmetric-memory kernels. The transport's fences still order the ranks
- * (shared memory: flags in host memory).
+ * (ct_mem_shares: cuda through CUDA IPC, host-ipc through memfd), and each rank's schedule
+ * run on them in place, with the peers' buffers mapped into this process, by the kind's own
+ * copies and reduction kernels (backend/exec.c): one-sided ops (symm, the shape of NCCL's
+ * symmetric-memory kernels) on the peers' buffers between fences, and receives pulled from
+ * the sender's buffer. Nothing is staged through host memory: on GPUs it is NVLink or PCIe
+ * peer to peer. The transport still orders the ranks (fences, and the descriptors and
+ * acknowledgements of sends: small messages in host memory).
  *
  * ct_resident_exchange maps every peer's current buffers: each rank sends the handles of
  * its buffers (and where the executor's send, receive and scratch lie in them: in place they

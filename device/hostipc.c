@@ -4,9 +4,9 @@
  * memfd, mapped shared; its handle is (pid, descriptor), and a process of the same host maps
  * it through /proc/<pid>/fd/<n>, as a GPU's buffer is mapped through cudaIpcOpenMemHandle.
  * Copies are memcpy and reductions the caller's host kernel, done on return. Its buffers
- * are not the transports' heap: jobs on it are staged through host memory, or run in place
- * by the executor's resident path (backend/resident.h) exactly where cuda memory would be,
- * so that path runs and is checked on hosts without a GPU.
+ * are not the transports' heap: jobs on it run in place by the executor's resident path
+ * (backend/resident.h), or are staged through host memory, exactly where cuda memory would
+ * be, so both paths run and are checked on hosts without a GPU.
  */
 #include <errno.h>
 #include <fcntl.h>

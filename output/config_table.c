@@ -123,7 +123,7 @@ void ct_config_print(FILE *f, const struct ct_config *c)
     fprintf(f, "cluster: %d host%s x %d ranks (%d ranks), transport %s, host %s", fp->hosts,
             fp->hosts == 1 ? "" : "s", fp->ranks_per_host, fp->nranks, fp->transport, fp->host);
     if (fp->mem[0])
-        fprintf(f, ", %s memory (%s)", fp->mem, ct_native_mem_words(fp->mem));
+        fprintf(f, ", %s memory %s", fp->mem, ct_native_mem_words(fp->mem, fp->hosts <= 1));
     if (fp->nic_kinds[0])
         fprintf(f, ", NICs %s", fp->nic_kinds);
     if (fp->gpu_model[0])

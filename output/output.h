@@ -55,6 +55,10 @@ void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k);
 /* The window rank 0's tcp connections to rank 1 reached (TCP_INFO), after a run, so a
  * window-limited long link shows. */
 void ct_tcp_window_print(FILE *f, const struct ct_tcp_window *w);
+/* After a run on memory kind `kind` that is not the transports': how many of its points ran
+ * in place over IPC (the resident path) and how many were staged through host memory. */
+void ct_mem_path_print(FILE *f, const char *kind, unsigned long long resident,
+                       unsigned long long staged);
 
 void ct_table_header(FILE *f, const struct ct_run_meta *m);
 void ct_table_row(FILE *f, const struct ct_row *r);

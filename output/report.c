@@ -486,7 +486,7 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
     kv_str(h, "Rank 0 host", fp->host, sizeof fp->host);
     kv_str(h, "Transport", fp->transport, sizeof fp->transport);
     if (fp->mem[0])
-        kv_fmt(h, "Memory", "%s (%s)", fp->mem, ct_native_mem_words(fp->mem));
+        kv_fmt(h, "Memory", "%s, %s", fp->mem, ct_native_mem_words(fp->mem, fp->hosts <= 1));
     kv_str(h, "Link classes", fp->link_classes, sizeof fp->link_classes);
     kv_str(h, "NIC kinds", fp->nic_kinds, sizeof fp->nic_kinds);
     if (fp->nic_gbps > 0 && isfinite(fp->nic_gbps))

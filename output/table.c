@@ -144,3 +144,11 @@ void ct_tcp_window_print(FILE *f, const struct ct_tcp_window *w)
             w->cwnd_bytes_max / 1e6, w->rcv_space_max / 1e6, w->rtt_ms, w->sndbuf / 1e6,
             w->rcvbuf / 1e6);
 }
+
+void ct_mem_path_print(FILE *f, const char *kind, unsigned long long resident,
+                       unsigned long long staged)
+{
+    fprintf(f,
+            "# %s memory: %llu of %llu timed points in place over IPC, %llu staged through host\n",
+            kind, resident, resident + staged, staged);
+}

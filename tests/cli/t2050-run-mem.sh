@@ -1,8 +1,8 @@
 #!/bin/sh
 # run/sweep --mem: host runs as before; cuda on a host that cannot use it (no library, no
 # driver, no GPU) is one line naming what is missing and exit 2; on a GPU host run and sweep
-# move the job's GPU buffers staged through host memory, and symm's in place over CUDA IPC,
-# results checked. --gpu-map is
+# move the job's GPU buffers in place over CUDA IPC (ranks of one host), or staged through
+# host memory, results checked. --gpu-map is
 # checked; other commands refuse --mem cuda.
 # run and sweep --lib nccl (the NCCL engine) fail the same way where they cannot run; a sweep
 # refuses another tuner plugin and a missing plugin of colltune's; sweep --verify --lib nccl
@@ -17,29 +17,35 @@ COLLTUNE_CUDART=/nonexistent/libcudart.so.13 usage_error "sweep: missing libcuda
 usage_error "unknown kind" -- $R --mem rocm
 usage_error "validate --mem cuda" -- $COLLTUNE validate --local 2 --mem cuda
 grep -q -- "--mem cuda is for run and sweep" "$TMP/err" && ok "says which commands" || not_ok "message: $(cat "$TMP/err")"
-# on a host where CUDA runs: the native engine on GPU buffers, staged through host memory
+# on a host where CUDA runs: the native engine on GPU buffers, in place or staged
 # (both ranks on GPU 0: one GPU is enough); elsewhere one line naming what is missing
 if $COLLTUNE run --mem cuda --local 1 -b 8 -e 8 >/dev/null 2>&1; then
     expect 0 "run --mem cuda" -- $R --mem cuda --gpu-map 0 -e 1M
     grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "cuda results correct" || not_ok "results: $(tail -3 "$TMP/out")"
-    grep -q "cuda memory: symm in place over IPC, others staged through host" "$TMP/out" && ok "the header says how it moves" || not_ok "header: $(head -3 "$TMP/out")"
-    # symm in place on the GPU buffers, the peer's mapped by CUDA IPC (two processes, one GPU)
-    for coll in allreduce allgather reducescatter alltoall; do
-        expect 0 "run --mem cuda --algo symm $coll" -- $R --mem cuda --gpu-map 0 --algo symm --coll $coll -e 4M -f 8
-        grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "symm $coll on GPU memory correct" || not_ok "results: $(tail -3 "$TMP/out")"
+    grep -q "shm; cuda memory in place over IPC" "$TMP/out" && ok "the header says how it moves" || not_ok "header: $(head -3 "$TMP/out")"
+    # in place on the GPU buffers, the peer's mapped by CUDA IPC (two processes, one GPU):
+    # symm's one-sided ops and ring's pulled receives; every point counted in place
+    for a in symm ring; do
+        for coll in allreduce allgather reducescatter alltoall; do
+            expect 0 "run --mem cuda --algo $a $coll" -- $R --mem cuda --gpu-map 0 --algo $a --coll $coll -b 8 -e 4M -f 8
+            grep -q "Out of bounds values : 0 OK" "$TMP/out" && grep -q "^# cuda memory: 14 of 14 timed points in place over IPC" "$TMP/out" \
+                && ok "$a $coll on GPU memory correct, in place" || not_ok "results: $(tail -3 "$TMP/out")"
+        done
     done
     expect 0 "sweep --mem cuda" -- $COLLTUNE sweep --local 2 --mem cuda --gpu-map 0 --coll allreduce -b 8 -e 1M --budget 20 --out "$TMP/cs"
     grep -q '"memory": "cuda"' "$TMP/cs/config.json" && grep -q '"transport": "shm"' "$TMP/cs/config.json" \
         && ok "the config's fingerprint says cuda memory, beside the transport" || not_ok "config: $(head -c 600 "$TMP/cs/config.json")"
-    $COLLTUNE show "$TMP/cs/config.json" 2>&1 | grep -q "transport shm, .*cuda memory (symm in place over IPC, others staged through host)" \
-        && ok "show says staged" || not_ok "show: $($COLLTUNE show "$TMP/cs/config.json" 2>&1 | head -3)"
+    $COLLTUNE show "$TMP/cs/config.json" 2>&1 | grep -q "transport shm, .*cuda memory in place over IPC" \
+        && ok "show says in place" || not_ok "show: $($COLLTUNE show "$TMP/cs/config.json" 2>&1 | head -3)"
     usage_error "a GPU beyond those present" -- $R --mem cuda --gpu-map 0,1023
     grep -q "GPU 1023 asked for" "$TMP/err" && ok "names the GPU" || not_ok "message: $(cat "$TMP/err")"
 else
     usage_error "--mem cuda here" -- $R --mem cuda
     grep -q -- "--mem cuda: CUDA memory: " "$TMP/err" && ok "names CUDA" || not_ok "message: $(cat "$TMP/err")"
     for c in "run" "results" "header" "symm allreduce" "its results" "symm allgather" "its results" \
-        "symm reducescatter" "its results" "symm alltoall" "its results" "sweep" "config" "show" \
+        "symm reducescatter" "its results" "symm alltoall" "its results" "ring allreduce" \
+        "its results" "ring allgather" "its results" "ring reducescatter" "its results" \
+        "ring alltoall" "its results" "sweep" "config" "show" \
         "GPU beyond" "its name"; do skip "--mem cuda on a GPU: $c (no GPU here)"; done
 fi
 usage_error "--gpu-map without --mem cuda" -- $R --gpu-map 0,1
