@@ -624,6 +624,22 @@ size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double fa
     return n < CT_BENCH_SIZES_MAX ? n : CT_BENCH_SIZES_MAX;
 }
 
+uint64_t ct_sizes_min(const uint64_t *sizes, size_t n)
+{
+    uint64_t v = n ? sizes[0] : 0;
+    for (size_t i = 1; i < n; i++)
+        v = sizes[i] < v ? sizes[i] : v;
+    return v;
+}
+
+uint64_t ct_sizes_max(const uint64_t *sizes, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = sizes[i] > v ? sizes[i] : v;
+    return v;
+}
+
 struct can_status {
     int32_t rc;
     char msg[236];

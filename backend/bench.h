@@ -154,6 +154,9 @@ int ct_bench_sizes_check(uint64_t minb, uint64_t maxb, double factor, enum ct_dt
 #define CT_BENCH_SIZES_MAX 4096
 size_t ct_bench_sizes(enum ct_coll coll, uint64_t minb, uint64_t maxb, double factor, size_t es,
                       int nranks, uint64_t **out);
+/* The smallest and the largest of sizes[0..n) (0 when n is 0): a --sizes list's span. */
+uint64_t ct_sizes_min(const uint64_t *sizes, size_t n);
+uint64_t ct_sizes_max(const uint64_t *sizes, size_t n);
 /* Whether a run of algorithm a over job j at every size of sizes[0..n) can run, before any
  * is measured: at each size, in and out of place, its schedule builds (ct_algo_supports:
  * oneshot's mailbox); at the first size with data it is prepared (transports with one-sided

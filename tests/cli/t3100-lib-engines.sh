@@ -43,6 +43,9 @@ expect 0 "run --lib ompi: the default decision, checked results" -- $X --lib omp
 grep -q "transport: Open MPI [0-9]" "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 3 ] \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
     || not_ok "table: $(cat "$TMP/out")"
+expect 0 "run --lib ompi --sizes" -- $X --lib ompi --local 2 --sizes 64K,1K -n 3 -w 1
+grep -q "minBytes 1024 maxBytes 65536 " "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 2 ] \
+    && ok "... its header spans the list's sizes, 2 rows" || not_ok "--sizes: $(head -3 "$TMP/out")"
 expect 0 "run --lib ompi --json -" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 -n 3 -w 1 --json -
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/err" && ok "... the JSON alone on stdout, the table on stderr" \
