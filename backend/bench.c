@@ -48,11 +48,45 @@ static int stage_attach(struct ct_bench *b, int i, struct ct_err *err)
     return rc;
 }
 
+/* A twin let go: freed now, or kept until the peers that map it have let it go. */
+static void dev_free(struct ct_bench *b, void *p)
+{
+    if (!(b->shares && b->res.exchanges)) {
+        ct_mem_free(b->mem, p);
+        return;
+    }
+    if (b->nretired == b->capretired) {
+        b->capretired = b->capretired ? 2 * b->capretired : 8;
+        b->retired = ct_xrealloc(b->retired, b->capretired * sizeof *b->retired);
+    }
+    b->retired[b->nretired++] = p;
+}
+
+static void retired_free(struct ct_bench *b)
+{
+    for (size_t i = 0; i < b->nretired; i++)
+        ct_mem_free(b->mem, b->retired[i]);
+    b->nretired = 0;
+}
+
+/* Before this rank's shared twins go (release, another memory): its mappings of the peers'
+ * let go, then a barrier, so no peer still maps what is freed next (collective: every rank
+ * releases; a peer that died fails the barrier at once, and the twins go all the same). */
+static void shared_let_go(struct ct_bench *b)
+{
+    if (b->res.exchanges) {
+        ct_resident_release(&b->res);
+        struct ct_err e = {0};
+        ct_boot_barrier(b->comm->boot, &e);
+    }
+    retired_free(b);
+}
+
 static void stage_detach(struct ct_bench *b, int i)
 {
     if (!b->dev[i])
         return;
-    ct_mem_free(b->mem, b->dev[i]);
+    dev_free(b, b->dev[i]);
     if (i != CT_BUF_SCRATCH)
         ct_mem_unpin(b->mem, b->buf[i]);
     b->dev[i] = NULL;
@@ -60,6 +94,7 @@ static void stage_detach(struct ct_bench *b, int i)
 
 void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem)
 {
+    shared_let_go(b);
     for (int i = 0; i < CT_BUF_COUNT; i++) { /* made again, with twins where staged */
         stage_detach(b, i);
         ct_comm_free(b->comm, b->buf[i], b->cap[i]);
@@ -67,6 +102,10 @@ void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem)
         b->cap[i] = 0;
     }
     ct_resident_release(&b->res);
+    free(b->retired);
+    b->retired = NULL;
+    b->nretired = b->capretired = 0;
+    b->res_why[0] = 0;
     b->mem = mem;
     b->stage = mem && !mem->kind->host_visible;
     b->shares = b->stage && ct_mem_shares(mem);
@@ -100,11 +139,12 @@ static int stage_copy(struct ct_bench *b, void *h, uint64_t bytes, bool to_host,
 
 void ct_bench_release(struct ct_bench *b)
 {
-    ct_resident_release(&b->res); /* the peers' buffers unmapped before this rank's go */
+    shared_let_go(b); /* the peers' buffers unmapped, everywhere, before this rank's go */
     for (int i = 0; i < CT_BUF_COUNT; i++) {
         stage_detach(b, i);
         ct_comm_free(b->comm, b->buf[i], b->cap[i]);
     }
+    free(b->retired);
     free(b->check);
     free(b->times);
     free(b->all_times);
@@ -480,29 +520,31 @@ static bool one_host(const struct ct_comm *c)
     return true;
 }
 
-/* The resident path takes a point when the memory is shared, every rank is on this host, and
- * the executor's resident path has every op of its schedule, in one part, without avg's
- * scaling (no such kernel) or quantization: the same answer on every rank (the job's and the
- * algorithm's, not the rank's). */
+/* The resident path takes a point when the memory is shared, every rank is on this host, the
+ * kind has the reduction's kernel, and the executor's resident path has every op of its
+ * schedule, in one part, without avg's scaling (no such kernel) or quantization: the same
+ * answer on every rank (the job's and the algorithm's, not the rank's). */
 static void resident_prepare(struct ct_bench *b, struct ct_bench_prep *p)
 {
     struct ct_err e = {0};
     bool parts = p->j.coll == CT_ALLREDUCE && p->j.params.v[CT_P_INFLIGHT] > 1;
-    if (!b->shares || parts || p->a.scale || p->j.quant != CT_QUANT_NONE ||
-        ct_exec_resident_ok(&p->s, &e) < 0 || !one_host(b->comm))
+    p->mred = (struct ct_mem_red){ct_dtype_name(p->j.dtype), ct_redop_name(p->j.op),
+                                  ct_dtype_size(p->j.dtype), p->red.fn};
+    if (!b->shares || b->res_why[0] || parts || p->a.scale || p->j.quant != CT_QUANT_NONE ||
+        (p->a.red && !ct_mem_has_kernel(b->mem, &p->mred)) || ct_exec_resident_ok(&p->s, &e) < 0 ||
+        !one_host(b->comm))
         return;
     p->resident = true;
     p->ra = p->a;
     for (int i = 0; i < CT_BUF_COUNT; i++)
         p->ra.buf[i] = p->a.buf[i] ? dev_of(b, p->a.buf[i]) : NULL;
     p->ra.res = &b->res;
-    p->mred = (struct ct_mem_red){ct_dtype_name(p->j.dtype), ct_redop_name(p->j.op),
-                                  ct_dtype_size(p->j.dtype), p->red.fn};
     p->ra.mred = p->a.red ? &p->mred : NULL;
 }
 
 /* Before a resident point runs: every peer's twins mapped here as they are now (collective:
- * ct_bench_check and ct_bench_time are). */
+ * ct_bench_check and ct_bench_time are). Where a buffer cannot be shared or mapped (every
+ * rank learns it), the point runs staged, and so do the job's later ones. */
 static int resident_exchange(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
 {
     if (!p->resident)
@@ -519,7 +561,15 @@ static int resident_exchange(struct ct_bench *b, struct ct_bench_prep *p, struct
             if (b->dev[k] && d >= (char *)b->dev[k] && d < (char *)b->dev[k] + b->cap[k])
                 me.len[i] = (uint64_t)((char *)b->dev[k] + b->cap[k] - d);
     }
-    return ct_resident_exchange(&b->res, b->comm, &me, err);
+    int rc = ct_resident_exchange(&b->res, b->comm, &me, err);
+    if (rc == 0)
+        retired_free(b);         /* every peer has mapped the current twins and let the old go */
+    else if (rc == CT_EUNSUPP) { /* refused alike on every rank: this and later points stage */
+        snprintf(b->res_why, sizeof b->res_why, "%.199s", err->msg);
+        p->resident = false;
+        rc = 0;
+    }
+    return rc;
 }
 
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)

@@ -74,6 +74,14 @@ struct ct_bench {
     void *dev[CT_BUF_COUNT];
     struct ct_resident res;
     uint64_t points_resident, points_staged; /* points timed each way (stage set) */
+    /* Twins let go while peers may still map them: freed once every peer has unmapped them
+     * (the next exchange, or the barrier of release). CUDA: freeing an exported buffer a
+     * peer still has open is undefined. */
+    void **retired;
+    size_t nretired, capretired;
+    /* the resident path was refused for the job (a buffer could not be shared or mapped,
+     * agreed by every rank): why; its points run staged */
+    char res_why[200];
 };
 
 /* The communicators in-flight parts run on: an AllReduce point whose inflight parameter

@@ -32,6 +32,7 @@ enum { CTL_DESC = 1, CTL_ACK = 2 };
 
 struct ct_exec_ctl {
     uint32_t kind, buf;
+    int32_t to, pad; /* the rank it is sent to (for the sender's messages) */
     uint64_t off, bytes;
 };
 
@@ -73,11 +74,13 @@ void ct_exec_release(struct ct_exec *x)
     free(x->groups);
     free(x->reqs);
     free(x->order);
-    for (int q = 0; q < x->nrpeer; q++)
-        free(x->rpeer[q].early);
-    free(x->rpeer);
-    free(x->out);
-    free(x->outreq);
+    if (!x->res_broken) { /* else a transport may still write there: left */
+        for (int q = 0; q < x->nrpeer; q++)
+            free(x->rpeer[q].early);
+        free(x->rpeer);
+        free(x->out);
+        free(x->outreq);
+    }
     ct_exec_init(x);
 }
 
@@ -746,6 +749,7 @@ static int res_op(const struct ct_exec_args *a, const struct ct_op *op, struct c
 static int ctl_send(struct ct_exec *x, struct ct_comm *c, size_t *nout, int peer,
                     struct ct_exec_ctl m, struct ct_err *err)
 {
+    m.to = peer;
     x->out[*nout] = m;
     struct ct_req *r = &x->outreq[*nout];
     r->done = 0;
@@ -858,7 +862,7 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
     for (uint32_t i = b; i < e; i++) {
         const struct ct_op *op = &s->ops[i];
         if (op->kind == CT_OP_SEND) {
-            struct ct_exec_ctl m = {CTL_DESC, op->src.buf, op->src.off, op->bytes};
+            struct ct_exec_ctl m = {CTL_DESC, op->src.buf, 0, 0, op->src.off, op->bytes};
             CT_TRY(ctl_send(x, c, &nout, op->peer, m, err));
             x->rpeer[op->peer].unacked++;
         } else if (op->kind == CT_OP_RECV || op->kind == CT_OP_RECV_REDUCE) {
@@ -901,7 +905,7 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
                 if ((op->kind == CT_OP_RECV || op->kind == CT_OP_RECV_REDUCE) &&
                     taken[i - b] == 1) {
                     taken[i - b] = 2; /* acknowledged */
-                    struct ct_exec_ctl ack = {CTL_ACK, 0, 0, 0};
+                    struct ct_exec_ctl ack = {CTL_ACK, 0, 0, 0, 0, 0};
                     rc = ctl_send(x, c, &nout, op->peer, ack, err);
                 }
             }
@@ -926,12 +930,18 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
             rc = 0;
             continue;
         }
-        int pend = 0;
-        for (int q = 0; q < x->nrpeer; q++)
-            if (x->rpeer[q].posted) {
+        /* the peer waited for: the earliest receive's still without its descriptor, else
+         * one that owes an acknowledgement */
+        int pend = -1;
+        for (uint32_t i = b; i < e && pend < 0; i++) {
+            const struct ct_op *op = &s->ops[i];
+            if ((op->kind == CT_OP_RECV || op->kind == CT_OP_RECV_REDUCE) && !taken[i - b])
+                pend = op->peer;
+        }
+        for (int q = 0; q < x->nrpeer && pend < 0; q++)
+            if (x->rpeer[q].unacked)
                 pend = q;
-                break;
-            }
+        pend = pend < 0 ? 0 : pend;
         if ((rc = idle_pass(&w, c, pend, err)) > 0) {
             stalled = pend;
             break;
@@ -941,25 +951,25 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
     }
     free(taken);
     if (stalled >= 0)
-        return ct_err_set(
-            err, CT_ETIMEDOUT, "step %u/%u: no progress for %.1f s waiting for peer rank %d (%s)",
-            st + 1, s->nsteps, (double)c->timeout_ns / 1e9, stalled, c->boot->hosts[stalled]);
+        return ct_err_set(err, CT_ETIMEDOUT, "no progress for %.1f s waiting for peer rank %d (%s)",
+                          (double)c->timeout_ns / 1e9, stalled, c->boot->hosts[stalled]);
     CT_TRY(rc);
     /* the step's descriptors and acknowledgements sent before their slots are reused */
     for (size_t i = 0; i < nout; i++) {
+        int to = x->out[i].to;
         idle_reset(&w);
         while (!x->outreq[i].done) {
             if ((rc = progress_all(c, err)) < 0)
                 return rc;
-            if (rc == 0 && (rc = idle_pass(&w, c, c->rank == 0 ? 1 : 0, err)) != 0)
+            if (rc == 0 && (rc = idle_pass(&w, c, to, err)) != 0)
                 return rc < 0 ? rc
                               : ct_err_set(err, CT_ETIMEDOUT,
-                                           "step %u/%u: no progress for %.1f s sending control "
-                                           "messages",
-                                           st + 1, s->nsteps, (double)c->timeout_ns / 1e9);
+                                           "no progress for %.1f s sending to peer rank %d (%s)",
+                                           (double)c->timeout_ns / 1e9, to, c->boot->hosts[to]);
         }
         if (x->outreq[i].status < 0)
-            return ct_err_set(err, x->outreq[i].status, "a control message failed");
+            return ct_err_set(err, x->outreq[i].status, "a control message to peer rank %d failed",
+                              to);
     }
     return 0;
 }
@@ -967,8 +977,8 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
 /* Each step: its fences (the transport's), its sends and receives (pulled, above), then its
  * local ops queued on the memory kind and waited for, so what it wrote into the peers'
  * buffers has landed before its next fence tells them. */
-static int run_resident(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
-                        const struct ct_exec_args *a, struct ct_err *err)
+static int run_resident_steps(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
+                              const struct ct_exec_args *a, struct ct_err *err)
 {
     for (uint32_t st = 0; st < s->nsteps; st++) {
         CT_TRY(run_fences(c, s, st, a, err));
@@ -993,6 +1003,23 @@ static int run_resident(struct ct_exec *x, struct ct_comm *c, const struct ct_sc
                 "peer rank %d: %u descriptors left unreceived, %u sends unacknowledged", q,
                 x->rpeer[q].n, x->rpeer[q].unacked);
     return 0;
+}
+
+/* A run that failed leaves control messages in flight (a receive posted into x->rpeer, sends
+ * out of x->out): no later run may use them, and they are not freed (ct_exec_release) while a
+ * transport may still write there. Its errors are failures, never CT_EUNSUPP (a refusal,
+ * after which a sweep goes on with the next point). */
+static int run_resident(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
+                        const struct ct_exec_args *a, struct ct_err *err)
+{
+    if (x->res_broken)
+        return ct_err_set(err, CT_EIO, "an earlier in-place run on this communicator failed");
+    int rc = run_resident_steps(x, c, s, a, err);
+    if (rc < 0) {
+        x->res_broken = true;
+        err->code = rc = rc == CT_EUNSUPP ? CT_EIO : rc;
+    }
+    return rc;
 }
 
 int ct_exec_run(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,

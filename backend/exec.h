@@ -38,6 +38,7 @@ struct ct_exec {
     struct ct_exec_ctl *out; /* resident path: a step's outgoing control messages */
     struct ct_req *outreq;
     size_t outcap;
+    bool res_broken; /* a resident run failed: its control messages are out of step */
 };
 
 struct ct_exec_args {

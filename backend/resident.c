@@ -133,7 +133,8 @@ static int map_peers(struct ct_resident *r, struct ct_comm *c, const struct rec 
     return 0;
 }
 
-/* Every rank's status: the first failure, named, on every rank. */
+/* Every rank's status: the first failure, named, on every rank (CT_EUNSUPP: the buffers
+ * cannot be shared; a failing allgather is the transport's own error). */
 static int agree(struct ct_comm *c, int rc, const struct ct_err *mine, struct ct_err *err)
 {
     struct {
@@ -145,7 +146,7 @@ static int agree(struct ct_comm *c, int rc, const struct ct_err *mine, struct ct
     int x = ct_boot_allgather(c->boot, &me, sizeof me, all, err);
     for (int q = 0; x == 0 && q < c->size; q++)
         if (all[q].rc < 0) {
-            x = ct_err_set(err, all[q].rc, "rank %d (%s): %s", q,
+            x = ct_err_set(err, CT_EUNSUPP, "rank %d (%s): %s", q,
                            c->boot->hosts ? c->boot->hosts[q] : "?", all[q].msg);
             break;
         }
@@ -170,7 +171,7 @@ int ct_resident_exchange(struct ct_resident *r, struct ct_comm *c,
     r->exchanges++;
     for (int q = 0; rc == 0 && q < c->size; q++)
         if (all[q].rc < 0)
-            rc = ct_err_set(err, all[q].rc, "rank %d (%s): %s", q,
+            rc = ct_err_set(err, CT_EUNSUPP, "rank %d (%s): %s", q,
                             c->boot->hosts ? c->boot->hosts[q] : "?", all[q].msg);
     if (rc == 0) { /* mapping is local: every rank learns whether every rank could */
         struct ct_err m = {0};

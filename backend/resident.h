@@ -11,8 +11,10 @@
  *
  * ct_resident_exchange maps every peer's current buffers: each rank sends the handles of
  * its buffers (and where the executor's send, receive and scratch lie in them: in place they
- * share one), and a handle already mapped is kept, so buffers that did not move cost one
- * allgather. Collective over the communicator; every rank learns every rank's failure.
+ * share one), and a handle already mapped is kept, so buffers that did not move cost two
+ * allgathers (the handles, then whether every rank mapped them). Collective over the
+ * communicator; every rank learns every rank's failure: CT_EUNSUPP where a buffer could not
+ * be shared or mapped (the caller may stage instead), else the bootstrap's error.
  */
 #ifndef CT_RESIDENT_H
 #define CT_RESIDENT_H

@@ -208,7 +208,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         if (wc->size > 1 && wc->tp_of[1] && ct_tcp_window(wc->tp_of[1], 1, &w, &err) == 0)
             ct_tcp_window_print(tab, &w);
         if (b.stage)
-            ct_mem_path_print(tab, mem.kind->name, b.points_resident, b.points_staged);
+            ct_mem_path_print(tab, mem.kind->name, b.points_resident, b.points_staged, b.res_why);
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
     } else if (!ranks) {

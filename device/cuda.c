@@ -286,24 +286,41 @@ static int load_kernels(struct cuda *c, struct ct_err *err)
     return 0;
 }
 
+/* r's kernel, with m's GPU's primary context current (the module's, and the buffers'). */
+static int kernel_of(struct ct_mem *m, const struct ct_mem_red *r, void **fn, char *name,
+                     size_t len, struct ct_err *err)
+{
+    struct cuda *c = m->state;
+    *fn = NULL;
+    snprintf(name, len, "ct_reduce_%s_%s", r->op, r->dtype);
+    int e = c->setDevice(m->gpu);
+    if (e)
+        return rt_fail(c, err, "cudaSetDevice", e);
+    CT_TRY(load_kernels(c, err));
+    if (!ct_mem_gpu_kernel(r) || c->cuModuleGetFunction(fn, c->module, name) || !*fn)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "CUDA memory: no GPU kernel for %s %s (kernels: sum, prod, min, max of "
+                          "bfloat16, float16, float32, float64)",
+                          r->op, r->dtype);
+    return 0;
+}
+
+static bool cuda_has_kernel(struct ct_mem *m, const struct ct_mem_red *r)
+{
+    char name[64];
+    void *fn;
+    struct ct_err e = {0};
+    return kernel_of(m, r, &fn, name, sizeof name, &e) == 0;
+}
+
 static int cuda_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                        const struct ct_mem_red *r, struct ct_err *err)
 {
     struct cuda *c = m->state;
     char name[64];
     void *fn = NULL;
-    snprintf(name, sizeof name, "ct_reduce_%s_%s", r->op, r->dtype);
-    int e = c->setDevice(m->gpu); /* m's GPU's primary context current: the module's, and the
-                                     buffers' */
-    if (e)
-        return rt_fail(c, err, "cudaSetDevice", e);
-    CT_TRY(load_kernels(c, err));
-    if (c->cuModuleGetFunction(&fn, c->module, name) || !fn)
-        return ct_err_set(err, CT_EUNSUPP,
-                          "CUDA memory: no GPU kernel for %s %s (kernels: "
-                          "sum, prod, min, max of bfloat16, float16, float32, "
-                          "float64)",
-                          r->op, r->dtype);
+    int e;
+    CT_TRY(kernel_of(m, r, &fn, name, sizeof name, err));
     if (!n)
         return 0;
     unsigned long long n64 = n;
@@ -366,14 +383,15 @@ static void cuda_ipc_close(struct ct_mem *m, void *p, size_t bytes)
 }
 
 const struct ct_mem_kind ct_mem_cuda = {
-    "cuda",         "GPU memory (libcudart by dlopen; kernels built by nvcc)",
-    cuda_open,      cuda_close,
-    cuda_alloc,     cuda_free,
-    cuda_to_host,   cuda_from_host,
-    cuda_reduce,    false,
-    cuda_pin,       cuda_unpin,
-    cuda_copy_peer, cuda_bus_id,
-    cuda_devices,   cuda_copy,
-    cuda_sync,      cuda_ipc_get,
-    cuda_ipc_open,  cuda_ipc_close,
+    "cuda",          "GPU memory (libcudart by dlopen; kernels built by nvcc)",
+    cuda_open,       cuda_close,
+    cuda_alloc,      cuda_free,
+    cuda_to_host,    cuda_from_host,
+    cuda_reduce,     false,
+    cuda_pin,        cuda_unpin,
+    cuda_copy_peer,  cuda_bus_id,
+    cuda_devices,    cuda_copy,
+    cuda_sync,       cuda_ipc_get,
+    cuda_ipc_open,   cuda_ipc_close,
+    cuda_has_kernel,
 };

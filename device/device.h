@@ -76,12 +76,14 @@ struct ct_mem_kind {
     int (*sync)(struct ct_mem *m, struct ct_err *err);
     /* Sharing buffers with the processes of this host (NULL: the kind cannot): ipc_get makes
      * the handle of p, a whole buffer of alloc()'s of bytes; ipc_open maps a peer's handle
-     * here (a handle opened twice in one process is the caller's to avoid; CUDA refuses it);
-     * ipc_close unmaps it. */
+     * here (backend/resident.c maps each handle once); ipc_close unmaps it. The exporter
+     * frees a buffer only once every importer closed it (CUDA: undefined otherwise). */
     int (*ipc_get)(struct ct_mem *m, void *p, size_t bytes, struct ct_mem_ipc *h,
                    struct ct_err *err);
     int (*ipc_open)(struct ct_mem *m, const struct ct_mem_ipc *h, void **p, struct ct_err *err);
     void (*ipc_close)(struct ct_mem *m, void *p, size_t bytes);
+    /* whether reduce has r's kernel (NULL: every one the caller's host kernel covers) */
+    bool (*has_kernel)(struct ct_mem *m, const struct ct_mem_red *r);
 };
 
 /* An opened memory kind. */
@@ -118,6 +120,11 @@ int ct_mem_reduce_queued(struct ct_mem *m, void *dst, const void *a, const void 
 int ct_mem_copy_queued(struct ct_mem *m, void *dst, const void *src, size_t bytes,
                        struct ct_err *err);
 int ct_mem_sync(struct ct_mem *m, struct ct_err *err);
+/* Whether m's reduce has r's kernel (the GPU kernels: sum, prod, min, max of bfloat16,
+ * float16, float32, float64, where nvcc built them). */
+bool ct_mem_has_kernel(struct ct_mem *m, const struct ct_mem_red *r);
+/* Whether device/kernels.cu has r (its dtype and op names). */
+bool ct_mem_gpu_kernel(const struct ct_mem_red *r);
 /* Whether m's buffers can be mapped by the other processes of the host (ipc_*), or kind k's. */
 bool ct_mem_shares(const struct ct_mem *m);
 bool ct_mem_kind_shares(const struct ct_mem_kind *k);

@@ -36,7 +36,7 @@ int ct_mem_host_copy(struct ct_mem *m, void *dst, const void *src, size_t bytes,
     return 0;
 }
 
-int ct_mem_host_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
+static int host_reduce(struct ct_mem *m, void *dst, const void *a, const void *b, size_t n,
                        const struct ct_mem_red *r, struct ct_err *err)
 {
     if (!r->host)
@@ -55,7 +55,7 @@ const struct ct_mem_kind ct_mem_host = {
     .free = host_free,
     .to_host = ct_mem_host_copy,
     .from_host = ct_mem_host_copy,
-    .reduce = ct_mem_host_reduce,
+    .reduce = host_reduce,
     .host_visible = true,
     .copy = ct_mem_host_copy,
 };

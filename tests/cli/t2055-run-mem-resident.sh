@@ -4,8 +4,8 @@
 # path --mem cuda takes on one host runs here, between real processes: every algorithm's
 # schedule runs in place on the kind's buffers and the peers' mapped ones (one-sided ops on
 # them directly, receives pulled from the sender's buffer), nothing staged, but for mailbox
-# (oneshot), quantized, avg (no GPU scaling kernel) and in-flight points, which are staged
-# through host memory. Every result is checked, and run counts after its table the points
+# (oneshot), quantized, avg (no GPU scaling kernel), in-flight points and reductions the GPU
+# kernels lack (int32), which are staged through host memory. Every result is checked, and run counts after its table the points
 # that ran each way. For symm it also shows by itself: with COLLTUNE_SHM_UNREGISTERED the
 # transports' own buffers are private, which the staged path (and --mem host) refuse for
 # symm, and the resident path does not use.
@@ -32,6 +32,10 @@ inplace "rdh reducescatter on 3 ranks" 8 $COLLTUNE run --local 3 --mem host-ipc 
 inplace "torus-ring allgather on a 2x2 torus" 8 $COLLTUNE run --local 4 --torus 2x2 --mem host-ipc --algo torus-ring --coll allgather
 inplace "torus-rdh allreduce on a 2x2 torus" 8 $COLLTUNE run --local 4 --torus 2x2 --mem host-ipc --algo torus-rdh
 inplace "avg is staged (no GPU scaling kernel)" 0 $R --algo ring -o avg -d bfloat16
+inplace "int32 is staged (no GPU kernel for it)" 0 $COLLTUNE run --local 3 --mem host-ipc --algo ring -d int32
+inplace "int32 allgather moves no reduction: in place" 8 $COLLTUNE run --local 3 --mem host-ipc --algo ring -d int32 --coll allgather
+expect 0 "sweep --mem host-ipc of int32 on 3 ranks" -- $COLLTUNE sweep --local 3 --mem host-ipc -d int32 --coll allreduce -b 8 -e 1M --out "$TMP/hi"
+grep -q '"memory": "host-ipc"' "$TMP/hi/config.json" && ok "... its config written" || not_ok "config: $(tail -3 "$TMP/err")"
 expect 0 "oneshot (a mailbox) is staged" -- $R --algo oneshot -b 8 -e 8K -f 4
 grep -q "^# host-ipc memory: 0 of 12 timed points in place over IPC, 12 staged through host" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "oneshot results correct, all staged" \
