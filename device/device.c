@@ -134,18 +134,6 @@ int ct_mem_sync(struct ct_mem *m, struct ct_err *err)
     return m->kind->sync ? m->kind->sync(m, err) : 0;
 }
 
-bool ct_mem_gpu_kernel(const struct ct_mem_red *r)
-{
-    static const char *const types[] = {"bfloat16", "float16", "float32", "float64"};
-    static const char *const ops[] = {"sum", "prod", "min", "max"};
-    bool t = false, o = false;
-    for (size_t i = 0; i < 4; i++) {
-        t = t || !strcmp(r->dtype, types[i]);
-        o = o || !strcmp(r->op, ops[i]);
-    }
-    return t && o;
-}
-
 bool ct_mem_has_kernel(struct ct_mem *m, const struct ct_mem_red *r)
 {
     return m->kind->has_kernel ? m->kind->has_kernel(m, r) : r->host != NULL;

@@ -124,6 +124,15 @@ static void run_ranks(int n, rank_fn fn, const struct ct_mem_kind *kind, int *co
     }
 }
 
+/* Every rank of fn on n forked ranks exits 0. */
+static void expect_pass(int n, rank_fn fn, const struct ct_mem_kind *kind)
+{
+    int code[8];
+    run_ranks(n, fn, kind, code);
+    for (int r = 0; r < n; r++)
+        cr_expect_eq(code[r], 0, "rank %d exited %d", r, code[r]);
+}
+
 static int exchange(struct rank *r)
 {
     struct ct_resident_mine me = {0};
@@ -142,15 +151,21 @@ static void host_sum(void *dst, const void *a, const void *b, size_t n)
         d[i] = x[i] + y[i];
 }
 
-static int run(struct rank *r, struct ct_sched *s)
+/* s run in place on the rank's buffers by executor x (float32 sums). */
+static int run_on(struct rank *r, struct ct_sched *s, struct ct_exec *x)
 {
-    struct ct_mem_red red = {"float32", "sum", 4, host_sum};
+    static const struct ct_mem_red red = {"float32", "sum", 4, host_sum};
     struct ct_exec_args a = {.chunk = 4, .depth = 1, .threads = 1, .res = &r->res, .mred = &red};
     for (int i = 0; i < CT_BUF_COUNT; i++)
         a.buf[i] = r->buf[i];
+    return ct_exec_run(x, &r->comm, s, &a, &r->err);
+}
+
+static int run(struct rank *r, struct ct_sched *s)
+{
     struct ct_exec x;
     ct_exec_init(&x);
-    int rc = ct_exec_run(&x, &r->comm, s, &a, &r->err);
+    int rc = run_on(r, s, &x);
     ct_exec_release(&x);
     return rc;
 }
@@ -202,10 +217,7 @@ static int queued_descriptors(struct rank *r)
 
 Test(resident, descriptors_queue_in_order_across_steps)
 {
-    int code[2];
-    run_ranks(2, queued_descriptors, NULL, code);
-    for (int r = 0; r < 2; r++)
-        cr_expect_eq(code[r], 0, "rank %d exited %d", r, code[r]);
+    expect_pass(2, queued_descriptors, NULL);
 }
 
 /* A reduction with the incoming operand first (rev) and a one-sided get, 3 ranks in a ring. */
@@ -253,10 +265,7 @@ static int ring_reduce(struct rank *r)
 
 Test(resident, ring_reduce_and_get_on_three_ranks)
 {
-    int code[3];
-    run_ranks(3, ring_reduce, NULL, code);
-    for (int r = 0; r < 3; r++)
-        cr_expect_eq(code[r], 0, "rank %d exited %d", r, code[r]);
+    expect_pass(3, ring_reduce, NULL);
 }
 
 /* host-ipc whose ipc_open fails in rank 1: the exchange fails alike everywhere. */
@@ -286,10 +295,7 @@ Test(resident, a_buffer_one_rank_cannot_map_is_refused_on_every_rank)
 {
     g_broken = *ct_mem_kind_find("host-ipc");
     g_broken.ipc_open = broken_open;
-    int code[3];
-    run_ranks(3, refused, &g_broken, code);
-    for (int r = 0; r < 3; r++)
-        cr_expect_eq(code[r], 0, "rank %d exited %d", r, code[r]);
+    expect_pass(3, refused, &g_broken);
 }
 
 /* A run whose pulled receive fails (a descriptor longer than the receive): CT_EPEER on the
@@ -306,16 +312,12 @@ static int mismatch(struct rank *r)
     ct_sched_finish(&s);
     if (exchange(r) < 0)
         return say(r, "exchange");
-    struct ct_mem_red red = {"float32", "sum", 4, host_sum};
-    struct ct_exec_args a = {.chunk = 4, .depth = 1, .threads = 1, .res = &r->res, .mred = &red};
-    for (int i = 0; i < CT_BUF_COUNT; i++)
-        a.buf[i] = r->buf[i];
     struct ct_exec x;
     ct_exec_init(&x);
-    int rc = ct_exec_run(&x, &r->comm, &s, &a, &r->err), ok = 0;
+    int rc = run_on(r, &s, &x), ok = 0;
     if (r->rank == 1) {
         ok = rc == CT_EPEER && strstr(r->err.msg, "peer rank 0 sent 128 bytes where 64");
-        int again = ct_exec_run(&x, &r->comm, &s, &a, &r->err);
+        int again = run_on(r, &s, &x);
         ok = ok && again == CT_EIO && strstr(r->err.msg, "an earlier in-place run");
     } else { /* never acknowledged: the sender times out naming rank 1 */
         ok = rc == CT_ETIMEDOUT && strstr(r->err.msg, "peer rank 1 (");
@@ -329,8 +331,5 @@ static int mismatch(struct rank *r)
 
 Test(resident, a_failed_run_is_a_failure_and_later_runs_are_refused, .timeout = 60)
 {
-    int code[2];
-    run_ranks(2, mismatch, NULL, code);
-    for (int r = 0; r < 2; r++)
-        cr_expect_eq(code[r], 0, "rank %d exited %d", r, code[r]);
+    expect_pass(2, mismatch, NULL);
 }
