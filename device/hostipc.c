@@ -7,10 +7,10 @@
  * only for the types and ops device/kernels.cu has) are queued, as on a GPU's stream, and run
  * at sync or before a copy to or from the host, as the legacy default stream orders a
  * cudaMemcpy after the work queued before it: a caller that forgets to wait reads stale
- * bytes here as it would on a GPU. Its buffers
- * are not the transports' heap: jobs on it run in place by the executor's resident path
- * (backend/resident.h), or are staged through host memory, exactly where cuda memory would
- * be, so both paths run and are checked on hosts without a GPU.
+ * bytes here as it would on a GPU. Its buffers are not the transports' heap: jobs on it run
+ * in place by the executor's resident path (backend/resident.h), or are staged through host
+ * memory, exactly where cuda memory would be, so both paths run and are checked on hosts
+ * without a GPU.
  */
 #include <errno.h>
 #include <fcntl.h>
