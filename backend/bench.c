@@ -37,6 +37,7 @@ static int stage_attach(struct ct_bench *b, int i, struct ct_err *err)
 {
     if (!b->stage || !b->buf[i])
         return 0;
+    b->dev_shared[i] = false;
     if (i == CT_BUF_SCRATCH) /* never staged: the resident path's own */
         return b->shares ? ct_mem_alloc(b->mem, b->cap[i], &b->dev[i], err) : 0;
     CT_TRY(ct_mem_pin(b->mem, b->buf[i], b->cap[i], err));
@@ -48,10 +49,13 @@ static int stage_attach(struct ct_bench *b, int i, struct ct_err *err)
     return rc;
 }
 
-/* A twin let go: freed now, or kept until the peers that map it have let it go. */
-static void dev_free(struct ct_bench *b, void *p)
+/* A twin let go: freed now, or, handed to the peers, kept until they have let it go. */
+static void dev_free(struct ct_bench *b, int i)
 {
-    if (!(b->shares && b->res.exchanges)) {
+    void *p = b->dev[i];
+    bool shared = b->dev_shared[i];
+    b->dev_shared[i] = false;
+    if (!shared) {
         ct_mem_free(b->mem, p);
         return;
     }
@@ -80,13 +84,14 @@ static void shared_let_go(struct ct_bench *b)
         ct_boot_barrier(b->comm->boot, &e);
     }
     retired_free(b);
+    memset(b->dev_shared, 0, sizeof b->dev_shared); /* every peer has let them go */
 }
 
 static void stage_detach(struct ct_bench *b, int i)
 {
     if (!b->dev[i])
         return;
-    dev_free(b, b->dev[i]);
+    dev_free(b, i);
     if (i != CT_BUF_SCRATCH)
         ct_mem_unpin(b->mem, b->buf[i]);
     b->dev[i] = NULL;
@@ -521,20 +526,23 @@ static bool one_host(const struct ct_comm *c)
 }
 
 /* The resident path takes a point when the memory is shared, every rank is on this host, the
- * kind has the reduction's kernel, and the executor's resident path has every op of its
- * schedule, in one part, without avg's scaling (no such kernel) or quantization: the same
- * answer on every rank (the job's and the algorithm's, not the rank's). */
+ * point is in one part, without avg's scaling (no such kernel) or quantization (all the same
+ * on every rank), and on every rank the kind has the reduction's kernel and the executor's
+ * resident path every op of its schedule (a rank's own answer: the exchange agrees them). */
 static void resident_prepare(struct ct_bench *b, struct ct_bench_prep *p)
 {
     struct ct_err e = {0};
     bool parts = p->j.coll == CT_ALLREDUCE && p->j.params.v[CT_P_INFLIGHT] > 1;
     p->mred = (struct ct_mem_red){ct_dtype_name(p->j.dtype), ct_redop_name(p->j.op),
                                   ct_dtype_size(p->j.dtype), p->red.fn};
-    if (!b->shares || b->res_why[0] || parts || p->a.scale || p->j.quant != CT_QUANT_NONE ||
-        (p->a.red && !ct_mem_has_kernel(b->mem, &p->mred)) || ct_exec_resident_ok(&p->s, &e) < 0 ||
-        !one_host(b->comm))
+    /* the job's and the algorithm's: the same on every rank */
+    p->res_want = b->shares && !b->res_why[0] && !parts && !p->a.scale &&
+                  p->j.quant == CT_QUANT_NONE && one_host(b->comm);
+    /* this rank's (its schedule; its GPU's kernels): agreed in the exchange */
+    p->res_local = p->res_want && (!p->a.red || ct_mem_has_kernel(b->mem, &p->mred)) &&
+                   ct_exec_resident_ok(&p->s, &e) == 0;
+    if (!p->res_local)
         return;
-    p->resident = true;
     p->ra = p->a;
     for (int i = 0; i < CT_BUF_COUNT; i++)
         p->ra.buf[i] = p->a.buf[i] ? dev_of(b, p->a.buf[i]) : NULL;
@@ -547,9 +555,9 @@ static void resident_prepare(struct ct_bench *b, struct ct_bench_prep *p)
  * rank learns it), the point runs staged, and so do the job's later ones. */
 static int resident_exchange(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
 {
-    if (!p->resident)
+    if (!p->res_want)
         return 0;
-    struct ct_resident_mine me = {0};
+    struct ct_resident_mine me = {.ok = p->res_local};
     for (int i = 0; i < CT_BUF_COUNT; i++) {
         me.base[i] = b->dev[i];
         me.cap[i] = b->dev[i] ? b->cap[i] : 0;
@@ -562,14 +570,21 @@ static int resident_exchange(struct ct_bench *b, struct ct_bench_prep *p, struct
                 me.len[i] = (uint64_t)((char *)b->dev[k] + b->cap[k] - d);
     }
     int rc = ct_resident_exchange(&b->res, b->comm, &me, err);
-    if (rc == 0)
-        retired_free(b);         /* every peer has mapped the current twins and let the old go */
-    else if (rc == CT_EUNSUPP) { /* refused alike on every rank: this and later points stage */
-        snprintf(b->res_why, sizeof b->res_why, "%.199s", err->msg);
-        p->resident = false;
-        rc = 0;
+    p->resident = rc == 0;
+    if (rc == 0) { /* every peer has mapped the current twins and let the old go */
+        retired_free(b);
+        for (int i = 0; i < CT_BUF_COUNT; i++)
+            b->dev_shared[i] = b->dev[i] != NULL;
+        return 0;
     }
-    return rc;
+    if (rc == CT_EUNSUPP) /* refused alike on every rank: this and later points stage */
+        snprintf(b->res_why, sizeof b->res_why, "%.199s", err->msg);
+    if (rc < 0 && rc != CT_EUNSUPP)
+        return rc;
+    /* staged (some rank could not run it in place, or the buffers cannot be shared): what
+     * prepare checked for the resident path, checked again for the staged one (symm reads
+     * the transports' shared heap there), the same refusal on every rank */
+    return ct_exec_onesided_ok(b->comm, &p->s, &p->a, err);
 }
 
 int ct_bench_check(struct ct_bench *b, struct ct_bench_prep *p, long *wrong, struct ct_err *err)
@@ -610,7 +625,7 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
     }
     p->a.red = ct_coll_desc(p->j.coll)->needs_op ? &p->red : NULL;
     resident_prepare(b, p);
-    if ((rc = ct_exec_onesided_ok(b->comm, &p->s, p->resident ? &p->ra : &p->a, err)) < 0 ||
+    if ((rc = ct_exec_onesided_ok(b->comm, &p->s, p->res_local ? &p->ra : &p->a, err)) < 0 ||
         (rc = flight_prepare(b, al, &p->j, &p->a, &p->fl, err)) < 0) {
         ct_sched_release(&p->s);
         return rc;

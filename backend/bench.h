@@ -72,6 +72,7 @@ struct ct_bench {
      * nothing staged in the timed run; other points stage */
     bool shares;
     void *dev[CT_BUF_COUNT];
+    bool dev_shared[CT_BUF_COUNT]; /* dev[i] was handed to the peers by an exchange */
     struct ct_resident res;
     uint64_t points_resident, points_staged; /* points timed each way (stage set) */
     /* Twins let go while peers may still map them: freed once every peer has unmapped them
@@ -132,7 +133,10 @@ struct ct_bench_prep {
     struct ct_exec_args a;
     struct ct_red red;
     bool filled; /* inputs written (by ct_bench_check, or by the first ct_bench_time) */
-    bool resident;            /* run by the resident path: ra, on b->dev's twins */
+    bool res_want;  /* every rank decides alike to ask the resident path */
+    bool res_local; /* ... and this rank can run the point there (ra is set) */
+    bool resident;  /* run by the resident path: ra, on b->dev's twins (decided by
+                       the exchange, the same on every rank) */
     struct ct_exec_args ra;
     struct ct_mem_red mred;
     struct ct_inflight fl; /* fl.k > 1: run as in-flight parts */

@@ -952,7 +952,8 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
     free(taken);
     if (stalled >= 0)
         return ct_err_set(err, CT_ETIMEDOUT, "no progress for %.1f s waiting for peer rank %d (%s)",
-                          (double)c->timeout_ns / 1e9, stalled, c->boot->hosts[stalled]);
+                          (double)c->timeout_ns / 1e9, stalled,
+                          c->boot->hosts ? c->boot->hosts[stalled] : "?");
     CT_TRY(rc);
     /* the step's descriptors and acknowledgements sent before their slots are reused */
     for (size_t i = 0; i < nout; i++) {
@@ -965,7 +966,8 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
                 return rc < 0 ? rc
                               : ct_err_set(err, CT_ETIMEDOUT,
                                            "no progress for %.1f s sending to peer rank %d (%s)",
-                                           (double)c->timeout_ns / 1e9, to, c->boot->hosts[to]);
+                                           (double)c->timeout_ns / 1e9, to,
+                                           c->boot->hosts ? c->boot->hosts[to] : "?");
         }
         if (x->outreq[i].status < 0)
             return ct_err_set(err, x->outreq[i].status, "a control message to peer rank %d failed",
@@ -1007,8 +1009,9 @@ static int run_resident_steps(struct ct_exec *x, struct ct_comm *c, const struct
 
 /* A run that failed leaves control messages in flight (a receive posted into x->rpeer, sends
  * out of x->out): no later run may use them, and they are not freed (ct_exec_release) while a
- * transport may still write there. Its errors are failures, never CT_EUNSUPP (a refusal,
- * after which a sweep goes on with the next point). */
+ * transport may still write there. Its queued copies and kernels are waited for. Its errors
+ * are failures, never CT_EUNSUPP (a refusal, after which a sweep goes on with the next
+ * point). */
 static int run_resident(struct ct_exec *x, struct ct_comm *c, const struct ct_sched *s,
                         const struct ct_exec_args *a, struct ct_err *err)
 {
@@ -1016,6 +1019,9 @@ static int run_resident(struct ct_exec *x, struct ct_comm *c, const struct ct_sc
         return ct_err_set(err, CT_EIO, "an earlier in-place run on this communicator failed");
     int rc = run_resident_steps(x, c, s, a, err);
     if (rc < 0) {
+        struct ct_err drained = {0}; /* what was queued done before any buffer goes (a GPU
+                                        copy into a peer's mapping outliving it) */
+        ct_mem_sync(a->res->mem, &drained);
         x->res_broken = true;
         err->code = rc = rc == CT_EUNSUPP ? CT_EIO : rc;
     }

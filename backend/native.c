@@ -163,8 +163,9 @@ const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *
 
 const char *ct_native_mem_words(const char *kind, bool one_host)
 {
-    return ct_mem_kind_shares(ct_mem_kind_find(kind)) && one_host ? "in place over IPC"
-                                                                  : "staged through host";
+    return ct_mem_kind_shares(ct_mem_kind_find(kind)) && one_host
+               ? "in place over IPC where points allow, else staged through host"
+               : "staged through host";
 }
 
 const char *ct_native_staged_kind(const struct ct_mem *mem)

@@ -48,9 +48,9 @@ const char *ct_native_tp_label(const struct ct_comm *comm, const struct ct_mem *
 /* The memory kind staged through the transports ("cuda"), or NULL for host memory. */
 const char *ct_native_staged_kind(const struct ct_mem *mem);
 /* How jobs on memory kind `kind` move: "staged through host", or where the kind is shared
- * between processes and the job on one host (bench.h, the resident path) "in place over IPC"
- * (but for mailbox, quantized, avg and in-flight points, which are staged: run prints the
- * count of each after its table). */
+ * between processes and the job on one host (bench.h, the resident path) "in place over IPC
+ * where points allow, else staged through host" (run prints after its table how many points
+ * went each way). */
 const char *ct_native_mem_words(const char *kind, bool one_host);
 
 #endif

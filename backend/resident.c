@@ -18,6 +18,7 @@ struct ct_resident_map {
 /* What a rank sends: its handles, where the executor's buffers lie in them, its status. */
 struct rec {
     int32_t rc;
+    int32_t ok;                 /* the rank can run the point in place (mine->ok) */
     int32_t base[CT_BUF_COUNT]; /* index into h, -1: no such buffer */
     struct ct_mem_ipc h[CT_RESIDENT_BASES];
     int32_t has[CT_RESIDENT_BASES];
@@ -164,15 +165,24 @@ int ct_resident_exchange(struct ct_resident *r, struct ct_comm *c,
     }
     struct rec me, *all = ct_xcalloc((size_t)c->size, sizeof *all);
     struct ct_err e = {0};
-    me.rc = describe(r, mine, &me, &e);
-    if (me.rc < 0)
+    memset(&me, 0, sizeof me);
+    if (mine->ok && (me.rc = describe(r, mine, &me, &e)) < 0)
         snprintf(me.msg, sizeof me.msg, "%.159s", e.msg);
-    int rc = ct_boot_allgather(c->boot, &me, sizeof me, all, err);
+    me.ok = mine->ok;
+    int rc = ct_boot_allgather(c->boot, &me, sizeof me, all, err), declined = 0;
     r->exchanges++;
-    for (int q = 0; rc == 0 && q < c->size; q++)
-        if (all[q].rc < 0)
-            rc = ct_err_set(err, CT_EUNSUPP, "rank %d (%s): %s", q,
-                            c->boot->hosts ? c->boot->hosts[q] : "?", all[q].msg);
+    for (int q = 0; rc == 0 && q < c->size; q++) {
+        declined |= !all[q].ok;
+        if (all[q].rc < 0) /* a handle not made: cannot share (an executor buffer outside
+                              the shared ones is a bug, told as such) */
+            rc =
+                ct_err_set(err, all[q].rc == CT_EINVAL ? CT_EINVAL : CT_EUNSUPP, "rank %d (%s): %s",
+                           q, c->boot->hosts ? c->boot->hosts[q] : "?", all[q].msg);
+    }
+    if (rc == 0 && declined) { /* not this point: nothing mapped, nothing let go */
+        free(all);
+        return 1;
+    }
     if (rc == 0) { /* mapping is local: every rank learns whether every rank could */
         struct ct_err m = {0};
         rc = agree(c, map_peers(r, c, all, &m), &m, err);

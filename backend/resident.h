@@ -44,6 +44,7 @@ struct ct_resident {
 /* This rank's side: its shared buffers (base[k] of cap[k] bytes, k < nbase; NULL unused) and
  * the executor's buffers buf[i] of len[i] bytes, each inside one of them (or NULL). */
 struct ct_resident_mine {
+    bool ok; /* this rank can run the point in place (its schedule's ops, the kernel) */
     void *base[CT_RESIDENT_BASES];
     size_t cap[CT_RESIDENT_BASES];
     void *buf[CT_BUF_COUNT];
@@ -52,6 +53,9 @@ struct ct_resident_mine {
 
 void ct_resident_init(struct ct_resident *r, struct ct_mem *mem);
 void ct_resident_release(struct ct_resident *r);
+/* 0: every peer's buffers mapped, the point runs in place; 1: some rank cannot run it in
+ * place (mine->ok false there): it runs staged, nothing mapped; CT_EUNSUPP: buffers that
+ * cannot be shared or mapped; else the bootstrap's error. The same answer on every rank. */
 int ct_resident_exchange(struct ct_resident *r, struct ct_comm *c,
                          const struct ct_resident_mine *mine, struct ct_err *err);
 

@@ -135,7 +135,7 @@ static void expect_pass(int n, rank_fn fn, const struct ct_mem_kind *kind)
 
 static int exchange(struct rank *r)
 {
-    struct ct_resident_mine me = {0};
+    struct ct_resident_mine me = {.ok = true};
     for (int i = 0; i < CT_BUF_COUNT; i++) {
         me.base[i] = me.buf[i] = r->buf[i];
         me.cap[i] = me.len[i] = BUF;
@@ -327,6 +327,60 @@ static int mismatch(struct rank *r)
     ct_exec_release(&x);
     ct_sched_release(&s);
     return !ok;
+}
+
+/* A run that fails after queuing work (a get from the peer, then one beyond its buffer): the
+ * queued get is done before the peer's buffer is unmapped and the buffers freed (else the
+ * queue ran at free time, reading an unmapped address). */
+static int fails_after_queued_work(struct rank *r)
+{
+    int peer = 1 - r->rank;
+    struct ct_sched s;
+    ct_sched_init(&s);
+    ct_sched_step(&s);
+    ct_sched_sync(&s, peer);
+    ct_sched_step(&s);
+    ct_sched_get(&s, peer, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), 256);
+    ct_sched_get(&s, peer, ct_loc(CT_BUF_RECV, 256), ct_loc(CT_BUF_SEND, BUF - 8), 256);
+    ct_sched_finish(&s);
+    int rc = exchange(r) == 0 ? run(r, &s) : -1;
+    ct_sched_release(&s);
+    if (rc != CT_EIO || !strstr(r->err.msg, "is not mapped here")) {
+        fprintf(stderr, "rank %d: run gave %d: %s\n", r->rank, rc, r->err.msg);
+        return 1;
+    }
+    return 0; /* the teardown unmaps and frees: it must not crash */
+}
+
+Test(resident, a_run_failing_after_queued_work_leaves_nothing_queued)
+{
+    expect_pass(2, fails_after_queued_work, NULL);
+}
+
+/* One rank cannot run a point in place (mine.ok false: say its GPU lacks the kernel): every
+ * rank hears it from the same exchange (1), nothing is mapped, and no collective is left
+ * unmatched (a later exchange in place works). */
+static int one_declines(struct rank *r)
+{
+    struct ct_resident_mine me = {.ok = r->rank != 1};
+    for (int i = 0; i < CT_BUF_COUNT; i++) {
+        me.base[i] = me.buf[i] = r->buf[i];
+        me.cap[i] = me.len[i] = BUF;
+    }
+    int rc = ct_resident_exchange(&r->res, &r->comm, &me, &r->err);
+    if (rc != 1 || r->res.opened) {
+        fprintf(stderr, "rank %d: a declined exchange gave %d, %llu mapped\n", r->rank, rc,
+                (unsigned long long)r->res.opened);
+        return 1;
+    }
+    if ((rc = exchange(r)) != 0 || r->res.opened != (uint64_t)(CT_BUF_COUNT * (r->n - 1)))
+        return say(r, "the next exchange");
+    return 0;
+}
+
+Test(resident, a_rank_that_cannot_run_a_point_in_place_stages_it_on_every_rank)
+{
+    expect_pass(3, one_declines, NULL);
 }
 
 Test(resident, a_failed_run_is_a_failure_and_later_runs_are_refused, .timeout = 60)

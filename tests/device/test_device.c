@@ -198,6 +198,15 @@ Test(host, ipc_stale_handle_fails_cleanly)
     ct_mem_free(&m, d); /* its descriptor is closed */
     cr_assert_eq(ct_mem_ipc_open(&m, &h, &p, &err), CT_EPEER);
     cr_assert(strstr(err.msg, "host-ipc memory: opening process"), "%s", err.msg);
+    /* the descriptor number given to another buffer: its inode is not the handle's */
+    void *d2;
+    cr_assert_eq(ct_mem_alloc(&m, 8192, &d2, &err), 0, "%s", err.msg);
+    struct ct_mem_ipc h2;
+    cr_assert_eq(ct_mem_ipc_get(&m, d2, 8192, &h2, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(h2.b, h.b, 8), 0, "the descriptor number is reused (pid, fd)");
+    cr_assert_eq(ct_mem_ipc_open(&m, &h, &p, &err), CT_EPEER);
+    cr_assert(strstr(err.msg, "Stale"), "%s", err.msg);
+    ct_mem_free(&m, d2);
     cr_assert_eq(ct_mem_ipc_get(&m, &h, 8, &h, &err), CT_EINVAL, "not a buffer of the kind");
     struct ct_mem host;
     cr_assert_eq(ct_mem_open(&host, "host", 0, &err), 0);
