@@ -518,11 +518,7 @@ int ct_bench_verify_q(struct ct_bench *b, const struct ct_algo *al, struct ct_jo
  * buffer: CUDA refuses its own). */
 static bool one_host(const struct ct_comm *c)
 {
-    for (int q = 0; q < c->size; q++)
-        if (q != c->rank && (!c->tp_of[q] || (c->tp_of[q]->ops->caps & CT_TP_IN_PROCESS) ||
-                             (c->boot->hosts && strcmp(c->boot->hosts[q], c->boot->host))))
-            return false;
-    return true;
+    return c->nnodes <= 1 && !(c->ntp && (c->tps[0]->ops->caps & CT_TP_IN_PROCESS));
 }
 
 /* The resident path takes a point when the memory is shared, every rank is on this host, the

@@ -81,6 +81,7 @@ void ct_exec_release(struct ct_exec *x)
         free(x->out);
         free(x->outreq);
     }
+    free(x->taken);
     ct_exec_init(x);
 }
 
@@ -677,17 +678,11 @@ static int run_mbox(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
 
 int ct_exec_resident_ok(const struct ct_sched *s, struct ct_err *err)
 {
-    static const char *const names[] = {"send", "receive", "receive-reduce", "", "",
-                                        "quantize", "dequantize", "dequantize-add", "", "",
-                                        "", "", "publish", "mailbox get",
-                                        "mailbox get-reduce"};
     for (uint32_t i = 0; i < s->nops; i++) {
         uint8_t k = s->ops[i].kind;
-        if (k != CT_OP_SEND && k != CT_OP_RECV && k != CT_OP_RECV_REDUCE && k != CT_OP_SYNC &&
-            k != CT_OP_GET && k != CT_OP_PUT && k != CT_OP_GET_REDUCE && k != CT_OP_COPY &&
-            k != CT_OP_REDUCE)
-            return ct_err_set(err, CT_EUNSUPP, "the resident path has no %s op",
-                              k < sizeof names / sizeof names[0] ? names[k] : "such");
+        if ((k >= CT_OP_QUANT && k <= CT_OP_DEQUANT_ADD) || k >= CT_OP_PUBLISH)
+            return ct_err_set(err, CT_EUNSUPP, "the resident path runs no %s ops",
+                              k >= CT_OP_PUBLISH ? "mailbox" : "quantized");
     }
     return 0;
 }
@@ -855,8 +850,10 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
     if (need > x->outcap) {
         free(x->out);
         free(x->outreq);
+        free(x->taken);
         x->out = ct_xcalloc(need, sizeof *x->out);
         x->outreq = ct_xcalloc(need, sizeof *x->outreq);
+        x->taken = ct_xcalloc(need, sizeof *x->taken);
         x->outcap = need;
     }
     for (uint32_t i = b; i < e; i++) {
@@ -870,10 +867,12 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
             nrecv++;
         }
     }
-    /* receives in schedule order per peer: op i may take peer q's next descriptor once every
-     * earlier receive from q of the step has */
+    /* receives in schedule order per peer: a pass gives q's queued descriptors to q's
+     * receives in order, and once q has none left its later receives wait for the next pass
+     * (descriptors only arrive between passes), so none overtakes an earlier one */
     uint32_t done = 0;
-    uint8_t *taken = ct_xcalloc(e - b, sizeof *taken); /* 1 pulled, 2 acknowledged */
+    uint8_t *taken = x->taken; /* per op of the step: 1 pulled, 2 acknowledged */
+    memset(taken, 0, e - b);
     struct idle w = {0, 0, c->wait == CT_WAIT_BLOCK ? SPIN_NS_BLOCK : SPIN_NS};
     int rc = 0, stalled = -1;
     for (;;) {
@@ -883,11 +882,7 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
             if ((op->kind != CT_OP_RECV && op->kind != CT_OP_RECV_REDUCE) || taken[i - b])
                 continue;
             struct ct_exec_rpeer *p = &x->rpeer[op->peer];
-            bool first = true; /* the earliest receive from this peer not yet done */
-            for (uint32_t k = b; k < i && first; k++)
-                first = !(s->ops[k].peer == op->peer && !taken[k - b] &&
-                          (s->ops[k].kind == CT_OP_RECV || s->ops[k].kind == CT_OP_RECV_REDUCE));
-            if (!first || !p->n)
+            if (!p->n)
                 continue;
             struct ct_exec_ctl m = p->early[p->head];
             p->head = (p->head + 1) % p->cap;
@@ -949,7 +944,6 @@ static int res_comm(struct ct_exec *x, struct ct_comm *c, const struct ct_sched 
         if (rc < 0)
             break;
     }
-    free(taken);
     if (stalled >= 0)
         return ct_err_set(err, CT_ETIMEDOUT, "no progress for %.1f s waiting for peer rank %d (%s)",
                           (double)c->timeout_ns / 1e9, stalled,

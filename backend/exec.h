@@ -37,7 +37,8 @@ struct ct_exec {
     int nrpeer;
     struct ct_exec_ctl *out; /* resident path: a step's outgoing control messages */
     struct ct_req *outreq;
-    size_t outcap;
+    uint8_t *taken;  /* resident path: a step's receives pulled and acknowledged */
+    size_t outcap;   /* of out, outreq and taken */
     bool res_broken; /* a resident run failed: its control messages are out of step */
 };
 

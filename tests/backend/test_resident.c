@@ -133,14 +133,20 @@ static void expect_pass(int n, rank_fn fn, const struct ct_mem_kind *kind)
         cr_expect_eq(code[r], 0, "rank %d exited %d", r, code[r]);
 }
 
-static int exchange(struct rank *r)
+/* The rank's three buffers offered (ok: it can run the point in place). */
+static int exchange_ok(struct rank *r, bool ok)
 {
-    struct ct_resident_mine me = {.ok = true};
+    struct ct_resident_mine me = {.ok = ok};
     for (int i = 0; i < CT_BUF_COUNT; i++) {
         me.base[i] = me.buf[i] = r->buf[i];
         me.cap[i] = me.len[i] = BUF;
     }
     return ct_resident_exchange(&r->res, &r->comm, &me, &r->err);
+}
+
+static int exchange(struct rank *r)
+{
+    return exchange_ok(r, true);
 }
 
 static void host_sum(void *dst, const void *a, const void *b, size_t n)
@@ -362,12 +368,7 @@ Test(resident, a_run_failing_after_queued_work_leaves_nothing_queued)
  * unmatched (a later exchange in place works). */
 static int one_declines(struct rank *r)
 {
-    struct ct_resident_mine me = {.ok = r->rank != 1};
-    for (int i = 0; i < CT_BUF_COUNT; i++) {
-        me.base[i] = me.buf[i] = r->buf[i];
-        me.cap[i] = me.len[i] = BUF;
-    }
-    int rc = ct_resident_exchange(&r->res, &r->comm, &me, &r->err);
+    int rc = exchange_ok(r, r->rank != 1);
     if (rc != 1 || r->res.opened) {
         fprintf(stderr, "rank %d: a declined exchange gave %d, %llu mapped\n", r->rank, rc,
                 (unsigned long long)r->res.opened);
