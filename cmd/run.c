@@ -59,13 +59,9 @@ static int parse(struct run_ctx *x, int argc, char **argv)
             if (ct_parse_size(optarg, &x->maxb))
                 return ct_cmd_fail("run", 2, "bad --maxbytes '%s'", optarg);
             break;
-        case 'f': {
-            char *end;
-            x->factor = strtod(optarg, &end);
-            if (*end || !(x->factor > 1.0) || x->factor > 1024)
-                return ct_cmd_fail("run", 2, "bad --stepfactor '%s' (a number > 1)", optarg);
+        case 'f':
+            CT_TRY_OPT(ct_arg_num("run", "stepfactor", optarg, 1.01, 1024, &x->factor));
             break;
-        }
         case 'n': CT_TRY_OPT(ct_arg_iters("run", "iters", optarg, 1, &x->iters)); break;
         case 'w': CT_TRY_OPT(ct_arg_iters("run", "warmup_iters", optarg, 0, &x->warmup)); break;
         case 'a': CT_TRY_OPT(ct_arg_int("run", "average", optarg, 0, 3, &x->average)); break;
@@ -208,7 +204,8 @@ static int run_rank(struct ct_boot *boot, void *arg)
         if (wc->size > 1 && wc->tp_of[1] && ct_tcp_window(wc->tp_of[1], 1, &w, &err) == 0)
             ct_tcp_window_print(tab, &w);
         if (b.stage)
-            ct_mem_path_print(tab, mem.kind->name, b.points_resident, b.points_staged, b.res_why);
+            ct_mem_path_print(tab, mem.kind->name, "points", b.points_resident, b.points_staged,
+                              b.res_why);
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
     } else if (!ranks) {

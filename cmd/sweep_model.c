@@ -11,6 +11,7 @@
 
 #include "../lib/file.h"
 #include "../model/model.h"
+#include "../output/output.h"
 #include "../output/sweep_out.h"
 #include "../tune/config.h"
 #include "../tune/job.h"
@@ -93,6 +94,9 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
                                rc < 0 ? serr->msg : NULL, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
     ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0, maxbytes);
+    if (j->mem_kind[0])
+        ct_mem_path_print(stdout, j->mem_kind, "batches", j->points_resident, j->points_staged,
+                          j->res_why);
     return code;
 }
 

@@ -55,10 +55,11 @@ void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k);
 /* The window rank 0's tcp connections to rank 1 reached (TCP_INFO), after a run, so a
  * window-limited long link shows. */
 void ct_tcp_window_print(FILE *f, const struct ct_tcp_window *w);
-/* After a run on memory kind `kind` that is not the transports': how many of its points ran
- * in place over IPC (the resident path) and how many were staged through host memory, and
- * why none could run in place when the buffers could not be shared (why: "" when they could). */
-void ct_mem_path_print(FILE *f, const char *kind, unsigned long long resident,
+/* After a run or sweep on memory kind `kind` that is not the transports': how many of its
+ * timed `what` ("points": run's, "batches": a sweep's, each point timed in several) ran in
+ * place over IPC (the resident path) and how many were staged through host memory, and why
+ * none could run in place when the buffers could not be shared (why: "" when they could). */
+void ct_mem_path_print(FILE *f, const char *kind, const char *what, unsigned long long resident,
                        unsigned long long staged, const char *why);
 
 void ct_table_header(FILE *f, const struct ct_run_meta *m);

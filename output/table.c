@@ -145,11 +145,11 @@ void ct_tcp_window_print(FILE *f, const struct ct_tcp_window *w)
             w->rcvbuf / 1e6);
 }
 
-void ct_mem_path_print(FILE *f, const char *kind, unsigned long long resident,
+void ct_mem_path_print(FILE *f, const char *kind, const char *what, unsigned long long resident,
                        unsigned long long staged, const char *why)
 {
-    fprintf(f, "# %s memory: %llu of %llu timed points in place over IPC, %llu staged through host",
-            kind, resident, resident + staged, staged);
+    fprintf(f, "# %s memory: %llu of %llu timed %s in place over IPC, %llu staged through host",
+            kind, resident, resident + staged, what, staged);
     if (why && *why)
         fprintf(f, " (buffers not shared: %s)", why);
     fputc('\n', f);

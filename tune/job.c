@@ -72,6 +72,12 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     ct_native_set_mem(&nat, j->mem);
     reserve(&j->cfg, &be, &nat, j->verify);
     int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes, tp, (*comm)->boot->host, err);
+    if (nat.b.stage) {
+        snprintf(j->mem_kind, sizeof j->mem_kind, "%s", j->mem->kind->name);
+        j->points_resident = nat.b.points_resident;
+        j->points_staged = nat.b.points_staged;
+        snprintf(j->res_why, sizeof j->res_why, "%s", nat.b.res_why);
+    }
     ct_native_close(&nat);
     return rc;
 }

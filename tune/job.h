@@ -26,6 +26,12 @@ struct ct_sweep_job {
     struct ct_sweep_result res;
     struct ct_sweep_regret *regrets; /* verify */
     size_t nregrets;
+    /* memory not the transports' (mem set, a sweep or a verify): its kind, how many timed
+       points ran in place over IPC and how many staged through host, why the buffers were
+       not shared ("" if they were) (bench.h) */
+    char mem_kind[16];
+    uint64_t points_resident, points_staged;
+    char res_why[200];
 };
 
 /* The same over any engine (be, ctx): hosts, transport and host for the config's

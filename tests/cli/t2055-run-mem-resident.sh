@@ -36,6 +36,8 @@ inplace "int32 is staged (no GPU kernel for it)" 0 $COLLTUNE run --local 3 --mem
 inplace "int32 allgather moves no reduction: in place" 8 $COLLTUNE run --local 3 --mem host-ipc --algo ring -d int32 --coll allgather
 expect 0 "sweep --mem host-ipc of int32 on 3 ranks" -- $COLLTUNE sweep --local 3 --mem host-ipc -d int32 --coll allreduce -b 8 -e 1M --out "$TMP/hi"
 grep -q '"memory": "host-ipc"' "$TMP/hi/config.json" && ok "... its config written" || not_ok "config: $(tail -3 "$TMP/err")"
+grep -Eq "^# host-ipc memory: 0 of [1-9][0-9]* timed batches in place over IPC, [1-9][0-9]* staged through host$" "$TMP/out" \
+    && ok "... every batch counted staged" || not_ok "int32 sweep count: $(grep 'timed' "$TMP/out")"
 expect 0 "oneshot (a mailbox) is staged" -- $R --algo oneshot -b 8 -e 8K -f 4
 grep -q "^# host-ipc memory: 0 of 12 timed points in place over IPC, 12 staged through host" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "oneshot results correct, all staged" \
@@ -62,6 +64,10 @@ expect 0 "sweep --mem host-ipc" -- $COLLTUNE sweep --local 2 --mem host-ipc --co
 grep -q '"memory": "host-ipc"' "$TMP/hs/config.json" && ok "the fingerprint says host-ipc" \
     || not_ok "config: $(head -c 600 "$TMP/hs/config.json")"
 grep -q '"algo": "symm"' "$TMP/hs/results.json" && ok "symm was measured" || not_ok "no symm point"
+# its batches counted each way: oneshot (a mailbox) staged, the rest in place
+c=$(awk '/^# host-ipc memory: [0-9]+ of [0-9]+ timed batches in place over IPC, [0-9]+ staged through host$/ {
+    if ($4 > 0 && $13 > 0 && $4 + $13 == $6) print $4 " in place, " $13 " staged" }' "$TMP/out")
+[ -n "$c" ] && ok "the sweep counts its batches: $c" || not_ok "sweep count: $(grep 'timed' "$TMP/out")"
 $COLLTUNE show "$TMP/hs/config.json" >"$TMP/show" 2>&1
 grep -q "transport shm, .*host-ipc memory in place over IPC" "$TMP/show" \
     && ok "show says so" || not_ok "show: $(head -3 "$TMP/show")"
