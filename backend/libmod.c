@@ -12,10 +12,11 @@
 #include "../lib/file.h"
 
 static const struct ct_libmod libs[] = {
-    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host",
-     "--oversubscribe --bind-to none --quiet", "-x", "ompi-rules",
-     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0"},
-    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL, "mpich-json", NULL, NULL},
+    /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
+     * its cores, else to sockets, and none when oversubscribed; hydra binds none */
+    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host", "--oversubscribe --quiet",
+     "--bind-to none", "-x", "ompi-rules", "OMPI_MCA_coll_tuned_use_dynamic_rules", "0"},
+    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL, NULL, "mpich-json", NULL, NULL},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -112,10 +113,10 @@ int ct_libmod_hosts_ranks(const char *list)
     return n ? n : -1;
 }
 
-char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, const char *self,
-                      int argc, char **argv)
+char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
+                      const char *self, int argc, char **argv)
 {
-    char **v = NULL, num[16], *extra = ct_xstrdup(m->extra);
+    char **v = NULL, num[16];
     int k = 0;
     push(&v, &k, m->launcher);
     snprintf(num, sizeof num, "%d", n);
@@ -125,9 +126,13 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, const
         push(&v, &k, m->hosts);
         push(&v, &k, hosts);
     }
-    for (char *s = NULL, *t = strtok_r(extra, " ", &s); t; t = strtok_r(NULL, " ", &s))
-        push(&v, &k, t);
-    free(extra);
+    const char *flags[] = {m->extra, unbound ? m->unbound : NULL};
+    for (int f = 0; f < 2 && flags[f]; f++) {
+        char *extra = ct_xstrdup(flags[f]);
+        for (char *s = NULL, *t = strtok_r(extra, " ", &s); t; t = strtok_r(NULL, " ", &s))
+            push(&v, &k, t);
+        free(extra);
+    }
     if (!strcmp(m->name, "ompi") && geteuid() == 0)
         push(&v, &k, "--allow-run-as-root");
     char marker[64];

@@ -25,6 +25,9 @@ struct ct_libmod {
     const char *np;       /* the launcher's rank-count flag */
     const char *hosts;    /* the launcher's host-list flag ("--host", "-hosts") */
     const char *extra;    /* further launcher flags (space-separated), or "" */
+    /* the launcher's flags that leave the ranks unbound (--no-bind), or NULL where it binds
+     * none by default: without them the ranks are bound as the library's jobs are */
+    const char *unbound;
     const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
     const char *format;   /* the export format the library loads: "ompi-rules" */
     /* NAME, VALUE that keep the library on its own defaults whatever its config files say
@@ -48,11 +51,12 @@ int ct_libmod_hosts_ranks(const char *list);
 /*
  * The command that starts n ranks of `self argv[0] argv[1]...` (argv[0]: the subcommand) under the
  * library's launcher with CT_LIBMOD_ENV=name (and the library's own settings) in their environment;
- * with hosts (a host list as above, or NULL: this host) on those hosts.
- * NULL-ended, new memory (ct_libmod_argv_free).
+ * with hosts (a host list as above, or NULL: this host) on those hosts; the ranks bound as the
+ * launcher binds a job's, or with `unbound` (--no-bind) left free. NULL-ended, new memory
+ * (ct_libmod_argv_free).
  */
-char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, const char *self,
-                      int argc, char **argv);
+char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
+                      const char *self, int argc, char **argv);
 void ct_libmod_argv_free(char **v);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a

@@ -53,7 +53,8 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     free(mod);
     if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
-    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, self, argc, argv);
+    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, o->no_bind, self,
+                              argc, argv);
     fflush(NULL);
     execvp(v[0], v);
     int e = errno;

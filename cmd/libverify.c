@@ -32,7 +32,7 @@
 
 struct side {
     const struct ct_libmod *m;
-    const char *hosts;
+    const struct ct_opts *o; /* --hosts, --no-bind */
     const struct ct_ruleset *s;
     const struct ct_loader *ld;
     const char *timeout; /* run's --timeout: verify's own */
@@ -72,8 +72,8 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                     "--timeout",
                     (char *)x->timeout};
     ct_verify_side_env(x->m, x->ld, with);
-    char **v = ct_libmod_argv(x->m, s->nranks, x->hosts, self, (int)(sizeof args / sizeof args[0]),
-                              args),
+    char **v = ct_libmod_argv(x->m, s->nranks, x->o->hosts, x->o->no_bind, self,
+                              (int)(sizeof args / sizeof args[0]), args),
          *out;
     int rc = ct_run_capture(v, &out), got = 0;
     ct_libmod_argv_free(v);
@@ -208,8 +208,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                  *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
             struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
             double geo;
-            int r = verify_set(&(struct side){m, o->hosts, NULL, ld, tmo}, c, s, slow, nogain, cut,
-                               &geo);
+            int r = verify_set(&(struct side){m, o, NULL, ld, tmo}, c, s, slow, nogain, cut, &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;

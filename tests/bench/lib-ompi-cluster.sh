@@ -18,6 +18,9 @@ hosts=""
 k=0
 while [ $k -lt "$nodes" ]; do hosts="$hosts${hosts:+,}$(ct_node_ip $k)"; k=$((k + 1)); done
 export CT_NET OMPI_MCA_plm_rsh_agent="$here/../integration/rsh-agent.sh" OMPI_MCA_mpi_yield_when_idle=1
+# the emulated hosts share this machine's cores: Open MPI would bind each host's rank to
+# the core 0 it sees, all of them to one core (a real cluster's hosts bind as jobs do)
+export OMPI_MCA_hwloc_base_binding_policy=none
 export HYDRA_LAUNCHER=ssh HYDRA_LAUNCHER_EXEC="$here/../integration/rsh-agent.sh" HYDRA_IFACE="${CT_NET}br"
 # one machine: UCX (MPICH's netmod) would reach the other "hosts" through shared memory, and
 # the bench would time that, not the 1 Gbit links (as t3110)

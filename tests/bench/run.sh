@@ -55,7 +55,8 @@ while [ "$rep" -le "$REPS" ]; do
     for c in allgather alltoall reducescatter; do
         "$out/coll_limit" $c "$LIMIT_S" $sizes > "$out/limit-$c-$rep.txt"
     done
-    mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+    # bound as Open MPI binds a job's 2 ranks (a core each), as colltune's are pinned
+    mpirun --allow-run-as-root --oversubscribe -np 2 \
         "$out/mpi_allreduce" "$MINB" "$MAXB" "$FACTOR" "$ITERS" > "$out/ompi-$rep.txt" \
         2> "$out/ompi.err" || { cat "$out/ompi.err" >&2; exit 1; }
     for c in $colls; do

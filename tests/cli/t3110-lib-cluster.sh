@@ -20,6 +20,9 @@ hosts="$(ct_node_ip 0),$(ct_node_ip 1),$(ct_node_ip 2),$(ct_node_ip 3)"
 export CT_NET
 # 4 ranks on this machine's cores: wait by yielding (the libraries' own knobs)
 export OMPI_MCA_plm_rsh_agent="$agent" OMPI_MCA_mpi_yield_when_idle=1
+# the emulated hosts share this machine's cores: Open MPI would bind each host's rank to
+# the core 0 it sees, all of them to one core (a real cluster's hosts bind as jobs do)
+export OMPI_MCA_hwloc_base_binding_policy=none
 export HYDRA_LAUNCHER=ssh HYDRA_LAUNCHER_EXEC="$agent" HYDRA_IFACE="${CT_NET}br"
 # one machine: UCX would reach the other "nodes" through shared memory; the cluster's
 # network is tcp
