@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,19 @@ static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
      * its cores, else to sockets, and none when oversubscribed; hydra binds none */
     {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host", "--oversubscribe --quiet",
-     "--bind-to none", "-x", "ompi-rules", "OMPI_MCA_coll_tuned_use_dynamic_rules", "0"},
-    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL, NULL, "mpich-json", NULL, NULL},
+     "--bind-to none",
+     "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
+     "OMPI_MCA_coll_tuned_*_algorithm*",
+     "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "ompi-rules",
+     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0"},
+    /* MPICH reads a variable by three prefixes */
+    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL,
+     "MPIR_CVAR_*SELECTION_TUNING_JSON_FILE MPIR_CVAR_DEVICE_COLLECTIVES "
+     "MPIR_CVAR_*_DEVICE_COLLECTIVE MPIR_CVAR_*_ALGORITHM MPICH_*SELECTION_TUNING_JSON_FILE "
+     "MPICH_DEVICE_COLLECTIVES MPICH_*_DEVICE_COLLECTIVE MPICH_*_ALGORITHM "
+     "MPIR_PARAM_*SELECTION_TUNING_JSON_FILE MPIR_PARAM_DEVICE_COLLECTIVES "
+     "MPIR_PARAM_*_DEVICE_COLLECTIVE MPIR_PARAM_*_ALGORITHM",
+     "", NULL, "mpich-json", NULL, NULL},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -147,6 +159,45 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     for (int i = 0; i < argc; i++)
         push(&v, &k, argv[i]);
     return v;
+}
+
+int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
+{
+    extern char **environ;
+    char *pats = ct_xstrdup(m->rules_env ? m->rules_env : ""), *gone[64];
+    int n = 0;
+    size_t off = 0;
+    for (char **e = environ; *e && n < 64; e++) {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+        bool hit = false;
+        for (char *p = pats; *p && !hit; p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
+            char pat[128];
+            snprintf(pat, sizeof pat, "%.*s", (int)strcspn(p, " "), p);
+            hit = fnmatch(pat, name, 0) == 0;
+        }
+        if (hit)
+            gone[n++] = ct_xstrdup(name);
+    }
+    if (len)
+        left[0] = 0;
+    for (int i = 0; i < n; i++) { /* after the scan: unsetenv moves environ's entries */
+        unsetenv(gone[i]);
+        if (off < len)
+            off += (size_t)snprintf(left + off, len - off, "%s%s", i ? ", " : "", gone[i]);
+        free(gone[i]);
+    }
+    free(pats);
+    char *set = ct_xstrdup(m->rules_off ? m->rules_off : "");
+    for (char *s = NULL, *t = strtok_r(set, " ", &s); t; t = strtok_r(NULL, " ", &s)) {
+        char *eq = strchr(t, '=');
+        if (eq) {
+            *eq = 0;
+            setenv(t, eq + 1, 1);
+        }
+    }
+    free(set);
+    return n;
 }
 
 void ct_libmod_argv_free(char **v)

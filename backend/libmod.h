@@ -28,6 +28,12 @@ struct ct_libmod {
     /* the launcher's flags that leave the ranks unbound (--no-bind), or NULL where it binds
      * none by default: without them the ranks are bound as the library's jobs are */
     const char *unbound;
+    /* The variables (fnmatch patterns, space-separated) that load rules or force algorithms:
+     * left out of a rank's environment where the engine measures the library's defaults */
+    const char *rules_env;
+    /* NAME=VALUE (space-separated) set then, overriding what the library's parameter files
+     * say (Open MPI reads a rules file named in mca-params.conf), or "" */
+    const char *rules_off;
     const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
     const char *format;   /* the export format the library loads: "ompi-rules" */
     /* NAME, VALUE that keep the library on its own defaults whatever its config files say
@@ -58,6 +64,12 @@ int ct_libmod_hosts_ranks(const char *list);
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
                       const char *self, int argc, char **argv);
 void ct_libmod_argv_free(char **v);
+
+/* In a rank, before the library starts: leave every variable of m->rules_env out of this
+ * process's environment and set m->rules_off, so that the library runs its defaults (an
+ * export sourced, or named in its parameter files, would otherwise decide its own choice).
+ * The names left out in left (comma-separated, "" when none; cut to len). Returns how many. */
+int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backend/libmod.h"
 #include "../backend/nccl.h"
 #include "../tune/job.h"
 #include "cmd.h"
@@ -45,6 +46,9 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
                            o->lib, o->lib);
     if (o->lib && o->quant)
         return ct_cmd_fail(cmd, 2, "--quant is colltune's own wire format, not --lib %s's", o->lib);
+    if (o->keep_rules && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "run")))
+        return ct_cmd_fail(cmd, 2, "--keep-rules is for run --lib %s%s", ct_libmod_names(),
+                           strcmp(cmd, "sweep") ? "" : ": a sweep measures the library's defaults");
     if (o->lib && strcmp(o->transport, "auto"))
         return ct_cmd_fail(cmd, 2, "--transport %s: --lib %s moves data over its own transports",
                            o->transport, o->lib);

@@ -15,6 +15,9 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
 /* The engine's row for --algo (LIB:default without one); NULL after printing (root). */
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
                                        const struct ct_backend *be, void *ctx);
+/* Close the engine (MPI_Finalize) within a bound, the rank leaving with code if it does not
+ * return; returns code (cmd/libopen.c). */
+int ct_lib_close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s);
 
 struct ct_librun_cfg {
     unsigned long long minb, maxb;

@@ -70,10 +70,11 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                     "-o",
                     (char *)ct_redop_name(s->op),
                     "--timeout",
-                    (char *)x->timeout};
+                    (char *)x->timeout,
+                    "--keep-rules"}; /* A: the file the loader variables name */
     ct_verify_side_env(x->m, x->ld, with);
     char **v = ct_libmod_argv(x->m, s->nranks, x->o->hosts, x->o->no_bind, self,
-                              (int)(sizeof args / sizeof args[0]), args),
+                              (int)(sizeof args / sizeof args[0]) - !with, args),
          *out;
     int rc = ct_run_capture(v, &out), got = 0;
     ct_libmod_argv_free(v);

@@ -35,6 +35,7 @@ struct ct_opts {
     enum ct_quant quant;   /* run --quant (CT_QUANT_NONE: exact) */
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
+    bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
@@ -68,7 +69,8 @@ enum {
     CT_O_GPU_MAP,
     CT_O_LIB,
     CT_O_INFLIGHT,
-    CT_O_HOSTS
+    CT_O_HOSTS,
+    CT_O_KEEP_RULES
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -83,7 +85,7 @@ enum {
         {"provider", 1, 0, CT_O_PROVIDER}, {"port-range", 1, 0, CT_O_PORT_RANGE},                  \
         {"sockbuf", 1, 0, CT_O_SOCKBUF}, {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, \
         {"gpu-map", 1, 0, CT_O_GPU_MAP}, {"lib", 1, 0, CT_O_LIB},                                  \
-        {"inflight", 1, 0, CT_O_INFLIGHT},                                                         \
+        {"inflight", 1, 0, CT_O_INFLIGHT}, {"keep-rules", 0, 0, CT_O_KEEP_RULES},                  \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }

@@ -95,6 +95,32 @@ force alltoall pairwise alltoall_intra_pairwise
 force alltoall modified_bruck alltoall_intra_bruck
 # alltoall's two_proc is 5, allgather's 6 (which alltoall's variable refuses)
 force alltoall two_proc alltoall_intra_two_procs
+# ompi:default is Open MPI's defaults whatever the environment loads: an export sourced here,
+# or named in an MCA parameter file, would have it run the export's choice (recursive
+# doubling everywhere below); run --keep-rules measures with them
+printf '1\n2\n1\n2 1\n0 3 0 0\n' >"$TMP/rd.rules"
+mkdir -p "$TMP/home/.openmpi"
+dflt() { # NAME WANT OPT ENV...: at 2 MiB the default row (run OPT) ran allreduce_intra_WANT
+    name=$1 want=$2 opt=$3; shift 3
+    env "$@" LD_PRELOAD="$TMP/spy.so" $X --lib ompi --local 2 --sizes 2M -n 1 -w 0 -c 0 $opt \
+        >"$TMP/out" 2>"$TMP/err"; rc=$?
+    ran=$(sed -n "s/^shim: ompi_coll_base_allreduce_\(.*\) 524288\$/\1/p" "$TMP/err" | sort -u | tr '\n' ' ')
+    [ $rc = 0 ] && [ "$ran" = "$want " ] && ok "$name: ran $want" || not_ok "$name: exit $rc, ran '$ran'"
+}
+dflt "an export sourced: ompi:default runs Open MPI's own choice" intra_redscat_allgather "" \
+    OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename="$TMP/rd.rules"
+note=$(grep "^colltune run: note: measuring Open MPI's defaults: .* left out of the ranks' environment (run --keep-rules measures with them)\$" "$TMP/err")
+echo "$note" | grep -q "OMPI_MCA_coll_tuned_dynamic_rules_filename" && echo "$note" | grep -q "OMPI_MCA_coll_tuned_use_dynamic_rules" \
+    && ok "... and says what it left out" || not_ok "no note: $(grep -v shim "$TMP/err")"
+dflt "... with --keep-rules: the export's choice" intra_recursivedoubling --keep-rules \
+    OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename="$TMP/rd.rules"
+! grep -q "note:" "$TMP/err" && ok "... and no note" || not_ok "note with --keep-rules: $(grep note "$TMP/err")"
+echo "coll_tuned_dynamic_rules_filename = $TMP/rd.rules" >"$TMP/home/.openmpi/mca-params.conf"
+dflt "rules named in an MCA parameter file: Open MPI's own choice" intra_redscat_allgather "" HOME="$TMP/home"
+usage_error "sweep --keep-rules" -- $COLLTUNE sweep --lib ompi --keep-rules -e 64 --out "$TMP/kr"
+grep -q "a sweep measures the library's defaults" "$TMP/err" && [ ! -e "$TMP/kr" ] \
+    && ok "... says why, writes nothing" || not_ok "sweep --keep-rules: $(cat "$TMP/err")"
+usage_error "run --keep-rules without --lib" -- $COLLTUNE run --keep-rules -e 64
 # a forced algorithm Open MPI cannot run on these arguments (allgather's two_proc on 3 ranks)
 # is its refusal: run says why, exit 2; a sweep skips it there (it aborted the job before)
 usage_error "allgather two_proc on 3 ranks (Open MPI refuses)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0
@@ -205,7 +231,7 @@ printf '1\n2 1\n0 1\n0 99 0 0\n' >"$TMP/y/badalg"
 printf 'garbage\n' >"$TMP/y/garbage"
 for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing"; do
     OMPI_MCA_coll_tuned_dynamic_rules_filename="$f" usage_error "a rules file Open MPI would ignore ($(basename "$f"))" -- \
-        $X --lib ompi --local 2 -b 8K -e 8K -n 1
+        $X --lib ompi --local 2 -b 8K -e 8K -n 1 --keep-rules
 done
 
 # ---- sweep --verify CONFIG --lib ompi: the exported file against the defaults ----------------
@@ -351,6 +377,24 @@ if [ -x "$MS/colltune" ]; then
     XM="env COLLTUNE_LIB_DIR=$MS CT_SHIM_LOG=1 $MS/colltune run"
 else
     XM=$X; skip "which MPIR algorithm each forced row runs (no $MS: make builds it where libmpich.a is)"
+fi
+# mpich:default is MPICH's defaults whatever the environment forces (an export sourced):
+# --keep-rules measures with it
+if [ "$XM" != "$X" ]; then
+    for k in "" --keep-rules; do
+        env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling MPIR_CVAR_DEVICE_COLLECTIVES=none \
+            $XM --lib mpich --local 2 -b 1M -e 1M -n 2 -w 1 $k >"$TMP/out" 2>"$TMP/e2"
+        saw=$(sed -n "s/^shim: \(MPIR_Allreduce_intra_[a-z_]*\) 262144\$/\1/p" "$TMP/e2" | sort -u | tr '\n' ' ')
+        note=$(grep -c "^colltune run: note: measuring MPICH's defaults: .*MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" "$TMP/e2")
+        if [ -z "$k" ]; then
+            [ -n "$saw" ] && [ "$saw" != "MPIR_Allreduce_intra_recursive_doubling " ] && [ "$note" = 1 ] \
+                && ok "an algorithm forced in the environment: mpich:default runs MPICH's own ($saw), and says so" \
+                || not_ok "forced in the environment: ran '$saw', note $note"
+        else
+            [ "$saw" = "MPIR_Allreduce_intra_recursive_doubling " ] && [ "$note" = 0 ] \
+                && ok "... with --keep-rules: the forced one" || not_ok "--keep-rules: ran '$saw', note $note"
+        fi
+    done
 fi
 for c in allreduce allgather reducescatter alltoall; do
     $X --lib mpich --local 2 --coll $c --algo mpich:nope >/dev/null 2>"$TMP/err"

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run|sweep --lib LIB: colltune starts itself again under the library's own launcher (with
+ * backend/libmod.h's marker in the ranks' environment); each rank loads the library's engine
+ * module, finds the row to measure, and closes the library within a bound.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../backend/libmod.h"
+#include "../lib/file.h"
+#include "cmd.h"
+#include "librun.h"
+
+/* A library's teardown that does not return (UCX 1.13's tcp transport can leave a rank
+ * progressing a peer that has already left, openucx/ucx#8738) must not hang the job once its
+ * results are out: after FINALIZE_S (or --timeout, when shorter) the rank says so and leaves
+ * with the job's code. */
+#define FINALIZE_S 20
+
+int ct_lib_close_bounded(const struct ct_backend *be, void *ctx, int code, double timeout_s)
+{
+    int b = ct_lib_bound_s(timeout_s);
+    unsigned s = b < FINALIZE_S ? (unsigned)b : FINALIZE_S;
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "colltune: warning: rank %d: %s's MPI_Finalize did not return within %u s; leaving "
+             "%s\n",
+             be->shape.rank, be->library, s,
+             code == CT_EXIT_OK || code == CT_EXIT_CHECK ? "(the results are complete)"
+                                                         : "(after the failure above)");
+    return ct_lib_close_within(be, ctx, code, s, msg);
+}
+
+int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
+{
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
+    struct ct_err err = {0};
+    char *mod = NULL, self[4096];
+    if (o->local && o->hosts)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--local N and --hosts LIST do not combine");
+    if (!o->local && !o->hosts)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE,
+                           "--lib %s needs --local N or --hosts LIST, or colltune under %s", o->lib,
+                           m->launcher);
+    if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    free(mod);
+    if (ct_self_path(self, sizeof self, 0) < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
+    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, o->no_bind, self,
+                              argc, argv);
+    fflush(NULL);
+    execvp(v[0], v);
+    int e = errno;
+    ct_libmod_argv_free(v);
+    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s: %s", m->launcher, strerror(e));
+}
+
+int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)
+{
+    struct ct_err err = {0};
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
+    char left[512];
+    int nleft = o->keep_rules ? 0 : ct_libmod_defaults_env(m, left, sizeof left);
+    if (ct_libmod_open(m, be, ctx, &err) == 0) {
+        if (nleft && be->root) /* an export sourced here: said, not measured */
+            fprintf(stderr,
+                    "colltune %s: note: measuring %s's defaults: %s left out of the ranks' "
+                    "environment (run --keep-rules measures with them)\n",
+                    cmd, m->title, left);
+        ct_lib_watch(be, *ctx, o->timeout_s);
+        return 0;
+    }
+    /* said once per host, before the (collective) close lets any rank leave: by rank 0, and
+     * by the first rank of every other host, naming it (a host without the module or its
+     * library); the other ranks of a host fail alike */
+    int rank = ct_libmod_rank(), code = CT_EXIT_USAGE;
+    char host[256] = "?";
+    if (!rank)
+        ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    else if (ct_libmod_local_rank() <= 0) {
+        (void)gethostname(host, sizeof host - 1);
+        ct_cmd_fail(cmd, CT_EXIT_USAGE, "rank %d on %s: %s", rank, host, err.msg);
+    }
+    fflush(stderr);
+    if (!be->close)
+        return code;
+    /* bounded: the peers that did open may be in a collective */
+    unsigned s = (unsigned)ct_lib_bound_s(o->timeout_s);
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "colltune: rank %d: MPI_Finalize did not return within %u s after the failure "
+             "above; leaving\n",
+             rank, s);
+    return ct_lib_close_within(be, *ctx, code, s, msg);
+}
+
+const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
+                                       const struct ct_backend *be, void *ctx)
+{
+    const struct ct_algo *rows[64];
+    struct ct_err err = {0};
+    char want[96], names[1024] = "";
+    snprintf(want, sizeof want, "%s", o->lib_algo ? o->lib_algo : "");
+    if (!*want)
+        snprintf(want, sizeof want, "%s:default", o->lib);
+    int n = be->candidates(ctx, o->coll, rows, 64, &err);
+    if (n < 0) {
+        if (be->root)
+            ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+        return NULL;
+    }
+    size_t off = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        if (!strcmp(rows[i]->name, want))
+            return rows[i];
+        if (off < sizeof names)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
+                                    rows[i]->name);
+    }
+    if (be->root)
+        ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s has no %s algorithm '%s' (it has %s)", be->library,
+                    ct_coll_name(o->coll), want, names);
+    return NULL;
+}
