@@ -14,8 +14,8 @@
 #include "export.h"
 
 /* Open MPI's or MPICH's own export of c with its files at path: the rules file in sub->body,
- * a second one in sub->side, the variables that load them in sub->env; its notes into out
- * (unless NULL). */
+ * a second one in sub->side, the variables that load them in sub->env; its verified lines and
+ * notes into out (unless NULL). */
 static int lib_export(const struct ct_config *c, const struct ct_export_opts *o, const char *path,
                       struct ct_export_out *out, struct ct_export_out *sub, struct ct_err *err)
 {
@@ -25,6 +25,8 @@ static int lib_export(const struct ct_config *c, const struct ct_export_opts *o,
     int rc = o->lib == CT_LIB_OMPI    ? ct_emit_ompi_rules(c, &o2, sub, err)
              : o->lib == CT_LIB_MPICH ? ct_emit_mpich_json(c, &o2, sub, err)
                                       : ct_emit_nccl_tuner(c, &o2, sub, err);
+    for (size_t i = 0; rc == 0 && out && i < sub->nverified; i++)
+        ct_export_verified_add(out, sub->verified[i]);
     for (size_t i = 0; rc == 0 && out && i < sub->nnotes; i++)
         ct_export_note(out, "%s", sub->notes[i]);
     return rc;
@@ -112,6 +114,8 @@ int ct_emit_env(const struct ct_config *c, const struct ct_export_opts *o,
         snprintf(what, sizeof what, "%s settings for a job: source this file (sh, bash, zsh)",
                  ct_lib_title(o->lib));
         ct_export_header(&out->body, "# ", what, c);
+        for (size_t i = 0; i < out->nverified; i++) /* the rules file's header says them */
+            ct_text_printf(&out->body, "# %s\n", out->verified[i]);
         for (size_t i = 0; i < out->nnotes; i++)
             ct_text_printf(&out->body, "# %s\n", out->notes[i]);
         ct_text_put(&out->body, ct_text_str(&set.comments));
@@ -227,6 +231,8 @@ int ct_emit_slurm(const struct ct_config *c, const struct ct_export_opts *o,
         ct_text_put(&out->body, "# slurmstepd runs it before each task and sets every 'export "
                                 "NAME=value' line it prints\n# (the value verbatim to the end "
                                 "of the line, quotes included).\n");
+        for (size_t i = 0; i < out->nverified; i++)
+            ct_text_printf(&out->body, "# %s\n", out->verified[i]);
         for (size_t i = 0; i < out->nnotes; i++)
             ct_text_printf(&out->body, "# %s\n", out->notes[i]);
         ct_text_put(&out->body, ct_text_str(&set.comments));

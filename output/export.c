@@ -119,6 +119,9 @@ void ct_export_out_release(struct ct_export_out *o)
     for (size_t i = 0; i < o->nnotes; i++)
         free(o->notes[i]);
     free(o->notes);
+    for (size_t i = 0; i < o->nverified; i++)
+        free(o->verified[i]);
+    free(o->verified);
     free(o->left_out);
     ct_export_out_init(o);
 }
@@ -151,18 +154,26 @@ void ct_export_note_mapped(struct ct_export_out *o, int lib)
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s)
 {
-    char set[96];
+    char set[96], line[512];
     ct_export_set_str(s, set, sizeof set);
-    if (s->verified.at[0])
-        ct_text_printf(t,
-                       "%s%s: verified against %s %s's defaults at %s (colltune sweep --verify: "
-                       "no size slower beyond its interval): geomean %.3f exported/default\n",
-                       prefix, set, l->name, l->version, s->verified.at, s->verified.geomean);
-    else
+    if (s->verified.at[0]) {
+        snprintf(line, sizeof line,
+                 "%s: verified against %s %s's defaults at %s (colltune sweep --verify: no size "
+                 "slower beyond its interval): geomean %.3f exported/default",
+                 set, l->name, l->version, s->verified.at, s->verified.geomean);
+        ct_text_printf(t, "%s%s\n", prefix, line);
+        ct_export_verified_add(o, line);
+    } else
         ct_export_note(o,
                        "%s: measured, not verified against %s's defaults; run `colltune sweep "
                        "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
                        set, l->name, l->library);
+}
+
+void ct_export_verified_add(struct ct_export_out *o, const char *line)
+{
+    o->verified = ct_xrealloc(o->verified, (o->nverified + 1) * sizeof *o->verified);
+    o->verified[o->nverified++] = ct_xstrdup(line);
 }
 
 void ct_export_verified_nccl(struct ct_export_out *o, struct ct_text *t, const char *prefix,

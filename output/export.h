@@ -61,6 +61,10 @@ struct ct_export_out {
     const char *side_suffix;
     char **notes;           /* one line each: rules without counterpart, approximations dropped */
     size_t nnotes;
+    /* the "<set>: verified against ..." lines the file's header carries (ct_export_verified),
+     * without prefix: an env or slurm export that points at the file says them too */
+    char **verified;
+    size_t nverified;
     /* with CT_EUNSUPP: the only reason is that the file would keep the library's own choices
      * everywhere (measured best at every size): nothing to write, nothing wrong */
     bool unchanged;
@@ -80,11 +84,13 @@ void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
 void ct_export_note_mapped(struct ct_export_out *o, int lib);
 /* Whether measured set s of section l was verified against the library's
  * defaults: a line in t after prefix when `sweep --verify` marked it ("... verified against
- * Open MPI 4.1.4's defaults at T (...): geomean G exported/default"), else a note (stderr and the
- * file): measured, not verified; run `colltune sweep --verify CONFIG --lib ompi` and export
- * the NAME.verified.json it writes. */
+ * Open MPI 4.1.4's defaults at T (...): geomean G exported/default"), also kept in
+ * o->verified, else a note (stderr and the file): measured, not verified; run `colltune sweep
+ * --verify CONFIG --lib ompi` and export the NAME.verified.json it writes. */
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s);
+/* Keep a copy of line (a verified line of another export's) in o->verified. */
+void ct_export_verified_add(struct ct_export_out *o, const char *line);
 /* The same for rule u of a measured NCCL section as colltune's tuner plugin read it (NCCL
  * version as the section names it); the note, where there is one, in t too. Nothing for a
  * rule no tuner is asked about (alltoall). */

@@ -84,6 +84,25 @@ grep -qx "export OMPI_MCA_coll_tuned_use_dynamic_rules=1" "$TMP/prolog.out" && [
     && ok "slurm prolog writes the rules once per node and exports their path" \
     || not_ok "slurm prolog: $(cat "$TMP/prolog.out")"
 
+# ---- verified or not: env and slurm say it as the rules files do ---------------------------
+# the AllReduce set as sweep --verify marks it (config.verified.json), the other set never verified
+for l in ompi mpich; do
+    sed 's/"coll": "allreduce",/"coll": "allreduce", "verified": {"at": "2026-11-29T14:00:00Z", "geomean": 0.875},/' \
+        "$FIX/config-$l-2ranks.json" >"$TMP/$l.verified.json"
+done
+vline() { echo "# allreduce on 2 ranks (1 x 2): verified against $1 defaults at 2026-11-29T14:00:00Z (colltune sweep --verify: no size slower beyond its interval): geomean 0.875 exported/default"; }
+nline() { echo "# $1 on 2 ranks (1 x 2): measured, not verified against $2 defaults; run \`colltune sweep --verify CONFIG --lib $3\`"; }
+for spec in "ompi:Open MPI 4.1.4's:Open MPI's:alltoall" "mpich:MPICH 4.0.2's:MPICH's:allgather"; do
+    l=${spec%%:*} r=${spec#*:}; yes=${r%%:*} r=${r#*:}; no=${r%%:*} other=${r#*:}
+    for f in "env --rules-file $TMP/$l-r" slurm; do
+        # the header: the comment lines before the first command (a prolog embeds the rules file)
+        $X "$TMP/$l.verified.json" --format $f --for $l 2>/dev/null | sed -n '/^[^#]/q;p' >"$TMP/v.out"
+        grep -qxF "$(vline "$yes")" "$TMP/v.out" && grep -qF "$(nline "$other" "$no" "$l")" "$TMP/v.out" \
+            && ok "${f%% *} --for $l: its header says the verified set verified, the other not" \
+            || { not_ok "${f%% *} --for $l: verified lines"; sed 's/^/#   /' "$TMP/v.out" | head -8; }
+    done
+done
+
 # ---- Open MPI: the algorithm it runs is the one the rules file names -----------------------
 ompi_ok=1
 if ! have mpicc || ! have mpirun || ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then

@@ -616,6 +616,21 @@ Test(config, verified_record)
              at);
     cr_assert(strstr(out.body.s, line), "%s", out.body.s);
     ct_export_out_release(&out);
+    /* env and slurm, which point at (or embed) that file, say it in their own header */
+    o.lib = CT_LIB_OMPI;
+    for (int k = 0; k < 2; k++) {
+        o.rules_path = k ? NULL : "/shared/ompi.rules";
+        cr_assert_eq(run(k ? "slurm" : "env", &o, &c, &out, &err), 0, "%s", err.msg);
+        cr_assert_eq(out.nverified, 1);
+        const char *rules = strstr(out.body.s, "\nrules=");
+        cr_assert(strstr(out.body.s, line) && (!rules || strstr(out.body.s, line) < rules), "%s",
+                  out.body.s);
+        cr_assert(strstr(out.body.s, "# alltoall on 2 ranks (1 x 2): measured, not verified"), "%s",
+                  out.body.s);
+        ct_export_out_release(&out);
+    }
+    o.lib = CT_LIB_NONE;
+    o.rules_path = NULL;
     static const char *bad[][2] = {{"\"geomean\": 0.8125", "\"geomean\": \"fast\""},
                                    {"\"geomean\": 0.8125", "\"geomean\": 0"},
                                    {"\"verified\": {", "\"verified\": {\"x\": 1, "}};
