@@ -13,6 +13,12 @@
  * export sends the tuned ranges to beta (the network module's allreduce, which is the MPIR
  * tree's) and leaves every other range as shipped, so MPICH's device layer stays on. The other
  * three collectives have one CH4 composition, alpha, which reaches the MPIR tree.
+ *
+ * A mapped export (colltune's own rules, no measured section) turns the device collectives
+ * off instead (MPIR_CVAR_DEVICE_COLLECTIVES=none: its rules for a multi-node communicator are
+ * for the whole one, not CH4's node sub-communicators), and only when it writes an AllReduce
+ * range of its own. Measured or mapped, a file that keeps MPICH's choices at every size is
+ * refused (nothing to export).
  */
 #include <jansson.h>
 #include <limits.h>
@@ -280,9 +286,10 @@ static json_t *algo_leaf(const char *target, json_t *gen)
     return leaf(key);
 }
 
-/* Size ranges of one ruleset: "<key><hi>" per range, "<key>=any" for the last. */
+/* Size ranges of one ruleset: "<key><hi>" per range, "<key>=any" for the last. *changed
+ * counts the ranges written with an algorithm of their own (not MPICH's default subtree). */
 static json_t *ranges_tree(const struct ct_ruleset *s, const struct ct_export_opts *o, json_t *gen,
-                           struct ct_export_out *out, struct ct_text *map)
+                           struct ct_export_out *out, struct ct_text *map, int *changed)
 {
     const char *key = s->coll == CT_ALLREDUCE ? "avg_msg_size" : "total_msg_size";
     json_t *t = json_object();
@@ -307,6 +314,7 @@ static json_t *ranges_tree(const struct ct_ruleset *s, const struct ct_export_op
         if (x->map) {
             ct_export_map_comment(map, "# ", s, x);
             json_object_set_new(t, k, algo_leaf(x->map->target, gen));
+            (*changed)++;
         } else {
             ct_export_note_unmapped(out, NULL, "", s, CT_LIB_MPICH, x,
                                     "MPICH's default tree decides there");
@@ -403,7 +411,7 @@ struct src {
     int nsets;
     bool measured;
     bool ch4;    /* write the CH4 tree's ranges (measured AllReduce) */
-    int changed; /* measured ranges that are not MPICH's own choice */
+    int changed; /* ranges written with an algorithm of their own (not MPICH's choice) */
 };
 
 /* comm_size<=N1-1: default, comm_size<=N1: rules(N1), ..., comm_size=any: default. Never
@@ -433,7 +441,7 @@ static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum 
         json_object_set_new(t, k,
                             src->ch4        ? ch4_tree(s, gen)
                             : src->measured ? measured_tree(s, gen, map, out, &src->changed)
-                                            : ranges_tree(s, o, gen, out, map));
+                                            : ranges_tree(s, o, gen, out, map, &src->changed));
         prev = s->nranks;
     }
     json_object_set_new(t, "comm_size=any", json_deep_copy(gen));
@@ -502,7 +510,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     struct src src = {.sets = lib ? lib->sets : c->sets,
                       .nsets = lib ? lib->nsets : c->nsets,
                       .measured = lib != NULL};
-    bool ar_changed = false; /* a measured AllReduce range the MPIR tree now decides */
+    bool ar_changed = false; /* an AllReduce range the MPIR tree now decides */
     struct ct_text map;
     ct_text_init(&map);
     for (size_t i = 0; i < sizeof colls / sizeof colls[0] && rc == 0; i++) {
@@ -514,15 +522,21 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
             rc = tune_coll(root, &src, o, colls[i], out, &map, err);
         ar_changed |= colls[i] == CT_ALLREDUCE && src.changed > before;
     }
-    out->unchanged = rc == 0 && lib && !src.changed;
-    if (out->unchanged)
+    out->unchanged = rc == 0 && !src.changed;
+    if (out->unchanged && !lib)
+        rc = ct_err_set(err, CT_EUNSUPP,
+                        "nothing to export: no rule of colltune's maps to an MPICH %s algorithm, "
+                        "so the file would keep MPICH's default tree at every size; no file "
+                        "written (tune MPICH itself: colltune sweep --lib mpich)",
+                        ver);
+    else if (out->unchanged)
         rc = ct_err_set(err, CT_EUNSUPP,
                         "nothing to export: MPICH's own choices measured best, or kept by "
                         "sweep --verify, at every size "
                         "(%s %s); they stay, no file written",
                         lib->name, lib->version);
     json_t *ch4 = NULL;
-    if (rc == 0 && ar_changed) { /* the tuned ranges past the device layer */
+    if (rc == 0 && lib && ar_changed) { /* the tuned ranges past the device layer */
         ch4 = json_loads(ch4_402, 0, &je);
         if (!ch4)
             CT_BUG("embedded MPICH CH4 tree: %s", je.text);
@@ -572,7 +586,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     struct ct_settings set;
     ct_settings_init(&set);
     ct_settings_add(&set, "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", path, NULL);
-    if (!lib)
+    if (!lib && ar_changed) /* the other three reach the MPIR tree through CH4's alpha */
         ct_settings_add(&set, "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
                         "CH4 device selection runs first and gives multi-node allreduce to "
                         "sub-communicators; none applies these rules to the whole "

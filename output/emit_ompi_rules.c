@@ -6,7 +6,8 @@
  * Numbers are plain decimal: the reader uses fscanf("%li"), so a leading 0 would mean octal.
  * With a measured Open MPI section in the config (sweep --lib ompi) the file carries those
  * rules (Open MPI's own ids, alg 0 where its default measured best); without one, colltune's
- * rules mapped to Open MPI's algorithms, labelled as not measured.
+ * rules mapped to Open MPI's algorithms, labelled as not measured. Either way a file that would
+ * be alg 0 everywhere (changing nothing) is refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,13 +102,15 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
     return changed;
 }
 
-static void emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
-                      struct ct_export_out *out)
+/* A ruleset of colltune's own, mapped to Open MPI's ids. Returns the rules that name an
+ * algorithm (not alg 0). */
+static int emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
+                     struct ct_export_out *out)
 {
     struct ct_text *t = &out->body;
     const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_OMPI, s->coll);
     struct ct_xrange *xr;
-    int n;
+    int n, changed = 0;
     char rg[64];
     ct_export_map(s, CT_LIB_OMPI, o, out, &xr, &n);
     coll_head(t, s, "colltune", n, m);
@@ -132,8 +135,10 @@ static void emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o
                  (unsigned long long)seg);
         ct_text_printf(t, "%-28s # %s: colltune %s -> %s (%s: %s)\n", line, rg, x->rule->algo,
                        x->map->target, ct_match_name(x->map->match), x->map->note);
+        changed++;
     }
     free(xr);
+    return changed;
 }
 
 int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o,
@@ -174,10 +179,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
         ct_text_printf(t, "# %s\n", out->notes[i]);
     ct_text_printf(t, "%-12d # collectives\n", n);
     for (int i = 0; i < n; i++) {
-        if (lib)
-            changed += emit_measured(sets[i], out);
-        else
-            emit_coll(sets[i], o, out);
+        changed += lib ? emit_measured(sets[i], out) : emit_coll(sets[i], o, out);
     }
 
     /* the loaders: MCA conf snippet and OMPI_MCA_ exports */
@@ -206,7 +208,13 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     ct_settings_release(&set);
     if (!n)
         return ct_err_set(err, CT_EUNSUPP, "no rules to export");
-    out->unchanged = lib && !changed;
+    out->unchanged = !changed;
+    if (out->unchanged && !lib) /* a file of alg 0 only: Open MPI's fixed rules everywhere */
+        return ct_err_set(err, CT_EUNSUPP,
+                          "nothing to export: no rule of colltune's maps to an Open MPI %s "
+                          "algorithm, so the file would keep Open MPI's fixed rules at every "
+                          "size; no file written (tune Open MPI itself: colltune sweep --lib ompi)",
+                          ver);
     if (out->unchanged)
         return ct_err_set(err, CT_EUNSUPP,
                           "nothing to export: Open MPI's defaults measured best, or kept by "

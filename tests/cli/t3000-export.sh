@@ -103,6 +103,37 @@ for spec in "ompi:Open MPI 4.1.4's:Open MPI's:alltoall" "mpich:MPICH 4.0.2's:MPI
     done
 done
 
+# ---- mapped: a file that changes nothing is refused; MPICH's device layer stays on ---------
+# colltune's own rules with no counterpart anywhere (symm, as a default sweep on one host picks
+# for most sizes), and with none for AllReduce alone
+python3 - "$C4" "$TMP/symm.json" "$TMP/noar.json" <<'EOF'
+import json, sys
+for out, colls in ((sys.argv[2], None), (sys.argv[3], ("allreduce",))):
+    d = json.load(open(sys.argv[1]))
+    for s in d["rules"]:
+        if colls is None or s["coll"] in colls:
+            for r in s["ranges"]:
+                r["algo"] = "symm"
+    json.dump(d, open(out, "w"))
+EOF
+mkdir "$TMP/nm"
+usage_error "mapped ompi-rules of alg 0 only" -- $X "$TMP/symm.json" --format ompi-rules --out "$TMP/nm/r"
+grep -q "nothing to export: no rule of colltune's maps to an Open MPI 4.1 algorithm" "$TMP/err" \
+    && ok "says Open MPI's fixed rules would decide everywhere" || not_ok "ompi-rules refusal: $(cat "$TMP/err")"
+usage_error "mapped mpich-json of MPICH's default tree only" -- $X "$TMP/symm.json" --format mpich-json --out "$TMP/nm/m.json"
+grep -q "nothing to export: no rule of colltune's maps to an MPICH 4.0 algorithm" "$TMP/err" \
+    && ok "says MPICH's default tree would decide everywhere" || not_ok "mpich-json refusal: $(cat "$TMP/err")"
+usage_error "env --for mpich of it" -- $X "$TMP/symm.json" --format env --for mpich --rules-file "$TMP/nm/m2.json" --out "$TMP/nm/job.env"
+usage_error "slurm --for ompi of it" -- $X "$TMP/symm.json" --format slurm --for ompi --out "$TMP/nm/prolog"
+[ "$(ls -A "$TMP/nm")" = "" ] && ok "nothing written by the refused mapped exports" || not_ok "refused mapped exports wrote: $(ls "$TMP/nm")"
+expect 0 "mapped mpich-json without an AllReduce range of its own" -- $X "$TMP/noar.json" --format mpich-json --out "$TMP/nm/m.json"
+grep -q "^export MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE='$TMP/nm/m.json'" "$TMP/nm/m.json.env" \
+    && ! grep -q "DEVICE_COLLECTIVES" "$TMP/nm/m.json.env" "$TMP/err" \
+    && ok "its env lines leave MPICH's device collectives on" || not_ok "device collectives: $(grep -v '^#' "$TMP/nm/m.json.env")"
+$X "$C4" --format mpich-json --out "$TMP/nm/c4.json" 2>/dev/null
+grep -q "^export MPIR_CVAR_DEVICE_COLLECTIVES='none'" "$TMP/nm/c4.json.env" \
+    && ok "with an AllReduce range of its own: device collectives off" || not_ok "C4: $(grep -v '^#' "$TMP/nm/c4.json.env")"
+
 # ---- Open MPI: the algorithm it runs is the one the rules file names -----------------------
 ompi_ok=1
 if ! have mpicc || ! have mpirun || ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then
@@ -221,6 +252,13 @@ EOF
             || not_ok "MPICH probe $1: got '$res' for $4 $5 $6"
     }
     probe allreduce allreduce 0 16 1020 1024
+    probe allgather allgather 1 4096 32752 32768
+    probe reducescatter reduce_scatter 0 16 4080 4096
+    probe alltoall alltoall 1 4096 32752 32768
+    # a mapped export with no AllReduce range of its own leaves the device collectives on: MPICH
+    # reaches the MPIR tree for the other three through CH4's composition alpha all the same
+    $X "$TMP/noar.json" --format mpich-json --out "$M/sel.json" 2>/dev/null && ! grep -q DEVICE_COLLECTIVES "$M/sel.json.env" \
+        && ok "exported a mapped tree without AllReduce ranges (device collectives on)" || not_ok "noar export"
     probe allgather allgather 1 4096 32752 32768
     probe reducescatter reduce_scatter 0 16 4080 4096
     probe alltoall alltoall 1 4096 32752 32768
