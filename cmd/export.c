@@ -165,15 +165,14 @@ static int check(struct export_ctx *x, const struct ct_emitter **e)
     struct ct_err err = {0};
     if (!x->config)
         return ct_cmd_fail("export", CT_EXIT_USAGE, "which config? (export CONFIG --format F)");
-    if (!x->format && !x->metrics)
-        return ct_cmd_fail("export", CT_EXIT_USAGE, "which format? (--format F; --list)");
-    if (x->format && !(*e = ct_emitter_find(x->format))) {
-        const char *s = ct_emitter_suggest(x->format);
-        return ct_cmd_fail("export", CT_EXIT_USAGE, "unknown format '%s'%s%s%s (see --list)",
-                           x->format, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
-    }
-    if (!x->format && (x->out || x->push))
-        return ct_cmd_fail("export", CT_EXIT_USAGE, "--out and --push need --format");
+    /* --for LIB alone: LIB's own format (with --push-metrics, the metrics alone as before) */
+    if (ct_emitter_choose(x->format, x->metrics ? CT_LIB_NONE : x->eo.lib, e, &err) < 0)
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+    if (!*e && !x->metrics)
+        return ct_cmd_fail("export", CT_EXIT_USAGE,
+                           "which format? (--format F, --for LIB; --list)");
+    if (!*e && (x->out || x->push))
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "--out and --push need --format or --for");
     if ((x->push || x->metrics) && !ct_push_available())
         return ct_cmd_fail("export", CT_EXIT_USAGE,
                            "built without libcurl: no --push or --push-metrics");

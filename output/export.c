@@ -246,6 +246,36 @@ const char *ct_emitter_suggest(const char *name)
     return best;
 }
 
+int ct_emitter_choose(const char *format, int lib, const struct ct_emitter **e, struct ct_err *err)
+{
+    char names[128] = "";
+    size_t off = 0;
+    int n = 0;
+    if (format && (*e = ct_emitter_find(format)))
+        return 0;
+    if (format) {
+        const char *s = ct_emitter_suggest(format);
+        return ct_err_set(err, CT_EINVAL, "unknown format '%s'%s%s%s (see --list)", format,
+                          s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+    }
+    *e = NULL;
+    for (size_t i = 0; lib != CT_LIB_NONE && ct_emitter_at(i); i++)
+        if (emitters[i].lib == lib) {
+            *e = &emitters[i];
+            n++;
+            if (off < sizeof names)
+                off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? "|" : "",
+                                        emitters[i].name);
+        }
+    if (n <= 1) /* none: no --for */
+        return 0;
+    *e = NULL;
+    return ct_err_set(err, CT_EINVAL,
+                      "--for %s without --format: which format? (--format %s, or env|slurm "
+                      "with --for %s)",
+                      ct_lib_name(lib), names, ct_lib_name(lib));
+}
+
 const char *ct_export_version(const struct ct_export_opts *o, int lib)
 {
     return o->version ? o->version : ct_lib_default_version(lib);

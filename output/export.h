@@ -112,6 +112,10 @@ const struct ct_emitter *ct_emitter_find(const char *name);
 const struct ct_emitter *ct_emitter_at(size_t i); /* NULL past the end */
 /* The closest format name for a typo (one edit or a prefix), or NULL. */
 const char *ct_emitter_suggest(const char *name);
+/* The format --format names (format), or with --for alone (lib, format NULL) lib's own:
+ * ompi-rules, mpich-json, ucc, impi; *e NULL when neither is given. CT_EINVAL for an unknown
+ * name (with the closest one) or for a lib with several formats (NCCL: naming them). */
+int ct_emitter_choose(const char *format, int lib, const struct ct_emitter **e, struct ct_err *err);
 
 /*
  * Run e on c: checks the options (a --for the format needs, a known target version, rulesets

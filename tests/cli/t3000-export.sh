@@ -71,6 +71,23 @@ grep -q "OMPI_MCA_coll_tuned_dynamic_rules_filename='$TMP/w/r8'" "$TMP/err" \
     && ok "loader lines on stderr name the file" || not_ok "loader lines on stderr"
 $X "$CC" --format json | cmp -s - "$TMP/w/json" && ok "stdout and --out agree" || not_ok "stdout and --out agree"
 
+# ---- --for LIB without --format: the library's own format ---------------------------------
+for spec in ompi:ompi-rules mpich:mpich-json ucc:ucc impi:impi; do
+    l=${spec%:*} f=${spec#*:}
+    $X "$C4" --format "$f" >"$TMP/want" 2>/dev/null
+    expect 0 "--for $l alone" -- $X "$C4" --for "$l"
+    [ -s "$TMP/out" ] && cmp -s "$TMP/out" "$TMP/want" && ok "--for $l alone is --format $f" || not_ok "--for $l alone is --format $f"
+done
+mkdir "$TMP/fo"
+expect 0 "--for ompi --out F" -- $X "$C4" --for ompi --out "$TMP/fo/r"
+[ -s "$TMP/fo/r" ] && [ -s "$TMP/fo/r.env" ] && [ -s "$TMP/fo/r.mca.conf" ] \
+    && ok "--for ompi --out writes the rules file and its loaders" || not_ok "--for ompi --out: $(ls "$TMP/fo")"
+usage_error "--for nccl alone (three formats)" -- $X "$C4" --for nccl --out "$TMP/fo/n"
+grep -q "nccl-tuner|nccl-env|nccl-plugin" "$TMP/err" && [ ! -e "$TMP/fo/n" ] \
+    && ok "names NCCL's formats, writes nothing" || not_ok "--for nccl: $(cat "$TMP/err")"
+$X --help | grep -q "without" && $X --help | grep -q "LIB's own format" \
+    && ok "--help says what --for alone does" || not_ok "--help and --for"
+
 # ---- env and slurm in a real shell -----------------------------------------------------
 $X "$CC" --format env --for nccl --out "$TMP/nccl.env" 2>/dev/null
 v=$(sh -c ". '$TMP/nccl.env' && echo \"\$NCCL_ALGO|\$NCCL_MAX_NCHANNELS\"")

@@ -67,6 +67,31 @@ Test(table, suggestions_for_typos)
     cr_assert_null(ct_emitter_suggest(""));
 }
 
+/* --format names the format; --for LIB alone picks LIB's own, where it has one. */
+Test(table, format_or_for_lib_alone)
+{
+    static const char *const own[CT_LIB_COUNT] = {NULL, "ompi-rules", "mpich-json", "ucc", "impi"};
+    const struct ct_emitter *e;
+    struct ct_err err = {0};
+    for (int lib = 0; lib < CT_LIB_COUNT; lib++) {
+        int rc = ct_emitter_choose(NULL, lib, &e, &err);
+        if (own[lib]) {
+            cr_assert_eq(rc, 0, "%s", err.msg);
+            cr_assert_str_eq(e->name, own[lib]);
+        } else {
+            cr_assert_eq(rc, CT_EINVAL);
+            cr_assert_null(e);
+            cr_assert(strstr(err.msg, "nccl-tuner|nccl-env|nccl-plugin"), "%s", err.msg);
+        }
+    }
+    cr_assert_eq(ct_emitter_choose("env", CT_LIB_OMPI, &e, &err), 0, "--format wins");
+    cr_assert_str_eq(e->name, "env");
+    cr_assert_eq(ct_emitter_choose(NULL, CT_LIB_NONE, &e, &err), 0);
+    cr_assert_null(e, "neither: none");
+    cr_assert_eq(ct_emitter_choose("ompi-rule", CT_LIB_NONE, &e, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "did you mean 'ompi-rules'"), "%s", err.msg);
+}
+
 /* An env export that points at a rules file carries that file, to be written with it. */
 Test(run, env_carries_its_rules_file)
 {
