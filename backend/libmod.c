@@ -95,9 +95,11 @@ static void push(char ***v, int *n, const char *s)
     (*v)[*n] = NULL;
 }
 
-int ct_libmod_hosts_ranks(const char *list)
+int ct_libmod_hosts_slots(const char *list, int *most, int *least)
 {
     int n = 0;
+    *most = 0;
+    *least = 1 << 30;
     for (const char *p = list; p && *p;) {
         size_t len = strcspn(p, ","), name = strcspn(p, ":,");
         if (!name || len > 255)
@@ -116,6 +118,8 @@ int ct_libmod_hosts_ranks(const char *list)
             if (*end || slots < 1 || slots > 1024)
                 return -1;
         }
+        *most = slots > *most ? (int)slots : *most;
+        *least = slots < *least ? (int)slots : *least;
         if ((n += (int)slots) > 65536)
             return -1;
         p += len;
@@ -125,8 +129,14 @@ int ct_libmod_hosts_ranks(const char *list)
     return n ? n : -1;
 }
 
+int ct_libmod_hosts_ranks(const char *list)
+{
+    int most, least;
+    return ct_libmod_hosts_slots(list, &most, &least);
+}
+
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
-                      const char *self, int argc, char **argv)
+                      const char *notify, const char *self, int argc, char **argv)
 {
     char **v = NULL, num[16];
     int k = 0;
@@ -147,13 +157,18 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     }
     if (!strcmp(m->name, "ompi") && geteuid() == 0)
         push(&v, &k, "--allow-run-as-root");
-    char marker[64];
-    snprintf(marker, sizeof marker, "%s=%s", CT_LIBMOD_ENV, m->name);
-    if (m->setenv) {
-        push(&v, &k, m->setenv);
-        push(&v, &k, marker);
-    } else {
-        setenv(CT_LIBMOD_ENV, m->name, 1); /* the launcher passes its environment on */
+    char marker[2][128];
+    snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
+    snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
+    for (int i = 0; i < 2; i++) {
+        if (m->setenv) {
+            push(&v, &k, m->setenv);
+            push(&v, &k, marker[i]);
+        } else { /* the launcher passes its environment on */
+            char *eq = strchr(marker[i], '=');
+            *eq = 0;
+            setenv(marker[i], eq + 1, 1);
+        }
     }
     push(&v, &k, self);
     for (int i = 0; i < argc; i++)

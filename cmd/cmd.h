@@ -42,6 +42,9 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * rank 0's host alone). ct_cmd_out_dir: the same for an output folder, made when missing. */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched);
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched);
+/* The folder ct_cmd_out_dir made removed again, if it is still empty (a job that failed
+ * before writing anything leaves no folder behind). */
+void ct_cmd_out_dir_undo(void);
 
 /* An input file named by --opt (NULL: none) must be readable: 0, or exit 2 (unusable
  * input) after "--opt: cannot read 'path': why". */

@@ -51,13 +51,27 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     free(mod);
     if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
-    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, o->no_bind, self,
-                              argc, argv);
-    fflush(NULL);
-    execvp(v[0], v);
-    int e = errno;
+    char notify[128];
+    int lfd =
+        ct_libmod_notify_open(o->hosts, o->ifname, o->port_range, notify, sizeof notify, &err);
+    if (lfd < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
+    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, o->no_bind, notify,
+                              self, argc, argv);
+    bool started;
+    int rc = ct_libmod_start(v, lfd, o->boot_timeout_s, NULL, &started, &err);
+    close(lfd);
     ct_libmod_argv_free(v);
-    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s: %s", m->launcher, strerror(e));
+    if (rc < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
+    if (rc == 127 && !started)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", m->launcher);
+    if (rc > CT_EXIT_CHECK && !started) /* the ranks' own failures exit 1..3, said by them */
+        return ct_cmd_fail(cmd, CT_EXIT_FAIL,
+                           "%s exited %d before the library started on every rank (its lines "
+                           "above: a host it cannot reach?)",
+                           m->launcher, rc);
+    return rc;
 }
 
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)
@@ -72,6 +86,8 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
                     "colltune %s: note: measuring %s's defaults: %s left out of the ranks' "
                     "environment (run --keep-rules measures with them)\n",
                     cmd, m->title, left);
+        if (be->root && ct_libmod_notify(&err) < 0) /* the launching colltune waits for it */
+            fprintf(stderr, "colltune %s: warning: %s\n", cmd, err.msg);
         ct_lib_watch(be, *ctx, o->timeout_s);
         return 0;
     }

@@ -112,8 +112,18 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     if (verify_path)
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path)
                                       : ct_nccl_verify(o, verify, verify_path);
-    if (!ct_libmod_in_rank())
-        return ct_lib_launch(o, "sweep", argc, argv);
+    int most, least;
+    if (!ct_libmod_in_rank()) {
+        int rc = o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 && most != least
+                     ? ct_cmd_fail("sweep", CT_EXIT_USAGE, /* rules: nodes x ranks per node */
+                                   "--hosts %s spreads the ranks unevenly over the hosts: place "
+                                   "as many on each host",
+                                   o->hosts)
+                     : ct_lib_launch(o, "sweep", argc, argv);
+        if (rc) /* a sweep that wrote nothing leaves no folder */
+            ct_cmd_out_dir_undo();
+        return rc;
+    }
     struct ct_backend be;
     void *ctx;
     struct ct_err err = {0};

@@ -73,7 +73,7 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                     (char *)x->timeout,
                     "--keep-rules"}; /* A: the file the loader variables name */
     ct_verify_side_env(x->m, x->ld, with);
-    char **v = ct_libmod_argv(x->m, s->nranks, x->o->hosts, x->o->no_bind, self,
+    char **v = ct_libmod_argv(x->m, s->nranks, x->o->hosts, x->o->no_bind, NULL, self,
                               (int)(sizeof args / sizeof args[0]) - !with, args),
          *out;
     int rc = ct_run_capture(v, &out), got = 0;

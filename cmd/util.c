@@ -56,12 +56,24 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+static char g_made[4096]; /* the folder ct_cmd_out_dir made, "" if none */
+
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched)
 {
     struct ct_err err = {0};
-    if ((launched && ct_launch_env_rank() > 0) || !dir || ct_dir_make_writable(dir, opt, &err) == 0)
+    if ((launched && ct_launch_env_rank() > 0) || !dir)
         return 0;
-    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    bool was = access(dir, F_OK) == 0;
+    if (ct_dir_make_writable(dir, opt, &err) < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    snprintf(g_made, sizeof g_made, "%s", was ? "" : dir);
+    return 0;
+}
+
+void ct_cmd_out_dir_undo(void)
+{
+    if (g_made[0])
+        (void)rmdir(g_made); /* only while empty: nothing was written there */
 }
 
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched)

@@ -30,7 +30,7 @@ static bool on_path(const char *prog)
 static int rank_cpus(const struct ct_libmod *m, bool unbound, bool *flag, char cpus[2][64])
 {
     char *args[] = {"Cpus_allowed_list:", "/proc/self/status"};
-    char **v = ct_libmod_argv(m, 2, NULL, unbound, "/bin/grep", 2, args);
+    char **v = ct_libmod_argv(m, 2, NULL, unbound, NULL, "/bin/grep", 2, args);
     *flag = false;
     for (int i = 0; v[i]; i++)
         *flag |= !strcmp(v[i], "--bind-to") || !strcmp(v[i], "-bind-to");

@@ -36,6 +36,23 @@ if ! have mpicc.openmpi || ! have mpirun.openmpi; then
     done_testing; exit
 fi
 usage_error "no launcher on PATH" -- env PATH="$TMP/empty" "$COLLTUNE" run --lib ompi --local 2
+usage_error "a sweep without its launcher" -- env PATH="$TMP/empty" "$COLLTUNE" sweep --lib ompi --local 2 --out "$TMP/nl"
+[ ! -e "$TMP/nl" ] && ok "... leaves no output folder" || not_ok "left $TMP/nl"
+usage_error "a sweep of 2 + 1 ranks (refused before the launcher starts)" -- $COLLTUNE sweep --lib ompi --hosts nohost1:2,nohost2:1 --out "$TMP/nl"
+grep -q "spreads the ranks unevenly over the hosts" "$TMP/err" && [ ! -e "$TMP/nl" ] \
+    && ok "... says why, leaves no folder" || not_ok "uneven: $(cat "$TMP/err")"
+# hosts the launcher cannot reach: mpirun exits 255 at once (said), hydra waits for ever
+# (stopped after --boot-timeout); both one line of colltune's and exit 1, no folder left
+for l in ompi mpich; do
+    have mpiexec.hydra || [ $l = ompi ] || continue
+    t0=$(date +%s)
+    timeout 60 $COLLTUNE sweep --lib $l --hosts ct-no-such-host-1,ct-no-such-host-2 -e 64 --boot-timeout 4 \
+        --out "$TMP/nl" >"$TMP/out" 2>"$TMP/err"; rc=$?; secs=$(($(date +%s) - t0))
+    [ $rc = 1 ] && [ $secs -lt 30 ] && [ ! -e "$TMP/nl" ] &&
+        grep -Eq "^colltune sweep: error: (mpirun.openmpi exited 255 before the library started|mpiexec.hydra did not start the job's library within 4 s)" "$TMP/err" \
+        && ok "--lib $l on hosts it cannot reach: exit 1 after ${secs}s, $(grep -c '^colltune' "$TMP/err") line of colltune's" \
+        || not_ok "--lib $l, unreachable hosts: exit $rc after ${secs}s: $(tail -2 "$TMP/err")"
+done
 usage_error "an algorithm Open MPI lacks" -- $X --lib ompi --local 2 --algo ompi:nope
 grep -q "it has ompi:default, .*ompi:ring" "$TMP/err" && ok "lists what Open MPI has" || not_ok "lists: $(cat "$TMP/err")"
 
