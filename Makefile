@@ -89,12 +89,14 @@ MPICC_ompi := mpicc.openmpi
 MPICC_mpich := mpicc.mpich
 MOD_COMMON := backend/lib/mpi_mod.c backend/verify.c algos/types.c algos/reduce.c lib/memnt.c \
   lib/err.c
+# MPICH's module reads its selection files with jansson before MPI_Init
+MOD_LIBS_mpich := $(shell pkg-config --libs jansson 2>/dev/null)
 LIB_MODS := $(foreach l,ompi mpich,$(if $(wildcard backend/lib/$(l)_mod.c),$(if $(shell command -v $(MPICC_$(l)) 2>/dev/null),$(BUILD)/ct-lib-$(l).so)))
 $(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backend/backend.h algos/algo.h \
   backend/verify.h
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $@"
-	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON)
+	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON) $(MOD_LIBS_$*)
 # Open MPI's coll/base spy (backend/lib/ompi_spy.c): which algorithm a call ran, for the
 # sweep's engine and the tests; without -fvisibility=hidden, its wrappers must be seen.
 LIB_SPY := $(if $(filter %/ct-lib-ompi.so,$(LIB_MODS)),$(BUILD)/ct-spy-ompi.so)

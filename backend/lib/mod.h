@@ -23,8 +23,9 @@ struct ct_mod_row {
 
 /* ---- what each library provides (<lib>_mod.c) ---- */
 struct ct_mod_lib;
-/* Before MPI_Init: environment the library reads at start-up. */
-void ct_mod_preinit(void);
+/* Before MPI_Init: environment the library reads at start-up; a negative status (with one
+ * line) where the library would not survive it (MPICH's selection files). */
+int ct_mod_preinit(struct ct_err *err);
 /* After MPI_Init: read the algorithm lists; *lib is new. */
 int ct_mod_lib_open(struct ct_mod_lib **lib, struct ct_err *err);
 void ct_mod_lib_close(struct ct_mod_lib *lib);

@@ -434,7 +434,7 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
         return ct_err_set(err, CT_EUNSUPP, "engine module of another colltune (ABI %d, not %d)",
                           CT_LIBMOD_ABI, abi);
     int provided;
-    ct_mod_preinit();
+    CT_TRY(ct_mod_preinit(err)); /* before MPI_Init: no rank has started, none waits */
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
         MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return ct_err_set(err, CT_EIO, "%s: MPI_Init failed", ct_mod_lib_title());

@@ -21,6 +21,7 @@
  * the device.
  */
 #include <ctype.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,64 @@ struct ct_mod_lib {
 static const char *const mpich_coll[CT_COLL_COUNT] = {"ALLREDUCE", "ALLGATHER", "REDUCE_SCATTER",
                                                       "ALLTOALL"};
 
-void ct_mod_preinit(void)
+/* What is wrong with a selection tree MPICH 4.0.2 would stop on (NULL: nothing seen): every
+ * value is an object, a leaf ("algorithm=...") the empty one; the top one has a key. */
+static const char *tree_fault(json_t *o, bool top)
 {
+    const char *k;
+    json_t *v;
+    if (!json_is_object(o))
+        return top ? "not a JSON object" : "a value that is not an object";
+    if (top && !json_object_size(o))
+        return "an empty object";
+    json_object_foreach(o, k, v)
+    {
+        const char *bad = tree_fault(v, false);
+        if (bad)
+            return bad;
+    }
+    return NULL;
+}
+
+/*
+ * MPICH 4.0.2 reads the selection trees its variables name during MPI_Init and does not
+ * survive a bad one: an MPIR file it cannot open segfaults (UCX's backtraces, hydra's "BAD
+ * TERMINATION"), one that is not JSON or holds a value that is not an object fails csel.c's
+ * assertions (the CH4 file too), an empty one an assertion in MPI_Comm_split_type. So each
+ * file is read here first, and refused alike where this build would select nothing by it
+ * (an empty CH4 tree) or not read it (Debian's ch4:ucx ignores the POSIX file). MPICH takes
+ * a variable from MPIR_CVAR_X, else MPIR_PARAM_X, else MPICH_X; empty is its built-in tree.
+ */
+int ct_mod_preinit(struct ct_err *err)
+{
+    static const char *const files[] = {"COLL_SELECTION_TUNING_JSON_FILE",
+                                        "CH4_COLL_SELECTION_TUNING_JSON_FILE",
+                                        "CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"};
+    static const char *const prefix[] = {"MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char var[96];
+        const char *path = NULL;
+        for (size_t p = 0; !path && p < sizeof prefix / sizeof prefix[0]; p++) {
+            snprintf(var, sizeof var, "%s%s", prefix[p], files[i]);
+            path = getenv(var);
+        }
+        if (!path || !*path)
+            continue;
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return ct_err_sys(err, CT_EUNSUPP, "MPICH cannot read %s='%s'", var, path);
+        json_error_t je;
+        json_t *t = json_loadf(f, 0, &je);
+        fclose(f);
+        const char *bad = t ? tree_fault(t, true) : NULL;
+        json_decref(t);
+        if (!t)
+            return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': not JSON (line %d: %s)",
+                              var, path, je.line, je.text);
+        if (bad)
+            return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': %s", var, path, bad);
+    }
+    return 0;
 }
 
 const char *ct_mod_lib_title(void)

@@ -28,9 +28,11 @@ struct ct_mod_lib {
 static const char *const ompi_coll[CT_COLL_COUNT] = {"allreduce", "allgather", "reduce_scatter",
                                                      "alltoall"};
 
-void ct_mod_preinit(void)
+int ct_mod_preinit(struct ct_err *err)
 {
+    (void)err;
     setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
+    return 0;
 }
 
 const char *ct_mod_lib_title(void)
