@@ -262,10 +262,58 @@ static int runs_own_choice(struct mod_ctx *c, const struct ct_mod_row *r, const 
     return all;
 }
 
-/* A call of the prepared point failed on some rank (failed: on this one, with rc): the last
- * line of the library's error stack says why ("User set collective algorithm is not usable
- * for the provided arguments"); a forced algorithm that refuses a point is no candidate there
- * (CT_EUNSUPP: the planner skips it), the default is (CT_EIO). */
+/* Where the reason of one line of an error string starts: after MPICH's "FUNC(LINE)....: ",
+ * at b for a line without it (Open MPI's), NULL for a line cut in that head. */
+static const char *line_reason(const char *b, const char *e, bool cut)
+{
+    const char *p = memchr(b, '(', (size_t)(e - b));
+    if (!p || memchr(b, ' ', (size_t)(p - b)))
+        return cut ? NULL : b;
+    while (++p < e && *p >= '0' && *p <= '9')
+        ;
+    if (p < e && *p == ')')
+        while (++p < e && *p == '.')
+            ;
+    if (p < e && *p == ':')
+        return p + 1 < e ? p + 2 : e;
+    return cut ? NULL : b;
+}
+
+/*
+ * Why a call failed, from the library's error string es: the reason of its last line that
+ * gives one (MPICH's stack of calls, "MPIR_Allgather_impl(2044): User set collective
+ * algorithm is not usable for the provided arguments"; Open MPI's one line). MPICH's stack
+ * can fill the string, cut mid-word (cut: mpich:smp on 2 ranks, "MPIR_Bcast_intra_binomial(
+ * 174)..........: Failure during collecti"): that line keeps its whole words and *more is
+ * set. Its length at *why, 0 when no line gives one.
+ */
+static int error_reason(const char *es, bool cut, const char **why, bool *more)
+{
+    const char *e = es + strlen(es);
+    for (*more = cut; e > es; e--, *more = false) {
+        const char *b = e;
+        while (b > es && b[-1] != '\n')
+            b--;
+        const char *r = line_reason(b, e, *more), *w = e;
+        if (r && *more) /* to the end of its last whole word */
+            while (w > r && w[-1] != ' ')
+                w--;
+        while (r && w > r && w[-1] == ' ')
+            w--;
+        if (r && w > r) {
+            *why = r;
+            return (int)(w - r);
+        }
+        e = b;
+        if (e == es)
+            break;
+    }
+    return 0;
+}
+
+/* A call of the prepared point failed on some rank (failed: on this one, with rc): the
+ * library's error string says why; a forced algorithm that refuses a point is no candidate
+ * there (CT_EUNSUPP: the planner skips it), the default is (CT_EIO). */
 static int point_failed(const struct mod_ctx *c, int rc, bool failed, struct ct_err *err)
 {
     char es[MPI_MAX_ERROR_STRING] = "another rank failed";
@@ -273,13 +321,14 @@ static int point_failed(const struct mod_ctx *c, int rc, bool failed, struct ct_
     if (failed)
         MPI_Error_string(rc, es, &el);
     size_t n = strlen(es);
-    while (n && (es[n - 1] == '\n' || es[n - 1] == ' '))
+    bool cut = n + 2 >= sizeof es, more; /* filled: MPICH 4.0.2 cuts at 2 bytes short */
+    while (n && (es[n - 1] == '\n' || es[n - 1] == ' ') && !cut)
         es[--n] = 0;
-    char *why = strrchr(es, '\n'), *fn = strstr(why ? why : es, "): ");
-    why = fn ? fn + 3 : why ? why + 1 : es;
+    const char *why = "(no reason given)";
+    int wl = error_reason(es, cut, &why, &more);
     return ct_err_set(err, c->row->id > 0 ? CT_EUNSUPP : CT_EIO,
-                      "%s cannot run this point in %s: %s", c->row->name, ct_mod_lib_title(),
-                      *why ? why : "(no reason given)");
+                      "%s cannot run this point in %s: %.*s%s", c->row->name, ct_mod_lib_title(),
+                      wl ? wl : (int)strlen(why), why, more ? " ..." : "");
 }
 
 static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,

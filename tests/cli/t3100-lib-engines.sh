@@ -395,6 +395,25 @@ grep -q "transport: MPICH [0-9]" "$TMP/out" && [ "$(grep -c " mpich:default " "$
 usage_error "allgather forced to recursive doubling on 3 ranks" -- $X --lib mpich --local 3 --coll allgather --algo mpich:recursive_doubling -b 12 -e 12 -n 1 -w 0
 grep -q "not usable for the provided arguments" "$TMP/err" && ok "MPICH's own words: not usable" || not_ok "why: $(cat "$TMP/err")"
 expect 0 "the same on 2 ranks runs" -- $X --lib mpich --local 2 --coll allgather --algo mpich:recursive_doubling -b 8 -e 8 -n 1 -w 0
+# MPICH's reason is one of its own messages, whole, or its whole words and " ...": its stack
+# of calls can fill MPI_MAX_ERROR_STRING (allreduce's smp on 2 ranks ended "Failure during
+# collecti", behind the stack's "MPIR_Bcast_intra_binomial(174)..........: ")
+mpich_words() {
+    why=$(sed -n "s/.*cannot run this point in MPICH: \(.*\)/\1/p" "$1" | sed 's/ (at [0-9]* sizes.*//' | head -1)
+    lib=$(ldconfig -p | grep -m1 'libmpich\.so' | awk '{print $NF}')
+    case $why in
+    "") return 1 ;;
+    *" ...") strings "$lib" | awk -v p="${why% ...} " 'index($0, p) == 1 { f = 1 } END { exit !f }' ;;
+    *) strings "$lib" | grep -qxF "$why" ;;
+    esac
+}
+$X --lib mpich --local 2 --algo mpich:smp -b 8 -e 8 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"; rc=$?
+if [ $rc -eq 0 ]; then skip "allreduce's smp ran on 2 ranks here: no refusal to read"
+else
+    [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && mpich_words "$TMP/err" \
+        && ok "allreduce forced to smp on 2 ranks: MPICH's reason in whole words: $(cat "$TMP/err")" \
+        || not_ok "smp refusal (exit $rc): $(cat "$TMP/err")"
+fi
 # every algorithm of every collective, 2 ranks, 64 KiB, out of place and in place: checked
 # results, or MPICH's refusal (alltoall: pairwise_sendrecv_replace does only in place, the
 # others only out of place, so MPICH refuses each of them one of the two; allreduce's smp
@@ -458,6 +477,9 @@ if [ "$XM" != "$X" ]; then
         && ok "MPICH's auto is its own choice at every size, and the reason is said to vary" || not_ok "spy sweep: $(grep "not measured" "$TMP/out")"
 fi
 expect 0 "sweep --lib mpich (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/swm"
+grep "^not measured where" "$TMP/out" >"$TMP/refused"
+[ ! -s "$TMP/refused" ] || mpich_words "$TMP/refused" \
+    && ok "the sweep's refusals, if any, give MPICH's reason in whole words" || not_ok "sweep refusal: $(cat "$TMP/refused")"
 python3 - "$TMP/swm/config.json" >"$TMP/py" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
