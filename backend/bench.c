@@ -729,8 +729,9 @@ static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const stru
             if (rc == 0 && !prepared && j.count > 0 &&
                 (rc = ct_bench_prepare(b, al, &j, &p, err)) == 0)
                 ct_bench_prep_release(&p);
-            if (rc < 0)
-                return ct_err_wrap(err, "%s %llu bytes: ", d->name, (unsigned long long)sizes[i]);
+            if (rc < 0) /* the size its row would show (whole elements per rank) */
+                return ct_err_wrap(err, "%s %llu bytes: ", d->name,
+                                   (unsigned long long)d->size_bytes(j.count, es, j.shape.nranks));
         }
         prepared = prepared || j.count > 0;
     }

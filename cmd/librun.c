@@ -86,7 +86,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                 code = unsupp ? CT_EXIT_USAGE : CT_EXIT_FAIL;
                 if (be.root || !unsupp)
                     ct_cmd_fail("run", code, "rank %d: %s %llu bytes: %s", be.shape.rank, a->name,
-                                (unsigned long long)size, err.msg);
+                                (unsigned long long)d->size_bytes(j.count, es, n), err.msg);
                 goto out;
             }
             ct_row_fill(row, &p, k);

@@ -177,9 +177,10 @@ static int run_rank(struct ct_boot *boot, void *arg)
             if ((nccl ? ct_nccl_point(nccl, &j, &bc, &p, &err)
                       : ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err)) < 0) {
                 ct_live_close(&live);
-                code = ct_cmd_fail("run", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
-                                   "rank %d (%s): %s %llu bytes: %s", comm.rank, boot->host,
-                                   d->name, (unsigned long long)size, err.msg);
+                code =
+                    ct_cmd_fail("run", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
+                                "rank %d (%s): %s %llu bytes: %s", comm.rank, boot->host, d->name,
+                                (unsigned long long)d->size_bytes(j.count, es, comm.size), err.msg);
                 goto out;
             }
             ct_row_fill(row, &p, k);

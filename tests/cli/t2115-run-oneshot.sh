@@ -28,6 +28,11 @@ usage_error "a range past the mailbox" -- $COLLTUNE run --local 2 --algo oneshot
 nothing_printed "a range past the mailbox"
 grep -q "allreduce 32768 bytes: oneshot publishes the input" "$TMP/err" &&
     ok "the range refusal names the first size" || { not_ok "range refusal"; sed 's/^/#   /' "$TMP/err"; }
+# the size a refusal names is the one its row would show: AllToAll on 3 ranks takes whole
+# elements per rank (32 KiB is 32760 B), where it named 32768
+usage_error "alltoall on 3 ranks past the mailbox" -- $COLLTUNE run --local 3 --coll alltoall --algo oneshot -b 16K -e 64K -f 2
+grep -q "alltoall 32760 bytes: oneshot publishes the input, 32760 bytes here" "$TMP/err" &&
+    ok "names the size as its row would show it" || { not_ok "size named"; sed 's/^/#   /' "$TMP/err"; }
 expect 2 "two virtual nodes" -- $COLLTUNE run --local 4 --ranks-per-node 2 --algo oneshot -b 8 -e 8
 grep -q "oneshot reaches into its peers' memory: one node only (2 nodes here)" "$TMP/err" &&
     ok "the node refusal says why" || { not_ok "node refusal"; sed 's/^/#   /' "$TMP/err"; }
