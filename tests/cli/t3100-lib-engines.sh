@@ -394,17 +394,20 @@ echo "$algos" | grep -q "mpich:default mpich:auto .*mpich:recursive_doubling" \
 # MPICH 4.0.2 does not survive a selection file it cannot use (a missing one segfaulted with
 # UCX's backtraces and hydra's BAD TERMINATION; '{bad', also as the CH4 tree, and '{}' failed
 # MPICH's assertions): the engine reads each file its variables name before MPI_Init, one
-# line and exit 2
+# line and exit 2 (with --keep-rules: otherwise the ranks leave the variables out)
 printf '{bad' >"$TMP/m-bad.json"
 echo '{}' >"$TMP/m-empty.json"
 for vf in "COLL $TMP/m-missing.json" "COLL $TMP/m-bad.json" "COLL $TMP/m-empty.json" "CH4_COLL $TMP/m-bad.json"; do
     v=MPIR_CVAR_${vf%% *}_SELECTION_TUNING_JSON_FILE f=${vf#* }
-    env "$v=$f" $X --lib mpich --local 2 -b 8 -e 64 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"; rc=$?
+    env "$v=$f" $X --lib mpich --local 2 -b 8 -e 64 -n 1 -w 0 --keep-rules >"$TMP/out" 2>"$TMP/err"; rc=$?
     [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "error: MPICH cannot .* $v='$f'" "$TMP/err" \
         && ! grep -qi "BAD TERMINATION\|backtrace\|assertion" "$TMP/out" "$TMP/err" \
         && ok "$v naming $(basename "$f"): one line, exit 2: $(cat "$TMP/err")" \
         || not_ok "$v=$(basename "$f"): exit $rc: $(head -c 600 "$TMP/out" "$TMP/err")"
 done
+env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$TMP/m-bad.json" $X --lib mpich --local 2 -b 8 -e 64 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 0 ] && grep -q "note: measuring MPICH's defaults: MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE left out" "$TMP/err" \
+    && ok "... without --keep-rules: left out, MPICH's defaults measured" || not_ok "bad file left out: $(cat "$TMP/err")"
 expect 0 "run --lib mpich: as shipped, 3 ranks, checked results" -- $X --lib mpich --local 3 -b 12 -e 48K -f 64 -n 3 -w 1
 grep -q "transport: MPICH [0-9]" "$TMP/out" && [ "$(grep -c " mpich:default " "$TMP/out")" -eq 3 ] \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
