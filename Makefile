@@ -111,7 +111,9 @@ lib-modules: $(LIB_MODS) $(LIB_SPY)
 # linked with MPICH's engine (its symbols made local, its entry point renamed), libmpich.a
 # and tests/cli/consumers/mpich_spy.c, every algorithm -Wl,--wrap'ed; its ct-lib-mpich.so
 # hands over to the engine inside (tests/cli/consumers/mod_forward.c). Tests only: a sweep
-# measures the libmpich.so that jobs load.
+# measures the libmpich.so that jobs load. libmpich.a carries json-c, whose json_object_get
+# and json_object_iter_next are also jansson's (colltune's): in a copy of the archive every
+# such name is renamed, or the binary's jansson calls would run json-c's functions.
 MPICH_A := $(if $(filter %/ct-lib-mpich.so,$(LIB_MODS)),$(wildcard $(shell pkg-config --variable=libdir mpich 2>/dev/null)/libmpich.a))
 MPICH_SPY := $(if $(MPICH_A),$(BUILD)/tests/mpich-spy/colltune)
 MSPY_SRC := tests/cli/consumers/mpich_spy.c
@@ -126,10 +128,15 @@ $(BUILD)/tests/mpich-spy/colltune: $(CMD_OBJ) $(LIBA) backend/lib/mpich_mod.c $(
 	  -o $(dir $@)spy.o $(MSPY_SRC)
 	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -shared -fPIC -o $(dir $@)ct-lib-mpich.so \
 	  tests/cli/consumers/mod_forward.c -ldl
+	$(Q)nm -D $$(pkg-config --variable=libdir jansson)/libjansson.so | \
+	  awk '$$2 == "T" { sub(/@.*/, "", $$3); print $$3 }' | sort -u >$(dir $@)jansson.syms
+	$(Q)objcopy $$(nm $(MPICH_A) 2>/dev/null | awk '$$2 == "T" { print $$3 }' | sort -u | \
+	  comm -12 - $(dir $@)jansson.syms | sed 's/.*/--redefine-sym &=mpich_json_c_&/') \
+	  $(MPICH_A) $(dir $@)libmpich.a
 	$(Q)$(CC) $(OPT) -no-pie -o $@ $(CMD_OBJ) $(dir $@)mod.o $(dir $@)spy.o $(LIBA) \
 	  $$(sed -n 's/^WRAP(\([A-Za-z_]*\),.*/-Wl,--wrap=\1/p' $(MSPY_SRC)) \
 	  -Wl,--export-dynamic-symbol=ct_mpich_spy_entry -Wl,--export-dynamic-symbol=colltune_shim_last \
-	  -Wl,-Bstatic -lmpich -Wl,-Bdynamic \
+	  $(dir $@)libmpich.a \
 	  $$(pkg-config --static --libs-only-l mpich | sed 's/-lmpich\b//') $(LDLIBS_ALL)
 
 deps:

@@ -81,9 +81,9 @@ int ct_libmod_notify(struct ct_err *err);
  * memory) when out is not NULL. *started: rank 0 said the library started (on lfd). If it
  * has not within boot_s seconds, the launcher is stopped (SIGTERM, SIGKILL 5 s later) and
  * CT_ETIMEDOUT returned. While it runs, SIGINT and SIGQUIT are left to it (the terminal
- * sends them to it too) and SIGTERM or SIGHUP passed on to it. Returns its exit status
- * (128 + N: killed by signal N; 127: it could not be started). */
-int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started,
+ * sends them to it too; *sig says which came, 0 if none) and SIGTERM or SIGHUP passed on to
+ * it. Returns its exit status (128 + N: killed by signal N; 127: it could not be started). */
+int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started, int *sig,
                     struct ct_err *err);
 void ct_libmod_argv_free(char **v);
 

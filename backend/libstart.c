@@ -62,10 +62,16 @@ int ct_libmod_notify(struct ct_err *err)
 }
 
 static volatile sig_atomic_t g_term; /* SIGTERM or SIGHUP to colltune: passed to the launcher */
+static volatile sig_atomic_t g_int;  /* SIGINT or SIGQUIT: the terminal sent it to the launcher */
 
 static void on_term(int sig)
 {
     g_term = sig;
+}
+
+static void on_int(int sig)
+{
+    g_int = sig;
 }
 
 /* Ends the launcher: SIGTERM, then SIGKILL after 5 s; its status. */
@@ -83,7 +89,8 @@ static int stop(pid_t pid)
     return st;
 }
 
-int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started, struct ct_err *err)
+int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started, int *sig,
+                    struct ct_err *err)
 {
     int fd[2] = {-1, -1};
     size_t n = 0, cap = 4096;
@@ -95,12 +102,12 @@ int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started,
             return ct_err_sys(err, CT_EIO, "pipe");
     }
     fflush(NULL);
-    struct sigaction ign = {.sa_handler = SIG_IGN}, term = {.sa_handler = on_term}, old[4];
-    sigaction(SIGINT, &ign, &old[0]); /* the terminal's keys reach the launcher itself */
-    sigaction(SIGQUIT, &ign, &old[1]);
+    struct sigaction intr = {.sa_handler = on_int}, term = {.sa_handler = on_term}, old[4];
+    sigaction(SIGINT, &intr, &old[0]); /* the terminal's keys reach the launcher itself */
+    sigaction(SIGQUIT, &intr, &old[1]);
     sigaction(SIGTERM, &term, &old[2]);
     sigaction(SIGHUP, &term, &old[3]);
-    g_term = 0;
+    g_term = g_int = 0;
     pid_t pid = fork();
     if (pid == 0) {
         sigaction(SIGINT, &old[0], NULL);
@@ -171,6 +178,7 @@ int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started,
     sigaction(SIGQUIT, &old[1], NULL);
     sigaction(SIGTERM, &old[2], NULL);
     sigaction(SIGHUP, &old[3], NULL);
+    *sig = g_int;
     if (pid < 0)
         return ct_err_sys(err, CT_EIO, "fork");
     if (rc < 0)

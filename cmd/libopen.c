@@ -39,7 +39,7 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct ct_err err = {0};
-    char *mod = NULL, self[4096];
+    char *mod = NULL;
     if (o->local && o->hosts)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--local N and --hosts LIST do not combine");
     if (!o->local && !o->hosts)
@@ -49,6 +49,19 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
+    bool said;
+    return ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
+}
+
+int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, char **argv,
+               char **out, bool *said)
+{
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
+    struct ct_err err = {0};
+    char self[4096];
+    *said = true;
+    if (out)
+        *out = NULL;
     if (ct_self_path(self, sizeof self, 0) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot find the colltune binary");
     char notify[128];
@@ -56,12 +69,15 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
         ct_libmod_notify_open(o->hosts, o->ifname, o->port_range, notify, sizeof notify, &err);
     if (lfd < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
-    char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, o->no_bind, notify,
-                              self, argc, argv);
+    nranks = nranks ? nranks : o->local ? o->local : o->hosts_ranks;
+    char **v = ct_libmod_argv(m, nranks, o->hosts, o->no_bind, notify, self, argc, argv);
     bool started;
-    int rc = ct_libmod_start(v, lfd, o->boot_timeout_s, NULL, &started, &err);
+    int sig, rc = ct_libmod_start(v, lfd, o->boot_timeout_s, out, &started, &sig, &err);
     close(lfd);
     ct_libmod_argv_free(v);
+    if (sig) /* as colltune's own launcher says it */
+        return ct_cmd_fail(cmd, 128 + sig, "interrupted by signal %d (%s); the ranks were stopped",
+                           sig, strsignal(sig));
     if (rc < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !started)
@@ -71,6 +87,7 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
                            "%s exited %d before the library started on every rank (its lines "
                            "above: a host it cannot reach?)",
                            m->launcher, rc);
+    *said = false;
     return rc;
 }
 

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "../backend/libmod.h"
+#include "../lib/clock.h"
 #include "../lib/file.h"
+#include "../output/config.h"
 #include "../output/sweep_out.h"
 #include "../tune/job.h"
 #include "cmd.h"
@@ -106,6 +108,26 @@ out:
     return ct_lib_close_bounded(&be, ctx, code, o->timeout_s);
 }
 
+/* Rank 0 of a library sweep, after every point: results.json every 2 s, as native sweeps
+ * save theirs, so that an interrupted or failed job keeps what it measured. */
+struct lib_save {
+    struct ct_sweep_job *j;
+    char path[4200];
+    double last;
+};
+
+static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
+{
+    struct lib_save *s = arg;
+    double t = (double)ct_now_ns() * 1e-9;
+    struct ct_err err = {0};
+    if (t - s->last < 2)
+        return;
+    s->last = t;
+    s->j->meta.sweep.points = (long)n;
+    (void)ct_sweep_json_write(s->path, &s->j->meta, pts, n, "running", NULL, &err);
+}
+
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
@@ -144,6 +166,12 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     memset(&j, 0, sizeof j);
     j.cfg = *cfg;
     j.version = CT_VERSION;
+    struct lib_save save = {.j = &j};
+    snprintf(save.path, sizeof save.path, "%s/results.json", out);
+    if (be.root) {
+        j.cfg.on_points = lib_points;
+        j.cfg.arg = &save;
+    }
     gethostname(host, sizeof host - 1);
     int rc = ct_sweep_job_run_on(&j, &be, ctx, be.shape.nranks / ct_shape_rpn(&be.shape),
                                  be.library, host, &err);

@@ -44,13 +44,11 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                     char *warm)
 {
     const struct ct_ruleset *s = x->s;
-    char self[4096], n[16], sizes[MAXSZ * 24];
+    char n[16], sizes[MAXSZ * 24];
     size_t off = 0;
     for (int k = 0; k < nsz; k++)
         off += (size_t)snprintf(sizes + off, sizeof sizes - off, "%s%llu", k ? "," : "",
                                 (unsigned long long)sz[k]);
-    if (ct_self_path(self, sizeof self, 0) < 0)
-        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot find the colltune binary");
     snprintf(n, sizeof n, "%d", s->nranks);
     char *args[] = {"run",
                     "--lib",
@@ -73,12 +71,12 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                     (char *)x->timeout,
                     "--keep-rules"}; /* A: the file the loader variables name */
     ct_verify_side_env(x->m, x->ld, with);
-    char **v = ct_libmod_argv(x->m, s->nranks, x->o->hosts, x->o->no_bind, NULL, self,
-                              (int)(sizeof args / sizeof args[0]) - !with, args),
-         *out;
-    int rc = ct_run_capture(v, &out), got = 0;
-    ct_libmod_argv_free(v);
-    for (char *line = strtok(out, "\n"); rc == 0 && line; line = strtok(NULL, "\n")) {
+    char *out;
+    bool said;
+    int rc = ct_lib_job(x->o, "sweep", s->nranks, (int)(sizeof args / sizeof args[0]) - !with, args,
+                        &out, &said),
+        got = 0;
+    for (char *line = out && !rc ? strtok(out, "\n") : NULL; line; line = strtok(NULL, "\n")) {
         unsigned long long size;
         double us;
         if (line[0] != '#' && sscanf(line, "%llu %*s %*s %*s %*s %*s %lf", &size, &us) == 2)
@@ -89,6 +87,8 @@ static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz
                 }
     }
     free(out);
+    if (said) /* interrupted, or the launcher could not bring the job up: said */
+        return rc;
     if (rc != 0 || got != nsz)
         return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "--verify: a run with %s %s failed (exit %d, %d of %d sizes)",

@@ -247,37 +247,3 @@ int ct_self_path(char *buf, size_t len, int dir)
     return 0;
 }
 
-int ct_run_capture(char **argv, char **out)
-{
-    int fd[2];
-    size_t len = 0, cap = 4096;
-    *out = ct_xmalloc(cap);
-    **out = 0;
-    if (pipe(fd) < 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (ssize_t n; pid > 0 && (n = read(fd[0], *out + len, cap - len - 1)) != 0;) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        len += (size_t)n;
-        if (len + 1 >= cap)
-            *out = ct_xrealloc(*out, cap *= 2);
-    }
-    (*out)[len] = 0;
-    close(fd[0]);
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}

@@ -46,8 +46,5 @@ int ct_self_path(char *buf, size_t len, int dir);
  * cannot be read (no such process). */
 char ct_proc_state(int pid);
 
-/* Run argv (execvp), its standard output into *out (new, NUL-ended; stderr stays the
- * caller's); its exit status, 128 + the signal that ended it, or -1 when it could not start. */
-int ct_run_capture(char **argv, char **out);
 
 #endif

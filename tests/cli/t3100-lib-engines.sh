@@ -41,6 +41,24 @@ usage_error "a sweep without its launcher" -- env PATH="$TMP/empty" "$COLLTUNE" 
 usage_error "a sweep of 2 + 1 ranks (refused before the launcher starts)" -- $COLLTUNE sweep --lib ompi --hosts nohost1:2,nohost2:1 --out "$TMP/nl"
 grep -q "spreads the ranks unevenly over the hosts" "$TMP/err" && [ ! -e "$TMP/nl" ] \
     && ok "... says why, leaves no folder" || not_ok "uneven: $(cat "$TMP/err")"
+# Ctrl-C on a library sweep (SIGINT to the terminal's process group: colltune, mpirun and
+# the ranks): said as colltune's own launcher says it, exit 130, what was measured kept
+python3 - "$COLLTUNE" "$TMP/int" >"$TMP/out" 2>&1 <<'PY'
+import json, os, signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "sweep", "--lib", "ompi", "--local", "2", "--coll", "allreduce",
+                      "-b", "8", "-e", "128M", "--budget", "60", "--out", sys.argv[2]],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+time.sleep(6)
+os.killpg(p.pid, signal.SIGINT)
+err = p.communicate(timeout=60)[1].decode()
+d = json.load(open(sys.argv[2] + "/results.json"))
+print(p.returncode, len(d["points"]), d.get("partial"), err.strip().splitlines()[-1])
+PY
+read -r rc npts partial line <"$TMP/out"
+[ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] &&
+    grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped" "$TMP/out" \
+    && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points" \
+    || not_ok "interrupted sweep: $(cat "$TMP/out")"
 # hosts the launcher cannot reach: mpirun exits 255 at once (said), hydra waits for ever
 # (stopped after --boot-timeout); both one line of colltune's and exit 1, no folder left
 for l in ompi mpich; do
