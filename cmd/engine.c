@@ -49,6 +49,20 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (o->keep_rules && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "run")))
         return ct_cmd_fail(cmd, 2, "--keep-rules is for run --lib %s%s", ct_libmod_names(),
                            strcmp(cmd, "sweep") ? "" : ": a sweep measures the library's defaults");
+    /* the engines' own parameters: Open MPI's segment size (--chunk), NCCL's channels */
+    const char *own = !o->lib           ? NULL
+                      : o->params.intra ? "intra"
+                      : o->params.inter ? "inter"
+                      : o->torus_rows   ? "torus"
+                      : o->rails        ? "rails"
+                                        : NULL;
+    for (int p = 0; o->lib && !own && p < CT_P_COUNT; p++)
+        if (o->params.v[p] && !(p == CT_P_CHUNK && !strcmp(o->lib, "ompi")) &&
+            !(p == CT_P_CHANNELS && !strcmp(o->lib, "nccl")))
+            own = ct_param_desc((enum ct_param_id)p)->name;
+    if (own)
+        return ct_cmd_fail(cmd, 2, "--%s is for colltune's own algorithms, not --lib %s's", own,
+                           o->lib);
     if (o->lib && strcmp(o->transport, "auto"))
         return ct_cmd_fail(cmd, 2, "--transport %s: --lib %s moves data over its own transports",
                            o->transport, o->lib);

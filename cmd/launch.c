@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backend/libmod.h"
+#include "../lib/file.h"
 #include "../lib/sock.h"
 #include "cmd.h"
 
@@ -94,6 +96,21 @@ void ct_opts_print_bootstrap(const struct ct_opts *o)
     struct ct_launch_cfg lc;
     struct ct_launch_opts lx;
     char buf[2048];
+    const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
+    if (m) { /* an MPI library's engine: its launcher starts the ranks */
+        char *args[] = {"run", "..."}, self[4096] = "colltune";
+        (void)ct_self_path(self, sizeof self, 0);
+        char **v = ct_libmod_argv(m, o->local ? o->local : o->hosts_ranks, o->hosts, o->no_bind,
+                                  "HOST:PORT", self, 2, args);
+        printf("%s's launcher starts the ranks:", m->title);
+        for (int i = 0; v[i]; i++)
+            printf(" %s", v[i]);
+        printf("\nrank 0 tells this colltune at HOST:PORT when %s has started (within "
+               "--boot-timeout)\n",
+               m->title);
+        ct_libmod_argv_free(v);
+        return;
+    }
     ct_opts_launch_cfg(o, "run", &lc, &lx);
     ct_launch_describe_cfg(&lc, &lx, buf, sizeof buf);
     printf("%s\n", buf);

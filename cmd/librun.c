@@ -132,7 +132,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
     if (verify_path)
-        return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path)
+        return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
     if (!ct_libmod_in_rank()) {

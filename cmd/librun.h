@@ -41,9 +41,26 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
  * a verify_path (verify: the config read from it): ct_libverify instead. */
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv);
+/* One launch side of sweep --verify --lib (cmd/libpaired.c) */
+struct ct_verify_side {
+    const struct ct_libmod *m;
+    const struct ct_opts *o; /* --hosts, --no-bind */
+    const struct ct_ruleset *s;
+    const struct ct_loader *ld;
+    const char *timeout; /* run's --timeout: verify's own */
+};
+/* One rule set s of CONFIG c: paired launches, then the table; 0, CT_EXIT_CHECK or a
+ * failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
+ * nogain[r]: it showed no gain; cut[r]: a slower rule's cut to the sizes that gained
+ * (ct_verify_judge); *geo: the sizes' geomean. */
+struct ct_paired_cut;
+int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *nogain,
+                     struct ct_paired_cut *cut, double *geo);
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
-int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path);
+int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
+                 unsigned colls);
 /* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s
  * seconds ends the rank with one line and exit 1. Stopped before the engine closes. */
 void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);

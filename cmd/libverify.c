@@ -27,115 +27,8 @@
 #include "cmd.h"
 #include "librun.h"
 
-#define MAXSZ 128
-#define WARM_MAX (256u << 10)
-
-struct side {
-    const struct ct_libmod *m;
-    const struct ct_opts *o; /* --hosts, --no-bind */
-    const struct ct_ruleset *s;
-    const struct ct_loader *ld;
-    const char *timeout; /* run's --timeout: verify's own */
-};
-
-/* One run of `run --lib` over the sizes with -w warm, the export's loader variables set (A)
- * or not (B); t[k] = out-of-place time at size k. */
-static int run_part(const struct side *x, bool with, const uint64_t *sz, int nsz, double *t,
-                    char *warm)
-{
-    const struct ct_ruleset *s = x->s;
-    char n[16], sizes[MAXSZ * 24];
-    size_t off = 0;
-    for (int k = 0; k < nsz; k++)
-        off += (size_t)snprintf(sizes + off, sizeof sizes - off, "%s%llu", k ? "," : "",
-                                (unsigned long long)sz[k]);
-    snprintf(n, sizeof n, "%d", s->nranks);
-    char *args[] = {"run",
-                    "--lib",
-                    (char *)x->m->name,
-                    "--coll",
-                    (char *)ct_coll_name(s->coll),
-                    "--sizes",
-                    (char *)sizes,
-                    "-n",
-                    "20",
-                    "-w",
-                    warm,
-                    "-c",
-                    "0",
-                    "-d",
-                    (char *)ct_dtype_name(s->dtype),
-                    "-o",
-                    (char *)ct_redop_name(s->op),
-                    "--timeout",
-                    (char *)x->timeout,
-                    "--keep-rules"}; /* A: the file the loader variables name */
-    ct_verify_side_env(x->m, x->ld, with);
-    char *out;
-    bool said;
-    int rc = ct_lib_job(x->o, "sweep", s->nranks, (int)(sizeof args / sizeof args[0]) - !with, args,
-                        &out, &said),
-        got = 0;
-    for (char *line = out && !rc ? strtok(out, "\n") : NULL; line; line = strtok(NULL, "\n")) {
-        unsigned long long size;
-        double us;
-        if (line[0] != '#' && sscanf(line, "%llu %*s %*s %*s %*s %*s %lf", &size, &us) == 2)
-            for (int k = 0; k < nsz; k++)
-                if (sz[k] == size) {
-                    t[k] = us;
-                    got++;
-                }
-    }
-    free(out);
-    if (said) /* interrupted, or the launcher could not bring the job up: said */
-        return rc;
-    if (rc != 0 || got != nsz)
-        return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
-                           "--verify: a run with %s %s failed (exit %d, %d of %d sizes)",
-                           x->m->title, with ? "and the exported file" : "defaults", rc, got, nsz);
-    return 0;
-}
-
-/* One launch (ct_paired_launch_fn): the sizes up to WARM_MAX after 200 warmup calls each,
- * the larger ones after 3. A library's one-time costs (MPICH 4.0.2's recursive doubling read
- * 18 us at 128 B on 2 ranks after 3 warmup calls, 0.7 us after 100) are not what a job's
- * calls cost; 200 calls at 256 KiB take about 10 ms here. */
-static int launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
-{
-    int small = 0, code;
-    while (small < nsz && sz[small] <= WARM_MAX) /* sz is sorted */
-        small++;
-    code = small ? run_part(ctx, with, sz, small, t, "200") : 0;
-    return code || small == nsz ? code
-                                : run_part(ctx, with, sz + small, nsz - small, t + small, "3");
-}
-
-/* One ruleset: paired launches, then the table; 0, CT_EXIT_CHECK or a failure code. slow[r]:
- * rule r of s was slower than the defaults at a size it tunes; nogain[r]: it showed no gain;
- * cut[r]: a slower rule's cut to the sizes that gained (ct_verify_judge); *geo: the sizes'
- * geomean. */
-static int verify_set(const struct side *base, const struct ct_config *c,
-                      const struct ct_ruleset *s, bool *slow, bool *nogain,
-                      struct ct_paired_cut *cut, double *geo)
-{
-    uint64_t sz[MAXSZ];
-    bool own[MAXSZ]; /* the file keeps the library's choice there: both sides run the same */
-    const struct ct_rule *rule[MAXSZ];
-    int group[MAXSZ], nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ);
-    ct_verify_rules(s, sz, nsz, rule, own, group);
-    struct side x = *base;
-    x.s = s;
-    struct ct_paired pr;
-    int code = ct_paired_measure(sz, nsz, own, group, WARM_MAX, launch, &x, &pr);
-    *geo = 0;
-    if (!code)
-        code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
-                               rule, own, &pr, true, slow, nogain, cut, geo);
-    ct_paired_release(&pr);
-    return code;
-}
-
-int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path)
+int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
+                 unsigned colls)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     const struct ct_librules *l = ct_config_lib(c, o->lib);
@@ -194,6 +87,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         printf("\n");
         for (int i = 0; i < l->nsets && code != CT_EXIT_FAIL && code != CT_EXIT_USAGE; i++) {
             const struct ct_ruleset *s = &l->sets[i];
+            if (!(colls & CT_COLL_BIT(s->coll)) || (o->local_set && s->nranks != o->local_set))
+                continue;      /* --coll, --local N: those sets only */
             bool left = false; /* not in the file: a job of its shape runs another set's */
             for (int k = 0; k < out.nleft_out; k++)
                 left |= out.left_out[k] == s;
@@ -209,7 +104,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                  *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
             struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
             double geo;
-            int r = verify_set(&(struct side){m, o, NULL, ld, tmo}, c, s, slow, nogain, cut, &geo);
+            int r = ct_libverify_set(&(struct ct_verify_side){m, o, NULL, ld, tmo}, c, s, slow,
+                                     nogain, cut, &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
@@ -223,10 +119,24 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             free(cut);
         }
         free(ld);
+        char has[512] = "", want[160] = "";
+        for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
+            off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
+                            ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
+        for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
+            if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
+                off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
+                                ct_coll_name((enum ct_coll)k));
+        if (*want) /* "allreduce or alltoall on " */
+            snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
+        if (o->local_set)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
         if (!verified && !code)
             code = ct_cmd_fail(
-                "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s", path, m->title,
-                o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)");
+                "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)",
+                path, m->title, want,
+                o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)",
+                has);
         if (code == CT_EXIT_CHECK)
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "

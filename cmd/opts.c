@@ -102,7 +102,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_LOCAL:
         if (ct_parse_int(arg, 1, 1024, &v))
             return ct_cmd_fail(cmd, 2, "bad --local '%s' (1..1024 ranks)", arg);
-        o->local = (int)v;
+        o->local = o->local_set = (int)v;
         return 0;
     case CT_O_RPN:
         if (ct_parse_int(arg, 1, 1024, &v))

@@ -23,6 +23,7 @@ struct ct_opts {
     struct ct_params params;
     const char *transport;
     int local, ranks_per_node, torus_rows, torus_cols, rails;
+    int local_set;     /* --local as given (0: not given; a sweep then picks the cores' count) */
     const char *hosts; /* --hosts: an MPI library's ranks on these hosts (HOST[:SLOTS],...) */
     int hosts_ranks;   /* the ranks --hosts places */
     enum ct_wait_mode wait;

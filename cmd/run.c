@@ -97,6 +97,8 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json, true));
     if (x->average != CT_RANK_TIME_MAX && x->o.lib)
         return ct_cmd_fail("run", 2, "--average: the library engines report the slowest rank");
+    if (x->sizes && (x->minb != 8 || x->maxb != 32ull << 20 || x->factor != 2))
+        return ct_cmd_fail("run", 2, "--sizes lists the sizes: -b, -e and -f are not for it");
     return 0;
 }
 

@@ -246,4 +246,3 @@ int ct_self_path(char *buf, size_t len, int dir)
         *slash = 0;
     return 0;
 }
-

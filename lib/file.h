@@ -46,5 +46,4 @@ int ct_self_path(char *buf, size_t len, int dir);
  * cannot be read (no such process). */
 char ct_proc_state(int pid);
 
-
 #endif

@@ -170,6 +170,17 @@ usage_error "sweep --keep-rules" -- $COLLTUNE sweep --lib ompi --keep-rules -e 6
 grep -q "a sweep measures the library's defaults" "$TMP/err" && [ ! -e "$TMP/kr" ] \
     && ok "... says why, writes nothing" || not_ok "sweep --keep-rules: $(cat "$TMP/err")"
 usage_error "run --keep-rules without --lib" -- $COLLTUNE run --keep-rules -e 64
+# what an engine cannot honour is refused, not ignored: colltune's own algorithms'
+# parameters (Open MPI's segment size is --chunk), -b/-e/-f beside --sizes
+usage_error "sweep --lib ompi --intra mesh" -- $COLLTUNE sweep --lib ompi --intra mesh -e 64 --out "$TMP/kr"
+usage_error "run --lib mpich --chunk 64K" -- $X --lib mpich --local 2 --chunk 64K -e 64
+usage_error "run --lib ompi --torus 1x2" -- $X --lib ompi --local 2 --torus 1x2 -e 64
+usage_error "run --lib ompi --sizes with -e and -f" -- $X --lib ompi --local 2 --sizes 8,16 -e 64 -f 4
+expect 0 "run --lib ompi --chunk 64K on a segmented row" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:segmented_ring -b 64K -e 64K -n 2 -w 1
+# --print-bootstrap says what starts the ranks: the library's launcher
+expect 0 "run --lib ompi --print-bootstrap" -- $X --lib ompi --local 2 --print-bootstrap
+grep -q "^Open MPI's launcher starts the ranks: mpirun.openmpi -np 2 .* -x COLLTUNE_LIB_RANK=ompi .*colltune run" "$TMP/out" \
+    && ok "... names mpirun and its flags" || not_ok "print-bootstrap: $(cat "$TMP/out")"
 # a forced algorithm Open MPI cannot run on these arguments (allgather's two_proc on 3 ranks)
 # is its refusal: run says why, exit 2; a sweep skips it there (it aborted the job before)
 usage_error "allgather two_proc on 3 ranks (Open MPI refuses)" -- $X --lib ompi --local 3 --coll allgather --algo ompi:two_proc -b 12 -e 12 -n 1 -w 0
@@ -399,6 +410,13 @@ $COLLTUNE sweep --verify "$TMP/v-rs.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
     && ok "verify reducescatter: the midpoint measured as whole elements per rank (exit $rc)" \
     || not_ok "verify reducescatter (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -4)"
 usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --verify "$C4" --lib ompi
+# --local N and --coll pick the sets verified: none of that shape is one line (it ran the
+# 2-rank set whatever --local said, and an allreduce set for --coll alltoall, exit 0)
+usage_error "verify --local 3 of a 2-rank section" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --local 3
+grep -q "has no Open MPI section for 3 ranks, one host .*(it has allreduce on 2 ranks)" "$TMP/err" \
+    && ok "... says what it has" || not_ok "--local 3: $(cat "$TMP/err")"
+usage_error "verify --coll alltoall of an allreduce section" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
+grep -q "has no Open MPI section for alltoall on one host" "$TMP/err" && ok "... says so" || not_ok "--coll: $(cat "$TMP/err")"
 
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then
