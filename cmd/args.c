@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "../algos/algo.h"
 
 int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, double hi,
@@ -46,15 +47,20 @@ int ct_arg_colls(const char *cmd, char *arg, unsigned *colls)
     return *colls ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --coll list");
 }
 
-int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n, size_t max)
+int ct_arg_algos(struct ct_opts *o, char *arg, const struct ct_algo **v, size_t *n)
 {
+    const char *cmd = "sweep";
     char *save = NULL;
+    if (strchr(arg, ':')) { /* a library's rows (LIB:NAME,...): the engine knows their names */
+        o->lib_algo = arg;
+        return 0;
+    }
     for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const struct ct_algo *a = ct_algo_find(t);
         if (!a)
             return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown algorithm '%s' (colltune list algos)",
                                t);
-        if (*n == max)
+        if (*n == CT_ARG_MAX_ALGOS)
             return ct_cmd_fail(cmd, CT_EXIT_USAGE, "too many algorithms");
         v[(*n)++] = a;
     }

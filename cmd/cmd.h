@@ -71,9 +71,14 @@ int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, dou
 int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out);
 /* An integer in lo..hi. */
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
-/* Comma-separated collectives into the CT_COLL_BIT set *colls; algorithms appended to v. */
+/* Comma-separated collectives into the CT_COLL_BIT set *colls. */
 int ct_arg_colls(const char *cmd, char *arg, unsigned *colls);
-int ct_arg_algos(const char *cmd, char *arg, const struct ct_algo **v, size_t *n, size_t max);
+/* sweep --algos: colltune's algorithms appended to v (at most CT_ARG_MAX_ALGOS), or a
+ * library's rows (LIB:NAME,...) kept whole in o->lib_algo, which ct_opts_check and the engine
+ * check. */
+#define CT_ARG_MAX_ALGOS 64
+struct ct_opts;
+int ct_arg_algos(struct ct_opts *o, char *arg, const struct ct_algo **v, size_t *n);
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],

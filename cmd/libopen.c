@@ -132,6 +132,36 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     return ct_lib_close_within(be, *ctx, code, s, msg);
 }
 
+int ct_lib_rows_check(const struct ct_opts *o, unsigned colls, const struct ct_backend *be,
+                      void *ctx)
+{
+    const struct ct_algo *rows[64];
+    char names[1024] = "";
+    size_t off = 0;
+    bool all = true;
+    for (const char *t = o->lib_algo; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
+        bool found = false;
+        for (int c = 0; c < CT_COLL_COUNT; c++) {
+            int n =
+                colls & CT_COLL_BIT(c) ? be->candidates(ctx, (enum ct_coll)c, rows, 64, NULL) : 0;
+            for (int i = 0; i < n && i < 64; i++) {
+                found |= strlen(rows[i]->name) == strcspn(t, ",") &&
+                         !strncmp(rows[i]->name, t, strcspn(t, ","));
+                if (!ct_sweep_row_asked(*names ? names : ",", rows[i]->name) &&
+                    off < sizeof names) /* each name once; the default row is always swept */
+                    off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? "," : "",
+                                            rows[i]->name);
+            }
+        }
+        if (!found && be->root)
+            ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                        "%s has no algorithm '%.*s' for the collectives swept (it has %s)",
+                        be->library, (int)strcspn(t, ","), t, names);
+        all &= found;
+    }
+    return all ? 0 : CT_EXIT_USAGE;
+}
+
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
                                        const struct ct_backend *be, void *ctx)
 {
@@ -155,7 +185,10 @@ const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
             off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
                                     rows[i]->name);
     }
-    if (be->root)
+    bool list = !strcmp(strchr(want, ':'), ":list"); /* run --algo LIB:list: the names */
+    if (be->root && list)
+        printf("%s %s algorithms: %s\n", be->library, ct_coll_name(o->coll), names);
+    else if (be->root)
         ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s has no %s algorithm '%s' (it has %s)", be->library,
                     ct_coll_name(o->coll), want, names);
     return NULL;

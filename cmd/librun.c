@@ -33,7 +33,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     const struct ct_algo *a = ct_lib_candidate(o, "run", &be, ctx);
     const struct ct_coll_desc *d = ct_coll_desc(o->coll);
     size_t es = ct_dtype_size(o->dtype);
-    int n = be.shape.nranks, code = a ? CT_EXIT_OK : CT_EXIT_USAGE;
+    const char *asked = o->lib_algo ? strchr(o->lib_algo, ':') : NULL; /* LIB:list: exit 0 */
+    int n = be.shape.nranks, code = a || (asked && !strcmp(asked, ":list")) ? 0 : CT_EXIT_USAGE;
     struct ct_row *rows = NULL;
     size_t nrows = 0;
     uint64_t *list = NULL; /* --sizes, else nccl-tests' steps (from -b 0: 0, then one element) */
@@ -160,11 +161,14 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                                       be.shape.nranks)
                                         : CT_EXIT_USAGE,
                                     o->timeout_s);
+    if (ct_lib_rows_check(o, cfg->colls, &be, ctx))
+        return ct_lib_close_bounded(&be, ctx, CT_EXIT_USAGE, o->timeout_s);
     if (be.distinct) /* a forced row that runs the library's own choice is the default row */
         be.distinct(ctx, true);
     struct ct_sweep_job j;
     memset(&j, 0, sizeof j);
     j.cfg = *cfg;
+    j.cfg.lib_rows = o->lib_algo; /* --algos LIB:NAME,...: those rows and the default */
     j.version = CT_VERSION;
     struct lib_save save = {.j = &j};
     snprintf(save.path, sizeof save.path, "%s/results.json", out);

@@ -18,7 +18,12 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
                char **out, bool *said);
 /* In a rank: load the engine; 0 or an exit code (printed). */
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx);
-/* The engine's row for --algo (LIB:default without one); NULL after printing (root). */
+/* sweep --algos LIB:NAME,...: 0 when each names a row of a collective swept (colls), else
+ * CT_EXIT_USAGE after rank 0 said which it has. */
+int ct_lib_rows_check(const struct ct_opts *o, unsigned colls, const struct ct_backend *be,
+                      void *ctx);
+/* The engine's row for --algo (LIB:default without one); NULL after printing (root): a row
+ * it lacks, or LIB:list (the rows' names printed). */
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
                                        const struct ct_backend *be, void *ctx);
 /* Close the engine (MPI_Finalize) within a bound, the rank leaving with code if it does not

@@ -191,10 +191,15 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     struct ct_err err = {0};
     if (ct_params_check(&o->params, ct_dtype_size(o->dtype), &err) < 0)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
-    if (o->lib_algo && (!o->lib || strncmp(o->lib_algo, o->lib, strlen(o->lib)) ||
-                        o->lib_algo[strlen(o->lib)] != ':'))
-        return ct_cmd_fail(cmd, 2, "--algo %s is a library's algorithm: it needs --lib %.*s",
-                           o->lib_algo, (int)strcspn(o->lib_algo, ":"), o->lib_algo);
+    for (const char *t = o->lib_algo; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
+        int len = (int)strcspn(t, ","), lib = (int)strcspn(t, ":");
+        if (lib >= len || !o->lib || strncmp(t, o->lib, strlen(o->lib)) || t[strlen(o->lib)] != ':')
+            return ct_cmd_fail(cmd, 2,
+                               lib >= len
+                                   ? "--algos %.*s: colltune's own beside a library's"
+                                   : "--algo %.*s is a library's algorithm: it needs --lib %.*s",
+                               len, t, lib, t);
+    }
     if (o->ranks_per_node && !o->local)
         return ct_cmd_fail(cmd, 2, "--ranks-per-node needs --local N");
     int inflight = (int)o->params.v[CT_P_INFLIGHT];

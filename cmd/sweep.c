@@ -21,11 +21,9 @@
 #include "librun.h"
 #include "opts.h"
 
-#define MAX_ALGOS 64
-
 struct sweep_ctx {
     struct ct_opts o;
-    const struct ct_algo *algos[MAX_ALGOS];
+    const struct ct_algo *algos[CT_ARG_MAX_ALGOS];
     size_t nalgos;
     struct ct_sweep_cfg c; /* sizes, budget, precision from the options */
     const char *out, *verify;
@@ -87,7 +85,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_TUI: x->want_tui = true; break;
         case O_MODEL: case O_NODES: case O_NET: CT_TRY_OPT(ct_sweep_model_opt(&x->model, c - O_MODEL, optarg)); break;
         case O_ALGOS:
-        case CT_O_ALGO: CT_TRY_OPT(ct_arg_algos("sweep", optarg, x->algos, &x->nalgos, MAX_ALGOS)); break;
+        case CT_O_ALGO: CT_TRY_OPT(ct_arg_algos(&x->o, optarg, x->algos, &x->nalgos)); break;
         case CT_O_COLL: CT_TRY_OPT(ct_arg_colls("sweep", optarg, &x->c.colls)); break;
         case 'h': fputs(ct_help_sweep, stdout); return -1;
         case ':': return ct_cmd_fail("sweep", 2, "option '%s' needs a value", argv[optind - 1]);

@@ -16,6 +16,7 @@
 #include "../algos/coll.h"
 #include "stats.h"
 #include "plan.h"
+#include "select.h"
 
 void ct_sweep_cfg_init(struct ct_sweep_cfg *c)
 {
@@ -600,6 +601,17 @@ const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, const c
     return ct_sweep_algo_at(cfg, ct_sweep_algo_index(cfg, name));
 }
 
+bool ct_sweep_row_asked(const char *rows, const char *name)
+{
+    size_t len = strlen(name);
+    if (!rows || ct_select_library_default(name))
+        return true;
+    for (const char *t = rows; *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ','))
+        if (strcspn(t, ",") == len && !strncmp(t, name, len))
+            return true;
+    return false;
+}
+
 const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
                                                const struct ct_backend *be, void *ctx,
                                                struct ct_sweep_cfg *tmp)
@@ -611,7 +623,12 @@ const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
             if (cfg->colls & CT_COLL_BIT(c)) {
                 int k = be->candidates(ctx, (enum ct_coll)c, tmp->cands + n,
                                        (int)(CT_SWEEP_MAX_CANDS - n), NULL);
-                n += k > 0 ? (size_t)k : 0;
+                for (int i = 0; i < k; i++) /* the rows asked for, and the default */
+                    if (ct_sweep_row_asked(cfg->lib_rows, tmp->cands[n]->name))
+                        n++;
+                    else
+                        memmove(&tmp->cands[n], &tmp->cands[n + 1],
+                                (size_t)(k - i - 1) * sizeof tmp->cands[0]);
                 n = n < CT_SWEEP_MAX_CANDS ? n : CT_SWEEP_MAX_CANDS;
             }
         tmp->algos = tmp->cands;

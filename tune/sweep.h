@@ -64,6 +64,8 @@ struct ct_sweep_cfg {
     size_t nalgos;                      /* used where ct_algo_supports accepts the job */
     const struct ct_algo *cands[CT_SWEEP_MAX_CANDS]; /* the backend's own rows (library */
     size_t ncands; /* engines), filled by ct_sweep_cfg_shaped; 0: the algorithm table */
+    const char *lib_rows; /* the library engine's rows to measure ("LIB:NAME,..."; NULL: all),
+                             its default row always (the rules' baseline) */
     struct ct_job job;                  /* template: dtype, op, shape; params != 0 are fixed (not
                                            searched); intra/inter for hier */
     uint64_t minbytes, maxbytes;
@@ -174,6 +176,8 @@ int ct_sweep_run(const struct ct_sweep_cfg *cfg, const struct ct_backend *be, vo
 /* cfg with the job's shape taken from the backend (into *tmp), and the backend's candidates
  * when it has its own (be->candidates: every requested collective's rows become tmp's
  * algos); returns tmp. */
+/* Whether a library engine's row `name` is measured under lib_rows (ct_sweep_cfg). */
+bool ct_sweep_row_asked(const char *rows, const char *name);
 const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
                                                const struct ct_backend *be, void *ctx,
                                                struct ct_sweep_cfg *tmp);

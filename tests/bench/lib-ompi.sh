@@ -40,7 +40,7 @@ end=$(date +%s.%N)
 echo "sweep --lib $LIB $SHAPE, $coll 8 B..$MAX x$FACTOR, budget $BUDGET s: $(echo "$end - $start" | bc) s wall"
 sed -n "/(measured, --lib $LIB)/,/^\$/p" "$d/sweep.txt"
 # shellcheck disable=SC2086
-algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed -n 's/.*(it has \(.*\))$/\1/p' | tr -d ',')
+algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed -n 's/.* algorithms: \(.*\)$/\1/p' | tr -d ',')
 # the sizes up to 256 KiB after 200 warmup calls, the larger (when BENCH_MAX reaches them)
 # after 2, as verify runs them
 maxb=$(echo "$MAX" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)))

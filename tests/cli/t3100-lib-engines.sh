@@ -73,6 +73,20 @@ for l in ompi mpich; do
 done
 usage_error "an algorithm Open MPI lacks" -- $X --lib ompi --local 2 --algo ompi:nope
 grep -q "it has ompi:default, .*ompi:ring" "$TMP/err" && ok "lists what Open MPI has" || not_ok "lists: $(cat "$TMP/err")"
+expect 0 "run --algo ompi:list" -- $X --lib ompi --local 1 --coll alltoall --algo ompi:list
+grep -q "^Open MPI [0-9.]* alltoall algorithms: ompi:default, .*ompi:pairwise" "$TMP/out" \
+    && ok "... lists Open MPI's alltoall algorithms" || not_ok "list: $(cat "$TMP/out" "$TMP/err")"
+# a sweep of some of the library's rows: those and its default, nothing else
+expect 0 "sweep --lib ompi --algos ompi:ring,ompi:recursive_doubling" -- $COLLTUNE sweep --lib ompi \
+    --local 2 --coll allreduce --algos ompi:ring,ompi:recursive_doubling -b 8 -e 4K --budget 5 --out "$TMP/sa"
+rows=$(python3 -c "import json,sys; print(' '.join(sorted({p['algo'] for p in json.load(open(sys.argv[1]))['points']})))" "$TMP/sa/results.json")
+[ "$rows" = "ompi:default ompi:recursive_doubling ompi:ring" ] && ok "... measured those and the default: $rows" \
+    || not_ok "--algos rows: $rows"
+usage_error "sweep --algos naming a row Open MPI lacks" -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce --algos ompi:ring,ompi:nope -e 1K --out "$TMP/sb"
+grep -q "has no algorithm 'ompi:nope' for the collectives swept (it has .*ompi:ring" "$TMP/err" && [ ! -e "$TMP/sb" ] \
+    && ok "... names it, lists the rows, writes nothing" || not_ok "--algos nope: $(cat "$TMP/err")"
+usage_error "sweep --algos of colltune's own beside a library's" -- $COLLTUNE sweep --lib ompi --local 2 --algos ompi:ring,ring -e 1K
+usage_error "sweep --algos ompi:ring without --lib" -- $COLLTUNE sweep --algos ompi:ring -e 1K
 
 expect 0 "run --lib ompi: the default decision, checked results" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 -n 3 -w 1
 grep -q "transport: Open MPI [0-9]" "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 3 ] \
