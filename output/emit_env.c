@@ -25,6 +25,8 @@ static int lib_export(const struct ct_config *c, const struct ct_export_opts *o,
     int rc = o->lib == CT_LIB_OMPI    ? ct_emit_ompi_rules(c, &o2, sub, err)
              : o->lib == CT_LIB_MPICH ? ct_emit_mpich_json(c, &o2, sub, err)
                                       : ct_emit_nccl_tuner(c, &o2, sub, err);
+    if (out) /* refused as changing nothing: so is the export that points at it */
+        out->unchanged = sub->unchanged;
     for (size_t i = 0; rc == 0 && out && i < sub->nverified; i++)
         ct_export_verified_add(out, sub->verified[i]);
     for (size_t i = 0; rc == 0 && out && i < sub->nnotes; i++)

@@ -3,7 +3,9 @@
  * nccl-env: NCCL settings (NCCL_ALGO per collective, NCCL_PROTO, channel bounds, NCCL_BUFFSIZE,
  * socket/QP counts) in nccl.conf form (NAME=value, read from /etc/nccl.conf or NCCL_CONF_FILE),
  * with the same settings as export lines beside it. Environment variables cannot follow size
- * ranges: NCCL_ALGO only limits which algorithms NCCL's own cost model may pick.
+ * ranges: NCCL_ALGO only limits which algorithms NCCL's own cost model may pick. Settings that
+ * would leave NCCL as it is (no rule of colltune's maps to an NCCL algorithm, or none of the
+ * rules gives a setting) are refused, for env/slurm --for nccl and a mapped nccl-plugin too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,10 +163,27 @@ static void transfer_settings(const struct ct_config *c, const struct ct_export_
     }
 }
 
+/* The rules of the selected sets that map to an NCCL algorithm. */
+static int mapped_rules(const struct ct_config *c, const struct ct_export_opts *o)
+{
+    int n = 0;
+    for (int i = 0; i < c->nsets; i++) {
+        const struct ct_ruleset *s = &c->sets[i];
+        const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_NCCL, s->coll);
+        if (!ct_export_selected(o, s) || !m || m->unit == CT_UNIT_NONE)
+            continue;
+        for (int k = 0; k < s->nrules; k++)
+            n += ct_algomap_find(CT_LIB_NCCL, s->coll, s->rules[k].algo,
+                                 ct_export_version(o, CT_LIB_NCCL), NULL) != NULL;
+    }
+    return n;
+}
+
 int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
                      struct ct_export_out *out, struct ct_settings *set, struct ct_err *err)
 {
     const char *ver = ct_export_version(o, CT_LIB_NCCL);
+    size_t n0 = set->n;
     static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER};
     char algo[256] = "";
     ct_export_note_mapped(out, CT_LIB_NCCL);
@@ -204,6 +223,25 @@ int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
     }
     channel_bounds(c, o, out, set);
     transfer_settings(c, o, set);
+    /* a file that leaves NCCL as it is (--nccl-proto is the caller's, not the config's) */
+    const char *hint = ct_config_lib(c, "nccl") ? "export its measured NCCL section: --format "
+                                                  "nccl-plugin"
+                                                : "tune NCCL itself: colltune sweep --lib nccl";
+    out->unchanged = true;
+    if (!mapped_rules(c, o))
+        return ct_err_set(err, CT_EUNSUPP,
+                          "nothing to export: no rule of colltune's maps to an NCCL %s "
+                          "algorithm, so no NCCL setting would follow and NCCL would keep its "
+                          "own choices everywhere; no file written (%s)",
+                          ver, hint);
+    if (set->n - n0 == (o->nccl_proto ? 1u : 0u))
+        return ct_err_set(err, CT_EUNSUPP,
+                          "nothing to export: no NCCL %s setting follows from colltune's rules "
+                          "(NCCL_ALGO, from NCCL " PER_COLL_ALGO ", stays unrestricted for a "
+                          "collective with a range without counterpart), so NCCL would keep its "
+                          "own choices everywhere; no file written (%s)",
+                          ver, hint);
+    out->unchanged = false;
     return 0;
 }
 
@@ -243,8 +281,6 @@ int ct_emit_nccl_env(const struct ct_config *c, const struct ct_export_opts *o,
             conf_comment(&out->body, set.v[i].comment);
         ct_text_printf(&out->body, "%s=%s\n", set.v[i].name, set.v[i].value);
     }
-    if (!set.n)
-        conf_comment(&out->body, "nothing in the config maps to an NCCL setting");
     ct_text_put(&out->env, "# the same NCCL settings as export lines\n");
     ct_text_put(&out->env, ct_text_str(&set.comments));
     ct_settings_exports(&set, &out->env);

@@ -4,7 +4,8 @@
  * before 2.29.7; parser unchanged from 2.27.5 to 2.30.7), always with explicit channel counts,
  * plus the env lines that load it. Every line stays under the plugin's 256-byte line buffer.
  * From the config's measured NCCL section (sweep --lib nccl) where it has one, read with the
- * plugin's own reader; else mapped from colltune's rules, labelled so.
+ * plugin's own reader; else mapped from colltune's rules, labelled so. Either way a file of no
+ * line is refused: the stock plugin would run every call on 1 channel, slower than no file.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -28,20 +29,21 @@ static int channels_of(const struct ct_export_opts *o, const struct ct_rule *r)
     return (int)p.v[CT_P_CHANNELS];
 }
 
-static void emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o, const char *proto,
-                     struct ct_export_out *out)
+/* A ruleset of colltune's own, mapped to NCCL's algorithms. Returns the lines written. */
+static int emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o, const char *proto,
+                    struct ct_export_out *out)
 {
     struct ct_text *t = &out->body;
     char set[96], rg[64];
     struct ct_xrange *xr;
-    int n;
+    int n, lines = 0;
     if (s->coll == CT_ALLTOALL) {
         ct_export_note(out,
                        "%s: NCCL runs alltoall as grouped send/receive, which no tuner "
                        "line selects; left out",
                        ct_export_set_str(s, set, sizeof set));
         ct_text_printf(t, "# %s\n", out->notes[out->nnotes - 1]);
-        return;
+        return 0;
     }
     ct_export_map(s, CT_LIB_NCCL, o, out, &xr, &n);
     ct_text_printf(t, "# %s\n", ct_export_set_str(s, set, sizeof set));
@@ -59,8 +61,10 @@ static void emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o,
                        (unsigned long long)x->lo,
                        (unsigned long long)(x->hi == CT_BYTES_INF ? CT_BYTES_INF : x->hi - 1),
                        x->map->target, proto, channels_of(o, x->rule), s->nnodes, s->nranks);
+        lines++;
     }
     free(xr);
+    return lines;
 }
 
 /* The config's measured NCCL section (as colltune's plugin reads it), one line per range that
@@ -171,9 +175,18 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                    "# the stock plugin (2.28+) also rewrites some NCCL tuning constants at "
                    "init.\n");
     ct_text_printf(t, "# load: NCCL_TUNER_PLUGIN=example NCCL_TUNER_CONFIG_FILE=%.150s\n", path);
+    int lines = 0;
     for (int i = 0; i < c->nsets; i++)
         if (ct_export_selected(o, &c->sets[i]))
-            emit_set(&c->sets[i], o, proto, out);
+            lines += emit_set(&c->sets[i], o, proto, out);
+    out->unchanged = !lines; /* every range symm, oneshot, ...: no line, 1 channel everywhere */
+    if (out->unchanged)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "nothing to export: no rule of colltune's maps to an NCCL %s "
+                          "algorithm, so the file would have no line and NCCL's example plugin "
+                          "would run every call on 1 channel; no file written (tune NCCL "
+                          "itself: colltune sweep --lib nccl)",
+                          ct_export_version(o, CT_LIB_NCCL));
 env:
 
     ct_text_printf(&out->env,

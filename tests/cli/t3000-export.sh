@@ -151,6 +151,31 @@ $X "$C4" --format mpich-json --out "$TMP/nm/c4.json" 2>/dev/null
 grep -q "^export MPIR_CVAR_DEVICE_COLLECTIVES='none'" "$TMP/nm/c4.json.env" \
     && ok "with an AllReduce range of its own: device collectives off" || not_ok "C4: $(grep -v '^#' "$TMP/nm/c4.json.env")"
 
+# ---- mapped NCCL: no rule with a counterpart is refused (no CSV line: 1 channel everywhere) -
+mkdir "$TMP/nn"
+usage_error "mapped nccl-tuner of no line" -- $X "$TMP/symm.json" --format nccl-tuner --out "$TMP/nn/t.csv"
+grep -q "nothing to export: no rule of colltune's maps to an NCCL 2.27.5 algorithm, so the file would have no line and NCCL's example plugin would run every call on 1 channel; no file written (tune NCCL itself: colltune sweep --lib nccl)" "$TMP/err" \
+    && ok "says the stock plugin would run every call on 1 channel" || not_ok "nccl-tuner refusal: $(cat "$TMP/err")"
+usage_error "mapped nccl-env of no setting" -- $X "$TMP/symm.json" --format nccl-env --out "$TMP/nn/nccl.conf"
+grep -q "nothing to export: no rule of colltune's maps to an NCCL 2.27.5 algorithm, so no NCCL setting would follow" "$TMP/err" \
+    && ok "says NCCL would keep its own choices" || not_ok "nccl-env refusal: $(cat "$TMP/err")"
+usage_error "mapped nccl-plugin (no NCCL section) of no setting" -- $X "$TMP/symm.json" --format nccl-plugin --out "$TMP/nn/p.env"
+usage_error "env --for nccl of it" -- $X "$TMP/symm.json" --format env --for nccl --out "$TMP/nn/job.env"
+usage_error "env --for nccl --rules-file of it" -- $X "$TMP/symm.json" --format env --for nccl --rules-file "$TMP/nn/r.csv" --out "$TMP/nn/job2.env"
+usage_error "slurm --for nccl of it" -- $X "$TMP/symm.json" --format slurm --for nccl --out "$TMP/nn/prolog"
+[ "$(ls -A "$TMP/nn")" = "" ] && ok "nothing written by the refused NCCL exports" || not_ok "refused NCCL exports wrote: $(ls "$TMP/nn")"
+# one AllReduce range of NCCL's tree (a CSV line: test_export checks it is written); NCCL_ALGO,
+# which cannot follow sizes, leaves AllReduce unrestricted beside its 'symm' ranges: no setting
+python3 - "$TMP/symm.json" "$TMP/tree1.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+next(s for s in d["rules"] if s["coll"] == "allreduce")["ranges"][0]["algo"] = "rdh"
+json.dump(d, open(sys.argv[2], "w"))
+EOF2
+usage_error "mapped nccl-env whose rules give no setting" -- $X "$TMP/tree1.json" --format nccl-env --nccl-proto ll --out "$TMP/nn/nccl.conf"
+grep -q "nothing to export: no NCCL 2.27.5 setting follows from colltune's rules" "$TMP/err" && [ ! -e "$TMP/nn/nccl.conf" ] \
+    && ok "says no setting follows, writes nothing" || not_ok "tree1 nccl-env: $(cat "$TMP/err")"
+
 # ---- Open MPI: the algorithm it runs is the one the rules file names -----------------------
 ompi_ok=1
 if ! have mpicc || ! have mpirun || ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then

@@ -875,6 +875,81 @@ Test(config, nccl_section_is_what_the_plugin_reads)
     ct_config_release(&c);
 }
 
+/* c's colltune rules all 'symm' (no NCCL counterpart, as a one-host native sweep picks for
+ * most sizes); with keep_ar, AllReduce's first range 'rdh' (NCCL's tree). */
+static void all_symm(struct ct_config *c, bool keep_ar)
+{
+    for (int i = 0; i < c->nsets; i++)
+        for (int k = 0; k < c->sets[i].nrules; k++)
+            if (!keep_ar || k || c->sets[i].coll != CT_ALLREDUCE)
+                snprintf(c->sets[i].rules[k].algo, sizeof c->sets[i].rules[k].algo, "symm");
+}
+
+/* A mapped NCCL export that would leave NCCL as it is, or (the stock plugin reading a CSV of no
+ * line) run every call on 1 channel, is refused as the measured one is: nothing to export. */
+Test(run, mapped_nccl_exports_that_change_nothing_are_refused)
+{
+    static const struct {
+        const char *fmt;
+        int lib;
+        const char *rules;
+        const char *says;
+    } cases[] = {
+        {"nccl-tuner", CT_LIB_NONE, NULL, "example plugin would run every call on 1 channel"},
+        {"nccl-env", CT_LIB_NONE, NULL, "NCCL would keep its own choices everywhere"},
+        {"nccl-plugin", CT_LIB_NONE, NULL, "NCCL would keep its own choices everywhere"},
+        {"env", CT_LIB_NCCL, NULL, "NCCL would keep its own choices everywhere"},
+        {"env", CT_LIB_NCCL, "/shared/t.csv", "example plugin would run every call on 1 channel"},
+        {"slurm", CT_LIB_NCCL, NULL, "NCCL would keep its own choices everywhere"},
+    };
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    load(FOUR, &c);
+    all_symm(&c, false);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ct_export_opts_init(&o);
+        o.config_path = FOUR; /* no NCCL section: mapped */
+        o.lib = cases[i].lib;
+        o.rules_path = cases[i].rules;
+        cr_assert_eq(run(cases[i].fmt, &o, &c, &out, &err), CT_EUNSUPP, "%s: not refused",
+                     cases[i].fmt);
+        cr_expect(out.unchanged && !out.body.len && !out.rules.len, "%s", cases[i].fmt);
+        cr_expect(strstr(err.msg, "nothing to export: no rule of colltune's maps to an NCCL "
+                                  "2.27.5 algorithm") &&
+                      strstr(err.msg, cases[i].says) &&
+                      strstr(err.msg, "(tune NCCL itself: colltune sweep --lib nccl)"),
+                  "%s: %s", cases[i].fmt, err.msg);
+        ct_export_out_release(&out);
+    }
+    /* one range of NCCL's tree: the CSV has its line; NCCL_ALGO cannot follow sizes, so an
+     * AllReduce with ranges without counterpart stays unrestricted and no setting is left */
+    ct_config_release(&c);
+    load(FOUR, &c);
+    all_symm(&c, true);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("nccl-tuner", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_expect(strstr(ct_text_str(&out.body), "\nallreduce,0,1023,tree,simple,0,1,4\n"), "%s",
+              ct_text_str(&out.body));
+    ct_export_out_release(&out);
+    o.nccl_proto = "ll"; /* the caller's, not the config's */
+    cr_assert_eq(run("nccl-env", &o, &c, &out, &err), CT_EUNSUPP);
+    cr_expect(out.unchanged && strstr(err.msg, "nothing to export: no NCCL 2.27.5 setting follows "
+                                               "from colltune's rules"),
+              "%s", err.msg);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+    /* only a measured NCCL section: the settings would say nothing; nccl-plugin exports it */
+    nccl_config(&c);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("nccl-env", &o, &c, &out, &err), CT_EUNSUPP);
+    cr_expect(strstr(err.msg, "(export its measured NCCL section: --format nccl-plugin)"), "%s",
+              err.msg);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
 /* NCCL's verify sets a range it found slower back to NCCL's own choice by the range's start,
  * as the plugin read it (ct_config_lib_demote_at), in the section colltune keeps as written:
  * the copy it writes is read by the plugin as NCCL's own choice there and the same elsewhere;
