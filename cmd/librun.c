@@ -88,7 +88,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                 bool unsupp = err.code == CT_EUNSUPP;
                 code = unsupp ? CT_EXIT_USAGE : CT_EXIT_FAIL;
                 if (be.root || !unsupp)
-                    ct_cmd_fail("run", code, "rank %d: %s %llu bytes: %s", be.shape.rank, a->name,
+                    ct_cmd_fail("run", code, "rank %d: %s %llu bytes: %s", be.shape.rank, d->name,
                                 (unsigned long long)d->size_bytes(j.count, es, n), err.msg);
                 goto out;
             }

@@ -204,7 +204,7 @@ grep -q "MPI_ERR_UNSUPPORTED_OPERATION" "$TMP/err" && ok "Open MPI's own words t
 # a refusal names the size its row would show: AllToAll on 3 ranks runs whole elements per
 # rank, as nccl-tests counts them (8 B is a 0 B row, 16 B a 12 B one); it named "16 bytes"
 usage_error "alltoall two_proc on 3 ranks from 8 B (Open MPI refuses from 12 B)" -- $X --lib ompi --local 3 --coll alltoall --algo ompi:two_proc -b 8 -e 64 -n 1 -w 0
-[ "$(awk '!/^#/ {printf "%s ", $1}' "$TMP/out")" = "0 " ] && grep -q ": ompi:two_proc 12 bytes: " "$TMP/err" \
+[ "$(awk '!/^#/ {printf "%s ", $1}' "$TMP/out")" = "0 " ] && grep -q ": alltoall 12 bytes: ompi:two_proc " "$TMP/err" \
     && ok "... after the 0 B row, naming 12 bytes, the size its row would show" || not_ok "size named: $(cat "$TMP/out" "$TMP/err")"
 expect 0 "sweep --lib ompi, allgather on 3 ranks (two_proc skipped)" -- $COLLTUNE sweep --lib ompi --local 3 --coll allgather -b 12 -e 3K -f 16 --budget 6 --out "$TMP/sw3"
 # the plan asks two_proc again at a size in later phases: counted once per size, so no more
