@@ -185,8 +185,12 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
     for (char **e = environ; *e && n < 64; e++) {
         char name[256];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-        bool hit = false;
-        for (char *p = pats; *p && !hit; p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
+        const char *val = *e + strlen(name) + 1;
+        /* the setting that keeps the library on its defaults (verify's side B) stays */
+        bool hit = false,
+             own = m->own_name && !strcmp(name, m->own_name) && !strcmp(val, m->own_value);
+        for (char *p = pats; *p && !hit && !own;
+             p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
             char pat[128];
             snprintf(pat, sizeof pat, "%.*s", (int)strcspn(p, " "), p);
             hit = fnmatch(pat, name, 0) == 0;

@@ -17,8 +17,10 @@ typedef int (*ct_libmod_entry_fn)(int abi, struct ct_backend *be, void **ctx, st
 
 /* Set in the environment of ranks colltune started under the library's launcher. */
 #define CT_LIBMOD_ENV "COLLTUNE_LIB_RANK"
-/* HOST:PORT where rank 0 says that the library started (ct_libmod_notify) */
+/* HOST:PORT#TOKEN: where rank 0 says that the library started, sending TOKEN
+ * (ct_libmod_notify) */
 #define CT_LIBMOD_NOTIFY_ENV "COLLTUNE_LIB_NOTIFY"
+#define CT_LIBMOD_TOKEN_LEN 16
 
 struct ct_libmod {
     const char *name;     /* --lib value: "ompi", "mpich" */
@@ -69,22 +71,24 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
                       const char *notify, const char *self, int argc, char **argv);
 
 /* backend/libstart.c: a socket the job's rank 0 reaches once its library started, listening
- * in port_range ("LO-HI", NULL: any port); its address for the ranks ("HOST:PORT", pass it to
- * ct_libmod_argv as notify) in notify: ifname's, else the route to the first of hosts, else
- * (hosts NULL: this host only) 127.0.0.1. Returns the socket or an error. */
+ * in port_range ("LO-HI", NULL: any port); what the ranks need in notify ("HOST:PORT#TOKEN",
+ * pass it to ct_libmod_argv and ct_libmod_start): the address ifname's, else the route to the
+ * first of hosts, else (hosts NULL: this host only) 127.0.0.1, and a random token. Returns the
+ * socket or an error. */
 int ct_libmod_notify_open(const char *hosts, const char *ifname, const char *port_range,
                           char *notify, size_t len, struct ct_err *err);
 /* In rank 0, once the library started: tell the launching colltune (CT_LIBMOD_NOTIFY_ENV;
  * nothing when unset). */
 int ct_libmod_notify(struct ct_err *err);
 /* Run the launcher command v and wait for it, its standard output captured in *out (new
- * memory) when out is not NULL. *started: rank 0 said the library started (on lfd). If it
- * has not within boot_s seconds, the launcher is stopped (SIGTERM, SIGKILL 5 s later) and
- * CT_ETIMEDOUT returned. While it runs, SIGINT and SIGQUIT are left to it (the terminal
- * sends them to it too; *sig says which came, 0 if none) and SIGTERM or SIGHUP passed on to
- * it. Returns its exit status (128 + N: killed by signal N; 127: it could not be started). */
-int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started, int *sig,
-                    struct ct_err *err);
+ * memory, also on failure) when out is not NULL. *started: rank 0 said the library started
+ * (on lfd, with notify's token). If it has not within boot_s seconds, the launcher is stopped
+ * (SIGTERM, SIGKILL 5 s later) and CT_ETIMEDOUT returned. A signal colltune receives meanwhile
+ * (SIGINT, SIGQUIT, SIGTERM, SIGHUP) is passed on to the launcher, but the terminal's keys,
+ * which reach it too; *sig: the last one received, 0 if none. Returns its exit status (128 +
+ * N: killed by signal N; 127: it could not be started). */
+int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out, bool *started,
+                    int *sig, struct ct_err *err);
 void ct_libmod_argv_free(char **v);
 
 /* In a rank, before the library starts: leave every variable of m->rules_env out of this

@@ -7,9 +7,11 @@
  */
 #include "libmod.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,45 +35,57 @@ int ct_libmod_notify_open(const char *hosts, const char *ifname, const char *por
     else if (*first && ct_sock_route_addr(first, host, sizeof host, NULL) < 0 &&
              ct_sock_first_addr(host, sizeof host, NULL) < 0)
         snprintf(host, sizeof host, "127.0.0.1"); /* the launcher will say why */
-    int fd = ct_sock_listen_range(*first ? NULL : "127.0.0.1", lo, hi, (unsigned)getpid(), 4, -1,
+    bool any = *first || (ifname && *ifname);     /* else only this host's ranks call */
+    int fd = ct_sock_listen_range(any ? NULL : "127.0.0.1", lo, hi, (unsigned)getpid(), 4, -1,
                                   &port, err);
     if (fd < 0)
         return fd;
-    snprintf(notify, len, "%s:%d", host, port);
+    /* a token the caller must send back: a stray connection to the port says nothing */
+    unsigned long long t = (unsigned long long)ct_now_ns() ^ ((unsigned long long)getpid() << 32);
+    FILE *r = fopen("/dev/urandom", "r");
+    if (r && fread(&t, sizeof t, 1, r) != 1)
+        t ^= (unsigned long long)(uintptr_t)&t;
+    if (r)
+        fclose(r);
+    snprintf(notify, len, "%s:%d#%016llx", host, port, t);
     return fd;
 }
 
 int ct_libmod_notify(struct ct_err *err)
 {
-    const char *at = getenv(CT_LIBMOD_NOTIFY_ENV);
-    char host[256];
+    const char *at = getenv(CT_LIBMOD_NOTIFY_ENV), *tok = at ? strchr(at, '#') : NULL;
+    char host[256], addr[300];
     int port;
     if (!at || !*at)
         return 0;
-    CT_TRY(ct_sock_parse_addr(at, host, sizeof host, &port, err));
+    snprintf(addr, sizeof addr, "%.*s", tok ? (int)(tok - at) : (int)strlen(at), at);
+    if (!tok || strlen(tok + 1) != CT_LIBMOD_TOKEN_LEN)
+        return ct_err_set(err, CT_EINVAL, "%s='%s' is not HOST:PORT#TOKEN", CT_LIBMOD_NOTIFY_ENV,
+                          at);
+    CT_TRY(ct_sock_parse_addr(addr, host, sizeof host, &port, err));
     int fd = ct_sock_connect(host, port, ct_now_ns() + 5 * 1000000000LL, err);
     if (fd < 0)
         return ct_err_wrap(err,
-                           "cannot tell the launching colltune at %s that the library "
-                           "started (--ifname, --port-range): ",
-                           at);
-    char one = 1;
-    int rc = ct_sock_write_all(fd, &one, 1, ct_now_ns() + 5 * 1000000000LL, err);
+                           "cannot tell the launching colltune at %s that the library started "
+                           "(--ifname names the address it listens on, --port-range its port): ",
+                           addr);
+    int rc =
+        ct_sock_write_all(fd, tok + 1, CT_LIBMOD_TOKEN_LEN, ct_now_ns() + 5 * 1000000000LL, err);
     close(fd);
     return rc;
 }
 
-static volatile sig_atomic_t g_term; /* SIGTERM or SIGHUP to colltune: passed to the launcher */
-static volatile sig_atomic_t g_int;  /* SIGINT or SIGQUIT: the terminal sent it to the launcher */
+static volatile sig_atomic_t g_pass; /* a signal to pass on to the launcher, 0: none */
+static volatile sig_atomic_t g_sig;  /* the last one colltune received while it waited */
 
-static void on_term(int sig)
+static void on_signal(int sig)
 {
-    g_term = sig;
-}
-
-static void on_int(int sig)
-{
-    g_int = sig;
+    g_sig = sig;
+    /* the terminal sends its keys to the whole foreground group, the launcher too: a second
+     * SIGINT would make mpirun abort at once; a signal from anywhere else is passed on */
+    if ((sig != SIGINT && sig != SIGQUIT) || !isatty(STDIN_FILENO) ||
+        tcgetpgrp(STDIN_FILENO) != getpgrp())
+        g_pass = sig;
 }
 
 /* Ends the launcher: SIGTERM, then SIGKILL after 5 s; its status. */
@@ -89,12 +103,28 @@ static int stop(pid_t pid)
     return st;
 }
 
-int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started, int *sig,
-                    struct ct_err *err)
+/* Appends what the capture pipe fd holds (waiting up to wait_ms for it); false at its end. */
+static bool drain(int fd, char **out, size_t *n, size_t *cap, int wait_ms)
 {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, wait_ms) <= 0)
+        return wait_ms == 0; /* nothing yet; at the end, give up waiting */
+    ssize_t r = read(fd, *out + *n, *cap - *n - 1);
+    if (r > 0 && (*n += (size_t)r) + 1 >= *cap)
+        *out = ct_xrealloc(*out, *cap *= 2);
+    (*out)[*n] = 0;
+    return r > 0 || (r < 0 && errno == EINTR);
+}
+
+int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out, bool *started,
+                    int *sig, struct ct_err *err)
+{
+    static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+    const char *tok = strchr(notify, '#');
     int fd[2] = {-1, -1};
     size_t n = 0, cap = 4096;
     *started = false;
+    *sig = 0;
     if (out) {
         *out = ct_xmalloc(cap);
         **out = 0;
@@ -102,18 +132,20 @@ int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started,
             return ct_err_sys(err, CT_EIO, "pipe");
     }
     fflush(NULL);
-    struct sigaction intr = {.sa_handler = on_int}, term = {.sa_handler = on_term}, old[4];
-    sigaction(SIGINT, &intr, &old[0]); /* the terminal's keys reach the launcher itself */
-    sigaction(SIGQUIT, &intr, &old[1]);
-    sigaction(SIGTERM, &term, &old[2]);
-    sigaction(SIGHUP, &term, &old[3]);
-    g_term = g_int = 0;
+    g_pass = g_sig = 0;
+    struct sigaction on = {.sa_handler = on_signal}, old[4];
+    sigset_t block, prev;
+    sigemptyset(&block);
+    for (int i = 0; i < 4; i++) {
+        sigaddset(&block, sigs[i]);
+        sigaction(sigs[i], &on, &old[i]);
+    }
+    sigprocmask(SIG_BLOCK, &block, &prev); /* the child takes the old handlers first */
     pid_t pid = fork();
     if (pid == 0) {
-        sigaction(SIGINT, &old[0], NULL);
-        sigaction(SIGQUIT, &old[1], NULL);
-        sigaction(SIGTERM, &old[2], NULL);
-        sigaction(SIGHUP, &old[3], NULL);
+        for (int i = 0; i < 4; i++)
+            sigaction(sigs[i], &old[i], NULL);
+        sigprocmask(SIG_SETMASK, &prev, NULL);
         close(lfd);
         if (out) {
             dup2(fd[1], STDOUT_FILENO);
@@ -123,62 +155,51 @@ int ct_libmod_start(char **v, int lfd, double boot_s, char **out, bool *started,
         execvp(v[0], v);
         _exit(127);
     }
+    sigprocmask(SIG_SETMASK, &prev, NULL);
     if (out)
         close(fd[1]);
     int st = 0, rc = 0;
     int64_t deadline = ct_now_ns() + (int64_t)(boot_s * 1e9);
     bool done = pid < 0;
     while (!done) {
-        struct pollfd p[2] = {{lfd, POLLIN, 0}, {out ? fd[0] : -1, POLLIN, 0}};
-        if (poll(p, 2, 100) > 0) {
-            if (p[0].revents & POLLIN) {
-                int c = ct_sock_accept(lfd, ct_now_ns() + 1000000000LL, NULL);
-                char b;
-                if (c >= 0 && read(c, &b, 1) == 1)
-                    *started = true;
-                if (c >= 0)
-                    close(c);
-            }
-            if (p[1].revents & (POLLIN | POLLHUP)) {
-                ssize_t r = read(fd[0], *out + n, cap - n - 1);
-                if (r > 0 && (n += (size_t)r) + 1 >= cap)
-                    *out = ct_xrealloc(*out, cap *= 2);
-                (*out)[n] = 0;
-                if (r == 0) {
-                    close(fd[0]);
-                    fd[0] = -1;
-                }
-            }
+        struct pollfd p = {lfd, POLLIN, 0};
+        if (out && fd[0] >= 0 && !drain(fd[0], out, &n, &cap, 0)) {
+            close(fd[0]);
+            fd[0] = -1;
         }
-        if (waitpid(pid, &st, WNOHANG) == pid) {
+        if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN)) {
+            int c = ct_sock_accept(lfd, ct_now_ns() + 1000000000LL, NULL);
+            char got[CT_LIBMOD_TOKEN_LEN];
+            if (c >= 0 && tok &&
+                ct_sock_read_all(c, got, sizeof got, ct_now_ns() + 1000000000LL, NULL) == 0 &&
+                !memcmp(got, tok + 1, sizeof got))
+                *started = true;
+            if (c >= 0)
+                close(c);
+        }
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR)) {
             done = true;
-        } else if (g_term) {
-            kill(pid, g_term);
-            g_term = 0;
+        } else if (g_pass) {
+            kill(pid, g_pass);
+            g_pass = 0;
         } else if (!*started && ct_now_ns() > deadline) {
             st = stop(pid);
             rc = ct_err_set(err, CT_ETIMEDOUT,
                             "%s did not start the job's library within %.0f s (--boot-timeout): a "
-                            "host it cannot reach, or rank 0 cannot reach this host; stopped it",
-                            v[0], boot_s);
+                            "host it cannot reach, or rank 0 cannot reach %.*s; stopped it",
+                            v[0], boot_s, tok ? (int)(tok - notify) : (int)strlen(notify), notify);
             done = true;
         }
     }
-    while (out && fd[0] >= 0) { /* what the launcher wrote before it ended */
-        ssize_t r = read(fd[0], *out + n, cap - n - 1);
-        if (r <= 0)
-            break;
-        if ((n += (size_t)r) + 1 >= cap)
-            *out = ct_xrealloc(*out, cap *= 2);
-        (*out)[n] = 0;
-    }
+    /* what the launcher wrote before it ended; bounded, in case a child of its keeps the pipe */
+    while (out && fd[0] >= 0 && drain(fd[0], out, &n, &cap, 2000))
+        ;
     if (out && fd[0] >= 0)
         close(fd[0]);
-    sigaction(SIGINT, &old[0], NULL);
-    sigaction(SIGQUIT, &old[1], NULL);
-    sigaction(SIGTERM, &old[2], NULL);
-    sigaction(SIGHUP, &old[3], NULL);
-    *sig = g_int;
+    for (int i = 0; i < 4; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    *sig = g_sig;
     if (pid < 0)
         return ct_err_sys(err, CT_EIO, "fork");
     if (rc < 0)

@@ -72,7 +72,7 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
     nranks = nranks ? nranks : o->local ? o->local : o->hosts_ranks;
     char **v = ct_libmod_argv(m, nranks, o->hosts, o->no_bind, notify, self, argc, argv);
     bool started;
-    int sig, rc = ct_libmod_start(v, lfd, o->boot_timeout_s, out, &started, &sig, &err);
+    int sig, rc = ct_libmod_start(v, lfd, notify, o->boot_timeout_s, out, &started, &sig, &err);
     close(lfd);
     ct_libmod_argv_free(v);
     if (sig) /* as colltune's own launcher says it */
@@ -82,11 +82,11 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !started)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", m->launcher);
-    if (rc > CT_EXIT_CHECK && !started) /* the ranks' own failures exit 1..3, said by them */
-        return ct_cmd_fail(cmd, CT_EXIT_FAIL,
-                           "%s exited %d before the library started on every rank (its lines "
-                           "above: a host it cannot reach?)",
-                           m->launcher, rc);
+    if (rc > CT_EXIT_CHECK) /* the ranks' own failures exit 1..3, said by them */
+        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s", m->launcher, rc,
+                           started ? "(a rank died? its lines above)"
+                                   : "before the library started on every rank (its lines "
+                                     "above: a host it cannot reach?)");
     *said = false;
     return rc;
 }
@@ -103,8 +103,10 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
                     "colltune %s: note: measuring %s's defaults: %s left out of the ranks' "
                     "environment (run --keep-rules measures with them)\n",
                     cmd, m->title, left);
-        if (be->root && ct_libmod_notify(&err) < 0) /* the launching colltune waits for it */
-            fprintf(stderr, "colltune %s: warning: %s\n", cmd, err.msg);
+        if (be->root && ct_libmod_notify(&err) < 0) { /* the launching colltune waits for it */
+            ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
+            return ct_lib_close_bounded(be, *ctx, CT_EXIT_FAIL, o->timeout_s);
+        }
         ct_lib_watch(be, *ctx, o->timeout_s);
         return 0;
     }

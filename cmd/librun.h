@@ -12,7 +12,7 @@
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv);
 /* Run argv (argv[0]: the subcommand) under the library's launcher on nranks ranks (0: --local
  * N or --hosts' count) and wait, bounded (ct_libmod_start); its standard output in *out (new
- * memory, NULL on failure) when out is not NULL. Returns the launcher's exit code; *said: a
+ * memory or NULL) when out is not NULL. Returns the launcher's exit code; *said: a
  * line was printed (the launcher could not bring the job up, or it was interrupted). */
 int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, char **argv,
                char **out, bool *said);

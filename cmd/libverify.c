@@ -85,7 +85,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         for (int i = 0; i < ld->n; i++)
             printf("  with the export: %s=%s\n", ld->name[i], ld->value[i]);
         printf("\n");
-        for (int i = 0; i < l->nsets && code != CT_EXIT_FAIL && code != CT_EXIT_USAGE; i++) {
+        for (int i = 0; i < l->nsets && (!code || code == CT_EXIT_CHECK); i++) {
             const struct ct_ruleset *s = &l->sets[i];
             if (!(colls & CT_COLL_BIT(s->coll)) || (o->local_set && s->nranks != o->local_set))
                 continue;      /* --coll, --local N: those sets only */

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include "backend/libmod.h"
+#include "lib/clock.h"
+#include "lib/sock.h"
 
 static bool on_path(const char *prog)
 {
@@ -114,4 +117,80 @@ Test(libmod, hydra_ranks_unbound_as_its_jobs_are)
         cr_expect_str_eq(cpus[0], all);
         cr_expect_str_eq(cpus[1], all);
     }
+}
+
+/*
+ * The bounded launch (ct_libmod_start): rank 0 says the library started by sending the token
+ * of CT_LIBMOD_NOTIFY_ENV; a connection that sends nothing, or another token, does not count
+ * and does not hold the wait (a blocking read of it once did), and without the word the
+ * launcher is stopped after boot_s.
+ */
+static pid_t caller(const char *notify, const char *say, double after_s)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        usleep((useconds_t)(after_s * 1e6));
+        char host[64];
+        int port;
+        snprintf(host, sizeof host, "%.*s", (int)strcspn(notify, ":"), notify);
+        port = atoi(notify + strcspn(notify, ":") + 1);
+        if (!say) { /* the library's word, as rank 0 sends it */
+            setenv(CT_LIBMOD_NOTIFY_ENV, notify, 1);
+            _exit(ct_libmod_notify(NULL) == 0 ? 0 : 1);
+        }
+        int fd = ct_sock_connect(host, port, ct_now_ns() + 2000000000LL, NULL);
+        if (fd >= 0 && *say)
+            (void)!write(fd, say, strlen(say));
+        sleep(6); /* holds the connection open, saying nothing more */
+        _exit(0);
+    }
+    return p;
+}
+
+static int start(const char *cmd, const char *notify_say, double after_s, double boot_s,
+                 bool *started, double *secs)
+{
+    char notify[128];
+    struct ct_err err = {0};
+    int lfd = ct_libmod_notify_open(NULL, NULL, NULL, notify, sizeof notify, &err);
+    cr_assert_geq(lfd, 0, "%s", err.msg);
+    cr_assert_eq(strlen(strchr(notify, '#') + 1), CT_LIBMOD_TOKEN_LEN, "%s", notify);
+    pid_t c = caller(notify, notify_say, after_s);
+    char *v[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+    int sig;
+    int64_t t0 = ct_now_ns();
+    int rc = ct_libmod_start(v, lfd, notify, boot_s, NULL, started, &sig, &err);
+    *secs = (double)(ct_now_ns() - t0) * 1e-9;
+    close(lfd);
+    kill(c, SIGKILL);
+    waitpid(c, NULL, 0);
+    return rc;
+}
+
+Test(libmod, the_word_of_rank_0_counts)
+{
+    bool started;
+    double secs;
+    int rc = start("sleep 1", NULL, 0.2, 10, &started, &secs);
+    cr_expect_eq(rc, 0);
+    cr_expect(started, "the token sent by ct_libmod_notify was not taken");
+}
+
+Test(libmod, a_silent_connection_neither_counts_nor_holds_the_wait)
+{
+    bool started;
+    double secs;
+    int rc = start("exec sleep 30", "", 0.1, 1.0, &started, &secs);
+    cr_expect_eq(rc, CT_ETIMEDOUT);
+    cr_expect(!started);
+    cr_expect_lt(secs, 4.0, "the wait took %.1f s", secs);
+}
+
+Test(libmod, another_token_does_not_count)
+{
+    bool started;
+    double secs;
+    int rc = start("exec sleep 30", "0123456789abcdef", 0.1, 1.0, &started, &secs);
+    cr_expect_eq(rc, CT_ETIMEDOUT);
+    cr_expect(!started);
 }

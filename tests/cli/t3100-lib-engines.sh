@@ -59,6 +59,20 @@ read -r rc npts partial line <"$TMP/out"
     grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped" "$TMP/out" \
     && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points" \
     || not_ok "interrupted sweep: $(cat "$TMP/out")"
+# SIGTERM to colltune alone (a scheduler's): passed on to the launcher, exit 143, said
+python3 - "$COLLTUNE" >"$TMP/out" 2>&1 <<'PY'
+import os, signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "run", "--lib", "ompi", "--local", "2", "-b", "128M", "-e", "128M",
+                      "-n", "200"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+time.sleep(3)
+t0 = time.time()
+os.kill(p.pid, signal.SIGTERM)
+err = p.communicate(timeout=60)[1].decode()
+print(p.returncode, round(time.time() - t0), err.strip().splitlines()[-1] if err.strip() else "")
+PY
+read -r rc secs line <"$TMP/out"
+[ "$rc" = 143 ] && [ "$secs" -lt 20 ] && grep -q "interrupted by signal 15 (Terminated); the ranks were stopped" "$TMP/out" \
+    && ok "SIGTERM to colltune alone: the job stopped in ${secs}s, exit 143, said" || not_ok "SIGTERM: $(cat "$TMP/out")"
 # hosts the launcher cannot reach: mpirun exits 255 at once (said), hydra waits for ever
 # (stopped after --boot-timeout); both one line of colltune's and exit 1, no folder left
 for l in ompi mpich; do
