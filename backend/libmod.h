@@ -62,7 +62,8 @@ int ct_libmod_hosts_ranks(const char *list);
 int ct_libmod_hosts_slots(const char *list, int *most, int *least);
 /*
  * The command that starts n ranks of `self argv[0] argv[1]...` (argv[0]: the subcommand) under the
- * library's launcher with CT_LIBMOD_ENV=name (and the library's own settings) in their environment;
+ * library's launcher with CT_LIBMOD_ENV=name and CT_LIBMOD_NOTIFY_ENV=notify (NULL: empty, no
+ * word awaited) in their environment (by the launcher's flag, else set here for it to pass on);
  * with hosts (a host list as above, or NULL: this host) on those hosts; the ranks bound as the
  * launcher binds a job's, or with `unbound` (--no-bind) left free. NULL-ended, new memory
  * (ct_libmod_argv_free).
