@@ -12,6 +12,7 @@
 
 #include "../backend/libmod.h"
 #include "../lib/file.h"
+#include "../lib/parse.h"
 #include "cmd.h"
 #include "librun.h"
 
@@ -134,34 +135,42 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     return ct_lib_close_within(be, *ctx, code, s, msg);
 }
 
+/* The names of the engine's rows for the collectives of colls, each once, ", "-separated. */
+static int row_names(const struct ct_backend *be, void *ctx, unsigned colls, char *names,
+                     size_t len, struct ct_err *err)
+{
+    const struct ct_algo *rows[64];
+    size_t off = 0;
+    names[0] = 0;
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        int n = colls & CT_COLL_BIT(c) ? be->candidates(ctx, (enum ct_coll)c, rows, 64, err) : 0;
+        if (n < 0)
+            return n;
+        for (int i = 0; i < n && i < 64 && off < len; i++)
+            if (!ct_list_has(names, rows[i]->name, strlen(rows[i]->name)))
+                off += (size_t)snprintf(names + off, len - off, "%s%s", off ? ", " : "",
+                                        rows[i]->name);
+    }
+    return 0;
+}
+
 int ct_lib_rows_check(const struct ct_opts *o, unsigned colls, const struct ct_backend *be,
                       void *ctx)
 {
-    const struct ct_algo *rows[64];
-    char names[1024] = "";
-    size_t off = 0;
-    bool all = true;
-    for (const char *t = o->lib_algo; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
-        bool found = false;
-        for (int c = 0; c < CT_COLL_COUNT; c++) {
-            int n =
-                colls & CT_COLL_BIT(c) ? be->candidates(ctx, (enum ct_coll)c, rows, 64, NULL) : 0;
-            for (int i = 0; i < n && i < 64; i++) {
-                found |= strlen(rows[i]->name) == strcspn(t, ",") &&
-                         !strncmp(rows[i]->name, t, strcspn(t, ","));
-                if (!ct_sweep_row_asked(*names ? names : ",", rows[i]->name) &&
-                    off < sizeof names) /* each name once; the default row is always swept */
-                    off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? "," : "",
-                                            rows[i]->name);
-            }
-        }
-        if (!found && be->root)
-            ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                        "%s has no algorithm '%.*s' for the collectives swept (it has %s)",
-                        be->library, (int)strcspn(t, ","), t, names);
-        all &= found;
-    }
-    return all ? 0 : CT_EXIT_USAGE;
+    char names[1024];
+    struct ct_err err = {0};
+    if (!o->lib_algo)
+        return 0;
+    if (row_names(be, ctx, colls, names, sizeof names, &err) < 0)
+        return be->root ? ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg) : CT_EXIT_USAGE;
+    for (const char *t = o->lib_algo; *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ','))
+        if (!ct_list_has(names, t, strcspn(t, ",")))
+            return be->root ? ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                                          "%s has no algorithm '%.*s' for the collectives swept "
+                                          "(it has %s)",
+                                          be->library, (int)strcspn(t, ","), t, names)
+                            : CT_EXIT_USAGE;
+    return 0;
 }
 
 const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
@@ -179,14 +188,10 @@ const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
             ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
         return NULL;
     }
-    size_t off = 0;
-    for (int i = 0; i < n && i < 64; i++) {
+    for (int i = 0; i < n && i < 64; i++)
         if (!strcmp(rows[i]->name, want))
             return rows[i];
-        if (off < sizeof names)
-            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
-                                    rows[i]->name);
-    }
+    row_names(be, ctx, CT_COLL_BIT(o->coll), names, sizeof names, &err);
     bool list = !strcmp(strchr(want, ':'), ":list"); /* run --algo LIB:list: the names */
     if (be->root && list)
         printf("%s %s algorithms: %s\n", be->library, ct_coll_name(o->coll), names);

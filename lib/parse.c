@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing numbers from the command line and environment. */
+/* Parsing numbers and lists from the command line and environment. */
 #include "parse.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ct_parse_size(const char *s, unsigned long long *out)
 {
@@ -81,4 +82,15 @@ size_t ct_sizes_sort_unique(uint64_t *v, size_t n)
         if (!u || v[u - 1] != v[i])
             v[u++] = v[i];
     return u;
+}
+
+bool ct_list_has(const char *list, const char *item, size_t len)
+{
+    for (const char *t = list; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
+        while (*t == ' ')
+            t++;
+        if (strcspn(t, ",") == len && !strncmp(t, item, len))
+            return true;
+    }
+    return false;
 }

@@ -3,6 +3,7 @@
 #ifndef CT_PARSE_H
 #define CT_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ int ct_parse_int(const char *s, long min, long max, long *out);
 
 /* "4 KiB", "22.6 KiB", "inf" (UINT64_MAX): a byte count for people. */
 const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
+/* Whether item[0..len) is one of the items of the comma-separated list (spaces after a
+ * comma skipped; NULL: none). */
+bool ct_list_has(const char *list, const char *item, size_t len);
 /* Sort sizes ascending in place and drop repeats; returns the count left. */
 size_t ct_sizes_sort_unique(uint64_t *v, size_t n);
 

@@ -14,6 +14,7 @@
 
 #include "../lib/clock.h"
 #include "../algos/coll.h"
+#include "../lib/parse.h"
 #include "stats.h"
 #include "plan.h"
 #include "select.h"
@@ -603,13 +604,7 @@ const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, const c
 
 bool ct_sweep_row_asked(const char *rows, const char *name)
 {
-    size_t len = strlen(name);
-    if (!rows || ct_select_library_default(name))
-        return true;
-    for (const char *t = rows; *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ','))
-        if (strcspn(t, ",") == len && !strncmp(t, name, len))
-            return true;
-    return false;
+    return !rows || ct_select_library_default(name) || ct_list_has(rows, name, strlen(name));
 }
 
 const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,

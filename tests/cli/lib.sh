@@ -19,12 +19,19 @@ expect() {
 # usage_error DESC -- command...: exit 2 and exactly one line on stderr naming the error
 usage_error() {
     desc=$1; shift 2
+    usage_says "$desc" "" -- "$@"
+}
+
+# usage_says DESC TEXT -- command...: the same, and that line says TEXT (a grep pattern)
+usage_says() {
+    desc=$1 want=$2; shift 3
     "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
     lines=$(wc -l <"$TMP/err")
-    if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q "error:" "$TMP/err"; then
+    if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q "error:.*$want" "$TMP/err"; then
         ok "$desc: $(cat "$TMP/err")"
     else
-        not_ok "$desc (exit $rc, $lines stderr lines)"; sed 's/^/#   /' "$TMP/err" | head -5
+        not_ok "$desc (exit $rc, $lines stderr lines${want:+, wanted '$want'})"
+        sed 's/^/#   /' "$TMP/err" | head -5
     fi
 }
 

@@ -440,11 +440,8 @@ $COLLTUNE sweep --verify "$TMP/v-rs.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
 usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --verify "$C4" --lib ompi
 # --local N and --coll pick the sets verified: none of that shape is one line (it ran the
 # 2-rank set whatever --local said, and an allreduce set for --coll alltoall, exit 0)
-usage_error "verify --local 3 of a 2-rank section" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --local 3
-grep -q "has no Open MPI section for 3 ranks, one host .*(it has allreduce on 2 ranks)" "$TMP/err" \
-    && ok "... says what it has" || not_ok "--local 3: $(cat "$TMP/err")"
-usage_error "verify --coll alltoall of an allreduce section" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
-grep -q "has no Open MPI section for alltoall on one host" "$TMP/err" && ok "... says so" || not_ok "--coll: $(cat "$TMP/err")"
+usage_says "verify --local 3 of a 2-rank section" "has no Open MPI section for 3 ranks, one host .*(it has allreduce on 2 ranks)" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --local 3
+usage_says "verify --coll alltoall of an allreduce section" "has no Open MPI section for alltoall on one host" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
 
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then
@@ -564,8 +561,9 @@ if [ "$XM" != "$X" ]; then
 fi
 expect 0 "sweep --lib mpich (allreduce, 8 B..64 KiB)" -- $COLLTUNE sweep --lib mpich --local 2 --coll allreduce -b 8 -e 64K -f 8 --budget 8 --out "$TMP/swm"
 grep "^not measured where" "$TMP/out" >"$TMP/refused"
-[ ! -s "$TMP/refused" ] || mpich_words "$TMP/refused" \
-    && ok "the sweep's refusals, if any, give MPICH's reason in whole words" || not_ok "sweep refusal: $(cat "$TMP/refused")"
+# mpich:smp fails inside MPICH 4.0.2 on 2 ranks at every size (above): refused, said
+grep -q "mpich:smp cannot run this point in MPICH" "$TMP/refused" && mpich_words "$TMP/refused" \
+    && ok "the sweep's refusal of mpich:smp gives MPICH's reason in whole words" || not_ok "sweep refusal: $(cat "$TMP/refused")"
 python3 - "$TMP/swm/config.json" >"$TMP/py" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

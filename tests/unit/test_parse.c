@@ -53,3 +53,14 @@ Test(parse, sizes_sort_unique)
         cr_assert_eq(v[i], want[i], "v[%zu] = %llu", i, (unsigned long long)v[i]);
     cr_assert_eq(ct_sizes_sort_unique(v, 0), 0);
 }
+
+Test(parse, list_has_whole_items_only)
+{
+    cr_expect(ct_list_has("ompi:ring,ompi:rdh", "ompi:rdh", 8));
+    cr_expect(ct_list_has("ompi:ring, ompi:rdh", "ompi:rdh", 8), "a space after the comma");
+    cr_expect(ct_list_has("ompi:ring,ompi:rdh", "ompi:ring,x", 9), "item is a prefix of its text");
+    cr_expect(!ct_list_has("ompi:segmented_ring", "ompi:ring", 9), "not a part of an item");
+    cr_expect(!ct_list_has("ompi:ring", "ompi:rin", 8), "not a prefix of an item");
+    cr_expect(!ct_list_has("", "x", 1));
+    cr_expect(!ct_list_has(NULL, "x", 1));
+}
