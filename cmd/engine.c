@@ -49,6 +49,9 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (o->keep_rules && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "run")))
         return ct_cmd_fail(cmd, 2, "--keep-rules is for run --lib %s%s", ct_libmod_names(),
                            strcmp(cmd, "sweep") ? "" : ": a sweep measures the library's defaults");
+    if (o->try_ties && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
+        return ct_cmd_fail(cmd, 2, "--try-ties is for sweep --verify CONFIG --lib %s",
+                           ct_libmod_names());
     /* the engines' own parameters: Open MPI's segment size (--chunk), NCCL's channels */
     const char *own = !o->lib           ? NULL
                       : o->params.intra ? "intra"

@@ -136,6 +136,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
+    if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
     if (!ct_libmod_in_rank()) {
         int rc = o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 && most != least
                      ? ct_cmd_fail("sweep", CT_EXIT_USAGE, /* rules: nodes x ranks per node */

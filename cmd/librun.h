@@ -83,15 +83,16 @@ int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsign
 struct ct_libmod;
 struct ct_loader;
 void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
-/* CONFIG (at path) with the nslow ranges verify found slower and the nnogain that showed no
- * gain set back to lib's own choice, the ncut found slower only at an edge cut to the sizes
- * that gained (ct_paired_trim), and nstamped sets marked verified (a set with a slower
- * range is not: the file changed; one that lost only ranges with no gain is, since those
- * sizes now run what side B ran), written beside it as
- * NAME.verified.json and said on stderr (cmd/verify_out.c). Returns code (verify's exit code
- * so far), or CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
-int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int nslow, int nnogain,
-                          int ncut, int nstamped, const char *lib, int code);
+/* CONFIG (at path) with the ranges verify found slower and those that showed no gain set back
+ * to lib's own choice, those found slower only at an edge cut to the sizes that gained
+ * (ct_paired_trim), the rows --try-ties tried kept where they gained (n: counts by
+ * CT_JUDGED_*), and nstamped sets marked verified (a set with a slower range is not: the
+ * file changed; one that lost only ranges with no gain is, since those sizes now run what
+ * side B ran), written beside it as NAME.verified.json (CONFIG itself when it is one) and
+ * said on stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or
+ * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
+int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
+                          int nstamped, const char *lib, int code);
 struct ct_paired;
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure

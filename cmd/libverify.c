@@ -27,6 +27,49 @@
 #include "cmd.h"
 #include "librun.h"
 
+/* Set s is one --coll and --local N ask for. */
+static bool asked(const struct ct_opts *o, unsigned colls, const struct ct_ruleset *s)
+{
+    return colls & CT_COLL_BIT(s->coll) && (!o->local_set || s->nranks == o->local_set);
+}
+
+/* --try-ties: a copy of c with the rows the sweep found tied with the library's own choice put
+ * in its place in the sets asked for (ct_config_lib_try_ties), each said; NULL when none. */
+static struct ct_config *try_ties(const struct ct_opts *o, const struct ct_libmod *m,
+                                  const struct ct_config *c, unsigned colls)
+{
+    struct ct_config *t = ct_config_copy(c);
+    const struct ct_librules *l = ct_config_lib(t, m->name);
+    int n = 0;
+    for (int i = 0; i < l->nsets; i++) {
+        const struct ct_ruleset *s = &l->sets[i];
+        if (!asked(o, colls, s) || !ct_config_lib_try_ties(t, m->name, i))
+            continue;
+        for (int k = 0; k < s->nrules; k++) {
+            char lo[32], hi[32];
+            if (s->rules[k].tried && ++n)
+                printf("try %s on %d ranks: %s (id %d) at %s..%s, tied with %s's choice in the "
+                       "sweep\n",
+                       ct_coll_name(s->coll), s->nranks, s->rules[k].algo, s->rules[k].id,
+                       ct_bytes_str(s->rules[k].min_bytes, lo, sizeof lo),
+                       s->rules[k].max_bytes == CT_BYTES_INF
+                           ? "inf"
+                           : ct_bytes_str(s->rules[k].max_bytes - 1, hi, sizeof hi),
+                       m->title);
+        }
+    }
+    if (!n) {
+        printf("--try-ties: the sweep found no %s row tied with its own choice in the sets "
+               "verified\n",
+               m->title);
+        ct_config_release(t);
+        free(t);
+        return NULL;
+    }
+    printf("\n");
+    return t;
+}
+
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
                  unsigned colls)
 {
@@ -37,7 +80,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     /* across hosts the library reads the file on every host: beside the config (shared) */
     char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
                                       : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int code = 0, verified = 0, nstamped = 0, n[3] = {0}; /* n: slower, no gain, cut */
+    int code = 0, verified = 0, nstamped = 0, n[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
      * sets found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -52,6 +95,9 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         free(tmp);
         return code;
     }
+    struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
+    if (tried) /* verified as CONFIG, its tried rows kept only where they gain */
+        l = ct_config_lib(c = tried, m->name);
     struct ct_export_opts eo;
     struct ct_export_out out;
     ct_export_opts_init(&eo);
@@ -87,7 +133,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         printf("\n");
         for (int i = 0; i < l->nsets && (!code || code == CT_EXIT_CHECK); i++) {
             const struct ct_ruleset *s = &l->sets[i];
-            if (!(colls & CT_COLL_BIT(s->coll)) || (o->local_set && s->nranks != o->local_set))
+            if (!asked(o, colls, s))
                 continue;      /* --coll, --local N: those sets only */
             bool left = false; /* not in the file: a job of its shape runs another set's */
             for (int k = 0; k < out.nleft_out; k++)
@@ -111,6 +157,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             verified++;
             fixed = fixed ? fixed : ct_config_copy(c);
             ct_config_lib_judged(fixed, m->name, i, s, slow, nogain, cut, n);
+            if (tried) /* the library's own choice as one range where no tried row stays */
+                ct_config_lib_join_own(fixed, m->name, i);
             /* after the demotions, which clear it: a set found slower loses a record it had
              * from an earlier verify; one that only lost rules with no gain keeps this one */
             nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);
@@ -142,13 +190,17 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (fixed && (nstamped || n[0] || n[1] || n[2]) && (code == 0 || code == CT_EXIT_CHECK))
-            code = ct_verify_write_fixed(fixed, path, n[0], n[1], n[2], nstamped, m->title, code);
+        if (fixed && (nstamped || n[0] || n[1] || n[2] || n[3] || n[4]) &&
+            (code == 0 || code == CT_EXIT_CHECK))
+            code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);
     }
     ct_export_out_release(&out);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);
+    if (tried)
+        ct_config_release(tried);
+    free(tried);
     unlink(tmp);
     for (int i = 1; i < f.n; i++)
         unlink(f.path[i]);

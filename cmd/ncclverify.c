@@ -83,7 +83,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0, nstamped = 0, nj[3] = {0}; /* nj: slower, no gain, cut */
+    int code = 0, verified = 0, nstamped = 0, nj[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to NCCL's own, those
      * slower only at an edge cut, and the rules found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -139,7 +139,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
                         "some size (by more than 3%%, beyond the intervals)\n");
     if (comm.rank == 0 && fixed && (nstamped || nj[0] || nj[1] || nj[2]) &&
         (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, nj[0], nj[1], nj[2], nstamped, "NCCL", code);
+        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, "NCCL", code);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);

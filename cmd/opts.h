@@ -37,6 +37,7 @@ struct ct_opts {
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
+    bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
@@ -71,7 +72,8 @@ enum {
     CT_O_LIB,
     CT_O_INFLIGHT,
     CT_O_HOSTS,
-    CT_O_KEEP_RULES
+    CT_O_KEEP_RULES,
+    CT_O_TRY_TIES
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -87,6 +89,7 @@ enum {
         {"sockbuf", 1, 0, CT_O_SOCKBUF}, {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, \
         {"gpu-map", 1, 0, CT_O_GPU_MAP}, {"lib", 1, 0, CT_O_LIB},                                  \
         {"inflight", 1, 0, CT_O_INFLIGHT}, {"keep-rules", 0, 0, CT_O_KEEP_RULES},                  \
+        {"try-ties", 0, 0, CT_O_TRY_TIES},                                                         \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }

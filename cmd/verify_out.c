@@ -26,13 +26,24 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
         unsetenv(m->own_name);
 }
 
-int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int nslow, int nnogain,
-                          int ncut, int nstamped, const char *lib, int code)
+int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
+                          int nstamped, const char *lib, int code)
 {
     struct ct_err err = {0};
-    char out[4200], what[96] = "", cut[112] = "";
-    int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json");
-    snprintf(out, sizeof out, "%.*s.verified.json", json ? len - 5 : len, path);
+    int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
+        kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK];
+    char out[4200], what[96] = "", cut[112] = "", ties[128] = "";
+    if (!nstamped && !nslow && !nnogain && !ncut && !kept) { /* --try-ties: all set back */
+        fprintf(stderr,
+                "colltune sweep: none of the %d tied row(s) tried in %s's place gained; CONFIG "
+                "stays as it is (no copy written; a verify without --try-ties marks what it "
+                "verifies)\n",
+                tried, lib);
+        return code;
+    }
+    int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json"),
+        again = len > 14 && !strcmp(path + len - 14, ".verified.json"); /* that one again */
+    snprintf(out, sizeof out, "%.*s.verified.json", again ? len - 14 : json ? len - 5 : len, path);
     if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
         return ct_cmd_fail("sweep", code ? code : CT_EXIT_FAIL, "%s", err.msg);
     if (nslow && nnogain)
@@ -45,26 +56,35 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, int n
         snprintf(cut, sizeof cut,
                  "%sthe %d range(s) slower only at an edge cut to the sizes that gained",
                  what[0] ? "; " : "", ncut);
+    if (tried && !kept) /* --try-ties: rows put in the place of the library's choice */
+        snprintf(ties, sizeof ties, " (none of the %d tied row(s) tried in its place gained)",
+                 tried);
+    else if (tried)
+        snprintf(ties, sizeof ties, ", %d of the %d tied row(s) tried in its place (they gained)",
+                 kept, tried);
     if (nslow || (ncut && nnogain))
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s; export "
+                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s%s; export "
                 "that one (and verify it)\n",
-                out, what, lib, cut);
+                out, what, lib, cut, ties);
     else if (ncut) /* a changed range: verify it again */
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s; export that one (and verify it)\n", out,
-                cut);
+                "colltune sweep: wrote %s: CONFIG with %s%s; export that one (and verify it)\n",
+                out, cut, ties);
     else if (nnogain)
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice and its "
+                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s and its "
                 "%d verified collective(s) marked so; export that one\n",
-                out, what, lib, nstamped);
+                out, what, lib, ties, nstamped);
+    else if (!nstamped) /* a tried row slower somewhere: the set changed from what ran */
+        fprintf(stderr, "colltune sweep: wrote %s: CONFIG%s; export that one (and verify it)\n",
+                out, ties);
     else
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with its %d verified collective(s) marked so "
+                "colltune sweep: wrote %s: CONFIG%s with its %d verified collective(s) marked so "
                 "(no size slower than %s's defaults beyond its interval, each rule's gain shown); "
                 "export that one\n",
-                out, nstamped, lib);
+                out, ties, nstamped, lib);
     return code;
 }
 
@@ -97,9 +117,16 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
         ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain, cut);
         fflush(stdout); /* before what goes to stderr next */
     }
-    *geo = t.slower ? 0 : t.geo;
+    int slower = 0; /* sizes of CONFIG's own slower: a tried row (--try-ties) is only set back */
+    bool tried_slow = false;
+    for (int k = 0; k < nsz; k++)
+        if (w[k].slower && rule[k] && rule[k]->tried)
+            tried_slow = true;
+        else
+            slower += w[k].slower;
+    *geo = slower || tried_slow ? 0 : t.geo; /* the set changes from what ran: not verified */
     free(w);
     free(gain);
     free(rounds);
-    return t.slower ? CT_EXIT_CHECK : 0;
+    return slower ? CT_EXIT_CHECK : 0;
 }

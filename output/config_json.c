@@ -151,12 +151,18 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
             for (int k = 0; k < r->ntied; k++)
                 json_array_append_new(t, json_string(r->tied[k]));
             json_object_set_new(x, "tied_with", t);
+        }
+        if (!lib || (!nccl && r->nties)) { /* a library's: with its rows' ids (--try-ties) */
             json_t *ties = json_array();
             for (int k = 0; k < r->nties; k++) {
                 json_t *y = json_object();
                 json_object_set_new(y, "algo", json_string(r->ties[k].algo));
+                if (lib)
+                    json_object_set_new(y, "id", json_integer(r->ties[k].id));
                 json_object_set_new(y, "min_bytes", json_integer((json_int_t)r->ties[k].min_bytes));
                 json_object_set_new(y, "max_bytes", u64_or_null(r->ties[k].max_bytes));
+                if (r->ties[k].ratio > 0)
+                    json_object_set_new(y, "ratio", json_real(r->ties[k].ratio));
                 json_array_append_new(ties, y);
             }
             json_object_set_new(x, "ties", ties);
@@ -369,7 +375,7 @@ bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll co
 
 void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const struct ct_ruleset *s,
                           const bool *slow, const bool *nogain, const struct ct_paired_cut *cut,
-                          int n[3])
+                          int n[CT_JUDGED_N])
 {
     for (int k = s->nrules - 1; c && k >= 0; k--) { /* a cut adds ranges after k */
         const struct ct_rule *r = &s->rules[k];
@@ -377,12 +383,14 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
         if (cutk && (i >= 0 ? ct_config_lib_trim(c, lib, i, k, cut[k].lo, cut[k].hi)
                             : ct_config_lib_trim_at(c, lib, s->coll, s->nranks, s->nnodes,
                                                     r->min_bytes, cut[k].lo, cut[k].hi)))
-            n[2]++;
+            n[r->tried ? CT_JUDGED_TRIED_KEPT : CT_JUDGED_CUT]++;
         else if ((slow[k] || nogain[k]) &&
                  (i >= 0 ? ct_config_lib_demote(c, lib, i, k)
                          : ct_config_lib_demote_at(c, lib, s->coll, s->nranks, s->nnodes,
                                                    r->min_bytes)))
-            n[slow[k] ? 0 : 1]++;
+            n[r->tried ? CT_JUDGED_TRIED_BACK : slow[k] ? CT_JUDGED_SLOW : CT_JUDGED_NOGAIN]++;
+        else if (r->tried)
+            n[CT_JUDGED_TRIED_KEPT]++;
     }
 }
 
@@ -766,8 +774,8 @@ static int read_lib_range(json_t *r, const char *at, struct ct_rule *x, struct c
 }
 
 /* "ties": optional (configs before it have none), spans of known algorithms inside the
- * range. */
-static int read_ties(json_t *r, const char *at, struct ct_rule *x, struct ct_err *err)
+ * range; a library's (lib): its own names, each with its id > 0. */
+static int read_ties(json_t *r, const char *at, bool lib, struct ct_rule *x, struct ct_err *err)
 {
     json_t *t = json_object_get(r, "ties");
     x->nties = 0;
@@ -777,15 +785,22 @@ static int read_ties(json_t *r, const char *at, struct ct_rule *x, struct ct_err
         return bad(err, at, "ties", "expected an array of at most %d spans", CT_TIES_MAX);
     for (size_t i = 0; i < json_array_size(t); i++) {
         json_t *v = json_array_get(t, i), *a = json_object_get(v, "algo"),
-               *lo = json_object_get(v, "min_bytes"), *hi = json_object_get(v, "max_bytes");
+               *lo = json_object_get(v, "min_bytes"), *hi = json_object_get(v, "max_bytes"),
+               *id = json_object_get(v, "id"), *q = json_object_get(v, "ratio");
         struct ct_tie_span *y = &x->ties[x->nties];
-        if (!json_is_object(v) || !json_is_string(a) || !ct_algo_find(json_string_value(a)) ||
+        if (!json_is_object(v) || !json_is_string(a) ||
+            !(lib ? *json_string_value(a) && json_is_integer(id) && json_integer_value(id) > 0 &&
+                        json_integer_value(id) <= 1 << 20
+                  : ct_algo_find(json_string_value(a)) != NULL) ||
             !json_is_integer(lo) || json_integer_value(lo) < 0 ||
-            !(json_is_null(hi) || (json_is_integer(hi) && json_integer_value(hi) > 0)))
+            !(json_is_null(hi) || (json_is_integer(hi) && json_integer_value(hi) > 0)) ||
+            (q && !(json_is_number(q) && json_number_value(q) > 0 && json_number_value(q) < 1e6)))
             return bad(err, at, "ties",
-                       "entry %zu is not {\"algo\": ALGORITHM, \"min_bytes\": N, "
-                       "\"max_bytes\": N or null}",
-                       i);
+                       "entry %zu is not {\"algo\": ALGORITHM,%s \"min_bytes\": N, "
+                       "\"max_bytes\": N or null, \"ratio\": R > 0 (optional)}",
+                       i, lib ? " \"id\": N > 0," : "");
+        y->id = lib ? (int)json_integer_value(id) : 0;
+        y->ratio = q ? json_number_value(q) : 0;
         snprintf(y->algo, sizeof y->algo, "%s", json_string_value(a));
         y->min_bytes = (uint64_t)json_integer_value(lo);
         y->max_bytes = json_is_null(hi) ? CT_BYTES_INF : (uint64_t)json_integer_value(hi);
@@ -838,8 +853,10 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, st
     CT_TRY(get_num(r, at, "gain", 0, 1e12, &x->gain, err));
     if (json_object_get(r, "predicted")) /* optional: sweep --model only */
         CT_TRY(get_bool(r, at, "predicted", &x->predicted, err));
-    if (lib)
-        return read_lib_range(r, at, x, err);
+    if (lib) {
+        CT_TRY(read_lib_range(r, at, x, err));
+        return read_ties(r, at, true, x, err);
+    }
     CT_TRY(get_str(r, at, "algo", x->algo, sizeof x->algo, err));
     const struct ct_algo *a = ct_algo_find(x->algo);
     if (!a)
@@ -856,7 +873,7 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, st
             return bad(err, at, "runner_up", "unknown algorithm '%s'", x->runner_up);
     }
     CT_TRY(read_tied(r, at, x, err));
-    return read_ties(r, at, x, err);
+    return read_ties(r, at, false, x, err);
 }
 
 /* prefix: "" for the native rules, "libraries[L]." for a library's (lib) */

@@ -69,6 +69,18 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
                     r->params.v[q] = 0; /* NCCL's channel count) */
             strip_lib(r->algo);
             strip_lib(r->runner_up);
+            int n = 0; /* the ties with the library's rows (not one that ran its own choice) */
+            for (int t = 0; t < r->nties; t++) {
+                const struct ct_algo *ta = ct_sweep_algo_find(cfg, r->ties[t].algo);
+                if (!ta || ta->lib_id <= 0)
+                    continue;
+                r->ties[n] = r->ties[t];
+                r->ties[n].id = ta->lib_id;
+                strip_lib(r->ties[n++].algo);
+            }
+            r->nties = n;
+            for (int t = 0; t < r->ntied; t++)
+                strip_lib(r->tied[t]);
         }
     l->sets = m->sets;
     l->nsets = m->nsets;
@@ -140,15 +152,7 @@ void ct_sweep_rules_fit(const struct ct_sweep_cfg *cfg, const struct ct_sweep_po
             next->min_bytes = top + 1;
         }
         r->max_bytes = top + 1;
-        int k = 0; /* the parts of r's ties still inside it */
-        for (int t = 0; t < r->nties; t++) {
-            struct ct_tie_span *sp = &r->ties[t];
-            if (sp->max_bytes > r->max_bytes)
-                sp->max_bytes = r->max_bytes;
-            if (sp->min_bytes < sp->max_bytes)
-                r->ties[k++] = *sp;
-        }
-        r->nties = k;
+        ct_rule_clip_ties(r);
     }
 }
 

@@ -599,21 +599,26 @@ static void fill_rule(const struct ct_sweep_point *pts, const struct ct_select_c
 }
 
 /* Which algorithms (names[a], simplest first) were acceptable at each size s of from .. to:
- * the leader and every one it does not win over. New memory, [(s - from) * na + a]. */
+ * the leader and every one it does not win over, with the log of its best median over the
+ * chosen's in lr. New memory, [(s - from) * na + a]. */
 static bool *acceptable_sets(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                              double margin, const struct ct_select_choice *c, size_t from,
-                             size_t to, const char *const *names, size_t na)
+                             size_t to, const char *const *names, size_t na, double **lr)
 {
     size_t *idx = ct_xmalloc(sizeof *idx * (n ? n : 1));
     bool *ok = ct_xcalloc((to - from + 1) * (na ? na : 1), sizeof *ok);
+    *lr = ct_xcalloc((to - from + 1) * (na ? na : 1), sizeof **lr);
     for (size_t s = from; s <= to; s++) {
         size_t k = best_per_algo(pts, n, coll, c[s].size, margin, idx);
         for (size_t j = 0; j < k; j++)
             if ((long)idx[j] == c[s].leader ||
                 !ct_select_wins(&pts[c[s].leader].st, &pts[idx[j]].st, margin)) {
                 size_t a = name_index(names, na, pts[idx[j]].algo);
-                if (a < na)
+                if (a < na && pts[idx[j]].st.median > 0 && pts[c[s].chosen].st.median > 0) {
                     ok[(s - from) * na + a] = true;
+                    (*lr)[(s - from) * na + a] =
+                        log(pts[idx[j]].st.median / pts[c[s].chosen].st.median);
+                }
             }
     }
     free(idx);
@@ -630,7 +635,8 @@ static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll
 {
     const char **names;
     size_t na = algos_of(pts, n, coll, &names);
-    bool *ok = acceptable_sets(pts, n, coll, margin, c, from, to, names, na);
+    double *lr;
+    bool *ok = acceptable_sets(pts, n, coll, margin, c, from, to, names, na, &lr);
     r->ntied = r->nties = 0;
     for (size_t a = 0; a < na; a++) {
         if (!strcmp(names[a], r->algo))
@@ -639,8 +645,9 @@ static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll
             if (!ok[(s - from) * na + a])
                 continue;
             size_t e = s;
+            double sum = lr[(s - from) * na + a];
             while (e < to && ok[(e + 1 - from) * na + a])
-                e++;
+                sum += lr[(++e - from) * na + a];
             if (s == from && e == to && r->ntied < CT_TIED_MAX)
                 snprintf(r->tied[r->ntied++], sizeof r->tied[0], "%s", names[a]);
             if (r->nties < CT_TIES_MAX) {
@@ -649,10 +656,12 @@ static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll
                 t->min_bytes =
                     s == from ? r->min_bytes : log_between(c[s - 1].size, c[s].size, 0.5);
                 t->max_bytes = e == to ? r->max_bytes : log_between(c[e].size, c[e + 1].size, 0.5);
+                t->ratio = exp(sum / (double)(e - s + 1));
             }
             s = e;
         }
     }
+    free(lr);
     free(ok);
     free(names);
 }

@@ -67,6 +67,48 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
     return true;
 }
 
+/* b's tie spans added to a's, b's range next to a's: a span cut at the join is one again. */
+static void add_ties(struct ct_rule *a, const struct ct_rule *b)
+{
+    for (int t = 0; t < b->nties; t++) {
+        struct ct_tie_span *last = NULL;
+        for (int u = 0; u < a->nties; u++)
+            if (!strcmp(a->ties[u].algo, b->ties[t].algo) &&
+                (a->ties[u].max_bytes == b->ties[t].min_bytes ||
+                 a->ties[u].min_bytes == b->ties[t].max_bytes))
+                last = &a->ties[u];
+        if (last && last->max_bytes == b->ties[t].min_bytes)
+            last->max_bytes = b->ties[t].max_bytes;
+        else if (last)
+            last->min_bytes = b->ties[t].min_bytes;
+        else if (a->nties < CT_TIES_MAX)
+            a->ties[a->nties++] = b->ties[t];
+    }
+}
+
+/* Rule to takes over [lo, hi) of x's range, next to its own: with x's ties there. */
+static void take_part(struct ct_rule *to, const struct ct_rule *x, uint64_t lo, uint64_t hi)
+{
+    struct ct_rule part = *x;
+    part.min_bytes = lo;
+    part.max_bytes = hi;
+    ct_rule_clip_ties(&part);
+    add_ties(to, &part);
+}
+
+void ct_rule_clip_ties(struct ct_rule *r)
+{
+    int k = 0;
+    for (int t = 0; t < r->nties; t++) {
+        struct ct_tie_span sp = r->ties[t];
+        sp.min_bytes = sp.min_bytes < r->min_bytes ? r->min_bytes : sp.min_bytes;
+        sp.max_bytes = sp.max_bytes > r->max_bytes ? r->max_bytes : sp.max_bytes;
+        if (sp.min_bytes < sp.max_bytes)
+            r->ties[k++] = sp;
+    }
+    r->nties = k;
+}
+
 bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint64_t lo,
                         uint64_t hi)
 {
@@ -78,10 +120,14 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
     if (x.id == 0 || lo >= hi || lo < x.min_bytes || hi > x.max_bytes)
         return false;
     /* the part cut off joins a neighbour that is the library's own choice, else is one */
-    if (lo > x.min_bytes && k > 0 && s->rules[k - 1].id == 0)
+    if (lo > x.min_bytes && k > 0 && s->rules[k - 1].id == 0) {
+        take_part(&s->rules[k - 1], &x, x.min_bytes, lo);
         s->rules[k - 1].max_bytes = x.min_bytes = lo;
-    if (hi < x.max_bytes && k + 1 < s->nrules && s->rules[k + 1].id == 0)
+    }
+    if (hi < x.max_bytes && k + 1 < s->nrules && s->rules[k + 1].id == 0) {
+        take_part(&s->rules[k + 1], &x, hi, x.max_bytes);
         s->rules[k + 1].min_bytes = x.max_bytes = hi;
+    }
     int below = lo > x.min_bytes, above = hi < x.max_bytes;
     s->rules = ct_xrealloc(s->rules, sizeof *s->rules * (size_t)(s->nrules + below + above));
     memmove(&s->rules[k + below + above + 1], &s->rules[k + 1],
@@ -91,18 +137,131 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
     if (below) { /* [min, lo): the library's own choice */
         *r = x;
         r->max_bytes = lo;
-        set_back(r++);
+        set_back(r);
+        ct_rule_clip_ties(r++);
     }
     *r = x;
     r->min_bytes = lo;
     r->max_bytes = hi;
+    ct_rule_clip_ties(r);
     if (above) {
         r[1] = x;
         r[1].min_bytes = hi;
         set_back(&r[1]);
+        ct_rule_clip_ties(&r[1]);
     }
     s->verified.at[0] = '\0'; /* a changed set is a new file: not verified */
     return true;
+}
+
+/* Span a before b where two overlap: the faster in the sweep (a ratio not known last). */
+static bool before(const struct ct_tie_span *a, const struct ct_tie_span *b)
+{
+    return a->ratio > 0 && (!(b->ratio > 0) || a->ratio < b->ratio);
+}
+
+/* The spans of r's ties to try (ct_config_lib_try_ties): a library row's (id > 0), where two
+ * overlap the one the sweep measured faster, else the earlier; sorted by size; how many. */
+static int spans_to_try(const struct ct_rule *r, struct ct_tie_span *out)
+{
+    const struct ct_tie_span *by[CT_TIES_MAX];
+    int n = 0, nb = 0;
+    for (int t = 0; t < r->nties && t < CT_TIES_MAX; t++) { /* the order to take them in */
+        int j = nb++;
+        for (; j > 0 && before(&r->ties[t], by[j - 1]); j--)
+            by[j] = by[j - 1];
+        by[j] = &r->ties[t];
+    }
+    for (int t = 0; t < nb; t++) {
+        const struct ct_tie_span *sp = by[t];
+        bool overlaps = sp->id <= 0;
+        for (int j = 0; j < n && !overlaps; j++)
+            overlaps = sp->min_bytes < out[j].max_bytes && out[j].min_bytes < sp->max_bytes;
+        if (overlaps)
+            continue;
+        int j = n++;
+        for (; j > 0 && out[j - 1].min_bytes > sp->min_bytes; j--)
+            out[j] = out[j - 1];
+        out[j] = *sp;
+    }
+    return n;
+}
+
+int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (!l || i < 0 || i >= l->nsets)
+        return 0;
+    struct ct_ruleset *s = &l->sets[i];
+    int made = 0;
+    for (int k = 0; k < s->nrules; k++) {
+        struct ct_tie_span sp[CT_TIES_MAX];
+        int n = s->rules[k].id == 0 ? spans_to_try(&s->rules[k], sp) : 0;
+        if (!n)
+            continue;
+        /* the range becomes up to 2n + 1 rules: its own choice between the spans */
+        struct ct_rule x = s->rules[k], *out = ct_xcalloc((size_t)(2 * n + 1), sizeof *out);
+        int m = 0;
+        uint64_t at = x.min_bytes;
+        for (int t = 0; t <= n; t++) {
+            uint64_t lo = t < n ? sp[t].min_bytes : x.max_bytes;
+            if (lo > at) { /* the library's own choice from at to lo */
+                out[m] = x;
+                out[m].min_bytes = at;
+                out[m].max_bytes = lo;
+                ct_rule_clip_ties(&out[m++]);
+            }
+            if (t == n)
+                break;
+            struct ct_rule *r = &out[m++];
+            *r = x;
+            memcpy(r->algo, sp[t].algo, sizeof r->algo); /* both char[64] */
+            snprintf(r->runner_up, sizeof r->runner_up, "default");
+            r->id = sp[t].id;
+            memset(r->params.v, 0, sizeof r->params.v); /* the library's own segment size */
+            r->min_bytes = sp[t].min_bytes;
+            r->max_bytes = at = sp[t].max_bytes;
+            r->tie = r->tried = true;
+            r->gain = 1;
+            ct_rule_clip_ties(r);
+            int others = 0; /* the other rows tied here, not this one */
+            for (int u = 0; u < r->nties; u++)
+                if (strcmp(r->ties[u].algo, r->algo))
+                    r->ties[others++] = r->ties[u];
+            r->nties = others;
+        }
+        s->rules = ct_xrealloc(s->rules, sizeof *s->rules * (size_t)(s->nrules + m - 1));
+        memmove(&s->rules[k + m], &s->rules[k + 1], sizeof *s->rules * (size_t)(s->nrules - k - 1));
+        memcpy(&s->rules[k], out, sizeof *out * (size_t)m);
+        s->nrules += m - 1;
+        made += n;
+        k += m - 1;
+        free(out);
+    }
+    if (made)
+        s->verified.at[0] = '\0';
+    return made;
+}
+
+void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (!l || i < 0 || i >= l->nsets)
+        return;
+    struct ct_ruleset *s = &l->sets[i];
+    int m = 0;
+    for (int k = 0; k < s->nrules; k++) {
+        struct ct_rule *a = m ? &s->rules[m - 1] : NULL, *b = &s->rules[k];
+        if (!a || a->id || b->id) {
+            s->rules[m++] = *b;
+            continue;
+        }
+        a->max_bytes = b->max_bytes;
+        a->confidence = b->confidence < a->confidence ? b->confidence : a->confidence;
+        a->tie |= b->tie;
+        add_ties(a, b);
+    }
+    s->nrules = m;
 }
 
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)

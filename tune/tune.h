@@ -52,6 +52,9 @@ struct ct_sweep_point {
 struct ct_tie_span {
     char algo[64];
     uint64_t min_bytes, max_bytes;
+    int id;       /* a library section's span: the library's id of algo (always > 0) */
+    double ratio; /* geomean over the span's sizes of algo's median / the choice's (0: not
+                     known, a config before it) */
 };
 
 struct ct_rule {
@@ -73,6 +76,8 @@ struct ct_rule {
     int id;             /* a library section's rule: the library's id of algo (0: its own
                            default decision, kept for this range) */
     bool predicted;     /* chosen from the model's prices (sweep --model), not measured */
+    bool tried;         /* sweep --verify --try-ties: a library's row the sweep found tied with the
+                           library's own choice, put in its place to be tried (not in CONFIG) */
 };
 
 /* Rules for one collective on one communicator shape. */
@@ -176,6 +181,18 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
  * or [lo, hi) is empty or not inside it. */
 bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint64_t lo,
                         uint64_t hi);
+
+/* r's tie spans cut to r's range, those left outside it dropped. */
+void ct_rule_clip_ties(struct ct_rule *r);
+/* sweep --verify --try-ties: in library lib's ruleset i, each part of a range kept at the
+ * library's own choice where the sweep found one of its rows tied with that choice (a span of
+ * the range's ties; where two overlap the one faster in the sweep, by its ratio) made a rule of
+ * that row, with the library's own segment size, marked tried; the set loses its verified mark.
+ * Returns how many rules were made. */
+int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i);
+/* Neighbouring rules of library lib's ruleset i that both keep the library's own choice made
+ * one (as before ct_config_lib_try_ties split them): the ties of both, the lower confidence. */
+void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i);
 
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
  * verify does with a set it found no slower than the defaults; a geomean that is not a

@@ -433,15 +433,74 @@ $COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; 
     && grep -q "^allreduce on 3 ranks: exported vs defaults" "$TMP/out" \
     && ! grep -q "^allreduce on 2 ranks: exported vs defaults" "$TMP/out" \
     && ok "a set the exported file leaves out is not verified (exit $rc)" || not_ok "left-out set (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -20)"
-$COLLTUNE sweep --verify "$TMP/v-rs.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+# (a verified copy verified again is written over itself, not as NAME.verified.verified.json)
+cp "$TMP/v-rs.json" "$TMP/v-rs.verified.json"
+$COLLTUNE sweep --verify "$TMP/v-rs.verified.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^ *18096 *ring " "$TMP/out" \
     && ok "verify reducescatter: the midpoint measured as whole elements per rank (exit $rc)" \
     || not_ok "verify reducescatter (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -4)"
+grep -q "wrote $TMP/v-rs.verified.json: " "$TMP/err" && [ ! -e "$TMP/v-rs.verified.verified.json" ] \
+    && ok "a verified copy verified again is written over itself" || not_ok "verified twice: $(cat "$TMP/err"; ls "$TMP")"
 usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --verify "$C4" --lib ompi
 # --local N and --coll pick the sets verified: none of that shape is one line (it ran the
 # 2-rank set whatever --local said, and an allreduce set for --coll alltoall, exit 0)
 usage_says "verify --local 3 of a 2-rank section" "has no Open MPI section for 3 ranks, one host .*(it has allreduce on 2 ranks)" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --local 3
 usage_says "verify --coll alltoall of an allreduce section" "has no Open MPI section for alltoall on one host" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
+
+# ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
+# its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
+# than the default at 256 KiB-1 MiB in a launch of its own here, the heap trimmed on every
+# call, and tied with it inside a sweep's process) is set back, and the file is not called
+# slower (exit 0 or, where a size the file keeps at the default read slower by noise, 3)
+python3 - "$TMP/v-rs.json" "$TMP/v-ties.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["sweep"].update(minbytes=8, maxbytes=1048576, stepfactor=8)
+rs = d["libraries"][0]["rules"][0]
+rs["ranges"] = [{"min_bytes": 0, "max_bytes": None, "algo": "default", "id": 0,
+                 "params": {"segsize": 0}, "confidence": 0.2, "tie": True,
+                 "runner_up": "butterfly", "gain": 1.0, "default": True,
+                 "ties": [{"algo": "ring", "id": 3, "min_bytes": 100, "max_bytes": 20000,
+                           "ratio": 1.01},
+                          {"algo": "butterfly", "id": 4, "min_bytes": 0, "max_bytes": 600,
+                           "ratio": 0.98},
+                          {"algo": "recursive_halving", "id": 2, "min_bytes": 200000,
+                           "max_bytes": None, "ratio": 0.99}]}]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+$COLLTUNE sweep --verify "$TMP/v-ties.json" --lib ompi --try-ties >"$TMP/out" 2>"$TMP/err"; rc=$?
+grep -q "^try reducescatter on 2 ranks: butterfly (id 4) at 0 B..599 B, tied with Open MPI's choice in the sweep$" "$TMP/out" \
+    && grep -q "^try reducescatter on 2 ranks: recursive_halving (id 2) at 195 KiB..inf, tied with" "$TMP/out" \
+    && ! grep -q "^try .*: ring" "$TMP/out" \
+    && ok "verify --try-ties: the tied rows tried, where two overlap the one faster in the sweep" \
+    || not_ok "try-ties rows (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -8)"
+# the slower one set back; butterfly kept only where its gain showed (a tie here, mostly not)
+grep -q "^    recursive_halving  *195 KiB-up .* rounds  SLOWER .*set back to Open MPI's own choice" "$TMP/out" \
+    && { { grep -q "^    butterfly .*set back" "$TMP/out" \
+           && grep -q "none of the 2 tied row(s) tried in Open MPI's place gained; CONFIG stays as it is (no copy written" "$TMP/err" \
+           && [ ! -e "$TMP/v-ties.verified.json" ]; } \
+         || { grep -q "^    butterfly .*faster: kept" "$TMP/out" \
+              && grep -q "1 of the 2 tied row(s) tried in its place (they gained)" "$TMP/err" \
+              && python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"]
+sys.exit(not ([(x["algo"], x["min_bytes"]) for x in r] == [("butterfly", 0), ("default", 600)]))' \
+                  "$TMP/v-ties.verified.json"; }; } \
+    && ok "verify --try-ties: the slower tried row set back, a copy only with what gained (exit $rc)" \
+    || not_ok "try-ties verdict (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -8)"
+# the file is not called slower for a row it did not have (3 only where noise flags a size
+# both sides run at the default)
+if [ $rc -eq 0 ]; then
+    ! grep -q "the exported file is slower" "$TMP/err" && ok "a tried row found slower does not make the file slower (exit 0)" \
+        || not_ok "try-ties exit 0 but: $(cat "$TMP/err")"
+else
+    awk '$2 == "default" && /SLOWER/ { d++ } END { exit !d }' "$TMP/out" \
+        && skip "verify --try-ties exited $rc: a size both sides ran at the default read slower (noise)" \
+        || not_ok "try-ties exit $rc: $(cat "$TMP/out" "$TMP/err" | tail -8)"
+fi
+usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --try-ties -e 64
+usage_says "run --try-ties" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE run --lib ompi --local 2 --try-ties
+usage_says "--try-ties without --lib" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --try-ties
 
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then

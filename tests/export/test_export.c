@@ -21,6 +21,7 @@
 #include "output/export.h"
 #include "plugin/nccl_rules.h"
 #include "plugin/nccl_tuner_abi.h"
+#include "tune/stats.h"
 
 #define CLUSTER "tests/fixtures/export/config-cluster.json"
 #define FOUR "tests/fixtures/export/config-4ranks.json"
@@ -680,6 +681,124 @@ Test(config, verified_record)
     cr_assert(ct_config_lib_verified(&c, "ompi", 1, 1.25));
     cr_assert(!ct_config_lib_verified(&c, "ompi", 1, NAN), "no geomean: not marked");
     cr_assert_eq(c.libs[0].sets[1].verified.at[0], 0, "and the earlier record is gone");
+    ct_config_release(&c);
+}
+
+static void tie(struct ct_rule *r, const char *algo, int id, uint64_t lo, uint64_t hi, double q)
+{
+    struct ct_tie_span *t = &r->ties[r->nties++];
+    snprintf(t->algo, sizeof t->algo, "%s", algo);
+    t->id = id;
+    t->min_bytes = lo;
+    t->max_bytes = hi;
+    t->ratio = q;
+}
+
+/* sweep --verify --try-ties: a library's tie spans (with the rows' ids and ratios) go through
+ * config.json; ct_config_lib_try_ties puts the tied rows in the place of the library's choice
+ * (where two overlap, the one faster in the sweep; no ratio: the earlier), marked tried; the
+ * verdict counts them apart from CONFIG's rules; those set back join the library's choice
+ * again, their spans with it. */
+Test(config, library_ties_tried)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    struct ct_rule *r = &c.libs[0].sets[0].rules[0]; /* allreduce: default [0, 4 KiB) */
+    tie(r, "recursive_doubling", 3, 0, 1024, 0.9);
+    tie(r, "basic_linear", 1, 512, 4096, 0.8);
+    tie(r, "ring", 4, 0, 256, 1.01);
+    r = &c.libs[0].sets[1].rules[0]; /* alltoall: default everywhere */
+    tie(r, "pairwise", 2, 100, 200, 0);
+    tie(r, "bruck", 3, 1000, CT_BYTES_INF, 0);
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"algo\": \"basic_linear\",\n                  \"id\": 1,") ||
+                  strstr(txt, "\"id\": 1"),
+              "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    const struct ct_rule *b = &back.libs[0].sets[0].rules[0];
+    cr_assert_eq(b->nties, 3);
+    cr_assert_eq(b->ties[1].id, 1);
+    cr_assert_float_eq(b->ties[1].ratio, 0.8, 1e-9);
+    cr_assert_float_eq(back.libs[0].sets[1].rules[0].ties[0].ratio, 0, 0, "no ratio: 0");
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    ct_config_release(&back);
+    free(txt2);
+    char *id0 = strstr(txt, "\"id\": 1,"); /* a span of a library's without a row id */
+    cr_assert_not_null(id0);
+    memcpy(id0, "\"id\": 0,", 8);
+    cr_assert_lt(ct_config_json_parse(txt, &back, &err), 0);
+    cr_assert(strstr(err.msg, "ties") && strstr(err.msg, "\"id\": N > 0"), "%s", err.msg);
+    free(txt);
+
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
+    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 0), 2, "basic_linear, then ring below it");
+    cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "a changed set: not verified");
+    const struct ct_ruleset *s = &c.libs[0].sets[0];
+    cr_assert_eq(s->nrules, 5);
+    static const struct {
+        const char *algo;
+        uint64_t lo;
+        bool tried;
+    } want[] = {{"ring", 0, true},
+                {"default", 256, false},
+                {"basic_linear", 512, true},
+                {"ring", 4096, false},
+                {"segmented_ring", 1u << 20, false}};
+    for (int k = 0; k < 5; k++) {
+        cr_assert_str_eq(s->rules[k].algo, want[k].algo, "rule %d", k);
+        cr_assert_eq(s->rules[k].min_bytes, want[k].lo, "rule %d", k);
+        cr_assert_eq(s->rules[k].tried, want[k].tried, "rule %d", k);
+    }
+    cr_assert_eq(s->rules[2].id, 1);
+    cr_assert_eq(s->rules[2].params.v[CT_P_CHUNK], 0, "the library's own segment size");
+    cr_assert_eq(s->rules[2].nties, 1, "recursive_doubling's part of it, not its own");
+    cr_assert(!strcmp(s->rules[2].ties[0].algo, "recursive_doubling") &&
+              s->rules[2].ties[0].min_bytes == 512 && s->rules[2].ties[0].max_bytes == 1024);
+    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 1), 2, "no ratios: both, in their order");
+    s = &c.libs[0].sets[1];
+    cr_assert_eq(s->nrules, 4);
+    cr_assert(!strcmp(s->rules[1].algo, "pairwise") && s->rules[1].max_bytes == 200 &&
+              !strcmp(s->rules[3].algo, "bruck") && s->rules[3].max_bytes == CT_BYTES_INF);
+    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 1), 0, "nothing left to try");
+    cr_assert_eq(ct_config_lib_try_ties(&c, "mpich", 0), 0, "no such library");
+
+    /* the verdict: allreduce's tried ring slower, basic_linear cut to [1 KiB, 4 KiB), CONFIG's
+     * ring without a gain; the set back ones join the library's choice */
+    s = &c.libs[0].sets[0];
+    bool slow[5] = {true, false, true, false, false}, nogain[5] = {false, false, false, true};
+    struct ct_paired_cut cut[5] = {{0}};
+    cut[2].lo = 1024;
+    cut[2].hi = 4096;
+    cut[2].rounds = 4;
+    int n[CT_JUDGED_N] = {0};
+    struct ct_ruleset copy = *s; /* the verdict is on the set as verified, applied to c */
+    copy.rules = ct_xmalloc(sizeof *copy.rules * (size_t)s->nrules);
+    memcpy(copy.rules, s->rules, sizeof *copy.rules * (size_t)s->nrules);
+    ct_config_lib_judged(&c, "ompi", 0, &copy, slow, nogain, cut, n);
+    free(copy.rules);
+    cr_assert(n[CT_JUDGED_TRIED_BACK] == 1 && n[CT_JUDGED_TRIED_KEPT] == 1 &&
+                  n[CT_JUDGED_NOGAIN] == 1 && !n[CT_JUDGED_SLOW] && !n[CT_JUDGED_CUT],
+              "%d %d %d %d %d", n[0], n[1], n[2], n[3], n[4]);
+    ct_config_lib_join_own(&c, "ompi", 0);
+    static const struct {
+        const char *algo;
+        uint64_t lo;
+    } after[] = {
+        {"default", 0}, {"basic_linear", 1024}, {"default", 4096}, {"segmented_ring", 1u << 20}};
+    cr_assert_eq(s->nrules, 4);
+    for (int k = 0; k < 4; k++)
+        cr_assert(!strcmp(s->rules[k].algo, after[k].algo) && s->rules[k].min_bytes == after[k].lo,
+                  "rule %d: %s from %llu", k, s->rules[k].algo,
+                  (unsigned long long)s->rules[k].min_bytes);
+    const struct ct_rule *j = &s->rules[0];
+    int rd = -1;
+    for (int t = 0; t < j->nties; t++)
+        rd = strcmp(j->ties[t].algo, "recursive_doubling") ? rd : t;
+    cr_assert(rd >= 0 && j->ties[rd].min_bytes == 0 && j->ties[rd].max_bytes == 1024,
+              "recursive_doubling's span one again");
+    cr_assert_eq(ct_ruleset_check_lib(s, &err), 0, "%s", err.msg);
     ct_config_release(&c);
 }
 

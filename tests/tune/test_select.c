@@ -370,7 +370,7 @@ Test(select, ties_across_the_curve_do_not_alternate)
  * only and beaten beyond. The range records mesh over all of it and mesh-1step over its
  * part, with bounds at the geometric midpoints to its beaten neighbours: so a second sweep
  * that chose mesh-1step at 512 B made a tied choice there, and one that chose it at 8 KiB
- * did not. */
+ * did not. Each span carries how fast its row ran against the choice there. */
 Test(select, ties_are_recorded_per_part_of_a_range)
 {
     struct ct_sweep_point p[40];
@@ -397,6 +397,9 @@ Test(select, ties_are_recorded_per_part_of_a_range)
     cr_assert_str_eq(r->ties[1].algo, "mesh-1step");
     cr_assert_eq(r->ties[1].min_bytes, 91, "sqrt(64 x 128) = 90.5: %" PRIu64, r->ties[1].min_bytes);
     cr_assert_eq(r->ties[1].max_bytes, 1448, "sqrt(1024 x 2048): %" PRIu64, r->ties[1].max_bytes);
+    /* each span's ratio: its sizes' geomean of the row's median over the choice's */
+    cr_assert_float_eq(r->ties[0].ratio, 1.01, 1e-9);
+    cr_assert_float_eq(r->ties[1].ratio, 1.02, 1e-9);
     ct_ruleset_release(&s);
 }
 

@@ -570,7 +570,7 @@ Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
         snprintf(lr.sets[0].verified.at, sizeof lr.sets[0].verified.at, "2026-11-30");
         cf.libs = &lr;
         cf.nlibs = 1;
-        int n[3] = {0};
+        int n[CT_JUDGED_N] = {0};
         ct_config_lib_judged(&cf, "ompi", 0, &set, slow, nogain, cut, n);
         const struct ct_ruleset *s = &lr.sets[0];
         struct ct_err err = {0};
