@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Option values shared by the subcommands: numbers in a range, iteration counts, lists of
- * collectives and algorithms. Each prints its one-line error and returns the exit code. */
+/* Option values shared by the subcommands: numbers in a range, sizes, iteration counts,
+ * lists of collectives and algorithms. Each prints its one-line error and returns the exit code. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,13 @@ int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long 
     if (ct_parse_int(arg, lo, hi, &v))
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%ld..%ld)", opt, arg, lo, hi);
     *out = (int)v;
+    return 0;
+}
+
+int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long long *out)
+{
+    if (ct_parse_size(arg, out))
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s'", opt, arg);
     return 0;
 }
 

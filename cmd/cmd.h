@@ -69,6 +69,8 @@ struct ct_algo;
 int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, double hi,
                double *out);
 int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int *out);
+/* A size with a K/M/G suffix (ct_parse_size). */
+int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
 /* An integer in lo..hi. */
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
 /* Comma-separated collectives into the CT_COLL_BIT set *colls. */

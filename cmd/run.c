@@ -24,7 +24,7 @@ struct run_ctx {
     double factor;
     int iters, warmup, check, average; /* average: enum ct_rank_time (nccl-tests -a) */
     const char *json, *sizes;
-    bool tui, print_boot;
+    bool tui, print_boot, range; /* range: -b, -e or -f given (refused beside --sizes) */
     char cmdline[1024];
 };
 
@@ -50,15 +50,10 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     optind = 1;
     int c, li, q;
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:o:d:a:h", lo, &li)) != -1) {
+        x->range |= c == 'b' || c == 'e' || c == 'f';
         switch (c) {
-        case 'b':
-            if (ct_parse_size(optarg, &x->minb))
-                return ct_cmd_fail("run", 2, "bad --minbytes '%s'", optarg);
-            break;
-        case 'e':
-            if (ct_parse_size(optarg, &x->maxb))
-                return ct_cmd_fail("run", 2, "bad --maxbytes '%s'", optarg);
-            break;
+        case 'b': CT_TRY_OPT(ct_arg_size("run", "minbytes", optarg, &x->minb)); break;
+        case 'e': CT_TRY_OPT(ct_arg_size("run", "maxbytes", optarg, &x->maxb)); break;
         case 'f':
             CT_TRY_OPT(ct_arg_num("run", "stepfactor", optarg, 1.01, 1024, &x->factor));
             break;
@@ -97,7 +92,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json, true));
     if (x->average != CT_RANK_TIME_MAX && x->o.lib)
         return ct_cmd_fail("run", 2, "--average: the library engines report the slowest rank");
-    if (x->sizes && (x->minb != 8 || x->maxb != 32ull << 20 || x->factor != 2))
+    if (x->sizes && x->range)
         return ct_cmd_fail("run", 2, "--sizes lists the sizes: -b, -e and -f are not for it");
     return 0;
 }

@@ -65,9 +65,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         switch (c) {
         case 'b':
         case 'e':
-            if (ct_parse_size(optarg, &sz))
-                return ct_cmd_fail("sweep", 2, "bad --%s '%s'", c == 'b' ? "minbytes" : "maxbytes",
-                                   optarg);
+            CT_TRY_OPT(ct_arg_size("sweep", c == 'b' ? "minbytes" : "maxbytes", optarg, &sz));
             *(c == 'b' ? &x->c.minbytes : &x->c.maxbytes) = sz;
             break;
         case 'f': CT_TRY_OPT(ct_arg_num("sweep", "stepfactor", optarg, 1.01, 1024, &x->c.stepfactor)); break;

@@ -30,6 +30,12 @@ mkdir "$TMP/empty"
 cp "$COLLTUNE" "$TMP/empty/colltune"
 usage_error "no module beside the binary" -- "$TMP/empty/colltune" run --lib ompi --local 2
 grep -q "ct-lib-ompi.so" "$TMP/err" && ok "names the module" || not_ok "names the module: $(cat "$TMP/err")"
+# -b, -e or -f beside --sizes, even at its default value (it passed when the check compared
+# the values with the defaults); no launcher on PATH, so nothing starts if one is let through
+for f in "-b 8" "-e 32M" "-f 2" "-e 64 -f 4"; do
+    usage_says "run --lib ompi --sizes 8,16 $f" "are not for it" -- \
+        env PATH="$TMP/empty" "$COLLTUNE" run --lib ompi --local 2 --sizes 8,16 $f
+done
 
 if ! have mpicc.openmpi || ! have mpirun.openmpi; then
     skip "Open MPI engine (mpicc.openmpi/mpirun.openmpi not found)"
@@ -199,11 +205,10 @@ grep -q "a sweep measures the library's defaults" "$TMP/err" && [ ! -e "$TMP/kr"
     && ok "... says why, writes nothing" || not_ok "sweep --keep-rules: $(cat "$TMP/err")"
 usage_error "run --keep-rules without --lib" -- $COLLTUNE run --keep-rules -e 64
 # what an engine cannot honour is refused, not ignored: colltune's own algorithms'
-# parameters (Open MPI's segment size is --chunk), -b/-e/-f beside --sizes
+# parameters (Open MPI's segment size is --chunk)
 usage_error "sweep --lib ompi --intra mesh" -- $COLLTUNE sweep --lib ompi --intra mesh -e 64 --out "$TMP/kr"
 usage_error "run --lib mpich --chunk 64K" -- $X --lib mpich --local 2 --chunk 64K -e 64
 usage_error "run --lib ompi --torus 1x2" -- $X --lib ompi --local 2 --torus 1x2 -e 64
-usage_error "run --lib ompi --sizes with -e and -f" -- $X --lib ompi --local 2 --sizes 8,16 -e 64 -f 4
 expect 0 "run --lib ompi --chunk 64K on a segmented row" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:segmented_ring -b 64K -e 64K -n 2 -w 1
 # --print-bootstrap says what starts the ranks: the library's launcher
 expect 0 "run --lib ompi --print-bootstrap" -- $X --lib ompi --local 2 --print-bootstrap
