@@ -121,10 +121,7 @@ int ct_emit_env(const struct ct_config *c, const struct ct_export_opts *o,
         for (size_t i = 0; i < out->nnotes; i++)
             ct_text_printf(&out->body, "# %s\n", out->notes[i]);
         ct_text_put(&out->body, ct_text_str(&set.comments));
-        if (!set.n)
-            ct_text_printf(&out->body, "# nothing in the config maps to %s\n",
-                           ct_lib_title(o->lib));
-        ct_settings_exports(&set, &out->body);
+        ct_settings_exports(&set, &out->body); /* never none: a library's export refuses that */
     }
     ct_settings_release(&set);
     return rc;
@@ -238,9 +235,6 @@ int ct_emit_slurm(const struct ct_config *c, const struct ct_export_opts *o,
         for (size_t i = 0; i < out->nnotes; i++)
             ct_text_printf(&out->body, "# %s\n", out->notes[i]);
         ct_text_put(&out->body, ct_text_str(&set.comments));
-        if (!lines.len)
-            ct_text_printf(&out->body, "# nothing in the config maps to %s\n",
-                           ct_lib_title(o->lib));
         ct_text_put(&out->body, ct_text_str(&lines));
     }
     ct_text_release(&lines);

@@ -27,6 +27,7 @@ int ct_impi_settings(const struct ct_config *c, const struct ct_export_opts *o,
                      struct ct_export_out *out, struct ct_settings *set, struct ct_err *err)
 {
     static const enum ct_coll colls[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
+    size_t n0 = set->n;
     ct_export_note_mapped(out, CT_LIB_IMPI);
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         struct ct_text v;
@@ -72,6 +73,11 @@ int ct_impi_settings(const struct ct_config *c, const struct ct_export_opts *o,
         }
         ct_text_release(&v);
     }
+    if (set->n == n0) /* no setting: Intel MPI's default logic everywhere */
+        return ct_export_maps_nothing(out, o, CT_LIB_IMPI,
+                                      "no I_MPI_ADJUST setting would follow and Intel MPI would "
+                                      "keep its default logic everywhere",
+                                      NULL, err);
     return 0;
 }
 
@@ -91,8 +97,6 @@ int ct_emit_impi(const struct ct_config *c, const struct ct_export_opts *o,
         for (size_t i = 0; i < out->nnotes; i++)
             ct_text_printf(&out->body, "# %s\n", out->notes[i]);
         ct_text_put(&out->body, ct_text_str(&set.comments));
-        if (!set.n)
-            ct_text_put(&out->body, "# nothing in the config maps to Intel MPI\n");
         ct_settings_exports(&set, &out->body);
     }
     ct_settings_release(&set);

@@ -524,11 +524,9 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     }
     out->unchanged = rc == 0 && !src.changed;
     if (out->unchanged && !lib)
-        rc = ct_err_set(err, CT_EUNSUPP,
-                        "nothing to export: no rule of colltune's maps to an MPICH %s algorithm, "
-                        "so the file would keep MPICH's default tree at every size; no file "
-                        "written (tune MPICH itself: colltune sweep --lib mpich)",
-                        ver);
+        rc = ct_export_maps_nothing(out, o, CT_LIB_MPICH,
+                                    "the file would keep MPICH's default tree at every size", NULL,
+                                    err);
     else if (out->unchanged)
         rc = ct_err_set(err, CT_EUNSUPP,
                         "nothing to export: MPICH's own choices measured best, or kept by "

@@ -229,11 +229,10 @@ int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
                                                 : "tune NCCL itself: colltune sweep --lib nccl";
     out->unchanged = true;
     if (!mapped_rules(c, o))
-        return ct_err_set(err, CT_EUNSUPP,
-                          "nothing to export: no rule of colltune's maps to an NCCL %s "
-                          "algorithm, so no NCCL setting would follow and NCCL would keep its "
-                          "own choices everywhere; no file written (%s)",
-                          ver, hint);
+        return ct_export_maps_nothing(out, o, CT_LIB_NCCL,
+                                      "no NCCL setting would follow and NCCL would keep its own "
+                                      "choices everywhere",
+                                      hint, err);
     if (set->n - n0 == (o->nccl_proto ? 1u : 0u))
         return ct_err_set(err, CT_EUNSUPP,
                           "nothing to export: no NCCL %s setting follows from colltune's rules "

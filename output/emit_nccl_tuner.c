@@ -179,14 +179,11 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
     for (int i = 0; i < c->nsets; i++)
         if (ct_export_selected(o, &c->sets[i]))
             lines += emit_set(&c->sets[i], o, proto, out);
-    out->unchanged = !lines; /* every range symm, oneshot, ...: no line, 1 channel everywhere */
-    if (out->unchanged)
-        return ct_err_set(err, CT_EUNSUPP,
-                          "nothing to export: no rule of colltune's maps to an NCCL %s "
-                          "algorithm, so the file would have no line and NCCL's example plugin "
-                          "would run every call on 1 channel; no file written (tune NCCL "
-                          "itself: colltune sweep --lib nccl)",
-                          ct_export_version(o, CT_LIB_NCCL));
+    if (!lines) /* every range symm, oneshot, ...: no line, 1 channel everywhere */
+        return ct_export_maps_nothing(out, o, CT_LIB_NCCL,
+                                      "the file would have no line and NCCL's example plugin "
+                                      "would run every call on 1 channel",
+                                      NULL, err);
 env:
 
     ct_text_printf(&out->env,

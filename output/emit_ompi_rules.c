@@ -210,11 +210,9 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
         return ct_err_set(err, CT_EUNSUPP, "no rules to export");
     out->unchanged = !changed;
     if (out->unchanged && !lib) /* a file of alg 0 only: Open MPI's fixed rules everywhere */
-        return ct_err_set(err, CT_EUNSUPP,
-                          "nothing to export: no rule of colltune's maps to an Open MPI %s "
-                          "algorithm, so the file would keep Open MPI's fixed rules at every "
-                          "size; no file written (tune Open MPI itself: colltune sweep --lib ompi)",
-                          ver);
+        return ct_export_maps_nothing(out, o, CT_LIB_OMPI,
+                                      "the file would keep Open MPI's fixed rules at every size",
+                                      NULL, err);
     if (out->unchanged)
         return ct_err_set(err, CT_EUNSUPP,
                           "nothing to export: Open MPI's defaults measured best, or kept by "

@@ -70,7 +70,8 @@ int ct_ucc_settings(const struct ct_config *c, const struct ct_export_opts *o,
         }
         free(xr);
     }
-    if (tune.len)
+    bool none = !tune.len; /* no entry (and so no radix): UCC's own choices everywhere */
+    if (!none)
         ct_settings_add(set, "UCC_TL_UCP_TUNE", tune.s,
                         "TL/UCP algorithm per collective, size range (bytes, inclusive) and "
                         "team size; used where TL/UCP wins (TL/NCCL, TL/CUDA, CL/HIER outscore "
@@ -79,6 +80,11 @@ int ct_ucc_settings(const struct ct_config *c, const struct ct_export_opts *o,
         ct_settings_add(set, extras.v[i].name, extras.v[i].value, extras.v[i].comment);
     ct_settings_release(&extras);
     ct_text_release(&tune);
+    if (none)
+        return ct_export_maps_nothing(out, o, CT_LIB_UCC,
+                                      "no UCC_TL_UCP_TUNE entry would follow and UCC would keep "
+                                      "its own choices everywhere",
+                                      NULL, err);
     return 0;
 }
 
@@ -102,8 +108,6 @@ int ct_emit_ucc(const struct ct_config *c, const struct ct_export_opts *o,
         for (size_t i = 0; i < out->nnotes; i++)
             ct_text_printf(&out->body, "# %s\n", out->notes[i]);
         ct_text_put(&out->body, ct_text_str(&set.comments));
-        if (!set.n)
-            ct_text_put(&out->body, "# nothing in the config maps to UCC TL/UCP\n");
         ct_settings_exports(&set, &out->body);
     }
     ct_settings_release(&set);

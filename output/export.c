@@ -137,9 +137,15 @@ void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
     o->notes[o->nnotes++] = ct_xstrdup(buf);
 }
 
+/* colltune can measure lib's own collectives (sweep --lib) */
+static bool has_engine(int lib)
+{
+    return lib == CT_LIB_OMPI || lib == CT_LIB_MPICH || lib == CT_LIB_NCCL;
+}
+
 void ct_export_note_mapped(struct ct_export_out *o, int lib)
 {
-    if (lib == CT_LIB_OMPI || lib == CT_LIB_MPICH || lib == CT_LIB_NCCL)
+    if (has_engine(lib))
         ct_export_note(o,
                        "mapped from colltune's own algorithms, not measured; run `colltune "
                        "sweep --lib %s`%s",
@@ -149,6 +155,24 @@ void ct_export_note_mapped(struct ct_export_out *o, int lib)
                        "mapped from colltune's own algorithms, not measured (colltune has no "
                        "%s engine)",
                        ct_lib_title(lib));
+}
+
+int ct_export_maps_nothing(struct ct_export_out *out, const struct ct_export_opts *o, int lib,
+                           const char *so, const char *hint, struct ct_err *err)
+{
+    char tune[96];
+    if (has_engine(lib))
+        snprintf(tune, sizeof tune, "tune %s itself: colltune sweep --lib %s", ct_lib_title(lib),
+                 ct_lib_name(lib));
+    else
+        snprintf(tune, sizeof tune, "colltune cannot tune %s itself: it has no %s engine",
+                 ct_lib_title(lib), ct_lib_title(lib));
+    out->unchanged = true;
+    return ct_err_set(err, CT_EUNSUPP,
+                      "nothing to export: no rule of colltune's maps to %s %s %s algorithm, so "
+                      "%s; no file written (%s)",
+                      lib == CT_LIB_UCC ? "a" : "an", ct_lib_title(lib), ct_export_version(o, lib),
+                      so, hint ? hint : tune);
 }
 
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,

@@ -82,6 +82,13 @@ void ct_export_note(struct ct_export_out *o, const char *fmt, ...)
  * CT_LIB_*): "mapped from colltune's own algorithms, not measured; run `colltune sweep --lib
  * ompi`" (for a library colltune has no engine for, says so instead). */
 void ct_export_note_mapped(struct ct_export_out *o, int lib);
+/* The refusal of a mapped export (colltune's own rules) none of whose ranges has a
+ * counterpart in lib: sets out->unchanged, returns CT_EUNSUPP with "nothing to export: no
+ * rule of colltune's maps to an Open MPI 4.1 algorithm, so <so>; no file written (<hint>)",
+ * hint NULL: "tune Open MPI itself: colltune sweep --lib ompi" (for a library colltune has
+ * no engine for, says so instead). */
+int ct_export_maps_nothing(struct ct_export_out *out, const struct ct_export_opts *o, int lib,
+                           const char *so, const char *hint, struct ct_err *err);
 /* Whether measured set s of section l was verified against the library's
  * defaults: a line in t after prefix when `sweep --verify` marked it ("... verified against
  * Open MPI 4.1.4's defaults at T (...): geomean G exported/default"), also kept in

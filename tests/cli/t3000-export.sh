@@ -139,6 +139,28 @@ usage_says "mapped mpich-json of MPICH's default tree only" "nothing to export: 
 usage_error "env --for mpich of it" -- $X "$TMP/symm.json" --format env --for mpich --rules-file "$TMP/nm/m2.json" --out "$TMP/nm/job.env"
 usage_error "slurm --for ompi of it" -- $X "$TMP/symm.json" --format slurm --for ompi --out "$TMP/nm/prolog"
 [ "$(ls -A "$TMP/nm")" = "" ] && ok "nothing written by the refused mapped exports" || not_ok "refused mapped exports wrote: $(ls "$TMP/nm")"
+# UCC and Intel MPI (settings, and no engine of colltune's) alike: no export line is no file;
+# so for a one-host sweep of ReduceScatter alone (`sweep --local 2 --coll reducescatter` here
+# chose oneshot, then symm: no counterpart in either)
+python3 - "$C4" "$TMP/rs.json" <<'EOF1'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["rules"] = [s for s in d["rules"] if s["coll"] == "reducescatter"]
+for r, a in zip(d["rules"][0]["ranges"], ("oneshot", "symm", "symm")):
+    r["algo"] = a
+json.dump(d, open(sys.argv[2], "w"))
+EOF1
+mkdir "$TMP/nu"
+for spec in "ucc:a UCC 1.2:UCC_TL_UCP_TUNE entry" "impi:an Intel MPI 2019:I_MPI_ADJUST setting"; do
+    l=${spec%%:*} r=${spec#*:}; lib=${r%%:*} what=${r#*:}
+    usage_says "mapped $l of no setting" "nothing to export: no rule of colltune's maps to $lib algorithm, so no $what would follow" -- $X "$TMP/symm.json" --format $l --out "$TMP/nu/$l"
+    usage_says "--for $l of a one-host ReduceScatter sweep" "nothing to export: no rule of colltune's maps to $lib algorithm" -- $X "$TMP/rs.json" --for $l --out "$TMP/nu/rs-$l"
+    usage_error "env --for $l of it" -- $X "$TMP/symm.json" --format env --for $l --out "$TMP/nu/$l.env"
+    usage_error "slurm --for $l of it" -- $X "$TMP/symm.json" --format slurm --for $l --out "$TMP/nu/$l.prolog"
+    usage_error "$l to standard output" -- $X "$TMP/symm.json" --format $l
+    [ ! -s "$TMP/out" ] && ok "... prints nothing there" || not_ok "$l printed: $(head -3 "$TMP/out")"
+done
+[ "$(ls -A "$TMP/nu")" = "" ] && ok "nothing written by the refused UCC and Intel MPI exports" || not_ok "refused UCC/Intel MPI exports wrote: $(ls "$TMP/nu")"
 expect 0 "mapped mpich-json without an AllReduce range of its own" -- $X "$TMP/noar.json" --format mpich-json --out "$TMP/nm/m.json"
 grep -q "^export MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE='$TMP/nm/m.json'" "$TMP/nm/m.json.env" \
     && ! grep -q "DEVICE_COLLECTIVES" "$TMP/nm/m.json.env" "$TMP/err" \

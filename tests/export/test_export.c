@@ -1005,43 +1005,79 @@ static void all_symm(struct ct_config *c, bool keep_ar)
 }
 
 /* A mapped NCCL export that would leave NCCL as it is, or (the stock plugin reading a CSV of no
- * line) run every call on 1 channel, is refused as the measured one is: nothing to export. */
-Test(run, mapped_nccl_exports_that_change_nothing_are_refused)
+ * line) run every call on 1 channel, is refused as the measured one is: nothing to export. So
+ * are UCC's and Intel MPI's (settings of no entry; colltune has no engine for either). */
+Test(run, mapped_exports_that_change_nothing_are_refused)
 {
+#define NCCL "an NCCL 2.27.5", "(tune NCCL itself: colltune sweep --lib nccl)"
+#define UCC "a UCC 1.2", "(colltune cannot tune UCC itself: it has no UCC engine)"
+#define IMPI                                                                                       \
+    "an Intel MPI 2019", "(colltune cannot tune Intel MPI itself: it has no Intel MPI engine)"
     static const struct {
         const char *fmt;
         int lib;
         const char *rules;
-        const char *says;
+        const char *says, *lib_ver, *hint; /* "... maps to <lib_ver> algorithm, so <says>" */
     } cases[] = {
-        {"nccl-tuner", CT_LIB_NONE, NULL, "example plugin would run every call on 1 channel"},
-        {"nccl-env", CT_LIB_NONE, NULL, "NCCL would keep its own choices everywhere"},
-        {"nccl-plugin", CT_LIB_NONE, NULL, "NCCL would keep its own choices everywhere"},
-        {"env", CT_LIB_NCCL, NULL, "NCCL would keep its own choices everywhere"},
-        {"env", CT_LIB_NCCL, "/shared/t.csv", "example plugin would run every call on 1 channel"},
-        {"slurm", CT_LIB_NCCL, NULL, "NCCL would keep its own choices everywhere"},
+        {"nccl-tuner", CT_LIB_NONE, NULL, "example plugin would run every call on 1 channel", NCCL},
+        {"nccl-env", CT_LIB_NONE, NULL, "NCCL would keep its own choices everywhere", NCCL},
+        {"nccl-plugin", CT_LIB_NONE, NULL, "NCCL would keep its own choices everywhere", NCCL},
+        {"env", CT_LIB_NCCL, NULL, "NCCL would keep its own choices everywhere", NCCL},
+        {"env", CT_LIB_NCCL, "/shared/t.csv", "example plugin would run every call on 1 channel",
+         NCCL},
+        {"slurm", CT_LIB_NCCL, NULL, "NCCL would keep its own choices everywhere", NCCL},
+        {"ucc", CT_LIB_NONE, NULL, "no UCC_TL_UCP_TUNE entry would follow", UCC},
+        {"env", CT_LIB_UCC, NULL, "no UCC_TL_UCP_TUNE entry would follow", UCC},
+        {"slurm", CT_LIB_UCC, NULL, "no UCC_TL_UCP_TUNE entry would follow", UCC},
+        {"impi", CT_LIB_NONE, NULL, "no I_MPI_ADJUST setting would follow", IMPI},
+        {"env", CT_LIB_IMPI, NULL, "no I_MPI_ADJUST setting would follow", IMPI},
+        {"slurm", CT_LIB_IMPI, NULL, "no I_MPI_ADJUST setting would follow", IMPI},
     };
+#undef NCCL
+#undef UCC
+#undef IMPI
     struct ct_config c;
     struct ct_export_opts o;
     struct ct_export_out out;
     struct ct_err err = {0};
+    char want[160];
     load(FOUR, &c);
     all_symm(&c, false);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ct_export_opts_init(&o);
-        o.config_path = FOUR; /* no NCCL section: mapped */
+        o.config_path = FOUR; /* no library section: mapped */
         o.lib = cases[i].lib;
         o.rules_path = cases[i].rules;
         cr_assert_eq(run(cases[i].fmt, &o, &c, &out, &err), CT_EUNSUPP, "%s: not refused",
                      cases[i].fmt);
         cr_expect(out.unchanged && !out.body.len && !out.rules.len, "%s", cases[i].fmt);
-        cr_expect(strstr(err.msg, "nothing to export: no rule of colltune's maps to an NCCL "
-                                  "2.27.5 algorithm") &&
-                      strstr(err.msg, cases[i].says) &&
-                      strstr(err.msg, "(tune NCCL itself: colltune sweep --lib nccl)"),
-                  "%s: %s", cases[i].fmt, err.msg);
+        snprintf(want, sizeof want,
+                 "nothing to export: no rule of colltune's maps to %s algorithm, so ",
+                 cases[i].lib_ver);
+        cr_expect(strstr(err.msg, want) && strstr(err.msg, cases[i].says) &&
+                      strstr(err.msg, cases[i].hint),
+                  "%s (lib %d): %s", cases[i].fmt, cases[i].lib, err.msg);
         ct_export_out_release(&out);
     }
+    /* whether a mapped UCC export changes anything depends on the version targeted: AllReduce
+     * 'ring' everywhere (else 'symm') is UCC's from 1.8 only; Intel MPI has it (id 8) */
+    for (int k = 0; k < c.nsets; k++)
+        for (int r = 0; c.sets[k].coll == CT_ALLREDUCE && r < c.sets[k].nrules; r++)
+            snprintf(c.sets[k].rules[r].algo, sizeof c.sets[k].rules[r].algo, "ring");
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ucc", &o, &c, &out, &err), CT_EUNSUPP);
+    cr_expect(out.unchanged && strstr(err.msg, "a UCC 1.2 algorithm"), "%s", err.msg);
+    ct_export_out_release(&out);
+    o.version = "1.8";
+    cr_assert_eq(run("ucc", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_expect(!out.unchanged && strstr(ct_text_str(&out.body), "UCC_TL_UCP_TUNE='allreduce:0-"),
+              "%s", ct_text_str(&out.body));
+    ct_export_out_release(&out);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("impi", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_expect(strstr(ct_text_str(&out.body), "I_MPI_ADJUST_ALLREDUCE='8:0-"), "%s",
+              ct_text_str(&out.body));
+    ct_export_out_release(&out);
     /* one range of NCCL's tree: the CSV has its line; NCCL_ALGO cannot follow sizes, so an
      * AllReduce with ranges without counterpart stays unrestricted and no setting is left */
     ct_config_release(&c);
