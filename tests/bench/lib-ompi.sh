@@ -15,7 +15,8 @@
 #     1 where it keeps the defaults) as a share of the oracle's, in logs, raw and held out.
 # Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
 # BENCH_SHAPE: how the ranks are placed (default "--local 2"; lib-ompi-cluster.sh gives
-# "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M).
+# "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M);
+# BENCH_TRY_TIES=1: verify with --try-ties (the sweep's ties tried in fresh launches).
 set -eu
 cd "$(dirname "$0")/../.."
 out=${1:-build/bench-lib}
@@ -26,6 +27,7 @@ SHAPE=${BENCH_SHAPE:---local 2}
 MAX=${BENCH_MAX:-128M}
 COLLS=${BENCH_COLLS:-allreduce}
 LIB=${BENCH_LIB:-ompi}
+TIES=${BENCH_TRY_TIES:+--try-ties}
 X=./colltune
 rm -rf "$out"; mkdir -p "$out"
 echo "load before: $(uptime)"
@@ -111,7 +113,7 @@ else:
     print("oracle held out: needs BENCH_REPS >= 2")
 PY
 # shellcheck disable=SC2086
-$X sweep --verify "$d/sweep/config.json" --lib "$LIB" $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
+$X sweep --verify "$d/sweep/config.json" --lib "$LIB" $TIES $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
 # the ratio against the reference of the same run: the export's gain (1 / the geomean of
 # verify's ratios, each size whose rule verify set back counted as 1, as the .verified.json
 # it writes runs it; 1 where the export keeps the defaults) as a share of the oracle's, in
