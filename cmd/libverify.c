@@ -34,40 +34,45 @@ static bool asked(const struct ct_opts *o, unsigned colls, const struct ct_rules
 }
 
 /* --try-ties: a copy of c with the rows the sweep found tied with the library's own choice put
- * in its place in the sets asked for (ct_config_lib_try_ties), each said; NULL when none. */
+ * in its place in the sets asked for (ct_config_lib_try_ties); NULL, said, when none. */
 static struct ct_config *try_ties(const struct ct_opts *o, const struct ct_libmod *m,
                                   const struct ct_config *c, unsigned colls)
 {
     struct ct_config *t = ct_config_copy(c);
     const struct ct_librules *l = ct_config_lib(t, m->name);
     int n = 0;
-    for (int i = 0; i < l->nsets; i++) {
-        const struct ct_ruleset *s = &l->sets[i];
-        if (!asked(o, colls, s) || !ct_config_lib_try_ties(t, m->name, i))
+    for (int i = 0; i < l->nsets; i++)
+        n += asked(o, colls, &l->sets[i]) ? ct_config_lib_try_ties(t, m->name, i) : 0;
+    if (n)
+        return t;
+    printf("--try-ties: CONFIG records no %s row tied with its own choice in the sets asked for "
+           "(a library sweep records them in each range's \"ties\"; a CONFIG from before has "
+           "none)\n\n",
+           m->title);
+    ct_config_release(t);
+    free(t);
+    return NULL;
+}
+
+/* The rows of s tried in the library's place (--try-ties), each on a line; how many. */
+static int say_tried(const struct ct_libmod *m, const struct ct_ruleset *s)
+{
+    int n = 0;
+    for (int k = 0; k < s->nrules; k++) {
+        const struct ct_rule *r = &s->rules[k];
+        char lo[32], hi[32] = "inf";
+        if (!r->tried)
             continue;
-        for (int k = 0; k < s->nrules; k++) {
-            char lo[32], hi[32];
-            if (s->rules[k].tried && ++n)
-                printf("try %s on %d ranks: %s (id %d) at %s..%s, tied with %s's choice in the "
-                       "sweep\n",
-                       ct_coll_name(s->coll), s->nranks, s->rules[k].algo, s->rules[k].id,
-                       ct_bytes_str(s->rules[k].min_bytes, lo, sizeof lo),
-                       s->rules[k].max_bytes == CT_BYTES_INF
-                           ? "inf"
-                           : ct_bytes_str(s->rules[k].max_bytes - 1, hi, sizeof hi),
-                       m->title);
-        }
+        if (r->max_bytes != CT_BYTES_INF)
+            ct_bytes_str(r->max_bytes - 1, hi, sizeof hi);
+        printf("try %s on %d ranks: %s (id %d) at %s..%s, tied with %s's choice in the sweep\n",
+               ct_coll_name(s->coll), s->nranks, r->algo, r->id,
+               ct_bytes_str(r->min_bytes, lo, sizeof lo), hi, m->title);
+        n++;
     }
-    if (!n) {
-        printf("--try-ties: the sweep found no %s row tied with its own choice in the sets "
-               "verified\n",
-               m->title);
-        ct_config_release(t);
-        free(t);
-        return NULL;
-    }
-    printf("\n");
-    return t;
+    if (n)
+        printf("\n");
+    return n;
 }
 
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
@@ -95,9 +100,6 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         free(tmp);
         return code;
     }
-    struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
-    if (tried) /* verified as CONFIG, its tried rows kept only where they gain */
-        l = ct_config_lib(c = tried, m->name);
     struct ct_export_opts eo;
     struct ct_export_out out;
     ct_export_opts_init(&eo);
@@ -107,6 +109,12 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         free(tmp);
         return code;
     }
+    /* --try-ties: the file verified is CONFIG with the tied rows tried; the copy written is
+     * CONFIG, each set verified taken from it as judged */
+    const struct ct_config *config = c;
+    struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
+    if (tried)
+        l = ct_config_lib(c = tried, m->name);
     eo.path = tmp;
     int rc = ct_export_run(e, c, &eo, &out, &err);
     struct ct_export_files f = {0}; /* the file and what goes beside it (MPICH's CH4 tree) */
@@ -146,6 +154,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                                   : "--hosts LIST runs it across hosts");
                 continue;
             }
+            int ntried = say_tried(m, s);
             bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow),
                  *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
             struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
@@ -155,13 +164,17 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
             verified++;
-            fixed = fixed ? fixed : ct_config_copy(c);
+            fixed = fixed ? fixed : ct_config_copy(config);
+            if (ntried) /* the set as verified, its tried rows in it */
+                ct_config_lib_set_copy(fixed, c, m->name, i);
             ct_config_lib_judged(fixed, m->name, i, s, slow, nogain, cut, n);
-            if (tried) /* the library's own choice as one range where no tried row stays */
+            if (ntried) /* the library's own choice as one range where no tried row stays */
                 ct_config_lib_join_own(fixed, m->name, i);
             /* after the demotions, which clear it: a set found slower loses a record it had
-             * from an earlier verify; one that only lost rules with no gain keeps this one */
-            nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r ? 0 : geo);
+             * from an earlier verify; one that only lost rules with no gain keeps this one; a
+             * set with rows tried is not marked: those kept were picked on these launches,
+             * and they took the controls of CONFIG's own rules */
+            nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r || ntried ? 0 : geo);
             free(slow);
             free(nogain);
             free(cut);
@@ -190,8 +203,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (fixed && (nstamped || n[0] || n[1] || n[2] || n[3] || n[4]) &&
-            (code == 0 || code == CT_EXIT_CHECK))
+        bool any = false;
+        for (int k = 0; k < CT_JUDGED_N; k++)
+            any |= n[k] > 0;
+        if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);
     }
     ct_export_out_release(&out);

@@ -54,37 +54,50 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                  nslow ? "found slower" : "that showed no gain");
     if (ncut) /* slower at an edge only: the rest of the range kept */
         snprintf(cut, sizeof cut,
-                 "%sthe %d range(s) slower only at an edge cut to the sizes that gained",
-                 what[0] ? "; " : "", ncut);
-    if (tried && !kept) /* --try-ties: rows put in the place of the library's choice */
-        snprintf(ties, sizeof ties, " (none of the %d tied row(s) tried in its place gained)",
-                 tried);
-    else if (tried)
-        snprintf(ties, sizeof ties, ", %d of the %d tied row(s) tried in its place (they gained)",
-                 kept, tried);
+                 "the %d range(s) slower only at an edge cut to the sizes that gained", ncut);
+    if (tried) { /* --try-ties: what verify kept it also picked; a verify without it checks */
+        char back[160] = "", stamped[64] = "";
+        if (what[0])
+            snprintf(back, sizeof back, "%s set back to %s's own choice%s", what, lib,
+                     cut[0] ? "; " : "");
+        if (kept)
+            snprintf(ties, sizeof ties,
+                     "%s%d of the %d tied row(s) tried in %s's place, where "
+                     "they gained",
+                     back[0] || cut[0] ? "; " : "", kept, tried, lib);
+        else
+            snprintf(ties, sizeof ties, "%snone of the %d tied row(s) tried in %s's place gained",
+                     back[0] || cut[0] ? "; " : "", tried, lib);
+        if (nstamped)
+            snprintf(stamped, sizeof stamped, "; its %d verified collective(s) marked so",
+                     nstamped);
+        fprintf(stderr,
+                "colltune sweep: wrote %s: CONFIG with %s%s%s%s; export that one (and verify it "
+                "again without --try-ties: %s)\n",
+                out, back, cut, ties, stamped,
+                kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
+        return code;
+    }
     if (nslow || (ncut && nnogain))
         fprintf(stderr,
                 "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s%s; export "
                 "that one (and verify it)\n",
-                out, what, lib, cut, ties);
+                out, what, lib, cut[0] ? "; " : "", cut);
     else if (ncut) /* a changed range: verify it again */
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s%s; export that one (and verify it)\n",
-                out, cut, ties);
+                "colltune sweep: wrote %s: CONFIG with %s; export that one (and verify it)\n", out,
+                cut);
     else if (nnogain)
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s and its "
+                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice and its "
                 "%d verified collective(s) marked so; export that one\n",
-                out, what, lib, ties, nstamped);
-    else if (!nstamped) /* a tried row slower somewhere: the set changed from what ran */
-        fprintf(stderr, "colltune sweep: wrote %s: CONFIG%s; export that one (and verify it)\n",
-                out, ties);
+                out, what, lib, nstamped);
     else
         fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG%s with its %d verified collective(s) marked so "
+                "colltune sweep: wrote %s: CONFIG with its %d verified collective(s) marked so "
                 "(no size slower than %s's defaults beyond its interval, each rule's gain shown); "
                 "export that one\n",
-                out, ties, nstamped, lib);
+                out, nstamped, lib);
     return code;
 }
 
@@ -109,6 +122,8 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
     struct ct_paired_sum t;
     ct_paired_judge(pr, own, nsz, w, &t);
     ct_paired_rules(pr, s, rule, own, w, nsz, slow, nogain, gain, rounds);
+    for (int r = 0; r < s->nrules; r++) /* a tried row no size checked: no gain shown */
+        nogain[r] |= s->rules[r].tried && !rounds[r];
     for (int r = 0; cut && r < s->nrules; r++)
         if (slow[r])
             ct_paired_trim(pr, s, r, sz, rule, own, w, nsz, &cut[r]);

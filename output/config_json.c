@@ -773,8 +773,8 @@ static int read_lib_range(json_t *r, const char *at, struct ct_rule *x, struct c
     return 0;
 }
 
-/* "ties": optional (configs before it have none), spans of known algorithms inside the
- * range; a library's (lib): its own names, each with its id > 0. */
+/* "ties": optional (configs before it have none), spans of known algorithms, cut to the range
+ * (one edited by hand); a library's (lib): its own names, each with its id > 0. */
 static int read_ties(json_t *r, const char *at, bool lib, struct ct_rule *x, struct ct_err *err)
 {
     json_t *t = json_object_get(r, "ties");
@@ -804,10 +804,12 @@ static int read_ties(json_t *r, const char *at, bool lib, struct ct_rule *x, str
         snprintf(y->algo, sizeof y->algo, "%s", json_string_value(a));
         y->min_bytes = (uint64_t)json_integer_value(lo);
         y->max_bytes = json_is_null(hi) ? CT_BYTES_INF : (uint64_t)json_integer_value(hi);
-        if (y->min_bytes < x->min_bytes || y->max_bytes > x->max_bytes ||
-            y->min_bytes >= y->max_bytes)
-            return bad(err, at, "ties", "entry %zu is not a span inside the range", i);
-        x->nties++;
+        if (y->min_bytes >= y->max_bytes)
+            return bad(err, at, "ties", "entry %zu is an empty span", i);
+        /* a span past a range's bounds (edited by hand): its part inside, if any */
+        y->min_bytes = y->min_bytes < x->min_bytes ? x->min_bytes : y->min_bytes;
+        y->max_bytes = y->max_bytes > x->max_bytes ? x->max_bytes : y->max_bytes;
+        x->nties += y->min_bytes < y->max_bytes;
     }
     return 0;
 }

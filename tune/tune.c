@@ -52,6 +52,9 @@ static void set_back(struct ct_rule *r)
     memset(r->params.v, 0, sizeof r->params.v);
     r->tie = false;
     r->gain = 1;
+    if (!r->tried) /* ties with the row set back, not with the library's choice */
+        r->nties = 0;
+    r->tried = false;
 }
 
 bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
@@ -86,9 +89,12 @@ static void add_ties(struct ct_rule *a, const struct ct_rule *b)
     }
 }
 
-/* Rule to takes over [lo, hi) of x's range, next to its own: with x's ties there. */
+/* Rule to, the library's own choice, takes over [lo, hi) of x's range next to its own: with
+ * x's ties there when x is a tried row (its spans are the library's choice's). */
 static void take_part(struct ct_rule *to, const struct ct_rule *x, uint64_t lo, uint64_t hi)
 {
+    if (!x->tried)
+        return;
     struct ct_rule part = *x;
     part.min_bytes = lo;
     part.max_bytes = hi;
@@ -160,9 +166,10 @@ static bool before(const struct ct_tie_span *a, const struct ct_tie_span *b)
     return a->ratio > 0 && (!(b->ratio > 0) || a->ratio < b->ratio);
 }
 
-/* The spans of r's ties to try (ct_config_lib_try_ties): a library row's (id > 0), where two
- * overlap the one the sweep measured faster, else the earlier; sorted by size; how many. */
-static int spans_to_try(const struct ct_rule *r, struct ct_tie_span *out)
+/* The spans of r's ties to try (ct_config_lib_try_ties), at most max: a library row's (id > 0);
+ * where two overlap the one the sweep measured faster (else the earlier) takes the overlap and
+ * the other the parts outside it; sorted by size, disjoint; how many. */
+static int spans_to_try(const struct ct_rule *r, struct ct_tie_span *out, int max)
 {
     const struct ct_tie_span *by[CT_TIES_MAX];
     int n = 0, nb = 0;
@@ -173,16 +180,28 @@ static int spans_to_try(const struct ct_rule *r, struct ct_tie_span *out)
         by[j] = &r->ties[t];
     }
     for (int t = 0; t < nb; t++) {
-        const struct ct_tie_span *sp = by[t];
-        bool overlaps = sp->id <= 0;
-        for (int j = 0; j < n && !overlaps; j++)
-            overlaps = sp->min_bytes < out[j].max_bytes && out[j].min_bytes < sp->max_bytes;
-        if (overlaps)
+        if (by[t]->id <= 0)
             continue;
-        int j = n++;
-        for (; j > 0 && out[j - 1].min_bytes > sp->min_bytes; j--)
-            out[j] = out[j - 1];
-        out[j] = *sp;
+        struct ct_tie_span part[CT_TIES_MAX * 2 + 1]; /* its parts no span taken covers */
+        int nf = 0;
+        uint64_t at = by[t]->min_bytes;
+        for (int j = 0; j <= n && at < by[t]->max_bytes; j++) { /* out: sorted, disjoint */
+            uint64_t end =
+                j < n && out[j].min_bytes < by[t]->max_bytes ? out[j].min_bytes : by[t]->max_bytes;
+            if (end > at) {
+                part[nf] = *by[t];
+                part[nf].min_bytes = at;
+                part[nf++].max_bytes = end;
+            }
+            if (j < n && out[j].max_bytes > at)
+                at = out[j].max_bytes;
+        }
+        for (int p = 0; p < nf && n < max; p++) {
+            int j = n++;
+            for (; j > 0 && out[j - 1].min_bytes > part[p].min_bytes; j--)
+                out[j] = out[j - 1];
+            out[j] = part[p];
+        }
     }
     return n;
 }
@@ -195,8 +214,8 @@ int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i)
     struct ct_ruleset *s = &l->sets[i];
     int made = 0;
     for (int k = 0; k < s->nrules; k++) {
-        struct ct_tie_span sp[CT_TIES_MAX];
-        int n = s->rules[k].id == 0 ? spans_to_try(&s->rules[k], sp) : 0;
+        struct ct_tie_span sp[CT_TIES_MAX * 2];
+        int n = s->rules[k].id == 0 ? spans_to_try(&s->rules[k], sp, CT_TIES_MAX * 2) : 0;
         if (!n)
             continue;
         /* the range becomes up to 2n + 1 rules: its own choice between the spans */
@@ -241,6 +260,20 @@ int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i)
     if (made)
         s->verified.at[0] = '\0';
     return made;
+}
+
+void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, const char *lib,
+                            int i)
+{
+    struct ct_librules *d = (struct ct_librules *)ct_config_lib(dst, lib);
+    const struct ct_librules *s = ct_config_lib(src, lib);
+    if (!d || !s || i < 0 || i >= d->nsets || i >= s->nsets)
+        return;
+    ct_ruleset_release(&d->sets[i]);
+    d->sets[i] = s->sets[i];
+    d->sets[i].rules = ct_xmalloc(sizeof *s->sets[i].rules * (size_t)s->sets[i].nrules);
+    memcpy(d->sets[i].rules, s->sets[i].rules,
+           sizeof *s->sets[i].rules * (size_t)s->sets[i].nrules);
 }
 
 void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)

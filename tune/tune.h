@@ -173,7 +173,9 @@ const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes
 const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *lib);
 /* Set rule k of library lib's ruleset i back to the library's own choice (id 0, "default",
  * the library's segment size), as verify does with a range it found slower than the defaults;
- * the old choice becomes the runner-up. False when there is no such rule. */
+ * the old choice becomes the runner-up, and its tie spans go (they were ties with it), but a
+ * tried row's (ct_rule.tried: the library's choice's spans). False when there is no such
+ * rule. */
 bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
 /* Rule k of set i of lib's section cut to [lo, hi) (inside its range), what it loses set back
  * to the library's own choice (given to a neighbour that is that, else a rule inserted beside
@@ -186,10 +188,15 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
 void ct_rule_clip_ties(struct ct_rule *r);
 /* sweep --verify --try-ties: in library lib's ruleset i, each part of a range kept at the
  * library's own choice where the sweep found one of its rows tied with that choice (a span of
- * the range's ties; where two overlap the one faster in the sweep, by its ratio) made a rule of
- * that row, with the library's own segment size, marked tried; the set loses its verified mark.
- * Returns how many rules were made. */
+ * the range's ties; where two overlap, the one faster in the sweep by its ratio takes the
+ * overlap and the other the parts outside it) made a rule of that row, with the library's
+ * default segment size for it (the spans record no parameters), marked tried; the set loses
+ * its verified mark. Returns how many rules were made. */
 int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i);
+/* Library lib's ruleset i of dst made a copy of src's (the same sets: src a copy of dst
+ * changed by ct_config_lib_try_ties). */
+void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, const char *lib,
+                            int i);
 /* Neighbouring rules of library lib's ruleset i that both keep the library's own choice made
  * one (as before ct_config_lib_try_ties split them): the ties of both, the lower confidence. */
 void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i);

@@ -27,7 +27,7 @@ SHAPE=${BENCH_SHAPE:---local 2}
 MAX=${BENCH_MAX:-128M}
 COLLS=${BENCH_COLLS:-allreduce}
 LIB=${BENCH_LIB:-ompi}
-TIES=${BENCH_TRY_TIES:+--try-ties}
+TIES=; [ "${BENCH_TRY_TIES:-0}" = 0 ] || TIES=--try-ties
 X=./colltune
 rm -rf "$out"; mkdir -p "$out"
 echo "load before: $(uptime)"
@@ -49,8 +49,15 @@ maxb=$(echo "$MAX" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)))
     print n * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1) }')
 small=256K big=yes
 [ "$maxb" -lt 524288 ] && small=$MAX big=
+# each rep in another order (rotated by one): the launch after the sweep, or after the last
+# row's 128 MiB, ran 2x slower at 8 B-4 MiB here (session 39: ReduceScatter's default, always
+# first, read 0.64-0.78 us at 16 B where alternating launches read it and ring at 0.29-0.38)
+nalgos=$(echo $algos | wc -w)
 for r in $(seq "$REPS"); do
-    for a in $algos; do
+    k=$(( (r - 1) % nalgos ))
+    order=$(echo $algos | tr ' ' '\n' | awk -v k="$k" -v n="$nalgos" '{ a[NR - 1] = $0 }
+        END { for (i = 0; i < n; i++) print a[(i + k) % n] }')
+    for a in $order; do
         # shellcheck disable=SC2086
         { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" -b 8 -e "$small" \
             -f "$FACTOR" -n 10 -w 200 -c 0 && { [ -z "$big" ] || timeout 300 $X run --lib "$LIB" \
@@ -123,23 +130,33 @@ $X sweep --verify "$d/sweep/config.json" --lib "$LIB" $TIES $(echo "$SHAPE" | gr
 # that state taken out): session 35's controls read 1.181 as measured, which made a file
 # whose one rule gained 1.87x read 0.975x.
 python3 - "$d" "$coll" <<'PY'
-import math, re, sys
+import json, math, os, re, sys
 d, coll = sys.argv[1], sys.argv[2]
 o = open(f"{d}/oracle.txt").read()
 v = open(f"{d}/verify.txt").read()
 raw = re.search(r"^oracle \(default time.*geomean ([0-9.]+)", o, re.M)
 held = re.search(r"^oracle held out .*geomean ([0-9.]+)", o, re.M)
-# the table's rows (size, rule, times, pairs, ratio, vs ctl or "-") and the rules set back
-rows = re.findall(r"^ +\d+  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, [0-9.]+\] +(\S+)",
+# the table's rows (size, rule, times, pairs, ratio, vs ctl or "-"); each size counted as the
+# copy verify wrote runs it (config.verified.json; none written: CONFIG as it was): where that
+# keeps the library's own choice, the rule verify set back (or --try-ties tried and set back)
+# counts 1; rows with the same name are told apart by size, not name
+rows = re.findall(r"^ +(\d+)  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, [0-9.]+\] +(\S+)",
                   v, re.M)
-back = {n for n, w in re.findall(r"^    (\S+) .* rounds  (.*)$", v, re.M) if "set back" in w}
-kept = {n for n, w in re.findall(r"^    (\S+) .* rounds  (.*)$", v, re.M) if "kept" in w}
-own = {"default"}  # the rows that run the library's own choice on both sides (controls)
+cf = f"{d}/sweep/config.verified.json"
+cf = cf if os.path.exists(cf) else f"{d}/sweep/config.json"
+sets = [r for l in json.load(open(cf)).get("libraries", []) for r in l["rules"]
+        if r["coll"] == coll]
+def own_at(size):  # the library's own choice at size in the copy
+    for x in (sets[0]["ranges"] if sets else []):
+        if x["min_bytes"] <= size and (x["max_bytes"] is None or size < x["max_bytes"]):
+            return x["id"] == 0
+    return True
 for how, logs in (
-        ("as measured", [0.0 if r in back - kept else math.log(float(q)) for r, q, c in rows]),
+        ("as measured", [0.0 if r != "default" and own_at(int(z)) else math.log(float(q))
+                         for z, r, q, c in rows]),
         ("controls as 1, tuned vs ctl",
-         [0.0 if r in back - kept or r in own else math.log(float(c if c != "-" else q))
-          for r, q, c in rows])):
+         [0.0 if own_at(int(z)) else math.log(float(c if c != "-" else q))
+          for z, r, q, c in rows])):
     g = (math.exp(-sum(logs) / len(logs)) if logs
          else 1.0 if "nothing to verify" in v else None)
     if g is None:

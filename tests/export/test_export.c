@@ -696,9 +696,10 @@ static void tie(struct ct_rule *r, const char *algo, int id, uint64_t lo, uint64
 
 /* sweep --verify --try-ties: a library's tie spans (with the rows' ids and ratios) go through
  * config.json; ct_config_lib_try_ties puts the tied rows in the place of the library's choice
- * (where two overlap, the one faster in the sweep; no ratio: the earlier), marked tried; the
- * verdict counts them apart from CONFIG's rules; those set back join the library's choice
- * again, their spans with it. */
+ * (where two overlap, the one faster in the sweep takes the overlap, the other the parts
+ * outside it; no ratio: the earlier first), marked tried; the verdict counts them apart from
+ * CONFIG's rules; those set back join the library's choice again, with the spans that were
+ * its; a rule of CONFIG's set back loses its spans (ties with it, not the library's). */
 Test(config, library_ties_tried)
 {
     struct ct_config c, back;
@@ -711,10 +712,8 @@ Test(config, library_ties_tried)
     r = &c.libs[0].sets[1].rules[0]; /* alltoall: default everywhere */
     tie(r, "pairwise", 2, 100, 200, 0);
     tie(r, "bruck", 3, 1000, CT_BYTES_INF, 0);
+    tie(r, "linear", 1, 50, 2000, 0);
     char *txt = ct_config_json_dumps(&c);
-    cr_assert(strstr(txt, "\"algo\": \"basic_linear\",\n                  \"id\": 1,") ||
-                  strstr(txt, "\"id\": 1"),
-              "%s", txt);
     cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
     const struct ct_rule *b = &back.libs[0].sets[0].rules[0];
     cr_assert_eq(b->nties, 3);
@@ -725,6 +724,22 @@ Test(config, library_ties_tried)
     cr_assert_str_eq(txt, txt2, "written back the same");
     ct_config_release(&back);
     free(txt2);
+    /* a span past its range (the range's bounds edited by hand) is cut to it, or dropped */
+    struct ct_config cut_back;
+    struct ct_rule *e = &c.libs[0].sets[0].rules[0];
+    e->ties[0].max_bytes = 8192;
+    e->ties[1].min_bytes = 5000;
+    e->ties[1].max_bytes = 6000;
+    char *past = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(past, &cut_back, &err), 0, "%s", err.msg);
+    const struct ct_rule *eb = &cut_back.libs[0].sets[0].rules[0];
+    cr_assert(eb->nties == 2 && eb->ties[0].max_bytes == 4096 && !strcmp(eb->ties[1].algo, "ring"),
+              "%d spans", eb->nties);
+    e->ties[0].max_bytes = 1024;
+    e->ties[1].min_bytes = 512;
+    e->ties[1].max_bytes = 4096;
+    ct_config_release(&cut_back);
+    free(past);
     char *id0 = strstr(txt, "\"id\": 1,"); /* a span of a library's without a row id */
     cr_assert_not_null(id0);
     memcpy(id0, "\"id\": 0,", 8);
@@ -733,45 +748,57 @@ Test(config, library_ties_tried)
     free(txt);
 
     cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
-    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 0), 2, "basic_linear, then ring below it");
+    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 0), 2,
+                 "basic_linear, then recursive_doubling outside it; ring nowhere");
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "a changed set: not verified");
     const struct ct_ruleset *s = &c.libs[0].sets[0];
-    cr_assert_eq(s->nrules, 5);
+    cr_assert_eq(s->nrules, 4);
     static const struct {
         const char *algo;
         uint64_t lo;
         bool tried;
-    } want[] = {{"ring", 0, true},
-                {"default", 256, false},
+    } want[] = {{"recursive_doubling", 0, true},
                 {"basic_linear", 512, true},
                 {"ring", 4096, false},
                 {"segmented_ring", 1u << 20, false}};
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 4; k++) {
         cr_assert_str_eq(s->rules[k].algo, want[k].algo, "rule %d", k);
         cr_assert_eq(s->rules[k].min_bytes, want[k].lo, "rule %d", k);
         cr_assert_eq(s->rules[k].tried, want[k].tried, "rule %d", k);
     }
-    cr_assert_eq(s->rules[2].id, 1);
-    cr_assert_eq(s->rules[2].params.v[CT_P_CHUNK], 0, "the library's own segment size");
-    cr_assert_eq(s->rules[2].nties, 1, "recursive_doubling's part of it, not its own");
-    cr_assert(!strcmp(s->rules[2].ties[0].algo, "recursive_doubling") &&
-              s->rules[2].ties[0].min_bytes == 512 && s->rules[2].ties[0].max_bytes == 1024);
-    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 1), 2, "no ratios: both, in their order");
+    cr_assert_eq(s->rules[1].id, 1);
+    cr_assert_eq(s->rules[1].params.v[CT_P_CHUNK], 0, "the library's own segment size");
+    cr_assert_eq(s->rules[1].nties, 1, "recursive_doubling's part of it, not its own");
+    cr_assert(!strcmp(s->rules[1].ties[0].algo, "recursive_doubling") &&
+              s->rules[1].ties[0].min_bytes == 512 && s->rules[1].ties[0].max_bytes == 1024);
+    cr_assert(s->rules[0].nties == 1 && !strcmp(s->rules[0].ties[0].algo, "ring"));
+    cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 1), 4,
+                 "no ratios: in their order, linear around pairwise and up to bruck");
     s = &c.libs[0].sets[1];
-    cr_assert_eq(s->nrules, 4);
-    cr_assert(!strcmp(s->rules[1].algo, "pairwise") && s->rules[1].max_bytes == 200 &&
-              !strcmp(s->rules[3].algo, "bruck") && s->rules[3].max_bytes == CT_BYTES_INF);
+    static const struct {
+        const char *algo;
+        uint64_t lo, hi;
+    } a2a[] = {{"default", 0, 50},
+               {"linear", 50, 100},
+               {"pairwise", 100, 200},
+               {"linear", 200, 1000},
+               {"bruck", 1000, CT_BYTES_INF}};
+    cr_assert_eq(s->nrules, 5);
+    for (int k = 0; k < 5; k++)
+        cr_assert(!strcmp(s->rules[k].algo, a2a[k].algo) && s->rules[k].min_bytes == a2a[k].lo &&
+                      s->rules[k].max_bytes == a2a[k].hi,
+                  "alltoall rule %d: %s", k, s->rules[k].algo);
     cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 1), 0, "nothing left to try");
     cr_assert_eq(ct_config_lib_try_ties(&c, "mpich", 0), 0, "no such library");
 
-    /* the verdict: allreduce's tried ring slower, basic_linear cut to [1 KiB, 4 KiB), CONFIG's
-     * ring without a gain; the set back ones join the library's choice */
+    /* the verdict: allreduce's tried recursive_doubling slower, basic_linear cut to [1 KiB,
+     * 4 KiB), CONFIG's ring without a gain; the set back ones join the library's choice */
     s = &c.libs[0].sets[0];
-    bool slow[5] = {true, false, true, false, false}, nogain[5] = {false, false, false, true};
-    struct ct_paired_cut cut[5] = {{0}};
-    cut[2].lo = 1024;
-    cut[2].hi = 4096;
-    cut[2].rounds = 4;
+    bool slow[4] = {true, true, false, false}, nogain[4] = {false, false, true, false};
+    struct ct_paired_cut cut[4] = {{0}};
+    cut[1].lo = 1024;
+    cut[1].hi = 4096;
+    cut[1].rounds = 4;
     int n[CT_JUDGED_N] = {0};
     struct ct_ruleset copy = *s; /* the verdict is on the set as verified, applied to c */
     copy.rules = ct_xmalloc(sizeof *copy.rules * (size_t)s->nrules);
@@ -781,6 +808,7 @@ Test(config, library_ties_tried)
     cr_assert(n[CT_JUDGED_TRIED_BACK] == 1 && n[CT_JUDGED_TRIED_KEPT] == 1 &&
                   n[CT_JUDGED_NOGAIN] == 1 && !n[CT_JUDGED_SLOW] && !n[CT_JUDGED_CUT],
               "%d %d %d %d %d", n[0], n[1], n[2], n[3], n[4]);
+    cr_assert_eq(s->rules[3].nties, 0, "CONFIG's ring set back: its spans (with ring) gone");
     ct_config_lib_join_own(&c, "ompi", 0);
     static const struct {
         const char *algo;
@@ -792,12 +820,17 @@ Test(config, library_ties_tried)
         cr_assert(!strcmp(s->rules[k].algo, after[k].algo) && s->rules[k].min_bytes == after[k].lo,
                   "rule %d: %s from %llu", k, s->rules[k].algo,
                   (unsigned long long)s->rules[k].min_bytes);
+    /* the joined range keeps the library's choice's spans: ring's, and recursive_doubling's
+     * part under basic_linear (its own tried part is gone: tried) */
     const struct ct_rule *j = &s->rules[0];
-    int rd = -1;
-    for (int t = 0; t < j->nties; t++)
+    int rd = -1, ring = -1;
+    for (int t = 0; t < j->nties; t++) {
         rd = strcmp(j->ties[t].algo, "recursive_doubling") ? rd : t;
-    cr_assert(rd >= 0 && j->ties[rd].min_bytes == 0 && j->ties[rd].max_bytes == 1024,
-              "recursive_doubling's span one again");
+        ring = strcmp(j->ties[t].algo, "ring") ? ring : t;
+    }
+    cr_assert(j->nties == 2 && rd >= 0 && ring >= 0, "%d spans", j->nties);
+    cr_assert(j->ties[rd].min_bytes == 512 && j->ties[rd].max_bytes == 1024);
+    cr_assert(j->ties[ring].min_bytes == 0 && j->ties[ring].max_bytes == 256);
     cr_assert_eq(ct_ruleset_check_lib(s, &err), 0, "%s", err.msg);
     ct_config_release(&c);
 }
