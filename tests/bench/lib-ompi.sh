@@ -5,10 +5,12 @@
 # allgather reducescatter alltoall"), in the same session:
 #  1. colltune sweep --lib LIB (one collective): its wall time and the measured section;
 #  2. the per-size oracle: every algorithm of the library forced by the engine (run --lib LIB
-#     --algo LIB:NAME) and its default (LIB:default), BENCH_REPS runs each (sizes up to
-#     256 KiB after 200 warmup calls, as verify: a library's one-time costs), best
-#     time per size; oracle = best forced / default; and the oracle held out (each size's
-#     row chosen on one run, measured against the default on another: no winner's curse);
+#     --algo LIB:NAME), each launched beside a launch of its default (LIB:default), the
+#     pair's order alternating, BENCH_REPS pairs each (sizes up to 256 KiB after 200 warmup
+#     calls, as verify: a library's one-time costs); oracle = per size the best row's gain
+#     over the default beside it (geomean over the pairs; the default itself when none
+#     gains); and the oracle held out (each size's row chosen on one rep's pairs, its gain
+#     measured on another's: no winner's curse);
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
 #     alternating launches (ratio of geometric means, 95% interval);
 #  4. the export's gain (1 / verify's geomean, the sizes of rules it set back counted as 1;
@@ -50,70 +52,78 @@ maxb=$(echo "$MAX" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)))
     print n * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1) }')
 small=256K big=yes
 [ "$maxb" -lt 524288 ] && small=$MAX big=
-# each rep in another order (rotated by one): the launch after the sweep, or after the last
-# row's 128 MiB, ran 2x slower at 8 B-4 MiB here (session 39: ReduceScatter's default, always
-# first, read 0.64-0.78 us at 16 B where alternating launches read it and ring at 0.29-0.38)
-nalgos=$(echo $algos | wc -w)
+# the oracle: each forced row against the library's default launched beside it (their order
+# alternating with the rep), so that the machine's slow minutes touch both sides of a pair:
+# session 39, with every row launched once a rep, ReduceScatter's default read 0.57-0.78 us
+# at 16 B and 89-90 us at 256 KiB in all four of its launches (right after the sweep's 30-50 s
+# at full load, or late in a rep), where launches on a rested machine read it, and ring,
+# at 0.29-0.36 and 35-52
+run_row() { # ROW FILE: the small sizes, then the large
+    # shellcheck disable=SC2086
+    { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$1" -b 8 -e "$small" \
+        -f "$FACTOR" -n 10 -w 200 -c 0 && { [ -z "$big" ] || timeout 300 $X run --lib "$LIB" \
+        $SHAPE --coll "$coll" --algo "$1" -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0; }; } \
+        >"$2" 2>&1 || echo "($coll $1 run failed or timed out: $2)"
+}
 for r in $(seq "$REPS"); do
-    k=$(( (r - 1) % nalgos ))
-    order=$(echo $algos | tr ' ' '\n' | awk -v k="$k" -v n="$nalgos" '{ a[NR - 1] = $0 }
-        END { for (i = 0; i < n; i++) print a[(i + k) % n] }')
-    for a in $order; do
-        # shellcheck disable=SC2086
-        { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$a" -b 8 -e "$small" \
-            -f "$FACTOR" -n 10 -w 200 -c 0 && { [ -z "$big" ] || timeout 300 $X run --lib "$LIB" \
-            $SHAPE --coll "$coll" --algo "$a" -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0; }; } \
-            >"$d/run-$a-$r.txt" 2>&1 || echo "($coll $a run $r failed or timed out)"
+    for a in $algos; do
+        [ "$a" = "$LIB:default" ] && continue
+        if [ $((r % 2)) = 1 ]; then
+            run_row "$LIB:default" "$d/pair-$a-$r.txt"; run_row "$a" "$d/run-$a-$r.txt"
+        else
+            run_row "$a" "$d/run-$a-$r.txt"; run_row "$LIB:default" "$d/pair-$a-$r.txt"
+        fi
     done
 done
 python3 - "$d" "$LIB:default" $algos <<'PY' | tee "$d/oracle.txt"
-import glob, math, sys
-out, default, algos = sys.argv[1], sys.argv[2], sys.argv[3:]
-best, per_run = {}, {}
+import math, os, statistics, sys
+out, default, algos = sys.argv[1], sys.argv[2], [a for a in sys.argv[3:] if a != sys.argv[2]]
+def times(f):  # {size: out-of-place us}
+    t = {}
+    for line in open(f) if os.path.exists(f) else []:
+        p = line.split()
+        if len(p) >= 7 and p[0].isdigit() and int(p[0]) > 0:  # 0 B: nothing moves
+            t[int(p[0])] = float(p[6])
+    return t
+reps = sorted({int(f.rsplit("-", 1)[1][:-4]) for f in os.listdir(out) if f.startswith("pair-")})
+# r[a][rep][size]: the default's time over the row's in the pair
+r, row_t, def_t = {}, {}, {}
 for a in algos:
-    for f in glob.glob(f"{out}/run-{a}-*.txt"):
-        rep = int(f.rsplit("-", 1)[1].split(".")[0])
-        for line in open(f):
-            p = line.split()
-            if len(p) < 7 or not p[0].isdigit():  # comments, the launcher's warnings
-                continue
-            s, t = int(p[0]), float(p[6])
-            if s == 0:  # fewer bytes than one element per rank: nothing moves
-                continue
-            best.setdefault(a, {})[s] = min(t, best.get(a, {}).get(s, 1e30))
-            per_run.setdefault(rep, {}).setdefault(a, {})[s] = t
-d = best[default]
+    for k in reps:
+        ta, td = times(f"{out}/run-{a}-{k}.txt"), times(f"{out}/pair-{a}-{k}.txt")
+        for s in ta.keys() & td.keys():
+            r.setdefault(a, {}).setdefault(k, {})[s] = td[s] / ta[s]
+            row_t.setdefault(a, {}).setdefault(s, []).append(ta[s])
+            def_t.setdefault(s, []).append(td[s])
+def gain(a, s, ks):  # the row's geomean gain over the default in the pairs of reps ks
+    v = [r[a][k][s] for k in ks if s in r.get(a, {}).get(k, {})]
+    return math.exp(sum(map(math.log, v)) / len(v)) if v else 0
 print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
 ratios = []
-for s in sorted(d):
-    cand = [(best[a][s], a) for a in algos if s in best.get(a, {})]
-    t, a = min(cand)
-    ratios.append(d[s] / t)
-    print(f"{s:>10} {d[s]:>12.2f} {a:>22} {t:>10.2f} {d[s] / t:>7.2f}")
+for s in sorted(def_t):
+    g, a = max((gain(a, s, reps), a) for a in algos)
+    if g <= 1:  # the default is a row too
+        g, a = 1.0, default
+    ratios.append(g)
+    t = statistics.median(row_t[a][s]) if a != default else statistics.median(def_t[s])
+    print(f"{s:>10} {statistics.median(def_t[s]):>12.2f} {a:>22} {t:>10.2f} {g:>7.2f}")
 g = math.exp(sum(map(math.log, ratios)) / len(ratios))
-print(f"oracle (default time / best forced time): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
-# The best of several noisy rows is biased toward gain (the winner's curse: among rows
-# that are really equal, the minimum wins by its noise). Held out: choose each size's row
-# on one run and measure it, and the default, on another; every ordered pair of runs.
-reps = sorted(per_run)
+print(f"oracle (default time / best forced time, each row against the default launched beside "
+      f"it): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
+# The best of several noisy rows is biased toward gain (the winner's curse: among rows that
+# are really equal, the largest gain wins by its noise). Held out: choose each size's row on
+# one rep's pairs and measure its gain on another's; every ordered pair of reps.
 held = []
-for s in sorted(d):
+for s in sorted(def_t):
     logs = []
     for i in reps:
         for j in reps:
-            if i == j:
-                continue
-            ci = [(per_run[i][a][s], a) for a in algos if s in per_run[i].get(a, {})]
-            if not ci:
-                continue
-            a = min(ci)[1]
-            tj = per_run[j].get(a, {}).get(s)
-            dj = per_run[j].get(default, {}).get(s)
-            if tj and dj:
-                logs.append(math.log(dj / tj))
+            if i != j:
+                g, a = max((gain(a, s, [i]), a) for a in algos)
+                logs.append(math.log(gain(a, s, [j]) or 1) if g > 1 else 0.0)
     if logs:
         held.append(sum(logs) / len(logs))
-if held:
+if len(reps) >= 2 and held:
     gh = math.exp(sum(held) / len(held))
     print(f"oracle held out (chosen on one run, measured on another, {len(reps)} runs): "
           f"geomean {gh:.2f}, min {math.exp(min(held)):.2f}, max {math.exp(max(held)):.2f}")
