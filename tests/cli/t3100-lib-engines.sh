@@ -766,4 +766,37 @@ $COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; 
     && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|recursive_doubling\) .*\[' "$TMP/out")" -ge 5 ] \
     && ok "verify --lib mpich: the file's loader set, ratio per size, geomean, the sizes it leaves to MPICH as a control (exit $rc)" \
     || not_ok "verify --lib mpich (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
+# --try-ties with MPICH: recursive_doubling tied with MPICH's choice below 16 KiB, tried in its
+# place; kept only with its gain shown, and then verified again without --try-ties (the copy
+# written over itself); MPICH's own choice there is recursive doubling too on most launches
+python3 - "$TMP/m-rd.json" "$TMP/m-ties.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["libraries"][0]["rules"][0]
+s["ranges"] = [{"min_bytes": 0, "max_bytes": None, "algo": "default", "id": 0,
+                "params": {"segsize": 0}, "confidence": 0.5, "tie": True,
+                "runner_up": "recursive_doubling", "gain": 1.0, "default": True,
+                "ties": [{"algo": "recursive_doubling", "id": 4, "min_bytes": 0,
+                          "max_bytes": 16384, "ratio": 0.95}]}]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+$COLLTUNE sweep --verify "$TMP/m-ties.json" --lib mpich --try-ties >"$TMP/out" 2>"$TMP/err"; rc=$?
+verdict=$(sed -n 's/^    recursive_doubling  *0 B-16 KiB .* rounds  //p' "$TMP/out")
+{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } \
+    && grep -q "^try allreduce on 2 ranks: recursive_doubling (id 4) at 0 B..16.0 KiB, tied with MPICH's choice in the sweep$" "$TMP/out" \
+    && case "$verdict" in
+       "faster: kept") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained; export that one (and verify it again without --try-ties" "$TMP/err" ;;
+       *"set back to MPICH's own choice") grep -q "none of the 1 tied row(s) tried in MPICH's place gained" "$TMP/err" ;;
+       *) false ;;
+       esac \
+    && ok "verify --lib mpich --try-ties: the tied row tried in MPICH's place ($verdict, exit $rc)" \
+    || not_ok "mpich --try-ties (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
+if [ -e "$TMP/m-ties.verified.json" ]; then
+    $COLLTUNE sweep --verify "$TMP/m-ties.verified.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
+    { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && ! grep -q "^try " "$TMP/out" \
+        && grep -q "wrote $TMP/m-ties.verified.json: " "$TMP/err" \
+        && [ ! -e "$TMP/m-ties.verified.verified.json" ] \
+        && ok "the copy verified again without --try-ties, written over itself (exit $rc)" \
+        || not_ok "second verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
+fi
 done_testing
