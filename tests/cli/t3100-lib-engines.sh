@@ -785,7 +785,7 @@ verdict=$(sed -n 's/^    recursive_doubling  *0 B-16 KiB .* rounds  //p' "$TMP/o
 { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } \
     && grep -q "^try allreduce on 2 ranks: recursive_doubling (id 4) at 0 B..16.0 KiB, tied with MPICH's choice in the sweep$" "$TMP/out" \
     && case "$verdict" in
-       "faster: kept") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained; export that one (and verify it again without --try-ties" "$TMP/err" ;;
+       "faster: kept" | *"kept there") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained; export that one (and verify it again without --try-ties" "$TMP/err" ;;
        *"set back to MPICH's own choice") grep -q "none of the 1 tied row(s) tried in MPICH's place gained" "$TMP/err" ;;
        *) false ;;
        esac \
@@ -793,10 +793,15 @@ verdict=$(sed -n 's/^    recursive_doubling  *0 B-16 KiB .* rounds  //p' "$TMP/o
     || not_ok "mpich --try-ties (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
 if [ -e "$TMP/m-ties.verified.json" ]; then
     $COLLTUNE sweep --verify "$TMP/m-ties.verified.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
-    { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && ! grep -q "^try " "$TMP/out" \
-        && grep -q "wrote $TMP/m-ties.verified.json: " "$TMP/err" \
-        && [ ! -e "$TMP/m-ties.verified.verified.json" ] \
-        && ok "the copy verified again without --try-ties, written over itself (exit $rc)" \
-        || not_ok "second verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
+    # (exit 3 with nothing written: a size both sides run at MPICH's choice read slower, noise)
+    if { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "wrote $TMP/m-ties.verified.json: " "$TMP/err"; then
+        ! grep -q "^try " "$TMP/out" && [ ! -e "$TMP/m-ties.verified.verified.json" ] \
+            && ok "the copy verified again without --try-ties, written over itself (exit $rc)" \
+            || not_ok "second verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
+    elif [ $rc -eq 3 ] && awk '$2 == "default" && /SLOWER/ { d++ } END { exit !d }' "$TMP/out"; then
+        skip "the copy's second verify exited 3: a size both sides ran at MPICH's choice read slower (noise)"
+    else
+        not_ok "second verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
+    fi
 fi
 done_testing
