@@ -53,11 +53,12 @@ maxb=$(echo "$MAX" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)))
 small=256K big=yes
 [ "$maxb" -lt 524288 ] && small=$MAX big=
 # the oracle: each forced row against the library's default launched beside it (their order
-# alternating with the rep), so that the machine's slow minutes touch both sides of a pair:
-# session 39, with every row launched once a rep, ReduceScatter's default read 0.57-0.78 us
-# at 16 B and 89-90 us at 256 KiB in all four of its launches (right after the sweep's 30-50 s
-# at full load, or late in a rep), where launches on a rested machine read it, and ring,
-# at 0.29-0.36 and 35-52
+# alternating with the rep), so that what the machine does over minutes touches both sides
+# of a pair: session 39, with every row launched once a rep, ReduceScatter's default read
+# 0.57-0.78 us at 16 B and 89-90 us at 256 KiB in all four of its launches, where launches
+# on a rested machine read it, and ring, at 0.29-0.36 and 35-52. Pairing does not remove
+# the other noise seen then: each launch lands in a fast or a slow state as a whole (8 B at
+# 0.33 or 0.45 us, any row), which two reps cannot average out (the held-out oracle shows it)
 run_row() { # ROW FILE: the small sizes, then the large
     # shellcheck disable=SC2086
     { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$1" -b 8 -e "$small" \
