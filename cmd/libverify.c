@@ -39,9 +39,9 @@ static struct ct_config *try_ties(const struct ct_opts *o, const struct ct_libmo
                                   const struct ct_config *c, unsigned colls)
 {
     struct ct_config *t = ct_config_copy(c);
-    const struct ct_librules *l = ct_config_lib(t, m->name);
+    const struct ct_librules *l = t ? ct_config_lib(t, m->name) : NULL;
     int n = 0;
-    for (int i = 0; i < l->nsets; i++)
+    for (int i = 0; l && i < l->nsets; i++)
         n += asked(o, colls, &l->sets[i]) ? ct_config_lib_try_ties(t, m->name, i) : 0;
     if (n)
         return t;
@@ -49,7 +49,8 @@ static struct ct_config *try_ties(const struct ct_opts *o, const struct ct_libmo
            "(a library sweep records them in each range's \"ties\"; a CONFIG from before has "
            "none)\n\n",
            m->title);
-    ct_config_release(t);
+    if (t)
+        ct_config_release(t);
     free(t);
     return NULL;
 }

@@ -265,8 +265,8 @@ int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i)
 void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, const char *lib,
                             int i)
 {
-    struct ct_librules *d = (struct ct_librules *)ct_config_lib(dst, lib);
-    const struct ct_librules *s = ct_config_lib(src, lib);
+    struct ct_librules *d = dst ? (struct ct_librules *)ct_config_lib(dst, lib) : NULL;
+    const struct ct_librules *s = src ? ct_config_lib(src, lib) : NULL;
     if (!d || !s || i < 0 || i >= d->nsets || i >= s->nsets)
         return;
     ct_ruleset_release(&d->sets[i]);
@@ -278,7 +278,7 @@ void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, 
 
 void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)
 {
-    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
     if (!l || i < 0 || i >= l->nsets)
         return;
     struct ct_ruleset *s = &l->sets[i];

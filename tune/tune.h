@@ -194,12 +194,13 @@ void ct_rule_clip_ties(struct ct_rule *r);
  * its verified mark. Returns how many rules were made. */
 int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i);
 /* Library lib's ruleset i of dst made a copy of src's (the same sets: src a copy of dst
- * changed by ct_config_lib_try_ties). */
+ * changed by ct_config_lib_try_ties), its rules' tried marks with it (which config.json, and
+ * so ct_config_copy, does not carry). dst or src NULL (a copy that failed): nothing. */
 void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, const char *lib,
                             int i);
 /* Neighbouring rules of library lib's ruleset i that both keep the library's own choice made
  * one (as before ct_config_lib_try_ties split them): the ties of both, the lower confidence. */
-void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i);
+void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i); /* c NULL: nothing */
 
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
  * verify does with a set it found no slower than the defaults; a geomean that is not a
