@@ -31,8 +31,9 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
 {
     struct ct_err err = {0};
     int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
-        kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK];
-    char out[4200], what[96] = "", cut[112] = "", ties[128] = "";
+        kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK],
+        tcut = n[CT_JUDGED_TRIED_CUT];
+    char out[4200], what[96] = "", cut[112] = "", ties[192] = "";
     if (!nstamped && !nslow && !nnogain && !ncut && !kept) { /* --try-ties: all set back */
         fprintf(stderr,
                 "colltune sweep: none of the %d tied row(s) tried in %s's place gained; CONFIG "
@@ -60,11 +61,14 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         if (what[0])
             snprintf(back, sizeof back, "%s set back to %s's own choice%s", what, lib,
                      cut[0] ? "; " : "");
+        char tcuts[64] = "";
+        if (tcut) /* slower at an edge: kept on the sizes that gained */
+            snprintf(tcuts, sizeof tcuts, " (%d of them cut to the sizes that gained)", tcut);
         if (kept)
             snprintf(ties, sizeof ties,
                      "%s%d of the %d tied row(s) tried in %s's place, where "
-                     "they gained",
-                     back[0] || cut[0] ? "; " : "", kept, tried, lib);
+                     "they gained%s",
+                     back[0] || cut[0] ? "; " : "", kept, tried, lib, tcuts);
         else
             snprintf(ties, sizeof ties, "%snone of the %d tied row(s) tried in %s's place gained",
                      back[0] || cut[0] ? "; " : "", tried, lib);

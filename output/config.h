@@ -48,12 +48,14 @@ bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll co
  * c's section (i, the set's index) or, i < 0, by s's shape and each rule's min_bytes (the
  * section colltune keeps as written). Counted in n: the rules of CONFIG set back as slower, set
  * back with no gain, and cut; the rules verify --try-ties tried (ct_rule.tried) kept, whole or
- * cut, and set back. c NULL: nothing. */
+ * cut to the sizes that gained (counted in both TRIED_KEPT and TRIED_CUT), and set back. c
+ * NULL: nothing. */
 enum {
     CT_JUDGED_SLOW,
     CT_JUDGED_NOGAIN,
     CT_JUDGED_CUT,
     CT_JUDGED_TRIED_KEPT,
+    CT_JUDGED_TRIED_CUT,
     CT_JUDGED_TRIED_BACK,
     CT_JUDGED_N
 };

@@ -383,7 +383,8 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
         if (cutk && (i >= 0 ? ct_config_lib_trim(c, lib, i, k, cut[k].lo, cut[k].hi)
                             : ct_config_lib_trim_at(c, lib, s->coll, s->nranks, s->nnodes,
                                                     r->min_bytes, cut[k].lo, cut[k].hi)))
-            n[r->tried ? CT_JUDGED_TRIED_KEPT : CT_JUDGED_CUT]++;
+            r->tried ? (n[CT_JUDGED_TRIED_KEPT]++, n[CT_JUDGED_TRIED_CUT]++)
+                     : n[CT_JUDGED_CUT]++;
         else if ((slow[k] || nogain[k]) &&
                  (i >= 0 ? ct_config_lib_demote(c, lib, i, k)
                          : ct_config_lib_demote_at(c, lib, s->coll, s->nranks, s->nnodes,

@@ -485,7 +485,7 @@ grep -q "^    recursive_halving  *195 KiB-up .* rounds  SLOWER .*set back to Ope
     && if grep -q "none of the 3 tied row(s) tried in Open MPI's place gained; CONFIG stays as it is (no copy written" "$TMP/err"; then
            [ ! -e "$TMP/v-ties.verified.json" ] && ! grep -q "^    [a-z_]*  .*\(faster: kept\|cut to\)" "$TMP/out"
        else
-           grep -q "[12] of the 3 tied row(s) tried in Open MPI's place, where they gained; export that one (and verify it again without --try-ties: the rows kept were picked on these launches)" "$TMP/err" \
+           grep -q "[12] of the 3 tied row(s) tried in Open MPI's place, where they gained\( ([12] of them cut to the sizes that gained)\)\?; export that one (and verify it again without --try-ties: the rows kept were picked on these launches)" "$TMP/err" \
            && python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]
@@ -784,7 +784,8 @@ verdict=$(sed -n 's/^    recursive_doubling  *0 B-16 KiB .* rounds  //p' "$TMP/o
 { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } \
     && grep -q "^try allreduce on 2 ranks: recursive_doubling (id 4) at 0 B..16.0 KiB, tied with MPICH's choice in the sweep$" "$TMP/out" \
     && case "$verdict" in
-       "faster: kept" | *"kept there") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained; export that one (and verify it again without --try-ties" "$TMP/err" ;;
+       "faster: kept") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained; export that one (and verify it again without --try-ties" "$TMP/err" ;;
+       *"kept there") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained (1 of them cut to the sizes that gained); export that one (and verify it again without --try-ties" "$TMP/err" ;;
        *"set back to MPICH's own choice") grep -q "none of the 1 tied row(s) tried in MPICH's place gained" "$TMP/err" ;;
        *) false ;;
        esac \

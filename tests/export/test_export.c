@@ -806,8 +806,9 @@ Test(config, library_ties_tried)
     ct_config_lib_judged(&c, "ompi", 0, &copy, slow, nogain, cut, n);
     free(copy.rules);
     cr_assert(n[CT_JUDGED_TRIED_BACK] == 1 && n[CT_JUDGED_TRIED_KEPT] == 1 &&
-                  n[CT_JUDGED_NOGAIN] == 1 && !n[CT_JUDGED_SLOW] && !n[CT_JUDGED_CUT],
-              "%d %d %d %d %d", n[0], n[1], n[2], n[3], n[4]);
+                  n[CT_JUDGED_TRIED_CUT] == 1 && n[CT_JUDGED_NOGAIN] == 1 &&
+                  !n[CT_JUDGED_SLOW] && !n[CT_JUDGED_CUT],
+              "%d %d %d %d %d %d", n[0], n[1], n[2], n[3], n[4], n[5]);
     cr_assert_eq(s->rules[3].nties, 0, "CONFIG's ring set back: its spans (with ring) gone");
     ct_config_lib_join_own(&c, "ompi", 0);
     static const struct {
