@@ -57,8 +57,10 @@ small=256K big=yes
 # of a pair: session 39, with every row launched once a rep, ReduceScatter's default read
 # 0.57-0.78 us at 16 B and 89-90 us at 256 KiB in all four of its launches, where launches
 # on a rested machine read it, and ring, at 0.29-0.36 and 35-52. Pairing does not remove
-# the other noise seen then: each launch lands in a fast or a slow state as a whole (8 B at
-# 0.33 or 0.45 us, any row), which two reps cannot average out (the held-out oracle shows it)
+# the other noise seen then: the machine is in a fast or a slow state for seconds at a time
+# (8 B at 0.33 or 0.45 us, any row; session 40: 0.28 or 0.59, switching inside a launch too),
+# so a launch of a second or so mostly sees one, which two reps cannot average out (the
+# held-out oracle shows it)
 run_row() { # ROW FILE: the small sizes, then the large
     # shellcheck disable=SC2086
     { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$1" -b 8 -e "$small" \
