@@ -13,8 +13,12 @@
 #     measured on another's: no winner's curse);
 #  3. colltune sweep --verify of the sweep's config: the exported file vs the defaults in
 #     alternating launches (ratio of geometric means, 95% interval);
-#  4. the export's gain (1 / verify's geomean, the sizes of rules it set back counted as 1;
-#     1 where it keeps the defaults) as a share of the oracle's, in logs, raw and held out.
+#  4. the oracle's per-size choices written as a file of their own (the sweep's config with
+#     that collective's ranges replaced) and verified the same way: what the oracle is
+#     worth on the instrument that judges the export, not only in the pairs that chose it;
+#  5. the export's gain (1 / verify's geomean, the sizes of rules it set back counted as 1;
+#     1 where it keeps the defaults) as a share of the oracle's, in logs: raw, held out, and
+#     the oracle's choices verified (as chosen, and as verify keeps them).
 # Prints load averages before and after. Usage: tests/bench/lib-ompi.sh [OUTDIR]
 # BENCH_SHAPE: how the ranks are placed (default "--local 2"; lib-ompi-cluster.sh gives
 # "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M);
@@ -78,8 +82,9 @@ for r in $(seq "$REPS"); do
         fi
     done
 done
+# shellcheck disable=SC2086
 python3 - "$d" "$LIB:default" $algos <<'PY' | tee "$d/oracle.txt"
-import math, os, statistics, sys
+import json, math, os, statistics, sys
 out, default, algos = sys.argv[1], sys.argv[2], [a for a in sys.argv[3:] if a != sys.argv[2]]
 def times(f):  # {size: out-of-place us}
     t = {}
@@ -102,12 +107,13 @@ def gain(a, s, ks):  # the row's geomean gain over the default in the pairs of r
     v = [r[a][k][s] for k in ks if s in r.get(a, {}).get(k, {})]
     return math.exp(sum(map(math.log, v)) / len(v)) if v else 0
 print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
-ratios = []
+ratios, choice = [], {}
 for s in sorted(def_t):
     g, a = max((gain(a, s, reps), a) for a in algos)
     if g <= 1:  # the default is a row too
         g, a = 1.0, default
     ratios.append(g)
+    choice[s] = a
     t = statistics.median(row_t[a][s]) if a != default else statistics.median(def_t[s])
     print(f"{s:>10} {statistics.median(def_t[s]):>12.2f} {a:>22} {t:>10.2f} {g:>7.2f}")
 g = math.exp(sum(map(math.log, ratios)) / len(ratios))
@@ -132,8 +138,9 @@ if len(reps) >= 2 and held:
           f"geomean {gh:.2f}, min {math.exp(min(held)):.2f}, max {math.exp(max(held)):.2f}")
 else:
     print("oracle held out: needs BENCH_REPS >= 2")
+json.dump({str(s): a for s, a in choice.items()}, open(f"{out}/oracle-choice.json", "w"))
 PY
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086,SC2046
 $X sweep --verify "$d/sweep/config.json" --lib "$LIB" $TIES $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
 # with --try-ties, what that verify kept it also picked: the copy's own verify (fresh
 # launches, none of them the ones it was picked on) is the figure
@@ -142,55 +149,106 @@ if [ -n "$TIES" ] && [ -e "$d/sweep/config.verified.json" ]; then
     # shellcheck disable=SC2046
     $X sweep --verify "$d/sweep/config.verified.json" --lib "$LIB" $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') 2>&1 | tee "$d/verify.txt" || true
 fi
+# the oracle's choices as a file of their own (each size's best forced row, from the
+# geometric midpoint below its size to the one above), verified as the export is: what the
+# oracle's choice is worth on the instrument that judges the export (verify's alternating
+# launches, controls and intervals), not only in the pairs it was chosen on
+# shellcheck disable=SC2086
+if [ -e "$d/sweep/config.json" ] && python3 - "$d" "$coll" "$LIB" $algos <<'PY'
+import json, math, sys
+d, coll, lib, algos = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+ids = {a.split(":", 1)[1]: i for i, a in enumerate(algos)}  # the library's own order
+choice = sorted((int(z), a.split(":", 1)[1]) for z, a in
+                json.load(open(f"{d}/oracle-choice.json")).items())
+c = json.load(open(f"{d}/sweep/config.json"))
+sets = [r for l in c.get("libraries", []) if l["library"] == lib for r in l["rules"]
+        if r["coll"] == coll]
+if not sets or not choice:
+    sys.exit(1)
+ranges = []
+for k, (z, a) in enumerate(choice):
+    lo = 0 if k == 0 else max(math.isqrt(choice[k - 1][0] * z), choice[k - 1][0] + 1)
+    if ranges and ranges[-1]["algo"] == a:
+        continue
+    if ranges:
+        ranges[-1]["max_bytes"] = lo
+    ranges.append({"min_bytes": lo, "max_bytes": None, "algo": a, "id": ids[a],
+                   "params": {"segsize": 0}, "confidence": 0.5, "tie": False,
+                   "runner_up": None, "gain": 1.0, "default": ids[a] == 0})
+sets[0]["ranges"] = ranges
+sets[0].pop("verified", None)
+json.dump(c, open(f"{d}/oracle.json", "w"), indent=1)
+PY
+then
+    # shellcheck disable=SC2046
+    $X sweep --verify "$d/oracle.json" --lib "$LIB" $(echo "$SHAPE" | grep -o -- '--hosts [^ ]*') >"$d/verify-oracle.txt" 2>&1 || true
+    sed -n "/^$coll: geomean\|^  where the file keeps\|^  the tuned sizes against\|nothing to verify/p" "$d/verify-oracle.txt"
+fi
 # the ratio against the reference of the same run: the export's gain (1 / the geomean of
 # verify's ratios, each size whose rule verify set back counted as 1, as the .verified.json
 # it writes runs it; 1 where the export keeps the defaults) as a share of the oracle's, in
-# logs, raw and held out. Twice: with each size's ratio as measured, and with the sizes
-# where both sides run the library's own choice counted as 1 (they differ only by the
-# launches' state) and each tuned size against its controls where it has any ("vs ctl",
-# that state taken out): session 35's controls read 1.181 as measured, which made a file
-# whose one rule gained 1.87x read 0.975x.
+# logs, raw and held out, and of the oracle's choices verified as the export is (as chosen:
+# each size as measured; as kept: the sizes verify set back counted as 1). Twice: with each
+# size's ratio as measured, and with the sizes where both sides run the library's own choice
+# counted as 1 (they differ only by the launches' state) and each tuned size against its
+# controls where it has any ("vs ctl", that state taken out): session 35's controls read
+# 1.181 as measured, which made a file whose one rule gained 1.87x read 0.975x.
 python3 - "$d" "$coll" <<'PY'
 import json, math, os, re, sys
 d, coll = sys.argv[1], sys.argv[2]
 o = open(f"{d}/oracle.txt").read()
-v = open(f"{d}/verify.txt").read()
 raw = re.search(r"^oracle \(default time.*geomean ([0-9.]+)", o, re.M)
 held = re.search(r"^oracle held out .*geomean ([0-9.]+)", o, re.M)
-# the table's rows (size, rule, times, pairs, ratio, vs ctl or "-"); each size counted as the
-# copy verify wrote runs it (config.verified.json; none written: CONFIG as it was): where that
-# keeps the library's own choice, the rule verify set back (or --try-ties tried and set back)
-# counts 1; rows with the same name are told apart by size, not name
-rows = re.findall(r"^ +(\d+)  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, [0-9.]+\] +(\S+)",
-                  v, re.M)
-cf = f"{d}/sweep/config.verified.json"
+def gains(vtxt, cf):
+    """verify's geomean gain (as measured, controls as 1) with the sizes counted as the file
+    cf runs them; None without a verify table"""
+    if not os.path.exists(vtxt) or not os.path.exists(cf):
+        return None
+    v = open(vtxt).read()
+    # the table's rows (size, rule, times, pairs, ratio, vs ctl or "-"); where cf keeps the
+    # library's own choice, the rule verify set back (or --try-ties tried and set back)
+    # counts 1; rows with the same name are told apart by size, not name
+    rows = re.findall(r"^ +(\d+)  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, [0-9.]+\] +(\S+)",
+                      v, re.M)
+    sets = [r for l in json.load(open(cf)).get("libraries", []) for r in l["rules"]
+            if r["coll"] == coll]
+    def own_at(size):  # the library's own choice at size in cf
+        for x in (sets[0]["ranges"] if sets else []):
+            if x["min_bytes"] <= size and (x["max_bytes"] is None or size < x["max_bytes"]):
+                return x["id"] == 0
+        return True
+    out = []
+    for logs in ([0.0 if r != "default" and own_at(int(z)) else math.log(float(q))
+                  for z, r, q, c in rows],
+                 [0.0 if own_at(int(z)) else math.log(float(c if c != "-" else q))
+                  for z, r, q, c in rows]):
+        out.append(math.exp(-sum(logs) / len(logs)) if logs
+                   else 1.0 if "nothing to verify" in v else None)
+    return None if None in out else out
+cf = f"{d}/sweep/config.verified.json"  # the copy verify wrote; none written: CONFIG as it was
 cf = cf if os.path.exists(cf) else f"{d}/sweep/config.json"
-sets = [r for l in json.load(open(cf)).get("libraries", []) for r in l["rules"]
-        if r["coll"] == coll]
-def own_at(size):  # the library's own choice at size in the copy
-    for x in (sets[0]["ranges"] if sets else []):
-        if x["min_bytes"] <= size and (x["max_bytes"] is None or size < x["max_bytes"]):
-            return x["id"] == 0
-    return True
-for how, logs in (
-        ("as measured", [0.0 if r != "default" and own_at(int(z)) else math.log(float(q))
-                         for z, r, q, c in rows]),
-        ("controls as 1, tuned vs ctl",
-         [0.0 if own_at(int(z)) else math.log(float(c if c != "-" else q))
-          for z, r, q, c in rows])):
-    g = (math.exp(-sum(logs) / len(logs)) if logs
-         else 1.0 if "nothing to verify" in v else None)
-    if g is None:
-        print(f"export vs oracle: no verify geomean for {coll}")
+exp = gains(f"{d}/verify.txt", cf)
+ochosen = gains(f"{d}/verify-oracle.txt", f"{d}/oracle.json")
+okept = gains(f"{d}/verify-oracle.txt", f"{d}/oracle.verified.json"
+              if os.path.exists(f"{d}/oracle.verified.json") else f"{d}/oracle.json")
+if exp is None:
+    print(f"export vs oracle: no verify geomean for {coll}")
+for m, how in enumerate(("as measured", "controls as 1, tuned vs ctl")):
+    if exp is None:
         break
-    for name, x in (("oracle", raw), ("oracle held out", held)):
-        if x:
-            og = float(x.group(1))
-            # a gain under verify's 3% bound is no share to take (0.983x against 1.01x read -177%)
-            share = math.log(g) / math.log(og) if og >= 1.03 else float("nan")
-            print(f"export vs {name} ({how}): {g:.3f}x against {og:.2f}x: "
-                  + (f"{share:.0%} of its gain" if og >= 1.03
-                     else "no gain to take" if og <= 1 else "its gain is under 3%: no share to take"))
+    g = exp[m]
+    refs = [("oracle", float(raw.group(1)) if raw else None),
+            ("oracle held out", float(held.group(1)) if held else None),
+            ("oracle's choices verified", ochosen[m] if ochosen else None),
+            ("oracle's choices as verify keeps them", okept[m] if okept else None)]
+    for name, og in refs:
+        if og is None:
+            continue
+        # a gain under verify's 3% bound is no share to take (0.983x against 1.01x read -177%)
+        share = math.log(g) / math.log(og) if og >= 1.03 else float("nan")
+        print(f"export vs {name} ({how}): {g:.3f}x against {og:.3f}x: "
+              + (f"{share:.0%} of its gain" if og >= 1.03
+                 else "no gain to take" if og <= 1 else "its gain is under 3%: no share to take"))
 PY
 done
 echo "load after: $(uptime)"
