@@ -7,10 +7,13 @@
  */
 #include "libmod.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,18 +91,110 @@ static void on_signal(int sig)
         g_pass = sig;
 }
 
-/* Ends the launcher: SIGTERM, then SIGKILL after 5 s; its status. */
+/* The launcher's descendants on this host (its ranks, its daemons, its ssh clients), each
+ * named by pid and start time: once the launcher has ended they are init's, and only that
+ * pair tells one of them from a later process with its pid. */
+struct kin {
+    int n, cap;
+    int *pid;
+    unsigned long long *start;
+};
+
+/* Adds to k the processes now below pid, their parent chains read from /proc. */
+static void kin_add(struct kin *k, pid_t pid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    int n = 0, cap = 256, *p = ct_xmalloc(sizeof *p * (size_t)cap),
+        *pp = ct_xmalloc(sizeof *pp * (size_t)cap);
+    unsigned long long *t = ct_xmalloc(sizeof *t * (size_t)cap);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            p = ct_xrealloc(p, sizeof *p * (size_t)cap);
+            pp = ct_xrealloc(pp, sizeof *pp * (size_t)cap);
+            t = ct_xrealloc(t, sizeof *t * (size_t)cap);
+        }
+        p[n] = atoi(e->d_name);
+        n += ct_proc_stat(p[n], NULL, &pp[n], &t[n]) == 0;
+    }
+    closedir(d);
+    for (bool more = true; more;) { /* to a fixed point: children of pid or of one found */
+        more = false;
+        for (int i = 0; i < n; i++) {
+            bool known = false, below = pp[i] == (int)pid;
+            for (int j = 0; j < k->n && !known; j++) {
+                known |= k->pid[j] == p[i] && k->start[j] == t[i];
+                below |= k->pid[j] == pp[i];
+            }
+            if (known || !below)
+                continue;
+            if (k->n == k->cap) {
+                k->cap = k->cap ? 2 * k->cap : 16;
+                k->pid = ct_xrealloc(k->pid, sizeof *k->pid * (size_t)k->cap);
+                k->start = ct_xrealloc(k->start, sizeof *k->start * (size_t)k->cap);
+            }
+            k->pid[k->n] = p[i];
+            k->start[k->n++] = t[i];
+            more = true;
+        }
+    }
+    free(p);
+    free(pp);
+    free(t);
+}
+
+/* Whether process i of k still runs (the same pid and start time, not a zombie). */
+static bool kin_runs(const struct kin *k, int i)
+{
+    char state;
+    unsigned long long t;
+    return ct_proc_stat(k->pid[i], &state, NULL, &t) == 0 && t == k->start[i] && state != 'Z';
+}
+
+/* SIGKILL to those of k still running, and a wait of up to 2 s for them to end (a signal is
+ * delivered when its process next runs); frees k. */
+static void kin_kill(struct kin *k)
+{
+    for (int i = 0; i < k->n; i++)
+        if (kin_runs(k, i))
+            kill(k->pid[i], SIGKILL);
+    for (int w = 0, left = 1; w < 40 && left; w++) {
+        left = 0;
+        for (int i = 0; i < k->n && !left; i++)
+            left = kin_runs(k, i);
+        if (left)
+            usleep(50000);
+    }
+    free(k->pid);
+    free(k->start);
+}
+
+/* Ends the launcher: SIGTERM, then SIGKILL after 5 s; then what it leaves running here of
+ * what it started (a launcher killed, or one that ends without its ranks) is killed too; its
+ * status. Its processes on other hosts are its own to end (an ssh client killed here closes
+ * the session they hang on). */
 static int stop(pid_t pid)
 {
     int st = 0;
+    struct kin k = {0};
+    kin_add(&k, pid); /* before it ends: after, its orphans are init's */
     kill(pid, SIGTERM);
-    for (int i = 0; i < 50; i++) {
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return st;
-        usleep(100000);
+    bool ended = false;
+    for (int i = 0; i < 50 && !ended; i++) {
+        ended = waitpid(pid, &st, WNOHANG) == pid;
+        if (!ended)
+            usleep(100000);
     }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
+    if (!ended) {
+        kin_add(&k, pid); /* and what it started since */
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    kin_kill(&k);
     return st;
 }
 

@@ -219,18 +219,40 @@ char *ct_path_sibling(const char *path, const char *name)
     return r;
 }
 
-char ct_proc_state(int pid)
+int ct_proc_stat(int pid, char *state, int *ppid, unsigned long long *start)
 {
-    char path[64], buf[256];
+    char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     FILE *f = fopen(path, "r");
     if (!f)
-        return 0;
+        return -1;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
     const char *e = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
-    return e && e[1] == ' ' ? e[2] : 0;
+    char st;
+    int pp;
+    unsigned long long t;
+    /* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+     * cutime cstime priority nice num_threads itrealvalue starttime */
+    if (!e || sscanf(e + 1,
+                     " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                     "%*d %llu",
+                     &st, &pp, &t) != 3)
+        return -1;
+    if (state)
+        *state = st;
+    if (ppid)
+        *ppid = pp;
+    if (start)
+        *start = t;
+    return 0;
+}
+
+char ct_proc_state(int pid)
+{
+    char st;
+    return ct_proc_stat(pid, &st, NULL, NULL) == 0 ? st : 0;
 }
 
 int ct_self_path(char *buf, size_t len, int dir)

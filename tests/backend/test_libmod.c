@@ -19,6 +19,7 @@
 
 #include "backend/libmod.h"
 #include "lib/clock.h"
+#include "lib/file.h"
 #include "lib/sock.h"
 
 static bool on_path(const char *prog)
@@ -193,4 +194,52 @@ Test(libmod, another_token_does_not_count)
     int rc = start("exec sleep 30", "0123456789abcdef", 0.1, 1.0, &started, &secs);
     cr_expect_eq(rc, CT_ETIMEDOUT);
     cr_expect(!started);
+}
+
+/* The pids a launcher stand-in wrote to path, one a line; how many of them still run (a
+ * zombie, ended and waiting for init, does not). */
+static int still_running(const char *path, int *n)
+{
+    FILE *f = fopen(path, "r");
+    int pid, alive = 0;
+    *n = 0;
+    while (f && fscanf(f, "%d", &pid) == 1) {
+        char st = ct_proc_state(pid);
+        (*n)++;
+        alive += st && st != 'Z';
+        if (st && st != 'Z')
+            kill(pid, SIGKILL); /* the next test's machine as it found it */
+    }
+    if (f)
+        fclose(f);
+    return alive;
+}
+
+/*
+ * A launcher stopped after boot_s leaves nothing it started running on this host: one that
+ * ends on SIGTERM without its children (orphans, init's once it has ended), and one that
+ * ignores SIGTERM, as do its children (ended by SIGKILL after 5 s).
+ */
+Test(libmod, a_stopped_launcher_leaves_nothing_it_started_running, .timeout = 60)
+{
+    static const char *const cmds[] = {
+        "sleep 300 & echo $! >%s; (sleep 300 & echo $! >>%s; wait) & exec sleep 300",
+        "trap '' TERM; sleep 300 & echo $! >%s; (sleep 300 & echo $! >>%s; wait) & wait"};
+    for (int c = 0; c < 2; c++) {
+        char path[] = "/tmp/ct-kin-XXXXXX", cmd[512];
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0);
+        close(fd);
+        snprintf(cmd, sizeof cmd, cmds[c], path, path);
+        bool started;
+        double secs;
+        int rc = start(cmd, "", 0.1, 0.5, &started, &secs);
+        cr_expect_eq(rc, CT_ETIMEDOUT);
+        int n, alive = still_running(path, &n);
+        unlink(path);
+        cr_expect_eq(n, 2, "launcher %d: the stand-in wrote %d pids", c, n);
+        cr_expect_eq(alive, 0, "launcher %d (%s): %d of its children left running", c,
+                     c ? "ignores SIGTERM" : "ends on SIGTERM", alive);
+        cr_expect_lt(secs, c ? 9.0 : 4.0, "launcher %d: stopped in %.1f s", c, secs);
+    }
 }
