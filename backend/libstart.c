@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,13 +100,34 @@ struct kin {
     unsigned long long *start;
 };
 
-/* Adds to k the processes now below pid, their parent chains read from /proc. */
-static void kin_add(struct kin *k, pid_t pid)
+static bool kin_has(const struct kin *k, int pid, unsigned long long start, bool any_start)
+{
+    for (int j = 0; j < k->n; j++)
+        if (k->pid[j] == pid && (any_start || k->start[j] == start))
+            return true;
+    return false;
+}
+
+/* Whether /proc is this process's pid namespace's (its pids are those kill() reaches). */
+static bool proc_is_ours(void)
+{
+    char b[32];
+    ssize_t n = readlink("/proc/self", b, sizeof b - 1);
+    if (n <= 0)
+        return false;
+    b[n] = 0;
+    return atoi(b) == (int)getpid();
+}
+
+/* Adds to k the processes now below root (root > 0: colltune's child, not yet waited for, so
+ * its pid is its own) or below one of k, each parent matched by pid and start time, read
+ * from /proc; how many it added. */
+static int kin_add(struct kin *k, pid_t root)
 {
     DIR *d = opendir("/proc");
     if (!d)
-        return;
-    int n = 0, cap = 256, *p = ct_xmalloc(sizeof *p * (size_t)cap),
+        return 0;
+    int n = 0, cap = 256, added = 0, *p = ct_xmalloc(sizeof *p * (size_t)cap),
         *pp = ct_xmalloc(sizeof *pp * (size_t)cap);
     unsigned long long *t = ct_xmalloc(sizeof *t * (size_t)cap);
     for (struct dirent *e; (e = readdir(d));) {
@@ -122,15 +143,15 @@ static void kin_add(struct kin *k, pid_t pid)
         n += ct_proc_stat(p[n], NULL, &pp[n], &t[n]) == 0;
     }
     closedir(d);
-    for (bool more = true; more;) { /* to a fixed point: children of pid or of one found */
+    for (bool more = true; more;) { /* to a fixed point: children of root or of one found */
         more = false;
         for (int i = 0; i < n; i++) {
-            bool known = false, below = pp[i] == (int)pid;
-            for (int j = 0; j < k->n && !known; j++) {
-                known |= k->pid[j] == p[i] && k->start[j] == t[i];
-                below |= k->pid[j] == pp[i];
-            }
-            if (known || !below)
+            if (kin_has(k, p[i], t[i], false))
+                continue;
+            bool below = root > 0 && pp[i] == (int)root;
+            for (int j = 0; !below && j < n && kin_has(k, pp[i], 0, true); j++)
+                below = p[j] == pp[i] && kin_has(k, p[j], t[j], false); /* the same parent */
+            if (!below)
                 continue;
             if (k->n == k->cap) {
                 k->cap = k->cap ? 2 * k->cap : 16;
@@ -139,62 +160,85 @@ static void kin_add(struct kin *k, pid_t pid)
             }
             k->pid[k->n] = p[i];
             k->start[k->n++] = t[i];
+            added++;
             more = true;
         }
     }
     free(p);
     free(pp);
     free(t);
+    return added;
 }
 
-/* Whether process i of k still runs (the same pid and start time, not a zombie). */
-static bool kin_runs(const struct kin *k, int i)
+/* The state of process i of k: 0 when it has ended (gone, a zombie, or its pid another's). */
+static char kin_state(const struct kin *k, int i)
 {
     char state;
     unsigned long long t;
-    return ct_proc_stat(k->pid[i], &state, NULL, &t) == 0 && t == k->start[i] && state != 'Z';
+    return ct_proc_stat(k->pid[i], &state, NULL, &t) == 0 && t == k->start[i] && state != 'Z'
+               ? state
+               : 0;
 }
 
-/* SIGKILL to those of k still running, and a wait of up to 2 s for them to end (a signal is
- * delivered when its process next runs); frees k. */
-static void kin_kill(struct kin *k)
+/* Sends sig to those of k still running, then waits until each has ended (up to 2 s) or,
+ * for SIGSTOP, stopped (up to 0.5 s): a signal takes effect when its process next runs. */
+static void kin_signal(const struct kin *k, int sig)
 {
     for (int i = 0; i < k->n; i++)
-        if (kin_runs(k, i))
-            kill(k->pid[i], SIGKILL);
-    for (int w = 0, left = 1; w < 40 && left; w++) {
+        if (kin_state(k, i))
+            kill(k->pid[i], sig);
+    for (int w = 0, left = 1; w < (sig == SIGSTOP ? 100 : 400) && left; w++) {
         left = 0;
-        for (int i = 0; i < k->n && !left; i++)
-            left = kin_runs(k, i);
+        for (int i = 0; i < k->n && !left; i++) {
+            char st = kin_state(k, i);
+            left = st && (sig != SIGSTOP || st != 'T');
+        }
         if (left)
-            usleep(50000);
+            usleep(5000);
     }
+}
+
+/* Ends what k holds and what it started meanwhile: stopped (SIGSTOP) so that none starts
+ * another, its children added, until a round adds none; then SIGKILL to all. Frees k. */
+static void kin_end(struct kin *k)
+{
+    for (int round = 0; round < 16; round++) {
+        kin_signal(k, SIGSTOP);
+        if (!kin_add(k, 0))
+            break;
+    }
+    kin_signal(k, SIGKILL);
     free(k->pid);
     free(k->start);
 }
 
 /* Ends the launcher: SIGTERM, then SIGKILL after 5 s; then what it leaves running here of
- * what it started (a launcher killed, or one that ends without its ranks) is killed too; its
- * status. Its processes on other hosts are its own to end (an ssh client killed here closes
- * the session they hang on). */
+ * what it started (a launcher killed, or one that ends without its ranks) is ended too
+ * (where /proc is this pid namespace's); its status. Its processes on other hosts are its
+ * own to end (an ssh client killed here closes the session they hang on). */
 static int stop(pid_t pid)
 {
     int st = 0;
+    bool ours = proc_is_ours();
     struct kin k = {0};
-    kin_add(&k, pid); /* before it ends: after, its orphans are init's */
+    if (ours)
+        kin_add(&k, pid); /* before it ends: after, its orphans are init's */
     kill(pid, SIGTERM);
     bool ended = false;
     for (int i = 0; i < 50 && !ended; i++) {
-        ended = waitpid(pid, &st, WNOHANG) == pid;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        ended = w == pid || (w < 0 && errno != EINTR);
         if (!ended)
             usleep(100000);
     }
     if (!ended) {
-        kin_add(&k, pid); /* and what it started since */
+        if (ours)
+            kin_add(&k, pid); /* and what it started since */
         kill(pid, SIGKILL);
         waitpid(pid, &st, 0);
     }
-    kin_kill(&k);
+    if (ours)
+        kin_end(&k);
     return st;
 }
 

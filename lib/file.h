@@ -48,7 +48,7 @@ char ct_proc_state(int pid);
 
 /* From /proc/<pid>/stat: its state letter, its parent's pid and its start time (clock ticks
  * since boot: with the pid, it names the process, since pids are reused); each may be NULL.
- * -1 when it cannot be read (no such process). */
+ * -1 when it cannot be read (no such process) or parsed. */
 int ct_proc_stat(int pid, char *state, int *ppid, unsigned long long *start);
 
 #endif

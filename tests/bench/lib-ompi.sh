@@ -165,6 +165,13 @@ sets = [r for l in c.get("libraries", []) if l["library"] == lib for r in l["rul
         if r["coll"] == coll]
 if not sets or not choice:
     sys.exit(1)
+# the ids are the library's list's order; the sweep's config holds the engine's own ids
+seen = {(x["algo"], x["id"]) for x in sets[0]["ranges"]} | {
+    (y["algo"], y["id"]) for x in sets[0]["ranges"] for y in x.get("ties", [])}
+bad = [(a, i) for a, i in seen if ids.get(a, i) != i]
+if bad:
+    print(f"(oracle file not written: {lib}'s list order is not its ids: {bad})")
+    sys.exit(1)
 ranges = []
 for k, (z, a) in enumerate(choice):
     lo = 0 if k == 0 else max(math.isqrt(choice[k - 1][0] * z), choice[k - 1][0] + 1)
@@ -199,17 +206,21 @@ d, coll = sys.argv[1], sys.argv[2]
 o = open(f"{d}/oracle.txt").read()
 raw = re.search(r"^oracle \(default time.*geomean ([0-9.]+)", o, re.M)
 held = re.search(r"^oracle held out .*geomean ([0-9.]+)", o, re.M)
-def gains(vtxt, cf):
+def table(vtxt):
+    """verify's table rows (size, rule, ratio, vs ctl or "-"); None without its output"""
+    if not os.path.exists(vtxt):
+        return None
+    return re.findall(r"^ +(\d+)  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, [0-9.]+\] +(\S+)",
+                      open(vtxt).read(), re.M)
+def gains(vtxt, cf, only=None):
     """verify's geomean gain (as measured, controls as 1) with the sizes counted as the file
-    cf runs them; None without a verify table"""
+    cf runs them, over the sizes in only (None: all); None without a verify table"""
     if not os.path.exists(vtxt) or not os.path.exists(cf):
         return None
     v = open(vtxt).read()
-    # the table's rows (size, rule, times, pairs, ratio, vs ctl or "-"); where cf keeps the
-    # library's own choice, the rule verify set back (or --try-ties tried and set back)
-    # counts 1; rows with the same name are told apart by size, not name
-    rows = re.findall(r"^ +(\d+)  (\S+) +[0-9.]+ +[0-9.]+ +\d+ +([0-9.]+)  \[[0-9.]+, [0-9.]+\] +(\S+)",
-                      v, re.M)
+    # where cf keeps the library's own choice, the rule verify set back (or --try-ties tried
+    # and set back) counts 1; rows with the same name are told apart by size, not name
+    rows = [x for x in table(vtxt) if only is None or int(x[0]) in only]
     sets = [r for l in json.load(open(cf)).get("libraries", []) for r in l["rules"]
             if r["coll"] == coll]
     def own_at(size):  # the library's own choice at size in cf
@@ -229,20 +240,34 @@ cf = f"{d}/sweep/config.verified.json"  # the copy verify wrote; none written: C
 cf = cf if os.path.exists(cf) else f"{d}/sweep/config.json"
 exp = gains(f"{d}/verify.txt", cf)
 ochosen = gains(f"{d}/verify-oracle.txt", f"{d}/oracle.json")
-okept = gains(f"{d}/verify-oracle.txt", f"{d}/oracle.verified.json"
-              if os.path.exists(f"{d}/oracle.verified.json") else f"{d}/oracle.json")
+okf = f"{d}/oracle.verified.json"
+okf = okf if os.path.exists(okf) else f"{d}/oracle.json"
+okept = gains(f"{d}/verify-oracle.txt", okf)
+# verify measures each file at its own ranges' midpoints besides the sweep's sizes: the
+# verified oracle against the export also on the sizes both verifies measured (an export
+# with nothing to verify is 1 at every size)
+et, ot = table(f"{d}/verify.txt"), table(f"{d}/verify-oracle.txt")
+common = ({int(x[0]) for x in ot} & ({int(x[0]) for x in et} if et else {int(x[0]) for x in ot})
+          if ot else set())
+cexp, cchosen, ckept = (gains(f"{d}/verify.txt", cf, common),
+                        gains(f"{d}/verify-oracle.txt", f"{d}/oracle.json", common),
+                        gains(f"{d}/verify-oracle.txt", okf, common))
 if exp is None:
     print(f"export vs oracle: no verify geomean for {coll}")
 for m, how in enumerate(("as measured", "controls as 1, tuned vs ctl")):
     if exp is None:
         break
-    g = exp[m]
-    refs = [("oracle", float(raw.group(1)) if raw else None),
-            ("oracle held out", float(held.group(1)) if held else None),
-            ("oracle's choices verified", ochosen[m] if ochosen else None),
-            ("oracle's choices as verify keeps them", okept[m] if okept else None)]
-    for name, og in refs:
-        if og is None:
+    on = f", on the {len(common)} sizes both verifies measured"
+    refs = [("oracle", exp[m], float(raw.group(1)) if raw else None),
+            ("oracle held out", exp[m], float(held.group(1)) if held else None),
+            ("oracle's choices verified", exp[m], ochosen[m] if ochosen else None),
+            ("oracle's choices as verify keeps them", exp[m], okept[m] if okept else None),
+            ("oracle's choices verified" + on, cexp[m] if cexp else None,
+             cchosen[m] if cchosen else None),
+            ("oracle's choices as verify keeps them" + on, cexp[m] if cexp else None,
+             ckept[m] if ckept else None)]
+    for name, g, og in refs:
+        if og is None or g is None:
             continue
         # a gain under verify's 3% bound is no share to take (0.983x against 1.01x read -177%)
         share = math.log(g) / math.log(og) if og >= 1.03 else float("nan")
