@@ -204,9 +204,9 @@ static int still_running(const char *path, int *n)
     int pid, alive = 0;
     *n = 0;
     while (f && fscanf(f, "%d", &pid) == 1) {
-        char st = ct_proc_state(pid), path[64], comm[32] = "";
-        snprintf(path, sizeof path, "/proc/%d/comm", pid);
-        FILE *c = fopen(path, "r");
+        char st = ct_proc_state(pid), proc[64], comm[32] = "";
+        snprintf(proc, sizeof proc, "/proc/%d/comm", pid);
+        FILE *c = fopen(proc, "r");
         if (c) {
             (void)!fgets(comm, sizeof comm, c);
             fclose(c);
