@@ -100,10 +100,10 @@ struct kin {
     unsigned long long *start;
 };
 
-static bool kin_has(const struct kin *k, int pid, unsigned long long start, bool any_start)
+static bool kin_has(const struct kin *k, int pid, unsigned long long start)
 {
     for (int j = 0; j < k->n; j++)
-        if (k->pid[j] == pid && (any_start || k->start[j] == start))
+        if (k->pid[j] == pid && k->start[j] == start)
             return true;
     return false;
 }
@@ -146,11 +146,11 @@ static int kin_add(struct kin *k, pid_t root)
     for (bool more = true; more;) { /* to a fixed point: children of root or of one found */
         more = false;
         for (int i = 0; i < n; i++) {
-            if (kin_has(k, p[i], t[i], false))
+            if (kin_has(k, p[i], t[i]))
                 continue;
             bool below = root > 0 && pp[i] == (int)root;
-            for (int j = 0; !below && j < n && kin_has(k, pp[i], 0, true); j++)
-                below = p[j] == pp[i] && kin_has(k, p[j], t[j], false); /* the same parent */
+            for (int j = 0; !below && j < n; j++) /* its parent, by pid and start time */
+                below = p[j] == pp[i] && kin_has(k, p[j], t[j]);
             if (!below)
                 continue;
             if (k->n == k->cap) {

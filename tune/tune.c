@@ -20,6 +20,13 @@ void ct_ruleset_release(struct ct_ruleset *s)
     s->nrules = 0;
 }
 
+void ct_ruleset_copy(struct ct_ruleset *dst, const struct ct_ruleset *src)
+{
+    *dst = *src;
+    dst->rules = ct_xmalloc(sizeof *src->rules * (size_t)(src->nrules ? src->nrules : 1));
+    memcpy(dst->rules, src->rules, sizeof *src->rules * (size_t)src->nrules);
+}
+
 void ct_config_release(struct ct_config *c)
 {
     for (int i = 0; i < c->nsets; i++)
@@ -270,10 +277,7 @@ void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, 
     if (!d || !s || i < 0 || i >= d->nsets || i >= s->nsets)
         return;
     ct_ruleset_release(&d->sets[i]);
-    d->sets[i] = s->sets[i];
-    d->sets[i].rules = ct_xmalloc(sizeof *s->sets[i].rules * (size_t)s->sets[i].nrules);
-    memcpy(d->sets[i].rules, s->sets[i].rules,
-           sizeof *s->sets[i].rules * (size_t)s->sets[i].nrules);
+    ct_ruleset_copy(&d->sets[i], &s->sets[i]);
 }
 
 void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)

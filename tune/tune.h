@@ -167,6 +167,8 @@ struct ct_config {
 void ct_config_init(struct ct_config *c);
 void ct_config_release(struct ct_config *c);
 void ct_ruleset_release(struct ct_ruleset *s);
+/* dst made a copy of src: its rules in new memory (ct_ruleset_release). */
+void ct_ruleset_copy(struct ct_ruleset *dst, const struct ct_ruleset *src);
 /* The rule whose range holds bytes; NULL if none (an invalid ruleset). */
 const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes);
 /* The measured section of library lib ("ompi"); NULL if none. */

@@ -800,11 +800,10 @@ Test(config, library_ties_tried)
     cut[1].hi = 4096;
     cut[1].rounds = 4;
     int n[CT_JUDGED_N] = {0};
-    struct ct_ruleset copy = *s; /* the verdict is on the set as verified, applied to c */
-    copy.rules = ct_xmalloc(sizeof *copy.rules * (size_t)s->nrules);
-    memcpy(copy.rules, s->rules, sizeof *copy.rules * (size_t)s->nrules);
+    struct ct_ruleset copy; /* the verdict is on the set as verified, applied to c */
+    ct_ruleset_copy(&copy, s);
     ct_config_lib_judged(&c, "ompi", 0, &copy, slow, nogain, cut, n);
-    free(copy.rules);
+    ct_ruleset_release(&copy);
     cr_assert(n[CT_JUDGED_TRIED_BACK] == 1 && n[CT_JUDGED_TRIED_KEPT] == 1 &&
                   n[CT_JUDGED_TRIED_CUT] == 1 && n[CT_JUDGED_NOGAIN] == 1 &&
                   !n[CT_JUDGED_SLOW] && !n[CT_JUDGED_CUT],
