@@ -3,12 +3,15 @@
 #include "err.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void (*fatal_hook)(void);
@@ -139,8 +142,16 @@ char *ct_xstrdup(const char *s)
     return p ? p : oom(strlen(s));
 }
 
-int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), void *arg,
-                    int timeout_s, struct ct_err *err)
+/*
+ * Fork; the child runs body(arg, wfd) and _exits with its result. Here what it writes to wfd
+ * is read until it closes it (or, unless drain, until len bytes came), keeping the first len
+ * bytes in buf; then it is reaped (*status). Whatever is left of timeout_s seconds then, it
+ * is killed and *timed_out set. Returns the bytes kept, or a negative status when the child
+ * could not be started.
+ */
+static ssize_t child_collect(const char *what, int (*body)(void *arg, int wfd), void *arg,
+                             int timeout_s, void *buf, size_t len, bool drain, int *status,
+                             bool *timed_out, struct ct_err *err)
 {
     int fd[2];
     if (pipe(fd) < 0)
@@ -153,29 +164,86 @@ int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), 
         return ct_err_sys(err, CT_EIO, "%s: fork", what);
     }
     if (pid == 0) {
-        struct ct_err e = {0};
-        int rc = fn(arg, &e);
-        e.code = rc < 0 ? (e.code ? e.code : (enum ct_status)rc) : CT_OK;
-        ssize_t w = write(fd[1], &e, sizeof e);
-        _exit(w == (ssize_t)sizeof e ? 0 : 1);
+        close(fd[0]);
+        _exit(body(arg, fd[1]));
     }
     close(fd[1]);
-    struct ct_err e = {0};
-    ssize_t got = -1;
-    struct pollfd p = {fd[0], POLLIN, 0};
-    int ready;
-    while ((ready = poll(&p, 1, timeout_s * 1000)) < 0 && errno == EINTR)
-        ;
-    if (ready > 0)
-        while ((got = read(fd[0], &e, sizeof e)) < 0 && errno == EINTR)
-            ;
+    size_t kept = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *timed_out = false;
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long left = timeout_s * 1000L -
+                    ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L);
+        struct pollfd p = {fd[0], POLLIN, 0};
+        int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0) {
+            *timed_out = ready == 0;
+            break;
+        }
+        char sink[512];
+        char *to = kept < len ? (char *)buf + kept : sink;
+        ssize_t got = read(fd[0], to, kept < len ? len - kept : sizeof sink);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        if (kept < len && (kept += (size_t)got) == len && !drain)
+            break;
+    }
     close(fd[0]);
-    if (ready == 0)
+    /* it may keep running after its last write: waited for until the same deadline */
+    *status = 0;
+    pid_t done;
+    while (!*timed_out && (done = waitpid(pid, status, WNOHANG)) <= 0) {
+        struct timespec t, nap = {0, 5000000};
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (done < 0 && errno != EINTR)
+            return (ssize_t)kept;
+        *timed_out = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L >=
+                     timeout_s * 1000L;
+        if (!*timed_out)
+            nanosleep(&nap, NULL);
+    }
+    if (*timed_out) {
         kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (ready == 0)
+        while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    return (ssize_t)kept;
+}
+
+struct in_child {
+    int (*fn)(void *arg, struct ct_err *err);
+    void *arg;
+};
+
+static int err_body(void *arg, int wfd)
+{
+    struct in_child *c = arg;
+    struct ct_err e = {0};
+    int rc = c->fn(c->arg, &e);
+    e.code = rc < 0 ? (e.code ? e.code : (enum ct_status)rc) : CT_OK;
+    ssize_t w = write(wfd, &e, sizeof e);
+    return w == (ssize_t)sizeof e ? 0 : 1;
+}
+
+int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), void *arg,
+                    int timeout_s, struct ct_err *err)
+{
+    struct in_child c = {fn, arg};
+    struct ct_err e = {0};
+    int status;
+    bool timed_out;
+    ssize_t got =
+        child_collect(what, err_body, &c, timeout_s, &e, sizeof e, false, &status, &timed_out, err);
+    if (got < 0)
+        return (int)got;
+    if (timed_out && got != (ssize_t)sizeof e) /* an answer given before it wedged stands */
         return ct_err_set(err, CT_ETIMEDOUT,
                           "%s: the check did not finish within %d s (a wedged driver?)", what,
                           timeout_s);
@@ -185,4 +253,38 @@ int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), 
         return 0;
     e.msg[sizeof e.msg - 1] = 0;
     return ct_err_set(err, e.code, "%s", e.msg);
+}
+
+struct output_child {
+    int (*fn)(void *arg);
+    void *arg;
+};
+
+static int output_body(void *arg, int wfd)
+{
+    struct output_child *c = arg;
+    int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(wfd, 1) < 0 || dup2(wfd, 2) < 0)
+        return 127;
+    close(null);
+    close(wfd);
+    int rc = c->fn(c->arg);
+    fflush(NULL);
+    return rc;
+}
+
+int ct_err_child_output(const char *what, int (*fn)(void *arg), void *arg, int timeout_s, char *out,
+                        size_t len, int *status, struct ct_err *err)
+{
+    struct output_child c = {fn, arg};
+    bool timed_out;
+    ssize_t got = child_collect(what, output_body, &c, timeout_s, out, len ? len - 1 : 0, true,
+                                status, &timed_out, err);
+    if (got < 0)
+        return (int)got;
+    if (len)
+        out[got] = 0;
+    if (timed_out)
+        return ct_err_set(err, CT_ETIMEDOUT, "%s: did not end within %d s", what, timeout_s);
+    return 0;
 }

@@ -41,6 +41,13 @@ void ct_err_clear(struct ct_err *err);
  * answer within timeout_s seconds (killed: CT_ETIMEDOUT). */
 int ct_err_in_child(const char *what, int (*fn)(void *arg, struct ct_err *err), void *arg,
                     int timeout_s, struct ct_err *err);
+/* fn(arg) run in a child process whose stdout and stderr are read here (stdin /dev/null):
+ * their first len-1 bytes in out, NUL-terminated, its wait status in *status (fn's result is
+ * its exit status). For a library that reports a fault by printing and aborting (MPICH's
+ * selection files). 0, or a negative status when no child could start, or when it did not
+ * end within timeout_s seconds (killed: CT_ETIMEDOUT). */
+int ct_err_child_output(const char *what, int (*fn)(void *arg), void *arg, int timeout_s, char *out,
+                        size_t len, int *status, struct ct_err *err);
 const char *ct_status_str(int code);
 
 #define CT_TRY(x)                                                                                  \

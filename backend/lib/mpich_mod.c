@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mod.h"
 
@@ -65,21 +67,128 @@ static const char *tree_fault(json_t *o, bool top)
     return NULL;
 }
 
+static const char *const files[] = {"COLL_SELECTION_TUNING_JSON_FILE",
+                                    "CH4_COLL_SELECTION_TUNING_JSON_FILE",
+                                    "CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"};
+static const char *const prefix[] = {"MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"};
+
+/* Whether the environment entry e ("NAME=value") is named by one of the selection files'
+ * variables other than keep (NULL: any of them). */
+static bool other_file_var(const char *e, const char *keep)
+{
+    size_t n = strcspn(e, "=");
+    if (keep && strlen(keep) == n && !strncmp(e, keep, n))
+        return false;
+    for (size_t p = 0; p < sizeof prefix / sizeof prefix[0]; p++) {
+        size_t pl = strlen(prefix[p]);
+        for (size_t i = 0; pl < n && i < sizeof files / sizeof files[0]; i++)
+            if (!strncmp(e, prefix[p], pl) && strlen(files[i]) == n - pl &&
+                !strncmp(e + pl, files[i], n - pl))
+                return true;
+    }
+    return false;
+}
+
+/*
+ * A trial MPI_Init in a child process (ct_err_child_output): MPICH on its own (the launcher's
+ * PMI variables taken out: a singleton), with only the selection file keep names (NULL: none).
+ * Its exit status, 0 when MPI_Init and MPI_Finalize returned.
+ */
+static int trial_init(void *keep)
+{
+    static const char *const launched[] = {"PMI_", "PMI2_", "PMIX_",
+                                           "MPI_LOCALNRANKS=", "MPI_LOCALRANKID="};
+    for (bool again = true; again;) {
+        again = false;
+        for (char **e = environ; *e && !again; e++) {
+            bool drop = other_file_var(*e, keep);
+            for (size_t k = 0; !drop && k < sizeof launched / sizeof launched[0]; k++)
+                drop = !strncmp(*e, launched[k], strlen(launched[k]));
+            if (drop) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                again = !unsetenv(name);
+            }
+        }
+    }
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+        return 1;
+    MPI_Finalize();
+    return 0;
+}
+
+/*
+ * MPICH's own words for why a trial stopped: the line before its "Assertion failed in file F
+ * at line N: ..." (csel_container.c's "unrecognized key composition=...") with "F line N",
+ * else its first line that is not a frame of the backtrace it prints; into why.
+ */
+static void trial_words(char *out, int status, char *why, size_t len)
+{
+    char *prev = NULL, *first = NULL;
+    for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+        const char *a = "Assertion failed in file ";
+        char file[160];
+        int line;
+        if (!strncmp(l, a, strlen(a)) &&
+            sscanf(l + strlen(a), "%159s at line %d", file, &line) == 2) {
+            if (prev)
+                snprintf(why, len, "%.200s (%s line %d)", prev, file, line);
+            else
+                snprintf(why, len, "it fails at %s line %d", file, line);
+            return;
+        }
+        bool frame = l[0] == '/' || l[0] == '[' || l[0] == '=';
+        prev = frame ? NULL : l;
+        if (!first && !frame)
+            first = l;
+    }
+    if (first)
+        snprintf(why, len, "%.240s", first);
+    else if (WIFSIGNALED(status))
+        snprintf(why, len, "it dies of signal %d", WTERMSIG(status));
+    else
+        snprintf(why, len, "it exits %d", WEXITSTATUS(status));
+}
+
+/*
+ * What only MPICH knows of a tree: its keys ("collective=", "avg_msg_size<=", an algorithm
+ * name MPICH has). On one it does not know, MPICH 4.0.2 prints "unrecognized key ..." and
+ * fails an assertion in MPI_Init, in every rank. So MPICH reads the file first in a trial of
+ * its own; a trial that fails is believed only where one without any selection file starts
+ * (a trial that cannot start here says nothing of the file). A trial that does not end
+ * within its time says nothing either: the job's own start is bounded by --boot-timeout.
+ */
+static int trial_file(const char *var, const char *path, struct ct_err *err)
+{
+    char out[8192], why[400];
+    int status;
+    if (ct_err_child_output("MPICH trial", trial_init, (void *)var, 20, out, sizeof out, &status,
+                            NULL) < 0 ||
+        (WIFEXITED(status) && !WEXITSTATUS(status)))
+        return 0;
+    trial_words(out, status, why, sizeof why);
+    char ctl[8192];
+    int cstatus;
+    if (ct_err_child_output("MPICH trial", trial_init, NULL, 20, ctl, sizeof ctl, &cstatus, NULL) <
+            0 ||
+        !WIFEXITED(cstatus) || WEXITSTATUS(cstatus))
+        return 0;
+    return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': its MPI_Init stops on it: %s",
+                      var, path, why);
+}
+
 /*
  * MPICH 4.0.2 reads the selection trees its variables name during MPI_Init and does not
  * survive a bad one: an MPIR file it cannot open segfaults (UCX's backtraces, hydra's "BAD
  * TERMINATION"), one that is not JSON or holds a value that is not an object fails csel.c's
- * assertions (the CH4 file too), an empty one an assertion in MPI_Comm_split_type. So each
- * file is read here first, and refused alike where this build would select nothing by it
- * (an empty CH4 tree) or not read it (Debian's ch4:ucx ignores the POSIX file). MPICH takes
+ * assertions (the CH4 file too), an empty one an assertion in MPI_Comm_split_type, one with
+ * a key it does not know an assertion in MPI_Init. So each file is read here first, and
+ * refused alike where this build would select nothing by it (an empty CH4 tree) or not read
+ * it (Debian's ch4:ucx ignores the POSIX file); then MPICH reads it (trial_file). MPICH takes
  * a variable from MPIR_CVAR_X, else MPIR_PARAM_X, else MPICH_X; empty is its built-in tree.
  */
 int ct_mod_preinit(struct ct_err *err)
 {
-    static const char *const files[] = {"COLL_SELECTION_TUNING_JSON_FILE",
-                                        "CH4_COLL_SELECTION_TUNING_JSON_FILE",
-                                        "CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"};
-    static const char *const prefix[] = {"MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char var[96];
         const char *path = NULL;
@@ -102,6 +211,7 @@ int ct_mod_preinit(struct ct_err *err)
                               var, path, je.line, je.text);
         if (bad)
             return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': %s", var, path, bad);
+        CT_TRY(trial_file(var, path, err));
     }
     return 0;
 }

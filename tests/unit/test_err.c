@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* ct_err_in_child: a check in a child process returns its result and message; a child that
- * dies or does not answer in time is said, never waited for without end. */
+ * dies or does not answer in time is said, never waited for without end. ct_err_child_output:
+ * the same bounds for a child whose printed output is the answer. */
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,5 +50,54 @@ Test(err, in_child_that_hangs_is_killed)
     time_t t0 = time(NULL);
     cr_expect_eq(ct_err_in_child("memory check", hangs, NULL, 1, &err), CT_ETIMEDOUT);
     cr_expect(strstr(err.msg, "memory check: the check did not finish within 1 s"), "%s", err.msg);
+    cr_expect_leq(time(NULL) - t0, 5, "bounded");
+}
+
+/* ct_err_child_output: what the child prints on both streams comes back, cut to the buffer;
+ * one that prints more than a pipe holds is read to its end, not left blocked; one that
+ * closes its streams and keeps running is killed at the deadline. */
+static int prints(void *arg)
+{
+    printf("on stdout\n");
+    fprintf(stderr, "%s\n", (const char *)arg);
+    return 3;
+}
+
+static int floods(void *arg)
+{
+    for (int i = 0; i < 100000; i++)
+        printf("line %d of a long output\n", i);
+    return *(int *)arg;
+}
+
+static int silent_hang(void *arg)
+{
+    close(1);
+    close(2);
+    pause();
+    return 0;
+}
+
+Test(err, child_output_read_and_bounded)
+{
+    struct ct_err err = {0};
+    char out[256];
+    int status = -1;
+    cr_expect_eq(ct_err_child_output("trial", prints, "assertion in file x", 10, out, sizeof out,
+                                     &status, &err),
+                 0);
+    cr_expect(strstr(out, "on stdout\n") && strstr(out, "assertion in file x\n"), "%s", out);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+    char small[16];
+    int rc = 0;
+    cr_expect_eq(ct_err_child_output("trial", floods, &rc, 30, small, sizeof small, &status, &err),
+                 0);
+    cr_expect_str_eq(small, "line 0 of a lon");
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    time_t t0 = time(NULL);
+    cr_expect_eq(ct_err_child_output("trial", silent_hang, NULL, 1, out, sizeof out, &status, &err),
+                 CT_ETIMEDOUT);
+    cr_expect(strstr(err.msg, "trial: did not end within 1 s"), "%s", err.msg);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
     cr_expect_leq(time(NULL) - t0, 5, "bounded");
 }
