@@ -41,35 +41,43 @@ int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int
     return ct_arg_int(cmd, opt, arg, lo, 1000000, out);
 }
 
-int ct_arg_colls(const char *cmd, char *arg, unsigned *colls)
+/* The list's words are read from a copy: argv is what a library sweep passes on to its
+ * ranks, and cut at the first comma they saw one collective of "allreduce,allgather". */
+int ct_arg_colls(const char *cmd, const char *arg, unsigned *colls)
 {
-    char *save = NULL;
-    for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *save = NULL, *list = ct_xstrdup(arg);
+    int rc = 0;
+    for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         int c = ct_coll_find(t);
         if (c < 0)
-            return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown collective '%s' (%s)", t,
-                               "allreduce, allgather, reducescatter, alltoall");
-        *colls |= CT_COLL_BIT(c);
+            rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown collective '%s' (%s)", t,
+                             "allreduce, allgather, reducescatter, alltoall");
+        else
+            *colls |= CT_COLL_BIT(c);
     }
-    return *colls ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --coll list");
+    free(list);
+    return rc ? rc : *colls ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --coll list");
 }
 
-int ct_arg_algos(struct ct_opts *o, char *arg, const struct ct_algo **v, size_t *n)
+int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, size_t *n)
 {
     const char *cmd = "sweep";
-    char *save = NULL;
+    char *save = NULL, *list;
+    int rc = 0;
     if (strchr(arg, ':')) { /* a library's rows (LIB:NAME,...): the engine knows their names */
         o->lib_algo = arg;
         return 0;
     }
-    for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    list = ct_xstrdup(arg); /* a copy, as ct_arg_colls' */
+    for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         const struct ct_algo *a = ct_algo_find(t);
         if (!a)
-            return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown algorithm '%s' (colltune list algos)",
-                               t);
-        if (*n == CT_ARG_MAX_ALGOS)
-            return ct_cmd_fail(cmd, CT_EXIT_USAGE, "too many algorithms");
-        v[(*n)++] = a;
+            rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown algorithm '%s' (colltune list algos)", t);
+        else if (*n == CT_ARG_MAX_ALGOS)
+            rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "too many algorithms");
+        else
+            v[(*n)++] = a;
     }
-    return *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
+    free(list);
+    return rc ? rc : *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
 }

@@ -74,13 +74,13 @@ int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long
 /* An integer in lo..hi. */
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
 /* Comma-separated collectives into the CT_COLL_BIT set *colls. */
-int ct_arg_colls(const char *cmd, char *arg, unsigned *colls);
+int ct_arg_colls(const char *cmd, const char *arg, unsigned *colls);
 /* sweep --algos: colltune's algorithms appended to v (at most CT_ARG_MAX_ALGOS), or a
  * library's rows (LIB:NAME,...) kept whole in o->lib_algo, which ct_opts_check and the engine
  * check. */
 #define CT_ARG_MAX_ALGOS 64
 struct ct_opts;
-int ct_arg_algos(struct ct_opts *o, char *arg, const struct ct_algo **v, size_t *n);
+int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, size_t *n);
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],

@@ -62,7 +62,7 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
     for (int i = 0; i < m->nsets; i++)
         for (int k = 0; k < m->sets[i].nrules; k++) {
             struct ct_rule *r = &m->sets[i].rules[k];
-            const struct ct_algo *a = ct_sweep_algo_find(cfg, r->algo);
+            const struct ct_algo *a = ct_sweep_algo_find(cfg, m->sets[i].coll, r->algo);
             r->id = a ? a->lib_id : 0;
             for (int q = 0; q < CT_P_COUNT; q++) /* 0: the library's own (segment size, */
                 if (!a || !(a->params & CT_PBIT(q)) || r->params.v[q] == CT_PARAM_OWN)
@@ -71,7 +71,8 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
             strip_lib(r->runner_up);
             int n = 0; /* the ties with the library's rows (not one that ran its own choice) */
             for (int t = 0; t < r->nties; t++) {
-                const struct ct_algo *ta = ct_sweep_algo_find(cfg, r->ties[t].algo);
+                const struct ct_algo *ta =
+                    ct_sweep_algo_find(cfg, m->sets[i].coll, r->ties[t].algo);
                 if (!ta || ta->lib_id <= 0)
                     continue;
                 r->ties[n] = r->ties[t];
@@ -99,7 +100,7 @@ static bool tail_choice(const struct ct_sweep_cfg *cfg, const struct ct_sweep_po
     const struct ct_sweep_point *best = NULL;
     for (size_t i = 0; i < n; i++) {
         const struct ct_sweep_point *p = &pts[i];
-        const struct ct_algo *a = ct_sweep_algo_find(cfg, p->algo);
+        const struct ct_algo *a = ct_sweep_algo_find(cfg, p->coll, p->algo);
         if (p->coll != s->coll || p->wrong || p->st.n == 0 || p->own_choice || !a ||
             (best && (p->size < best->size ||
                       (p->size == best->size && p->st.median >= best->st.median))) ||
@@ -129,7 +130,7 @@ void ct_sweep_rules_fit(const struct ct_sweep_cfg *cfg, const struct ct_sweep_po
 {
     for (int i = 0; i < s->nrules; i++) {
         struct ct_rule *r = &s->rules[i];
-        const struct ct_algo *a = ct_sweep_algo_find(cfg, r->algo);
+        const struct ct_algo *a = ct_sweep_algo_find(cfg, s->coll, r->algo);
         uint64_t top = a ? ct_sweep_support_top(cfg, s->coll, a, &r->params, NULL) : UINT64_MAX;
         if (top == UINT64_MAX || top < r->min_bytes ||
             (r->max_bytes != CT_BYTES_INF && r->max_bytes <= top + 1))

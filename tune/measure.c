@@ -588,18 +588,23 @@ const struct ct_algo *ct_sweep_algo_at(const struct ct_sweep_cfg *cfg, int i)
     return ct_algo_at((size_t)i);
 }
 
-int ct_sweep_algo_index(const struct ct_sweep_cfg *cfg, const char *name)
+int ct_sweep_algo_index(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const char *name)
 {
     const struct ct_algo *a;
+    int any = -1; /* a row of that name for another collective */
     for (int i = 0; (a = ct_sweep_algo_at(cfg, i)); i++)
-        if (!strcmp(a->name, name))
-            return i;
-    return -1;
+        if (!strcmp(a->name, name)) {
+            if (a->colls & CT_COLL_BIT(coll))
+                return i;
+            any = any < 0 ? i : any;
+        }
+    return any;
 }
 
-const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, const char *name)
+const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, enum ct_coll coll,
+                                         const char *name)
 {
-    return ct_sweep_algo_at(cfg, ct_sweep_algo_index(cfg, name));
+    return ct_sweep_algo_at(cfg, ct_sweep_algo_index(cfg, coll, name));
 }
 
 bool ct_sweep_row_asked(const char *rows, const char *name)

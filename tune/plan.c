@@ -247,7 +247,7 @@ void ct_plan_cmd(const struct ct_plan *pl, int c, const struct ct_algo *a, int i
     cmd->coll = c;
     cmd->dtype = cfg->job.dtype;
     cmd->redop = cfg->job.op;
-    cmd->algo = ct_sweep_algo_index(cfg, a->name);
+    cmd->algo = ct_sweep_algo_index(cfg, c, a->name);
     cmd->count = pl->g[c].count[i];
     ct_plan_params(pl, c, a, params, cmd->params);
     int warm = (int)(0.02 / (t * 1e-6));
@@ -345,7 +345,7 @@ int ct_plan_extend(struct ct_plan *pl, long idx, bool fresh, double budget_s, in
     if (i < 0)
         return 0;
     struct ct_sweep_cmd cmd;
-    ct_plan_cmd(pl, p->coll, ct_sweep_algo_find(pl->cfg, p->algo), i, &p->params,
+    ct_plan_cmd(pl, p->coll, ct_sweep_algo_find(pl->cfg, p->coll, p->algo), i, &p->params,
                 fresh ? budget_s : 2 * p->st.spent_s, &cmd);
     cmd.count = p->count;
     cmd.op = CT_SWEEP_EXTEND;

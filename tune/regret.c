@@ -62,7 +62,7 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
     cmd.coll = s->coll;
     cmd.dtype = s->dtype;
     cmd.redop = s->op;
-    cmd.algo = ct_sweep_algo_index(cfg, a->name);
+    cmd.algo = ct_sweep_algo_index(cfg, s->coll, a->name);
     cmd.count = count;
     struct ct_params p = *params;
     unsigned matter = ct_algo_params(a, s->coll); /* a fixed value where it matters */
@@ -235,8 +235,8 @@ static int verify_set(struct vctx *v, const struct ct_config *conf, int si,
         const struct ct_rule *r = &s->rules[ri];
         uint64_t count = ct_sweep_check_count(s, r, conf->sweep.minbytes, conf->sweep.maxbytes);
         long chosen, best;
-        CT_TRY(measure(v, s, ct_sweep_algo_find(v->run.cfg, r->algo), count, &r->params, -1,
-                       &chosen, err));
+        CT_TRY(measure(v, s, ct_sweep_algo_find(v->run.cfg, s->coll, r->algo), count, &r->params,
+                       -1, &chosen, err));
         best = chosen;
         for (size_t k = 0; k < nc; k++) {
             if (!strcmp(cand[k]->name, r->algo))

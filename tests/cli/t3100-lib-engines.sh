@@ -515,6 +515,17 @@ usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFI
 usage_says "run --try-ties" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE run --lib ompi --local 2 --try-ties
 usage_says "--try-ties without --lib" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --try-ties
 
+# ---- a sweep of several collectives: each one's rows are its own (found by name alone, the
+# later collectives' rows were AllReduce's: "only candidate" from 1 B, measured with its ids)
+expect 0 "sweep --lib ompi of AllReduce and AllGather at once" -- \
+    $COLLTUNE sweep --lib ompi --local 2 --coll allreduce,allgather -b 8 -e 4K -f 8 --out "$TMP/two"
+python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert sorted(s["coll"] for s in l["rules"]) == ["allgather", "allreduce"], l["rules"]
+for s in l["rules"]:
+    assert s["ranges"][0]["max_bytes"] is None or s["ranges"][0]["max_bytes"] > 8, s' "$TMP/two/config.json" \
+    && ! grep -q "only candidate" "$TMP/out" \
+    && ok "each collective's ranges from its own rows" || not_ok "two collectives: $(tail -14 "$TMP/out")"
+
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then
     skip "MPICH engine (mpicc.mpich/mpiexec.hydra not found)"

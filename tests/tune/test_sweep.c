@@ -496,6 +496,44 @@ static int s_lib_rows(void *ctx, enum ct_coll coll, const struct ct_algo **rows,
     return 2;
 }
 
+/* A library engine names its rows alike for every collective ("ompi:default", "ompi:ring",
+ * each with that collective's id): a row is found by name within its collective. Found by
+ * name alone, AllGather's rows were AllReduce's in a sweep of both: measured with AllReduce's
+ * ids, refused by the support check, and its ranges "only candidate" from 1 B. */
+static const struct ct_algo
+    ar_def = {.name = "lib:default", .colls = CT_COLL_BIT(CT_ALLREDUCE)},
+    ar_x = {.name = "lib:x", .colls = CT_COLL_BIT(CT_ALLREDUCE), .lib_id = 3},
+    ag_def = {.name = "lib:default", .colls = CT_COLL_BIT(CT_ALLGATHER)},
+    ag_x = {.name = "lib:x", .colls = CT_COLL_BIT(CT_ALLGATHER), .lib_id = 5},
+    ag_y = {.name = "lib:y", .colls = CT_COLL_BIT(CT_ALLGATHER), .lib_id = 6};
+
+static int s_two_colls(void *ctx, enum ct_coll coll, const struct ct_algo **rows, int max,
+                       struct ct_err *err)
+{
+    const struct ct_algo *ar[] = {&ar_def, &ar_x}, *ag[] = {&ag_def, &ag_x, &ag_y};
+    int n = coll == CT_ALLREDUCE ? 2 : 3;
+    for (int i = 0; i < n && i < max; i++)
+        rows[i] = coll == CT_ALLREDUCE ? ar[i] : ag[i];
+    return n < max ? n : max;
+}
+
+Test(sweep, a_library_row_is_found_within_its_collective)
+{
+    struct ct_backend be = synth_be;
+    be.candidates = s_two_colls;
+    struct ct_sweep_cfg cfg, tmp;
+    ct_sweep_cfg_init(&cfg);
+    cfg.colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER);
+    const struct ct_sweep_cfg *c = ct_sweep_cfg_shaped(&cfg, &be, NULL, &tmp);
+    cr_assert_eq(c->ncands, 5);
+    cr_assert_eq(ct_sweep_algo_find(c, CT_ALLREDUCE, "lib:x"), &ar_x);
+    cr_assert_eq(ct_sweep_algo_find(c, CT_ALLGATHER, "lib:x"), &ag_x);
+    cr_assert_eq(ct_sweep_algo_find(c, CT_ALLGATHER, "lib:default"), &ag_def);
+    cr_assert_eq(ct_sweep_algo_index(c, CT_ALLGATHER, "lib:default"), 2);
+    cr_assert_eq(ct_sweep_algo_find(c, CT_ALLREDUCE, "lib:y"), &ag_y, "no AllReduce row: any");
+    cr_assert_null(ct_sweep_algo_find(c, CT_ALLREDUCE, "lib:z"));
+}
+
 Test(sweep, a_library_default_from_a_slow_spell_is_measured_again_beside_its_rival)
 {
     struct ct_backend be = synth_be;
