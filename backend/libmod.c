@@ -20,7 +20,7 @@ static const struct ct_libmod libs[] = {
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
      "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "ompi-rules",
-     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0"},
+     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0", "OMPI_MCA_"},
     /* MPICH reads a variable by three prefixes */
     {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL,
      "MPIR_CVAR_*SELECTION_TUNING_JSON_FILE MPIR_CVAR_DEVICE_COLLECTIVES "
@@ -28,7 +28,7 @@ static const struct ct_libmod libs[] = {
      "MPICH_DEVICE_COLLECTIVES MPICH_*_DEVICE_COLLECTIVE MPICH_*_ALGORITHM "
      "MPIR_PARAM_*SELECTION_TUNING_JSON_FILE MPIR_PARAM_DEVICE_COLLECTIVES "
      "MPIR_PARAM_*_DEVICE_COLLECTIVE MPIR_PARAM_*_ALGORITHM",
-     "", NULL, "mpich-json", NULL, NULL},
+     "", NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -176,10 +176,23 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     return v;
 }
 
+/* Whether name matches one of the space-separated words of list: as an fnmatch pattern
+ * (prefix false), or as its prefix. */
+static bool listed(const char *list, const char *name, bool prefix)
+{
+    for (const char *p = list ? list : ""; *p; p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
+        char w[128];
+        snprintf(w, sizeof w, "%.*s", (int)strcspn(p, " "), p);
+        if (prefix ? !strncmp(name, w, strlen(w)) && name[strlen(w)] : !fnmatch(w, name, 0))
+            return true;
+    }
+    return false;
+}
+
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
 {
     extern char **environ;
-    char *pats = ct_xstrdup(m->rules_env ? m->rules_env : ""), *gone[64];
+    char *gone[64];
     int n = 0;
     size_t off = 0;
     for (char **e = environ; *e && n < 64; e++) {
@@ -187,15 +200,8 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
         snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
         const char *val = *e + strlen(name) + 1;
         /* the setting that keeps the library on its defaults (verify's side B) stays */
-        bool hit = false,
-             own = m->own_name && !strcmp(name, m->own_name) && !strcmp(val, m->own_value);
-        for (char *p = pats; *p && !hit && !own;
-             p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
-            char pat[128];
-            snprintf(pat, sizeof pat, "%.*s", (int)strcspn(p, " "), p);
-            hit = fnmatch(pat, name, 0) == 0;
-        }
-        if (hit)
+        bool own = m->own_name && !strcmp(name, m->own_name) && !strcmp(val, m->own_value);
+        if (!own && listed(m->rules_env, name, false))
             gone[n++] = ct_xstrdup(name);
     }
     if (len)
@@ -206,7 +212,6 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
             off += (size_t)snprintf(left + off, len - off, "%s%s", i ? ", " : "", gone[i]);
         free(gone[i]);
     }
-    free(pats);
     char *set = ct_xstrdup(m->rules_off ? m->rules_off : "");
     for (char *s = NULL, *t = strtok_r(set, " ", &s); t; t = strtok_r(NULL, " ", &s)) {
         char *eq = strchr(t, '=');
@@ -278,4 +283,22 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
                           CT_LIBMOD_ENTRY);
     /* the handle stays open: the library lives until the process ends */
     return entry(CT_LIBMOD_ABI, be, ctx, err);
+}
+
+int ct_libmod_env_check(const struct ct_libmod *m, const char *name, struct ct_err *err)
+{
+    bool word = *name && (isalpha((unsigned char)*name) || *name == '_');
+    for (const char *p = name; word && *p; p++)
+        word = isalnum((unsigned char)*p) || *p == '_';
+    if (!word || strlen(name) > CT_LIBMOD_ENV_NAME_MAX)
+        return ct_err_set(err, CT_EINVAL, "'%s' is not a variable name", name);
+    if (!listed(m->env_prefix, name, true))
+        return ct_err_set(err, CT_EINVAL, "%s is not one of %s's variables (%s...)", name, m->title,
+                          m->env_prefix);
+    if (listed(m->rules_env, name, false) || (m->own_name && !strcmp(name, m->own_name)))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s loads rules or forces an algorithm: that is the export's own "
+                          "(a launch setting is a transport or protocol variable)",
+                          name);
+    return 0;
 }

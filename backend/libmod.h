@@ -43,6 +43,8 @@ struct ct_libmod {
     /* NAME, VALUE that keep the library on its own defaults whatever its config files say
      * (an installed openmpi-mca-params.conf loading rules), or NULL */
     const char *own_name, *own_value;
+    /* the prefixes (space-separated) of the library's own variables: what sweep --env may set */
+    const char *env_prefix;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
@@ -97,6 +99,11 @@ void ct_libmod_argv_free(char **v);
  * export sourced, or named in its parameter files, would otherwise decide its own choice).
  * The names left out in left (comma-separated, "" when none; cut to len). Returns how many. */
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len);
+#define CT_LIBMOD_ENV_NAME_MAX 95
+/* A launch setting for the library (sweep --env NAME=VALUE, a config's "env"): 0 when name is
+ * a variable name with one of m->env_prefix's prefixes and none of m->rules_env's (those are
+ * the export's own, and the engine leaves them out), else CT_EINVAL with one line. */
+int ct_libmod_env_check(const struct ct_libmod *m, const char *name, struct ct_err *err);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

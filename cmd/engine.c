@@ -37,8 +37,37 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
     return rc;
 }
 
+int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg)
+{
+    size_t n = strcspn(arg, "=");
+    if (!arg[n] || !n)
+        return ct_cmd_fail(cmd, 2, "bad --env '%s' (NAME=VALUE, one of the library's variables)",
+                           arg);
+    for (int i = 0; i < o->nlib_env; i++)
+        if (!strncmp(o->lib_env[i], arg, n + 1))
+            return ct_cmd_fail(cmd, 2, "--env %.*s twice", (int)n, arg);
+    if (o->nlib_env == (int)(sizeof o->lib_env / sizeof o->lib_env[0]))
+        return ct_cmd_fail(cmd, 2, "--env: at most %d launch settings",
+                           (int)(sizeof o->lib_env / sizeof o->lib_env[0]));
+    o->lib_env[o->nlib_env++] = arg;
+    return 0;
+}
+
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
 {
+    const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
+    if (o->nlib_env && (!m || strcmp(cmd, "sweep")))
+        return ct_cmd_fail(cmd, 2, "--env is for sweep --lib %s (the library's launch settings)",
+                           ct_libmod_names());
+    for (int i = 0; i < o->nlib_env; i++) {
+        struct ct_err err = {0};
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(o->lib_env[i], "="), o->lib_env[i]);
+        if (ct_libmod_env_check(m, name, &err) < 0)
+            return ct_cmd_fail(cmd, 2, "--env: %s", err.msg);
+        if (strlen(o->lib_env[i]) - strlen(name) - 1 >= sizeof((struct ct_lib_env *)0)->value)
+            return ct_cmd_fail(cmd, 2, "--env %s: the value is too long", name);
+    }
     if (o->lib && o->own_algos)
         return ct_cmd_fail(cmd, 2,
                            "--algo names colltune's own algorithms; --lib %s measures the "

@@ -5,6 +5,7 @@
  * set (A, run --keep-rules) and cleared (B), warmed up past the library's one-time costs,
  * then the judgement and its table (ct_verify_judge).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +54,17 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
                     "--timeout",
                     (char *)x->timeout,
                     "--keep-rules"}; /* A: the file the loader variables name */
-    ct_verify_side_env(x->m, x->ld, with);
+    bool rules = with && !(x->env && x->env_alone);
+    ct_verify_side_env(x->m, x->ld, rules);
+    for (int i = 0; x->env && i < x->env->nenv; i++) /* after: the loader names them too */
+        if (with || !x->env_alone)
+            setenv(x->env->env[i].name, x->env->env[i].value, 1);
+        else
+            unsetenv(x->env->env[i].name);
     char *out;
     bool said;
-    int rc = ct_lib_job(x->o, "sweep", s->nranks, (int)(sizeof args / sizeof args[0]) - !with, args,
-                        &out, &said),
+    int rc = ct_lib_job(x->o, "sweep", s->nranks, (int)(sizeof args / sizeof args[0]) - !rules,
+                        args, &out, &said),
         got = 0;
     for (char *line = out && !rc ? strtok(out, "\n") : NULL; line; line = strtok(NULL, "\n")) {
         unsigned long long size;
@@ -111,5 +118,91 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
         code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
                                rule, own, &pr, true, slow, nogain, cut, geo);
     ct_paired_release(&pr);
+    return code;
+}
+
+int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo)
+{
+    uint64_t sz[MAXSZ];
+    bool own[MAXSZ]; /* none: the settings change every size */
+    const struct ct_rule *rule[MAXSZ];
+    int group[MAXSZ], nsz = ct_paired_sizes(&c->sweep, s, sz, MAXSZ), rounds = 0;
+    struct ct_rule all = {.min_bytes = 0, .max_bytes = CT_BYTES_INF, .id = -1};
+    snprintf(all.algo, sizeof all.algo, "launch settings");
+    struct ct_ruleset one = *s;
+    one.rules = &all;
+    one.nrules = 1;
+    for (int k = 0; k < nsz; k++) {
+        own[k] = false;
+        rule[k] = &all;
+        group[k] = 0;
+    }
+    struct ct_verify_side x = *base;
+    x.s = s;
+    x.env_alone = true;
+    struct ct_paired pr;
+    int code = ct_paired_measure(sz, nsz, own, group, WARM_MAX, launch, &x, &pr);
+    *slow = *gain = false;
+    *geo = 0;
+    if (!code) {
+        struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
+        struct ct_paired_sum t;
+        struct ct_ratio g;
+        bool nogain = false;
+        ct_paired_judge(&pr, own, nsz, w, &t);
+        ct_paired_rules(&pr, &one, rule, own, w, nsz, slow, &nogain, &g, &rounds);
+        ct_paired_print(stdout, base->m->title,
+                        "alternating launches (A: the defaults with the launch settings, B: "
+                        "without)",
+                        &one, sz, nsz, rule, &pr, w, &t);
+        *gain = !*slow && !nogain;
+        *geo = t.geo;
+        printf("  the launch settings over these sizes, round by round: %.3f [%.3f, %.3f], %d "
+               "rounds: %s\n\n",
+               g.ratio, g.lo, g.hi, rounds,
+               *slow   ? "SLOWER than the defaults at a size"
+               : *gain ? "faster"
+                       : "no gain shown");
+        free(w);
+    }
+    ct_paired_release(&pr);
+    return code;
+}
+
+int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
+                      const bool *want, bool *kept, bool *slow, double *geo)
+{
+    const struct ct_librules *l = base->env;
+    printf("the launch settings CONFIG's rules were measured with, first alone against %s's "
+           "plain defaults:\n",
+           l->name);
+    for (int i = 0; i < l->nenv; i++)
+        printf("  %s=%s\n", l->env[i].name, l->env[i].value);
+    printf("\n");
+    bool gain = false;
+    double lg = 0;
+    int n = 0, code = 0;
+    *slow = false;
+    for (int i = 0; i < l->nsets && !code; i++) {
+        bool s1, g1;
+        double g;
+        if (!want[i])
+            continue;
+        code = ct_libverify_env(base, c, &l->sets[i], &s1, &g1, &g);
+        *slow |= s1;
+        gain |= g1;
+        if (g > 0)
+            lg += log(g), n++;
+    }
+    *kept = !code && n && !*slow && gain;
+    *geo = n ? exp(lg / n) : 0;
+    if (!code)
+        printf("the launch settings: %s (geomean %.3f over %d collective(s))\n\n",
+               *slow   ? "SLOWER than the defaults at a size: left out of the copy verify writes"
+               : *kept ? "faster, no size slower: kept, and the rules judged with them on both "
+                         "sides"
+                       : "no gain shown: left out of the copy verify writes",
+               *geo, n);
     return code;
 }

@@ -132,12 +132,20 @@ static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
+    if (verify_path && o->nlib_env)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--env is for a sweep: verify sets the launch settings CONFIG records");
     if (verify_path)
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
     if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
+    for (int i = 0; i < o->nlib_env; i++) { /* the launcher passes them on; a rank, to MPI_Init */
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(o->lib_env[i], "="), o->lib_env[i]);
+        setenv(name, o->lib_env[i] + strlen(name) + 1, 1);
+    }
     if (!ct_libmod_in_rank()) {
         int rc = o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 && most != least
                      ? ct_cmd_fail("sweep", CT_EXIT_USAGE, /* rules: nodes x ranks per node */
@@ -171,6 +179,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     memset(&j, 0, sizeof j);
     j.cfg = *cfg;
     j.cfg.lib_rows = o->lib_algo; /* --algos LIB:NAME,...: those rows and the default */
+    j.cfg.lib_env = o->lib_env;
+    j.cfg.nlib_env = o->nlib_env;
     j.version = CT_VERSION;
     struct lib_save save = {.j = &j};
     snprintf(save.path, sizeof save.path, "%s/results.json", out);

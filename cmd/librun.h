@@ -53,6 +53,11 @@ struct ct_verify_side {
     const struct ct_ruleset *s;
     const struct ct_loader *ld;
     const char *timeout; /* run's --timeout: verify's own */
+    /* the section's launch settings (l->env): set on side A only, the loader's rules on
+     * neither (env_alone: judging the settings themselves), or on both sides (the rules
+     * judged against the library's defaults with them); NULL: none */
+    const struct ct_librules *env;
+    bool env_alone;
 };
 /* One rule set s of CONFIG c: paired launches, then the table; 0, CT_EXIT_CHECK or a
  * failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
@@ -62,6 +67,22 @@ struct ct_paired_cut;
 int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *nogain,
                      struct ct_paired_cut *cut, double *geo);
+/* A section's launch settings alone (base->env) against the library's plain defaults at set
+ * s's sizes, paired launches, the table and the verdict printed: *slow, slower than the
+ * defaults beyond a size's interval; *gain, faster over the sizes beyond theirs; *geo, the
+ * sizes' geomean. 0, or a failure code (said). */
+int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
+/* The launch settings of base->env alone (ct_libverify_env) on each set of it where want[i];
+ * their names first. *kept: no set slower, one faster at least; *slow: one slower; *geo:
+ * the sets' geomean. 0, or a failure code (said). */
+int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
+                      const bool *want, bool *kept, bool *slow, double *geo);
+/* Why verify does not run set s of a section here (the export leaves it out, or --hosts
+ * places other ranks than it has), or NULL. */
+struct ct_export_out;
+const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
+                                    const struct ct_ruleset *s);
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
@@ -93,6 +114,11 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
  * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, const char *lib, int code);
+/* The same for a CONFIG whose launch settings verify found slower than the defaults (slow) or
+ * without a gain: fixed is CONFIG without them (ct_config_lib_env_drop). Returns code, or a
+ * failure code (said). */
+int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
+                                int code);
 struct ct_paired;
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure

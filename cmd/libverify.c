@@ -140,19 +140,29 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         for (int i = 0; i < ld->n; i++)
             printf("  with the export: %s=%s\n", ld->name[i], ld->value[i]);
         printf("\n");
-        for (int i = 0; i < l->nsets && (!code || code == CT_EXIT_CHECK); i++) {
+        /* the launch settings first, alone: the rules were measured with them, and are judged
+         * with them on both sides; settings that do not hold leave the rules unjudged */
+        struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false};
+        bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false;
+        for (int i = 0; i < l->nsets; i++)
+            verified += here[i] =
+                asked(o, colls, &l->sets[i]) && !ct_verify_set_elsewhere(o, &out, &l->sets[i]);
+        double env_geo = 0;
+        if (l->nenv && verified)
+            code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo);
+        if (!env_kept && !code && (fixed = ct_config_copy(config))) {
+            ct_config_lib_env_drop(fixed, m->name);
+            code = ct_verify_write_env_dropped(fixed, path, env_slow, env_slow ? CT_EXIT_CHECK : 0);
+        } else if (l->nenv && !code)
+            ct_config_lib_env_verified(fixed = ct_config_copy(config), m->name, env_geo);
+        for (int i = 0; i < l->nsets && env_kept && (!code || code == CT_EXIT_CHECK); i++) {
             const struct ct_ruleset *s = &l->sets[i];
+            const char *why = ct_verify_set_elsewhere(o, &out, s);
             if (!asked(o, colls, s))
-                continue;      /* --coll, --local N: those sets only */
-            bool left = false; /* not in the file: a job of its shape runs another set's */
-            for (int k = 0; k < out.nleft_out; k++)
-                left |= out.left_out[k] == s;
-            if (left || (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)) {
+                continue; /* --coll, --local N: those sets only */
+            if (why) {
                 printf("%s on %d ranks, %d nodes: not verified here (%s)\n\n",
-                       ct_coll_name(s->coll), s->nranks, s->nnodes,
-                       left       ? "the file carries one rule set per collective, not this"
-                       : o->hosts ? "--hosts places other ranks"
-                                  : "--hosts LIST runs it across hosts");
+                       ct_coll_name(s->coll), s->nranks, s->nnodes, why);
                 continue;
             }
             int ntried = say_tried(m, s);
@@ -160,11 +170,9 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                  *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
             struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
             double geo;
-            int r = ct_libverify_set(&(struct ct_verify_side){m, o, NULL, ld, tmo}, c, s, slow,
-                                     nogain, cut, &geo);
+            int r = ct_libverify_set(&side, c, s, slow, nogain, cut, &geo);
             if (r && (r != CT_EXIT_CHECK || !code)) /* a failure outweighs exit 3 */
                 code = r;
-            verified++;
             fixed = fixed ? fixed : ct_config_copy(config);
             if (ntried) /* the set as verified, its tried rows in it */
                 ct_config_lib_set_copy(fixed, c, m->name, i);
@@ -181,6 +189,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             free(cut);
         }
         free(ld);
+        free(here);
         char has[512] = "", want[160] = "";
         for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
             off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",

@@ -133,6 +133,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_NO_BIND: o->no_bind = true; return 0;
     case CT_O_KEEP_RULES: o->keep_rules = true; return 0;
     case CT_O_TRY_TIES: o->try_ties = true; return 0;
+    case CT_O_ENV: return ct_opts_lib_env(o, cmd, arg);
     case CT_O_MEM:
         if (!ct_mem_kind_find(arg))
             return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (%s)", arg, ct_mem_kind_names());

@@ -38,6 +38,8 @@ struct ct_opts {
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
+    const char *lib_env[4]; /* sweep --lib --env NAME=VALUE: the library's launch settings */
+    int nlib_env;
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
@@ -73,7 +75,8 @@ enum {
     CT_O_INFLIGHT,
     CT_O_HOSTS,
     CT_O_KEEP_RULES,
-    CT_O_TRY_TIES
+    CT_O_TRY_TIES,
+    CT_O_ENV
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -89,7 +92,7 @@ enum {
         {"sockbuf", 1, 0, CT_O_SOCKBUF}, {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, \
         {"gpu-map", 1, 0, CT_O_GPU_MAP}, {"lib", 1, 0, CT_O_LIB},                                  \
         {"inflight", 1, 0, CT_O_INFLIGHT}, {"keep-rules", 0, 0, CT_O_KEEP_RULES},                  \
-        {"try-ties", 0, 0, CT_O_TRY_TIES},                                                         \
+        {"try-ties", 0, 0, CT_O_TRY_TIES}, {"env", 1, 0, CT_O_ENV},                                \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }
@@ -128,6 +131,8 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
 /* With --lib: what a library engine cannot honour refused (exit 2, said), not ignored:
  * colltune's own --algo(s), --quant, --transport. 0 otherwise. */
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd);
+/* --env NAME=VALUE (sweep --lib): one more launch setting, at most 4 (0, or exit 2, said). */
+int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg);
 /* Close n (NULL: nothing) within --timeout, else a warning naming rank and leave with code
  * (the results are out before); returns code. */
 int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code);

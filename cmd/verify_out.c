@@ -26,10 +26,37 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
         unsetenv(m->own_name);
 }
 
+/* fixed written as NAME.verified.json beside path (into out): 0, or a failure (said). */
+static int write_copy(const struct ct_config *fixed, const char *path, char *out, size_t len,
+                      int code)
+{
+    struct ct_err err = {0};
+    int n = (int)strlen(path), json = n > 5 && !strcmp(path + n - 5, ".json"),
+        again = n > 14 && !strcmp(path + n - 14, ".verified.json"); /* that one again */
+    snprintf(out, len, "%.*s.verified.json", again ? n - 14 : json ? n - 5 : n, path);
+    if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
+        return ct_cmd_fail("sweep", code ? code : CT_EXIT_FAIL, "%s", err.msg);
+    return 0;
+}
+
+int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
+                                int code)
+{
+    char out[4200];
+    int rc = write_copy(fixed, path, out, sizeof out, code);
+    if (rc)
+        return rc;
+    fprintf(stderr,
+            "colltune sweep: wrote %s: CONFIG without its launch settings (%s); its rules were "
+            "measured with them and are not verified: sweep again without those --env settings, "
+            "or with others\n",
+            out, slow ? "slower than the defaults at a size" : "no gain shown over the defaults");
+    return code;
+}
+
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, const char *lib, int code)
 {
-    struct ct_err err = {0};
     int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
         kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK],
         tcut = n[CT_JUDGED_TRIED_CUT];
@@ -42,11 +69,9 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                 tried, lib);
         return code;
     }
-    int len = (int)strlen(path), json = len > 5 && !strcmp(path + len - 5, ".json"),
-        again = len > 14 && !strcmp(path + len - 14, ".verified.json"); /* that one again */
-    snprintf(out, sizeof out, "%.*s.verified.json", again ? len - 14 : json ? len - 5 : len, path);
-    if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
-        return ct_cmd_fail("sweep", code ? code : CT_EXIT_FAIL, "%s", err.msg);
+    int rc = write_copy(fixed, path, out, sizeof out, code);
+    if (rc)
+        return rc;
     if (nslow && nnogain)
         snprintf(what, sizeof what, "the %d range(s) found slower and the %d that showed no gain",
                  nslow, nnogain);
@@ -148,4 +173,15 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
     free(gain);
     free(rounds);
     return slower ? CT_EXIT_CHECK : 0;
+}
+
+const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
+                                    const struct ct_ruleset *s)
+{
+    for (int k = 0; k < out->nleft_out; k++)
+        if (out->left_out[k] == s) /* not in the file: a job of its shape runs another set's */
+            return "the file carries one rule set per collective, not this";
+    if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)
+        return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
+    return NULL;
 }

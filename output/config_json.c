@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backend/libmod.h"
 #include "../lib/clock.h"
 #include "../lib/file.h"
 #include "../tune/stats.h"
@@ -116,6 +117,17 @@ static void nccl_range(json_t *x, const struct ct_rule *r)
 
 /* lib: a library section's ruleset (its own names and ids, "segsize", "default"); nccl: in the
  * tuner plugin's words */
+/* o[key] = v, where v records a verify (v->at not empty) */
+static void verified_json(json_t *o, const char *key, const struct ct_verified *v)
+{
+    if (!v->at[0])
+        return;
+    json_t *x = json_object();
+    json_object_set_new(x, "at", json_string(v->at));
+    json_object_set_new(x, "geomean", json_real(v->geomean));
+    json_object_set_new(o, key, x);
+}
+
 static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
 {
     json_t *o = json_object();
@@ -175,12 +187,8 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
         json_array_append_new(ranges, x);
     }
     json_object_set_new(o, "ranges", ranges);
-    if (lib && s->verified.at[0]) {
-        json_t *v = json_object();
-        json_object_set_new(v, "at", json_string(s->verified.at));
-        json_object_set_new(v, "geomean", json_real(s->verified.geomean));
-        json_object_set_new(o, "verified", v);
-    }
+    if (lib)
+        verified_json(o, "verified", &s->verified);
     return o;
 }
 
@@ -214,6 +222,17 @@ char *ct_config_json_dumps(const struct ct_config *c)
             json_object_set_new(o, "library", json_string(lr->library));
             json_object_set_new(o, "name", json_string(lr->name));
             json_object_set_new(o, "version", json_string(lr->version));
+            if (lr->nenv) {
+                json_t *env = json_array();
+                for (int i = 0; i < lr->nenv; i++) {
+                    json_t *x = json_object();
+                    json_object_set_new(x, "name", json_string(lr->env[i].name));
+                    json_object_set_new(x, "value", json_string(lr->env[i].value));
+                    json_array_append_new(env, x);
+                }
+                json_object_set_new(o, "env", env);
+                verified_json(o, "env_verified", &lr->env_verified);
+            }
             for (int i = 0; i < lr->nsets; i++)
                 json_array_append_new(
                     lrules, ruleset_json(&lr->sets[i], true, !strcmp(lr->library, "nccl")));
@@ -879,6 +898,24 @@ static int read_range(json_t *r, const char *at, enum ct_coll coll, bool lib, st
     return read_ties(r, at, false, x, err);
 }
 
+/* o[key], sweep --verify --lib's record (absent: never verified), into *v */
+static int read_verified(json_t *o, const char *at, const char *key, struct ct_verified *v,
+                         struct ct_err *err)
+{
+    json_t *x = json_object_get(o, key);
+    if (!x)
+        return 0;
+    char vat[112];
+    snprintf(vat, sizeof vat, "%s.%s", at, key);
+    if (!json_is_object(x))
+        return bad(err, at, key, "expected an object");
+    CT_TRY(get_str(x, vat, "at", v->at, sizeof v->at, err));
+    CT_TRY(get_num(x, vat, "geomean", CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX, &v->geomean, err));
+    if (!v->at[0])
+        return bad(err, vat, "at", "expected a time");
+    return 0;
+}
+
 /* prefix: "" for the native rules, "libraries[L]." for a library's (lib) */
 static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct ct_ruleset *s,
                         struct ct_err *err)
@@ -915,19 +952,7 @@ static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct
     }
     if ((lib ? ct_ruleset_check_lib(s, err) : ct_ruleset_check(s, err)) < 0)
         return ct_err_wrap(err, "%s.ranges: ", at);
-    json_t *v = lib ? json_object_get(o, "verified") : NULL;
-    if (v) { /* sweep --verify --lib's record (absent: never verified) */
-        char vat[96];
-        snprintf(vat, sizeof vat, "%s.verified", at);
-        if (!json_is_object(v))
-            return bad(err, at, "verified", "expected an object");
-        CT_TRY(get_str(v, vat, "at", s->verified.at, sizeof s->verified.at, err));
-        CT_TRY(get_num(v, vat, "geomean", CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX,
-                       &s->verified.geomean, err));
-        if (!s->verified.at[0])
-            return bad(err, vat, "at", "expected a time");
-    }
-    return 0;
+    return lib ? read_verified(o, at, "verified", &s->verified, err) : 0;
 }
 
 /* Rulesets of a "rules" array into *sets (new), at most one per collective and rank count. */
@@ -948,6 +973,34 @@ static int read_rulesets(json_t *rules, const char *prefix, bool lib, struct ct_
                            ct_coll_name(s[i].coll), s[i].nranks);
     }
     return 0;
+}
+
+/* A library section's launch settings (o["env"], absent: none) and their verify record. */
+static int read_env(json_t *o, const char *at, struct ct_librules *l, struct ct_err *err)
+{
+    json_t *env = json_object_get(o, "env");
+    if (!env)
+        return json_object_get(o, "env_verified") ? bad(err, at, "env_verified", "without env") : 0;
+    const struct ct_libmod *m = ct_libmod_find(l->library);
+    if (!json_is_array(env) || !json_array_size(env) || json_array_size(env) > CT_LIB_ENV_MAX)
+        return bad(err, at, "env", "expected an array of 1 to %d settings", CT_LIB_ENV_MAX);
+    for (size_t i = 0; i < json_array_size(env); i++) {
+        json_t *x = json_array_get(env, i);
+        struct ct_lib_env *e = &l->env[l->nenv];
+        char eat[64];
+        snprintf(eat, sizeof eat, "%s.env[%zu]", at, i);
+        if (!json_is_object(x))
+            return bad(err, eat, NULL, "expected an object");
+        CT_TRY(get_str(x, eat, "name", e->name, sizeof e->name, err));
+        CT_TRY(get_str(x, eat, "value", e->value, sizeof e->value, err));
+        if (m && ct_libmod_env_check(m, e->name, err) < 0)
+            return ct_err_wrap(err, "%s.name: ", eat);
+        for (int j = 0; j < l->nenv; j++)
+            if (!strcmp(l->env[j].name, e->name))
+                return bad(err, eat, "name", "%s twice", e->name);
+        l->nenv++;
+    }
+    return read_verified(o, at, "env_verified", &l->env_verified, err);
 }
 
 /* The optional "libraries" array: measured sections, one per library. */
@@ -979,6 +1032,7 @@ static int read_libs(json_t *doc, struct ct_config *c, struct ct_err *err)
             l->raw = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
             continue;
         }
+        CT_TRY(read_env(o, at, l, err));
         json_t *rules = field(o, at, "rules", err);
         if (!rules)
             return CT_EINVAL;

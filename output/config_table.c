@@ -171,15 +171,28 @@ void ct_config_print(FILE *f, const struct ct_config *c)
     }
     for (int l = 0; l < c->nlibs; l++) {
         struct ct_ruleset *raw = NULL; /* NCCL's section, kept in the plugin's words */
-        int ns = c->libs[l].raw ? ct_config_lib_raw_sets(&c->libs[l], &raw) : c->libs[l].nsets;
+        const struct ct_librules *lr = &c->libs[l];
+        int ns = lr->raw ? ct_config_lib_raw_sets(lr, &raw) : lr->nsets;
+        for (int e = 0; e < lr->nenv; e++) /* what every set below was measured with */
+            fprintf(f, "%s%s=%s%s", e ? " " : "\nlaunch settings (sweep --env): ", lr->env[e].name,
+                    lr->env[e].value, e + 1 < lr->nenv ? "" : "\n");
+        if (lr->nenv && lr->env_verified.at[0])
+            fprintf(f, "  verified against %s's plain defaults at %s: geomean %.3f with/without\n",
+                    lr->name, lr->env_verified.at, lr->env_verified.geomean);
+        else if (lr->nenv)
+            fprintf(f,
+                    "  not verified against %s's plain defaults (colltune sweep --verify "
+                    "CONFIG --lib %s)\n",
+                    lr->name, lr->library);
         for (int i = 0; i < ns; i++) {
             fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,
                     c->libs[l].library);
             const struct ct_ruleset *s = raw ? &raw[i] : &c->libs[l].sets[i];
             print_set(f, s, true);
             if (s->verified.at[0])
-                fprintf(f, "verified against the defaults at %s: geomean %.3f exported/default\n",
-                        s->verified.at, s->verified.geomean);
+                fprintf(f, "verified against the defaults%s at %s: geomean %.3f exported/default\n",
+                        lr->nenv ? " with the launch settings" : "", s->verified.at,
+                        s->verified.geomean);
             else
                 fprintf(f,
                         "not verified against the defaults (colltune sweep --verify CONFIG "

@@ -522,7 +522,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
             rc = tune_coll(root, &src, o, colls[i], out, &map, err);
         ar_changed |= colls[i] == CT_ALLREDUCE && src.changed > before;
     }
-    out->unchanged = rc == 0 && !src.changed;
+    out->unchanged = rc == 0 && !src.changed && !(lib && lib->nenv); /* a setting changes it */
     if (out->unchanged && !lib)
         rc = ct_export_maps_nothing(out, o, CT_LIB_MPICH,
                                     "the file would keep MPICH's default tree at every size", NULL,
@@ -571,6 +571,9 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     for (int i = 0; lib && i < lib->nsets; i++)
         if (ct_export_selected(o, &lib->sets[i]))
             ct_export_verified(out, &out->env, "# ", lib, &lib->sets[i]);
+    struct ct_settings set; /* the loader's variables: the launch settings first */
+    ct_settings_init(&set);
+    ct_export_lib_env(out, &out->env, "# ", lib, &set);
     ct_text_printf(&out->env,
                    "# target MPICH %s; the file replaces MPICH's whole built-in tree "
                    "(a complete copy with\n# the tuned collectives changed); a bad "
@@ -581,8 +584,6 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     for (size_t i = 0; i < out->nnotes; i++)
         ct_text_printf(&out->env, "# %s\n", out->notes[i]);
     ct_text_printf(&out->env, "# load the MPICH selection file %s\n", path);
-    struct ct_settings set;
-    ct_settings_init(&set);
     ct_settings_add(&set, "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", path, NULL);
     if (!lib && ar_changed) /* the other three reach the MPIR tree through CH4's alpha */
         ct_settings_add(&set, "MPIR_CVAR_DEVICE_COLLECTIVES", "none",

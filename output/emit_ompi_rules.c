@@ -166,6 +166,9 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                        lib->name, lib->version);
     for (int i = 0; lib && i < n; i++)
         ct_export_verified(out, t, "# ", lib, sets[i]);
+    struct ct_settings set; /* the loader's variables: the launch settings first */
+    ct_settings_init(&set);
+    ct_export_lib_env(out, t, "# ", lib, &set);
     ct_text_printf(t,
                    "# target Open MPI %s. Each rule: size alg faninout segsize; it applies "
                    "from its size up\n# to the next rule's. alg 0 = Open MPI's fixed "
@@ -196,19 +199,21 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                    "coll_tuned_use_dynamic_rules = 1\n"
                    "coll_tuned_dynamic_rules_filename = %s\n%s",
                    path, path, han);
+    for (int i = 0; lib && i < lib->nenv; i++) /* OMPI_MCA_x is parameter x */
+        ct_text_printf(&out->mca, "%s%s = %s\n",
+                       i ? "" : "# the launch settings it was measured with\n",
+                       lib->env[i].name + strlen("OMPI_MCA_"), lib->env[i].value);
     ct_text_printf(&out->env,
                    "# load the Open MPI coll/tuned rules in %s (mpirun passes "
                    "OMPI_MCA_ variables to every rank)\n%s",
                    path, han);
-    struct ct_settings set;
-    ct_settings_init(&set);
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", path, NULL);
     ct_settings_exports(&set, &out->env);
     ct_settings_release(&set);
     if (!n)
         return ct_err_set(err, CT_EUNSUPP, "no rules to export");
-    out->unchanged = !changed;
+    out->unchanged = !changed && !(lib && lib->nenv); /* a launch setting changes the job */
     if (out->unchanged && !lib) /* a file of alg 0 only: Open MPI's fixed rules everywhere */
         return ct_export_maps_nothing(out, o, CT_LIB_OMPI,
                                       "the file would keep Open MPI's fixed rules at every size",

@@ -175,23 +175,60 @@ int ct_export_maps_nothing(struct ct_export_out *out, const struct ct_export_opt
                       so, hint ? hint : tune);
 }
 
+/* A verified line in t after prefix, also kept in o->verified; else line is a note (stderr
+ * and the file). */
+static void said(struct ct_export_out *o, struct ct_text *t, const char *prefix, bool verified,
+                 const char *line)
+{
+    if (!verified) {
+        ct_export_note(o, "%s", line);
+        return;
+    }
+    ct_text_printf(t, "%s%s\n", prefix, line);
+    ct_export_verified_add(o, line);
+}
+
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s)
 {
     char set[96], line[512];
     ct_export_set_str(s, set, sizeof set);
-    if (s->verified.at[0]) {
+    if (s->verified.at[0])
         snprintf(line, sizeof line,
-                 "%s: verified against %s %s's defaults at %s (colltune sweep --verify: no size "
-                 "slower beyond its interval): geomean %.3f exported/default",
-                 set, l->name, l->version, s->verified.at, s->verified.geomean);
-        ct_text_printf(t, "%s%s\n", prefix, line);
-        ct_export_verified_add(o, line);
-    } else
-        ct_export_note(o,
-                       "%s: measured, not verified against %s's defaults; run `colltune sweep "
-                       "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
-                       set, l->name, l->library);
+                 "%s: verified against %s %s's defaults%s at %s (colltune sweep --verify: no "
+                 "size slower beyond its interval): geomean %.3f exported/default",
+                 set, l->name, l->version, l->nenv ? " with the launch settings" : "",
+                 s->verified.at, s->verified.geomean);
+    else
+        snprintf(line, sizeof line,
+                 "%s: measured, not verified against %s's defaults; run `colltune sweep "
+                 "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
+                 set, l->name, l->library);
+    said(o, t, prefix, s->verified.at[0], line);
+}
+
+void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *prefix,
+                       const struct ct_librules *l, struct ct_settings *set)
+{
+    char line[512];
+    for (int i = 0; l && i < l->nenv; i++)
+        ct_settings_add(set, l->env[i].name, l->env[i].value,
+                        i ? NULL
+                          : "the launch settings the rules were measured with (colltune sweep "
+                            "--lib --env); they hold for every collective of a job");
+    if (!l || !l->nenv)
+        return;
+    if (l->env_verified.at[0])
+        snprintf(line, sizeof line,
+                 "launch settings: verified against %s %s's plain defaults at %s (colltune sweep "
+                 "--verify: no size slower beyond its interval, faster somewhere): geomean %.3f",
+                 l->name, l->version, l->env_verified.at, l->env_verified.geomean);
+    else
+        snprintf(line, sizeof line,
+                 "launch settings: measured with, not verified against %s's plain defaults; "
+                 "run `colltune sweep --verify CONFIG --lib %s`",
+                 l->name, l->library);
+    said(o, t, prefix, l->env_verified.at[0], line);
 }
 
 void ct_export_verified_add(struct ct_export_out *o, const char *line)

@@ -301,17 +301,39 @@ void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)
     s->nrules = m;
 }
 
+/* Mark v verified now with geomean, or clear it where geomean is not a positive number. */
+static bool stamp(struct ct_verified *v, double geomean)
+{
+    if (!(geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX)) { /* NaN too */
+        v->at[0] = '\0';
+        return false;
+    }
+    ct_utc_iso(v->at, sizeof v->at);
+    v->geomean = geomean;
+    return true;
+}
+
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
-    if (!l || i < 0 || i >= l->nsets)
+    return l && i >= 0 && i < l->nsets && stamp(&l->sets[i].verified, geomean);
+}
+
+bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean)
+{
+    struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
+    return l && l->nenv && stamp(&l->env_verified, geomean);
+}
+
+bool ct_config_lib_env_drop(struct ct_config *c, const char *lib)
+{
+    struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
+    if (!l || !l->nenv)
         return false;
-    if (!(geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX)) { /* NaN too */
-        l->sets[i].verified.at[0] = '\0';
-        return false;
-    }
-    ct_utc_iso(l->sets[i].verified.at, sizeof l->sets[i].verified.at);
-    l->sets[i].verified.geomean = geomean;
+    l->nenv = 0;
+    stamp(&l->env_verified, 0);
+    for (int i = 0; i < l->nsets; i++)
+        stamp(&l->sets[i].verified, 0);
     return true;
 }
 

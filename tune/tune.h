@@ -80,6 +80,13 @@ struct ct_rule {
                            library's own choice, put in its place to be tried (not in CONFIG) */
 };
 
+/* sweep --verify --lib's record of what it found no slower than the library's defaults: at,
+ * when (UTC, ISO 8601), "" never; geomean, exported/default over the sizes it measured */
+struct ct_verified {
+    char at[24];
+    double geomean; /* within [CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX] */
+};
+
 /* Rules for one collective on one communicator shape. */
 struct ct_ruleset {
     enum ct_coll coll;
@@ -91,10 +98,7 @@ struct ct_ruleset {
     /* a library section's set as `sweep --verify --lib` last found it: no size slower than
      * the library's defaults beyond its intervals; at: when (UTC, ISO 8601), "" never;
      * geomean: exported/default over the sizes verify measured */
-    struct {
-        char at[24];
-        double geomean; /* within [CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX] */
-    } verified;
+    struct ct_verified verified;
 };
 #define CT_VERIFIED_GEO_MIN 1e-6
 #define CT_VERIFIED_GEO_MAX 1e6
@@ -142,12 +146,24 @@ struct ct_sweep_settings {
 
 /* A library's own measured rules (sweep --lib): algo names are the library's (without the
  * "LIB:" prefix of the engine's rows), ids its own. */
+#define CT_LIB_ENV_MAX 4
+struct ct_lib_env {
+    char name[96], value[160];
+};
+
 struct ct_librules {
     char library[16]; /* "ompi", "mpich" */
     char name[32];    /* "Open MPI" */
     char version[32]; /* "4.1.4" */
     struct ct_ruleset *sets;
     int nsets;
+    /* launch settings (sweep --lib LIB --env NAME=VALUE): the library's variables the sweep's
+     * ranks ran under, so its choices are against the defaults with them; the export sets
+     * them beside its file, and sweep --verify judges them against the plain defaults first
+     * (env_verified: found no slower there, and faster somewhere) */
+    struct ct_lib_env env[CT_LIB_ENV_MAX];
+    int nenv;
+    struct ct_verified env_verified;
     char *raw; /* a section of a library colltune's MPI engines do not own ("nccl": read by
                   its tuner plugin): the JSON object kept as text, sets empty */
 };
@@ -209,6 +225,13 @@ void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i); /* c N
  * positive number clears the record instead. False when there is no such set or nothing
  * was marked. */
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean);
+/* The same for library lib's launch settings (env_verified): found no slower than the plain
+ * defaults and faster somewhere. False when it has none (c NULL too) or nothing was marked. */
+bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean);
+/* Library lib's launch settings taken out, as verify does with settings found slower or
+ * without a gain; every set of it loses its verified mark (it was measured with them). False
+ * when it had none. */
+bool ct_config_lib_env_drop(struct ct_config *c, const char *lib);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */

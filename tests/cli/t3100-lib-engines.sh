@@ -526,6 +526,65 @@ for s in l["rules"]:
     && ! grep -q "only candidate" "$TMP/out" \
     && ok "each collective's ranges from its own rows" || not_ok "two collectives: $(tail -14 "$TMP/out")"
 
+# ---- sweep --lib --env: a launch setting measured with, exported, and judged alone by verify -
+S="$COLLTUNE sweep --lib ompi --local 2 --coll allreduce"
+usage_says "--env without --lib" "--env is for sweep --lib ompi or mpich" -- $COLLTUNE sweep --env OMPI_MCA_x=1 -e 64
+usage_says "run --lib --env" "--env is for sweep --lib" -- $X --lib ompi --local 2 --env OMPI_MCA_x=1
+usage_says "--env loading rules" "OMPI_MCA_coll_tuned_use_dynamic_rules loads rules or forces an algorithm" -- \
+    $S --env OMPI_MCA_coll_tuned_use_dynamic_rules=1 -e 64
+usage_says "--env forcing an algorithm" "loads rules or forces an algorithm" -- $S --env OMPI_MCA_coll_tuned_allreduce_algorithm=3 -e 64
+usage_says "--env of another library" "MPIR_CVAR_X is not one of Open MPI's variables" -- $S --env MPIR_CVAR_X=1 -e 64
+usage_says "--env without =" "bad --env 'OMPI_MCA_x'" -- $S --env OMPI_MCA_x -e 64
+usage_says "--env twice" "--env OMPI_MCA_x twice" -- $S --env OMPI_MCA_x=1 --env OMPI_MCA_x=2 -e 64
+usage_says "--env with --verify" "--env is for a sweep" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --env OMPI_MCA_x=1
+# Open MPI's shared-memory eager limit (4 KiB with its header): a 32 KiB allreduce takes the
+# rendezvous path by default, and about half the time with 64 KiB (README)
+E64=OMPI_MCA_btl_vader_eager_limit=65536
+expect 0 "sweep --env: the ranks run with a launch setting" -- $S -b 4K -e 32K -f 8 --env $E64 --out "$TMP/env"
+python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert l["env"] == [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "65536"}], l.get("env")
+assert "env_verified" not in l' "$TMP/env/config.json" \
+    && grep -q "^launch settings (sweep --env): $E64\$" "$TMP/out" \
+    && ok "the section records it, the summary shows it" || not_ok "env section: $(tail -12 "$TMP/out")"
+expect 0 "export --for ompi of it" -- $COLLTUNE export "$TMP/env/config.json" --for ompi --out "$TMP/env/rules"
+grep -q "^export OMPI_MCA_btl_vader_eager_limit='65536'\$" "$TMP/env/rules.env" \
+    && grep -q "^btl_vader_eager_limit = 65536\$" "$TMP/env/rules.mca.conf" \
+    && grep -q "launch settings: measured with, not verified" "$TMP/err" \
+    && ok "the loader and the mca-params lines set it, not verified said" \
+    || not_ok "export with env: $(cat "$TMP/env/rules.env" "$TMP/err")"
+( . "$TMP/env/rules.env" && $RUN "$TMP/colls" allreduce:std 32768 ) >"$TMP/ran" 2>"$TMP/err" \
+    && ok "a job that sources it starts, runs and ends" || not_ok "job with env: $(head -3 "$TMP/err")"
+$COLLTUNE sweep --verify "$TMP/env/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+grep -q "^the launch settings CONFIG's rules were measured with, first alone" "$TMP/out" \
+    && awk '$1 == 32768 && $2 " " $3 == "launch settings" { f = $7 + 0 < 0.8 } END { exit !f }' "$TMP/out" \
+    && ok "verify judges the setting alone first: 32 KiB faster with it" \
+    || not_ok "setting alone (exit $rc): $(head -20 "$TMP/out")"
+if [ $rc -eq 0 ]; then
+    grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out" \
+        && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert l["env"][0]["value"] == "65536" and l["env_verified"]["geomean"] < 1, l' "$TMP/env/config.verified.json" \
+        && grep -q "^allreduce: geomean" "$TMP/out" \
+        && ok "kept, marked verified, and the rules judged with it on both sides" \
+        || not_ok "setting kept: $(tail -8 "$TMP/out") $(cat "$TMP/err")"
+    $COLLTUNE export "$TMP/env/config.verified.json" --for ompi --out "$TMP/env/rules2" 2>"$TMP/err" \
+        && grep -q "^# launch settings: verified against Open MPI [0-9.]*'s plain defaults" "$TMP/env/rules2" \
+        && ok "the export of the verified copy says so" || not_ok "verified export: $(head -9 "$TMP/env/rules2")"
+else
+    awk '/SLOWER/ && $1 + 0 <= 4096 { d++ } END { exit !d }' "$TMP/out" \
+        && skip "verify of the setting exited $rc: a size it does not change read slower (noise)" \
+        || not_ok "setting verify exit $rc: $(tail -8 "$TMP/out") $(cat "$TMP/err")"
+fi
+# a setting that makes 2 KiB take the rendezvous path: found slower, left out of the copy
+expect 0 "sweep --env with a smaller eager limit" -- $S -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=1024 --out "$TMP/env1"
+$COLLTUNE sweep --verify "$TMP/env1/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: left out" "$TMP/out" \
+    && grep -q "CONFIG without its launch settings (slower than the defaults at a size); its rules were measured with them" "$TMP/err" \
+    && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert "env" not in l and all("verified" not in s for s in l["rules"]), l' "$TMP/env1/config.verified.json" \
+    && ! grep -q "alternating launches (A B B A" "$TMP/out" \
+    && ok "a slower setting: exit 3, the copy without it, the rules not judged" \
+    || not_ok "slower setting (exit $rc): $(tail -6 "$TMP/out") $(cat "$TMP/err")"
+
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then
     skip "MPICH engine (mpicc.mpich/mpiexec.hydra not found)"

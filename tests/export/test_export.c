@@ -684,6 +684,92 @@ Test(config, verified_record)
     ct_config_release(&c);
 }
 
+/* sweep --lib --env: a section's launch settings go through config.json (strictly: a name of
+ * the library's own, not one that loads rules, not twice, at most 4), the exports set them
+ * beside their file (and Open MPI's mca-params lines), an export of settings alone is not
+ * "unchanged", and their verify record is said; dropping them clears every set's record. */
+Test(config, launch_settings)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    struct ct_librules *l = &c.libs[0];
+    cr_assert_eq(l->nenv, 0);
+    snprintf(l->env[0].name, sizeof l->env[0].name, "OMPI_MCA_btl_vader_eager_limit");
+    snprintf(l->env[0].value, sizeof l->env[0].value, "16384");
+    l->nenv = 1;
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
+    cr_assert(ct_config_lib_env_verified(&c, "ompi", 0.75));
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"env\"") && strstr(txt, "\"env_verified\""), "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert_eq(back.libs[0].nenv, 1);
+    cr_assert_str_eq(back.libs[0].env[0].value, "16384");
+    cr_assert_float_eq(back.libs[0].env_verified.geomean, 0.75, 1e-9);
+    char *txt2 = ct_config_json_dumps(&back);
+    cr_assert_str_eq(txt, txt2, "written back the same");
+    free(txt2);
+    ct_config_release(&back);
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert(strstr(out.env.s, "export OMPI_MCA_btl_vader_eager_limit='16384'\n"), "%s",
+              out.env.s);
+    cr_assert(strstr(out.mca.s, "\nbtl_vader_eager_limit = 16384\n"), "%s", out.mca.s);
+    cr_assert(strstr(out.body.s, "# launch settings: verified against Open MPI 4.1.4's plain "
+                                 "defaults at "),
+              "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "verified against Open MPI 4.1.4's defaults with the launch "
+                                 "settings at "),
+              "%s", out.body.s);
+    struct ct_loader ld;
+    ct_export_loader(&out, &ld);
+    cr_assert_eq(ld.n, 3, "the setting and the two rules variables");
+    ct_export_out_release(&out);
+    /* the rules all at Open MPI's own choice: the settings alone still change the job */
+    struct ct_config d;
+    load("tests/fixtures/export/config-ompi-2ranks.json", &d);
+    for (int i = 0; i < d.libs[0].nsets; i++)
+        for (int k = 0; k < d.libs[0].sets[i].nrules; k++)
+            ct_config_lib_demote(&d, "ompi", i, k);
+    cr_assert_neq(run("ompi-rules", &o, &d, &out, &err), 0, "the defaults everywhere: refused");
+    ct_export_out_release(&out);
+    d.libs[0].env[0] = l->env[0];
+    d.libs[0].nenv = 1;
+    cr_assert_eq(run("ompi-rules", &o, &d, &out, &err), 0, "%s", err.msg);
+    cr_assert(!out.unchanged);
+    cr_assert(strstr(out.notes[out.nnotes - 1], "launch settings: measured with, not verified"),
+              "%s", out.notes[out.nnotes - 1]);
+    ct_export_out_release(&out);
+    ct_config_release(&d);
+    static const char *bad[][2] = {
+        {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"OMPI_MCA_coll_tuned_use_dynamic_rules\""},
+        {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"MPIR_CVAR_X\""},
+        {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"OMPI_MCA_a b\""},
+        {"\"env\": [",
+         "\"env\": [{\"name\": \"OMPI_MCA_btl_vader_eager_limit\", \"value\": \"1\"}, "},
+        {"\"env\": [",
+         "\"env\": [{\"name\": \"OMPI_MCA_a\", \"value\": \"1\"}, {\"name\": "
+         "\"OMPI_MCA_b\", \"value\": \"1\"}, {\"name\": \"OMPI_MCA_c\", \"value\": \"1\"}, "
+         "{\"name\": \"OMPI_MCA_d\", \"value\": \"1\"}, "}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *doc = ct_xmalloc(strlen(txt) + 400), *p = strstr(txt, bad[i][0]);
+        cr_assert_not_null(p, "%s", bad[i][0]);
+        sprintf(doc, "%.*s%s%s", (int)(p - txt), txt, bad[i][1], p + strlen(bad[i][0]));
+        cr_assert_lt(ct_config_json_parse(doc, &back, &err), 0, "accepted %s", bad[i][1]);
+        cr_assert(strstr(err.msg, "libraries[0].env"), "%s", err.msg);
+        free(doc);
+    }
+    free(txt);
+    cr_assert(ct_config_lib_env_drop(&c, "ompi"));
+    cr_assert_eq(c.libs[0].nenv, 0);
+    cr_assert_eq(c.libs[0].env_verified.at[0], 0);
+    cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "measured with them: no longer verified");
+    cr_assert(!ct_config_lib_env_drop(&c, "ompi"), "none left");
+    ct_config_release(&c);
+}
+
 static void tie(struct ct_rule *r, const char *algo, int id, uint64_t lo, uint64_t hi, double q)
 {
     struct ct_tie_span *t = &r->ties[r->nties++];
