@@ -20,7 +20,9 @@ static const struct ct_libmod libs[] = {
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
      "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "ompi-rules",
-     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0", "OMPI_MCA_"},
+     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0", "OMPI_MCA_",
+     "OMPI_MCA_coll OMPI_MCA_coll_* OMPI_MCA_mca_base_param_files "
+     "OMPI_MCA_mca_base_envar_file_prefix"},
     /* MPICH reads a variable by three prefixes */
     {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL,
      "MPIR_CVAR_*SELECTION_TUNING_JSON_FILE MPIR_CVAR_DEVICE_COLLECTIVES "
@@ -28,7 +30,9 @@ static const struct ct_libmod libs[] = {
      "MPICH_DEVICE_COLLECTIVES MPICH_*_DEVICE_COLLECTIVE MPICH_*_ALGORITHM "
      "MPIR_PARAM_*SELECTION_TUNING_JSON_FILE MPIR_PARAM_DEVICE_COLLECTIVES "
      "MPIR_PARAM_*_DEVICE_COLLECTIVE MPIR_PARAM_*_ALGORITHM",
-     "", NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_"},
+     "", NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
+     "MPIR_CVAR_*COMPOSITION* MPICH_*COMPOSITION* MPIR_PARAM_*COMPOSITION* "
+     "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -285,7 +289,8 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
     return entry(CT_LIBMOD_ABI, be, ctx, err);
 }
 
-int ct_libmod_env_check(const struct ct_libmod *m, const char *name, struct ct_err *err)
+int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,
+                        struct ct_err *err)
 {
     bool word = *name && (isalpha((unsigned char)*name) || *name == '_');
     for (const char *p = name; word && *p; p++)
@@ -295,10 +300,18 @@ int ct_libmod_env_check(const struct ct_libmod *m, const char *name, struct ct_e
     if (!listed(m->env_prefix, name, true))
         return ct_err_set(err, CT_EINVAL, "%s is not one of %s's variables (%s...)", name, m->title,
                           m->env_prefix);
-    if (listed(m->rules_env, name, false) || (m->own_name && !strcmp(name, m->own_name)))
+    if (listed(m->rules_env, name, false) || listed(m->env_refused, name, false) ||
+        (m->own_name && !strcmp(name, m->own_name)))
         return ct_err_set(err, CT_EINVAL,
-                          "%s loads rules or forces an algorithm: that is the export's own "
-                          "(a launch setting is a transport or protocol variable)",
+                          "%s loads rules or chooses the collective code: that is the export's "
+                          "own (a launch setting is a transport or protocol variable)",
                           name);
+    bool val = value && *value;
+    for (const char *p = value; val && *p; p++)
+        val = isalnum((unsigned char)*p) || strchr("_.,:/+^@%=-", *p);
+    if (value && !val)
+        return ct_err_set(err, CT_EINVAL,
+                          "%s='%s': a value is a word of letters, digits and _.,:/+^@%%=-", name,
+                          value);
     return 0;
 }

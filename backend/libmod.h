@@ -43,8 +43,10 @@ struct ct_libmod {
     /* NAME, VALUE that keep the library on its own defaults whatever its config files say
      * (an installed openmpi-mca-params.conf loading rules), or NULL */
     const char *own_name, *own_value;
-    /* the prefixes (space-separated) of the library's own variables: what sweep --env may set */
-    const char *env_prefix;
+    /* the prefixes (space-separated) of the library's own variables: what sweep --env may set;
+     * and those of them (fnmatch patterns) it may not besides rules_env: they choose which
+     * collective code runs, or load other parameter files */
+    const char *env_prefix, *env_refused;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
@@ -101,9 +103,12 @@ void ct_libmod_argv_free(char **v);
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len);
 #define CT_LIBMOD_ENV_NAME_MAX 95
 /* A launch setting for the library (sweep --env NAME=VALUE, a config's "env"): 0 when name is
- * a variable name with one of m->env_prefix's prefixes and none of m->rules_env's (those are
- * the export's own, and the engine leaves them out), else CT_EINVAL with one line. */
-int ct_libmod_env_check(const struct ct_libmod *m, const char *name, struct ct_err *err);
+ * a variable name with one of m->env_prefix's prefixes, matching none of m->rules_env (the
+ * export's own, which the engine leaves out) or m->env_refused, and value (NULL: not checked)
+ * is a word of letters, digits and _.,:/+^@%=- (it goes into shell and Slurm files as it
+ * is), else CT_EINVAL with one line. */
+int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,
+                        struct ct_err *err);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

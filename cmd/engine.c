@@ -63,7 +63,7 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         struct ct_err err = {0};
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(o->lib_env[i], "="), o->lib_env[i]);
-        if (ct_libmod_env_check(m, name, &err) < 0)
+        if (ct_libmod_env_check(m, name, o->lib_env[i] + strlen(name) + 1, &err) < 0)
             return ct_cmd_fail(cmd, 2, "--env: %s", err.msg);
         if (strlen(o->lib_env[i]) - strlen(name) - 1 >= sizeof((struct ct_lib_env *)0)->value)
             return ct_cmd_fail(cmd, 2, "--env %s: the value is too long", name);

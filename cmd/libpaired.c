@@ -82,7 +82,11 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     if (rc != 0 || got != nsz)
         return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "--verify: a run with %s %s failed (exit %d, %d of %d sizes)",
-                           x->m->title, with ? "and the exported file" : "defaults", rc, got, nsz);
+                           x->m->title,
+                           !with                    ? "defaults"
+                           : x->env && x->env_alone ? "and the launch settings"
+                                                    : "and the exported file",
+                           rc, got, nsz);
     return 0;
 }
 
@@ -148,7 +152,7 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
     if (!code) {
         struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
         struct ct_paired_sum t;
-        struct ct_ratio g;
+        struct ct_ratio g = {.ratio = 1, .lo = 1, .hi = 1};
         bool nogain = false;
         ct_paired_judge(&pr, own, nsz, w, &t);
         ct_paired_rules(&pr, &one, rule, own, w, nsz, slow, &nogain, &g, &rounds);

@@ -150,10 +150,17 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         double env_geo = 0;
         if (l->nenv && verified)
             code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo);
-        if (!env_kept && !code && (fixed = ct_config_copy(config))) {
-            ct_config_lib_env_drop(fixed, m->name);
-            code = ct_verify_write_env_dropped(fixed, path, env_slow, env_slow ? CT_EXIT_CHECK : 0);
-        } else if (l->nenv && !code)
+        if (!env_kept && !code) { /* the copy without them; the rules are not judged */
+            if (!(fixed = ct_config_copy(config)))
+                code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: cannot copy '%s'", path);
+            else if (ct_config_lib_env_drop(fixed, m->name))
+                code = ct_verify_write_env_dropped(fixed, path, env_slow,
+                                                   env_slow ? CT_EXIT_CHECK : 0);
+        } else if (l->nenv && !code && verified < l->nsets) /* a job runs them all */
+            printf("the launch settings were judged on %d of the section's %d collective(s): not "
+                   "marked verified (a verify of all of them here marks them)\n\n",
+                   verified, l->nsets);
+        else if (l->nenv && !code)
             ct_config_lib_env_verified(fixed = ct_config_copy(config), m->name, env_geo);
         for (int i = 0; i < l->nsets && env_kept && (!code || code == CT_EXIT_CHECK); i++) {
             const struct ct_ruleset *s = &l->sets[i];
@@ -208,7 +215,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                 path, m->title, want,
                 o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)",
                 has);
-        if (code == CT_EXIT_CHECK)
+        if (code == CT_EXIT_CHECK && env_kept) /* else the settings were, and said so */
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",

@@ -993,8 +993,8 @@ static int read_env(json_t *o, const char *at, struct ct_librules *l, struct ct_
             return bad(err, eat, NULL, "expected an object");
         CT_TRY(get_str(x, eat, "name", e->name, sizeof e->name, err));
         CT_TRY(get_str(x, eat, "value", e->value, sizeof e->value, err));
-        if (m && ct_libmod_env_check(m, e->name, err) < 0)
-            return ct_err_wrap(err, "%s.name: ", eat);
+        if (m && ct_libmod_env_check(m, e->name, e->value, err) < 0)
+            return ct_err_wrap(err, "%s: ", eat);
         for (int j = 0; j < l->nenv; j++)
             if (!strcmp(l->env[j].name, e->name))
                 return bad(err, eat, "name", "%s twice", e->name);

@@ -598,7 +598,7 @@ int ct_sweep_algo_index(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const
                 return i;
             any = any < 0 ? i : any;
         }
-    return any;
+    return cfg->ncands ? -1 : any; /* another collective's row: another id */
 }
 
 const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, enum ct_coll coll,
@@ -621,8 +621,9 @@ const struct ct_sweep_cfg *ct_sweep_cfg_shaped(const struct ct_sweep_cfg *cfg,
         size_t n = 0;
         for (int c = 0; c < CT_COLL_COUNT; c++)
             if (cfg->colls & CT_COLL_BIT(c)) {
-                int k = be->candidates(ctx, (enum ct_coll)c, tmp->cands + n,
-                                       (int)(CT_SWEEP_MAX_CANDS - n), NULL);
+                int max = (int)(CT_SWEEP_MAX_CANDS - n),
+                    k = be->candidates(ctx, (enum ct_coll)c, tmp->cands + n, max, NULL);
+                k = k < max ? k : max;      /* an engine may count more rows than it wrote */
                 for (int i = 0; i < k; i++) /* the rows asked for, and the default */
                     if (ct_sweep_row_asked(cfg->lib_rows, tmp->cands[n]->name))
                         n++;

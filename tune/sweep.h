@@ -154,8 +154,9 @@ size_t ct_sweep_folds(const struct ct_sweep_cfg *cfg, enum ct_coll coll, struct 
 
 /* The candidate universe of cfg (the backend's rows, else the algorithm table): row i, the index of
  * coll's row of a name (-1: none), that row (NULL: none). A library engine has a row of each
- * name for each collective ("ompi:default", "ompi:ring"); a name no row of coll has gives
- * another collective's row of it. Sweep commands name rows by their index here. */
+ * name for each collective ("ompi:default", "ompi:ring", each with that collective's id), so
+ * its rows are found within coll only; in the algorithm table a name no row of coll has
+ * gives its row. Sweep commands name rows by their index here. */
 const struct ct_algo *ct_sweep_algo_at(const struct ct_sweep_cfg *cfg, int i);
 int ct_sweep_algo_index(const struct ct_sweep_cfg *cfg, enum ct_coll coll, const char *name);
 const struct ct_algo *ct_sweep_algo_find(const struct ct_sweep_cfg *cfg, enum ct_coll coll,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mod.h"
@@ -98,19 +99,20 @@ static int trial_init(void *keep)
 {
     static const char *const launched[] = {"PMI_", "PMI2_", "PMIX_",
                                            "MPI_LOCALNRANKS=", "MPI_LOCALRANKID="};
-    for (bool again = true; again;) {
-        again = false;
-        for (char **e = environ; *e && !again; e++) {
-            bool drop = other_file_var(*e, keep);
-            for (size_t k = 0; !drop && k < sizeof launched / sizeof launched[0]; k++)
-                drop = !strncmp(*e, launched[k], strlen(launched[k]));
-            if (drop) {
-                char name[256];
-                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-                again = !unsetenv(name);
-            }
-        }
+    size_t n = 0, kept = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 1, sizeof *env); /* this child's environment, those left out */
+    if (!env)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        bool drop = other_file_var(environ[i], keep);
+        for (size_t k = 0; !drop && k < sizeof launched / sizeof launched[0]; k++)
+            drop = !strncmp(environ[i], launched[k], strlen(launched[k]));
+        if (!drop)
+            env[kept++] = environ[i];
     }
+    environ = env;
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return 1;
     MPI_Finalize();
@@ -150,28 +152,42 @@ static void trial_words(char *out, int status, char *why, size_t len)
         snprintf(why, len, "it exits %d", WEXITSTATUS(status));
 }
 
+/* One trial (keep: the file's variable; NULL: none) within what is left of *left_s, its
+ * output in out and status in *status: 0, or -1 when it could not run or did not end in
+ * time (then none is left: the trials after it say nothing either). */
+static int trial(void *keep, char *out, size_t len, int *status, int *left_s)
+{
+    time_t t0 = time(NULL);
+    if (*left_s <= 0 ||
+        ct_err_child_output("MPICH trial", trial_init, keep, *left_s, out, len, status, NULL) < 0) {
+        *left_s = 0;
+        return -1;
+    }
+    *left_s -= (int)(time(NULL) - t0);
+    return 0;
+}
+
 /*
  * What only MPICH knows of a tree: its keys ("collective=", "avg_msg_size<=", an algorithm
  * name MPICH has). On one it does not know, MPICH 4.0.2 prints "unrecognized key ..." and
  * fails an assertion in MPI_Init, in every rank. So MPICH reads the file first in a trial of
  * its own; a trial that fails is believed only where one without any selection file starts
- * (a trial that cannot start here says nothing of the file). A trial that does not end
- * within its time says nothing either: the job's own start is bounded by --boot-timeout.
+ * (a trial that cannot start here says nothing of the file). The trials of all the files
+ * take 20 s at most together (trial); one that does not end says nothing either, and the
+ * job's own start is bounded by --boot-timeout.
  */
-static int trial_file(const char *var, const char *path, struct ct_err *err)
+static int trial_file(const char *var, const char *path, int *left_s, struct ct_err *err)
 {
     char out[8192], why[400];
     int status;
-    if (ct_err_child_output("MPICH trial", trial_init, (void *)var, 20, out, sizeof out, &status,
-                            NULL) < 0 ||
+    if (trial((void *)var, out, sizeof out, &status, left_s) < 0 ||
         (WIFEXITED(status) && !WEXITSTATUS(status)))
         return 0;
     trial_words(out, status, why, sizeof why);
     char ctl[8192];
     int cstatus;
-    if (ct_err_child_output("MPICH trial", trial_init, NULL, 20, ctl, sizeof ctl, &cstatus, NULL) <
-            0 ||
-        !WIFEXITED(cstatus) || WEXITSTATUS(cstatus))
+    if (trial(NULL, ctl, sizeof ctl, &cstatus, left_s) < 0 || !WIFEXITED(cstatus) ||
+        WEXITSTATUS(cstatus))
         return 0;
     return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': its MPI_Init stops on it: %s",
                       var, path, why);
@@ -189,6 +205,7 @@ static int trial_file(const char *var, const char *path, struct ct_err *err)
  */
 int ct_mod_preinit(struct ct_err *err)
 {
+    int left_s = 20; /* for every trial together: the job's start waits on them */
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char var[96];
         const char *path = NULL;
@@ -211,7 +228,7 @@ int ct_mod_preinit(struct ct_err *err)
                               var, path, je.line, je.text);
         if (bad)
             return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': %s", var, path, bad);
-        CT_TRY(trial_file(var, path, err));
+        CT_TRY(trial_file(var, path, &left_s, err));
     }
     return 0;
 }

@@ -747,6 +747,8 @@ Test(config, launch_settings)
         {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"OMPI_MCA_coll_tuned_use_dynamic_rules\""},
         {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"MPIR_CVAR_X\""},
         {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"OMPI_MCA_a b\""},
+        {"\"OMPI_MCA_btl_vader_eager_limit\"", "\"OMPI_MCA_coll_tuned_priority\""},
+        {"\"16384\"", "\"$(reboot)\""},
         {"\"env\": [",
          "\"env\": [{\"name\": \"OMPI_MCA_btl_vader_eager_limit\", \"value\": \"1\"}, "},
         {"\"env\": [",
