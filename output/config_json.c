@@ -115,8 +115,6 @@ static void nccl_range(json_t *x, const struct ct_rule *r)
     json_object_set_new(x, "params", pj);
 }
 
-/* lib: a library section's ruleset (its own names and ids, "segsize", "default"); nccl: in the
- * tuner plugin's words */
 /* o[key] = v, where v records a verify (v->at not empty) */
 static void verified_json(json_t *o, const char *key, const struct ct_verified *v)
 {
@@ -128,6 +126,8 @@ static void verified_json(json_t *o, const char *key, const struct ct_verified *
     json_object_set_new(o, key, x);
 }
 
+/* lib: a library section's ruleset (its own names and ids, "segsize", "default"); nccl: in the
+ * tuner plugin's words */
 static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
 {
     json_t *o = json_object();
