@@ -39,17 +39,21 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
 
 int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg)
 {
-    size_t n = strcspn(arg, "=");
+    int n = (int)strcspn(arg, "=");
+    struct ct_lib_env *e = &o->lib_env[o->nlib_env];
     if (!arg[n] || !n)
         return ct_cmd_fail(cmd, 2, "bad --env '%s' (NAME=VALUE, one of the library's variables)",
                            arg);
+    if (o->nlib_env == CT_LIB_ENV_MAX)
+        return ct_cmd_fail(cmd, 2, "--env: at most %d launch settings", CT_LIB_ENV_MAX);
+    if (n >= (int)sizeof e->name || strlen(arg + n + 1) >= sizeof e->value)
+        return ct_cmd_fail(cmd, 2, "--env %.*s: too long", n, arg);
+    snprintf(e->name, sizeof e->name, "%.*s", n, arg);
+    snprintf(e->value, sizeof e->value, "%s", arg + n + 1);
     for (int i = 0; i < o->nlib_env; i++)
-        if (!strncmp(o->lib_env[i], arg, n + 1))
-            return ct_cmd_fail(cmd, 2, "--env %.*s twice", (int)n, arg);
-    if (o->nlib_env == (int)(sizeof o->lib_env / sizeof o->lib_env[0]))
-        return ct_cmd_fail(cmd, 2, "--env: at most %d launch settings",
-                           (int)(sizeof o->lib_env / sizeof o->lib_env[0]));
-    o->lib_env[o->nlib_env++] = arg;
+        if (!strcmp(o->lib_env[i].name, e->name))
+            return ct_cmd_fail(cmd, 2, "--env %s twice", e->name);
+    o->nlib_env++;
     return 0;
 }
 
@@ -61,12 +65,8 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
                            ct_libmod_names());
     for (int i = 0; i < o->nlib_env; i++) {
         struct ct_err err = {0};
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(o->lib_env[i], "="), o->lib_env[i]);
-        if (ct_libmod_env_check(m, name, o->lib_env[i] + strlen(name) + 1, &err) < 0)
+        if (ct_libmod_env_check(m, o->lib_env[i].name, o->lib_env[i].value, &err) < 0)
             return ct_cmd_fail(cmd, 2, "--env: %s", err.msg);
-        if (strlen(o->lib_env[i]) - strlen(name) - 1 >= sizeof((struct ct_lib_env *)0)->value)
-            return ct_cmd_fail(cmd, 2, "--env %s: the value is too long", name);
     }
     if (o->lib && o->own_algos)
         return ct_cmd_fail(cmd, 2,

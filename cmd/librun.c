@@ -141,11 +141,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     int most, least;
     if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
-    for (int i = 0; i < o->nlib_env; i++) { /* the launcher passes them on; a rank, to MPI_Init */
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(o->lib_env[i], "="), o->lib_env[i]);
-        setenv(name, o->lib_env[i] + strlen(name) + 1, 1);
-    }
+    for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */
+        setenv(o->lib_env[i].name, o->lib_env[i].value, 1);
     if (!ct_libmod_in_rank()) {
         int rc = o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 && most != least
                      ? ct_cmd_fail("sweep", CT_EXIT_USAGE, /* rules: nodes x ranks per node */

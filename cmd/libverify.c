@@ -164,12 +164,12 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             ct_config_lib_env_verified(fixed = ct_config_copy(config), m->name, env_geo);
         for (int i = 0; i < l->nsets && env_kept && (!code || code == CT_EXIT_CHECK); i++) {
             const struct ct_ruleset *s = &l->sets[i];
-            const char *why = ct_verify_set_elsewhere(o, &out, s);
             if (!asked(o, colls, s))
                 continue; /* --coll, --local N: those sets only */
-            if (why) {
+            if (!here[i]) {
                 printf("%s on %d ranks, %d nodes: not verified here (%s)\n\n",
-                       ct_coll_name(s->coll), s->nranks, s->nnodes, why);
+                       ct_coll_name(s->coll), s->nranks, s->nnodes,
+                       ct_verify_set_elsewhere(o, &out, s));
                 continue;
             }
             int ntried = say_tried(m, s);

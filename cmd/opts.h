@@ -10,6 +10,7 @@
 #include "../backend/native.h"
 #include "../output/output.h"
 #include "../transport/launch.h"
+#include "../tune/tune.h"
 
 struct ct_opts {
     enum ct_coll coll;
@@ -38,8 +39,8 @@ struct ct_opts {
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
-    const char *lib_env[4]; /* sweep --lib --env NAME=VALUE: the library's launch settings */
-    int nlib_env;
+    struct ct_lib_env lib_env[CT_LIB_ENV_MAX]; /* sweep --lib --env NAME=VALUE: the library's */
+    int nlib_env;                              /* launch settings */
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */

@@ -142,6 +142,15 @@ char *ct_xstrdup(const char *s)
     return p ? p : oom(strlen(s));
 }
 
+/* Milliseconds left of timeout_s seconds from t0 (CLOCK_MONOTONIC); <= 0: none. */
+static long ms_left(const struct timespec *t0, int timeout_s)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return timeout_s * 1000L -
+           ((t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L);
+}
+
 /*
  * Fork; the child runs body(arg, wfd) and _exits with its result. Here what it writes to wfd
  * is read until it closes it (or, unless drain, until len bytes came), keeping the first len
@@ -173,10 +182,7 @@ static ssize_t child_collect(const char *what, int (*body)(void *arg, int wfd), 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     *timed_out = false;
     for (;;) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long left = timeout_s * 1000L -
-                    ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L);
+        long left = ms_left(&t0, timeout_s);
         struct pollfd p = {fd[0], POLLIN, 0};
         int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
         if (ready < 0 && errno == EINTR)
@@ -200,12 +206,10 @@ static ssize_t child_collect(const char *what, int (*body)(void *arg, int wfd), 
     *status = 0;
     pid_t done;
     while (!*timed_out && (done = waitpid(pid, status, WNOHANG)) <= 0) {
-        struct timespec t, nap = {0, 5000000};
-        clock_gettime(CLOCK_MONOTONIC, &t);
+        struct timespec nap = {0, 5000000};
         if (done < 0 && errno != EINTR)
             return (ssize_t)kept;
-        *timed_out = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L >=
-                     timeout_s * 1000L;
+        *timed_out = ms_left(&t0, timeout_s) <= 0;
         if (!*timed_out)
             nanosleep(&nap, NULL);
     }

@@ -59,12 +59,9 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
     snprintf(l->name, sizeof l->name, "%.*s",
              sp ? (int)(sp - m->fp.transport) : (int)strlen(m->fp.transport), m->fp.transport);
     snprintf(l->version, sizeof l->version, "%s", sp ? sp + 1 : "");
-    for (int i = 0; i < cfg->nlib_env && l->nenv < CT_LIB_ENV_MAX; i++, l->nenv++) {
-        const char *e = cfg->lib_env[i];
-        snprintf(l->env[i].name, sizeof l->env[i].name, "%.*s", (int)strcspn(e, "="), e);
-        snprintf(l->env[i].value, sizeof l->env[i].value, "%s",
-                 e + strcspn(e, "=") + !!e[strcspn(e, "=")]);
-    }
+    l->nenv = cfg->nlib_env < CT_LIB_ENV_MAX ? cfg->nlib_env : CT_LIB_ENV_MAX;
+    if (l->nenv)
+        memcpy(l->env, cfg->lib_env, (size_t)l->nenv * sizeof *l->env);
     for (int i = 0; i < m->nsets; i++)
         for (int k = 0; k < m->sets[i].nrules; k++) {
             struct ct_rule *r = &m->sets[i].rules[k];

@@ -66,8 +66,8 @@ struct ct_sweep_cfg {
     size_t ncands; /* engines), filled by ct_sweep_cfg_shaped; 0: the algorithm table */
     const char *lib_rows; /* the library engine's rows to measure ("LIB:NAME,..."; NULL: all),
                              its default row always (the rules' baseline) */
-    const char *const *lib_env;         /* the library's launch settings the ranks ran under */
-    int nlib_env;                       /* ("NAME=VALUE"): recorded in its section */
+    const struct ct_lib_env *lib_env;   /* the library's launch settings the ranks ran under */
+    int nlib_env;                       /* (at most CT_LIB_ENV_MAX): recorded in its section */
     struct ct_job job;                  /* template: dtype, op, shape; params != 0 are fixed (not
                                            searched); intra/inter for hier */
     uint64_t minbytes, maxbytes;
