@@ -37,37 +37,75 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
     return rc;
 }
 
-int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg)
+int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool search)
 {
     int n = (int)strcspn(arg, "=");
-    struct ct_lib_env *e = &o->lib_env[o->nlib_env];
+    const char *opt = search ? "--env-search" : "--env";
+    struct ct_lib_env *e = search ? &o->env_search : &o->lib_env[o->nlib_env];
+    char v[CT_ENV_SEARCH_MAX][sizeof e->value];
     if (!arg[n] || !n)
-        return ct_cmd_fail(cmd, 2, "bad --env '%s' (NAME=VALUE, one of the library's variables)",
-                           arg);
-    if (o->nlib_env == CT_LIB_ENV_MAX)
+        return ct_cmd_fail(cmd, 2, "bad %s '%s' (NAME=%s, one of the library's variables)", opt,
+                           arg, search ? "V1,V2,..." : "VALUE");
+    if (search && e->name[0])
+        return ct_cmd_fail(cmd, 2, "--env-search once: the values of one variable");
+    if (!search && o->nlib_env == CT_LIB_ENV_MAX)
         return ct_cmd_fail(cmd, 2, "--env: at most %d launch settings", CT_LIB_ENV_MAX);
     if (n >= (int)sizeof e->name || strlen(arg + n + 1) >= sizeof e->value)
-        return ct_cmd_fail(cmd, 2, "--env %.*s: too long", n, arg);
+        return ct_cmd_fail(cmd, 2, "%s %.*s: too long", opt, n, arg);
     snprintf(e->name, sizeof e->name, "%.*s", n, arg);
     snprintf(e->value, sizeof e->value, "%s", arg + n + 1);
-    for (int i = 0; i < o->nlib_env; i++)
+    if (search && ct_opts_env_values(e, v) < 0)
+        return ct_cmd_fail(cmd, 2,
+                           "bad --env-search '%s' (NAME=V1,V2,...: up to %d values, each once, "
+                           "none empty)",
+                           arg, CT_ENV_SEARCH_MAX);
+    for (int i = 0; !search && i < o->nlib_env; i++)
         if (!strcmp(o->lib_env[i].name, e->name))
             return ct_cmd_fail(cmd, 2, "--env %s twice", e->name);
-    o->nlib_env++;
+    o->nlib_env += !search;
     return 0;
+}
+
+int ct_opts_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
+{
+    int n = 0;
+    for (const char *p = e->value;; p++) {
+        size_t len = strcspn(p, ",");
+        if (!len || n == CT_ENV_SEARCH_MAX)
+            return -1;
+        snprintf(v[n], sizeof v[n], "%.*s", (int)len, p);
+        for (int i = 0; i < n; i++)
+            if (!strcmp(v[i], v[n]))
+                return -1;
+        n++;
+        p += len;
+        if (!*p)
+            return n;
+    }
 }
 
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
 {
     const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
-    if (o->nlib_env && (!m || strcmp(cmd, "sweep")))
-        return ct_cmd_fail(cmd, 2, "--env is for sweep --lib %s (the library's launch settings)",
-                           ct_libmod_names());
-    for (int i = 0; i < o->nlib_env; i++) {
+    const struct ct_lib_env *se = &o->env_search;
+    char v[CT_ENV_SEARCH_MAX][sizeof se->value];
+    int nv = se->name[0] ? ct_opts_env_values(se, v) : 0;
+    if ((o->nlib_env || nv) && (!m || strcmp(cmd, "sweep")))
+        return ct_cmd_fail(cmd, 2, "--env%s is for sweep --lib %s (the library's launch settings)",
+                           o->nlib_env ? "" : "-search", ct_libmod_names());
+    for (int i = 0; i < o->nlib_env + nv; i++) {
         struct ct_err err = {0};
-        if (ct_libmod_env_check(m, o->lib_env[i].name, o->lib_env[i].value, &err) < 0)
-            return ct_cmd_fail(cmd, 2, "--env: %s", err.msg);
+        bool s = i >= o->nlib_env;
+        if (ct_libmod_env_check(m, s ? se->name : o->lib_env[i].name,
+                                s ? v[i - o->nlib_env] : o->lib_env[i].value, &err) < 0)
+            return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
+        if (!s && nv && !strcmp(o->lib_env[i].name, se->name))
+            return ct_cmd_fail(cmd, 2, "--env %s beside --env-search %s: one or the other",
+                               se->name, se->name);
     }
+    if (nv && o->nlib_env == CT_LIB_ENV_MAX)
+        return ct_cmd_fail(cmd, 2, "--env-search: at most %d launch settings with the one found",
+                           CT_LIB_ENV_MAX);
     if (o->lib && o->own_algos)
         return ct_cmd_fail(cmd, 2,
                            "--algo names colltune's own algorithms; --lib %s measures the "

@@ -38,6 +38,13 @@ int ct_lib_close_bounded(const struct ct_backend *be, void *ctx, int code, doubl
 
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
 {
+    bool said;
+    int rc = ct_lib_launch_check(o, cmd);
+    return rc ? rc : ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
+}
+
+int ct_lib_launch_check(const struct ct_opts *o, const char *cmd)
+{
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct ct_err err = {0};
     char *mod = NULL;
@@ -50,8 +57,7 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
-    bool said;
-    return ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
+    return 0;
 }
 
 int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, char **argv,

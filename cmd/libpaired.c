@@ -81,8 +81,8 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
         return rc;
     if (rc != 0 || got != nsz)
         return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL,
-                           "--verify: a run with %s %s failed (exit %d, %d of %d sizes)",
-                           x->m->title,
+                           "%s: a run with %s %s failed (exit %d, %d of %d sizes)",
+                           x->what ? x->what : "--verify", x->m->title,
                            !with                    ? "defaults"
                            : x->env && x->env_alone ? "and the launch settings"
                                                     : "and the exported file",

@@ -132,9 +132,10 @@ static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
-    if (verify_path && o->nlib_env)
+    if (verify_path && (o->nlib_env || o->env_search.name[0]))
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                           "--env is for a sweep: verify sets the launch settings CONFIG records");
+                           "--env%s is for a sweep: verify sets the launch settings CONFIG records",
+                           o->nlib_env ? "" : "-search");
     if (verify_path)
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
@@ -143,16 +144,29 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
     for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */
         setenv(o->lib_env[i].name, o->lib_env[i].value, 1);
+    const char *se = o->env_search.name[0] ? o->env_search.name : NULL;
     if (!ct_libmod_in_rank()) {
+        char pick[sizeof o->env_search.value] = "";
         int rc = o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 && most != least
                      ? ct_cmd_fail("sweep", CT_EXIT_USAGE, /* rules: nodes x ranks per node */
                                    "--hosts %s spreads the ranks unevenly over the hosts: place "
                                    "as many on each host",
                                    o->hosts)
-                     : ct_lib_launch(o, "sweep", argc, argv);
+                     : ct_lib_launch_check(o, "sweep");
+        if (se && !rc && !(rc = ct_libsearch(o, cfg, pick, sizeof pick)))
+            *pick ? setenv(se, pick, 1) : unsetenv(se); /* the ranks read it (below) */
+        rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
         if (rc) /* a sweep that wrote nothing leaves no folder */
             ct_cmd_out_dir_undo();
         return rc;
+    }
+    if (se && !getenv(CT_LIBMOD_ENV)) { /* under a launcher of the user's: no search ran */
+        ct_cmd_out_dir_undo();
+        return ct_libmod_rank() ? CT_EXIT_USAGE
+                                : ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                                              "--env-search runs its launches itself (--local N "
+                                              "or --hosts LIST); under %s, give a value with --env",
+                                              ct_libmod_find(o->lib)->launcher);
     }
     struct ct_backend be;
     void *ctx;
@@ -176,8 +190,13 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     memset(&j, 0, sizeof j);
     j.cfg = *cfg;
     j.cfg.lib_rows = o->lib_algo; /* --algos LIB:NAME,...: those rows and the default */
-    j.cfg.lib_env = o->lib_env;
+    struct ct_lib_env env[CT_LIB_ENV_MAX]; /* --env, and the value --env-search found */
+    memcpy(env, o->lib_env, sizeof env);
+    j.cfg.lib_env = env;
     j.cfg.nlib_env = o->nlib_env;
+    if (se && getenv(se) && o->nlib_env < CT_LIB_ENV_MAX)
+        snprintf(env[j.cfg.nlib_env].name, sizeof env[0].name, "%s", se),
+            snprintf(env[j.cfg.nlib_env++].value, sizeof env[0].value, "%s", getenv(se));
     j.version = CT_VERSION;
     struct lib_save save = {.j = &j};
     snprintf(save.path, sizeof save.path, "%s/results.json", out);

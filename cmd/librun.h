@@ -10,6 +10,9 @@
 /* Start argv (argv[0]: the subcommand) again under the library's launcher with --local
  * ranks; returns only on failure (an exit code, the line printed). */
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv);
+/* What ct_lib_launch needs before it starts anything: --local N or --hosts LIST, the module,
+ * the launcher; 0, or an exit code (said). */
+int ct_lib_launch_check(const struct ct_opts *o, const char *cmd);
 /* Run argv (argv[0]: the subcommand) under the library's launcher on nranks ranks (0: --local
  * N or --hosts' count) and wait, bounded (ct_libmod_start); its standard output in *out (new
  * memory or NULL) when out is not NULL. Returns the launcher's exit code; *said: a
@@ -46,6 +49,12 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
  * a verify_path (verify: the config read from it): ct_libverify instead. */
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv);
+/* sweep --lib --env-search NAME=V1,V2,... (cmd/libsearch.c): before the sweep, each value with
+ * the --env settings against the library's plain defaults (ct_libverify_env) on each collective
+ * of cfg, the tables and the verdicts printed; *pick: the value found faster with no size
+ * slower at the lowest geomean, "" for none. The --env settings set again after, NAME left as
+ * it was. 0, or a failure code (said). */
+int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *pick, size_t len);
 /* One launch side of sweep --verify --lib (cmd/libpaired.c) */
 struct ct_verify_side {
     const struct ct_libmod *m;
@@ -58,6 +67,7 @@ struct ct_verify_side {
      * judged against the library's defaults with them); NULL: none */
     const struct ct_librules *env;
     bool env_alone;
+    const char *what; /* the option its failures are said under; NULL: "--verify" */
 };
 /* One rule set s of CONFIG c: paired launches, then the table; 0, CT_EXIT_CHECK or a
  * failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;

@@ -142,7 +142,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         printf("\n");
         /* the launch settings first, alone: the rules were measured with them, and are judged
          * with them on both sides; settings that do not hold leave the rules unjudged */
-        struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false};
+        struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL};
         bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false;
         for (int i = 0; i < l->nsets; i++)
             verified += here[i] =

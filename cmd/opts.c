@@ -133,7 +133,8 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_NO_BIND: o->no_bind = true; return 0;
     case CT_O_KEEP_RULES: o->keep_rules = true; return 0;
     case CT_O_TRY_TIES: o->try_ties = true; return 0;
-    case CT_O_ENV: return ct_opts_lib_env(o, cmd, arg);
+    case CT_O_ENV:
+    case CT_O_ENV_SEARCH: return ct_opts_lib_env(o, cmd, arg, id != CT_O_ENV);
     case CT_O_MEM:
         if (!ct_mem_kind_find(arg))
             return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (%s)", arg, ct_mem_kind_names());
@@ -162,15 +163,14 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         return 0;
     }
     case CT_O_IFNAME:
-        if (!*arg || strlen(arg) >= 16)
-            return ct_cmd_fail(cmd, 2, "bad --ifname '%s' (an interface name)", arg);
-        o->ifname = arg;
+    case CT_O_PROVIDER: { /* names: an interface's (< 16), a libfabric provider's (< 64) */
+        bool ifn = id == CT_O_IFNAME;
+        if (!*arg || strlen(arg) >= (ifn ? 16u : 64u))
+            return ct_cmd_fail(cmd, 2, "bad --%s '%s' (%s)", ifn ? "ifname" : "provider", arg,
+                               ifn ? "an interface name" : "a libfabric provider name");
+        *(ifn ? &o->ifname : &o->provider) = arg;
         return 0;
-    case CT_O_PROVIDER:
-        if (!*arg || strlen(arg) >= 64)
-            return ct_cmd_fail(cmd, 2, "bad --provider '%s' (a libfabric provider name)", arg);
-        o->provider = arg;
-        return 0;
+    }
     case CT_O_SOCKBUF:
         if (ct_parse_size(arg, &o->sockbuf) || o->sockbuf < 4096 || o->sockbuf > (1ull << 30))
             return ct_cmd_fail(cmd, 2, "bad --sockbuf '%s' (4K..1G)", arg);

@@ -41,6 +41,7 @@ struct ct_opts {
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
     struct ct_lib_env lib_env[CT_LIB_ENV_MAX]; /* sweep --lib --env NAME=VALUE: the library's */
     int nlib_env;                              /* launch settings */
+    struct ct_lib_env env_search; /* sweep --lib --env-search NAME=V1,V2,...; name "": none */
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
@@ -77,7 +78,8 @@ enum {
     CT_O_HOSTS,
     CT_O_KEEP_RULES,
     CT_O_TRY_TIES,
-    CT_O_ENV
+    CT_O_ENV,
+    CT_O_ENV_SEARCH
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -94,6 +96,7 @@ enum {
         {"gpu-map", 1, 0, CT_O_GPU_MAP}, {"lib", 1, 0, CT_O_LIB},                                  \
         {"inflight", 1, 0, CT_O_INFLIGHT}, {"keep-rules", 0, 0, CT_O_KEEP_RULES},                  \
         {"try-ties", 0, 0, CT_O_TRY_TIES}, {"env", 1, 0, CT_O_ENV},                                \
+        {"env-search", 1, 0, CT_O_ENV_SEARCH},                                                     \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }
@@ -132,8 +135,13 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
 /* With --lib: what a library engine cannot honour refused (exit 2, said), not ignored:
  * colltune's own --algo(s), --quant, --transport. 0 otherwise. */
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd);
-/* --env NAME=VALUE (sweep --lib): one more launch setting, at most 4 (0, or exit 2, said). */
-int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg);
+/* --env NAME=VALUE (sweep --lib): one more launch setting, at most 4; search: --env-search
+ * NAME=V1,V2,... instead, once (0, or exit 2, said). */
+int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool search);
+/* --env-search's values: split into v (at most CT_ENV_SEARCH_MAX); how many, or -1 when one is
+ * empty or given twice. */
+#define CT_ENV_SEARCH_MAX 8
+int ct_opts_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
 /* Close n (NULL: nothing) within --timeout, else a warning naming rank and leave with code
  * (the results are out before); returns code. */
 int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code);

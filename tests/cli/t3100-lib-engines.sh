@@ -610,6 +610,40 @@ assert "env" not in l and all("verified" not in s for s in l["rules"]), l' "$TMP
     && ok "a slower setting: exit 3, the copy without it, the rules not judged" \
     || not_ok "slower setting (exit $rc): $(tail -6 "$TMP/out") $(cat "$TMP/err")"
 
+# ---- sweep --lib --env-search: a setting's values judged against the defaults, then the sweep
+usage_says "--env-search without =" "bad --env-search 'OMPI_MCA_x'" -- $S --env-search OMPI_MCA_x -e 64
+usage_says "--env-search with an empty value" "none empty" -- $S --env-search OMPI_MCA_x=1,,2 -e 64
+usage_says "--env-search with a value twice" "each once" -- $S --env-search OMPI_MCA_x=1,1 -e 64
+usage_says "--env-search of 9 values" "up to 8 values" -- $S --env-search OMPI_MCA_x=1,2,3,4,5,6,7,8,9 -e 64
+usage_says "--env-search twice" "--env-search once" -- $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 -e 64
+usage_says "--env-search loading rules" "loads rules or chooses the collective code" -- \
+    $S --env-search OMPI_MCA_coll_tuned_use_dynamic_rules=0,1 -e 64
+usage_says "--env-search with a shell word in a value" "a value is a word of letters" -- $S --env-search 'OMPI_MCA_x=1,$(reboot)' -e 64
+usage_says "--env-search beside --env of its variable" "one or the other" -- $S --env-search OMPI_MCA_x=1,2 --env OMPI_MCA_x=3 -e 64
+usage_says "--env-search beside 4 --env" "at most 4 launch settings with the one found" -- \
+    $S --env-search OMPI_MCA_x=1,2 --env OMPI_MCA_a=1 --env OMPI_MCA_b=1 --env OMPI_MCA_c=1 --env OMPI_MCA_d=1 -e 64
+usage_says "run --lib --env-search" "--env-search is for sweep --lib" -- $X --lib ompi --local 2 --env-search OMPI_MCA_x=1,2
+usage_says "--env-search with --verify" "--env-search is for a sweep" -- \
+    $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --env-search OMPI_MCA_x=1,2
+usage_says "--env-search under the user's mpirun" "--env-search runs its launches itself" -- \
+    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --oversubscribe --quiet -np 2 \
+    $COLLTUNE sweep --lib ompi --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192,16384 --out "$TMP/esu"
+[ ! -e "$TMP/esu" ] && ok "nothing written" || not_ok "--env-search under mpirun left $TMP/esu"
+# 1 B: Open MPI does not start (said, passed over); 4096: its own value (no gain to show but
+# noise's); 65536: the 32 KiB allreduce no longer takes the rendezvous path (above)
+V=OMPI_MCA_btl_vader_eager_limit
+$S -b 16K -e 32K -f 2 --env-search $V=1,4096,65536 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
+pick=$(sed -n "s/^the sweep runs with $V=\([0-9]*\) (geomean [0-9.]*); verify judges it again.*/\1/p" "$TMP/out")
+[ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run with it failed" "$TMP/out" \
+    && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
+    && grep -q "^  4096  *[0-9.]*  *[0-9.]*  " "$TMP/out" && grep -q "^  65536  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
+    && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: the sweep runs with Open MPI's own value ($V unset)" "$TMP/out"; } \
+    && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+want = [{"name": sys.argv[2], "value": sys.argv[3]}] if sys.argv[3] else None
+assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pick" \
+    && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), the sweep runs with ${pick:-none} and records it" \
+    || not_ok "--env-search (exit $rc, pick '$pick'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
+
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then
     skip "MPICH engine (mpicc.mpich/mpiexec.hydra not found)"

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep --lib LIB --env-search NAME=V1,V2,...: before a library sweep, each value of one of
+ * the library's launch settings, with the sweep's --env settings, against the library's plain
+ * defaults, as verify judges a config's settings (ct_libverify_env: alternating launches at
+ * the sweep's sizes, per collective swept). The sweep runs with the value found faster with no
+ * size slower at the lowest geomean over the collectives, or with none: the library's own.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algos/coll.h"
+#include "../backend/libmod.h"
+#include "../output/export.h"
+#include "../tune/config.h"
+#include "cmd.h"
+#include "librun.h"
+
+struct verdict {
+    double geo[CT_COLL_COUNT], all; /* each collective's geomean A/B, and theirs */
+    bool slow, gain, failed;        /* failed: a run with it failed (said) */
+};
+
+/* Value v (with the --env settings) against the plain defaults on each set: 0 or a failure. */
+static int judge(const struct ct_opts *o, const struct ct_libmod *m, const struct ct_config *c,
+                 const struct ct_ruleset *sets, int nsets, const char *v, struct verdict *d)
+{
+    struct ct_librules env;
+    struct ct_loader none = {.n = 0};
+    char tmo[32];
+    memset(&env, 0, sizeof env);
+    snprintf(env.name, sizeof env.name, "%s", m->title);
+    memcpy(env.env, o->lib_env, sizeof o->lib_env);
+    env.nenv = o->nlib_env + 1;
+    env.env[o->nlib_env] = o->env_search;
+    snprintf(env.env[o->nlib_env].value, sizeof env.env[0].value, "%.*s",
+             (int)sizeof env.env[0].value - 1, v);
+    snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
+    struct ct_verify_side side = {m, o, NULL, &none, tmo, &env, true, "--env-search"};
+    double lg = 0;
+    printf("%s=%s%s against %s's plain defaults:\n\n", o->env_search.name, v,
+           o->nlib_env ? " with the --env settings" : "", m->title);
+    memset(d, 0, sizeof *d);
+    for (int i = 0; i < nsets; i++) {
+        bool slow, gain;
+        double g;
+        int code = ct_libverify_env(&side, c, &sets[i], &slow, &gain, &g);
+        if (code > 128) /* interrupted */
+            return code;
+        if ((d->failed = code != 0)) { /* the library does not run with it: the next value */
+            printf("\n");
+            return 0;
+        }
+        d->slow |= slow;
+        d->gain |= gain;
+        d->geo[i] = g;
+        lg += g > 0 ? log(g) : 0;
+    }
+    d->all = exp(lg / nsets);
+    return 0;
+}
+
+int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *pick, size_t len)
+{
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
+    const struct ct_lib_env *se = &o->env_search;
+    char v[CT_ENV_SEARCH_MAX][sizeof se->value];
+    int nv = ct_opts_env_values(se, v), nsets = 0, best = -1, code = 0;
+    struct ct_config c;
+    struct ct_ruleset sets[CT_COLL_COUNT];
+    struct verdict d[CT_ENV_SEARCH_MAX];
+    ct_config_init(&c);
+    ct_sweep_settings_fill(&c.sweep, cfg);
+    for (int k = 0; k < CT_COLL_COUNT; k++)
+        if (cfg->colls & CT_COLL_BIT(k))
+            sets[nsets++] = (struct ct_ruleset){.coll = (enum ct_coll)k,
+                                                .nnodes = 1,
+                                                .nranks = o->local ? o->local : o->hosts_ranks,
+                                                .dtype = cfg->job.dtype,
+                                                .op = cfg->job.op};
+    /* the library's own-defaults setting, as the sweep's launch would have it */
+    const char *own = m->own_name ? getenv(m->own_name) : NULL;
+    char *own_was = own ? ct_xstrdup(own) : NULL;
+    printf("--env-search %s: %d value(s), each against %s's plain defaults in alternating "
+           "launches over the sweep's sizes, before the sweep\n\n",
+           se->name, nv, m->title);
+    for (int i = 0; i < nv && !code; i++)
+        code = judge(o, m, &c, sets, nsets, v[i], &d[i]);
+    if (m->own_name)
+        own_was ? setenv(m->own_name, own_was, 1) : unsetenv(m->own_name);
+    free(own_was);
+    for (int i = 0; i < o->nlib_env; i++) /* side B cleared them */
+        setenv(o->lib_env[i].name, o->lib_env[i].value, 1);
+    ct_config_release(&c);
+    if (code)
+        return code;
+    printf("--env-search %s (geomean with/without over the sweep's sizes; below 1 is faster):\n",
+           se->name);
+    printf("  %-16s", "value");
+    for (int k = 0; k < nsets; k++)
+        printf(" %14s", ct_coll_name(sets[k].coll));
+    printf(" %9s  verdict\n", "geomean");
+    for (int i = 0; i < nv; i++) {
+        printf("  %-16s", v[i]);
+        for (int k = 0; k < nsets && !d[i].failed; k++)
+            printf(" %14.3f", d[i].geo[k]);
+        if (d[i].failed)
+            printf(" %*s  %s\n", 15 * nsets + 9, "-", "FAILED: a run with it failed (above)");
+        else
+            printf(" %9.3f  %s\n", d[i].all,
+                   d[i].slow   ? "SLOWER than the defaults at a size"
+                   : d[i].gain ? "faster, no size slower"
+                               : "no gain shown");
+        if (!d[i].failed && !d[i].slow && d[i].gain && (best < 0 || d[i].all < d[best].all))
+            best = i;
+    }
+    snprintf(pick, len, "%s", best >= 0 ? v[best] : "");
+    if (best >= 0)
+        printf("the sweep runs with %s=%s (geomean %.3f); verify judges it again with the "
+               "rules\n\n",
+               se->name, pick, d[best].all);
+    else
+        printf("no value is faster with no size slower: the sweep runs with %s's own value "
+               "(%s unset)\n\n",
+               m->title, se->name);
+    fflush(stdout);
+    return 0;
+}
