@@ -69,6 +69,13 @@ struct ct_verify_side {
     bool env_alone;
     const char *what; /* the option its failures are said under; NULL: "--verify" */
 };
+/* A verify's sizes at most; those up to CT_VERIFY_WARM_MAX run in a launch of their own, after
+ * 200 warmup calls each (cmd/libpaired.c) */
+#define CT_VERIFY_MAXSZ 128
+#define CT_VERIFY_WARM_MAX (256u << 10)
+/* One paired launch of a verify (ct_paired_launch_fn; ctx: a struct ct_verify_side): side A
+ * (with) or B at sizes sz[0..nsz), sorted; t[k], the time at sz[k]. 0 or a failure (said). */
+int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t);
 /* One rule set s of CONFIG c: paired launches, then the table; 0, CT_EXIT_CHECK or a
  * failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
  * nogain[r]: it showed no gain; cut[r]: a slower rule's cut to the sizes that gained
@@ -78,9 +85,10 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
                      const struct ct_ruleset *s, bool *slow, bool *nogain,
                      struct ct_paired_cut *cut, double *geo);
 /* A section's launch settings alone (base->env) against the library's plain defaults at set
- * s's sizes, paired launches, the table and the verdict printed: *slow, slower than the
- * defaults beyond a size's interval; *gain, faster over the sizes beyond theirs; *geo, the
- * sizes' geomean. 0, or a failure code (said). */
+ * s's sizes, paired launches, the table and the verdict printed (cmd/libenv.c): *slow, slower
+ * than the defaults beyond a size's interval; *gain, faster over the sizes beyond theirs;
+ * each only when fresh launches show it again; *geo, the sizes' geomean over the measures.
+ * 0, or a failure code (said). */
 int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
 /* The launch settings of base->env alone (ct_libverify_env) on each set of it where want[i];

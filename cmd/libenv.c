@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Launch settings alone against the library's plain defaults (verify's first pass, and each
+ * value of sweep --env-search): paired launches at a set's sizes, A the defaults with the
+ * settings, B without, every size a judged one. A setting can change every size, so there are
+ * no controls, and a launch's state moves all of its sizes together: the library's own value
+ * judged against itself read slower at a size once, and faster over its sizes once, in 13
+ * judgements of one collective each (session 42). So each verdict stands only when fresh launches
+ * show it again: a size found slower is measured again, and a gain is measured again at every size.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algos/coll.h"
+#include "../backend/libmod.h"
+#include "../lib/parse.h"
+#include "../output/config.h"
+#include "../output/sweep_out.h"
+#include "../tune/stats.h"
+#include "cmd.h"
+#include "librun.h"
+
+/* The sizes the measure found slower (w[k].slower) measured again in fresh paired launches:
+ * one counts as slower (*slow) only when found so again. 0 or a failure. */
+static int confirm_slower(struct ct_verify_side *x, const uint64_t *sz, int nsz,
+                          const struct ct_paired_row *w, bool *slow)
+{
+    uint64_t again[CT_VERIFY_MAXSZ];
+    bool own[CT_VERIFY_MAXSZ] = {false};
+    struct ct_paired_row r[CT_VERIFY_MAXSZ];
+    struct ct_paired_sum t;
+    struct ct_paired pr;
+    int n = 0, code;
+    for (int k = 0; k < nsz; k++)
+        if (w[k].slower)
+            again[n++] = sz[k];
+    if (!(code = ct_paired_measure(again, n, own, NULL, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
+                                   &pr))) {
+        ct_paired_judge(&pr, own, n, r, &t);
+        *slow = t.slower > 0;
+        printf("  the size(s) found slower, measured again in fresh launches:");
+        for (int j = 0; j < n; j++) {
+            char b[32];
+            printf(" %s %.3f [%.3f, %.3f] %d pairs%s%s", ct_bytes_str(again[j], b, sizeof b),
+                   r[j].q.ratio, r[j].q.lo, r[j].q.hi, r[j].n, r[j].slower ? " SLOWER" : "",
+                   j + 1 < n ? "," : "");
+        }
+        printf("\n  %s\n", *slow ? "slower again: counted"
+                                 : "not slower again: not counted (the launches' noise)");
+    }
+    ct_paired_release(&pr);
+    return code;
+}
+
+/* One measure of the settings at sz (pass 0, or 1: the gain measured again), its table and
+ * its verdict: *slow (confirmed), *nogain, *g the gain round by round; *lg += log(geomean). */
+static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pass, bool *slow,
+                   bool *nogain, double *lg)
+{
+    bool own[CT_VERIFY_MAXSZ] = {false}; /* none: the settings change every size */
+    const struct ct_rule *rule[CT_VERIFY_MAXSZ];
+    int group[CT_VERIFY_MAXSZ] = {0}, rounds = 0;
+    struct ct_rule all = {.min_bytes = 0, .max_bytes = CT_BYTES_INF, .id = -1};
+    snprintf(all.algo, sizeof all.algo, "launch settings");
+    struct ct_ruleset one = *x->s;
+    one.rules = &all;
+    one.nrules = 1;
+    for (int k = 0; k < nsz; k++)
+        rule[k] = &all;
+    struct ct_paired pr;
+    int code =
+        ct_paired_measure(sz, nsz, own, group, CT_VERIFY_WARM_MAX, ct_libverify_launch, x, &pr);
+    *slow = *nogain = false;
+    if (!code) {
+        struct ct_paired_row w[CT_VERIFY_MAXSZ];
+        struct ct_paired_sum t;
+        struct ct_ratio g = {.ratio = 1, .lo = 1, .hi = 1};
+        ct_paired_judge(&pr, own, nsz, w, &t);
+        ct_paired_rules(&pr, &one, rule, own, w, nsz, slow, nogain, &g, &rounds);
+        ct_paired_print(stdout, x->m->title,
+                        pass ? "fresh alternating launches again, the gain to be shown twice (A: "
+                               "the defaults with the launch settings, B: without)"
+                             : "alternating launches (A: the defaults with the launch settings, "
+                               "B: without)",
+                        &one, sz, nsz, rule, &pr, w, &t);
+        if (*slow)
+            code = confirm_slower(x, sz, nsz, w, slow);
+        *lg += log(t.geo);
+        if (!code)
+            printf("  the launch settings over these sizes, round by round: %.3f [%.3f, %.3f], %d "
+                   "rounds: %s\n\n",
+                   g.ratio, g.lo, g.hi, rounds,
+                   *slow     ? "SLOWER than the defaults at a size"
+                   : *nogain ? (pass ? "no gain shown again: not counted" : "no gain shown")
+                   : pass    ? "faster again"
+                             : "faster: measured again");
+    }
+    ct_paired_release(&pr);
+    return code;
+}
+
+int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo)
+{
+    uint64_t sz[CT_VERIFY_MAXSZ];
+    int nsz = ct_paired_sizes(&c->sweep, s, sz, CT_VERIFY_MAXSZ), code = 0, pass = 0;
+    struct ct_verify_side x = *base;
+    x.s = s;
+    x.env_alone = true;
+    bool nogain = true;
+    double lg = 0;
+    *slow = *gain = false;
+    *geo = 0;
+    /* a gain is measured twice; a slower size, or no gain, ends it */
+    for (; pass < 2 && !code && !*slow && (pass == 0 || !nogain); pass++)
+        code = measure(&x, sz, nsz, pass, slow, &nogain, &lg);
+    *gain = !code && !*slow && !nogain;
+    *geo = code ? 0 : exp(lg / pass);
+    return code;
+}
+
+int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
+                      const bool *want, bool *kept, bool *slow, double *geo)
+{
+    const struct ct_librules *l = base->env;
+    printf("the launch settings CONFIG's rules were measured with, first alone against %s's "
+           "plain defaults:\n",
+           l->name);
+    for (int i = 0; i < l->nenv; i++)
+        printf("  %s=%s\n", l->env[i].name, l->env[i].value);
+    printf("\n");
+    bool gain = false;
+    double lg = 0;
+    int n = 0, code = 0;
+    *slow = false;
+    for (int i = 0; i < l->nsets && !code; i++) {
+        bool s1, g1;
+        double g;
+        if (!want[i])
+            continue;
+        code = ct_libverify_env(base, c, &l->sets[i], &s1, &g1, &g);
+        *slow |= s1;
+        gain |= g1;
+        if (g > 0)
+            lg += log(g), n++;
+    }
+    *kept = !code && n && !*slow && gain;
+    *geo = n ? exp(lg / n) : 0;
+    if (!code)
+        printf("the launch settings: %s (geomean %.3f over %d collective(s))\n\n",
+               *slow   ? "SLOWER than the defaults at a size: left out of the copy verify writes"
+               : *kept ? "faster, no size slower: kept, and the rules judged with them on both "
+                         "sides"
+                       : "no gain shown: left out of the copy verify writes",
+               *geo, n);
+    return code;
+}
