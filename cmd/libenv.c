@@ -22,38 +22,6 @@
 #include "cmd.h"
 #include "librun.h"
 
-/* The sizes the measure found slower (w[k].slower) measured again in fresh paired launches:
- * one counts as slower (*slow) only when found so again. 0 or a failure. */
-static int confirm_slower(struct ct_verify_side *x, const uint64_t *sz, int nsz,
-                          const struct ct_paired_row *w, bool *slow)
-{
-    uint64_t again[CT_VERIFY_MAXSZ];
-    bool own[CT_VERIFY_MAXSZ] = {false};
-    struct ct_paired_row r[CT_VERIFY_MAXSZ];
-    struct ct_paired_sum t;
-    struct ct_paired pr;
-    int n = 0, code;
-    for (int k = 0; k < nsz; k++)
-        if (w[k].slower)
-            again[n++] = sz[k];
-    if (!(code = ct_paired_measure(again, n, own, NULL, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
-                                   &pr))) {
-        ct_paired_judge(&pr, own, n, r, &t);
-        *slow = t.slower > 0;
-        printf("  the size(s) found slower, measured again in fresh launches:");
-        for (int j = 0; j < n; j++) {
-            char b[32];
-            printf(" %s %.3f [%.3f, %.3f] %d pairs%s%s", ct_bytes_str(again[j], b, sizeof b),
-                   r[j].q.ratio, r[j].q.lo, r[j].q.hi, r[j].n, r[j].slower ? " SLOWER" : "",
-                   j + 1 < n ? "," : "");
-        }
-        printf("\n  %s\n", *slow ? "slower again: counted"
-                                 : "not slower again: not counted (the launches' noise)");
-    }
-    ct_paired_release(&pr);
-    return code;
-}
-
 /* One measure of the settings at sz (pass 0, or 1: the gain measured again), its table and
  * its verdict: *slow (confirmed), *nogain, *g the gain round by round; *lg += log(geomean). */
 static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pass, bool *slow,
@@ -85,8 +53,12 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
                              : "alternating launches (A: the defaults with the launch settings, "
                                "B: without)",
                         &one, sz, nsz, rule, &pr, w, &t);
-        if (*slow)
-            code = confirm_slower(x, sz, nsz, w, slow);
+        bool cleared[CT_VERIFY_MAXSZ];
+        if (*slow && !(code = ct_verify_again(x, sz, nsz, own, &pr, w, "above", cleared))) {
+            *slow = false;
+            for (int k = 0; k < nsz; k++)
+                *slow |= w[k].slower && !cleared[k];
+        }
         *lg += log(t.geo);
         if (!code)
             printf("  the launch settings over these sizes, round by round: %.3f [%.3f, %.3f], %d "

@@ -142,7 +142,7 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
 
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    struct ct_paired *pr, bool print, bool *slow, bool *nogain,
+                    const bool *cleared, struct ct_paired *pr, bool print, bool *slow, bool *nogain,
                     struct ct_paired_cut *cut, double *geo)
 {
     struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
@@ -150,6 +150,11 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
     int *rounds = ct_xcalloc((size_t)s->nrules, sizeof *rounds);
     struct ct_paired_sum t;
     ct_paired_judge(pr, own, nsz, w, &t);
+    for (int k = 0; cleared && k < nsz; k++) /* not slower again in fresh launches */
+        if (cleared[k] && w[k].slower) {
+            w[k].slower = w[k].slow_measured = w[k].slow_local = false;
+            t.slower--;
+        }
     ct_paired_rules(pr, s, rule, own, w, nsz, slow, nogain, gain, rounds);
     for (int r = 0; r < s->nrules; r++) /* a tried row no size checked: no gain shown */
         nogain[r] |= s->rules[r].tried && !rounds[r];

@@ -574,7 +574,8 @@ if grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out"; then
     python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert l["env"][0]["value"] == "65536" and l["env_verified"]["geomean"] < 1, l' "$TMP/env/config.verified.json" \
         && grep -q "^allreduce: geomean .*" "$TMP/out" && grep -q "alternating launches (A B B A" "$TMP/out" \
-        && ok "kept, marked verified, and the rules judged with it on both sides (exit $rc)" \
+        && grep -q "rounds: faster: measured again\$" "$TMP/out" && grep -q "rounds: faster again\$" "$TMP/out" \
+        && ok "kept (its gain shown twice), marked verified, and the rules judged with it on both sides (exit $rc)" \
         || not_ok "setting kept: $(tail -8 "$TMP/out") $(cat "$TMP/err")"
     $COLLTUNE export "$TMP/env/config.verified.json" --for ompi --out "$TMP/env/rules2" 2>"$TMP/err" \
         && grep -q "^# launch settings: verified against Open MPI [0-9.]*'s plain defaults" "$TMP/env/rules2" \
@@ -603,11 +604,13 @@ fi
 expect 0 "sweep --env with a smaller eager limit" -- $S -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=1024 --out "$TMP/env1"
 $COLLTUNE sweep --verify "$TMP/env1/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: left out" "$TMP/out" \
+    && grep -q "^  the size(s) found slower above, measured again in fresh launches: .*KiB [0-9.]* \[[0-9.]*, [0-9.]*\] [0-9]* pairs SLOWER;" "$TMP/out" \
+    && grep -q "^  slower again: counted" "$TMP/out" \
     && grep -q "CONFIG without its launch settings (slower than the defaults at a size); its rules were measured with them" "$TMP/err" \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert "env" not in l and all("verified" not in s for s in l["rules"]), l' "$TMP/env1/config.verified.json" \
     && ! grep -q "alternating launches (A B B A" "$TMP/out" \
-    && ok "a slower setting: exit 3, the copy without it, the rules not judged" \
+    && ok "a slower setting: exit 3 (slower again in fresh launches), the copy without it, the rules not judged" \
     || not_ok "slower setting (exit $rc): $(tail -6 "$TMP/out") $(cat "$TMP/err")"
 
 # ---- sweep --lib --env-search: a setting's values judged against the defaults, then the sweep
@@ -637,11 +640,12 @@ pick=$(sed -n "s/^the sweep runs with $V=\([0-9]*\) (geomean [0-9.]*); verify ju
 [ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run with it failed" "$TMP/out" \
     && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
     && grep -q "^  4096  *[0-9.]*  *[0-9.]*  " "$TMP/out" && grep -q "^  65536  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
+    && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out"; } \
     && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: the sweep runs with Open MPI's own value ($V unset)" "$TMP/out"; } \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 want = [{"name": sys.argv[2], "value": sys.argv[3]}] if sys.argv[3] else None
 assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pick" \
-    && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), the sweep runs with ${pick:-none} and records it" \
+    && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with ${pick:-none} and records it" \
     || not_ok "--env-search (exit $rc, pick '$pick'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
 
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
