@@ -23,7 +23,7 @@
 #include "librun.h"
 
 /* One measure of the settings at sz (pass 0, or 1: the gain measured again), its table and
- * its verdict: *slow (confirmed), *nogain, *g the gain round by round; *lg += log(geomean). */
+ * its verdict: *slow (slower again in fresh launches), *nogain; *lg += log(its geomean). */
 static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pass, bool *slow,
                    bool *nogain, double *lg)
 {
@@ -85,11 +85,41 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
     double lg = 0;
     *slow = *gain = false;
     *geo = 0;
+    if (!nsz) { /* no whole element per rank at any size: nothing to judge, no gain */
+        printf("%s on %d ranks: no size of the range has a whole element per rank: not judged\n\n",
+               ct_coll_name(s->coll), s->nranks);
+        return 0;
+    }
     /* a gain is measured twice; a slower size, or no gain, ends it */
     for (; pass < 2 && !code && !*slow && (pass == 0 || !nogain); pass++)
         code = measure(&x, sz, nsz, pass, slow, &nogain, &lg);
     *gain = !code && !*slow && !nogain;
     *geo = code ? 0 : exp(lg / pass);
+    return code;
+}
+
+int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
+                          const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
+                          bool *gain, double *geo, double *each)
+{
+    double lg = 0;
+    int n = 0, code = 0;
+    *slow = *gain = false;
+    *geo = 0;
+    for (int i = 0; i < nsets && !code; i++) {
+        bool s1, g1;
+        double g = 0;
+        if (!want || want[i])
+            code = ct_libverify_env(base, c, &sets[i], &s1, &g1, &g);
+        if (each)
+            each[i] = g;
+        if (code || !(g > 0)) /* failed, or not judged */
+            continue;
+        *slow |= s1;
+        *gain |= g1;
+        lg += log(g), n++;
+    }
+    *geo = n ? exp(lg / n) : 0;
     return code;
 }
 
@@ -103,29 +133,15 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
     for (int i = 0; i < l->nenv; i++)
         printf("  %s=%s\n", l->env[i].name, l->env[i].value);
     printf("\n");
-    bool gain = false;
-    double lg = 0;
-    int n = 0, code = 0;
-    *slow = false;
-    for (int i = 0; i < l->nsets && !code; i++) {
-        bool s1, g1;
-        double g;
-        if (!want[i])
-            continue;
-        code = ct_libverify_env(base, c, &l->sets[i], &s1, &g1, &g);
-        *slow |= s1;
-        gain |= g1;
-        if (g > 0)
-            lg += log(g), n++;
-    }
-    *kept = !code && n && !*slow && gain;
-    *geo = n ? exp(lg / n) : 0;
+    bool gain;
+    int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, NULL);
+    *kept = !code && *geo > 0 && !*slow && gain;
     if (!code)
-        printf("the launch settings: %s (geomean %.3f over %d collective(s))\n\n",
+        printf("the launch settings: %s (geomean %.3f)\n\n",
                *slow   ? "SLOWER than the defaults at a size: left out of the copy verify writes"
                : *kept ? "faster, no size slower: kept, and the rules judged with them on both "
                          "sides"
                        : "no gain shown: left out of the copy verify writes",
-               *geo, n);
+               *geo);
     return code;
 }

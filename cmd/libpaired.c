@@ -119,9 +119,13 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, int nsz, const
     struct ct_paired p2;
     struct ct_paired_row r[CT_VERIFY_MAXSZ];
     struct ct_paired_sum t;
-    if (!n || (code = ct_paired_measure(again, n, own2, NULL, CT_VERIFY_WARM_MAX,
-                                        ct_libverify_launch, x, &p2)))
-        return n ? code : 0;
+    if (!n)
+        return 0;
+    if ((code = ct_paired_measure(again, n, own2, NULL, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
+                                  &p2))) {
+        ct_paired_release(&p2);
+        return code;
+    }
     ct_paired_judge(&p2, own2, n, r, &t);
     printf("  the size(s) found slower %s, measured again in fresh launches:", where);
     for (int j = 0; j < n; j++) {
@@ -147,8 +151,8 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
                      struct ct_paired_cut *cut, double *geo)
 {
     uint64_t sz[CT_VERIFY_MAXSZ];
-    bool own[CT_VERIFY_MAXSZ]; /* the file keeps the library's choice there: both sides run the same
-                                */
+    /* own: the file keeps the library's choice there, both sides run the same */
+    bool own[CT_VERIFY_MAXSZ];
     const struct ct_rule *rule[CT_VERIFY_MAXSZ];
     int group[CT_VERIFY_MAXSZ], nsz = ct_paired_sizes(&c->sweep, s, sz, CT_VERIFY_MAXSZ);
     ct_verify_rules(s, sz, nsz, rule, own, group);

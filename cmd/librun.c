@@ -194,9 +194,11 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     memcpy(env, o->lib_env, sizeof env);
     j.cfg.lib_env = env;
     j.cfg.nlib_env = o->nlib_env;
-    if (se && getenv(se) && o->nlib_env < CT_LIB_ENV_MAX)
-        snprintf(env[j.cfg.nlib_env].name, sizeof env[0].name, "%s", se),
-            snprintf(env[j.cfg.nlib_env++].value, sizeof env[0].value, "%s", getenv(se));
+    if (se && getenv(se) && o->nlib_env < CT_LIB_ENV_MAX) { /* set by the search (above) */
+        snprintf(env[o->nlib_env].name, sizeof env[0].name, "%s", se);
+        snprintf(env[o->nlib_env].value, sizeof env[0].value, "%s", getenv(se));
+        j.cfg.nlib_env++;
+    }
     j.version = CT_VERSION;
     struct lib_save save = {.j = &j};
     snprintf(save.path, sizeof save.path, "%s/results.json", out);

@@ -52,8 +52,9 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
 /* sweep --lib --env-search NAME=V1,V2,... (cmd/libsearch.c): before the sweep, each value with
  * the --env settings against the library's plain defaults (ct_libverify_env) on each collective
  * of cfg, the tables and the verdicts printed; *pick: the value found faster with no size
- * slower at the lowest geomean, "" for none. The --env settings set again after, NAME left as
- * it was. 0, or a failure code (said). */
+ * slower at the lowest geomean, "" for none. The --env settings are set again after; NAME is
+ * left as the last launch had it, for the caller to set. 0, or a failure code (said; also
+ * when the runs of every value failed). */
 int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *pick, size_t len);
 /* One launch side of sweep --verify --lib (cmd/libpaired.c) */
 struct ct_verify_side {
@@ -91,9 +92,15 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
  * 0, or a failure code (said). */
 int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
-/* The launch settings of base->env alone (ct_libverify_env) on each set of it where want[i];
- * their names first. *kept: no set slower, one faster at least; *slow: one slower; *geo:
- * the sets' geomean. 0, or a failure code (said). */
+/* ct_libverify_env on each of sets[0..nsets) where want[i] (NULL: all): *slow, one slower;
+ * *gain, one faster; *geo, the geomean over the sets judged (0: none); each[i] (NULL: not
+ * asked) the set's own, 0 where not judged. Stops at the first failure: its code (said). */
+int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
+                          const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
+                          bool *gain, double *geo, double *each);
+/* The launch settings of base->env alone (ct_libverify_env_sets) on each set of it where
+ * want[i]; their names first. *kept: no set slower, one faster at least; *slow: one slower;
+ * *geo: the sets' geomean. 0, or a failure code (said). */
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
                       const bool *want, bool *kept, bool *slow, double *geo);
 /* Why verify does not run set s of a section here (the export leaves it out, or --hosts

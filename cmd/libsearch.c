@@ -39,26 +39,15 @@ static int judge(const struct ct_opts *o, const struct ct_libmod *m, const struc
              (int)sizeof env.env[0].value - 1, v);
     snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
     struct ct_verify_side side = {m, o, NULL, &none, tmo, &env, true, "--env-search"};
-    double lg = 0;
     printf("%s=%s%s against %s's plain defaults:\n\n", o->env_search.name, v,
            o->nlib_env ? " with the --env settings" : "", m->title);
     memset(d, 0, sizeof *d);
-    for (int i = 0; i < nsets; i++) {
-        bool slow, gain;
-        double g;
-        int code = ct_libverify_env(&side, c, &sets[i], &slow, &gain, &g);
-        if (code > 128) /* interrupted */
-            return code;
-        if ((d->failed = code != 0)) { /* the library does not run with it: the next value */
-            printf("\n");
-            return 0;
-        }
-        d->slow |= slow;
-        d->gain |= gain;
-        d->geo[i] = g;
-        lg += g > 0 ? log(g) : 0;
-    }
-    d->all = exp(lg / nsets);
+    int code =
+        ct_libverify_env_sets(&side, c, sets, nsets, NULL, &d->slow, &d->gain, &d->all, d->geo);
+    if (code > 128) /* interrupted */
+        return code;
+    if ((d->failed = code != 0)) /* said; the next value */
+        printf("\n");
     return 0;
 }
 
@@ -67,7 +56,7 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     const struct ct_lib_env *se = &o->env_search;
     char v[CT_ENV_SEARCH_MAX][sizeof se->value];
-    int nv = ct_opts_env_values(se, v), nsets = 0, best = -1, code = 0;
+    int nv = ct_opts_env_values(se, v), nsets = 0, best = -1, code = 0, failed = 0;
     struct ct_config c;
     struct ct_ruleset sets[CT_COLL_COUNT];
     struct verdict d[CT_ENV_SEARCH_MAX];
@@ -105,9 +94,12 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *
     for (int i = 0; i < nv; i++) {
         printf("  %-16s", v[i]);
         for (int k = 0; k < nsets && !d[i].failed; k++)
-            printf(" %14.3f", d[i].geo[k]);
+            if (d[i].geo[k] > 0)
+                printf(" %14.3f", d[i].geo[k]);
+            else /* not judged: no size */
+                printf(" %14s", "-");
         if (d[i].failed)
-            printf(" %*s  %s\n", 15 * nsets + 9, "-", "FAILED: a run with it failed (above)");
+            printf(" %*s  %s\n", 15 * nsets + 9, "-", "FAILED: a run failed (above)");
         else
             printf(" %9.3f  %s\n", d[i].all,
                    d[i].slow   ? "SLOWER than the defaults at a size"
@@ -115,7 +107,11 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *
                                : "no gain shown");
         if (!d[i].failed && !d[i].slow && d[i].gain && (best < 0 || d[i].all < d[best].all))
             best = i;
+        failed += d[i].failed;
     }
+    if (failed == nv)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL,
+                           "--env-search: the runs of every value failed (above): no sweep");
     snprintf(pick, len, "%s", best >= 0 ? v[best] : "");
     if (best >= 0)
         printf("the sweep runs with %s=%s (geomean %.3f); verify judges it again with the "

@@ -174,7 +174,8 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         const struct ct_librules *lr = &c->libs[l];
         int ns = lr->raw ? ct_config_lib_raw_sets(lr, &raw) : lr->nsets;
         for (int e = 0; e < lr->nenv; e++) /* what every set below was measured with */
-            fprintf(f, "%s%s=%s%s", e ? " " : "\nlaunch settings (sweep --env): ", lr->env[e].name,
+            fprintf(f, "%s%s=%s%s",
+                    e ? " " : "\nlaunch settings (sweep --env, --env-search): ", lr->env[e].name,
                     lr->env[e].value, e + 1 < lr->nenv ? "" : "\n");
         if (lr->nenv && lr->env_verified.at[0])
             fprintf(f, "  verified against %s's plain defaults at %s: geomean %.3f with/without\n",

@@ -409,6 +409,10 @@ grep -q "warning: allreduce on 2 ranks (1 x 2): measured, not verified against O
     && ok "the export of a set never verified says so on stderr and in the file" || not_ok "unverified export: $(cat "$TMP/err")"
 expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
 grep -q "segmented_ring .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
+grep -q "^  the size(s) found slower in the table below, measured again in fresh launches: .* SLOWER;" "$TMP/out" \
+    && grep -q "^  slower again: counted" "$TMP/out" \
+    && ok "the slower sizes measured again in fresh launches, slower again" \
+    || not_ok "slower sizes not measured again: $(head -12 "$TMP/out")"
 # the config with the slower range set back to Open MPI's own choice, beside it
 grep -q "wrote $TMP/v-slow.verified.json: CONFIG with the 1 range(s) found slower set back to Open MPI's own choice" "$TMP/err" \
     && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"][1]; sys.exit(not (r["algo"] == "default" and r["id"] == 0 and r["default"] and r["runner_up"] == "segmented_ring"))' "$TMP/v-slow.verified.json" \
@@ -546,7 +550,7 @@ expect 0 "sweep --env: the ranks run with a launch setting" -- $S -b 4K -e 32K -
 python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert l["env"] == [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "65536"}], l.get("env")
 assert "env_verified" not in l' "$TMP/env/config.json" \
-    && grep -q "^launch settings (sweep --env): $E64\$" "$TMP/out" \
+    && grep -q "^launch settings (sweep --env, --env-search): $E64\$" "$TMP/out" \
     && ok "the section records it, the summary shows it" || not_ok "env section: $(tail -12 "$TMP/out")"
 expect 0 "export --for ompi of it" -- $COLLTUNE export "$TMP/env/config.json" --for ompi --out "$TMP/env/rules"
 grep -q "^export OMPI_MCA_btl_vader_eager_limit='65536'\$" "$TMP/env/rules.env" \
@@ -637,7 +641,7 @@ usage_says "--env-search under the user's mpirun" "--env-search runs its launche
 V=OMPI_MCA_btl_vader_eager_limit
 $S -b 16K -e 32K -f 2 --env-search $V=1,4096,65536 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
 pick=$(sed -n "s/^the sweep runs with $V=\([0-9]*\) (geomean [0-9.]*); verify judges it again.*/\1/p" "$TMP/out")
-[ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run with it failed" "$TMP/out" \
+[ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run failed (above)" "$TMP/out" \
     && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
     && grep -q "^  4096  *[0-9.]*  *[0-9.]*  " "$TMP/out" && grep -q "^  65536  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
     && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out"; } \
@@ -645,8 +649,14 @@ pick=$(sed -n "s/^the sweep runs with $V=\([0-9]*\) (geomean [0-9.]*); verify ju
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 want = [{"name": sys.argv[2], "value": sys.argv[3]}] if sys.argv[3] else None
 assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pick" \
-    && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with ${pick:-none} and records it" \
+    && [ "$pick" = "$(awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }' "$TMP/out")" ] \
+    && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with the fastest candidate (${pick:-none}) and records it" \
     || not_ok "--env-search (exit $rc, pick '$pick'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
+$S -e 64 --env-search $V=1,2 --out "$TMP/es0" >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && [ ! -e "$TMP/es0" ] \
+    && grep -q "^colltune sweep: error: --env-search: the runs of every value failed (above): no sweep\$" "$TMP/err" \
+    && ok "every value fails: said, exit 1, no sweep, nothing written" \
+    || not_ok "every value failing (exit $rc): $(cat "$TMP/err")"
 
 # ---- MPICH: run --lib mpich, forcing reaches MPICH's own algorithm switch, sweep --lib mpich --
 if ! have mpicc.mpich || ! have mpiexec.hydra; then
