@@ -289,6 +289,17 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
     return entry(CT_LIBMOD_ABI, be, ctx, err);
 }
 
+const char *ct_libmod_env_bare(const struct ct_libmod *m, const char *name)
+{
+    for (const char *p = m->env_prefix ? m->env_prefix : ""; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n && !strncmp(name, p, n) && name[n])
+            return name + n;
+        p += n + (p[n] == ' ');
+    }
+    return name;
+}
+
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,
                         struct ct_err *err)
 {

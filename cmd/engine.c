@@ -99,9 +99,14 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         if (ct_libmod_env_check(m, s ? se->name : o->lib_env[i].name,
                                 s ? v[i - o->nlib_env] : o->lib_env[i].value, &err) < 0)
             return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
-        if (!s && nv && !strcmp(o->lib_env[i].name, se->name))
-            return ct_cmd_fail(cmd, 2, "--env %s beside --env-search %s: one or the other",
-                               se->name, se->name);
+        for (int j = 0; j < i && j < o->nlib_env; j++) { /* also under two of MPICH's prefixes */
+            const char *a = o->lib_env[j].name, *b = s ? se->name : o->lib_env[i].name;
+            if (!strcmp(ct_libmod_env_bare(m, a), ct_libmod_env_bare(m, b)))
+                return ct_cmd_fail(cmd, 2, "--env %s beside --env%s %s: %s", a, s ? "-search" : "",
+                                   b,
+                                   strcmp(a, b) ? "one variable of the library's, by two names"
+                                                : "one or the other");
+        }
     }
     if (nv && o->nlib_env == CT_LIB_ENV_MAX)
         return ct_cmd_fail(cmd, 2, "--env-search: at most %d launch settings with the one found",

@@ -667,6 +667,12 @@ usage_error "an algorithm MPICH lacks" -- $X --lib mpich --local 2 --algo mpich:
 algos=$(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ',')
 echo "$algos" | grep -q "mpich:default mpich:auto .*mpich:recursive_doubling" \
     && ok "lists what MPICH's algorithm variable describes: $algos" || not_ok "lists: $(cat "$TMP/err")"
+# MPICH reads MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one variable
+SM="$COLLTUNE sweep --lib mpich --local 2 --coll allreduce -e 64"
+usage_says "one MPICH variable by two --env names" "--env MPICH_ASYNC_PROGRESS beside --env MPIR_CVAR_ASYNC_PROGRESS: one variable of the library's, by two names" -- \
+    $SM --env MPICH_ASYNC_PROGRESS=1 --env MPIR_CVAR_ASYNC_PROGRESS=0
+usage_says "one MPICH variable by --env and --env-search" "beside --env-search MPIR_PARAM_ASYNC_PROGRESS: one variable" -- \
+    $SM --env MPICH_ASYNC_PROGRESS=1 --env-search MPIR_PARAM_ASYNC_PROGRESS=0,1
 # MPICH 4.0.2 does not survive a selection file it cannot use (a missing one segfaulted with
 # UCX's backtraces and hydra's BAD TERMINATION; '{bad', also as the CH4 tree, '{}', and a key
 # it does not know failed MPICH's assertions): the engine reads each file its variables name
