@@ -180,17 +180,23 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     return v;
 }
 
-/* Whether name matches one of the space-separated words of list: as an fnmatch pattern
- * (prefix false), or as its prefix. */
-static bool listed(const char *list, const char *name, bool prefix)
+/* The length of the first of the space-separated words of list that name matches: as an
+ * fnmatch pattern (prefix false), or as its prefix (with more after it); 0 when none. */
+static size_t matched(const char *list, const char *name, bool prefix)
 {
     for (const char *p = list ? list : ""; *p; p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
         char w[128];
-        snprintf(w, sizeof w, "%.*s", (int)strcspn(p, " "), p);
-        if (prefix ? !strncmp(name, w, strlen(w)) && name[strlen(w)] : !fnmatch(w, name, 0))
-            return true;
+        size_t n = strcspn(p, " ");
+        snprintf(w, sizeof w, "%.*s", (int)n, p);
+        if (n && (prefix ? !strncmp(name, w, n) && name[n] : !fnmatch(w, name, 0)))
+            return n;
     }
-    return false;
+    return 0;
+}
+
+static bool listed(const char *list, const char *name, bool prefix)
+{
+    return matched(list, name, prefix) > 0;
 }
 
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
@@ -289,15 +295,11 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
     return entry(CT_LIBMOD_ABI, be, ctx, err);
 }
 
-const char *ct_libmod_env_bare(const struct ct_libmod *m, const char *name)
+bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
 {
-    for (const char *p = m->env_prefix ? m->env_prefix : ""; *p;) {
-        size_t n = strcspn(p, " ");
-        if (n && !strncmp(name, p, n) && name[n])
-            return name + n;
-        p += n + (p[n] == ' ');
-    }
-    return name;
+    if (!m)
+        return !strcmp(a, b);
+    return !strcmp(a + matched(m->env_prefix, a, true), b + matched(m->env_prefix, b, true));
 }
 
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,

@@ -109,9 +109,10 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len);
  * is), else CT_EINVAL with one line. */
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,
                         struct ct_err *err);
-/* name without the one of m->env_prefix's prefixes it starts with (itself when none): MPICH
- * reads MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one variable. */
-const char *ct_libmod_env_bare(const struct ct_libmod *m, const char *name);
+/* Whether a and b name one variable of the library's (m NULL: the same name): MPICH reads
+ * MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one, so they compare without m->env_prefix's
+ * prefixes. */
+bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

@@ -59,9 +59,6 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
                            "bad --env-search '%s' (NAME=V1,V2,...: up to %d values, each once, "
                            "none empty)",
                            arg, CT_ENV_SEARCH_MAX);
-    for (int i = 0; !search && i < o->nlib_env; i++)
-        if (!strcmp(o->lib_env[i].name, e->name))
-            return ct_cmd_fail(cmd, 2, "--env %s twice", e->name);
     o->nlib_env += !search;
     return 0;
 }
@@ -99,13 +96,15 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         if (ct_libmod_env_check(m, s ? se->name : o->lib_env[i].name,
                                 s ? v[i - o->nlib_env] : o->lib_env[i].value, &err) < 0)
             return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
-        for (int j = 0; j < i && j < o->nlib_env; j++) { /* also under two of MPICH's prefixes */
+        for (int j = 0; j < i && j < o->nlib_env; j++) { /* one variable twice, by any name */
             const char *a = o->lib_env[j].name, *b = s ? se->name : o->lib_env[i].name;
-            if (!strcmp(ct_libmod_env_bare(m, a), ct_libmod_env_bare(m, b)))
-                return ct_cmd_fail(cmd, 2, "--env %s beside --env%s %s: %s", a, s ? "-search" : "",
-                                   b,
-                                   strcmp(a, b) ? "one variable of the library's, by two names"
-                                                : "one or the other");
+            if (!ct_libmod_env_same(m, a, b))
+                continue;
+            if (!s && !strcmp(a, b))
+                return ct_cmd_fail(cmd, 2, "--env %s twice", a);
+            return ct_cmd_fail(cmd, 2, "--env %s beside --env%s %s: %s", a, s ? "-search" : "", b,
+                               strcmp(a, b) ? "one variable of the library's, by two names"
+                                            : "one or the other");
         }
     }
     if (nv && o->nlib_env == CT_LIB_ENV_MAX)

@@ -54,7 +54,7 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
                                "B: without)",
                         &one, sz, nsz, rule, &pr, w, &t);
         bool cleared[CT_VERIFY_MAXSZ];
-        if (*slow && !(code = ct_verify_again(x, sz, nsz, own, &pr, w, "above", cleared))) {
+        if (*slow && !(code = ct_verify_again(x, sz, own, &pr, w, "above", cleared))) {
             *slow = false;
             for (int k = 0; k < nsz; k++)
                 *slow |= w[k].slower && !cleared[k];

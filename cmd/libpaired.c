@@ -100,50 +100,32 @@ int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, doubl
                                 : run_part(ctx, with, sz + small, nsz - small, t + small, "3");
 }
 
-int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, int nsz, const bool *own,
+int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *own,
                     const struct ct_paired *pr, const struct ct_paired_row *w, const char *where,
                     bool *cleared)
 {
-    uint64_t again[CT_VERIFY_MAXSZ];
-    bool own2[CT_VERIFY_MAXSZ], in[CT_VERIFY_MAXSZ] = {false};
-    int map[CT_VERIFY_MAXSZ], n = 0, code, left = 0;
-    for (int k = 0; k < nsz; k++) { /* a slower size, and its controls to run beside it */
-        cleared[k] = false;
-        for (int e = 0; w[k].slower && e < CT_PAIRED_NCTL && pr->near[k][e] >= 0; e++)
-            in[pr->near[k][e]] = true;
-        in[k] |= w[k].slower;
+    struct ct_paired_redo r;
+    int left = 0, code = ct_paired_again(pr, sz, own, w, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
+                                         &r, cleared);
+    if (!code && r.n) {
+        printf("  the size(s) found slower %s, measured again in fresh launches:", where);
+        for (int j = 0; j < r.n; j++) {
+            const struct ct_paired_row *a = &r.rows[j];
+            char b[32];
+            if (!w[r.map[j]].slower) /* a control of one */
+                continue;
+            left += a->slower;
+            printf(" %s %.3f [%.3f, %.3f]", ct_bytes_str(sz[r.map[j]], b, sizeof b), a->q.ratio,
+                   a->q.lo, a->q.hi);
+            if (a->nl)
+                printf(" vs ctl %.3f [%.3f, %.3f]", a->ql.ratio, a->ql.lo, a->ql.hi);
+            printf(" %d pairs%s;", a->n, a->slower ? " SLOWER" : "");
+        }
+        printf("\n  %s\n", left ? "slower again: counted (sizes not slower again are not)"
+                                : "not slower again: not counted (the launches' noise)");
     }
-    for (int k = 0; k < nsz; k++)
-        if (in[k])
-            map[n] = k, again[n] = sz[k], own2[n++] = own[k];
-    struct ct_paired p2;
-    struct ct_paired_row r[CT_VERIFY_MAXSZ];
-    struct ct_paired_sum t;
-    if (!n)
-        return 0;
-    if ((code = ct_paired_measure(again, n, own2, NULL, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
-                                  &p2))) {
-        ct_paired_release(&p2);
-        return code;
-    }
-    ct_paired_judge(&p2, own2, n, r, &t);
-    printf("  the size(s) found slower %s, measured again in fresh launches:", where);
-    for (int j = 0; j < n; j++) {
-        char b[32];
-        if (!w[map[j]].slower)
-            continue;
-        cleared[map[j]] = !r[j].slower;
-        left += r[j].slower;
-        printf(" %s %.3f [%.3f, %.3f]", ct_bytes_str(again[j], b, sizeof b), r[j].q.ratio,
-               r[j].q.lo, r[j].q.hi);
-        if (r[j].nl)
-            printf(" vs ctl %.3f [%.3f, %.3f]", r[j].ql.ratio, r[j].ql.lo, r[j].ql.hi);
-        printf(" %d pairs%s;", r[j].n, r[j].slower ? " SLOWER" : "");
-    }
-    printf("\n  %s\n", left ? "slower again: counted (sizes not slower again are not)"
-                            : "not slower again: not counted (the launches' noise)");
-    ct_paired_release(&p2);
-    return 0;
+    ct_paired_redo_release(&r);
+    return code;
 }
 
 int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
@@ -168,7 +150,7 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
         struct ct_paired_sum t;
         ct_paired_judge(&pr, own, nsz, w, &t);
         if (t.slower)
-            code = ct_verify_again(&x, sz, nsz, own, &pr, w, "in the table below", cleared);
+            code = ct_verify_again(&x, sz, own, &pr, w, "in the table below", cleared);
     }
     if (!code)
         code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,

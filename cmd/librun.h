@@ -161,13 +161,12 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
                     const bool *cleared, struct ct_paired *pr, bool print, bool *slow, bool *nogain,
                     struct ct_paired_cut *cut, double *geo);
-/* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again in fresh
- * paired launches with their controls (own: the controls), said on a line (where: "in the table
- * below"); cleared[k]: size k was not slower again, so it does not count. A launch's state moves
- * all of its sizes, and alternating launches of the same code read slower at a size (session
- * 42): a verdict of slower counts only when fresh launches show it again. 0 or a failure. */
+/* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again with
+ * their controls (own) in fresh paired launches (ct_paired_again), said on a line (where: "in
+ * the table below"); cleared[k]: size k was not slower again, so it does not count. 0 or a
+ * failure (said). */
 struct ct_paired_row;
-int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, int nsz, const bool *own,
+int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *own,
                     const struct ct_paired *pr, const struct ct_paired_row *w, const char *where,
                     bool *cleared);
 /* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has

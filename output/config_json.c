@@ -996,8 +996,8 @@ static int read_env(json_t *o, const char *at, struct ct_librules *l, struct ct_
         if (m && ct_libmod_env_check(m, e->name, e->value, err) < 0)
             return ct_err_wrap(err, "%s: ", eat);
         for (int j = 0; j < l->nenv; j++)
-            if (!strcmp(l->env[j].name, e->name))
-                return bad(err, eat, "name", "%s twice", e->name);
+            if (ct_libmod_env_same(m, l->env[j].name, e->name))
+                return bad(err, eat, "name", "%s: %s's variable again", e->name, l->env[j].name);
         l->nenv++;
     }
     return read_verified(o, at, "env_verified", &l->env_verified, err);

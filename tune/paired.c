@@ -293,6 +293,54 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
     }
 }
 
+int ct_paired_again(const struct ct_paired *p, const uint64_t *sz, const bool *control,
+                    const struct ct_paired_row *rows, uint64_t split, ct_paired_launch_fn launch,
+                    void *ctx, struct ct_paired_redo *r, bool *cleared)
+{
+    int nsz = p->nsz, code;
+    size_t m = nsz > 0 ? (size_t)nsz : 1;
+    bool *in = ct_xcalloc(m, sizeof *in), *ctl = ct_xcalloc(m, sizeof *ctl);
+    uint64_t *again = ct_xcalloc(m, sizeof *again);
+    r->n = 0;
+    r->map = ct_xcalloc(m, sizeof *r->map);
+    r->rows = ct_xcalloc(m, sizeof *r->rows);
+    for (int k = 0; k < nsz; k++) { /* a slower size, and its controls to run beside it */
+        cleared[k] = false;
+        for (int e = 0; rows[k].slower && e < CT_PAIRED_NCTL && p->near[k][e] >= 0; e++)
+            in[p->near[k][e]] = true;
+        in[k] |= rows[k].slower;
+    }
+    for (int k = 0; k < nsz; k++)
+        if (in[k]) {
+            r->map[r->n] = k;
+            again[r->n] = sz[k];
+            ctl[r->n++] = control && control[k];
+        }
+    struct ct_paired q;
+    struct ct_paired_sum t;
+    code = r->n ? ct_paired_measure(again, r->n, ctl, NULL, split, launch, ctx, &q) : 0;
+    if (r->n && !code) {
+        ct_paired_judge(&q, ctl, r->n, r->rows, &t);
+        for (int j = 0; j < r->n; j++)
+            cleared[r->map[j]] = rows[r->map[j]].slower && !r->rows[j].slower;
+    }
+    if (r->n)
+        ct_paired_release(&q);
+    free(in);
+    free(ctl);
+    free(again);
+    return code;
+}
+
+void ct_paired_redo_release(struct ct_paired_redo *r)
+{
+    free(r->map);
+    free(r->rows);
+    r->map = NULL;
+    r->rows = NULL;
+    r->n = 0;
+}
+
 /* The size a geometric half of the way from a to b > a, in (a, b]. */
 static uint64_t mid_bytes(uint64_t a, uint64_t b)
 {

@@ -147,6 +147,23 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
                      const struct ct_rule *const *rule, const bool *control,
                      const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
                      struct ct_ratio *gain, int *rounds);
+/* The sizes of p at sz that its rows found slower (rows[k].slower) measured again in fresh
+ * paired launches (launch, split as for ct_paired_measure), each with its controls (p->near,
+ * control as for the first measure). A launch's state moves all of its sizes, and
+ * alternating launches of the same code read slower beyond a size's interval (session 42), so
+ * a size counts as slower only when found so again: cleared[k] (nsz entries) is set where
+ * size k was slower and is not again. r gets the second measure's rows: r->n sizes, r->map[j]
+ * the index in sz of its row r->rows[j]. Returns 0 (r->n 0 when no size was slower) or the
+ * launch's code; ct_paired_redo_release frees r either way. */
+struct ct_paired_redo {
+    int n;
+    int *map;
+    struct ct_paired_row *rows;
+};
+int ct_paired_again(const struct ct_paired *p, const uint64_t *sz, const bool *control,
+                    const struct ct_paired_row *rows, uint64_t split, ct_paired_launch_fn launch,
+                    void *ctx, struct ct_paired_redo *r, bool *cleared);
+void ct_paired_redo_release(struct ct_paired_redo *r);
 /* Rule r of s found slower (ct_paired_rules) only at its first and/or last sizes: the
  * sizes between, none slower, kept when they show a gain by themselves (ct_paired_gain over
  * them alone, ct_paired_gains). Then the rule's range cut to them: [lo, hi), each cut at the

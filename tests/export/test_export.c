@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/libmod.h"
 #include "lib/file.h"
 #include "output/config.h"
 #include "output/export.h"
@@ -764,6 +765,14 @@ Test(config, launch_settings)
         free(doc);
     }
     free(txt);
+    /* MPICH reads one variable by three prefixes: a second name of it is the same setting */
+    const struct ct_libmod *mp = ct_libmod_find("mpich"), *om = ct_libmod_find("ompi");
+    cr_assert(ct_libmod_env_same(mp, "MPICH_X", "MPIR_CVAR_X"));
+    cr_assert(ct_libmod_env_same(mp, "MPIR_PARAM_X", "MPIR_CVAR_X"));
+    cr_assert(!ct_libmod_env_same(mp, "MPICH_X", "MPICH_Y"));
+    cr_assert(!ct_libmod_env_same(om, "OMPI_MCA_x", "OMPI_MCA_y"));
+    cr_assert(ct_libmod_env_same(om, "OMPI_MCA_x", "OMPI_MCA_x"));
+    cr_assert(!ct_libmod_env_same(NULL, "MPICH_X", "MPIR_CVAR_X"), "no library: names only");
     cr_assert(ct_config_lib_env_drop(&c, "ompi"));
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);

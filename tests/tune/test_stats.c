@@ -213,6 +213,46 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     ct_paired_release(&p);
 }
 
+/* ct_paired_again: size 2 reads A 1.5x slower in the first measure's launches only (the
+ * state of those launches), size 3 twice as slow in every launch; size 1 is their control. */
+static int again_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
+{
+    int *calls = ctx, c = (*calls)++;
+    for (int i = 0; i < n; i++)
+        t[i] = (double)sz[i] * (!with ? 1 : sz[i] == 3 ? 2 : sz[i] == 2 && c < 16 ? 1.5 : 1);
+    return 0;
+}
+
+Test(stats, paired_again_counts_a_slower_size_only_when_slower_again)
+{
+    uint64_t sz[] = {1, 2, 3};
+    bool control[] = {true, false, false}, cleared[3];
+    int calls = 0;
+    struct ct_paired p;
+    struct ct_paired_row w[3];
+    struct ct_paired_sum t;
+    struct ct_paired_redo r;
+    cr_assert_eq(ct_paired_measure(sz, 3, control, NULL, 0, again_launch, &calls, &p), 0);
+    cr_assert_eq(calls, 2 * CT_PAIRED_MAX, "slower sizes take every pair: %d launches", calls);
+    ct_paired_judge(&p, control, 3, w, &t);
+    cr_assert(!w[0].slower && w[1].slower && w[2].slower, "first: %d %d %d", w[0].slower,
+              w[1].slower, w[2].slower);
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, 0, again_launch, &calls, &r, cleared), 0);
+    cr_assert_eq(r.n, 3, "the two slower sizes and their control: %d", r.n);
+    cr_assert(r.map[0] == 0 && r.map[1] == 1 && r.map[2] == 2);
+    cr_assert(!r.rows[1].slower && r.rows[2].slower, "again: %d %d", r.rows[1].slower,
+              r.rows[2].slower);
+    cr_assert(!cleared[0] && cleared[1] && !cleared[2], "cleared: %d %d %d", cleared[0], cleared[1],
+              cleared[2]);
+    ct_paired_redo_release(&r);
+    w[1].slower = w[2].slower = false; /* none slower: nothing measured again */
+    int before = calls;
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, 0, again_launch, &calls, &r, cleared), 0);
+    cr_assert(r.n == 0 && calls == before && !cleared[1] && !cleared[2]);
+    ct_paired_redo_release(&r);
+    ct_paired_release(&p);
+}
+
 /* Launches whose state moves every size of the launch alike (the VM's speed between
  * launches): A's launch of the first pair runs 1.6x slower than B's, of the second 0.6x,
  * then alike. Sizes 1 and 4 are controls (the same code on both sides), size 2 runs A's
