@@ -302,6 +302,24 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
     return !strcmp(a + matched(m->env_prefix, a, true), b + matched(m->env_prefix, b, true));
 }
 
+void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value)
+{
+    extern char **environ;
+    char *gone[16];
+    int n = 0;
+    for (char **e = environ; m && *e && n < 16; e++) {
+        char v[256];
+        snprintf(v, sizeof v, "%.*s", (int)strcspn(*e, "="), *e);
+        if (listed(m->env_prefix, v, true) && ct_libmod_env_same(m, v, name))
+            gone[n++] = ct_xstrdup(v);
+    }
+    for (int i = 0; i < n; i++) { /* after the scan: unsetenv moves environ's entries */
+        unsetenv(gone[i]);
+        free(gone[i]);
+    }
+    value ? setenv(name, value, 1) : unsetenv(name);
+}
+
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,
                         struct ct_err *err)
 {

@@ -113,6 +113,11 @@ int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char 
  * MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one, so they compare without m->env_prefix's
  * prefixes. */
 bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b);
+/* Sets name to value (NULL: unsets it) in this process's environment, which the launcher
+ * passes to the ranks, after unsetting the same variable under the library's other prefixes
+ * (ct_libmod_env_same): MPICH reads all three and the last one read wins, so a user's
+ * MPICH_X would otherwise outlast an MPIR_CVAR_X cleared for the defaults' side. */
+void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

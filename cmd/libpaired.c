@@ -53,10 +53,8 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     bool rules = with && !(x->env && x->env_alone);
     ct_verify_side_env(x->m, x->ld, rules);
     for (int i = 0; x->env && i < x->env->nenv; i++) /* after: the loader names them too */
-        if (with || !x->env_alone)
-            setenv(x->env->env[i].name, x->env->env[i].value, 1);
-        else
-            unsetenv(x->env->env[i].name);
+        ct_libmod_env_put(x->m, x->env->env[i].name,
+                          with || !x->env_alone ? x->env->env[i].value : NULL);
     char *out;
     bool said;
     int rc = ct_lib_job(x->o, "sweep", s->nranks, (int)(sizeof args / sizeof args[0]) - !rules,

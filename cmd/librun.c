@@ -142,8 +142,9 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     int most, least;
     if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
+    const struct ct_libmod *m = ct_libmod_find(o->lib);
     for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */
-        setenv(o->lib_env[i].name, o->lib_env[i].value, 1);
+        ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
     const char *se = o->env_search.name[0] ? o->env_search.name : NULL;
     if (!ct_libmod_in_rank()) {
         char pick[sizeof o->env_search.value] = "";
@@ -154,7 +155,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                    o->hosts)
                      : ct_lib_launch_check(o, "sweep");
         if (se && !rc && !(rc = ct_libsearch(o, cfg, pick, sizeof pick)))
-            *pick ? setenv(se, pick, 1) : unsetenv(se); /* the ranks read it (below) */
+            ct_libmod_env_put(m, se, *pick ? pick : NULL); /* the ranks read it (below) */
         rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
         if (rc) /* a sweep that wrote nothing leaves no folder */
             ct_cmd_out_dir_undo();
@@ -166,7 +167,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                 : ct_cmd_fail("sweep", CT_EXIT_USAGE,
                                               "--env-search runs its launches itself (--local N "
                                               "or --hosts LIST); under %s, give a value with --env",
-                                              ct_libmod_find(o->lib)->launcher);
+                                              m->launcher);
     }
     struct ct_backend be;
     void *ctx;

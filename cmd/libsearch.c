@@ -81,7 +81,7 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *
         own_was ? setenv(m->own_name, own_was, 1) : unsetenv(m->own_name);
     free(own_was);
     for (int i = 0; i < o->nlib_env; i++) /* side B cleared them */
-        setenv(o->lib_env[i].name, o->lib_env[i].value, 1);
+        ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
     ct_config_release(&c);
     if (code)
         return code;

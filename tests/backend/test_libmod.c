@@ -256,3 +256,28 @@ Test(libmod, a_stopped_launcher_leaves_nothing_it_started_running, .timeout = 60
         cr_expect_lt(secs, c == 1 ? 9.0 : 4.0, "launcher %d: stopped in %.1f s", c, secs);
     }
 }
+
+/* MPICH reads MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one variable, the last one read
+ * winning: a value put under one name leaves no other for the ranks to inherit, and a name
+ * that only ends like it (no prefix of MPICH's) is not touched. */
+Test(libmod, one_variable_under_one_name)
+{
+    const struct ct_libmod *m = ct_libmod_find("mpich");
+    setenv("MPICH_CT_TEST_LIMIT", "1", 1);
+    setenv("MPIR_PARAM_CT_TEST_LIMIT", "2", 1);
+    setenv("CT_TEST_LIMIT", "3", 1);
+    ct_libmod_env_put(m, "MPIR_CVAR_CT_TEST_LIMIT", "4");
+    cr_expect_null(getenv("MPICH_CT_TEST_LIMIT"));
+    cr_expect_null(getenv("MPIR_PARAM_CT_TEST_LIMIT"));
+    cr_expect_str_eq(getenv("MPIR_CVAR_CT_TEST_LIMIT"), "4");
+    cr_expect_str_eq(getenv("CT_TEST_LIMIT"), "3", "not MPICH's variable");
+    setenv("MPICH_CT_TEST_LIMIT", "1", 1);
+    ct_libmod_env_put(m, "MPIR_CVAR_CT_TEST_LIMIT", NULL); /* the defaults' side */
+    cr_expect_null(getenv("MPICH_CT_TEST_LIMIT"));
+    cr_expect_null(getenv("MPIR_CVAR_CT_TEST_LIMIT"));
+    const struct ct_libmod *o = ct_libmod_find("ompi"); /* one prefix: the name alone */
+    setenv("OMPI_MCA_ct_test_limit", "5", 1);
+    ct_libmod_env_put(o, "OMPI_MCA_ct_test_limit", NULL);
+    cr_expect_null(getenv("OMPI_MCA_ct_test_limit"));
+    unsetenv("CT_TEST_LIMIT");
+}
