@@ -99,21 +99,23 @@ int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, doubl
 }
 
 int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *own,
-                    const struct ct_paired *pr, const struct ct_paired_row *w, const char *where,
-                    bool *cleared)
+                    const struct ct_paired *pr, const struct ct_paired_row *w, bool groups,
+                    const char *where, struct ct_paired_redo *r, bool *cleared)
 {
-    struct ct_paired_redo r;
-    int left = 0, code = ct_paired_again(pr, sz, own, w, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
-                                         &r, cleared);
-    if (!code && r.n) {
-        printf("  the size(s) found slower %s, measured again in fresh launches:", where);
-        for (int j = 0; j < r.n; j++) {
-            const struct ct_paired_row *a = &r.rows[j];
+    int left = 0, code = ct_paired_again(pr, sz, own, w, groups, CT_VERIFY_WARM_MAX,
+                                         ct_libverify_launch, x, r, cleared);
+    if (!code && r->n) {
+        printf("  the size(s) found slower %s, measured again in fresh launches%s:", where,
+               groups ? " (with their rules' other sizes: each such rule's gain is over both "
+                        "measures)"
+                      : "");
+        for (int j = 0; j < r->n; j++) {
+            const struct ct_paired_row *a = &r->rows[j];
             char b[32];
-            if (!w[r.map[j]].slower) /* a control of one */
+            if (!w[r->map[j]].slower) /* a control or a rule's other size */
                 continue;
             left += a->slower;
-            printf(" %s %.3f [%.3f, %.3f]", ct_bytes_str(sz[r.map[j]], b, sizeof b), a->q.ratio,
+            printf(" %s %.3f [%.3f, %.3f]", ct_bytes_str(sz[r->map[j]], b, sizeof b), a->q.ratio,
                    a->q.lo, a->q.hi);
             if (a->nl)
                 printf(" vs ctl %.3f [%.3f, %.3f]", a->ql.ratio, a->ql.lo, a->ql.hi);
@@ -122,7 +124,6 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *ow
         printf("\n  %s\n", left ? "slower again: counted (sizes not slower again are not)"
                                 : "not slower again: not counted (the launches' noise)");
     }
-    ct_paired_redo_release(&r);
     return code;
 }
 
@@ -143,16 +144,19 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
         ct_paired_measure(sz, nsz, own, group, CT_VERIFY_WARM_MAX, ct_libverify_launch, &x, &pr);
     *geo = 0;
     bool cleared[CT_VERIFY_MAXSZ] = {false}; /* slower, but not again in fresh launches */
+    struct ct_paired_redo r = {0};
     if (!code) {
         struct ct_paired_row w[CT_VERIFY_MAXSZ];
         struct ct_paired_sum t;
         ct_paired_judge(&pr, own, nsz, w, &t);
         if (t.slower)
-            code = ct_verify_again(&x, sz, own, &pr, w, "in the table below", cleared);
+            code = ct_verify_again(&x, sz, own, &pr, w, true, "in the table below", &r, cleared);
     }
     if (!code)
         code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
-                               rule, own, cleared, &pr, true, slow, nogain, cut, geo);
+                               rule, own, cleared, r.measured ? &r.q : NULL, &pr, true, slow,
+                               nogain, cut, geo);
+    ct_paired_redo_release(&r);
     ct_paired_release(&pr);
     return code;
 }

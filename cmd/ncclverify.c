@@ -67,8 +67,8 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
         code = ct_cmd_fail("sweep", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "rank %d: --verify: %s", comm->rank, err.msg);
     else
-        code = ct_verify_judge("NCCL", HOW, s, sz, nsz, rule, own, NULL, &pr, comm->rank == 0, slow,
-                               nogain, cut, geo);
+        code = ct_verify_judge("NCCL", HOW, s, sz, nsz, rule, own, NULL, NULL, &pr, comm->rank == 0,
+                               slow, nogain, cut, geo);
     ct_paired_release(&pr);
     return code;
 }

@@ -142,8 +142,8 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
 
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const bool *cleared, struct ct_paired *pr, bool print, bool *slow, bool *nogain,
-                    struct ct_paired_cut *cut, double *geo)
+                    const bool *cleared, const struct ct_paired *again, struct ct_paired *pr,
+                    bool print, bool *slow, bool *nogain, struct ct_paired_cut *cut, double *geo)
 {
     struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
     struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
@@ -155,7 +155,7 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
             w[k].slower = w[k].slow_measured = w[k].slow_local = false;
             t.slower--;
         }
-    ct_paired_rules(pr, s, rule, own, w, nsz, slow, nogain, gain, rounds);
+    ct_paired_rules(pr, again, s, rule, own, w, nsz, slow, nogain, gain, rounds);
     for (int r = 0; r < s->nrules; r++) /* a tried row no size checked: no gain shown */
         nogain[r] |= s->rules[r].tried && !rounds[r];
     for (int r = 0; cut && r < s->nrules; r++)

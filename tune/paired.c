@@ -87,7 +87,7 @@ static int ncontrols(const struct ct_paired *p, int k)
 /* exp(x[0..n)) against 1 with ct_stats_ratio_paired's interval: n when it has one, else 0 */
 static int ratio_of_logs(const double *x, int n, struct ct_ratio *q)
 {
-    double a[CT_PAIRED_MAX], one[CT_PAIRED_MAX];
+    double a[2 * CT_PAIRED_MAX], one[2 * CT_PAIRED_MAX];
     for (int i = 0; i < n; i++)
         a[i] = exp(x[i]), one[i] = 1;
     memset(q, 0, sizeof *q);
@@ -106,10 +106,9 @@ int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q)
     return nb ? ratio_of_logs(x, n, q) : 0;
 }
 
-int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
+/* Group g's log ratio in each round of p where all of its sizes ran, appended to x[n..) */
+static int gain_rounds(const struct ct_paired *p, int g, double *x, int n)
 {
-    double x[CT_PAIRED_MAX];
-    int n = 0;
     for (int r = 0; p->group && r < p->rounds; r++) {
         double sum = 0;
         int got = 0, want = 0;
@@ -125,7 +124,21 @@ int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
         if (want && got == want)
             x[n++] = sum / got;
     }
-    return ratio_of_logs(x, n, q);
+    return n;
+}
+
+int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
+{
+    double x[CT_PAIRED_MAX];
+    return ratio_of_logs(x, gain_rounds(p, g, x, 0), q);
+}
+
+int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
+                        struct ct_ratio *q)
+{
+    double x[2 * CT_PAIRED_MAX];
+    int n = gain_rounds(p, g, x, 0), both = again ? gain_rounds(again, g, x, n) : n;
+    return ratio_of_logs(x, both > n ? both : 0, q) ? both : 0;
 }
 
 bool ct_paired_gains(const struct ct_ratio *q)
@@ -274,10 +287,10 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
     sum->local = sum->n_loc ? exp(lg_loc / sum->n_loc) : 0;
 }
 
-void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
-                     const struct ct_rule *const *rule, const bool *control,
-                     const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
-                     struct ct_ratio *gain, int *rounds)
+void ct_paired_rules(const struct ct_paired *p, const struct ct_paired *again,
+                     const struct ct_ruleset *s, const struct ct_rule *const *rule,
+                     const bool *control, const struct ct_paired_row *rows, int nsz, bool *slow,
+                     bool *nogain, struct ct_ratio *gain, int *rounds)
 {
     for (int r = 0; r < s->nrules; r++) {
         bool checked = false; /* some size of the file's rule r: judged on its gain, once */
@@ -287,58 +300,66 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
                 slow[r] |= rows[k].slower;
             }
         if (checked) {
-            rounds[r] = ct_paired_gain(p, r, &gain[r]);
+            rounds[r] = ct_paired_gain_both(p, again, r, &gain[r]);
+            if (!rounds[r]) /* not measured again */
+                rounds[r] = ct_paired_gain(p, r, &gain[r]);
             nogain[r] = !ct_paired_gains(&gain[r]);
         }
     }
 }
 
 int ct_paired_again(const struct ct_paired *p, const uint64_t *sz, const bool *control,
-                    const struct ct_paired_row *rows, uint64_t split, ct_paired_launch_fn launch,
-                    void *ctx, struct ct_paired_redo *r, bool *cleared)
+                    const struct ct_paired_row *rows, bool groups, uint64_t split,
+                    ct_paired_launch_fn launch, void *ctx, struct ct_paired_redo *r, bool *cleared)
 {
     int nsz = p->nsz, code;
     size_t m = nsz > 0 ? (size_t)nsz : 1;
     bool *in = ct_xcalloc(m, sizeof *in), *ctl = ct_xcalloc(m, sizeof *ctl);
     uint64_t *again = ct_xcalloc(m, sizeof *again);
-    r->n = 0;
+    int *grp = ct_xcalloc(m, sizeof *grp);
+    memset(r, 0, sizeof *r);
     r->map = ct_xcalloc(m, sizeof *r->map);
     r->rows = ct_xcalloc(m, sizeof *r->rows);
-    for (int k = 0; k < nsz; k++) { /* a slower size, and its controls to run beside it */
+    for (int k = 0; k < nsz; k++) { /* a slower size, with the sizes of its group */
         cleared[k] = false;
-        for (int e = 0; rows[k].slower && e < CT_PAIRED_NCTL && p->near[k][e] >= 0; e++)
-            in[p->near[k][e]] = true;
-        in[k] |= rows[k].slower;
+        int g = groups && p->group && rows[k].slower ? p->group[k] : -1;
+        for (int j = 0; j < nsz; j++)
+            in[j] |= j == k ? rows[k].slower : g >= 0 && p->group[j] == g;
     }
+    for (int k = 0; k < nsz; k++) /* and their controls, to run beside them */
+        for (int e = 0; in[k] && e < CT_PAIRED_NCTL && p->near[k][e] >= 0; e++)
+            in[p->near[k][e]] = true; /* a control has none of its own */
     for (int k = 0; k < nsz; k++)
         if (in[k]) {
             r->map[r->n] = k;
+            grp[r->n] = p->group ? p->group[k] : -1;
             again[r->n] = sz[k];
             ctl[r->n++] = control && control[k];
         }
-    struct ct_paired q;
     struct ct_paired_sum t;
-    code = r->n ? ct_paired_measure(again, r->n, ctl, NULL, split, launch, ctx, &q) : 0;
+    code = r->n ? ct_paired_measure(again, r->n, ctl, groups && p->group ? grp : NULL, split,
+                                    launch, ctx, &r->q)
+                : 0;
+    r->measured = r->n > 0;
     if (r->n && !code) {
-        ct_paired_judge(&q, ctl, r->n, r->rows, &t);
+        ct_paired_judge(&r->q, ctl, r->n, r->rows, &t);
         for (int j = 0; j < r->n; j++)
             cleared[r->map[j]] = rows[r->map[j]].slower && !r->rows[j].slower;
     }
-    if (r->n)
-        ct_paired_release(&q);
     free(in);
     free(ctl);
     free(again);
+    free(grp);
     return code;
 }
 
 void ct_paired_redo_release(struct ct_paired_redo *r)
 {
+    if (r->measured)
+        ct_paired_release(&r->q);
     free(r->map);
     free(r->rows);
-    r->map = NULL;
-    r->rows = NULL;
-    r->n = 0;
+    memset(r, 0, sizeof *r);
 }
 
 /* The size a geometric half of the way from a to b > a, in (a, b]. */

@@ -138,31 +138,43 @@ struct ct_paired_sum {
 };
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum);
+/* Group g's ratio as ct_paired_gain gives it, over the rounds of p and of again (a second
+ * measure whose groups are p's, ct_paired_again's r->q; NULL: none): the rounds used, 0 (q
+ * zeroed) when again has none of g's. */
+int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
+                        struct ct_ratio *q);
 /* The verdict per rule of s the file changes, from the measure p (groups: the rules' indices)
  * and its rows: slow[r], slower at one of its sizes (rows[k].slower); its gain over the
  * rounds (gain[r] over rounds[r], ct_paired_gain) and nogain[r], not shown
- * (ct_paired_gains). rule[k]: the rule at size k; control[k]: the library's own choice there
- * (no rule judged). slow, nogain, gain and rounds have s->nrules entries, zeroed. */
-void ct_paired_rules(const struct ct_paired *p, const struct ct_ruleset *s,
-                     const struct ct_rule *const *rule, const bool *control,
-                     const struct ct_paired_row *rows, int nsz, bool *slow, bool *nogain,
-                     struct ct_ratio *gain, int *rounds);
+ * (ct_paired_gains). A rule whose sizes were measured again (again, NULL: none; a size of
+ * its found slower) is judged on both measures' rounds (ct_paired_gain_both): the second
+ * one is why its slower size no longer counts, and its first readings alone would still
+ * count against its gain. rule[k]: the rule at size k; control[k]: the library's own choice
+ * there (no rule judged). slow, nogain, gain and rounds have s->nrules entries, zeroed. */
+void ct_paired_rules(const struct ct_paired *p, const struct ct_paired *again,
+                     const struct ct_ruleset *s, const struct ct_rule *const *rule,
+                     const bool *control, const struct ct_paired_row *rows, int nsz, bool *slow,
+                     bool *nogain, struct ct_ratio *gain, int *rounds);
 /* The sizes of p at sz that its rows found slower (rows[k].slower) measured again in fresh
  * paired launches (launch, split as for ct_paired_measure), each with its controls (p->near,
- * control as for the first measure). A launch's state moves all of its sizes, and
+ * control as for the first measure), and with groups (p's groups: the rules' indices) every
+ * size of a slower size's group too, in those groups, so that its rule's gain can be judged on
+ * both measures (ct_paired_rules). A launch's state moves all of its sizes, and
  * alternating launches of the same code read slower beyond a size's interval (session 42), so
  * a size counts as slower only when found so again: cleared[k] (nsz entries) is set where
- * size k was slower and is not again. r gets the second measure's rows: r->n sizes, r->map[j]
- * the index in sz of its row r->rows[j]. Returns 0 (r->n 0 when no size was slower) or the
- * launch's code; ct_paired_redo_release frees r either way. */
+ * size k was slower and is not again. r gets the second measure (r->q, when r->measured) and
+ * its rows: r->n sizes, r->map[j] the index in sz of its row r->rows[j]. Returns 0 (r->n 0
+ * when no size was slower) or the launch's code; ct_paired_redo_release frees r either way. */
 struct ct_paired_redo {
     int n;
     int *map;
     struct ct_paired_row *rows;
+    struct ct_paired q;
+    bool measured;
 };
 int ct_paired_again(const struct ct_paired *p, const uint64_t *sz, const bool *control,
-                    const struct ct_paired_row *rows, uint64_t split, ct_paired_launch_fn launch,
-                    void *ctx, struct ct_paired_redo *r, bool *cleared);
+                    const struct ct_paired_row *rows, bool groups, uint64_t split,
+                    ct_paired_launch_fn launch, void *ctx, struct ct_paired_redo *r, bool *cleared);
 void ct_paired_redo_release(struct ct_paired_redo *r);
 /* Rule r of s found slower (ct_paired_rules) only at its first and/or last sizes: the
  * sizes between, none slower, kept when they show a gain by themselves (ct_paired_gain over
