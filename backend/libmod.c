@@ -3,6 +3,7 @@
 #include "libmod.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@ static const struct ct_libmod libs[] = {
      "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "ompi-rules",
      "OMPI_MCA_coll_tuned_use_dynamic_rules", "0", "OMPI_MCA_",
      "OMPI_MCA_coll OMPI_MCA_coll_* OMPI_MCA_mca_base_param_files "
-     "OMPI_MCA_mca_base_envar_file_prefix"},
+     "OMPI_MCA_mca_base_envar_file_prefix",
+     "ompi_info --parsable --level 9 --param all all", ":param:%s:value:"},
     /* MPICH reads a variable by three prefixes */
     {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL,
      "MPIR_CVAR_*SELECTION_TUNING_JSON_FILE MPIR_CVAR_DEVICE_COLLECTIVES "
@@ -32,7 +34,8 @@ static const struct ct_libmod libs[] = {
      "MPIR_PARAM_*_DEVICE_COLLECTIVE MPIR_PARAM_*_ALGORITHM",
      "", NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
      "MPIR_CVAR_*COMPOSITION* MPICH_*COMPOSITION* MPIR_PARAM_*COMPOSITION* "
-     "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK"},
+     "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK",
+     "mpivars", "\tMPIR_CVAR_%s"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -318,6 +321,57 @@ void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *
         free(gone[i]);
     }
     value ? setenv(name, value, 1) : unsetenv(name);
+}
+
+int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
+                          struct ct_err *err)
+{
+    char key[160], prog[64], cmd[256], *line = NULL;
+    size_t cap = 0, kl;
+    bool found = false;
+    snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
+    snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
+    snprintf(cmd, sizeof cmd, "%s 2>/dev/null", m->info);
+    kl = strlen(key);
+    ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return ct_err_set(err, CT_EUNSUPP, "cannot run %s (%s's own list of its variables)", prog,
+                          m->title);
+    while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
+        char *p = found ? NULL : strstr(line, key);
+        if (!p || (key[kl - 1] != ':' && p[kl] != ' ' && p[kl] != '='))
+            continue;
+        p += kl + strspn(p + kl, " ");
+        p += *p == '=' && key[kl - 1] != ':';
+        snprintf(val, len, "%.*s", (int)strcspn(p, " \t\r\n"), p);
+        found = true;
+    }
+    free(line);
+    int st = pclose(f);
+    if (!found && st)
+        return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) did not run: %s",
+                          prog, m->title, st == 127 << 8 ? "not installed" : "it failed");
+    if (!found)
+        return ct_err_set(err, CT_EINVAL, "%s does not list %s: not one of %s's variables here",
+                          prog, name, m->title);
+    return 0;
+}
+
+int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list, size_t len,
+                         char *dflt, size_t dlen, struct ct_err *err)
+{
+    CT_TRY(ct_libmod_env_default(m, name, dflt, dlen, err));
+    char *end = dflt;
+    errno = 0;
+    unsigned long long d = isdigit((unsigned char)dflt[0]) ? strtoull(dflt, &end, 10) : 0;
+    if (!d || errno || *end || d < 2 || d > (1ULL << 59))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s's own value of %s is '%s', not a whole number to space values "
+                          "around: give them (NAME=V1,V2,...)",
+                          m->title, name, dflt);
+    snprintf(list, len, "%llu,%llu,%llu,%llu", d / 2, 2 * d, 4 * d, 8 * d);
+    return 0;
 }
 
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,

@@ -47,6 +47,10 @@ struct ct_libmod {
      * and those of them (fnmatch patterns) it may not besides rules_env: they choose which
      * collective code runs, or load other parameter files */
     const char *env_prefix, *env_refused;
+    /* the library's own program that lists its variables with their values, and the text
+     * before a variable's value in its output (%s: the name without its prefix; a key not
+     * ending in ':' is followed by spaces and '=') */
+    const char *info, *info_key;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
@@ -118,6 +122,19 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
  * (ct_libmod_env_same): MPICH reads all three and the last one read wins, so a user's
  * MPICH_X would otherwise outlast an MPIR_CVAR_X cleared for the defaults' side. */
 void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value);
+/* The value the library gives variable name (one of its own, ct_libmod_env_check) when no
+ * environment sets it, as its own program m->info lists it (name is cleared first,
+ * ct_libmod_env_put): into val (len), 0; CT_EINVAL with one line when the program does not
+ * list it, CT_EUNSUPP when the program cannot run. */
+int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
+                          struct ct_err *err);
+/* sweep --env-search NAME without values: the values to search, spaced around the library's
+ * default d (ct_libmod_env_default) by factors of 2 (d/2, 2d, 4d, 8d: the eager limits'
+ * gains lay within 8x of Open MPI's own), comma-separated into list (len), and d into dflt
+ * (dlen). CT_EINVAL with one line when d is not a whole number from 2 up (a switch, a name, a
+ * library's "auto"): such a variable's values are the user's to give. */
+int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list, size_t len,
+                         char *dflt, size_t dlen, struct ct_err *err);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

@@ -43,9 +43,9 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
     const char *opt = search ? "--env-search" : "--env";
     struct ct_lib_env *e = search ? &o->env_search : &o->lib_env[o->nlib_env];
     char v[CT_ENV_SEARCH_MAX][sizeof e->value];
-    if (!arg[n] || !n)
-        return ct_cmd_fail(cmd, 2, "bad %s '%s' (NAME=%s, one of the library's variables)", opt,
-                           arg, search ? "V1,V2,..." : "VALUE");
+    if (!n || (!arg[n] && !search)) /* --env-search NAME: values spaced around its default */
+        return ct_cmd_fail(cmd, 2, "bad %s '%s' (%s, NAME one of the library's variables)", opt,
+                           arg, search ? "NAME=V1,V2,... or NAME" : "NAME=VALUE");
     if (search && e->name[0])
         return ct_cmd_fail(cmd, 2, "--env-search once: the values of one variable");
     if (!search && o->nlib_env == CT_LIB_ENV_MAX)
@@ -53,8 +53,8 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
     if (n >= (int)sizeof e->name || strlen(arg + n + 1) >= sizeof e->value)
         return ct_cmd_fail(cmd, 2, "%s %.*s: too long", opt, n, arg);
     snprintf(e->name, sizeof e->name, "%.*s", n, arg);
-    snprintf(e->value, sizeof e->value, "%s", arg + n + 1);
-    if (search && ct_opts_env_values(e, v) < 0)
+    snprintf(e->value, sizeof e->value, "%s", arg[n] ? arg + n + 1 : "");
+    if (search && arg[n] && ct_opts_env_values(e, v) < 0)
         return ct_cmd_fail(cmd, 2,
                            "bad --env-search '%s' (NAME=V1,V2,...: up to %d values, each once, "
                            "none empty)",
@@ -86,7 +86,8 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
     const struct ct_lib_env *se = &o->env_search;
     char v[CT_ENV_SEARCH_MAX][sizeof se->value];
-    int nv = se->name[0] ? ct_opts_env_values(se, v) : 0;
+    /* NAME alone: its name checked here, its values found before the search (cmd/libsearch.c) */
+    int nv = !se->name[0] ? 0 : se->value[0] ? ct_opts_env_values(se, v) : 1;
     if ((o->nlib_env || nv) && (!m || strcmp(cmd, "sweep")))
         return ct_cmd_fail(cmd, 2, "--env%s is for sweep --lib %s (the library's launch settings)",
                            o->nlib_env ? "" : "-search", ct_libmod_names());
@@ -94,7 +95,10 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         struct ct_err err = {0};
         bool s = i >= o->nlib_env;
         if (ct_libmod_env_check(m, s ? se->name : o->lib_env[i].name,
-                                s ? v[i - o->nlib_env] : o->lib_env[i].value, &err) < 0)
+                                !s             ? o->lib_env[i].value
+                                : se->value[0] ? v[i - o->nlib_env]
+                                               : NULL,
+                                &err) < 0)
             return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
         for (int j = 0; j < i && j < o->nlib_env; j++) { /* one variable twice, by any name */
             const char *a = o->lib_env[j].name, *b = s ? se->name : o->lib_env[i].name;

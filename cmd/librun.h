@@ -49,7 +49,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
  * a verify_path (verify: the config read from it): ct_libverify instead. */
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv);
-/* sweep --lib --env-search NAME=V1,V2,... (cmd/libsearch.c): before the sweep, each value with
+/* sweep --lib --env-search NAME=V1,V2,... (cmd/libsearch.c; NAME alone: the values spaced around
+ * the library's own, ct_libmod_env_around): before the sweep, each value with
  * the --env settings against the library's plain defaults (ct_libverify_env) on each collective
  * of cfg, the tables and the verdicts printed; *pick: the value found faster with no size
  * slower at the lowest geomean, "" for none. The --env settings are set again after; NAME is

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sweep --lib LIB --env-search NAME=V1,V2,...: before a library sweep, each value of one of
+ * sweep --lib LIB --env-search NAME[=V1,V2,...]: before a library sweep, each value of one of
  * the library's launch settings, with the sweep's --env settings, against the library's plain
  * defaults, as verify judges a config's settings (ct_libverify_env: alternating launches at
  * the sweep's sizes, per collective swept). The sweep runs with the value found faster with no
  * size slower at the lowest geomean over the collectives, or with none: the library's own.
+ * NAME alone: the values spaced around the library's own (ct_libmod_env_around).
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,8 +55,13 @@ static int judge(const struct ct_opts *o, const struct ct_libmod *m, const struc
 int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *pick, size_t len)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
-    const struct ct_lib_env *se = &o->env_search;
-    char v[CT_ENV_SEARCH_MAX][sizeof se->value];
+    struct ct_lib_env spaced = o->env_search;
+    const struct ct_lib_env *se = &spaced;
+    char dflt[64] = "", v[CT_ENV_SEARCH_MAX][sizeof se->value];
+    struct ct_err err = {0};
+    if (!se->value[0] && ct_libmod_env_around(m, se->name, spaced.value, sizeof spaced.value, dflt,
+                                              sizeof dflt, &err) < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--env-search %s: %s", se->name, err.msg);
     int nv = ct_opts_env_values(se, v), nsets = 0, best = -1, code = 0, failed = 0;
     struct ct_config c;
     struct ct_ruleset sets[CT_COLL_COUNT];
@@ -75,6 +81,9 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *
     printf("--env-search %s: %d value(s), each against %s's plain defaults in alternating "
            "launches over the sweep's sizes, before the sweep\n\n",
            se->name, nv, m->title);
+    if (dflt[0])
+        printf("the values spaced around %s's own, %s (as its %.*s lists it): %s\n\n", m->title,
+               dflt, (int)strcspn(m->info, " "), m->info, se->value);
     for (int i = 0; i < nv && !code; i++)
         code = judge(o, m, &c, sets, nsets, v[i], &d[i]);
     if (m->own_name)

@@ -281,3 +281,57 @@ Test(libmod, one_variable_under_one_name)
     cr_expect_null(getenv("OMPI_MCA_ct_test_limit"));
     unsetenv("CT_TEST_LIMIT");
 }
+
+/* --env-search NAME: the library's own value of NAME, as its own program lists it (Open MPI's
+ * ompi_info, MPICH's mpivars), whatever this environment sets, and the values spaced around
+ * it; a value that is no number to space around, and a name the program does not list, are
+ * one line each. */
+static void own_value(const char *lib, const char *name, const char *other)
+{
+    const struct ct_libmod *m = ct_libmod_find(lib);
+    char prog[64], d[64], list[128], want[128];
+    snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
+    if (!on_path(prog))
+        cr_skip_test("%s is not installed", prog);
+    struct ct_err err = {0};
+    setenv(name, "3", 1); /* this environment's, not the library's own */
+    setenv(other, "5", 1);
+    cr_assert_eq(ct_libmod_env_around(m, name, list, sizeof list, d, sizeof d, &err), 0, "%s",
+                 err.msg);
+    cr_expect_null(getenv(name));
+    cr_expect_null(getenv(other));
+    unsigned long long v = strtoull(d, NULL, 10);
+    cr_assert(v >= 2 && strcmp(d, "3") && strcmp(d, "5"), "%s: %s", name, d);
+    snprintf(want, sizeof want, "%llu,%llu,%llu,%llu", v / 2, 2 * v, 4 * v, 8 * v);
+    cr_expect_str_eq(list, want);
+}
+
+Test(libmod, open_mpi_s_own_value_spaced)
+{
+    own_value("ompi", "OMPI_MCA_btl_vader_eager_limit", "OMPI_MCA_btl_vader_eager_limit");
+    const struct ct_libmod *m = ct_libmod_find("ompi");
+    char d[64], list[128];
+    struct ct_err err = {0};
+    cr_expect_eq(ct_libmod_env_default(m, "OMPI_MCA_btl_no_such_limit", d, sizeof d, &err),
+                 CT_EINVAL);
+    cr_expect(strstr(err.msg, "ompi_info does not list OMPI_MCA_btl_no_such_limit"), "%s", err.msg);
+    cr_expect_eq(ct_libmod_env_around(m, "OMPI_MCA_btl_vader_single_copy_mechanism", list,
+                                      sizeof list, d, sizeof d, &err),
+                 CT_EINVAL, "a name, not a number");
+    cr_expect(strstr(err.msg, "not a whole number"), "%s", err.msg);
+}
+
+Test(libmod, mpich_s_own_value_spaced)
+{
+    own_value("mpich", "MPIR_CVAR_CH4_OFI_MULTI_NIC_STRIPING_THRESHOLD",
+              "MPICH_CH4_OFI_MULTI_NIC_STRIPING_THRESHOLD");
+    const struct ct_libmod *m = ct_libmod_find("mpich");
+    char d[64], list[128];
+    struct ct_err err = {0};
+    cr_expect_eq(ct_libmod_env_around(m, "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", list, sizeof list,
+                                      d, sizeof d, &err),
+                 CT_EINVAL, "-1, MPICH's 'the provider says'");
+    cr_expect_str_eq(d, "-1");
+    cr_expect_eq(ct_libmod_env_default(m, "MPIR_CVAR_CH4_OFI", d, sizeof d, &err), CT_EINVAL,
+                 "a prefix of listed names is not one");
+}

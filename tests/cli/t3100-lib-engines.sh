@@ -618,7 +618,13 @@ assert "env" not in l and all("verified" not in s for s in l["rules"]), l' "$TMP
     || not_ok "slower setting (exit $rc): $(tail -6 "$TMP/out") $(cat "$TMP/err")"
 
 # ---- sweep --lib --env-search: a setting's values judged against the defaults, then the sweep
-usage_says "--env-search without =" "bad --env-search 'OMPI_MCA_x'" -- $S --env-search OMPI_MCA_x -e 64
+usage_says "--env-search without a name" "bad --env-search '=1,2'" -- $S --env-search =1,2 -e 64
+# NAME alone: the values spaced around the library's own, as ompi_info lists it
+usage_says "--env-search NAME that Open MPI does not list" "--env-search OMPI_MCA_x: ompi_info does not list OMPI_MCA_x" -- \
+    $S --env-search OMPI_MCA_x -e 64 --out "$TMP/esx"
+[ ! -e "$TMP/esx" ] && ok "nothing written" || not_ok "--env-search OMPI_MCA_x left $TMP/esx"
+usage_says "--env-search NAME whose own value is no number" "is 'cma', not a whole number to space values around" -- \
+    $S --env-search OMPI_MCA_btl_vader_single_copy_mechanism -e 64
 usage_says "--env-search with an empty value" "none empty" -- $S --env-search OMPI_MCA_x=1,,2 -e 64
 usage_says "--env-search with a value twice" "each once" -- $S --env-search OMPI_MCA_x=1,1 -e 64
 usage_says "--env-search of 9 values" "up to 8 values" -- $S --env-search OMPI_MCA_x=1,2,3,4,5,6,7,8,9 -e 64
