@@ -35,7 +35,7 @@ static const struct ct_libmod libs[] = {
      "", NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
      "MPIR_CVAR_*COMPOSITION* MPICH_*COMPOSITION* MPIR_PARAM_*COMPOSITION* "
      "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK",
-     "mpivars", "\tMPIR_CVAR_%s"},
+     "mpivars -nodesc", "\tMPIR_CVAR_%s"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -308,7 +308,7 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
 void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value)
 {
     extern char **environ;
-    char *gone[16];
+    char *gone[16]; /* one variable: at most one name per prefix (MPICH's three) */
     int n = 0;
     for (char **e = environ; m && *e && n < 16; e++) {
         char v[256];
@@ -331,7 +331,7 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
     bool found = false;
     snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
     snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
-    snprintf(cmd, sizeof cmd, "%s 2>/dev/null", m->info);
+    snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
     kl = strlen(key);
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
     FILE *f = popen(cmd, "r");
@@ -340,18 +340,23 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
                           m->title);
     while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
         char *p = found ? NULL : strstr(line, key);
-        if (!p || (key[kl - 1] != ':' && p[kl] != ' ' && p[kl] != '='))
+        bool eq = key[kl - 1] != ':'; /* NAME, padding, '=' (none: listed without a value) */
+        if (!p || (eq && !strchr(" \t=", p[kl])))
             continue;
-        p += kl + strspn(p + kl, " ");
-        p += *p == '=' && key[kl - 1] != ':';
+        p += kl + (eq ? strspn(p + kl, " ") : 0);
+        p += eq && *p == '=';
         snprintf(val, len, "%.*s", (int)strcspn(p, " \t\r\n"), p);
         found = true;
     }
     free(line);
     int st = pclose(f);
+    if (!found && st == 124 << 8)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "%s (%s's own list of its variables) did not end within %d s", prog,
+                          m->title, CT_LIBMOD_INFO_S);
     if (!found && st)
-        return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) did not run: %s",
-                          prog, m->title, st == 127 << 8 ? "not installed" : "it failed");
+        return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) %s", prog, m->title,
+                          st == 127 << 8 ? "is not installed" : "failed");
     if (!found)
         return ct_err_set(err, CT_EINVAL, "%s does not list %s: not one of %s's variables here",
                           prog, name, m->title);

@@ -125,9 +125,10 @@ void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *
 /* The value the library gives variable name (one of its own, ct_libmod_env_check) when no
  * environment sets it, as its own program m->info lists it (name is cleared first,
  * ct_libmod_env_put): into val (len), 0; CT_EINVAL with one line when the program does not
- * list it, CT_EUNSUPP when the program cannot run. */
+ * list it, CT_EUNSUPP when the program cannot run or does not end within CT_LIBMOD_INFO_S. */
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err);
+#define CT_LIBMOD_INFO_S 60 /* m->info's time limit: then CT_EUNSUPP */
 /* sweep --env-search NAME without values: the values to search, spaced around the library's
  * default d (ct_libmod_env_default) by factors of 2 (d/2, 2d, 4d, 8d: the eager limits'
  * gains lay within 8x of Open MPI's own), comma-separated into list (len), and d into dflt

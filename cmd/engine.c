@@ -50,7 +50,7 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
         return ct_cmd_fail(cmd, 2, "--env-search once: the values of one variable");
     if (!search && o->nlib_env == CT_LIB_ENV_MAX)
         return ct_cmd_fail(cmd, 2, "--env: at most %d launch settings", CT_LIB_ENV_MAX);
-    if (n >= (int)sizeof e->name || strlen(arg + n + 1) >= sizeof e->value)
+    if (n >= (int)sizeof e->name || (arg[n] && strlen(arg + n + 1) >= sizeof e->value))
         return ct_cmd_fail(cmd, 2, "%s %.*s: too long", opt, n, arg);
     snprintf(e->name, sizeof e->name, "%.*s", n, arg);
     snprintf(e->value, sizeof e->value, "%s", arg[n] ? arg + n + 1 : "");

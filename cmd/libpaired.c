@@ -105,10 +105,7 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *ow
     int left = 0, code = ct_paired_again(pr, sz, own, w, groups, CT_VERIFY_WARM_MAX,
                                          ct_libverify_launch, x, r, cleared);
     if (!code && r->n) {
-        printf("  the size(s) found slower %s, measured again in fresh launches%s:", where,
-               groups ? " (with their rules' other sizes: each such rule's gain is over both "
-                        "measures)"
-                      : "");
+        printf("  the size(s) found slower %s, measured again in fresh launches:", where);
         for (int j = 0; j < r->n; j++) {
             const struct ct_paired_row *a = &r->rows[j];
             char b[32];
@@ -121,8 +118,12 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *ow
                 printf(" vs ctl %.3f [%.3f, %.3f]", a->ql.ratio, a->ql.lo, a->ql.hi);
             printf(" %d pairs%s;", a->n, a->slower ? " SLOWER" : "");
         }
-        printf("\n  %s\n", left ? "slower again: counted (sizes not slower again are not)"
-                                : "not slower again: not counted (the launches' noise)");
+        printf("\n  %s%s\n",
+               left ? "slower again: counted (sizes not slower again are not)"
+                    : "not slower again: not counted (the launches' noise)",
+               groups ? "; their rules' other sizes were measured with them, and each such rule's "
+                        "gain is judged over both measures"
+                      : "");
     }
     return code;
 }

@@ -183,9 +183,11 @@ void ct_paired_redo_release(struct ct_paired_redo *r);
  * where nothing was dropped; gain over rounds (> 0) the kept sizes'. rounds 0: no such cut
  * (a slower size between two that were not, nothing kept, or no gain shown). sz as measured
  * (sorted), rule and control as for ct_paired_rules; p's groups are r's indices, left as
- * they were. A range's edge is where the sweep put a crossover, which can sit a step before
- * the gain begins (Open MPI's segmented_ring at 16 MiB read 1.02 against its controls, a tie,
- * in a rule faster as a whole from 32 MiB): the gain beyond it is kept, the edge given back. */
+ * they were. The kept sizes' gain is p's alone: the rule was slower again at its edge in the
+ * second measure, whose launches the kept sizes shared. A range's edge is where the sweep put a
+ * crossover, which can sit a step before the gain begins (Open MPI's segmented_ring at 16 MiB
+ * read 1.02 against its controls, a tie, in a rule faster as a whole from 32 MiB): the gain beyond
+ * it is kept, the edge given back. */
 struct ct_paired_cut {
     uint64_t lo, hi;
     struct ct_ratio gain;

@@ -294,6 +294,8 @@ static void own_value(const char *lib, const char *name, const char *other)
     if (!on_path(prog))
         cr_skip_test("%s is not installed", prog);
     struct ct_err err = {0};
+    if (ct_libmod_env_default(m, name, d, sizeof d, &err) == CT_EINVAL)
+        cr_skip_test("this %s has no %s (another version or build)", m->title, name);
     setenv(name, "3", 1); /* this environment's, not the library's own */
     setenv(other, "5", 1);
     cr_assert_eq(ct_libmod_env_around(m, name, list, sizeof list, d, sizeof d, &err), 0, "%s",
@@ -315,9 +317,11 @@ Test(libmod, open_mpi_s_own_value_spaced)
     cr_expect_eq(ct_libmod_env_default(m, "OMPI_MCA_btl_no_such_limit", d, sizeof d, &err),
                  CT_EINVAL);
     cr_expect(strstr(err.msg, "ompi_info does not list OMPI_MCA_btl_no_such_limit"), "%s", err.msg);
+    if (ct_libmod_env_default(m, "OMPI_MCA_btl_vader_single_copy_mechanism", d, sizeof d, &err))
+        return; /* Open MPI 5 renamed vader */
     cr_expect_eq(ct_libmod_env_around(m, "OMPI_MCA_btl_vader_single_copy_mechanism", list,
                                       sizeof list, d, sizeof d, &err),
-                 CT_EINVAL, "a name, not a number");
+                 CT_EINVAL, "a name (%s), not a number", d);
     cr_expect(strstr(err.msg, "not a whole number"), "%s", err.msg);
 }
 
@@ -328,10 +332,12 @@ Test(libmod, mpich_s_own_value_spaced)
     const struct ct_libmod *m = ct_libmod_find("mpich");
     char d[64], list[128];
     struct ct_err err = {0};
-    cr_expect_eq(ct_libmod_env_around(m, "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", list, sizeof list,
-                                      d, sizeof d, &err),
-                 CT_EINVAL, "-1, MPICH's 'the provider says'");
-    cr_expect_str_eq(d, "-1");
+    if (ct_libmod_env_default(m, "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", d, sizeof d, &err) == 0) {
+        cr_expect_str_eq(d, "-1", "MPICH's 'the provider says'");
+        cr_expect_eq(ct_libmod_env_around(m, "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", list,
+                                          sizeof list, d, sizeof d, &err),
+                     CT_EINVAL, "-1: no number to space values around");
+    }
     cr_expect_eq(ct_libmod_env_default(m, "MPIR_CVAR_CH4_OFI", d, sizeof d, &err), CT_EINVAL,
                  "a prefix of listed names is not one");
 }

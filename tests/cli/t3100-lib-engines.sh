@@ -623,7 +623,9 @@ usage_says "--env-search without a name" "bad --env-search '=1,2'" -- $S --env-s
 usage_says "--env-search NAME that Open MPI does not list" "--env-search OMPI_MCA_x: ompi_info does not list OMPI_MCA_x" -- \
     $S --env-search OMPI_MCA_x -e 64 --out "$TMP/esx"
 [ ! -e "$TMP/esx" ] && ok "nothing written" || not_ok "--env-search OMPI_MCA_x left $TMP/esx"
-usage_says "--env-search NAME whose own value is no number" "is 'cma', not a whole number to space values around" -- \
+usage_says "--env-search NAME last, a long environment after it" "ompi_info does not list OMPI_MCA_y" -- \
+    env CT_LONG="$(printf '%0300d' 0)" $S -e 64 --env-search OMPI_MCA_y
+usage_says "--env-search NAME whose own value is no number" "own value of OMPI_MCA_btl_vader_single_copy_mechanism is '[a-z]*', not a whole number" -- \
     $S --env-search OMPI_MCA_btl_vader_single_copy_mechanism -e 64
 usage_says "--env-search with an empty value" "none empty" -- $S --env-search OMPI_MCA_x=1,,2 -e 64
 usage_says "--env-search with a value twice" "each once" -- $S --env-search OMPI_MCA_x=1,1 -e 64
