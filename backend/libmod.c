@@ -323,6 +323,15 @@ void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *
     value ? setenv(name, value, 1) : unsetenv(name);
 }
 
+void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *out, size_t len)
+{
+    size_t n = m ? matched(m->env_prefix, name, true) : 0;
+    if (n)
+        snprintf(out, len, "%.*s%s", (int)strcspn(m->env_prefix, " "), m->env_prefix, name + n);
+    else
+        snprintf(out, len, "%s", name);
+}
+
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err)
 {
@@ -340,8 +349,11 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
                           m->title);
     while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
         char *p = found ? NULL : strstr(line, key);
-        bool eq = key[kl - 1] != ':'; /* NAME, padding, '=' (none: listed without a value) */
-        if (!p || (eq && !strchr(" \t=", p[kl])))
+        /* NAME, padding, '=' (a tab or the end: listed without a value; mpivars also prints a
+         * line with ':' there, of no value) */
+        bool eq = key[kl - 1] != ':';
+        if (!p ||
+            (eq && (!strchr(" \t=", p[kl]) || !strchr("=\t\r\n", p[kl + strspn(p + kl, " ")]))))
             continue;
         p += kl + (eq ? strspn(p + kl, " ") : 0);
         p += eq && *p == '=';

@@ -122,6 +122,11 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
  * (ct_libmod_env_same): MPICH reads all three and the last one read wins, so a user's
  * MPICH_X would otherwise outlast an MPIR_CVAR_X cleared for the defaults' side. */
 void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value);
+/* name under the prefix the library reads last, so that its value wins (the first of
+ * m->env_prefix's: MPICH reads MPICH_X, then MPIR_PARAM_X, then MPIR_CVAR_X), into out (len):
+ * what an export sets, so that the same variable under another prefix in a job's environment
+ * does not decide instead. m NULL, or a name without one of its prefixes: name as it is. */
+void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *out, size_t len);
 /* The value the library gives variable name (one of its own, ct_libmod_env_check) when no
  * environment sets it, as its own program m->info lists it (name is cleared first,
  * ct_libmod_env_put): into val (len), 0; CT_EINVAL with one line when the program does not

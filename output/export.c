@@ -5,6 +5,7 @@
  */
 #include "export.h"
 
+#include "../backend/libmod.h"
 #include "../lib/file.h"
 #include "../plugin/nccl_rules.h"
 
@@ -210,12 +211,15 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
 void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                        const struct ct_librules *l, struct ct_settings *set)
 {
-    char line[512];
-    for (int i = 0; l && i < l->nenv; i++)
-        ct_settings_add(set, l->env[i].name, l->env[i].value,
+    char line[512], name[sizeof l->env[0].name + 16];
+    for (int i = 0; l && i < l->nenv; i++) {
+        /* under the name whose value wins: the sweep's ranks ran with no other name of it */
+        ct_libmod_env_winning(ct_libmod_find(l->library), l->env[i].name, name, sizeof name);
+        ct_settings_add(set, name, l->env[i].value,
                         i ? NULL
                           : "the launch settings the rules were measured with (colltune sweep "
                             "--lib --env); they hold for every collective of a job");
+    }
     if (!l || !l->nenv)
         return;
     if (l->env_verified.at[0])

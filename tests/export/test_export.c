@@ -773,6 +773,25 @@ Test(config, launch_settings)
     cr_assert(!ct_libmod_env_same(om, "OMPI_MCA_x", "OMPI_MCA_y"));
     cr_assert(ct_libmod_env_same(om, "OMPI_MCA_x", "OMPI_MCA_x"));
     cr_assert(!ct_libmod_env_same(NULL, "MPICH_X", "MPIR_CVAR_X"), "no library: names only");
+    /* ... and the last one it reads, MPIR_CVAR_X, wins: the export sets that name */
+    struct ct_config m;
+    load("tests/fixtures/export/config-mpich-2ranks.json", &m);
+    snprintf(m.libs[0].env[0].name, sizeof m.libs[0].env[0].name, "MPICH_ASYNC_PROGRESS");
+    snprintf(m.libs[0].env[0].value, sizeof m.libs[0].env[0].value, "1");
+    m.libs[0].nenv = 1;
+    o.path = "/shared/mpich.json";
+    cr_assert_eq(run("mpich-json", &o, &m, &out, &err), 0, "%s", err.msg);
+    cr_assert(strstr(out.env.s, "export MPIR_CVAR_ASYNC_PROGRESS='1'\n"), "%s", out.env.s);
+    cr_assert_null(strstr(out.env.s, "MPICH_ASYNC_PROGRESS"), "%s", out.env.s);
+    ct_export_out_release(&out);
+    ct_config_release(&m);
+    char w[64];
+    ct_libmod_env_winning(mp, "MPIR_PARAM_X", w, sizeof w);
+    cr_assert_str_eq(w, "MPIR_CVAR_X");
+    ct_libmod_env_winning(om, "OMPI_MCA_x", w, sizeof w);
+    cr_assert_str_eq(w, "OMPI_MCA_x");
+    ct_libmod_env_winning(mp, "X", w, sizeof w);
+    cr_assert_str_eq(w, "X", "no prefix of MPICH's: as it is");
     cr_assert(ct_config_lib_env_drop(&c, "ompi"));
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);
