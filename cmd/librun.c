@@ -140,6 +140,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
+    long cores =
+        sysconf(_SC_NPROCESSORS_ONLN); /* this host's: ranks beyond it time the scheduler */
     if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
     const struct ct_libmod *m = ct_libmod_find(o->lib);
@@ -154,6 +156,11 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                    "as many on each host",
                                    o->hosts)
                      : ct_lib_launch_check(o, "sweep");
+        if (se && !rc && o->local > cores) /* it would pick from the scheduler's noise */
+            rc = ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                             "--env-search on %d ranks over %ld cores would judge the scheduler "
+                             "more than %s: search with at most %ld ranks",
+                             o->local, cores, m->title, cores);
         if (se && !rc && !(rc = ct_libsearch(o, cfg, pick, sizeof pick)))
             ct_libmod_env_put(m, se, *pick ? pick : NULL); /* the ranks read it (below) */
         rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
@@ -210,9 +217,24 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     gethostname(host, sizeof host - 1);
     int rc = ct_sweep_job_run_on(&j, &be, ctx, be.shape.nranks / ct_shape_rpn(&be.shape),
                                  be.library, host, &err);
-    int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
+    int code = rc == 0            ? CT_EXIT_OK
+               : rc == CT_EVERIFY ? CT_EXIT_CHECK
+                                  : CT_EXIT_FAIL,
+        rpn = ct_shape_rpn(&be.shape);
+    bool over = be.root && rpn > cores && ct_config_lib(&j.meta, o->lib);
+    if (over) { /* the measured choices printed, as a report; no rules written */
+        ct_config_print(stdout, &j.meta);
+        printf("\n");
+        ct_config_lib_drop(&j.meta, o->lib);
+    }
     if (be.root)
         code = ct_sweep_finish(out, &j, rc, &err, cfg->maxbytes);
+    if (over) /* reported (the tables, results.json), not tuned */
+        ct_cmd_warn("sweep",
+                    "%d ranks on a host of %ld cores time the scheduler more than %s: reported, "
+                    "not tuned (config.json has no %s rules; sweep with at most %ld ranks per "
+                    "host)",
+                    rpn, cores, m->title, m->title, cores);
     ct_sweep_job_release(&j);
     return ct_lib_close_bounded(&be, ctx, code, o->timeout_s);
 }

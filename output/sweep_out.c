@@ -41,10 +41,12 @@ void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct
                 "more\n",
                 what);
     }
-    fprintf(out,
-            "wrote %s/config.json (tuned config), %s/results.json (%zu points), "
-            "%s/report.html, %s/points.csv\n",
-            dir, dir, res->n, dir, dir);
+    if (meta->nsets || meta->nlibs) /* ct_sweep_outputs_write wrote it */
+        fprintf(out, "wrote %s/config.json (tuned config), ", dir);
+    else
+        fprintf(out, "no config.json (nothing tuned); wrote ");
+    fprintf(out, "%s/results.json (%zu points), %s/report.html, %s/points.csv\n", dir, res->n, dir,
+            dir);
 }
 
 int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int nranks,

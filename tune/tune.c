@@ -337,6 +337,20 @@ bool ct_config_lib_env_drop(struct ct_config *c, const char *lib)
     return true;
 }
 
+bool ct_config_lib_drop(struct ct_config *c, const char *lib)
+{
+    struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
+    if (!l)
+        return false;
+    for (int i = 0; i < l->nsets; i++)
+        ct_ruleset_release(&l->sets[i]);
+    free(l->sets);
+    free(l->raw);
+    memmove(l, l + 1, (size_t)(c->libs + c->nlibs - l - 1) * sizeof *l);
+    c->nlibs--;
+    return true;
+}
+
 const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes)
 {
     for (int i = 0; i < s->nrules; i++)

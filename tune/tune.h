@@ -232,6 +232,9 @@ bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geo
  * without a gain; every set of it loses its verified mark (it was measured with them). False
  * when it had none. */
 bool ct_config_lib_env_drop(struct ct_config *c, const char *lib);
+/* Library lib's section taken out of c (its rules not kept: a sweep that timed the scheduler
+ * more than the library); false when c has none. */
+bool ct_config_lib_drop(struct ct_config *c, const char *lib);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */

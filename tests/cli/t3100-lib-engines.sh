@@ -231,6 +231,20 @@ expect 0 "sweep --lib ompi, allgather on 3 ranks (two_proc skipped)" -- $COLLTUN
 n3=$(sed -n 's/.*ompi:two_proc cannot run this point in Open MPI: MPI_ERR_UNSUPPORTED_OPERATION.* (at \([0-9]*\) sizes).*/\1/p' "$TMP/out")
 [ -n "$n3" ] && [ "$n3" -le "$(awk -F, 'NR > 1 {print $11}' "$TMP/sw3/points.csv" | sort -u | wc -l)" ] \
     && ok "... and says so, with Open MPI's words and the sizes ($n3)" || not_ok "3 ranks: $(grep refused "$TMP/out")"
+# more ranks than this host's cores time the scheduler: reported (points), not tuned (no rules)
+if [ "$(getconf _NPROCESSORS_ONLN)" -lt 3 ]; then
+    grep -q "^colltune sweep: warning: 3 ranks on a host of [0-9]* cores time the scheduler more than Open MPI: reported, not tuned" "$TMP/err" \
+        && [ ! -e "$TMP/sw3/config.json" ] && grep -q "^no config.json (nothing tuned); wrote " "$TMP/out" \
+        && grep -q "(measured, --lib ompi) allgather: 3 ranks" "$TMP/out" \
+        && [ "$(wc -l <"$TMP/sw3/points.csv")" -gt 1 ] \
+        && ok "... on fewer cores: reported (the table, points.csv), not tuned (no config.json), and says so" \
+        || not_ok "3 ranks on $(getconf _NPROCESSORS_ONLN) cores: $(cat "$TMP/err")"
+    usage_says "--env-search on more ranks than cores" "--env-search on 3 ranks over [0-9]* cores would judge the scheduler" -- \
+        $COLLTUNE sweep --lib ompi --local 3 --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192
+else
+    grep -q "scheduler" "$TMP/err" && not_ok "3 ranks on $(getconf _NPROCESSORS_ONLN) cores called oversubscribed" \
+        || ok "... on as many cores: tuned, nothing said"
+fi
 # a forced row that runs what Open MPI's own decision runs is the default row: on 2 ranks
 # Open MPI's AllGather runs two_proc at every size (the spy above), so a sweep measures
 # two_proc nowhere (it chose two_proc for 0-16 MiB from the noise between the two rows, and
