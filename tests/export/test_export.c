@@ -792,6 +792,15 @@ Test(config, launch_settings)
     cr_assert_str_eq(w, "OMPI_MCA_x");
     ct_libmod_env_winning(mp, "X", w, sizeof w);
     cr_assert_str_eq(w, "X", "no prefix of MPICH's: as it is");
+    /* a sweep on more ranks than cores keeps no section (cmd/librun.c) */
+    struct ct_config x;
+    load("tests/fixtures/export/config-ompi-2ranks.json", &x);
+    cr_assert(!ct_config_lib_drop(&x, "mpich"), "no such section");
+    cr_assert(ct_config_lib_drop(&x, "ompi"));
+    cr_assert_eq(x.nlibs, 0);
+    cr_assert_null(ct_config_lib(&x, "ompi"));
+    cr_assert(!ct_config_lib_drop(&x, "ompi"), "gone");
+    ct_config_release(&x);
     cr_assert(ct_config_lib_env_drop(&c, "ompi"));
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);
