@@ -156,7 +156,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                    "as many on each host",
                                    o->hosts)
                      : ct_lib_launch_check(o, "sweep");
-        if (se && !rc && o->local > cores) /* it would pick from the scheduler's noise */
+        if (se && !rc && cores > 0 && o->local > cores) /* it would pick from the noise */
             rc = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                              "--env-search on %d ranks over %ld cores would judge the scheduler "
                              "more than %s: search with at most %ld ranks",
@@ -221,20 +221,19 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                : rc == CT_EVERIFY ? CT_EXIT_CHECK
                                   : CT_EXIT_FAIL,
         rpn = ct_shape_rpn(&be.shape);
-    bool over = be.root && rpn > cores && ct_config_lib(&j.meta, o->lib);
-    if (over) { /* the measured choices printed, as a report; no rules written */
-        ct_config_print(stdout, &j.meta);
+    if (be.root && cores > 0 && rpn > cores && ct_config_lib(&j.meta, o->lib)) {
+        ct_cmd_warn("sweep",
+                    "%d ranks on a host of %ld cores time the scheduler more than %s: reported "
+                    "below, not tuned (no config.json written; sweep with at most %ld ranks per "
+                    "host)",
+                    rpn, cores, m->title, cores);
+        fflush(stderr);
+        ct_config_print(stdout, &j.meta); /* the measured choices, as a report */
         printf("\n");
         ct_config_lib_drop(&j.meta, o->lib);
     }
     if (be.root)
         code = ct_sweep_finish(out, &j, rc, &err, cfg->maxbytes);
-    if (over) /* reported (the tables, results.json), not tuned */
-        ct_cmd_warn("sweep",
-                    "%d ranks on a host of %ld cores time the scheduler more than %s: reported, "
-                    "not tuned (config.json has no %s rules; sweep with at most %ld ranks per "
-                    "host)",
-                    rpn, cores, m->title, m->title, cores);
     ct_sweep_job_release(&j);
     return ct_lib_close_bounded(&be, ctx, code, o->timeout_s);
 }

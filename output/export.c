@@ -213,12 +213,18 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
 {
     char line[512], name[sizeof l->env[0].name + 16];
     for (int i = 0; l && i < l->nenv; i++) {
-        /* under the name whose value wins: the sweep's ranks ran with no other name of it */
-        ct_libmod_env_winning(ct_libmod_find(l->library), l->env[i].name, name, sizeof name);
-        ct_settings_add(set, name, l->env[i].value,
+        ct_settings_add(set, l->env[i].name, l->env[i].value,
                         i ? NULL
                           : "the launch settings the rules were measured with (colltune sweep "
                             "--lib --env); they hold for every collective of a job");
+        /* and under the name whose value wins, where that is another (the sweep's ranks ran
+         * with no other name of it); a name that is no control variable of the library's
+         * (read by getenv alone) keeps its own above */
+        ct_libmod_env_winning(ct_libmod_find(l->library), l->env[i].name, name, sizeof name);
+        if (strcmp(name, l->env[i].name))
+            ct_settings_add(set, name, l->env[i].value,
+                            "the same variable under the name the library reads last, so that "
+                            "one set in a job's environment does not decide instead");
     }
     if (!l || !l->nenv)
         return;

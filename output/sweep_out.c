@@ -5,6 +5,10 @@
 #include "config.h"
 #include "report.h"
 
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
                            const struct ct_sweep_point *pts, size_t n, const char *status,
                            const char *msg, struct ct_err *err)
@@ -15,6 +19,8 @@ int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (meta->nsets || meta->nlibs)
         CT_TRY(ct_config_json_write(path, meta, err));
+    else if (unlink(path) < 0 && errno != ENOENT) /* an earlier sweep's, in a folder reused */
+        return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
     return ct_report_write(dir, meta, pts, n, err);
 }
 
@@ -27,7 +33,7 @@ void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct
     }
     if (failed)
         fprintf(errf, "colltune sweep: %s results so far (%zu points) saved in %s/\n",
-                meta->nsets ? "partial" : "no", res->n, dir);
+                meta->nsets || meta->nlibs ? "partial" : "no", res->n, dir);
     uint64_t top = 0;
     for (size_t i = 0; i < res->n; i++)
         top = res->pts[i].size > top ? res->pts[i].size : top;

@@ -317,8 +317,11 @@ Test(libmod, open_mpi_s_own_value_spaced)
     cr_expect_eq(ct_libmod_env_default(m, "OMPI_MCA_btl_no_such_limit", d, sizeof d, &err),
                  CT_EINVAL);
     cr_expect(strstr(err.msg, "ompi_info does not list OMPI_MCA_btl_no_such_limit"), "%s", err.msg);
-    if (ct_libmod_env_default(m, "OMPI_MCA_btl_vader_single_copy_mechanism", d, sizeof d, &err))
+    int rc =
+        ct_libmod_env_default(m, "OMPI_MCA_btl_vader_single_copy_mechanism", d, sizeof d, &err);
+    if (rc == CT_EINVAL)
         return; /* Open MPI 5 renamed vader */
+    cr_assert_eq(rc, 0, "%s", err.msg);
     cr_expect_eq(ct_libmod_env_around(m, "OMPI_MCA_btl_vader_single_copy_mechanism", list,
                                       sizeof list, d, sizeof d, &err),
                  CT_EINVAL, "a name (%s), not a number", d);

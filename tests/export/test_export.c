@@ -773,7 +773,7 @@ Test(config, launch_settings)
     cr_assert(!ct_libmod_env_same(om, "OMPI_MCA_x", "OMPI_MCA_y"));
     cr_assert(ct_libmod_env_same(om, "OMPI_MCA_x", "OMPI_MCA_x"));
     cr_assert(!ct_libmod_env_same(NULL, "MPICH_X", "MPIR_CVAR_X"), "no library: names only");
-    /* ... and the last one it reads, MPIR_CVAR_X, wins: the export sets that name */
+    /* ... and the last one it reads, MPIR_CVAR_X, wins: the export sets that name too */
     struct ct_config m;
     load("tests/fixtures/export/config-mpich-2ranks.json", &m);
     snprintf(m.libs[0].env[0].name, sizeof m.libs[0].env[0].name, "MPICH_ASYNC_PROGRESS");
@@ -782,7 +782,8 @@ Test(config, launch_settings)
     o.path = "/shared/mpich.json";
     cr_assert_eq(run("mpich-json", &o, &m, &out, &err), 0, "%s", err.msg);
     cr_assert(strstr(out.env.s, "export MPIR_CVAR_ASYNC_PROGRESS='1'\n"), "%s", out.env.s);
-    cr_assert_null(strstr(out.env.s, "MPICH_ASYNC_PROGRESS"), "%s", out.env.s);
+    cr_assert(strstr(out.env.s, "export MPICH_ASYNC_PROGRESS='1'\n"), "as given, too: %s",
+              out.env.s);
     ct_export_out_release(&out);
     ct_config_release(&m);
     char w[64];
@@ -793,14 +794,24 @@ Test(config, launch_settings)
     ct_libmod_env_winning(mp, "X", w, sizeof w);
     cr_assert_str_eq(w, "X", "no prefix of MPICH's: as it is");
     /* a sweep on more ranks than cores keeps no section (cmd/librun.c) */
-    struct ct_config x;
+    struct ct_config x, y;
     load("tests/fixtures/export/config-ompi-2ranks.json", &x);
+    load("tests/fixtures/export/config-mpich-2ranks.json", &y);
     cr_assert(!ct_config_lib_drop(&x, "mpich"), "no such section");
-    cr_assert(ct_config_lib_drop(&x, "ompi"));
-    cr_assert_eq(x.nlibs, 0);
+    x.libs = ct_xrealloc(x.libs, 2 * sizeof *x.libs); /* y's section moved in, after x's */
+    x.libs[x.nlibs++] = y.libs[0];
+    y.nlibs = 0;
+    int nsets = x.libs[1].nsets;
+    cr_assert(ct_config_lib_drop(&x, "ompi"), "the first of two");
+    cr_assert_eq(x.nlibs, 1);
     cr_assert_null(ct_config_lib(&x, "ompi"));
+    cr_assert_str_eq(x.libs[0].library, "mpich", "the second moved down, whole");
+    cr_assert_eq(x.libs[0].nsets, nsets);
+    cr_assert(ct_config_lib_drop(&x, "mpich"));
+    cr_assert_eq(x.nlibs, 0);
     cr_assert(!ct_config_lib_drop(&x, "ompi"), "gone");
     ct_config_release(&x);
+    ct_config_release(&y);
     cr_assert(ct_config_lib_env_drop(&c, "ompi"));
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);
