@@ -576,14 +576,17 @@ grep -q "^export OMPI_MCA_btl_vader_eager_limit='65536'\$" "$TMP/env/rules.env" 
     || not_ok "export with env: $(cat "$TMP/env/rules.env" "$TMP/err")"
 ( . "$TMP/env/rules.env" && $RUN "$TMP/colls" allreduce:std 32768 ) >"$TMP/ran" 2>"$TMP/err" \
     && ok "a job that sources it starts, runs and ends" || not_ok "job with env: $(head -3 "$TMP/err")"
-# the setting reaches the ranks: 8 KiB by the library's defaults with the export sourced
-# (3x faster with the larger limit here, README) against without, 200 calls a launch
-t8() { awk '$1 == 8192 { print $7 }' "$1"; }
-( . "$TMP/env/rules.env" && $X --lib ompi --local 2 --sizes 8192 -n 200 --keep-rules ) >"$TMP/with" 2>&1
-$X --lib ompi --local 2 --sizes 8192 -n 200 >"$TMP/without" 2>&1
-awk -v a="$(t8 "$TMP/with")" -v b="$(t8 "$TMP/without")" 'BEGIN { exit !(a > 0 && b > 0 && a < 0.8 * b) }' \
-    && ok "a job with the export's setting: 8 KiB in $(t8 "$TMP/with") us, $(t8 "$TMP/without") without" \
-    || not_ok "setting reached: $(t8 "$TMP/with") against $(t8 "$TMP/without") us"
+# the setting reaches the ranks, and Open MPI reads it: each rank of a job that sources the
+# export has it, and Open MPI's own parameter system gives its value from the environment
+# (a timed check here, 8 KiB faster with the larger limit, failed on this VM's fast and
+# slow states: timings belong to the benchmarks)
+( . "$TMP/env/rules.env" && $RUN sh -c 'echo "limit $OMPI_MCA_btl_vader_eager_limit"' ) >"$TMP/with" 2>&1
+( . "$TMP/env/rules.env" && ompi_info --parsable --level 9 --param btl vader ) >"$TMP/oi" 2>&1
+[ "$(grep -c '^limit 65536$' "$TMP/with")" -eq 2 ] \
+    && grep -q "^mca:btl:vader:param:btl_vader_eager_limit:value:65536\$" "$TMP/oi" \
+    && grep -q "^mca:btl:vader:param:btl_vader_eager_limit:source:environment\$" "$TMP/oi" \
+    && ok "a job with the export's setting: both ranks have it, Open MPI reads it from the environment" \
+    || not_ok "setting reached: $(cat "$TMP/with") $(grep eager_limit: "$TMP/oi")"
 $COLLTUNE sweep --verify "$TMP/env/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 grep -q "^the launch settings CONFIG's rules were measured with, first alone" "$TMP/out" \
     && [ "$(awk '$2 " " $3 == "launch settings" && $7 ~ /^[0-9.]+$/ { n++ } END { print n + 0 }' "$TMP/out")" -ge 3 ] \
