@@ -202,7 +202,12 @@ static bool listed(const char *list, const char *name, bool prefix)
     return matched(list, name, prefix) > 0;
 }
 
-int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
+/* Unsets every variable of this process's environment that pick(m, name, value, arg)
+ * chooses, named in left (", "-separated, cut to len; "" when none). Returns how many. */
+typedef bool (*env_pick_fn)(const struct ct_libmod *m, const char *name, const char *value,
+                            const char *arg);
+static int env_unset(const struct ct_libmod *m, env_pick_fn pick, const char *arg, char *left,
+                     size_t len)
 {
     extern char **environ;
     char *gone[64];
@@ -211,10 +216,7 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
     for (char **e = environ; *e && n < 64; e++) {
         char name[256];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-        const char *val = *e + strlen(name) + 1;
-        /* the setting that keeps the library on its defaults (verify's side B) stays */
-        bool own = m->own_name && !strcmp(name, m->own_name) && !strcmp(val, m->own_value);
-        if (!own && listed(m->rules_env, name, false))
+        if (pick(m, name, *e + strlen(name) + 1, arg))
             gone[n++] = ct_xstrdup(name);
     }
     if (len)
@@ -225,6 +227,30 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
             off += (size_t)snprintf(left + off, len - off, "%s%s", i ? ", " : "", gone[i]);
         free(gone[i]);
     }
+    return n;
+}
+
+/* A rules or forcing variable, but the setting that keeps the library on its defaults
+ * (verify's side B) */
+static bool rules_var(const struct ct_libmod *m, const char *name, const char *value,
+                      const char *arg)
+{
+    (void)arg;
+    bool own = m->own_name && !strcmp(name, m->own_name) && !strcmp(value, m->own_value);
+    return !own && listed(m->rules_env, name, false);
+}
+
+/* arg under any of the library's prefixes (a name with none of them is not its variable) */
+static bool same_var(const struct ct_libmod *m, const char *name, const char *value,
+                     const char *arg)
+{
+    (void)value;
+    return listed(m->env_prefix, name, true) && ct_libmod_env_same(m, name, arg);
+}
+
+int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
+{
+    int n = env_unset(m, rules_var, NULL, left, len);
     char *set = ct_xstrdup(m->rules_off ? m->rules_off : "");
     for (char *s = NULL, *t = strtok_r(set, " ", &s); t; t = strtok_r(NULL, " ", &s)) {
         char *eq = strchr(t, '=');
@@ -307,19 +333,8 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
 
 void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value)
 {
-    extern char **environ;
-    char *gone[16]; /* one variable: at most one name per prefix (MPICH's three) */
-    int n = 0;
-    for (char **e = environ; m && *e && n < 16; e++) {
-        char v[256];
-        snprintf(v, sizeof v, "%.*s", (int)strcspn(*e, "="), *e);
-        if (listed(m->env_prefix, v, true) && ct_libmod_env_same(m, v, name))
-            gone[n++] = ct_xstrdup(v);
-    }
-    for (int i = 0; i < n; i++) { /* after the scan: unsetenv moves environ's entries */
-        unsetenv(gone[i]);
-        free(gone[i]);
-    }
+    if (m)
+        env_unset(m, same_var, name, NULL, 0);
     value ? setenv(name, value, 1) : unsetenv(name);
 }
 

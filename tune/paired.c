@@ -127,18 +127,17 @@ static int gain_rounds(const struct ct_paired *p, int g, double *x, int n)
     return n;
 }
 
-int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
-{
-    double x[CT_PAIRED_MAX];
-    return ratio_of_logs(x, gain_rounds(p, g, x, 0), q);
-}
-
 int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
                         struct ct_ratio *q)
 {
     double x[2 * CT_PAIRED_MAX];
-    int n = gain_rounds(p, g, x, 0), both = again ? gain_rounds(again, g, x, n) : n;
-    return ratio_of_logs(x, both > n ? both : 0, q) ? both : 0;
+    int n = gain_rounds(p, g, x, 0);
+    return ratio_of_logs(x, again ? gain_rounds(again, g, x, n) : n, q);
+}
+
+int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
+{
+    return ct_paired_gain_both(p, NULL, g, q);
 }
 
 bool ct_paired_gains(const struct ct_ratio *q)
@@ -301,8 +300,6 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_paired *again,
             }
         if (checked) {
             rounds[r] = ct_paired_gain_both(p, again, r, &gain[r]);
-            if (!rounds[r]) /* not measured again */
-                rounds[r] = ct_paired_gain(p, r, &gain[r]);
             nogain[r] = !ct_paired_gains(&gain[r]);
         }
     }

@@ -139,8 +139,8 @@ struct ct_paired_sum {
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum);
 /* Group g's ratio as ct_paired_gain gives it, over the rounds of p and of again (a second
- * measure whose groups are p's, ct_paired_again's r->q; NULL: none): the rounds used, 0 (q
- * zeroed) when again has none of g's. */
+ * measure whose groups are p's, ct_paired_again's r->q; NULL, or none of g's sizes in it:
+ * p's rounds alone, as ct_paired_gain). */
 int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
                         struct ct_ratio *q);
 /* The verdict per rule of s the file changes, from the measure p (groups: the rules' indices)

@@ -214,12 +214,19 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
 }
 
 /* ct_paired_again: size 2 reads A 1.5x slower in the first measure's launches only (the
- * state of those launches), size 3 twice as slow in every launch; size 1 is their control. */
+ * state of those launches: the first 16), size 3 size3 times B's in every launch; size 1 is
+ * their control. */
+struct again {
+    int calls;
+    double size3;
+};
+
 static int again_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
 {
-    int *calls = ctx, c = (*calls)++;
+    struct again *a = ctx;
+    int c = a->calls++;
     for (int i = 0; i < n; i++)
-        t[i] = (double)sz[i] * (!with ? 1 : sz[i] == 3 ? 2 : sz[i] == 2 && c < 16 ? 1.5 : 1);
+        t[i] = (double)sz[i] * (!with ? 1 : sz[i] == 3 ? a->size3 : sz[i] == 2 && c < 16 ? 1.5 : 1);
     return 0;
 }
 
@@ -227,18 +234,17 @@ Test(stats, paired_again_counts_a_slower_size_only_when_slower_again)
 {
     uint64_t sz[] = {1, 2, 3};
     bool control[] = {true, false, false}, cleared[3];
-    int calls = 0;
+    struct again a = {0, 2}; /* size 3 twice as slow */
     struct ct_paired p;
     struct ct_paired_row w[3];
     struct ct_paired_sum t;
     struct ct_paired_redo r;
-    cr_assert_eq(ct_paired_measure(sz, 3, control, NULL, 0, again_launch, &calls, &p), 0);
-    cr_assert_eq(calls, 2 * CT_PAIRED_MAX, "slower sizes take every pair: %d launches", calls);
+    cr_assert_eq(ct_paired_measure(sz, 3, control, NULL, 0, again_launch, &a, &p), 0);
+    cr_assert_eq(a.calls, 2 * CT_PAIRED_MAX, "slower sizes take every pair: %d launches", a.calls);
     ct_paired_judge(&p, control, 3, w, &t);
     cr_assert(!w[0].slower && w[1].slower && w[2].slower, "first: %d %d %d", w[0].slower,
               w[1].slower, w[2].slower);
-    cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &calls, &r, cleared),
-                 0);
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &a, &r, cleared), 0);
     cr_assert_eq(r.n, 3, "the two slower sizes and their control: %d", r.n);
     cr_assert(r.map[0] == 0 && r.map[1] == 1 && r.map[2] == 2);
     cr_assert(!r.rows[1].slower && r.rows[2].slower, "again: %d %d", r.rows[1].slower,
@@ -247,51 +253,40 @@ Test(stats, paired_again_counts_a_slower_size_only_when_slower_again)
               cleared[2]);
     ct_paired_redo_release(&r);
     w[1].slower = w[2].slower = false; /* none slower: nothing measured again */
-    int before = calls;
-    cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &calls, &r, cleared),
-                 0);
-    cr_assert(r.n == 0 && calls == before && !cleared[1] && !cleared[2]);
+    int before = a.calls;
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &a, &r, cleared), 0);
+    cr_assert(r.n == 0 && a.calls == before && !cleared[1] && !cleared[2]);
     ct_paired_redo_release(&r);
     ct_paired_release(&p);
 }
 
 /* A rule (sizes 2 and 3) whose size 2 read slower only in the first measure's launches
- * (again_gain_launch: 1.5x there, 1.0 after; size 3 0.8x in every launch): measured again
- * with its rule's other size, and the rule's gain is over both measures' rounds, not over the
+ * (again_launch: 1.5x there, 1.0 after; size 3 0.8x in every launch): measured again with
+ * its rule's other size, and the rule's gain is over both measures' rounds, not over the
  * readings the second measure discounted alone. */
-static int again_gain_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
-{
-    int *calls = ctx, c = (*calls)++;
-    for (int i = 0; i < n; i++)
-        t[i] = (double)sz[i] * (!with ? 1 : sz[i] == 3 ? 0.8 : sz[i] == 2 && c < 16 ? 1.5 : 1);
-    return 0;
-}
-
 Test(stats, a_rule_measured_again_is_judged_on_both_measures)
 {
     uint64_t sz[] = {1, 2, 3};
     bool control[] = {true, false, false}, cleared[3];
-    int group[] = {-1, 0, 0}, calls = 0;
+    int group[] = {-1, 0, 0};
+    struct again a = {0, 0.8}; /* size 3 faster */
     struct ct_paired p;
     struct ct_paired_row w[3];
     struct ct_paired_sum t;
     struct ct_paired_redo r;
-    cr_assert_eq(ct_paired_measure(sz, 3, control, group, 0, again_gain_launch, &calls, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 3, control, group, 0, again_launch, &a, &p), 0);
     ct_paired_judge(&p, control, 3, w, &t);
     cr_assert(w[1].slower && !w[2].slower);
-    cr_assert_eq(
-        ct_paired_again(&p, sz, control, w, false, 0, again_gain_launch, &calls, &r, cleared), 0);
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, false, 0, again_launch, &a, &r, cleared), 0);
     cr_assert_eq(r.n, 2, "without groups: the slower size and its control, %d", r.n);
     ct_paired_redo_release(&r);
-    calls = 0; /* as the first measure's launches: slower again */
-    cr_assert_eq(
-        ct_paired_again(&p, sz, control, w, true, 0, again_gain_launch, &calls, &r, cleared), 0);
+    a.calls = 0; /* as the first measure's launches: slower again */
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &a, &r, cleared), 0);
     cr_assert(r.measured && r.n == 3, "with its rule's size 3: %d", r.n);
     cr_assert(!cleared[1], "slower again");
     ct_paired_redo_release(&r);
-    calls = 16; /* fresh launches in their usual state */
-    cr_assert_eq(
-        ct_paired_again(&p, sz, control, w, true, 0, again_gain_launch, &calls, &r, cleared), 0);
+    a.calls = 16; /* fresh launches in their usual state */
+    cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &a, &r, cleared), 0);
     cr_assert(r.n == 3 && cleared[1]);
     struct ct_rule u[2] = {{.id = 5}, {.id = 0}};
     struct ct_ruleset set = {.rules = u, .nrules = 2};
