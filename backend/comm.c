@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
 
 static int open_one(struct ct_comm *c, const char *name, const unsigned char *peers,
                     const struct ct_comm_cfg *cfg, struct ct_err *err)
@@ -49,7 +50,7 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     /* auto: spin while every local rank can have a core, else spin briefly and block */
     c->wait = cfg->tp.wait;
     if (c->wait == CT_WAIT_AUTO) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        long cores = ct_cpus_host();
         c->wait = boot->local_size > cores ? CT_WAIT_BLOCK : CT_WAIT_SPIN;
     }
     c->tp_of = ct_xcalloc((size_t)c->size, sizeof *c->tp_of);

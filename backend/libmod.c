@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/cpus.h"
 #include "../lib/file.h"
 
 static const struct ct_libmod libs[] = {
@@ -164,10 +165,12 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     }
     if (!strcmp(m->name, "ompi") && geteuid() == 0)
         push(&v, &k, "--allow-run-as-root");
-    char marker[2][128];
+    char marker[3][128]; /* the launching process's cores, for ranks on its host */
     snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
     snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
-    for (int i = 0; i < 2; i++) {
+    snprintf(marker[2], sizeof marker[2], "%s=%d", CT_LIBMOD_CORES_ENV,
+             hosts ? 0 : ct_cpus_usable());
+    for (int i = 0; i < 3; i++) {
         if (m->setenv) {
             push(&v, &k, m->setenv);
             push(&v, &k, marker[i]);
@@ -274,6 +277,15 @@ bool ct_libmod_in_rank(void)
 {
     return getenv(CT_LIBMOD_ENV) || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") ||
            getenv("PMIX_RANK");
+}
+
+int ct_libmod_cores(void)
+{
+    if (!ct_libmod_in_rank())
+        return ct_cpus_usable();
+    const char *t = getenv(CT_LIBMOD_CORES_ENV);
+    int host = ct_cpus_host(), told = t ? atoi(t) : 0;
+    return told > 0 && told < host ? told : host;
 }
 
 int ct_libmod_rank(void)

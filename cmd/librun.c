@@ -140,8 +140,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
-    long cores =
-        sysconf(_SC_NPROCESSORS_ONLN); /* this host's: ranks beyond it time the scheduler */
+    long cores = ct_libmod_cores(); /* ranks beyond them time the scheduler */
     if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
     const struct ct_libmod *m = ct_libmod_find(o->lib);
@@ -158,9 +157,10 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                      : ct_lib_launch_check(o, "sweep");
         if (se && !rc && cores > 0 && o->local > cores) /* it would pick from the noise */
             rc = ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                             "--env-search on %d ranks over %ld cores would judge the scheduler "
-                             "more than %s: search with at most %ld ranks",
-                             o->local, cores, m->title, cores);
+                             "--env-search on %d ranks over %ld core%s would judge the scheduler "
+                             "more than %s: search with at most %ld rank%s",
+                             o->local, cores, cores > 1 ? "s" : "", m->title, cores,
+                             cores > 1 ? "s" : "");
         if (se && !rc && !(rc = ct_libsearch(o, cfg, pick, sizeof pick)))
             ct_libmod_env_put(m, se, *pick ? pick : NULL); /* the ranks read it (below) */
         rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
@@ -222,11 +222,11 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                   : CT_EXIT_FAIL,
         rpn = ct_shape_rpn(&be.shape);
     if (be.root && cores > 0 && rpn > cores && ct_config_lib(&j.meta, o->lib)) {
-        ct_cmd_warn("sweep",
-                    "%d ranks on a host of %ld cores time the scheduler more than %s: reported "
-                    "below, not tuned (no config.json written; sweep with at most %ld ranks per "
-                    "host)",
-                    rpn, cores, m->title, cores);
+        ct_cmd_warn(
+            "sweep",
+            "%d ranks on a host of %ld usable core%s time the scheduler more than %s: reported "
+            "below, not tuned (no config.json written; sweep with at most %ld rank%s per host)",
+            rpn, cores, cores > 1 ? "s" : "", m->title, cores, cores > 1 ? "s" : "");
         fflush(stderr);
         ct_config_print(stdout, &j.meta); /* the measured choices, as a report */
         printf("\n");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
 #include "../model/model.h"
 #include "../output/config.h"
 #include "../output/sweep_out.h"
@@ -123,7 +124,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, NULL, cfg);
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long ncpu = ct_cpus_usable();
     bool own = !x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT") && !by_model(x);
     int local = own ? (ncpu < 2 ? 2 : ncpu > 1024 ? 1024 : (int)ncpu) : x->o.local;
     if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */

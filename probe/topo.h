@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../lib/cpus.h" /* ct_cpulist_count */
 #include "../lib/err.h"
 
 /* ==== The model ============================================================================ */
@@ -243,8 +244,6 @@ double ct_pcie_gbs(double gts, int width);
 /* Linux cpumask "000000ff,ffff0000,00ffffff" -> cpulist "0-23,48-71" (caller frees). NULL on
  * garbage. */
 char *ct_cpumask_to_list(const char *mask);
-/* Number of CPUs in a cpulist ("0-3,8" -> 5); -1 on garbage. */
-int ct_cpulist_count(const char *list);
 const char *ct_nic_kind_name(enum ct_nic_kind k); /* "IB", "RoCE", "EFA", "Eth", "?" */
 
 /* ==== Discovery (live) and import (files) ================================================= */

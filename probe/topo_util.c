@@ -275,51 +275,6 @@ char *ct_cpumask_to_list(const char *mask)
     return list;
 }
 
-/* Walk a cpulist calling fn per cpu; -1 on garbage. */
-static int cpulist_walk(const char *list, void (*fn)(void *, long), void *arg)
-{
-    const char *p = list;
-    while (isspace((unsigned char)*p))
-        p++;
-    while (*p) {
-        char *end;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p || a < 0 || a > 1 << 20)
-            return -1;
-        p = end;
-        if (*p == '-') {
-            b = strtol(p + 1, &end, 10);
-            if (end == p + 1 || b < a || b > 1 << 20)
-                return -1;
-            p = end;
-        }
-        for (long c = a; c <= b; c++)
-            if (fn)
-                fn(arg, c);
-        if (*p == ',')
-            p++;
-        else if (*p && !isspace((unsigned char)*p))
-            return -1;
-        while (isspace((unsigned char)*p))
-            p++;
-    }
-    return 0;
-}
-
-static void count_one(void *arg, long c)
-{
-    (void)c;
-    (*(int *)arg)++;
-}
-
-int ct_cpulist_count(const char *list)
-{
-    int n = 0;
-    if (!list || cpulist_walk(list, count_one, &n) < 0)
-        return -1;
-    return n;
-}
-
 char *ct_cpus_from_words(const char *s)
 {
     unsigned char *bit = ct_xcalloc(1 << 16, 1);

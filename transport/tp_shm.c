@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/memnt.h"
 #include "boot.h"
@@ -1314,15 +1315,6 @@ static void shm_close(struct ct_tp *tp)
     free(t);
 }
 
-static int online_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 /* Which ranks this endpoint serves; they must share this host. */
 static int plan_peers(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_err *err)
 {
@@ -1499,7 +1491,7 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     t->nonce = ((uint64_t)getpid() << 24) ^ (uint64_t)ct_now_ns() ^ (uintptr_t)t;
     enum ct_wait_mode w = cfg ? cfg->wait : CT_WAIT_AUTO;
     if (w == CT_WAIT_AUTO)
-        w = boot->local_size <= online_cpus() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
+        w = boot->local_size <= ct_cpus_host() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
     t->mode = w;
     const char *ur = getenv("COLLTUNE_SHM_UNREGISTERED");
     t->unregistered = ur && *ur && strcmp(ur, "0");

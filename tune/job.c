@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/cpus.h"
 #include "config.h"
 
 /* The largest size `sweep --verify` measures coll at (ct_sweep_check_count of every rule of
@@ -59,7 +60,7 @@ static void reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be
 int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err)
 {
     char tp[96];
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = ct_cpus_host();
     int local = (*comm)->local_size > 0 ? (*comm)->local_size : 1;
     j->cfg.tcp = strstr(ct_comm_tp_names(*comm, tp, sizeof tp), "tcp") != NULL;
     j->cfg.max_threads = (int)(cores / local);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
 #include "../lib/parse.h"
 #include "../lib/sock.h"
 #include "../monitor/monitor.h"
@@ -430,7 +431,7 @@ static int calibrate_copy(struct run *R, void *sb, void *rb, struct ct_err *err)
         rc = ct_boot_allgather(R->boot, &mine, sizeof mine, all, err);
     }
     /* more ranks than CPUs: a rank has the CPU for cpus/ranks of the time */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = ct_cpus_host();
     double share = cpus > 0 && cpus < R->boot->local_size ? (double)cpus / R->boot->local_size
                                                           : 1.0;
     double eff = ct_val_efficiency("shm", BASE_EFF(R));

@@ -19,6 +19,7 @@
 
 #include "backend/libmod.h"
 #include "lib/clock.h"
+#include "lib/cpus.h"
 #include "lib/file.h"
 #include "lib/sock.h"
 
@@ -29,12 +30,12 @@ static bool on_path(const char *prog)
     return system(cmd) == 0;
 }
 
-/* Starts 2 ranks of `grep Cpus_allowed_list: /proc/self/status` with m's launch line; the
- * ranks' CPU lists in cpus[0..1] (the lines' order). Returns how many lines were read. */
-static int rank_cpus(const struct ct_libmod *m, bool unbound, bool *flag, char cpus[2][64])
+/* Starts 2 ranks of prog args with m's launch line; what each line's fmt reads in
+ * out[0..1] (the lines' order). Returns how many lines were read. */
+static int rank_out(const struct ct_libmod *m, bool unbound, bool *flag, const char *prog,
+                    char **args, const char *fmt, char out[2][64])
 {
-    char *args[] = {"Cpus_allowed_list:", "/proc/self/status"};
-    char **v = ct_libmod_argv(m, 2, NULL, unbound, NULL, "/bin/grep", 2, args);
+    char **v = ct_libmod_argv(m, 2, NULL, unbound, NULL, prog, 2, args);
     *flag = false;
     for (int i = 0; v[i]; i++)
         *flag |= !strcmp(v[i], "--bind-to") || !strcmp(v[i], "-bind-to");
@@ -53,7 +54,7 @@ static int rank_cpus(const struct ct_libmod *m, bool unbound, bool *flag, char c
     char line[256];
     int n = 0;
     while (fgets(line, sizeof line, f))
-        if (n < 2 && sscanf(line, "Cpus_allowed_list: %63s", cpus[n]) == 1)
+        if (n < 2 && sscanf(line, fmt, out[n]) == 1)
             n++;
     fclose(f);
     int st;
@@ -61,6 +62,13 @@ static int rank_cpus(const struct ct_libmod *m, bool unbound, bool *flag, char c
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s exited %d", m->launcher,
               WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return n;
+}
+
+/* The ranks' CPU lists (`grep Cpus_allowed_list: /proc/self/status`) in cpus[0..1]. */
+static int rank_cpus(const struct ct_libmod *m, bool unbound, bool *flag, char cpus[2][64])
+{
+    char *args[] = {"Cpus_allowed_list:", "/proc/self/status"};
+    return rank_out(m, unbound, flag, "/bin/grep", args, "Cpus_allowed_list: %63s", cpus);
 }
 
 /* This process's CPU list as /proc writes it ("0-1"). */
@@ -117,6 +125,38 @@ Test(libmod, hydra_ranks_unbound_as_its_jobs_are)
         cr_expect(!flag, "hydra binds none by default: no flag");
         cr_expect_str_eq(cpus[0], all);
         cr_expect_str_eq(cpus[1], all);
+    }
+}
+
+/* A rank that its launcher binds to one CPU counts its host's cores, or fewer when the process
+ * that launched it may use fewer (taskset): it is told them. */
+Test(libmod, ranks_count_the_cores_their_launching_process_may_use)
+{
+    unsetenv(CT_LIBMOD_ENV);
+    unsetenv(CT_LIBMOD_CORES_ENV);
+    cr_assert(!ct_libmod_in_rank(), "run outside a launcher");
+    cr_expect_eq(ct_libmod_cores(), ct_cpus_usable(), "the launching process: its own");
+    setenv(CT_LIBMOD_ENV, "ompi", 1);
+    cr_expect_eq(ct_libmod_cores(), ct_cpus_host(), "a rank not told: its host's");
+    setenv(CT_LIBMOD_CORES_ENV, "1", 1);
+    cr_expect_eq(ct_libmod_cores(), 1, "told fewer");
+    setenv(CT_LIBMOD_CORES_ENV, "1000000", 1);
+    cr_expect_eq(ct_libmod_cores(), ct_cpus_host(), "told more than its host has");
+    setenv(CT_LIBMOD_CORES_ENV, "0", 1); /* a launch across hosts tells none */
+    cr_expect_eq(ct_libmod_cores(), ct_cpus_host());
+    unsetenv(CT_LIBMOD_ENV);
+    unsetenv(CT_LIBMOD_CORES_ENV);
+    char want[64], got[2][64];
+    snprintf(want, sizeof want, "%d", ct_cpus_usable());
+    for (int l = 0; l < 2; l++) {
+        const struct ct_libmod *m = ct_libmod_find(l ? "mpich" : "ompi");
+        if (!on_path(m->launcher))
+            continue;
+        char *args[] = {"-c", "echo cores=$" CT_LIBMOD_CORES_ENV};
+        bool flag;
+        cr_assert_eq(rank_out(m, false, &flag, "/bin/sh", args, "cores=%63s", got), 2);
+        cr_expect(!strcmp(got[0], want) && !strcmp(got[1], want),
+                  "%s's ranks told %s and %s, not %s", m->title, got[0], got[1], want);
     }
 }
 

@@ -233,8 +233,8 @@ n3=$(sed -n 's/.*ompi:two_proc cannot run this point in Open MPI: MPI_ERR_UNSUPP
 [ -n "$n3" ] && [ "$n3" -le "$(awk -F, 'NR > 1 {print $11}' "$TMP/sw3/points.csv" | sort -u | wc -l)" ] \
     && ok "... and says so, with Open MPI's words and the sizes ($n3)" || not_ok "3 ranks: $(grep refused "$TMP/out")"
 # more ranks than this host's cores time the scheduler: reported (points), not tuned (no rules)
-if [ "$(getconf _NPROCESSORS_ONLN)" -lt 3 ]; then
-    grep -q "^colltune sweep: warning: 3 ranks on a host of [0-9]* cores time the scheduler more than Open MPI: reported below, not tuned (no config.json written" "$TMP/err" \
+if [ "$(nproc)" -lt 3 ]; then
+    grep -q "^colltune sweep: warning: 3 ranks on a host of [0-9]* usable cores\{0,1\} time the scheduler more than Open MPI: reported below, not tuned (no config.json written" "$TMP/err" \
         && [ ! -e "$TMP/sw3/config.json" ] && grep -q "^no config.json (nothing tuned); wrote " "$TMP/out" \
         && grep -q "(measured, --lib ompi) allgather: 3 ranks" "$TMP/out" \
         && [ "$(wc -l <"$TMP/sw3/points.csv")" -gt 1 ] \
@@ -247,6 +247,14 @@ fi
 over=$(( $(getconf _NPROCESSORS_ONLN) + 1 ))
 usage_says "--env-search on more ranks than cores" "--env-search on $over ranks over [0-9]* cores would judge the scheduler" -- \
     $COLLTUNE sweep --lib ompi --local $over --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192
+# the cores are those colltune may use (taskset, a cpuset, a quota), not the host's online ones;
+# the ranks, which Open MPI binds to a core each, are told them
+usage_says "--env-search on 2 ranks under taskset -c 0" "--env-search on 2 ranks over 1 core would judge the scheduler" -- \
+    taskset -c 0 $COLLTUNE sweep --lib ompi --local 2 --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192
+taskset -c 0 $COLLTUNE sweep --lib ompi --local 2 --coll allgather -b 12 -e 3K -f 16 --budget 6 --out "$TMP/sw1c" >"$TMP/out" 2>"$TMP/err"
+grep -q "^colltune sweep: warning: 2 ranks on a host of 1 usable core time the scheduler" "$TMP/err" \
+    && [ ! -e "$TMP/sw1c/config.json" ] && [ -e "$TMP/sw1c/points.csv" ] \
+    && ok "2 ranks under taskset -c 0: reported, not tuned" || not_ok "taskset -c 0: $(cat "$TMP/err")"
 # a forced row that runs what Open MPI's own decision runs is the default row: on 2 ranks
 # Open MPI's AllGather runs two_proc at every size (the spy above), so a sweep measures
 # two_proc nowhere (it chose two_proc for 0-16 MiB from the noise between the two rows, and

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* How many CPUs a job, and this process, may use on this host. */
+#ifndef CT_CPUS_H
+#define CT_CPUS_H
+
+/* The CPUs of this host a job may use at once: its cgroup's cpuset (Slurm's allocation on
+ * the node, a container's --cpuset-cpus; not a launcher's binding of one rank), fewer when
+ * the cgroup's CPU quota gives less time (cgroup v2 cpu.max, v1 cpu.cfs_quota_us: docker
+ * --cpus), rounded up; the online CPUs where no cpuset is readable; at least 1. Ranks beyond
+ * it share CPUs and time the scheduler. For a rank, which its launcher may have bound. */
+int ct_cpus_host(void);
+
+/* The CPUs this process may run on at once: its affinity mask (taskset, a launcher's
+ * binding, the cpuset), capped by the cgroup's quota as above; at least 1. For the process
+ * that starts the ranks. */
+int ct_cpus_usable(void);
+
+/* The cgroup limits of a process whose /proc/self/cgroup reads self_cgroup, with the cgroup
+ * file systems mounted under root ("/sys/fs/cgroup"), the tightest from its cgroup up: the
+ * quota's ceil(quota / period) (0: no quota) and the cpuset's CPU count (0: none readable). */
+int ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset);
+
+/* Number of CPUs in a cpulist ("0-3,8" -> 5); -1 on garbage. */
+int ct_cpulist_count(const char *list);
+
+#endif
