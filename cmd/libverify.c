@@ -61,13 +61,15 @@ static int say_tried(const struct ct_libmod *m, const struct ct_ruleset *s)
     int n = 0;
     for (int k = 0; k < s->nrules; k++) {
         const struct ct_rule *r = &s->rules[k];
-        char lo[32], hi[32] = "inf";
+        char lo[32], hi[32] = "inf", seg[48] = "", b[32];
         if (!r->tried)
             continue;
         if (r->max_bytes != CT_BYTES_INF)
             ct_bytes_str(r->max_bytes - 1, hi, sizeof hi);
-        printf("try %s on %d ranks: %s (id %d) at %s..%s, tied with %s's choice in the sweep\n",
-               ct_coll_name(s->coll), s->nranks, r->algo, r->id,
+        if (r->params.v[CT_P_CHUNK]) /* the segment size it ran at in the sweep */
+            snprintf(seg, sizeof seg, ", segsize %s", ct_bytes_str(r->params.v[CT_P_CHUNK], b, 32));
+        printf("try %s on %d ranks: %s (id %d%s) at %s..%s, tied with %s's choice in the sweep\n",
+               ct_coll_name(s->coll), s->nranks, r->algo, r->id, seg,
                ct_bytes_str(r->min_bytes, lo, sizeof lo), hi, m->title);
         n++;
     }

@@ -169,8 +169,11 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
             for (int k = 0; k < r->nties; k++) {
                 json_t *y = json_object();
                 json_object_set_new(y, "algo", json_string(r->ties[k].algo));
-                if (lib)
+                if (lib) { /* its segment size where the sweep found the tie (0: the library's) */
                     json_object_set_new(y, "id", json_integer(r->ties[k].id));
+                    json_object_set_new(y, "segsize",
+                                        json_integer((json_int_t)r->ties[k].params.v[CT_P_CHUNK]));
+                }
                 json_object_set_new(y, "min_bytes", json_integer((json_int_t)r->ties[k].min_bytes));
                 json_object_set_new(y, "max_bytes", u64_or_null(r->ties[k].max_bytes));
                 if (r->ties[k].ratio > 0)
@@ -806,7 +809,8 @@ static int read_ties(json_t *r, const char *at, bool lib, struct ct_rule *x, str
     for (size_t i = 0; i < json_array_size(t); i++) {
         json_t *v = json_array_get(t, i), *a = json_object_get(v, "algo"),
                *lo = json_object_get(v, "min_bytes"), *hi = json_object_get(v, "max_bytes"),
-               *id = json_object_get(v, "id"), *q = json_object_get(v, "ratio");
+               *id = json_object_get(v, "id"), *q = json_object_get(v, "ratio"),
+               *seg = json_object_get(v, "segsize");
         struct ct_tie_span *y = &x->ties[x->nties];
         if (!json_is_object(v) || !json_is_string(a) ||
             !(lib ? *json_string_value(a) && json_is_integer(id) && json_integer_value(id) > 0 &&
@@ -814,11 +818,16 @@ static int read_ties(json_t *r, const char *at, bool lib, struct ct_rule *x, str
                   : ct_algo_find(json_string_value(a)) != NULL) ||
             !json_is_integer(lo) || json_integer_value(lo) < 0 ||
             !(json_is_null(hi) || (json_is_integer(hi) && json_integer_value(hi) > 0)) ||
-            (q && !(json_is_number(q) && json_number_value(q) > 0 && json_number_value(q) < 1e6)))
+            (q && !(json_is_number(q) && json_number_value(q) > 0 && json_number_value(q) < 1e6)) ||
+            (seg && !(lib && json_is_integer(seg) && json_integer_value(seg) >= 0 &&
+                      json_integer_value(seg) <= 1 << 30)))
             return bad(err, at, "ties",
                        "entry %zu is not {\"algo\": ALGORITHM,%s \"min_bytes\": N, "
-                       "\"max_bytes\": N or null, \"ratio\": R > 0 (optional)}",
-                       i, lib ? " \"id\": N > 0," : "");
+                       "\"max_bytes\": N or null, \"ratio\": R > 0 (optional)%s}",
+                       i, lib ? " \"id\": N > 0," : "",
+                       lib ? ", \"segsize\": N >= 0 (optional)" : "");
+        memset(&y->params, 0, sizeof y->params);
+        y->params.v[CT_P_CHUNK] = seg ? (uint64_t)json_integer_value(seg) : 0;
         y->id = lib ? (int)json_integer_value(id) : 0;
         y->ratio = q ? json_number_value(q) : 0;
         snprintf(y->algo, sizeof y->algo, "%s", json_string_value(a));

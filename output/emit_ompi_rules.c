@@ -70,7 +70,8 @@ static void coll_head(struct ct_text *t, const struct ct_ruleset *s, const char 
 }
 
 /* A measured ruleset (Open MPI's own ids): sizes converted to Open MPI's unit; ranges where
- * Open MPI's default measured best keep alg 0. Returns the rules that change something. */
+ * Open MPI's default measured best, or verify set a row back, keep alg 0, neighbours of them
+ * one rule. Returns the rules that change something. */
 static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
 {
     struct ct_text *t = &out->body;
@@ -81,7 +82,8 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
     const struct ct_rule **r = ct_xcalloc((size_t)s->nrules, sizeof *r);
     for (int i = 0; i < s->nrules; i++)
         if (ct_algomap_range(m, s->nranks, s->rules[i].min_bytes, s->rules[i].max_bytes, &lo[n],
-                             &hi))
+                             &hi) &&
+            !(n > 0 && s->rules[i].id == 0 && r[n - 1]->id == 0))
             r[n++] = &s->rules[i];
     coll_head(t, s, "measured", n, m);
     for (int i = 0; i < n; i++) {
@@ -89,8 +91,8 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
         snprintf(line, sizeof line, "%llu %d 0 %llu", (unsigned long long)lo[i], r[i]->id,
                  (unsigned long long)r[i]->params.v[CT_P_CHUNK]);
         if (r[i]->id == 0)
-            ct_text_printf(t, "%-28s # %s: Open MPI's own decision measured best; kept\n", line,
-                           rg);
+            ct_text_printf(t, "%-28s # %s: Open MPI's own decision, no row measured faster; kept\n",
+                           line, rg);
         else
             ct_text_printf(t, "%-28s # %s: %s, %.2fx vs %s, confidence %.2f%s\n", line, rg,
                            r[i]->algo, r[i]->gain, r[i]->runner_up[0] ? r[i]->runner_up : "-",

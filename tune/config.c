@@ -49,6 +49,15 @@ static void strip_lib(char *name)
         memmove(name, colon + 1, strlen(colon + 1) + 1);
 }
 
+/* A library row a's parameters as its section records them: 0 for the library's own (a
+ * segment size, NCCL's channel count) and for one a does not take. */
+static void lib_params(const struct ct_algo *a, struct ct_params *p)
+{
+    for (int q = 0; q < CT_P_COUNT; q++)
+        if (!a || !(a->params & CT_PBIT(q)) || p->v[q] == CT_PARAM_OWN)
+            p->v[q] = 0;
+}
+
 /* A sweep over a library engine's own rows: its rules are that library's measured section
  * (named by the rows' "LIB:" prefix; name and version from the engine's "Name X.Y.Z"). */
 static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
@@ -67,9 +76,7 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
             struct ct_rule *r = &m->sets[i].rules[k];
             const struct ct_algo *a = ct_sweep_algo_find(cfg, m->sets[i].coll, r->algo);
             r->id = a ? a->lib_id : 0;
-            for (int q = 0; q < CT_P_COUNT; q++) /* 0: the library's own (segment size, */
-                if (!a || !(a->params & CT_PBIT(q)) || r->params.v[q] == CT_PARAM_OWN)
-                    r->params.v[q] = 0; /* NCCL's channel count) */
+            lib_params(a, &r->params);
             strip_lib(r->algo);
             strip_lib(r->runner_up);
             int n = 0; /* the ties with the library's rows (not one that ran its own choice) */
@@ -80,6 +87,7 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
                     continue;
                 r->ties[n] = r->ties[t];
                 r->ties[n].id = ta->lib_id;
+                lib_params(ta, &r->ties[n].params);
                 strip_lib(r->ties[n++].algo);
             }
             r->nties = n;

@@ -600,14 +600,16 @@ static void fill_rule(const struct ct_sweep_point *pts, const struct ct_select_c
 
 /* Which algorithms (names[a], simplest first) were acceptable at each size s of from .. to:
  * the leader and every one it does not win over, with the log of its best median over the
- * chosen's in lr. New memory, [(s - from) * na + a]. */
+ * chosen's in lr and that best point in best. New memory, [(s - from) * na + a]. */
 static bool *acceptable_sets(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                              double margin, const struct ct_select_choice *c, size_t from,
-                             size_t to, const char *const *names, size_t na, double **lr)
+                             size_t to, const char *const *names, size_t na, double **lr,
+                             size_t **best)
 {
     size_t *idx = ct_xmalloc(sizeof *idx * (n ? n : 1));
     bool *ok = ct_xcalloc((to - from + 1) * (na ? na : 1), sizeof *ok);
     *lr = ct_xcalloc((to - from + 1) * (na ? na : 1), sizeof **lr);
+    *best = ct_xcalloc((to - from + 1) * (na ? na : 1), sizeof **best);
     for (size_t s = from; s <= to; s++) {
         size_t k = best_per_algo(pts, n, coll, c[s].size, margin, idx);
         for (size_t j = 0; j < k; j++)
@@ -616,6 +618,7 @@ static bool *acceptable_sets(const struct ct_sweep_point *pts, size_t n, enum ct
                 size_t a = name_index(names, na, pts[idx[j]].algo);
                 if (a < na && pts[idx[j]].st.median > 0 && pts[c[s].chosen].st.median > 0) {
                     ok[(s - from) * na + a] = true;
+                    (*best)[(s - from) * na + a] = idx[j];
                     (*lr)[(s - from) * na + a] =
                         log(pts[idx[j]].st.median / pts[c[s].chosen].st.median);
                 }
@@ -625,10 +628,29 @@ static bool *acceptable_sets(const struct ct_sweep_point *pts, size_t n, enum ct
     return ok;
 }
 
+/* The parameters the best points best[s..e] ran at most often (the first so found). */
+static struct ct_params mode_params(const struct ct_sweep_point *pts, const size_t *best, size_t s,
+                                    size_t e, size_t stride)
+{
+    size_t top = s, most = 0;
+    for (size_t i = s; i <= e; i++) {
+        size_t k = 0;
+        for (size_t j = s; j <= e; j++)
+            k += !memcmp(pts[best[(j - s) * stride]].params.v, pts[best[(i - s) * stride]].params.v,
+                         sizeof pts->params.v);
+        if (k > most) {
+            most = k;
+            top = i;
+        }
+    }
+    return pts[best[(top - s) * stride]].params;
+}
+
 /* r->tied: the algorithms other than r's acceptable at each size from .. to, simplest first;
  * r->ties: for each of them, the runs of those sizes where it was acceptable, as byte spans
  * within r's range (bounded at the geometric midpoints to the sizes beside a run; r's own
- * bounds lie outside its first and last sizes, so every span is inside r and not empty). */
+ * bounds lie outside its first and last sizes, so every span is inside r and not empty), with
+ * the parameters its best point ran at most of the run's sizes (a segment size searched). */
 static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll coll,
                         double margin, const struct ct_select_choice *c, size_t from, size_t to,
                         struct ct_rule *r)
@@ -636,7 +658,8 @@ static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll
     const char **names;
     size_t na = algos_of(pts, n, coll, &names);
     double *lr;
-    bool *ok = acceptable_sets(pts, n, coll, margin, c, from, to, names, na, &lr);
+    size_t *best;
+    bool *ok = acceptable_sets(pts, n, coll, margin, c, from, to, names, na, &lr, &best);
     r->ntied = r->nties = 0;
     for (size_t a = 0; a < na; a++) {
         if (!strcmp(names[a], r->algo))
@@ -657,11 +680,13 @@ static void record_ties(const struct ct_sweep_point *pts, size_t n, enum ct_coll
                     s == from ? r->min_bytes : log_between(c[s - 1].size, c[s].size, 0.5);
                 t->max_bytes = e == to ? r->max_bytes : log_between(c[e].size, c[e + 1].size, 0.5);
                 t->ratio = exp(sum / (double)(e - s + 1));
+                t->params = mode_params(pts, best + (s - from) * na + a, s, e, na);
             }
             s = e;
         }
     }
     free(lr);
+    free(best);
     free(ok);
     free(names);
 }

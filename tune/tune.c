@@ -77,13 +77,15 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
     return true;
 }
 
-/* b's tie spans added to a's, b's range next to a's: a span cut at the join is one again. */
+/* b's tie spans added to a's, b's range next to a's: a span cut at the join is one again
+ * (the same row with the same parameters). */
 static void add_ties(struct ct_rule *a, const struct ct_rule *b)
 {
     for (int t = 0; t < b->nties; t++) {
         struct ct_tie_span *last = NULL;
         for (int u = 0; u < a->nties; u++)
             if (!strcmp(a->ties[u].algo, b->ties[t].algo) &&
+                !memcmp(a->ties[u].params.v, b->ties[t].params.v, sizeof a->ties[u].params.v) &&
                 (a->ties[u].max_bytes == b->ties[t].min_bytes ||
                  a->ties[u].min_bytes == b->ties[t].max_bytes))
                 last = &a->ties[u];
@@ -244,7 +246,7 @@ int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i)
             memcpy(r->algo, sp[t].algo, sizeof r->algo); /* both char[64] */
             snprintf(r->runner_up, sizeof r->runner_up, "default");
             r->id = sp[t].id;
-            memset(r->params.v, 0, sizeof r->params.v); /* the library's own segment size */
+            memcpy(r->params.v, sp[t].params.v, sizeof r->params.v); /* as the sweep ran it */
             r->min_bytes = sp[t].min_bytes;
             r->max_bytes = at = sp[t].max_bytes;
             r->tie = r->tried = true;

@@ -55,6 +55,8 @@ struct ct_tie_span {
     int id;       /* a library section's span: the library's id of algo (always > 0) */
     double ratio; /* geomean over the span's sizes of algo's median / the choice's (0: not
                      known, a config before it) */
+    struct ct_params params; /* algo's where it ran best at most of the span's sizes; a library
+                                section's: the segment size (0: the library's own) */
 };
 
 struct ct_rule {

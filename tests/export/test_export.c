@@ -598,6 +598,26 @@ Test(config, library_sections_strict)
     free(base);
 }
 
+/* A row verify set back beside Open MPI's own decision: one alg 0 rule in the file, not two. */
+Test(config, own_decision_neighbours_are_one_rule)
+{
+    struct ct_config c;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1), "ring [4 KiB, 1 MiB) set back");
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert(strstr(out.body.s, "2            # message-size rules; size = count*dtsize\n"
+                                 "0 0 0 0                      # [0 B, 1 MiB): Open MPI's own "
+                                 "decision, no row measured faster; kept\n"
+                                 "1048576 5 0 "),
+              "%s", out.body.s);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
 /* sweep --verify --lib's record on a library set goes through config.json (absent: never
  * verified; a malformed one is refused naming it); demoting a range clears it (a changed file
  * is not the one verified); the export says, per set, verified (a header line) or not (a
@@ -828,9 +848,11 @@ static void tie(struct ct_rule *r, const char *algo, int id, uint64_t lo, uint64
     t->min_bytes = lo;
     t->max_bytes = hi;
     t->ratio = q;
+    memset(&t->params, 0, sizeof t->params);
 }
 
-/* sweep --verify --try-ties: a library's tie spans (with the rows' ids and ratios) go through
+/* sweep --verify --try-ties: a library's tie spans (with the rows' ids, ratios and segment
+ * sizes) go through
  * config.json; ct_config_lib_try_ties puts the tied rows in the place of the library's choice
  * (where two overlap, the one faster in the sweep takes the overlap, the other the parts
  * outside it; no ratio: the earlier first), marked tried; the verdict counts them apart from
@@ -844,6 +866,7 @@ Test(config, library_ties_tried)
     struct ct_rule *r = &c.libs[0].sets[0].rules[0]; /* allreduce: default [0, 4 KiB) */
     tie(r, "recursive_doubling", 3, 0, 1024, 0.9);
     tie(r, "basic_linear", 1, 512, 4096, 0.8);
+    r->ties[1].params.v[CT_P_CHUNK] = 98304; /* the segment size the sweep ran it at */
     tie(r, "ring", 4, 0, 256, 1.01);
     r = &c.libs[0].sets[1].rules[0]; /* alltoall: default everywhere */
     tie(r, "pairwise", 2, 100, 200, 0);
@@ -855,9 +878,17 @@ Test(config, library_ties_tried)
     cr_assert_eq(b->nties, 3);
     cr_assert_eq(b->ties[1].id, 1);
     cr_assert_float_eq(b->ties[1].ratio, 0.8, 1e-9);
+    cr_assert_eq(b->ties[1].params.v[CT_P_CHUNK], 98304);
+    cr_assert_eq(b->ties[0].params.v[CT_P_CHUNK], 0, "0: the library's own");
     cr_assert_float_eq(back.libs[0].sets[1].rules[0].ties[0].ratio, 0, 0, "no ratio: 0");
     char *txt2 = ct_config_json_dumps(&back);
     cr_assert_str_eq(txt, txt2, "written back the same");
+    char *neg = strstr(txt2, "98304"); /* a span's segment size below 0: one line, refused */
+    cr_assert_not_null(neg);
+    memcpy(neg, "-9999", 5);
+    struct ct_config no;
+    cr_assert_neq(ct_config_json_parse(txt2, &no, &err), 0);
+    cr_expect(strstr(err.msg, "\"segsize\": N >= 0 (optional)") != NULL, "%s", err.msg);
     ct_config_release(&back);
     free(txt2);
     /* a span past its range (the range's bounds edited by hand) is cut to it, or dropped */
@@ -903,7 +934,8 @@ Test(config, library_ties_tried)
         cr_assert_eq(s->rules[k].tried, want[k].tried, "rule %d", k);
     }
     cr_assert_eq(s->rules[1].id, 1);
-    cr_assert_eq(s->rules[1].params.v[CT_P_CHUNK], 0, "the library's own segment size");
+    cr_assert_eq(s->rules[1].params.v[CT_P_CHUNK], 98304, "tried at the sweep's segment size");
+    cr_assert_eq(s->rules[0].params.v[CT_P_CHUNK], 0, "the library's own segment size");
     cr_assert_eq(s->rules[1].nties, 1, "recursive_doubling's part of it, not its own");
     cr_assert(!strcmp(s->rules[1].ties[0].algo, "recursive_doubling") &&
               s->rules[1].ties[0].min_bytes == 512 && s->rules[1].ties[0].max_bytes == 1024);

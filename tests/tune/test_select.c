@@ -381,6 +381,7 @@ Test(select, ties_are_recorded_per_part_of_a_range)
         p[n++] = mk(CT_ALLREDUCE, "ring", size, t, 0.02);
         p[n++] = mk(CT_ALLREDUCE, "mesh", size, t * 1.01, 0.02);
         p[n++] = mk(CT_ALLREDUCE, "mesh-1step", size, i >= 4 && i <= 7 ? t * 1.02 : t * 1.5, 0.02);
+        p[n - 1].params.v[CT_P_CHUNK] = i == 7 ? 8192 : 4096; /* best at 4096 at 3 of its 4 */
     }
     struct ct_ruleset s;
     struct ct_err err = {0};
@@ -400,6 +401,8 @@ Test(select, ties_are_recorded_per_part_of_a_range)
     /* each span's ratio: its sizes' geomean of the row's median over the choice's */
     cr_assert_float_eq(r->ties[0].ratio, 1.01, 1e-9);
     cr_assert_float_eq(r->ties[1].ratio, 1.02, 1e-9);
+    /* and the parameters its best points ran at most of the span's sizes */
+    cr_assert_eq(r->ties[1].params.v[CT_P_CHUNK], 4096);
     ct_ruleset_release(&s);
 }
 
