@@ -168,8 +168,7 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     char marker[3][128]; /* the launching process's cores, for ranks on its host */
     snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
     snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
-    snprintf(marker[2], sizeof marker[2], "%s=%d", CT_LIBMOD_CORES_ENV,
-             hosts ? 0 : ct_cpus_usable());
+    snprintf(marker[2], sizeof marker[2], "%s=%d", CT_CPUS_ENV, hosts ? 0 : ct_cpus_usable());
     for (int i = 0; i < 3; i++) {
         if (m->setenv) {
             push(&v, &k, m->setenv);
@@ -281,11 +280,7 @@ bool ct_libmod_in_rank(void)
 
 int ct_libmod_cores(void)
 {
-    if (!ct_libmod_in_rank())
-        return ct_cpus_usable();
-    const char *t = getenv(CT_LIBMOD_CORES_ENV);
-    int host = ct_cpus_host(), told = t ? atoi(t) : 0;
-    return told > 0 && told < host ? told : host;
+    return ct_libmod_in_rank() ? ct_cpus_host() : ct_cpus_usable();
 }
 
 int ct_libmod_rank(void)

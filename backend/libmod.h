@@ -20,7 +20,6 @@ typedef int (*ct_libmod_entry_fn)(int abi, struct ct_backend *be, void **ctx, st
 /* HOST:PORT#TOKEN: where rank 0 says that the library started, sending TOKEN
  * (ct_libmod_notify) */
 #define CT_LIBMOD_NOTIFY_ENV "COLLTUNE_LIB_NOTIFY"
-#define CT_LIBMOD_CORES_ENV "COLLTUNE_LIB_CORES"
 #define CT_LIBMOD_TOKEN_LEN 16
 
 struct ct_libmod {
@@ -149,9 +148,9 @@ bool ct_libmod_in_rank(void);
 
 /* The cores each host's ranks share: in the process that launches them, its own
  * (ct_cpus_usable: its affinity, the cgroup's cpuset and quota), which ct_libmod_argv tells
- * the ranks of a launch on this host in CT_LIBMOD_CORES_ENV; in a rank, its host's
- * (ct_cpus_host: the cpuset and quota, not the binding its launcher gave it), or what its
- * launching process was told when fewer. More ranks on a host time the scheduler. */
+ * the ranks of a launch on this host in CT_CPUS_ENV; in a rank, its host's (ct_cpus_host:
+ * the cpuset and quota, not the binding its launcher gave it, or fewer when told so). More
+ * ranks on a host time the scheduler. */
 int ct_libmod_cores(void);
 
 /* This rank's number as its launcher says (Open MPI's, PMI's or PMIx's variables); 0 if none. */

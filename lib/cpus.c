@@ -58,12 +58,13 @@ static int quota_at(const char *dir, bool v1)
 {
     char *q = text_at(dir, v1 ? "cpu.cfs_quota_us" : "cpu.max"), *p = NULL, *end = q;
     long long quota = q ? strtoll(q, &end, 10) : 0, period = 0;
-    if (end != q && quota > 0)
+    bool num = q && end != q; /* not "max" */
+    if (num && quota > 0)
         period = v1 ? ((p = text_at(dir, "cpu.cfs_period_us")) ? strtoll(p, NULL, 10) : 0)
                     : strtoll(end, NULL, 10);
     free(q);
     free(p);
-    if (end == q || quota <= 0 || period <= 0) /* "max", -1 */
+    if (!num || quota <= 0 || period <= 0) /* "max", -1 */
         return 0;
     long long cap = (quota + period - 1) / period;
     return cap > 1 << 20 ? 1 << 20 : (int)cap;
@@ -82,14 +83,18 @@ static int cpuset_at(const char *dir, bool v1)
 }
 
 /* The tightest of at() from the cgroup cg under the mount mnt up to the mount's top (a
- * parent's limit binds its children; under a cgroup namespace cg is "/", its own top);
- * 0 when none. */
+ * parent's limit binds its children; under a cgroup namespace cg is "/", its own top); a
+ * task's cgroup (Slurm's task_N, which may hold one rank's binding) not counted; 0 when
+ * none. */
 static int tightest(const char *mnt, const char *cg, bool v1, int (*at)(const char *, bool))
 {
     char dir[4096];
     int best = 0;
     snprintf(dir, sizeof dir, "%s%s", mnt, strcmp(cg, "/") ? cg : "");
     size_t top = strlen(mnt);
+    char *leaf = strrchr(dir, '/');
+    if (leaf && (size_t)(leaf - dir) >= top && !strncmp(leaf, "/task_", 6))
+        *leaf = '\0';
     for (;;) {
         int c = at(dir, v1);
         best = c > 0 && (best == 0 || c < best) ? c : best;
@@ -158,9 +163,10 @@ static void limits(int *quota, int *cpuset)
     free(self);
 }
 
+/* n CPUs (<= 0: not known) under the quota (0: none), at least 1 */
 static int capped(long n, int quota)
 {
-    n = quota > 0 && quota < n ? quota : n;
+    n = quota > 0 && (n <= 0 || quota < n) ? quota : n;
     return n > 0 ? (int)n : 1;
 }
 
@@ -169,7 +175,10 @@ int ct_cpus_host(void)
     int quota, cpuset;
     limits(&quota, &cpuset);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return capped(cpuset > 0 && (online <= 0 || cpuset < online) ? cpuset : online, quota);
+    int n = capped(cpuset > 0 && (online <= 0 || cpuset < online) ? cpuset : online, quota);
+    const char *t = getenv(CT_CPUS_ENV); /* what its launcher may use */
+    int told = t ? atoi(t) : 0;
+    return told > 0 && told < n ? told : n;
 }
 
 int ct_cpus_usable(void)

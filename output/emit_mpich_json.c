@@ -341,11 +341,31 @@ static bool measured_key(const struct ct_ruleset *s, int i, char *k, size_t len)
     return last;
 }
 
+/* Rule i of a measured ruleset written as one key with rule i + 1 (same(), the same
+ * subtree): not the last key written. */
+static bool joins_next(const struct ct_ruleset *s, int i,
+                       bool (*same)(const struct ct_rule *, const struct ct_rule *))
+{
+    return i + 1 < s->nrules && s->rules[i].max_bytes <= (uint64_t)INT_MAX &&
+           same(&s->rules[i], &s->rules[i + 1]);
+}
+
+static bool same_algo(const struct ct_rule *a, const struct ct_rule *b)
+{
+    return !strcmp(a->algo, b->algo);
+}
+
+static bool same_layer(const struct ct_rule *a, const struct ct_rule *b)
+{
+    return !strcmp(a->algo, "default") == !strcmp(b->algo, "default");
+}
+
 /*
  * A measured ruleset (sweep --lib mpich): MPICH's own names. "recursive_doubling" is
  * MPIR_<Coll>_intra_recursive_doubling, "nb" MPIR_<Coll>_allcomm_nb; "auto" (the MPIR tree's
  * own choice) and "default" (MPICH as shipped) keep MPICH's generic subtree (for AllReduce
- * the CH4 tree keeps the device path where "default" won). *changed counts the other ranges.
+ * the CH4 tree keeps the device path where "default" won). Neighbouring ranges of one
+ * algorithm are one key. *changed counts the keys of the other ranges.
  */
 static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_text *map,
                              struct ct_export_out *out, int *changed)
@@ -354,19 +374,24 @@ static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_
                                                    "Alltoall"};
     json_t *t = json_object();
     char k[64], set[96], rg[64], target[160];
+    uint64_t lo = s->nrules ? s->rules[0].min_bytes : 0; /* where r's run of ranges begins */
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
+        if (joins_next(s, i, same_algo))
+            continue;
         bool last = measured_key(s, i, k, sizeof k);
         ct_export_set_str(s, set, sizeof set);
-        ct_export_range_str(r->min_bytes, last ? CT_BYTES_INF : r->max_bytes, rg, sizeof rg);
+        uint64_t from = lo;
+        lo = r->max_bytes;
+        ct_export_range_str(from, last ? CT_BYTES_INF : r->max_bytes, rg, sizeof rg);
         if (last && i < s->nrules - 1) { /* the ranges above: said, not dropped silently */
             char up[64];
             ct_export_note(out,
                            "%s: MPICH reads thresholds as int; sizes from %s on follow the "
                            "rule of %s",
                            set, ct_export_range_str(r->max_bytes, CT_BYTES_INF, up, sizeof up),
-                           ct_export_range_str(r->min_bytes, r->max_bytes, rg, sizeof rg));
-            ct_export_range_str(r->min_bytes, CT_BYTES_INF, rg, sizeof rg);
+                           ct_export_range_str(from, r->max_bytes, rg, sizeof rg));
+            ct_export_range_str(from, CT_BYTES_INF, rg, sizeof rg);
         }
         if (!strcmp(r->algo, "default") || !strcmp(r->algo, "auto")) {
             if (!strcmp(r->algo, "default"))
@@ -390,12 +415,15 @@ static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_
 }
 
 /* The CH4 tree's ranges of a measured AllReduce ruleset: composition beta (the MPIR tree)
- * where an MPIR-level row won, MPICH's CH4 subtree (gen) where MPICH as shipped did. */
+ * where an MPIR-level row won, MPICH's CH4 subtree (gen) where MPICH as shipped did; a run of
+ * either one key. */
 static json_t *ch4_tree(const struct ct_ruleset *s, json_t *gen)
 {
     json_t *t = json_object();
     char k[64];
     for (int i = 0; i < s->nrules; i++) {
+        if (joins_next(s, i, same_layer))
+            continue;
         bool last = measured_key(s, i, k, sizeof k);
         json_object_set_new(
             t, k, strcmp(s->rules[i].algo, "default") ? leaf(ALLREDUCE_BETA) : json_deep_copy(gen));

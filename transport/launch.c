@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/sock.h"
 #include "shm.h"
@@ -531,6 +532,8 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     cpu_set_t allowed;
     int ncpu = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 0;
     bool bind = !x->no_bind && n <= ncpu;
+    char told[16]; /* the ranks count the CPUs this launcher may use, not only their one */
+    snprintf(told, sizeof told, "%d", ct_cpus_usable());
     fflush(stdout);
     fflush(stderr);
     /* the launcher takes its termination signals synchronously in reap(), so that it
@@ -571,6 +574,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
                     sched_setaffinity(0, sizeof one, &one); /* best effort */
                     break;
                 }
+            setenv(CT_CPUS_ENV, told, 1);
             close(ids[0]);
             bc.rank = li->rank + i;
             if (bc.rank == 0 && lfd >= 0)

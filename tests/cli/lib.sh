@@ -35,6 +35,21 @@ usage_says() {
     fi
 }
 
+# The cores colltune may use here: nproc (the CPU affinity), capped by a CPU quota at the top
+# of this machine's (or container's) cgroup tree, v2 or v1 (lib/cpus.c reads its own cgroup).
+usable_cores() {
+    _n=$(nproc) _q=
+    if [ -r /sys/fs/cgroup/cpu.max ]; then
+        read -r _a _b </sys/fs/cgroup/cpu.max
+        [ "$_a" != max ] && _q=$(( (_a + _b - 1) / _b ))
+    elif [ -r /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+        _a=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) _b=$(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)
+        [ "$_a" -gt 0 ] && _q=$(( (_a + _b - 1) / _b ))
+    fi
+    [ -n "$_q" ] && [ "$_q" -lt "$_n" ] && _n=$_q
+    echo "$_n"
+}
+
 # every_coll ALGO ROWS SIZE-FLAGS...: ALGO runs every collective on 1, 2, 3 and 5 ranks (past
 # the 2 cores: oversubscribed), in and out of place, for float32 sum, float64 max, int32 prod
 # and bfloat16 avg, printing ROWS sizes with #wrong 0 and nccl-tests' bounds line

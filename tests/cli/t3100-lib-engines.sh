@@ -233,19 +233,19 @@ n3=$(sed -n 's/.*ompi:two_proc cannot run this point in Open MPI: MPI_ERR_UNSUPP
 [ -n "$n3" ] && [ "$n3" -le "$(awk -F, 'NR > 1 {print $11}' "$TMP/sw3/points.csv" | sort -u | wc -l)" ] \
     && ok "... and says so, with Open MPI's words and the sizes ($n3)" || not_ok "3 ranks: $(grep refused "$TMP/out")"
 # more ranks than this host's cores time the scheduler: reported (points), not tuned (no rules)
-if [ "$(nproc)" -lt 3 ]; then
+if [ "$(usable_cores)" -lt 3 ]; then
     grep -q "^colltune sweep: warning: 3 ranks on a host of [0-9]* usable cores\{0,1\} time the scheduler more than Open MPI: reported below, not tuned (no config.json written" "$TMP/err" \
         && [ ! -e "$TMP/sw3/config.json" ] && grep -q "^no config.json (nothing tuned); wrote " "$TMP/out" \
         && grep -q "(measured, --lib ompi) allgather: 3 ranks" "$TMP/out" \
         && [ "$(wc -l <"$TMP/sw3/points.csv")" -gt 1 ] \
         && ok "... on fewer cores: reported (the table, points.csv), not tuned (no config.json), and says so" \
-        || not_ok "3 ranks on $(getconf _NPROCESSORS_ONLN) cores: $(cat "$TMP/err")"
+        || not_ok "3 ranks on $(usable_cores) cores: $(cat "$TMP/err")"
 else
-    grep -q "scheduler" "$TMP/err" && not_ok "3 ranks on $(getconf _NPROCESSORS_ONLN) cores called oversubscribed" \
+    grep -q "scheduler" "$TMP/err" && not_ok "3 ranks on $(usable_cores) cores called oversubscribed" \
         || ok "... on as many cores: tuned, nothing said"
 fi
 over=$(( $(getconf _NPROCESSORS_ONLN) + 1 ))
-usage_says "--env-search on more ranks than cores" "--env-search on $over ranks over [0-9]* cores would judge the scheduler" -- \
+usage_says "--env-search on more ranks than cores" "--env-search on $over ranks over [0-9]* cores\{0,1\} would judge the scheduler" -- \
     $COLLTUNE sweep --lib ompi --local $over --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192
 # the cores are those colltune may use (taskset, a cpuset, a quota), not the host's online ones;
 # the ranks, which Open MPI binds to a core each, are told them

@@ -332,6 +332,15 @@ static void compositions(json_t *node, char *buf, size_t len)
     }
 }
 
+/* The measured MPICH section of 2 ranks: AllReduce recursive_doubling, auto, default;
+ * AllGather ring, default. */
+static void mpich_2ranks(struct ct_config *c)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", c, &err), 0,
+                 "%s", err.msg);
+}
+
 /* MPICH reads a tree's thresholds as int: a measured range that ends above INT_MAX is the
  * last key ("=any"), and the measured ranges above it are said in a note, not dropped
  * silently. */
@@ -341,8 +350,7 @@ Test(mpich_json, measured_ranges_past_int_are_said)
     struct ct_export_out out;
     struct ct_export_opts o;
     struct ct_err err = {0};
-    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
-                 0);
+    mpich_2ranks(&c);
     struct ct_ruleset *ag = &c.libs[0].sets[1];
     cr_assert_eq(ag->coll, CT_ALLGATHER);
     ag->rules[0].max_bytes = ag->rules[1].min_bytes = 3ull << 30;
@@ -373,8 +381,7 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
     json_error_t je;
     struct ct_export_opts o;
     struct ct_err err = {0};
-    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
-                 0);
+    mpich_2ranks(&c);
     ct_export_opts_init(&o);
     cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), CT_EINVAL,
                  "two files cannot go to standard output");
@@ -400,11 +407,10 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
     json_t *ar = json_object_get(json_object_get(doc, "collective=allreduce"), "comm_type=intra");
     json_t *two = json_object_get(json_object_get(ar, "is_commutative=yes"), "comm_size<=2");
     char got[512] = "";
-    compositions(json_object_get(two, "avg_msg_size<8192"), got, sizeof got);
-    cr_assert_str_eq(got, "beta ", "recursive_doubling's range: the MPIR tree");
-    got[0] = 0;
+    cr_assert_null(json_object_get(two, "avg_msg_size<8192"),
+                   "recursive_doubling's range and auto's: both the MPIR tree, one key");
     compositions(json_object_get(two, "avg_msg_size<1048576"), got, sizeof got);
-    cr_assert_str_eq(got, "beta ", "auto's range: the MPIR tree's own choice");
+    cr_assert_str_eq(got, "beta ", "recursive_doubling's and auto's ranges: the MPIR tree");
     got[0] = 0;
     compositions(json_object_get(two, "avg_msg_size=any"), got, sizeof got);
     cr_assert_str_eq(got, "gamma alpha beta beta ", "MPICH as shipped: its CH4 subtree");
@@ -416,8 +422,7 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
     ct_config_release(&c);
 
     /* only AllGather tuned: no CH4 file, so standard output carries it whole */
-    cr_assert_eq(ct_config_json_read("tests/fixtures/export/config-mpich-2ranks.json", &c, &err),
-                 0);
+    mpich_2ranks(&c);
     ct_export_opts_init(&o);
     snprintf(c.libs[0].sets[0].rules[0].algo, sizeof c.libs[0].sets[0].rules[0].algo, "default");
     cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
@@ -442,6 +447,33 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
         strstr(ct_text_str(&out.body),
                "export MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE='/shared/m.json.ch4.json'"));
     ct_export_files_release(&f);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* Neighbouring ranges of one algorithm (a range verify set back beside MPICH's own choice,
+ * one beside the same row) are one key of the tree and one line of its map. */
+Test(mpich_json, neighbours_of_one_algorithm_are_one_key)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    mpich_2ranks(&c);
+    struct ct_ruleset *ar = &c.libs[0].sets[0]; /* recursive_doubling, auto, default */
+    snprintf(ar->rules[1].algo, sizeof ar->rules[1].algo, "recursive_doubling");
+    ar->rules[1].id = ar->rules[0].id;
+    ct_export_opts_init(&o);
+    o.path = "FILE";
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
+                 err.msg);
+    const char *body = ct_text_str(&out.body), *map = ct_text_str(&out.env);
+    cr_assert_null(strstr(body, "avg_msg_size<8192"), "%s", body);
+    cr_assert(strstr(body, "\"avg_msg_size<1048576\""), "%s", body);
+    const char *line = strstr(map, "MPIR_Allreduce_intra_recursive_doubling (measured)");
+    cr_assert(line && !strstr(line + 1, "MPIR_Allreduce_intra_recursive_doubling (measured)"),
+              "one line: %s", map);
+    cr_assert(strstr(map, "[0 B, 1 MiB): MPIR_Allreduce_intra_recursive_doubling"), "%s", map);
     ct_export_out_release(&out);
     ct_config_release(&c);
 }

@@ -4,6 +4,7 @@
  * its own process, so the environment changes stay local to it. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/cpus.h"
 #include "transport/launch.h"
 
 #define SEC 1000000000LL
@@ -39,6 +41,7 @@ static const char *const launcher_vars[] = {"COLLTUNE_ROOT",
                                             "RANK",
                                             "WORLD_SIZE",
                                             "TORCHELASTIC_USE_AGENT_STORE",
+                                            CT_CPUS_ENV,
                                             NULL};
 
 static void clean_env(void)
@@ -338,6 +341,32 @@ Test(launch_fork, ranks_share_a_drawn_token)
     }
     cr_expect_not(ct_boot_token_is_zero(r[0].token));
     cr_expect_eq(dead, -1);
+}
+
+/* 0 when this rank counts as many of its host's cores as arg says, else 7 */
+static int count_rank(struct ct_boot *b, void *arg)
+{
+    (void)b;
+    return ct_cpus_host() == *(int *)arg ? 0 : 7;
+}
+
+/* Ranks on one CPU (taskset on the launcher) count that one, not the host's: each waits by
+ * blocking (--wait auto) instead of spinning through the other's time slice. */
+Test(launch_fork, ranks_count_the_cores_their_launcher_may_use)
+{
+    cpu_set_t s, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof s, &s), 0);
+    int first = 0, want = 1;
+    while (!CPU_ISSET(first, &s))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    struct ct_launch_cfg c = {2, 0, 10 * SEC};
+    int dead, sig;
+    struct ct_err err = {0};
+    cr_expect_eq(ct_launch(&c, count_rank, &want, &dead, &sig, &err), 0,
+                 "a rank counted other than 1 core: %s", err.msg);
 }
 
 Test(launch_fork, worst_exit_code)

@@ -110,11 +110,36 @@ Test(cpus, nothing_to_read)
     cr_expect_eq(c, 0);
 }
 
+/* a rank counts no more CPUs than the process that launched it may use, when it says so */
+Test(cpus, a_launcher_s_word_caps_the_host_s_count)
+{
+    unsetenv(CT_CPUS_ENV);
+    int host = ct_cpus_host();
+    setenv(CT_CPUS_ENV, "1", 1);
+    cr_expect_eq(ct_cpus_host(), 1, "told fewer");
+    setenv(CT_CPUS_ENV, "1000000", 1);
+    cr_expect_eq(ct_cpus_host(), host, "told more than the host has");
+    setenv(CT_CPUS_ENV, "0", 1); /* a launch across hosts tells none */
+    cr_expect_eq(ct_cpus_host(), host);
+    unsetenv(CT_CPUS_ENV);
+}
+
+/* Slurm's task cgroup (one rank's, which may bind it to one CPU) is not the job's count */
+Test(cpus, a_task_s_own_cgroup_is_not_the_job_s)
+{
+    put("cpuset/slurm/uid_0/job_9/step_0/cpuset.cpus", "0-3\n");
+    put("cpuset/slurm/uid_0/job_9/step_0/task_1/cpuset.cpus", "2\n");
+    int q, c;
+    ct_cpus_cgroup(root, "5:cpuset:/slurm/uid_0/job_9/step_0/task_1\n", &q, &c);
+    cr_expect_eq(c, 4, "the step's four, not the task's one: %d", c);
+}
+
 /* this process: bound to one CPU it may use one; the host's count is not its binding */
 Test(cpus, a_bound_process_and_its_host)
 {
     cpu_set_t s;
     cr_assert_eq(sched_getaffinity(0, sizeof s, &s), 0);
+    unsetenv(CT_CPUS_ENV);
     int host = ct_cpus_host(), mine = ct_cpus_usable();
     cr_expect(mine >= 1 && mine <= CPU_COUNT(&s), "usable %d of %d", mine, CPU_COUNT(&s));
     cr_expect(host >= mine, "host %d, usable %d", host, mine);
