@@ -96,7 +96,7 @@ PY
 usage_error "verify: no rule for 4 ranks" -- $COLLTUNE sweep --local 4 --lib nccl --verify "$TMP/nccl.json"
 grep -q "has no NCCL rule for 4 ranks on one host" "$TMP/err" && ok "says so" || not_ok "message: $(cat "$TMP/err")"
 # without --local: one rank per CPU, checked as such before any GPU is looked at
-ncpu=$(nproc); [ "$ncpu" -lt 2 ] && ncpu=2
+ncpu=$(usable_cores); [ "$ncpu" -lt 2 ] && ncpu=2
 if [ "$ncpu" = 2 ]; then
     cannot_run "verify, --local by default (2 CPUs)" -- $COLLTUNE sweep --lib nccl --verify "$TMP/nccl.json"
 else
