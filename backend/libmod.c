@@ -364,6 +364,9 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
     snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
     snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
     kl = strlen(key);
+    /* NAME, padding, '=' (a tab or the end: listed without a value; mpivars also prints a line
+     * with ':' there, of no value); a key ending in ':' is followed by the value itself */
+    bool eq = key[kl - 1] != ':';
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
     FILE *f = popen(cmd, "r");
     if (!f)
@@ -371,9 +374,6 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
                           m->title);
     while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
         char *p = found ? NULL : strstr(line, key);
-        /* NAME, padding, '=' (a tab or the end: listed without a value; mpivars also prints a
-         * line with ':' there, of no value) */
-        bool eq = key[kl - 1] != ':';
         if (!p ||
             (eq && (!strchr(" \t=", p[kl]) || !strchr("=\t\r\n", p[kl + strspn(p + kl, " ")]))))
             continue;

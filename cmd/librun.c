@@ -141,6 +141,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
     long cores = ct_libmod_cores(); /* ranks beyond them time the scheduler */
+    const char *pl = cores > 1 ? "s" : "";
     if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
     const struct ct_libmod *m = ct_libmod_find(o->lib);
@@ -159,8 +160,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
             rc = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                              "--env-search on %d ranks over %ld core%s would judge the scheduler "
                              "more than %s: search with at most %ld rank%s",
-                             o->local, cores, cores > 1 ? "s" : "", m->title, cores,
-                             cores > 1 ? "s" : "");
+                             o->local, cores, pl, m->title, cores, pl);
         if (se && !rc && !(rc = ct_libsearch(o, cfg, pick, sizeof pick)))
             ct_libmod_env_put(m, se, *pick ? pick : NULL); /* the ranks read it (below) */
         rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
@@ -226,7 +226,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
             "sweep",
             "%d ranks on a host of %ld usable core%s time the scheduler more than %s: reported "
             "below, not tuned (no config.json written; sweep with at most %ld rank%s per host)",
-            rpn, cores, cores > 1 ? "s" : "", m->title, cores, cores > 1 ? "s" : "");
+            rpn, cores, pl, m->title, cores, pl);
         fflush(stderr);
         ct_config_print(stdout, &j.meta); /* the measured choices, as a report */
         printf("\n");

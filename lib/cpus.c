@@ -82,6 +82,12 @@ static int cpuset_at(const char *dir, bool v1)
     return n > 0 ? n : 0;
 }
 
+/* *best the tighter of it and c (0: none) */
+static void take(int *best, int c)
+{
+    *best = c > 0 && (*best == 0 || c < *best) ? c : *best;
+}
+
 /* The tightest of at() from the cgroup cg under the mount mnt up to the mount's top (a
  * parent's limit binds its children; under a cgroup namespace cg is "/", its own top); a
  * task's cgroup (Slurm's task_N, which may hold one rank's binding) not counted; 0 when
@@ -96,8 +102,7 @@ static int tightest(const char *mnt, const char *cg, bool v1, int (*at)(const ch
     if (leaf && (size_t)(leaf - dir) >= top && !strncmp(leaf, "/task_", 6))
         *leaf = '\0';
     for (;;) {
-        int c = at(dir, v1);
-        best = c > 0 && (best == 0 || c < best) ? c : best;
+        take(&best, at(dir, v1));
         char *s = strrchr(dir, '/');
         if (!s || (size_t)(s - dir) < top)
             return best;
@@ -105,12 +110,7 @@ static int tightest(const char *mnt, const char *cg, bool v1, int (*at)(const ch
     }
 }
 
-static void take(int *best, int c)
-{
-    *best = c > 0 && (*best == 0 || c < *best) ? c : *best;
-}
-
-int ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset)
+void ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset)
 {
     *quota = *cpuset = 0;
     for (const char *l = self_cgroup; l && *l;) { /* "hierarchy:controllers:/path" */
@@ -148,7 +148,6 @@ int ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *c
             take(k ? cpuset : quota, c);
         }
     }
-    return 0;
 }
 
 /* the cgroup's quota and cpuset of this process, 0 each where none */

@@ -25,7 +25,7 @@ int ct_cpus_usable(void);
  * file systems mounted under root ("/sys/fs/cgroup"), the tightest from its cgroup up (from
  * its parent when its own is a task's, task_N): the quota's ceil(quota / period) (0: no
  * quota) and the cpuset's CPU count (0: none readable). */
-int ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset);
+void ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset);
 
 /* Number of CPUs in a cpulist ("0-3,8" -> 5); -1 on garbage. */
 int ct_cpulist_count(const char *list);
