@@ -155,8 +155,7 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
     }
     if (!code)
         code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
-                               rule, own, cleared, r.measured ? &r.q : NULL, &pr, true, slow,
-                               nogain, cut, geo);
+                               rule, own, cleared, &r, &pr, true, slow, nogain, cut, geo);
     ct_paired_redo_release(&r);
     ct_paired_release(&pr);
     return code;

@@ -153,15 +153,17 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
                      const struct ct_rule **rule, bool *own, int *group);
 /* The verdict of a verify's paired measure pr of s, printed when print (the table, then each
  * rule's gain, output/paired_table.c), the sizes cleared[k] (NULL: none) not counted slower
- * (ct_verify_again) and the rules measured again judged on both measures (again, the second;
- * NULL: none): slow[r], rule r was slower than the defaults at a size it tunes; nogain[r],
- * rule r changes the library's choice without showing a gain (ct_paired_gains); cut[r] (cut NULL:
- * not asked), a slower rule's cut to the sizes that gained (ct_paired_trim; rounds 0: none); *geo,
- * the sizes' geomean. Returns 0 or CT_EXIT_CHECK (slower). */
+ * (ct_verify_again) and the rules measured again, and a slower rule's cut, judged on both
+ * measures (again, the second; NULL or not measured: none): slow[r], rule r was slower than the
+ * defaults at a size it tunes; nogain[r], rule r changes the library's choice without showing a
+ * gain (ct_paired_gains); cut[r] (cut NULL: not asked), a slower rule's cut to the sizes that
+ * gained (ct_paired_trim; rounds 0: none); *geo, the sizes' geomean. Returns 0 or CT_EXIT_CHECK
+ * (slower). */
 struct ct_paired_cut;
+struct ct_paired_redo;
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const bool *cleared, const struct ct_paired *again, struct ct_paired *pr,
+                    const bool *cleared, struct ct_paired_redo *again, struct ct_paired *pr,
                     bool print, bool *slow, bool *nogain, struct ct_paired_cut *cut, double *geo);
 /* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again with
  * their controls (own), and with groups the other sizes of their rules (pr's groups), in fresh
@@ -169,7 +171,6 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
  * "in the table below"); cleared[k]: size k was not slower again, so it does not count. 0 or a
  * failure (said). */
 struct ct_paired_row;
-struct ct_paired_redo;
 int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *own,
                     const struct ct_paired *pr, const struct ct_paired_row *w, bool groups,
                     const char *where, struct ct_paired_redo *r, bool *cleared);

@@ -142,7 +142,7 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
 
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
                     const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const bool *cleared, const struct ct_paired *again, struct ct_paired *pr,
+                    const bool *cleared, struct ct_paired_redo *again, struct ct_paired *pr,
                     bool print, bool *slow, bool *nogain, struct ct_paired_cut *cut, double *geo)
 {
     struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
@@ -155,12 +155,13 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
             w[k].slower = w[k].slow_measured = w[k].slow_local = false;
             t.slower--;
         }
-    ct_paired_rules(pr, again, s, rule, own, w, nsz, slow, nogain, gain, rounds);
+    ct_paired_rules(pr, again && again->measured ? &again->q : NULL, s, rule, own, w, nsz, slow,
+                    nogain, gain, rounds);
     for (int r = 0; r < s->nrules; r++) /* a tried row no size checked: no gain shown */
         nogain[r] |= s->rules[r].tried && !rounds[r];
     for (int r = 0; cut && r < s->nrules; r++)
         if (slow[r])
-            ct_paired_trim(pr, s, r, sz, rule, own, w, nsz, &cut[r]);
+            ct_paired_trim(pr, again, s, r, sz, rule, own, w, nsz, &cut[r]);
     if (print) {
         ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
         ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain, cut);

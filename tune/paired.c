@@ -366,9 +366,24 @@ static uint64_t mid_bytes(uint64_t a, uint64_t b)
     return m <= a ? a + 1 : m > b ? b : m;
 }
 
-void ct_paired_trim(struct ct_paired *p, const struct ct_ruleset *s, int r, const uint64_t *sz,
-                    const struct ct_rule *const *rule, const bool *control,
-                    const struct ct_paired_row *rows, int nsz, struct ct_paired_cut *cut)
+/* Out of group g for now (was[] keeps where it was; restore puts it back): the sizes of q
+ * whose index in the first measure (map: q's own where NULL) drop marks. */
+static void hide_sizes(struct ct_paired *q, const int *map, const bool *drop, int *was,
+                       bool restore)
+{
+    for (int j = 0; q->group && j < q->nsz; j++)
+        if (drop[map ? map[j] : j]) {
+            if (restore)
+                q->group[j] = was[j];
+            else
+                was[j] = q->group[j], q->group[j] = -1;
+        }
+}
+
+void ct_paired_trim(struct ct_paired *p, struct ct_paired_redo *again, const struct ct_ruleset *s,
+                    int r, const uint64_t *sz, const struct ct_rule *const *rule,
+                    const bool *control, const struct ct_paired_row *rows, int nsz,
+                    struct ct_paired_cut *cut)
 {
     const struct ct_rule *x = &s->rules[r];
     int *k = ct_xmalloc((nsz > 0 ? (size_t)nsz : 1) * sizeof *k), n = 0;
@@ -385,16 +400,22 @@ void ct_paired_trim(struct ct_paired *p, const struct ct_ruleset *s, int r, cons
     for (int i = a; i <= b; i++)
         inner |= rows[k[i]].slower;
     if (p->group && a <= b && (a > 0 || b < n - 1) && !inner) {
-        int *was = ct_xmalloc((size_t)n * sizeof *was);
-        for (int i = 0; i < n; i++) { /* judged over the kept sizes alone */
-            was[i] = p->group[k[i]];
-            if (i < a || i > b)
-                p->group[k[i]] = -1;
-        }
-        int rounds = ct_paired_gain(p, r, &cut->gain);
+        struct ct_paired *q = again && again->measured ? &again->q : NULL;
+        size_t m = (size_t)nsz, mq = q && q->nsz > 0 ? (size_t)q->nsz : 1;
+        bool *drop = ct_xcalloc(m, sizeof *drop);
+        int *was = ct_xmalloc(m * sizeof *was), *was_q = ct_xmalloc(mq * sizeof *was_q);
         for (int i = 0; i < n; i++)
-            p->group[k[i]] = was[i];
+            drop[k[i]] = i < a || i > b;
+        hide_sizes(p, NULL, drop, was, false); /* judged over the kept sizes alone */
+        if (q)
+            hide_sizes(q, again->map, drop, was_q, false);
+        int rounds = ct_paired_gain_both(p, q, r, &cut->gain);
+        hide_sizes(p, NULL, drop, was, true);
+        if (q)
+            hide_sizes(q, again->map, drop, was_q, true);
+        free(drop);
         free(was);
+        free(was_q);
         if (ct_paired_gains(&cut->gain)) {
             cut->rounds = rounds;
             cut->lo = a > 0 ? mid_bytes(sz[k[a - 1]], sz[k[a]]) : x->min_bytes;

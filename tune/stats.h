@@ -177,25 +177,29 @@ int ct_paired_again(const struct ct_paired *p, const uint64_t *sz, const bool *c
                     ct_paired_launch_fn launch, void *ctx, struct ct_paired_redo *r, bool *cleared);
 void ct_paired_redo_release(struct ct_paired_redo *r);
 /* Rule r of s found slower (ct_paired_rules) only at its first and/or last sizes: the
- * sizes between, none slower, kept when they show a gain by themselves (ct_paired_gain over
- * them alone, ct_paired_gains). Then the rule's range cut to them: [lo, hi), each cut at the
- * geometric midpoint between the last size dropped and the first kept, the rule's own bound
+ * sizes between, none slower, kept when they show a gain by themselves (ct_paired_gain_both
+ * over them alone, in p and in again's second measure where it measured them; again NULL or
+ * not measured: p alone; ct_paired_gains). Then the rule's range cut to them: [lo, hi), each cut at
+ * the geometric midpoint between the last size dropped and the first kept, the rule's own bound
  * where nothing was dropped; gain over rounds (> 0) the kept sizes'. rounds 0: no such cut
  * (a slower size between two that were not, nothing kept, or no gain shown). sz as measured
- * (sorted), rule and control as for ct_paired_rules; p's groups are r's indices, left as
- * they were. The kept sizes' gain is p's alone: the rule was slower again at its edge in the
- * second measure, whose launches the kept sizes shared. A range's edge is where the sweep put a
- * crossover, which can sit a step before the gain begins (Open MPI's segmented_ring at 16 MiB
- * read 1.02 against its controls, a tie, in a rule faster as a whole from 32 MiB): the gain beyond
- * it is kept, the edge given back. */
+ * (sorted), rule and control as for ct_paired_rules; rows with the sizes not slower again
+ * cleared (ct_verify_judge); p's and again's groups are r's indices, left as they were. The
+ * second measure ran the rule's other sizes beside its slower ones (ct_paired_again with
+ * groups), so the kept sizes' gain is judged on both, as a whole rule's is: the first
+ * measure's readings alone would decide a cut that fresh launches also measured. A range's edge is
+ * where the sweep put a crossover, which can sit a step before the gain begins (Open MPI's
+ * segmented_ring at 16 MiB read 1.02 against its controls, a tie, in a rule faster as a whole from
+ * 32 MiB): the gain beyond it is kept, the edge given back. */
 struct ct_paired_cut {
     uint64_t lo, hi;
     struct ct_ratio gain;
     int rounds;
 };
-void ct_paired_trim(struct ct_paired *p, const struct ct_ruleset *s, int r, const uint64_t *sz,
-                    const struct ct_rule *const *rule, const bool *control,
-                    const struct ct_paired_row *rows, int nsz, struct ct_paired_cut *cut);
+void ct_paired_trim(struct ct_paired *p, struct ct_paired_redo *again, const struct ct_ruleset *s,
+                    int r, const uint64_t *sz, const struct ct_rule *const *rule,
+                    const bool *control, const struct ct_paired_row *rows, int nsz,
+                    struct ct_paired_cut *cut);
 /* The same measure over an engine in this process (sweep --verify --lib nccl), every rank in
  * lockstep: side(arg, with) switches the engine to A or B (a tuner plugin reading the file or
  * left out, on the same communicators); a "launch" runs the sizes once each, out of place,

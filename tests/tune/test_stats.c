@@ -589,7 +589,20 @@ Test(stats, paired_engine_switches_sides_and_times_each_size)
 struct edge {
     int calls;
     bool slow[6];
+    double later; /* > 0: the sizes that gain read so from the 17th launch on (a second measure) */
 };
+
+/* The file those sizes check: below the rule a rule of the file's, above it the library's
+ * own choice; at[k], the rule at sz[k]. */
+#define EDGE_FILE(sz, control, group, r, set, at)                                                  \
+    uint64_t sz[] = {1024, 2048, 4096, 8192, 16384, 32768};                                        \
+    bool control[] = {true, false, false, false, false, true};                                     \
+    int group[] = {-1, 1, 1, 1, 1, -1};                                                            \
+    struct ct_rule r[3] = {{.min_bytes = 0, .max_bytes = 1500, .algo = "linear", .id = 1},         \
+                           {.min_bytes = 1500, .max_bytes = 20000, .algo = "ring", .id = 4},       \
+                           {.min_bytes = 20000, .max_bytes = CT_BYTES_INF, .algo = "default"}};    \
+    struct ct_ruleset set = {.rules = r, .nrules = 3};                                             \
+    const struct ct_rule *at[] = {&r[0], &r[1], &r[1], &r[1], &r[1], &r[2]}
 
 static int edge_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
 {
@@ -600,7 +613,8 @@ static int edge_launch(void *ctx, bool with, const uint64_t *sz, int n, double *
         int k = 0;
         while ((1024u << k) < sz[i])
             k++;
-        double a = k == 0 || k == 5 ? 1.0 : f->slow[k] ? 1.3 : 0.7;
+        double gain = f->later > 0 && f->calls > 2 * CT_PAIRED_MAX ? f->later : 0.7;
+        double a = k == 0 || k == 5 ? 1.0 : f->slow[k] ? 1.3 : gain;
         t[i] = st * (double)sz[i] / 1000 * (with ? a : 1);
     }
     return 0;
@@ -613,15 +627,7 @@ static int edge_launch(void *ctx, bool with, const uint64_t *sz, int n, double *
  * size between two that gain, or no size that gains, leaves no cut. */
 Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
 {
-    uint64_t sz[] = {1024, 2048, 4096, 8192, 16384, 32768};
-    bool control[] = {true, false, false, false, false, true};
-    int group[] = {-1, 1, 1, 1, 1, -1};
-    /* below the rule a rule of the file's, above it the library's own choice */
-    struct ct_rule r[3] = {{.min_bytes = 0, .max_bytes = 1500, .algo = "linear", .id = 1},
-                           {.min_bytes = 1500, .max_bytes = 20000, .algo = "ring", .id = 4},
-                           {.min_bytes = 20000, .max_bytes = CT_BYTES_INF, .algo = "default"}};
-    struct ct_ruleset set = {.rules = r, .nrules = 3};
-    const struct ct_rule *at[] = {&r[0], &r[1], &r[1], &r[1], &r[1], &r[2]};
+    EDGE_FILE(sz, control, group, r, set, at);
     static const struct {
         bool slow[6];
         uint64_t lo, hi; /* 0: no cut */
@@ -646,7 +652,7 @@ Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
         ct_paired_rules(&p, NULL, &set, at, control, w, 6, slow, nogain, gain, rounds);
         cr_assert(slow[1], "case %zu: the rule is slower at a size", c);
         struct ct_paired_cut cut[3] = {{0}};
-        ct_paired_trim(&p, &set, 1, sz, at, control, w, 6, &cut[1]);
+        ct_paired_trim(&p, NULL, &set, 1, sz, at, control, w, 6, &cut[1]);
         for (int k = 0; k < 6; k++)
             cr_assert_eq(p.group[k], group[k], "case %zu: groups as they were", c);
         cr_expect_eq(cut[1].lo, want[c].lo, "case %zu: from %llu", c,
@@ -697,6 +703,53 @@ Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
         }
         ct_ruleset_release(&lr.sets[0]);
         free(lr.sets);
+        ct_paired_release(&p);
+    }
+}
+
+/* A rule slower again at its first size in fresh launches (ct_paired_again with groups, which
+ * measures its other sizes with it) is cut on both measures' readings of the sizes it keeps:
+ * a gain the first measure showed and the second does not is no cut (the rule set back
+ * whole); one both show is cut, over both measures' rounds. */
+Test(stats, a_cut_is_judged_on_both_measures)
+{
+    EDGE_FILE(sz, control, group, r, set, at);
+    bool cleared[6];
+    const double later[] = {1.0, 0.7};
+    for (int c = 0; c < 2; c++) {
+        struct edge f = {.slow = {0, 1, 0, 0, 0, 0}, .later = later[c]};
+        struct ct_paired p;
+        struct ct_paired_redo again;
+        struct ct_paired_row w[6];
+        struct ct_paired_sum t;
+        cr_assert_eq(ct_paired_measure(sz, 6, control, group, 0, edge_launch, &f, &p), 0);
+        cr_assert_eq(f.calls, 2 * CT_PAIRED_MAX, "%d launches", f.calls);
+        ct_paired_judge(&p, control, 6, w, &t);
+        cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, edge_launch, &f, &again, cleared),
+                     0);
+        cr_assert(again.measured && again.n == 6 && !cleared[1], "slower again, %d sizes", again.n);
+        struct ct_paired_cut alone = {0}, both = {0};
+        ct_paired_trim(&p, NULL, &set, 1, sz, at, control, w, 6, &alone);
+        ct_paired_trim(&p, &again, &set, 1, sz, at, control, w, 6, &both);
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(p.group[k], group[k], "case %d: groups as they were", c);
+        for (int j = 0; j < again.n; j++)
+            cr_assert_eq(again.q.group[j], group[again.map[j]], "case %d: again's too", c);
+        cr_expect(alone.rounds >= CT_PAIRED_MIN && alone.lo == 2896 && alone.hi == 20000,
+                  "case %d: the first measure alone cuts", c);
+        cr_expect_float_eq(alone.gain.ratio, 0.7, 1e-9);
+        if (c == 0) { /* 0.7 in 3 rounds, 1.0 in as many: no gain shown over both */
+            cr_expect(both.rounds == 0 && both.lo == 0 && both.hi == 0,
+                      "case %d: no cut (%d rounds, gain %g [%g, %g])", c, both.rounds,
+                      both.gain.ratio, both.gain.lo, both.gain.hi);
+        } else {
+            cr_expect(both.lo == 2896 && both.hi == 20000, "case %d: %llu-%llu", c,
+                      (unsigned long long)both.lo, (unsigned long long)both.hi);
+            cr_expect(both.rounds >= alone.rounds + CT_PAIRED_MIN, "case %d: %d rounds (%d alone)",
+                      c, both.rounds, alone.rounds);
+            cr_expect_float_eq(both.gain.ratio, 0.7, 1e-9);
+        }
+        ct_paired_redo_release(&again);
         ct_paired_release(&p);
     }
 }
