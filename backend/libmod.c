@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <dlfcn.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,20 +398,63 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
     return 0;
 }
 
+/* s as a whole number from 1 up to 2^59 (a limit's room for 8x): false when it is not one */
+static bool whole(const char *s, unsigned long long *x)
+{
+    char *end = NULL;
+    errno = 0;
+    *x = s && isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
+    return *x && !errno && !*end && *x <= (1ULL << 59);
+}
+
 int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list, size_t len,
                          char *dflt, size_t dlen, struct ct_err *err)
 {
     CT_TRY(ct_libmod_env_default(m, name, dflt, dlen, err));
-    char *end = dflt;
-    errno = 0;
-    unsigned long long d = isdigit((unsigned char)dflt[0]) ? strtoull(dflt, &end, 10) : 0;
-    if (!d || errno || *end || d < 2 || d > (1ULL << 59))
+    unsigned long long d;
+    if (!whole(dflt, &d) || d < 2)
         return ct_err_set(err, CT_EINVAL,
                           "%s's own value of %s is '%s', not a whole number to space values "
                           "around: give them (NAME=V1,V2,...)",
                           m->title, name, dflt);
     snprintf(list, len, "%llu,%llu,%llu,%llu", d / 2, 2 * d, 4 * d, 8 * d);
     return 0;
+}
+
+/* The geometric midpoint of a < b, rounded to a multiple of the largest power of two no more
+ * than a quarter of it (11585 to 12288, 5793 to 6144): 0 when that is not strictly between. */
+static unsigned long long midpoint(unsigned long long a, unsigned long long b)
+{
+    double m = sqrt((double)a * (double)b);
+    unsigned long long q = 1;
+    while ((double)(q * 2) <= m / 4)
+        q *= 2;
+    unsigned long long r = (unsigned long long)llround(m / (double)q) * q;
+    return r > a && r < b ? r : 0;
+}
+
+int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best, const char *own,
+                          unsigned long long out[2], bool ends[2])
+{
+    unsigned long long x, y, lo = 0, hi = 0;
+    ends[0] = ends[1] = false;
+    if (best < 0 || best >= n || !whole(v[best], &x))
+        return 0;
+    for (int i = 0; i <= n; i++) /* the values that ran, and the library's own */
+        if (i == n ? whole(own, &y) : ok[i] && i != best && whole(v[i], &y)) {
+            if (y < x && y > lo)
+                lo = y;
+            if (y > x && (!hi || y < hi))
+                hi = y;
+        }
+    int k = 0;
+    ends[0] = !lo;
+    ends[1] = !hi;
+    if (lo && (out[k] = midpoint(lo, x)))
+        k++;
+    if (hi && (out[k] = midpoint(x, hi)))
+        k++;
+    return k;
 }
 
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,

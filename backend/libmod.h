@@ -141,6 +141,15 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
  * library's "auto"): such a variable's values are the user's to give. */
 int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list, size_t len,
                          char *dflt, size_t dlen, struct ct_err *err);
+/* sweep --env-search's finer step: v[best] (n values; ok[i]: value i ran) and its nearest
+ * neighbours, below and above, among the other values that ran and the library's own (own:
+ * NULL or not a whole number, not known): the geometric midpoint toward each, rounded to a
+ * multiple of the largest power of two at most a quarter of it (16384 and 8192: 12288), where
+ * that lies strictly between; into out, the one below first. ends[0] (ends[1]): v[best] is a
+ * whole number with none of those below (above) it, the search's end. Returns how many (0:
+ * v[best] not a whole number, no neighbour, or no room between). */
+int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best, const char *own,
+                          unsigned long long out[2], bool ends[2]);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

@@ -380,3 +380,42 @@ Test(libmod, mpich_s_own_value_spaced)
     cr_expect_eq(ct_libmod_env_default(m, "MPIR_CVAR_CH4_OFI", d, sizeof d, &err), CT_EINVAL,
                  "a prefix of listed names is not one");
 }
+
+/* --env-search's finer step: the midpoints between the best value and its neighbours among
+ * the values that ran and the library's own, rounded to a quarter of their power of two. */
+Test(libmod, the_values_between_the_best_and_its_neighbours)
+{
+    static const struct {
+        const char *v[4];
+        bool ok[4];
+        int n, best;
+        const char *own;
+        int k;
+        unsigned long long want[2];
+        bool ends[2]; /* nothing below, above */
+    } c[] = {
+        {{"2048", "8192", "16384", "32768"}, {1, 1, 1, 1}, 4, 2, "4096", 2, {12288, 24576}, {0, 0}},
+        {{"2048", "8192", "16384", "32768"}, {1, 1, 1, 1}, 4, 3, "4096", 1, {24576}, {0, 1}},
+        /* the library's own, 4096, the neighbour below; nothing above */
+        {{"2048", "8192"}, {1, 1}, 2, 1, "4096", 1, {6144}, {0, 1}},
+        /* a value that did not run is no neighbour; own not known */
+        {{"1", "4096", "65536"}, {0, 1, 1}, 3, 1, NULL, 1, {16384}, {1, 0}},
+        {{"1", "4096", "65536"}, {0, 1, 1}, 3, 2, "", 1, {16384}, {0, 1}},
+        /* no room between, no neighbour, not a number */
+        {{"1", "2"}, {1, 1}, 2, 1, NULL, 0, {0}, {0, 1}},
+        {{"3", "4"}, {1, 1}, 2, 1, "2", 0, {0}, {0, 1}},
+        {{"8192"}, {1}, 1, 0, "auto", 0, {0}, {1, 1}},
+        {{"sm", "cma"}, {1, 1}, 2, 0, "cma", 0, {0}, {0, 0}},
+        {{"100", "1000"}, {1, 1}, 2, 0, "10", 2, {32, 320}, {0, 0}},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        unsigned long long out[2] = {0};
+        bool ends[2] = {1, 1};
+        int k = ct_libmod_env_between(c[i].v, c[i].ok, c[i].n, c[i].best, c[i].own, out, ends);
+        cr_expect_eq(k, c[i].k, "case %zu: %d value(s)", i, k);
+        cr_expect(ends[0] == c[i].ends[0] && ends[1] == c[i].ends[1], "case %zu: ends %d %d", i,
+                  ends[0], ends[1]);
+        for (int j = 0; j < k && j < c[i].k; j++)
+            cr_expect_eq(out[j], c[i].want[j], "case %zu: %llu", i, out[j]);
+    }
+}

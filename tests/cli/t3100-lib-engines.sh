@@ -687,6 +687,19 @@ assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pi
     && [ "$pick" = "$(awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }' "$TMP/out")" ] \
     && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with the fastest candidate (${pick:-none}) and records it" \
     || not_ok "--env-search (exit $rc, pick '$pick'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
+# the finer step: 16384, between the best of 4096 (Open MPI's own) and 65536 and its
+# neighbour; none where neither gained (no best to refine around)
+if grep -q "^  \(4096\|65536\)  .* faster, no size slower\$" "$TMP/out"; then
+    grep -q "^finer: the value(s) between \(4096\|65536\) and its neighbours (among the values that ran and the library's own, 4096): 16384\$" "$TMP/out" \
+        && grep -q "^OMPI_MCA_btl_vader_eager_limit=16384 against Open MPI's plain defaults:" "$TMP/out" \
+        && grep -q "^  16384  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
+        && grep -q "^  (the last 1: the finer step's, between the best of the others and its neighbours)" "$TMP/out" \
+        && { [ "$pick" != 65536 ] || grep -q "^  (the largest value judged: one past it may be faster still; search it with $V=V1,V2,...)" "$TMP/out"; } \
+        && ok "the finer step: the value between the best and its neighbour judged too (pick ${pick:-none})" \
+        || not_ok "finer step: $(sed -n '/^finer/p; /^--env-search .* (geomean/,$p' "$TMP/out")"
+else
+    ! grep -q "^finer:" "$TMP/out" && ok "no value gained: no finer step" || not_ok "finer step without a best: $(grep finer "$TMP/out")"
+fi
 $S -e 64 --env-search $V=1,2 --out "$TMP/es0" >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && [ ! -e "$TMP/es0" ] \
     && grep -q "^colltune sweep: error: --env-search: the runs of every value failed (above): no sweep\$" "$TMP/err" \
