@@ -41,13 +41,15 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
 {
     int n = (int)strcspn(arg, "=");
     const char *opt = search ? "--env-search" : "--env";
-    struct ct_lib_env *e = search ? &o->env_search : &o->lib_env[o->nlib_env];
+    if (search && o->nenv_search == CT_ENV_SEARCH_VARS)
+        return ct_cmd_fail(cmd, 2,
+                           "--env-search: at most %d variables, searched one after the other",
+                           CT_ENV_SEARCH_VARS);
+    struct ct_lib_env *e = search ? &o->env_search[o->nenv_search] : &o->lib_env[o->nlib_env];
     char v[CT_ENV_SEARCH_MAX][sizeof e->value];
     if (!n || (!arg[n] && !search)) /* --env-search NAME: values spaced around its default */
         return ct_cmd_fail(cmd, 2, "bad %s '%s' (%s, NAME one of the library's variables)", opt,
                            arg, search ? "NAME=V1,V2,... or NAME" : "NAME=VALUE");
-    if (search && e->name[0])
-        return ct_cmd_fail(cmd, 2, "--env-search once: the values of one variable");
     if (!search && o->nlib_env == CT_LIB_ENV_MAX)
         return ct_cmd_fail(cmd, 2, "--env: at most %d launch settings", CT_LIB_ENV_MAX);
     if (n >= (int)sizeof e->name || (arg[n] && strlen(arg + n + 1) >= sizeof e->value))
@@ -60,6 +62,7 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
                            "none empty)",
                            arg, CT_ENV_SEARCH_MAX);
     o->nlib_env += !search;
+    o->nenv_search += search;
     return 0;
 }
 
@@ -84,36 +87,44 @@ int ct_opts_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
 {
     const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
-    const struct ct_lib_env *se = &o->env_search;
-    char v[CT_ENV_SEARCH_MAX][sizeof se->value];
-    /* NAME alone: its name checked here, its values found before the search (cmd/libsearch.c) */
-    int nv = !se->name[0] ? 0 : se->value[0] ? ct_opts_env_values(se, v) : 1;
-    if ((o->nlib_env || nv) && (!m || strcmp(cmd, "sweep")))
+    const struct ct_lib_env *all[CT_LIB_ENV_MAX + CT_ENV_SEARCH_VARS];
+    int n = 0, ns = o->nenv_search;
+    if ((o->nlib_env || ns) && (!m || strcmp(cmd, "sweep")))
         return ct_cmd_fail(cmd, 2, "--env%s is for sweep --lib %s (the library's launch settings)",
                            o->nlib_env ? "" : "-search", ct_libmod_names());
-    for (int i = 0; i < o->nlib_env + nv; i++) {
+    for (int i = 0; i < o->nlib_env; i++)
+        all[n++] = &o->lib_env[i];
+    for (int i = 0; i < ns; i++)
+        all[n++] = &o->env_search[i];
+    for (int i = 0; i < n; i++) {
         struct ct_err err = {0};
         bool s = i >= o->nlib_env;
-        if (ct_libmod_env_check(m, s ? se->name : o->lib_env[i].name,
-                                !s             ? o->lib_env[i].value
-                                : se->value[0] ? v[i - o->nlib_env]
-                                               : NULL,
-                                &err) < 0)
-            return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
-        for (int j = 0; j < i && j < o->nlib_env; j++) { /* one variable twice, by any name */
-            const char *a = o->lib_env[j].name, *b = s ? se->name : o->lib_env[i].name;
+        char v[CT_ENV_SEARCH_MAX][sizeof all[i]->value];
+        /* NAME alone: its name checked here, its values found before the search (libsearch.c) */
+        int nv = !s ? 1 : all[i]->value[0] ? ct_opts_env_values(all[i], v) : 0;
+        for (int k = 0; k < (nv ? nv : 1); k++)
+            if (ct_libmod_env_check(m, all[i]->name,
+                                    !s   ? all[i]->value
+                                    : nv ? v[k]
+                                         : NULL,
+                                    &err) < 0)
+                return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
+        for (int j = 0; j < i; j++) { /* one variable twice, by any name */
+            const char *a = all[j]->name, *b = all[i]->name;
+            bool sj = j >= o->nlib_env;
             if (!ct_libmod_env_same(m, a, b))
                 continue;
-            if (!s && !strcmp(a, b))
-                return ct_cmd_fail(cmd, 2, "--env %s twice", a);
-            return ct_cmd_fail(cmd, 2, "--env %s beside --env%s %s: %s", a, s ? "-search" : "", b,
+            if (sj == s && !strcmp(a, b))
+                return ct_cmd_fail(cmd, 2, "--env%s %s twice", s ? "-search" : "", a);
+            return ct_cmd_fail(cmd, 2, "--env%s %s beside --env%s %s: %s", sj ? "-search" : "", a,
+                               s ? "-search" : "", b,
                                strcmp(a, b) ? "one variable of the library's, by two names"
                                             : "one or the other");
         }
     }
-    if (nv && o->nlib_env == CT_LIB_ENV_MAX)
-        return ct_cmd_fail(cmd, 2, "--env-search: at most %d launch settings with the one found",
-                           CT_LIB_ENV_MAX);
+    if (ns && o->nlib_env + ns > CT_LIB_ENV_MAX)
+        return ct_cmd_fail(cmd, 2, "--env-search: at most %d launch settings with the one%s found",
+                           CT_LIB_ENV_MAX, ns > 1 ? "s" : "");
     if (o->lib && o->own_algos)
         return ct_cmd_fail(cmd, 2,
                            "--algo names colltune's own algorithms; --lib %s measures the "

@@ -132,7 +132,7 @@ static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
-    if (verify_path && (o->nlib_env || o->env_search.name[0]))
+    if (verify_path && (o->nlib_env || o->nenv_search))
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--env%s is for a sweep: verify sets the launch settings CONFIG records",
                            o->nlib_env ? "" : "-search");
@@ -147,9 +147,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */
         ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
-    const char *se = o->env_search.name[0] ? o->env_search.name : NULL;
+    bool se = o->nenv_search > 0;
     if (!ct_libmod_in_rank()) {
-        char pick[sizeof o->env_search.value] = "";
         int rc = o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 && most != least
                      ? ct_cmd_fail("sweep", CT_EXIT_USAGE, /* rules: nodes x ranks per node */
                                    "--hosts %s spreads the ranks unevenly over the hosts: place "
@@ -161,8 +160,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                              "--env-search on %d ranks over %ld core%s would judge the scheduler "
                              "more than %s: search with at most %ld rank%s",
                              o->local, cores, pl, m->title, cores, pl);
-        if (se && !rc && !(rc = ct_libsearch(o, cfg, pick, sizeof pick)))
-            ct_libmod_env_put(m, se, *pick ? pick : NULL); /* the ranks read it (below) */
+        if (se && !rc) /* what it found set in the environment, where the ranks read it */
+            rc = ct_libsearch(o, cfg);
         rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
         if (rc) /* a sweep that wrote nothing leaves no folder */
             ct_cmd_out_dir_undo();
@@ -202,10 +201,12 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     memcpy(env, o->lib_env, sizeof env);
     j.cfg.lib_env = env;
     j.cfg.nlib_env = o->nlib_env;
-    if (se && getenv(se) && o->nlib_env < CT_LIB_ENV_MAX) { /* set by the search (above) */
-        snprintf(env[o->nlib_env].name, sizeof env[0].name, "%s", se);
-        snprintf(env[o->nlib_env].value, sizeof env[0].value, "%s", getenv(se));
-        j.cfg.nlib_env++;
+    for (int i = 0; i < o->nenv_search && j.cfg.nlib_env < CT_LIB_ENV_MAX; i++) {
+        const char *name = o->env_search[i].name, *v = getenv(name); /* the search's (above) */
+        if (!v)
+            continue;
+        snprintf(env[j.cfg.nlib_env].name, sizeof env[0].name, "%s", name);
+        snprintf(env[j.cfg.nlib_env++].value, sizeof env[0].value, "%s", v);
     }
     j.version = CT_VERSION;
     struct lib_save save = {.j = &j};

@@ -52,11 +52,13 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
 /* sweep --lib --env-search NAME=V1,V2,... (cmd/libsearch.c; NAME alone: the values spaced around
  * the library's own, ct_libmod_env_around): before the sweep, each value with
  * the --env settings against the library's plain defaults (ct_libverify_env) on each collective
- * of cfg, the tables and the verdicts printed; *pick: the value found faster with no size
- * slower at the lowest geomean, "" for none. The --env settings are set again after; NAME is
- * left as the last launch had it, for the caller to set. 0, or a failure code (said; also
- * when the runs of every value failed). */
-int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, char *pick, size_t len);
+ * of cfg, the tables and the verdicts printed; the value found faster with no size slower at
+ * the lowest geomean (with a finer step between it and its neighbours), or none. Each further
+ * variable searched the same way with the values found before on both sides. Then the --env
+ * settings and each value found are set in this environment, for the sweep's launch, and a
+ * variable with none found is unset. 0, or a failure code (said; also when the runs of every
+ * value of a variable failed). */
+int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg);
 /* One launch side of sweep --verify --lib (cmd/libpaired.c) */
 struct ct_verify_side {
     const struct ct_libmod *m;

@@ -12,6 +12,8 @@
 #include "../transport/launch.h"
 #include "../tune/tune.h"
 
+/* sweep --lib: the launch settings whose values --env-search searches, one after the other */
+#define CT_ENV_SEARCH_VARS 2
 struct ct_opts {
     enum ct_coll coll;
     enum ct_dtype dtype;
@@ -41,8 +43,10 @@ struct ct_opts {
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
     struct ct_lib_env lib_env[CT_LIB_ENV_MAX]; /* sweep --lib --env NAME=VALUE: the library's */
     int nlib_env;                              /* launch settings */
-    struct ct_lib_env env_search; /* sweep --lib --env-search NAME[=V1,V2,...]; name "": none;
-                                     value "": spaced around the library's own (libsearch.c) */
+    /* sweep --lib --env-search NAME[=V1,V2,...], each variable searched after the one before
+     * (libsearch.c); value "": spaced around the library's own */
+    struct ct_lib_env env_search[CT_ENV_SEARCH_VARS];
+    int nenv_search;
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
@@ -137,7 +141,8 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
  * colltune's own --algo(s), --quant, --transport. 0 otherwise. */
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd);
 /* --env NAME=VALUE (sweep --lib): one more launch setting, at most 4; search: --env-search
- * NAME[=V1,V2,...] instead, once (NAME alone: value ""), 0 or exit 2 (said). */
+ * NAME[=V1,V2,...] instead, at most CT_ENV_SEARCH_VARS (NAME alone: value ""), 0 or exit 2
+ * (said). */
 int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool search);
 /* --env-search's values: split into v (at most CT_ENV_SEARCH_MAX); how many, or -1 when one is
  * empty or given twice. */

@@ -95,3 +95,36 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
     }
     fprintf(f, "\n");
 }
+
+void ct_search_print(FILE *f, const char *name, const char *base, const struct ct_ruleset *sets,
+                     int nsets, const struct ct_search_row *rows, int nrows, int coarse)
+{
+    fprintf(f,
+            "--env-search %s (geomean with/without over the sweep's sizes%s; below 1 is "
+            "faster):\n  %-16s",
+            name, base, "value");
+    for (int k = 0; k < nsets; k++)
+        fprintf(f, " %14s", ct_coll_name(sets[k].coll));
+    fprintf(f, " %9s  verdict\n", "geomean");
+    for (int i = 0; i < nrows; i++) {
+        const struct ct_search_row *d = &rows[i];
+        fprintf(f, "  %-16s", d->value);
+        for (int k = 0; k < nsets && !d->failed; k++)
+            if (d->geo[k] > 0)
+                fprintf(f, " %14.3f", d->geo[k]);
+            else /* not judged: no size */
+                fprintf(f, " %14s", "-");
+        if (d->failed)
+            fprintf(f, " %*s  %s\n", 15 * nsets + 9, "-", "FAILED: a run failed (above)");
+        else
+            fprintf(f, " %9.3f  %s\n", d->all,
+                    d->slow   ? "SLOWER than the defaults at a size"
+                    : d->gain ? "faster, no size slower"
+                              : "no gain shown");
+    }
+    if (coarse < nrows)
+        fprintf(f,
+                "  (the last %d: the finer step's, between the best of the others and its "
+                "neighbours)\n",
+                nrows - coarse);
+}

@@ -42,4 +42,16 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
                            const bool *nogain, const struct ct_paired_cut *cut);
 
+/* sweep --lib --env-search's table (cmd/libsearch.c): per value of the variable name, its
+ * geomean with/without per set (geo[k]; 0: not judged) and over them (all), and its verdict
+ * (failed: a run failed; slow: slower at a size; gain: faster, no size slower; else no gain
+ * shown); the rows from coarse on the finer step's. base: what both sides ran with ("" none). */
+struct ct_search_row {
+    const char *value;
+    double geo[CT_COLL_COUNT], all;
+    bool slow, gain, failed;
+};
+void ct_search_print(FILE *f, const char *name, const char *base, const struct ct_ruleset *sets,
+                     int nsets, const struct ct_search_row *rows, int nrows, int coarse);
+
 #endif

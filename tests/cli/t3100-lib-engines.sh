@@ -431,7 +431,11 @@ $COLLTUNE export "$TMP/v-ok.json" --format ompi-rules -o "$TMP/v-ok.rules" 2>"$T
 grep -q "warning: allreduce on 2 ranks (1 x 2): measured, not verified against Open MPI's defaults; run \`colltune sweep --verify CONFIG --lib ompi\`" "$TMP/err" \
     && grep -q "^# allreduce on 2 ranks (1 x 2): measured, not verified" "$TMP/v-ok.rules" \
     && ok "the export of a set never verified says so on stderr and in the file" || not_ok "unverified export: $(cat "$TMP/err")"
-expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
+# (with --try-ties: a CONFIG from before the spans were recorded has none to try, said, and
+# is verified as it is; the plain verify of this file runs below, the rules installed)
+expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi --try-ties
+grep -q "^--try-ties: CONFIG records no Open MPI row tied with its own choice in the sets asked for" "$TMP/out" \
+    && ok "--try-ties of a CONFIG without spans: says it has none to try" || not_ok "no ties: $(cat "$TMP/out" "$TMP/err" | head -5)"
 grep -q "segmented_ring .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
 grep -q "^  the size(s) found slower in the table below, measured again in fresh launches: .* SLOWER;" "$TMP/out" \
     && grep -q "^  slower again: counted" "$TMP/out" \
@@ -534,11 +538,11 @@ else
         && skip "verify --try-ties exited $rc: a size both sides ran at the default read slower (noise)" \
         || not_ok "try-ties exit $rc: $(cat "$TMP/out" "$TMP/err" | tail -8)"
 fi
-# a CONFIG from before the spans were recorded has none to try: said, and verified as it is
-expect 3 "verify --try-ties of a CONFIG without spans: verified as it is (slower: 3)" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi --try-ties
+# (with --try-ties: a CONFIG from before the spans were recorded has none to try, said, and
+# is verified as it is; the plain verify of this file runs below, the rules installed)
+expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi --try-ties
 grep -q "^--try-ties: CONFIG records no Open MPI row tied with its own choice in the sets asked for" "$TMP/out" \
-    && grep -q "CONFIG with the 1 range(s) found slower set back" "$TMP/err" \
-    && ok "says it has no ties to try" || not_ok "no ties: $(cat "$TMP/out" "$TMP/err" | head -5)"
+    && ok "--try-ties of a CONFIG without spans: says it has none to try" || not_ok "no ties: $(cat "$TMP/out" "$TMP/err" | head -5)"
 usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --try-ties -e 64
 usage_says "run --try-ties" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE run --lib ompi --local 2 --try-ties
 usage_says "--try-ties without --lib" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --try-ties
@@ -657,7 +661,11 @@ usage_says "--env-search NAME whose own value is no number" "own value of OMPI_M
 usage_says "--env-search with an empty value" "none empty" -- $S --env-search OMPI_MCA_x=1,,2 -e 64
 usage_says "--env-search with a value twice" "each once" -- $S --env-search OMPI_MCA_x=1,1 -e 64
 usage_says "--env-search of 9 values" "up to 8 values" -- $S --env-search OMPI_MCA_x=1,2,3,4,5,6,7,8,9 -e 64
-usage_says "--env-search twice" "--env-search once" -- $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 -e 64
+usage_says "--env-search of 3 variables" "--env-search: at most 2 variables, searched one after the other" -- \
+    $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 --env-search OMPI_MCA_z=1 -e 64
+usage_says "--env-search of one variable twice" "--env-search OMPI_MCA_x twice" -- $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_x=3 -e 64
+usage_says "--env-search of 2 beside 3 --env" "at most 4 launch settings with the ones found" -- \
+    $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 --env OMPI_MCA_a=1 --env OMPI_MCA_b=1 --env OMPI_MCA_c=1 -e 64
 usage_says "--env-search loading rules" "loads rules or chooses the collective code" -- \
     $S --env-search OMPI_MCA_coll_tuned_use_dynamic_rules=0,1 -e 64
 usage_says "--env-search with a shell word in a value" "a value is a word of letters" -- $S --env-search 'OMPI_MCA_x=1,$(reboot)' -e 64
@@ -674,17 +682,20 @@ usage_says "--env-search under the user's mpirun" "--env-search runs its launche
 # 1 B: Open MPI does not start (said, passed over); 4096: its own value (no gain to show but
 # noise's); 65536: the 32 KiB allreduce no longer takes the rendezvous path (above)
 V=OMPI_MCA_btl_vader_eager_limit
-$S -b 16K -e 32K -f 2 --env-search $V=1,4096,65536 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
+# (then a second variable, searched with the first's value found on both sides)
+W=OMPI_MCA_btl_vader_max_send_size
+$S -b 16K -e 32K -f 2 --env-search $V=1,4096,65536 --env-search $W=131072 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
 pick=$(sed -n "s/^the sweep runs with $V=\([0-9]*\) (geomean [0-9.]*); verify judges it again.*/\1/p" "$TMP/out")
+pick2=$(sed -n "s/^the sweep runs with $W=\([0-9]*\) (geomean [0-9.]*); verify judges it again.*/\1/p" "$TMP/out")
 [ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run failed (above)" "$TMP/out" \
     && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
     && grep -q "^  4096  *[0-9.]*  *[0-9.]*  " "$TMP/out" && grep -q "^  65536  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
     && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out"; } \
     && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: the sweep runs with Open MPI's own value ($V unset)" "$TMP/out"; } \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
-want = [{"name": sys.argv[2], "value": sys.argv[3]}] if sys.argv[3] else None
-assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pick" \
-    && [ "$pick" = "$(awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }' "$TMP/out")" ] \
+want = [{"name": n, "value": v} for n, v in zip(sys.argv[2::2], sys.argv[3::2]) if v] or None
+assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pick" $W "$pick2" \
+    && [ "$pick" = "$(sed -n "/^--env-search $V (geomean/,/^\(the sweep runs\|no value\)/p" "$TMP/out" | awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }')" ] \
     && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with the fastest candidate (${pick:-none}) and records it" \
     || not_ok "--env-search (exit $rc, pick '$pick'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
 # the finer step: 16384, between the best of 4096 (Open MPI's own) and 65536 and its
@@ -700,6 +711,13 @@ if grep -q "^  \(4096\|65536\)  .* faster, no size slower\$" "$TMP/out"; then
 else
     ! grep -q "^finer:" "$TMP/out" && ok "no value gained: no finer step" || not_ok "finer step without a best: $(grep finer "$TMP/out")"
 fi
+found=${pick:+ with $V=$pick (found above; on both sides)}
+grep -q "^--env-search $W: 1 value(s), each against Open MPI's plain defaults$found in alternating launches" "$TMP/out" \
+    && grep -q "^$W=131072 against Open MPI's plain defaults$found:\$" "$TMP/out" \
+    && grep -q "^--env-search $W (geomean with/without over the sweep's sizes$found; below 1 is faster):" "$TMP/out" \
+    && grep -q "^--env-search: the sweep runs with\( $V=$pick\)\?,\? \?\($W=$pick2\)\?" "$TMP/out" \
+    && ok "a second variable searched after the first, its value found on both sides (${pick:-none}, then ${pick2:-none})" \
+    || not_ok "second variable: $(sed -n "/^--env-search $W/,\$p" "$TMP/out" | grep -v '^ *[0-9]')"
 $S -e 64 --env-search $V=1,2 --out "$TMP/es0" >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && [ ! -e "$TMP/es0" ] \
     && grep -q "^colltune sweep: error: --env-search: the runs of every value failed (above): no sweep\$" "$TMP/err" \
@@ -721,6 +739,8 @@ usage_says "one MPICH variable by two --env names" "--env MPICH_ASYNC_PROGRESS b
     $SM --env MPICH_ASYNC_PROGRESS=1 --env MPIR_CVAR_ASYNC_PROGRESS=0
 usage_says "one MPICH variable by --env and --env-search" "beside --env-search MPIR_PARAM_ASYNC_PROGRESS: one variable" -- \
     $SM --env MPICH_ASYNC_PROGRESS=1 --env-search MPIR_PARAM_ASYNC_PROGRESS=0,1
+usage_says "one MPICH variable by two --env-search names" "--env-search MPICH_ASYNC_PROGRESS beside --env-search MPIR_CVAR_ASYNC_PROGRESS: one variable of the library's, by two names" -- \
+    $SM --env-search MPICH_ASYNC_PROGRESS=0,1 --env-search MPIR_CVAR_ASYNC_PROGRESS=0,1
 # MPICH 4.0.2 does not survive a selection file it cannot use (a missing one segfaulted with
 # UCX's backtraces and hydra's BAD TERMINATION; '{bad', also as the CH4 tree, '{}', and a key
 # it does not know failed MPICH's assertions): the engine reads each file its variables name
