@@ -102,29 +102,10 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *ow
                     const struct ct_paired *pr, const struct ct_paired_row *w, bool groups,
                     const char *where, struct ct_paired_redo *r, bool *cleared)
 {
-    int left = 0, code = ct_paired_again(pr, sz, own, w, groups, CT_VERIFY_WARM_MAX,
-                                         ct_libverify_launch, x, r, cleared);
-    if (!code && r->n) {
-        printf("  the size(s) found slower %s, measured again in fresh launches:", where);
-        for (int j = 0; j < r->n; j++) {
-            const struct ct_paired_row *a = &r->rows[j];
-            char b[32];
-            if (!w[r->map[j]].slower) /* a control or a rule's other size */
-                continue;
-            left += a->slower;
-            printf(" %s %.3f [%.3f, %.3f]", ct_bytes_str(sz[r->map[j]], b, sizeof b), a->q.ratio,
-                   a->q.lo, a->q.hi);
-            if (a->nl)
-                printf(" vs ctl %.3f [%.3f, %.3f]", a->ql.ratio, a->ql.lo, a->ql.hi);
-            printf(" %d pairs%s;", a->n, a->slower ? " SLOWER" : "");
-        }
-        printf("\n  %s%s\n",
-               left ? "slower again: counted (sizes not slower again are not)"
-                    : "not slower again: not counted (the launches' noise)",
-               groups ? "; their rules' other sizes were measured with them, and each such rule's "
-                        "gain is judged over both measures"
-                      : "");
-    }
+    int code = ct_paired_again(pr, sz, own, w, groups, CT_VERIFY_WARM_MAX, ct_libverify_launch, x,
+                               r, cleared);
+    if (!code)
+        ct_paired_print_again(stdout, sz, w, r, groups, where, "fresh launches");
     return code;
 }
 

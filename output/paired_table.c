@@ -128,3 +128,30 @@ void ct_search_print(FILE *f, const char *name, const char *base, const struct c
                 "neighbours)\n",
                 nrows - coarse);
 }
+
+void ct_paired_print_again(FILE *f, const uint64_t *sz, const struct ct_paired_row *w,
+                           const struct ct_paired_redo *r, bool groups, const char *where,
+                           const char *again)
+{
+    int left = 0;
+    if (!r->n)
+        return;
+    fprintf(f, "  the size(s) found slower %s, measured again in %s:", where, again);
+    for (int j = 0; j < r->n; j++) {
+        const struct ct_paired_row *a = &r->rows[j];
+        char b[32];
+        if (!w[r->map[j]].slower) /* a control or a rule's other size */
+            continue;
+        left += a->slower;
+        fprintf(f, " %s %.3f [%.3f, %.3f]", ct_bytes_str(sz[r->map[j]], b, sizeof b), a->q.ratio,
+                a->q.lo, a->q.hi);
+        if (a->nl)
+            fprintf(f, " vs ctl %.3f [%.3f, %.3f]", a->ql.ratio, a->ql.lo, a->ql.hi);
+        fprintf(f, " %d pairs%s;", a->n, a->slower ? " SLOWER" : "");
+    }
+    fprintf(f, "\n  %s (%s)%s\n", left ? "slower again: counted" : "not slower again: not counted",
+            left ? "sizes not slower again are not" : "the first measure's noise",
+            groups ? "; their rules' other sizes were measured with them, and each such rule's "
+                     "gain is judged over both measures"
+                   : "");
+}

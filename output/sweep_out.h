@@ -42,6 +42,15 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
                            const bool *nogain, const struct ct_paired_cut *cut);
 
+/* After a verify's sizes found slower (w[k].slower) were measured again (r, ct_paired_again;
+ * nothing when none was): one line of each such size's ratio as measured and against its
+ * controls, its pairs and SLOWER where slower again, then whether any was (counted) or none
+ * (not counted) and, with groups, that their rules' other sizes were measured with them.
+ * where: "in the table below"; again: how ("fresh launches"). */
+void ct_paired_print_again(FILE *f, const uint64_t *sz, const struct ct_paired_row *w,
+                           const struct ct_paired_redo *r, bool groups, const char *where,
+                           const char *again);
+
 /* sweep --lib --env-search's table (cmd/libsearch.c): per value of the variable name, its
  * geomean with/without per set (geo[k]; 0: not judged) and over them (all), and its verdict
  * (failed: a run failed; slow: slower at a size; gain: faster, no size slower; else no gain

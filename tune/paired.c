@@ -251,6 +251,14 @@ int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int
     return ct_paired_measure(sz, nsz, control, group, 0, engine_launch, e, p); /* one process */
 }
 
+int ct_paired_engine_again(struct ct_paired_engine *e, const struct ct_paired *p,
+                           const uint64_t *sz, const bool *control,
+                           const struct ct_paired_row *rows, struct ct_paired_redo *r,
+                           bool *cleared)
+{
+    return ct_paired_again(p, sz, control, rows, true, 0, engine_launch, e, r, cleared);
+}
+
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum)
 {

@@ -217,6 +217,13 @@ struct ct_paired_engine {
 };
 int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
                              const bool *control, const int *group, struct ct_paired *p);
+/* The sizes p found slower (rows) measured again over the engine, as ct_paired_again does
+ * with groups (its rules' other sizes with them): fresh passes on the same communicators,
+ * every rank deciding alike from the same (slowest rank's) times. */
+int ct_paired_engine_again(struct ct_paired_engine *e, const struct ct_paired *p,
+                           const uint64_t *sz, const bool *control,
+                           const struct ct_paired_row *rows, struct ct_paired_redo *r,
+                           bool *cleared);
 /* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
  * sizes and every range's geometric midpoint (ct_sweep_check_count, the last range's to the
  * largest swept size), as whole elements; sorted, unique, <= max. */

@@ -519,6 +519,7 @@ struct eng {
     int switches, calls;
     char order[16];
     struct ct_job j;
+    int slow_passes; /* A 1.2x slower at 1 MiB in the first slow_passes passes (sides set) */
 };
 static int eng_side(void *arg, bool with, struct ct_err *err)
 {
@@ -546,7 +547,8 @@ static int eng_time(void *ctx, int warmup, int iters, int reps, double *out, str
     (void)warmup, (void)reps, (void)err;
     double kib = (double)e->j.count * 4 / 1024; /* allreduce float32: size = count * 4 */
     for (int i = 0; i < iters; i++)
-        out[i] = 10 * kib * (e->with && kib > 64 ? 0.9 : 1.0) * (1 + 0.001 * i);
+        out[i] = 10 * kib * (e->with && kib > 64 ? 0.9 : 1.0) * (1 + 0.001 * i) *
+                 (e->with && kib == 1024 && e->switches <= e->slow_passes ? 1.2 / 0.9 : 1.0);
     return 0;
 }
 static void eng_end(void *ctx)
@@ -554,33 +556,84 @@ static void eng_end(void *ctx)
     (void)ctx;
 }
 
+/* An engine of known times (st) under a paired measure (e), AllReduce float32 sum on 2 ranks,
+ * 1 warmup and 5 timed calls, over sizes 16 KiB and 32 KiB (controls), 1 MiB and 4 MiB */
+struct eng_run {
+    struct eng st;
+    struct ct_backend be;
+    struct ct_err err;
+    struct ct_paired_engine e;
+};
+static const uint64_t eng_sz[] = {16 << 10, 32 << 10, 1 << 20, 4 << 20};
+static const bool eng_own[] = {true, true, false, false};
+static void eng_open(struct eng_run *r)
+{
+    r->be =
+        (struct ct_backend){.name = "test", .begin = eng_begin, .time = eng_time, .end = eng_end};
+    r->e = (struct ct_paired_engine){.be = &r->be,
+                                     .ctx = &r->st,
+                                     .warmup = 1,
+                                     .iters = 5,
+                                     .side = eng_side,
+                                     .arg = &r->st,
+                                     .err = &r->err};
+    r->e.job.coll = CT_ALLREDUCE;
+    r->e.job.dtype = CT_FLOAT32;
+    r->e.job.op = CT_SUM;
+    r->e.job.shape = (struct ct_shape){.nranks = 2, .rank = 0, .ranks_per_node = 2};
+}
+
 Test(stats, paired_engine_switches_sides_and_times_each_size)
 {
-    struct eng st = {0};
-    struct ct_backend be = {.name = "test", .begin = eng_begin, .time = eng_time, .end = eng_end};
-    struct ct_err err = {0};
-    struct ct_paired_engine e = {
-        .be = &be, .ctx = &st, .warmup = 1, .iters = 5, .side = eng_side, .arg = &st, .err = &err};
-    e.job.coll = CT_ALLREDUCE;
-    e.job.dtype = CT_FLOAT32;
-    e.job.op = CT_SUM;
-    e.job.shape = (struct ct_shape){.nranks = 2, .rank = 0, .ranks_per_node = 2};
-    const uint64_t sz[] = {16 << 10, 32 << 10, 1 << 20, 4 << 20};
-    const bool own[] = {true, true, false, false};
+    struct eng_run x = {0};
+    eng_open(&x);
     struct ct_paired p;
-    cr_assert_eq(ct_paired_engine_measure(&e, sz, 4, own, NULL, &p), 0, "%s", err.msg);
+    cr_assert_eq(ct_paired_engine_measure(&x.e, eng_sz, 4, eng_own, NULL, &p), 0, "%s", x.err.msg);
     cr_expect_eq(p.rounds, CT_PAIRED_MIN, "A is not slower anywhere: no extra pairs");
-    cr_expect_str_eq(st.order, "ABBAAB");
-    cr_expect_eq(st.calls, 4 * 2 * CT_PAIRED_MIN);
+    cr_expect_str_eq(x.st.order, "ABBAAB");
+    cr_expect_eq(x.st.calls, 4 * 2 * CT_PAIRED_MIN);
     struct ct_paired_row w[4];
     struct ct_paired_sum t;
-    ct_paired_judge(&p, own, 4, w, &t);
+    ct_paired_judge(&p, eng_own, 4, w, &t);
     cr_expect_float_eq(w[0].q.ratio, 1.0, 1e-9);
     cr_expect_float_eq(w[1].q.ratio, 1.0, 1e-9);
     cr_expect_float_eq(w[2].q.ratio, 0.9, 1e-9);
     cr_expect_float_eq(w[3].mb, 10 * 4096 * 1.002, 1e-6, "the median of 5 at 4 MiB: %g", w[3].mb);
     cr_expect(!t.slower);
     ct_paired_release(&p);
+}
+
+/* sweep --verify --lib nccl: a size found slower is measured again over the engine (fresh
+ * passes on the same communicators) with its controls and its rule's other sizes, and
+ * counts only when slower again: 1 MiB reads 1.2x slower in the first measure's passes;
+ * measured again after them it is not (cleared), and measured again while still in them it
+ * is (not cleared). */
+Test(stats, paired_engine_measures_a_slower_size_again)
+{
+    for (int c = 0; c < 2; c++) {
+        struct eng_run x = {.st = {.slow_passes = c == 0 ? 2 * CT_PAIRED_MAX : 1000}};
+        eng_open(&x);
+        const int group[] = {-1, -1, 0, 0};
+        bool cleared[4];
+        struct ct_paired p;
+        struct ct_paired_redo r;
+        struct ct_paired_row w[4];
+        struct ct_paired_sum t;
+        cr_assert_eq(ct_paired_engine_measure(&x.e, eng_sz, 4, eng_own, group, &p), 0, "%s",
+                     x.err.msg);
+        cr_assert_eq(x.st.switches, 2 * CT_PAIRED_MAX, "the slower size takes every pair");
+        ct_paired_judge(&p, eng_own, 4, w, &t);
+        cr_assert(w[2].slower && !w[3].slower, "case %d: 1 MiB slower", c);
+        cr_assert_eq(ct_paired_engine_again(&x.e, &p, eng_sz, eng_own, w, &r, cleared), 0, "%s",
+                     x.err.msg);
+        cr_expect(r.measured && r.n == 2 && r.map[0] == 2 && r.map[1] == 3,
+                  "case %d: 1 MiB and its rule's 4 MiB (no control within 16x): %d", c, r.n);
+        cr_expect(x.st.switches > 2 * CT_PAIRED_MAX, "case %d: through the engine's sides", c);
+        cr_expect_eq(cleared[2], c == 0, "case %d: cleared only when not slower again", c);
+        cr_expect(!cleared[3], "case %d: a size not slower is not cleared", c);
+        ct_paired_redo_release(&r);
+        ct_paired_release(&p);
+    }
 }
 
 /* Sizes 1 KiB and 32 KiB run the library's own choice on both sides (controls); 2-16 KiB are
