@@ -88,6 +88,9 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
 {
     const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
     const struct ct_lib_env *all[CT_LIB_ENV_MAX + CT_ENV_SEARCH_VARS];
+    if (o->lib && strcmp(cmd, "run") && strcmp(cmd, "sweep"))
+        return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' and 'sweep' drive library engines",
+                           o->lib);
     int n = 0, ns = o->nenv_search;
     if ((o->nlib_env || ns) && (!m || strcmp(cmd, "sweep")))
         return ct_cmd_fail(cmd, 2, "--env%s is for sweep --lib %s (the library's launch settings)",
@@ -135,9 +138,10 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (o->keep_rules && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "run")))
         return ct_cmd_fail(cmd, 2, "--keep-rules is for run --lib %s%s", ct_libmod_names(),
                            strcmp(cmd, "sweep") ? "" : ": a sweep measures the library's defaults");
-    if (o->try_ties && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
-        return ct_cmd_fail(cmd, 2, "--try-ties is for sweep --verify CONFIG --lib %s",
-                           ct_libmod_names());
+    if ((o->try_ties || o->reverify) &&
+        (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
+        return ct_cmd_fail(cmd, 2, "--%s is for sweep --verify CONFIG --lib %s",
+                           o->try_ties ? "try-ties" : "reverify", ct_libmod_names());
     /* the engines' own parameters: Open MPI's segment size (--chunk), NCCL's channels */
     const char *own = !o->lib           ? NULL
                       : o->params.intra ? "intra"

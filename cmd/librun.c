@@ -137,13 +137,14 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                            "--env%s is for a sweep: verify sets the launch settings CONFIG records",
                            o->nlib_env ? "" : "-search");
     if (verify_path)
-        return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
+        return strcmp(o->lib, "nccl") ? ct_libverify_rounds(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
     long cores = ct_libmod_cores(); /* ranks beyond them time the scheduler */
     const char *pl = cores > 1 ? "s" : "";
-    if (o->try_ties) /* the sweep's rules are what verify tries: it has none to try yet */
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--try-ties is for sweep --verify CONFIG");
+    if (o->try_ties || o->reverify) /* the sweep's rules are what verify tries: none yet */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--%s is for sweep --verify CONFIG",
+                           o->try_ties ? "try-ties" : "reverify");
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */
         ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);

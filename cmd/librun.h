@@ -115,6 +115,12 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
                  unsigned colls);
+/* ct_libverify, and with --reverify N the copy it writes (ct_verify_copy_path) verified
+ * again (cmd/librounds.c), plainly, while a round exits 3 or tried ties, up to N more rounds
+ * (a copy that lost its launch settings is not: its rules need a sweep): the last round's
+ * code. */
+int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, const char *path,
+                        unsigned colls);
 /* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s
  * seconds ends the rank with one line and exit 1. Stopped before the engine closes. */
 void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
@@ -140,6 +146,9 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
  * side B ran), written beside it as NAME.verified.json (CONFIG itself when it is one) and
  * said on stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or
  * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
+/* The copy verify writes for path: NAME.verified.json beside NAME.json (a .verified.json
+ * itself: path), into out (len) */
+void ct_verify_copy_path(const char *path, char *out, size_t len);
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, const char *lib, int code);
 /* The same for a CONFIG whose launch settings verify found slower than the defaults (slow) or

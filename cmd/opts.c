@@ -126,10 +126,13 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         return 0;
     }
     case CT_O_RAILS:
-        if (ct_parse_int(arg, 1, 64, &v))
-            return ct_cmd_fail(cmd, 2, "bad --rails '%s' (1..64)", arg);
-        o->rails = (int)v;
-        return 0;
+    case CT_O_REVERIFY: { /* rails: 1..64; verify rounds after the first: 1..5 */
+        bool rails = id == CT_O_RAILS;
+        if (ct_parse_int(arg, 1, rails ? 64 : 5, &v))
+            return ct_cmd_fail(cmd, 2, "bad --%s '%s' (1..%d)", rails ? "rails" : "reverify", arg,
+                               rails ? 64 : 5);
+        return *(rails ? &o->rails : &o->reverify) = (int)v, 0;
+    }
     case CT_O_NO_BIND: o->no_bind = true; return 0;
     case CT_O_KEEP_RULES: o->keep_rules = true; return 0;
     case CT_O_TRY_TIES: o->try_ties = true; return 0;
@@ -226,10 +229,7 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "--lib %s moves host memory only", o->lib);
     if (o->gpu_map && !nccl && (!o->mem || strcmp(o->mem, "cuda")))
         return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
-    if (o->lib && strcmp(cmd, "run") && strcmp(cmd, "sweep"))
-        return ct_cmd_fail(cmd, 2, "--lib %s: only 'run' and 'sweep' drive library engines",
-                           o->lib);
-    CT_TRY_OPT(ct_opts_lib_check(o, cmd));
+    CT_TRY_OPT(ct_opts_lib_check(o, cmd)); /* --lib and what only an engine takes */
     if (nccl && o->mem && strcmp(o->mem, "cuda"))
         return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
     if (o->hosts && (!o->lib || nccl)) /* the rest of an MPI engine's launch: cmd/librun.c */

@@ -41,6 +41,7 @@ struct ct_opts {
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
+    int reverify; /* sweep --verify --lib --reverify N: the copy verified again, N rounds at most */
     struct ct_lib_env lib_env[CT_LIB_ENV_MAX]; /* sweep --lib --env NAME=VALUE: the library's */
     int nlib_env;                              /* launch settings */
     /* sweep --lib --env-search NAME[=V1,V2,...], each variable searched after the one before
@@ -68,6 +69,7 @@ enum {
     CT_O_INTER,
     CT_O_TORUS,
     CT_O_RAILS,
+    CT_O_REVERIFY,
     CT_O_WAIT,
     CT_O_TIMEOUT,
     CT_O_BOOT_TIMEOUT,
@@ -94,14 +96,14 @@ enum {
         {"transport", 1, 0, CT_O_TRANSPORT}, {"local", 1, 0, CT_O_LOCAL},                          \
         {"ranks-per-node", 1, 0, CT_O_RPN}, {"intra", 1, 0, CT_O_INTRA},                           \
         {"inter", 1, 0, CT_O_INTER}, {"torus", 1, 0, CT_O_TORUS}, {"rails", 1, 0, CT_O_RAILS},     \
-        {"wait", 1, 0, CT_O_WAIT}, {"timeout", 1, 0, CT_O_TIMEOUT},                                \
-        {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT}, {"ifname", 1, 0, CT_O_IFNAME},                  \
-        {"provider", 1, 0, CT_O_PROVIDER}, {"port-range", 1, 0, CT_O_PORT_RANGE},                  \
-        {"sockbuf", 1, 0, CT_O_SOCKBUF}, {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, \
-        {"gpu-map", 1, 0, CT_O_GPU_MAP}, {"lib", 1, 0, CT_O_LIB},                                  \
-        {"inflight", 1, 0, CT_O_INFLIGHT}, {"keep-rules", 0, 0, CT_O_KEEP_RULES},                  \
-        {"try-ties", 0, 0, CT_O_TRY_TIES}, {"env", 1, 0, CT_O_ENV},                                \
-        {"env-search", 1, 0, CT_O_ENV_SEARCH},                                                     \
+        {"reverify", 1, 0, CT_O_REVERIFY}, {"wait", 1, 0, CT_O_WAIT},                              \
+        {"timeout", 1, 0, CT_O_TIMEOUT}, {"boot-timeout", 1, 0, CT_O_BOOT_TIMEOUT},                \
+        {"ifname", 1, 0, CT_O_IFNAME}, {"provider", 1, 0, CT_O_PROVIDER},                          \
+        {"port-range", 1, 0, CT_O_PORT_RANGE}, {"sockbuf", 1, 0, CT_O_SOCKBUF},                    \
+        {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, {"gpu-map", 1, 0, CT_O_GPU_MAP}, \
+        {"lib", 1, 0, CT_O_LIB}, {"inflight", 1, 0, CT_O_INFLIGHT},                                \
+        {"keep-rules", 0, 0, CT_O_KEEP_RULES}, {"try-ties", 0, 0, CT_O_TRY_TIES},                  \
+        {"env", 1, 0, CT_O_ENV}, {"env-search", 1, 0, CT_O_ENV_SEARCH},                            \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }

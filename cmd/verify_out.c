@@ -26,14 +26,19 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
         unsetenv(m->own_name);
 }
 
+void ct_verify_copy_path(const char *path, char *out, size_t len)
+{
+    int n = (int)strlen(path), json = n > 5 && !strcmp(path + n - 5, ".json"),
+        again = n > 14 && !strcmp(path + n - 14, ".verified.json"); /* that one again */
+    snprintf(out, len, "%.*s.verified.json", again ? n - 14 : json ? n - 5 : n, path);
+}
+
 /* fixed written as NAME.verified.json beside path (into out): 0, or a failure (said). */
 static int write_copy(const struct ct_config *fixed, const char *path, char *out, size_t len,
                       int code)
 {
     struct ct_err err = {0};
-    int n = (int)strlen(path), json = n > 5 && !strcmp(path + n - 5, ".json"),
-        again = n > 14 && !strcmp(path + n - 14, ".verified.json"); /* that one again */
-    snprintf(out, len, "%.*s.verified.json", again ? n - 14 : json ? n - 5 : n, path);
+    ct_verify_copy_path(path, out, len);
     if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
         return ct_cmd_fail("sweep", code ? code : CT_EXIT_FAIL, "%s", err.msg);
     return 0;

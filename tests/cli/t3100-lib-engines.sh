@@ -545,6 +545,9 @@ grep -q "^--try-ties: CONFIG records no Open MPI row tied with its own choice in
     && ok "--try-ties of a CONFIG without spans: says it has none to try" || not_ok "no ties: $(cat "$TMP/out" "$TMP/err" | head -5)"
 usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --try-ties -e 64
 usage_says "run --try-ties" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE run --lib ompi --local 2 --try-ties
+usage_says "--reverify without --verify" "--reverify is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --reverify 1 -e 64
+usage_says "--reverify without --lib" "--reverify is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --reverify 1
+usage_says "--reverify 6" "bad --reverify '6' (1..5)" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --lib ompi --reverify 6
 usage_says "--try-ties without --lib" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --try-ties
 
 # ---- a sweep of several collectives: each one's rows are its own (found by name alone, the
@@ -1000,29 +1003,38 @@ s["ranges"] = [{"min_bytes": 0, "max_bytes": None, "algo": "default", "id": 0,
                           "max_bytes": 16384, "ratio": 0.95}]}]
 json.dump(d, open(sys.argv[2], "w"))
 PY
-$COLLTUNE sweep --verify "$TMP/m-ties.json" --lib mpich --try-ties >"$TMP/out" 2>"$TMP/err"; rc=$?
-verdict=$(sed -n 's/^    recursive_doubling  *0 B-16 KiB .* rounds  //p' "$TMP/out")
-{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } \
-    && grep -q "^try allreduce on 2 ranks: recursive_doubling (id 4) at 0 B..16.0 KiB, tied with MPICH's choice in the sweep$" "$TMP/out" \
+# --reverify 1: the copy (or, where no tried row gained, CONFIG) verified again in the same
+# command, without --try-ties, as the message after a --try-ties verify asks
+$COLLTUNE sweep --verify "$TMP/m-ties.json" --lib mpich --try-ties --reverify 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+sed '/^--reverify: round 2/,$d' "$TMP/out" >"$TMP/out1"
+sed -n '/^--reverify: round 2/,$p' "$TMP/out" >"$TMP/out2"
+verdict=$(sed -n 's/^    recursive_doubling  *0 B-16 KiB .* rounds  //p' "$TMP/out1")
+rc1=$(sed -n "s/^colltune sweep: --reverify: 2 rounds of verify: .*m-ties.json exit \([0-9]\), the last .*/\1/p" "$TMP/err")
+{ [ "$rc1" = 0 ] || [ "$rc1" = 3 ]; } \
+    && grep -q "^try allreduce on 2 ranks: recursive_doubling (id 4) at 0 B..16.0 KiB, tied with MPICH's choice in the sweep$" "$TMP/out1" \
     && case "$verdict" in
        "faster: kept") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained; export that one (and verify it again without --try-ties" "$TMP/err" ;;
        *"kept there") grep -q "CONFIG with 1 of the 1 tied row(s) tried in MPICH's place, where they gained (1 of them cut to the sizes that gained); export that one (and verify it again without --try-ties" "$TMP/err" ;;
        *"set back to MPICH's own choice") grep -q "none of the 1 tied row(s) tried in MPICH's place gained" "$TMP/err" ;;
        *) false ;;
        esac \
-    && ok "verify --lib mpich --try-ties: the tied row tried in MPICH's place ($verdict, exit $rc)" \
-    || not_ok "mpich --try-ties (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
-if [ -e "$TMP/m-ties.verified.json" ]; then
-    $COLLTUNE sweep --verify "$TMP/m-ties.verified.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
-    # (exit 3 with nothing written: a size both sides run at MPICH's choice read slower, noise)
-    if { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "wrote $TMP/m-ties.verified.json: " "$TMP/err"; then
-        ! grep -q "^try " "$TMP/out" && [ ! -e "$TMP/m-ties.verified.verified.json" ] \
-            && ok "the copy verified again without --try-ties, written over itself (exit $rc)" \
-            || not_ok "second verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
-    elif [ $rc -eq 3 ] && awk '$2 == "default" && /SLOWER/ { d++ } END { exit !d }' "$TMP/out"; then
-        skip "the copy's second verify exited 3: a size both sides ran at MPICH's choice read slower (noise)"
+    && ok "verify --lib mpich --try-ties: the tied row tried in MPICH's place ($verdict, exit $rc1)" \
+    || not_ok "mpich --try-ties (exit $rc, first round '$rc1'): $(cat "$TMP/out1" "$TMP/err" | tail -6)"
+# the second round: plain, of the copy when the first wrote one (written over itself), else
+# of CONFIG; the command's exit is that round's
+v2=$(sed -n 's/^--reverify: round 2 of at most 2, verifying \(.*\) without --try-ties$/\1/p' "$TMP/out2")
+if { [ "$v2" = "$TMP/m-ties.verified.json" ] || { [ "$v2" = "$TMP/m-ties.json" ] && grep -q "CONFIG stays as it is (no copy written" "$TMP/err"; }; } \
+    && ! grep -q "^try " "$TMP/out2" && [ ! -e "$TMP/m-ties.verified.verified.json" ] \
+    && grep -q "^colltune sweep: --reverify: 2 rounds of verify: $TMP/m-ties.json exit $rc1, the last ($v2) exit $rc" "$TMP/err" \
+    && { [ $rc -eq 0 ] || [ $rc -eq 3 ]; }; then
+    if [ $rc -eq 3 ] && ! grep -q "SLOWER" "$TMP/out2"; then
+        not_ok "second round exit 3 with nothing slower: $(tail -6 "$TMP/out2")"
+    elif [ $rc -eq 3 ] && awk '$2 == "default" && /SLOWER/ { d++ } END { exit !d }' "$TMP/out2"; then
+        skip "the second round exited 3: a size both sides ran at MPICH's choice read slower (noise)"
     else
-        not_ok "second verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -6)"
+        ok "--reverify 1: the second round verifies $(basename "$v2") without --try-ties, the copy written over itself (exit $rc)"
     fi
+else
+    not_ok "second round (exit $rc): $(tail -4 "$TMP/out2"; cat "$TMP/err")"
 fi
 done_testing
