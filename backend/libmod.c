@@ -398,13 +398,13 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
     return 0;
 }
 
-/* s as a whole number from 1 up to 2^59 (a limit's room for 8x): false when it is not one */
+/* s as a whole number up to 2^59 (a limit's room for 8x): false when it is not one */
 static bool whole(const char *s, unsigned long long *x)
 {
     char *end = NULL;
     errno = 0;
     *x = s && isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
-    return *x && !errno && !*end && *x <= (1ULL << 59);
+    return end && !errno && !*end && *x <= (1ULL << 59);
 }
 
 int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list, size_t len,
@@ -437,23 +437,28 @@ int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best,
                           unsigned long long out[2], bool ends[2])
 {
     unsigned long long x, y, lo = 0, hi = 0;
+    bool below = false, above = false; /* a neighbour: lo, hi */
     ends[0] = ends[1] = false;
     if (best < 0 || best >= n || !whole(v[best], &x))
         return 0;
     for (int i = 0; i <= n; i++) /* the values that ran, and the library's own */
         if (i == n ? whole(own, &y) : ok[i] && i != best && whole(v[i], &y)) {
-            if (y < x && y > lo)
-                lo = y;
-            if (y > x && (!hi || y < hi))
-                hi = y;
+            if (y < x && (!below || y > lo))
+                lo = y, below = true;
+            if (y > x && (!above || y < hi))
+                hi = y, above = true;
         }
     int k = 0;
-    ends[0] = !lo;
-    ends[1] = !hi;
-    if (lo && (out[k] = midpoint(lo, x)))
-        k++;
-    if (hi && (out[k] = midpoint(x, hi)))
-        k++;
+    ends[0] = !below;
+    ends[1] = !above;
+    unsigned long long m[2] = {below ? midpoint(lo, x) : 0, above ? midpoint(x, hi) : 0};
+    for (int j = 0; j < 2; j++) {
+        bool judged = !m[j]; /* none, or one of the values already (a value that failed) */
+        for (int i = 0; i < n && !judged; i++)
+            judged = whole(v[i], &y) && y == m[j];
+        if (!judged)
+            out[k++] = m[j];
+    }
     return k;
 }
 

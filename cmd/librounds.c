@@ -38,11 +38,11 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
     snprintf(cur, sizeof cur, "%s", path);
     for (;; round++) {
         struct stat before;
-        bool had = !stat(copy, &before), tried = x.try_ties;
+        bool had = !stat(copy, &before), tried = false;
         if (round)
-            printf("--reverify: round %d of at most %d, verifying %s%s\n\n", round + 1,
-                   o->reverify + 1, cur, tried ? "" : " without --try-ties");
-        code = ct_libverify(&x, now, cur, colls);
+            printf("--reverify: round %d of at most %d, verifying %s without --try-ties\n\n",
+                   round + 1, o->reverify + 1, cur);
+        code = ct_libverify(&x, now, cur, colls, &tried); /* tried: ties were put in */
         first = round ? first : code;
         x.try_ties = false;
         bool wrote = rewritten(copy, &before, had);

@@ -112,9 +112,10 @@ struct ct_export_out;
 const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
                                     const struct ct_ruleset *s);
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
- * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
+ * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed).
+ * *any_tried: --try-ties found ties to try (else CONFIG was verified as it is). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
-                 unsigned colls);
+                 unsigned colls, bool *any_tried);
 /* ct_libverify, and with --reverify N the copy it writes (ct_verify_copy_path) verified
  * again (cmd/librounds.c), plainly, while a round exits 3 or tried ties, up to N more rounds
  * (a copy that lost its launch settings is not: its rules need a sweep): the last round's

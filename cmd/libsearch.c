@@ -165,7 +165,8 @@ static int search_one(struct search *x, char *pick, size_t len)
     if (failed == nv)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL,
                            "--env-search: the runs of every value%s%s failed (above): no sweep",
-                           x->nfound ? " of " : "", x->nfound ? x->se.name : "");
+                           x->o->nenv_search > 1 ? " of " : "",
+                           x->o->nenv_search > 1 ? x->se.name : "");
     int best = best_of(x, x->nv);
     snprintf(pick, len, "%s", best >= 0 ? x->v[best] : "");
     if (best >= 0) {
@@ -210,6 +211,8 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
     char *own_was = own ? ct_xstrdup(own) : NULL;
     for (int i = 0; i < o->nenv_search && !code; i++) {
         char pick[sizeof found[0].value] = "";
+        for (int j = 0; j < i; j++) /* an earlier variable: the value found, or its own */
+            ct_libmod_env_put(m, o->env_search[j].name, NULL);
         *x = (struct search){.o = o,
                              .m = m,
                              .c = &c,

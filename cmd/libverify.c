@@ -79,7 +79,7 @@ static int say_tried(const struct ct_libmod *m, const struct ct_ruleset *s)
 }
 
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
-                 unsigned colls)
+                 unsigned colls, bool *any_tried)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     const struct ct_librules *l = ct_config_lib(c, o->lib);
@@ -116,6 +116,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
      * CONFIG, each set verified taken from it as judged */
     const struct ct_config *config = c;
     struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
+    *any_tried = tried != NULL;
     if (tried)
         l = ct_config_lib(c = tried, m->name);
     eo.path = tmp;

@@ -407,6 +407,9 @@ Test(libmod, the_values_between_the_best_and_its_neighbours)
         {{"8192"}, {1}, 1, 0, "auto", 0, {0}, {1, 1}},
         {{"sm", "cma"}, {1, 1}, 2, 0, "cma", 0, {0}, {0, 0}},
         {{"100", "1000"}, {1, 1}, 2, 0, "10", 2, {32, 320}, {0, 0}},
+        /* 0 a neighbour (no whole number between); a midpoint that is a value that failed */
+        {{"0", "4096"}, {1, 1}, 2, 1, NULL, 0, {0}, {0, 1}},
+        {{"4096", "6144", "8192"}, {1, 0, 1}, 3, 0, NULL, 0, {0}, {1, 0}},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         unsigned long long out[2] = {0};

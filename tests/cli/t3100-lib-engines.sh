@@ -538,11 +538,6 @@ else
         && skip "verify --try-ties exited $rc: a size both sides ran at the default read slower (noise)" \
         || not_ok "try-ties exit $rc: $(cat "$TMP/out" "$TMP/err" | tail -8)"
 fi
-# (with --try-ties: a CONFIG from before the spans were recorded has none to try, said, and
-# is verified as it is; the plain verify of this file runs below, the rules installed)
-expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi --try-ties
-grep -q "^--try-ties: CONFIG records no Open MPI row tied with its own choice in the sets asked for" "$TMP/out" \
-    && ok "--try-ties of a CONFIG without spans: says it has none to try" || not_ok "no ties: $(cat "$TMP/out" "$TMP/err" | head -5)"
 usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --try-ties -e 64
 usage_says "run --try-ties" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE run --lib ompi --local 2 --try-ties
 usage_says "--reverify without --verify" "--reverify is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --reverify 1 -e 64
