@@ -139,6 +139,9 @@ int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsign
 struct ct_libmod;
 struct ct_loader;
 void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
+/* The copy verify writes for path: NAME.verified.json beside NAME.json (a .verified.json
+ * itself: path), into out (len) */
+void ct_verify_copy_path(const char *path, char *out, size_t len);
 /* CONFIG (at path) with the ranges verify found slower and those that showed no gain set back
  * to lib's own choice, those found slower only at an edge cut to the sizes that gained
  * (ct_paired_trim), the rows --try-ties tried kept where they gained (n: counts by
@@ -147,9 +150,6 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
  * side B ran), written beside it as NAME.verified.json (CONFIG itself when it is one) and
  * said on stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or
  * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
-/* The copy verify writes for path: NAME.verified.json beside NAME.json (a .verified.json
- * itself: path), into out (len) */
-void ct_verify_copy_path(const char *path, char *out, size_t len);
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, const char *lib, int code);
 /* The same for a CONFIG whose launch settings verify found slower than the defaults (slow) or

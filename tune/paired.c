@@ -374,8 +374,9 @@ static uint64_t mid_bytes(uint64_t a, uint64_t b)
     return m <= a ? a + 1 : m > b ? b : m;
 }
 
-/* Out of group g for now (was[] keeps where it was; restore puts it back): the sizes of q
- * whose index in the first measure (map: q's own where NULL) drop marks. */
+/* The sizes of q that drop marks (by their index in the first measure: map[j], or j where
+ * map is NULL) taken out of their groups for now (was[] keeps each one's), or put back
+ * (restore). */
 static void hide_sizes(struct ct_paired *q, const int *map, const bool *drop, int *was,
                        bool restore)
 {
