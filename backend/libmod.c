@@ -434,7 +434,7 @@ static unsigned long long midpoint(unsigned long long a, unsigned long long b)
 }
 
 int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best, const char *own,
-                          unsigned long long out[2], bool ends[2])
+                          bool past, unsigned long long out[2], bool ends[2])
 {
     unsigned long long x, y, lo = 0, hi = 0;
     bool below = false, above = false; /* a neighbour: lo, hi */
@@ -451,7 +451,12 @@ int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best,
     int k = 0;
     ends[0] = !below;
     ends[1] = !above;
-    unsigned long long m[2] = {below ? midpoint(lo, x) : 0, above ? midpoint(x, hi) : 0};
+    unsigned long long m[2] = {below  ? midpoint(lo, x)
+                               : past ? x / 2
+                                      : 0,
+                               above                       ? midpoint(x, hi)
+                               : past && x <= (1ULL << 58) ? 2 * x
+                                                           : 0};
     for (int j = 0; j < 2; j++) {
         bool judged = !m[j]; /* none, or one of the values already (a value that failed) */
         for (int i = 0; i < n && !judged; i++)

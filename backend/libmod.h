@@ -146,10 +146,12 @@ int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list
  * NULL or not a whole number, not known): the geometric midpoint toward each, rounded to a
  * multiple of the largest power of two at most a quarter of it (16384 and 8192: 12288), where
  * that lies strictly between; into out, the one below first. ends[0] (ends[1]): v[best] is a
- * whole number with none of those below (above) it, the search's end. Returns how many (0:
- * v[best] not a whole number, no neighbour, or no room between). */
+ * whole number with none of those below (above) it, the search's end; there, with past (the
+ * values were spaced by factors of 2, ct_libmod_env_around), the next one past it (half, or
+ * twice v[best]). A value already among v (one that failed) is not given again. Returns how
+ * many (0: v[best] not a whole number, no neighbour, or no room between). */
 int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best, const char *own,
-                          unsigned long long out[2], bool ends[2]);
+                          bool past, unsigned long long out[2], bool ends[2]);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

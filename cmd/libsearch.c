@@ -6,10 +6,9 @@
  * the sweep's sizes, per collective swept). The sweep runs with the value found faster with no
  * size slower at the lowest geomean over the collectives, or with none: the library's own.
  * A second --env-search variable is searched after the first, the first's value found on both
- * sides (its baseline: what the second adds to it).
- * NAME alone: the values spaced around the library's own (ct_libmod_env_around). Where that
- * value is a whole number, the values between it and its neighbours (ct_libmod_env_between)
- * are judged too, and the sweep takes the best of all.
+ * sides (its baseline). NAME alone: the values spaced around the library's own
+ * (ct_libmod_env_around). A whole-number best's neighbours (ct_libmod_env_between: between,
+ * and one past an end of spaced values) are judged too, and the sweep takes the best of all.
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,8 +37,7 @@ struct search {
     struct ct_search_row d[CT_ENV_SEARCH_MAX + 2];
     int nv, coarse; /* v[coarse..nv): the finer step's */
     char dflt[64];
-    int best;     /* the best of v[0..coarse), -1: none */
-    bool ends[2]; /* it had no value that ran (or the library's own) below it, above it */
+    bool ends[2]; /* the best had no value that ran (or the library's own) below it, above it */
     const struct ct_lib_env *found;
     int nfound;
 };
@@ -101,30 +99,38 @@ static int best_of(const struct search *x, int n)
     return best;
 }
 
-/* The finer step: the values between the best one and its neighbours, judged as the others
- * (appended to x's): 0 or a failure's code. */
+/* The values next to v[best] (ct_libmod_env_between, past: one past an end too) into mid,
+ * how many; x->ends, whether it is at an end of the values that ran */
+static int next_to(struct search *x, int best, bool past, unsigned long long mid[2])
+{
+    const char *vp[CT_ENV_SEARCH_MAX + 2];
+    bool ok[CT_ENV_SEARCH_MAX + 2];
+    for (int i = 0; i < x->nv; i++)
+        vp[i] = x->v[i], ok[i] = !x->d[i].failed;
+    return ct_libmod_env_between(vp, ok, x->nv, best, x->dflt, past, mid, x->ends);
+}
+
+/* The finer step: the values between the best one and its neighbours (and one past an end of
+ * values the tool spaced), judged as the others (appended to x's): 0 or a failure's code. */
 static int finer(struct search *x)
 {
-    const char *vp[CT_ENV_SEARCH_MAX];
-    bool ok[CT_ENV_SEARCH_MAX];
     unsigned long long mid[2];
-    int best = x->best = best_of(x, x->nv), code = 0;
+    int best = best_of(x, x->nv), code = 0;
     if (best < 0)
         return 0;
     struct ct_err err = {0};
+    bool spaced = x->dflt[0]; /* by the tool, around the library's own */
     if (!x->dflt[0] && ct_libmod_env_default(x->m, x->se.name, x->dflt, sizeof x->dflt, &err))
         x->dflt[0] = 0; /* not known: the values' own neighbours only */
-    for (int i = 0; i < x->nv; i++)
-        vp[i] = x->v[i], ok[i] = !x->d[i].failed;
-    int n = ct_libmod_env_between(vp, ok, x->nv, best, x->dflt, mid, x->ends);
-    if (!n)
-        return 0;
-    printf("finer: the value(s) between %s and its neighbours (among the values that ran%s%s): "
-           "%llu%s",
-           x->v[best], x->dflt[0] ? " and the library's own, " : "", x->dflt, mid[0],
-           n > 1 ? ", " : "\n\n");
-    if (n > 1)
-        printf("%llu\n\n", mid[1]);
+    int n = next_to(x, best, spaced, mid);
+    if (n)
+        printf("finer: the value(s) between %s and its neighbours (among the values that ran%s%s)"
+               "%s:",
+               x->v[best], x->dflt[0] ? " and the library's own, " : "", x->dflt,
+               spaced && (x->ends[0] || x->ends[1]) ? ", and one past the end of the values spaced"
+                                                    : "");
+    for (int j = 0; j < n; j++)
+        printf(" %llu%s", mid[j], j + 1 < n ? "," : "\n\n");
     for (int j = 0; j < n && !code; j++) {
         snprintf(x->v[x->nv], sizeof x->v[0], "%llu", mid[j]);
         code = judge(x, x->v[x->nv], &x->d[x->nv]);
@@ -144,7 +150,6 @@ static int search_one(struct search *x, char *pick, size_t len)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--env-search %s: %s", x->se.name, err.msg);
     int code = 0, failed = 0, nv = ct_opts_env_values(&x->se, x->v);
     char b[CT_ENV_SEARCH_VARS * 300];
-    x->best = -1;
     printf("--env-search %s: %d value(s), each against %s's plain defaults%s in alternating "
            "launches over the sweep's sizes, before the sweep\n\n",
            x->se.name, nv, m->title, found_str(x, b, sizeof b));
@@ -169,22 +174,10 @@ static int search_one(struct search *x, char *pick, size_t len)
                            x->o->nenv_search > 1 ? x->se.name : "");
     int best = best_of(x, x->nv);
     snprintf(pick, len, "%s", best >= 0 ? x->v[best] : "");
-    if (best >= 0) {
-        printf("the sweep runs with %s=%s (geomean %.3f); verify judges it again with the "
-               "rules\n",
-               x->se.name, pick, x->d[best].all);
-        if (best == x->best && (x->ends[0] || x->ends[1])) /* a value past it not judged */
-            printf("  (the %s value judged: one past it may be faster still; search it with "
-                   "%s=V1,V2,...)\n",
-                   !x->ends[0]   ? "largest"
-                   : !x->ends[1] ? "smallest"
-                                 : "only",
-                   x->se.name);
-        printf("\n");
-    } else
-        printf("no value is faster with no size slower: the sweep runs with %s's own value "
-               "(%s unset)\n\n",
-               m->title, x->se.name);
+    unsigned long long mid[2];
+    if (best >= 0) /* x->ends: whether it is at an end of all the values that ran */
+        next_to(x, best, false, mid);
+    ct_search_print_pick(stdout, x->se.name, m->title, best >= 0 ? &x->d[best] : NULL, x->ends);
     fflush(stdout);
     return 0;
 }

@@ -125,7 +125,7 @@ void ct_search_print(FILE *f, const char *name, const char *base, const struct c
     if (coarse < nrows)
         fprintf(f,
                 "  (the last %d: the finer step's, between the best of the others and its "
-                "neighbours)\n",
+                "neighbours, or one past an end of the values spaced)\n",
                 nrows - coarse);
 }
 
@@ -154,4 +154,27 @@ void ct_paired_print_again(FILE *f, const uint64_t *sz, const struct ct_paired_r
             groups ? "; their rules' other sizes were measured with them, and each such rule's "
                      "gain is judged over both measures"
                    : "");
+}
+
+void ct_search_print_pick(FILE *f, const char *name, const char *lib,
+                          const struct ct_search_row *pick, const bool ends[2])
+{
+    if (!pick) {
+        fprintf(f,
+                "no value is faster with no size slower: the sweep runs with %s's own value (%s "
+                "unset)\n\n",
+                lib, name);
+        return;
+    }
+    fprintf(f, "the sweep runs with %s=%s (geomean %.3f); verify judges it again with the rules\n",
+            name, pick->value, pick->all);
+    if (ends[0] || ends[1])
+        fprintf(f,
+                "  (the %s value judged: one past it may be faster still; search it with "
+                "%s=V1,V2,...)\n",
+                !ends[0]   ? "largest"
+                : !ends[1] ? "smallest"
+                           : "only",
+                name);
+    fprintf(f, "\n");
 }

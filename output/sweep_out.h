@@ -62,5 +62,10 @@ struct ct_search_row {
 };
 void ct_search_print(FILE *f, const char *name, const char *base, const struct ct_ruleset *sets,
                      int nsets, const struct ct_search_row *rows, int nrows, int coarse);
+/* Then the value the sweep runs with (pick; NULL: none, the library's (lib's) own), and where
+ * it is at an end of the values judged (ends[0] none below it, ends[1] none above), that one
+ * past it may be faster still. */
+void ct_search_print_pick(FILE *f, const char *name, const char *lib,
+                          const struct ct_search_row *pick, const bool ends[2]);
 
 #endif

@@ -414,11 +414,34 @@ Test(libmod, the_values_between_the_best_and_its_neighbours)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         unsigned long long out[2] = {0};
         bool ends[2] = {1, 1};
-        int k = ct_libmod_env_between(c[i].v, c[i].ok, c[i].n, c[i].best, c[i].own, out, ends);
+        int k =
+            ct_libmod_env_between(c[i].v, c[i].ok, c[i].n, c[i].best, c[i].own, false, out, ends);
         cr_expect_eq(k, c[i].k, "case %zu: %d value(s)", i, k);
         cr_expect(ends[0] == c[i].ends[0] && ends[1] == c[i].ends[1], "case %zu: ends %d %d", i,
                   ends[0], ends[1]);
         for (int j = 0; j < k && j < c[i].k; j++)
             cr_expect_eq(out[j], c[i].want[j], "case %zu: %llu", i, out[j]);
     }
+}
+
+/* With the values spaced by the tool (past), a best at an end also takes the next value past
+ * it, twice or half it, where that was not judged already (a value that failed). */
+Test(libmod, a_spaced_search_goes_one_value_past_its_end)
+{
+    const char *v[] = {"2048", "8192", "16384", "32768", "65536"};
+    const bool ok[] = {1, 1, 1, 1, 0};
+    unsigned long long out[2] = {0};
+    bool ends[2];
+    cr_expect_eq(ct_libmod_env_between(v, ok, 4, 3, "4096", true, out, ends), 2);
+    cr_expect(out[0] == 24576 && out[1] == 65536 && !ends[0] && ends[1], "%llu %llu", out[0],
+              out[1]);
+    cr_expect_eq(ct_libmod_env_between(v, ok, 4, 3, "4096", false, out, ends), 1, "not spaced");
+    cr_expect_eq(ct_libmod_env_between(v, ok, 4, 0, "4096", true, out, ends), 2);
+    cr_expect(out[0] == 1024 && out[1] == 3072 && ends[0] && !ends[1], "%llu %llu", out[0], out[1]);
+    cr_expect_eq(ct_libmod_env_between(v, ok, 5, 3, "4096", true, out, ends), 1,
+                 "65536 failed: not judged again");
+    cr_expect_eq(out[0], 24576);
+    const char *one[] = {"1"};
+    cr_expect_eq(ct_libmod_env_between(one, ok, 1, 0, NULL, true, out, ends), 1, "no half of 1");
+    cr_expect_eq(out[0], 2);
 }

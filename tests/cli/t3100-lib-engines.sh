@@ -702,7 +702,7 @@ if grep -q "^  \(4096\|65536\)  .* faster, no size slower\$" "$TMP/out"; then
     grep -q "^finer: the value(s) between \(4096\|65536\) and its neighbours (among the values that ran and the library's own, 4096): 16384\$" "$TMP/out" \
         && grep -q "^OMPI_MCA_btl_vader_eager_limit=16384 against Open MPI's plain defaults:" "$TMP/out" \
         && grep -q "^  16384  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
-        && grep -q "^  (the last 1: the finer step's, between the best of the others and its neighbours)" "$TMP/out" \
+        && grep -q "^  (the last 1: the finer step's, between the best of the others and its neighbours, or one past an end of the values spaced)" "$TMP/out" \
         && { [ "$pick" != 65536 ] || grep -q "^  (the largest value judged: one past it may be faster still; search it with $V=V1,V2,...)" "$TMP/out"; } \
         && ok "the finer step: the value between the best and its neighbour judged too (pick ${pick:-none})" \
         || not_ok "finer step: $(sed -n '/^finer/p; /^--env-search .* (geomean/,$p' "$TMP/out")"
