@@ -71,7 +71,8 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
             ct_config_release(next);
         free(next);
         now = next = r;
-        snprintf(cur, sizeof cur, "%s", p);
+        if (wrote) /* (else cur stays: CONFIG again) */
+            snprintf(cur, sizeof cur, "%s", copy);
     }
     if (next)
         ct_config_release(next);

@@ -538,9 +538,10 @@ else
         && skip "verify --try-ties exited $rc: a size both sides ran at the default read slower (noise)" \
         || not_ok "try-ties exit $rc: $(cat "$TMP/out" "$TMP/err" | tail -8)"
 fi
-usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --try-ties -e 64
+usage_says "--try-ties without --verify" "--try-ties is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --try-ties -e 64 --out "$TMP/tt"
 usage_says "run --try-ties" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE run --lib ompi --local 2 --try-ties
-usage_says "--reverify without --verify" "--reverify is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --reverify 1 -e 64
+usage_says "--reverify without --verify" "--reverify is for sweep --verify CONFIG" -- $COLLTUNE sweep --lib ompi --local 2 --reverify 1 -e 64 --out "$TMP/tt"
+[ ! -e "$TMP/tt" ] && ok "... and neither leaves the sweep's folder" || not_ok "--try-ties/--reverify without --verify left $TMP/tt"
 usage_says "--reverify without --lib" "--reverify is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --reverify 1
 usage_says "--reverify 6" "bad --reverify '6' (1..5)" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --lib ompi --reverify 6
 usage_says "--try-ties without --lib" "--try-ties is for sweep --verify CONFIG --lib" -- $COLLTUNE sweep --verify "$TMP/v-ties.json" --try-ties
