@@ -1028,7 +1028,7 @@ if { [ "$v2" = "$TMP/m-ties.verified.json" ] || { [ "$v2" = "$TMP/m-ties.json" ]
     elif [ $rc -eq 3 ] && awk '$2 == "default" && /SLOWER/ { d++ } END { exit !d }' "$TMP/out2"; then
         skip "the second round exited 3: a size both sides ran at MPICH's choice read slower (noise)"
     else
-        ok "--reverify 1: the second round verifies $(basename "$v2") without --try-ties, the copy written over itself (exit $rc)"
+        ok "--reverify 1: the second round verifies $(basename "$v2") without --try-ties (a copy written over itself; exit $rc)"
     fi
 else
     not_ok "second round (exit $rc): $(tail -4 "$TMP/out2"; cat "$TMP/err")"
