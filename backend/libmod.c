@@ -14,6 +14,7 @@
 
 #include "../lib/cpus.h"
 #include "../lib/file.h"
+#include "../lib/parse.h"
 
 static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
@@ -401,10 +402,11 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
 /* s as a whole number up to 2^59 (a limit's room for 8x): false when it is not one */
 static bool whole(const char *s, unsigned long long *x)
 {
-    char *end = NULL;
-    errno = 0;
-    *x = s && isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
-    return end && !errno && !*end && *x <= (1ULL << 59);
+    long v;
+    if (ct_parse_int(s, 0, 1L << 59, &v))
+        return false;
+    *x = (unsigned long long)v;
+    return true;
 }
 
 int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list, size_t len,

@@ -24,8 +24,8 @@
 #include "librun.h"
 
 /* One variable's search: its values judged, the library's own value (dflt: "" not known),
- * each one's verdict, and the values found for the variables searched before it (set on both
- * sides: its baseline) */
+ * each one's verdict, and what the values found for the variables searched before it, set in
+ * the environment (both sides: its baseline), are said as (base: "" none) */
 struct search {
     const struct ct_opts *o;
     const struct ct_libmod *m;
@@ -37,22 +37,27 @@ struct search {
     struct ct_search_row d[CT_ENV_SEARCH_MAX + 2];
     int nv, coarse; /* v[coarse..nv): the finer step's */
     char dflt[64];
-    bool ends[2]; /* the best had no value that ran (or the library's own) below it, above it */
-    const struct ct_lib_env *found;
-    int nfound;
+    const char *base;
 };
 
-/* " with A=a, B=b (found above)" for the values found before, on both sides; "" none */
-static const char *found_str(const struct search *x, char *b, size_t len)
+/* The values found (found[0..n)) set in this environment, where the launches inherit them
+ * (both sides), the first upto variables searched with none found unset; into b (len), " with
+ * A=a, B=b (found above; on both sides)", "" for none. */
+static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int upto,
+                      const struct ct_lib_env *found, int n, char *b, size_t len)
 {
-    size_t n = 0;
+    size_t k = 0;
     b[0] = 0;
-    for (int i = 0; i < x->nfound && n < len; i++)
-        n += (size_t)snprintf(b + n, len - n, "%s%s=%s", i ? ", " : " with ", x->found[i].name,
-                              x->found[i].value);
-    if (x->nfound && n < len)
-        snprintf(b + n, len - n, " (found above; on both sides)");
-    return b;
+    for (int i = 0; i < upto; i++)
+        ct_libmod_env_put(m, o->env_search[i].name, NULL);
+    for (int i = 0; i < n; i++) {
+        ct_libmod_env_put(m, found[i].name, found[i].value);
+        if (k < len)
+            k += (size_t)snprintf(b + k, len - k, "%s%s=%s", i ? ", " : " with ", found[i].name,
+                                  found[i].value);
+    }
+    if (n && k < len)
+        snprintf(b + k, len - k, " (found above; on both sides)");
 }
 
 /* Value v (with the --env settings) against the plain defaults (with the values found
@@ -72,11 +77,8 @@ static int judge(const struct search *x, const char *v, struct ct_search_row *d)
              (int)sizeof env.env[0].value - 1, v);
     snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
     struct ct_verify_side side = {x->m, o, NULL, &none, tmo, &env, true, "--env-search"};
-    for (int i = 0; i < x->nfound; i++) /* both sides: the launches inherit them */
-        ct_libmod_env_put(x->m, x->found[i].name, x->found[i].value);
-    char b[CT_ENV_SEARCH_VARS * 300];
     printf("%s=%s%s against %s's plain defaults%s:\n\n", x->se.name, v,
-           o->nlib_env ? " with the --env settings" : "", x->m->title, found_str(x, b, sizeof b));
+           o->nlib_env ? " with the --env settings" : "", x->m->title, x->base);
     memset(d, 0, sizeof *d);
     d->value = v;
     int code = ct_libverify_env_sets(&side, x->c, x->sets, x->nsets, NULL, &d->slow, &d->gain,
@@ -100,14 +102,15 @@ static int best_of(const struct search *x, int n)
 }
 
 /* The values next to v[best] (ct_libmod_env_between, past: one past an end too) into mid,
- * how many; x->ends, whether it is at an end of the values that ran */
-static int next_to(struct search *x, int best, bool past, unsigned long long mid[2])
+ * how many; ends, whether it is at an end of the values that ran (below, above) */
+static int next_to(const struct search *x, int best, bool past, unsigned long long mid[2],
+                   bool ends[2])
 {
     const char *vp[CT_ENV_SEARCH_MAX + 2];
     bool ok[CT_ENV_SEARCH_MAX + 2];
     for (int i = 0; i < x->nv; i++)
         vp[i] = x->v[i], ok[i] = !x->d[i].failed;
-    return ct_libmod_env_between(vp, ok, x->nv, best, x->dflt, past, mid, x->ends);
+    return ct_libmod_env_between(vp, ok, x->nv, best, x->dflt, past, mid, ends);
 }
 
 /* The finer step: the values between the best one and its neighbours (and one past an end of
@@ -115,6 +118,7 @@ static int next_to(struct search *x, int best, bool past, unsigned long long mid
 static int finer(struct search *x)
 {
     unsigned long long mid[2];
+    bool ends[2];
     int best = best_of(x, x->nv), code = 0;
     if (best < 0)
         return 0;
@@ -122,13 +126,12 @@ static int finer(struct search *x)
     bool spaced = x->dflt[0]; /* by the tool, around the library's own */
     if (!x->dflt[0] && ct_libmod_env_default(x->m, x->se.name, x->dflt, sizeof x->dflt, &err))
         x->dflt[0] = 0; /* not known: the values' own neighbours only */
-    int n = next_to(x, best, spaced, mid);
+    int n = next_to(x, best, spaced, mid, ends);
     if (n)
         printf("finer: the value(s) between %s and its neighbours (among the values that ran%s%s)"
                "%s:",
                x->v[best], x->dflt[0] ? " and the library's own, " : "", x->dflt,
-               spaced && (x->ends[0] || x->ends[1]) ? ", and one past the end of the values spaced"
-                                                    : "");
+               spaced && (ends[0] || ends[1]) ? ", and one past the end of the values spaced" : "");
     for (int j = 0; j < n; j++)
         printf(" %llu%s", mid[j], j + 1 < n ? "," : "\n\n");
     for (int j = 0; j < n && !code; j++) {
@@ -149,10 +152,9 @@ static int search_one(struct search *x, char *pick, size_t len)
                                                 x->dflt, sizeof x->dflt, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--env-search %s: %s", x->se.name, err.msg);
     int code = 0, failed = 0, nv = ct_opts_env_values(&x->se, x->v);
-    char b[CT_ENV_SEARCH_VARS * 300];
     printf("--env-search %s: %d value(s), each against %s's plain defaults%s in alternating "
            "launches over the sweep's sizes, before the sweep\n\n",
-           x->se.name, nv, m->title, found_str(x, b, sizeof b));
+           x->se.name, nv, m->title, x->base);
     if (x->dflt[0])
         printf("the values spaced around %s's own, %s (as its %.*s lists it): %s\n\n", m->title,
                x->dflt, (int)strcspn(m->info, " "), m->info, x->se.value);
@@ -163,8 +165,7 @@ static int search_one(struct search *x, char *pick, size_t len)
         code = finer(x);
     if (code)
         return code;
-    ct_search_print(stdout, x->se.name, found_str(x, b, sizeof b), x->sets, x->nsets, x->d, x->nv,
-                    x->coarse);
+    ct_search_print(stdout, x->se.name, x->base, x->sets, x->nsets, x->d, x->nv, x->coarse);
     for (int i = 0; i < x->coarse; i++)
         failed += x->d[i].failed;
     if (failed == nv)
@@ -175,9 +176,10 @@ static int search_one(struct search *x, char *pick, size_t len)
     int best = best_of(x, x->nv);
     snprintf(pick, len, "%s", best >= 0 ? x->v[best] : "");
     unsigned long long mid[2];
-    if (best >= 0) /* x->ends: whether it is at an end of all the values that ran */
-        next_to(x, best, false, mid);
-    ct_search_print_pick(stdout, x->se.name, m->title, best >= 0 ? &x->d[best] : NULL, x->ends);
+    bool ends[2] = {false, false}; /* the pick at an end of all the values that ran */
+    if (best >= 0)
+        next_to(x, best, false, mid, ends);
+    ct_search_print_pick(stdout, x->se.name, m->title, best >= 0 ? &x->d[best] : NULL, ends);
     fflush(stdout);
     return 0;
 }
@@ -187,6 +189,7 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct search *x = ct_xcalloc(1, sizeof *x);
     struct ct_lib_env found[CT_ENV_SEARCH_VARS];
+    char base[CT_ENV_SEARCH_VARS * 300];
     struct ct_config c;
     struct ct_ruleset sets[CT_COLL_COUNT];
     int nsets = 0, nfound = 0, code = 0;
@@ -204,16 +207,14 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
     char *own_was = own ? ct_xstrdup(own) : NULL;
     for (int i = 0; i < o->nenv_search && !code; i++) {
         char pick[sizeof found[0].value] = "";
-        for (int j = 0; j < i; j++) /* an earlier variable: the value found, or its own */
-            ct_libmod_env_put(m, o->env_search[j].name, NULL);
+        put_found(o, m, i, found, nfound, base, sizeof base); /* the earlier variables' */
         *x = (struct search){.o = o,
                              .m = m,
                              .c = &c,
                              .sets = sets,
                              .nsets = nsets,
                              .se = o->env_search[i],
-                             .found = found,
-                             .nfound = nfound};
+                             .base = base};
         code = search_one(x, pick, sizeof pick);
         if (!code && pick[0]) {
             found[nfound] = o->env_search[i];
@@ -225,10 +226,8 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
     free(own_was);
     for (int i = 0; i < o->nlib_env; i++) /* side B cleared them */
         ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
-    for (int i = 0; i < o->nenv_search; i++) /* the ranks read them: what was found, or none */
-        ct_libmod_env_put(m, o->env_search[i].name, NULL);
-    for (int i = 0; i < nfound; i++)
-        ct_libmod_env_put(m, found[i].name, found[i].value);
+    /* the ranks read them: what was found, or none */
+    put_found(o, m, o->nenv_search, found, nfound, base, sizeof base);
     if (!code && o->nenv_search > 1) {
         printf("--env-search: the sweep runs with");
         for (int i = 0; i < nfound; i++)

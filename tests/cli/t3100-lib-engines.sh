@@ -711,10 +711,11 @@ else
     ! grep -q "^finer:" "$TMP/out" && ok "no value gained: no finer step" || not_ok "finer step without a best: $(grep finer "$TMP/out")"
 fi
 found=${pick:+ with $V=$pick (found above; on both sides)}
+both="${pick:+ $V=$pick}${pick2:+${pick:+,} $W=$pick2}"
 grep -q "^--env-search $W: 1 value(s), each against Open MPI's plain defaults$found in alternating launches" "$TMP/out" \
     && grep -q "^$W=131072 against Open MPI's plain defaults$found:\$" "$TMP/out" \
     && grep -q "^--env-search $W (geomean with/without over the sweep's sizes$found; below 1 is faster):" "$TMP/out" \
-    && grep -q "^--env-search: the sweep runs with\( $V=$pick\)\?,\? \?\($W=$pick2\)\?" "$TMP/out" \
+    && grep -qx -- "--env-search: the sweep runs with${both:- none of the values searched (the library's own)}" "$TMP/out" \
     && ok "a second variable searched after the first, its value found on both sides (${pick:-none}, then ${pick2:-none})" \
     || not_ok "second variable: $(sed -n "/^--env-search $W/,\$p" "$TMP/out" | grep -v '^ *[0-9]')"
 $S -e 64 --env-search $V=1,2 --out "$TMP/es0" >"$TMP/out" 2>"$TMP/err"; rc=$?
