@@ -6,9 +6,11 @@
  * the sweep's sizes, per collective swept). The sweep runs with the value found faster with no
  * size slower at the lowest geomean over the collectives, or with none: the library's own.
  * A second --env-search variable is searched after the first, the first's value found on both
- * sides (its baseline). NAME alone: the values spaced around the library's own
- * (ct_libmod_env_around). A whole-number best's neighbours (ct_libmod_env_between: between,
- * and one past an end of spaced values) are judged too, and the sweep takes the best of all.
+ * sides (its baseline); where it finds a value, the first is searched again with it (a second
+ * pass of coordinate descent), and the search says whether the first's value held. NAME alone: the
+ * values spaced around the library's own (ct_libmod_env_around). A whole-number best's neighbours
+ * (ct_libmod_env_between: between, and one past an end of spaced values) are judged too, and the
+ * sweep takes the best of all.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,23 +42,24 @@ struct search {
     const char *base;
 };
 
-/* The values found (found[0..n)) set in this environment, where the launches inherit them
- * (both sides), the first upto variables searched with none found unset; into b (len), " with
- * A=a, B=b (found above; on both sides)", "" for none. */
-static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int upto,
-                      const struct ct_lib_env *found, int n, char *b, size_t len)
+/* The values found for the variables searched (found[j], value "" none) set in this
+ * environment, where the launches inherit them (both sides), those with none and the one to
+ * search (skip; -1 none) unset; into b (len), " with A=a, B=b (found above; on both sides)",
+ * "" for none. */
+static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int skip,
+                      const struct ct_lib_env *found, char *b, size_t len)
 {
     size_t k = 0;
     b[0] = 0;
-    for (int i = 0; i < upto; i++)
-        ct_libmod_env_put(m, o->env_search[i].name, NULL);
-    for (int i = 0; i < n; i++) {
-        ct_libmod_env_put(m, found[i].name, found[i].value);
-        if (k < len)
-            k += (size_t)snprintf(b + k, len - k, "%s%s=%s", i ? ", " : " with ", found[i].name,
-                                  found[i].value);
+    for (int j = 0; j < o->nenv_search; j++) {
+        bool set = j != skip && found[j].name[0] && found[j].value[0];
+        if (j == skip || found[j].name[0]) /* searched */
+            ct_libmod_env_put(m, o->env_search[j].name, set ? found[j].value : NULL);
+        if (set && k < len)
+            k += (size_t)snprintf(b + k, len - k, "%s%s=%s", k ? ", " : " with ", found[j].name,
+                                  found[j].value);
     }
-    if (n && k < len)
+    if (k && k < len)
         snprintf(b + k, len - k, " (found above; on both sides)");
 }
 
@@ -179,7 +182,8 @@ static int search_one(struct search *x, char *pick, size_t len)
     bool ends[2] = {false, false}; /* the pick at an end of all the values that ran */
     if (best >= 0)
         next_to(x, best, false, mid, ends);
-    ct_search_print_pick(stdout, x->se.name, m->title, best >= 0 ? &x->d[best] : NULL, ends);
+    ct_search_print_pick(stdout, x->se.name, m->title, best >= 0 ? &x->d[best] : NULL, ends,
+                         x->o->nenv_search == 1);
     fflush(stdout);
     return 0;
 }
@@ -188,11 +192,12 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct search *x = ct_xcalloc(1, sizeof *x);
-    struct ct_lib_env found[CT_ENV_SEARCH_VARS];
-    char base[CT_ENV_SEARCH_VARS * 300];
+    struct ct_lib_env found[CT_ENV_SEARCH_VARS] = {0}; /* name "": not searched yet */
+    char base[CT_ENV_SEARCH_VARS * 300], was[sizeof found[0].value];
     struct ct_config c;
     struct ct_ruleset sets[CT_COLL_COUNT];
-    int nsets = 0, nfound = 0, code = 0;
+    int nsets = 0, code = 0, npass = o->nenv_search + (o->nenv_search > 1);
+    bool again = false; /* the first searched again */
     ct_config_init(&c);
     ct_sweep_settings_fill(&c.sweep, cfg);
     for (int k = 0; k < CT_COLL_COUNT; k++)
@@ -205,9 +210,19 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
     /* the library's own-defaults setting, as the sweep's launch would have it */
     const char *own = m->own_name ? getenv(m->own_name) : NULL;
     char *own_was = own ? ct_xstrdup(own) : NULL;
-    for (int i = 0; i < o->nenv_search && !code; i++) {
+    for (int p = 0; p < npass && !code; p++) {
+        int i = p % o->nenv_search; /* the first again last: with the second's value found */
         char pick[sizeof found[0].value] = "";
-        put_found(o, m, i, found, nfound, base, sizeof base); /* the earlier variables' */
+        if (p == o->nenv_search && !(again = found[1].value[0] != 0))
+            break; /* its baseline as before */
+        if (again) {
+            snprintf(was, sizeof was, "%s", found[0].value);
+            printf("--env-search: %s=%s found with %s%s%s; %s searched again with it (a second "
+                   "pass)\n\n",
+                   found[1].name, found[1].value, found[0].name, was[0] ? "=" : " unset", was,
+                   found[0].name);
+        }
+        put_found(o, m, i, found, base, sizeof base); /* the other variables' */
         *x = (struct search){.o = o,
                              .m = m,
                              .c = &c,
@@ -216,25 +231,18 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
                              .se = o->env_search[i],
                              .base = base};
         code = search_one(x, pick, sizeof pick);
-        if (!code && pick[0]) {
-            found[nfound] = o->env_search[i];
-            snprintf(found[nfound++].value, sizeof found[0].value, "%s", pick);
-        }
+        found[i] = o->env_search[i];
+        snprintf(found[i].value, sizeof found[0].value, "%s", code ? "" : pick);
     }
     if (m->own_name)
         own_was ? setenv(m->own_name, own_was, 1) : unsetenv(m->own_name);
     free(own_was);
     for (int i = 0; i < o->nlib_env; i++) /* side B cleared them */
         ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
-    /* the ranks read them: what was found, or none */
-    put_found(o, m, o->nenv_search, found, nfound, base, sizeof base);
-    if (!code && o->nenv_search > 1) {
-        printf("--env-search: the sweep runs with");
-        for (int i = 0; i < nfound; i++)
-            printf("%s %s=%s", i ? "," : "", found[i].name, found[i].value);
-        printf("%s\n\n", nfound ? "" : " none of the values searched (the library's own)");
-        fflush(stdout);
-    }
+    put_found(o, m, -1, found, base, sizeof base); /* the ranks read them: found, or none */
+    if (!code && o->nenv_search > 1)
+        ct_search_print_found(stdout, found, o->nenv_search, again ? was : NULL);
+    fflush(stdout);
     ct_config_release(&c);
     free(x);
     return code;

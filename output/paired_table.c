@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The table of a verify against a library's defaults (sweep --verify --lib), see sweep_out.h. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../lib/parse.h"
 #include "sweep_out.h"
@@ -157,17 +158,24 @@ void ct_paired_print_again(FILE *f, const uint64_t *sz, const struct ct_paired_r
 }
 
 void ct_search_print_pick(FILE *f, const char *name, const char *lib,
-                          const struct ct_search_row *pick, const bool ends[2])
+                          const struct ct_search_row *pick, const bool ends[2], bool alone)
 {
-    if (!pick) {
+    if (!pick && alone)
         fprintf(f,
                 "no value is faster with no size slower: the sweep runs with %s's own value (%s "
                 "unset)\n\n",
                 lib, name);
+    else if (!pick)
+        fprintf(f, "no value is faster with no size slower: none found for %s (%s's own value)\n\n",
+                name, lib);
+    if (!pick)
         return;
-    }
-    fprintf(f, "the sweep runs with %s=%s (geomean %.3f); verify judges it again with the rules\n",
-            name, pick->value, pick->all);
+    if (alone)
+        fprintf(f,
+                "the sweep runs with %s=%s (geomean %.3f); verify judges it again with the rules\n",
+                name, pick->value, pick->all);
+    else
+        fprintf(f, "found: %s=%s (geomean %.3f)\n", name, pick->value, pick->all);
     if (ends[0] || ends[1])
         fprintf(f,
                 "  (the %s value judged: one past it may be faster still; search it with "
@@ -176,5 +184,26 @@ void ct_search_print_pick(FILE *f, const char *name, const char *lib,
                 : !ends[1] ? "smallest"
                            : "only",
                 name);
+    fprintf(f, "\n");
+}
+
+void ct_search_print_found(FILE *f, const struct ct_lib_env *found, int n, const char *was)
+{
+    int k = 0;
+    fprintf(f, "--env-search: the sweep runs with");
+    for (int i = 0; i < n; i++)
+        if (found[i].value[0])
+            fprintf(f, "%s %s=%s", k++ ? "," : "", found[i].name, found[i].value);
+    fprintf(f, "%s\n", k ? "" : " none of the values searched (the library's own)");
+    if (was && !strcmp(was, found[0].value))
+        fprintf(f, "  (%s searched again with %s's value: %s%s again, settled)\n", found[0].name,
+                found[1].name, was[0] ? "" : "none found", was);
+    else if (was)
+        fprintf(f,
+                "  (%s searched again with %s's value: %s%s, where it was %s before, and %s was "
+                "found with that: not settled; verify judges the two together against the plain "
+                "defaults)\n",
+                found[0].name, found[1].name, found[0].value[0] ? "" : "none found", found[0].value,
+                was[0] ? was : "none found", found[1].name);
     fprintf(f, "\n");
 }

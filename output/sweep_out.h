@@ -62,10 +62,15 @@ struct ct_search_row {
 };
 void ct_search_print(FILE *f, const char *name, const char *base, const struct ct_ruleset *sets,
                      int nsets, const struct ct_search_row *rows, int nrows, int coarse);
-/* Then the value the sweep runs with (pick; NULL: none, the library's (lib's) own), and where
- * it is at an end of the values judged (ends[0] none below it, ends[1] none above), that one
- * past it may be faster still. */
+/* Then the value found (pick; NULL: none, the library's (lib's) own), the one the sweep runs
+ * with where it is the only variable searched (alone), and where it is at an end of the
+ * values judged (ends[0] none below it, ends[1] none above), that one past it may be faster
+ * still. */
 void ct_search_print_pick(FILE *f, const char *name, const char *lib,
-                          const struct ct_search_row *pick, const bool ends[2]);
+                          const struct ct_search_row *pick, const bool ends[2], bool alone);
+/* Of two or more variables searched: the values the sweep runs with (found[0..n), value ""
+ * none found); was: where the first was searched again with the second's value found, its
+ * value found before ("" none), else NULL: whether the search settled. */
+void ct_search_print_found(FILE *f, const struct ct_lib_env *found, int n, const char *was);
 
 #endif

@@ -679,45 +679,63 @@ usage_says "--env-search under the user's mpirun" "--env-search runs its launche
     $COLLTUNE sweep --lib ompi --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192,16384 --out "$TMP/esu"
 [ ! -e "$TMP/esu" ] && ok "nothing written" || not_ok "--env-search under mpirun left $TMP/esu"
 # 1 B: Open MPI does not start (said, passed over); 4096: its own value (no gain to show but
-# noise's); 65536: the 32 KiB allreduce no longer takes the rendezvous path (above)
+# noise's); 65536: the 32 KiB allreduce no longer takes the rendezvous path (above). It is
+# the second variable searched, with the first's value found on both sides; where it finds a
+# value, the first is searched again with it (the second pass)
 V=OMPI_MCA_btl_vader_eager_limit
-# (then a second variable, searched with the first's value found on both sides)
 W=OMPI_MCA_btl_vader_max_send_size
-$S -b 16K -e 32K -f 2 --env-search $V=1,4096,65536 --env-search $W=131072 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
-pick=$(sed -n "s/^the sweep runs with $V=\([0-9]*\) (geomean [0-9.]*); verify judges it again.*/\1/p" "$TMP/out")
-pick2=$(sed -n "s/^the sweep runs with $W=\([0-9]*\) (geomean [0-9.]*); verify judges it again.*/\1/p" "$TMP/out")
+$S -b 16K -e 32K -f 2 --env-search $W=131072 --env-search $V=1,4096,65536 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
+pick=$(sed -n "s/^found: $V=\([0-9]*\) (geomean [0-9.]*)\$/\1/p" "$TMP/out")
+picks2=$(sed -n "s/^found: $W=\([0-9]*\) (geomean [0-9.]*)\$/\1/p; s/^no value .*: none found for $W .*/-/p" "$TMP/out" | tr '\n' ' ')
+first2=${picks2%% *}; first2=${first2#-}; pick2=$(echo $picks2 | awk '{ print $NF }'); pick2=${pick2#-}
 [ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run failed (above)" "$TMP/out" \
     && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
     && grep -q "^  4096  *[0-9.]*  *[0-9.]*  " "$TMP/out" && grep -q "^  65536  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
     && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out"; } \
-    && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: the sweep runs with Open MPI's own value ($V unset)" "$TMP/out"; } \
+    && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: none found for $V (Open MPI's own value)\$" "$TMP/out"; } \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 want = [{"name": n, "value": v} for n, v in zip(sys.argv[2::2], sys.argv[3::2]) if v] or None
-assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $V "$pick" $W "$pick2" \
-    && [ "$pick" = "$(sed -n "/^--env-search $V (geomean/,/^\(the sweep runs\|no value\)/p" "$TMP/out" | awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }')" ] \
+assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $W "$pick2" $V "$pick" \
+    && [ "$pick" = "$(sed -n "/^--env-search $V (geomean/,/^\(found\|no value\)/p" "$TMP/out" | awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }')" ] \
     && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with the fastest candidate (${pick:-none}) and records it" \
-    || not_ok "--env-search (exit $rc, pick '$pick'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
+    || not_ok "--env-search (exit $rc, pick '$pick', $W '$picks2'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
 # the finer step: 16384, between the best of 4096 (Open MPI's own) and 65536 and its
 # neighbour; none where neither gained (no best to refine around)
 if grep -q "^  \(4096\|65536\)  .* faster, no size slower\$" "$TMP/out"; then
     grep -q "^finer: the value(s) between \(4096\|65536\) and its neighbours (among the values that ran and the library's own, 4096): 16384\$" "$TMP/out" \
-        && grep -q "^OMPI_MCA_btl_vader_eager_limit=16384 against Open MPI's plain defaults:" "$TMP/out" \
+        && grep -q "^$V=16384 against Open MPI's plain defaults\( with $W=[0-9]* (found above; on both sides)\)\{0,1\}:" "$TMP/out" \
         && grep -q "^  16384  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
         && grep -q "^  (the last 1: the finer step's, between the best of the others and its neighbours, or one past an end of the values spaced)" "$TMP/out" \
         && { [ "$pick" != 65536 ] || grep -q "^  (the largest value judged: one past it may be faster still; search it with $V=V1,V2,...)" "$TMP/out"; } \
         && ok "the finer step: the value between the best and its neighbour judged too (pick ${pick:-none})" \
         || not_ok "finer step: $(sed -n '/^finer/p; /^--env-search .* (geomean/,$p' "$TMP/out")"
 else
-    ! grep -q "^finer:" "$TMP/out" && ok "no value gained: no finer step" || not_ok "finer step without a best: $(grep finer "$TMP/out")"
+    ! grep -q "^finer: .*between \(4096\|65536\)" "$TMP/out" && ok "no value gained: no finer step" || not_ok "finer step without a best: $(grep finer "$TMP/out")"
 fi
-found=${pick:+ with $V=$pick (found above; on both sides)}
-both="${pick:+ $V=$pick}${pick2:+${pick:+,} $W=$pick2}"
-grep -q "^--env-search $W: 1 value(s), each against Open MPI's plain defaults$found in alternating launches" "$TMP/out" \
-    && grep -q "^$W=131072 against Open MPI's plain defaults$found:\$" "$TMP/out" \
-    && grep -q "^--env-search $W (geomean with/without over the sweep's sizes$found; below 1 is faster):" "$TMP/out" \
-    && grep -qx -- "--env-search: the sweep runs with${both:- none of the values searched (the library's own)}" "$TMP/out" \
-    && ok "a second variable searched after the first, its value found on both sides (${pick:-none}, then ${pick2:-none})" \
-    || not_ok "second variable: $(sed -n "/^--env-search $W/,\$p" "$TMP/out" | grep -v '^ *[0-9]')"
+found=${first2:+ with $W=$first2 (found above; on both sides)}
+grep -q "^--env-search $V: 3 value(s), each against Open MPI's plain defaults$found in alternating launches" "$TMP/out" \
+    && grep -q "^$V=65536 against Open MPI's plain defaults$found:\$" "$TMP/out" \
+    && grep -q "^--env-search $V (geomean with/without over the sweep's sizes$found; below 1 is faster):" "$TMP/out" \
+    && ok "the second variable searched after the first, its value found on both sides (${first2:-none}, then ${pick:-none})" \
+    || not_ok "second variable: $(sed -n "/^--env-search $V/,\$p" "$TMP/out" | grep -v '^ *[0-9]')"
+# the second pass: the first variable again, with the second's value found on both sides
+both="${pick2:+ $W=$pick2}${pick:+${pick2:+,} $V=$pick}"
+if [ -n "$pick" ]; then
+    again="${first2:-none found} again, settled)"
+    [ "$first2" = "$pick2" ] || again="${pick2:-none found}, where it was ${first2:-none found} before, and $V was found with that: not settled; verify judges the two together against the plain defaults)"
+    [ $(echo $picks2 | wc -w) -eq 2 ] \
+        && grep -qx -- "--env-search: $V=$pick found with $W${first2:+=}${first2:- unset}; $W searched again with it (a second pass)" "$TMP/out" \
+        && grep -q "^$W=131072 against Open MPI's plain defaults with $V=$pick (found above; on both sides):\$" "$TMP/out" \
+        && grep -qx -- "--env-search: the sweep runs with${both:- none of the values searched (the library's own)}" "$TMP/out" \
+        && grep -qx -- "  ($W searched again with $V's value: $again" "$TMP/out" \
+        && ok "the first variable searched again with the second's value found (${first2:-none}, then ${pick2:-none})" \
+        || not_ok "second pass: $(sed -n "/second pass/,\$p" "$TMP/out" | grep -v '^ *[0-9]')"
+else
+    ! grep -q "second pass" "$TMP/out" && [ $(echo $picks2 | wc -w) -eq 1 ] \
+        && grep -qx -- "--env-search: the sweep runs with${both:- none of the values searched (the library's own)}" "$TMP/out" \
+        && ok "the second found no value: the first is not searched again" \
+        || not_ok "a second pass without a value found: $(grep -c "second pass" "$TMP/out"), $W '$picks2'"
+fi
 $S -e 64 --env-search $V=1,2 --out "$TMP/es0" >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && [ ! -e "$TMP/es0" ] \
     && grep -q "^colltune sweep: error: --env-search: the runs of every value failed (above): no sweep\$" "$TMP/err" \
