@@ -31,7 +31,8 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
     const struct ct_rule *rule[CT_VERIFY_MAXSZ];
     int group[CT_VERIFY_MAXSZ] = {0}, rounds = 0;
     struct ct_rule all = {.min_bytes = 0, .max_bytes = CT_BYTES_INF, .id = -1};
-    snprintf(all.algo, sizeof all.algo, "launch settings");
+    const char *what = x->whole ? "the export" : "the launch settings";
+    snprintf(all.algo, sizeof all.algo, "%s", x->whole ? "export and settings" : "launch settings");
     struct ct_ruleset one = *x->s;
     one.rules = &all;
     one.nrules = 1;
@@ -47,12 +48,14 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
         struct ct_ratio g = {.ratio = 1, .lo = 1, .hi = 1};
         ct_paired_judge(&pr, own, nsz, w, &t);
         ct_paired_rules(&pr, NULL, &one, rule, own, w, nsz, slow, nogain, &g, &rounds);
-        ct_paired_print(stdout, x->m->title,
-                        pass ? "fresh alternating launches again, the gain to be shown twice (A: "
-                               "the defaults with the launch settings, B: without)"
-                             : "alternating launches (A: the defaults with the launch settings, "
-                               "B: without)",
-                        &one, sz, nsz, rule, &pr, w, &t);
+        char how[200];
+        snprintf(how, sizeof how, "%s (A: %s, B: %s)",
+                 pass ? "fresh alternating launches again, the gain to be shown twice"
+                      : "alternating launches",
+                 x->whole ? "the exported file with its launch settings"
+                          : "the defaults with the launch settings",
+                 x->whole ? "neither" : "without");
+        ct_paired_print(stdout, x->m->title, how, &one, sz, nsz, rule, &pr, w, &t);
         bool cleared[CT_VERIFY_MAXSZ];
         struct ct_paired_redo r = {0}; /* the gain is shown twice by a pass of its own */
         if (*slow && !(code = ct_verify_again(x, sz, own, &pr, w, false, "above", &r, cleared))) {
@@ -63,9 +66,8 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
         ct_paired_redo_release(&r);
         *lg += log(t.geo);
         if (!code)
-            printf("  the launch settings over these sizes, round by round: %.3f [%.3f, %.3f], %d "
-                   "rounds: %s\n\n",
-                   g.ratio, g.lo, g.hi, rounds,
+            printf("  %s over these sizes, round by round: %.3f [%.3f, %.3f], %d rounds: %s\n\n",
+                   what, g.ratio, g.lo, g.hi, rounds,
                    *slow     ? "SLOWER than the defaults at a size"
                    : *nogain ? (pass ? "no gain shown again: not counted" : "no gain shown")
                    : pass    ? "faster again"
@@ -82,7 +84,7 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
     int nsz = ct_paired_sizes(&c->sweep, s, sz, CT_VERIFY_MAXSZ), code = 0, pass = 0;
     struct ct_verify_side x = *base;
     x.s = s;
-    x.env_alone = true;
+    x.env_alone = !base->whole;
     bool nogain = true;
     double lg = 0;
     *slow = *gain = false;
@@ -126,7 +128,7 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
 }
 
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
-                      const bool *want, bool *kept, bool *slow, double *geo)
+                      const bool *want, bool *kept, bool *slow, double *geo, double *each)
 {
     const struct ct_librules *l = base->env;
     printf("the launch settings CONFIG's rules were measured with, first alone against %s's "
@@ -136,7 +138,7 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
         printf("  %s=%s\n", l->env[i].name, l->env[i].value);
     printf("\n");
     bool gain;
-    int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, NULL);
+    int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, each);
     *kept = !code && *geo > 0 && !*slow && gain;
     if (!code)
         printf("the launch settings: %s (geomean %.3f)\n\n",
@@ -145,5 +147,61 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
                          "sides"
                        : "no gain shown: left out of the copy verify writes",
                *geo);
+    return code;
+}
+
+int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config *c,
+                       const struct ct_config *fixed, const bool *want, const double *env_each,
+                       bool *slow)
+{
+    const struct ct_librules *l = ct_config_lib(c, base->m->name),
+                             *v = ct_config_lib(fixed, base->m->name);
+    struct ct_verify_side x = *base;
+    char each[CT_COLL_COUNT * 64] = "";
+    double lg = 0, lp = 0;
+    int n = 0, code = 0;
+    size_t off = 0;
+    x.whole = true;
+    *slow = false;
+    bool *own = ct_xcalloc((size_t)l->nsets, sizeof *own), some = false;
+    for (int i = 0; i < l->nsets; i++) {
+        own[i] = true;
+        for (int k = 0; k < l->sets[i].nrules; k++)
+            own[i] &= l->sets[i].rules[k].id == 0;
+        some |= want[i] && !own[i] && env_each[i] > 0;
+    }
+    if (!some) { /* the rules keep the library's choice: the settings' figure is the export's */
+        free(own);
+        return 0;
+    }
+    printf("the export as a job runs it: the launch settings and the rules together against %s's "
+           "plain defaults, where a collective's rules change the library's choice:\n\n",
+           base->m->title);
+    for (int i = 0; i < l->nsets && !code; i++) {
+        const struct ct_ruleset *s = &l->sets[i];
+        bool s1 = false, g1;
+        double g = env_each[i];
+        if (!want[i] || !(g > 0))
+            continue;
+        if (!own[i])
+            code = ct_libverify_env(&x, c, s, &s1, &g1, &g);
+        if (code || !(g > 0))
+            continue;
+        *slow |= s1;
+        double r = v->sets[i].verified.geomean,
+               p = own[i] || !(r > 0) ? env_each[i] : env_each[i] * r;
+        lg += log(g), lp += log(p), n++;
+        if (off < sizeof each)
+            off += (size_t)snprintf(each + off, sizeof each - off, "%s%s %.3f%s (%.3f)",
+                                    n > 1 ? ", " : "", ct_coll_name(s->coll), g,
+                                    own[i] ? " as the settings alone" : "", p);
+    }
+    if (!code && n)
+        printf("the export as a job runs it: geomean %.3f against %s's plain defaults, %s (the "
+               "two passes' geomeans multiplied: %.3f); per collective: %s\n\n",
+               exp(lg / n), base->m->title,
+               *slow ? "SLOWER at a size, again in fresh launches" : "no size slower", exp(lp / n),
+               each);
+    free(own);
     return code;
 }

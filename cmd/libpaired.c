@@ -54,7 +54,7 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     ct_verify_side_env(x->m, x->ld, rules);
     for (int i = 0; x->env && i < x->env->nenv; i++) /* after: the loader names them too */
         ct_libmod_env_put(x->m, x->env->env[i].name,
-                          with || !x->env_alone ? x->env->env[i].value : NULL);
+                          with || (!x->env_alone && !x->whole) ? x->env->env[i].value : NULL);
     char *out;
     bool said;
     int rc = ct_lib_job(x->o, "sweep", s->nranks, (int)(sizeof args / sizeof args[0]) - !rules,

@@ -72,6 +72,7 @@ struct ct_verify_side {
     const struct ct_librules *env;
     bool env_alone;
     const char *what; /* the option its failures are said under; NULL: "--verify" */
+    bool whole;       /* the settings and the rules on side A, neither on B (ct_libverify_whole) */
 };
 /* A verify's sizes at most; those up to CT_VERIFY_WARM_MAX run in a launch of their own, after
  * 200 warmup calls each (cmd/libpaired.c) */
@@ -105,7 +106,17 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
  * want[i]; their names first. *kept: no set slower, one faster at least; *slow: one slower;
  * *geo: the sets' geomean. 0, or a failure code (said). */
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
-                      const bool *want, bool *kept, bool *slow, double *geo);
+                      const bool *want, bool *kept, bool *slow, double *geo, double *each);
+/* After both passes held (the settings alone, then the rules with them on both sides): the
+ * export as a job runs it, the settings and c's rules together (side A) against the plain
+ * defaults (B), as ct_libverify_env judges settings, on each set of c where want[i] that has
+ * a rule of its own (one that keeps the library's choice everywhere takes env_each[i], the
+ * settings' figure); then the geomean over them beside the two passes' product (the rules'
+ * from fixed's verified marks). *slow: slower at a size, again in fresh launches. 0, or a
+ * failure code (said). */
+int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config *c,
+                       const struct ct_config *fixed, const bool *want, const double *env_each,
+                       bool *slow);
 /* Why verify does not run set s of a section here (the export leaves it out, or --hosts
  * places other ranks than it has), or NULL. */
 struct ct_export_out;
@@ -157,6 +168,10 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
  * failure code (said). */
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
                                 int code);
+/* Verify found no set of section l that --coll and --local N (colls, o) ask for on this host
+ * or the ranks --hosts places: one line naming what it has, CT_EXIT_USAGE. */
+int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *path,
+                     unsigned colls);
 struct ct_paired;
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure

@@ -79,7 +79,7 @@ static int judge(const struct search *x, const char *v, struct ct_search_row *d)
     snprintf(env.env[o->nlib_env].value, sizeof env.env[0].value, "%.*s",
              (int)sizeof env.env[0].value - 1, v);
     snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
-    struct ct_verify_side side = {x->m, o, NULL, &none, tmo, &env, true, "--env-search"};
+    struct ct_verify_side side = {x->m, o, NULL, &none, tmo, &env, true, "--env-search", false};
     printf("%s=%s%s against %s's plain defaults%s:\n\n", x->se.name, v,
            o->nlib_env ? " with the --env settings" : "", x->m->title, x->base);
     memset(d, 0, sizeof *d);

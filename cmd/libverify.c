@@ -145,14 +145,16 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         printf("\n");
         /* the launch settings first, alone: the rules were measured with them, and are judged
          * with them on both sides; settings that do not hold leave the rules unjudged */
-        struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL};
-        bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false;
+        struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL, false};
+        bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false,
+             whole_slow = false, any = false;
+        double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each);
         for (int i = 0; i < l->nsets; i++)
             verified += here[i] =
                 asked(o, colls, &l->sets[i]) && !ct_verify_set_elsewhere(o, &out, &l->sets[i]);
         double env_geo = 0;
         if (l->nenv && verified)
-            code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo);
+            code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo, env_each);
         if (!env_kept && !code) { /* the copy without them; the rules are not judged */
             if (!(fixed = ct_config_copy(config)))
                 code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: cannot copy '%s'", path);
@@ -198,35 +200,30 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             free(nogain);
             free(cut);
         }
+        for (int k = 0; k < CT_JUDGED_N; k++)
+            any |= n[k] > 0;
+        /* both passes held, nothing set back: the whole export against the plain defaults */
+        if (l->nenv && env_kept && verified && !tried && !any && !code && fixed)
+            code = ct_libverify_whole(&side, c, fixed, here, env_each, &whole_slow);
+        if (whole_slow && !code)
+            code = CT_EXIT_CHECK;
         free(ld);
         free(here);
-        char has[512] = "", want[160] = "";
-        for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
-            off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
-                            ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
-        for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
-            if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
-                off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
-                                ct_coll_name((enum ct_coll)k));
-        if (*want) /* "allreduce or alltoall on " */
-            snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
-        if (o->local_set)
-            snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
+        free(env_each);
         if (!verified && !code)
-            code = ct_cmd_fail(
-                "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)",
-                path, m->title, want,
-                o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)",
-                has);
+            code = ct_verify_no_set(o, l, path, colls);
         if (code == CT_EXIT_CHECK && env_kept) /* else the settings were, and said so */
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        bool any = false;
-        for (int k = 0; k < CT_JUDGED_N; k++)
-            any |= n[k] > 0;
-        if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
+        if (whole_slow) /* each pass held apart, the whole did not: nothing marked */
+            fprintf(stderr,
+                    "colltune sweep: the export as a job runs it (the launch settings and the "
+                    "rules together) is slower than %s's plain defaults at a size, though each "
+                    "held apart: no copy written\n",
+                    m->title);
+        else if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);
     }
     ct_export_out_release(&out);

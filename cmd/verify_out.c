@@ -196,3 +196,24 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
         return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
     return NULL;
 }
+
+int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *path,
+                     unsigned colls)
+{
+    char has[512] = "", want[160] = "";
+    for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
+        off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
+                        ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
+    for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
+        if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
+            off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
+                            ct_coll_name((enum ct_coll)k));
+    if (*want) /* "allreduce or alltoall on " */
+        snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
+    if (o->local_set)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
+    return ct_cmd_fail(
+        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
+        l->name, want,
+        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
+}
