@@ -152,7 +152,7 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
 
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config *c,
                        const struct ct_config *fixed, const bool *want, const double *env_each,
-                       bool *slow)
+                       bool *slow, double *geo)
 {
     const struct ct_librules *l = ct_config_lib(c, base->m->name),
                              *v = ct_config_lib(fixed, base->m->name);
@@ -163,6 +163,7 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config
     size_t off = 0;
     x.whole = true;
     *slow = false;
+    *geo = 0;
     bool *own = ct_xcalloc((size_t)l->nsets, sizeof *own), some = false;
     for (int i = 0; i < l->nsets; i++) {
         own[i] = true;
@@ -196,10 +197,11 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config
                                     n > 1 ? ", " : "", ct_coll_name(s->coll), g,
                                     own[i] ? " as the settings alone" : "", p);
     }
-    if (!code && n)
+    *geo = !code && n ? exp(lg / n) : 0;
+    if (*geo > 0)
         printf("the export as a job runs it: geomean %.3f against %s's plain defaults, %s (the "
                "two passes' geomeans multiplied: %.3f); per collective: %s\n\n",
-               exp(lg / n), base->m->title,
+               *geo, base->m->title,
                *slow ? "SLOWER at a size, again in fresh launches" : "no size slower", exp(lp / n),
                each);
     free(own);

@@ -60,6 +60,13 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
             break;
         }
         const struct ct_librules *was = ct_config_lib(now, o->lib), *is = ct_config_lib(r, o->lib);
+        if (wrote && !tried && ct_config_lib_same(now, r, o->lib)) { /* only marks changed */
+            printf("--reverify: the copy runs as the file verified did (its marks cleared): "
+                   "verifying it again would repeat that measure until one passes; not done\n\n");
+            ct_config_release(r);
+            free(r);
+            break;
+        }
         if (was && is && is->nenv < was->nenv) {
             printf("--reverify: the copy lost its launch settings, with which its rules were "
                    "measured: sweep again, not verify\n\n");

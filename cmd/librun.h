@@ -112,11 +112,11 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
  * defaults (B), as ct_libverify_env judges settings, on each set of c where want[i] that has
  * a rule of its own (one that keeps the library's choice everywhere takes env_each[i], the
  * settings' figure); then the geomean over them beside the two passes' product (the rules'
- * from fixed's verified marks). *slow: slower at a size, again in fresh launches. 0, or a
- * failure code (said). */
+ * from fixed's verified marks). *slow: slower at a size, again in fresh launches; *geo, the
+ * geomean over the sets (0: none measured). 0, or a failure code (said). */
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config *c,
                        const struct ct_config *fixed, const bool *want, const double *env_each,
-                       bool *slow);
+                       bool *slow, double *geo);
 /* Why verify does not run set s of a section here (the export leaves it out, or --hosts
  * places other ranks than it has), or NULL. */
 struct ct_export_out;
@@ -170,8 +170,13 @@ int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path,
                                 int code);
 /* Verify found no set of section l that --coll and --local N (colls, o) ask for on this host
  * or the ranks --hosts places: one line naming what it has, CT_EXIT_USAGE. */
-int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *path,
-                     unsigned colls);
+int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
+                     const char *path, unsigned colls);
+/* The export as a whole found slower than the plain defaults though its settings and rules
+ * each held apart (ct_libverify_whole): CONFIG (fixed) with none of m's verified marks, written
+ * as NAME.verified.json over an older copy and said; code, or a failure code (said). */
+int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,
+                             int code);
 struct ct_paired;
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure

@@ -43,7 +43,8 @@ struct search {
 };
 
 /* The values found for the variables searched (found[j], value "" none) set in this
- * environment, where the launches inherit them (both sides), those with none and the one to
+ * environment, where the launches inherit them (both sides), the others (none found, not yet
+ * searched: the library's own, as the sweep runs them without a value found) and the one to
  * search (skip; -1 none) unset; into b (len), " with A=a, B=b (found above; on both sides)",
  * "" for none. */
 static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int skip,
@@ -53,8 +54,7 @@ static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int sk
     b[0] = 0;
     for (int j = 0; j < o->nenv_search; j++) {
         bool set = j != skip && found[j].name[0] && found[j].value[0];
-        if (j == skip || found[j].name[0]) /* searched */
-            ct_libmod_env_put(m, o->env_search[j].name, set ? found[j].value : NULL);
+        ct_libmod_env_put(m, o->env_search[j].name, set ? found[j].value : NULL);
         if (set && k < len)
             k += (size_t)snprintf(b + k, len - k, "%s%s=%s", k ? ", " : " with ", found[j].name,
                                   found[j].value);

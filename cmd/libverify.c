@@ -148,7 +148,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL, false};
         bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false,
              whole_slow = false, any = false;
-        double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each);
+        double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each), whole_geo = 0;
         for (int i = 0; i < l->nsets; i++)
             verified += here[i] =
                 asked(o, colls, &l->sets[i]) && !ct_verify_set_elsewhere(o, &out, &l->sets[i]);
@@ -204,25 +204,24 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             any |= n[k] > 0;
         /* both passes held, nothing set back: the whole export against the plain defaults */
         if (l->nenv && env_kept && verified && !tried && !any && !code && fixed)
-            code = ct_libverify_whole(&side, c, fixed, here, env_each, &whole_slow);
+            code = ct_libverify_whole(&side, c, fixed, here, env_each, &whole_slow, &whole_geo);
+        if (fixed) /* this verify's record of the whole, on every set, or none */
+            ct_config_lib_whole_verified(
+                fixed, m->name, !code && !whole_slow && verified == l->nsets ? whole_geo : 0);
         if (whole_slow && !code)
             code = CT_EXIT_CHECK;
         free(ld);
         free(here);
         free(env_each);
         if (!verified && !code)
-            code = ct_verify_no_set(o, l, path, colls);
-        if (code == CT_EXIT_CHECK && env_kept) /* else the settings were, and said so */
+            code = ct_verify_no_set(o, l, m->title, path, colls);
+        if (code == CT_EXIT_CHECK && env_kept && !whole_slow) /* else said below, or above */
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
         if (whole_slow) /* each pass held apart, the whole did not: nothing marked */
-            fprintf(stderr,
-                    "colltune sweep: the export as a job runs it (the launch settings and the "
-                    "rules together) is slower than %s's plain defaults at a size, though each "
-                    "held apart: no copy written\n",
-                    m->title);
+            code = ct_verify_write_unmarked(fixed, path, m, code);
         else if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);
     }

@@ -59,6 +59,26 @@ int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path,
     return code;
 }
 
+int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,
+                             int code)
+{
+    char out[4200];
+    const struct ct_librules *l = ct_config_lib(fixed, m->name);
+    for (int i = 0; l && i < l->nsets; i++)
+        ct_config_lib_verified(fixed, m->name, i, 0);
+    ct_config_lib_env_verified(fixed, m->name, 0);
+    ct_config_lib_whole_verified(fixed, m->name, 0);
+    int rc = write_copy(fixed, path, out, sizeof out, code);
+    if (rc)
+        return rc;
+    fprintf(stderr,
+            "colltune sweep: the export as a job runs it (the launch settings and the rules "
+            "together) is slower than %s's plain defaults at a size, though each held apart: "
+            "wrote %s: CONFIG with no verified marks (sweep again, or without the settings)\n",
+            m->title, out);
+    return code;
+}
+
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, const char *lib, int code)
 {
@@ -197,8 +217,8 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
     return NULL;
 }
 
-int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *path,
-                     unsigned colls)
+int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
+                     const char *path, unsigned colls)
 {
     char has[512] = "", want[160] = "";
     for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
@@ -214,6 +234,6 @@ int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const
         snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
     return ct_cmd_fail(
         "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
-        l->name, want,
+        title, want,
         o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
 }

@@ -235,6 +235,7 @@ char *ct_config_json_dumps(const struct ct_config *c)
                 }
                 json_object_set_new(o, "env", env);
                 verified_json(o, "env_verified", &lr->env_verified);
+                verified_json(o, "whole_verified", &lr->whole_verified);
             }
             for (int i = 0; i < lr->nsets; i++)
                 json_array_append_new(
@@ -988,8 +989,12 @@ static int read_rulesets(json_t *rules, const char *prefix, bool lib, struct ct_
 static int read_env(json_t *o, const char *at, struct ct_librules *l, struct ct_err *err)
 {
     json_t *env = json_object_get(o, "env");
-    if (!env)
-        return json_object_get(o, "env_verified") ? bad(err, at, "env_verified", "without env") : 0;
+    if (!env) { /* their verify records alone */
+        const char *k = json_object_get(o, "env_verified")     ? "env_verified"
+                        : json_object_get(o, "whole_verified") ? "whole_verified"
+                                                               : NULL;
+        return k ? bad(err, at, k, "without env") : 0;
+    }
     const struct ct_libmod *m = ct_libmod_find(l->library);
     if (!json_is_array(env) || !json_array_size(env) || json_array_size(env) > CT_LIB_ENV_MAX)
         return bad(err, at, "env", "expected an array of 1 to %d settings", CT_LIB_ENV_MAX);
@@ -1009,7 +1014,8 @@ static int read_env(json_t *o, const char *at, struct ct_librules *l, struct ct_
                 return bad(err, eat, "name", "%s: %s's variable again", e->name, l->env[j].name);
         l->nenv++;
     }
-    return read_verified(o, at, "env_verified", &l->env_verified, err);
+    CT_TRY(read_verified(o, at, "env_verified", &l->env_verified, err));
+    return read_verified(o, at, "whole_verified", &l->whole_verified, err);
 }
 
 /* The optional "libraries" array: measured sections, one per library. */

@@ -185,6 +185,9 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                     "  not verified against %s's plain defaults (colltune sweep --verify "
                     "CONFIG --lib %s)\n",
                     lr->name, lr->library);
+        if (lr->nenv && lr->whole_verified.at[0])
+            fprintf(f, "  with the rules, the export as a whole at %s: geomean %.3f with/without\n",
+                    lr->whole_verified.at, lr->whole_verified.geomean);
         for (int i = 0; i < ns; i++) {
             fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,
                     c->libs[l].library);

@@ -239,6 +239,14 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
                  "run `colltune sweep --verify CONFIG --lib %s`",
                  l->name, l->library);
     said(o, t, prefix, l->env_verified.at[0], line);
+    if (!l->whole_verified.at[0]) /* measured only where both held */
+        return;
+    snprintf(line, sizeof line,
+             "the export as a whole (the launch settings and the rules together): verified against "
+             "%s %s's plain defaults at %s (colltune sweep --verify: no size slower beyond its "
+             "interval): geomean %.3f exported/default",
+             l->name, l->version, l->whole_verified.at, l->whole_verified.geomean);
+    said(o, t, prefix, true, line);
 }
 
 void ct_export_verified_add(struct ct_export_out *o, const char *line)

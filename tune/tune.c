@@ -73,6 +73,7 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
     if (r->id == 0)
         return true;
     l->sets[i].verified.at[0] = '\0'; /* a changed set is a new file: not verified */
+    l->whole_verified.at[0] = '\0';
     set_back(r);
     return true;
 }
@@ -134,6 +135,7 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
     struct ct_rule x = s->rules[k];
     if (x.id == 0 || lo >= hi || lo < x.min_bytes || hi > x.max_bytes)
         return false;
+    l->whole_verified.at[0] = '\0';
     /* the part cut off joins a neighbour that is the library's own choice, else is one */
     if (lo > x.min_bytes && k > 0 && s->rules[k - 1].id == 0) {
         take_part(&s->rules[k - 1], &x, x.min_bytes, lo);
@@ -267,7 +269,7 @@ int ct_config_lib_try_ties(struct ct_config *c, const char *lib, int i)
         free(out);
     }
     if (made)
-        s->verified.at[0] = '\0';
+        s->verified.at[0] = l->whole_verified.at[0] = '\0';
     return made;
 }
 
@@ -280,6 +282,7 @@ void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, 
         return;
     ct_ruleset_release(&d->sets[i]);
     ct_ruleset_copy(&d->sets[i], &s->sets[i]);
+    d->whole_verified.at[0] = '\0';
 }
 
 void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)
@@ -327,6 +330,12 @@ bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geo
     return l && l->nenv && stamp(&l->env_verified, geomean);
 }
 
+bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean)
+{
+    struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
+    return l && l->nenv && stamp(&l->whole_verified, geomean);
+}
+
 bool ct_config_lib_env_drop(struct ct_config *c, const char *lib)
 {
     struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
@@ -334,6 +343,7 @@ bool ct_config_lib_env_drop(struct ct_config *c, const char *lib)
         return false;
     l->nenv = 0;
     stamp(&l->env_verified, 0);
+    stamp(&l->whole_verified, 0);
     for (int i = 0; i < l->nsets; i++)
         stamp(&l->sets[i].verified, 0);
     return true;
@@ -411,4 +421,27 @@ int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)
 int ct_ruleset_check_lib(const struct ct_ruleset *s, struct ct_err *err)
 {
     return check(s, true, err);
+}
+
+bool ct_config_lib_same(const struct ct_config *a, const struct ct_config *b, const char *lib)
+{
+    const struct ct_librules *x = ct_config_lib(a, lib), *y = ct_config_lib(b, lib);
+    if (!x || !y || x->nenv != y->nenv || x->nsets != y->nsets)
+        return false;
+    for (int i = 0; i < x->nenv; i++)
+        if (strcmp(x->env[i].name, y->env[i].name) || strcmp(x->env[i].value, y->env[i].value))
+            return false;
+    for (int i = 0; i < x->nsets; i++) {
+        const struct ct_ruleset *s = &x->sets[i], *t = &y->sets[i];
+        if (s->coll != t->coll || s->nranks != t->nranks || s->nnodes != t->nnodes ||
+            s->nrules != t->nrules)
+            return false;
+        for (int k = 0; k < s->nrules; k++) {
+            const struct ct_rule *r = &s->rules[k], *q = &t->rules[k];
+            if (r->min_bytes != q->min_bytes || r->max_bytes != q->max_bytes || r->id != q->id ||
+                strcmp(r->algo, q->algo) || memcmp(r->params.v, q->params.v, sizeof r->params.v))
+                return false;
+        }
+    }
+    return true;
 }

@@ -166,6 +166,10 @@ struct ct_librules {
     struct ct_lib_env env[CT_LIB_ENV_MAX];
     int nenv;
     struct ct_verified env_verified;
+    /* then the export as a job runs it, the settings and the rules together, against the plain
+     * defaults (whole_verified: found no slower there; its geomean over the sets); cleared by
+     * any change to the section's rules or settings */
+    struct ct_verified whole_verified;
     char *raw; /* a section of a library colltune's MPI engines do not own ("nccl": read by
                   its tuner plugin): the JSON object kept as text, sets empty */
 };
@@ -230,6 +234,9 @@ bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double 
 /* The same for library lib's launch settings (env_verified): found no slower than the plain
  * defaults and faster somewhere. False when it has none (c NULL too) or nothing was marked. */
 bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean);
+/* The same for the export as a whole (whole_verified): settings and rules together found no
+ * slower than the plain defaults. A geomean that is not a positive number clears it. */
+bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean);
 /* Library lib's launch settings taken out, as verify does with settings found slower or
  * without a gain; every set of it loses its verified mark (it was measured with them). False
  * when it had none. */
@@ -237,6 +244,10 @@ bool ct_config_lib_env_drop(struct ct_config *c, const char *lib);
 /* Library lib's section taken out of c (its rules not kept: a sweep that timed the scheduler
  * more than the library); false when c has none. */
 bool ct_config_lib_drop(struct ct_config *c, const char *lib);
+/* Library lib's sections of a and b run the same: the same launch settings, and the same sets
+ * of the same ranges, rows and parameters (their verify marks aside); false when either has
+ * none. */
+bool ct_config_lib_same(const struct ct_config *a, const struct ct_config *b, const char *lib);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */

@@ -706,24 +706,25 @@ $S -b 16K -e 32K -f 2 --env-search $W=131072 --env-search $V=1,4096,65536 --out 
 pick=$(sed -n "s/^found: $V=\([0-9]*\) (geomean [0-9.]*)\$/\1/p" "$TMP/out")
 picks2=$(sed -n "s/^found: $W=\([0-9]*\) (geomean [0-9.]*)\$/\1/p; s/^no value .*: none found for $W .*/-/p" "$TMP/out" | tr '\n' ' ')
 first2=${picks2%% *}; first2=${first2#-}; pick2=$(echo $picks2 | awk '{ print $NF }'); pick2=${pick2#-}
+vt=$(sed -n "/^--env-search $V (geomean/,/^\(found\|no value\)/p" "$TMP/out") # V's table
 [ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run failed (above)" "$TMP/out" \
     && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
-    && grep -q "^  4096  *[0-9.]*  *[0-9.]*  " "$TMP/out" && grep -q "^  65536  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
+    && echo "$vt" | grep -q "^  4096  *[0-9.]*  *[0-9.]*  " && echo "$vt" | grep -q "^  65536  *[0-9.]*  *[0-9.]*  " \
     && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out"; } \
     && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: none found for $V (Open MPI's own value)\$" "$TMP/out"; } \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 want = [{"name": n, "value": v} for n, v in zip(sys.argv[2::2], sys.argv[3::2]) if v] or None
 assert l.get("env") == want, (l.get("env"), want)' "$TMP/es/config.json" $W "$pick2" $V "$pick" \
-    && [ "$pick" = "$(sed -n "/^--env-search $V (geomean/,/^\(found\|no value\)/p" "$TMP/out" | awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }')" ] \
+    && [ "$pick" = "$(echo "$vt" | awk '/ faster, no size slower$/ && (b == "" || $(NF-4) < m) { b = $1; m = $(NF-4) } END { print b }')" ] \
     && [ "$pick" != 1 ] && ok "each value judged (1 B fails, said), a gain shown twice, the sweep runs with the fastest candidate (${pick:-none}) and records it" \
     || not_ok "--env-search (exit $rc, pick '$pick', $W '$picks2'): $(tail -12 "$TMP/out") $(cat "$TMP/err")"
 # the finer step: 16384, between the best of 4096 (Open MPI's own) and 65536 and its
 # neighbour; none where neither gained (no best to refine around)
-if grep -q "^  \(4096\|65536\)  .* faster, no size slower\$" "$TMP/out"; then
+if echo "$vt" | grep -q "^  \(4096\|65536\)  .* faster, no size slower\$"; then
     grep -q "^finer: the value(s) between \(4096\|65536\) and its neighbours (among the values that ran and the library's own, 4096): 16384\$" "$TMP/out" \
         && grep -q "^$V=16384 against Open MPI's plain defaults\( with $W=[0-9]* (found above; on both sides)\)\{0,1\}:" "$TMP/out" \
-        && grep -q "^  16384  *[0-9.]*  *[0-9.]*  " "$TMP/out" \
-        && grep -q "^  (the last 1: the finer step's, between the best of the others and its neighbours, or one past an end of the values spaced)" "$TMP/out" \
+        && echo "$vt" | grep -q "^  16384  *[0-9.]*  *[0-9.]*  " \
+        && echo "$vt" | grep -q "^  (the last 1: the finer step's, between the best of the others and its neighbours, or one past an end of the values spaced)" \
         && { [ "$pick" != 65536 ] || grep -q "^  (the largest value judged: one past it may be faster still; search it with $V=V1,V2,...)" "$TMP/out"; } \
         && ok "the finer step: the value between the best and its neighbour judged too (pick ${pick:-none})" \
         || not_ok "finer step: $(sed -n '/^finer/p; /^--env-search .* (geomean/,$p' "$TMP/out")"

@@ -708,7 +708,8 @@ Test(config, verified_record)
 /* sweep --lib --env: a section's launch settings go through config.json (strictly: a name of
  * the library's own, not one that loads rules, not twice, at most 4), the exports set them
  * beside their file (and Open MPI's mca-params lines), an export of settings alone is not
- * "unchanged", and their verify record is said; dropping them clears every set's record. */
+ * "unchanged", and their verify records (the settings', the whole export's) are said; dropping
+ * them clears every set's record, and any change to the rules the whole export's. */
 Test(config, launch_settings)
 {
     struct ct_config c, back;
@@ -721,12 +722,16 @@ Test(config, launch_settings)
     l->nenv = 1;
     cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
     cr_assert(ct_config_lib_env_verified(&c, "ompi", 0.75));
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
     char *txt = ct_config_json_dumps(&c);
-    cr_assert(strstr(txt, "\"env\"") && strstr(txt, "\"env_verified\""), "%s", txt);
+    cr_assert(strstr(txt, "\"env\"") && strstr(txt, "\"env_verified\"") &&
+                  strstr(txt, "\"whole_verified\""),
+              "%s", txt);
     cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
     cr_assert_eq(back.libs[0].nenv, 1);
     cr_assert_str_eq(back.libs[0].env[0].value, "16384");
     cr_assert_float_eq(back.libs[0].env_verified.geomean, 0.75, 1e-9);
+    cr_assert_float_eq(back.libs[0].whole_verified.geomean, 0.6, 1e-9);
     char *txt2 = ct_config_json_dumps(&back);
     cr_assert_str_eq(txt, txt2, "written back the same");
     free(txt2);
@@ -744,6 +749,10 @@ Test(config, launch_settings)
     cr_assert(strstr(out.body.s, "verified against Open MPI 4.1.4's defaults with the launch "
                                  "settings at "),
               "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "# the export as a whole (the launch settings and the rules "
+                                 "together): verified against Open MPI 4.1.4's plain defaults at "),
+              "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "geomean 0.600 exported/default\n"), "%s", out.body.s);
     struct ct_loader ld;
     ct_export_loader(&out, &ld);
     cr_assert_eq(ld.n, 3, "the setting and the two rules variables");
@@ -784,7 +793,26 @@ Test(config, launch_settings)
         cr_assert(strstr(err.msg, "libraries[0].env"), "%s", err.msg);
         free(doc);
     }
+    /* the whole export's record without settings (env and its record renamed away) */
+    char *doc = ct_xstrdup(txt), *p = strstr(doc, "\"env\": ["),
+         *q = strstr(doc, "\"env_verified\"");
+    cr_assert(p && q);
+    memcpy(p + 1, "ENV", 3);
+    memcpy(q + 1, "ENV", 3);
+    cr_assert_lt(ct_config_json_parse(doc, &back, &err), 0, "accepted whole_verified alone");
+    cr_assert(strstr(err.msg, "whole_verified") && strstr(err.msg, "without env"), "%s", err.msg);
+    free(doc);
     free(txt);
+    /* a change to the rules clears it: a rule set back, a set's rules replaced */
+    int k = 0;
+    while (k < c.libs[0].sets[0].nrules && c.libs[0].sets[0].rules[k].id == 0)
+        k++;
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, k));
+    cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a rule set back: the whole is another file");
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    cr_assert(!ct_config_lib_whole_verified(&c, "ompi", NAN), "no geomean: cleared");
+    cr_assert_eq(c.libs[0].whole_verified.at[0], 0);
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
     /* MPICH reads one variable by three prefixes: a second name of it is the same setting */
     const struct ct_libmod *mp = ct_libmod_find("mpich"), *om = ct_libmod_find("ompi");
     cr_assert(ct_libmod_env_same(mp, "MPICH_X", "MPIR_CVAR_X"));
@@ -835,9 +863,42 @@ Test(config, launch_settings)
     cr_assert(ct_config_lib_env_drop(&c, "ompi"));
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);
+    cr_assert_eq(c.libs[0].whole_verified.at[0], 0);
+    cr_assert(!ct_config_lib_whole_verified(&c, "ompi", 0.6), "no settings: no whole record");
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "measured with them: no longer verified");
     cr_assert(!ct_config_lib_env_drop(&c, "ompi"), "none left");
     ct_config_release(&c);
+}
+
+/* --reverify stops where a copy runs as the file verified did: a library section's rules and
+ * settings compared, its verify marks aside. */
+Test(config, lib_same)
+{
+    struct ct_config a, b;
+    load("tests/fixtures/export/config-ompi-2ranks.json", &a);
+    load("tests/fixtures/export/config-ompi-2ranks.json", &b);
+    cr_assert(ct_config_lib_same(&a, &b, "ompi"));
+    cr_assert(!ct_config_lib_same(&a, &b, "mpich"), "no such section");
+    cr_assert(ct_config_lib_verified(&b, "ompi", 0, 0.9));
+    cr_assert(ct_config_lib_same(&a, &b, "ompi"), "a mark is no change to what runs");
+    struct ct_librules *l = &b.libs[0];
+    snprintf(l->env[0].name, sizeof l->env[0].name, "OMPI_MCA_btl_vader_eager_limit");
+    snprintf(l->env[0].value, sizeof l->env[0].value, "16384");
+    l->nenv = 1;
+    cr_assert(!ct_config_lib_same(&a, &b, "ompi"), "a setting more");
+    a.libs[0].env[0] = l->env[0];
+    a.libs[0].nenv = 1;
+    cr_assert(ct_config_lib_same(&a, &b, "ompi"));
+    snprintf(a.libs[0].env[0].value, sizeof a.libs[0].env[0].value, "32768");
+    cr_assert(!ct_config_lib_same(&a, &b, "ompi"), "another value");
+    a.libs[0].env[0] = l->env[0];
+    int k = 0;
+    while (k < l->sets[0].nrules && l->sets[0].rules[k].id == 0)
+        k++;
+    cr_assert(ct_config_lib_demote(&b, "ompi", 0, k));
+    cr_assert(!ct_config_lib_same(&a, &b, "ompi"), "a rule set back");
+    ct_config_release(&a);
+    ct_config_release(&b);
 }
 
 static void tie(struct ct_rule *r, const char *algo, int id, uint64_t lo, uint64_t hi, double q)
