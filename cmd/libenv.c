@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Launch settings alone against the library's plain defaults (verify's first pass, and each
- * value of sweep --env-search): paired launches at a set's sizes, A the defaults with the
+ * value of sweep --env-search; with the rules loaded on side A too, verify's whole export,
+ * cmd/libwhole.c): paired launches at a set's sizes, A the defaults with the
  * settings, B without, every size a judged one. A setting can change every size, so there are
  * no controls, and a launch's state moves all of its sizes together: the library's own value
  * judged against itself read slower at a size once, and faster over its sizes once, in 13
@@ -147,63 +148,5 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
                          "sides"
                        : "no gain shown: left out of the copy verify writes",
                *geo);
-    return code;
-}
-
-int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config *c,
-                       const struct ct_config *fixed, const bool *want, const double *env_each,
-                       bool *slow, double *geo)
-{
-    const struct ct_librules *l = ct_config_lib(c, base->m->name),
-                             *v = ct_config_lib(fixed, base->m->name);
-    struct ct_verify_side x = *base;
-    char each[CT_COLL_COUNT * 64] = "";
-    double lg = 0, lp = 0;
-    int n = 0, code = 0;
-    size_t off = 0;
-    x.whole = true;
-    *slow = false;
-    *geo = 0;
-    bool *own = ct_xcalloc((size_t)l->nsets, sizeof *own), some = false;
-    for (int i = 0; i < l->nsets; i++) {
-        own[i] = true;
-        for (int k = 0; k < l->sets[i].nrules; k++)
-            own[i] &= l->sets[i].rules[k].id == 0;
-        some |= want[i] && !own[i] && env_each[i] > 0;
-    }
-    if (!some) { /* the rules keep the library's choice: the settings' figure is the export's */
-        free(own);
-        return 0;
-    }
-    printf("the export as a job runs it: the launch settings and the rules together against %s's "
-           "plain defaults, where a collective's rules change the library's choice:\n\n",
-           base->m->title);
-    for (int i = 0; i < l->nsets && !code; i++) {
-        const struct ct_ruleset *s = &l->sets[i];
-        bool s1 = false, g1;
-        double g = env_each[i];
-        if (!want[i] || !(g > 0))
-            continue;
-        if (!own[i])
-            code = ct_libverify_env(&x, c, s, &s1, &g1, &g);
-        if (code || !(g > 0))
-            continue;
-        *slow |= s1;
-        double r = v->sets[i].verified.geomean,
-               p = own[i] || !(r > 0) ? env_each[i] : env_each[i] * r;
-        lg += log(g), lp += log(p), n++;
-        if (off < sizeof each)
-            off += (size_t)snprintf(each + off, sizeof each - off, "%s%s %.3f%s (%.3f)",
-                                    n > 1 ? ", " : "", ct_coll_name(s->coll), g,
-                                    own[i] ? " as the settings alone" : "", p);
-    }
-    *geo = !code && n ? exp(lg / n) : 0;
-    if (*geo > 0)
-        printf("the export as a job runs it: geomean %.3f against %s's plain defaults, %s (the "
-               "two passes' geomeans multiplied: %.3f); per collective: %s\n\n",
-               *geo, base->m->title,
-               *slow ? "SLOWER at a size, again in fresh launches" : "no size slower", exp(lp / n),
-               each);
-    free(own);
     return code;
 }

@@ -38,11 +38,13 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
     snprintf(cur, sizeof cur, "%s", path);
     for (;; round++) {
         struct stat before;
-        bool had = !stat(copy, &before), tried = false;
+        bool had = !stat(copy, &before);
+        struct ct_verify_did did = {false, false};
         if (round)
             printf("--reverify: round %d of at most %d, verifying %s without --try-ties\n\n",
                    round + 1, o->reverify + 1, cur);
-        code = ct_libverify(&x, now, cur, colls, &tried); /* tried: ties were put in */
+        code = ct_libverify(&x, now, cur, colls, &did);
+        bool tried = did.tried; /* ties were put in */
         first = round ? first : code;
         x.try_ties = false;
         bool wrote = rewritten(copy, &before, had);
@@ -50,6 +52,12 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
             break; /* a failure, a plain round passed, or the rounds are spent */
         if (!wrote && !tried)
             break; /* exit 3 and nothing to verify anew (said) */
+        if (did.whole_slow) { /* the copy runs as the file just measured */
+            printf("--reverify: the copy runs as the file whose whole export was just found "
+                   "slower: verifying it again would repeat that measure until one passes; not "
+                   "done\n\n");
+            break;
+        }
         const char *p = wrote ? copy : cur;
         struct ct_config *r = ct_xcalloc(1, sizeof *r);
         struct ct_err err = {0};
@@ -60,13 +68,6 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
             break;
         }
         const struct ct_librules *was = ct_config_lib(now, o->lib), *is = ct_config_lib(r, o->lib);
-        if (wrote && !tried && ct_config_lib_same(now, r, o->lib)) { /* only marks changed */
-            printf("--reverify: the copy runs as the file verified did (its marks cleared): "
-                   "verifying it again would repeat that measure until one passes; not done\n\n");
-            ct_config_release(r);
-            free(r);
-            break;
-        }
         if (was && is && is->nenv < was->nenv) {
             printf("--reverify: the copy lost its launch settings, with which its rules were "
                    "measured: sweep again, not verify\n\n");

@@ -107,26 +107,33 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
  * *geo: the sets' geomean. 0, or a failure code (said). */
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
                       const bool *want, bool *kept, bool *slow, double *geo, double *each);
-/* After both passes held (the settings alone, then the rules with them on both sides): the
- * export as a job runs it, the settings and c's rules together (side A) against the plain
- * defaults (B), as ct_libverify_env judges settings, on each set of c where want[i] that has
- * a rule of its own (one that keeps the library's choice everywhere takes env_each[i], the
- * settings' figure); then the geomean over them beside the two passes' product (the rules'
- * from fixed's verified marks). *slow: slower at a size, again in fresh launches; *geo, the
- * geomean over the sets (0: none measured). 0, or a failure code (said). */
-int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_config *c,
-                       const struct ct_config *fixed, const bool *want, const double *env_each,
-                       bool *slow, double *geo);
+/* After both passes held (the settings alone, then the rules with them on both sides, no
+ * size slower; cmd/libwhole.c): the export as a job runs it, the copy verify writes (fixed, its
+ * rules with no gain set back) exported by e (across hosts beside path) with its settings (side A)
+ * against the plain defaults (B), as ct_libverify_env judges settings, on each set of it where
+ * want[i] that has a rule of its own (one that keeps the library's choice everywhere takes
+ * env_each[i], the settings' figure); then the geomean over them beside the two passes'
+ * product (the rules' from fixed's verified marks). *slow: slower at a size, again in fresh
+ * launches; *geo, the geomean over the sets (0: none measured). 0, or a failure code (said). */
+struct ct_emitter;
+int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitter *e,
+                       const char *path, const struct ct_config *fixed, const bool *want,
+                       const double *env_each, bool *slow, double *geo);
 /* Why verify does not run set s of a section here (the export leaves it out, or --hosts
  * places other ranks than it has), or NULL. */
 struct ct_export_out;
 const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
                                     const struct ct_ruleset *s);
+/* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
+ * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
+ * settings and rules each held apart (the copy then runs as the file verified). */
+struct ct_verify_did {
+    bool tried, whole_slow;
+};
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
- * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed).
- * *any_tried: --try-ties found ties to try (else CONFIG was verified as it is). */
+ * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
-                 unsigned colls, bool *any_tried);
+                 unsigned colls, struct ct_verify_did *did);
 /* ct_libverify, and with --reverify N the copy it writes (ct_verify_copy_path) verified
  * again (cmd/librounds.c), plainly, while a round exits 3 or tried ties, up to N more rounds
  * (a copy that lost its launch settings is not: its rules need a sweep): the last round's

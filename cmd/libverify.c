@@ -79,7 +79,7 @@ static int say_tried(const struct ct_libmod *m, const struct ct_ruleset *s)
 }
 
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
-                 unsigned colls, bool *any_tried)
+                 unsigned colls, struct ct_verify_did *did)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     const struct ct_librules *l = ct_config_lib(c, o->lib);
@@ -116,7 +116,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
      * CONFIG, each set verified taken from it as judged */
     const struct ct_config *config = c;
     struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
-    *any_tried = tried != NULL;
+    *did = (struct ct_verify_did){tried != NULL, false};
     if (tried)
         l = ct_config_lib(c = tried, m->name);
     eo.path = tmp;
@@ -202,9 +202,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         }
         for (int k = 0; k < CT_JUDGED_N; k++)
             any |= n[k] > 0;
-        /* both passes held, nothing set back: the whole export against the plain defaults */
-        if (l->nenv && env_kept && verified && !tried && !any && !code && fixed)
-            code = ct_libverify_whole(&side, c, fixed, here, env_each, &whole_slow, &whole_geo);
+        /* both passes held: the copy's whole export against the plain defaults */
+        if (l->nenv && env_kept && verified && !tried && !code && fixed)
+            code =
+                ct_libverify_whole(&side, e, path, fixed, here, env_each, &whole_slow, &whole_geo);
         if (fixed) /* this verify's record of the whole, on every set, or none */
             ct_config_lib_whole_verified(
                 fixed, m->name, !code && !whole_slow && verified == l->nsets ? whole_geo : 0);
@@ -220,7 +221,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                     "colltune sweep: the exported file is slower than %s's defaults at "
                     "some size (by more than 3%%, beyond the intervals)\n",
                     m->title);
-        if (whole_slow) /* each pass held apart, the whole did not: nothing marked */
+        if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
         else if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);

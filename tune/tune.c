@@ -422,26 +422,3 @@ int ct_ruleset_check_lib(const struct ct_ruleset *s, struct ct_err *err)
 {
     return check(s, true, err);
 }
-
-bool ct_config_lib_same(const struct ct_config *a, const struct ct_config *b, const char *lib)
-{
-    const struct ct_librules *x = ct_config_lib(a, lib), *y = ct_config_lib(b, lib);
-    if (!x || !y || x->nenv != y->nenv || x->nsets != y->nsets)
-        return false;
-    for (int i = 0; i < x->nenv; i++)
-        if (strcmp(x->env[i].name, y->env[i].name) || strcmp(x->env[i].value, y->env[i].value))
-            return false;
-    for (int i = 0; i < x->nsets; i++) {
-        const struct ct_ruleset *s = &x->sets[i], *t = &y->sets[i];
-        if (s->coll != t->coll || s->nranks != t->nranks || s->nnodes != t->nnodes ||
-            s->nrules != t->nrules)
-            return false;
-        for (int k = 0; k < s->nrules; k++) {
-            const struct ct_rule *r = &s->rules[k], *q = &t->rules[k];
-            if (r->min_bytes != q->min_bytes || r->max_bytes != q->max_bytes || r->id != q->id ||
-                strcmp(r->algo, q->algo) || memcmp(r->params.v, q->params.v, sizeof r->params.v))
-                return false;
-        }
-    }
-    return true;
-}

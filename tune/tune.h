@@ -244,10 +244,6 @@ bool ct_config_lib_env_drop(struct ct_config *c, const char *lib);
 /* Library lib's section taken out of c (its rules not kept: a sweep that timed the scheduler
  * more than the library); false when c has none. */
 bool ct_config_lib_drop(struct ct_config *c, const char *lib);
-/* Library lib's sections of a and b run the same: the same launch settings, and the same sets
- * of the same ranges, rows and parameters (their verify marks aside); false when either has
- * none. */
-bool ct_config_lib_same(const struct ct_config *a, const struct ct_config *b, const char *lib);
 /* The ruleset of coll for nranks ranks (nranks <= 0: any); NULL if none. */
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */

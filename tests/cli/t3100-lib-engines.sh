@@ -604,25 +604,29 @@ grep -q "^the launch settings CONFIG's rules were measured with, first alone" "$
     && grep -q "^the launch settings: " "$TMP/out" \
     && ok "verify judges the setting alone first: a ratio per size, a verdict" \
     || not_ok "setting alone (exit $rc): $(head -20 "$TMP/out")"
-# both passes held, nothing set back, a rule of its own: the whole export against the plain
-# defaults (a size slower there, again in fresh launches: exit 3, no copy written)
+# both passes held (exit 0 so far), the copy with a rule of its own: its whole export against
+# the plain defaults (a size slower there, again in fresh launches: exit 3, no marks)
 whole="^the export as a job runs it: geomean [0-9.]* against Open MPI's plain defaults, \(no size slower\|SLOWER at a size, again in fresh launches\) (the two passes' geomeans multiplied: [0-9.]*); per collective: allreduce [0-9.]* ([0-9.]*)\$"
-own=$(python3 -c 'import json, sys; print(all(r["id"] == 0 for r in json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"]))' "$TMP/env/config.json")
-if grep -q "though each held apart: no copy written\$" "$TMP/err"; then
-    [ $rc -eq 3 ] && [ ! -e "$TMP/env/config.verified.json" ] && grep -q "$whole" "$TMP/out" \
-        && grep -q "^the export as a job runs it: .*, SLOWER at a size" "$TMP/out" \
-        && ok "the whole export slower at a size though each pass held: exit 3, no copy" \
+own=$(python3 -c 'import json, sys; print(all(r["id"] == 0 for r in json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"]))' "$TMP/env/config.verified.json" 2>/dev/null)
+if grep -q "though each held apart: wrote .*: CONFIG with no verified marks" "$TMP/err"; then
+    [ $rc -eq 3 ] && grep -q "$whole" "$TMP/out" && grep -q "^the export as a job runs it: .*, SLOWER at a size" "$TMP/out" \
+        && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert not any(k in l for k in ("env_verified", "whole_verified")) and all("verified" not in s for s in l["rules"]), l' "$TMP/env/config.verified.json" \
+        && ok "the whole export slower at a size though each pass held: exit 3, the copy with no marks" \
         || not_ok "whole export slower (exit $rc): $(tail -4 "$TMP/out") $(cat "$TMP/err")"
 elif grep -q "^the export as a job runs it" "$TMP/out" \
-    || { [ "$own" = False ] && grep -q "CONFIG with its 1 verified collective(s) marked so (no size slower" "$TMP/err"; }; then
+    || { [ $rc -eq 0 ] && [ "$own" = False ] && grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out"; }; then
     [ $rc -eq 0 ] && [ "$own" = False ] && grep -q "$whole" "$TMP/out" \
         && grep -q "^allreduce on 2 ranks: exported vs defaults in alternating launches (A: the exported file with its launch settings, B: neither)" "$TMP/out" \
+        && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert 0 < l["whole_verified"]["geomean"], l' "$TMP/env/config.verified.json" \
+        && $COLLTUNE show "$TMP/env/config.verified.json" | grep -q "^  with the rules, the export as a whole at .*: geomean [0-9.]* with/without\$" \
         && ok "the whole export measured against the plain defaults: $(grep "^the export as a job runs it: geomean" "$TMP/out" | cut -d' ' -f9)" \
         || not_ok "whole export (exit $rc, own rules only: $own): $(tail -4 "$TMP/out") $(cat "$TMP/err")"
 else
-    ok "no whole-export pass: the settings not kept, a rule set back, or the defaults' rules only ($own)"
+    ok "no whole-export pass: the settings not kept, a rule slower, or the defaults' rules only (exit $rc, ${own:-no copy})"
 fi
-if grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out" && [ -e "$TMP/env/config.verified.json" ]; then
+if grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out" && ! grep -q "CONFIG with no verified marks" "$TMP/err"; then
     python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert l["env"][0]["value"] == "65536" and l["env_verified"]["geomean"] < 1, l' "$TMP/env/config.verified.json" \
         && grep -q "^allreduce: geomean .*" "$TMP/out" && grep -q "alternating launches (A B B A" "$TMP/out" \

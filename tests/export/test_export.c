@@ -870,37 +870,6 @@ Test(config, launch_settings)
     ct_config_release(&c);
 }
 
-/* --reverify stops where a copy runs as the file verified did: a library section's rules and
- * settings compared, its verify marks aside. */
-Test(config, lib_same)
-{
-    struct ct_config a, b;
-    load("tests/fixtures/export/config-ompi-2ranks.json", &a);
-    load("tests/fixtures/export/config-ompi-2ranks.json", &b);
-    cr_assert(ct_config_lib_same(&a, &b, "ompi"));
-    cr_assert(!ct_config_lib_same(&a, &b, "mpich"), "no such section");
-    cr_assert(ct_config_lib_verified(&b, "ompi", 0, 0.9));
-    cr_assert(ct_config_lib_same(&a, &b, "ompi"), "a mark is no change to what runs");
-    struct ct_librules *l = &b.libs[0];
-    snprintf(l->env[0].name, sizeof l->env[0].name, "OMPI_MCA_btl_vader_eager_limit");
-    snprintf(l->env[0].value, sizeof l->env[0].value, "16384");
-    l->nenv = 1;
-    cr_assert(!ct_config_lib_same(&a, &b, "ompi"), "a setting more");
-    a.libs[0].env[0] = l->env[0];
-    a.libs[0].nenv = 1;
-    cr_assert(ct_config_lib_same(&a, &b, "ompi"));
-    snprintf(a.libs[0].env[0].value, sizeof a.libs[0].env[0].value, "32768");
-    cr_assert(!ct_config_lib_same(&a, &b, "ompi"), "another value");
-    a.libs[0].env[0] = l->env[0];
-    int k = 0;
-    while (k < l->sets[0].nrules && l->sets[0].rules[k].id == 0)
-        k++;
-    cr_assert(ct_config_lib_demote(&b, "ompi", 0, k));
-    cr_assert(!ct_config_lib_same(&a, &b, "ompi"), "a rule set back");
-    ct_config_release(&a);
-    ct_config_release(&b);
-}
-
 static void tie(struct ct_rule *r, const char *algo, int id, uint64_t lo, uint64_t hi, double q)
 {
     struct ct_tie_span *t = &r->ties[r->nties++];

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep --verify CONFIG --lib LIB of a section with launch settings, after both passes held
+ * (the settings alone, cmd/libenv.c; then the rules with them on both sides): the export as a
+ * job runs it, the copy verify writes exported with its settings (A) against the library's
+ * plain defaults (B), judged as settings are, since the two passes' product only estimates it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../algos/coll.h"
+#include "../backend/libmod.h"
+#include "../lib/file.h"
+#include "../output/config.h"
+#include "../output/export.h"
+#include "cmd.h"
+#include "librun.h"
+
+/* fixed's export written to a new file (across hosts beside path, which every host reads;
+ * tmp, its path, for the caller to remove with what goes beside it, f) and its loader into
+ * ld: 0, or a failure code (said). */
+static int export_copy(const struct ct_verify_side *base, const struct ct_emitter *e,
+                       const char *path, const struct ct_config *fixed, char **tmp,
+                       struct ct_export_out *out, struct ct_export_files *f, struct ct_loader *ld)
+{
+    struct ct_export_opts eo;
+    struct ct_err err = {0};
+    *tmp = base->o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
+                          : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
+    int fd = mkstemp(*tmp), rc = -1;
+    ct_export_opts_init(&eo);
+    eo.path = *tmp;
+    if (fd >= 0 && (rc = ct_export_run(e, fixed, &eo, out, &err)) == 0) {
+        ct_export_files(e, out, *tmp, f);
+        rc = ct_export_files_write(f, &err);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: the copy's export: %s",
+                           fd < 0 ? strerror(errno) : err.msg);
+    ct_export_loader(out, ld);
+    return 0;
+}
+
+int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitter *e,
+                       const char *path, const struct ct_config *fixed, const bool *want,
+                       const double *env_each, bool *slow, double *geo)
+{
+    const struct ct_librules *l = ct_config_lib(fixed, base->m->name);
+    struct ct_verify_side x = *base;
+    char each[CT_COLL_COUNT * 64] = "", *tmp = NULL;
+    double lg = 0, lp = 0;
+    int n = 0, code = 0;
+    size_t off = 0;
+    x.whole = true;
+    *slow = false;
+    *geo = 0;
+    bool *own = ct_xcalloc((size_t)l->nsets, sizeof *own), some = false;
+    for (int i = 0; i < l->nsets; i++) {
+        own[i] = true;
+        for (int k = 0; k < l->sets[i].nrules; k++)
+            own[i] &= l->sets[i].rules[k].id == 0;
+        some |= want[i] && !own[i] && env_each[i] > 0;
+    }
+    struct ct_export_out out;
+    struct ct_export_files f = {0};
+    struct ct_loader *ld = ct_xcalloc(1, sizeof *ld);
+    memset(&out, 0, sizeof out);
+    if (some) /* else the rules keep the library's choice: the settings' figure is the export's */
+        code = export_copy(base, e, path, fixed, &tmp, &out, &f, ld);
+    x.ld = ld;
+    if (some && !code)
+        printf("the export as a job runs it: the launch settings and the rules as the copy keeps "
+               "them, together, against %s's plain defaults, where a collective's rules change "
+               "the library's choice:\n\n",
+               base->m->title);
+    for (int i = 0; some && i < l->nsets && !code; i++) {
+        const struct ct_ruleset *s = &l->sets[i];
+        bool s1 = false, g1;
+        double g = env_each[i];
+        if (!want[i] || !(g > 0))
+            continue;
+        if (!own[i])
+            code = ct_libverify_env(&x, fixed, s, &s1, &g1, &g);
+        if (code || !(g > 0))
+            continue;
+        *slow |= s1;
+        double r = s->verified.geomean, p = own[i] || !(r > 0) ? env_each[i] : env_each[i] * r;
+        lg += log(g), lp += log(p), n++;
+        if (off < sizeof each)
+            off += (size_t)snprintf(each + off, sizeof each - off, "%s%s %.3f%s (%.3f)",
+                                    n > 1 ? ", " : "", ct_coll_name(s->coll), g,
+                                    own[i] ? " as the settings alone" : "", p);
+    }
+    *geo = !code && n ? exp(lg / n) : 0;
+    if (*geo > 0)
+        printf("the export as a job runs it: geomean %.3f against %s's plain defaults, %s (the "
+               "two passes' geomeans multiplied: %.3f); per collective: %s\n\n",
+               *geo, base->m->title,
+               *slow ? "SLOWER at a size, again in fresh launches" : "no size slower", exp(lp / n),
+               each);
+    if (tmp)
+        unlink(tmp);
+    for (int i = 1; i < f.n; i++)
+        unlink(f.path[i]);
+    ct_export_files_release(&f);
+    ct_export_out_release(&out);
+    free(tmp);
+    free(ld);
+    free(own);
+    return code;
+}
