@@ -206,9 +206,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         if (l->nenv && env_kept && verified && !tried && !code && fixed)
             code =
                 ct_libverify_whole(&side, e, path, fixed, here, env_each, &whole_slow, &whole_geo);
-        if (fixed) /* this verify's record of the whole, on every set, or none */
-            ct_config_lib_whole_verified(
-                fixed, m->name, !code && !whole_slow && verified == l->nsets ? whole_geo : 0);
+        if (fixed && verified == l->nsets) /* of every set, or none (a subset keeps CONFIG's) */
+            ct_config_lib_whole_verified(fixed, m->name, !code && !whole_slow ? whole_geo : 0);
         if (whole_slow && !code)
             code = CT_EXIT_CHECK;
         free(ld);

@@ -31,7 +31,11 @@ static int export_copy(const struct ct_verify_side *base, const struct ct_emitte
     struct ct_err err = {0};
     *tmp = base->o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
                           : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int fd = mkstemp(*tmp), rc = -1;
+    int fd = mkstemp(*tmp), why = errno, rc = -1;
+    if (fd < 0) { /* nothing made here to remove */
+        free(*tmp);
+        *tmp = NULL;
+    }
     ct_export_opts_init(&eo);
     eo.path = *tmp;
     if (fd >= 0 && (rc = ct_export_run(e, fixed, &eo, out, &err)) == 0) {
@@ -42,7 +46,7 @@ static int export_copy(const struct ct_verify_side *base, const struct ct_emitte
         close(fd);
     if (rc < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: the copy's export: %s",
-                           fd < 0 ? strerror(errno) : err.msg);
+                           fd < 0 ? strerror(why) : err.msg);
     ct_export_loader(out, ld);
     return 0;
 }
@@ -90,7 +94,8 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
         if (code || !(g > 0))
             continue;
         *slow |= s1;
-        double r = s->verified.geomean, p = own[i] || !(r > 0) ? env_each[i] : env_each[i] * r;
+        double r = s->verified.at[0] ? s->verified.geomean : 0,
+               p = own[i] || !(r > 0) ? env_each[i] : env_each[i] * r;
         lg += log(g), lp += log(p), n++;
         if (off < sizeof each)
             off += (size_t)snprintf(each + off, sizeof each - off, "%s%s %.3f%s (%.3f)",

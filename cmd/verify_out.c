@@ -74,7 +74,8 @@ int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const st
     fprintf(stderr,
             "colltune sweep: the export as a job runs it (the launch settings and the rules "
             "together) is slower than %s's plain defaults at a size, though each held apart: "
-            "wrote %s: CONFIG with no verified marks (sweep again, or without the settings)\n",
+            "wrote %s: CONFIG (the ranges without a gain set back, if any) with no verified marks "
+            "(sweep again, or without the settings)\n",
             m->title, out);
     return code;
 }

@@ -813,6 +813,23 @@ Test(config, launch_settings)
     cr_assert(!ct_config_lib_whole_verified(&c, "ompi", NAN), "no geomean: cleared");
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0);
     cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    struct ct_config src; /* a set replaced (verify --try-ties: the set as verified) */
+    load("tests/fixtures/export/config-ompi-2ranks.json", &src);
+    ct_config_lib_set_copy(&c, &src, "ompi", 1);
+    cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a set replaced");
+    ct_config_release(&src);
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    int ti = -1, tk = -1; /* a rule cut (verify: slower at an edge) */
+    for (int i = 0; i < c.libs[0].nsets && tk < 0; i++)
+        for (int j = 0; j < c.libs[0].sets[i].nrules && tk < 0; j++)
+            if (c.libs[0].sets[i].rules[j].id != 0)
+                ti = i, tk = j;
+    cr_assert_geq(tk, 0);
+    const struct ct_rule *tr = &c.libs[0].sets[ti].rules[tk];
+    cr_assert(ct_config_lib_trim(&c, "ompi", ti, tk, tr->min_bytes,
+                                 tr->min_bytes + (tr->max_bytes - tr->min_bytes) / 2));
+    cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a rule cut");
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
     /* MPICH reads one variable by three prefixes: a second name of it is the same setting */
     const struct ct_libmod *mp = ct_libmod_find("mpich"), *om = ct_libmod_find("ompi");
     cr_assert(ct_libmod_env_same(mp, "MPICH_X", "MPIR_CVAR_X"));
@@ -945,9 +962,12 @@ Test(config, library_ties_tried)
     free(txt);
 
     cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
+    snprintf(c.libs[0].whole_verified.at, sizeof c.libs[0].whole_verified.at, "%s",
+             c.libs[0].sets[0].verified.at); /* as a verify of a section with settings leaves */
     cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 0), 2,
                  "basic_linear, then recursive_doubling outside it; ring nowhere");
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "a changed set: not verified");
+    cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "nor the whole export");
     const struct ct_ruleset *s = &c.libs[0].sets[0];
     cr_assert_eq(s->nrules, 4);
     static const struct {
