@@ -4,6 +4,7 @@
 #define CT_CMD_LIBRUN_H
 
 #include "../backend/backend.h"
+#include "../output/export.h"
 #include "../tune/sweep.h"
 #include "opts.h"
 
@@ -124,6 +125,21 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
 struct ct_export_out;
 const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
                                     const struct ct_ruleset *s);
+/* The file the export of cfg by e writes, for a verify to load: in a new file (across hosts
+ * beside path, which every host reads; else in /tmp) with what goes beside it (MPICH's CH4
+ * tree), and its loader (the variables that point the library at it). 0; CT_EIO, not
+ * written (err says why); or ct_export_run's failure (out.unchanged: it would change
+ * nothing). ct_verify_export_release removes the files and frees x, whatever it returned. */
+struct ct_verify_export {
+    char *tmp;
+    struct ct_export_out out;
+    struct ct_export_files f;
+    struct ct_loader *ld;
+};
+struct ct_emitter;
+int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
+                     const struct ct_config *cfg, struct ct_verify_export *x, struct ct_err *err);
+void ct_verify_export_release(struct ct_verify_export *x);
 /* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
  * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
  * settings and rules each held apart (the copy then runs as the file verified). */

@@ -9,16 +9,13 @@
  * exit 3 when a size is slower than the defaults by > 3% beyond either interval. A rule that
  * does not show a gain of > 3% beyond its interval over its sizes (ct_paired_gains) is set
  * back to the library's choice in the copy verify writes, as a slower one is. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../algos/coll.h"
 #include "../backend/libmod.h"
-#include "../lib/file.h"
 #include "../lib/parse.h"
 #include "../output/config.h"
 #include "../output/export.h"
@@ -85,9 +82,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     const struct ct_librules *l = ct_config_lib(c, o->lib);
     const struct ct_emitter *e = ct_emitter_find(m->format);
     struct ct_err err = {0};
-    /* across hosts the library reads the file on every host: beside the config (shared) */
-    char *mod = NULL, *tmp = o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
-                                      : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
+    char *mod = NULL;
     int code = 0, verified = 0, nstamped = 0, n[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
      * sets found no slower marked verified */
@@ -99,19 +94,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     else if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
-    if (code) {
-        free(tmp);
+    if (code)
         return code;
-    }
-    struct ct_export_opts eo;
-    struct ct_export_out out;
-    ct_export_opts_init(&eo);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "cannot create %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return code;
-    }
     /* --try-ties: the file verified is CONFIG with the tied rows tried; the copy written is
      * CONFIG, each set verified taken from it as judged */
     const struct ct_config *config = c;
@@ -119,25 +103,18 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     *did = (struct ct_verify_did){tried != NULL, false};
     if (tried)
         l = ct_config_lib(c = tried, m->name);
-    eo.path = tmp;
-    int rc = ct_export_run(e, c, &eo, &out, &err);
-    struct ct_export_files f = {0}; /* the file and what goes beside it (MPICH's CH4 tree) */
-    if (rc == CT_EUNSUPP && out.unchanged)
+    struct ct_verify_export x; /* across hosts beside CONFIG: every host reads it */
+    int rc = ct_verify_export(o, e, path, c, &x, &err);
+    if (rc == CT_EUNSUPP && x.out.unchanged)
         printf("the export keeps %s's defaults everywhere: nothing to verify (%s)\n", m->title,
                err.msg);
     else if (rc < 0)
-        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s", err.msg);
-    else {
-        ct_export_files(e, &out, tmp, &f);
-        if (ct_export_files_write(&f, &err) < 0)
-            code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
-    }
-    close(fd);
-    if (rc == 0 && !code) {
-        struct ct_loader *ld = ct_xmalloc(sizeof *ld);
+        code = ct_cmd_fail("sweep", rc == CT_EIO ? CT_EXIT_FAIL : CT_EXIT_USAGE, "%s%s",
+                           rc == CT_EIO ? "" : "--verify: ", err.msg);
+    if (rc == 0) {
+        const struct ct_loader *ld = x.ld;
         char tmo[32];
         snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
-        ct_export_loader(&out, ld);
         printf("verify %s with %s %s (measured section) against its defaults\n", path, l->name,
                l->version);
         for (int i = 0; i < ld->n; i++)
@@ -151,7 +128,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each), whole_geo = 0;
         for (int i = 0; i < l->nsets; i++)
             verified += here[i] =
-                asked(o, colls, &l->sets[i]) && !ct_verify_set_elsewhere(o, &out, &l->sets[i]);
+                asked(o, colls, &l->sets[i]) && !ct_verify_set_elsewhere(o, &x.out, &l->sets[i]);
         double env_geo = 0;
         if (l->nenv && verified)
             code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo, env_each);
@@ -174,7 +151,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             if (!here[i]) {
                 printf("%s on %d ranks, %d nodes: not verified here (%s)\n\n",
                        ct_coll_name(s->coll), s->nranks, s->nnodes,
-                       ct_verify_set_elsewhere(o, &out, s));
+                       ct_verify_set_elsewhere(o, &x.out, s));
                 continue;
             }
             int ntried = say_tried(m, s);
@@ -210,7 +187,6 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             ct_config_lib_whole_verified(fixed, m->name, !code && !whole_slow ? whole_geo : 0);
         if (whole_slow && !code)
             code = CT_EXIT_CHECK;
-        free(ld);
         free(here);
         free(env_each);
         if (!verified && !code)
@@ -225,18 +201,13 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         else if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);
     }
-    ct_export_out_release(&out);
+    ct_verify_export_release(&x);
     if (fixed)
         ct_config_release(fixed);
     free(fixed);
     if (tried)
         ct_config_release(tried);
     free(tried);
-    unlink(tmp);
-    for (int i = 1; i < f.n; i++)
-        unlink(f.path[i]);
-    ct_export_files_release(&f);
-    free(tmp);
     fflush(stdout);
     return code;
 }

@@ -5,51 +5,17 @@
  * job runs it, the copy verify writes exported with its settings (A) against the library's
  * plain defaults (B), judged as settings are, since the two passes' product only estimates it.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../algos/coll.h"
 #include "../backend/libmod.h"
-#include "../lib/file.h"
 #include "../output/config.h"
 #include "../output/export.h"
 #include "cmd.h"
 #include "librun.h"
-
-/* fixed's export written to a new file (across hosts beside path, which every host reads;
- * tmp, its path, for the caller to remove with what goes beside it, f) and its loader into
- * ld: 0, or a failure code (said). */
-static int export_copy(const struct ct_verify_side *base, const struct ct_emitter *e,
-                       const char *path, const struct ct_config *fixed, char **tmp,
-                       struct ct_export_out *out, struct ct_export_files *f, struct ct_loader *ld)
-{
-    struct ct_export_opts eo;
-    struct ct_err err = {0};
-    *tmp = base->o->hosts ? ct_path_sibling(path, ".colltune-verify-XXXXXX")
-                          : ct_xstrdup("/tmp/colltune-verify-XXXXXX");
-    int fd = mkstemp(*tmp), why = errno, rc = -1;
-    if (fd < 0) { /* nothing made here to remove */
-        free(*tmp);
-        *tmp = NULL;
-    }
-    ct_export_opts_init(&eo);
-    eo.path = *tmp;
-    if (fd >= 0 && (rc = ct_export_run(e, fixed, &eo, out, &err)) == 0) {
-        ct_export_files(e, out, *tmp, f);
-        rc = ct_export_files_write(f, &err);
-    }
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0)
-        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: the copy's export: %s",
-                           fd < 0 ? strerror(why) : err.msg);
-    ct_export_loader(out, ld);
-    return 0;
-}
 
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitter *e,
                        const char *path, const struct ct_config *fixed, const bool *want,
@@ -57,7 +23,7 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
 {
     const struct ct_librules *l = ct_config_lib(fixed, base->m->name);
     struct ct_verify_side x = *base;
-    char each[CT_COLL_COUNT * 64] = "", *tmp = NULL;
+    char each[CT_COLL_COUNT * 64] = "";
     double lg = 0, lp = 0;
     int n = 0, code = 0;
     size_t off = 0;
@@ -71,13 +37,11 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
             own[i] &= l->sets[i].rules[k].id == 0;
         some |= want[i] && !own[i] && env_each[i] > 0;
     }
-    struct ct_export_out out;
-    struct ct_export_files f = {0};
-    struct ct_loader *ld = ct_xcalloc(1, sizeof *ld);
-    memset(&out, 0, sizeof out);
-    if (some) /* else the rules keep the library's choice: the settings' figure is the export's */
-        code = export_copy(base, e, path, fixed, &tmp, &out, &f, ld);
-    x.ld = ld;
+    struct ct_verify_export ex = {0};
+    struct ct_err err = {0};
+    if (some && ct_verify_export(base->o, e, path, fixed, &ex, &err) < 0)
+        code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: the copy's export: %s", err.msg);
+    x.ld = ex.ld; /* (none: the rules keep the library's choice; the settings' figure is it) */
     if (some && !code)
         printf("the export as a job runs it: the launch settings and the rules as the copy keeps "
                "them, together, against %s's plain defaults, where a collective's rules change "
@@ -109,14 +73,7 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
                *geo, base->m->title,
                *slow ? "SLOWER at a size, again in fresh launches" : "no size slower", exp(lp / n),
                each);
-    if (tmp)
-        unlink(tmp);
-    for (int i = 1; i < f.n; i++)
-        unlink(f.path[i]);
-    ct_export_files_release(&f);
-    ct_export_out_release(&out);
-    free(tmp);
-    free(ld);
+    ct_verify_export_release(&ex);
     free(own);
     return code;
 }
