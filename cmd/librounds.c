@@ -43,14 +43,13 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
         if (round)
             printf("--reverify: round %d of at most %d, verifying %s without --try-ties\n\n",
                    round + 1, o->reverify + 1, cur);
-        code = ct_libverify(&x, now, cur, colls, &did);
-        bool tried = did.tried; /* ties were put in */
+        code = ct_libverify(&x, now, cur, colls, &did); /* did.tried: ties were put in */
         first = round ? first : code;
         x.try_ties = false;
         bool wrote = rewritten(copy, &before, had);
-        if ((code && code != CT_EXIT_CHECK) || (!code && !tried) || round == o->reverify)
+        if ((code && code != CT_EXIT_CHECK) || (!code && !did.tried) || round == o->reverify)
             break; /* a failure, a plain round passed, or the rounds are spent */
-        if (!wrote && !tried)
+        if (!wrote && !did.tried)
             break; /* exit 3 and nothing to verify anew (said) */
         if (did.whole_slow) { /* the copy runs as the file just measured */
             printf("--reverify: the copy runs as the file whose whole export was just found "

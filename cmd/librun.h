@@ -191,10 +191,6 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
  * failure code (said). */
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
                                 int code);
-/* Verify found no set of section l that --coll and --local N (colls, o) ask for on this host
- * or the ranks --hosts places: one line naming what it has, CT_EXIT_USAGE. */
-int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
-                     const char *path, unsigned colls);
 /* The export as a whole found slower than the plain defaults though its settings and rules
  * each held apart (ct_libverify_whole): CONFIG (fixed) with none of m's verified marks, written
  * as NAME.verified.json over an older copy and said; code, or a failure code (said). */

@@ -75,6 +75,29 @@ static int say_tried(const struct ct_libmod *m, const struct ct_ruleset *s)
     return n;
 }
 
+/* No set of section l that --coll and --local N (colls, o) ask for on this host or the ranks
+ * --hosts places: one line naming what it has, CT_EXIT_USAGE. */
+static int no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
+                  const char *path, unsigned colls)
+{
+    char has[512] = "", want[160] = "";
+    for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
+        off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
+                        ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
+    for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
+        if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
+            off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
+                            ct_coll_name((enum ct_coll)k));
+    if (*want) /* "allreduce or alltoall on " */
+        snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
+    if (o->local_set)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
+    return ct_cmd_fail(
+        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
+        title, want,
+        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
+}
+
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
                  unsigned colls, struct ct_verify_did *did)
 {
@@ -190,7 +213,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         free(here);
         free(env_each);
         if (!verified && !code)
-            code = ct_verify_no_set(o, l, m->title, path, colls);
+            code = no_set(o, l, m->title, path, colls);
         if (code == CT_EXIT_CHECK && env_kept && !whole_slow) /* else said below, or above */
             fprintf(stderr,
                     "colltune sweep: the exported file is slower than %s's defaults at "

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What sweep --verify writes beside CONFIG (the MPI libraries' verify and NCCL's), and the
  * environment of its two sides. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,40 +45,67 @@ static int write_copy(const struct ct_config *fixed, const char *path, char *out
     return 0;
 }
 
-int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
-                                int code)
+static void vsay_wrote(const char *out, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void say_wrote(const char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int write_said(const struct ct_config *fixed, const char *path, int code, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+
+/* "colltune sweep: wrote OUT: CONFIG " and what the copy is (fmt, ap) on stderr */
+static void vsay_wrote(const char *out, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "colltune sweep: wrote %s: CONFIG ", out);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+}
+
+static void say_wrote(const char *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay_wrote(out, fmt, ap);
+    va_end(ap);
+}
+
+/* fixed written (write_copy) and said (say_wrote: fmt): code, or a failure (said) */
+static int write_said(const struct ct_config *fixed, const char *path, int code, const char *fmt,
+                      ...)
 {
     char out[4200];
     int rc = write_copy(fixed, path, out, sizeof out, code);
     if (rc)
         return rc;
-    fprintf(stderr,
-            "colltune sweep: wrote %s: CONFIG without its launch settings (%s); its rules were "
-            "measured with them and are not verified: sweep again without those --env settings, "
-            "or with others\n",
-            out, slow ? "slower than the defaults at a size" : "no gain shown over the defaults");
+    va_list ap;
+    va_start(ap, fmt);
+    vsay_wrote(out, fmt, ap);
+    va_end(ap);
     return code;
+}
+
+int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
+                                int code)
+{
+    return write_said(fixed, path, code,
+                      "without its launch settings (%s); its rules were measured with them and "
+                      "are not verified: sweep again without those --env settings, or with others",
+                      slow ? "slower than the defaults at a size"
+                           : "no gain shown over the defaults");
 }
 
 int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,
                              int code)
 {
-    char out[4200];
     const struct ct_librules *l = ct_config_lib(fixed, m->name);
     for (int i = 0; l && i < l->nsets; i++)
         ct_config_lib_verified(fixed, m->name, i, 0);
     ct_config_lib_env_verified(fixed, m->name, 0);
     ct_config_lib_whole_verified(fixed, m->name, 0);
-    int rc = write_copy(fixed, path, out, sizeof out, code);
-    if (rc)
-        return rc;
-    fprintf(stderr,
-            "colltune sweep: the export as a job runs it (the launch settings and the rules "
-            "together) is slower than %s's plain defaults at a size, though each held apart: "
-            "wrote %s: CONFIG (the ranges without a gain set back, if any) with no verified marks "
-            "(sweep again, or without the settings)\n",
-            m->title, out);
-    return code;
+    return write_said(fixed, path, code,
+                      "(the ranges without a gain set back, if any) with no verified marks: the "
+                      "export as a job runs it (the launch settings and the rules together) is "
+                      "slower than %s's plain defaults at a size, though each held apart (sweep "
+                      "again, or without the settings)",
+                      m->title);
 }
 
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
@@ -126,33 +154,27 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         if (nstamped)
             snprintf(stamped, sizeof stamped, "; its %d verified collective(s) marked so",
                      nstamped);
-        fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s%s%s%s; export that one (and verify it "
-                "again without --try-ties: %s)\n",
-                out, back, cut, ties, stamped,
-                kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
+        say_wrote(
+            out, "with %s%s%s%s; export that one (and verify it again without --try-ties: %s)",
+            back, cut, ties, stamped,
+            kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
         return code;
     }
     if (nslow || (ncut && nnogain))
-        fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice%s%s; export "
-                "that one (and verify it)\n",
-                out, what, lib, cut[0] ? "; " : "", cut);
+        say_wrote(out, "with %s set back to %s's own choice%s%s; export that one (and verify it)",
+                  what, lib, cut[0] ? "; " : "", cut);
     else if (ncut) /* a changed range: verify it again */
-        fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s; export that one (and verify it)\n", out,
-                cut);
+        say_wrote(out, "with %s; export that one (and verify it)", cut);
     else if (nnogain)
-        fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with %s set back to %s's own choice and its "
-                "%d verified collective(s) marked so; export that one\n",
-                out, what, lib, nstamped);
+        say_wrote(out,
+                  "with %s set back to %s's own choice and its %d verified collective(s) marked "
+                  "so; export that one",
+                  what, lib, nstamped);
     else
-        fprintf(stderr,
-                "colltune sweep: wrote %s: CONFIG with its %d verified collective(s) marked so "
-                "(no size slower than %s's defaults beyond its interval, each rule's gain shown); "
-                "export that one\n",
-                out, nstamped, lib);
+        say_wrote(out,
+                  "with its %d verified collective(s) marked so (no size slower than %s's "
+                  "defaults beyond its interval, each rule's gain shown); export that one",
+                  nstamped, lib);
     return code;
 }
 
@@ -216,25 +238,4 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
     if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)
         return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
     return NULL;
-}
-
-int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
-                     const char *path, unsigned colls)
-{
-    char has[512] = "", want[160] = "";
-    for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
-        off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
-                        ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
-    for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
-        if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
-            off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
-                            ct_coll_name((enum ct_coll)k));
-    if (*want) /* "allreduce or alltoall on " */
-        snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
-    if (o->local_set)
-        snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
-    return ct_cmd_fail(
-        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
-        title, want,
-        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
 }
