@@ -601,7 +601,7 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
             ct_export_verified(out, &out->env, "# ", lib, &lib->sets[i]);
     struct ct_settings set; /* the loader's variables: the launch settings first */
     ct_settings_init(&set);
-    ct_export_lib_env(out, &out->env, "# ", lib, &set);
+    ct_export_lib_env(out, &out->env, "# ", lib, o, &set);
     ct_text_printf(&out->env,
                    "# target MPICH %s; the file replaces MPICH's whole built-in tree "
                    "(a complete copy with\n# the tuned collectives changed); a bad "

@@ -170,7 +170,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
         ct_export_verified(out, t, "# ", lib, sets[i]);
     struct ct_settings set; /* the loader's variables: the launch settings first */
     ct_settings_init(&set);
-    ct_export_lib_env(out, t, "# ", lib, &set);
+    ct_export_lib_env(out, t, "# ", lib, o, &set);
     ct_text_printf(t,
                    "# target Open MPI %s. Each rule: size alg faninout segsize; it applies "
                    "from its size up\n# to the next rule's. alg 0 = Open MPI's fixed "

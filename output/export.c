@@ -209,7 +209,8 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
 }
 
 void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *prefix,
-                       const struct ct_librules *l, struct ct_settings *set)
+                       const struct ct_librules *l, const struct ct_export_opts *opts,
+                       struct ct_settings *set)
 {
     char line[512], name[sizeof l->env[0].name + 16];
     for (int i = 0; l && i < l->nenv; i++) {
@@ -241,6 +242,17 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
     said(o, t, prefix, l->env_verified.at[0], line);
     if (!l->whole_verified.at[0]) /* measured only where both held */
         return;
+    int some = 0;
+    for (int i = 0; i < l->nsets; i++)
+        some += !ct_export_selected(opts, &l->sets[i]);
+    if (some) { /* the whole was of all of them */
+        snprintf(line, sizeof line,
+                 "the export as a whole: verified with all %d of the section's rule sets; "
+                 "--nranks %d leaves %d out, so not for this file",
+                 l->nsets, opts->nranks, some);
+        said(o, t, prefix, false, line);
+        return;
+    }
     snprintf(line, sizeof line,
              "the export as a whole (the launch settings and the rules together): verified against "
              "%s %s's plain defaults at %s (colltune sweep --verify: no size slower beyond its "

@@ -100,9 +100,11 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
 void ct_export_verified_add(struct ct_export_out *o, const char *line);
 struct ct_settings;
 /* A measured section's launch settings (l->env, sweep --lib --env) into set, and what
- * verify found of them into the header t (lines with prefix) as ct_export_verified does. */
+ * verify found of them into the header t (lines with prefix) as ct_export_verified does; the
+ * export as a whole only where opts selects every set of the section (it was measured so). */
 void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *prefix,
-                       const struct ct_librules *l, struct ct_settings *set);
+                       const struct ct_librules *l, const struct ct_export_opts *opts,
+                       struct ct_settings *set);
 /* The same for rule u of a measured NCCL section as colltune's tuner plugin read it (NCCL
  * version as the section names it); the note, where there is one, in t too. Nothing for a
  * rule no tuner is asked about (alltoall). */

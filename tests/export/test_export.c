@@ -757,6 +757,19 @@ Test(config, launch_settings)
     ct_export_loader(&out, &ld);
     cr_assert_eq(ld.n, 3, "the setting and the two rules variables");
     ct_export_out_release(&out);
+    /* --nranks writing some of the sets: the whole, measured with all of them, is not said */
+    cr_assert_eq(l->nsets, 2);
+    l->sets[1].nranks = 4;
+    o.nranks = 2;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert_null(strstr(out.body.s, "# the export as a whole ("), "%s", out.body.s);
+    cr_assert(strstr(out.notes[out.nnotes - 1], "the export as a whole: verified with all 2 of "
+                                                "the section's rule sets; --nranks 2 leaves 1 "
+                                                "out, so not for this file"),
+              "%s", out.notes[out.nnotes - 1]);
+    ct_export_out_release(&out);
+    l->sets[1].nranks = 2;
+    o.nranks = 0;
     /* the rules all at Open MPI's own choice: the settings alone still change the job */
     struct ct_config d;
     load("tests/fixtures/export/config-ompi-2ranks.json", &d);
