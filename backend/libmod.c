@@ -19,8 +19,7 @@
 static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
      * its cores, else to sockets, and none when oversubscribed; hydra binds none */
-    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host", "--oversubscribe --quiet",
-     "--bind-to none",
+    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host", "--oversubscribe", "--bind-to none",
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
      "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "ompi-rules",

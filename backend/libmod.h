@@ -89,15 +89,22 @@ int ct_libmod_notify_open(const char *hosts, const char *ifname, const char *por
 /* In rank 0, once the library started: tell the launching colltune (CT_LIBMOD_NOTIFY_ENV;
  * nothing when unset). */
 int ct_libmod_notify(struct ct_err *err);
+/* How a launcher's job went (ct_libmod_start). */
+struct ct_libmod_end {
+    bool started; /* rank 0 said the library started (on lfd, with notify's token) */
+    int sig;      /* the last signal colltune received meanwhile, 0 if none */
+    bool said;    /* its standard error had a line (passed on) */
+    bool ours;    /* one of them colltune's own (a rank's "colltune ...") */
+};
 /* Run the launcher command v and wait for it, its standard output captured in *out (new
- * memory, also on failure) when out is not NULL. *started: rank 0 said the library started
- * (on lfd, with notify's token). If it has not within boot_s seconds, the launcher is stopped
- * (SIGTERM, SIGKILL 5 s later) and CT_ETIMEDOUT returned. A signal colltune receives meanwhile
- * (SIGINT, SIGQUIT, SIGTERM, SIGHUP) is passed on to the launcher, but the terminal's keys,
- * which reach it too; *sig: the last one received, 0 if none. Returns its exit status (128 +
- * N: killed by signal N; 127: it could not be started). */
-int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out, bool *started,
-                    int *sig, struct ct_err *err);
+ * memory, also on failure) when out is not NULL, its standard error passed on to colltune's
+ * less its own lines about a rank that exited nonzero (backend/launcherr.h). If rank 0 has not
+ * said the library started within boot_s seconds, the launcher is stopped (SIGTERM, SIGKILL 5
+ * s later) and CT_ETIMEDOUT returned. A signal colltune receives meanwhile (SIGINT, SIGQUIT,
+ * SIGTERM, SIGHUP) is passed on to the launcher, but the terminal's keys, which reach it too.
+ * Returns its exit status (128 + N: killed by signal N; 127: it could not be started). */
+int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out,
+                    struct ct_libmod_end *how, struct ct_err *err);
 void ct_libmod_argv_free(char **v);
 
 /* In a rank, before the library starts: leave every variable of m->rules_env out of this

@@ -6,6 +6,7 @@
  * stopped or reported instead of hanging or leaving a bare exit code.
  */
 #include "libmod.h"
+#include "launcherr.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -255,21 +256,43 @@ static bool drain(int fd, char **out, size_t *n, size_t *cap, int wait_ms)
     return r > 0 || (r < 0 && errno == EINTR);
 }
 
-int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out, bool *started,
-                    int *sig, struct ct_err *err)
+/* Passes on all that the launcher's standard error pipe fd holds (waiting up to wait_ms for
+ * the first of it); false at its end. */
+static bool drain_err(int fd, struct ct_launcherr *e, int wait_ms)
+{
+    char b[4096];
+    for (struct pollfd p = {fd, POLLIN, 0}; poll(&p, 1, wait_ms) > 0; wait_ms = 0) {
+        ssize_t r = read(fd, b, sizeof b);
+        if (r == 0 || (r < 0 && errno != EINTR))
+            return false;
+        if (r > 0)
+            ct_launcherr_put(e, b, (size_t)r);
+    }
+    return wait_ms == 0; /* nothing (more) now; at the end, give up waiting */
+}
+
+int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out,
+                    struct ct_libmod_end *how, struct ct_err *err)
 {
     static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     const char *tok = strchr(notify, '#');
-    int fd[2] = {-1, -1};
+    int fd[2] = {-1, -1}, ef[2] = {-1, -1};
     size_t n = 0, cap = 4096;
-    *started = false;
-    *sig = 0;
+    bool *started = &how->started;
+    *how = (struct ct_libmod_end){0};
     if (out) {
         *out = ct_xmalloc(cap);
         **out = 0;
         if (pipe(fd) < 0)
             return ct_err_sys(err, CT_EIO, "pipe");
     }
+    if (pipe(ef) < 0) {
+        if (out)
+            close(fd[0]), close(fd[1]);
+        return ct_err_sys(err, CT_EIO, "pipe");
+    }
+    struct ct_launcherr e;
+    ct_launcherr_init(&e, STDERR_FILENO);
     fflush(NULL);
     g_pass = g_sig = 0;
     struct sigaction on = {.sa_handler = on_signal}, old[4];
@@ -291,12 +314,16 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
             close(fd[0]);
             close(fd[1]);
         }
+        dup2(ef[1], STDERR_FILENO);
+        close(ef[0]);
+        close(ef[1]);
         execvp(v[0], v);
         _exit(127);
     }
     sigprocmask(SIG_SETMASK, &prev, NULL);
     if (out)
         close(fd[1]);
+    close(ef[1]);
     int st = 0, rc = 0;
     int64_t deadline = ct_now_ns() + (int64_t)(boot_s * 1e9);
     bool done = pid < 0;
@@ -305,6 +332,10 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         if (out && fd[0] >= 0 && !drain(fd[0], out, &n, &cap, 0)) {
             close(fd[0]);
             fd[0] = -1;
+        }
+        if (ef[0] >= 0 && !drain_err(ef[0], &e, 0)) {
+            close(ef[0]);
+            ef[0] = -1;
         }
         if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN)) {
             int c = ct_sock_accept(lfd, ct_now_ns() + 1000000000LL, NULL);
@@ -336,9 +367,16 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         ;
     if (out && fd[0] >= 0)
         close(fd[0]);
+    while (ef[0] >= 0 && drain_err(ef[0], &e, 2000))
+        ;
+    if (ef[0] >= 0)
+        close(ef[0]);
+    ct_launcherr_end(&e);
+    how->said = e.any;
+    how->ours = e.ours;
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
-    *sig = g_sig;
+    how->sig = g_sig;
     if (pid < 0)
         return ct_err_sys(err, CT_EIO, "fork");
     if (rc < 0)

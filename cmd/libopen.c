@@ -78,23 +78,30 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     nranks = nranks ? nranks : o->local ? o->local : o->hosts_ranks;
     char **v = ct_libmod_argv(m, nranks, o->hosts, o->no_bind, notify, self, argc, argv);
-    bool started;
-    int sig, rc = ct_libmod_start(v, lfd, notify, o->boot_timeout_s, out, &started, &sig, &err);
+    struct ct_libmod_end how;
+    int rc = ct_libmod_start(v, lfd, notify, o->boot_timeout_s, out, &how, &err);
     close(lfd);
     ct_libmod_argv_free(v);
-    if (sig) /* as colltune's own launcher says it */
-        return ct_cmd_fail(cmd, 128 + sig, "interrupted by signal %d (%s); the ranks were stopped",
-                           sig, strsignal(sig));
+    if (how.sig) /* as colltune's own launcher says it */
+        return ct_cmd_fail(cmd, 128 + how.sig,
+                           "interrupted by signal %d (%s); the ranks were stopped", how.sig,
+                           strsignal(how.sig));
     if (rc < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
-    if (rc == 127 && !started)
+    if (rc == 127 && !how.started)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", m->launcher);
     if (rc > CT_EXIT_CHECK) /* the ranks' own failures exit 1..3, said by them */
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s", m->launcher, rc,
-                           started ? "(a rank died? its lines above)"
-                                   : "before the library started on every rank (its lines "
-                                     "above: a host it cannot reach?)");
-    *said = false;
+                           how.started ? "(a rank died? its lines above)"
+                                       : "before the library started on every rank (its lines "
+                                         "above: a host it cannot reach?)");
+    *said = false;                       /* the caller may say what the run was */
+    if (rc && !how.started && !how.ours) /* not by a rank: a library that ended it in MPI_Init
+                                          * (Open MPI refusing a setting) says why, not ours */
+        ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d before the library started on every rank (%s)",
+                    m->launcher, rc,
+                    how.said ? "its lines above: a setting it refused in MPI_Init?"
+                             : "saying nothing");
     return rc;
 }
 

@@ -17,7 +17,9 @@ int ct_lib_launch_check(const struct ct_opts *o, const char *cmd);
 /* Run argv (argv[0]: the subcommand) under the library's launcher on nranks ranks (0: --local
  * N or --hosts' count) and wait, bounded (ct_libmod_start); its standard output in *out (new
  * memory or NULL) when out is not NULL. Returns the launcher's exit code; *said: a
- * line was printed (the launcher could not bring the job up, or it was interrupted). */
+ * line was printed that says it all (the launcher could not bring the job up, or it was
+ * interrupted); else the ranks said theirs, or one line says the library never started
+ * (a library that ended its ranks in MPI_Init), and the caller may add what the run was. */
 int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, char **argv,
                char **out, bool *said);
 /* In a rank: load the engine; 0 or an exit code (printed). */

@@ -194,9 +194,10 @@ static int start(const char *cmd, const char *notify_say, double after_s, double
     cr_assert_eq(strlen(strchr(notify, '#') + 1), CT_LIBMOD_TOKEN_LEN, "%s", notify);
     pid_t c = caller(notify, notify_say, after_s);
     char *v[] = {"/bin/sh", "-c", (char *)cmd, NULL};
-    int sig;
+    struct ct_libmod_end how;
     int64_t t0 = ct_now_ns();
-    int rc = ct_libmod_start(v, lfd, notify, boot_s, NULL, started, &sig, &err);
+    int rc = ct_libmod_start(v, lfd, notify, boot_s, NULL, &how, &err);
+    *started = how.started;
     *secs = (double)(ct_now_ns() - t0) * 1e-9;
     close(lfd);
     kill(c, SIGKILL);

@@ -42,6 +42,15 @@ if ! have mpicc.openmpi || ! have mpirun.openmpi; then
     done_testing; exit
 fi
 usage_error "no launcher on PATH" -- env PATH="$TMP/empty" "$COLLTUNE" run --lib ompi --local 2
+# a setting Open MPI refuses ends each rank in MPI_Init: Open MPI's own words pass (when its
+# forwarding of them does not fail, as 4.1.4's now and then does), mpirun's about a rank's
+# nonzero exit do not, and colltune's last line says the library never started
+OMPI_MCA_btl_vader_eager_limit=abc $X --lib ompi --local 2 -e 4K >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 1 ] && tail -1 "$TMP/err" | grep -qx "colltune run: error: mpirun.openmpi exited 1 before the library started on every rank (its lines above: a setting it refused in MPI_Init?)" \
+    && ! grep -q "terminated normally\|non-zero status" "$TMP/err" \
+    && ok "a setting Open MPI refuses in MPI_Init: said (exit 1; $(grep -c "" "$TMP/err") lines, $(grep -c "eager limit\" MCA parameter" "$TMP/err") of them its own reason)" \
+    || { not_ok "a setting refused in MPI_Init: exit $rc"; sed 's/^/#   /' "$TMP/err" | tail -5; }
 usage_error "a sweep without its launcher" -- env PATH="$TMP/empty" "$COLLTUNE" sweep --lib ompi --local 2 --out "$TMP/nl"
 [ ! -e "$TMP/nl" ] && ok "... leaves no output folder" || not_ok "left $TMP/nl"
 usage_error "a sweep of 2 + 1 ranks (refused before the launcher starts)" -- $COLLTUNE sweep --lib ompi --hosts nohost1:2,nohost2:1 --out "$TMP/nl"
