@@ -90,19 +90,20 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !how.started)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", m->launcher);
-    if (rc > CT_EXIT_CHECK) /* the ranks' own failures exit 1..3, said by them */
-        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s", m->launcher, rc,
-                           how.started ? "(a rank died? its lines above)"
-                                       : "before the library started on every rank (its lines "
-                                         "above: a host it cannot reach?)");
-    *said = false;                       /* the caller may say what the run was */
-    if (rc && !how.started && !how.ours) /* not by a rank: a library that ended it in MPI_Init
-                                          * (Open MPI refusing a setting) says why, not ours */
-        ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d before the library started on every rank (%s)",
-                    m->launcher, rc,
-                    how.said ? "its lines above: a setting it refused in MPI_Init?"
-                             : "saying nothing");
-    return rc;
+    /* the ranks' own failures exit 1..3, said by them; not a rank a library ended in MPI_Init
+     * (Open MPI refusing a setting says why in its own words, not ours), nor one killed */
+    bool unsaid = rc > CT_EXIT_CHECK || (rc && !how.started && !how.ours);
+    *said = rc > CT_EXIT_CHECK; /* else the caller may say what the run was */
+    if (unsaid)
+        ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s (%s%s)", m->launcher, rc,
+                    how.started ? "after the library started"
+                                : "before the library started on every rank",
+                    how.said ? "its lines above" : "saying nothing",
+                    how.started           ? ": a rank died?"
+                    : rc <= CT_EXIT_CHECK ? ": a setting it refused in MPI_Init?"
+                    : o->hosts ? ": a host it cannot reach, or a rank that died starting?"
+                               : ": a rank that died starting?");
+    return unsaid ? CT_EXIT_FAIL : rc;
 }
 
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx)

@@ -780,6 +780,15 @@ if ! have mpicc.mpich || ! have mpiexec.hydra; then
     done_testing; exit
 fi
 usage_error "an algorithm MPICH lacks" -- $X --lib mpich --local 2 --algo mpich:nope
+# a rank killed as it starts (SIGSEGV as it loads; hydra forwards LD_PRELOAD): one line of
+# colltune's says so, and that hydra said nothing
+printf '#include <signal.h>\n#include <stdlib.h>\n__attribute__((constructor)) static void f(void) { const char *r = getenv("PMI_RANK"); if (r && *r == 49) raise(SIGSEGV); }\n' >"$TMP/segv.c"
+cc -shared -fPIC -o "$TMP/segv.so" "$TMP/segv.c" || not_ok "cc segv.so"
+LD_PRELOAD="$TMP/segv.so" $X --lib mpich --local 2 -e 4K >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 1 ] && grep -qx "colltune run: error: mpiexec.hydra exited [0-9]* before the library started on every rank (\(saying nothing\|its lines above\): a rank that died starting?)" "$TMP/err" \
+    && ok "a rank killed as it starts: $(tail -1 "$TMP/err")" \
+    || { not_ok "a rank killed as it starts: exit $rc"; sed 's/^/#   /' "$TMP/err" | tail -5; }
 algos=$(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ',')
 echo "$algos" | grep -q "mpich:default mpich:auto .*mpich:recursive_doubling" \
     && ok "lists what MPICH's algorithm variable describes: $algos" || not_ok "lists: $(cat "$TMP/err")"
