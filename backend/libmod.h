@@ -94,16 +94,17 @@ struct ct_libmod_end {
     bool started; /* rank 0 said the library started (on lfd, with notify's token) */
     int sig;      /* the last signal colltune received meanwhile, 0 if none */
     bool said;    /* its standard error had a line (passed on) */
-    bool ours;    /* one of them colltune's own (a rank's "colltune ...") */
+    bool ours;    /* one of them a colltune rank's failure ("colltune ...error: ...") */
 };
 /* Run the launcher command v and wait for it, its standard output captured in *out (new
- * memory, also on failure) when out is not NULL, its standard error passed on to colltune's
- * less its own lines about a rank that exited nonzero (backend/launcherr.h). If rank 0 has not
+ * memory, also on failure) when out is not NULL, its standard error passed on to err_fd less
+ * its own boxes about a rank that exited nonzero (backend/launcherr.h); SIGPIPE ignored
+ * meanwhile (a closed err_fd loses the lines, not the job). If rank 0 has not
  * said the library started within boot_s seconds, the launcher is stopped (SIGTERM, SIGKILL 5
  * s later) and CT_ETIMEDOUT returned. A signal colltune receives meanwhile (SIGINT, SIGQUIT,
  * SIGTERM, SIGHUP) is passed on to the launcher, but the terminal's keys, which reach it too.
  * Returns its exit status (128 + N: killed by signal N; 127: it could not be started). */
-int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out,
+int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out, int err_fd,
                     struct ct_libmod_end *how, struct ct_err *err);
 void ct_libmod_argv_free(char **v);
 

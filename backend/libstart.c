@@ -243,42 +243,47 @@ static int stop(pid_t pid)
     return st;
 }
 
-/* Appends what the capture pipe fd holds (waiting up to wait_ms for it); false at its end. */
-static bool drain(int fd, char **out, size_t *n, size_t *cap, int wait_ms)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, wait_ms) <= 0)
-        return wait_ms == 0; /* nothing yet; at the end, give up waiting */
-    ssize_t r = read(fd, *out + *n, *cap - *n - 1);
-    if (r > 0 && (*n += (size_t)r) + 1 >= *cap)
-        *out = ct_xrealloc(*out, *cap *= 2);
-    (*out)[*n] = 0;
-    return r > 0 || (r < 0 && errno == EINTR);
-}
-
-/* Passes on all that the launcher's standard error pipe fd holds (waiting up to wait_ms for
- * the first of it); false at its end. */
-static bool drain_err(int fd, struct ct_launcherr *e, int wait_ms)
+/* Reads once from the launcher's pipe fd: its standard output appended to *out, or its
+ * standard error passed on (e); false at its end. */
+static bool take(int fd, char **out, size_t *n, size_t *cap, struct ct_launcherr *e)
 {
     char b[4096];
-    for (struct pollfd p = {fd, POLLIN, 0}; poll(&p, 1, wait_ms) > 0; wait_ms = 0) {
-        ssize_t r = read(fd, b, sizeof b);
-        if (r == 0 || (r < 0 && errno != EINTR))
-            return false;
-        if (r > 0)
-            ct_launcherr_put(e, b, (size_t)r);
+    ssize_t r = out ? read(fd, *out + *n, *cap - *n - 1) : read(fd, b, sizeof b);
+    if (r > 0 && out) {
+        if ((*n += (size_t)r) + 1 >= *cap)
+            *out = ct_xrealloc(*out, *cap *= 2);
+        (*out)[*n] = 0;
+    } else if (r > 0) {
+        ct_launcherr_put(e, b, (size_t)r);
     }
-    return wait_ms == 0; /* nothing (more) now; at the end, give up waiting */
+    return r > 0 || (r < 0 && (errno == EINTR || errno == EAGAIN));
 }
 
-int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out,
+/* Waits up to wait_ms for the launcher's pipes (pf[0] its standard output, pf[1] its standard
+ * error; -1: closed) and lfd (-1: none) and reads what the pipes hold, once each; a pipe at its
+ * end is closed and -1. Whether lfd has a connection waiting. */
+static bool take_pipes(int pf[2], int lfd, int wait_ms, char **out, size_t *n, size_t *cap,
+                       struct ct_launcherr *e)
+{
+    struct pollfd p[3] = {{pf[0], POLLIN, 0}, {pf[1], POLLIN, 0}, {lfd, POLLIN, 0}};
+    if (poll(p, 3, wait_ms) <= 0)
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (pf[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            !take(pf[i], i ? NULL : out, n, cap, e)) {
+            close(pf[i]);
+            pf[i] = -1;
+        }
+    return lfd >= 0 && (p[2].revents & POLLIN);
+}
+
+int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char **out, int err_fd,
                     struct ct_libmod_end *how, struct ct_err *err)
 {
     static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     const char *tok = strchr(notify, '#');
     int fd[2] = {-1, -1}, ef[2] = {-1, -1};
     size_t n = 0, cap = 4096;
-    bool *started = &how->started;
     *how = (struct ct_libmod_end){0};
     if (out) {
         *out = ct_xmalloc(cap);
@@ -292,21 +297,26 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         return ct_err_sys(err, CT_EIO, "pipe");
     }
     struct ct_launcherr e;
-    ct_launcherr_init(&e, STDERR_FILENO);
+    ct_launcherr_init(&e, err_fd);
     fflush(NULL);
     g_pass = g_sig = 0;
-    struct sigaction on = {.sa_handler = on_signal}, old[4];
+    /* a closed err_fd (colltune's stderr into a pager that quit) must not end colltune and
+     * orphan the job: its lines are lost, the launcher is still waited for */
+    struct sigaction on = {.sa_handler = on_signal}, old[4], ign = {.sa_handler = SIG_IGN},
+                     pipe_old;
     sigset_t block, prev;
     sigemptyset(&block);
     for (int i = 0; i < 4; i++) {
         sigaddset(&block, sigs[i]);
         sigaction(sigs[i], &on, &old[i]);
     }
+    sigaction(SIGPIPE, &ign, &pipe_old);
     sigprocmask(SIG_BLOCK, &block, &prev); /* the child takes the old handlers first */
     pid_t pid = fork();
     if (pid == 0) {
         for (int i = 0; i < 4; i++)
             sigaction(sigs[i], &old[i], NULL);
+        sigaction(SIGPIPE, &pipe_old, NULL);
         sigprocmask(SIG_SETMASK, &prev, NULL);
         close(lfd);
         if (out) {
@@ -324,26 +334,18 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     if (out)
         close(fd[1]);
     close(ef[1]);
+    int pf[2] = {fd[0], ef[0]}; /* the pipes still open */
     int st = 0, rc = 0;
     int64_t deadline = ct_now_ns() + (int64_t)(boot_s * 1e9);
     bool done = pid < 0;
     while (!done) {
-        struct pollfd p = {lfd, POLLIN, 0};
-        if (out && fd[0] >= 0 && !drain(fd[0], out, &n, &cap, 0)) {
-            close(fd[0]);
-            fd[0] = -1;
-        }
-        if (ef[0] >= 0 && !drain_err(ef[0], &e, 0)) {
-            close(ef[0]);
-            ef[0] = -1;
-        }
-        if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN)) {
+        if (take_pipes(pf, lfd, 50, out, &n, &cap, &e)) {
             int c = ct_sock_accept(lfd, ct_now_ns() + 1000000000LL, NULL);
             char got[CT_LIBMOD_TOKEN_LEN];
             if (c >= 0 && tok &&
                 ct_sock_read_all(c, got, sizeof got, ct_now_ns() + 1000000000LL, NULL) == 0 &&
                 !memcmp(got, tok + 1, sizeof got))
-                *started = true;
+                how->started = true;
             if (c >= 0)
                 close(c);
         }
@@ -353,7 +355,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         } else if (g_pass) {
             kill(pid, g_pass);
             g_pass = 0;
-        } else if (!*started && ct_now_ns() > deadline) {
+        } else if (!how->started && ct_now_ns() > deadline) {
             st = stop(pid);
             rc = ct_err_set(err, CT_ETIMEDOUT,
                             "%s did not start the job's library within %.0f s (--boot-timeout): a "
@@ -362,20 +364,19 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
             done = true;
         }
     }
-    /* what the launcher wrote before it ended; bounded, in case a child of its keeps the pipe */
-    while (out && fd[0] >= 0 && drain(fd[0], out, &n, &cap, 2000))
-        ;
-    if (out && fd[0] >= 0)
-        close(fd[0]);
-    while (ef[0] >= 0 && drain_err(ef[0], &e, 2000))
-        ;
-    if (ef[0] >= 0)
-        close(ef[0]);
+    /* what the launcher wrote before it ended; bounded, in case a child of its keeps a pipe */
+    for (int64_t end = ct_now_ns() + 2000000000LL, now;
+         (pf[0] >= 0 || pf[1] >= 0) && (now = ct_now_ns()) < end;)
+        take_pipes(pf, -1, (int)((end - now) / 1000000) + 1, out, &n, &cap, &e);
+    for (int i = 0; i < 2; i++)
+        if (pf[i] >= 0)
+            close(pf[i]);
     ct_launcherr_end(&e);
     how->said = e.any;
     how->ours = e.ours;
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
+    sigaction(SIGPIPE, &pipe_old, NULL);
     how->sig = g_sig;
     if (pid < 0)
         return ct_err_sys(err, CT_EIO, "fork");

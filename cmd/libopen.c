@@ -79,7 +79,7 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
     nranks = nranks ? nranks : o->local ? o->local : o->hosts_ranks;
     char **v = ct_libmod_argv(m, nranks, o->hosts, o->no_bind, notify, self, argc, argv);
     struct ct_libmod_end how;
-    int rc = ct_libmod_start(v, lfd, notify, o->boot_timeout_s, out, &how, &err);
+    int rc = ct_libmod_start(v, lfd, notify, o->boot_timeout_s, out, STDERR_FILENO, &how, &err);
     close(lfd);
     ct_libmod_argv_free(v);
     if (how.sig) /* as colltune's own launcher says it */
@@ -90,9 +90,10 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !how.started)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", m->launcher);
-    /* the ranks' own failures exit 1..3, said by them; not a rank a library ended in MPI_Init
-     * (Open MPI refusing a setting says why in its own words, not ours), nor one killed */
-    bool unsaid = rc > CT_EXIT_CHECK || (rc && !how.started && !how.ours);
+    /* the ranks' own failures exit 1..3, said by them (a check's exit 3 by its table); not a
+     * rank a library ended in MPI_Init (Open MPI refusing a setting says why in its own words,
+     * not ours), nor one killed (hydra exits with the signal's number) */
+    bool unsaid = rc > CT_EXIT_CHECK || (rc && !how.ours && (rc != CT_EXIT_CHECK || !how.started));
     *said = rc > CT_EXIT_CHECK; /* else the caller may say what the run was */
     if (unsaid)
         ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s (%s%s)", m->launcher, rc,

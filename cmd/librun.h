@@ -16,10 +16,13 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
 int ct_lib_launch_check(const struct ct_opts *o, const char *cmd);
 /* Run argv (argv[0]: the subcommand) under the library's launcher on nranks ranks (0: --local
  * N or --hosts' count) and wait, bounded (ct_libmod_start); its standard output in *out (new
- * memory or NULL) when out is not NULL. Returns the launcher's exit code; *said: a
- * line was printed that says it all (the launcher could not bring the job up, or it was
- * interrupted); else the ranks said theirs, or one line says the library never started
- * (a library that ended its ranks in MPI_Init), and the caller may add what the run was. */
+ * memory or NULL) when out is not NULL, its standard error passed on to colltune's. Returns 0,
+ * the ranks' own exit code where one of them said why (1..3), or an exit code for a failure
+ * said here in one line: 1, 2 (the launcher cannot be started), 128 + N (interrupted by
+ * signal N). *said: that line says it all (the launcher could not bring the job up, ended
+ * with a code of its own, or was interrupted); false where the ranks said theirs, or where the
+ * line says only that the launcher ended nonzero with no rank's line (a library that ended a
+ * rank in MPI_Init, a rank killed): the caller may add what the run was. */
 int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, char **argv,
                char **out, bool *said);
 /* In a rank: load the engine; 0 or an exit code (printed). */

@@ -196,7 +196,7 @@ static int start(const char *cmd, const char *notify_say, double after_s, double
     char *v[] = {"/bin/sh", "-c", (char *)cmd, NULL};
     struct ct_libmod_end how;
     int64_t t0 = ct_now_ns();
-    int rc = ct_libmod_start(v, lfd, notify, boot_s, NULL, &how, &err);
+    int rc = ct_libmod_start(v, lfd, notify, boot_s, NULL, STDERR_FILENO, &how, &err);
     *started = how.started;
     *secs = (double)(ct_now_ns() - t0) * 1e-9;
     close(lfd);
@@ -292,6 +292,52 @@ Test(libmod, a_stopped_launcher_leaves_nothing_it_started_running, .timeout = 60
                      alive);
         cr_expect_lt(secs, c == 1 ? 9.0 : 4.0, "launcher %d: stopped in %.1f s", c, secs);
     }
+}
+
+/* The launcher's standard error passes on to err_fd, less mpirun's box about a nonzero exit,
+ * and a child of the launcher's that holds the pipe open, writing on, does not hold the wait
+ * more than 2 s past the launcher's end (the child ends by itself after 10 s: no .timeout,
+ * as a second one in this binary leaks in criterion under ASan). */
+Test(libmod, its_standard_error_passes_and_a_child_holding_it_does_not_hold_the_wait)
+{
+    static const char *const d =
+        "--------------------------------------------------------------------------";
+    char path[] = "/tmp/ct-err-XXXXXX", pids[] = "/tmp/ct-pid-XXXXXX", cmd[1024], notify[128];
+    int fd = mkstemp(path), pf = mkstemp(pids);
+    cr_assert(fd >= 0 && pf >= 0);
+    close(pf);
+    snprintf(cmd, sizeof cmd,
+             "echo said >&2; echo %s >&2; echo 'Primary job  terminated normally, but 1 process "
+             "returned' >&2; echo %s >&2; (sleep 0.3; i=0; while [ $i -lt 50 ]; do echo on >&2; "
+             "sleep 0.2; i=$((i + 1)); done) & echo $! >%s; exit 1",
+             d, d, pids);
+    struct ct_err err = {0};
+    int lfd = ct_libmod_notify_open(NULL, NULL, NULL, notify, sizeof notify, &err);
+    cr_assert_geq(lfd, 0, "%s", err.msg);
+    char *v[] = {"/bin/sh", "-c", cmd, NULL};
+    struct ct_libmod_end how;
+    int64_t t0 = ct_now_ns();
+    int rc = ct_libmod_start(v, lfd, notify, 10, NULL, fd, &how, &err);
+    double secs = (double)(ct_now_ns() - t0) * 1e-9;
+    close(lfd);
+    FILE *f = fopen(pids, "r");
+    int pid = 0;
+    if (f && fscanf(f, "%d", &pid) == 1 && pid > 0)
+        kill(pid, SIGKILL);
+    if (f)
+        fclose(f);
+    unlink(pids);
+    char got[4096] = "";
+    ssize_t n = pread(fd, got, sizeof got - 1, 0);
+    got[n > 0 ? n : 0] = 0;
+    close(fd);
+    unlink(path);
+    cr_expect_eq(rc, 1);
+    cr_expect(how.said && !how.ours && !how.started);
+    cr_expect(!strncmp(got, "said\non\n", 8), "%s", got);
+    cr_expect_null(strstr(got, "Primary job"), "%s", got);
+    cr_expect_null(strstr(got, "-----"), "%s", got);
+    cr_expect_lt(secs, 4.0, "waited %.1f s", secs);
 }
 
 /* MPICH reads MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one variable, the last one read

@@ -780,6 +780,9 @@ if ! have mpicc.mpich || ! have mpiexec.hydra; then
     done_testing; exit
 fi
 usage_error "an algorithm MPICH lacks" -- $X --lib mpich --local 2 --algo mpich:nope
+algos=$(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ',')
+echo "$algos" | grep -q "mpich:default mpich:auto .*mpich:recursive_doubling" \
+    && ok "lists what MPICH's algorithm variable describes: $algos" || not_ok "lists: $(cat "$TMP/err")"
 # a rank killed as it starts (SIGSEGV as it loads; hydra forwards LD_PRELOAD): one line of
 # colltune's says so, and that hydra said nothing
 printf '#include <signal.h>\n#include <stdlib.h>\n__attribute__((constructor)) static void f(void) { const char *r = getenv("PMI_RANK"); if (r && *r == 49) raise(SIGSEGV); }\n' >"$TMP/segv.c"
@@ -789,9 +792,6 @@ rc=$?
 [ $rc = 1 ] && grep -qx "colltune run: error: mpiexec.hydra exited [0-9]* before the library started on every rank (\(saying nothing\|its lines above\): a rank that died starting?)" "$TMP/err" \
     && ok "a rank killed as it starts: $(tail -1 "$TMP/err")" \
     || { not_ok "a rank killed as it starts: exit $rc"; sed 's/^/#   /' "$TMP/err" | tail -5; }
-algos=$(sed -n 's/.*(it has \(.*\))$/\1/p' "$TMP/err" | tr -d ',')
-echo "$algos" | grep -q "mpich:default mpich:auto .*mpich:recursive_doubling" \
-    && ok "lists what MPICH's algorithm variable describes: $algos" || not_ok "lists: $(cat "$TMP/err")"
 # MPICH reads MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one variable
 SM="$COLLTUNE sweep --lib mpich --local 2 --coll allreduce -e 64"
 usage_says "one MPICH variable by two --env names" "--env MPICH_ASYNC_PROGRESS beside --env MPIR_CVAR_ASYNC_PROGRESS: one variable of the library's, by two names" -- \

@@ -78,7 +78,7 @@ killed() {
 # colltune's engine: the other rank names it within the timeout, and the step ends; the kill
 # lands in a step ("peer rank 1 (vm): ...") or, between sizes, in the bootstrap's exchange of
 # the check ("bootstrap allgather #N: rank 1 (vm): connection closed"; 1 CI run in ~60)
-killed "a rank killed under srun: said" "colltune run: error: rank 0 .*\(peer rank 1\|bootstrap [a-z]* #[0-9]*: rank 1\) (" pmix \
+killed "a rank killed under srun: said" "colltune run: error: rank 0 .*\(peer rank 1\([^0-9]\|$\)\|bootstrap [a-z]* #[0-9]*: rank 1 (\)" pmix \
     run -e 1G -n 1000
 # MPICH's: the survivor blocks inside MPI, and srun --mpi=pmi2 (without --kill-on-bad-exit)
 # leaves it there; colltune's watchdog ends it after --timeout. Now and then UCX sees the
