@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <dlfcn.h>
 #include <fnmatch.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static const struct ct_libmod libs[] = {
     {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host", "--oversubscribe", "--bind-to none",
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
-     "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "ompi-rules",
+     "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "mca_base_env_list", "ompi-rules",
      "OMPI_MCA_coll_tuned_use_dynamic_rules", "0", "OMPI_MCA_",
      "OMPI_MCA_coll OMPI_MCA_coll_* OMPI_MCA_mca_base_param_files "
      "OMPI_MCA_mca_base_envar_file_prefix",
@@ -34,7 +35,7 @@ static const struct ct_libmod libs[] = {
      "MPICH_DEVICE_COLLECTIVES MPICH_*_DEVICE_COLLECTIVE MPICH_*_ALGORITHM "
      "MPIR_PARAM_*SELECTION_TUNING_JSON_FILE MPIR_PARAM_DEVICE_COLLECTIVES "
      "MPIR_PARAM_*_DEVICE_COLLECTIVE MPIR_PARAM_*_ALGORITHM",
-     "", NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
+     "", NULL, NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
      "MPIR_CVAR_*COMPOSITION* MPICH_*COMPOSITION* MPIR_PARAM_*COMPOSITION* "
      "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK",
      "mpivars -nodesc", "\tMPIR_CVAR_%s"},
@@ -80,18 +81,24 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
                       m->name, m->name, n ? cand[n > 1 ? 1 : 0] : "?", m->title);
 }
 
-int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
+/* The launcher's path on PATH in p; false when it is not there. */
+static bool launcher_path(const struct ct_libmod *m, char *p, size_t len)
 {
     const char *path = getenv("PATH");
     char *dup = ct_xstrdup(path ? path : "/usr/bin:/bin");
     bool found = false;
     for (char *s = NULL, *d = strtok_r(dup, ":", &s); d && !found; d = strtok_r(NULL, ":", &s)) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/%s", *d ? d : ".", m->launcher);
+        snprintf(p, len, "%s/%s", *d ? d : ".", m->launcher);
         found = access(p, X_OK) == 0;
     }
     free(dup);
-    if (!found)
+    return found;
+}
+
+int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
+{
+    char p[4200];
+    if (!launcher_path(m, p, sizeof p))
         return ct_err_set(err, CT_EUNSUPP, "--lib %s: %s's launcher %s is not on PATH", m->name,
                           m->title, m->launcher);
     return 0;
@@ -144,6 +151,81 @@ int ct_libmod_hosts_ranks(const char *list)
     return ct_libmod_hosts_slots(list, &most, &least);
 }
 
+/* The value of m's parameter `name` (m->env_list or its delimiter) as a job of the library's
+ * gets it: from this environment (under its first prefix), else from the library's own list
+ * of its variables (its parameter files), else "". */
+static void param_value(const struct ct_libmod *m, const char *name, char *val, size_t len)
+{
+    char env[CT_LIBMOD_ENV_NAME_MAX + 1];
+    snprintf(env, sizeof env, "%.*s%s", (int)strcspn(m->env_prefix, " "), m->env_prefix, name);
+    const char *v = getenv(env);
+    if (v)
+        snprintf(val, len, "%s", v);
+    else if (ct_libmod_env_default(m, env, val, len, NULL) < 0)
+        *val = 0;
+}
+
+/* Whether path's text has word in it. */
+static bool file_has(const char *path, const char *word)
+{
+    char *text = NULL;
+    size_t n;
+    bool has = ct_file_read(path, &text, &n, NULL) == 0 && strstr(text, word);
+    free(text);
+    return has;
+}
+
+/* Whether m->env_list (Open MPI's) may have a value: set in this environment, or named in a
+ * parameter file a job of the library's reads ($OMPI_MCA_mca_base_param_files, else the
+ * user's ~/.openmpi/mca-params.conf, Debian's /etc/openmpi/openmpi-mca-params.conf and the
+ * installation's, beside its launcher's bin/); only then is the library's own list asked
+ * (ompi_info, a quarter of a second). */
+static bool env_list_maybe(const struct ct_libmod *m)
+{
+    char env[CT_LIBMOD_ENV_NAME_MAX + 1], files[8192] = "", bin[4200];
+    int pl = (int)strcspn(m->env_prefix, " ");
+    snprintf(env, sizeof env, "%.*s%s", pl, m->env_prefix, m->env_list);
+    if (getenv(env))
+        return true;
+    snprintf(env, sizeof env, "%.*smca_base_param_files", pl, m->env_prefix);
+    const char *home = getenv("HOME"), *named = getenv(env);
+    if (named)
+        snprintf(files, sizeof files, "%s", named);
+    else {
+        char *real = launcher_path(m, bin, sizeof bin) ? realpath(bin, NULL) : NULL;
+        snprintf(files, sizeof files,
+                 "%s/.openmpi/mca-params.conf:/etc/openmpi/openmpi-mca-params.conf:%s/../etc/"
+                 "openmpi-mca-params.conf",
+                 home ? home : "", real ? dirname(real) : "/usr/bin");
+        free(real);
+    }
+    bool maybe = false;
+    for (char *s = NULL, *f = strtok_r(files, ":", &s); f && !maybe; f = strtok_r(NULL, ":", &s))
+        maybe = file_has(f, m->env_list);
+    return maybe;
+}
+
+/* m->env_list's value, and its delimiter, read once per process ("" where unset). */
+static const char *env_list_value(const struct ct_libmod *m, char *delim, size_t dlen)
+{
+    static char list[1024], sep[16];
+    static const struct ct_libmod *known;
+    if (known != m) {
+        char dname[128];
+        *list = 0;
+        if (env_list_maybe(m))
+            param_value(m, m->env_list, list, sizeof list);
+        snprintf(dname, sizeof dname, "%s_delimiter", m->env_list);
+        if (*list)
+            param_value(m, dname, sep, sizeof sep);
+        if (!*sep)
+            snprintf(sep, sizeof sep, ";");
+        known = m;
+    }
+    snprintf(delim, dlen, "%s", sep);
+    return list;
+}
+
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
                       const char *notify, const char *self, int argc, char **argv)
 {
@@ -170,7 +252,16 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
     snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
     snprintf(marker[2], sizeof marker[2], "%s=%d", CT_CPUS_ENV, hosts ? 0 : ct_cpus_usable());
-    for (int i = 0; i < 3; i++) {
+    char delim[16], all[2048];
+    const char *list = m->setenv && m->env_list ? env_list_value(m, delim, sizeof delim) : "";
+    if (*list) { /* the site's list, the ranks' variables added: one way of passing them */
+        snprintf(all, sizeof all, "%s%s%s%s%s%s%s", list, delim, marker[0], delim, marker[1], delim,
+                 marker[2]);
+        push(&v, &k, "--mca");
+        push(&v, &k, m->env_list);
+        push(&v, &k, all);
+    }
+    for (int i = 0; i < 3 && !*list; i++) {
         if (m->setenv) {
             push(&v, &k, m->setenv);
             push(&v, &k, marker[i]);

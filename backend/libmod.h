@@ -39,6 +39,12 @@ struct ct_libmod {
      * say (Open MPI reads a rules file named in mca-params.conf), or "" */
     const char *rules_off;
     const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
+    /* the library's own parameter that passes NAME=VALUE;... to the ranks and refuses to be
+     * mixed with setenv (Open MPI's mca_base_env_list, set in a site's mca-params.conf or the
+     * environment): where it has a value, the ranks' variables are added to it on the
+     * launcher's command line instead (its delimiter: the parameter's name + "_delimiter"),
+     * or NULL */
+    const char *env_list;
     const char *format;   /* the export format the library loads: "ompi-rules" */
     /* NAME, VALUE that keep the library on its own defaults whatever its config files say
      * (an installed openmpi-mca-params.conf loading rules), or NULL */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +155,38 @@ Test(libmod, ranks_count_the_cores_their_launching_process_may_use)
         cr_expect(!strcmp(got[0], want) && !strcmp(got[1], want),
                   "%s's ranks told %s and %s, not %s", m->title, got[0], got[1], want);
     }
+}
+
+/* A site that passes variables to Open MPI's ranks with mca_base_env_list (in its
+ * mca-params.conf; mpirun refuses -x beside it, and every run failed): the ranks' own variables
+ * ride on that list, and the site's still reach them. */
+Test(libmod, open_mpi_s_env_list_carries_the_ranks_variables)
+{
+    const struct ct_libmod *m = ct_libmod_find("ompi");
+    if (!on_path(m->launcher))
+        cr_skip_test("%s not found", m->launcher);
+    char home[] = "/tmp/ct-home-XXXXXX", dir[64], conf[96], want[64], got[2][64];
+    cr_assert_not_null(mkdtemp(home));
+    snprintf(dir, sizeof dir, "%s/.openmpi", home);
+    snprintf(conf, sizeof conf, "%s/mca-params.conf", dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    FILE *f = fopen(conf, "w");
+    cr_assert_not_null(f);
+    fputs("mca_base_env_list = CT_SITE=7\n", f);
+    fclose(f);
+    setenv("HOME", home, 1);
+    unsetenv("OMPI_MCA_mca_base_env_list");
+    unsetenv(CT_CPUS_ENV);
+    char *args[] = {"-c", "echo got=$CT_SITE,$" CT_LIBMOD_ENV ",$" CT_CPUS_ENV};
+    bool flag;
+    int n = rank_out(m, false, &flag, "/bin/sh", args, "got=%63s", got);
+    unlink(conf);
+    rmdir(dir);
+    rmdir(home);
+    snprintf(want, sizeof want, "7,ompi,%d", ct_cpus_usable());
+    cr_assert_eq(n, 2);
+    cr_expect(!strcmp(got[0], want) && !strcmp(got[1], want), "the ranks got %s and %s, not %s",
+              got[0], got[1], want);
 }
 
 /*
