@@ -19,8 +19,13 @@
 
 static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
-     * its cores, else to sockets, and none when oversubscribed; hydra binds none */
-    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host", "--oversubscribe", "--bind-to none",
+     * its cores, else to sockets, and none when oversubscribed; hydra binds none. The ranks'
+     * lines as they print them, whatever a site's mca-params.conf says (tagged, timestamped or
+     * XML lines are not read by verify's and the search's launches) */
+    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host",
+     "--oversubscribe --mca orte_tag_output 0 --mca orte_timestamp_output 0 "
+     "--mca orte_xml_output 0",
+     "--bind-to none",
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
      "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "mca_base_env_list", "ompi-rules",

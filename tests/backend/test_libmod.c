@@ -157,6 +157,21 @@ Test(libmod, ranks_count_the_cores_their_launching_process_may_use)
     }
 }
 
+/* A site whose Open MPI tags or timestamps its ranks' lines (mca-params.conf, or here the
+ * environment): the ranks' lines reach colltune as they print them (verify and the search
+ * read their tables; every run of theirs failed, "0 of N sizes"). */
+Test(libmod, open_mpi_s_ranks_lines_come_untagged)
+{
+    const struct ct_libmod *m = ct_libmod_find("ompi");
+    if (!on_path(m->launcher))
+        cr_skip_test("%s not found", m->launcher);
+    setenv("OMPI_MCA_orte_tag_output", "1", 1);
+    setenv("OMPI_MCA_orte_timestamp_output", "1", 1);
+    char *args[] = {"-c", "echo said=here"}, got[2][64];
+    bool flag;
+    cr_expect_eq(rank_out(m, false, &flag, "/bin/sh", args, "said=%63s", got), 2);
+}
+
 /* A site that passes variables to Open MPI's ranks with mca_base_env_list (in its
  * mca-params.conf; mpirun refuses -x beside it, and every run failed): the ranks' own variables
  * ride on that list, and the site's still reach them. */
