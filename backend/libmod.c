@@ -22,28 +22,55 @@ static const struct ct_libmod libs[] = {
      * its cores, else to sockets, and none when oversubscribed; hydra binds none. The ranks'
      * lines as they print them, whatever a site's mca-params.conf says (tagged, timestamped or
      * XML lines are not read by verify's and the search's launches) */
-    {"ompi", "Open MPI", "mpirun.openmpi", "-np", "--host",
+    {"ompi",
+     "Open MPI",
+     "mpirun.openmpi",
+     "-np",
+     "--host",
      "--oversubscribe --mca orte_tag_output 0 --mca orte_timestamp_output 0 "
      "--mca orte_xml_output 0",
      "--bind-to none",
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
-     "OMPI_MCA_coll_tuned_dynamic_rules_filename=", "-x", "mca_base_env_list", "ompi-rules",
-     "OMPI_MCA_coll_tuned_use_dynamic_rules", "0", "OMPI_MCA_",
+     "OMPI_MCA_coll_tuned_dynamic_rules_filename=",
+     "-x",
+     "mca_base_env_list",
+     "ompi-rules",
+     "OMPI_MCA_coll_tuned_use_dynamic_rules",
+     "0",
+     "OMPI_MCA_",
      "OMPI_MCA_coll OMPI_MCA_coll_* OMPI_MCA_mca_base_param_files "
      "OMPI_MCA_mca_base_envar_file_prefix",
-     "ompi_info --parsable --level 9 --param all all", ":param:%s:value:"},
+     "ompi_info --parsable --level 9 --param all all",
+     ":param:%s:value:",
+     "mpirun",
+     "Open MPI"},
     /* MPICH reads a variable by three prefixes */
-    {"mpich", "MPICH", "mpiexec.hydra", "-n", "-hosts", "", NULL,
+    {"mpich",
+     "MPICH",
+     "mpiexec.hydra",
+     "-n",
+     "-hosts",
+     "",
+     NULL,
      "MPIR_CVAR_*SELECTION_TUNING_JSON_FILE MPIR_CVAR_DEVICE_COLLECTIVES "
      "MPIR_CVAR_*_DEVICE_COLLECTIVE MPIR_CVAR_*_ALGORITHM MPICH_*SELECTION_TUNING_JSON_FILE "
      "MPICH_DEVICE_COLLECTIVES MPICH_*_DEVICE_COLLECTIVE MPICH_*_ALGORITHM "
      "MPIR_PARAM_*SELECTION_TUNING_JSON_FILE MPIR_PARAM_DEVICE_COLLECTIVES "
      "MPIR_PARAM_*_DEVICE_COLLECTIVE MPIR_PARAM_*_ALGORITHM",
-     "", NULL, NULL, "mpich-json", NULL, NULL, "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
+     "",
+     NULL,
+     NULL,
+     "mpich-json",
+     NULL,
+     NULL,
+     "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
      "MPIR_CVAR_*COMPOSITION* MPICH_*COMPOSITION* MPIR_PARAM_*COMPOSITION* "
      "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK",
-     "mpivars -nodesc", "\tMPIR_CVAR_%s"},
+     "mpivars -nodesc",
+     "\tMPIR_CVAR_%s",
+     "mpiexec",
+     "HYDRA"},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)
@@ -86,26 +113,61 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
                       m->name, m->name, n ? cand[n > 1 ? 1 : 0] : "?", m->title);
 }
 
-/* The launcher's path on PATH in p; false when it is not there. */
-static bool launcher_path(const struct ct_libmod *m, char *p, size_t len)
+/* Program name's path on PATH in p; false when it is not there. */
+static bool on_path(const char *name, char *p, size_t len)
 {
     const char *path = getenv("PATH");
     char *dup = ct_xstrdup(path ? path : "/usr/bin:/bin");
     bool found = false;
     for (char *s = NULL, *d = strtok_r(dup, ":", &s); d && !found; d = strtok_r(NULL, ":", &s)) {
-        snprintf(p, len, "%s/%s", *d ? d : ".", m->launcher);
+        snprintf(p, len, "%s/%s", *d ? d : ".", name);
         found = access(p, X_OK) == 0;
     }
     free(dup);
     return found;
 }
 
+/* Whether program path's --version says word (within 10 s). */
+static bool version_says(const char *path, const char *word)
+{
+    char cmd[4400], *line = NULL;
+    size_t cap = 0;
+    bool said = false;
+    if (strchr(path, '\''))
+        return false;
+    snprintf(cmd, sizeof cmd, "timeout 10 '%s' --version 2>&1 </dev/null", path);
+    FILE *f = popen(cmd, "r");
+    while (f && getline(&line, &cap, f) > 0) /* to the end: the program is not cut off */
+        said |= strstr(line, word) != NULL;
+    free(line);
+    if (f)
+        pclose(f);
+    return said;
+}
+
+const char *ct_libmod_launcher(const struct ct_libmod *m)
+{
+    static const char *chosen[sizeof libs / sizeof libs[0]];
+    size_t i = (size_t)(m - libs);
+    char p[4200];
+    if (i >= sizeof libs / sizeof libs[0])
+        return m->launcher;
+    if (!chosen[i])
+        chosen[i] = on_path(m->launcher, p, sizeof p) || !on_path(m->launcher_alt, p, sizeof p) ||
+                            !version_says(p, m->launcher_says)
+                        ? m->launcher
+                        : m->launcher_alt;
+    return chosen[i];
+}
+
 int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
 {
     char p[4200];
-    if (!launcher_path(m, p, sizeof p))
-        return ct_err_set(err, CT_EUNSUPP, "--lib %s: %s's launcher %s is not on PATH", m->name,
-                          m->title, m->launcher);
+    if (!on_path(ct_libmod_launcher(m), p, sizeof p))
+        return ct_err_set(err, CT_EUNSUPP,
+                          "--lib %s: %s's launcher is not on PATH (neither %s nor a %s whose "
+                          "--version says %s)",
+                          m->name, m->title, m->launcher, m->launcher_alt, m->launcher_says);
     return 0;
 }
 
@@ -197,7 +259,7 @@ static bool env_list_maybe(const struct ct_libmod *m)
     if (named)
         snprintf(files, sizeof files, "%s", named);
     else {
-        char *real = launcher_path(m, bin, sizeof bin) ? realpath(bin, NULL) : NULL;
+        char *real = on_path(ct_libmod_launcher(m), bin, sizeof bin) ? realpath(bin, NULL) : NULL;
         snprintf(files, sizeof files,
                  "%s/.openmpi/mca-params.conf:/etc/openmpi/openmpi-mca-params.conf:%s/../etc/"
                  "openmpi-mca-params.conf",
@@ -236,7 +298,7 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
 {
     char **v = NULL, num[16];
     int k = 0;
-    push(&v, &k, m->launcher);
+    push(&v, &k, ct_libmod_launcher(m));
     snprintf(num, sizeof num, "%d", n);
     push(&v, &k, m->np);
     push(&v, &k, num);

@@ -57,6 +57,10 @@ struct ct_libmod {
      * before a variable's value in its output (%s: the name without its prefix; a key not
      * ending in ':' is followed by spaces and '=') */
     const char *info, *info_key;
+    /* the launcher's plain name where a site installs the library as its only MPI (modules,
+     * a vendor's build: "mpirun"), taken where m->launcher is not on PATH and its --version
+     * names the library (launcher_says: "Open MPI") */
+    const char *launcher_alt, *launcher_says;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
@@ -65,7 +69,10 @@ const char *ct_libmod_names(void);                        /* "ompi or mpich" */
 /* The module's path (new memory): $COLLTUNE_LIB_DIR, else the folder of the running
  * binary, else its build/ below it. CT_EUNSUPP with one line when absent. */
 int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err);
-/* CT_EUNSUPP with one line when the launcher is not on PATH. */
+/* The launcher colltune runs: m->launcher where it is on PATH, else m->launcher_alt where it is
+ * and says it is the library's; m->launcher where neither (chosen once per process). */
+const char *ct_libmod_launcher(const struct ct_libmod *m);
+/* CT_EUNSUPP with one line when neither launcher is on PATH. */
 int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err);
 /*
  * A host list for the launcher: "HOST[:SLOTS],..." (SLOTS 1..1024 ranks, default 1; HOST a

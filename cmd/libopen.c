@@ -53,7 +53,7 @@ int ct_lib_launch_check(const struct ct_opts *o, const char *cmd)
     if (!o->local && !o->hosts)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE,
                            "--lib %s needs --local N or --hosts LIST, or colltune under %s", o->lib,
-                           m->launcher);
+                           ct_libmod_launcher(m));
     if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
@@ -89,14 +89,14 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
     if (rc < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !how.started)
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", m->launcher);
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", ct_libmod_launcher(m));
     /* the ranks' own failures exit 1..3, said by them (a check's exit 3 by its table); not a
      * rank a library ended in MPI_Init (Open MPI refusing a setting says why in its own words,
      * not ours), nor one killed (hydra exits with the signal's number) */
     bool unsaid = rc > CT_EXIT_CHECK || (rc && !how.ours && (rc != CT_EXIT_CHECK || !how.started));
     *said = rc > CT_EXIT_CHECK; /* else the caller may say what the run was */
     if (unsaid)
-        ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s (%s%s)", m->launcher, rc,
+        ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s (%s%s)", ct_libmod_launcher(m), rc,
                     how.started ? "after the library started"
                                 : "before the library started on every rank",
                     how.said ? "its lines above" : "saying nothing",

@@ -176,7 +176,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                 : ct_cmd_fail("sweep", CT_EXIT_USAGE,
                                               "--env-search runs its launches itself (--local N "
                                               "or --hosts LIST); under %s, give a value with --env",
-                                              m->launcher);
+                                              ct_libmod_launcher(m));
     }
     struct ct_backend be;
     void *ctx;

@@ -157,6 +157,44 @@ Test(libmod, ranks_count_the_cores_their_launching_process_may_use)
     }
 }
 
+/* A site whose library is its only MPI (modules, a vendor's build) has a plain `mpirun` or
+ * `mpiexec`, not Debian's names: taken where Debian's is not on PATH and its --version names
+ * the library; one that names another is not, and the line says what was looked for. */
+Test(libmod, a_site_s_plain_launcher_where_debian_s_is_absent)
+{
+    char dir[] = "/tmp/ct-bin-XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    static const char *const progs[][2] = {{"mpirun", "mpirun (Open MPI) 4.1.4"},
+                                           {"mpiexec", "mpiexec (some other MPI) 1.0"}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, progs[i][0]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "#!/bin/sh\necho '%s'\n", progs[i][1]);
+        fclose(f);
+        chmod(path, 0755);
+    }
+    snprintf(path, sizeof path, "%s/timeout", dir);
+    cr_assert_eq(symlink("/usr/bin/timeout", path), 0);
+    setenv("PATH", dir, 1);
+    const struct ct_libmod *o = ct_libmod_find("ompi"), *h = ct_libmod_find("mpich");
+    struct ct_err err = {0};
+    cr_expect_str_eq(ct_libmod_launcher(o), "mpirun");
+    cr_expect_eq(ct_libmod_launcher_check(o, &err), 0, "%s", err.msg);
+    char **v = ct_libmod_argv(o, 2, NULL, false, NULL, "prog", 0, NULL);
+    cr_expect_str_eq(v[0], "mpirun");
+    ct_libmod_argv_free(v);
+    cr_expect_str_eq(ct_libmod_launcher(h), "mpiexec.hydra", "another MPI's mpiexec is not taken");
+    cr_expect_lt(ct_libmod_launcher_check(h, &err), 0);
+    cr_expect(strstr(err.msg, "neither mpiexec.hydra nor a mpiexec whose --version says HYDRA"),
+              "%s", err.msg);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i < 2 ? progs[i][0] : "timeout");
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 /* A site whose Open MPI tags or timestamps its ranks' lines (mca-params.conf, or here the
  * environment): the ranks' lines reach colltune as they print them (verify and the search
  * read their tables; every run of theirs failed, "0 of N sizes"). */
