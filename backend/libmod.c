@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/cpus.h"
@@ -40,7 +41,8 @@ static const struct ct_libmod libs[] = {
      "0",
      "OMPI_MCA_",
      "OMPI_MCA_coll OMPI_MCA_coll_* OMPI_MCA_mca_base_param_files "
-     "OMPI_MCA_mca_base_envar_file_prefix",
+     "OMPI_MCA_mca_base_envar_file_prefix OMPI_MCA_mca_base_param_file_prefix "
+     "OMPI_MCA_mca_base_env_list*",
      "ompi_info --parsable --level 9 --param all all",
      ":param:%s:value:",
      "mpirun",
@@ -113,15 +115,26 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
                       m->name, m->name, n ? cand[n > 1 ? 1 : 0] : "?", m->title);
 }
 
-/* Program name's path on PATH in p; false when it is not there. */
+/* Whether p is a program this process may run (not a folder). */
+static bool runnable(const char *p)
+{
+    struct stat st;
+    return access(p, X_OK) == 0 && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Program name's path on PATH (a name with a '/' as it is) in p; false when it is not there. */
 static bool on_path(const char *name, char *p, size_t len)
 {
+    if (strchr(name, '/')) {
+        snprintf(p, len, "%s", name);
+        return runnable(p);
+    }
     const char *path = getenv("PATH");
     char *dup = ct_xstrdup(path ? path : "/usr/bin:/bin");
     bool found = false;
     for (char *s = NULL, *d = strtok_r(dup, ":", &s); d && !found; d = strtok_r(NULL, ":", &s)) {
         snprintf(p, len, "%s/%s", *d ? d : ".", name);
-        found = access(p, X_OK) == 0;
+        found = runnable(p);
     }
     free(dup);
     return found;
@@ -147,17 +160,21 @@ static bool version_says(const char *path, const char *word)
 
 const char *ct_libmod_launcher(const struct ct_libmod *m)
 {
-    static const char *chosen[sizeof libs / sizeof libs[0]];
-    size_t i = (size_t)(m - libs);
-    char p[4200];
-    if (i >= sizeof libs / sizeof libs[0])
+    static char alt[sizeof libs / sizeof libs[0]][4200];
+    static bool chosen[sizeof libs / sizeof libs[0]];
+    size_t i = 0;
+    while (i < sizeof libs / sizeof libs[0] && m != &libs[i])
+        i++;
+    if (i == sizeof libs / sizeof libs[0])
         return m->launcher;
-    if (!chosen[i])
-        chosen[i] = on_path(m->launcher, p, sizeof p) || !on_path(m->launcher_alt, p, sizeof p) ||
-                            !version_says(p, m->launcher_says)
-                        ? m->launcher
-                        : m->launcher_alt;
-    return chosen[i];
+    if (!chosen[i]) { /* the alternative by its path: the one whose --version was read runs */
+        char p[4200];
+        if (!on_path(m->launcher, p, sizeof p) && on_path(m->launcher_alt, p, sizeof p) &&
+            version_says(p, m->launcher_says))
+            snprintf(alt[i], sizeof alt[i], "%s", p);
+        chosen[i] = true;
+    }
+    return *alt[i] ? alt[i] : m->launcher;
 }
 
 int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
@@ -218,20 +235,6 @@ int ct_libmod_hosts_ranks(const char *list)
     return ct_libmod_hosts_slots(list, &most, &least);
 }
 
-/* The value of m's parameter `name` (m->env_list or its delimiter) as a job of the library's
- * gets it: from this environment (under its first prefix), else from the library's own list
- * of its variables (its parameter files), else "". */
-static void param_value(const struct ct_libmod *m, const char *name, char *val, size_t len)
-{
-    char env[CT_LIBMOD_ENV_NAME_MAX + 1];
-    snprintf(env, sizeof env, "%.*s%s", (int)strcspn(m->env_prefix, " "), m->env_prefix, name);
-    const char *v = getenv(env);
-    if (v)
-        snprintf(val, len, "%s", v);
-    else if (ct_libmod_env_default(m, env, val, len, NULL) < 0)
-        *val = 0;
-}
-
 /* Whether path's text has word in it. */
 static bool file_has(const char *path, const char *word)
 {
@@ -242,55 +245,104 @@ static bool file_has(const char *path, const char *word)
     return has;
 }
 
-/* Whether m->env_list (Open MPI's) may have a value: set in this environment, or named in a
- * parameter file a job of the library's reads ($OMPI_MCA_mca_base_param_files, else the
- * user's ~/.openmpi/mca-params.conf, Debian's /etc/openmpi/openmpi-mca-params.conf and the
- * installation's, beside its launcher's bin/); only then is the library's own list asked
- * (ompi_info, a quarter of a second). */
+/* Whether a parameter file Open MPI 4.1 reads may set m->env_list: those named by
+ * $OMPI_MCA_mca_base_param_files (comma-separated, ~/ the home folder), else the user's
+ * ~/.openmpi/mca-params.conf and the installation's openmpi-mca-params.conf, and the
+ * installation's openmpi-mca-params-override.conf (its sysconfdir: $OPAL_SYSCONFDIR,
+ * $OPAL_PREFIX/etc, Debian's /etc/openmpi, or beside its launcher's bin/); aggregate and
+ * environment-prefix files, named by variables, count as may. Only then is the library's own
+ * list asked (ompi_info, a quarter of a second). */
 static bool env_list_maybe(const struct ct_libmod *m)
 {
-    char env[CT_LIBMOD_ENV_NAME_MAX + 1], files[8192] = "", bin[4200];
-    int pl = (int)strcspn(m->env_prefix, " ");
-    snprintf(env, sizeof env, "%.*s%s", pl, m->env_prefix, m->env_list);
-    if (getenv(env))
-        return true;
-    snprintf(env, sizeof env, "%.*smca_base_param_files", pl, m->env_prefix);
-    const char *home = getenv("HOME"), *named = getenv(env);
-    if (named)
-        snprintf(files, sizeof files, "%s", named);
-    else {
-        char *real = on_path(ct_libmod_launcher(m), bin, sizeof bin) ? realpath(bin, NULL) : NULL;
-        snprintf(files, sizeof files,
-                 "%s/.openmpi/mca-params.conf:/etc/openmpi/openmpi-mca-params.conf:%s/../etc/"
-                 "openmpi-mca-params.conf",
-                 home ? home : "", real ? dirname(real) : "/usr/bin");
-        free(real);
+    static const char *const maybe_vars[] = {"mca_base_param_file_prefix",
+                                             "mca_base_envar_file_prefix"};
+    char env[CT_LIBMOD_ENV_NAME_MAX + 1], files[8192] = "", bin[4200], sys[4][4300];
+    int pl = (int)strcspn(m->env_prefix, " "), ns = 0;
+    for (size_t i = 0; i < sizeof maybe_vars / sizeof maybe_vars[0]; i++) {
+        snprintf(env, sizeof env, "%.*s%s", pl, m->env_prefix, maybe_vars[i]);
+        if (getenv(env))
+            return true;
     }
+    const char *home = getenv("HOME"), *sc = getenv("OPAL_SYSCONFDIR"),
+               *pre = getenv("OPAL_PREFIX");
+    if (sc)
+        snprintf(sys[ns++], sizeof sys[0], "%s", sc);
+    if (pre)
+        snprintf(sys[ns++], sizeof sys[0], "%s/etc", pre);
+    snprintf(sys[ns++], sizeof sys[0], "/etc/openmpi");
+    char *real = on_path(ct_libmod_launcher(m), bin, sizeof bin) ? realpath(bin, NULL) : NULL;
+    snprintf(sys[ns++], sizeof sys[0], "%s/../etc", real ? dirname(real) : "/usr/bin");
+    free(real);
+    snprintf(env, sizeof env, "%.*smca_base_param_files", pl, m->env_prefix);
+    const char *named = getenv(env);
+    size_t off =
+        (size_t)snprintf(files, sizeof files, "%s", named ? named : "~/.openmpi/mca-params.conf");
+    for (int i = 0; i < ns && off < sizeof files; i++)
+        off += (size_t)snprintf(files + off, sizeof files - off,
+                                ",%s/openmpi-mca-params-override.conf", sys[i]);
+    for (int i = 0; !named && i < ns && off < sizeof files; i++)
+        off += (size_t)snprintf(files + off, sizeof files - off, ",%s/openmpi-mca-params.conf",
+                                sys[i]);
     bool maybe = false;
-    for (char *s = NULL, *f = strtok_r(files, ":", &s); f && !maybe; f = strtok_r(NULL, ":", &s))
-        maybe = file_has(f, m->env_list);
+    for (char *t = NULL, *f = strtok_r(files, ",", &t); f && !maybe; f = strtok_r(NULL, ",", &t)) {
+        char path[8400];
+        bool tilde = !strncmp(f, "~/", 2) && home;
+        snprintf(path, sizeof path, "%s%s", tilde ? home : "", tilde ? f + 1 : f);
+        maybe = file_has(path, m->env_list);
+    }
     return maybe;
 }
 
-/* m->env_list's value, and its delimiter, read once per process ("" where unset). */
-static const char *env_list_value(const struct ct_libmod *m, char *delim, size_t dlen)
+/* The text after parameter name's key in the library's own list (m->info) to the end of its
+ * line, one pair of quotes around it taken off (ompi_info quotes a value with ':' in it), in
+ * val: "" when not listed or the list cannot be had. */
+static void info_value(const struct ct_libmod *m, const char *name, char *val, size_t len)
 {
-    static char list[1024], sep[16];
-    static const struct ct_libmod *known;
-    if (known != m) {
-        char dname[128];
-        *list = 0;
-        if (env_list_maybe(m))
-            param_value(m, m->env_list, list, sizeof list);
-        snprintf(dname, sizeof dname, "%s_delimiter", m->env_list);
-        if (*list)
-            param_value(m, dname, sep, sizeof sep);
-        if (!*sep)
-            snprintf(sep, sizeof sep, ";");
-        known = m;
+    char key[160], cmd[256], *line = NULL;
+    size_t cap = 0;
+    snprintf(key, sizeof key, m->info_key, name);
+    snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
+    *val = 0;
+    FILE *f = popen(cmd, "r");
+    while (f && getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
+        char *p = strstr(line, key);
+        if (!p)
+            continue;
+        p += strlen(key);
+        size_t n = strcspn(p, "\r\n");
+        if (n >= 2 && p[0] == '"' && p[n - 1] == '"')
+            p++, n -= 2;
+        snprintf(val, len, "%.*s", (int)n, p);
     }
-    snprintf(delim, dlen, "%s", sep);
-    return list;
+    free(line);
+    if (f)
+        pclose(f);
+}
+
+/* m->env_list as a job of the library's gets it, in list, and its delimiter: from this
+ * environment (under its first prefix; set, even empty, counts: mpirun refuses setenv beside
+ * it), else from its parameter files (asked once per process). False where it is not set. */
+static bool env_list_value(const struct ct_libmod *m, char *list, size_t len, char *delim,
+                           size_t dlen)
+{
+    static char file_list[4096], file_sep[16];
+    static bool asked;
+    char env[CT_LIBMOD_ENV_NAME_MAX + 160], dname[128];
+    int pl = (int)strcspn(m->env_prefix, " ");
+    snprintf(dname, sizeof dname, "%s_delimiter", m->env_list);
+    if (!asked) {
+        if (env_list_maybe(m))
+            info_value(m, m->env_list, file_list, sizeof file_list);
+        if (*file_list)
+            info_value(m, dname, file_sep, sizeof file_sep);
+        asked = true;
+    }
+    snprintf(env, sizeof env, "%.*s%s", pl, m->env_prefix, dname);
+    const char *d = getenv(env), *v;
+    snprintf(delim, dlen, "%s", d && *d ? d : *file_sep ? file_sep : ";");
+    snprintf(env, sizeof env, "%.*s%s", pl, m->env_prefix, m->env_list);
+    snprintf(list, len, "%s", (v = getenv(env)) ? v : file_list);
+    return v || *file_list;
 }
 
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
@@ -319,16 +371,18 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
     snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
     snprintf(marker[2], sizeof marker[2], "%s=%d", CT_CPUS_ENV, hosts ? 0 : ct_cpus_usable());
-    char delim[16], all[2048];
-    const char *list = m->setenv && m->env_list ? env_list_value(m, delim, sizeof delim) : "";
-    if (*list) { /* the site's list, the ranks' variables added: one way of passing them */
-        snprintf(all, sizeof all, "%s%s%s%s%s%s%s", list, delim, marker[0], delim, marker[1], delim,
-                 marker[2]);
+    char delim[16], list[4096], all[4096 + 1024];
+    bool listed =
+        m->setenv && m->env_list && env_list_value(m, list, sizeof list, delim, sizeof delim);
+    if (listed) { /* the ranks' variables first (Open MPI stops at a name it cannot pass on),
+                   * then the site's: one way of passing them */
+        snprintf(all, sizeof all, "%s%s%s%s%s%s%s", marker[0], delim, marker[1], delim, marker[2],
+                 *list ? delim : "", list);
         push(&v, &k, "--mca");
         push(&v, &k, m->env_list);
         push(&v, &k, all);
     }
-    for (int i = 0; i < 3 && !*list; i++) {
+    for (int i = 0; i < 3 && !listed; i++) {
         if (m->setenv) {
             push(&v, &k, m->setenv);
             push(&v, &k, marker[i]);
@@ -640,8 +694,9 @@ int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char 
     if (listed(m->rules_env, name, false) || listed(m->env_refused, name, false) ||
         (m->own_name && !strcmp(name, m->own_name)))
         return ct_err_set(err, CT_EINVAL,
-                          "%s loads rules or chooses the collective code: that is the export's "
-                          "own (a launch setting is a transport or protocol variable)",
+                          "%s loads rules or chooses the collective code (or loads parameter "
+                          "files, or what the ranks are passed): the export's or the site's own "
+                          "(a launch setting is a transport or protocol variable)",
                           name);
     bool val = value && *value;
     for (const char *p = value; val && *p; p++)

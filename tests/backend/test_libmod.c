@@ -8,6 +8,7 @@
  * colltune, which prints each rank's CPU list.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 
 #include <sched.h>
 #include <signal.h>
@@ -157,42 +158,135 @@ Test(libmod, ranks_count_the_cores_their_launching_process_may_use)
     }
 }
 
-/* A site whose library is its only MPI (modules, a vendor's build) has a plain `mpirun` or
- * `mpiexec`, not Debian's names: taken where Debian's is not on PATH and its --version names
- * the library; one that names another is not, and the line says what was looked for. */
-Test(libmod, a_site_s_plain_launcher_where_debian_s_is_absent)
+/* A folder of stand-ins for a site's programs: name (a shell script printing says) for each
+ * pair, and timeout (the real one, which colltune's reading of --version runs). */
+static void stand_ins(char *dir, const char *const progs[][2], int n)
 {
-    char dir[] = "/tmp/ct-bin-XXXXXX", path[128];
+    char path[256];
     cr_assert_not_null(mkdtemp(dir));
-    static const char *const progs[][2] = {{"mpirun", "mpirun (Open MPI) 4.1.4"},
-                                           {"mpiexec", "mpiexec (some other MPI) 1.0"}};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, progs[i][0]);
         FILE *f = fopen(path, "w");
         cr_assert_not_null(f);
-        fprintf(f, "#!/bin/sh\necho '%s'\n", progs[i][1]);
+        fprintf(f, "#!/bin/sh\nprintf '%%s\\n' '%s'\n", progs[i][1]);
         fclose(f);
         chmod(path, 0755);
     }
     snprintf(path, sizeof path, "%s/timeout", dir);
-    cr_assert_eq(symlink("/usr/bin/timeout", path), 0);
+    cr_assert_eq(
+        symlink(access("/usr/bin/timeout", X_OK) ? "/bin/timeout" : "/usr/bin/timeout", path), 0);
     setenv("PATH", dir, 1);
-    const struct ct_libmod *o = ct_libmod_find("ompi"), *h = ct_libmod_find("mpich");
-    struct ct_err err = {0};
-    cr_expect_str_eq(ct_libmod_launcher(o), "mpirun");
-    cr_expect_eq(ct_libmod_launcher_check(o, &err), 0, "%s", err.msg);
-    char **v = ct_libmod_argv(o, 2, NULL, false, NULL, "prog", 0, NULL);
-    cr_expect_str_eq(v[0], "mpirun");
-    ct_libmod_argv_free(v);
-    cr_expect_str_eq(ct_libmod_launcher(h), "mpiexec.hydra", "another MPI's mpiexec is not taken");
-    cr_expect_lt(ct_libmod_launcher_check(h, &err), 0);
-    cr_expect(strstr(err.msg, "neither mpiexec.hydra nor a mpiexec whose --version says HYDRA"),
-              "%s", err.msg);
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, i < 2 ? progs[i][0] : "timeout");
-        unlink(path);
+}
+
+/* The stand-ins' folder removed, with what is in it. */
+static void stand_ins_gone(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[512];
+    for (struct dirent *e; d && (e = readdir(d));) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.')
+            unlink(path);
     }
+    if (d)
+        closedir(d);
     rmdir(dir);
+}
+
+/* A site whose library is its only MPI (modules, a vendor's build) has a plain `mpirun` or
+ * `mpiexec`, not Debian's names: taken, by its path, where Debian's is not on PATH and its
+ * --version names the library; one that names another is not, and the line says what was
+ * looked for (case c: Open MPI's taken, another MPI's mpiexec not; then MPICH's hydra taken,
+ * another MPI's mpirun not). */
+static void plain_launchers(int c)
+{
+    static const char *const progs[2][2][2] = {
+        {{"mpirun", "mpirun (Open MPI) 4.1.4"}, {"mpiexec", "mpiexec (another MPI) 1.0"}},
+        {{"mpirun", "mpirun (another MPI) 1.0"}, {"mpiexec", "HYDRA build details:"}}};
+    char dir[] = "/tmp/ct-bin-XXXXXX", want[64], said[160];
+    stand_ins(dir, progs[c], 2);
+    const struct ct_libmod *yes = ct_libmod_find(c ? "mpich" : "ompi"),
+                           *no = ct_libmod_find(c ? "ompi" : "mpich");
+    struct ct_err err = {0};
+    snprintf(want, sizeof want, "%s/%s", dir, c ? "mpiexec" : "mpirun");
+    cr_expect_str_eq(ct_libmod_launcher(yes), want);
+    cr_expect_eq(ct_libmod_launcher_check(yes, &err), 0, "%s", err.msg);
+    char **v = ct_libmod_argv(yes, 2, NULL, false, NULL, "prog", 0, NULL);
+    cr_expect_str_eq(v[0], want);
+    ct_libmod_argv_free(v);
+    cr_expect_str_eq(ct_libmod_launcher(no), no->launcher, "another MPI's is not taken");
+    cr_expect_lt(ct_libmod_launcher_check(no, &err), 0);
+    snprintf(said, sizeof said, "neither %s nor a %s whose --version says %s", no->launcher,
+             no->launcher_alt, no->launcher_says);
+    cr_expect(strstr(err.msg, said), "%s", err.msg);
+    stand_ins_gone(dir);
+}
+
+Test(libmod, a_site_s_plain_mpirun_where_debian_s_is_absent)
+{
+    plain_launchers(0);
+}
+
+Test(libmod, a_site_s_plain_hydra_where_debian_s_is_absent)
+{
+    plain_launchers(1);
+}
+
+/* A site's mca_base_env_list, from its parameter files (as ompi_info lists it: a value with a
+ * ':' in quotes) or this environment (set, even empty): the ranks' variables go first on the
+ * list mpirun is given (Open MPI stops at a name it cannot pass on), the site's after them,
+ * its delimiter used; no -x beside it. Stand-ins for ompi_info and the site's file. */
+Test(libmod, the_ranks_variables_ride_first_on_a_site_s_env_list)
+{
+    static const char *const progs[][2] = {
+        {"ompi_info", "mca:mca:base:param:mca_base_env_list:value:\"A=x:1 y\"\n"
+                      "mca:mca:base:param:mca_base_env_list_delimiter:value:;"}};
+    char dir[] = "/tmp/ct-bin-XXXXXX", conf[128], want[256];
+    stand_ins(dir, progs, 1);
+    static const char *const unset[] = {"OMPI_MCA_mca_base_env_list",
+                                        "OMPI_MCA_mca_base_env_list_delimiter",
+                                        "OMPI_MCA_mca_base_param_files",
+                                        "OMPI_MCA_mca_base_param_file_prefix",
+                                        "OMPI_MCA_mca_base_envar_file_prefix",
+                                        "OPAL_PREFIX",
+                                        "OPAL_SYSCONFDIR"};
+    for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
+        unsetenv(unset[i]);
+    snprintf(conf, sizeof conf, "%s/site.conf", dir);
+    FILE *f = fopen(conf, "w");
+    cr_assert_not_null(f);
+    fputs("mca_base_env_list = A=x:1 y\n", f);
+    fclose(f);
+    setenv("OMPI_MCA_mca_base_param_files", conf, 1);
+    const struct ct_libmod *m = ct_libmod_find("ompi");
+    static const char *const env[][2] = {{NULL, NULL}, {"", NULL}, {"B=2", ","}, {NULL, NULL}};
+    for (int c = 0; c < 4; c++) {
+        if (env[c][0])
+            setenv("OMPI_MCA_mca_base_env_list", env[c][0], 1);
+        else
+            unsetenv("OMPI_MCA_mca_base_env_list");
+        if (env[c][1])
+            setenv("OMPI_MCA_mca_base_env_list_delimiter", env[c][1], 1);
+        else
+            unsetenv("OMPI_MCA_mca_base_env_list_delimiter");
+        const char *d = env[c][1] ? env[c][1] : ";";
+        char **v = ct_libmod_argv(m, 2, "h1,h2", false, "H:1#t", "prog", 0, NULL);
+        snprintf(want, sizeof want,
+                 "COLLTUNE_LIB_RANK=ompi%sCOLLTUNE_LIB_NOTIFY=H:1#t%s"
+                 "COLLTUNE_CORES=0%s%s",
+                 d, d, env[c][0] && !*env[c][0] ? "" : d, env[c][0] ? env[c][0] : "A=x:1 y");
+        int at = -1, x = 0;
+        for (int i = 0; v[i]; i++) {
+            x += !strcmp(v[i], "-x");
+            if (!strcmp(v[i], "mca_base_env_list") && i && !strcmp(v[i - 1], "--mca") && v[i + 1])
+                at = i + 1;
+        }
+        cr_expect(at > 0 && !strcmp(v[at], want), "case %d: %s, not %s", c, at > 0 ? v[at] : "none",
+                  want);
+        cr_expect_eq(x, 0, "case %d: -x beside the list", c);
+        ct_libmod_argv_free(v);
+    }
+    stand_ins_gone(dir);
 }
 
 /* A site whose Open MPI tags or timestamps its ranks' lines (mca-params.conf, or here the
@@ -228,8 +322,11 @@ Test(libmod, open_mpi_s_env_list_carries_the_ranks_variables)
     fputs("mca_base_env_list = CT_SITE=7\n", f);
     fclose(f);
     setenv("HOME", home, 1);
-    unsetenv("OMPI_MCA_mca_base_env_list");
-    unsetenv(CT_CPUS_ENV);
+    static const char *const unset[] = {
+        "OMPI_MCA_mca_base_env_list", "OMPI_MCA_mca_base_param_files",
+        "OMPI_MCA_mca_base_param_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix", CT_CPUS_ENV};
+    for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
+        unsetenv(unset[i]);
     char *args[] = {"-c", "echo got=$CT_SITE,$" CT_LIBMOD_ENV ",$" CT_CPUS_ENV};
     bool flag;
     int n = rank_out(m, false, &flag, "/bin/sh", args, "got=%63s", got);
