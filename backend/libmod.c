@@ -21,8 +21,9 @@
 static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
      * its cores, else to sockets, and none when oversubscribed; hydra binds none. The ranks'
-     * lines as they print them, whatever a site's mca-params.conf says (tagged, timestamped or
-     * XML lines are not read by verify's and the search's launches) */
+     * lines as they print them, over a site's mca-params.conf and environment (Open MPI 4.x's
+     * names; tagged, timestamped or XML lines are not read by verify's and the search's
+     * launches) */
     {"ompi",
      "Open MPI",
      "mpirun.openmpi",
