@@ -26,11 +26,7 @@ void ct_launcherr_init(struct ct_launcherr *e, int fd)
 
 static bool has(const char *s, size_t len, const char *w)
 {
-    size_t k = strlen(w);
-    for (size_t j = 0; j + k <= len; j++)
-        if (!memcmp(s + j, w, k))
-            return true;
-    return false;
+    return memmem(s, len, w, strlen(w)) != NULL;
 }
 
 static void add(char **b, size_t *n, size_t *cap, const char *s, size_t len)

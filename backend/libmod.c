@@ -294,30 +294,51 @@ static bool env_list_maybe(const struct ct_libmod *m)
     return maybe;
 }
 
+/* Runs the library's own list of its variables (m->info) to its end (*st: its status, -1
+ * when it cannot run); whether it lists key, and its value in val: after the key's padding
+ * and '=' where the key does not end in ':' (mpivars' NAME = VALUE; a tab or the end there:
+ * listed without a value; mpivars also prints a line with ':' there, of no value); its first
+ * word with `word`, else the rest of the line, one pair of quotes taken off (ompi_info quotes
+ * a value with ':' in it). */
+static bool info_read(const struct ct_libmod *m, const char *key, bool word, char *val, size_t len,
+                      int *st)
+{
+    char cmd[256], *line = NULL;
+    size_t cap = 0, kl = strlen(key);
+    bool found = false, eq = kl && key[kl - 1] != ':';
+    snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
+    FILE *f = popen(cmd, "r");
+    *st = -1;
+    if (!f)
+        return false;
+    while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
+        char *p = found ? NULL : strstr(line, key);
+        if (!p ||
+            (eq && (!strchr(" \t=", p[kl]) || !strchr("=\t\r\n", p[kl + strspn(p + kl, " ")]))))
+            continue;
+        p += kl + (eq ? strspn(p + kl, " ") : 0);
+        p += eq && *p == '=';
+        size_t n = strcspn(p, word ? " \t\r\n" : "\r\n");
+        if (!word && n >= 2 && p[0] == '"' && p[n - 1] == '"')
+            p++, n -= 2;
+        snprintf(val, len, "%.*s", (int)n, p);
+        found = true;
+    }
+    free(line);
+    *st = pclose(f);
+    return found;
+}
+
 /* The text after parameter name's key in the library's own list (m->info) to the end of its
  * line, one pair of quotes around it taken off (ompi_info quotes a value with ':' in it), in
  * val: "" when not listed or the list cannot be had. */
 static void info_value(const struct ct_libmod *m, const char *name, char *val, size_t len)
 {
-    char key[160], cmd[256], *line = NULL;
-    size_t cap = 0;
+    char key[160];
+    int st;
     snprintf(key, sizeof key, m->info_key, name);
-    snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
-    *val = 0;
-    FILE *f = popen(cmd, "r");
-    while (f && getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
-        char *p = strstr(line, key);
-        if (!p)
-            continue;
-        p += strlen(key);
-        size_t n = strcspn(p, "\r\n");
-        if (n >= 2 && p[0] == '"' && p[n - 1] == '"')
-            p++, n -= 2;
-        snprintf(val, len, "%.*s", (int)n, p);
-    }
-    free(line);
-    if (f)
-        pclose(f);
+    if (!info_read(m, key, false, val, len, &st))
+        *val = 0;
 }
 
 /* m->env_list as a job of the library's gets it, in list, and its delimiter: from this
@@ -571,44 +592,25 @@ void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *ou
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err)
 {
-    char key[160], prog[64], cmd[256], *line = NULL;
-    size_t cap = 0, kl;
-    bool found = false;
+    char key[160], prog[64];
+    int st;
     snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
     snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
-    snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
-    kl = strlen(key);
-    /* NAME, padding, '=' (a tab or the end: listed without a value; mpivars also prints a line
-     * with ':' there, of no value); a key ending in ':' is followed by the value itself */
-    bool eq = key[kl - 1] != ':';
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
-    FILE *f = popen(cmd, "r");
-    if (!f)
+    if (info_read(m, key, true, val, len, &st))
+        return 0;
+    if (st < 0)
         return ct_err_set(err, CT_EUNSUPP, "cannot run %s (%s's own list of its variables)", prog,
                           m->title);
-    while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
-        char *p = found ? NULL : strstr(line, key);
-        if (!p ||
-            (eq && (!strchr(" \t=", p[kl]) || !strchr("=\t\r\n", p[kl + strspn(p + kl, " ")]))))
-            continue;
-        p += kl + (eq ? strspn(p + kl, " ") : 0);
-        p += eq && *p == '=';
-        snprintf(val, len, "%.*s", (int)strcspn(p, " \t\r\n"), p);
-        found = true;
-    }
-    free(line);
-    int st = pclose(f);
-    if (!found && st == 124 << 8)
+    if (st == 124 << 8)
         return ct_err_set(err, CT_EUNSUPP,
                           "%s (%s's own list of its variables) did not end within %d s", prog,
                           m->title, CT_LIBMOD_INFO_S);
-    if (!found && st)
+    if (st)
         return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) %s", prog, m->title,
                           st == 127 << 8 ? "is not installed" : "failed");
-    if (!found)
-        return ct_err_set(err, CT_EINVAL, "%s does not list %s: not one of %s's variables here",
-                          prog, name, m->title);
-    return 0;
+    return ct_err_set(err, CT_EINVAL, "%s does not list %s: not one of %s's variables here", prog,
+                      name, m->title);
 }
 
 /* s as a whole number up to 2^59 (a limit's room for 8x): false when it is not one */
