@@ -106,7 +106,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     const struct ct_emitter *e = ct_emitter_find(m->format);
     struct ct_err err = {0};
     char *mod = NULL;
-    int code = 0, verified = 0, nstamped = 0, n[CT_JUDGED_N] = {0};
+    int code = 0, verified = 0, nstamped = 0, nunmarked = 0, n[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
      * sets found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -195,7 +195,12 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
              * from an earlier verify; one that only lost rules with no gain keeps this one; a
              * set with rows tried is not marked: those kept were picked on these launches,
              * and they took the controls of CONFIG's own rules */
-            nstamped += fixed && ct_config_lib_verified(fixed, m->name, i, r || ntried ? 0 : geo);
+            bool stamped =
+                fixed && ct_config_lib_verified(fixed, m->name, i, r || ntried ? 0 : geo);
+            nstamped += stamped;
+            /* found slower, a mark from an earlier verify cleared: the copy must say so */
+            nunmarked += fixed && !stamped && r == CT_EXIT_CHECK && !ntried &&
+                         ct_config_lib(config, m->name)->sets[i].verified.at[0];
             free(slow);
             free(nogain);
             free(cut);
@@ -215,14 +220,13 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         if (!verified && !code)
             code = no_set(o, l, m->title, path, colls);
         if (code == CT_EXIT_CHECK && env_kept && !whole_slow) /* else said below, or above */
-            fprintf(stderr,
-                    "colltune sweep: the exported file is slower than %s's defaults at "
-                    "some size (by more than 3%%, beyond the intervals)\n",
-                    m->title);
+            ct_verify_say_slower(m->title, any);
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
-        else if (fixed && (nstamped || any) && (code == 0 || code == CT_EXIT_CHECK))
-            code = ct_verify_write_fixed(fixed, path, n, nstamped, m->title, code);
+        else if (fixed && (nstamped || any || nunmarked) && (code == 0 || code == CT_EXIT_CHECK))
+            code = ct_verify_write_fixed(fixed, path, n, nstamped, nunmarked, m->title, code);
+        else if (code == CT_EXIT_CHECK && env_kept)
+            ct_verify_say_unchanged();
     }
     ct_verify_export_release(&x);
     if (fixed)

@@ -97,7 +97,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0, nstamped = 0, nj[CT_JUDGED_N] = {0};
+    int code = 0, verified = 0, nstamped = 0, nunmarked = 0, nj[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to NCCL's own, those
      * slower only at an edge cut, and the rules found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -139,8 +139,10 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         ct_config_lib_judged(fixed, "nccl", -1, &s, slow, nogain, cut, nj);
         /* after the demotions, which clear it: a rule found slower loses a record it had from
          * an earlier verify; one that only lost ranges with no gain keeps this one */
-        nstamped += fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
-                                                       r ? 0 : geo);
+        bool stamped = fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
+                                                          r ? 0 : geo);
+        nstamped += stamped;
+        nunmarked += fixed && !stamped && r == CT_EXIT_CHECK && s.verified.at[0];
         free(slow);
         free(nogain);
         free(cut);
@@ -148,12 +150,14 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     for (int i = 0; i < nsets; i++)
         ct_ruleset_release(&sets[i]);
     free(sets);
+    bool judged = nj[CT_JUDGED_SLOW] || nj[CT_JUDGED_NOGAIN] || nj[CT_JUDGED_CUT];
     if (code == CT_EXIT_CHECK && comm.rank == 0)
-        fprintf(stderr, "colltune sweep: the exported file is slower than NCCL's defaults at "
-                        "some size (by more than 3%%, beyond the intervals)\n");
-    if (comm.rank == 0 && fixed && (nstamped || nj[0] || nj[1] || nj[2]) &&
+        ct_verify_say_slower("NCCL", judged);
+    if (comm.rank == 0 && fixed && (nstamped || judged || nunmarked) &&
         (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, "NCCL", code);
+        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, nunmarked, "NCCL", code);
+    else if (comm.rank == 0 && code == CT_EXIT_CHECK)
+        ct_verify_say_unchanged();
     if (fixed)
         ct_config_release(fixed);
     free(fixed);

@@ -108,14 +108,35 @@ int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const st
                       m->title);
 }
 
+void ct_verify_say_slower(const char *lib, bool rules)
+{
+    if (rules)
+        fprintf(stderr,
+                "colltune sweep: the exported file is slower than %s's defaults at some size (by "
+                "more than 3%%, beyond the intervals)\n",
+                lib);
+    else
+        fprintf(stderr,
+                "colltune sweep: the exported file read slower than %s's defaults only where it "
+                "keeps %s's own choice (the same code on both sides; the lines above): no rule "
+                "to set back\n",
+                lib, lib);
+}
+
+void ct_verify_say_unchanged(void)
+{
+    fprintf(stderr, "colltune sweep: CONFIG stays as it is (no copy written: no rule to set back, "
+                    "no verified mark to clear); verify it again\n");
+}
+
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
-                          int nstamped, const char *lib, int code)
+                          int nstamped, int nunmarked, const char *lib, int code)
 {
     int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
         kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK],
         tcut = n[CT_JUDGED_TRIED_CUT];
     char out[4200], what[96] = "", cut[112] = "", ties[192] = "";
-    if (!nstamped && !nslow && !nnogain && !ncut && !kept) { /* --try-ties: all set back */
+    if (tried && !nstamped && !nslow && !nnogain && !ncut && !kept) { /* all set back */
         fprintf(stderr,
                 "colltune sweep: none of the %d tied row(s) tried in %s's place gained; CONFIG "
                 "stays as it is (no copy written; a verify without --try-ties marks what it "
@@ -160,6 +181,18 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
             kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
         return code;
     }
+    if (nunmarked && !nslow && !nnogain && !ncut) { /* slower only where it keeps lib's own */
+        char also[96] = "";
+        if (nstamped)
+            snprintf(also, sizeof also, ", its %d other verified collective(s) marked so",
+                     nstamped);
+        say_wrote(out,
+                  "with the verified mark of %d collective(s) cleared (slower than %s's defaults "
+                  "at a size where it keeps %s's own choice: nothing to set back)%s; verify it "
+                  "again",
+                  nunmarked, lib, lib, also);
+        return code;
+    }
     if (nslow || (ncut && nnogain))
         say_wrote(out, "with %s set back to %s's own choice%s%s; export that one (and verify it)",
                   what, lib, cut[0] ? "; " : "", cut);
@@ -176,66 +209,4 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                   "defaults beyond its interval, each rule's gain shown); export that one",
                   nstamped, lib);
     return code;
-}
-
-void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
-                     const struct ct_rule **rule, bool *own, int *group)
-{
-    for (int k = 0; k < nsz; k++) {
-        rule[k] = ct_ruleset_find(s, sz[k]);
-        own[k] = !rule[k] || rule[k]->id == 0;
-        group[k] = own[k] ? -1 : (int)(rule[k] - s->rules);
-    }
-}
-
-int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
-                    const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const bool *cleared, struct ct_paired_redo *again, struct ct_paired *pr,
-                    bool print, bool *slow, bool *nogain, struct ct_paired_cut *cut, double *geo)
-{
-    struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
-    struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
-    int *rounds = ct_xcalloc((size_t)s->nrules, sizeof *rounds);
-    struct ct_paired_sum t;
-    ct_paired_judge(pr, own, nsz, w, &t);
-    for (int k = 0; cleared && k < nsz; k++) /* not slower again in fresh launches */
-        if (cleared[k] && w[k].slower) {
-            w[k].slower = w[k].slow_measured = w[k].slow_local = false;
-            t.slower--;
-        }
-    ct_paired_rules(pr, again && again->measured ? &again->q : NULL, s, rule, own, w, nsz, slow,
-                    nogain, gain, rounds);
-    for (int r = 0; r < s->nrules; r++) /* a tried row no size checked: no gain shown */
-        nogain[r] |= s->rules[r].tried && !rounds[r];
-    for (int r = 0; cut && r < s->nrules; r++)
-        if (slow[r])
-            ct_paired_trim(pr, again, s, r, sz, rule, own, w, nsz, &cut[r]);
-    if (print) {
-        ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
-        ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain, cut);
-        fflush(stdout); /* before what goes to stderr next */
-    }
-    int slower = 0; /* sizes of CONFIG's own slower: a tried row (--try-ties) is only set back */
-    bool tried_slow = false;
-    for (int k = 0; k < nsz; k++)
-        if (w[k].slower && rule[k] && rule[k]->tried)
-            tried_slow = true;
-        else
-            slower += w[k].slower;
-    *geo = slower || tried_slow ? 0 : t.geo; /* the set changes from what ran: not verified */
-    free(w);
-    free(gain);
-    free(rounds);
-    return slower ? CT_EXIT_CHECK : 0;
-}
-
-const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
-                                    const struct ct_ruleset *s)
-{
-    for (int k = 0; k < out->nleft_out; k++)
-        if (out->left_out[k] == s) /* not in the file: a job of its shape runs another set's */
-            return "the file carries one rule set per collective, not this";
-    if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)
-        return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
-    return NULL;
 }

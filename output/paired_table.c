@@ -52,6 +52,27 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
 }
 
+int ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz, const bool *own,
+                             const struct ct_paired_row *w)
+{
+    char at[256] = "", b[32];
+    int n = 0;
+    size_t off = 0;
+    for (int k = 0; k < nsz; k++)
+        if (own[k] && w[k].slower && n++ < 8 && off < sizeof at)
+            off += (size_t)snprintf(at + off, sizeof at - off, "%s%s", off ? ", " : "",
+                                    ct_bytes_str(sz[k], b, sizeof b));
+    if (n > 8)
+        snprintf(at + off, sizeof at - off, " and %d more", n - 8);
+    if (n)
+        fprintf(f,
+                "  SLOWER at %s, where the file keeps %s's own choice: the same code runs on "
+                "both sides there (the launches' noise, or a cost of loading the file), so no "
+                "rule of the file's is to blame and none is set back\n\n",
+                at, lib);
+    return n;
+}
+
 void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
                            const bool *nogain, const struct ct_paired_cut *cut)
