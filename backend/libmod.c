@@ -367,6 +367,37 @@ static bool env_list_value(const struct ct_libmod *m, char *list, size_t len, ch
     return v || *file_list;
 }
 
+/* The ranks' variables (mark, nm of them) and then the site's env list (list, split by its
+ * delimiter sep) joined into all (len) with a delimiter Open MPI takes (one character, in
+ * delim[2]) that is in none of them: the site's own where it is such, else the first of
+ * ";,|!^~@" that is, which must then be passed as the list's delimiter (true). A delimiter
+ * of more than one character makes Open MPI ignore the site's list (its jobs get none of
+ * it): none of it is passed. */
+static bool env_list_join(char mark[][128], int nm, const char *list, const char *sep, char *all,
+                          size_t len, char *delim)
+{
+    char marks[3 * 128 + 3] = "";
+    bool one = strlen(sep) == 1;
+    for (int i = 0; i < nm; i++)
+        snprintf(marks + strlen(marks), sizeof marks - strlen(marks), "%s ", mark[i]);
+    delim[0] = one && !strchr(marks, *sep) ? *sep : 0;
+    for (const char *c = ";,|!^~@"; !delim[0] && *c; c++)
+        if (!strchr(marks, *c) && !(one && strchr(list, *c)))
+            delim[0] = *c;
+    delim[0] = delim[0] ? delim[0] : ';'; /* every one taken: Open MPI's own */
+    delim[1] = 0;
+    size_t off = 0;
+    for (int i = 0; i < nm && off < len; i++)
+        off += (size_t)snprintf(all + off, len - off, "%s%s", i ? delim : "", mark[i]);
+    for (const char *p = one ? list : ""; *p && off < len;) { /* the site's, one by one */
+        size_t w = strcspn(p, sep);
+        if (w)
+            off += (size_t)snprintf(all + off, len - off, "%s%.*s", delim, (int)w, p);
+        p += w + (p[w] != 0);
+    }
+    return !one || delim[0] != *sep;
+}
+
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
                       const char *notify, const char *self, int argc, char **argv)
 {
@@ -393,13 +424,17 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
     snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
     snprintf(marker[2], sizeof marker[2], "%s=%d", CT_CPUS_ENV, hosts ? 0 : ct_cpus_usable());
-    char delim[16], list[4096], all[4096 + 1024];
-    bool listed =
-        m->setenv && m->env_list && env_list_value(m, list, sizeof list, delim, sizeof delim);
+    char sep[16], list[4096], all[4096 + 1024], delim[2] = "";
+    bool listed = m->setenv && m->env_list && env_list_value(m, list, sizeof list, sep, sizeof sep);
     if (listed) { /* the ranks' variables first (Open MPI stops at a name it cannot pass on),
                    * then the site's: one way of passing them */
-        snprintf(all, sizeof all, "%s%s%s%s%s%s%s", marker[0], delim, marker[1], delim, marker[2],
-                 *list ? delim : "", list);
+        if (env_list_join(marker, 3, list, sep, all, sizeof all, delim)) {
+            char name[128];
+            snprintf(name, sizeof name, "%s_delimiter", m->env_list);
+            push(&v, &k, "--mca");
+            push(&v, &k, name);
+            push(&v, &k, delim);
+        }
         push(&v, &k, "--mca");
         push(&v, &k, m->env_list);
         push(&v, &k, all);

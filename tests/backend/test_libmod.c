@@ -286,6 +286,29 @@ Test(libmod, the_ranks_variables_ride_first_on_a_site_s_env_list)
         cr_expect_eq(x, 0, "case %d: -x beside the list", c);
         ct_libmod_argv_free(v);
     }
+    /* a delimiter in the ranks' variables (':' in the address rank 0 reports to) or the site's
+     * list: another, passed on; one of more than one character (Open MPI then ignores the
+     * list, and its jobs get none of it): the ranks' with ';' alone */
+    static const char *const odd[][3] = {
+        {":", "B=2:C=,;",
+         "COLLTUNE_LIB_RANK=ompi|COLLTUNE_LIB_NOTIFY=H:1#t|COLLTUNE_CORES=0|B=2|C=,;"},
+        {"ab", "BabC=2", "COLLTUNE_LIB_RANK=ompi;COLLTUNE_LIB_NOTIFY=H:1#t;COLLTUNE_CORES=0"}};
+    for (int c = 0; c < 2; c++) {
+        setenv("OMPI_MCA_mca_base_env_list", odd[c][1], 1);
+        setenv("OMPI_MCA_mca_base_env_list_delimiter", odd[c][0], 1);
+        char **v = ct_libmod_argv(m, 2, "h1,h2", false, "H:1#t", "prog", 0, NULL);
+        const char *list = NULL, *delim = NULL;
+        for (int i = 1; v[i] && v[i + 1]; i++)
+            if (!strcmp(v[i - 1], "--mca") && !strcmp(v[i], "mca_base_env_list"))
+                list = v[i + 1];
+            else if (!strcmp(v[i - 1], "--mca") && !strcmp(v[i], "mca_base_env_list_delimiter"))
+                delim = v[i + 1];
+        cr_expect(list && !strcmp(list, odd[c][2]), "delimiter %s: %s, not %s", odd[c][0],
+                  list ? list : "none", odd[c][2]);
+        cr_expect(delim && !strcmp(delim, c ? ";" : "|"), "delimiter %s: passed as %s", odd[c][0],
+                  delim ? delim : "none");
+        ct_libmod_argv_free(v);
+    }
     stand_ins_gone(dir);
 }
 

@@ -121,6 +121,12 @@ expect 0 "run --lib ompi: the default decision, checked results" -- $X --lib omp
 grep -q "transport: Open MPI [0-9]" "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 3 ] \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
     || not_ok "table: $(cat "$TMP/out")"
+# a site's env list delimited by ':' (in the address rank 0 reports to: every run failed, "not
+# HOST:PORT#TOKEN", after 20 s), or by more than one character (Open MPI ignores the list)
+for d in : ab; do
+    OMPI_MCA_mca_base_env_list_delimiter=$d OMPI_MCA_mca_base_env_list="CT_A=1${d}CT_B=2" \
+        expect 0 "run --lib ompi beside a site's env list delimited by '$d'" -- $X --lib ompi --local 2 -e 8 -n 3 -w 1
+done
 expect 0 "run --lib ompi --sizes" -- $X --lib ompi --local 2 --sizes 64K,1K -n 3 -w 1
 grep -q "minBytes 1024 maxBytes 65536 " "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 2 ] \
     && ok "... its header spans the list's sizes, 2 rows" || not_ok "--sizes: $(head -3 "$TMP/out")"
