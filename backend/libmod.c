@@ -189,6 +189,33 @@ int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
     return 0;
 }
 
+/* The folder of the launcher that runs (ct_libmod_launcher), its links resolved, in dir;
+ * false when it is not on PATH. */
+static bool launcher_dir(const struct ct_libmod *m, char *dir, size_t len)
+{
+    char p[4200], *real = on_path(ct_libmod_launcher(m), p, sizeof p) ? realpath(p, NULL) : NULL;
+    if (real)
+        snprintf(dir, len, "%s", dirname(real));
+    free(real);
+    return real != NULL;
+}
+
+/* The library's own list of its variables (the first word of m->info) as the launcher's
+ * installation has it: beside the launcher where it is there (a site's module first on PATH
+ * may have another library's), else by name on PATH; in prog. */
+static void info_prog(const struct ct_libmod *m, char *prog, size_t len)
+{
+    char dir[4200];
+    int w = (int)strcspn(m->info, " ");
+    if (launcher_dir(m, dir, sizeof dir) && strlen(dir) + (size_t)w + 2 <= len) {
+        memcpy(prog, dir, strlen(dir));
+        snprintf(prog + strlen(dir), len - strlen(dir), "/%.*s", w, m->info);
+        if (runnable(prog) && !strchr(prog, '\''))
+            return;
+    }
+    snprintf(prog, len, "%.*s", w, m->info);
+}
+
 static void push(char ***v, int *n, const char *s)
 {
     *v = ct_xrealloc(*v, sizeof **v * (size_t)(*n + 2));
@@ -271,9 +298,8 @@ static bool env_list_maybe(const struct ct_libmod *m)
     if (pre)
         snprintf(sys[ns++], sizeof sys[0], "%s/etc", pre);
     snprintf(sys[ns++], sizeof sys[0], "/etc/openmpi");
-    char *real = on_path(ct_libmod_launcher(m), bin, sizeof bin) ? realpath(bin, NULL) : NULL;
-    snprintf(sys[ns++], sizeof sys[0], "%s/../etc", real ? dirname(real) : "/usr/bin");
-    free(real);
+    snprintf(sys[ns++], sizeof sys[0], "%s/../etc",
+             launcher_dir(m, bin, sizeof bin) ? bin : "/usr/bin");
     snprintf(env, sizeof env, "%.*smca_base_param_files", pl, m->env_prefix);
     const char *named = getenv(env);
     size_t off =
@@ -303,10 +329,12 @@ static bool env_list_maybe(const struct ct_libmod *m)
 static bool info_read(const struct ct_libmod *m, const char *key, bool word, char *val, size_t len,
                       int *st)
 {
-    char cmd[256], *line = NULL;
+    char cmd[4400], prog[4200], *line = NULL;
     size_t cap = 0, kl = strlen(key);
     bool found = false, eq = kl && key[kl - 1] != ':';
-    snprintf(cmd, sizeof cmd, "timeout %d %s 2>/dev/null", CT_LIBMOD_INFO_S, m->info);
+    info_prog(m, prog, sizeof prog);
+    snprintf(cmd, sizeof cmd, "timeout %d '%s'%s 2>/dev/null", CT_LIBMOD_INFO_S, prog,
+             m->info + strcspn(m->info, " "));
     FILE *f = popen(cmd, "r");
     *st = -1;
     if (!f)
@@ -627,10 +655,10 @@ void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *ou
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err)
 {
-    char key[160], prog[64];
+    char key[160], prog[4200];
     int st;
     snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
-    snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
+    info_prog(m, prog, sizeof prog);
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
     if (info_read(m, key, true, val, len, &st))
         return 0;

@@ -617,6 +617,44 @@ Test(libmod, open_mpi_s_own_value_spaced)
     cr_expect(strstr(err.msg, "not a whole number"), "%s", err.msg);
 }
 
+/* The library's own value is read from the launcher's installation, not from another
+ * library's ompi_info first on PATH (a site's module): a stand-in ompi_info ahead of the
+ * launcher's folder says 999; beside a site's plain mpirun (stand-ins) the one there is read,
+ * and beside Debian's mpirun.openmpi Debian's. */
+Test(libmod, the_own_value_comes_from_the_launcher_s_installation)
+{
+    static const char *const site[][2] = {
+        {"mpirun", "mpirun (Open MPI) 4.1.4"},
+        {"ompi_info", "mca:btl:vader:param:btl_vader_eager_limit:value:777"}};
+    static const char *const other[][2] = {
+        {"ompi_info", "mca:btl:vader:param:btl_vader_eager_limit:value:999"}};
+    const char *name = "OMPI_MCA_btl_vader_eager_limit";
+    const struct ct_libmod *m = ct_libmod_find("ompi");
+    char a[] = "/tmp/ct-bin-XXXXXX", b[] = "/tmp/ct-bin-XXXXXX", path[128], d[64];
+    struct ct_err err = {0};
+    bool debian = on_path(m->launcher);
+    stand_ins(a, site, 2);
+    stand_ins(b, other, 1);
+    snprintf(path, sizeof path, "%s:%s", b, a);
+    setenv("PATH", path, 1);
+    unsetenv(name);
+    cr_expect_eq(ct_libmod_env_default(m, name, d, sizeof d, &err), 0, "%s", err.msg);
+    cr_expect_str_eq(d, "777", "the site's mpirun's own ompi_info");
+    if (debian) { /* a fresh process: the launcher chosen is cached */
+        pid_t p = fork();
+        if (p == 0) {
+            snprintf(path, sizeof path, "%s:/usr/bin:/bin", b);
+            setenv("PATH", path, 1);
+            _exit(ct_libmod_env_default(m, name, d, sizeof d, &err) || !strcmp(d, "999") ? 1 : 0);
+        }
+        int st;
+        waitpid(p, &st, 0);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "Debian's ompi_info not read");
+    }
+    stand_ins_gone(a);
+    stand_ins_gone(b);
+}
+
 Test(libmod, mpich_s_own_value_spaced)
 {
     own_value("mpich", "MPIR_CVAR_CH4_OFI_MULTI_NIC_STRIPING_THRESHOLD",
