@@ -39,7 +39,7 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
     for (;; round++) {
         struct stat before;
         bool had = !stat(copy, &before);
-        struct ct_verify_did did = {false, false};
+        struct ct_verify_did did = {false, false, false};
         if (round)
             printf("--reverify: round %d of at most %d, verifying %s without --try-ties\n\n",
                    round + 1, o->reverify + 1, cur);
@@ -51,10 +51,10 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
             break; /* a failure, a plain round passed, or the rounds are spent */
         if (!wrote && !did.tried)
             break; /* exit 3 and nothing to verify anew (said) */
-        if (did.whole_slow) { /* the copy runs as the file just measured */
-            printf("--reverify: the copy runs as the file whose whole export was just found "
-                   "slower: verifying it again would repeat that measure until one passes; not "
-                   "done\n\n");
+        if (did.whole_slow || did.own_slow) { /* the copy runs as the file just measured */
+            printf("--reverify: the copy runs as the file just found slower (%s): verifying it "
+                   "again would repeat that measure until one passes; not done\n\n",
+                   did.own_slow ? "where it keeps the library's own choice" : "its whole export");
             break;
         }
         const char *p = wrote ? copy : cur;

@@ -147,9 +147,10 @@ int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const 
 void ct_verify_export_release(struct ct_verify_export *x);
 /* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
  * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
- * settings and rules each held apart (the copy then runs as the file verified). */
+ * settings and rules each held apart; own_slow, slower (exit 3) only at sizes where it keeps
+ * the library's own choice (in both, the copy runs as the file verified). */
 struct ct_verify_did {
-    bool tried, whole_slow;
+    bool tried, whole_slow, own_slow;
 };
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */

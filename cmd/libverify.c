@@ -123,7 +123,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
      * CONFIG, each set verified taken from it as judged */
     const struct ct_config *config = c;
     struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
-    *did = (struct ct_verify_did){tried != NULL, false};
+    *did = (struct ct_verify_did){tried != NULL, false, false};
     if (tried)
         l = ct_config_lib(c = tried, m->name);
     struct ct_verify_export x; /* across hosts beside CONFIG: every host reads it */
@@ -221,6 +221,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             code = no_set(o, l, m->title, path, colls);
         if (code == CT_EXIT_CHECK && env_kept && !whole_slow) /* else said below, or above */
             ct_verify_say_slower(m->title, any);
+        did->own_slow = code == CT_EXIT_CHECK && env_kept && !whole_slow && !any;
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
         else if (fixed && (nstamped || any || nunmarked) && (code == 0 || code == CT_EXIT_CHECK))

@@ -126,7 +126,7 @@ void ct_verify_say_slower(const char *lib, bool rules)
 void ct_verify_say_unchanged(void)
 {
     fprintf(stderr, "colltune sweep: CONFIG stays as it is (no copy written: no rule to set back, "
-                    "no verified mark to clear); verify it again\n");
+                    "no verified mark to clear)\n");
 }
 
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
@@ -188,8 +188,7 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                      nstamped);
         say_wrote(out,
                   "with the verified mark of %d collective(s) cleared (slower than %s's defaults "
-                  "at a size where it keeps %s's own choice: nothing to set back)%s; verify it "
-                  "again",
+                  "at a size where it keeps %s's own choice: nothing to set back)%s",
                   nunmarked, lib, lib, also);
         return code;
     }
