@@ -219,9 +219,11 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         free(env_each);
         if (!verified && !code)
             code = no_set(o, l, m->title, path, colls);
+        /* a rule slower (set back or cut); else slower only where it keeps the library's own */
+        bool rules_slow = n[CT_JUDGED_SLOW] || n[CT_JUDGED_CUT];
         if (code == CT_EXIT_CHECK && env_kept && !whole_slow) /* else said below, or above */
-            ct_verify_say_slower(m->title, any);
-        did->own_slow = code == CT_EXIT_CHECK && env_kept && !whole_slow && !any;
+            ct_verify_say_slower(m->title, rules_slow);
+        did->own_slow = code == CT_EXIT_CHECK && env_kept && !whole_slow && !rules_slow && !tried;
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
         else if (fixed && (nstamped || any || nunmarked) && (code == 0 || code == CT_EXIT_CHECK))

@@ -152,7 +152,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     free(sets);
     bool judged = nj[CT_JUDGED_SLOW] || nj[CT_JUDGED_NOGAIN] || nj[CT_JUDGED_CUT];
     if (code == CT_EXIT_CHECK && comm.rank == 0)
-        ct_verify_say_slower("NCCL", judged);
+        ct_verify_say_slower("NCCL", nj[CT_JUDGED_SLOW] || nj[CT_JUDGED_CUT]);
     if (comm.rank == 0 && fixed && (nstamped || judged || nunmarked) &&
         (code == 0 || code == CT_EXIT_CHECK))
         code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, nunmarked, "NCCL", code);

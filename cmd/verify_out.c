@@ -181,15 +181,17 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
             kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
         return code;
     }
-    if (nunmarked && !nslow && !nnogain && !ncut) { /* slower only where it keeps lib's own */
-        char also[96] = "";
+    if (nunmarked && !nslow && !ncut) { /* slower only where it keeps lib's own */
+        char back[160] = "", also[96] = "";
+        if (nnogain)
+            snprintf(back, sizeof back, "%s set back to %s's own choice and ", what, lib);
         if (nstamped)
             snprintf(also, sizeof also, ", its %d other verified collective(s) marked so",
                      nstamped);
         say_wrote(out,
-                  "with the verified mark of %d collective(s) cleared (slower than %s's defaults "
-                  "at a size where it keeps %s's own choice: nothing to set back)%s",
-                  nunmarked, lib, lib, also);
+                  "with %sthe verified mark of %d collective(s) cleared (slower than %s's "
+                  "defaults at a size where it keeps %s's own choice: nothing to set back)%s",
+                  back, nunmarked, lib, lib, also);
         return code;
     }
     if (nslow || (ncut && nnogain))
