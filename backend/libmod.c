@@ -397,11 +397,10 @@ static bool env_list_value(const struct ct_libmod *m, char *list, size_t len, ch
 
 /* The ranks' variables (mark, nm of them) and then the site's env list (list, split by its
  * delimiter sep) joined into all (len) with a delimiter Open MPI takes (one character, in
- * delim[2]) that is in none of them: the site's own where it is such, else the first of
- * ";,|!^~@" that is, which must then be passed as the list's delimiter (true). A delimiter
- * of more than one character makes Open MPI ignore the site's list (its jobs get none of
- * it): none of it is passed. */
-static bool env_list_join(char mark[][128], int nm, const char *list, const char *sep, char *all,
+ * delim[2], passed as the list's delimiter) that is in none of them: the site's own where it
+ * is such, else the first of ";,|!^~@" that is. A delimiter of more than one character makes
+ * Open MPI ignore the site's list (its jobs get none of it): none of it is passed. */
+static void env_list_join(char mark[][128], int nm, const char *list, const char *sep, char *all,
                           size_t len, char *delim)
 {
     char marks[3 * 128 + 3] = "";
@@ -423,7 +422,6 @@ static bool env_list_join(char mark[][128], int nm, const char *list, const char
             off += (size_t)snprintf(all + off, len - off, "%s%.*s", delim, (int)w, p);
         p += w + (p[w] != 0);
     }
-    return !one || delim[0] != *sep;
 }
 
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
@@ -456,13 +454,12 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     bool listed = m->setenv && m->env_list && env_list_value(m, list, sizeof list, sep, sizeof sep);
     if (listed) { /* the ranks' variables first (Open MPI stops at a name it cannot pass on),
                    * then the site's: one way of passing them */
-        if (env_list_join(marker, 3, list, sep, all, sizeof all, delim)) {
-            char name[128];
-            snprintf(name, sizeof name, "%s_delimiter", m->env_list);
-            push(&v, &k, "--mca");
-            push(&v, &k, name);
-            push(&v, &k, delim);
-        }
+        char name[128];
+        env_list_join(marker, 3, list, sep, all, sizeof all, delim);
+        snprintf(name, sizeof name, "%s_delimiter", m->env_list);
+        push(&v, &k, "--mca");
+        push(&v, &k, name);
+        push(&v, &k, delim);
         push(&v, &k, "--mca");
         push(&v, &k, m->env_list);
         push(&v, &k, all);
@@ -655,10 +652,10 @@ void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *ou
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err)
 {
-    char key[160], prog[4200];
+    char key[160], prog[64]; /* named as a user knows it, wherever it ran from */
     int st;
     snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
-    info_prog(m, prog, sizeof prog);
+    snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
     if (info_read(m, key, true, val, len, &st))
         return 0;

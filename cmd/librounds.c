@@ -54,7 +54,9 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
         if (did.whole_slow || did.own_slow) { /* the copy runs as the file just measured */
             printf("--reverify: the copy runs as the file just found slower (%s): verifying it "
                    "again would repeat that measure until one passes; not done\n\n",
-                   did.own_slow ? "where it keeps the library's own choice" : "its whole export");
+                   did.own_slow ? "only where it keeps the library's own choice; less any range "
+                                  "without a gain"
+                                : "its whole export");
             break;
         }
         const char *p = wrote ? copy : cur;

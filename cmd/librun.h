@@ -187,17 +187,17 @@ void ct_verify_copy_path(const char *path, char *out, size_t len);
  * (ct_paired_trim), the rows --try-ties tried kept where they gained (n: counts by
  * CT_JUDGED_*), and nstamped sets marked verified (a set with a slower range is not: the
  * file changed; one that lost only ranges with no gain is, since those sizes now run what
- * side B ran), and nunmarked sets found slower (at sizes CONFIG keeps at lib's own choice,
- * where none of the above applies) with the verified mark an earlier verify gave them
- * cleared, written beside it as NAME.verified.json (CONFIG itself when it is one) and said on
- * stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or CT_EXIT_FAIL when
- * code is 0 and the file could not be written (said). */
+ * side B ran), and nown sets found slower only at sizes CONFIG keeps at lib's own choice
+ * (no rule found slower: not marked), nunmarked of them with the verified mark an earlier
+ * verify gave them cleared, written beside it as NAME.verified.json (CONFIG itself when it is
+ * one) and said on stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or
+ * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
-                          int nstamped, int nunmarked, const char *lib, int code);
+                          int nstamped, int nown, int nunmarked, const char *lib, int code);
 /* Verify's exit 3 said on stderr: the file slower than lib's defaults at a size, where a rule
  * was judged (rules: one set back or cut), else only at sizes it keeps at lib's own choice. */
 void ct_verify_say_slower(const char *lib, bool rules);
-/* Exit 3 with nothing to write (no rule set back, no verified mark cleared): said. */
+/* Exit 3 with nothing to write (no rule found slower, no verified mark cleared): said. */
 void ct_verify_say_unchanged(void);
 /* The same for a CONFIG whose launch settings verify found slower than the defaults (slow) or
  * without a gain: fixed is CONFIG without them (ct_config_lib_env_drop). Returns code, or a

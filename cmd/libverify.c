@@ -106,7 +106,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     const struct ct_emitter *e = ct_emitter_find(m->format);
     struct ct_err err = {0};
     char *mod = NULL;
-    int code = 0, verified = 0, nstamped = 0, nunmarked = 0, n[CT_JUDGED_N] = {0};
+    int code = 0, verified = 0, nstamped = 0, nown = 0, nunmarked = 0, n[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
      * sets found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -188,7 +188,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             fixed = fixed ? fixed : ct_config_copy(config);
             if (ntried) /* the set as verified, its tried rows in it */
                 ct_config_lib_set_copy(fixed, c, m->name, i);
+            int was = n[CT_JUDGED_SLOW] + n[CT_JUDGED_CUT];
             ct_config_lib_judged(fixed, m->name, i, s, slow, nogain, cut, n);
+            /* slower only where it keeps the library's own choice: no rule found slower */
+            bool own = r == CT_EXIT_CHECK && n[CT_JUDGED_SLOW] + n[CT_JUDGED_CUT] == was;
             if (ntried) /* the library's own choice as one range where no tried row stays */
                 ct_config_lib_join_own(fixed, m->name, i);
             /* after the demotions, which clear it: a set found slower loses a record it had
@@ -198,9 +201,9 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             bool stamped =
                 fixed && ct_config_lib_verified(fixed, m->name, i, r || ntried ? 0 : geo);
             nstamped += stamped;
-            /* found slower, a mark from an earlier verify cleared: the copy must say so */
-            nunmarked += fixed && !stamped && r == CT_EXIT_CHECK && !ntried &&
-                         ct_config_lib(config, m->name)->sets[i].verified.at[0];
+            nown += fixed && own;
+            /* and a mark from an earlier verify cleared: the copy must be written */
+            nunmarked += fixed && own && ct_config_lib(config, m->name)->sets[i].verified.at[0];
             free(slow);
             free(nogain);
             free(cut);
@@ -211,7 +214,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         if (l->nenv && env_kept && verified && !tried && !code && fixed)
             code =
                 ct_libverify_whole(&side, e, path, fixed, here, env_each, &whole_slow, &whole_geo);
-        if (fixed && verified == l->nsets) /* of every set, or none (a subset keeps CONFIG's) */
+        /* of every set, or none (a subset keeps CONFIG's, unless a set of it read slower) */
+        if (fixed && (verified == l->nsets || nown))
             ct_config_lib_whole_verified(fixed, m->name, !code && !whole_slow ? whole_geo : 0);
         if (whole_slow && !code)
             code = CT_EXIT_CHECK;
@@ -227,7 +231,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
         else if (fixed && (nstamped || any || nunmarked) && (code == 0 || code == CT_EXIT_CHECK))
-            code = ct_verify_write_fixed(fixed, path, n, nstamped, nunmarked, m->title, code);
+            code = ct_verify_write_fixed(fixed, path, n, nstamped, nown, nunmarked, m->title, code);
         else if (code == CT_EXIT_CHECK && env_kept)
             ct_verify_say_unchanged();
     }

@@ -97,7 +97,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
                            err.msg);
-    int code = 0, verified = 0, nstamped = 0, nunmarked = 0, nj[CT_JUDGED_N] = {0};
+    int code = 0, verified = 0, nstamped = 0, nown = 0, nunmarked = 0, nj[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to NCCL's own, those
      * slower only at an edge cut, and the rules found no slower marked verified */
     struct ct_config *fixed = NULL;
@@ -136,13 +136,16 @@ static int verify_rank(struct ct_boot *boot, void *arg)
             code = r;
         verified++;
         fixed = fixed || comm.rank ? fixed : ct_config_copy(x->c); /* rank 0 writes it */
+        int was = nj[CT_JUDGED_SLOW] + nj[CT_JUDGED_CUT];
         ct_config_lib_judged(fixed, "nccl", -1, &s, slow, nogain, cut, nj);
+        bool own = r == CT_EXIT_CHECK && nj[CT_JUDGED_SLOW] + nj[CT_JUDGED_CUT] == was;
         /* after the demotions, which clear it: a rule found slower loses a record it had from
          * an earlier verify; one that only lost ranges with no gain keeps this one */
         bool stamped = fixed && ct_config_lib_verified_at(fixed, "nccl", s.coll, s.nranks, s.nnodes,
                                                           r ? 0 : geo);
         nstamped += stamped;
-        nunmarked += fixed && !stamped && r == CT_EXIT_CHECK && s.verified.at[0];
+        nown += fixed && own; /* slower only where it keeps NCCL's own choice */
+        nunmarked += fixed && own && s.verified.at[0];
         free(slow);
         free(nogain);
         free(cut);
@@ -155,7 +158,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         ct_verify_say_slower("NCCL", nj[CT_JUDGED_SLOW] || nj[CT_JUDGED_CUT]);
     if (comm.rank == 0 && fixed && (nstamped || judged || nunmarked) &&
         (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, nunmarked, "NCCL", code);
+        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, nown, nunmarked, "NCCL", code);
     else if (comm.rank == 0 && code == CT_EXIT_CHECK)
         ct_verify_say_unchanged();
     if (fixed)

@@ -119,25 +119,25 @@ void ct_verify_say_slower(const char *lib, bool rules)
         fprintf(stderr,
                 "colltune sweep: the exported file read slower than %s's defaults only where it "
                 "keeps %s's own choice (the same code on both sides; the lines above): no rule "
-                "to set back\n",
+                "found slower\n",
                 lib, lib);
 }
 
 void ct_verify_say_unchanged(void)
 {
-    fprintf(stderr, "colltune sweep: CONFIG stays as it is (no copy written: no rule to set back, "
+    fprintf(stderr, "colltune sweep: CONFIG stays as it is (no copy written: no rule found slower, "
                     "no verified mark to clear)\n");
 }
 
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
-                          int nstamped, int nunmarked, const char *lib, int code)
+                          int nstamped, int nown, int nunmarked, const char *lib, int code)
 {
     int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
         kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK],
         tcut = n[CT_JUDGED_TRIED_CUT];
-    char out[4200], what[96] = "", cut[112] = "", ties[192] = "";
-    if (tried && !nstamped && !nslow && !nnogain && !ncut && !kept) { /* all set back */
-        fprintf(stderr,
+    char out[4200], what[96] = "", cut[112] = "", ties[192] = "", own[224] = "";
+    if (tried && !nstamped && !nslow && !nnogain && !ncut && !kept && !nunmarked) {
+        fprintf(stderr, /* all set back */
                 "colltune sweep: none of the %d tied row(s) tried in %s's place gained; CONFIG "
                 "stays as it is (no copy written; a verify without --try-ties marks what it "
                 "verifies)\n",
@@ -156,6 +156,11 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
     if (ncut) /* slower at an edge only: the rest of the range kept */
         snprintf(cut, sizeof cut,
                  "the %d range(s) slower only at an edge cut to the sizes that gained", ncut);
+    if (nown) /* slower only where it keeps lib's own choice: no rule to blame, not marked */
+        snprintf(own, sizeof own,
+                 "%d collective(s) slower than %s's defaults only where it keeps %s's own choice "
+                 "left unmarked%s",
+                 nown, lib, lib, nunmarked ? " (an earlier verify's mark cleared)" : "");
     if (tried) { /* --try-ties: what verify kept it also picked; a verify without it checks */
         char back[160] = "", stamped[64] = "";
         if (what[0])
@@ -176,34 +181,24 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
             snprintf(stamped, sizeof stamped, "; its %d verified collective(s) marked so",
                      nstamped);
         say_wrote(
-            out, "with %s%s%s%s; export that one (and verify it again without --try-ties: %s)",
-            back, cut, ties, stamped,
+            out, "with %s%s%s%s%s%s; export that one (and verify it again without --try-ties: %s)",
+            back, cut, ties, stamped, own[0] ? "; " : "", own,
             kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
         return code;
     }
-    if (nunmarked && !nslow && !ncut) { /* slower only where it keeps lib's own */
-        char back[160] = "", also[96] = "";
-        if (nnogain)
-            snprintf(back, sizeof back, "%s set back to %s's own choice and ", what, lib);
-        if (nstamped)
-            snprintf(also, sizeof also, ", its %d other verified collective(s) marked so",
-                     nstamped);
-        say_wrote(out,
-                  "with %sthe verified mark of %d collective(s) cleared (slower than %s's "
-                  "defaults at a size where it keeps %s's own choice: nothing to set back)%s",
-                  back, nunmarked, lib, lib, also);
-        return code;
-    }
-    if (nslow || (ncut && nnogain))
-        say_wrote(out, "with %s set back to %s's own choice%s%s; export that one (and verify it)",
-                  what, lib, cut[0] ? "; " : "", cut);
-    else if (ncut) /* a changed range: verify it again */
-        say_wrote(out, "with %s; export that one (and verify it)", cut);
+    char back[192] = "", stamped[64] = ""; /* the ranges set back; the sets marked */
+    if (what[0])
+        snprintf(back, sizeof back, "%s set back to %s's own choice", what, lib);
+    if (nstamped)
+        snprintf(stamped, sizeof stamped, "%s its %d verified collective(s) marked so",
+                 own[0] ? ";" : " and", nstamped);
+    if (nslow || ncut)
+        say_wrote(out, "with %s%s%s%s%s; export that one (and verify it)", back,
+                  back[0] && cut[0] ? "; " : "", cut, own[0] ? "; " : "", own);
+    else if (nown)
+        say_wrote(out, "with %s%s%s%s", back, back[0] ? "; " : "", own, stamped);
     else if (nnogain)
-        say_wrote(out,
-                  "with %s set back to %s's own choice and its %d verified collective(s) marked "
-                  "so; export that one",
-                  what, lib, nstamped);
+        say_wrote(out, "with %s%s; export that one", back, stamped);
     else
         say_wrote(out,
                   "with its %d verified collective(s) marked so (no size slower than %s's "

@@ -62,7 +62,7 @@ int ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int n
         if (own[k] && w[k].slower && n++ < 8 && off < sizeof at)
             off += (size_t)snprintf(at + off, sizeof at - off, "%s%s", off ? ", " : "",
                                     ct_bytes_str(sz[k], b, sizeof b));
-    if (n > 8)
+    if (n > 8 && off < sizeof at)
         snprintf(at + off, sizeof at - off, " and %d more", n - 8);
     if (n)
         fprintf(f,
