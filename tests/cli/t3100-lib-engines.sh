@@ -552,8 +552,8 @@ usage_says "verify --coll alltoall of an allreduce section" "has no Open MPI sec
 # ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
 # its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
 # than the default at 256 KiB-1 MiB in a launch of its own here, the heap trimmed on every
-# call, and tied with it inside a sweep's process) is set back, and the file is not called
-# slower (exit 0 or, where a size the file keeps at the default read slower by noise, 3)
+# call, and tied with it inside a sweep's process) is set back or cut, and the file is not
+# called slower (exit 0 or, where a size the file keeps at the default read slower by noise, 3)
 python3 - "$TMP/v-rs.json" "$TMP/v-ties.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -576,20 +576,23 @@ grep -q "^try reducescatter on 2 ranks: butterfly (id 4) at 0 B..599 B, tied wit
     && grep -q "^try reducescatter on 2 ranks: recursive_halving (id 2) at 195 KiB..inf, tied with" "$TMP/out" \
     && ok "verify --try-ties: the tied rows tried; where two overlap the one faster in the sweep takes the overlap" \
     || not_ok "try-ties rows (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -8)"
-# the slower one set back; butterfly and ring kept only where their gain showed (ties here,
-# mostly not); a set with rows tried is not marked verified (what verify kept it also picked)
-grep -q "^    recursive_halving  *195 KiB-up .* rounds  SLOWER .*set back to Open MPI's own choice" "$TMP/out" \
+# the slower one set back, or cut to the sizes where it gained (in a fresh launch its large
+# sizes can be fast: the heap's state, session 48's CI read 0.930 from 338 KiB); butterfly and
+# ring kept only where their gain showed (ties here, mostly not); a set with rows tried is not
+# marked verified (what verify kept it also picked)
+grep -q "^    recursive_halving  *195 KiB-up .* rounds  SLOWER .*\(set back to Open MPI's own choice\|cut to .*: kept there\)$" "$TMP/out" \
     && if grep -q "none of the 3 tied row(s) tried in Open MPI's place gained; CONFIG stays as it is (no copy written" "$TMP/err"; then
            [ ! -e "$TMP/v-ties.verified.json" ] && ! grep -q "^    [a-z_]*  .*\(faster: kept\|cut to\)" "$TMP/out"
        else
-           grep -q "[12] of the 3 tied row(s) tried in Open MPI's place, where they gained\( ([12] of them cut to the sizes that gained)\)\?; export that one (and verify it again without --try-ties: the rows kept were picked on these launches)" "$TMP/err" \
+           grep -q "[1-3] of the 3 tied row(s) tried in Open MPI's place, where they gained\( ([1-3] of them cut to the sizes that gained)\)\?\(; 1 collective(s) slower than Open MPI's defaults only where it keeps Open MPI's own choice left unmarked\)\?; export that one (and verify it again without --try-ties: the rows kept were picked on these launches)" "$TMP/err" \
            && python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]
 r = [(x["algo"], x["min_bytes"], x["max_bytes"]) for x in s["ranges"]]
-inside = {"butterfly": (0, 600), "ring": (600, 20000)}
+inside = {"butterfly": (0, 600), "ring": (600, 20000), "recursive_halving": (200000, None)}
 sys.exit(not ("verified" not in s and all(a == "default" or (a in inside and
-              inside[a][0] <= lo and hi is not None and hi <= inside[a][1]) for a, lo, hi in r)))' \
+              inside[a][0] <= lo and (inside[a][1] is None or hi is not None and hi <= inside[a][1]))
+              for a, lo, hi in r)))' \
                "$TMP/v-ties.verified.json"
        fi \
     && ok "verify --try-ties: the slower tried row set back, a copy only with what gained, not marked verified (exit $rc)" \
