@@ -161,11 +161,10 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                  "%d collective(s) slower than %s's defaults only where it keeps %s's own choice "
                  "left unmarked%s",
                  nown, lib, lib, nunmarked ? " (an earlier verify's mark cleared)" : "");
+    char back[192] = "", stamped[64] = ""; /* the ranges set back; the sets marked */
+    if (what[0])
+        snprintf(back, sizeof back, "%s set back to %s's own choice", what, lib);
     if (tried) { /* --try-ties: what verify kept it also picked; a verify without it checks */
-        char back[160] = "", stamped[64] = "";
-        if (what[0])
-            snprintf(back, sizeof back, "%s set back to %s's own choice%s", what, lib,
-                     cut[0] ? "; " : "");
         char tcuts[64] = "";
         if (tcut) /* slower at an edge: kept on the sizes that gained */
             snprintf(tcuts, sizeof tcuts, " (%d of them cut to the sizes that gained)", tcut);
@@ -180,15 +179,14 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         if (nstamped)
             snprintf(stamped, sizeof stamped, "; its %d verified collective(s) marked so",
                      nstamped);
-        say_wrote(
-            out, "with %s%s%s%s%s%s; export that one (and verify it again without --try-ties: %s)",
-            back, cut, ties, stamped, own[0] ? "; " : "", own,
-            kept ? "the rows kept were picked on these launches" : "it marks what it verifies");
+        say_wrote(out,
+                  "with %s%s%s%s%s%s%s; export that one (and verify it again without --try-ties: "
+                  "%s)",
+                  back, back[0] && cut[0] ? "; " : "", cut, ties, stamped, own[0] ? "; " : "", own,
+                  kept ? "the rows kept were picked on these launches"
+                       : "it marks what it verifies");
         return code;
     }
-    char back[192] = "", stamped[64] = ""; /* the ranges set back; the sets marked */
-    if (what[0])
-        snprintf(back, sizeof back, "%s set back to %s's own choice", what, lib);
     if (nstamped)
         snprintf(stamped, sizeof stamped, "%s its %d verified collective(s) marked so",
                  own[0] ? ";" : " and", nstamped);

@@ -52,8 +52,8 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
 }
 
-int ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz, const bool *own,
-                             const struct ct_paired_row *w)
+void ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz,
+                              const bool *own, const struct ct_paired_row *w)
 {
     char at[256] = "", b[32];
     int n = 0;
@@ -70,7 +70,6 @@ int ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int n
                 "both sides there (the launches' noise, or a cost of loading the file), so no "
                 "rule of the file's is to blame and none is set back\n\n",
                 at, lib);
-    return n;
 }
 
 void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,

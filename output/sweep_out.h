@@ -37,15 +37,15 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
  * interval lies above CT_PAIRED_TOL though no single size's does), both setting it back to
  * lib's choice, or kept; a slower rule with a cut (cut[r].rounds > 0; cut may be NULL) is
  * kept on the cut's range, with the kept sizes' gain. A blank line ends the table. */
-/* Then, where sizes the file keeps at lib's own choice (own[k]) read slower (w[k].slower, the
- * same code on both sides), a line naming them: no rule of the file's is to blame there, and
- * none is set back. Nothing when there are none; the count. */
-int ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz, const bool *own,
-                             const struct ct_paired_row *w);
 struct ct_paired_cut;
 void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
                            const struct ct_ratio *gain, const int *rounds, const bool *slow,
                            const bool *nogain, const struct ct_paired_cut *cut);
+/* Then, where sizes the file keeps at lib's own choice (own[k]) read slower (w[k].slower, the
+ * same code on both sides), a line naming them and a blank line: no rule of the file's is to
+ * blame there, and none is set back. Nothing when there are none. */
+void ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz,
+                              const bool *own, const struct ct_paired_row *w);
 
 /* After a verify's sizes found slower (w[k].slower) were measured again (r, ct_paired_again;
  * nothing when none was): one line of each such size's ratio as measured and against its

@@ -595,7 +595,7 @@ sys.exit(not ("verified" not in s and all(a == "default" or (a in inside and
               for a, lo, hi in r)))' \
                "$TMP/v-ties.verified.json"
        fi \
-    && ok "verify --try-ties: the slower tried row set back, a copy only with what gained, not marked verified (exit $rc)" \
+    && ok "verify --try-ties: the slower tried row set back or cut, a copy only with what gained, not marked verified (exit $rc)" \
     || not_ok "try-ties verdict (exit $rc): $(cat "$TMP/out" "$TMP/err" | tail -8)"
 # the file is not called slower for a row it did not have (3 only where noise flags a size
 # both sides run at the default)
