@@ -1017,14 +1017,29 @@ static double build_ms(const char *algo, int N, int rpn, int rows, int cols)
     return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
 }
 
-Test(speed, one_rank_of_16384_in_milliseconds)
+/* The best of three builds (ms). */
+static double best_ms(const char *algo, int N, int rpn, int rows, int cols)
+{
+    double best = build_ms(algo, N, rpn, rows, cols);
+    for (int k = 0; k < 2; k++)
+        best = fmin(best, build_ms(algo, N, rpn, rows, cols));
+    return best;
+}
+
+/* One rank's schedule among 16384 is built in time that grows about linearly with the ranks
+ * (a quadratic build takes seconds there): 8x the ranks take at most 32x the time of 2048
+ * (linear: 8x, N log N: about 10x, quadratic: 64x), on any machine's speed; a bound in
+ * milliseconds failed under ASan on a loaded VM (228.5 ms against 200). */
+Test(speed, one_rank_of_16384_grows_about_linearly)
 {
     static const char *const algos[] = {"ring",      "simple-ring", "bidir-ring", "rdh",
                                         "flat-ring", "rail-ring",   "hier",       "kangaring",
                                         "torus-rdh", "torus-ring"};
     for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
-        double ms = build_ms(algos[i], 16384, 8, 128, 128);
-        cr_assert_lt(ms, 200.0, "%s: %.1f ms for one rank of 16384", algos[i], ms);
+        double small = best_ms(algos[i], 2048, 8, 32, 64),
+               big = best_ms(algos[i], 16384, 8, 128, 128);
+        cr_assert_lt(big, 32 * fmax(small, 0.5), "%s: %.2f ms for one rank of 16384, %.2f of 2048",
+                     algos[i], big, small);
     }
 }
 
