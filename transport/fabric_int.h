@@ -111,6 +111,7 @@ struct fab_region {
     int refs;      /* cache: ops in flight using it */
     uint64_t used; /* cache: LRU clock */
     bool valid;
+    bool orphan; /* alloc()'d, freed by the caller while the provider held it: freed at close */
 };
 
 struct fab_bounce {

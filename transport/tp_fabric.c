@@ -74,7 +74,9 @@
  * it exits normally). The first failure is sticky: every pending request completes with it,
  * and the endpoint is quiesced (posted pieces cancelled, their completions awaited for at
  * most QUIESCE_NS) and closed, so that nothing lands later in buffers the caller frees after
- * seeing the error. close() quiesces the same way.
+ * seeing the error. close() quiesces the same way. An alloc()'d buffer freed while the
+ * provider still holds a piece of it (a request the caller gave up on) is freed by close(),
+ * after the endpoint is closed (tcp;ofi_rxm went on sending from one freed so).
  *
  * Waiting. With an FI_WAIT_FD completion queue, wait() calls fi_trywait() and blocks in
  * epoll on the queue's fd and the liveness sockets; without one (shm), it yields the CPU
@@ -854,12 +856,31 @@ static void *fab_alloc(struct ct_tp *tp, size_t bytes, struct ct_err *err)
     return p;
 }
 
+/* Whether a piece the provider holds reads or writes [lo, hi). */
+static bool held(const struct fab_tp *f, const char *lo, const char *hi)
+{
+    for (const struct fab_piece_chunk *c = f->piece_chunks; c; c = c->next)
+        for (size_t i = 0; i < sizeof c->pieces / sizeof c->pieces[0]; i++) {
+            const struct fab_op *op = c->pieces[i].live ? c->pieces[i].op : NULL;
+            for (int k = 0; op && k < 2; k++) {
+                const char *b = k ? op->dst : op->src;
+                if (b && b < hi && lo < b + op->len)
+                    return true;
+            }
+        }
+    return false;
+}
+
 static void fab_free(struct ct_tp *tp, void *p, size_t bytes)
 {
     struct fab_tp *f = (struct fab_tp *)tp;
     if (!p)
         return;
     int i = region_find(f, p, 0);
+    if (i >= 0 && f->regions[i].lo == (char *)p && held(f, f->regions[i].lo, f->regions[i].hi)) {
+        f->regions[i].orphan = true; /* a request given up on: the provider may still use it */
+        return;
+    }
     if (i >= 0 && f->regions[i].lo == (char *)p) {
         if (f->regions[i].mr)
             fi_close(&f->regions[i].mr->fid);
@@ -878,9 +899,12 @@ static void fab_close(struct ct_tp *tp)
     if (!f)
         return;
     quiesce(f, QUIESCE_NS);
-    for (int i = 0; i < f->nregions; i++) /* buffers the caller did not free: keep them */
+    for (int i = 0; i < f->nregions; i++) { /* buffers the caller did not free: keep them */
         if (f->regions[i].mr)
             fi_close(&f->regions[i].mr->fid);
+        if (f->regions[i].orphan) /* the endpoint is closed: nothing uses it now */
+            free(f->regions[i].lo);
+    }
     for (int i = 0; i < f->ncache; i++)
         if (f->cache[i].valid)
             fi_close(&f->cache[i].mr->fid);
