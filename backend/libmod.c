@@ -207,12 +207,10 @@ static void info_prog(const struct ct_libmod *m, char *prog, size_t len)
 {
     char dir[4200];
     int w = (int)strcspn(m->info, " ");
-    if (launcher_dir(m, dir, sizeof dir) && strlen(dir) + (size_t)w + 2 <= len) {
-        memcpy(prog, dir, strlen(dir));
-        snprintf(prog + strlen(dir), len - strlen(dir), "/%.*s", w, m->info);
-        if (runnable(prog) && !strchr(prog, '\''))
-            return;
-    }
+    if (launcher_dir(m, dir, sizeof dir) &&
+        snprintf(prog, len, "%s/%.*s", dir, w, m->info) < (int)len && runnable(prog) &&
+        !strchr(prog, '\''))
+        return;
     snprintf(prog, len, "%.*s", w, m->info);
 }
 
