@@ -39,7 +39,12 @@ ifeq ($(call have,libfabric),1)
   PKG_CFLAGS += $(shell pkg-config --cflags libfabric)
 endif
 $(eval $(call pkgflags,libibverbs,IBVERBS))
-$(eval $(call pkgflags,pmix,PMIX))
+# PMIx: headers only; libpmix.so.2 is dlopen'ed when the pmix bootstrap runs (transport/
+# boot_pmix.c), not linked: an Open MPI 5 engine module loads its own libpmix.so.2 in the rank
+ifeq ($(call have,pmix),1)
+  HAVE_FLAGS += -DHAVE_PMIX=1 -DCT_PMIX_LIBDIR='"$(shell pkg-config --variable=libdir pmix)"'
+  PKG_CFLAGS += $(shell pkg-config --cflags pmix)
+endif
 
 CUDA_HOME ?= /usr/local/cuda
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)

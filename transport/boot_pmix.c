@@ -3,6 +3,12 @@
  * PMIx bootstrap (Open MPI's mpirun, srun --mpi=pmix, PRRTE): rank, size, host name and
  * local rank from PMIx, rank 0's address and the job token through Put/Commit/Fence/Get,
  * then the tcp star.
+ *
+ * libpmix.so.2 is loaded with dlopen here, not linked into colltune: a library engine's rank
+ * (backend/libmod.c) loads Open MPI 5's module, whose libopen-pal needs the libpmix.so.2 of
+ * its own installation (an internal PMIx exports symbols Debian's 4.2.2 lacks:
+ * pmix_framework_names), and a process holds one library of a name. The one on the loader's
+ * path first (a site's, LD_LIBRARY_PATH), else the one colltune was built against.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +18,65 @@
 
 #ifdef HAVE_PMIX
 
+#include <dlfcn.h>
 #include <pmix.h>
+#include <pthread.h>
+
+/* The entry points used here; PMIx's macros (PMIX_VALUE_RELEASE ...) call them by name. */
+static struct {
+    pmix_status_t (*init)(pmix_proc_t *, pmix_info_t *, size_t);
+    pmix_status_t (*finalize)(const pmix_info_t *, size_t);
+    pmix_status_t (*put)(pmix_scope_t, const pmix_key_t, pmix_value_t *);
+    pmix_status_t (*commit)(void);
+    pmix_status_t (*fence)(const pmix_proc_t *, size_t, const pmix_info_t *, size_t);
+    pmix_status_t (*get)(const pmix_proc_t *, const pmix_key_t, const pmix_info_t *, size_t,
+                         pmix_value_t **);
+    const char *(*error_string)(pmix_status_t);
+    void (*value_load)(pmix_value_t *, const void *, pmix_data_type_t);
+    void (*value_destruct)(pmix_value_t *);
+    void (*info_load)(pmix_info_t *, const char *, const void *, pmix_data_type_t);
+    char why[300];
+} px;
+static pthread_once_t px_once = PTHREAD_ONCE_INIT;
+
+#define PMIx_Init px.init
+#define PMIx_Finalize px.finalize
+#define PMIx_Put px.put
+#define PMIx_Commit px.commit
+#define PMIx_Fence px.fence
+#define PMIx_Get px.get
+#define PMIx_Error_string px.error_string
+#define PMIx_Value_load px.value_load
+#define PMIx_Value_destruct px.value_destruct
+#define PMIx_Info_load px.info_load
+
+static void px_load(void)
+{
+    void *h = dlopen("libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+        h = dlopen(CT_PMIX_LIBDIR "/libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        snprintf(px.why, sizeof px.why, "cannot load libpmix.so.2: %s", dlerror());
+        return;
+    }
+    *(void **)&px.init = dlsym(h, "PMIx_Init");
+    *(void **)&px.finalize = dlsym(h, "PMIx_Finalize");
+    *(void **)&px.put = dlsym(h, "PMIx_Put");
+    *(void **)&px.commit = dlsym(h, "PMIx_Commit");
+    *(void **)&px.fence = dlsym(h, "PMIx_Fence");
+    *(void **)&px.get = dlsym(h, "PMIx_Get");
+    *(void **)&px.error_string = dlsym(h, "PMIx_Error_string");
+    *(void **)&px.value_load = dlsym(h, "PMIx_Value_load");
+    *(void **)&px.value_destruct = dlsym(h, "PMIx_Value_destruct");
+    *(void **)&px.info_load = dlsym(h, "PMIx_Info_load");
+    if (!px.finalize || !px.put || !px.commit || !px.fence || !px.get || !px.error_string ||
+        !px.value_load || !px.value_destruct || !px.info_load || !px.init) {
+        snprintf(px.why, sizeof px.why,
+                 "libpmix.so.2 lacks PMIx_Init, PMIx_Fence or another "
+                 "entry point (PMIx 3 or later is needed)");
+        px.init = NULL;
+    }
+}
 
 struct pmixc {
     pmix_proc_t me;
@@ -108,6 +172,11 @@ int ct_boot_pmix_open(struct ct_boot **out, const struct ct_boot_cfg *cfg, struc
     struct pmixc *p = ct_xcalloc(1, sizeof *p);
     int64_t to = cfg->timeout_ns > 0 ? cfg->timeout_ns : 60 * 1000000000LL;
     p->timeout_s = (int)((to + 999999999) / 1000000000LL);
+    pthread_once(&px_once, px_load);
+    if (!px.init) {
+        free(p);
+        return ct_err_set(err, CT_EUNSUPP, "bootstrap (pmix): %s", px.why);
+    }
     pmix_status_t rc = PMIx_Init(&p->me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
         free(p);
