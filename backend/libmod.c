@@ -29,8 +29,8 @@ static const struct ct_libmod libs[] = {
      "mpirun.openmpi",
      "-np",
      "--host",
-     "--oversubscribe --mca orte_tag_output 0 --mca orte_timestamp_output 0 "
-     "--mca orte_xml_output 0",
+     "--mca orte_tag_output 0 --mca orte_timestamp_output 0 --mca orte_xml_output 0",
+     "--oversubscribe",
      "--bind-to none",
      "OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_dynamic_rules_filename "
      "OMPI_MCA_coll_tuned_*_algorithm*",
@@ -44,6 +44,8 @@ static const struct ct_libmod libs[] = {
      "OMPI_MCA_coll OMPI_MCA_coll_* OMPI_MCA_mca_base_param_files "
      "OMPI_MCA_mca_base_envar_file_prefix OMPI_MCA_mca_base_param_file_prefix "
      "OMPI_MCA_mca_base_env_list*",
+     "OMPI_MCA_coll",
+     "tuned",
      "ompi_info --parsable --level 9 --param all all",
      ":param:%s:value:",
      "mpirun",
@@ -55,6 +57,7 @@ static const struct ct_libmod libs[] = {
      "-n",
      "-hosts",
      "",
+     NULL,
      NULL,
      "MPIR_CVAR_*SELECTION_TUNING_JSON_FILE MPIR_CVAR_DEVICE_COLLECTIVES "
      "MPIR_CVAR_*_DEVICE_COLLECTIVE MPIR_CVAR_*_ALGORITHM MPICH_*SELECTION_TUNING_JSON_FILE "
@@ -70,6 +73,8 @@ static const struct ct_libmod libs[] = {
      "MPIR_CVAR_ MPICH_ MPIR_PARAM_",
      "MPIR_CVAR_*COMPOSITION* MPICH_*COMPOSITION* MPIR_PARAM_*COMPOSITION* "
      "MPIR_CVAR_COLLECTIVE_FALLBACK MPICH_COLLECTIVE_FALLBACK MPIR_PARAM_COLLECTIVE_FALLBACK",
+     NULL,
+     NULL,
      "mpivars -nodesc",
      "\tMPIR_CVAR_%s",
      "mpiexec",
@@ -435,8 +440,10 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
         push(&v, &k, m->hosts);
         push(&v, &k, hosts);
     }
-    const char *flags[] = {m->extra, unbound ? m->unbound : NULL};
-    for (int f = 0; f < 2 && flags[f]; f++) {
+    const char *flags[] = {m->extra, hosts ? NULL : m->local, unbound ? m->unbound : NULL};
+    for (int f = 0; f < 3; f++) {
+        if (!flags[f])
+            continue;
         char *extra = ct_xstrdup(flags[f]);
         for (char *s = NULL, *t = strtok_r(extra, " ", &s); t; t = strtok_r(NULL, " ", &s))
             push(&v, &k, t);
@@ -741,6 +748,19 @@ int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best,
     return k;
 }
 
+/* Whether value excludes components ("^a,b,...") and not keep. */
+static bool excludes_only(const char *value, const char *keep)
+{
+    if (!value || value[0] != '^' || !value[1])
+        return false;
+    char *dup = ct_xstrdup(value + 1);
+    bool ok = true;
+    for (char *s = NULL, *t = strtok_r(dup, ",", &s); t && ok; t = strtok_r(NULL, ",", &s))
+        ok = strcmp(t, keep) != 0;
+    free(dup);
+    return ok && !strstr(value, ",,") && value[strlen(value) - 1] != ',';
+}
+
 int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char *value,
                         struct ct_err *err)
 {
@@ -752,8 +772,14 @@ int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char 
     if (!listed(m->env_prefix, name, true))
         return ct_err_set(err, CT_EINVAL, "%s is not one of %s's variables (%s...)", name, m->title,
                           m->env_prefix);
-    if (listed(m->rules_env, name, false) || listed(m->env_refused, name, false) ||
-        (m->own_name && !strcmp(name, m->own_name)))
+    bool exclude = m->env_exclude && !strcmp(name, m->env_exclude);
+    if (exclude && value && !excludes_only(value, m->env_exclude_keep))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s='%s': only components excluded ('^han'), and not %s, whose "
+                          "algorithms the rules choose",
+                          name, value, m->env_exclude_keep);
+    if (!exclude && (listed(m->rules_env, name, false) || listed(m->env_refused, name, false) ||
+                     (m->own_name && !strcmp(name, m->own_name))))
         return ct_err_set(err, CT_EINVAL,
                           "%s loads rules or chooses the collective code (or loads parameter "
                           "files, or what the ranks are passed): the export's or the site's own "

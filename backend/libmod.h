@@ -29,6 +29,11 @@ struct ct_libmod {
     const char *np;       /* the launcher's rank-count flag */
     const char *hosts;    /* the launcher's host-list flag ("--host", "-hosts") */
     const char *extra;    /* further launcher flags (space-separated), or "" */
+    /* flags for a launch on this host only (no host list), or NULL: Open MPI's
+     * --oversubscribe (more --local ranks than cores); with a host list its slots place the
+     * ranks, and Open MPI 5's mapper, told to oversubscribe, put every rank on the first
+     * host */
+    const char *local;
     /* the launcher's flags that leave the ranks unbound (--no-bind), or NULL where it binds
      * none by default: without them the ranks are bound as the library's jobs are */
     const char *unbound;
@@ -38,14 +43,14 @@ struct ct_libmod {
     /* NAME=VALUE (space-separated) set then, overriding what the library's parameter files
      * say (Open MPI reads a rules file named in mca-params.conf), or "" */
     const char *rules_off;
-    const char *setenv;   /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
+    const char *setenv; /* flag that passes NAME=VALUE to the ranks, or NULL (inherited) */
     /* the library's own parameter that passes NAME=VALUE;... to the ranks and refuses to be
      * mixed with setenv (Open MPI's mca_base_env_list, set in a site's mca-params.conf or the
      * environment): where it has a value, the ranks' variables are added to it on the
      * launcher's command line instead (its delimiter: the parameter's name + "_delimiter"),
      * or NULL */
     const char *env_list;
-    const char *format;   /* the export format the library loads: "ompi-rules" */
+    const char *format; /* the export format the library loads: "ompi-rules" */
     /* NAME, VALUE that keep the library on its own defaults whatever its config files say
      * (an installed openmpi-mca-params.conf loading rules), or NULL */
     const char *own_name, *own_value;
@@ -53,6 +58,10 @@ struct ct_libmod {
      * and those of them (fnmatch patterns) it may not besides rules_env: they choose which
      * collective code runs, or load other parameter files */
     const char *env_prefix, *env_refused;
+    /* a refused variable that may still exclude components ("^a,b"), and the component it may
+     * not exclude: Open MPI's coll=^han (coll/han serves communicators across hosts on Open
+     * MPI 5, and coll/tuned's rules reach only its sub-communicators there), or NULL */
+    const char *env_exclude, *env_exclude_keep;
     /* the library's own program that lists its variables with their values, and the text
      * before a variable's value in its output (%s: the name without its prefix; a key not
      * ending in ':' is followed by spaces and '=') */

@@ -148,9 +148,10 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
 {
     static const enum ct_coll order[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
     const struct ct_ruleset *sets[4];
-    const char *ver = ct_export_version(o, CT_LIB_OMPI);
-    const char *path = o->path ? o->path : "FILE";
     const struct ct_librules *lib = ct_config_lib(c, "ompi");
+    /* a measured section targets the Open MPI it was measured with, unless --lib-version */
+    const char *ver = lib && !o->version ? lib->version : ct_export_version(o, CT_LIB_OMPI);
+    const char *path = o->path ? o->path : "FILE";
     struct ct_text *t = &out->body;
     int n = 0, changed = 0;
     for (int i = 0; i < 4; i++)
@@ -187,28 +188,35 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
         changed += lib ? emit_measured(sets[i], out) : emit_coll(sets[i], o, out);
     }
 
-    /* the loaders: MCA conf snippet and OMPI_MCA_ exports */
-    const char *han = ct_version_cmp(ver, "5.0") >= 0
-                          ? "# Open MPI 5.0+: on multi-node communicators coll/han (priority 35) "
-                            "runs before tuned (30),\n# so these rules only see HAN's "
-                            "sub-communicators; uncomment to apply them to the whole one:\n"
-                            "# coll = ^han\n"
+    /* the loaders: MCA conf snippet and OMPI_MCA_ exports; on Open MPI 5.0+ what coll/han
+     * does to them, unless the launch settings exclude it (sweep --env OMPI_MCA_coll=^han) */
+    bool han_off = false;
+    for (int i = 0; lib && i < lib->nenv; i++)
+        han_off |= !strcmp(lib->env[i].name, "OMPI_MCA_coll") && lib->env[i].value[0] == '^' &&
+                   strstr(lib->env[i].value, "han");
+    const char *han = ct_version_cmp(ver, "5.0") >= 0 && !han_off
+                          ? "# Open MPI 5.0+: coll/han (priority 35, above coll/tuned's 30) "
+                            "serves communicators across\n# hosts with several ranks on a host "
+                            "and runs its own AllReduce and AllGather there; these\n# rules "
+                            "reach only its sub-communicators. To apply them to the whole one, "
+                            "measure with\n# `colltune sweep --lib ompi --env "
+                            "OMPI_MCA_coll=^han` (verify judges that against han), or:\n"
                           : "";
     ct_text_printf(&out->mca,
                    "# openmpi-mca-params.conf lines that load the coll/tuned rules "
                    "in %s\n# ($HOME/.openmpi/mca-params.conf or "
                    "$prefix/etc/openmpi-mca-params.conf; read on every node)\n"
                    "coll_tuned_use_dynamic_rules = 1\n"
-                   "coll_tuned_dynamic_rules_filename = %s\n%s",
-                   path, path, han);
+                   "coll_tuned_dynamic_rules_filename = %s\n%s%s",
+                   path, path, han, *han ? "# coll = ^han\n" : "");
     for (int i = 0; lib && i < lib->nenv; i++) /* OMPI_MCA_x is parameter x */
         ct_text_printf(&out->mca, "%s%s = %s\n",
                        i ? "" : "# the launch settings it was measured with\n",
                        lib->env[i].name + strlen("OMPI_MCA_"), lib->env[i].value);
     ct_text_printf(&out->env,
                    "# load the Open MPI coll/tuned rules in %s (mpirun passes "
-                   "OMPI_MCA_ variables to every rank)\n%s",
-                   path, han);
+                   "OMPI_MCA_ variables to every rank)\n%s%s",
+                   path, han, *han ? "# export OMPI_MCA_coll='^han'\n" : "");
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", path, NULL);
     ct_settings_exports(&set, &out->env);

@@ -40,6 +40,10 @@ struct mod_ctx {
     /* the library's spy (ct-spy-<lib>.so, loaded before the library by backend/libmod.c):
      * the entry point the last call ran, cleared by reading; NULL without one */
     const char *(*spy)(void);
+    /* where the spy wraps every entry point a forced row can run (Open MPI's): why a forced
+     * row's call that ran none of them did not run its algorithm; NULL otherwise */
+    const char *spy_none;
+    bool hosts;    /* the ranks are on more than one host */
     bool distinct; /* a sweep: a forced row that runs the library's own choice is refused */
     struct own {   /* what the library's own decision ran, per job (the last OWN_MAX) */
         struct ct_job j;
@@ -262,6 +266,20 @@ static int runs_own_choice(struct mod_ctx *c, const struct ct_mod_row *r, const 
     return all;
 }
 
+/* With a spy that wraps every algorithm a forced row can run: 1 when forced row r's call ran
+ * none of them on some rank (collective; every rank asks alike). On Open MPI 5.0, coll/han
+ * (priority 35, above coll/tuned's 30) serves a communicator across hosts with several
+ * ranks on a host, and runs its own hierarchical algorithms there: the forced coll/tuned
+ * algorithm does not run, and every forced row measured han. */
+static int ran_none(struct mod_ctx *c, const struct ct_mod_row *r, const char *ran)
+{
+    if (!c->spy || !c->spy_none || r->id == 0 || c->j.count == 0) /* 0: no algorithm runs */
+        return 0;
+    int none = ran == NULL, any = 0;
+    MPI_Allreduce(&none, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
 /* Where the reason of one line of an error string starts: after MPICH's "FUNC(LINE)....: ",
  * at b for a line without it (Open MPI's), NULL for a line cut in that head. */
 static const char *line_reason(const char *b, const char *e, bool cut)
@@ -375,6 +393,15 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     }
     if (!verify)
         return 0;
+    if (c->spy && c->hosts) {
+        /* a first call sets up what the communicator's components set up on their first call:
+         * coll/han's sub-communicators, through coll/tuned's own collectives on this one (the
+         * spy saw a forced `ring` run han's 6-element set-up allreduce, not the point's) */
+        fill(c);
+        ct_mod_lib_force(c->lib, true);
+        call(c);
+        ct_mod_lib_force(c->lib, false);
+    }
     fill(c);
     if (c->spy)
         c->spy(); /* cleared: what this call runs */
@@ -392,6 +419,10 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     long mine = check(c), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     *wrong = all;
+    if (all == 0 && ran_none(c, r, ran)) {
+        release_point(c);
+        return ct_err_set(err, CT_EUNSUPP, "%s does not run here: %s", a->name, c->spy_none);
+    }
     if (all == 0 && runs_own_choice(c, r, ran)) {
         release_point(c);
         return ct_err_set(err, CT_EUNSUPP, "%s runs %s here, as %s's own choice does", a->name, ran,
@@ -520,6 +551,9 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     be->distinct = mod_distinct;
     be->progress = mod_progress;
     *(void **)&c->spy = dlsym(RTLD_DEFAULT, "colltune_shim_last");
+    const char *(*none)(void);
+    *(void **)&none = dlsym(RTLD_DEFAULT, "colltune_shim_none");
+    c->spy_none = none ? none() : NULL;
     be->close = mod_close;
     be->library = c->library;
     be->root = c->rank == 0;
@@ -534,12 +568,17 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     be->shape.ranks_per_node = lo == hi && c->size % lo == 0 ? lo : 0;
+    c->hosts = lo < c->size;
     /* the spy's answers take collectives: used only where every rank has it (a host without
      * it, or another Open MPI, would pair them with the wrong calls) */
     int spy = c->spy != NULL;
     MPI_Allreduce(MPI_IN_PLACE, &spy, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!spy)
         c->spy = NULL;
+    int all_none = c->spy_none != NULL; /* the same check on every rank */
+    MPI_Allreduce(MPI_IN_PLACE, &all_none, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_none)
+        c->spy_none = NULL;
     *ctx = c;
     return 0;
 }

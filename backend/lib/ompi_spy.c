@@ -8,8 +8,9 @@
  * library engine with dlopen(RTLD_GLOBAL) before the module pulls in libmpi
  * (backend/libmod.c), so that a sweep can tell a forced algorithm that runs what Open MPI's
  * own decision runs at that size (backend/lib/mpi_mod.c). Loaded before libmpi, RTLD_NEXT
- * cannot see it: the real function is then libmpi's own. Signatures: Open MPI 4.1.x
- * ompi/mca/coll/base/coll_base_functions.h (opaque handles as void *, same ABI).
+ * cannot see it: the real function is then libmpi's own. Signatures: Open MPI 4.1.x and
+ * 5.0.x ompi/mca/coll/base/coll_base_functions.h, the same in both (opaque handles as void *,
+ * same ABI); 5.0 adds allgather's sparbit.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,10 +29,11 @@
 #define SHIM_LOG(name, count) ((void)0)
 #endif
 
-/* The signatures are Open MPI 4.1's; built against another Open MPI (or another MPI), the
- * spy is empty: colltune_shim_last is then missing, and the engine measures every row as
- * its own, as without a spy. */
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION == 1
+/* The signatures are Open MPI 4.1's and 5.0's; built against another Open MPI (or another
+ * MPI), the spy is empty: colltune_shim_last is then missing, and the engine measures every
+ * row as its own, as without a spy. */
+#if defined(OMPI_MAJOR_VERSION) && ((OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION == 1) ||        \
+                                    (OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0))
 static __thread int depth;
 static __thread const char *seen;
 
@@ -40,6 +42,15 @@ const char *colltune_shim_last(void)
     const char *s = seen;
     seen = NULL;
     return s;
+}
+
+/* Every coll/tuned algorithm of the four collectives is wrapped below: a forced row's call
+ * that ran none of them ran another component's code (backend/lib/mpi_mod.c refuses it),
+ * and this says why. */
+const char *colltune_shim_none(void)
+{
+    return "Open MPI ran none of coll/tuned's algorithms for it (coll/self on 1 rank; Open MPI "
+           "5's coll/han across hosts: sweep --env OMPI_MCA_coll=^han)";
 }
 
 static void *real_of(const char *fn)
@@ -88,6 +99,9 @@ WRAP(ompi_coll_base_allgather_intra_recursivedoubling, AG_P, AG_A, sc)
 WRAP(ompi_coll_base_allgather_intra_ring, AG_P, AG_A, sc)
 WRAP(ompi_coll_base_allgather_intra_neighborexchange, AG_P, AG_A, sc)
 WRAP(ompi_coll_base_allgather_intra_two_procs, AG_P, AG_A, sc)
+#if OMPI_MAJOR_VERSION == 5
+WRAP(ompi_coll_base_allgather_intra_sparbit, AG_P, AG_A, sc)
+#endif
 WRAP(ompi_coll_base_reduce_scatter_intra_nonoverlapping, RS_P, RS_A, rc[0])
 WRAP(ompi_coll_base_reduce_scatter_intra_basic_recursivehalving, RS_P, RS_A, rc[0])
 WRAP(ompi_coll_base_reduce_scatter_intra_ring, RS_P, RS_A, rc[0])

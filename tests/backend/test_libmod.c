@@ -331,6 +331,22 @@ Test(libmod, open_mpi_s_ranks_lines_come_untagged)
     cr_expect_eq(rank_out(m, false, &flag, "/bin/sh", args, "said=%63s", got), 2);
 }
 
+/* Open MPI may place more --local ranks than cores (--oversubscribe), but a host list's
+ * slots place the ranks: told to oversubscribe, Open MPI 5.0.9's mapper put both ranks of
+ * `--host A,B` (or A:1,B:1) on A, one host measured as two. */
+Test(libmod, open_mpi_oversubscribes_this_host_only)
+{
+    const struct ct_libmod *m = ct_libmod_find("ompi");
+    for (int hosts = 0; hosts < 2; hosts++) {
+        char **v = ct_libmod_argv(m, 2, hosts ? "h1,h2" : NULL, false, NULL, "prog", 0, NULL);
+        int over = 0;
+        for (int i = 0; v[i]; i++)
+            over += !strcmp(v[i], "--oversubscribe");
+        cr_expect_eq(over, !hosts, "%s: --oversubscribe %d times", hosts ? "h1,h2" : "local", over);
+        ct_libmod_argv_free(v);
+    }
+}
+
 /* A site that passes variables to Open MPI's ranks with mca_base_env_list (in its
  * mca-params.conf; mpirun refuses -x beside it, and every run failed): the ranks' own variables
  * ride on that list, and the site's still reach them. */

@@ -324,6 +324,28 @@ grep -q "^# measured with Open MPI 4.1.4" "$TMP/x/rules" && ! grep -q "mapped fr
     && ok "says measured, no mapping warning" || not_ok "measured header: $(head -5 "$TMP/x/rules")"
 grep -q "^0 0 0 0 .*Open MPI's own decision, no row measured faster; kept" "$TMP/x/rules" \
     && ok "ranges where the default measured best keep alg 0" || not_ok "default ranges kept"
+grep -q "^# target Open MPI 4.1.4\." "$TMP/x/rules" && ! grep -q "han" "$TMP/x/rules.env" \
+    && ok "it targets the Open MPI it was measured with" || not_ok "target: $(grep target "$TMP/x/rules")"
+# measured with Open MPI 5: coll/han's part said in each loader's own words; where the
+# launch settings exclude han (sweep --env OMPI_MCA_coll=^han) it is not
+for han in "" '^han'; do
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); l = d["libraries"][0]
+l["version"] = "5.0.9"
+if sys.argv[3]: l["env"] = [{"name": "OMPI_MCA_coll", "value": sys.argv[3]}]
+json.dump(d, open(sys.argv[2], "w"))' "$M" "$TMP/x/m5.json" "$han"
+    $E "$TMP/x/m5.json" --for ompi --out "$TMP/x/r5" 2>"$TMP/err"
+    if [ -z "$han" ]; then
+        grep -q "^# target Open MPI 5.0.9\." "$TMP/x/r5" && grep -q "^# coll = ^han\$" "$TMP/x/r5.mca.conf" \
+            && grep -q "^# export OMPI_MCA_coll='^han'\$" "$TMP/x/r5.env" && sh -n "$TMP/x/r5.env" \
+            && ok "Open MPI 5: coll/han said, commented, in each loader's syntax" \
+            || not_ok "Open MPI 5 han note: $(cat "$TMP/x/r5.env" "$TMP/x/r5.mca.conf")"
+    else
+        grep -q "^coll = ^han\$" "$TMP/x/r5.mca.conf" && grep -q "^export OMPI_MCA_coll='^han'\$" "$TMP/x/r5.env" \
+            && ! grep -q "coll/han" "$TMP/x/r5.env" "$TMP/x/r5.mca.conf" \
+            && ok "Open MPI 5 measured with coll=^han: set, no note" \
+            || not_ok "coll=^han export: $(cat "$TMP/x/r5.env" "$TMP/x/r5.mca.conf")"
+    fi
+done
 mpicc.openmpi -O1 -o "$TMP/colls" "$here/consumers/colls.c" && \
     mpicc.openmpi -O1 -shared -fPIC -o "$TMP/shim.so" "$here/../../backend/lib/ompi_spy.c" -ldl \
     && ok "built the MPI program and the shim" || not_ok "mpicc.openmpi program"
@@ -635,7 +657,16 @@ usage_says "--env forcing an algorithm" "loads rules or chooses the collective c
 usage_says "--env of another library" "MPIR_CVAR_X is not one of Open MPI's variables" -- $S --env MPIR_CVAR_X=1 -e 64
 usage_says "--env without =" "bad --env 'OMPI_MCA_x'" -- $S --env OMPI_MCA_x -e 64
 usage_says "--env twice" "--env OMPI_MCA_x twice" -- $S --env OMPI_MCA_x=1 --env OMPI_MCA_x=2 -e 64
-usage_says "--env choosing the coll component" "OMPI_MCA_coll loads rules or chooses the collective code" -- $S --env OMPI_MCA_coll=^tuned -e 64
+usage_says "--env excluding coll/tuned" "OMPI_MCA_coll='^tuned': only components excluded ('^han'), and not tuned" -- $S --env OMPI_MCA_coll=^tuned -e 64
+usage_says "--env choosing the coll components" "OMPI_MCA_coll='tuned,basic': only components excluded" -- $S --env OMPI_MCA_coll=tuned,basic -e 64
+usage_says "--env excluding han and tuned" "only components excluded" -- $S --env OMPI_MCA_coll=^han,tuned -e 64
+usage_says "--env choosing the coll components by priority" "OMPI_MCA_coll_han_priority loads rules or chooses" -- $S --env OMPI_MCA_coll_han_priority=0 -e 64
+# Open MPI 5's coll/han serves communicators across hosts with several ranks on a host
+# (README): a sweep may exclude it; here (one host) han does not take a communicator
+expect 0 "sweep --env OMPI_MCA_coll=^han" -- $S -b 8 -e 4K -f 8 --env OMPI_MCA_coll=^han --out "$TMP/nohan"
+python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert l["env"] == [{"name": "OMPI_MCA_coll", "value": "^han"}], l.get("env")' "$TMP/nohan/config.json" \
+    && ok "the section records coll=^han as a launch setting" || not_ok "coll=^han: $(tail -5 "$TMP/out")"
 usage_says "--env with a shell word in its value" "a value is a word of letters" -- $S --env 'OMPI_MCA_x=$(reboot)' -e 64
 usage_says "--env with --verify" "--env is for a sweep" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --env OMPI_MCA_x=1
 # Open MPI's shared-memory eager limit (4 KiB with its header): a 32 KiB allreduce takes the
