@@ -88,14 +88,17 @@ int ct_sweep_job_run_on(struct ct_sweep_job *j, const struct ct_backend *be, voi
 {
     if (j->verify)
         return ct_sweep_verify(&j->cfg, be, ctx, j->verify, &j->regrets, &j->nregrets, err);
-    ct_sweep_meta_init(&j->meta, &j->cfg, j->version, hosts, transport, host);
+    /* the engine's shape: a library engine's ranks are counted once they started (its
+     * --hosts sweeps said "2 hosts x 1 ranks (1 ranks)" for 2 x 2) */
+    struct ct_sweep_cfg shaped;
+    ct_sweep_meta_init(&j->meta, ct_sweep_cfg_shaped(&j->cfg, be, ctx, &shaped), j->version, hosts,
+                       transport, host);
     const char *staged = ct_native_staged_kind(j->mem);
     snprintf(j->meta.fp.mem, sizeof j->meta.fp.mem, "%s", staged ? staged : "");
     if (be->predicted)
         snprintf(j->meta.sweep.predicted, sizeof j->meta.sweep.predicted, "%s", be->predicted);
     int rc = ct_sweep_run(&j->cfg, be, ctx, &j->res, err);
     /* the rows the sweep measured (a library engine's own) name the rules */
-    struct ct_sweep_cfg shaped;
     ct_sweep_config_build(&j->meta, ct_sweep_cfg_shaped(&j->cfg, be, ctx, &shaped), &j->res,
                           rc < 0);
     return rc;

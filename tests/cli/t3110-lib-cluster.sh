@@ -81,6 +81,8 @@ d = json.load(open(sys.argv[1]))
 (l,) = d["libraries"]
 (rs,) = l["rules"]
 assert (rs["nranks"], rs["nnodes"]) == (4, 4), rs
+fp = d["fingerprint"]  # the ranks the library started (said "4 hosts x 1 ranks (1 ranks)")
+assert (fp["hosts"], fp["ranks_per_host"], fp["nranks"]) == (4, 1, 4), fp
 print(" ".join(f'{x["algo"]}({x["id"]})' for x in rs["ranges"]))
 keep = dict(confidence=1.0, tie=False, runner_up="default", gain=1.0, params={"segsize": 0})
 rs["ranges"] = [dict(keep, min_bytes=0, max_bytes=16384, algo="default", id=0, default=True),
