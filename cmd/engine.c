@@ -112,6 +112,11 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
                                          : NULL,
                                     &err) < 0)
                 return ct_cmd_fail(cmd, 2, "--env%s: %s", s ? "-search" : "", err.msg);
+        if (s && m->env_exclude && !strcmp(all[i]->name, m->env_exclude))
+            return ct_cmd_fail(cmd, 2,
+                               "--env-search %s: components are excluded with --env, not "
+                               "searched",
+                               all[i]->name);
         for (int j = 0; j < i; j++) { /* one variable twice, by any name */
             const char *a = all[j]->name, *b = all[i]->name;
             bool sj = j >= o->nlib_env;

@@ -190,33 +190,48 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
 
     /* the loaders: MCA conf snippet and OMPI_MCA_ exports; on Open MPI 5.0+ what coll/han
      * does to them, unless the launch settings exclude it (sweep --env OMPI_MCA_coll=^han) */
-    bool han_off = false;
+    char excl[200] = "^han"; /* the coll value that excludes han: the settings' list + han */
+    bool han_off = false, coll = false;
     for (int i = 0; lib && i < lib->nenv; i++)
-        han_off |= !strcmp(lib->env[i].name, "OMPI_MCA_coll") && lib->env[i].value[0] == '^' &&
-                   strstr(lib->env[i].value, "han");
-    const char *han = ct_version_cmp(ver, "5.0") >= 0 && !han_off
-                          ? "# Open MPI 5.0+: coll/han (priority 35, above coll/tuned's 30) "
-                            "serves communicators across\n# hosts with several ranks on a host "
-                            "and runs its own AllReduce and AllGather there; these\n# rules "
-                            "reach only its sub-communicators. To apply them to the whole one, "
-                            "measure with\n# `colltune sweep --lib ompi --env "
-                            "OMPI_MCA_coll=^han` (verify judges that against han), or:\n"
-                          : "";
+        if (!strcmp(lib->env[i].name, "OMPI_MCA_coll") && lib->env[i].value[0] == '^') {
+            char list[sizeof lib->env[i].value];
+            snprintf(list, sizeof list, "%s", lib->env[i].value + 1);
+            for (char *sp = NULL, *t = strtok_r(list, ",", &sp); t; t = strtok_r(NULL, ",", &sp))
+                han_off |= !strcmp(t, "han");
+            snprintf(excl, sizeof excl, "%.150s,han", lib->env[i].value);
+            coll = true;
+        }
+    bool note = ct_version_cmp(ver, "5.0") >= 0 && !han_off;
+    const char *instead = coll ? " (in place of the launch setting's line below)" : "";
+    char han[640] = "";
+    if (note)
+        snprintf(han, sizeof han,
+                 "# Open MPI 5.0+: coll/han (priority 35, above coll/tuned's 30) serves "
+                 "communicators across\n# hosts with several ranks on a host and runs its own "
+                 "AllReduce and AllGather there; these\n# rules reach only its "
+                 "sub-communicators. To apply them to the whole one, measure with\n# "
+                 "`colltune sweep --lib ompi --env OMPI_MCA_coll=%s` (verify judges that "
+                 "against han), or%s:\n",
+                 excl, instead);
     ct_text_printf(&out->mca,
                    "# openmpi-mca-params.conf lines that load the coll/tuned rules "
                    "in %s\n# ($HOME/.openmpi/mca-params.conf or "
                    "$prefix/etc/openmpi-mca-params.conf; read on every node)\n"
                    "coll_tuned_use_dynamic_rules = 1\n"
-                   "coll_tuned_dynamic_rules_filename = %s\n%s%s",
-                   path, path, han, *han ? "# coll = ^han\n" : "");
+                   "coll_tuned_dynamic_rules_filename = %s\n",
+                   path, path);
+    if (note)
+        ct_text_printf(&out->mca, "%s# coll = %s\n", han, excl);
     for (int i = 0; lib && i < lib->nenv; i++) /* OMPI_MCA_x is parameter x */
         ct_text_printf(&out->mca, "%s%s = %s\n",
                        i ? "" : "# the launch settings it was measured with\n",
                        lib->env[i].name + strlen("OMPI_MCA_"), lib->env[i].value);
     ct_text_printf(&out->env,
                    "# load the Open MPI coll/tuned rules in %s (mpirun passes "
-                   "OMPI_MCA_ variables to every rank)\n%s%s",
-                   path, han, *han ? "# export OMPI_MCA_coll='^han'\n" : "");
+                   "OMPI_MCA_ variables to every rank)\n",
+                   path);
+    if (note)
+        ct_text_printf(&out->env, "%s# export OMPI_MCA_coll='%s'\n", han, excl);
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", path, NULL);
     ct_settings_exports(&set, &out->env);

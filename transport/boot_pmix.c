@@ -32,10 +32,10 @@ static struct {
     pmix_status_t (*get)(const pmix_proc_t *, const pmix_key_t, const pmix_info_t *, size_t,
                          pmix_value_t **);
     const char *(*error_string)(pmix_status_t);
-    void (*value_load)(pmix_value_t *, const void *, pmix_data_type_t);
+    pmix_status_t (*value_load)(pmix_value_t *, const void *, pmix_data_type_t);
     void (*value_destruct)(pmix_value_t *);
-    void (*info_load)(pmix_info_t *, const char *, const void *, pmix_data_type_t);
-    char why[300];
+    pmix_status_t (*info_load)(pmix_info_t *, const char *, const void *, pmix_data_type_t);
+    char why[600];
 } px;
 static pthread_once_t px_once = PTHREAD_ONCE_INIT;
 
@@ -50,15 +50,9 @@ static pthread_once_t px_once = PTHREAD_ONCE_INIT;
 #define PMIx_Value_destruct px.value_destruct
 #define PMIx_Info_load px.info_load
 
-static void px_load(void)
+/* The entry points from h; false (px cleared) when one is missing. */
+static bool px_resolve(void *h)
 {
-    void *h = dlopen("libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
-        h = dlopen(CT_PMIX_LIBDIR "/libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
-    if (!h) {
-        snprintf(px.why, sizeof px.why, "cannot load libpmix.so.2: %s", dlerror());
-        return;
-    }
     *(void **)&px.init = dlsym(h, "PMIx_Init");
     *(void **)&px.finalize = dlsym(h, "PMIx_Finalize");
     *(void **)&px.put = dlsym(h, "PMIx_Put");
@@ -69,12 +63,33 @@ static void px_load(void)
     *(void **)&px.value_load = dlsym(h, "PMIx_Value_load");
     *(void **)&px.value_destruct = dlsym(h, "PMIx_Value_destruct");
     *(void **)&px.info_load = dlsym(h, "PMIx_Info_load");
-    if (!px.finalize || !px.put || !px.commit || !px.fence || !px.get || !px.error_string ||
-        !px.value_load || !px.value_destruct || !px.info_load || !px.init) {
-        snprintf(px.why, sizeof px.why,
-                 "libpmix.so.2 lacks PMIx_Init, PMIx_Fence or another "
-                 "entry point (PMIx 3 or later is needed)");
-        px.init = NULL;
+    if (px.init && px.finalize && px.put && px.commit && px.fence && px.get && px.error_string &&
+        px.value_load && px.value_destruct && px.info_load)
+        return true;
+    px.init = NULL;
+    return false;
+}
+
+/* The first of the loader's libpmix.so.2 and the one colltune was built against that has
+ * every entry point (PMIx_Value_load and PMIx_Info_load: PMIx 4.2 or later); px.why says
+ * why neither when none. */
+static void px_load(void)
+{
+    static const char *const names[] = {"libpmix.so.2", CT_PMIX_LIBDIR "/libpmix.so.2"};
+    size_t off = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+        const char *why = h ? NULL : dlerror();
+        if (h && px_resolve(h))
+            return;
+        if (h) {
+            dlclose(h);
+            why = "lacks PMIx_Value_load, PMIx_Info_load or another entry point (PMIx 4.2 or "
+                  "later is needed)";
+        }
+        if (off < sizeof px.why)
+            off += (size_t)snprintf(px.why + off, sizeof px.why - off, "%s%s: %s", i ? "; " : "",
+                                    names[i], why ? why : "?");
     }
 }
 
@@ -175,7 +190,7 @@ int ct_boot_pmix_open(struct ct_boot **out, const struct ct_boot_cfg *cfg, struc
     pthread_once(&px_once, px_load);
     if (!px.init) {
         free(p);
-        return ct_err_set(err, CT_EUNSUPP, "bootstrap (pmix): %s", px.why);
+        return ct_err_set(err, CT_EUNSUPP, "bootstrap (pmix): cannot load libpmix: %s", px.why);
     }
     pmix_status_t rc = PMIx_Init(&p->me, NULL, 0);
     if (rc != PMIX_SUCCESS) {

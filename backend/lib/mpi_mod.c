@@ -393,16 +393,27 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     }
     if (!verify)
         return 0;
+    bool filled = false;
     if (c->spy && c->hosts) {
         /* a first call sets up what the communicator's components set up on their first call:
          * coll/han's sub-communicators, through coll/tuned's own collectives on this one (the
-         * spy saw a forced `ring` run han's 6-element set-up allreduce, not the point's) */
+         * spy saw a forced `ring` run han's 6-element set-up allreduce, not the point's); its
+         * output is cleared, so that the checked call must write all of its own */
         fill(c);
         ct_mod_lib_force(c->lib, true);
-        call(c);
+        int wrc = call(c), wfailed = wrc != MPI_SUCCESS, wany = 0;
         ct_mod_lib_force(c->lib, false);
+        MPI_Allreduce(&wfailed, &wany, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (wany) {
+            int rc = point_failed(c, wrc, wfailed, err);
+            release_point(c);
+            return rc;
+        }
+        memset(c->recv, 0, c->recv_len);
+        filled = !c->j.in_place; /* out of place, send still holds the inputs */
     }
-    fill(c);
+    if (!filled)
+        fill(c);
     if (c->spy)
         c->spy(); /* cleared: what this call runs */
     ct_mod_lib_force(c->lib, true);

@@ -49,8 +49,8 @@ const char *colltune_shim_last(void)
  * and this says why. */
 const char *colltune_shim_none(void)
 {
-    return "Open MPI ran none of coll/tuned's algorithms for it (coll/self on 1 rank; Open MPI "
-           "5's coll/han across hosts: sweep --env OMPI_MCA_coll=^han)";
+    return "another coll component than coll/tuned ran it (coll/self on 1 rank; a site's "
+           "hcoll or ucc; Open MPI 5's coll/han across hosts: sweep --env OMPI_MCA_coll=^han)";
 }
 
 static void *real_of(const char *fn)

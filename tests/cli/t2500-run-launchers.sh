@@ -65,6 +65,21 @@ else
     passed "mpirun -np 3: PMIx bootstrap, zero wrong" $? "$TMP/out" 3
     clean $mpirun -np 2 $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
     has "print-bootstrap under mpirun: pmix" "bootstrap: pmix, rank 1 of 2" "$TMP/out"
+    # colltune loads libpmix when the bootstrap runs (not linked: Open MPI 5's engine module
+    # needs its own): a libpmix.so.2 first on the ranks' loader path without PMIx's entry
+    # points (an older one) is passed over for the one colltune was built against
+    mkdir -p "$TMP/oldpmix"
+    echo 'int PMIx_Init_old_placeholder(void) { return 0; }' >"$TMP/oldpmix/p.c"
+    if cc -shared -fPIC -o "$TMP/oldpmix/libpmix.so.2" "$TMP/oldpmix/p.c" 2>/dev/null; then
+        clean $mpirun -np 2 -x LD_LIBRARY_PATH="$TMP/oldpmix" $COLLTUNE run --print-bootstrap \
+            >"$TMP/out" 2>&1
+        has "an old libpmix.so.2 first on the path: the one built against" \
+            "bootstrap: pmix, rank 1 of 2" "$TMP/out"
+    else
+        skip "a stand-in libpmix.so.2: no C compiler"
+    fi
+    ldd "$COLLTUNE" | grep -q libpmix && not_ok "colltune links libpmix" \
+        || ok "colltune does not link libpmix (loaded when the bootstrap runs)"
 fi
 
 # MPICH's hydra: PMI-1 over PMI_FD

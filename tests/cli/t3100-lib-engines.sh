@@ -328,7 +328,7 @@ grep -q "^# target Open MPI 4.1.4\." "$TMP/x/rules" && ! grep -q "han" "$TMP/x/r
     && ok "it targets the Open MPI it was measured with" || not_ok "target: $(grep target "$TMP/x/rules")"
 # measured with Open MPI 5: coll/han's part said in each loader's own words; where the
 # launch settings exclude han (sweep --env OMPI_MCA_coll=^han) it is not
-for han in "" '^han'; do
+for han in "" '^han' '^basic'; do
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); l = d["libraries"][0]
 l["version"] = "5.0.9"
 if sys.argv[3]: l["env"] = [{"name": "OMPI_MCA_coll", "value": sys.argv[3]}]
@@ -339,6 +339,12 @@ json.dump(d, open(sys.argv[2], "w"))' "$M" "$TMP/x/m5.json" "$han"
             && grep -q "^# export OMPI_MCA_coll='^han'\$" "$TMP/x/r5.env" && sh -n "$TMP/x/r5.env" \
             && ok "Open MPI 5: coll/han said, commented, in each loader's syntax" \
             || not_ok "Open MPI 5 han note: $(cat "$TMP/x/r5.env" "$TMP/x/r5.mca.conf")"
+    elif [ "$han" = '^basic' ]; then # another component excluded: han added to that list
+        grep -q "^# coll = ^basic,han\$" "$TMP/x/r5.mca.conf" && grep -q "^coll = ^basic\$" "$TMP/x/r5.mca.conf" \
+            && grep -q "^# export OMPI_MCA_coll='^basic,han'\$" "$TMP/x/r5.env" \
+            && grep -q "in place of the launch setting's line below" "$TMP/x/r5.env" \
+            && ok "Open MPI 5 measured with coll=^basic: the han line adds han to that list" \
+            || not_ok "coll=^basic export: $(cat "$TMP/x/r5.env" "$TMP/x/r5.mca.conf")"
     else
         grep -q "^coll = ^han\$" "$TMP/x/r5.mca.conf" && grep -q "^export OMPI_MCA_coll='^han'\$" "$TMP/x/r5.env" \
             && ! grep -q "coll/han" "$TMP/x/r5.env" "$TMP/x/r5.mca.conf" \
@@ -661,6 +667,7 @@ usage_says "--env excluding coll/tuned" "OMPI_MCA_coll='^tuned': only components
 usage_says "--env choosing the coll components" "OMPI_MCA_coll='tuned,basic': only components excluded" -- $S --env OMPI_MCA_coll=tuned,basic -e 64
 usage_says "--env excluding han and tuned" "only components excluded" -- $S --env OMPI_MCA_coll=^han,tuned -e 64
 usage_says "--env choosing the coll components by priority" "OMPI_MCA_coll_han_priority loads rules or chooses" -- $S --env OMPI_MCA_coll_han_priority=0 -e 64
+usage_says "--env-search of the coll components" "--env-search OMPI_MCA_coll: components are excluded with --env, not searched" -- $S --env-search OMPI_MCA_coll=^han,^basic -e 64
 # Open MPI 5's coll/han serves communicators across hosts with several ranks on a host
 # (README): a sweep may exclude it; here (one host) han does not take a communicator
 expect 0 "sweep --env OMPI_MCA_coll=^han" -- $S -b 8 -e 4K -f 8 --env OMPI_MCA_coll=^han --out "$TMP/nohan"

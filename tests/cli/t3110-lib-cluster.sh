@@ -102,6 +102,12 @@ PY
         [ "$sent" -ge 4194304 ] \
         && ok "verify --hosts: 4 ranks on 4 hosts (each sent >= $((sent >> 20)) MiB), ratio per size, geomean (exit $rc)" \
         || not_ok "verify --hosts (exit $rc, least sent $sent B): $(cat "$TMP/out" "$TMP/err" | tail -8)"
+    # 2 hosts x 2 ranks: the config's cluster line counts the ranks the library started
+    # (said "2 hosts x 1 ranks (1 ranks)")
+    expect 0 "sweep --lib ompi on 2 hosts x 2 ranks" -- timeout 120 $COLLTUNE sweep --lib ompi \
+        --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):2" --coll allreduce -b 8 -e 64 --budget 5 --out "$TMP/sw22"
+    grep -q "^cluster: 2 hosts x 2 ranks (4 ranks)" "$TMP/out" \
+        && ok "its cluster line: 2 hosts x 2 ranks (4 ranks)" || not_ok "2 x 2: $(grep cluster: "$TMP/out")"
     # ranks spread unevenly (2 + 1): no rules of nodes x ranks per node to write
     usage_error "sweep --lib ompi on 2 + 1 ranks" -- timeout 120 $COLLTUNE sweep --lib ompi \
         --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):1" --coll allreduce -b 8 -e 64 --budget 5 --out "$TMP/sw3"
