@@ -18,6 +18,14 @@
 #include "../lib/file.h"
 #include "../lib/parse.h"
 
+/* glibc's allocator variables (mallopt(3)): a launch setting of either library, as they
+ * decide whether a collective's temporary buffers are mapped and faulted in anew on every
+ * call (above the mmap threshold, freed to the system) or kept by the ranks' heap. Not
+ * MALLOC_CHECK_ or MALLOC_PERTURB_: checks, not settings. */
+static const char libc_env[] =
+    "MALLOC_ARENA_MAX MALLOC_MMAP_MAX_ MALLOC_MMAP_THRESHOLD_ MALLOC_TOP_PAD_ "
+    "MALLOC_TRIM_THRESHOLD_";
+
 static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
      * its cores, else to sockets, and none when oversubscribed; hydra binds none. The ranks'
@@ -403,10 +411,10 @@ static bool env_list_value(const struct ct_libmod *m, char *list, size_t len, ch
  * delim[2], passed as the list's delimiter) that is in none of them: the site's own where it
  * is such, else the first of ";,|!^~@" that is. A delimiter of more than one character makes
  * Open MPI ignore the site's list (its jobs get none of it): none of it is passed. */
-static void env_list_join(char mark[][128], int nm, const char *list, const char *sep, char *all,
-                          size_t len, char *delim)
+static void env_list_join(char mark[][CT_LIBMOD_MARK], int nm, const char *list, const char *sep,
+                          char *all, size_t len, char *delim)
 {
-    char marks[3 * 128 + 3] = "";
+    char marks[CT_LIBMOD_MARKS * (CT_LIBMOD_MARK + 1)] = "";
     bool one = strlen(sep) == 1;
     for (int i = 0; i < nm; i++)
         snprintf(marks + strlen(marks), sizeof marks - strlen(marks), "%s ", mark[i]);
@@ -451,16 +459,29 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     }
     if (!strcmp(m->name, "ompi") && geteuid() == 0)
         push(&v, &k, "--allow-run-as-root");
-    char marker[3][128]; /* the launching process's cores, for ranks on its host */
+    /* the library, rank 0's word's address, the launching process's cores (for ranks on its
+     * host) */
+    char marker[CT_LIBMOD_MARKS][CT_LIBMOD_MARK];
+    int nm = 3;
     snprintf(marker[0], sizeof marker[0], "%s=%s", CT_LIBMOD_ENV, m->name);
     snprintf(marker[1], sizeof marker[1], "%s=%s", CT_LIBMOD_NOTIFY_ENV, notify ? notify : "");
     snprintf(marker[2], sizeof marker[2], "%s=%d", CT_CPUS_ENV, hosts ? 0 : ct_cpus_usable());
+    /* glibc's allocator variables set here (a launch setting): a launcher that passes only
+     * its own library's variables on (Open MPI's mpirun to other hosts) is told them too */
+    extern char **environ;
+    for (char **e = environ; m->setenv && *e && nm < CT_LIBMOD_MARKS; e++) {
+        char name[CT_LIBMOD_MARK];
+        size_t n = strcspn(*e, "=");
+        snprintf(name, sizeof name, "%.*s", (int)n, *e);
+        if ((*e)[n] && strlen(*e) < CT_LIBMOD_MARK && ct_libmod_env_libc(name))
+            snprintf(marker[nm++], sizeof marker[0], "%s", *e);
+    }
     char sep[16], list[4096], all[4096 + 1024], delim[2] = "";
     bool listed = m->setenv && m->env_list && env_list_value(m, list, sizeof list, sep, sizeof sep);
     if (listed) { /* the ranks' variables first (Open MPI stops at a name it cannot pass on),
                    * then the site's: one way of passing them */
         char name[128];
-        env_list_join(marker, 3, list, sep, all, sizeof all, delim);
+        env_list_join(marker, nm, list, sep, all, sizeof all, delim);
         snprintf(name, sizeof name, "%s_delimiter", m->env_list);
         push(&v, &k, "--mca");
         push(&v, &k, name);
@@ -469,7 +490,7 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
         push(&v, &k, m->env_list);
         push(&v, &k, all);
     }
-    for (int i = 0; i < 3 && !listed; i++) {
+    for (int i = 0; i < nm && !listed; i++) {
         if (m->setenv) {
             push(&v, &k, m->setenv);
             push(&v, &k, marker[i]);
@@ -502,6 +523,11 @@ static size_t matched(const char *list, const char *name, bool prefix)
 static bool listed(const char *list, const char *name, bool prefix)
 {
     return matched(list, name, prefix) > 0;
+}
+
+bool ct_libmod_env_libc(const char *name)
+{
+    return listed(libc_env, name, false);
 }
 
 /* Unsets every variable of this process's environment that pick(m, name, value, arg)
@@ -659,6 +685,11 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
 {
     char key[160], prog[64]; /* named as a user knows it, wherever it ran from */
     int st;
+    if (ct_libmod_env_libc(name))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s is glibc's allocator's, not one %s lists: give its values "
+                          "(NAME=V1,V2,...)",
+                          name, m->title);
     snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
     snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
@@ -769,9 +800,11 @@ int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char 
         word = isalnum((unsigned char)*p) || *p == '_';
     if (!word || strlen(name) > CT_LIBMOD_ENV_NAME_MAX)
         return ct_err_set(err, CT_EINVAL, "'%s' is not a variable name", name);
-    if (!listed(m->env_prefix, name, true))
-        return ct_err_set(err, CT_EINVAL, "%s is not one of %s's variables (%s...)", name, m->title,
-                          m->env_prefix);
+    if (!listed(m->env_prefix, name, true) && !ct_libmod_env_libc(name))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s is not one of %s's variables (%s...) nor one of glibc's allocator's "
+                          "(%s)",
+                          name, m->title, m->env_prefix, libc_env);
     bool exclude = m->env_exclude && !strcmp(name, m->env_exclude);
     if (exclude && value && !excludes_only(value, m->env_exclude_keep))
         return ct_err_set(err, CT_EINVAL,

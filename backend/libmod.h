@@ -95,9 +95,13 @@ int ct_libmod_hosts_slots(const char *list, int *most, int *least);
  * library's launcher with CT_LIBMOD_ENV=name and CT_LIBMOD_NOTIFY_ENV=notify (NULL: empty, no
  * word awaited) in their environment (by the launcher's flag, else set here for it to pass on);
  * with hosts (a host list as above, or NULL: this host) on those hosts; the ranks bound as the
- * launcher binds a job's, or with `unbound` (--no-bind) left free. NULL-ended, new memory
- * (ct_libmod_argv_free).
+ * launcher binds a job's, or with `unbound` (--no-bind) left free. glibc's allocator variables
+ * of this environment (ct_libmod_env_libc) are passed by the launcher's flag too (where it has
+ * one), up to CT_LIBMOD_MARKS variables of fewer than CT_LIBMOD_MARK bytes in all. NULL-ended,
+ * new memory (ct_libmod_argv_free).
  */
+#define CT_LIBMOD_MARKS 8
+#define CT_LIBMOD_MARK 128
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
                       const char *notify, const char *self, int argc, char **argv);
 
@@ -136,8 +140,13 @@ void ct_libmod_argv_free(char **v);
  * The names left out in left (comma-separated, "" when none; cut to len). Returns how many. */
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len);
 #define CT_LIBMOD_ENV_NAME_MAX 95
+/* Whether name is one of glibc's allocator variables (MALLOC_MMAP_MAX_, ...): a launch
+ * setting of every library, which the ranks' C library reads (no library prefix; Open MPI's
+ * launcher is told to pass it on, ct_libmod_argv). */
+bool ct_libmod_env_libc(const char *name);
 /* A launch setting for the library (sweep --env NAME=VALUE, a config's "env"): 0 when name is
- * a variable name with one of m->env_prefix's prefixes, matching none of m->rules_env (the
+ * a variable name with one of m->env_prefix's prefixes (or glibc's allocator's,
+ * ct_libmod_env_libc), matching none of m->rules_env (the
  * export's own, which the engine leaves out) or m->env_refused, and value (NULL: not checked)
  * is a word of letters, digits and _.,:/+^@%=- (it goes into shell and Slurm files as it
  * is), else CT_EINVAL with one line. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "../backend/libmod.h"
 
 /* classic COLL_ID (ompi/mca/coll/base/coll_base_functions.h, same in 4.1.x .. main) */
 static int coll_id(enum ct_coll c)
@@ -222,14 +223,33 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                    path, path);
     if (note)
         ct_text_printf(&out->mca, "%s# coll = %s\n", han, excl);
-    for (int i = 0; lib && i < lib->nenv; i++) /* OMPI_MCA_x is parameter x */
-        ct_text_printf(&out->mca, "%s%s = %s\n",
-                       i ? "" : "# the launch settings it was measured with\n",
-                       lib->env[i].name + strlen("OMPI_MCA_"), lib->env[i].value);
+    char libc[512] = ""; /* glibc's allocator variables: Open MPI passes them in a list */
+    size_t lo = 0;
+    for (int i = 0, k = 0; lib && i < lib->nenv; i++) { /* OMPI_MCA_x is parameter x */
+        bool c = ct_libmod_env_libc(lib->env[i].name);
+        if (c && lo < sizeof libc)
+            lo += (size_t)snprintf(libc + lo, sizeof libc - lo, "%s%s=%s", lo ? ";" : "",
+                                   lib->env[i].name, lib->env[i].value);
+        if (!c)
+            ct_text_printf(&out->mca, "%s%s = %s\n",
+                           k++ ? "" : "# the launch settings it was measured with\n",
+                           lib->env[i].name + strlen("OMPI_MCA_"), lib->env[i].value);
+    }
+    if (libc[0])
+        ct_text_printf(&out->mca,
+                       "# glibc's allocator variables it was measured with, which Open MPI "
+                       "sets in every rank's\n# environment from this list (a site's own "
+                       "mca_base_env_list: add them to it, ';' between;\n# Open MPI 4.1's "
+                       "mpirun refuses -x beside a list)\nmca_base_env_list = %s\n",
+                       libc);
     ct_text_printf(&out->env,
                    "# load the Open MPI coll/tuned rules in %s (mpirun passes "
-                   "OMPI_MCA_ variables to every rank)\n",
-                   path);
+                   "OMPI_MCA_ variables to every rank)\n%s",
+                   path,
+                   libc[0] ? "# glibc's MALLOC_ variables below reach only the ranks on "
+                             "mpirun's own host: across hosts\n# add -x NAME to mpirun for "
+                             "each, or load the .mca.conf's mca_base_env_list\n"
+                           : "");
     if (note)
         ct_text_printf(&out->env, "%s# export OMPI_MCA_coll='%s'\n", han, excl);
     ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);

@@ -316,6 +316,49 @@ Test(libmod, the_ranks_variables_ride_first_on_a_site_s_env_list)
     stand_ins_gone(dir);
 }
 
+/* glibc's allocator variables (a launch setting of either library, read by the ranks' C
+ * library): Open MPI's launcher is told to pass them (-x, or in a site's env list), as it
+ * passes no variable but its own to other hosts; hydra passes its whole environment. */
+Test(libmod, glibc_s_allocator_variables_ride_with_the_ranks)
+{
+    const struct ct_libmod *m = ct_libmod_find("ompi"), *h = ct_libmod_find("mpich");
+    struct ct_err err = {0};
+    cr_expect_eq(ct_libmod_env_check(m, "MALLOC_MMAP_MAX_", "0", &err), 0, "%s", err.msg);
+    cr_expect_eq(ct_libmod_env_check(h, "MALLOC_TRIM_THRESHOLD_", "4294967296", &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(ct_libmod_env_check(m, "MALLOC_CHECK_", "3", &err), CT_EINVAL);
+    cr_expect_eq(ct_libmod_env_check(m, "MALLOC_MMAP_MAX", "0", &err), CT_EINVAL);
+    cr_expect(ct_libmod_env_same(h, "MALLOC_MMAP_MAX_", "MALLOC_MMAP_MAX_"));
+    cr_expect(!ct_libmod_env_same(h, "MALLOC_MMAP_MAX_", "MALLOC_TOP_PAD_"));
+    char name[64];
+    ct_libmod_env_winning(h, "MALLOC_TOP_PAD_", name, sizeof name);
+    cr_expect_str_eq(name, "MALLOC_TOP_PAD_");
+    unsetenv("OMPI_MCA_mca_base_env_list");
+    unsetenv("OMPI_MCA_mca_base_param_files");
+    setenv("OMPI_MCA_mca_base_param_files", "/dev/null", 1); /* no site list */
+    setenv("MALLOC_MMAP_MAX_", "0", 1);
+    setenv("MALLOC_CHECK_", "3", 1); /* not a setting: not passed by colltune */
+    for (int c = 0; c < 3; c++) {
+        if (c == 1)
+            setenv("OMPI_MCA_mca_base_env_list", "A=1", 1);
+        char **v = ct_libmod_argv(c == 2 ? h : m, 2, "h1,h2", false, "H:1#t", "prog", 0, NULL);
+        int x = 0, check = 0;
+        for (int i = 0; v[i]; i++) {
+            x += !strcmp(v[i], "MALLOC_MMAP_MAX_=0") && i && !strcmp(v[i - 1], "-x");
+            x += i && !strcmp(v[i - 1], "mca_base_env_list") &&
+                 strstr(v[i], ";MALLOC_MMAP_MAX_=0;A=1");
+            check += strstr(v[i], "MALLOC_CHECK_") != NULL;
+        }
+        cr_expect_eq(x, c < 2, "case %d: passed %d times", c, x);
+        cr_expect_eq(check, 0, "case %d: MALLOC_CHECK_ passed", c);
+        ct_libmod_argv_free(v);
+    }
+    unsetenv("OMPI_MCA_mca_base_env_list");
+    unsetenv("OMPI_MCA_mca_base_param_files");
+    unsetenv("MALLOC_MMAP_MAX_");
+    unsetenv("MALLOC_CHECK_");
+}
+
 /* A site whose Open MPI tags or timestamps its ranks' lines (mca-params.conf, or here the
  * environment): the ranks' lines reach colltune as they print them (verify and the search
  * read their tables; every run of theirs failed, "0 of N sizes"). */

@@ -704,6 +704,26 @@ grep -q "^export OMPI_MCA_btl_vader_eager_limit='65536'\$" "$TMP/env/rules.env" 
     && grep -q "^mca:btl:vader:param:btl_vader_eager_limit:source:environment\$" "$TMP/oi" \
     && ok "a job with the export's setting: both ranks have it, Open MPI reads it from the environment" \
     || not_ok "setting reached: $(cat "$TMP/with") $(grep eager_limit: "$TMP/oi")"
+# glibc's allocator variables are launch settings too (README: Open MPI's large collectives map
+# their temporary buffers anew each call): measured with, recorded, and exported where a job
+# reads them; MALLOC_CHECK_ (a check, not a setting) is not one
+usage_says "--env of glibc's that is a check" "MALLOC_CHECK_ is not one of Open MPI's variables (OMPI_MCA_...) nor one of glibc's allocator's" -- $S --env MALLOC_CHECK_=3 -e 64
+usage_says "--env-search of glibc's without values" "MALLOC_MMAP_MAX_ is glibc's allocator's, not one Open MPI lists: give its values" -- $S --env-search MALLOC_MMAP_MAX_ -e 64
+expect 0 "sweep --env MALLOC_MMAP_MAX_=0" -- $S -b 4K -e 4K --env MALLOC_MMAP_MAX_=0 --env MALLOC_TRIM_THRESHOLD_=4294967296 --out "$TMP/mal"
+python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert l["env"] == [{"name": "MALLOC_MMAP_MAX_", "value": "0"}, {"name": "MALLOC_TRIM_THRESHOLD_", "value": "4294967296"}], l.get("env")' "$TMP/mal/config.json" \
+    && ok "glibc's allocator variables recorded as launch settings" || not_ok "malloc env: $(tail -5 "$TMP/out")"
+expect 0 "export --for ompi of it" -- $COLLTUNE export "$TMP/mal/config.json" --for ompi --out "$TMP/mal/rules"
+grep -q "^export MALLOC_MMAP_MAX_='0'\$" "$TMP/mal/rules.env" \
+    && grep -q "^mca_base_env_list = MALLOC_MMAP_MAX_=0;MALLOC_TRIM_THRESHOLD_=4294967296\$" "$TMP/mal/rules.mca.conf" \
+    && ! grep -q "^MALLOC\|^_MMAP" "$TMP/mal/rules.mca.conf" \
+    && ok "the .env exports them, the .mca.conf lists them in mca_base_env_list" \
+    || not_ok "malloc export: $(cat "$TMP/mal/rules.env" "$TMP/mal/rules.mca.conf")"
+# the list reaches each rank: a job that reads the .mca.conf alone (nothing exported here)
+( unset MALLOC_MMAP_MAX_ MALLOC_TRIM_THRESHOLD_; OMPI_MCA_mca_base_param_files="$TMP/mal/rules.mca.conf" \
+    $RUN sh -c 'echo "mal $MALLOC_MMAP_MAX_/$MALLOC_TRIM_THRESHOLD_"' ) >"$TMP/with" 2>&1
+[ "$(grep -c '^mal 0/4294967296$' "$TMP/with")" -eq 2 ] \
+    && ok "a job loading the .mca.conf: both ranks have glibc's variables" || not_ok "malloc list: $(cat "$TMP/with")"
 $COLLTUNE sweep --verify "$TMP/env/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 grep -q "^the launch settings CONFIG's rules were measured with, first alone" "$TMP/out" \
     && [ "$(awk '$2 " " $3 == "launch settings" && $7 ~ /^[0-9.]+$/ { n++ } END { print n + 0 }' "$TMP/out")" -ge 3 ] \
