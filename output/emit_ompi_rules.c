@@ -226,11 +226,11 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     char libc[512] = ""; /* glibc's allocator variables: Open MPI passes them in a list */
     size_t lo = 0;
     for (int i = 0, k = 0; lib && i < lib->nenv; i++) { /* OMPI_MCA_x is parameter x */
-        bool c = ct_libmod_env_libc(lib->env[i].name);
-        if (c && lo < sizeof libc)
+        bool glibc = ct_libmod_env_libc(lib->env[i].name);
+        if (glibc && lo < sizeof libc)
             lo += (size_t)snprintf(libc + lo, sizeof libc - lo, "%s%s=%s", lo ? ";" : "",
                                    lib->env[i].name, lib->env[i].value);
-        if (!c)
+        if (!glibc)
             ct_text_printf(&out->mca, "%s%s = %s\n",
                            k++ ? "" : "# the launch settings it was measured with\n",
                            lib->env[i].name + strlen("OMPI_MCA_"), lib->env[i].value);

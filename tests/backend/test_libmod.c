@@ -334,7 +334,6 @@ Test(libmod, glibc_s_allocator_variables_ride_with_the_ranks)
     ct_libmod_env_winning(h, "MALLOC_TOP_PAD_", name, sizeof name);
     cr_expect_str_eq(name, "MALLOC_TOP_PAD_");
     unsetenv("OMPI_MCA_mca_base_env_list");
-    unsetenv("OMPI_MCA_mca_base_param_files");
     setenv("OMPI_MCA_mca_base_param_files", "/dev/null", 1); /* no site list */
     setenv("MALLOC_MMAP_MAX_", "0", 1);
     setenv("MALLOC_CHECK_", "3", 1); /* not a setting: not passed by colltune */
