@@ -476,7 +476,7 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
         if ((*e)[n] && strlen(*e) < CT_LIBMOD_MARK && ct_libmod_env_libc(name))
             snprintf(marker[nm++], sizeof marker[0], "%s", *e);
     }
-    char sep[16], list[4096], all[4096 + 1024], delim[2] = "";
+    char sep[16], list[4096], all[sizeof list + sizeof marker + CT_LIBMOD_MARKS], delim[2] = "";
     bool listed = m->setenv && m->env_list && env_list_value(m, list, sizeof list, sep, sizeof sep);
     if (listed) { /* the ranks' variables first (Open MPI stops at a name it cannot pass on),
                    * then the site's: one way of passing them */

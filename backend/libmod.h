@@ -97,11 +97,13 @@ int ct_libmod_hosts_slots(const char *list, int *most, int *least);
  * with hosts (a host list as above, or NULL: this host) on those hosts; the ranks bound as the
  * launcher binds a job's, or with `unbound` (--no-bind) left free. glibc's allocator variables
  * of this environment (ct_libmod_env_libc) are passed by the launcher's flag too (where it has
- * one), up to CT_LIBMOD_MARKS variables of fewer than CT_LIBMOD_MARK bytes in all. NULL-ended,
- * new memory (ct_libmod_argv_free).
+ * one): each of them (3 markers and 5 names fill CT_LIBMOD_MARKS), NAME=VALUE up to
+ * CT_LIBMOD_MARK bytes with its end, room for any launch setting (a name up to
+ * CT_LIBMOD_ENV_NAME_MAX, a value up to 159 bytes). NULL-ended, new memory
+ * (ct_libmod_argv_free).
  */
 #define CT_LIBMOD_MARKS 8
-#define CT_LIBMOD_MARK 128
+#define CT_LIBMOD_MARK 256
 char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool unbound,
                       const char *notify, const char *self, int argc, char **argv);
 

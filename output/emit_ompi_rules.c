@@ -223,7 +223,8 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                    path, path);
     if (note)
         ct_text_printf(&out->mca, "%s# coll = %s\n", han, excl);
-    char libc[512] = ""; /* glibc's allocator variables: Open MPI passes them in a list */
+    /* glibc's allocator variables: Open MPI passes them in a list (room for every setting) */
+    char libc[CT_LIB_ENV_MAX * sizeof lib->env[0]] = "";
     size_t lo = 0;
     for (int i = 0, k = 0; lib && i < lib->nenv; i++) { /* OMPI_MCA_x is parameter x */
         bool glibc = ct_libmod_env_libc(lib->env[i].name);

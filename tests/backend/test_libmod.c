@@ -336,25 +336,34 @@ Test(libmod, glibc_s_allocator_variables_ride_with_the_ranks)
     unsetenv("OMPI_MCA_mca_base_env_list");
     setenv("OMPI_MCA_mca_base_param_files", "/dev/null", 1); /* no site list */
     setenv("MALLOC_MMAP_MAX_", "0", 1);
+    char pad[160], padded[200]; /* the longest value a launch setting may have */
+    memset(pad, '0', sizeof pad - 1);
+    pad[sizeof pad - 1] = 0;
+    setenv("MALLOC_TOP_PAD_", pad, 1);
+    snprintf(padded, sizeof padded, "MALLOC_TOP_PAD_=%s", pad);
     setenv("MALLOC_CHECK_", "3", 1); /* not a setting: not passed by colltune */
     for (int c = 0; c < 3; c++) {
         if (c == 1)
             setenv("OMPI_MCA_mca_base_env_list", "A=1", 1);
         char **v = ct_libmod_argv(c == 2 ? h : m, 2, "h1,h2", false, "H:1#t", "prog", 0, NULL);
-        int x = 0, check = 0;
-        for (int i = 0; v[i]; i++) {
-            x += !strcmp(v[i], "MALLOC_MMAP_MAX_=0") && i && !strcmp(v[i - 1], "-x");
-            x += i && !strcmp(v[i - 1], "mca_base_env_list") &&
-                 strstr(v[i], ";MALLOC_MMAP_MAX_=0;A=1");
+        int x = 0, p = 0, check = 0;
+        for (int i = 1; v[i]; i++) {
+            x += !strcmp(v[i], "MALLOC_MMAP_MAX_=0") && !strcmp(v[i - 1], "-x");
+            p += !strcmp(v[i], padded) && !strcmp(v[i - 1], "-x");
+            bool list = !strcmp(v[i - 1], "mca_base_env_list");
+            x += list && strstr(v[i], ";MALLOC_MMAP_MAX_=0;") && strstr(v[i], ";A=1");
+            p += list && strstr(v[i], padded);
             check += strstr(v[i], "MALLOC_CHECK_") != NULL;
         }
         cr_expect_eq(x, c < 2, "case %d: passed %d times", c, x);
+        cr_expect_eq(p, c < 2, "case %d: a value of 159 bytes passed %d times", c, p);
         cr_expect_eq(check, 0, "case %d: MALLOC_CHECK_ passed", c);
         ct_libmod_argv_free(v);
     }
     unsetenv("OMPI_MCA_mca_base_env_list");
     unsetenv("OMPI_MCA_mca_base_param_files");
     unsetenv("MALLOC_MMAP_MAX_");
+    unsetenv("MALLOC_TOP_PAD_");
     unsetenv("MALLOC_CHECK_");
 }
 
