@@ -122,7 +122,13 @@ struct ct_bench_cfg {
     int iters, warmup;
     int check; /* verification passes (0 = none) */
     int reps;  /* runs back to back per timed sample (0 or 1: one, after a barrier) */
+    /* ct_backend_point only, over an engine whose samples are the slowest rank's (alike on
+     * every rank: the library engines, NCCL): 0, iters timed calls; else one timed call
+     * after the warmup, then as many as span max_s by it, at least CT_BENCH_SPAN_MIN and at
+     * most iters (run --max-time: 20 calls of a 128 MiB AllReduce take 32 s at 1 Gbit) */
+    double max_s;
 };
+#define CT_BENCH_SPAN_MIN 3
 
 /* A point ready to run: its schedule and executor arguments over b's buffers. Buffers may
  * move when another point is prepared: prepare, time, release, in that order. */

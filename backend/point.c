@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A point measured over any engine (backend.h), as ct_bench_point over the native one. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,17 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
     long wrong = 0;
     memset(out, 0, sizeof *out);
     CT_TRY(be->begin(ctx, a, j, cfg->check > 0, &wrong, err));
-    double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
-    int rc = be->time(ctx, cfg->warmup, iters, cfg->reps, t, err);
+    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), first = 0;
+    int rc = 0, warmup = cfg->warmup;
+    if (cfg->max_s > 0 && iters > CT_BENCH_SPAN_MIN) { /* first: the same on every rank */
+        rc = be->time(ctx, warmup, 1, cfg->reps, &first, err);
+        warmup = 0;
+        if (rc == 0 && first * iters > cfg->max_s * 1e6) {
+            double fit = ceil(cfg->max_s * 1e6 / first);
+            iters = fit > CT_BENCH_SPAN_MIN ? (int)fit : CT_BENCH_SPAN_MIN;
+        }
+    }
+    rc = rc ? rc : be->time(ctx, warmup, iters, cfg->reps, t, err);
     be->end(ctx);
     if (rc == 0) {
         ct_point_stats(out, j, j->shape.nranks, t, iters);

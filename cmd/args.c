@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "../algos/algo.h"
+#include "../algos/quant.h"
 
 int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, double hi,
                double *out)
@@ -18,6 +19,27 @@ int ct_arg_num(const char *cmd, const char *opt, const char *arg, double lo, dou
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%g..%g)", opt, arg, lo, hi);
     *out = v;
     return 0;
+}
+
+int ct_arg_quant(const char *cmd, const char *arg, struct ct_opts *o)
+{
+    int q = ct_quant_find(arg);
+    if (q < 0)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --quant '%s' (none, int8, fp8e4m3, fp8e5m2)",
+                           arg);
+    o->quant = (enum ct_quant)q;
+    return 0;
+}
+
+int ct_arg_place(const char *cmd, const char *arg, int *place)
+{
+    static const char *const word[] = {"out", "in", "both"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(arg, word[i])) {
+            *place = i + 1; /* out 1, in 2, both 3 */
+            return 0;
+        }
+    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --place '%s' (out, in, both)", arg);
 }
 
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out)

@@ -73,13 +73,19 @@ int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int
 int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
 /* An integer in lo..hi. */
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
+/* run --quant FMT into o->quant */
+struct ct_opts;
+int ct_arg_quant(const char *cmd, const char *arg, struct ct_opts *o);
+/* run --place out|in|both: *place, CT_PLACE_OUT | CT_PLACE_IN (the halves a size runs) */
+#define CT_PLACE_OUT 1
+#define CT_PLACE_IN 2
+int ct_arg_place(const char *cmd, const char *arg, int *place);
 /* Comma-separated collectives into the CT_COLL_BIT set *colls. */
 int ct_arg_colls(const char *cmd, const char *arg, unsigned *colls);
 /* sweep --algos: colltune's algorithms appended to v (at most CT_ARG_MAX_ALGOS), or a
  * library's rows (LIB:NAME,...) kept whole in o->lib_algo, which ct_opts_check and the engine
  * check. */
 #define CT_ARG_MAX_ALGOS 64
-struct ct_opts;
 int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, size_t *n);
 
 /* Help texts, generated from the files in cmd/help/. */

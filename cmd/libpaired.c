@@ -52,6 +52,10 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
                     (char *)ct_redop_name(s->op),
                     "--timeout",
                     (char *)x->timeout,
+                    "--place",
+                    "out",
+                    "--max-time",
+                    CT_VERIFY_SPAN,
                     "--keep-rules"}; /* A: the file the loader variables name */
     bool rules = with && !(x->env && x->env_alone);
     ct_verify_side_env(x->m, x->ld, rules);

@@ -79,9 +79,9 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         struct ct_row *row = &rows[nrows++];
         ct_row_init(row, o->dtype, d->needs_op ? (int)o->op : -1, a->name);
         ct_opts_params_str(o, row->params, sizeof row->params);
-        for (int k = 0; k < 2; k++) {
+        for (int k = r->place == CT_PLACE_IN; k <= (r->place != CT_PLACE_OUT); k++) {
             struct ct_point p;
-            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check, 1};
+            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check, 1, r->max_s};
             j.in_place = k;
             if (ct_backend_point(&be, ctx, a, &j, &bc, &p, &err) < 0) {
                 /* every rank refuses alike (the library's own answer): said once */

@@ -46,6 +46,8 @@ struct ct_librun_cfg {
     const char *cmdline;
     const char *sizes; /* "S1,S2,...": exactly these sizes instead of minb..maxb x factor */
     const char *json;  /* --json FILE (colltune-results/1), "-": stdout, the table on stderr */
+    int place;         /* CT_PLACE_OUT | CT_PLACE_IN: the halves each size runs */
+    double max_s;      /* --max-time: 0, iters calls per size (struct ct_bench_cfg) */
 };
 /* colltune run --lib: launch, or in a rank measure and (root) print the table. */
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);
@@ -84,6 +86,9 @@ struct ct_verify_side {
  * 200 warmup calls each (cmd/libpaired.c) */
 #define CT_VERIFY_MAXSZ 128
 #define CT_VERIFY_WARM_MAX (256u << 10)
+/* ... each size out of place only (the time verify reads), 20 timed calls, or as many as span
+ * CT_VERIFY_SPAN seconds where those take longer, at least 3 (run --max-time) */
+#define CT_VERIFY_SPAN "3"
 /* One paired launch of a verify (ct_paired_launch_fn; ctx: a struct ct_verify_side): side A
  * (with) or B at sizes sz[0..nsz), sorted; t[k], the time at sz[k]. 0 or a failure (said). */
 int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t);

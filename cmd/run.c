@@ -22,7 +22,8 @@ struct run_ctx {
     struct ct_opts o;
     unsigned long long minb, maxb;
     double factor;
-    int iters, warmup, check, average; /* average: enum ct_rank_time (nccl-tests -a) */
+    int iters, warmup, check, average, place; /* average: enum ct_rank_time (nccl-tests -a) */
+    double max_s; /* --max-time (the engines whose samples are the slowest rank's) */
     const char *json, *sizes;
     bool tui, print_boot, range; /* range: -b, -e or -f given (refused beside --sizes) */
     char cmdline[1024];
@@ -30,25 +31,20 @@ struct run_ctx {
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_SIZES };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_SIZES, O_PLACE, O_MAXT };
+    /* clang-format off */
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
-        {"quant", 1, 0, O_QUANT}, {"sizes", 1, 0, O_SIZES},
-        {"average", 1, 0, 'a'}, CT_OPTS_LONG, {0, 0, 0, 0}};
-    x->minb = 8;
-    x->maxb = 32ull << 20;
-    x->factor = 2;
-    x->iters = 20;
-    x->warmup = 5;
-    x->check = 1;
-    x->average = CT_RANK_TIME_MAX;
+        {"quant", 1, 0, O_QUANT}, {"sizes", 1, 0, O_SIZES}, {"average", 1, 0, 'a'},
+        {"place", 1, 0, O_PLACE}, {"max-time", 1, 0, O_MAXT}, CT_OPTS_LONG, {0, 0, 0, 0}};
+    /* clang-format on */
     ct_opts_init(&x->o);
     opterr = 0;
     optind = 1;
-    int c, li, q;
+    int c, li;
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:o:d:a:h", lo, &li)) != -1) {
         x->range |= c == 'b' || c == 'e' || c == 'f';
         switch (c) {
@@ -65,13 +61,12 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "run", optarg)); break;
         case O_JSON: x->json = optarg; break;
         case O_SIZES: x->sizes = optarg; break;
-        case O_TUI: x->tui = true; break;
-        case O_QUANT:
-            if ((q = ct_quant_find(optarg)) < 0)
-                return ct_cmd_fail("run", 2, "bad --quant '%s' (none, int8, fp8e4m3, fp8e5m2)",
-                                   optarg);
-            x->o.quant = (enum ct_quant)q;
+        case O_PLACE: CT_TRY_OPT(ct_arg_place("run", optarg, &x->place)); break;
+        case O_MAXT:
+            CT_TRY_OPT(ct_arg_num("run", "max-time", optarg, 0.001, 1e6, &x->max_s));
             break;
+        case O_TUI: x->tui = true; break;
+        case O_QUANT: CT_TRY_OPT(ct_arg_quant("run", optarg, &x->o)); break;
         case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(ct_help_run, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
@@ -92,6 +87,8 @@ static int parse(struct run_ctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_cmd_out_check("run", "json", x->json, true));
     if (x->average != CT_RANK_TIME_MAX && x->o.lib)
         return ct_cmd_fail("run", 2, "--average: the library engines report the slowest rank");
+    if (x->max_s > 0 && !x->o.lib)
+        return ct_cmd_fail("run", 2, "--max-time needs --lib (the slowest rank's time decides)");
     if (x->sizes && x->range)
         return ct_cmd_fail("run", 2, "--sizes lists the sizes: -b, -e and -f are not for it");
     return 0;
@@ -167,10 +164,10 @@ static int run_rank(struct ct_boot *boot, void *arg)
         ct_opts_params_str(&x->o, row->params, sizeof row->params);
         if (x->tui)
             ct_live_sizes(&live, d->name, x->o.algo->name, row->params, sizes, nsizes, i);
-        for (int k = 0; k < 2; k++) {
+        for (int k = x->place == CT_PLACE_IN; k <= (x->place != CT_PLACE_OUT); k++) {
             struct ct_point p;
             j.in_place = k;
-            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check, 1};
+            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check, 1, x->max_s};
             if ((nccl ? ct_nccl_point(nccl, &j, &bc, &p, &err)
                       : ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err)) < 0) {
                 ct_live_close(&live);
@@ -225,8 +222,14 @@ out:
 
 int cmd_run(int argc, char **argv)
 {
-    struct run_ctx x;
-    memset(&x, 0, sizeof x);
+    struct run_ctx x = {.minb = 8,
+                        .maxb = 32ull << 20,
+                        .factor = 2,
+                        .iters = 20,
+                        .warmup = 5,
+                        .check = 1,
+                        .average = CT_RANK_TIME_MAX,
+                        .place = CT_PLACE_OUT | CT_PLACE_IN};
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? CT_EXIT_OK : rc;
@@ -237,7 +240,8 @@ int cmd_run(int argc, char **argv)
     if ((x.o.lib && strcmp(x.o.lib, "nccl")) || x.sizes) /* an MPI library's engine */
         return ct_librun(&x.o,
                          &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters, x.warmup,
-                                                 x.check, x.cmdline, x.sizes, x.json},
+                                                 x.check, x.cmdline, x.sizes, x.json, x.place,
+                                                 x.max_s},
                          argc, argv);
     CT_TRY_OPT(ct_opts_precheck(&x.o, "run"));
     return ct_opts_launch(&x.o, "run", run_rank, &x);

@@ -680,7 +680,7 @@ static int run_colls(struct run *R, struct ct_err *err)
         j.count = d->count_for(R->cfg->coll_bytes, 4, c->size);
         j.in_place = false;
         struct ct_point p;
-        struct ct_bench_cfg bc = {R->cfg->iters, 1, 0, 1};
+        struct ct_bench_cfg bc = {R->cfg->iters, 1, 0, 1, 0};
         rc = ct_bench_point(&b, ring, &j, &bc, &p, err);
         if (c->rank == 0) {
             struct ct_val_coll *v = &R->rep.coll[R->rep.n_coll++];

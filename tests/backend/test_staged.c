@@ -93,7 +93,7 @@ static int staged_rank(struct ct_comm *c, void *arg, struct ct_err *err)
     j.op = s->op;
     j.count = s->count;
     j.in_place = s->in_place;
-    struct ct_bench_cfg cfg = {s->iters, s->warmup, 1, 1};
+    struct ct_bench_cfg cfg = {s->iters, s->warmup, 1, 1, 0};
     struct ct_point p;
     int rc = ct_bench_point(&b, ct_algo_find(s->algo), &j, &cfg, &p, err);
     if (rc == 0 && c->rank == 0)

@@ -30,5 +30,8 @@ usage_error "bad timeout" -- $R --timeout -1
 usage_error "average out of range" -- $R -a 4
 usage_error "average not a number" -- $R --average max
 usage_error "average with a library engine" -- $R -a 1 --lib ompi
+usage_error "place not a word run knows" -- $R --place outside
+usage_error "max time zero" -- $R --max-time 0 --lib ompi
+usage_error "max time without a library engine" -- $R --max-time 2
 usage_error "more sizes than a run takes" -- $R -b 8 -e 1G -f 1.001
 done_testing

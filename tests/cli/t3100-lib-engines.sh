@@ -134,6 +134,14 @@ expect 0 "run --lib ompi --json -" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/err" && ok "... the JSON alone on stdout, the table on stderr" \
     || not_ok "run --lib --json -: $(head -3 "$TMP/out")"
+# --max-time: 20 calls where they fit, 3 where one call (a 64 MiB AllReduce, well over 50 us
+# anywhere) says 20 would not; --place out: the in-place half not run (N/A)
+expect 0 "run --lib ompi --max-time 0.001 --place out" -- $X --lib ompi --local 2 --sizes 8,64M -n 20 -w 1 -c 0 --max-time 0.001 --place out --json -
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results']; assert [(x['size'], x['iters']) for x in r] == [(8, 20), (67108864, 3)], r; assert all(x['placement'] == 'out-of-place' for x in r), r" "$TMP/out" \
+    && ok "... 20 timed calls at 8 B, 3 at 64 MiB, out of place only" || not_ok "--max-time: $(cat "$TMP/out")"
+expect 0 "run --lib ompi --place in" -- $X --lib ompi --local 2 --sizes 8 -n 3 -w 1 --place in
+awk '!/^#/ { exit !($7 == "N/A" && $11 != "N/A") }' "$TMP/out" && ok "... the out-of-place half N/A, the in-place half measured" \
+    || not_ok "--place in: $(cat "$TMP/out")"
 # Open MPI 4.1.4's op/avx sums 8-bit integers with saturating adds (255 where uint8 wraps):
 # the check reports it (exit 3). #wrong is summed over the ranks, as nccl-tests sums it, so
 # it is at most the elements the ranks checked (64 on each of 2 ranks: it read 68 at 64 B,
