@@ -179,7 +179,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
             }
             ct_row_fill(row, &p, k);
         }
-        ct_live_point(&live, d->name, x->o.algo->name, size, row->busbw[0]);
+        ct_live_point(&live, d->name, x->o.algo->name, size, row->busbw[x->place == CT_PLACE_IN]);
         if (comm.rank == 0 && !deferred)
             ct_table_row(tab, row);
         if (ct_live_between(&live, boot))
