@@ -134,9 +134,9 @@ expect 0 "run --lib ompi --json -" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/err" && ok "... the JSON alone on stdout, the table on stderr" \
     || not_ok "run --lib --json -: $(head -3 "$TMP/out")"
-# --max-time: 20 calls where they fit, 3 where one call (a 64 MiB AllReduce, well over 50 us
-# anywhere) says 20 would not; --place out: the in-place half not run (N/A)
-expect 0 "run --lib ompi --max-time 0.001 --place out" -- $X --lib ompi --local 2 --sizes 8,64M -n 20 -w 1 -c 0 --max-time 0.001 --place out --json -
+# --max-time 0.005: 20 calls where one takes under 250 us (8 B), 3 where one takes over 1.67
+# ms (a 64 MiB AllReduce: 40 GB/s otherwise); --place out: the in-place half not run
+expect 0 "run --lib ompi --max-time 0.005 --place out" -- $X --lib ompi --local 2 --sizes 8,64M -n 20 -w 1 -c 0 --max-time 0.005 --place out --json -
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results']; assert [(x['size'], x['iters']) for x in r] == [(8, 20), (67108864, 3)], r; assert all(x['placement'] == 'out-of-place' for x in r), r" "$TMP/out" \
     && ok "... 20 timed calls at 8 B, 3 at 64 MiB, out of place only" || not_ok "--max-time: $(cat "$TMP/out")"
 expect 0 "run --lib ompi --place in" -- $X --lib ompi --local 2 --sizes 8 -n 3 -w 1 --place in
