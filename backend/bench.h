@@ -125,7 +125,7 @@ struct ct_bench_cfg {
     /* ct_backend_point only, over an engine whose samples are the slowest rank's (alike on
      * every rank: the library engines, NCCL): 0, iters timed calls; else one timed call
      * after the warmup, then as many as span max_s by it, at least CT_BENCH_SPAN_MIN and at
-     * most iters (run --max-time: 20 calls of a 128 MiB AllReduce take 32 s at 1 Gbit) */
+     * most iters (run --max-time: a 128 MiB AllReduce on 4 hosts at 1 Gbit took 3 s a call) */
     double max_s;
 };
 #define CT_BENCH_SPAN_MIN 3

@@ -31,15 +31,26 @@ int ct_arg_quant(const char *cmd, const char *arg, struct ct_opts *o)
     return 0;
 }
 
+int ct_arg_word(const char *cmd, const char *opt, const char *arg, const char *const *words,
+                int *out)
+{
+    char list[256];
+    size_t off = 0;
+    for (int i = 0; words[i]; i++) {
+        if (!strcmp(arg, words[i]))
+            return (*out = i), 0;
+        off += (size_t)snprintf(list + off, off < sizeof list ? sizeof list - off : 0, "%s%s",
+                                i ? ", " : "", words[i]);
+    }
+    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --%s '%s' (%s)", opt, arg, list);
+}
+
 int ct_arg_place(const char *cmd, const char *arg, int *place)
 {
-    static const char *const word[] = {"out", "in", "both"};
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(arg, word[i])) {
-            *place = i + 1; /* out 1, in 2, both 3 */
-            return 0;
-        }
-    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --place '%s' (out, in, both)", arg);
+    static const char *const word[] = {"out", "in", "both", NULL};
+    int rc = ct_arg_word(cmd, "place", arg, word, place);
+    *place += !rc; /* out 1 (CT_PLACE_OUT), in 2 (CT_PLACE_IN), both 3 */
+    return rc;
 }
 
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out)

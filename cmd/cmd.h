@@ -73,6 +73,9 @@ int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int
 int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
 /* An integer in lo..hi. */
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
+/* arg one of words (NULL-ended): *out its index; else the one-line error listing them */
+int ct_arg_word(const char *cmd, const char *opt, const char *arg, const char *const *words,
+                int *out);
 /* run --quant FMT into o->quant */
 struct ct_opts;
 int ct_arg_quant(const char *cmd, const char *arg, struct ct_opts *o);

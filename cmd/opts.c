@@ -150,11 +150,12 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         o->gpu_map = arg;
         return 0;
     }
-    case CT_O_WAIT: /* in enum ct_wait_mode's order */
-        for (int w = CT_WAIT_AUTO; w <= CT_WAIT_BLOCK; w++)
-            if (!strcmp(arg, (const char *[]){"auto", "spin", "block"}[w]))
-                return (o->wait = (enum ct_wait_mode)w), 0;
-        return ct_cmd_fail(cmd, 2, "bad --wait '%s' (auto, spin, block)", arg);
+    case CT_O_WAIT: { /* in enum ct_wait_mode's order */
+        static const char *const mode[] = {"auto", "spin", "block", NULL};
+        int w, rc = ct_arg_word(cmd, "wait", arg, mode, &w);
+        o->wait = rc ? o->wait : (enum ct_wait_mode)w;
+        return rc;
+    }
     case CT_O_TIMEOUT:
     case CT_O_BOOT_TIMEOUT: {
         char *end;
