@@ -151,8 +151,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         return 0;
     }
     case CT_O_WAIT: { /* in enum ct_wait_mode's order */
-        static const char *const mode[] = {"auto", "spin", "block", NULL};
-        int w, rc = ct_arg_word(cmd, "wait", arg, mode, &w);
+        int w, rc = ct_arg_word(cmd, "wait", arg, (const char *[]){"auto", "spin", "block", 0}, &w);
         o->wait = rc ? o->wait : (enum ct_wait_mode)w;
         return rc;
     }
