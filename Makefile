@@ -270,7 +270,7 @@ test:
 	  $(MAKE) --no-print-directory test-unit test-cli
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-bench: colltune $(WAN_TOOLS)
+bench: colltune lib-modules $(WAN_TOOLS)
 	$(Q)tests/bench/run.sh
 
 install: colltune $(PLUGIN_SO)
