@@ -25,8 +25,8 @@
 
 /* One measure of the settings at sz (pass 0, or 1: the gain measured again), its table and
  * its verdict: *slow (slower again in fresh launches), *nogain; *lg += log(its geomean). */
-static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pass, bool *slow,
-                   bool *nogain, double *lg)
+static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swept, int nsz,
+                   int pass, bool *slow, bool *nogain, double *lg)
 {
     bool own[CT_VERIFY_MAXSZ] = {false}; /* none: the settings change every size */
     const struct ct_rule *rule[CT_VERIFY_MAXSZ];
@@ -48,6 +48,7 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
         struct ct_paired_sum t;
         struct ct_ratio g = {.ratio = 1, .lo = 1, .hi = 1};
         ct_paired_judge(&pr, own, nsz, w, &t);
+        ct_paired_swept(w, swept, nsz, &t);
         ct_paired_rules(&pr, NULL, &one, rule, own, w, nsz, slow, nogain, &g, &rounds);
         char how[200];
         snprintf(how, sizeof how, "%s (A: %s, B: %s)",
@@ -65,7 +66,7 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, int nsz, int pa
                 *slow |= w[k].slower && !cleared[k];
         }
         ct_paired_redo_release(&r);
-        *lg += log(t.geo);
+        *lg += log(t.swept);
         if (!code)
             printf("  %s over these sizes, round by round: %.3f [%.3f, %.3f], %d rounds: %s\n\n",
                    what, g.ratio, g.lo, g.hi, rounds,
@@ -82,7 +83,8 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
                      const struct ct_ruleset *s, bool *slow, bool *gain, double *geo)
 {
     uint64_t sz[CT_VERIFY_MAXSZ];
-    int nsz = ct_paired_sizes(&c->sweep, s, sz, CT_VERIFY_MAXSZ), code = 0, pass = 0;
+    bool swept[CT_VERIFY_MAXSZ];
+    int nsz = ct_paired_sizes(&c->sweep, s, sz, swept, CT_VERIFY_MAXSZ), code = 0, pass = 0;
     struct ct_verify_side x = *base;
     x.s = s;
     x.env_alone = !base->whole;
@@ -97,7 +99,7 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
     }
     /* a gain is measured twice; a slower size, or no gain, ends it */
     for (; pass < 2 && !code && !*slow && (pass == 0 || !nogain); pass++)
-        code = measure(&x, sz, nsz, pass, slow, &nogain, &lg);
+        code = measure(&x, sz, swept, nsz, pass, slow, &nogain, &lg);
     *gain = !code && !*slow && !nogain;
     *geo = code ? 0 : exp(lg / pass);
     return code;

@@ -122,9 +122,9 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
 {
     uint64_t sz[CT_VERIFY_MAXSZ];
     /* own: the file keeps the library's choice there, both sides run the same */
-    bool own[CT_VERIFY_MAXSZ];
+    bool own[CT_VERIFY_MAXSZ], swept[CT_VERIFY_MAXSZ];
     const struct ct_rule *rule[CT_VERIFY_MAXSZ];
-    int group[CT_VERIFY_MAXSZ], nsz = ct_paired_sizes(&c->sweep, s, sz, CT_VERIFY_MAXSZ);
+    int group[CT_VERIFY_MAXSZ], nsz = ct_paired_sizes(&c->sweep, s, sz, swept, CT_VERIFY_MAXSZ);
     ct_verify_rules(s, sz, nsz, rule, own, group);
     struct ct_verify_side x = *base;
     x.s = s;
@@ -143,7 +143,7 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
     }
     if (!code)
         code = ct_verify_judge(base->m->title, "alternating launches (A B B A A B ...)", s, sz, nsz,
-                               rule, own, cleared, &r, &pr, true, slow, nogain, cut, geo);
+                               swept, rule, own, cleared, &r, &pr, true, slow, nogain, cut, geo);
     ct_paired_redo_release(&r);
     ct_paired_release(&pr);
     return code;

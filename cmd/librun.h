@@ -95,7 +95,7 @@ int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, doubl
 /* One rule set s of CONFIG c: paired launches, then the table; 0, CT_EXIT_CHECK or a
  * failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
  * nogain[r]: it showed no gain; cut[r]: a slower rule's cut to the sizes that gained
- * (ct_verify_judge); *geo: the sizes' geomean. */
+ * (ct_verify_judge); *geo: the geomean over the sweep's own sizes (ct_paired_swept). */
 struct ct_paired_cut;
 int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *nogain,
@@ -103,7 +103,8 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
 /* A section's launch settings alone (base->env) against the library's plain defaults at set
  * s's sizes, paired launches, the table and the verdict printed (cmd/libenv.c): *slow, slower
  * than the defaults beyond a size's interval; *gain, faster over the sizes beyond theirs;
- * each only when fresh launches show it again; *geo, the sizes' geomean over the measures.
+ * each only when fresh launches show it again; *geo, the geomean over the sweep's own sizes
+ * (ct_paired_swept; not the ranges' midpoints), over the measures.
  * 0, or a failure code (said). */
 int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
@@ -226,14 +227,16 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
  * measures (again, the second; NULL or not measured: none): slow[r], rule r was slower than the
  * defaults at a size it tunes; nogain[r], rule r changes the library's choice without showing a
  * gain (ct_paired_gains); cut[r] (cut NULL: not asked), a slower rule's cut to the sizes that
- * gained (ct_paired_trim; rounds 0: none); *geo, the sizes' geomean. Returns 0 or CT_EXIT_CHECK
- * (slower). */
+ * gained (ct_paired_trim; rounds 0: none); *geo, the geomean over the sweep's own sizes
+ * (swept, ct_paired_sizes'; NULL: all), the figure recorded (ct_paired_swept). Returns 0 or
+ * CT_EXIT_CHECK (slower). */
 struct ct_paired_cut;
 struct ct_paired_redo;
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
-                    const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const bool *cleared, struct ct_paired_redo *again, struct ct_paired *pr,
-                    bool print, bool *slow, bool *nogain, struct ct_paired_cut *cut, double *geo);
+                    const uint64_t *sz, int nsz, const bool *swept,
+                    const struct ct_rule *const *rule, const bool *own, const bool *cleared,
+                    struct ct_paired_redo *again, struct ct_paired *pr, bool print, bool *slow,
+                    bool *nogain, struct ct_paired_cut *cut, double *geo);
 /* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again with
  * their controls (own), and with groups the other sizes of their rules (pr's groups), in fresh
  * paired launches (ct_paired_again, into r: ct_paired_redo_release it), said on a line (where:

@@ -68,8 +68,9 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
     }
     *geo = !code && n ? exp(lg / n) : 0;
     if (*geo > 0)
-        printf("the export as a job runs it: geomean %.3f against %s's plain defaults, %s (the "
-               "two passes' geomeans multiplied: %.3f); per collective: %s\n\n",
+        printf("the export as a job runs it: geomean %.3f against %s's plain defaults over the "
+               "sweep's sizes, %s (the two passes' geomeans multiplied: %.3f); per collective: "
+               "%s\n\n",
                *geo, base->m->title,
                *slow ? "SLOWER at a size, again in fresh launches" : "no size slower", exp(lp / n),
                each);

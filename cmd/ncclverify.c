@@ -51,9 +51,9 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
                        bool *nogain, struct ct_paired_cut *cut, double *geo)
 {
     uint64_t sz[MAXSZ];
-    bool own[MAXSZ]; /* NCCL's own choice on both sides there: a control */
+    bool own[MAXSZ], swept[MAXSZ]; /* own: NCCL's own choice on both sides there, a control */
     const struct ct_rule *rule[MAXSZ];
-    int group[MAXSZ], nsz = ct_paired_sizes(&x->c->sweep, s, sz, MAXSZ);
+    int group[MAXSZ], nsz = ct_paired_sizes(&x->c->sweep, s, sz, swept, MAXSZ);
     ct_verify_rules(s, sz, nsz, rule, own, group);
     struct ct_err err = {0};
     struct ct_paired_engine e = {
@@ -80,7 +80,7 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
         code = ct_cmd_fail("sweep", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "rank %d: --verify: %s", comm->rank, err.msg);
     else
-        code = ct_verify_judge("NCCL", HOW, s, sz, nsz, rule, own, cleared, &r, &pr,
+        code = ct_verify_judge("NCCL", HOW, s, sz, nsz, swept, rule, own, cleared, &r, &pr,
                                comm->rank == 0, slow, nogain, cut, geo);
     ct_paired_redo_release(&r);
     ct_paired_release(&pr);

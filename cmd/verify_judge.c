@@ -20,15 +20,17 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
 }
 
 int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
-                    const uint64_t *sz, int nsz, const struct ct_rule *const *rule, const bool *own,
-                    const bool *cleared, struct ct_paired_redo *again, struct ct_paired *pr,
-                    bool print, bool *slow, bool *nogain, struct ct_paired_cut *cut, double *geo)
+                    const uint64_t *sz, int nsz, const bool *swept,
+                    const struct ct_rule *const *rule, const bool *own, const bool *cleared,
+                    struct ct_paired_redo *again, struct ct_paired *pr, bool print, bool *slow,
+                    bool *nogain, struct ct_paired_cut *cut, double *geo)
 {
     struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
     struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
     int *rounds = ct_xcalloc((size_t)s->nrules, sizeof *rounds);
     struct ct_paired_sum t;
     ct_paired_judge(pr, own, nsz, w, &t);
+    ct_paired_swept(w, swept, nsz, &t);
     for (int k = 0; cleared && k < nsz; k++) /* not slower again in fresh launches */
         if (cleared[k] && w[k].slower) {
             w[k].slower = w[k].slow_measured = w[k].slow_local = false;
@@ -54,7 +56,7 @@ int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s
             tried_slow = true;
         else
             slower += w[k].slower;
-    *geo = slower || tried_slow ? 0 : t.geo; /* the set changes from what ran: not verified */
+    *geo = slower || tried_slow ? 0 : t.swept; /* the set changes from what ran: not verified */
     free(w);
     free(gain);
     free(rounds);

@@ -39,6 +39,11 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
             "(%d rounds of launches)\n",
             ct_coll_name(s->coll), t->geo, t->worst, ct_bytes_str(sz[t->worst_k], a, sizeof a),
             pr->rounds);
+    if (t->n_swept && t->n_swept < nsz) /* the figure recorded: the grid's, evenly spaced */
+        fprintf(f,
+                "  over the sweep's own %d sizes (the ranges' midpoints left out, the figure "
+                "recorded): geomean %.3f\n",
+                t->n_swept, t->swept);
     if (t->n_own && t->n_own < nsz) /* both sides run the same code there: a control */
         fprintf(f,
                 "  where the file keeps %s's own choice (%d sizes, the same code on both "

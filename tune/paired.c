@@ -288,10 +288,23 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
             sum->worst_k = k;
         }
     }
-    sum->geo = nsz ? exp(lg / nsz) : 0;
+    sum->geo = sum->swept = nsz ? exp(lg / nsz) : 0;
+    sum->n_swept = nsz;
     sum->own = sum->n_own ? exp(lg_own / sum->n_own) : 0;
     sum->tuned = sum->n_own < nsz ? exp((lg - lg_own) / (nsz - sum->n_own)) : 0;
     sum->local = sum->n_loc ? exp(lg_loc / sum->n_loc) : 0;
+}
+
+void ct_paired_swept(const struct ct_paired_row *rows, const bool *swept, int nsz,
+                     struct ct_paired_sum *sum)
+{
+    double lg = 0;
+    int n = 0;
+    for (int k = 0; k < nsz; k++)
+        if (!swept || swept[k])
+            lg += log(rows[k].q.ratio), n++;
+    sum->swept = n ? exp(lg / n) : 0;
+    sum->n_swept = n;
 }
 
 void ct_paired_rules(const struct ct_paired *p, const struct ct_paired *again,
@@ -454,16 +467,18 @@ void ct_paired_release(struct ct_paired *p)
  * native verify checks a rule (ct_sweep_check_count), the last range's taken to the largest
  * swept size; sorted, unique. */
 int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *s, uint64_t *out,
-                    int max)
+                    bool *swept, int max)
 {
     size_t es = ct_dtype_size(s->dtype);
     const struct ct_coll_desc *d = ct_coll_desc(s->coll);
-    int n = 0;
+    uint64_t grid[64];
+    int n = 0, ng = 0;
     for (double sz = (double)w->minbytes;
-         sz <= (double)w->maxbytes && n<max / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2) {
+         sz <= (double)w->maxbytes && n < max / 2 && ng<64; sz *= w->stepfactor> 1 ? w->stepfactor
+                                                                                   : 2) {
         uint64_t c = d->count_for((uint64_t)sz, es, s->nranks);
         if (c)
-            out[n++] = d->size_bytes(c, es, s->nranks);
+            out[n++] = grid[ng++] = d->size_bytes(c, es, s->nranks);
     }
     for (int i = 0; i < s->nrules && n < max; i++) {
         struct ct_rule r = s->rules[i];
@@ -472,5 +487,11 @@ int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *
         out[n++] =
             d->size_bytes(ct_sweep_check_count(s, &r, w->minbytes, w->maxbytes), es, s->nranks);
     }
-    return (int)ct_sizes_sort_unique(out, (size_t)n);
+    n = (int)ct_sizes_sort_unique(out, (size_t)n);
+    for (int k = 0; swept && k < n; k++) {
+        swept[k] = false;
+        for (int j = 0; j < ng; j++)
+            swept[k] |= out[k] == grid[j];
+    }
+    return n;
 }

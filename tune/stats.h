@@ -133,11 +133,18 @@ struct ct_paired_row {
     bool slow_measured, slow_local, slower;
 };
 struct ct_paired_sum {
-    double geo, worst, own, tuned, local;
-    int worst_k, n_own, n_loc, slower;
+    double geo, worst, own, tuned, local, swept;
+    int worst_k, n_own, n_loc, slower, n_swept;
 };
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum);
+/* sum->swept: the geomean of rows' ratios over the n_swept sizes k where swept[k] (NULL: all,
+ * as ct_paired_judge leaves it): the sweep's own sizes, without the ranges' midpoints verify
+ * adds (ct_paired_sizes). The figure a verify records: its sizes stand evenly on the sweep's
+ * log-spaced grid, where the midpoints crowd about the rules and would weigh what the rules
+ * change more than the grid does (0 where swept has none). */
+void ct_paired_swept(const struct ct_paired_row *rows, const bool *swept, int nsz,
+                     struct ct_paired_sum *sum);
 /* Group g's ratio as ct_paired_gain gives it, over the rounds of p and of again (a second
  * measure whose groups are p's, ct_paired_again's r->q; NULL, or none of g's sizes in it:
  * p's rounds alone, as ct_paired_gain). */
@@ -226,9 +233,10 @@ int ct_paired_engine_again(struct ct_paired_engine *e, const struct ct_paired *p
                            bool *cleared);
 /* The sizes a library's exported rules are verified at (sweep --verify --lib): the sweep's
  * sizes and every range's geometric midpoint (ct_sweep_check_count, the last range's to the
- * largest swept size), as whole elements; sorted, unique, <= max. */
+ * largest swept size), as whole elements; sorted, unique, <= max. swept (NULL: not wanted):
+ * swept[k], out[k] is one of the sweep's own sizes (ct_paired_swept). */
 int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *s, uint64_t *out,
-                    int max);
+                    bool *swept, int max);
 
 /* Geometric mean of n >= 1 times > 0 (the center of ct_stats_ratio's ratio). */
 double ct_stats_geomean(const double *x, int n);

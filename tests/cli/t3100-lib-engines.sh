@@ -435,6 +435,24 @@ $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; r
 [ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
     && [ "$(grep -c '^ *[0-9][0-9]* *\(default\|ring\) .*\[' "$TMP/out")" -ge 5 ] \
     && ok "verify: ratio per size with intervals, geomean and worst (exit $rc)" || not_ok "verify (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -12)"
+# the figure recorded is over the sweep's own sizes (8..64 KiB x8: five), the ranges' midpoints
+# measured beside them left out: they crowd about the rules (the copy's mark carries it)
+python3 - "$TMP/out" "$TMP/v-ok.verified.json" $rc <<'PY' && ok "verify: the figure recorded is the geomean over the sweep's own sizes, the midpoints left out" || not_ok "sweep's sizes' figure (exit $rc): $(grep -A12 '^allreduce on 2' "$TMP/out")"
+import json, math, re, sys
+out = open(sys.argv[1]).read()
+t = out[out.index("allreduce on 2 ranks: exported vs defaults"):]
+rows = [(int(m[1]), float(m[2])) for m in
+        re.finditer(r"^ +(\d+) +\S+ +[\d.]+ +[\d.]+ +\d+ +([\d.]+) ", t[:t.index("allreduce: geomean")], re.M)]
+grid = [r for s, r in rows if s in (8, 64, 512, 4096, 32768)]
+m = re.search(r"^  over the sweep's own (\d+) sizes \(the ranges' midpoints left out, the figure "
+              r"recorded\): geomean ([\d.]+)$", t, re.M)
+assert len(rows) > 5 and len(grid) == 5 and m and int(m[1]) == 5, (rows, m)
+want = math.exp(sum(map(math.log, grid)) / 5)
+assert abs(float(m[2]) - want) < 0.002, (m[2], want)
+if sys.argv[3] == "0":  # verified: the copy's mark is that figure
+    v = json.load(open(sys.argv[2]))["libraries"][0]["rules"][0].get("verified")
+    assert v is None or abs(v["geomean"] - float(m[2])) < 0.002, (v, m[2])
+PY
 # pairs of launches: 3 at every size, more (up to 8) only while the file may be slower there
 # or its rule's gain is not yet shown: a size left below 8 is settled (its ratio as measured
 # and, where it has controls near it, "vs ctl" <= 1.03), unless all 8 rounds ran (a control
@@ -743,7 +761,7 @@ grep -q "^the launch settings CONFIG's rules were measured with, first alone" "$
     || not_ok "setting alone (exit $rc): $(head -20 "$TMP/out")"
 # both passes held (exit 0 so far), the copy with a rule of its own: its whole export against
 # the plain defaults (a size slower there, again in fresh launches: exit 3, no marks)
-whole="^the export as a job runs it: geomean [0-9.]* against Open MPI's plain defaults, \(no size slower\|SLOWER at a size, again in fresh launches\) (the two passes' geomeans multiplied: [0-9.]*); per collective: allreduce [0-9.]* ([0-9.]*)\$"
+whole="^the export as a job runs it: geomean [0-9.]* against Open MPI's plain defaults over the sweep's sizes, \(no size slower\|SLOWER at a size, again in fresh launches\) (the two passes' geomeans multiplied: [0-9.]*); per collective: allreduce [0-9.]* ([0-9.]*)\$"
 own=$(python3 -c 'import json, sys; print(all(r["id"] == 0 for r in json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"]))' "$TMP/env/config.verified.json" 2>/dev/null)
 if grep -q "^colltune sweep: wrote .*: CONFIG (the ranges without a gain set back, if any) with no verified marks: .* though each held apart" "$TMP/err"; then
     [ $rc -eq 3 ] && grep -q "$whole" "$TMP/out" && grep -q "^the export as a job runs it: .*, SLOWER at a size" "$TMP/out" \

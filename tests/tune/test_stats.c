@@ -499,15 +499,41 @@ Test(stats, paired_sizes_are_the_sweeps_and_the_ranges_midpoints)
         .coll = CT_REDUCESCATTER, .nranks = 2, .dtype = CT_FLOAT32, .rules = r, .nrules = 2};
     struct ct_sweep_settings w = {.minbytes = 8, .maxbytes = 65536, .stepfactor = 8};
     uint64_t got[32];
+    bool swept[32];
     /* 8 64 512 4096 32768; sqrt(8 * 5000) = 200; sqrt(5000 * 65536) = 18101 -> 18096 */
     const uint64_t want[] = {8, 64, 200, 512, 4096, 18096, 32768};
-    int n = ct_paired_sizes(&w, &s, got, 32);
+    const bool grid[] = {true, true, false, true, true, false, true};
+    int n = ct_paired_sizes(&w, &s, got, swept, 32);
     cr_assert_eq(n, 7);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         cr_assert_eq(got[i], want[i], "size %d: %llu", i, (unsigned long long)got[i]);
+        cr_assert_eq(swept[i], grid[i], "size %d: one of the sweep's own: %d", i, swept[i]);
+    }
     r[0].max_bytes = 8; /* a range below the sweep: its midpoint is the smallest size */
-    cr_assert_eq(ct_paired_sizes(&w, &s, got, 32), 6);
-    cr_assert_eq(ct_paired_sizes(&w, &s, got, 4), 3, "at most max: 2 swept sizes, 2 midpoints");
+    cr_assert_eq(ct_paired_sizes(&w, &s, got, swept, 32), 6);
+    cr_assert(swept[0], "a midpoint on a swept size is that size");
+    cr_assert_eq(ct_paired_sizes(&w, &s, got, NULL, 4), 3,
+                 "at most max: 2 swept sizes, 2 midpoints");
+}
+
+/* The figure a verify records is over the sweep's own sizes: two midpoints where a rule gains
+ * 4x would make the geomean over all five sizes read 0.5 (2x) where the grid's three, one
+ * of them the rule's, read 0.794 (1.26x) */
+Test(stats, paired_swept_geomean_leaves_the_midpoints_out)
+{
+    struct ct_paired_row w[5] = {
+        {.q.ratio = 1}, {.q.ratio = 0.25}, {.q.ratio = 0.5}, {.q.ratio = 0.25}, {.q.ratio = 1}};
+    const bool swept[5] = {true, false, true, false, true};
+    struct ct_paired_sum t = {0};
+    ct_paired_swept(w, swept, 5, &t);
+    cr_assert_eq(t.n_swept, 3);
+    cr_assert_float_eq(t.swept, cbrt(0.5), 1e-12, "the grid's: %f", t.swept);
+    ct_paired_swept(w, NULL, 5, &t);
+    cr_assert_eq(t.n_swept, 5);
+    cr_assert_float_eq(t.swept, 0.5, 1e-12, "all of them: %f", t.swept);
+    const bool none[5] = {false};
+    ct_paired_swept(w, none, 5, &t);
+    cr_assert(t.n_swept == 0 && t.swept == 0, "no swept size: no figure");
 }
 
 /* ct_paired_engine_measure (sweep --verify --lib nccl) over an engine that takes 10 us per
