@@ -10,8 +10,9 @@
 # It does not pass or fail on them.
 # BENCH_LIB: ompi (default) or mpich; BENCH_SHAPE: how the ranks are placed (default
 # "--local 2"); BENCH_GOAL_ENV: the launch settings, space-separated NAME=VALUE (default for
-# Open MPI 4.x the vader eager limit 24576, for 5.x the sm eager limit 786432, each beside
-# glibc's MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
+# Open MPI 4.x the vader eager limit 65536, as --env-search picked it beside glibc's two
+# variables in session 54; for 5.x the sm eager limit 786432; each beside glibc's
+# MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
 # BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -28,7 +29,7 @@ if [ -z "${BENCH_GOAL_ENV:-}" ]; then
         info=$(command -v ompi_info.openmpi || command -v ompi_info || true)
         [ -n "$info" ] || { echo "library goal: skipped (no ompi_info: Open MPI is not installed)"; exit 0; }
         case $("$info" --version 2>/dev/null | head -1) in
-        *v[0-4].*) BENCH_GOAL_ENV="OMPI_MCA_btl_vader_eager_limit=24576 $alloc" ;;
+        *v[0-4].*) BENCH_GOAL_ENV="OMPI_MCA_btl_vader_eager_limit=65536 $alloc" ;;
         *) BENCH_GOAL_ENV="OMPI_MCA_btl_sm_eager_limit=786432 $alloc" ;;
         esac
         ;;
