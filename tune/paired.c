@@ -300,9 +300,10 @@ void ct_paired_swept(const struct ct_paired_row *rows, const bool *swept, int ns
 {
     double lg = 0;
     int n = 0;
-    for (int k = 0; k < nsz; k++)
-        if (!swept || swept[k])
-            lg += log(rows[k].q.ratio), n++;
+    for (int pass = 0; pass < 2 && !n; pass++) /* none swept (no whole element there): all */
+        for (int k = 0; k < nsz; k++)
+            if (pass || !swept || swept[k])
+                lg += log(rows[k].q.ratio), n++;
     sum->swept = n ? exp(lg / n) : 0;
     sum->n_swept = n;
 }

@@ -142,7 +142,8 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
  * as ct_paired_judge leaves it): the sweep's own sizes, without the ranges' midpoints verify
  * adds (ct_paired_sizes). The figure a verify records: its sizes stand evenly on the sweep's
  * log-spaced grid, where the midpoints crowd about the rules and would weigh what the rules
- * change more than the grid does (0 where swept has none). */
+ * change more than the grid does. Where none is swept (none of the sweep's sizes has a whole
+ * element per rank), all of them; 0 where nsz is 0. */
 void ct_paired_swept(const struct ct_paired_row *rows, const bool *swept, int nsz,
                      struct ct_paired_sum *sum);
 /* Group g's ratio as ct_paired_gain gives it, over the rounds of p and of again (a second

@@ -533,7 +533,9 @@ Test(stats, paired_swept_geomean_leaves_the_midpoints_out)
     cr_assert_float_eq(t.swept, 0.5, 1e-12, "all of them: %f", t.swept);
     const bool none[5] = {false};
     ct_paired_swept(w, none, 5, &t);
-    cr_assert(t.n_swept == 0 && t.swept == 0, "no swept size: no figure");
+    cr_assert(t.n_swept == 5 && fabs(t.swept - 0.5) < 1e-12, "none swept: all of them");
+    ct_paired_swept(w, none, 0, &t);
+    cr_assert(t.n_swept == 0 && t.swept == 0, "no size: no figure");
 }
 
 /* ct_paired_engine_measure (sweep --verify --lib nccl) over an engine that takes 10 us per
