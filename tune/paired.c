@@ -472,15 +472,17 @@ int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *
 {
     size_t es = ct_dtype_size(s->dtype);
     const struct ct_coll_desc *d = ct_coll_desc(s->coll);
-    uint64_t grid[64];
-    int n = 0, ng = 0;
+    int n = 0;
     for (double sz = (double)w->minbytes;
-         sz <= (double)w->maxbytes && n < max / 2 && ng<64; sz *= w->stepfactor> 1 ? w->stepfactor
-                                                                                   : 2) {
+         sz <= (double)w->maxbytes && n<max / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2) {
         uint64_t c = d->count_for((uint64_t)sz, es, s->nranks);
         if (c)
-            out[n++] = grid[ng++] = d->size_bytes(c, es, s->nranks);
+            out[n++] = d->size_bytes(c, es, s->nranks);
     }
+    int ng = n; /* the sweep's own: out[0..ng) until the sort, kept for swept's marks */
+    uint64_t *grid =
+        swept && ng ? memcpy(ct_xcalloc((size_t)ng, sizeof *grid), out, (size_t)ng * sizeof *grid)
+                    : NULL;
     for (int i = 0; i < s->nrules && n < max; i++) {
         struct ct_rule r = s->rules[i];
         if (r.max_bytes == CT_BYTES_INF)
@@ -494,5 +496,6 @@ int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *
         for (int j = 0; j < ng; j++)
             swept[k] |= out[k] == grid[j];
     }
+    free(grid);
     return n;
 }

@@ -4,7 +4,8 @@
 # against the library's plain defaults measured in the same run (verify's alternating
 # launches, `--reverify 2`). Prints, per verify of the same config (BENCH_GOAL_REPS, default
 # 1), the export as a job runs it against the defaults (the copy's `whole_verified`, or the
-# settings alone where the copy keeps no rule of its own: `env_verified`) and its speedup
+# settings alone where the copy keeps no rule of its own: `env_verified`; each a geomean over
+# the sweep's own sizes, the goal's, as verify records it since session 54) and its speedup
 # beside the goal's 1.5x (Open MPI's; not printed for MPICH), and verify's exit code (0: no
 # size slower beyond its interval).
 # It does not pass or fail on them.
@@ -81,7 +82,8 @@ if g is None:
                     for c in lib.get("rules", []) if c.get("verified"))
     print(head, "no one measure of the whole export; the rules' own:", per or "none verified")
 else:
-    print(head, f"{what}: {g:.3f} of the defaults' time over the four, {1 / g:.2f}x{goal}")
+    print(head, f"{what}: {g:.3f} of the defaults' time over the four at the sweep's sizes, "
+          f"{1 / g:.2f}x{goal}")
 EOF
     rep=$((rep + 1))
 done
