@@ -21,10 +21,14 @@
 /* glibc's allocator variables (mallopt(3)): a launch setting of either library, as they
  * decide whether a collective's temporary buffers are mapped and faulted in anew on every
  * call (above the mmap threshold, freed to the system) or kept by the ranks' heap. Not
- * MALLOC_CHECK_ or MALLOC_PERTURB_: checks, not settings. */
+ * MALLOC_CHECK_ or MALLOC_PERTURB_: checks, not settings. GLIBC_TUNABLES with the allocator's
+ * tunables alone (glibc.malloc.*, tunables(7)): glibc.malloc.hugetlb=1 has the heap advised
+ * for transparent huge pages where the kernel leaves them to madvise. */
 static const char libc_env[] =
     "MALLOC_ARENA_MAX MALLOC_MMAP_MAX_ MALLOC_MMAP_THRESHOLD_ MALLOC_TOP_PAD_ "
-    "MALLOC_TRIM_THRESHOLD_";
+    "MALLOC_TRIM_THRESHOLD_ GLIBC_TUNABLES";
+#define LIBC_TUNABLES "GLIBC_TUNABLES"
+#define LIBC_TUNABLE_PREFIX "glibc.malloc."
 
 static const struct ct_libmod libs[] = {
     /* Open MPI binds a job's ranks to cores when there are at most 2 per host and no more than
@@ -825,5 +829,16 @@ int ct_libmod_env_check(const struct ct_libmod *m, const char *name, const char 
         return ct_err_set(err, CT_EINVAL,
                           "%s='%s': a value is a word of letters, digits and _.,:/+^@%%=-", name,
                           value);
+    /* tunables are NAME=VALUE pairs parted by ':'; only the allocator's are launch settings */
+    for (const char *p = value; p && !strcmp(name, LIBC_TUNABLES);) {
+        size_t n = strcspn(p, ":"), k = strlen(LIBC_TUNABLE_PREFIX);
+        const char *eq = memchr(p, '=', n);
+        if (n <= k || strncmp(p, LIBC_TUNABLE_PREFIX, k) || !eq || eq == p + k || eq == p + n - 1)
+            return ct_err_set(err, CT_EINVAL,
+                              "%s='%s': only the allocator's tunables, as %sNAME=VALUE parted by "
+                              "':' (tunables(7))",
+                              name, value, LIBC_TUNABLE_PREFIX);
+        p = p[n] ? p + n + 1 : NULL;
+    }
     return 0;
 }

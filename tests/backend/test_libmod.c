@@ -328,6 +328,21 @@ Test(libmod, glibc_s_allocator_variables_ride_with_the_ranks)
                  err.msg);
     cr_expect_eq(ct_libmod_env_check(m, "MALLOC_CHECK_", "3", &err), CT_EINVAL);
     cr_expect_eq(ct_libmod_env_check(m, "MALLOC_MMAP_MAX", "0", &err), CT_EINVAL);
+    /* GLIBC_TUNABLES with the allocator's tunables alone */
+    cr_expect_eq(ct_libmod_env_check(m, "GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(ct_libmod_env_check(h, "GLIBC_TUNABLES",
+                                     "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=2", &err),
+                 0, "%s", err.msg);
+    const char *bad[] = {"glibc.cpu.hwcaps=-AVX2", "glibc.malloc.hugetlb=1:glibc.rtld.nns=2",
+                         "glibc.malloc.hugetlb",   "glibc.malloc.=1",
+                         "glibc.malloc.hugetlb=",  "glibc.malloc.hugetlb=1:",
+                         ":glibc.malloc.hugetlb=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(ct_libmod_env_check(m, "GLIBC_TUNABLES", bad[i], &err), CT_EINVAL, "%s",
+                     bad[i]);
+        cr_expect(strstr(err.msg, "only the allocator's tunables"), "%s: %s", bad[i], err.msg);
+    }
     cr_expect(ct_libmod_env_same(h, "MALLOC_MMAP_MAX_", "MALLOC_MMAP_MAX_"));
     cr_expect(!ct_libmod_env_same(h, "MALLOC_MMAP_MAX_", "MALLOC_TOP_PAD_"));
     char name[64];
@@ -342,22 +357,26 @@ Test(libmod, glibc_s_allocator_variables_ride_with_the_ranks)
     setenv("MALLOC_TOP_PAD_", pad, 1);
     snprintf(padded, sizeof padded, "MALLOC_TOP_PAD_=%s", pad);
     setenv("MALLOC_CHECK_", "3", 1); /* not a setting: not passed by colltune */
+    setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
     for (int c = 0; c < 3; c++) {
         if (c == 1)
             setenv("OMPI_MCA_mca_base_env_list", "A=1", 1);
         char **v = ct_libmod_argv(c == 2 ? h : m, 2, "h1,h2", false, "H:1#t", "prog", 0, NULL);
-        int x = 0, p = 0, check = 0;
+        int x = 0, p = 0, check = 0, t = 0;
         for (int i = 1; v[i]; i++) {
             x += !strcmp(v[i], "MALLOC_MMAP_MAX_=0") && !strcmp(v[i - 1], "-x");
+            t += !strcmp(v[i], "GLIBC_TUNABLES=glibc.malloc.hugetlb=1") && !strcmp(v[i - 1], "-x");
             p += !strcmp(v[i], padded) && !strcmp(v[i - 1], "-x");
             bool list = !strcmp(v[i - 1], "mca_base_env_list");
             x += list && strstr(v[i], ";MALLOC_MMAP_MAX_=0;") && strstr(v[i], ";A=1");
             p += list && strstr(v[i], padded);
+            t += list && strstr(v[i], ";GLIBC_TUNABLES=glibc.malloc.hugetlb=1;");
             check += strstr(v[i], "MALLOC_CHECK_") != NULL;
         }
         cr_expect_eq(x, c < 2, "case %d: passed %d times", c, x);
         cr_expect_eq(p, c < 2, "case %d: a value of 159 bytes passed %d times", c, p);
         cr_expect_eq(check, 0, "case %d: MALLOC_CHECK_ passed", c);
+        cr_expect_eq(t, c < 2, "case %d: GLIBC_TUNABLES passed %d times", c, t);
         ct_libmod_argv_free(v);
     }
     unsetenv("OMPI_MCA_mca_base_env_list");
@@ -365,6 +384,7 @@ Test(libmod, glibc_s_allocator_variables_ride_with_the_ranks)
     unsetenv("MALLOC_MMAP_MAX_");
     unsetenv("MALLOC_TOP_PAD_");
     unsetenv("MALLOC_CHECK_");
+    unsetenv("GLIBC_TUNABLES");
 }
 
 /* A site whose Open MPI tags or timestamps its ranks' lines (mca-params.conf, or here the

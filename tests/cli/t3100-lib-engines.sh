@@ -735,24 +735,31 @@ grep -q "^export OMPI_MCA_btl_vader_eager_limit='65536'\$" "$TMP/env/rules.env" 
 # reads them; MALLOC_CHECK_ (a check, not a setting) is not one
 usage_says "--env of glibc's that is a check" "MALLOC_CHECK_ is not one of Open MPI's variables (OMPI_MCA_...) nor one of glibc's allocator's" -- $S --env MALLOC_CHECK_=3 -e 64
 usage_says "--env-search of glibc's without values" "MALLOC_MMAP_MAX_ is glibc's allocator's, not one Open MPI lists: give its values" -- $S --env-search MALLOC_MMAP_MAX_ -e 64
-expect 0 "sweep --env MALLOC_MMAP_MAX_=0" -- $S -b 4K -e 4K --env MALLOC_MMAP_MAX_=0 --env MALLOC_TRIM_THRESHOLD_=4294967296 --out "$TMP/mal"
+# GLIBC_TUNABLES with the allocator's tunables alone (glibc.malloc.hugetlb=1: the heap advised
+# for transparent huge pages), not glibc's others
+usage_says "--env GLIBC_TUNABLES beyond the allocator's" "GLIBC_TUNABLES='glibc.cpu.hwcaps=-AVX2': only the allocator's tunables" -- $S --env GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2 -e 64
+TUN=glibc.malloc.hugetlb=1
+expect 0 "sweep --env MALLOC_MMAP_MAX_=0" -- $S -b 4K -e 4K --env MALLOC_MMAP_MAX_=0 --env MALLOC_TRIM_THRESHOLD_=4294967296 --env GLIBC_TUNABLES=$TUN --out "$TMP/mal"
 python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
-assert l["env"] == [{"name": "MALLOC_MMAP_MAX_", "value": "0"}, {"name": "MALLOC_TRIM_THRESHOLD_", "value": "4294967296"}], l.get("env")' "$TMP/mal/config.json" \
+assert l["env"] == [{"name": "MALLOC_MMAP_MAX_", "value": "0"}, {"name": "MALLOC_TRIM_THRESHOLD_", "value": "4294967296"}, {"name": "GLIBC_TUNABLES", "value": "glibc.malloc.hugetlb=1"}], l.get("env")' "$TMP/mal/config.json" \
     && ok "glibc's allocator variables recorded as launch settings" || not_ok "malloc env: $(tail -5 "$TMP/out")"
 expect 0 "export --for ompi of it" -- $COLLTUNE export "$TMP/mal/config.json" --for ompi --out "$TMP/mal/rules"
 grep -q "^export MALLOC_MMAP_MAX_='0'\$" "$TMP/mal/rules.env" \
-    && grep -q "^mca_base_env_list = MALLOC_MMAP_MAX_=0;MALLOC_TRIM_THRESHOLD_=4294967296\$" "$TMP/mal/rules.mca.conf" \
+    && grep -q "^export GLIBC_TUNABLES='$TUN'\$" "$TMP/mal/rules.env" \
+    && grep -q "^mca_base_env_list = MALLOC_MMAP_MAX_=0;MALLOC_TRIM_THRESHOLD_=4294967296;GLIBC_TUNABLES=$TUN\$" "$TMP/mal/rules.mca.conf" \
     && [ "$(grep -vc '^#' "$TMP/mal/rules.mca.conf")" -eq 3 ] \
     && ok "the .env exports them, the .mca.conf lists them in mca_base_env_list" \
     || not_ok "malloc export: $(cat "$TMP/mal/rules.env" "$TMP/mal/rules.mca.conf")"
 # the list reaches each rank: a job that reads the .mca.conf alone (nothing exported here;
-# without -x, which Open MPI refuses beside a list)
+# without -x, which Open MPI refuses beside a list), and each rank's glibc reads the tunable
 PLAIN="mpirun.openmpi --oversubscribe -np 2"
 [ "$(id -u)" = 0 ] && PLAIN="$PLAIN --allow-run-as-root"
-( unset MALLOC_MMAP_MAX_ MALLOC_TRIM_THRESHOLD_; OMPI_MCA_mca_base_param_files="$TMP/mal/rules.mca.conf" \
-    $PLAIN sh -c 'echo "mal $MALLOC_MMAP_MAX_/$MALLOC_TRIM_THRESHOLD_"' ) >"$TMP/with" 2>&1
-[ "$(grep -c '^mal 0/4294967296$' "$TMP/with")" -eq 2 ] \
-    && ok "a job loading the .mca.conf: both ranks have glibc's variables" || not_ok "malloc list: $(cat "$TMP/with")"
+LDSO=$(ldd /bin/sh | awk '$1 ~ /^\/.*ld-linux/ { print $1 }')
+( unset MALLOC_MMAP_MAX_ MALLOC_TRIM_THRESHOLD_ GLIBC_TUNABLES; OMPI_MCA_mca_base_param_files="$TMP/mal/rules.mca.conf" \
+    $PLAIN sh -c 'echo "mal $MALLOC_MMAP_MAX_/$MALLOC_TRIM_THRESHOLD_/$GLIBC_TUNABLES"; '"${LDSO:-false}"' --list-tunables' ) >"$TMP/with" 2>&1
+[ "$(grep -c "^mal 0/4294967296/$TUN\$" "$TMP/with")" -eq 2 ] \
+    && { [ -z "$LDSO" ] || [ "$(grep -c '^glibc.malloc.hugetlb: 0x1 ' "$TMP/with")" -eq 2 ]; } \
+    && ok "a job loading the .mca.conf: both ranks have glibc's variables${LDSO:+, and their glibc reads the tunable}" || not_ok "malloc list: $(cat "$TMP/with")"
 $COLLTUNE sweep --verify "$TMP/env/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
 grep -q "^the launch settings CONFIG's rules were measured with, first alone" "$TMP/out" \
     && [ "$(awk '$2 " " $3 == "launch settings" && $7 ~ /^[0-9.]+$/ { n++ } END { print n + 0 }' "$TMP/out")" -ge 3 ] \
