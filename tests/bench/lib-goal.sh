@@ -13,8 +13,9 @@
 # "--local 2"); BENCH_GOAL_ENV: the launch settings, space-separated NAME=VALUE (default for
 # Open MPI 4.x the vader eager limit 65536, as --env-search picked it beside glibc's two
 # variables in session 54, and GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as --env-search picked
-# it beside those three in session 55; for 5.x the sm eager limit 786432; each beside glibc's
-# MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
+# it beside those three in session 55; for 5.x the sm eager limit 786432 (the tunable not
+# searched there); each beside glibc's MALLOC_MMAP_MAX_=0
+# MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
 # BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
 set -eu
 cd "$(dirname "$0")/../.."
