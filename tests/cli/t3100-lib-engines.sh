@@ -754,7 +754,9 @@ grep -q "^export MALLOC_MMAP_MAX_='0'\$" "$TMP/mal/rules.env" \
 # without -x, which Open MPI refuses beside a list), and each rank's glibc reads the tunable
 PLAIN="mpirun.openmpi --oversubscribe -np 2"
 [ "$(id -u)" = 0 ] && PLAIN="$PLAIN --allow-run-as-root"
+# (where this glibc has the tunable, 2.35 and later: older ones ignore it)
 LDSO=$(ldd /bin/sh | awk '$1 ~ /^\/.*ld-linux/ { print $1 }')
+[ -n "$LDSO" ] && "$LDSO" --list-tunables 2>/dev/null | grep -q '^glibc.malloc.hugetlb:' || LDSO=
 ( unset MALLOC_MMAP_MAX_ MALLOC_TRIM_THRESHOLD_ GLIBC_TUNABLES; OMPI_MCA_mca_base_param_files="$TMP/mal/rules.mca.conf" \
     $PLAIN sh -c 'echo "mal $MALLOC_MMAP_MAX_/$MALLOC_TRIM_THRESHOLD_/$GLIBC_TUNABLES"; '"${LDSO:-false}"' --list-tunables' ) >"$TMP/with" 2>&1
 [ "$(grep -c "^mal 0/4294967296/$TUN\$" "$TMP/with")" -eq 2 ] \
