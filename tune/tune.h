@@ -148,7 +148,7 @@ struct ct_sweep_settings {
 
 /* A library's own measured rules (sweep --lib): algo names are the library's (without the
  * "LIB:" prefix of the engine's rows), ids its own. */
-#define CT_LIB_ENV_MAX 4
+#define CT_LIB_ENV_MAX 8
 struct ct_lib_env {
     char name[96], value[160];
 };

@@ -12,9 +12,11 @@
 # BENCH_LIB: ompi (default) or mpich; BENCH_SHAPE: how the ranks are placed (default
 # "--local 2"); BENCH_GOAL_ENV: the launch settings, space-separated NAME=VALUE (default for
 # Open MPI 4.x the vader eager limit 65536, as --env-search picked it beside glibc's two
-# variables in session 54, and GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as --env-search picked
-# it beside those three in session 55; for 5.x the sm eager limit 786432 (the tunable not
-# searched there); each beside glibc's MALLOC_MMAP_MAX_=0
+# variables in session 54, GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as --env-search picked
+# it beside those three in session 55, and the vader single-copy mechanism none with its
+# max send size 131072, as --env-search picked them beside those four in session 56 on the
+# Zen 5 VM (on session 55's VM none was slower: session 43); for 5.x the sm eager limit 786432
+# (the others not searched there); each beside glibc's MALLOC_MMAP_MAX_=0
 # MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
 # BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
 set -eu
@@ -32,7 +34,8 @@ if [ -z "${BENCH_GOAL_ENV:-}" ]; then
         info=$(command -v ompi_info.openmpi || command -v ompi_info || true)
         [ -n "$info" ] || { echo "library goal: skipped (no ompi_info: Open MPI is not installed)"; exit 0; }
         case $("$info" --version 2>/dev/null | head -1) in
-        *v[0-4].*) BENCH_GOAL_ENV="OMPI_MCA_btl_vader_eager_limit=65536 $alloc GLIBC_TUNABLES=glibc.malloc.hugetlb=1" ;;
+        *v[0-4].*) BENCH_GOAL_ENV="OMPI_MCA_btl_vader_eager_limit=65536 $alloc GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+            OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_vader_max_send_size=131072" ;;
         *) BENCH_GOAL_ENV="OMPI_MCA_btl_sm_eager_limit=786432 $alloc" ;;
         esac
         ;;

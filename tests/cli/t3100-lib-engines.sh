@@ -849,14 +849,14 @@ usage_says "--env-search of 9 values" "up to 8 values" -- $S --env-search OMPI_M
 usage_says "--env-search of 3 variables" "--env-search: at most 2 variables, searched one after the other" -- \
     $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 --env-search OMPI_MCA_z=1 -e 64
 usage_says "--env-search of one variable twice" "--env-search OMPI_MCA_x twice" -- $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_x=3 -e 64
-usage_says "--env-search of 2 beside 3 --env" "at most 4 launch settings with the ones found" -- \
-    $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 --env OMPI_MCA_a=1 --env OMPI_MCA_b=1 --env OMPI_MCA_c=1 -e 64
+usage_says "--env-search of 2 beside 7 --env" "at most 8 launch settings with the ones found" -- \
+    $S --env-search OMPI_MCA_x=1,2 --env-search OMPI_MCA_y=1 --env OMPI_MCA_a=1 --env OMPI_MCA_b=1 --env OMPI_MCA_c=1 --env OMPI_MCA_d=1 --env OMPI_MCA_e=1 --env OMPI_MCA_f=1 --env OMPI_MCA_g=1 -e 64
 usage_says "--env-search loading rules" "loads rules or chooses the collective code" -- \
     $S --env-search OMPI_MCA_coll_tuned_use_dynamic_rules=0,1 -e 64
 usage_says "--env-search with a shell word in a value" "a value is a word of letters" -- $S --env-search 'OMPI_MCA_x=1,$(reboot)' -e 64
 usage_says "--env-search beside --env of its variable" "one or the other" -- $S --env-search OMPI_MCA_x=1,2 --env OMPI_MCA_x=3 -e 64
-usage_says "--env-search beside 4 --env" "at most 4 launch settings with the one found" -- \
-    $S --env-search OMPI_MCA_x=1,2 --env OMPI_MCA_a=1 --env OMPI_MCA_b=1 --env OMPI_MCA_c=1 --env OMPI_MCA_d=1 -e 64
+usage_says "--env-search beside 8 --env" "at most 8 launch settings with the one found" -- \
+    $S --env-search OMPI_MCA_x=1,2 --env OMPI_MCA_a=1 --env OMPI_MCA_b=1 --env OMPI_MCA_c=1 --env OMPI_MCA_d=1 --env OMPI_MCA_e=1 --env OMPI_MCA_f=1 --env OMPI_MCA_g=1 --env OMPI_MCA_h=1 -e 64
 usage_says "run --lib --env-search" "--env-search is for sweep --lib" -- $X --lib ompi --local 2 --env-search OMPI_MCA_x=1,2
 usage_says "--env-search with --verify" "--env-search is for a sweep" -- \
     $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --env-search OMPI_MCA_x=1,2

@@ -706,7 +706,7 @@ Test(config, verified_record)
 }
 
 /* sweep --lib --env: a section's launch settings go through config.json (strictly: a name of
- * the library's own, not one that loads rules, not twice, at most 4), the exports set them
+ * the library's own, not one that loads rules, not twice, at most 8), the exports set them
  * beside their file (and Open MPI's mca-params lines), an export of settings alone is not
  * "unchanged", and their verify records (the settings', the whole export's) are said; dropping
  * them clears every set's record, and any change to the rules the whole export's. */
@@ -797,13 +797,27 @@ Test(config, launch_settings)
         {"\"env\": [",
          "\"env\": [{\"name\": \"OMPI_MCA_a\", \"value\": \"1\"}, {\"name\": "
          "\"OMPI_MCA_b\", \"value\": \"1\"}, {\"name\": \"OMPI_MCA_c\", \"value\": \"1\"}, "
-         "{\"name\": \"OMPI_MCA_d\", \"value\": \"1\"}, "}};
+         "{\"name\": \"OMPI_MCA_d\", \"value\": \"1\"}, {\"name\": \"OMPI_MCA_e\", "
+         "\"value\": \"1\"}, {\"name\": \"OMPI_MCA_f\", \"value\": \"1\"}, {\"name\": "
+         "\"OMPI_MCA_g\", \"value\": \"1\"}, {\"name\": \"OMPI_MCA_h\", \"value\": \"1\"}, "}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *doc = ct_xmalloc(strlen(txt) + 400), *p = strstr(txt, bad[i][0]);
         cr_assert_not_null(p, "%s", bad[i][0]);
         sprintf(doc, "%.*s%s%s", (int)(p - txt), txt, bad[i][1], p + strlen(bad[i][0]));
         cr_assert_lt(ct_config_json_parse(doc, &back, &err), 0, "accepted %s", bad[i][1]);
         cr_assert(strstr(err.msg, "libraries[0].env"), "%s", err.msg);
+        free(doc);
+    }
+    { /* 8 settings (the last bad one less its last): read, all 8 */
+        const char *more = bad[sizeof bad / sizeof bad[0] - 1][1];
+        char *doc = ct_xmalloc(strlen(txt) + 400), *p = strstr(txt, "\"env\": [");
+        sprintf(doc, "%.*s%.*s%s", (int)(p - txt), txt,
+                (int)(strstr(more, "{\"name\": \"OMPI_MCA_h\"") - more), more, p + 8);
+        cr_assert_eq(ct_config_json_parse(doc, &back, &err), 0, "%s", err.msg);
+        cr_assert_eq(back.libs[0].nenv, CT_LIB_ENV_MAX);
+        cr_assert_eq(CT_LIB_ENV_MAX, 8);
+        cr_assert_str_eq(back.libs[0].env[6].name, "OMPI_MCA_g");
+        ct_config_release(&back);
         free(doc);
     }
     /* the whole export's record without settings (env and its record renamed away) */
