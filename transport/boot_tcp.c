@@ -253,6 +253,18 @@ static int closed_rank(struct boot_tcp *t, int skip)
     return -1;
 }
 
+/* A timed-out wait on rank r said as the data path says a stall ("no progress for T s
+ * waiting for peer rank R"); any other failure kept as it is. */
+static int stalled(struct boot_tcp *t, const char *doing, int r, const char *what, int64_t to,
+                   struct ct_err *err)
+{
+    if (!err || err->code != CT_ETIMEDOUT)
+        return err ? err->code : CT_EIO;
+    return ct_err_set(err, CT_ETIMEDOUT,
+                      "bootstrap %s #%lu: no progress for %.1f s %s peer rank %d (%s)", what, t->op,
+                      (double)to / 1e9, doing, r, host_of(&t->b, r));
+}
+
 static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, void *all,
                               const char *what, struct ct_err *err)
 {
@@ -279,6 +291,8 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
                                     "bootstrap %s #%lu: rank %d (%s): connection closed "
                                     "(while waiting for rank %d)",
                                     what, t->op, dead, host_of(bb, dead), r);
+                else
+                    rc = stalled(t, "waiting for", r, what, to, err);
                 root_abort(t, dead > 0 ? dead : r, err ? err->msg : "a rank failed");
                 return rc;
             }
@@ -287,9 +301,11 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
         for (int r = 1; r < bb->size; r++) {
             int64_t dl = ct_now_ns() + to;
             if (ct_sock_write_all(t->fds[r], hdr, sizeof hdr, dl, err) < 0 ||
-                ct_sock_write_all(t->fds[r], all, len * (size_t)bb->size, dl, err) < 0)
-                return ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, r,
-                                   host_of(bb, r));
+                ct_sock_write_all(t->fds[r], all, len * (size_t)bb->size, dl, err) < 0) {
+                ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, r,
+                            host_of(bb, r));
+                return stalled(t, "sending to", r, what, to, err);
+            }
         }
         return 0;
     }
