@@ -810,12 +810,12 @@ Test(config, launch_settings)
     }
     { /* 8 settings (the last bad one less its last): read, all 8 */
         const char *more = bad[sizeof bad / sizeof bad[0] - 1][1];
-        char *doc = ct_xmalloc(strlen(txt) + 400), *p = strstr(txt, "\"env\": [");
+        const char *key = "\"env\": [";
+        char *doc = ct_xmalloc(strlen(txt) + 400), *p = strstr(txt, key);
         sprintf(doc, "%.*s%.*s%s", (int)(p - txt), txt,
-                (int)(strstr(more, "{\"name\": \"OMPI_MCA_h\"") - more), more, p + 8);
+                (int)(strstr(more, "{\"name\": \"OMPI_MCA_h\"") - more), more, p + strlen(key));
         cr_assert_eq(ct_config_json_parse(doc, &back, &err), 0, "%s", err.msg);
-        cr_assert_eq(back.libs[0].nenv, CT_LIB_ENV_MAX);
-        cr_assert_eq(CT_LIB_ENV_MAX, 8);
+        cr_assert_eq(back.libs[0].nenv, 8);
         cr_assert_str_eq(back.libs[0].env[6].name, "OMPI_MCA_g");
         ct_config_release(&back);
         free(doc);
