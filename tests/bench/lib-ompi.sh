@@ -24,7 +24,12 @@
 # "--hosts ..." on the emulated cluster); BENCH_MAX: the largest size (default 128M);
 # BENCH_TRY_TIES=1: verify with --try-ties (the sweep's ties tried in fresh launches), then
 # verify the copy it writes again without it (step 3's figure).
+# BENCH_ENV: launch settings, space-separated NAME=VALUE, exported for every run of the bench
+# (the sweep's rows, the oracle's pairs, both sides of each verify): the rules judged with the
+# settings on both sides, as verify's second pass judges a section's rules (e.g. lib-goal.sh's
+# Open MPI 4.x default; session 57).
 set -eu
+for kv in ${BENCH_ENV:-}; do export "${kv?}"; done
 cd "$(dirname "$0")/../.."
 out=${1:-build/bench-lib}
 FACTOR=${BENCH_FACTOR:-2}
@@ -38,6 +43,7 @@ TIES=; [ "${BENCH_TRY_TIES:-0}" = 0 ] || TIES=--try-ties
 X=./colltune
 rm -rf "$out"; mkdir -p "$out"
 echo "load before: $(uptime)"
+[ -z "${BENCH_ENV:-}" ] || echo "launch settings on every run: $BENCH_ENV"
 for coll in $COLLS; do
 d="$out/$coll"
 mkdir -p "$d"
