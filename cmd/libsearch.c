@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sweep --lib LIB --env-search NAME[=V1,V2,...]: before a library sweep, each value of one of
- * the library's launch settings, with the sweep's --env settings, against the library's plain
- * defaults, as verify judges a config's settings (ct_libverify_env: alternating launches at
- * the sweep's sizes, per collective swept). The sweep runs with the value found faster with no
- * size slower at the lowest geomean over the collectives, or with none: the library's own.
+ * the library's launch settings against the library's plain defaults, the sweep's --env
+ * settings on both sides (its baseline: until session 57 on the value's side only, so every
+ * value read faster by the settings' own gain and the pick among values that gain nothing was
+ * the noise's), as verify judges a config's settings (ct_libverify_env: alternating launches
+ * at the sweep's sizes, per collective swept). The sweep runs with the value found faster with
+ * no size slower at the lowest geomean over the collectives, or with none: the library's own.
  * A second --env-search variable is searched after the first, the first's value found on both
  * sides (its baseline); where it finds a value, the first is searched again with it (a second
  * pass of coordinate descent), and the search says whether the first's value held. NAME alone: the
@@ -43,28 +45,35 @@ struct search {
 };
 
 /* The values found for the variables searched (found[j], value "" none) set in this
- * environment, where the launches inherit them (both sides), the others (none found, not yet
- * searched: the library's own, as the sweep runs them without a value found) and the one to
- * search (skip; -1 none) unset; into b (len), " with A=a, B=b (found above; on both sides)",
- * "" for none. */
+ * environment, where the launches inherit them (both sides, as the --env settings, which the
+ * sweep set there), the others (none found, not yet searched: the library's own, as the sweep
+ * runs them without a value found) and the one to search (skip; -1 none) unset; into b (len),
+ * the baseline said: " with the --env settings and A=a, B=b (found above; on both sides)",
+ * either part alone, "" for none. */
 static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int skip,
                       const struct ct_lib_env *found, char *b, size_t len)
 {
     size_t k = 0;
+    int n = 0;
     b[0] = 0;
+    if (o->nlib_env)
+        k = (size_t)snprintf(b, len, " with the --env settings");
     for (int j = 0; j < o->nenv_search; j++) {
         bool set = j != skip && found[j].name[0] && found[j].value[0];
         ct_libmod_env_put(m, o->env_search[j].name, set ? found[j].value : NULL);
         if (set && k < len)
-            k += (size_t)snprintf(b + k, len - k, "%s%s=%s", k ? ", " : " with ", found[j].name,
-                                  found[j].value);
+            k += (size_t)snprintf(b + k, len - k, "%s%s=%s",
+                                  n++ ? ", "
+                                  : k ? " and "
+                                      : " with ",
+                                  found[j].name, found[j].value);
     }
     if (k && k < len)
-        snprintf(b + k, len - k, " (found above; on both sides)");
+        snprintf(b + k, len - k, n ? " (found above; on both sides)" : " (on both sides)");
 }
 
-/* Value v (with the --env settings) against the plain defaults (with the values found
- * before, on both sides) on each set: 0 or a failure. */
+/* Value v against the plain defaults (with the --env settings and the values found before,
+ * on both sides: the environment's) on each set: 0 or a failure. */
 static int judge(const struct search *x, const char *v, struct ct_search_row *d)
 {
     const struct ct_opts *o = x->o;
@@ -73,15 +82,13 @@ static int judge(const struct search *x, const char *v, struct ct_search_row *d)
     char tmo[32];
     memset(&env, 0, sizeof env);
     snprintf(env.name, sizeof env.name, "%s", x->m->title);
-    memcpy(env.env, o->lib_env, sizeof o->lib_env);
-    env.nenv = o->nlib_env + 1;
-    env.env[o->nlib_env] = x->se;
-    snprintf(env.env[o->nlib_env].value, sizeof env.env[0].value, "%.*s",
-             (int)sizeof env.env[0].value - 1, v);
+    env.nenv = 1; /* side A's alone; side B clears it */
+    env.env[0] = x->se;
+    snprintf(env.env[0].value, sizeof env.env[0].value, "%.*s", (int)sizeof env.env[0].value - 1,
+             v);
     snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
     struct ct_verify_side side = {x->m, o, NULL, &none, tmo, &env, true, "--env-search", false};
-    printf("%s=%s%s against %s's plain defaults%s:\n\n", x->se.name, v,
-           o->nlib_env ? " with the --env settings" : "", x->m->title, x->base);
+    printf("%s=%s against %s's plain defaults%s:\n\n", x->se.name, v, x->m->title, x->base);
     memset(d, 0, sizeof *d);
     d->value = v;
     int code = ct_libverify_env_sets(&side, x->c, x->sets, x->nsets, NULL, &d->slow, &d->gain,
@@ -237,8 +244,6 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
     if (m->own_name)
         own_was ? setenv(m->own_name, own_was, 1) : unsetenv(m->own_name);
     free(own_was);
-    for (int i = 0; i < o->nlib_env; i++) /* side B cleared them */
-        ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
     put_found(o, m, -1, found, base, sizeof base); /* the ranks read them: found, or none */
     if (!code && o->nenv_search > 1)
         ct_search_print_found(stdout, found, o->nenv_search, again ? was : NULL);
