@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sweep --lib LIB --env-search NAME[=V1,V2,...]: before a library sweep, each value of one of
- * the library's launch settings against the library's plain defaults, the sweep's --env
- * settings on both sides (its baseline: until session 57 on the value's side only, so every
- * value read faster by the settings' own gain and the pick among values that gain nothing was
- * the noise's), as verify judges a config's settings (ct_libverify_env: alternating launches
- * at the sweep's sizes, per collective swept). The sweep runs with the value found faster with
- * no size slower at the lowest geomean over the collectives, or with none: the library's own.
+ * the library's launch settings against its plain defaults, the --env settings on both sides
+ * (until session 57 on the value's alone: every value gained by them), as verify judges a
+ * config's settings (ct_libverify_env: alternating launches at the sweep's sizes, per
+ * collective swept). The sweep runs with the value found faster with no size slower at the
+ * lowest geomean over the collectives, or with none: the library's own.
  * A second --env-search variable is searched after the first, the first's value found on both
  * sides (its baseline); where it finds a value, the first is searched again with it (a second
  * pass of coordinate descent), and the search says whether the first's value held. NAME alone: the
@@ -45,11 +44,10 @@ struct search {
 };
 
 /* The values found for the variables searched (found[j], value "" none) set in this
- * environment, where the launches inherit them (both sides, as the --env settings, which the
- * sweep set there), the others (none found, not yet searched: the library's own, as the sweep
- * runs them without a value found) and the one to search (skip; -1 none) unset; into b (len),
- * the baseline said: " with the --env settings and A=a, B=b (found above; on both sides)",
- * either part alone, "" for none. */
+ * environment, where the launches inherit them (both sides, as the --env settings the sweep
+ * set), the others (none found, not yet searched: the library's own) and the one to search
+ * (skip; -1 none) unset; into b (len), the baseline: " with the --env settings and A=a, B=b
+ * (found above; on both sides)", either part alone, "" for none. */
 static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int skip,
                       const struct ct_lib_env *found, char *b, size_t len)
 {
@@ -61,19 +59,16 @@ static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int sk
     for (int j = 0; j < o->nenv_search; j++) {
         bool set = j != skip && found[j].name[0] && found[j].value[0];
         ct_libmod_env_put(m, o->env_search[j].name, set ? found[j].value : NULL);
+        const char *sep = n ? ", " : k ? " and " : " with ";
         if (set && k < len)
-            k += (size_t)snprintf(b + k, len - k, "%s%s=%s",
-                                  n++ ? ", "
-                                  : k ? " and "
-                                      : " with ",
-                                  found[j].name, found[j].value);
+            k += (size_t)snprintf(b + k, len - k, "%s%s=%s", sep, found[j].name, found[j].value);
+        n += set;
     }
     if (k && k < len)
         snprintf(b + k, len - k, n ? " (found above; on both sides)" : " (on both sides)");
 }
 
-/* Value v against the plain defaults (with the --env settings and the values found before,
- * on both sides: the environment's) on each set: 0 or a failure. */
+/* Value v against the plain defaults, the environment's settings on both sides: 0 or a failure */
 static int judge(const struct search *x, const char *v, struct ct_search_row *d)
 {
     const struct ct_opts *o = x->o;
