@@ -7,7 +7,11 @@
  * With a measured Open MPI section in the config (sweep --lib ompi) the file carries those
  * rules (Open MPI's own ids, alg 0 where its default measured best); without one, colltune's
  * rules mapped to Open MPI's algorithms, labelled as not measured. Either way a file that would
- * be alg 0 everywhere (changing nothing) is refused.
+ * be alg 0 everywhere (changing nothing) is refused. A measured collective whose rules keep
+ * Open MPI's own decision at every size is left out of the file: coll/tuned then keeps its
+ * fixed decision for it, with no rules lookup per call (as verify measured it: the settings'
+ * figure); where that leaves no collective but launch settings change the job, the loader
+ * lines set those alone and do not load the file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +109,18 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
     return changed;
 }
 
+/* The rules of a measured ruleset that name an algorithm (not alg 0) where Open MPI compares. */
+static int measured_changes(const struct ct_ruleset *s)
+{
+    const struct ct_size_meaning *m = ct_algomap_size(CT_LIB_OMPI, s->coll);
+    uint64_t lo, hi;
+    int n = 0;
+    for (int i = 0; i < s->nrules; i++)
+        n += s->rules[i].id != 0 &&
+             ct_algomap_range(m, s->nranks, s->rules[i].min_bytes, s->rules[i].max_bytes, &lo, &hi);
+    return n;
+}
+
 /* A ruleset of colltune's own, mapped to Open MPI's ids. Returns the rules that name an
  * algorithm (not alg 0). */
 static int emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
@@ -154,11 +170,16 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     const char *ver = lib && !o->version ? lib->version : ct_export_version(o, CT_LIB_OMPI);
     const char *path = o->path ? o->path : "FILE";
     struct ct_text *t = &out->body;
-    int n = 0, changed = 0;
+    int n = 0, changed = 0, nfile = 0;
+    bool in_file[4];
     for (int i = 0; i < 4; i++)
         if ((sets[n] = lib ? pick(lib->sets, lib->nsets, o, order[i], out)
                            : pick(c->sets, c->nsets, o, order[i], out)))
             n++;
+    for (int i = 0; i < n; i++) /* a measured set at Open MPI's own choice everywhere: left out */
+        nfile += in_file[i] = !lib || measured_changes(sets[i]) > 0;
+    /* no rule changes Open MPI's choice, but launch settings change the job: they alone */
+    bool settings_only = lib && n && !nfile && lib->nenv;
     if (!lib)
         ct_export_note_mapped(out, CT_LIB_OMPI);
     ct_export_header(t, "# ", "Open MPI coll/tuned dynamic rules, classic format (4.1, 5.0, 6.0)",
@@ -178,16 +199,30 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                    "from its size up\n# to the next rule's. alg 0 = Open MPI's fixed "
                    "decision.\n",
                    ver);
-    ct_text_printf(t,
-                   "# load: OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
-                   "OMPI_MCA_coll_tuned_dynamic_rules_filename=%s\n",
-                   path);
+    if (settings_only)
+        ct_text_put(t, "# not loaded: no rule changes Open MPI's own decision, so the export is "
+                       "its launch settings\n# alone (the loader lines beside this file set "
+                       "them, not dynamic rules)\n");
+    else
+        ct_text_printf(t,
+                       "# load: OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
+                       "OMPI_MCA_coll_tuned_dynamic_rules_filename=%s\n",
+                       path);
     for (size_t i = 0; i < out->nnotes; i++) /* from pick(): rule sets left out */
         ct_text_printf(t, "# %s\n", out->notes[i]);
-    ct_text_printf(t, "%-12d # collectives\n", n);
-    for (int i = 0; i < n; i++) {
-        changed += lib ? emit_measured(sets[i], out) : emit_coll(sets[i], o, out);
-    }
+    for (int i = 0; i < n; i++)
+        if (!in_file[i]) {
+            char set[96];
+            ct_text_printf(t,
+                           "# %s: Open MPI's own decision at every size: not in the file "
+                           "(coll/tuned keeps its\n# fixed decision for a collective the "
+                           "file does not name, with no rules lookup)\n",
+                           ct_export_set_str(sets[i], set, sizeof set));
+        }
+    ct_text_printf(t, "%-12d # collectives\n", nfile);
+    for (int i = 0; i < n; i++)
+        if (in_file[i])
+            changed += lib ? emit_measured(sets[i], out) : emit_coll(sets[i], o, out);
 
     /* the loaders: MCA conf snippet and OMPI_MCA_ exports; on Open MPI 5.0+ what coll/han
      * does to them, unless the launch settings exclude it (sweep --env OMPI_MCA_coll=^han) */
@@ -202,7 +237,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
             snprintf(excl, sizeof excl, "%.150s,han", lib->env[i].value);
             coll = true;
         }
-    bool note = ct_version_cmp(ver, "5.0") >= 0 && !han_off;
+    bool note = ct_version_cmp(ver, "5.0") >= 0 && !han_off && !settings_only;
     const char *instead = coll ? " (in place of the launch setting's line below)" : "";
     char han[640] = "";
     if (note)
@@ -214,13 +249,21 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                  "`colltune sweep --lib ompi --env OMPI_MCA_coll=%s` (verify judges that "
                  "against han), or%s:\n",
                  excl, instead);
-    ct_text_printf(&out->mca,
-                   "# openmpi-mca-params.conf lines that load the coll/tuned rules "
-                   "in %s\n# ($HOME/.openmpi/mca-params.conf or "
-                   "$prefix/etc/openmpi-mca-params.conf; read on every node)\n"
-                   "coll_tuned_use_dynamic_rules = 1\n"
-                   "coll_tuned_dynamic_rules_filename = %s\n",
-                   path, path);
+    if (settings_only)
+        ct_text_printf(&out->mca,
+                       "# openmpi-mca-params.conf lines of the launch settings measured with "
+                       "the rules in %s\n# (not loaded: none of them changes Open MPI's "
+                       "choice; $HOME/.openmpi/mca-params.conf or\n# "
+                       "$prefix/etc/openmpi-mca-params.conf; read on every node)\n",
+                       path);
+    else
+        ct_text_printf(&out->mca,
+                       "# openmpi-mca-params.conf lines that load the coll/tuned rules "
+                       "in %s\n# ($HOME/.openmpi/mca-params.conf or "
+                       "$prefix/etc/openmpi-mca-params.conf; read on every node)\n"
+                       "coll_tuned_use_dynamic_rules = 1\n"
+                       "coll_tuned_dynamic_rules_filename = %s\n",
+                       path, path);
     if (note)
         ct_text_printf(&out->mca, "%s# coll = %s\n", han, excl);
     /* glibc's allocator variables: Open MPI passes them in a list (room for every setting) */
@@ -244,8 +287,11 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                        "mpirun refuses -x beside a list)\nmca_base_env_list = %s\n",
                        libc);
     ct_text_printf(&out->env,
-                   "# load the Open MPI coll/tuned rules in %s (mpirun passes "
-                   "OMPI_MCA_ variables to every rank)\n%s",
+                   settings_only ? "# the launch settings measured with the rules in %s (not "
+                                   "loaded: none of them\n# changes Open MPI's choice; mpirun "
+                                   "passes OMPI_MCA_ variables to every rank)\n%s"
+                                 : "# load the Open MPI coll/tuned rules in %s (mpirun passes "
+                                   "OMPI_MCA_ variables to every rank)\n%s",
                    path,
                    libc[0] ? "# glibc's MALLOC_ variables below reach only the ranks on "
                              "mpirun's own host: across hosts\n# add -x NAME to mpirun for "
@@ -253,8 +299,10 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                            : "");
     if (note)
         ct_text_printf(&out->env, "%s# export OMPI_MCA_coll='%s'\n", han, excl);
-    ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);
-    ct_settings_add(&set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", path, NULL);
+    if (!settings_only) {
+        ct_settings_add(&set, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1", NULL);
+        ct_settings_add(&set, "OMPI_MCA_coll_tuned_dynamic_rules_filename", path, NULL);
+    }
     ct_settings_exports(&set, &out->env);
     ct_settings_release(&set);
     if (!n)

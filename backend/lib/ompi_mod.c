@@ -129,7 +129,7 @@ static int check_rules_file(const struct ct_mod_lib *l, struct ct_err *err)
     if (!f)
         return ct_err_sys(err, CT_EUNSUPP, "Open MPI would ignore its rules file '%s'", path);
     long ncoll = next_num(f);
-    const char *bad = ncoll < 1 ? "no collective count" : NULL;
+    const char *bad = ncoll < 0 ? "no collective count" : NULL; /* 0: Open MPI reads none */
     for (long c = 0; !bad && c < ncoll; c++) {
         long id = next_num(f), ncs = next_num(f);
         int top = max_alg(l, (int)id);

@@ -373,6 +373,15 @@ fn() { awk -v s="$2" '$4 == s {print $5}' "$1" | sort -u | tr '\n' ' '; }
     && [ "$(fn "$TMP/ran" 1024)" = "$(fn "$TMP/fixed" 1024)" ] \
     && ok "Open MPI obeys the exported file: ring at 8 KiB, segmented ring at 2 MiB, its default at 1 KiB" \
     || not_ok "obeyed: 1K '$(fn "$TMP/ran" 1024)' (default '$(fn "$TMP/fixed" 1024)'), 8K '$(fn "$TMP/ran" 8192)', 2M '$(fn "$TMP/ran" 2097152)'"
+# a collective whose rules keep Open MPI's own decision everywhere (the fixture's AllToAll) is
+# left out of the file: coll/tuned keeps its fixed decision for it, with no rules lookup
+grep -q "^# alltoall on 2 ranks (1 x 2): Open MPI's own decision at every size: not in the file" "$TMP/x/rules" \
+    && grep -q "^1 *# collectives" "$TMP/x/rules" && ! grep -q "# alltoall: measured rules" "$TMP/x/rules" \
+    && ( . "$TMP/x/rules.env" && $RUN "$TMP/colls" alltoall:std 8192 ) >"$TMP/ran" 2>"$TMP/err" \
+    && $RUN "$TMP/colls" alltoall:std 8192 >"$TMP/fixed" 2>>"$TMP/err" \
+    && [ -n "$(fn "$TMP/ran" 8192)" ] && [ "$(fn "$TMP/ran" 8192)" = "$(fn "$TMP/fixed" 8192)" ] \
+    && ok "a collective kept at Open MPI's choice everywhere is left out, and runs its fixed decision" \
+    || not_ok "left out: $(grep -i alltoall "$TMP/x/rules") '$(fn "$TMP/ran" 8192)' '$(fn "$TMP/fixed" 8192)' $(head -3 "$TMP/err")"
 
 $E "$M" --format json | cmp -s - "$M" && ok "--format json keeps the library section unchanged" \
     || not_ok "json identity of a library-only config"
@@ -399,6 +408,21 @@ usage_error "defaults measured best everywhere: nothing to export" -- $E "$TMP/d
 usage_error "a config without Open MPI's section (MPICH's only)" -- $E "$TMP/mpich-only.json" --format ompi-rules --out "$TMP/y/r"
 usage_error "a library section that contradicts itself" -- $E "$TMP/bad.json" --format ompi-rules --out "$TMP/y/r"
 [ "$(ls -A "$TMP/y")" = "" ] && ok "nothing written by refused exports" || not_ok "wrote: $(ls "$TMP/y")"
+# the rules at Open MPI's own choice everywhere, a launch setting beside them: the export is the
+# setting alone, no dynamic rules loaded; the file (no collective) is still one Open MPI reads
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+d["libraries"][0]["env"] = [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "65536"}]
+json.dump(d, open(sys.argv[2], "w"))' "$TMP/defaults.json" "$TMP/settings-only.json"
+mkdir "$TMP/so"
+expect 0 "export of launch settings with no rule of their own" -- $E "$TMP/settings-only.json" --format ompi-rules --out "$TMP/so/r"
+! grep -q coll_tuned "$TMP/so/r.env" "$TMP/so/r.mca.conf" \
+    && grep -q "^export OMPI_MCA_btl_vader_eager_limit='65536'\$" "$TMP/so/r.env" \
+    && grep -q "^0 *# collectives" "$TMP/so/r" && grep -q "^# not loaded: no rule changes Open MPI's own decision" "$TMP/so/r" \
+    && ( . "$TMP/so/r.env" && $RUN "$TMP/colls" allreduce:std 8192 ) >"$TMP/ran" 2>"$TMP/err" \
+    && ok "the export is the setting alone, and a job that sources it runs" \
+    || not_ok "settings alone: $(cat "$TMP/so/r.env" "$TMP/so/r.mca.conf") $(head -3 "$TMP/err")"
+OMPI_MCA_coll_tuned_dynamic_rules_filename="$TMP/so/r" expect 0 "a rules file of no collective, named by hand, is one Open MPI reads" -- \
+    $X --lib ompi --local 2 -b 8K -e 8K -n 1 --keep-rules
 # Open MPI 4.1 ignores a rules file it cannot read or parse without a word: the engine refuses
 printf '1\n2 1\n0 1\n0 99 0 0\n' >"$TMP/y/badalg"
 printf 'garbage\n' >"$TMP/y/garbage"
@@ -747,7 +771,7 @@ expect 0 "export --for ompi of it" -- $COLLTUNE export "$TMP/mal/config.json" --
 grep -q "^export MALLOC_MMAP_MAX_='0'\$" "$TMP/mal/rules.env" \
     && grep -q "^export GLIBC_TUNABLES='$TUN'\$" "$TMP/mal/rules.env" \
     && grep -q "^mca_base_env_list = MALLOC_MMAP_MAX_=0;MALLOC_TRIM_THRESHOLD_=4294967296;GLIBC_TUNABLES=$TUN\$" "$TMP/mal/rules.mca.conf" \
-    && [ "$(grep -vc '^#' "$TMP/mal/rules.mca.conf")" -eq 3 ] \
+    && [ "$(grep -v '^#' "$TMP/mal/rules.mca.conf" | grep -vc '^coll_tuned_')" -eq 1 ] \
     && ok "the .env exports them, the .mca.conf lists them in mca_base_env_list" \
     || not_ok "malloc export: $(cat "$TMP/mal/rules.env" "$TMP/mal/rules.mca.conf")"
 # the list reaches each rank: a job that reads the .mca.conf alone (nothing exported here;

@@ -598,6 +598,29 @@ Test(config, library_sections_strict)
     free(base);
 }
 
+/* A collective whose rules keep Open MPI's own decision at every size is left out of the file
+ * (coll/tuned keeps its fixed decision for it, no lookup per call); the others load as before. */
+Test(config, a_collective_at_the_default_everywhere_is_left_out)
+{
+    struct ct_config c;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert(strstr(out.body.s, "# alltoall on 2 ranks (1 x 2): Open MPI's own decision at every "
+                                 "size: not in the file"),
+              "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "\n1            # collectives\n2            # allreduce"), "%s",
+              out.body.s);
+    cr_assert(!strstr(out.body.s, "# alltoall: measured rules"), "%s", out.body.s);
+    cr_assert(strstr(out.env.s, "export OMPI_MCA_coll_tuned_use_dynamic_rules='1'"), "%s",
+              out.env.s);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
 /* A row verify set back beside Open MPI's own decision: one alg 0 rule in the file, not two. */
 Test(config, own_decision_neighbours_are_one_rule)
 {
@@ -784,6 +807,13 @@ Test(config, launch_settings)
     cr_assert(!out.unchanged);
     cr_assert(strstr(out.notes[out.nnotes - 1], "launch settings: measured with, not verified"),
               "%s", out.notes[out.nnotes - 1]);
+    /* no rule changes Open MPI's choice: the settings alone, no dynamic rules loaded */
+    cr_assert(strstr(out.body.s, "\n0            # collectives\n"), "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "# not loaded: no rule changes Open MPI's own decision"), "%s",
+              out.body.s);
+    cr_assert(!strstr(out.env.s, "coll_tuned") && !strstr(out.mca.s, "coll_tuned"), "%s%s",
+              out.env.s, out.mca.s);
+    cr_assert(strstr(out.env.s, "export OMPI_MCA_btl_vader_eager_limit="), "%s", out.env.s);
     ct_export_out_release(&out);
     ct_config_release(&d);
     static const char *bad[][2] = {
