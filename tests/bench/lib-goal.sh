@@ -7,7 +7,8 @@
 # settings alone where the copy keeps no rule of its own: `env_verified`; each a geomean over
 # the sweep's own sizes, the goal's, as verify records it since session 54) and its speedup
 # beside the goal's 1.5x (Open MPI's; not printed for MPICH), and verify's exit code (0: no
-# size slower beyond its interval).
+# size slower beyond its interval); where verify keeps neither a setting nor a rule (the
+# settings gained nothing on this machine), it says so: the defaults left in place, 1.00x.
 # It does not pass or fail on them.
 # BENCH_LIB: ompi (default) or mpich; BENCH_SHAPE: how the ranks are placed (default
 # "--local 2"); BENCH_GOAL_ENV: the launch settings, space-separated NAME=VALUE (default for
@@ -15,7 +16,8 @@
 # variables in session 54, GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as --env-search picked
 # it beside those three in session 55, and the vader single-copy mechanism none with its
 # max send size 131072, as --env-search picked them beside those four in session 56 on the
-# Zen 5 VM (on session 55's VM none was slower: session 43); for 5.x the sm eager limit 786432
+# Zen 5 VM (on session 55's VM none was slower: session 43; on session 59's Zen 4 VM
+# too, 1.25x: there the search keeps the first four, give them as BENCH_GOAL_ENV); for 5.x the sm eager limit 786432
 # (the others not searched there); each beside glibc's MALLOC_MMAP_MAX_=0
 # MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
 # BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
@@ -82,7 +84,10 @@ elif env and not tuned:
     g, what = env["geomean"], "the export as a job runs it (the settings; no rule kept)"
 else:
     g = None
-if g is None:
+if g is None and not tuned and not lib.get("env"):
+    print(head, "the copy keeps no setting and no rule: the defaults left in place (1.00x); "
+          "the settings showed no gain here: search them on this machine (--env-search)")
+elif g is None:
     per = ", ".join(f'{c["coll"]} {c["verified"]["geomean"]:.3f}'
                     for c in lib.get("rules", []) if c.get("verified"))
     print(head, "no one measure of the whole export; the rules' own:", per or "none verified")
