@@ -17,9 +17,9 @@
 # it beside those three in session 55, and the vader single-copy mechanism none with its
 # max send size 131072, as --env-search picked them beside those four in session 56 on the
 # Zen 5 VM (on session 55's VM none was slower: session 43; on session 59's Zen 4 VM
-# too, 1.25x: there the search keeps the first four, give them as BENCH_GOAL_ENV); for 5.x the sm eager limit 786432
-# (the others not searched there); each beside glibc's MALLOC_MMAP_MAX_=0
-# MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
+# too, 1.25x: there the search keeps the first four, give them as BENCH_GOAL_ENV); for
+# 5.x the sm eager limit 786432 (the others not searched there); each beside glibc's
+# MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone);
 # BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
 set -eu
 cd "$(dirname "$0")/../.."
