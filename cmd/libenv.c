@@ -147,18 +147,11 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
     int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, each);
     *kept = !code && *geo > 0 && !*slow && gain;
     if (!code)
-        printf("the launch settings: %s (geomean %.3f)\n",
+        printf("the launch settings: %s (geomean %.3f)\n\n",
                *slow   ? "SLOWER than the defaults at a size: left out of the copy verify writes"
                : *kept ? "faster, no size slower: kept, and the rules judged with them on both "
                          "sides"
                        : "no gain shown: left out of the copy verify writes",
                *geo);
-    if (!code && !*kept && l->nenv > 1) /* judged together: name the way to judge each */
-        printf("  judged together: one of them may cost what the others gain on this machine; "
-               "judge each against %s's own value with colltune sweep --lib %s --env-search "
-               "NAME=VALUE, the others as --env\n",
-               l->name, l->library);
-    if (!code)
-        printf("\n");
     return code;
 }

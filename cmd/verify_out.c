@@ -83,13 +83,20 @@ static int write_said(const struct ct_config *fixed, const char *path, int code,
 }
 
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
-                                int code)
+                                int nenv, const char *lib, int code)
 {
-    return write_said(fixed, path, code,
-                      "without its launch settings (%s); its rules were measured with them and "
-                      "are not verified: sweep again without those --env settings, or with others",
-                      slow ? "slower than the defaults at a size"
-                           : "no gain shown over the defaults");
+    char each[200] = ""; /* judged together, one may cost what the others gain */
+    if (nenv > 1)
+        snprintf(each, sizeof each,
+                 "; the %d were judged together, and one may cost what the others gain: judge "
+                 "each with colltune sweep --lib %s --env-search NAME=VALUE, the others as --env",
+                 nenv, lib);
+    return write_said(
+        fixed, path, code,
+        "without its launch settings (%s); its rules were measured with them and "
+        "are not verified: sweep again without those --env settings, or with "
+        "others%s",
+        slow ? "slower than the defaults at a size" : "no gain shown over the defaults", each);
 }
 
 int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,

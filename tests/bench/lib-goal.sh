@@ -7,8 +7,8 @@
 # settings alone where the copy keeps no rule of its own: `env_verified`; each a geomean over
 # the sweep's own sizes, the goal's, as verify records it since session 54) and its speedup
 # beside the goal's 1.5x (Open MPI's; not printed for MPICH), and verify's exit code (0: no
-# size slower beyond its interval); where verify keeps neither a setting nor a rule (the
-# settings gained nothing on this machine), it says so: the defaults left in place, 1.00x.
+# size slower beyond its interval); where verify keeps neither a setting nor a rule (it
+# left the settings out on this machine), it says so: the defaults left in place, 1.00x.
 # It does not pass or fail on them.
 # BENCH_LIB: ompi (default) or mpich; BENCH_SHAPE: how the ranks are placed (default
 # "--local 2"); BENCH_GOAL_ENV: the launch settings, space-separated NAME=VALUE (default for
@@ -86,7 +86,8 @@ else:
     g = None
 if g is None and not tuned and not lib.get("env"):
     print(head, "the copy keeps no setting and no rule: the defaults left in place (1.00x); "
-          "the settings showed no gain here: search them on this machine (--env-search)")
+          "verify left the settings out here (its exit code says whether one was slower): "
+          "search them on this machine (--env-search)")
 elif g is None:
     per = ", ".join(f'{c["coll"]} {c["verified"]["geomean"]:.3f}'
                     for c in lib.get("rules", []) if c.get("verified"))
