@@ -23,11 +23,40 @@
 #include "cmd.h"
 #include "librun.h"
 
-/* One measure of the settings at sz (pass 0, or 1: the gain measured again), its table and
- * its verdict: *slow (slower again in fresh launches), *nogain; *lg += log(its geomean). */
-static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swept, int nsz,
-                   int pass, bool *slow, bool *nogain, double *lg)
+/* One measure's verdict: slow, a size slower (again in fresh launches); nogain, no gain over
+ * the sizes shown (ct_paired_gains); worse, slower over the sizes beyond their interval
+ * (ct_paired_slower of that ratio); fast[k], size k faster beyond its interval
+ * (ct_paired_faster). */
+struct verdict {
+    bool slow, nogain, worse, fast[CT_VERIFY_MAXSZ];
+};
+
+/* The sizes of v faster (again, where before: faster in both), printed "  faster ...: TAIL"
+ * (nothing where none); how many. */
+static int print_fast(const uint64_t *sz, int nsz, const struct ct_paired_row *w,
+                      const struct verdict *before, const struct verdict *v, const char *head,
+                      const char *tail)
 {
+    int n = 0;
+    for (int k = 0; k < nsz; k++) {
+        char b[32];
+        if (!v->fast[k] || (before && !before->fast[k]))
+            continue;
+        printf("%s %s %.3f [%.3f, %.3f]", n++ ? "," : head, ct_bytes_str(sz[k], b, sizeof b),
+               w[k].q.ratio, w[k].q.lo, w[k].q.hi);
+    }
+    if (n)
+        printf(": %s\n", tail);
+    return n;
+}
+
+/* One measure of the settings at sz (before NULL: the first; else the second, in fresh
+ * launches, with the first's verdict), its table and its verdict v; *lg += log(its geomean). */
+static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swept, int nsz,
+                   const struct verdict *before, struct verdict *v, double *lg)
+{
+    int pass = before != NULL;
+    bool *slow = &v->slow, *nogain = &v->nogain;
     bool own[CT_VERIFY_MAXSZ] = {false}; /* none: the settings change every size */
     const struct ct_rule *rule[CT_VERIFY_MAXSZ];
     int group[CT_VERIFY_MAXSZ] = {0}, rounds = 0;
@@ -42,7 +71,7 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
     struct ct_paired pr;
     int code =
         ct_paired_measure(sz, nsz, own, group, CT_VERIFY_WARM_MAX, ct_libverify_launch, x, &pr);
-    *slow = *nogain = false;
+    memset(v, 0, sizeof *v);
     if (!code) {
         struct ct_paired_row w[CT_VERIFY_MAXSZ];
         struct ct_paired_sum t;
@@ -70,13 +99,33 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
         }
         ct_paired_redo_release(&r);
         *lg += log(t.swept);
+        v->worse = rounds && ct_paired_slower(&g);
+        for (int k = 0; k < nsz; k++)
+            v->fast[k] = w[k].n >= 2 && ct_paired_faster(&w[k].q);
+        if (!code && !pass) /* a gain at a size is measured again too, and one over the sizes */
+            print_fast(sz, nsz, w, NULL, v, "  faster than the defaults beyond the interval at",
+                       *slow ? "not counted (a size slower)" : "measured again");
+        else if (!code && !*slow &&
+                 !print_fast(sz, nsz, w, before, v, "  faster again at",
+                             v->worse ? "not counted (slower over the sizes)"
+                                      : "a gain at that size, counted"))
+            for (int k = 0; k < nsz; k++)
+                if (before->fast[k]) {
+                    printf("  not faster again at the size(s) found so: not counted\n");
+                    break;
+                }
         if (!code)
             printf("  %s over these sizes, round by round: %.3f [%.3f, %.3f], %d rounds: %s\n\n",
                    what, g.ratio, g.lo, g.hi, rounds,
-                   *slow     ? "SLOWER than the defaults at a size"
-                   : *nogain ? (pass ? "no gain shown again: not counted" : "no gain shown")
-                   : pass    ? "faster again"
-                             : "faster: measured again");
+                   *slow             ? "SLOWER than the defaults at a size"
+                   : v->worse        ? (!pass           ? "slower over them: measured again"
+                                        : before->worse ? "slower over them again: no gain counted"
+                                                        : "slower over them this time: no gain counted")
+                   : *nogain         ? (pass && !before->nogain ? "no gain shown again: not counted"
+                                                                : "no gain shown")
+                   : !pass           ? "faster: measured again"
+                   : !before->nogain ? "faster again"
+                                     : "faster this time only: not counted");
     }
     ct_paired_release(&pr);
     return code;
@@ -91,7 +140,7 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
     struct ct_verify_side x = *base;
     x.s = s;
     x.env_alone = !base->whole;
-    bool nogain = true;
+    struct verdict v[2];
     double lg = 0;
     *slow = *gain = false;
     *geo = 0;
@@ -100,10 +149,19 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
                ct_coll_name(s->coll), s->nranks);
         return 0;
     }
-    /* a gain is measured twice; a slower size, or no gain, ends it */
-    for (; pass < 2 && !code && !*slow && (pass == 0 || !nogain); pass++)
-        code = measure(&x, sz, swept, nsz, pass, slow, &nogain, &lg);
-    *gain = !code && !*slow && !nogain;
+    /* a gain is measured twice, over the sizes or at one of them (ct_paired_faster), in fresh
+     * launches that do not read slower over the sizes; a slower size ends it (measured again
+     * already), as does a first measure with nothing to show again */
+    code = measure(&x, sz, swept, nsz, NULL, &v[0], &lg), pass = 1;
+    bool fast = false, again = !v[0].nogain || v[0].worse;
+    for (int k = 0; k < nsz; k++)
+        again |= v[0].fast[k];
+    if (!code && !v[0].slow && again)
+        code = measure(&x, sz, swept, nsz, &v[0], &v[1], &lg), pass = 2;
+    for (int k = 0; pass == 2 && k < nsz; k++)
+        fast |= v[0].fast[k] && v[1].fast[k];
+    *slow = v[pass - 1].slow;
+    *gain = !code && !*slow && pass == 2 && !v[1].worse && (fast || (!v[0].nogain && !v[1].nogain));
     *geo = code ? 0 : exp(lg / pass);
     return code;
 }

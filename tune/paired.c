@@ -23,6 +23,11 @@ bool ct_paired_slower(const struct ct_ratio *q)
     return q->lo > CT_PAIRED_TOL;
 }
 
+bool ct_paired_faster(const struct ct_ratio *q)
+{
+    return q->ratio > 0 && q->hi * CT_PAIRED_TOL < 1;
+}
+
 /* Sizes a and b ran in one process: split is 0 (one for all) or both lie on one side of it. */
 static bool same_launch(uint64_t a, uint64_t b, uint64_t split)
 {

@@ -210,6 +210,15 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     double a2[] = {1.02, 1.02 * 1.5, 1.02 * 0.75}, b2[] = {1, 1.5, 0.75};
     ct_stats_ratio_paired(a2, b2, 3, &q);
     cr_assert(q.lo > 1 && !ct_paired_slower(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    cr_assert(!ct_paired_faster(&q), "a loss is no gain");
+    /* the mirror (a launch setting's gain at one size): twice as fast is faster, a steady 2%
+     * gain is within the bound, and a ratio not measured is neither */
+    ct_stats_ratio_paired(b2, a2, 3, &q);
+    cr_assert(q.hi < 1 && !ct_paired_faster(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    double a3[] = {0.5, 0.75, 0.375};
+    ct_stats_ratio_paired(a3, b2, 3, &q);
+    cr_assert(ct_paired_faster(&q) && !ct_paired_slower(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
+    cr_assert(!ct_paired_faster(&(struct ct_ratio){0}), "not measured");
     ct_paired_release(&p);
 }
 
