@@ -80,15 +80,16 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
         ct_paired_swept(w, swept, nsz, &t);
         ct_paired_rules(&pr, NULL, &one, rule, own, w, nsz, slow, nogain, &g, &rounds);
         char how[200];
-        snprintf(how, sizeof how, "%s (A: %s, B: %s)",
-                 pass ? "fresh alternating launches again, the gain to be shown twice"
-                      : "alternating launches",
-                 x->whole  ? "the exported file with its launch settings"
-                 : x->what ? "the value searched" /* --env-search: --env on both sides */
-                           : "the defaults with the launch settings",
-                 x->whole  ? "neither"
-                 : x->what ? "without it"
-                           : "without");
+        snprintf(
+            how, sizeof how, "%s (A: %s, B: %s)",
+            pass ? "fresh alternating launches again, the first measure's verdict to be shown twice"
+                 : "alternating launches",
+            x->whole  ? "the exported file with its launch settings"
+            : x->what ? "the value searched" /* --env-search: --env on both sides */
+                      : "the defaults with the launch settings",
+            x->whole  ? "neither"
+            : x->what ? "without it"
+                      : "without");
         ct_paired_print(stdout, x->m->title, how, &one, sz, nsz, rule, &pr, w, &t);
         bool cleared[CT_VERIFY_MAXSZ];
         struct ct_paired_redo r = {0}; /* the gain is shown twice by a pass of its own */
