@@ -151,7 +151,9 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
         return 0;
     }
     /* a gain is measured twice, over the sizes or at one of them (ct_paired_faster), in fresh
-     * launches that do not read slower over the sizes; a slower size ends it (measured again
+     * launches that do not read slower over the sizes, and counts where the geomean over the
+     * sizes and both measures is below 1 (a size's gain beside sizes that read slower inside
+     * their wide intervals is no gain to ship); a slower size ends it (measured again
      * already), as does a first measure with nothing to show again */
     code = measure(&x, sz, swept, nsz, NULL, &v[0], &lg), pass = 1;
     bool fast = false, again = !v[0].nogain || v[0].worse;
@@ -162,8 +164,9 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
     for (int k = 0; pass == 2 && k < nsz; k++)
         fast |= v[0].fast[k] && v[1].fast[k];
     *slow = v[pass - 1].slow;
-    *gain = !code && !*slow && pass == 2 && !v[1].worse && (fast || (!v[0].nogain && !v[1].nogain));
     *geo = code ? 0 : exp(lg / pass);
+    *gain = !code && !*slow && pass == 2 && !v[1].worse && *geo < 1 &&
+            (fast || (!v[0].nogain && !v[1].nogain));
     return code;
 }
 
