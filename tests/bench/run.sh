@@ -143,8 +143,9 @@ if [ "${COLLTUNE_BENCH_WAN:-1}" != 0 ]; then
     tests/bench/wan.sh
 fi
 # The library engines' goal: Open MPI's four collectives swept with launch settings and
-# verified against its own defaults in the same run (tests/bench/lib-goal.sh; 10-12 min on
-# 2 ranks; says why it skips). COLLTUNE_BENCH_LIB=0 leaves it out.
+# verified against its own defaults in the same run (tests/bench/lib-goal.sh; 10-16 min on
+# 2 ranks with its search of two settings; says why it skips). COLLTUNE_BENCH_LIB=0 leaves
+# it out.
 if [ "${COLLTUNE_BENCH_LIB:-1}" != 0 ]; then
     tests/bench/lib-goal.sh "$out/goal"
 fi
