@@ -101,15 +101,17 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
         ct_paired_redo_release(&r);
         *lg += log(t.swept);
         v->worse = rounds && ct_paired_slower(&g);
+        double both = exp(*lg / 2); /* after the second: the geomean over both measures */
+        const char *tail = v->worse    ? "not counted (slower over the sizes)"
+                           : both >= 1 ? "not counted (the geomean over the sizes and both "
+                                         "measures is 1 or more)"
+                                       : "a gain at that size, counted";
         for (int k = 0; k < nsz; k++)
             v->fast[k] = w[k].n >= 2 && ct_paired_faster(&w[k].q);
         if (!code && !pass) /* a gain at a size is measured again too, and one over the sizes */
             print_fast(sz, nsz, w, NULL, v, "  faster than the defaults beyond the interval at",
                        *slow ? "not counted (a size slower)" : "measured again");
-        else if (!code && !*slow &&
-                 !print_fast(sz, nsz, w, before, v, "  faster again at",
-                             v->worse ? "not counted (slower over the sizes)"
-                                      : "a gain at that size, counted"))
+        else if (!code && !*slow && !print_fast(sz, nsz, w, before, v, "  faster again at", tail))
             for (int k = 0; k < nsz; k++)
                 if (before->fast[k]) {
                     printf("  not faster again at the size(s) found so: not counted\n");
@@ -132,8 +134,9 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
     return code;
 }
 
-int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
-                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo)
+/* ct_libverify_env, and *worse: slower over the sizes in both measures */
+static int judge(const struct ct_verify_side *base, const struct ct_config *c,
+                 const struct ct_ruleset *s, bool *slow, bool *gain, bool *worse, double *geo)
 {
     uint64_t sz[CT_VERIFY_MAXSZ];
     bool swept[CT_VERIFY_MAXSZ];
@@ -165,9 +168,17 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
         fast |= v[0].fast[k] && v[1].fast[k];
     *slow = v[pass - 1].slow;
     *geo = code ? 0 : exp(lg / pass);
+    *worse = !code && pass == 2 && v[0].worse && v[1].worse;
     *gain = !code && !*slow && pass == 2 && !v[1].worse && *geo < 1 &&
             (fast || (!v[0].nogain && !v[1].nogain));
     return code;
+}
+
+int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo)
+{
+    bool worse;
+    return judge(base, c, s, slow, gain, &worse, geo);
 }
 
 int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
@@ -176,21 +187,27 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
 {
     double lg = 0;
     int n = 0, code = 0;
+    bool worse = false; /* a set slower over its sizes twice: no gain elsewhere counts */
     *slow = *gain = false;
     *geo = 0;
     for (int i = 0; i < nsets && !code; i++) {
-        bool s1, g1;
+        bool s1, g1, w1;
         double g = 0;
         if (!want || want[i])
-            code = ct_libverify_env(base, c, &sets[i], &s1, &g1, &g);
+            code = judge(base, c, &sets[i], &s1, &g1, &w1, &g);
         if (each)
             each[i] = g;
         if (code || !(g > 0)) /* failed, or not judged */
             continue;
         *slow |= s1;
         *gain |= g1;
+        worse |= w1;
         lg += log(g), n++;
     }
+    if (!code && worse && *gain && !*slow)
+        printf("a collective slower over its sizes in both measures: the others' gain not "
+               "counted\n\n");
+    *gain &= !worse;
     *geo = n ? exp(lg / n) : 0;
     return code;
 }
