@@ -31,6 +31,15 @@ struct verdict {
     bool slow, nogain, worse, fast[CT_VERIFY_MAXSZ];
 };
 
+/* Whether a size is faster in both a and b (a itself: b == a) */
+static bool any_fast(const struct verdict *a, const struct verdict *b, int nsz)
+{
+    for (int k = 0; k < nsz; k++)
+        if (a->fast[k] && b->fast[k])
+            return true;
+    return false;
+}
+
 /* The sizes of v faster (again, where before: faster in both), printed "  faster ...: TAIL"
  * (nothing where none); how many. */
 static int print_fast(const uint64_t *sz, int nsz, const struct ct_paired_row *w,
@@ -101,22 +110,21 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
         ct_paired_redo_release(&r);
         *lg += log(t.swept);
         v->worse = rounds && ct_paired_slower(&g);
-        double both = exp(*lg / 2); /* after the second: the geomean over both measures */
-        const char *tail = v->worse    ? "not counted (slower over the sizes)"
-                           : both >= 1 ? "not counted (the geomean over the sizes and both "
-                                         "measures is 1 or more)"
-                                       : "a gain at that size, counted";
         for (int k = 0; k < nsz; k++)
             v->fast[k] = w[k].n >= 2 && ct_paired_faster(&w[k].q);
         if (!code && !pass) /* a gain at a size is measured again too, and one over the sizes */
             print_fast(sz, nsz, w, NULL, v, "  faster than the defaults beyond the interval at",
                        *slow ? "not counted (a size slower)" : "measured again");
-        else if (!code && !*slow && !print_fast(sz, nsz, w, before, v, "  faster again at", tail))
-            for (int k = 0; k < nsz; k++)
-                if (before->fast[k]) {
-                    printf("  not faster again at the size(s) found so: not counted\n");
-                    break;
-                }
+        else if (!code && !*slow) { /* exp(*lg / 2): the geomean over both measures */
+            const char *tail = v->worse ? "not counted (slower over the sizes)"
+                               : exp(*lg / 2) >= 1
+                                   ? "not counted (the geomean over the sizes and both measures "
+                                     "is 1 or more)"
+                                   : "a gain at that size, counted";
+            if (!print_fast(sz, nsz, w, before, v, "  faster again at", tail) &&
+                any_fast(before, before, nsz))
+                printf("  not faster again at the size(s) found so: not counted\n");
+        }
         if (!code)
             printf("  %s over these sizes, round by round: %.3f [%.3f, %.3f], %d rounds: %s\n\n",
                    what, g.ratio, g.lo, g.hi, rounds,
@@ -159,13 +167,9 @@ static int judge(const struct ct_verify_side *base, const struct ct_config *c,
      * their wide intervals is no gain to ship); a slower size ends it (measured again
      * already), as does a first measure with nothing to show again */
     code = measure(&x, sz, swept, nsz, NULL, &v[0], &lg), pass = 1;
-    bool fast = false, again = !v[0].nogain || v[0].worse;
-    for (int k = 0; k < nsz; k++)
-        again |= v[0].fast[k];
-    if (!code && !v[0].slow && again)
+    if (!code && !v[0].slow && (!v[0].nogain || v[0].worse || any_fast(&v[0], &v[0], nsz)))
         code = measure(&x, sz, swept, nsz, &v[0], &v[1], &lg), pass = 2;
-    for (int k = 0; pass == 2 && k < nsz; k++)
-        fast |= v[0].fast[k] && v[1].fast[k];
+    bool fast = pass == 2 && any_fast(&v[0], &v[1], nsz);
     *slow = v[pass - 1].slow;
     *geo = code ? 0 : exp(lg / pass);
     *worse = !code && pass == 2 && v[0].worse && v[1].worse;
