@@ -917,7 +917,7 @@ vt=$(sed -n "/^--env-search $V (geomean/,/^\(found\|no value\)/p" "$TMP/out") # 
 [ $rc -eq 0 ] && grep -q "^  1  .*FAILED: a run failed (above)" "$TMP/out" \
     && grep -q "^colltune sweep: error: --env-search: a run with Open MPI and the launch settings failed" "$TMP/err" \
     && echo "$vt" | grep -q "^  4096  *[0-9.]*  *[0-9.]*  " && echo "$vt" | grep -q "^  65536  *[0-9.]*  *[0-9.]*  " \
-    && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out"; } \
+    && { [ -z "$pick" ] || grep -q "rounds: faster again\$" "$TMP/out" || grep -q "$atsize" "$TMP/out"; } \
     && { [ -n "$pick" ] || grep -q "^no value is faster with no size slower: none found for $V (Open MPI's own value)\$" "$TMP/out"; } \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 want = [{"name": n, "value": v} for n, v in zip(sys.argv[2::2], sys.argv[3::2]) if v] or None
