@@ -525,8 +525,15 @@ grep -q "warning: allreduce on 2 ranks (1 x 2): measured, not verified against O
     && grep -q "^# allreduce on 2 ranks (1 x 2): measured, not verified" "$TMP/v-ok.rules" \
     && ok "the export of a set never verified says so on stderr and in the file" || not_ok "unverified export: $(cat "$TMP/err")"
 # (with --try-ties: a CONFIG from before the spans were recorded has none to try, said, and
-# is verified as it is; the plain verify of this file runs below, the rules installed)
-expect 3 "verify: a file slower than the defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi --try-ties
+# is verified as it is). Side B is Open MPI's defaults even where an installed
+# openmpi-mca-params.conf loads the rules (the export's own .mca.conf snippet, installed
+# here): without use_dynamic_rules=0 in B's environment both sides ran the slow file and
+# verify passed it (ahead of Open MPI's own list: its system file keeps Debian's settings,
+# pml ^ucx)
+$COLLTUNE export "$TMP/v-slow.json" --format ompi-rules -o "$TMP/slow.rules" 2>/dev/null
+pfiles=$(ompi_info --param mca base --level 9 2>/dev/null | sed -n 's/.*"mca_base_param_files" (current value: "\([^"]*\)".*/\1/p')
+OMPI_MCA_mca_base_param_files="$TMP/slow.rules.mca.conf${pfiles:+,$pfiles}" expect 3 "verify: a file slower than the defaults exits 3, its rules installed in an MCA params file too" -- \
+    $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi --try-ties
 grep -q "^--try-ties: CONFIG records no Open MPI row tied with its own choice in the sets asked for" "$TMP/out" \
     && ok "--try-ties of a CONFIG without spans: says it has none to try" || not_ok "no ties: $(cat "$TMP/out" "$TMP/err" | head -5)"
 grep -q "segmented_ring .*SLOWER than the defaults" "$TMP/out" && ok "names the slower sizes" || not_ok "slower: $(cat "$TMP/out")"
@@ -539,14 +546,6 @@ grep -q "wrote $TMP/v-slow.verified.json: CONFIG with the 1 range(s) found slowe
     && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"][1]; sys.exit(not (r["algo"] == "default" and r["id"] == 0 and r["default"] and r["runner_up"] == "segmented_ring"))' "$TMP/v-slow.verified.json" \
     && ok "verify wrote the config with the slower range demoted" || not_ok "verified config: $(cat "$TMP/err")"
 usage_error "and it exports nothing: only that range was tuned" -- $COLLTUNE export "$TMP/v-slow.verified.json" --format ompi-rules
-# side B is Open MPI's defaults even where an installed openmpi-mca-params.conf loads the
-# rules (the export's own .mca.conf snippet): without use_dynamic_rules=0 in B's environment
-# both sides ran the slow file and verify passed it
-# (ahead of Open MPI's own list: its system file keeps Debian's settings, pml ^ucx)
-$COLLTUNE export "$TMP/v-slow.json" --format ompi-rules -o "$TMP/slow.rules" 2>/dev/null
-pfiles=$(ompi_info --param mca base --level 9 2>/dev/null | sed -n 's/.*"mca_base_param_files" (current value: "\([^"]*\)".*/\1/p')
-OMPI_MCA_mca_base_param_files="$TMP/slow.rules.mca.conf${pfiles:+,$pfiles}" expect 3 "verify with the rules installed in an MCA params file: still slower (exit 3)" -- \
-    $COLLTUNE sweep --verify "$TMP/v-slow.json" --lib ompi
 # a set the classic file cannot carry (one per collective: the one of most ranks) is not
 # judged by another set's rules
 python3 - "$TMP/v-ok.json" "$TMP/v-two.json" <<'PY'
