@@ -3,7 +3,8 @@
  * Starting a library engine's job under its launcher, bounded: the launcher runs as a child,
  * and rank 0 of the job connects back once its library has started. A launcher that cannot
  * bring the job up (hydra waits for ever on a host it cannot reach; mpirun exits 255) is
- * stopped or reported instead of hanging or leaving a bare exit code.
+ * stopped or reported instead of hanging or leaving a bare exit code; what its ranks leave in
+ * /dev/shm when they are killed is removed.
  */
 #include "libmod.h"
 #include "launcherr.h"
@@ -18,6 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -213,6 +216,112 @@ static void kin_end(struct kin *k)
     free(k->start);
 }
 
+/* The shared-memory files the job's processes here map (/dev/shm) that were not there when it
+ * started: the library's own (Open MPI's vader segments, UCX's), which it leaves behind when
+ * its ranks die by a signal (Ctrl-C reaches them at once). Each name once. */
+struct names {
+    int n, cap;
+    char **s;
+};
+
+static bool names_has(const struct names *a, const char *s)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->s[i], s))
+            return true;
+    return false;
+}
+
+static void names_add(struct names *a, const char *s)
+{
+    if (names_has(a, s) || a->n >= 4096)
+        return;
+    if (a->n == a->cap)
+        a->s = ct_xrealloc(a->s, sizeof *a->s * (size_t)(a->cap = a->cap ? 2 * a->cap : 16));
+    a->s[a->n++] = ct_xstrdup(s);
+}
+
+static void names_free(struct names *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->s[i]);
+    free(a->s);
+    *a = (struct names){0};
+}
+
+static void shm_now(struct names *a)
+{
+    DIR *d = opendir("/dev/shm");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            names_add(a, e->d_name);
+    if (d)
+        closedir(d);
+}
+
+/* The /dev/shm names pid maps or holds open, added to out when not in skip. */
+static void shm_of(int pid, const struct names *skip, struct names *out)
+{
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *m = strstr(line, " /dev/shm/");
+        if (!m || strstr(m, " (deleted)"))
+            continue;
+        m += strlen(" /dev/shm/");
+        m[strcspn(m, "\n")] = 0;
+        if (*m && !strchr(m, '/') && !names_has(skip, m))
+            names_add(out, m);
+    }
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "/proc/%d/fd", pid);
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char fd[64 + NAME_MAX + 2], to[512];
+        snprintf(fd, sizeof fd, "%s/%s", path, e->d_name);
+        ssize_t n = readlink(fd, to, sizeof to - 1);
+        if (n <= 9 || strncmp(to, "/dev/shm/", 9))
+            continue;
+        to[n] = 0;
+        if (!strchr(to + 9, '/') && !strstr(to, " (deleted)") && !names_has(skip, to + 9))
+            names_add(out, to + 9);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Removes the files of left (this user's, plain files) that no process maps or holds open
+ * now: what the job's ranks left; waits up to 1 s for a rank still ending. Frees left. */
+static void shm_sweep(struct names *left)
+{
+    for (int round = 0; round < 10 && left->n; round++) {
+        struct names used = {0}, none = {0}, keep = {0};
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (isdigit((unsigned char)e->d_name[0]))
+                shm_of(atoi(e->d_name), &none, &used);
+        if (d)
+            closedir(d);
+        for (int i = 0; i < left->n; i++) {
+            char path[NAME_MAX + 16];
+            struct stat st;
+            snprintf(path, sizeof path, "/dev/shm/%s", left->s[i]);
+            if (names_has(&used, left->s[i]))
+                names_add(&keep, left->s[i]);
+            else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+                unlink(path);
+        }
+        names_free(&used);
+        names_free(left);
+        *left = keep;
+        if (left->n)
+            usleep(100000);
+    }
+    names_free(left);
+}
+
 /* Ends the launcher: SIGTERM, then SIGKILL after 5 s; then what it leaves running here of
  * what it started (a launcher killed, or one that ends without its ranks) is ended too
  * (where /proc is this pid namespace's); its status. Its processes on other hosts are its
@@ -298,6 +407,13 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     }
     struct ct_launcherr e;
     ct_launcherr_init(&e, err_fd);
+    /* the shared-memory files there before the job (where /proc is this namespace's) */
+    bool ours = proc_is_ours();
+    struct names before = {0}, left = {0};
+    struct kin k = {0};
+    if (ours)
+        shm_now(&before);
+    int64_t next_scan = 0;
     fflush(NULL);
     g_pass = g_sig = 0;
     /* a closed err_fd (colltune's stderr into a pager that quit) must not end colltune and
@@ -349,6 +465,13 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
             if (c >= 0)
                 close(c);
         }
+        if (ours && how->started && ct_now_ns() > next_scan) { /* the files its ranks map */
+            kin_add(&k, pid);
+            for (int i = 0; i < k.n; i++)
+                if (kin_state(&k, i))
+                    shm_of(k.pid[i], &before, &left);
+            next_scan = ct_now_ns() + 5000000000LL;
+        }
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid || (w < 0 && errno != EINTR)) {
             done = true;
@@ -372,6 +495,10 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         if (pf[i] >= 0)
             close(pf[i]);
     ct_launcherr_end(&e);
+    shm_sweep(&left); /* what the ranks left in /dev/shm: none where the library ended well */
+    names_free(&before);
+    free(k.pid);
+    free(k.start);
     how->said = e.any;
     how->ours = e.ours;
     for (int i = 0; i < 4; i++)

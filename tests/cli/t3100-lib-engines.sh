@@ -57,9 +57,11 @@ usage_error "a sweep of 2 + 1 ranks (refused before the launcher starts)" -- $CO
 grep -q "spreads the ranks unevenly over the hosts" "$TMP/err" && [ ! -e "$TMP/nl" ] \
     && ok "... says why, leaves no folder" || not_ok "uneven: $(cat "$TMP/err")"
 # Ctrl-C on a library sweep (SIGINT to the terminal's process group: colltune, mpirun and
-# the ranks): said as colltune's own launcher says it, exit 130, what was measured kept
+# the ranks): said as colltune's own launcher says it, exit 130, what was measured kept, and
+# the segments Open MPI's ranks killed by the signal leave in /dev/shm removed
 python3 - "$COLLTUNE" "$TMP/int" >"$TMP/out" 2>&1 <<'PY'
 import json, os, signal, subprocess, sys, time
+before = set(os.listdir("/dev/shm"))
 p = subprocess.Popen([sys.argv[1], "sweep", "--lib", "ompi", "--local", "2", "--coll", "allreduce",
                       "-b", "8", "-e", "128M", "--budget", "60", "--out", sys.argv[2]],
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
@@ -67,12 +69,13 @@ time.sleep(6)
 os.killpg(p.pid, signal.SIGINT)
 err = p.communicate(timeout=60)[1].decode()
 d = json.load(open(sys.argv[2] + "/results.json"))
-print(p.returncode, len(d["points"]), d.get("partial"), err.strip().splitlines()[-1])
+left = [f for f in set(os.listdir("/dev/shm")) - before if f.startswith("vader_segment.")]
+print(p.returncode, len(d["points"]), d.get("partial"), len(left), err.strip().splitlines()[-1])
 PY
-read -r rc npts partial line <"$TMP/out"
-[ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] &&
+read -r rc npts partial left line <"$TMP/out"
+[ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] && [ "$left" = 0 ] &&
     grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped" "$TMP/out" \
-    && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points" \
+    && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points, no segment left in /dev/shm" \
     || not_ok "interrupted sweep: $(cat "$TMP/out")"
 # SIGTERM to colltune alone (a scheduler's): passed on to the launcher, exit 143, said
 python3 - "$COLLTUNE" >"$TMP/out" 2>&1 <<'PY'
