@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -19,7 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -223,6 +223,7 @@ struct names {
     int n, cap;
     char **s;
 };
+#define NAMES_MAX 4096 /* past it, names are not kept */
 
 static bool names_has(const struct names *a, const char *s)
 {
@@ -234,7 +235,7 @@ static bool names_has(const struct names *a, const char *s)
 
 static void names_add(struct names *a, const char *s)
 {
-    if (names_has(a, s) || a->n >= 4096)
+    if (names_has(a, s) || a->n >= NAMES_MAX)
         return;
     if (a->n == a->cap)
         a->s = ct_xrealloc(a->s, sizeof *a->s * (size_t)(a->cap = a->cap ? 2 * a->cap : 16));
@@ -407,12 +408,14 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     }
     struct ct_launcherr e;
     ct_launcherr_init(&e, err_fd);
-    /* the shared-memory files there before the job (where /proc is this namespace's) */
-    bool ours = proc_is_ours();
+    /* the shared-memory files there before the job (where /proc is this namespace's; none
+     * swept where there were too many to list) */
     struct names before = {0}, left = {0};
     struct kin k = {0};
-    if (ours)
+    bool shm = proc_is_ours();
+    if (shm)
         shm_now(&before);
+    shm = shm && before.n < NAMES_MAX;
     int64_t next_scan = 0;
     fflush(NULL);
     g_pass = g_sig = 0;
@@ -465,7 +468,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
             if (c >= 0)
                 close(c);
         }
-        if (ours && how->started && ct_now_ns() > next_scan) { /* the files its ranks map */
+        if (shm && how->started && ct_now_ns() > next_scan) { /* the files its ranks map */
             kin_add(&k, pid);
             for (int i = 0; i < k.n; i++)
                 if (kin_state(&k, i))
