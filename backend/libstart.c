@@ -260,8 +260,9 @@ static void shm_now(struct names *a)
         closedir(d);
 }
 
-/* The /dev/shm names pid maps or holds open, added to out when not in skip. */
-static void shm_of(int pid, const struct names *skip, struct names *out)
+/* The /dev/shm names pid maps or holds open, added to out: those in set when in is true,
+ * else those not in it. */
+static void shm_of(int pid, const struct names *set, bool in, struct names *out)
 {
     char path[64], line[4096];
     snprintf(path, sizeof path, "/proc/%d/maps", pid);
@@ -272,7 +273,7 @@ static void shm_of(int pid, const struct names *skip, struct names *out)
             continue;
         m += strlen(" /dev/shm/");
         m[strcspn(m, "\n")] = 0;
-        if (*m && !strchr(m, '/') && !names_has(skip, m))
+        if (*m && !strchr(m, '/') && names_has(set, m) == in)
             names_add(out, m);
     }
     if (f)
@@ -286,7 +287,7 @@ static void shm_of(int pid, const struct names *skip, struct names *out)
         if (n <= 9 || strncmp(to, "/dev/shm/", 9))
             continue;
         to[n] = 0;
-        if (!strchr(to + 9, '/') && !strstr(to, " (deleted)") && !names_has(skip, to + 9))
+        if (!strchr(to + 9, '/') && !strstr(to, " (deleted)") && names_has(set, to + 9) == in)
             names_add(out, to + 9);
     }
     if (d)
@@ -294,32 +295,33 @@ static void shm_of(int pid, const struct names *skip, struct names *out)
 }
 
 /* Removes the files of left (this user's, plain files) that no process maps or holds open
- * now: what the job's ranks left; waits up to 1 s for a rank still ending. Frees left. */
-static void shm_sweep(struct names *left)
+ * once the job's processes here (k) have ended (waited for up to 5 s: a rank a signal killed
+ * can take a second to let go of its memory): what they left. Frees left. */
+static void shm_sweep(struct names *left, const struct kin *k)
 {
-    for (int round = 0; round < 10 && left->n; round++) {
-        struct names used = {0}, none = {0}, keep = {0};
-        DIR *d = opendir("/proc");
-        for (struct dirent *e; d && (e = readdir(d));)
-            if (isdigit((unsigned char)e->d_name[0]))
-                shm_of(atoi(e->d_name), &none, &used);
-        if (d)
-            closedir(d);
-        for (int i = 0; i < left->n; i++) {
-            char path[NAME_MAX + 16];
-            struct stat st;
-            snprintf(path, sizeof path, "/dev/shm/%s", left->s[i]);
-            if (names_has(&used, left->s[i]))
-                names_add(&keep, left->s[i]);
-            else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
-                unlink(path);
-        }
-        names_free(&used);
-        names_free(left);
-        *left = keep;
-        if (left->n)
-            usleep(100000);
+    for (int w = 0, alive = 1; w < 100 && alive && left->n; w++) {
+        alive = 0;
+        for (int i = 0; i < k->n && !alive; i++)
+            alive = kin_state(k, i) != 0;
+        if (alive)
+            usleep(50000);
     }
+    struct names used = {0}; /* of left's names, those in use */
+    DIR *d = left->n ? opendir("/proc") : NULL;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (isdigit((unsigned char)e->d_name[0]))
+            shm_of(atoi(e->d_name), left, true, &used);
+    if (d)
+        closedir(d);
+    for (int i = 0; i < left->n; i++) {
+        char path[NAME_MAX + 16];
+        struct stat st;
+        snprintf(path, sizeof path, "/dev/shm/%s", left->s[i]);
+        if (!names_has(&used, left->s[i]) && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == geteuid())
+            unlink(path);
+    }
+    names_free(&used);
     names_free(left);
 }
 
@@ -415,8 +417,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     bool shm = proc_is_ours();
     if (shm)
         shm_now(&before);
-    shm = shm && before.n < NAMES_MAX;
-    int64_t next_scan = 0;
+    shm = shm && before.n < NAMES_MAX; /* until the job's files are read */
     fflush(NULL);
     g_pass = g_sig = 0;
     /* a closed err_fd (colltune's stderr into a pager that quit) must not end colltune and
@@ -468,12 +469,12 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
             if (c >= 0)
                 close(c);
         }
-        if (shm && how->started && ct_now_ns() > next_scan) { /* the files its ranks map */
+        if (shm && how->started) { /* once, as it started: the files its processes map */
+            shm = false;
             kin_add(&k, pid);
             for (int i = 0; i < k.n; i++)
                 if (kin_state(&k, i))
-                    shm_of(k.pid[i], &before, &left);
-            next_scan = ct_now_ns() + 5000000000LL;
+                    shm_of(k.pid[i], &before, false, &left);
         }
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid || (w < 0 && errno != EINTR)) {
@@ -498,7 +499,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         if (pf[i] >= 0)
             close(pf[i]);
     ct_launcherr_end(&e);
-    shm_sweep(&left); /* what the ranks left in /dev/shm: none where the library ended well */
+    shm_sweep(&left, &k); /* what the ranks left in /dev/shm: none where the library ended well */
     names_free(&before);
     free(k.pid);
     free(k.start);

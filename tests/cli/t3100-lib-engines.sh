@@ -66,16 +66,17 @@ p = subprocess.Popen([sys.argv[1], "sweep", "--lib", "ompi", "--local", "2", "--
                       "-b", "8", "-e", "128M", "--budget", "60", "--out", sys.argv[2]],
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 time.sleep(6)
+seg = lambda: [f for f in set(os.listdir("/dev/shm")) - before if f.startswith("vader_segment.")]
+during = seg()  # the job's own: the check below is about them
 os.killpg(p.pid, signal.SIGINT)
 err = p.communicate(timeout=60)[1].decode()
 d = json.load(open(sys.argv[2] + "/results.json"))
-left = [f for f in set(os.listdir("/dev/shm")) - before if f.startswith("vader_segment.")]
-print(p.returncode, len(d["points"]), d.get("partial"), len(left), err.strip().splitlines()[-1])
+print(p.returncode, len(d["points"]), d.get("partial"), len(during), len(seg()), err.strip().splitlines()[-1])
 PY
-read -r rc npts partial left line <"$TMP/out"
-[ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] && [ "$left" = 0 ] &&
+read -r rc npts partial during left line <"$TMP/out"
+[ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] && [ "$during" -gt 0 ] && [ "$left" = 0 ] &&
     grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped" "$TMP/out" \
-    && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points, no segment left in /dev/shm" \
+    && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points, none of its $during segments left in /dev/shm" \
     || not_ok "interrupted sweep: $(cat "$TMP/out")"
 # SIGTERM to colltune alone (a scheduler's): passed on to the launcher, exit 143, said
 python3 - "$COLLTUNE" >"$TMP/out" 2>&1 <<'PY'
