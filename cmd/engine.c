@@ -143,10 +143,13 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (o->keep_rules && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "run")))
         return ct_cmd_fail(cmd, 2, "--keep-rules is for run --lib %s%s", ct_libmod_names(),
                            strcmp(cmd, "sweep") ? "" : ": a sweep measures the library's defaults");
-    if ((o->try_ties || o->reverify) &&
+    if ((o->try_ties || o->reverify || o->each_setting) &&
         (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
         return ct_cmd_fail(cmd, 2, "--%s is for sweep --verify CONFIG --lib %s",
-                           o->try_ties ? "try-ties" : "reverify", ct_libmod_names());
+                           o->try_ties   ? "try-ties"
+                           : o->reverify ? "reverify"
+                                         : "each-setting",
+                           ct_libmod_names());
     /* the engines' own parameters: Open MPI's segment size (--chunk), NCCL's channels */
     const char *own = !o->lib           ? NULL
                       : o->params.intra ? "intra"

@@ -229,12 +229,14 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
     bool gain;
     int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, each);
     *kept = !code && *geo > 0 && !*slow && gain;
+    const char *out = base->o->each_setting && l->nenv > 1 ? "judged again, each left out in turn"
+                                                           : "left out of the copy verify writes";
     if (!code)
-        printf("the launch settings: %s (geomean %.3f)\n\n",
-               *slow   ? "SLOWER than the defaults at a size: left out of the copy verify writes"
+        printf("the launch settings: %s%s (geomean %.3f)\n\n",
+               *slow   ? "SLOWER than the defaults at a size: "
                : *kept ? "faster, no size slower: kept, and the rules judged with them on both "
                          "sides"
-                       : "no gain shown: left out of the copy verify writes",
-               *geo);
+                       : "no gain shown: ",
+               *kept ? "" : out, *geo);
     return code;
 }

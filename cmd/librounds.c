@@ -69,7 +69,7 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
             break;
         }
         const struct ct_librules *was = ct_config_lib(now, o->lib), *is = ct_config_lib(r, o->lib);
-        if (was && is && is->nenv < was->nenv) {
+        if (was && is && !is->nenv && was->nenv) { /* not one of them (--each-setting) */
             printf("--reverify: the copy lost its launch settings, with which its rules were "
                    "measured: sweep again, not verify\n\n");
             ct_config_release(r);

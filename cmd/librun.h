@@ -151,6 +151,23 @@ struct ct_emitter;
 int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
                      const struct ct_config *cfg, struct ct_verify_export *x, struct ct_err *err);
 void ct_verify_export_release(struct ct_verify_export *x);
+/* sweep --verify --each-setting (cmd/libeach.c): where side->env's settings together were
+ * not kept, each left out in turn and the others judged alone against the plain defaults on
+ * the sets want names (ct_libverify_env_sets). Where some of them hold, those with the lowest
+ * geomean: *own a new copy of *config without the one left out (the caller releases it),
+ * *config it, *c it (--try-ties: tried, the setting taken out of it in place), x exported
+ * again from *c, side->ld and side->env *c's, *geo and each[] theirs; said on stdout and
+ * stderr. Else *own NULL. 0, or a failure code (said). */
+int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
+                      struct ct_verify_side *side, const struct ct_config **config,
+                      const struct ct_config **c, struct ct_config *tried,
+                      struct ct_verify_export *x, const bool *want, double *geo, double *each,
+                      struct ct_config **own);
+/* No set of section l that --coll and --local N (colls, o) ask for on this host or the ranks
+ * --hosts places: one line naming what it has (title the library's, path CONFIG's),
+ * CT_EXIT_USAGE (cmd/verify_out.c). */
+int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
+                     const char *path, unsigned colls);
 /* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
  * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
  * settings and rules each held apart; own_slow, slower (exit 3) only at sizes where it keeps
@@ -164,8 +181,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                  unsigned colls, struct ct_verify_did *did);
 /* ct_libverify, and with --reverify N the copy it writes (ct_verify_copy_path) verified
  * again (cmd/librounds.c), plainly, while a round exits 3 or tried ties, up to N more rounds
- * (a copy that lost its launch settings is not: its rules need a sweep): the last round's
- * code. */
+ * (a copy that lost all its launch settings is not: its rules need a sweep; one that lost one
+ * of them, --each-setting, is): the last round's code. */
 int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, const char *path,
                         unsigned colls);
 /* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s

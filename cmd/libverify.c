@@ -75,29 +75,6 @@ static int say_tried(const struct ct_libmod *m, const struct ct_ruleset *s)
     return n;
 }
 
-/* No set of section l that --coll and --local N (colls, o) ask for on this host or the ranks
- * --hosts places: one line naming what it has, CT_EXIT_USAGE. */
-static int no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
-                  const char *path, unsigned colls)
-{
-    char has[512] = "", want[160] = "";
-    for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
-        off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
-                        ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
-    for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
-        if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
-            off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
-                            ct_coll_name((enum ct_coll)k));
-    if (*want) /* "allreduce or alltoall on " */
-        snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
-    if (o->local_set)
-        snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
-    return ct_cmd_fail(
-        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
-        title, want,
-        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
-}
-
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
                  unsigned colls, struct ct_verify_did *did)
 {
@@ -109,7 +86,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     int code = 0, verified = 0, nstamped = 0, nown = 0, nunmarked = 0, n[CT_JUDGED_N] = {0};
     /* CONFIG with the slower ranges and those with no gain set back to the defaults and the
      * sets found no slower marked verified */
-    struct ct_config *fixed = NULL;
+    struct ct_config *fixed = NULL, *own = NULL; /* own: CONFIG less a setting */
     if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
@@ -147,7 +124,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
          * with them on both sides; settings that do not hold leave the rules unjudged */
         struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL, false};
         bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false,
-             whole_slow = false, any = false;
+             whole_slow = false, any = false, each_slow = false;
         double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each), whole_geo = 0;
         for (int i = 0; i < l->nsets; i++)
             verified += here[i] =
@@ -155,10 +132,15 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         double env_geo = 0;
         if (l->nenv && verified)
             code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo, env_each);
+        if (!env_kept && !code && o->each_setting && l->nenv > 1 && /* CONFIG less one */
+            !(code = ct_libverify_each(o, e, path, &side, &config, &c, tried, &x, here, &env_geo,
+                                       env_each, &own)) &&
+            own)
+            l = ct_config_lib(c, m->name), env_kept = true, each_slow = env_slow, env_slow = false;
         if (!env_kept && !code) { /* the copy without them; the rules are not judged */
             if (!(fixed = ct_config_copy(config)))
                 code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: cannot copy '%s'", path);
-            else if (ct_config_lib_env_drop(fixed, m->name))
+            else if (ct_config_lib_env_drop(fixed, m->name, -1))
                 code = ct_verify_write_env_dropped(fixed, path, env_slow, l->nenv, m->name,
                                                    env_slow ? CT_EXIT_CHECK : 0);
         } else if (l->nenv && !code && verified < l->nsets) /* a job runs them all */
@@ -222,15 +204,17 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         free(here);
         free(env_each);
         if (!verified && !code)
-            code = no_set(o, l, m->title, path, colls);
+            code = ct_verify_no_set(o, l, m->title, path, colls);
         /* a rule slower (set back or cut); else slower only where it keeps the library's own */
         bool rules_slow = n[CT_JUDGED_SLOW] || n[CT_JUDGED_CUT];
         if (code == CT_EXIT_CHECK && env_kept && !whole_slow) /* else said below, or above */
             ct_verify_say_slower(m->title, rules_slow);
         did->own_slow = code == CT_EXIT_CHECK && env_kept && !whole_slow && !rules_slow && !tried;
+        code = each_slow && !code ? CT_EXIT_CHECK : code;            /* together slower: CONFIG's */
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
-        else if (fixed && (nstamped || any || nunmarked) && (code == 0 || code == CT_EXIT_CHECK))
+        else if (fixed && (nstamped || any || nunmarked || own) &&
+                 (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, nown, nunmarked, m->title, code);
         else if (code == CT_EXIT_CHECK && env_kept)
             ct_verify_say_unchanged();
@@ -239,9 +223,12 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     if (fixed)
         ct_config_release(fixed);
     free(fixed);
-    if (tried)
-        ct_config_release(tried);
-    free(tried);
+    for (int k = 0; k < 2; k++) {
+        struct ct_config *t = k ? own : tried;
+        if (t)
+            ct_config_release(t);
+        free(t);
+    }
     fflush(stdout);
     return code;
 }

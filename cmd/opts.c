@@ -2,11 +2,9 @@
 /* Shared collective/launch options: parsing and checks (launching and per-rank setup: launch.c). */
 #include "opts.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../backend/nccl.h"
 #include "../device/device.h"
@@ -136,6 +134,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_NO_BIND: o->no_bind = true; return 0;
     case CT_O_KEEP_RULES: o->keep_rules = true; return 0;
     case CT_O_TRY_TIES: o->try_ties = true; return 0;
+    case CT_O_EACH_SETTING: o->each_setting = true; return 0;
     case CT_O_ENV:
     case CT_O_ENV_SEARCH: return ct_opts_lib_env(o, cmd, arg, id != CT_O_ENV);
     case CT_O_MEM:

@@ -41,6 +41,7 @@ struct ct_opts {
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
+    bool each_setting; /* sweep --verify --lib --each-setting: each launch setting left out */
     int reverify; /* sweep --verify --lib --reverify N: the copy verified again, N rounds at most */
     struct ct_lib_env lib_env[CT_LIB_ENV_MAX]; /* sweep --lib --env NAME=VALUE: the library's */
     int nlib_env;                              /* launch settings */
@@ -85,6 +86,7 @@ enum {
     CT_O_HOSTS,
     CT_O_KEEP_RULES,
     CT_O_TRY_TIES,
+    CT_O_EACH_SETTING,
     CT_O_ENV,
     CT_O_ENV_SEARCH
 };
@@ -103,7 +105,8 @@ enum {
         {"no-bind", 0, 0, CT_O_NO_BIND}, {"mem", 1, 0, CT_O_MEM}, {"gpu-map", 1, 0, CT_O_GPU_MAP}, \
         {"lib", 1, 0, CT_O_LIB}, {"inflight", 1, 0, CT_O_INFLIGHT},                                \
         {"keep-rules", 0, 0, CT_O_KEEP_RULES}, {"try-ties", 0, 0, CT_O_TRY_TIES},                  \
-        {"env", 1, 0, CT_O_ENV}, {"env-search", 1, 0, CT_O_ENV_SEARCH},                            \
+        {"each-setting", 0, 0, CT_O_EACH_SETTING}, {"env", 1, 0, CT_O_ENV},                        \
+        {"env-search", 1, 0, CT_O_ENV_SEARCH},                                                     \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }

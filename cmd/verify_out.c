@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../algos/coll.h"
 #include "../backend/libmod.h"
 #include "../output/config.h"
 #include "../output/export.h"
@@ -85,11 +86,12 @@ static int write_said(const struct ct_config *fixed, const char *path, int code,
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
                                 int nenv, const char *lib, int code)
 {
-    char each[200] = ""; /* judged together, one may cost what the others gain */
+    char each[256] = ""; /* judged together, one may cost what the others gain */
     if (nenv > 1)
         snprintf(each, sizeof each,
                  "; the %d were judged together, and one may cost what the others gain: judge "
-                 "each with colltune sweep --lib %s --env-search NAME=VALUE, the others as --env",
+                 "each with colltune sweep --lib %s --env-search NAME=VALUE, the others as --env, "
+                 "or verify with --each-setting",
                  nenv, lib);
     return write_said(
         fixed, path, code,
@@ -210,4 +212,25 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                   "defaults beyond its interval, each rule's gain shown); export that one",
                   nstamped, lib);
     return code;
+}
+
+int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
+                     const char *path, unsigned colls)
+{
+    char has[512] = "", want[160] = "";
+    for (int i = 0, off = 0; i < l->nsets && off < (int)sizeof has; i++)
+        off += snprintf(has + off, sizeof has - (size_t)off, "%s%s on %d ranks", i ? ", " : "",
+                        ct_coll_name(l->sets[i].coll), l->sets[i].nranks);
+    for (int k = 0, off = 0; k < CT_COLL_COUNT && colls != CT_COLLS_ALL; k++)
+        if (colls & CT_COLL_BIT(k) && off < (int)sizeof want)
+            off += snprintf(want + off, sizeof want - (size_t)off, "%s%s ", off ? "or " : "",
+                            ct_coll_name((enum ct_coll)k));
+    if (*want) /* "allreduce or alltoall on " */
+        snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
+    if (o->local_set)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
+    return ct_cmd_fail(
+        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
+        title, want,
+        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
 }

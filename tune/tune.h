@@ -237,10 +237,11 @@ bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geo
 /* The same for the export as a whole (whole_verified): settings and rules together found no
  * slower than the plain defaults. A geomean that is not a positive number clears it. */
 bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean);
-/* Library lib's launch settings taken out, as verify does with settings found slower or
- * without a gain; every set of it loses its verified mark (it was measured with them). False
- * when it had none. */
-bool ct_config_lib_env_drop(struct ct_config *c, const char *lib);
+/* Library lib's launch setting k taken out (k < 0: all of them), as verify does with settings
+ * found slower or without a gain (sweep --verify --each-setting: the one the others held
+ * without); every set of it loses its verified mark (it was measured with them), as do the
+ * settings' and the whole export's records. False when it had none, or no setting k. */
+bool ct_config_lib_env_drop(struct ct_config *c, const char *lib, int k);
 /* Library lib's section taken out of c (its rules not kept: a sweep that timed the scheduler
  * more than the library); false when c has none. */
 bool ct_config_lib_drop(struct ct_config *c, const char *lib);

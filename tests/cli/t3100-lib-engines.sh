@@ -868,7 +868,7 @@ $COLLTUNE sweep --verify "$TMP/env1/config.json" --lib ompi >"$TMP/out" 2>"$TMP/
 [ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: left out" "$TMP/out" \
     && grep -q "^  the size(s) found slower above, measured again in fresh launches: .*KiB [0-9.]* \[[0-9.]*, [0-9.]*\] [0-9]* pairs SLOWER;" "$TMP/out" \
     && grep -q "^  slower again: counted" "$TMP/out" \
-    && grep -q "CONFIG without its launch settings (slower than the defaults at a size); its rules were measured with them and are not verified: sweep again without those --env settings, or with others; the 2 were judged together, and one may cost what the others gain: judge each with colltune sweep --lib ompi --env-search NAME=VALUE, the others as --env$" "$TMP/err" \
+    && grep -q "CONFIG without its launch settings (slower than the defaults at a size); its rules were measured with them and are not verified: sweep again without those --env settings, or with others; the 2 were judged together, and one may cost what the others gain: judge each with colltune sweep --lib ompi --env-search NAME=VALUE, the others as --env, or verify with --each-setting$" "$TMP/err" \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert "env" not in l and all("verified" not in s for s in l["rules"]), l' "$TMP/env1/config.verified.json" \
     && ! grep -q "alternating launches (A B B A" "$TMP/out" \

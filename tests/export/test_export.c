@@ -934,13 +934,24 @@ Test(config, launch_settings)
     cr_assert(!ct_config_lib_drop(&x, "ompi"), "gone");
     ct_config_release(&x);
     ct_config_release(&y);
-    cr_assert(ct_config_lib_env_drop(&c, "ompi"));
+    struct ct_librules *le = &c.libs[0];
+    cr_assert_gt(le->nenv, 0);
+    le->nenv = 3; /* one of three (--each-setting), the others in their order */
+    snprintf(le->env[1].name, sizeof le->env[1].name, "OMPI_MCA_b");
+    snprintf(le->env[2].name, sizeof le->env[2].name, "OMPI_MCA_c");
+    ct_config_lib_env_verified(&c, "ompi", 0.8);
+    cr_assert(!ct_config_lib_env_drop(&c, "ompi", 3), "no setting 3");
+    cr_assert(ct_config_lib_env_drop(&c, "ompi", 1));
+    cr_assert_eq(le->nenv, 2);
+    cr_assert_str_eq(le->env[1].name, "OMPI_MCA_c");
+    cr_assert_eq(le->env_verified.at[0], 0, "judged with the one taken out");
+    cr_assert(ct_config_lib_env_drop(&c, "ompi", -1));
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0);
     cr_assert(!ct_config_lib_whole_verified(&c, "ompi", 0.6), "no settings: no whole record");
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "measured with them: no longer verified");
-    cr_assert(!ct_config_lib_env_drop(&c, "ompi"), "none left");
+    cr_assert(!ct_config_lib_env_drop(&c, "ompi", -1), "none left");
     ct_config_release(&c);
 }
 

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep --verify CONFIG --lib LIB --each-setting: where CONFIG's launch settings together were
+ * not kept (slower than the plain defaults at a size, or no gain shown), each of them left out
+ * in turn and the others judged alone against the plain defaults, the same judgement as the
+ * settings together (ct_libverify_env_sets: a size slower measured again in fresh launches, a
+ * gain shown twice). Settings are judged together because they act together (glibc's huge
+ * pages pay only beside MALLOC_MMAP_MAX_=0, vader's send size only without single copy), so
+ * one that costs can hide what the others gain: on a Zen 4 VM the six settings the goal bench
+ * carries were slower at a size (AllGather 512 KiB 2.18x, the single-copy mechanism `none`)
+ * where four of them gained 1.11-1.19x. The others that hold without the one left out, with
+ * the lowest geomean where several do, take CONFIG's place for the rest of the verify: its
+ * rules judged with them on both sides, its whole export, the copy it writes. One setting
+ * per verify (N passes of launches for N settings); --reverify N verifies the copy again, and
+ * leaves out another where the rest still do not hold.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend/libmod.h"
+#include "../output/config.h"
+#include "../output/export.h"
+#include "cmd.h"
+#include "librun.h"
+
+/* The others of l's settings but k, judged on the sets want names (ct_libverify_env_sets):
+ * 0 or a failure code; *kept, *geo and each[] as they were judged. */
+static int without(const struct ct_verify_side *side, const struct ct_config *c,
+                   const struct ct_librules *l, int k, const bool *want, bool *kept, double *geo,
+                   double *each)
+{
+    struct ct_librules sub = *l; /* the sets shared, the settings its own */
+    memmove(&sub.env[k], &sub.env[k + 1], (size_t)(l->nenv - k - 1) * sizeof sub.env[0]);
+    sub.nenv = l->nenv - 1;
+    struct ct_verify_side y = *side;
+    y.env = &sub;
+    printf("--each-setting: without %s=%s, the other %d alone against %s's plain defaults:\n\n",
+           l->env[k].name, l->env[k].value, sub.nenv, l->name);
+    bool slow, gain;
+    int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, &slow, &gain, geo, each);
+    *kept = !code && *geo > 0 && !slow && gain;
+    if (!code)
+        printf("--each-setting: without %s: %s (geomean %.3f)\n\n", l->env[k].name,
+               slow    ? "SLOWER than the defaults at a size"
+               : *kept ? "faster, no size slower"
+                       : "no gain shown",
+               *geo);
+    return code;
+}
+
+int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
+                      struct ct_verify_side *side, const struct ct_config **config,
+                      const struct ct_config **c, struct ct_config *tried,
+                      struct ct_verify_export *x, const bool *want, double *geo, double *each,
+                      struct ct_config **own)
+{
+    const struct ct_librules *l = side->env;
+    const char *lib = side->m->name;
+    int n = l->nenv, best = -1, code = 0;
+    double best_geo = 0, *e1 = ct_xcalloc((size_t)l->nsets, sizeof *e1);
+    *own = NULL;
+    printf("--each-setting: the %d launch settings judged again with each left out in turn\n\n", n);
+    for (int k = 0; k < n && !code; k++) {
+        bool kept;
+        double g = 0;
+        code = without(side, *c, l, k, want, &kept, &g, e1);
+        if (kept && (best < 0 || g < best_geo)) {
+            best = k, best_geo = g;
+            memcpy(each, e1, (size_t)l->nsets * sizeof *each);
+        }
+    }
+    free(e1);
+    if (!code && best < 0)
+        printf("--each-setting: none of the %d held with one left out: all %d left out of the "
+               "copy, as judged together\n\n",
+               n, n);
+    if (code || best < 0)
+        return code;
+    char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1];
+    snprintf(gone, sizeof gone, "%s=%s", l->env[best].name, l->env[best].value);
+    struct ct_config *cp = ct_config_copy(*config); /* CONFIG without it, the copy's base */
+    if (!cp)
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: cannot copy '%s'", path);
+    ct_config_lib_env_drop(cp, lib, best);
+    if (tried) /* --try-ties: the file verified, its tried marks kept (not in a copy) */
+        ct_config_lib_env_drop(tried, lib, best);
+    *own = cp;
+    *config = cp;
+    *c = tried ? tried : cp;
+    ct_verify_export_release(x); /* the export the rules are judged with, without it */
+    struct ct_err err = {0};
+    int rc = ct_verify_export(o, e, path, *c, x, &err);
+    if (rc < 0)
+        return ct_cmd_fail("sweep", rc == CT_EIO ? CT_EXIT_FAIL : CT_EXIT_USAGE, "%s%s",
+                           rc == CT_EIO ? "" : "--verify: ", err.msg);
+    side->ld = x->ld;
+    side->env = ct_config_lib(*c, lib);
+    *geo = best_geo;
+    printf("--each-setting: %s left out: the other %d held without it (geomean %.3f); the rest "
+           "of this verify judges CONFIG without it\n\n",
+           gone, n - 1, best_geo);
+    fprintf(stderr,
+            "colltune sweep: --each-setting: %s left out of the copy: the %d settings together "
+            "did not hold, the other %d did without it\n",
+            gone, n, n - 1);
+    return 0;
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# sweep --verify CONFIG --lib ompi --each-setting: where a config's launch settings together are
+# slower than Open MPI's defaults at a size (or show no gain), each is left out in turn, the
+# others judged alone against the plain defaults, and the copy verify writes keeps the others
+# that hold. A real case, made certain here: a site whose MCA parameter file sets vader's eager
+# limit to 1024 (2 KiB takes the rendezvous path: 3.5-7.5 us against 0.6-0.9 us), a config
+# whose settings set it back to 4096 (about 5x faster at 2 KiB) beside OMPI_MCA_btl=self,tcp
+# (TCP over loopback, 3-4x slower there): together slower, the eager limit alone kept.
+. "$(dirname "$0")/lib.sh"
+have() { command -v "$1" >/dev/null 2>&1; }
+V="$COLLTUNE sweep --verify"
+
+usage_says "--each-setting without --verify" "--each-setting is for sweep --verify CONFIG" -- \
+    $COLLTUNE sweep --lib ompi --local 2 --each-setting -e 64
+usage_says "--each-setting without --lib" "--each-setting is for sweep --verify CONFIG --lib ompi or mpich" -- \
+    $COLLTUNE sweep --each-setting -e 64
+usage_says "run --each-setting" "--each-setting is for sweep --verify CONFIG --lib" -- \
+    $COLLTUNE run --lib ompi --local 2 --each-setting
+
+if ! have mpicc.openmpi || ! have mpirun.openmpi || ! have ompi_info; then
+    skip "Open MPI engine (mpicc.openmpi/mpirun.openmpi/ompi_info not found)"
+    done_testing; exit
+fi
+# the site's file first, then the files Open MPI reads by default (Debian's keeps UCX out)
+own=$(ompi_info --parsable --level 9 --param mca base 2>/dev/null | sed -n 's/^mca:mca:base:param:mca_base_param_files:value://p')
+echo "btl_vader_eager_limit = 1024" >"$TMP/site.conf"
+OMPI_MCA_mca_base_param_files="$TMP/site.conf${own:+,$own}"
+export OMPI_MCA_mca_base_param_files
+expect 0 "a sweep with the two settings" -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce \
+    -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=4096 --env OMPI_MCA_btl=self,tcp --out "$TMP/s"
+# the rules kept at Open MPI's own choice: the settings are what is judged
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+for r in d["libraries"][0]["rules"][0]["ranges"]:
+    r.update(algo="default", id=0, default=True, ties=[], params={"segsize": 0})
+json.dump(d, open(sys.argv[1], "w"))' "$TMP/s/config.json"
+
+$V "$TMP/s/config.json" --lib ompi --each-setting >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: judged again, each left out in turn (geomean [0-9.]*)$" "$TMP/out" \
+    && grep -q "^--each-setting: the 2 launch settings judged again with each left out in turn\$" "$TMP/out" \
+    && grep -q "^--each-setting: without OMPI_MCA_btl_vader_eager_limit: SLOWER than the defaults at a size" "$TMP/out" \
+    && grep -q "^--each-setting: without OMPI_MCA_btl: faster, no size slower (geomean 0\.[0-9]*)\$" "$TMP/out" \
+    && grep -q "^--each-setting: OMPI_MCA_btl=self,tcp left out: the other 1 held without it" "$TMP/out" \
+    && grep -q "^colltune sweep: --each-setting: OMPI_MCA_btl=self,tcp left out of the copy: the 2 settings together did not hold, the other 1 did without it\$" "$TMP/err" \
+    && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert l["env"] == [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "4096"}], l["env"]
+assert 0 < l["env_verified"]["geomean"] < 1, l' "$TMP/s/config.verified.json" \
+    && ok "together slower (exit 3): each left out in turn, the copy keeps the eager limit, marked verified" \
+    || { not_ok "--each-setting (exit $rc)"; sed 's/^/#   /' "$TMP/err"; grep "^--each\|^the launch" "$TMP/out" | sed 's/^/#   /'; }
+# the rules (and the whole export) judged with the one kept, not the two
+sed -n '/left out: the other 1 held/,$p' "$TMP/out" | tail -n +2 >"$TMP/after"
+! grep -q "OMPI_MCA_btl=self,tcp" "$TMP/after" \
+    && ok "the rest of the verify runs CONFIG without it" || not_ok "after: $(grep "self,tcp" "$TMP/after")"
+expect 0 "its export" -- $COLLTUNE export "$TMP/s/config.verified.json" --for ompi --out "$TMP/x"
+grep -q "^export OMPI_MCA_btl_vader_eager_limit='4096'\$" "$TMP/x.env" && ! grep -q "self,tcp" "$TMP/x.env" \
+    && ok "the export sets the one kept, not the other" || not_ok "export: $(cat "$TMP/x.env")"
+
+done_testing
