@@ -819,7 +819,7 @@ else
 fi
 # a gain at one size shown twice (ct_paired_faster, in fresh launches) keeps the setting as
 # one over the sizes does: the line and the verdict agree
-atsize="^  faster again at [0-9]* [KMG]*i*B [0-9.]* \[[0-9.]*, [0-9.]*\].*: a gain at that size, counted\$"
+atsize="^  faster again at [0-9.]* [KMG]*i*B [0-9.]* \[[0-9.]*, [0-9.]*\].*: a gain at that size, counted\$"
 if ! grep -q "$atsize" "$TMP/out"; then
     skip "no size's gain counted this run (the gain over the sizes, or none): nothing to check"
 elif grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out"; then
