@@ -224,10 +224,11 @@ void ct_verify_say_slower(const char *lib, bool rules);
 void ct_verify_say_unchanged(void);
 /* The same for a CONFIG whose launch settings verify found slower than the defaults (slow) or
  * without a gain: fixed is CONFIG without them (ct_config_lib_env_drop); nenv of them were
- * judged together (two or more: the message names how to judge each, with --lib lib). Returns
- * code, or a failure code (said). */
+ * judged together (two or more: the message names how to judge each, with --lib lib), and,
+ * each_ran, with each left out in turn (--each-setting). Returns code, or a failure code
+ * (said). */
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
-                                int nenv, const char *lib, int code);
+                                int nenv, bool each_ran, const char *lib, int code);
 /* The export as a whole found slower than the plain defaults though its settings and rules
  * each held apart (ct_libverify_whole): CONFIG (fixed) with none of m's verified marks, written
  * as NAME.verified.json over an older copy and said; code, or a failure code (said). */

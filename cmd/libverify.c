@@ -141,7 +141,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             if (!(fixed = ct_config_copy(config)))
                 code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: cannot copy '%s'", path);
             else if (ct_config_lib_env_drop(fixed, m->name, -1))
-                code = ct_verify_write_env_dropped(fixed, path, env_slow, l->nenv, m->name,
+                code = ct_verify_write_env_dropped(fixed, path, env_slow, l->nenv,
+                                                   o->each_setting && l->nenv > 1, m->name,
                                                    env_slow ? CT_EXIT_CHECK : 0);
         } else if (l->nenv && !code && verified < l->nsets) /* a job runs them all */
             printf("the launch settings were judged on %d of the section's %d collective(s): not "

@@ -84,15 +84,16 @@ static int write_said(const struct ct_config *fixed, const char *path, int code,
 }
 
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
-                                int nenv, const char *lib, int code)
+                                int nenv, bool each_ran, const char *lib, int code)
 {
     char each[256] = ""; /* judged together, one may cost what the others gain */
     if (nenv > 1)
         snprintf(each, sizeof each,
-                 "; the %d were judged together, and one may cost what the others gain: judge "
-                 "each with colltune sweep --lib %s --env-search NAME=VALUE, the others as --env, "
-                 "or verify with --each-setting",
-                 nenv, lib);
+                 "; the %d were judged together%s, and one may cost what the others gain: judge "
+                 "each with colltune sweep --lib %s --env-search NAME=VALUE, the others as "
+                 "--env%s",
+                 nenv, each_ran ? " and with each left out, none holding" : "", lib,
+                 each_ran ? "" : ", or verify with --each-setting");
     return write_said(
         fixed, path, code,
         "without its launch settings (%s); its rules were measured with them and "

@@ -859,21 +859,24 @@ if grep -q "^the launch settings: faster" "$TMP/out"; then
 else
     skip "the setting was not found faster on AllReduce this time (noise): nothing to mark (exit $rc)"
 fi
-# a setting that makes 2 KiB take the rendezvous path: found slower, left out of the copy with
-# the one beside it (glibc's trim threshold, nothing at 2 KiB): judged together, verify names
-# the way to judge each
+# a setting that makes 2 KiB take the rendezvous path beside another slower there (TCP over
+# loopback): found slower together, and with each left out (--each-setting, t3105 for the
+# kept case): none holds, both left out of the copy, the rules not judged, the way to judge
+# each named
 expect 0 "sweep --env with a smaller eager limit" -- $S -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=1024 \
-    --env MALLOC_TRIM_THRESHOLD_=4294967296 --out "$TMP/env1"
-$COLLTUNE sweep --verify "$TMP/env1/config.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
-[ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: left out" "$TMP/out" \
+    --env OMPI_MCA_btl=self,tcp --out "$TMP/env1"
+$COLLTUNE sweep --verify "$TMP/env1/config.json" --lib ompi --each-setting >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: judged again, each left out in turn" "$TMP/out" \
     && grep -q "^  the size(s) found slower above, measured again in fresh launches: .*KiB [0-9.]* \[[0-9.]*, [0-9.]*\] [0-9]* pairs SLOWER;" "$TMP/out" \
     && grep -q "^  slower again: counted" "$TMP/out" \
-    && grep -q "CONFIG without its launch settings (slower than the defaults at a size); its rules were measured with them and are not verified: sweep again without those --env settings, or with others; the 2 were judged together, and one may cost what the others gain: judge each with colltune sweep --lib ompi --env-search NAME=VALUE, the others as --env, or verify with --each-setting$" "$TMP/err" \
+    && [ "$(grep -c "^--each-setting: without OMPI_MCA_btl[a-z_]*: SLOWER than the defaults at a size" "$TMP/out")" -eq 2 ] \
+    && grep -q "^--each-setting: none of the 2 held with one left out: all 2 left out of the copy, as judged together\$" "$TMP/out" \
+    && grep -q "CONFIG without its launch settings (slower than the defaults at a size); its rules were measured with them and are not verified: sweep again without those --env settings, or with others; the 2 were judged together and with each left out, none holding, and one may cost what the others gain: judge each with colltune sweep --lib ompi --env-search NAME=VALUE, the others as --env\$" "$TMP/err" \
     && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert "env" not in l and all("verified" not in s for s in l["rules"]), l' "$TMP/env1/config.verified.json" \
     && ! grep -q "alternating launches (A B B A" "$TMP/out" \
-    && ok "a slower setting beside another: exit 3 (slower again in fresh launches), the copy without them, the way to judge each named, the rules not judged" \
-    || not_ok "slower setting (exit $rc): $(tail -6 "$TMP/out") $(cat "$TMP/err")"
+    && ok "two slower settings: exit 3 (slower again in fresh launches), none holds with one left out, the copy without them, the way to judge each named, the rules not judged" \
+    || not_ok "slower settings (exit $rc): $(grep "^--each\|^the launch" "$TMP/out") $(cat "$TMP/err")"
 
 # ---- sweep --lib --env-search: a setting's values judged against the defaults, then the sweep
 usage_says "--env-search without a name" "bad --env-search '=1,2'" -- $S --env-search =1,2 -e 64
