@@ -52,10 +52,15 @@ across() {
     # leave after --timeout (10 s), saying so, and hydra may then exit 255 (a rank left its
     # PMI barrier)
     stuck=$(grep -c "MPI_Finalize did not return within 10 s" "$TMP/err")
-    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$stuck" -gt 0 ]; then rc=0; fi
+    # ... or hydra's proxy loses a rank in that teardown before any says so ("demux engine
+    # error", "assert (!closed) failed": once in a fresh clone's make test, session 63),
+    # after every size was measured and checked (the table's last line below)
+    if [ "$lib" = mpich ] && [ $rc -eq 1 ] && grep -q "assert (!closed) failed" "$TMP/err" &&
+        grep -q "mpiexec.hydra exited 255 after the library started" "$TMP/err"; then stuck=hydra; fi
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$stuck" != 0 ]; then rc=0; fi
     if [ $rc -eq 0 ] && grep -q "nRanks 4 nNodes 4" "$TMP/out" &&
         grep -q "Out of bounds values : 0 OK" "$TMP/out" && [ "$sent" -ge 4194304 ]; then
-        ok "run --lib $lib --hosts (4 nodes) $*: checked, every node sent >= $((sent >> 20)) MiB on its link$([ "$stuck" -gt 0 ] && echo "; $stuck ranks left a stuck MPI_Finalize after 10 s")"
+        ok "run --lib $lib --hosts (4 nodes) $*: checked, every node sent >= $((sent >> 20)) MiB on its link$(case $stuck in 0) ;; hydra) echo "; hydra lost a rank in MPI_Finalize (teardown)" ;; *) echo "; $stuck ranks left a stuck MPI_Finalize after 10 s" ;; esac)"
     else
         not_ok "run --lib $lib --hosts $* (exit $rc, least sent $sent B)"
         grep -v '^#  ' "$TMP/out" "$TMP/err" | tail -6 | sed 's/^/#   /'
