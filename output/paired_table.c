@@ -14,8 +14,9 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
     char a[32];
     fprintf(f,
             "%s on %d ranks: exported vs defaults in %s, %d pairs at every size, up to %d where "
-            "the file may be slower or a rule's gain is not yet shown\n",
-            ct_coll_name(s->coll), s->nranks, how, CT_PAIRED_MIN, CT_PAIRED_MAX);
+            "the file may be slower (not %gx beyond the interval) or a rule's gain is not yet "
+            "shown\n",
+            ct_coll_name(s->coll), s->nranks, how, CT_PAIRED_MIN, CT_PAIRED_MAX, CT_PAIRED_SETTLED);
     fprintf(f, "%12s  %-24s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
             "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl",
             "95% interval");

@@ -154,12 +154,17 @@ bool ct_paired_gains(const struct ct_ratio *q)
  * controls near it. Such a size takes pairs up to CT_PAIRED_MAX, whatever its interval says
  * before: an AllGather verify flagged 8 B, both sides Open MPI's default, at 1.130 [1.070,
  * 1.193] after 3 pairs, and 6 alternating launches of 20,000 iterations each then read 0.57
- * us on both sides. */
+ * us on both sides. Unless it is settled: its interval, and its interval against the controls
+ * where it has them, wholly above CT_PAIRED_SETTLED (a loss of that size is no launch's noise,
+ * and a size found slower is measured again in fresh launches before it counts). */
 static bool open_size(const struct ct_paired *p, int k)
 {
     struct ct_ratio q, ql;
     ct_stats_ratio_paired(p->a[k], p->b[k], p->n[k], &q);
-    return q.ratio > CT_PAIRED_TOL || (ct_paired_local(p, k, &ql) && ql.ratio > CT_PAIRED_TOL);
+    bool local = ct_paired_local(p, k, &ql) > 0;
+    if (q.lo > CT_PAIRED_SETTLED && (!local || ql.lo > CT_PAIRED_SETTLED))
+        return false;
+    return q.ratio > CT_PAIRED_TOL || (local && ql.ratio > CT_PAIRED_TOL);
 }
 
 /* Group g may gain but has not shown it: its ratio is below 1 and its interval still holds

@@ -63,18 +63,21 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
  * Paired launches (tune/paired.c) of side A against side B over sizes sz[0..nsz): the
  * pairs alternate their order (A B, B A, ...); CT_PAIRED_MIN pairs at every size, then more
  * of the sizes where A may be more than CT_PAIRED_TOL slower (the ratio above it), up to
- * CT_PAIRED_MAX, so that a size is judged slower on all of them. launch runs one side over
- * the n sizes given, writes their times into t and returns 0 or a code, which stops the
- * measure and is returned.
- * control (NULL: none) marks the sizes where both sides run the same code (the file keeps
- * the library's own choice there). A launch's state (the VM's speed, another process) moves
- * all its sizes, by an amount that depends on the size (5x at 8 B, 1.7x at 32 KiB between
- * launches of one verify here), and three pairs do not cancel it. So each other size gets
- * the controls nearest it, up to CT_PAIRED_NCTL / 2 below and as many above within
+ * CT_PAIRED_MAX, so that a size is judged slower on all of them (unless settled, below). launch
+ * runs one side over the n sizes given, writes their times into t and returns 0 or a code, which
+ * stops the measure and is returned. control (NULL: none) marks the sizes where both sides run the
+ * same code (the file keeps the library's own choice there). A launch's state (the VM's speed,
+ * another process) moves all its sizes, by an amount that depends on the size (5x at 8 B, 1.7x at
+ * 32 KiB between launches of one verify here), and three pairs do not cancel it. So each other size
+ * gets the controls nearest it, up to CT_PAIRED_NCTL / 2 below and as many above within
  * CT_PAIRED_NEAR (x or /), and ct_paired_local gives its ratio pair by pair against their
  * geomean in the same two launches: what A's choice gains over the library's own at that
  * size, the launches' state taken out (several controls, because each one's own noise adds
  * to that ratio's). A size that takes extra pairs carries its controls along.
+ * A size settled slower, its interval (and against its controls, where it has them) wholly
+ * above CT_PAIRED_SETTLED, takes no more pairs: the noise the extra pairs guard against read
+ * 1.13x, and a 2x loss beyond a 3-pair interval is certain (6x slower segments, 4-15x slower
+ * TCP at 2 KiB took 8 pairs, then 8 again in fresh launches, to say what 3 said).
  * ct_paired_slower: A is slower than B by more than CT_PAIRED_TOL beyond the interval (a
  * 0.97x bound: where both sides ran the same setting, three sizes of 28 read 1.05-1.09
  * with intervals just above 1, and a 1-3% loss at one size cannot be told from that).
@@ -82,6 +85,7 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
 #define CT_PAIRED_MIN 3
 #define CT_PAIRED_MAX 8
 #define CT_PAIRED_TOL 1.03
+#define CT_PAIRED_SETTLED 2.0
 #define CT_PAIRED_NEAR 16
 #define CT_PAIRED_NCTL 8
 typedef int (*ct_paired_launch_fn)(void *ctx, bool with, const uint64_t *sz, int n, double *t);

@@ -163,8 +163,9 @@ Test(stats, ratio_of_pairs_cancels_what_moves_between_pairs)
 
 /* A launcher of known times: size 0 the same on both sides, size 1 A 1.6x and 0.9x B in
  * turn (slower in the mean, 1 kept in its interval), size 2 A twice as slow: both of those
- * are more than 3% slower by their ratio, so both take all 8 pairs. It records the sides in
- * order and how many sizes each launch ran. */
+ * are more than 3% slower by their ratio, so both take all 8 pairs (2x is not beyond
+ * CT_PAIRED_SETTLED); size 3 A 3x as slow with its own wobble, settled after 3 pairs. It
+ * records the sides in order and how many sizes each launch ran. */
 struct fake {
     int calls, side[2 * CT_PAIRED_MAX], sizes[2 * CT_PAIRED_MAX];
 };
@@ -179,6 +180,8 @@ static int fake_launch(void *ctx, bool with, const uint64_t *sz, int n, double *
         double wobble = (c / 2) % 2 ? 1.5 : 0.75; /* moves both launches of a pair */
         if (sz[i] == 1)
             t[i] = with ? ((c / 2) % 2 ? 0.9 : 1.6) : 1.0;
+        else if (sz[i] == 3)
+            t[i] = wobble * (with ? 3.0 * (c % 4 == 0 ? 1.1 : 1.0) : 1.0);
         else
             t[i] = wobble * (sz[i] == 2 && with ? 2.0 : 1.0);
     }
@@ -187,18 +190,19 @@ static int fake_launch(void *ctx, bool with, const uint64_t *sz, int n, double *
 
 Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
 {
-    uint64_t sz[] = {0, 1, 2};
+    uint64_t sz[] = {0, 1, 2, 3};
     struct fake f = {0};
     struct ct_paired p;
-    cr_assert_eq(ct_paired_measure(sz, 3, NULL, NULL, 0, fake_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, NULL, NULL, 0, fake_launch, &f, &p), 0);
     cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
+    cr_assert_eq(p.n[3], CT_PAIRED_MIN, "3x slower beyond the interval: settled, %d pairs", p.n[3]);
     cr_assert_eq(p.n[2], CT_PAIRED_MAX, "slower: judged on all the pairs, %d", p.n[2]);
     cr_assert_eq(p.n[1], CT_PAIRED_MAX, "may be slower: %d pairs", p.n[1]);
     cr_assert_eq(p.rounds, CT_PAIRED_MAX);
     for (int c = 0; c < f.calls; c++) {
         int pair = c / 2, first = c % 2 == 0;
         cr_assert_eq(f.side[c], first == (pair % 2 == 0), "launch %d: side %d", c, f.side[c]);
-        cr_assert_eq(f.sizes[c], pair < CT_PAIRED_MIN ? 3 : 2, "launch %d ran %d sizes", c,
+        cr_assert_eq(f.sizes[c], pair < CT_PAIRED_MIN ? 4 : 2, "launch %d ran %d sizes", c,
                      f.sizes[c]);
     }
     struct ct_ratio q;
