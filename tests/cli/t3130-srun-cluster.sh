@@ -62,8 +62,8 @@ moved=$(echo "$before $after" | awk '{ m = 1e18; for (k = 1; k <= 4; k++) { d = 
     || not_ok "eth0 counters: before $before after $after"
 # the libraries' own engines, one rank per node (UCX over tcp: the "hosts" share /dev/shm)
 export UCX_TLS=tcp,self OMPI_MCA_mpi_yield_when_idle=1
-# (--timeout 10: a rank left blocked in the library by a peer's crash, or in a stuck
-# MPI_Finalize, leaves after 10 s, and a failure's whole stderr is kept. Open MPI 4.1's TCP
+# (--timeout 5: a rank left blocked in the library by a peer's crash, or in a stuck
+# MPI_Finalize, leaves after 5 s, and a failure's whole stderr is kept. Open MPI 4.1's TCP
 # BTL, when its connection wave meets a loaded machine, reports "failed to TCP connect to
 # a peer MPI process ... Operation now in progress (115)" and a rank may then crash at a
 # null address: 1 run in 25 with two CPU burners beside it, once in a CI run, none in 48
@@ -81,10 +81,10 @@ lib_run() {
     fi
     [ $rc -eq 0 ] && ok "$desc" || { not_ok "$desc (exit $rc)"; sed 's/^/#   /' "$TMP/err" | head -40; }
 }
-lib_run "run --lib ompi (srun --mpi=pmix)" $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K --timeout 10
+lib_run "run --lib ompi (srun --mpi=pmix)" $SR --mpi=pmix $COLLTUNE run --lib ompi -e 64K --timeout 5
 grep -q "ompi:default" "$TMP/out" && results_ok "its results: Open MPI's across 4 nodes, checked" \
     || not_ok "Open MPI's rows: $(tail -3 "$TMP/out")"
-lib_run "run --lib mpich (srun --mpi=pmi2)" $SR --mpi=pmi2 $COLLTUNE run --lib mpich -e 64K --timeout 10
+lib_run "run --lib mpich (srun --mpi=pmi2)" $SR --mpi=pmi2 $COLLTUNE run --lib mpich -e 64K --timeout 5
 grep -q "mpich:default" "$TMP/out" && results_ok "its results: MPICH's across 4 nodes, checked" \
     || not_ok "MPICH's rows: $(tail -3 "$TMP/out")"
 done_testing
