@@ -124,7 +124,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
          * with them on both sides; settings that do not hold leave the rules unjudged */
         struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL, false};
         bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false,
-             whole_slow = false, any = false, each_slow = false;
+             whole_slow = false, any = false, each_slow = false, env_marked = false;
         double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each), whole_geo = 0;
         for (int i = 0; i < l->nsets; i++)
             verified += here[i] =
@@ -149,7 +149,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                    "marked verified (a verify of all of them here marks them)\n\n",
                    verified, l->nsets);
         else if (l->nenv && !code)
-            ct_config_lib_env_verified(fixed = ct_config_copy(config), m->name, env_geo);
+            env_marked =
+                ct_config_lib_env_verified(fixed = ct_config_copy(config), m->name, env_geo);
         for (int i = 0; i < l->nsets && env_kept && (!code || code == CT_EXIT_CHECK); i++) {
             const struct ct_ruleset *s = &l->sets[i];
             if (!asked(o, colls, s))
@@ -158,6 +159,13 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                 printf("%s on %d ranks, %d nodes: not verified here (%s)\n\n",
                        ct_coll_name(s->coll), s->nranks, s->nnodes,
                        ct_verify_set_elsewhere(o, &x.out, s));
+                continue;
+            }
+            if (ct_ruleset_keeps_own(s)) { /* nothing of it in the file: no launches */
+                printf("%s on %d ranks: the file keeps %s's own choice at every size, the same "
+                       "code on both sides: nothing to judge%s\n\n",
+                       ct_coll_name(s->coll), s->nranks, m->title,
+                       l->nenv ? " (the launch settings were, above)" : "");
                 continue;
             }
             int ntried = say_tried(m, s);
@@ -214,7 +222,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         code = each_slow && !code ? CT_EXIT_CHECK : code;            /* together slower: CONFIG's */
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
-        else if (fixed && (nstamped || any || nunmarked || own) &&
+        else if (fixed && (nstamped || any || nunmarked || own || env_marked) &&
                  (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, nown, nunmarked, m->title, code);
         else if (code == CT_EXIT_CHECK && env_kept)

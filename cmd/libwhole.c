@@ -32,9 +32,7 @@ int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitte
     *geo = 0;
     bool *own = ct_xcalloc((size_t)l->nsets, sizeof *own), some = false;
     for (int i = 0; i < l->nsets; i++) {
-        own[i] = true;
-        for (int k = 0; k < l->sets[i].nrules; k++)
-            own[i] &= l->sets[i].rules[k].id == 0;
+        own[i] = ct_ruleset_keeps_own(&l->sets[i]);
         some |= want[i] && !own[i] && env_each[i] > 0;
     }
     struct ct_verify_export ex = {0};

@@ -207,6 +207,11 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         say_wrote(out, "with %s%s%s%s", back, back[0] ? "; " : "", own, stamped);
     else if (nnogain)
         say_wrote(out, "with %s%s; export that one", back, stamped);
+    else if (!nstamped) /* the launch settings marked: every collective keeps lib's own choice */
+        say_wrote(out,
+                  "with its launch settings marked verified (its collectives keep %s's own "
+                  "choice at every size); export that one",
+                  lib);
     else
         say_wrote(out,
                   "with its %d verified collective(s) marked so (no size slower than %s's "

@@ -200,12 +200,17 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
                  "size slower beyond its interval): geomean %.3f exported/default",
                  set, l->name, l->version, l->nenv ? " with the launch settings" : "",
                  s->verified.at, s->verified.geomean);
+    else if (ct_ruleset_keeps_own(s)) /* nothing of it written: nothing to verify */
+        snprintf(line, sizeof line,
+                 "%s: keeps %s's own choice at every size (measured best, or set back by "
+                 "sweep --verify): nothing of it to verify",
+                 set, l->name);
     else
         snprintf(line, sizeof line,
                  "%s: measured, not verified against %s's defaults; run `colltune sweep "
                  "--verify CONFIG --lib %s` and export the NAME.verified.json it writes",
                  set, l->name, l->library);
-    said(o, t, prefix, s->verified.at[0], line);
+    said(o, t, prefix, s->verified.at[0] || ct_ruleset_keeps_own(s), line);
 }
 
 void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *prefix,

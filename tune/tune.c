@@ -318,6 +318,14 @@ static bool stamp(struct ct_verified *v, double geomean)
     return true;
 }
 
+bool ct_ruleset_keeps_own(const struct ct_ruleset *s)
+{
+    bool own = s->nrules > 0;
+    for (int k = 0; k < s->nrules && own; k++)
+        own = s->rules[k].id == 0;
+    return own;
+}
+
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);

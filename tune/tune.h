@@ -226,6 +226,11 @@ void ct_config_lib_set_copy(struct ct_config *dst, const struct ct_config *src, 
  * one (as before ct_config_lib_try_ties split them): the ties of both, the lower confidence. */
 void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i); /* c NULL: nothing */
 
+/* s (a library section's set) keeps the library's own choice at every size: it has rules and
+ * none names an algorithm (id 0). An export writes nothing of it; a verify has nothing of it to
+ * judge, the same code running on both sides. */
+bool ct_ruleset_keeps_own(const struct ct_ruleset *s);
+
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
  * verify does with a set it found no slower than the defaults; a geomean that is not a
  * positive number clears the record instead. False when there is no such set or nothing

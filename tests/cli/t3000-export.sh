@@ -114,8 +114,14 @@ for spec in "ompi:Open MPI 4.1.4's:Open MPI's:alltoall" "mpich:MPICH 4.0.2's:MPI
     for f in "env --rules-file $TMP/$l-r" slurm; do
         # the header: the comment lines before the first command (a prolog embeds the rules file)
         $X "$TMP/$l.verified.json" --format $f --for $l 2>/dev/null | sed -n '/^[^#]/q;p' >"$TMP/v.out"
-        grep -qxF "$(vline "$yes")" "$TMP/v.out" && grep -qF "$(nline "$other" "$no" "$l")" "$TMP/v.out" \
-            && ok "${f%% *} --for $l: its header says the verified set verified, the other not" \
+        # Open MPI's alltoall keeps its own choice everywhere: nothing of it to verify, no warning
+        if [ $l = ompi ]; then
+            oline="# alltoall on 2 ranks (1 x 2): keeps Open MPI's own choice at every size (measured best, or set back by sweep --verify): nothing of it to verify"
+        else
+            oline=$(nline "$other" "$no" "$l")
+        fi
+        grep -qxF "$(vline "$yes")" "$TMP/v.out" && grep -qF "$oline" "$TMP/v.out" \
+            && ok "${f%% *} --for $l: its header says the verified set verified, the other not (Open MPI's: at its own, nothing to verify)" \
             || { not_ok "${f%% *} --for $l: verified lines"; sed 's/^/#   /' "$TMP/v.out" | head -8; }
     done
 done

@@ -46,6 +46,14 @@ assert l["env"] == [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "4096"}]
 assert 0 < l["env_verified"]["geomean"] < 1, l' "$TMP/s/config.verified.json" \
     && ok "together slower (exit 3): each left out in turn, the copy keeps the eager limit, marked verified" \
     || { not_ok "--each-setting (exit $rc)"; sed 's/^/#   /' "$TMP/err"; grep "^--each\|^the launch" "$TMP/out" | sed 's/^/#   /'; }
+# the rules keep Open MPI's own choice at every size: nothing of them to judge, no launches
+# (the same code on both sides), the copy written for the settings' mark, no warning on export
+grep -q "^allreduce on 2 ranks: the file keeps Open MPI's own choice at every size, the same code on both sides: nothing to judge (the launch settings were, above)\$" "$TMP/out" \
+    && ! grep -q "alternating launches (A B B A" "$TMP/out" \
+    && python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]
+assert "verified" not in s, s' "$TMP/s/config.verified.json" \
+    && ok "the rules at Open MPI's own choice everywhere: not judged, said so, the set not marked" \
+    || not_ok "own rules: $(grep "^allreduce on" "$TMP/out")"
 # the rules (and the whole export) judged with the one kept, not the two
 sed -n '/left out: the other 1 held/,$p' "$TMP/out" | tail -n +2 >"$TMP/after"
 ! grep -q "OMPI_MCA_btl=self,tcp" "$TMP/after" \
@@ -53,5 +61,9 @@ sed -n '/left out: the other 1 held/,$p' "$TMP/out" | tail -n +2 >"$TMP/after"
 expect 0 "its export" -- $COLLTUNE export "$TMP/s/config.verified.json" --for ompi --out "$TMP/x"
 grep -q "^export OMPI_MCA_btl_vader_eager_limit='4096'\$" "$TMP/x.env" && ! grep -q "self,tcp" "$TMP/x.env" \
     && ok "the export sets the one kept, not the other" || not_ok "export: $(cat "$TMP/x.env")"
+grep -q "^# allreduce on 2 ranks (1 x 2): keeps Open MPI's own choice at every size (measured best, or set back by sweep --verify): nothing of it to verify\$" "$TMP/x" \
+    && ! grep -q "not verified" "$TMP/x" "$TMP/err" \
+    && ok "the export: the collective at Open MPI's own, nothing of it to verify; no warning" \
+    || not_ok "export of an own set: $(grep "allreduce\|verified" "$TMP/x" "$TMP/err")"
 
 done_testing

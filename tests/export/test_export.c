@@ -644,7 +644,9 @@ Test(config, own_decision_neighbours_are_one_rule)
 /* sweep --verify --lib's record on a library set goes through config.json (absent: never
  * verified; a malformed one is refused naming it); demoting a range clears it (a changed file
  * is not the one verified); the export says, per set, verified (a header line) or not (a
- * note, which the command prints on stderr and the file carries). */
+ * note, which the command prints on stderr and the file carries); a set that keeps the
+ * library's own choice at every size (the fixture's alltoall) has nothing to verify: a header
+ * line, no note. */
 Test(config, verified_record)
 {
     struct ct_config c, back;
@@ -655,7 +657,11 @@ Test(config, verified_record)
     struct ct_export_out out;
     ct_export_opts_init(&o);
     cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
-    cr_assert_eq(out.nnotes, 2, "one note per set not verified");
+    cr_assert_eq(out.nnotes, 1, "one note per set not verified, none for the set at its own");
+    cr_assert(strstr(out.body.s, "# alltoall on 2 ranks (1 x 2): keeps Open MPI's own choice at "
+                                 "every size (measured best, or set back by sweep --verify): "
+                                 "nothing of it to verify\n"),
+              "%s", out.body.s);
     cr_assert(strstr(out.notes[0], "allreduce on 2 ranks (1 x 2): measured, not verified against "
                                    "Open MPI's defaults; run `colltune sweep --verify CONFIG "
                                    "--lib ompi`"),
@@ -677,7 +683,7 @@ Test(config, verified_record)
     cr_assert_str_eq(txt, txt2, "written back the same");
     ct_config_release(&back);
     cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
-    cr_assert_eq(out.nnotes, 1, "the alltoall set alone is not verified");
+    cr_assert_eq(out.nnotes, 0, "the alltoall set keeps Open MPI's own: nothing to verify");
     char line[200];
     snprintf(line, sizeof line,
              "# allreduce on 2 ranks (1 x 2): verified against Open MPI 4.1.4's defaults at %s "
@@ -691,12 +697,12 @@ Test(config, verified_record)
     for (int k = 0; k < 2; k++) {
         o.rules_path = k ? NULL : "/shared/ompi.rules";
         cr_assert_eq(run(k ? "slurm" : "env", &o, &c, &out, &err), 0, "%s", err.msg);
-        cr_assert_eq(out.nverified, 1);
+        cr_assert_eq(out.nverified, 2, "the verified set and the one at Open MPI's own");
         const char *rules = strstr(out.body.s, "\nrules=");
         cr_assert(strstr(out.body.s, line) && (!rules || strstr(out.body.s, line) < rules), "%s",
                   out.body.s);
-        cr_assert(strstr(out.body.s, "# alltoall on 2 ranks (1 x 2): measured, not verified"), "%s",
-                  out.body.s);
+        cr_assert(strstr(out.body.s, "# alltoall on 2 ranks (1 x 2): keeps Open MPI's own choice"),
+                  "%s", out.body.s);
         ct_export_out_release(&out);
     }
     o.lib = CT_LIB_NONE;
