@@ -49,8 +49,8 @@ across() {
     after=$(tx)
     sent=$(least_sent "$before" "$after")
     # MPICH over UCX's tcp can leave a rank in MPI_Finalize (openucx/ucx#8738): the ranks
-    # leave after --timeout (5 s: a stall of a call of these sizes would be milliseconds), saying so, and hydra may then exit 255 (a rank left its
-    # PMI barrier)
+    # leave after --timeout (5 s: a call of these sizes takes milliseconds), saying so, and
+    # hydra may then exit 255 (a rank left its PMI barrier)
     stuck=$(grep -c "MPI_Finalize did not return within 5 s" "$TMP/err")
     # ... or hydra's proxy loses a rank in that teardown before any says so ("demux engine
     # error", "assert (!closed) failed": once in a fresh clone's make test, session 63),
