@@ -84,6 +84,14 @@ int ct_opts_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
     }
 }
 
+const char *ct_opts_verify_only(const struct ct_opts *o)
+{
+    return o->try_ties       ? "try-ties"
+           : o->reverify     ? "reverify"
+           : o->each_setting ? "each-setting"
+                             : NULL;
+}
+
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
 {
     const struct ct_libmod *m = o->lib ? ct_libmod_find(o->lib) : NULL;
@@ -143,12 +151,9 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (o->keep_rules && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "run")))
         return ct_cmd_fail(cmd, 2, "--keep-rules is for run --lib %s%s", ct_libmod_names(),
                            strcmp(cmd, "sweep") ? "" : ": a sweep measures the library's defaults");
-    if ((o->try_ties || o->reverify || o->each_setting) &&
-        (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
-        return ct_cmd_fail(cmd, 2, "--%s is for sweep --verify CONFIG --lib %s",
-                           o->try_ties   ? "try-ties"
-                           : o->reverify ? "reverify"
-                                         : "each-setting",
+    const char *vo = ct_opts_verify_only(o);
+    if (vo && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
+        return ct_cmd_fail(cmd, 2, "--%s is for sweep --verify CONFIG --lib %s", vo,
                            ct_libmod_names());
     /* the engines' own parameters: Open MPI's segment size (--chunk), NCCL's channels */
     const char *own = !o->lib           ? NULL

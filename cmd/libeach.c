@@ -31,8 +31,7 @@ static int without(const struct ct_verify_side *side, const struct ct_config *c,
                    double *each)
 {
     struct ct_librules sub = *l; /* the sets shared, the settings its own */
-    memmove(&sub.env[k], &sub.env[k + 1], (size_t)(l->nenv - k - 1) * sizeof sub.env[0]);
-    sub.nenv = l->nenv - 1;
+    ct_librules_env_remove(&sub, k);
     struct ct_verify_side y = *side;
     y.env = &sub;
     printf("--each-setting: without %s=%s, the other %d alone against %s's plain defaults:\n\n",

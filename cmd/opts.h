@@ -145,6 +145,9 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
 /* With --lib: what a library engine cannot honour refused (exit 2, said), not ignored:
  * colltune's own --algo(s), --quant, --transport. 0 otherwise. */
 int ct_opts_lib_check(const struct ct_opts *o, const char *cmd);
+/* The first of verify's own options given (--try-ties, --reverify, --each-setting), as its
+ * name without the dashes; NULL: none (cmd/engine.c). */
+const char *ct_opts_verify_only(const struct ct_opts *o);
 /* --env NAME=VALUE (sweep --lib): one more launch setting, at most 4; search: --env-search
  * NAME[=V1,V2,...] instead, at most CT_ENV_SEARCH_VARS (NAME alone: value ""), 0 or exit 2
  * (said). */

@@ -344,14 +344,21 @@ bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double g
     return l && l->nenv && stamp(&l->whole_verified, geomean);
 }
 
+void ct_librules_env_remove(struct ct_librules *l, int k)
+{
+    memmove(&l->env[k], &l->env[k + 1], (size_t)(l->nenv - k - 1) * sizeof l->env[0]);
+    l->nenv--;
+}
+
 bool ct_config_lib_env_drop(struct ct_config *c, const char *lib, int k)
 {
     struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
     if (!l || !l->nenv || k >= l->nenv)
         return false;
-    if (k >= 0) /* the one, the others kept in their order */
-        memmove(&l->env[k], &l->env[k + 1], (size_t)(l->nenv - k - 1) * sizeof l->env[0]);
-    l->nenv = k >= 0 ? l->nenv - 1 : 0;
+    if (k >= 0)
+        ct_librules_env_remove(l, k);
+    else
+        l->nenv = 0;
     stamp(&l->env_verified, 0);
     stamp(&l->whole_verified, 0);
     for (int i = 0; i < l->nsets; i++)

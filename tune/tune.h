@@ -247,6 +247,9 @@ bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double g
  * without); every set of it loses its verified mark (it was measured with them), as do the
  * settings' and the whole export's records. False when it had none, or no setting k. */
 bool ct_config_lib_env_drop(struct ct_config *c, const char *lib, int k);
+/* Setting k (0 <= k < l->nenv) taken out of l's list, the others kept in their order; nothing
+ * else of l changed (the marks: ct_config_lib_env_drop). */
+void ct_librules_env_remove(struct ct_librules *l, int k);
 /* Library lib's section taken out of c (its rules not kept: a sweep that timed the scheduler
  * more than the library); false when c has none. */
 bool ct_config_lib_drop(struct ct_config *c, const char *lib);
