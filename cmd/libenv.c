@@ -94,7 +94,8 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
             pass ? "fresh alternating launches again, the first measure's verdict to be shown twice"
                  : "alternating launches",
             x->whole  ? "the exported file with its launch settings"
-            : x->what ? "the value searched" /* --env-search: --env on both sides */
+            : x->what ? (strcmp(x->what, "--each-setting") ? "the value searched" /* --env-search */
+                                                           : "the setting judged")
                       : "the defaults with the launch settings",
             x->whole  ? "neither"
             : x->what ? "without it"

@@ -2,8 +2,9 @@
 /*
  * sweep --verify CONFIG --lib ompi|mpich --reverify N: the copy verify writes
  * (NAME.verified.json) verified again, up to N more rounds, in fresh launches each, until a
- * plain round (no --try-ties) passes: the verdict repeated until the noise is known, and the
- * second, plain verify --try-ties asks for made part of one command.
+ * round passes as it was (no --try-ties, no setting left out by --each-setting): the verdict
+ * repeated until the noise is known, and the second, plain verify --try-ties asks for made
+ * part of one command.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
     for (;; round++) {
         struct stat before;
         bool had = !stat(copy, &before);
-        struct ct_verify_did did = {false, false, false};
+        struct ct_verify_did did = {false, false, false, false};
         if (round)
             printf("--reverify: round %d of at most %d, verifying %s without --try-ties\n\n",
                    round + 1, o->reverify + 1, cur);
@@ -47,8 +48,9 @@ int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, cons
         first = round ? first : code;
         x.try_ties = false;
         bool wrote = rewritten(copy, &before, had);
-        if ((code && code != CT_EXIT_CHECK) || (!code && !did.tried) || round == o->reverify)
-            break; /* a failure, a plain round passed, or the rounds are spent */
+        if ((code && code != CT_EXIT_CHECK) || (!code && !did.tried && !did.dropped) ||
+            round == o->reverify)
+            break; /* a failure, a round passed as it was, or the rounds are spent */
         if (!wrote && !did.tried)
             break; /* exit 3 and nothing to verify anew (said) */
         if (did.whole_slow || did.own_slow) { /* the copy runs as the file just measured */

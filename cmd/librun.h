@@ -151,15 +151,17 @@ struct ct_emitter;
 int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
                      const struct ct_config *cfg, struct ct_verify_export *x, struct ct_err *err);
 void ct_verify_export_release(struct ct_verify_export *x);
-/* sweep --verify --each-setting (cmd/libeach.c): where side->env's settings together were
- * not kept, each left out in turn and the others judged alone against the plain defaults on
- * the sets want names (ct_libverify_env_sets). Where some of them hold, those with the lowest
- * geomean: *own a new copy of *config without the one left out (the caller releases it),
- * *config it, *c it (--try-ties: tried, the setting taken out of it in place), x exported
- * again from *c, side->ld and side->env *c's, *geo and each[] theirs; said on stdout and
- * stderr. Else *own NULL. 0, or a failure code (said). */
+/* sweep --verify --each-setting (cmd/libeach.c), on the sets want names
+ * (ct_libverify_env_sets): where side->env's settings together were not kept, each left out
+ * in turn and the others judged alone against the plain defaults; where they were (together),
+ * each judged against the library's own value of it with the others on both sides, and the
+ * others judged alone without the one slower or without a gain there. Where the others hold
+ * without one (those with the lowest geomean): *own a new copy of *config without it (the
+ * caller releases it), *config it, *c it (--try-ties: tried, the setting taken out of it in
+ * place), x exported again from *c, side->ld and side->env *c's, *geo and each[] theirs; said
+ * on stdout and stderr. Else *own NULL. 0, or a failure code (said). */
 int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
-                      struct ct_verify_side *side, const struct ct_config **config,
+                      struct ct_verify_side *side, bool together, const struct ct_config **config,
                       const struct ct_config **c, struct ct_config *tried,
                       struct ct_verify_export *x, const bool *want, double *geo, double *each,
                       struct ct_config **own);
@@ -171,18 +173,19 @@ int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const
 /* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
  * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
  * settings and rules each held apart; own_slow, slower (exit 3) only at sizes where it keeps
- * the library's own choice (in both, the copy runs as the file verified). */
+ * the library's own choice (in both, the copy runs as the file verified); dropped,
+ * --each-setting left a setting out (the copy is CONFIG less it). */
 struct ct_verify_did {
-    bool tried, whole_slow, own_slow;
+    bool tried, whole_slow, own_slow, dropped;
 };
 /* sweep --verify CONFIG --lib: the exported file against the library's defaults
  * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
                  unsigned colls, struct ct_verify_did *did);
 /* ct_libverify, and with --reverify N the copy it writes (ct_verify_copy_path) verified
- * again (cmd/librounds.c), plainly, while a round exits 3 or tried ties, up to N more rounds
- * (a copy that lost all its launch settings is not: its rules need a sweep; one that lost one
- * of them, --each-setting, is): the last round's code. */
+ * again (cmd/librounds.c), without --try-ties, while a round exits 3, tried ties or left a
+ * setting out (--each-setting), up to N more rounds (a copy that lost all its launch settings
+ * is not: its rules need a sweep): the last round's code. */
 int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, const char *path,
                         unsigned colls);
 /* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s

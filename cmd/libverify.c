@@ -100,7 +100,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
      * CONFIG, each set verified taken from it as judged */
     const struct ct_config *config = c;
     struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
-    *did = (struct ct_verify_did){tried != NULL, false, false};
+    *did = (struct ct_verify_did){tried != NULL, false, false, false};
     if (tried)
         l = ct_config_lib(c = tried, m->name);
     struct ct_verify_export x; /* across hosts beside CONFIG: every host reads it */
@@ -132,10 +132,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         double env_geo = 0;
         if (l->nenv && verified)
             code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo, env_each);
-        if (!env_kept && !code && o->each_setting && l->nenv > 1 && /* CONFIG less one */
-            !(code = ct_libverify_each(o, e, path, &side, &config, &c, tried, &x, here, &env_geo,
-                                       env_each, &own)) &&
-            own)
+        if (verified && !code && o->each_setting && l->nenv > 1 && /* CONFIG less one */
+            !(code = ct_libverify_each(o, e, path, &side, env_kept, &config, &c, tried, &x, here,
+                                       &env_geo, env_each, &own)) &&
+            (did->dropped = own != NULL))
             l = ct_config_lib(c, m->name), env_kept = true, each_slow = env_slow, env_slow = false;
         if (!env_kept && !code) { /* the copy without them; the rules are not judged */
             if (!(fixed = ct_config_copy(config)))

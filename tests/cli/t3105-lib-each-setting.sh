@@ -26,13 +26,23 @@ own=$(ompi_info --parsable --level 9 --param mca base 2>/dev/null | sed -n 's/^m
 echo "btl_vader_eager_limit = 1024" >"$TMP/site.conf"
 OMPI_MCA_mca_base_param_files="$TMP/site.conf${own:+,$own}"
 export OMPI_MCA_mca_base_param_files
-expect 0 "a sweep with the two settings" -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce \
-    -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=4096 --env OMPI_MCA_btl=self,tcp --out "$TMP/s"
-# the rules kept at Open MPI's own choice: the settings are what is judged
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+# the rules of a sweep's config at FILE kept at Open MPI's own choice: the settings are what
+# is judged
+own_rules() {
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 for r in d["libraries"][0]["rules"][0]["ranges"]:
     r.update(algo="default", id=0, default=True, ties=[], params={"segsize": 0})
-json.dump(d, open(sys.argv[1], "w"))' "$TMP/s/config.json"
+json.dump(d, open(sys.argv[1], "w"))' "$1"
+}
+# the copy at FILE keeps the eager limit alone, marked verified
+keeps_eager() {
+    python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
+assert l["env"] == [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "4096"}], l["env"]
+assert 0 < l["env_verified"]["geomean"] < 1, l' "$1"
+}
+expect 0 "a sweep with the two settings" -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce \
+    -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=4096 --env OMPI_MCA_btl=self,tcp --out "$TMP/s"
+own_rules "$TMP/s/config.json"
 
 $V "$TMP/s/config.json" --lib ompi --each-setting >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 3 ] && grep -q "^the launch settings: SLOWER than the defaults at a size: judged again, each left out in turn (geomean [0-9.]*)$" "$TMP/out" \
@@ -41,9 +51,7 @@ $V "$TMP/s/config.json" --lib ompi --each-setting >"$TMP/out" 2>"$TMP/err"; rc=$
     && grep -q "^--each-setting: without OMPI_MCA_btl: faster, no size slower (geomean 0\.[0-9]*)\$" "$TMP/out" \
     && grep -q "^--each-setting: OMPI_MCA_btl=self,tcp left out: the other 1 held without it" "$TMP/out" \
     && grep -q "^colltune sweep: --each-setting: OMPI_MCA_btl=self,tcp left out of the copy: the 2 settings together did not hold, the other 1 did without it\$" "$TMP/err" \
-    && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
-assert l["env"] == [{"name": "OMPI_MCA_btl_vader_eager_limit", "value": "4096"}], l["env"]
-assert 0 < l["env_verified"]["geomean"] < 1, l' "$TMP/s/config.verified.json" \
+    && keeps_eager "$TMP/s/config.verified.json" \
     && ok "together slower (exit 3): each left out in turn, the copy keeps the eager limit, marked verified" \
     || { not_ok "--each-setting (exit $rc)"; sed 's/^/#   /' "$TMP/err"; grep "^--each\|^the launch" "$TMP/out" | sed 's/^/#   /'; }
 # the rules keep Open MPI's own choice at every size: nothing of them to judge, no launches
@@ -65,5 +73,26 @@ grep -q "^# allreduce on 2 ranks (1 x 2): keeps Open MPI's own choice at every s
     && ! grep -q "not verified" "$TMP/x" "$TMP/err" \
     && ok "the export: the collective at Open MPI's own, nothing of it to verify; no warning" \
     || not_ok "export of an own set: $(grep "allreduce\|verified" "$TMP/x" "$TMP/err")"
+
+# together kept: each judged against Open MPI's own value with the other on both sides. A
+# setting at Open MPI's own value (vader's max send size, 32768) rides on the eager limit's
+# gain: no gain beside it (or slower at a size, by chance), left out; the eager limit alone
+# judged against the plain defaults holds; --reverify 1 verifies the copy again.
+expect 0 "a sweep with a setting that gains and one at Open MPI's own value" -- $COLLTUNE sweep --lib ompi \
+    --local 2 --coll allreduce -b 2K -e 2K --env OMPI_MCA_btl_vader_eager_limit=4096 \
+    --env OMPI_MCA_btl_vader_max_send_size=32768 --out "$TMP/h"
+own_rules "$TMP/h/config.json"
+$V "$TMP/h/config.json" --lib ompi --each-setting --reverify 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out" \
+    && grep -q "^--each-setting: the 2 launch settings held together; each judged against Open MPI's own value of it, the other 1 on both sides\$" "$TMP/out" \
+    && grep -q "^--each-setting: OMPI_MCA_btl_vader_eager_limit beside the others: faster, no size slower (geomean 0\.[0-9]*)\$" "$TMP/out" \
+    && grep -q "^--each-setting: OMPI_MCA_btl_vader_max_send_size beside the others: \(no gain shown\|SLOWER than its own value at a size\)" "$TMP/out" \
+    && grep -q "(A: the setting judged, B: without it)" "$TMP/out" \
+    && grep -q "^--each-setting: without OMPI_MCA_btl_vader_max_send_size: faster, no size slower" "$TMP/out" \
+    && grep -q "^colltune sweep: --each-setting: OMPI_MCA_btl_vader_max_send_size=32768 left out of the copy: \(no gain shown\|slower than its own value at a size\) beside the other 1, which held without it\$" "$TMP/err" \
+    && grep -q "^--reverify: round 2 of at most 2" "$TMP/out" \
+    && keeps_eager "$TMP/h/config.verified.json" \
+    && ok "together kept (exit 0): each judged beside the other, the one at Open MPI's own value left out, the copy verified again" \
+    || { not_ok "--each-setting, together kept (exit $rc)"; sed 's/^/#   /' "$TMP/err"; grep "^--each\|^the launch\|^--reverify" "$TMP/out" | sed 's/^/#   /'; }
 
 done_testing
