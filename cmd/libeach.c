@@ -11,10 +11,10 @@
  * were slower at a size (AllGather 512 KiB 2.18x, the single-copy mechanism `none`) where
  * four of them gained 1.11-1.19x. The others that hold without the one left out, with the
  * lowest geomean where several do, take CONFIG's place.
- * Where they together were kept, each is judged against the library's own value of it with
- * the others on both sides (as --env-search judges a value beside the --env settings): a
- * setting that shows no gain there, or is slower at a size, rides on the others' gain, and a
- * job would carry it for nothing. The one slower, else the one with the highest geomean, is
+ * Where they together were kept, each is judged against it unset (the library's or glibc's
+ * own value) with the others on both sides (as --env-search judges a value beside the --env
+ * settings): a setting that shows no gain there, or is slower at a size, rides on the others' gain,
+ * and a job would carry it for nothing. The one slower, else the one with the highest geomean, is
  * left out where the others, judged alone against the plain defaults, hold without it.
  * Either way the settings kept take CONFIG's place for the rest of the verify: its rules
  * judged with them on both sides, its whole export, the copy it writes. One setting per
@@ -55,7 +55,7 @@ static int without(const struct ct_verify_side *side, const struct ct_config *c,
     return code;
 }
 
-/* Setting k of l against the library's own value of it (side B leaves it unset), the others
+/* Setting k of l against it unset (side B: the library's or glibc's own value), the others
  * set in this environment, where both sides' launches inherit them: 0 or a failure code;
  * *kept (faster, no size slower), *slow and *geo as judged. */
 static int beside(const struct ct_verify_side *side, const struct ct_config *c,
@@ -70,8 +70,8 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
     for (int j = 0; j < l->nenv; j++)
         if (j != k)
             ct_libmod_env_put(side->m, l->env[j].name, l->env[j].value);
-    printf("--each-setting: %s=%s against %s's own value, the other %d on both sides:\n\n",
-           l->env[k].name, l->env[k].value, l->name, l->nenv - 1);
+    printf("--each-setting: %s=%s against it unset, the other %d on both sides:\n\n",
+           l->env[k].name, l->env[k].value, l->nenv - 1);
     bool gain;
     int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, slow, &gain, geo, NULL);
     for (int j = 0; j < l->nenv; j++)
@@ -80,7 +80,7 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
     *kept = !code && *geo > 0 && !*slow && gain;
     if (!code)
         printf("--each-setting: %s beside the others: %s (geomean %.3f)\n\n", l->env[k].name,
-               *slow   ? "SLOWER than its own value at a size"
+               *slow   ? "SLOWER than without it at a size"
                : *kept ? "faster, no size slower"
                        : "no gain shown",
                *geo);
@@ -96,8 +96,8 @@ static int judge_held(const struct ct_verify_side *side, const struct ct_config 
     int n = l->nenv, code = 0;
     double worst_geo = 0;
     *k = -1, *worst_slow = false;
-    printf("--each-setting: the %d launch settings held together; each judged against %s's own "
-           "value of it, the other %d on both sides\n\n",
+    printf("--each-setting: the %d launch settings held together; each judged against it unset "
+           "(%s's or glibc's own value), the other %d on both sides\n\n",
            n, l->name, n - 1);
     for (int i = 0; i < n && !code; i++) {
         bool kept, slow;
@@ -177,7 +177,7 @@ int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const
         fprintf(stderr,
                 "colltune sweep: --each-setting: %s left out of the copy: %s beside the other "
                 "%d, which held without it\n",
-                gone, slow ? "slower than its own value at a size" : "no gain shown", n - 1);
+                gone, slow ? "slower than without it at a size" : "no gain shown", n - 1);
     else
         fprintf(stderr,
                 "colltune sweep: --each-setting: %s left out of the copy: the %d settings "

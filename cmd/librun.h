@@ -154,7 +154,7 @@ void ct_verify_export_release(struct ct_verify_export *x);
 /* sweep --verify --each-setting (cmd/libeach.c), on the sets want names
  * (ct_libverify_env_sets): where side->env's settings together were not kept, each left out
  * in turn and the others judged alone against the plain defaults; where they were (together),
- * each judged against the library's own value of it with the others on both sides, and the
+ * each judged against it unset (the library's own value) with the others on both sides, and the
  * others judged alone without the one slower or without a gain there. Where the others hold
  * without one (those with the lowest geomean): *own a new copy of *config without it (the
  * caller releases it), *config it, *c it (--try-ties: tried, the setting taken out of it in
