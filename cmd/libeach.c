@@ -130,7 +130,8 @@ int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const
         printf("--each-setting: the %d launch settings judged again with each left out in "
                "turn\n\n",
                n);
-    for (int i = together ? k : 0; i >= 0 && i < (together ? k + 1 : n) && !code; i++) {
+    /* the one found without a gain beside the others (none: -1), or each in turn */
+    for (int i = together ? k : 0, end = together ? k + 1 : n; i >= 0 && i < end && !code; i++) {
         bool kept;
         double g = 0;
         code = without(side, *c, l, i, want, &kept, &g, e1);
