@@ -62,18 +62,14 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
                   const struct ct_librules *l, int k, const bool *want, bool *kept, bool *slow,
                   double *geo)
 {
-    struct ct_librules one = *l; /* the sets shared, k's setting alone on side A */
-    struct ct_loader none = {.n = 0};
-    struct ct_verify_side y = *side;
-    one.env[0] = l->env[k], one.nenv = 1;
-    y.env = &one, y.env_alone = true, y.ld = &none, y.what = "--each-setting";
     for (int j = 0; j < l->nenv; j++)
         if (j != k)
             ct_libmod_env_put(side->m, l->env[j].name, l->env[j].value);
     printf("--each-setting: %s=%s against it unset, the other %d on both sides:\n\n",
            l->env[k].name, l->env[k].value, l->nenv - 1);
     bool gain;
-    int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, slow, &gain, geo, NULL);
+    int code = ct_libverify_setting(side, &l->env[k], "--each-setting", c, l->sets, l->nsets, want,
+                                    slow, &gain, geo, NULL);
     for (int j = 0; j < l->nenv; j++)
         if (j != k)
             ct_libmod_env_put(side->m, l->env[j].name, NULL);
@@ -85,6 +81,21 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
                        : "no gain shown",
                *geo);
     return code;
+}
+
+int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
+                         const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
+                         int nsets, const bool *want, bool *slow, bool *gain, double *geo,
+                         double *each)
+{
+    struct ct_librules one; /* e alone, on side A; side B clears it */
+    struct ct_loader none = {.n = 0};
+    struct ct_verify_side y = *base;
+    memset(&one, 0, sizeof one);
+    snprintf(one.name, sizeof one.name, "%s", base->m->title);
+    one.env[0] = *e, one.nenv = 1;
+    y.s = NULL, y.ld = &none, y.env = &one, y.env_alone = true, y.what = what, y.whole = false;
+    return ct_libverify_env_sets(&y, c, sets, nsets, want, slow, gain, geo, each);
 }
 
 /* The settings of l held together: each judged beside the others; the one to leave out (the

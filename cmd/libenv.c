@@ -94,8 +94,7 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
             pass ? "fresh alternating launches again, the first measure's verdict to be shown twice"
                  : "alternating launches",
             x->whole  ? "the exported file with its launch settings"
-            : x->what ? (strcmp(x->what, "--each-setting") ? "the value searched" /* --env-search */
-                                                           : "the setting judged")
+            : x->what ? "the value judged" /* one setting; the others on both sides */
                       : "the defaults with the launch settings",
             x->whole  ? "neither"
             : x->what ? "without it"

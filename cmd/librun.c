@@ -142,10 +142,10 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     int most, least;
     long cores = ct_libmod_cores(); /* ranks beyond them time the scheduler */
     const char *pl = cores > 1 ? "s" : "";
-    if (ct_opts_verify_only(o)) { /* what verify judges: none yet */
-        ct_cmd_out_dir_undo();    /* the folder it made for the sweep: nothing written */
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--%s is for sweep --verify CONFIG",
-                           ct_opts_verify_only(o));
+    const char *vo = ct_opts_verify_only(o);
+    if (vo) {                  /* what verify judges: none yet */
+        ct_cmd_out_dir_undo(); /* the folder it made for the sweep: nothing written */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--%s is for sweep --verify CONFIG", vo);
     }
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */

@@ -114,6 +114,15 @@ int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *
 int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
                           const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
                           bool *gain, double *geo, double *each);
+/* One launch setting e alone on side A, against it unset on side B (the library's or glibc's
+ * own value), whatever else this environment sets on both (--env-search's value beside the
+ * --env settings and those found; --each-setting's one beside the others): ct_libverify_env_sets
+ * on sets[0..nsets) with base's library, options and timeout, failures said under what
+ * (cmd/libeach.c). */
+int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
+                         const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
+                         int nsets, const bool *want, bool *slow, bool *gain, double *geo,
+                         double *each);
 /* The launch settings of base->env alone (ct_libverify_env_sets) on each set of it where
  * want[i]; their names first. *kept: no set slower, one faster at least; *slow: one slower;
  * *geo: the sets' geomean. 0, or a failure code (said). */

@@ -72,22 +72,16 @@ static void put_found(const struct ct_opts *o, const struct ct_libmod *m, int sk
 static int judge(const struct search *x, const char *v, struct ct_search_row *d)
 {
     const struct ct_opts *o = x->o;
-    struct ct_librules env;
-    struct ct_loader none = {.n = 0};
+    struct ct_lib_env e = x->se;
     char tmo[32];
-    memset(&env, 0, sizeof env);
-    snprintf(env.name, sizeof env.name, "%s", x->m->title);
-    env.nenv = 1; /* side A's alone; side B clears it */
-    env.env[0] = x->se;
-    snprintf(env.env[0].value, sizeof env.env[0].value, "%.*s", (int)sizeof env.env[0].value - 1,
-             v);
+    snprintf(e.value, sizeof e.value, "%.*s", (int)sizeof e.value - 1, v);
     snprintf(tmo, sizeof tmo, "%g", o->timeout_s);
-    struct ct_verify_side side = {x->m, o, NULL, &none, tmo, &env, true, "--env-search", false};
+    struct ct_verify_side base = {x->m, o, NULL, NULL, tmo, NULL, false, NULL, false};
     printf("%s=%s against %s's plain defaults%s:\n\n", x->se.name, v, x->m->title, x->base);
     memset(d, 0, sizeof *d);
     d->value = v;
-    int code = ct_libverify_env_sets(&side, x->c, x->sets, x->nsets, NULL, &d->slow, &d->gain,
-                                     &d->all, d->geo);
+    int code = ct_libverify_setting(&base, &e, "--env-search", x->c, x->sets, x->nsets, NULL,
+                                    &d->slow, &d->gain, &d->all, d->geo);
     if (code > 128) /* interrupted */
         return code;
     if ((d->failed = code != 0)) /* said; the next value */

@@ -87,7 +87,7 @@ $V "$TMP/h/config.json" --lib ompi --each-setting --reverify 1 >"$TMP/out" 2>"$T
     && grep -q "^--each-setting: the 2 launch settings held together; each judged against it unset (Open MPI's or glibc's own value), the other 1 on both sides\$" "$TMP/out" \
     && grep -q "^--each-setting: OMPI_MCA_btl_vader_eager_limit beside the others: faster, no size slower (geomean 0\.[0-9]*)\$" "$TMP/out" \
     && grep -q "^--each-setting: OMPI_MCA_btl_vader_max_send_size beside the others: \(no gain shown\|SLOWER than without it at a size\)" "$TMP/out" \
-    && grep -q "(A: the setting judged, B: without it)" "$TMP/out" \
+    && grep -q "(A: the value judged, B: without it)" "$TMP/out" \
     && grep -q "^--each-setting: without OMPI_MCA_btl_vader_max_send_size: faster, no size slower" "$TMP/out" \
     && grep -q "^colltune sweep: --each-setting: OMPI_MCA_btl_vader_max_send_size=32768 left out of the copy: \(no gain shown\|slower than without it at a size\) beside the other 1, which held without it\$" "$TMP/err" \
     && grep -q "^--reverify: round 2 of at most 2" "$TMP/out" \
