@@ -216,4 +216,11 @@ int ct_libmod_local_rank(void);
 int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
                    struct ct_err *err);
 
+/* The variables an export's loader lines set, in order: what a job sources to load the file
+ * (ct_export_loader; sweep --verify --lib sets them itself, ct_verify_side_env). */
+struct ct_loader {
+    char name[8][128], value[8][4200];
+    int n;
+};
+
 #endif

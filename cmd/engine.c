@@ -56,7 +56,7 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
         return ct_cmd_fail(cmd, 2, "%s %.*s: too long", opt, n, arg);
     snprintf(e->name, sizeof e->name, "%.*s", n, arg);
     snprintf(e->value, sizeof e->value, "%s", arg[n] ? arg + n + 1 : "");
-    if (search && arg[n] && ct_opts_env_values(e, v) < 0)
+    if (search && arg[n] && ct_lib_env_values(e, v) < 0)
         return ct_cmd_fail(cmd, 2,
                            "bad --env-search '%s' (NAME=V1,V2,...: up to %d values, each once, "
                            "none empty)",
@@ -64,24 +64,6 @@ int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool se
     o->nlib_env += !search;
     o->nenv_search += search;
     return 0;
-}
-
-int ct_opts_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
-{
-    int n = 0;
-    for (const char *p = e->value;; p++) {
-        size_t len = strcspn(p, ",");
-        if (!len || n == CT_ENV_SEARCH_MAX)
-            return -1;
-        snprintf(v[n], sizeof v[n], "%.*s", (int)len, p);
-        for (int i = 0; i < n; i++)
-            if (!strcmp(v[i], v[n]))
-                return -1;
-        n++;
-        p += len;
-        if (!*p)
-            return n;
-    }
 }
 
 const char *ct_opts_verify_only(const struct ct_opts *o)
@@ -112,7 +94,7 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         bool s = i >= o->nlib_env;
         char v[CT_ENV_SEARCH_MAX][sizeof all[i]->value];
         /* NAME alone: its name checked here, its values found before the search (libsearch.c) */
-        int nv = !s ? 1 : all[i]->value[0] ? ct_opts_env_values(all[i], v) : 0;
+        int nv = !s ? 1 : all[i]->value[0] ? ct_lib_env_values(all[i], v) : 0;
         for (int k = 0; k < (nv ? nv : 1); k++)
             if (ct_libmod_env_check(m, all[i]->name,
                                     !s   ? all[i]->value

@@ -1,25 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sweep --verify CONFIG --lib LIB --each-setting: each of CONFIG's launch settings judged on
- * its own account, the same judgement as the settings together (ct_libverify_env_sets: a size
- * slower measured again in fresh launches, a gain shown twice).
- * Where the settings together were not kept (slower than the plain defaults at a size, or no
- * gain shown), each is left out in turn and the others judged alone against the plain
- * defaults. Settings are judged together because they act together (glibc's huge pages pay
- * only beside MALLOC_MMAP_MAX_=0, vader's send size only without single copy), so one that
- * costs can hide what the others gain: on a Zen 4 VM the six settings the goal bench carries
- * were slower at a size (AllGather 512 KiB 2.18x, the single-copy mechanism `none`) where
- * four of them gained 1.11-1.19x. The others that hold without the one left out, with the
- * lowest geomean where several do, take CONFIG's place.
- * Where they together were kept, each is judged against it unset (the library's or glibc's
- * own value) with the others on both sides (as --env-search judges a value beside the --env
- * settings): a setting that shows no gain there, or is slower at a size, rides on the others' gain,
- * and a job would carry it for nothing. The one slower, else the one with the highest geomean, is
- * left out where the others, judged alone against the plain defaults, hold without it.
- * Either way the settings kept take CONFIG's place for the rest of the verify: its rules
- * judged with them on both sides, its whole export, the copy it writes. One setting per
- * verify (N passes of launches for N settings, one more to judge the rest where one goes);
- * --reverify N verifies the copy again, and can leave out another.
+ * sweep --verify CONFIG --lib LIB --each-setting: the setting tune/libverify_each.c found
+ * riding on the others' gain (or costing where together they did not hold) left out of
+ * CONFIG for the rest of the verify: a copy of CONFIG without it, exported again, said.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,98 +14,6 @@
 #include "cmd.h"
 #include "librun.h"
 
-/* The others of l's settings but k, judged on the sets want names (ct_libverify_env_sets):
- * 0 or a failure code; *kept, *geo and each[] as they were judged. */
-static int without(const struct ct_verify_side *side, const struct ct_config *c,
-                   const struct ct_librules *l, int k, const bool *want, bool *kept, double *geo,
-                   double *each)
-{
-    struct ct_librules sub = *l; /* the sets shared, the settings its own */
-    ct_librules_env_remove(&sub, k);
-    struct ct_verify_side y = *side;
-    y.env = &sub;
-    printf("--each-setting: without %s=%s, the other %d alone against %s's plain defaults:\n\n",
-           l->env[k].name, l->env[k].value, sub.nenv, l->name);
-    bool slow, gain;
-    int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, &slow, &gain, geo, each);
-    *kept = !code && *geo > 0 && !slow && gain;
-    if (!code)
-        printf("--each-setting: without %s: %s (geomean %.3f)\n\n", l->env[k].name,
-               slow    ? "SLOWER than the defaults at a size"
-               : *kept ? "faster, no size slower"
-                       : "no gain shown",
-               *geo);
-    return code;
-}
-
-/* Setting k of l against it unset (side B: the library's or glibc's own value), the others
- * set in this environment, where both sides' launches inherit them: 0 or a failure code;
- * *kept (faster, no size slower), *slow and *geo as judged. */
-static int beside(const struct ct_verify_side *side, const struct ct_config *c,
-                  const struct ct_librules *l, int k, const bool *want, bool *kept, bool *slow,
-                  double *geo)
-{
-    for (int j = 0; j < l->nenv; j++)
-        if (j != k)
-            ct_libmod_env_put(side->m, l->env[j].name, l->env[j].value);
-    printf("--each-setting: %s=%s against it unset, the other %d on both sides:\n\n",
-           l->env[k].name, l->env[k].value, l->nenv - 1);
-    bool gain;
-    int code = ct_libverify_setting(side, &l->env[k], "--each-setting", c, l->sets, l->nsets, want,
-                                    slow, &gain, geo, NULL);
-    for (int j = 0; j < l->nenv; j++)
-        if (j != k)
-            ct_libmod_env_put(side->m, l->env[j].name, NULL);
-    *kept = !code && *geo > 0 && !*slow && gain;
-    if (!code)
-        printf("--each-setting: %s beside the others: %s (geomean %.3f)\n\n", l->env[k].name,
-               *slow   ? "SLOWER than without it at a size"
-               : *kept ? "faster, no size slower"
-                       : "no gain shown",
-               *geo);
-    return code;
-}
-
-int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
-                         const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
-                         int nsets, const bool *want, bool *slow, bool *gain, double *geo,
-                         double *each)
-{
-    struct ct_librules one; /* e alone, on side A; side B clears it */
-    struct ct_loader none = {.n = 0};
-    struct ct_verify_side y = *base;
-    memset(&one, 0, sizeof one);
-    snprintf(one.name, sizeof one.name, "%s", base->m->title);
-    one.env[0] = *e, one.nenv = 1;
-    y.s = NULL, y.ld = &none, y.env = &one, y.env_alone = true, y.what = what, y.whole = false;
-    return ct_libverify_env_sets(&y, c, sets, nsets, want, slow, gain, geo, each);
-}
-
-/* The settings of l held together: each judged beside the others; the one to leave out (the
- * one slower, else the one with the highest geomean among those without a gain) in *k, -1
- * none, and whether it was slower in *worst_slow. 0, or a failure code. */
-static int judge_held(const struct ct_verify_side *side, const struct ct_config *c,
-                      const struct ct_librules *l, const bool *want, int *k, bool *worst_slow)
-{
-    int n = l->nenv, code = 0;
-    double worst_geo = 0;
-    *k = -1, *worst_slow = false;
-    printf("--each-setting: the %d launch settings held together; each judged against it unset "
-           "(%s's or glibc's own value), the other %d on both sides\n\n",
-           n, l->name, n - 1);
-    for (int i = 0; i < n && !code; i++) {
-        bool kept, slow;
-        double g = 0;
-        code = beside(side, c, l, i, want, &kept, &slow, &g);
-        if (!code && !kept && g > 0 &&
-            (*k < 0 || slow > *worst_slow || (slow == *worst_slow && g > worst_geo)))
-            *k = i, *worst_slow = slow, worst_geo = g;
-    }
-    if (!code && *k < 0)
-        printf("--each-setting: each of the %d showed a gain beside the others: all kept\n\n", n);
-    return code;
-}
-
 int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
                       struct ct_verify_side *side, bool together, const struct ct_config **config,
                       const struct ct_config **c, struct ct_config *tried,
@@ -131,35 +22,11 @@ int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const
 {
     const struct ct_librules *l = side->env;
     const char *lib = side->m->name;
-    int n = l->nenv, best = -1, code = 0, k = -1;
+    int n = l->nenv, best = -1;
     bool slow = false;
-    double best_geo = 0, *e1 = ct_xcalloc((size_t)l->nsets, sizeof *e1);
+    double best_geo = 0;
     *own = NULL;
-    if (together)
-        code = judge_held(side, *c, l, want, &k, &slow);
-    else
-        printf("--each-setting: the %d launch settings judged again with each left out in "
-               "turn\n\n",
-               n);
-    /* the one found without a gain beside the others (none: -1), or each in turn */
-    for (int i = together ? k : 0, end = together ? k + 1 : n; i >= 0 && i < end && !code; i++) {
-        bool kept;
-        double g = 0;
-        code = without(side, *c, l, i, want, &kept, &g, e1);
-        if (kept && (best < 0 || g < best_geo)) {
-            best = i, best_geo = g;
-            memcpy(each, e1, (size_t)l->nsets * sizeof *each);
-        }
-    }
-    free(e1);
-    if (!code && best < 0 && k >= 0)
-        printf("--each-setting: the other %d did not hold without %s: all %d kept, as judged "
-               "together\n\n",
-               n - 1, l->env[k].name, n);
-    else if (!code && best < 0 && !together)
-        printf("--each-setting: none of the %d held with one left out: all %d left out of the "
-               "copy, as judged together\n\n",
-               n, n);
+    int code = ct_libverify_each_pick(side, *c, together, want, &best, &best_geo, &slow, each);
     if (code || best < 0)
         return code;
     char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1];

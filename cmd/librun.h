@@ -5,6 +5,7 @@
 
 #include "../backend/backend.h"
 #include "../output/export.h"
+#include "../tune/libverify.h"
 #include "../tune/sweep.h"
 #include "opts.h"
 
@@ -57,85 +58,17 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
  * a verify_path (verify: the config read from it): ct_libverify instead. */
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv);
-/* sweep --lib --env-search NAME=V1,V2,... (cmd/libsearch.c; NAME alone: the values spaced around
- * the library's own, ct_libmod_env_around): before the sweep, each value with
- * the --env settings against the library's plain defaults (ct_libverify_env) on each collective
- * of cfg, the tables and the verdicts printed; the value found faster with no size slower at
- * the lowest geomean (with a finer step between it and its neighbours), or none. Each further
- * variable searched the same way with the values found before on both sides. Then the --env
- * settings and each value found are set in this environment, for the sweep's launch, and a
- * variable with none found is unset. 0, or a failure code (said; also when the runs of every
- * value of a variable failed). */
+/* sweep --lib --env-search NAME[=V1,V2,...] (cmd/libsearch.c): ct_libverify_search of o's
+ * --env-search variables on cfg's collectives, with verify's hooks, its tables printed; what it
+ * found set in this environment for the sweep's launch. 0, or a failure code (said). */
 int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg);
-/* One launch side of sweep --verify --lib (cmd/libpaired.c) */
-struct ct_verify_side {
-    const struct ct_libmod *m;
-    const struct ct_opts *o; /* --hosts, --no-bind */
-    const struct ct_ruleset *s;
-    const struct ct_loader *ld;
-    const char *timeout; /* run's --timeout: verify's own */
-    /* the section's launch settings (l->env): set on side A only, the loader's rules on
-     * neither (env_alone: judging the settings themselves), or on both sides (the rules
-     * judged against the library's defaults with them); NULL: none */
-    const struct ct_librules *env;
-    bool env_alone;
-    const char *what; /* the option its failures are said under; NULL: "--verify" */
-    bool whole;       /* the settings and the rules on side A, neither on B (ct_libverify_whole) */
-};
-/* A verify's sizes at most; those up to CT_VERIFY_WARM_MAX run in a launch of their own, after
- * 200 warmup calls each (cmd/libpaired.c) */
-#define CT_VERIFY_MAXSZ 128
-#define CT_VERIFY_WARM_MAX (256u << 10)
-/* ... each size out of place only (the time verify reads), 20 timed calls, or as many as span
- * CT_VERIFY_SPAN seconds where those take longer, at least 3 (run --max-time) */
-#define CT_VERIFY_SPAN "3"
-/* One paired launch of a verify (ct_paired_launch_fn; ctx: a struct ct_verify_side): side A
- * (with) or B at sizes sz[0..nsz), sorted; t[k], the time at sz[k]. 0 or a failure (said). */
-int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t);
-/* One rule set s of CONFIG c: paired launches, then the table; 0, CT_EXIT_CHECK or a
- * failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
- * nogain[r]: it showed no gain; cut[r]: a slower rule's cut to the sizes that gained
- * (ct_verify_judge); *geo: the geomean over the sweep's own sizes (ct_paired_swept). */
-struct ct_paired_cut;
-int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
-                     const struct ct_ruleset *s, bool *slow, bool *nogain,
-                     struct ct_paired_cut *cut, double *geo);
-/* A section's launch settings alone (base->env) against the library's plain defaults at set
- * s's sizes, paired launches, the table and the verdict printed (cmd/libenv.c): *slow, slower
- * than the defaults beyond a size's interval; *gain, faster over the sizes beyond theirs;
- * each only when fresh launches show it again; *geo, the geomean over the sweep's own sizes
- * (ct_paired_swept; not the ranges' midpoints), over the measures.
- * 0, or a failure code (said). */
-int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
-                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
-/* ct_libverify_env on each of sets[0..nsets) where want[i] (NULL: all): *slow, one slower;
- * *gain, one faster; *geo, the geomean over the sets judged (0: none); each[i] (NULL: not
- * asked) the set's own, 0 where not judged. Stops at the first failure: its code (said). */
-int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
-                          const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
-                          bool *gain, double *geo, double *each);
-/* One launch setting e alone on side A, against it unset on side B (the library's or glibc's
- * own value), whatever else this environment sets on both (--env-search's value beside the
- * --env settings and those found; --each-setting's one beside the others): ct_libverify_env_sets
- * on sets[0..nsets) with base's library, options and timeout, failures said under what
- * (cmd/libeach.c). */
-int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
-                         const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
-                         int nsets, const bool *want, bool *slow, bool *gain, double *geo,
-                         double *each);
-/* The launch settings of base->env alone (ct_libverify_env_sets) on each set of it where
- * want[i]; their names first. *kept: no set slower, one faster at least; *slow: one slower;
- * *geo: the sets' geomean. 0, or a failure code (said). */
-int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
-                      const bool *want, bool *kept, bool *slow, double *geo, double *each);
-/* After both passes held (the settings alone, then the rules with them on both sides, no
- * size slower; cmd/libwhole.c): the export as a job runs it, the copy verify writes (fixed, its
- * rules with no gain set back) exported by e (across hosts beside path) with its settings (side A)
- * against the plain defaults (B), as ct_libverify_env judges settings, on each set of it where
- * want[i] that has a rule of its own (one that keeps the library's choice everywhere takes
- * env_each[i], the settings' figure); then the geomean over them beside the two passes'
- * product (the rules' from fixed's verified marks). *slow: slower at a size, again in fresh
- * launches; *geo, the geomean over the sets (0: none measured). 0, or a failure code (said). */
+/* The hooks of a verify started from colltune's command line (cmd/verify_judge.c): its jobs
+ * under the library's launcher (ct_lib_job with o), its failures said and its tables printed. */
+void ct_verify_hooks_init(struct ct_verify_hooks *h, const struct ct_opts *o);
+/* After both passes held (the settings alone, then the rules with them on both sides;
+ * cmd/libwhole.c): the copy verify writes (fixed, its rules with no gain set back) exported by
+ * e (across hosts beside path) for ct_libverify_whole_measure, where a set has a rule of its
+ * own (ct_libverify_whole_any; else *geo 0, nothing measured). 0, or a failure code (said). */
 struct ct_emitter;
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitter *e,
                        const char *path, const struct ct_config *fixed, const bool *want,
@@ -160,15 +93,11 @@ struct ct_emitter;
 int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
                      const struct ct_config *cfg, struct ct_verify_export *x, struct ct_err *err);
 void ct_verify_export_release(struct ct_verify_export *x);
-/* sweep --verify --each-setting (cmd/libeach.c), on the sets want names
- * (ct_libverify_env_sets): where side->env's settings together were not kept, each left out
- * in turn and the others judged alone against the plain defaults; where they were (together),
- * each judged against it unset (the library's own value) with the others on both sides, and the
- * others judged alone without the one slower or without a gain there. Where the others hold
- * without one (those with the lowest geomean): *own a new copy of *config without it (the
- * caller releases it), *config it, *c it (--try-ties: tried, the setting taken out of it in
- * place), x exported again from *c, side->ld and side->env *c's, *geo and each[] theirs; said
- * on stdout and stderr. Else *own NULL. 0, or a failure code (said). */
+/* sweep --verify --each-setting (cmd/libeach.c), on the sets want names: the setting
+ * ct_libverify_each_pick finds to leave out. Where the others hold without one: *own a new copy of
+ * *config without it (the caller releases it), *config it, *c it (--try-ties: tried, the setting
+ * taken out of it in place), x exported again from *c, side->ld and side->env *c's, *geo and each[]
+ * theirs; said on stdout and stderr. Else *own NULL. 0, or a failure code (said). */
 int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
                       struct ct_verify_side *side, bool together, const struct ct_config **config,
                       const struct ct_config **c, struct ct_config *tried,
@@ -209,11 +138,6 @@ void ct_lib_deadline_off(void);
 /* be->close(ctx) within s seconds, else msg on stderr and _exit(code); returns code. */
 int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsigned s,
                         const char *msg);
-/* The environment of verify's side A (with: the export's loader variables ld set) or B (them
- * cleared, and the library's own-defaults setting, m->own_name, set) (cmd/verify_out.c). */
-struct ct_libmod;
-struct ct_loader;
-void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
 /* The copy verify writes for path: NAME.verified.json beside NAME.json (a .verified.json
  * itself: path), into out (len) */
 void ct_verify_copy_path(const char *path, char *out, size_t len);
@@ -246,37 +170,6 @@ int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path,
  * as NAME.verified.json over an older copy and said; code, or a failure code (said). */
 int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,
                              int code);
-struct ct_paired;
-/* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
- * own choice runs there on both sides (own: a control) and its group for ct_paired_measure
- * (its rule's index in s, -1 for a control). */
-void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
-                     const struct ct_rule **rule, bool *own, int *group);
-/* The verdict of a verify's paired measure pr of s, printed when print (the table, then each
- * rule's gain, output/paired_table.c), the sizes cleared[k] (NULL: none) not counted slower
- * (ct_verify_again) and the rules measured again, and a slower rule's cut, judged on both
- * measures (again, the second; NULL or not measured: none): slow[r], rule r was slower than the
- * defaults at a size it tunes; nogain[r], rule r changes the library's choice without showing a
- * gain (ct_paired_gains); cut[r] (cut NULL: not asked), a slower rule's cut to the sizes that
- * gained (ct_paired_trim; rounds 0: none); *geo, the geomean over the sweep's own sizes
- * (swept, ct_paired_sizes'; NULL: all), the figure recorded (ct_paired_swept). Returns 0 or
- * CT_EXIT_CHECK (slower). */
-struct ct_paired_cut;
-struct ct_paired_redo;
-int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
-                    const uint64_t *sz, int nsz, const bool *swept,
-                    const struct ct_rule *const *rule, const bool *own, const bool *cleared,
-                    struct ct_paired_redo *again, struct ct_paired *pr, bool print, bool *slow,
-                    bool *nogain, struct ct_paired_cut *cut, double *geo);
-/* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again with
- * their controls (own), and with groups the other sizes of their rules (pr's groups), in fresh
- * paired launches (ct_paired_again, into r: ct_paired_redo_release it), said on a line (where:
- * "in the table below"); cleared[k]: size k was not slower again, so it does not count. 0 or a
- * failure (said). */
-struct ct_paired_row;
-int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *own,
-                    const struct ct_paired *pr, const struct ct_paired_row *w, bool groups,
-                    const char *where, struct ct_paired_redo *r, bool *cleared);
 /* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
  * a measured NCCL section with a rule for `ranks` ranks on one host (--local N or its default;
  * 0: any, under another launcher) (0, or the exit code, said); then the verify itself in

@@ -122,7 +122,9 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         printf("\n");
         /* the launch settings first, alone: the rules were measured with them, and are judged
          * with them on both sides; settings that do not hold leave the rules unjudged */
-        struct ct_verify_side side = {m, o, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL, false};
+        struct ct_verify_hooks h;
+        ct_verify_hooks_init(&h, o);
+        struct ct_verify_side side = {m, &h, NULL, ld, tmo, l->nenv ? l : NULL, false, NULL, false};
         bool *here = ct_xcalloc((size_t)l->nsets, sizeof *here), env_kept = true, env_slow = false,
              whole_slow = false, any = false, each_slow = false, env_marked = false;
         double *env_each = ct_xcalloc((size_t)l->nsets, sizeof *env_each), whole_geo = 0;
@@ -131,7 +133,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                 asked(o, colls, &l->sets[i]) && !ct_verify_set_elsewhere(o, &x.out, &l->sets[i]);
         double env_geo = 0;
         if (l->nenv && verified)
-            code = ct_libverify_envs(&side, c, here, &env_kept, &env_slow, &env_geo, env_each);
+            code = ct_libverify_envs(&side, c, here, o->each_setting, &env_kept, &env_slow,
+                                     &env_geo, env_each);
         if (verified && !code && o->each_setting && l->nenv > 1 && /* CONFIG less one */
             !(code = ct_libverify_each(o, e, path, &side, env_kept, &config, &c, tried, &x, here,
                                        &env_geo, env_each, &own)) &&

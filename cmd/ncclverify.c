@@ -79,9 +79,12 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
     if (rc < 0)
         code = ct_cmd_fail("sweep", err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL,
                            "rank %d: --verify: %s", comm->rank, err.msg);
-    else
-        code = ct_verify_judge("NCCL", HOW, s, sz, nsz, swept, rule, own, cleared, &r, &pr,
-                               comm->rank == 0, slow, nogain, cut, geo);
+    else {
+        struct ct_verify_hooks h; /* the root's tables */
+        ct_verify_hooks_init(&h, x->o);
+        code = ct_verify_judge(comm->rank == 0 ? &h : NULL, "NCCL", HOW, s, sz, nsz, swept, rule,
+                               own, cleared, &r, &pr, slow, nogain, cut, geo);
+    }
     ct_paired_redo_release(&r);
     ct_paired_release(&pr);
     return code;

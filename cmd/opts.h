@@ -12,8 +12,6 @@
 #include "../transport/launch.h"
 #include "../tune/tune.h"
 
-/* sweep --lib: the launch settings whose values --env-search searches, one after the other */
-#define CT_ENV_SEARCH_VARS 2
 struct ct_opts {
     enum ct_coll coll;
     enum ct_dtype dtype;
@@ -152,10 +150,6 @@ const char *ct_opts_verify_only(const struct ct_opts *o);
  * NAME[=V1,V2,...] instead, at most CT_ENV_SEARCH_VARS (NAME alone: value ""), 0 or exit 2
  * (said). */
 int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool search);
-/* --env-search's values: split into v (at most CT_ENV_SEARCH_MAX); how many, or -1 when one is
- * empty or given twice. */
-#define CT_ENV_SEARCH_MAX 8
-int ct_opts_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
 /* Close n (NULL: nothing) within --timeout, else a warning naming rank and leave with code
  * (the results are out before); returns code. */
 int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A verify's judgement of one rule set against the library's defaults (the MPI libraries' verify
- * and NCCL's): each size's rule, the table and verdicts, and the sets it leaves to others. */
+/* What a verify's judgement (tune/libverify.c) shows, as printed here: its tables and failures
+ * (the MPI libraries' verify and NCCL's), and the sets it leaves to others. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,58 +9,47 @@
 #include "cmd.h"
 #include "librun.h"
 
-void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
-                     const struct ct_rule **rule, bool *own, int *group)
+_Static_assert(CT_VERIFY_SLOWER == CT_EXIT_CHECK, "a verify's slower verdict is exit 3");
+
+static int job(const void *ctx, int nranks, int argc, char **argv, char **out, bool *said)
 {
-    for (int k = 0; k < nsz; k++) {
-        rule[k] = ct_ruleset_find(s, sz[k]);
-        own[k] = !rule[k] || rule[k]->id == 0;
-        group[k] = own[k] ? -1 : (int)(rule[k] - s->rules);
+    return ct_lib_job(ctx, "sweep", nranks, argc, argv, out, said);
+}
+
+static int failed(const void *ctx, int rc, const char *line)
+{
+    (void)ctx;
+    return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s", line);
+}
+
+static void judged(const void *ctx, const struct ct_verify_judged *j)
+{
+    (void)ctx;
+    ct_paired_print(stdout, j->lib, j->how, j->s, j->sz, j->nsz, j->rule, j->pr, j->w, j->t);
+    if (j->gain) {
+        ct_paired_print_gains(stdout, j->lib, j->s, j->gain, j->rounds, j->slow, j->nogain, j->cut);
+        ct_paired_print_own_slow(stdout, j->lib, j->sz, j->nsz, j->own, j->w);
+        fflush(stdout); /* before what goes to stderr next */
     }
 }
 
-int ct_verify_judge(const char *lib, const char *how, const struct ct_ruleset *s,
-                    const uint64_t *sz, int nsz, const bool *swept,
-                    const struct ct_rule *const *rule, const bool *own, const bool *cleared,
-                    struct ct_paired_redo *again, struct ct_paired *pr, bool print, bool *slow,
-                    bool *nogain, struct ct_paired_cut *cut, double *geo)
+static void say(const void *ctx, const char *text)
 {
-    struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
-    struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
-    int *rounds = ct_xcalloc((size_t)s->nrules, sizeof *rounds);
-    struct ct_paired_sum t;
-    ct_paired_judge(pr, own, nsz, w, &t);
-    ct_paired_swept(w, swept, nsz, &t);
-    for (int k = 0; cleared && k < nsz; k++) /* not slower again in fresh launches */
-        if (cleared[k] && w[k].slower) {
-            w[k].slower = w[k].slow_measured = w[k].slow_local = false;
-            t.slower--;
-        }
-    ct_paired_rules(pr, again && again->measured ? &again->q : NULL, s, rule, own, w, nsz, slow,
-                    nogain, gain, rounds);
-    for (int r = 0; r < s->nrules; r++) /* a tried row no size checked: no gain shown */
-        nogain[r] |= s->rules[r].tried && !rounds[r];
-    for (int r = 0; cut && r < s->nrules; r++)
-        if (slow[r])
-            ct_paired_trim(pr, again, s, r, sz, rule, own, w, nsz, &cut[r]);
-    if (print) {
-        ct_paired_print(stdout, lib, how, s, sz, nsz, rule, pr, w, &t);
-        ct_paired_print_gains(stdout, lib, s, gain, rounds, slow, nogain, cut);
-        ct_paired_print_own_slow(stdout, lib, sz, nsz, own, w);
-        fflush(stdout); /* before what goes to stderr next */
-    }
-    int slower = 0; /* sizes of CONFIG's own slower: a tried row (--try-ties) is only set back */
-    bool tried_slow = false;
-    for (int k = 0; k < nsz; k++)
-        if (w[k].slower && rule[k] && rule[k]->tried)
-            tried_slow = true;
-        else
-            slower += w[k].slower;
-    *geo = slower || tried_slow ? 0 : t.swept; /* the set changes from what ran: not verified */
-    free(w);
-    free(gain);
-    free(rounds);
-    return slower ? CT_EXIT_CHECK : 0;
+    (void)ctx;
+    fputs(text, stdout);
+}
+
+static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_row *w,
+                  const struct ct_paired_redo *r, bool groups, const char *where)
+{
+    (void)ctx;
+    ct_paired_print_again(stdout, sz, w, r, groups, where, "fresh launches");
+}
+
+void ct_verify_hooks_init(struct ct_verify_hooks *h, const struct ct_opts *o)
+{
+    *h = (struct ct_verify_hooks){
+        .ctx = o, .job = job, .failed = failed, .judged = judged, .say = say, .again = again};
 }
 
 const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,

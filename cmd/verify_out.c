@@ -15,19 +15,6 @@
 #include "cmd.h"
 #include "librun.h"
 
-void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with)
-{
-    bool own_loaded = false; /* B: the defaults even where a config file loads rules */
-    for (int i = 0; i < ld->n; i++) {
-        with ? setenv(ld->name[i], ld->value[i], 1) : unsetenv(ld->name[i]);
-        own_loaded |= m->own_name && !strcmp(ld->name[i], m->own_name);
-    }
-    if (m->own_name && !with)
-        setenv(m->own_name, m->own_value, 1);
-    else if (m->own_name && !own_loaded)
-        unsetenv(m->own_name);
-}
-
 void ct_verify_copy_path(const char *path, char *out, size_t len)
 {
     int n = (int)strlen(path), json = n > 5 && !strcmp(path + n - 5, ".json"),

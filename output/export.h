@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../backend/libmod.h"
 #include "../tune/tune.h"
 #include "../lib/err.h"
 #include "algomap.h"
@@ -260,11 +261,7 @@ void ct_export_files_print(FILE *f, const char *prefix, const struct ct_export_f
 void ct_export_loader_print(FILE *f, const char *prefix, const struct ct_export_out *out);
 
 /* The variables an export's loader lines set ("export NAME='VALUE'" in out->env), in
- * order: what a job sources to load the file (sweep --verify --lib sets them itself). */
-struct ct_loader {
-    char name[8][128], value[8][4200];
-    int n;
-};
+ * order, into l (struct ct_loader, backend/libmod.h). */
 void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "../tune/libverify.h"
 #include "../tune/stats.h"
 #include "../tune/sweep.h"
 
@@ -56,15 +57,9 @@ void ct_paired_print_again(FILE *f, const uint64_t *sz, const struct ct_paired_r
                            const struct ct_paired_redo *r, bool groups, const char *where,
                            const char *again);
 
-/* sweep --lib --env-search's table (cmd/libsearch.c): per value of the variable name, its
- * geomean with/without per set (geo[k]; 0: not judged) and over them (all), and its verdict
- * (failed: a run failed; slow: slower at a size; gain: faster, no size slower; else no gain
- * shown); the rows from coarse on the finer step's. base: what both sides ran with ("" none). */
-struct ct_search_row {
-    const char *value;
-    double geo[CT_COLL_COUNT], all;
-    bool slow, gain, failed;
-};
+/* sweep --lib --env-search's table (tune/libverify_search.c): per value of the variable name,
+ * its row (struct ct_search_row, tune/libverify.h); the rows from coarse on the finer step's.
+ * base: what both sides ran with ("" none). */
 void ct_search_print(FILE *f, const char *name, const char *base, const struct ct_ruleset *sets,
                      int nsets, const struct ct_search_row *rows, int nrows, int coarse);
 /* Then the value found (pick; NULL: none, the library's (lib's) own), the one the sweep runs

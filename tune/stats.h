@@ -115,7 +115,7 @@ bool ct_paired_slower(const struct ct_ratio *q);
 /* A is faster than B by more than CT_PAIRED_TOL beyond the interval (hi below 1 / 1.03): the
  * mirror of ct_paired_slower. One size's gain, not a rule's: where both sides ran the same
  * setting a size reads so about as often as slower, so it counts only when fresh launches show
- * it again at the same size (cmd/libenv.c, a launch setting's gain at a size). */
+ * it again at the same size (tune/libverify_env.c, a launch setting's gain at a size). */
 bool ct_paired_faster(const struct ct_ratio *q);
 /* Group g's ratio A/B: in each round where all of its sizes ran, the geomean of their ratios,
  * each against its controls where it has any (ct_paired_local's pair), else as measured; a

@@ -149,6 +149,10 @@ struct ct_sweep_settings {
 /* A library's own measured rules (sweep --lib): algo names are the library's (without the
  * "LIB:" prefix of the engine's rows), ids its own. */
 #define CT_LIB_ENV_MAX 8
+/* sweep --lib --env-search: values per variable at most, and variables searched (one after
+ * the other) */
+#define CT_ENV_SEARCH_MAX 8
+#define CT_ENV_SEARCH_VARS 2
 struct ct_lib_env {
     char name[96], value[160];
 };

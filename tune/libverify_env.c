@@ -2,7 +2,7 @@
 /*
  * Launch settings alone against the library's plain defaults (verify's first pass, and each
  * value of sweep --env-search; with the rules loaded on side A too, verify's whole export,
- * cmd/libwhole.c): paired launches at a set's sizes, A the defaults with the
+ * libverify_whole.c): paired launches at a set's sizes, A the defaults with the
  * settings, B without, every size a judged one. A setting can change every size, so there are
  * no controls, and a launch's state moves all of its sizes together: the library's own value
  * judged against itself read slower at a size once, and faster over its sizes once, in 13
@@ -17,11 +17,7 @@
 #include "../algos/coll.h"
 #include "../backend/libmod.h"
 #include "../lib/parse.h"
-#include "../output/config.h"
-#include "../output/sweep_out.h"
-#include "../tune/stats.h"
-#include "cmd.h"
-#include "librun.h"
+#include "libverify.h"
 
 /* One measure's verdict: slow, a size slower (again in fresh launches); nogain, no gain over
  * the sizes shown (ct_paired_gains); worse, slower over the sizes beyond their interval
@@ -40,22 +36,26 @@ static bool any_fast(const struct verdict *a, const struct verdict *b, int nsz)
     return false;
 }
 
-/* The sizes of v faster (again, where before: faster in both), printed "  faster ...: TAIL"
+/* The sizes of v faster (again, where before: faster in both), said "  faster ...: TAIL"
  * (nothing where none); how many. */
-static int print_fast(const uint64_t *sz, int nsz, const struct ct_paired_row *w,
-                      const struct verdict *before, const struct verdict *v, const char *head,
-                      const char *tail)
+static int print_fast(const struct ct_verify_hooks *h, const uint64_t *sz, int nsz,
+                      const struct ct_paired_row *w, const struct verdict *before,
+                      const struct verdict *v, const char *head, const char *tail)
 {
     int n = 0;
+    size_t off = 0, cap = 256 + (size_t)nsz * 64;
+    char *line = ct_xcalloc(cap, 1);
     for (int k = 0; k < nsz; k++) {
         char b[32];
         if (!v->fast[k] || (before && !before->fast[k]))
             continue;
-        printf("%s %s %.3f [%.3f, %.3f]", n++ ? "," : head, ct_bytes_str(sz[k], b, sizeof b),
-               w[k].q.ratio, w[k].q.lo, w[k].q.hi);
+        off +=
+            (size_t)snprintf(line + off, cap - off, "%s %s %.3f [%.3f, %.3f]", n++ ? "," : head,
+                             ct_bytes_str(sz[k], b, sizeof b), w[k].q.ratio, w[k].q.lo, w[k].q.hi);
     }
     if (n)
-        printf(": %s\n", tail);
+        ct_verify_say(h, "%s: %s\n", line, tail);
+    free(line);
     return n;
 }
 
@@ -99,7 +99,17 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
             x->whole  ? "neither"
             : x->what ? "without it"
                       : "without");
-        ct_paired_print(stdout, x->m->title, how, &one, sz, nsz, rule, &pr, w, &t);
+        struct ct_verify_judged j = {.lib = x->m->title,
+                                     .how = how,
+                                     .s = &one,
+                                     .sz = sz,
+                                     .nsz = nsz,
+                                     .rule = rule,
+                                     .own = own,
+                                     .pr = &pr,
+                                     .w = w,
+                                     .t = &t}; /* the table alone */
+        x->h->judged(x->h->ctx, &j);
         bool cleared[CT_VERIFY_MAXSZ];
         struct ct_paired_redo r = {0}; /* the gain is shown twice by a pass of its own */
         if (*slow && !(code = ct_verify_again(x, sz, own, &pr, w, false, "above", &r, cleared))) {
@@ -113,7 +123,8 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
         for (int k = 0; k < nsz; k++)
             v->fast[k] = w[k].n >= 2 && ct_paired_faster(&w[k].q);
         if (!code && !pass) /* a gain at a size is measured again too, and one over the sizes */
-            print_fast(sz, nsz, w, NULL, v, "  faster than the defaults beyond the interval at",
+            print_fast(x->h, sz, nsz, w, NULL, v,
+                       "  faster than the defaults beyond the interval at",
                        *slow ? "not counted (a size slower)" : "measured again");
         else if (!code && !*slow) { /* exp(*lg / 2): the geomean over both measures */
             const char *tail = v->worse ? "not counted (slower over the sizes)"
@@ -121,22 +132,25 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
                                    ? "not counted (the geomean over the sizes and both measures "
                                      "is 1 or more)"
                                    : "a gain at that size, counted";
-            if (!print_fast(sz, nsz, w, before, v, "  faster again at", tail) &&
+            if (!print_fast(x->h, sz, nsz, w, before, v, "  faster again at", tail) &&
                 any_fast(before, before, nsz))
-                printf("  not faster again at the size(s) found so: not counted\n");
+                ct_verify_say(x->h, "  not faster again at the size(s) found so: not counted\n");
         }
         if (!code)
-            printf("  %s over these sizes, round by round: %.3f [%.3f, %.3f], %d rounds: %s\n\n",
-                   what, g.ratio, g.lo, g.hi, rounds,
-                   *slow             ? "SLOWER than the defaults at a size"
-                   : v->worse        ? (!pass           ? "slower over them: measured again"
-                                        : before->worse ? "slower over them again: no gain counted"
-                                                        : "slower over them this time: no gain counted")
-                   : *nogain         ? (pass && !before->nogain ? "no gain shown again: not counted"
-                                                                : "no gain shown")
-                   : !pass           ? "faster: measured again"
-                   : !before->nogain ? "faster again"
-                                     : "faster this time only: not counted");
+            ct_verify_say(x->h,
+                          "  %s over these sizes, round by round: %.3f [%.3f, %.3f], %d rounds: "
+                          "%s\n\n",
+                          what, g.ratio, g.lo, g.hi, rounds,
+                          *slow ? "SLOWER than the defaults at a size"
+                          : v->worse
+                              ? (!pass           ? "slower over them: measured again"
+                                 : before->worse ? "slower over them again: no gain counted"
+                                                 : "slower over them this time: no gain counted")
+                          : *nogain ? (pass && !before->nogain ? "no gain shown again: not counted"
+                                                               : "no gain shown")
+                          : !pass   ? "faster: measured again"
+                          : !before->nogain ? "faster again"
+                                            : "faster this time only: not counted");
     }
     ct_paired_release(&pr);
     return code;
@@ -157,8 +171,10 @@ static int judge(const struct ct_verify_side *base, const struct ct_config *c,
     *slow = *gain = false;
     *geo = 0;
     if (!nsz) { /* no whole element per rank at any size: nothing to judge, no gain */
-        printf("%s on %d ranks: no size of the range has a whole element per rank: not judged\n\n",
-               ct_coll_name(s->coll), s->nranks);
+        ct_verify_say(base->h,
+                      "%s on %d ranks: no size of the range has a whole element per rank: not "
+                      "judged\n\n",
+                      ct_coll_name(s->coll), s->nranks);
         return 0;
     }
     /* a gain is measured twice, over the sizes or at one of them (ct_paired_faster), in fresh
@@ -209,34 +225,37 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
         lg += log(g), n++;
     }
     if (!code && worse && *gain && !*slow)
-        printf("a collective slower over its sizes in both measures: the others' gain not "
-               "counted\n\n");
+        ct_verify_say(base->h, "a collective slower over its sizes in both measures: the others' "
+                               "gain not counted\n\n");
     *gain &= !worse;
     *geo = n ? exp(lg / n) : 0;
     return code;
 }
 
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
-                      const bool *want, bool *kept, bool *slow, double *geo, double *each)
+                      const bool *want, bool each_next, bool *kept, bool *slow, double *geo,
+                      double *each)
 {
     const struct ct_librules *l = base->env;
-    printf("the launch settings CONFIG's rules were measured with, first alone against %s's "
-           "plain defaults:\n",
-           l->name);
+    ct_verify_say(base->h,
+                  "the launch settings CONFIG's rules were measured with, first alone against "
+                  "%s's plain defaults:\n",
+                  l->name);
     for (int i = 0; i < l->nenv; i++)
-        printf("  %s=%s\n", l->env[i].name, l->env[i].value);
-    printf("\n");
+        ct_verify_say(base->h, "  %s=%s\n", l->env[i].name, l->env[i].value);
+    ct_verify_say(base->h, "\n");
     bool gain;
     int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, each);
     *kept = !code && *geo > 0 && !*slow && gain;
-    const char *out = base->o->each_setting && l->nenv > 1 ? "judged again, each left out in turn"
-                                                           : "left out of the copy verify writes";
+    const char *out = each_next && l->nenv > 1 ? "judged again, each left out in turn"
+                                               : "left out of the copy verify writes";
     if (!code)
-        printf("the launch settings: %s%s (geomean %.3f)\n\n",
-               *slow   ? "SLOWER than the defaults at a size: "
-               : *kept ? "faster, no size slower: kept, and the rules judged with them on both "
-                         "sides"
-                       : "no gain shown: ",
-               *kept ? "" : out, *geo);
+        ct_verify_say(base->h, "the launch settings: %s%s (geomean %.3f)\n\n",
+                      *slow ? "SLOWER than the defaults at a size: "
+                      : *kept
+                          ? "faster, no size slower: kept, and the rules judged with them on both "
+                            "sides"
+                          : "no gain shown: ",
+                      *kept ? "" : out, *geo);
     return code;
 }

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep --verify CONFIG --lib LIB: one rule set of a library's section against the library's
+ * defaults in paired launches of `colltune run --lib LIB` (side A with the export's loader
+ * variables, B without), and the judgement of a verify's paired measure (the MPI libraries'
+ * and NCCL's). What a verify starts and says goes through hooks its caller passes in (cmd/
+ * launches the jobs and prints the tables).
+ */
+#ifndef CT_TUNE_LIBVERIFY_H
+#define CT_TUNE_LIBVERIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stats.h"
+#include "sweep.h"
+#include "tune.h"
+
+/* What a verdict of "slower than the defaults" returns: the value cmd/ exits with (its
+ * CT_EXIT_CHECK, asserted equal there). */
+#define CT_VERIFY_SLOWER 3
+/* A failure the input is at fault for (the failed hook's rc; cmd/: exit 2, CT_EXIT_USAGE) */
+#define CT_VERIFY_USAGE 2
+
+/* A verify's sizes at most; those up to CT_VERIFY_WARM_MAX run in a launch of their own, after
+ * 200 warmup calls each */
+#define CT_VERIFY_MAXSZ 128
+#define CT_VERIFY_WARM_MAX (256u << 10)
+/* ... each size out of place only (the time verify reads), 20 timed calls, or as many as span
+ * CT_VERIFY_SPAN seconds where those take longer, at least 3 (run --max-time) */
+#define CT_VERIFY_SPAN "3"
+
+/* One judgement of a verify's paired measure, as ct_verify_judge hands it to be shown: the
+ * table (ct_paired_judge's rows w and sum t of pr at sz[0..nsz), each size's rule), then each
+ * rule's gain over rounds and its verdict (slow, nogain, cut: NULL where not asked), then the
+ * sizes own[k] (the library's choice on both sides) that read slower. A measure of launch
+ * settings (no rules, no controls) shows the table alone: gain NULL. */
+struct ct_verify_judged {
+    const char *lib, *how;
+    const struct ct_ruleset *s;
+    const uint64_t *sz;
+    int nsz;
+    const struct ct_rule *const *rule;
+    const bool *own;
+    const struct ct_paired *pr;
+    const struct ct_paired_row *w;
+    const struct ct_paired_sum *t;
+    const struct ct_ratio *gain;
+    const int *rounds;
+    const bool *slow, *nogain;
+    const struct ct_paired_cut *cut;
+};
+
+/* sweep --lib --env-search, one value's row: its geomean with/without per set (geo[k]; 0: not
+ * judged) and over them (all), and its verdict (failed: a run failed; slow: slower at a size;
+ * gain: faster, no size slower; else no gain shown). */
+struct ct_search_row {
+    const char *value;
+    double geo[CT_COLL_COUNT], all;
+    bool slow, gain, failed;
+};
+
+/* What a verify needs from its caller; ctx is passed back to each. */
+struct ct_verify_hooks {
+    const void *ctx;
+    /* Run argv (argv[0]: "run") under the library's launcher on nranks ranks and wait
+     * (bounded); its standard output in *out (new memory or NULL). 0, the ranks' own exit code
+     * (1..3), or a failure code; *said: that failure was said in full. */
+    int (*job)(const void *ctx, int nranks, int argc, char **argv, char **out, bool *said);
+    /* A run that failed (rc its code, 0 where it ran but its table lacked sizes;
+     * CT_VERIFY_USAGE where the input is at fault): line said; returns the code the verify ends
+     * with. */
+    int (*failed)(const void *ctx, int rc, const char *line);
+    /* A judgement to show (ct_verify_judge; gain NULL: the table alone). */
+    void (*judged)(const void *ctx, const struct ct_verify_judged *j);
+    /* Text to show as it is (lines ending in a newline). */
+    void (*say)(const void *ctx, const char *text);
+    /* The sizes found slower measured again (ct_paired_again's r over rows w; groups: with
+     * their rules' other sizes); where: "in the table below", "above". */
+    void (*again)(const void *ctx, const uint64_t *sz, const struct ct_paired_row *w,
+                  const struct ct_paired_redo *r, bool groups, const char *where);
+    /* sweep --lib --env-search (ct_libverify_search): one variable's table (rows[0..nrows), from
+     * coarse on the finer step's; base: what both sides ran with, "" none), then the value found
+     * (pick; NULL: none, the library's own; alone: the only variable searched; ends: none below
+     * it, none above among the values judged), and of two or more variables the values the sweep
+     * runs with (found[0..n), value "" none; was: the first's value before it was searched
+     * again, NULL where it was not). */
+    void (*search_table)(const void *ctx, const char *name, const char *base,
+                         const struct ct_ruleset *sets, int nsets, const struct ct_search_row *rows,
+                         int nrows, int coarse);
+    void (*search_pick)(const void *ctx, const char *name, const char *lib,
+                        const struct ct_search_row *pick, const bool ends[2], bool alone);
+    void (*search_found)(const void *ctx, const struct ct_lib_env *found, int n, const char *was);
+};
+
+struct ct_libmod;
+struct ct_loader;
+/* One launch side of sweep --verify --lib */
+struct ct_verify_side {
+    const struct ct_libmod *m;
+    const struct ct_verify_hooks *h;
+    const struct ct_ruleset *s;
+    const struct ct_loader *ld;
+    const char *timeout; /* run's --timeout: verify's own */
+    /* the section's launch settings (l->env): set on side A only, the loader's rules on
+     * neither (env_alone: judging the settings themselves), or on both sides (the rules
+     * judged against the library's defaults with them); NULL: none */
+    const struct ct_librules *env;
+    bool env_alone;
+    const char *what; /* the option its failures are said under; NULL: "--verify" */
+    bool whole;       /* the settings and the rules on side A, neither on B (ct_libverify_whole) */
+};
+
+/* fmt's text shown through h->say */
+void ct_verify_say(const struct ct_verify_hooks *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The environment of verify's side A (with: the export's loader variables ld set) or B (them
+ * cleared, and the library's own-defaults setting, m->own_name, set). */
+void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
+/* One paired launch of a verify (ct_paired_launch_fn; ctx: a struct ct_verify_side): side A
+ * (with) or B at sizes sz[0..nsz), sorted; t[k], the time at sz[k]. 0 or a failure (said). */
+int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t);
+/* One rule set s of CONFIG c: paired launches, then the judgement shown; 0, CT_VERIFY_SLOWER
+ * or a failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
+ * nogain[r]: it showed no gain; cut[r]: a slower rule's cut to the sizes that gained
+ * (ct_verify_judge); *geo: the geomean over the sweep's own sizes (ct_paired_swept). */
+int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *nogain,
+                     struct ct_paired_cut *cut, double *geo);
+/* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again with
+ * their controls (own), and with groups the other sizes of their rules (pr's groups), in fresh
+ * paired launches (ct_paired_again, into r: ct_paired_redo_release it), shown (x's hooks'
+ * again; where: "in the table below"); cleared[k]: size k was not slower again, so it does not
+ * count. 0 or a failure (said). */
+int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *own,
+                    const struct ct_paired *pr, const struct ct_paired_row *w, bool groups,
+                    const char *where, struct ct_paired_redo *r, bool *cleared);
+
+/* A section's launch settings alone (base->env) against the library's plain defaults at set
+ * s's sizes, paired launches, the table and the verdict shown (tune/libverify_env.c): *slow, slower
+ * than the defaults beyond a size's interval; *gain, faster over the sizes beyond theirs;
+ * each only when fresh launches show it again; *geo, the geomean over the sweep's own sizes
+ * (ct_paired_swept; not the ranges' midpoints), over the measures.
+ * 0, or a failure code (said). */
+int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
+/* ct_libverify_env on each of sets[0..nsets) where want[i] (NULL: all): *slow, one slower;
+ * *gain, one faster; *geo, the geomean over the sets judged (0: none); each[i] (NULL: not
+ * asked) the set's own, 0 where not judged. Stops at the first failure: its code (said). */
+int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
+                          const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
+                          bool *gain, double *geo, double *each);
+/* The launch settings of base->env alone (ct_libverify_env_sets) on each set of it where
+ * want[i]; their names first. *kept: no set slower, one faster at least; *slow: one slower;
+ * *geo: the sets' geomean; each_next: where not kept, each is judged next (--each-setting),
+ * as said. 0, or a failure code (said). */
+int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
+                      const bool *want, bool each_next, bool *kept, bool *slow, double *geo,
+                      double *each);
+/* One launch setting e alone on side A, against it unset on side B (the library's or glibc's
+ * own value), whatever else this environment sets on both (--env-search's value beside the
+ * --env settings and those found; --each-setting's one beside the others): ct_libverify_env_sets
+ * on sets[0..nsets) with base's library, options and timeout, failures said under what
+ * (tune/libverify_each.c). */
+int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
+                         const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
+                         int nsets, const bool *want, bool *slow, bool *gain, double *geo,
+                         double *each);
+/* The export as a job runs it (after the settings alone and the rules with them held): the
+ * copy verify writes, fixed, exported with its settings (base->ld: its loader; side A) against
+ * the plain defaults (B), as ct_libverify_env judges settings, on each set of it where want[i]
+ * that has a rule of its own (one that keeps the library's choice everywhere takes
+ * env_each[i], the settings' figure); then the geomean over them beside the two passes'
+ * product (the rules' from fixed's verified marks), said. *slow: slower at a size, again in
+ * fresh launches; *geo, the geomean over the sets (0: none measured). 0, or a failure code
+ * (said). ct_libverify_whole_any: whether any set of l has a rule of its own to measure so. */
+bool ct_libverify_whole_any(const struct ct_librules *l, const bool *want, const double *env_each);
+int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct ct_config *fixed,
+                               const bool *want, const double *env_each, bool *slow, double *geo);
+/* sweep --verify --each-setting, on the sets want names: which of side->env's settings to
+ * leave out. Where they were not kept together, each left out in turn and the others judged
+ * alone against the plain defaults; where they were (together), each judged against it unset
+ * (the library's own value) with the others on both sides, and the others judged alone
+ * without the one slower or without a gain there (*slow: it was slower). *best: the one
+ * whose others held without it (the lowest geomean where several did), -1 none; *best_geo
+ * and each[] (nsets) the others' figures. Said as judged. 0, or a failure code (said). */
+int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_config *c,
+                           bool together, const bool *want, int *best, double *best_geo, bool *slow,
+                           double *each);
+/* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
+ * own choice runs there on both sides (own: a control) and its group for ct_paired_measure
+ * (its rule's index in s, -1 for a control). */
+void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
+                     const struct ct_rule **rule, bool *own, int *group);
+/* The verdict of a verify's paired measure pr of s, shown through h (NULL: not shown; the
+ * table, then each rule's gain), the sizes cleared[k] (NULL: none) not counted slower
+ * (ct_verify_again) and the rules measured again, and a slower rule's cut, judged on both
+ * measures (again, the second; NULL or not measured: none): slow[r], rule r was slower than the
+ * defaults at a size it tunes; nogain[r], rule r changes the library's choice without showing a
+ * gain (ct_paired_gains); cut[r] (cut NULL: not asked), a slower rule's cut to the sizes that
+ * gained (ct_paired_trim; rounds 0: none); *geo, the geomean over the sweep's own sizes
+ * (swept, ct_paired_sizes'; NULL: all), the figure recorded (ct_paired_swept). Returns 0 or
+ * CT_VERIFY_SLOWER. */
+int ct_verify_judge(const struct ct_verify_hooks *h, const char *lib, const char *how,
+                    const struct ct_ruleset *s, const uint64_t *sz, int nsz, const bool *swept,
+                    const struct ct_rule *const *rule, const bool *own, const bool *cleared,
+                    struct ct_paired_redo *again, struct ct_paired *pr, bool *slow, bool *nogain,
+                    struct ct_paired_cut *cut, double *geo);
+
+/* sweep --lib --env-search: the variables to search before a library sweep (the --env settings
+ * already set in this environment: env_set) */
+struct ct_libsearch_in {
+    const struct ct_verify_hooks *h;
+    const struct ct_libmod *m;
+    const struct ct_lib_env *vars; /* values as given ("V1,V2,..."); "": spaced around its own */
+    int nvars;                     /* at most CT_ENV_SEARCH_VARS */
+    bool env_set;
+    int nranks;
+    double timeout_s; /* run's --timeout */
+};
+/* Before the sweep, each value of vars[0] with the --env settings against the library's plain
+ * defaults (ct_libverify_setting) on each collective of cfg, the tables and the verdicts shown;
+ * the value found faster with no size slower at the lowest geomean (with a finer step between
+ * it and its neighbours), or none. Each further variable searched the same way with the values
+ * found before on both sides, then the first again (coordinate descent). Then each value found
+ * set in this environment, for the sweep's launch, and a variable with none found unset. 0, or
+ * a failure code (said; also when the runs of every value of a variable failed). */
+int ct_libverify_search(const struct ct_libsearch_in *in, const struct ct_sweep_cfg *cfg);
+/* --env-search's values e->value ("V1,V2,...") split into v (at most CT_ENV_SEARCH_MAX); how
+ * many, or -1 when one is empty or given twice. */
+int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
+
+#endif
