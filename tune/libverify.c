@@ -43,6 +43,18 @@ void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, b
         unsetenv(m->own_name);
 }
 
+/* What a launch set for its side is not left to the next: a loader variable or a setting a
+ * later pass no longer names (one --each-setting left out, the copy exported again without
+ * it, MPICH's CH4 tree of an export whose rules were set back) would otherwise stay set in this
+ * environment, on both sides of every later launch and round. */
+static void side_clear(const struct ct_verify_side *x)
+{
+    for (int i = 0; x->ld && i < x->ld->n; i++)
+        unsetenv(x->ld->name[i]);
+    for (int i = 0; x->env && i < x->env->nenv; i++)
+        ct_libmod_env_put(x->m, x->env->env[i].name, NULL);
+}
+
 /* One run of `run --lib` over the sizes with -w warm, the export's loader variables set (A)
  * or not (B); t[k] = out-of-place time at size k. */
 static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *sz, int nsz,
@@ -89,6 +101,7 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     int rc = x->h->job(x->h->ctx, s->nranks, (int)(sizeof args / sizeof args[0]) - !rules, args,
                        &out, &said),
         got = 0;
+    side_clear(x);
     for (char *l = out && !rc ? strtok(out, "\n") : NULL; l; l = strtok(NULL, "\n")) {
         unsigned long long size;
         double us;

@@ -4,8 +4,9 @@
  * launches answered by a job hook that reads the side from the environment verify sets (the
  * export's loader variable on side A, the library's own-defaults setting on B) and prints the
  * table `colltune run --lib` prints: a rule slower at its sizes is judged slower (exit 3's
- * verdict) and one faster kept; the run's sizes, warmup split and --keep-rules reach the
- * launcher as verify means them; a run that misses a size is a failure said once. The real
+ * verdict) and one faster kept; the run's sizes, warmup split, --keep-rules and launch
+ * settings reach the launcher as verify means them, and nothing a launch set for its side is
+ * left in the environment after it; a run that misses a size is a failure said once. The real
  * libraries' verify runs in tests/cli (t3100, t3105, t3110).
  */
 #include <criterion/criterion.h>
@@ -18,10 +19,13 @@
 
 #define LOADER "CT_TEST_LOADER_RULES"
 #define OWN "CT_TEST_OWN_DEFAULTS"
+#define SETTING "CT_TEST_LAUNCH_SETTING"
 
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
     int drop;        /* a launch of side A prints this many sizes fewer */
+    bool setting;    /* the section has a launch setting, on both sides */
+    int with_setting; /* launches that had it */
     int launches, keep_rules_a, keep_rules_b, own_on_b, own_on_a, judged, again, failed;
     int warm200, warm3; /* launches of each warmup */
     char line[300];     /* the failure said */
@@ -47,6 +51,7 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
     f->keep_rules_b += !a && keep;
     f->own_on_b += !a && getenv(OWN) && !strcmp(getenv(OWN), "0");
     f->own_on_a += a && getenv(OWN) != NULL;
+    f->with_setting += getenv(SETTING) && !strcmp(getenv(SETTING), "1");
     const char *w = arg(argc, argv, "-w");
     f->warm200 += !strcmp(w, "200");
     f->warm3 += !strcmp(w, "3");
@@ -123,14 +128,20 @@ static int verify(struct fake *f, bool *slow, bool *nogain, double *geo, int *ns
     snprintf(ld.value[0], sizeof ld.value[0], "/tmp/rules");
     struct ct_verify_hooks h = {
         .ctx = f, .job = job, .failed = failed, .judged = judged, .again = again};
-    struct ct_verify_side side = {.m = &m, .h = &h, .ld = &ld, .timeout = "60"};
+    struct ct_librules l = {.nenv = 1};
+    snprintf(l.env[0].name, sizeof l.env[0].name, SETTING);
+    snprintf(l.env[0].value, sizeof l.env[0].value, "1");
+    struct ct_verify_side side = {
+        .m = &m, .h = &h, .ld = &ld, .timeout = "60", .env = f->setting ? &l : NULL};
     uint64_t sz[CT_VERIFY_MAXSZ];
     *nsz = ct_paired_sizes(&c.sweep, &s, sz, NULL, CT_VERIFY_MAXSZ);
     for (*nsmall = 0; *nsmall < *nsz && sz[*nsmall] <= CT_VERIFY_WARM_MAX;)
         ++*nsmall;
     struct ct_paired_cut cut[2] = {{0}};
     int code = ct_libverify_set(&side, &c, &s, slow, nogain, cut, geo);
-    unsetenv(LOADER);
+    /* what the last launch set for its side is not left to the next pass */
+    cr_assert_null(getenv(LOADER), "the loader variable left set");
+    cr_assert_null(getenv(SETTING), "the launch setting left set");
     unsetenv(OWN);
     return code;
 }
@@ -153,7 +164,7 @@ Test(libverify, a_rule_slower_at_its_sizes_is_judged_slower)
 
 Test(libverify, a_faster_rule_is_kept_and_each_side_runs_as_verify_means)
 {
-    struct fake f = {.a_factor = 0.6};
+    struct fake f = {.a_factor = 0.6, .setting = true};
     bool slow[2] = {false}, nogain[2] = {false};
     double geo = -1;
     int nsz, nsmall;
@@ -169,6 +180,7 @@ Test(libverify, a_faster_rule_is_kept_and_each_side_runs_as_verify_means)
     cr_assert(f.own_on_b == f.launches / 2 && f.own_on_a == 0,
               "B on the library's own defaults, A not: %d of %d, %d", f.own_on_b, f.launches,
               f.own_on_a);
+    cr_assert_eq(f.with_setting, f.launches, "the rules judged with the setting on both sides");
 }
 
 Test(libverify, a_run_that_misses_a_size_is_one_failure_said)
