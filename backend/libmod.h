@@ -218,8 +218,9 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
 
 /* The variables an export's loader lines set, in order: what a job sources to load the file
  * (ct_export_loader; sweep --verify --lib sets them itself, ct_verify_side_env). */
+#define CT_LOADER_MAX 24 /* a section's settings (MPICH's under two names each) and the rules' */
 struct ct_loader {
-    char name[8][128], value[8][4200];
+    char name[CT_LOADER_MAX][128], value[CT_LOADER_MAX][4200];
     int n;
 };
 

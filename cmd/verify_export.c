@@ -36,8 +36,9 @@ int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const 
         rc = ct_export_files_write(&x->f, err) < 0 ? CT_EIO : 0;
     }
     close(fd);
-    if (rc == 0)
-        ct_export_loader(&x->out, x->ld);
+    if (rc == 0 && ct_export_loader(&x->out, x->ld) < 0)
+        rc = ct_err_set(err, CT_EINVAL, "the export's loader sets more than %d variables",
+                        CT_LOADER_MAX);
     return rc;
 }
 

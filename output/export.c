@@ -750,10 +750,10 @@ void ct_settings_exports(const struct ct_settings *set, struct ct_text *t)
 }
 
 /* Parses back what ct_settings_exports wrote. */
-void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l)
+int ct_export_loader(const struct ct_export_out *out, struct ct_loader *l)
 {
     l->n = 0;
-    for (const char *p = ct_text_str(&out->env); p && *p && l->n < 8;
+    for (const char *p = ct_text_str(&out->env); p && *p;
          p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
         if (strncmp(p, "export ", 7))
             continue;
@@ -761,6 +761,8 @@ void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l)
         size_t nl = strcspn(p, "=\n");
         if (p[nl] != '=' || nl >= sizeof l->name[0])
             continue;
+        if (l->n == CT_LOADER_MAX)
+            return -1; /* a variable left out would load something else than the file says */
         snprintf(l->name[l->n], sizeof l->name[0], "%.*s", (int)nl, p);
         char *v = l->value[l->n];
         size_t k = 0;
@@ -777,6 +779,7 @@ void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l)
         v[k] = 0;
         l->n++;
     }
+    return 0;
 }
 
 const char *ct_emitter_mime(const struct ct_emitter *e)

@@ -261,7 +261,8 @@ void ct_export_files_print(FILE *f, const char *prefix, const struct ct_export_f
 void ct_export_loader_print(FILE *f, const char *prefix, const struct ct_export_out *out);
 
 /* The variables an export's loader lines set ("export NAME='VALUE'" in out->env), in
- * order, into l (struct ct_loader, backend/libmod.h). */
-void ct_export_loader(const struct ct_export_out *out, struct ct_loader *l);
+ * order, into l (struct ct_loader, backend/libmod.h): 0, or -1 when they are more than
+ * CT_LOADER_MAX. */
+int ct_export_loader(const struct ct_export_out *out, struct ct_loader *l);
 
 #endif
