@@ -148,11 +148,14 @@ void ct_verify_copy_path(const char *path, char *out, size_t len);
  * file changed; one that lost only ranges with no gain is, since those sizes now run what
  * side B ran), and nown sets found slower only at sizes CONFIG keeps at lib's own choice
  * (no rule found slower: not marked), nunmarked of them with the verified mark an earlier
- * verify gave them cleared, written beside it as NAME.verified.json (CONFIG itself when it is
- * one) and said on stderr (cmd/verify_out.c). Returns code (verify's exit code so far), or
+ * verify gave them cleared (dropped: --each-setting left a launch setting out of it;
+ * env_marked: its launch settings marked verified), written
+ * beside it as NAME.verified.json (CONFIG itself when it is one) and said on stderr
+ * (cmd/verify_out.c). Returns code (verify's exit code so far), or
  * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
-                          int nstamped, int nown, int nunmarked, const char *lib, int code);
+                          int nstamped, int nown, int nunmarked, bool dropped, bool env_marked,
+                          const char *lib, int code);
 /* Verify's exit 3 said on stderr: the file slower than lib's defaults at a size, where a rule
  * was judged (rules: one set back or cut), else only at sizes it keeps at lib's own choice. */
 void ct_verify_say_slower(const char *lib, bool rules);

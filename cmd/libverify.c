@@ -225,9 +225,11 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         code = each_slow && !code ? CT_EXIT_CHECK : code;            /* together slower: CONFIG's */
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
-        else if (fixed && (nstamped || any || nunmarked || own || env_marked) &&
+        else if ((fixed = fixed || !own ? fixed : ct_config_copy(config)) && /* CONFIG less one */
+                 (nstamped || any || nunmarked || own || env_marked) &&
                  (code == 0 || code == CT_EXIT_CHECK))
-            code = ct_verify_write_fixed(fixed, path, n, nstamped, nown, nunmarked, m->title, code);
+            code = ct_verify_write_fixed(fixed, path, n, nstamped, nown, nunmarked, own != NULL,
+                                         env_marked, m->title, code);
         else if (code == CT_EXIT_CHECK && env_kept)
             ct_verify_say_unchanged();
     }

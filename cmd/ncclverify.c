@@ -161,7 +161,8 @@ static int verify_rank(struct ct_boot *boot, void *arg)
         ct_verify_say_slower("NCCL", nj[CT_JUDGED_SLOW] || nj[CT_JUDGED_CUT]);
     if (comm.rank == 0 && fixed && (nstamped || judged || nunmarked) &&
         (code == 0 || code == CT_EXIT_CHECK))
-        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, nown, nunmarked, "NCCL", code);
+        code = ct_verify_write_fixed(fixed, x->path, nj, nstamped, nown, nunmarked, false, false,
+                                     "NCCL", code);
     else if (comm.rank == 0 && code == CT_EXIT_CHECK)
         ct_verify_say_unchanged();
     if (fixed)

@@ -10,6 +10,7 @@
 #include "librun.h"
 
 _Static_assert(CT_VERIFY_SLOWER == CT_EXIT_CHECK, "a verify's slower verdict is exit 3");
+_Static_assert(CT_VERIFY_USAGE == CT_EXIT_USAGE, "a verify's failure of its input is exit 2");
 
 static int job(const void *ctx, int nranks, int argc, char **argv, char **out, bool *said)
 {
@@ -19,7 +20,7 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
 static int failed(const void *ctx, int rc, const char *line)
 {
     (void)ctx;
-    return ct_cmd_fail("sweep", rc == 2 ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s", line);
+    return ct_cmd_fail("sweep", rc == CT_VERIFY_USAGE ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s", line);
 }
 
 static void judged(const void *ctx, const struct ct_verify_judged *j)

@@ -127,13 +127,14 @@ void ct_verify_say_unchanged(void)
 }
 
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
-                          int nstamped, int nown, int nunmarked, const char *lib, int code)
+                          int nstamped, int nown, int nunmarked, bool dropped, bool env_marked,
+                          const char *lib, int code)
 {
     int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
         kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK],
         tcut = n[CT_JUDGED_TRIED_CUT];
     char out[4200], what[96] = "", cut[112] = "", ties[192] = "", own[224] = "";
-    if (tried && !nstamped && !nslow && !nnogain && !ncut && !kept && !nunmarked) {
+    if (tried && !nstamped && !nslow && !nnogain && !ncut && !kept && !nunmarked && !dropped) {
         fprintf(stderr, /* all set back */
                 "colltune sweep: none of the %d tied row(s) tried in %s's place gained; CONFIG "
                 "stays as it is (no copy written; a verify without --try-ties marks what it "
@@ -194,6 +195,9 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         say_wrote(out, "with %s%s%s%s", back, back[0] ? "; " : "", own, stamped);
     else if (nnogain)
         say_wrote(out, "with %s%s; export that one", back, stamped);
+    else if (!nstamped && !env_marked) /* a setting left out, the rest of CONFIG as it was */
+        say_wrote(out, "without the launch setting --each-setting left out (above); export that "
+                       "one");
     else if (!nstamped) /* the launch settings marked: every collective keeps lib's own choice */
         say_wrote(out,
                   "with its launch settings marked verified (its collectives keep %s's own "
