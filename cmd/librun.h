@@ -81,8 +81,9 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
 /* The file the export of cfg by e writes, for a verify to load: in a new file (across hosts
  * beside path, which every host reads; else in /tmp) with what goes beside it (MPICH's CH4
  * tree), and its loader (the variables that point the library at it). 0; CT_EIO, not
- * written (err says why); or ct_export_run's failure (out.unchanged: it would change
- * nothing). ct_verify_export_release removes the files and frees x, whatever it returned. */
+ * written (err says why); CT_EINVAL, its loader sets more than CT_LOADER_MAX variables; or
+ * ct_export_run's failure (out.unchanged: it would change nothing). ct_verify_export_release
+ * removes the files and frees x, whatever it returned. */
 struct ct_verify_export {
     char *tmp;
     struct ct_export_out out;

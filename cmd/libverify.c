@@ -98,7 +98,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         return code;
     /* --try-ties: the file verified is CONFIG with the tied rows tried; the copy written is
      * CONFIG, each set verified taken from it as judged */
-    const struct ct_config *config = c;
+    const struct ct_config *config = c, *orig = c; /* orig: CONFIG as read */
     struct ct_config *tried = o->try_ties ? try_ties(o, m, c, colls) : NULL;
     *did = (struct ct_verify_did){tried != NULL, false, false, false};
     if (tried)
@@ -147,11 +147,11 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                 code = ct_verify_write_env_dropped(fixed, path, env_slow, l->nenv,
                                                    o->each_setting && l->nenv > 1, m->name,
                                                    env_slow ? CT_EXIT_CHECK : 0);
-        } else if (l->nenv && !code && verified < l->nsets) /* a job runs them all */
+        } else if (l->nenv && !code && verified && verified < l->nsets) /* a job runs them all */
             printf("the launch settings were judged on %d of the section's %d collective(s): not "
                    "marked verified (a verify of all of them here marks them)\n\n",
                    verified, l->nsets);
-        else if (l->nenv && !code)
+        else if (l->nenv && !code && verified)
             env_marked =
                 ct_config_lib_env_verified(fixed = ct_config_copy(config), m->name, env_geo);
         for (int i = 0; i < l->nsets && env_kept && (!code || code == CT_EXIT_CHECK); i++) {
@@ -197,7 +197,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             nstamped += stamped;
             nown += fixed && own;
             /* and a mark from an earlier verify cleared: the copy must be written */
-            nunmarked += fixed && own && ct_config_lib(config, m->name)->sets[i].verified.at[0];
+            nunmarked += fixed && own && ct_config_lib(orig, m->name)->sets[i].verified.at[0];
             free(slow);
             free(nogain);
             free(cut);
@@ -225,8 +225,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         code = each_slow && !code ? CT_EXIT_CHECK : code;            /* together slower: CONFIG's */
         if ((did->whole_slow = whole_slow && code == CT_EXIT_CHECK)) /* each held, not the whole */
             code = ct_verify_write_unmarked(fixed, path, m, code);
-        else if ((fixed = fixed || !own ? fixed : ct_config_copy(config)) && /* CONFIG less one */
-                 (nstamped || any || nunmarked || own || env_marked) &&
+        else if (own && !fixed && !(fixed = ct_config_copy(config)) && /* CONFIG less one */
+                 (!code || code == CT_EXIT_CHECK))
+            code = ct_cmd_fail("sweep", CT_EXIT_FAIL, "--verify: cannot copy '%s'", path);
+        else if (fixed && (nstamped || any || nunmarked || own || env_marked) &&
                  (code == 0 || code == CT_EXIT_CHECK))
             code = ct_verify_write_fixed(fixed, path, n, nstamped, nown, nunmarked, own != NULL,
                                          env_marked, m->title, code);
@@ -234,14 +236,11 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
             ct_verify_say_unchanged();
     }
     ct_verify_export_release(&x);
-    if (fixed)
-        ct_config_release(fixed);
-    free(fixed);
-    for (int k = 0; k < 2; k++) {
-        struct ct_config *t = k ? own : tried;
-        if (t)
-            ct_config_release(t);
-        free(t);
+    struct ct_config *made[] = {fixed, own, tried};
+    for (int k = 0; k < 3; k++) {
+        if (made[k])
+            ct_config_release(made[k]);
+        free(made[k]);
     }
     fflush(stdout);
     return code;
