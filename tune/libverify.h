@@ -118,7 +118,8 @@ void ct_verify_say(const struct ct_verify_hooks *h, const char *fmt, ...)
  * cleared, and the library's own-defaults setting, m->own_name, set). */
 void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with);
 /* One paired launch of a verify (ct_paired_launch_fn; ctx: a struct ct_verify_side): side A
- * (with) or B at sizes sz[0..nsz), sorted; t[k], the time at sz[k]. 0 or a failure (said). */
+ * (with) or B at sizes sz[0..nsz), sorted; t[k], the time at sz[k]; the loader's variables
+ * and the side's settings it set cleared after it. 0 or a failure (said). */
 int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t);
 /* One rule set s of CONFIG c: paired launches, then the judgement shown; 0, CT_VERIFY_SLOWER
  * or a failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
