@@ -137,7 +137,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                            "--env%s is for a sweep: verify sets the launch settings CONFIG records",
                            o->nlib_env ? "" : "-search");
     if (verify_path)
-        return strcmp(o->lib, "nccl") ? ct_libverify_rounds(o, verify, verify_path, cfg->colls)
+        return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);
     int most, least;
     long cores = ct_libmod_cores(); /* ranks beyond them time the scheduler */

@@ -65,14 +65,20 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg);
 /* The hooks of a verify started from colltune's command line (cmd/verify_judge.c): its jobs
  * under the library's launcher (ct_lib_job with o), its failures said and its tables printed. */
 void ct_verify_hooks_init(struct ct_verify_hooks *h, const struct ct_opts *o);
-/* After both passes held (the settings alone, then the rules with them on both sides;
- * cmd/libwhole.c): the copy verify writes (fixed, its rules with no gain set back) exported by
- * e (across hosts beside path) for ct_libverify_whole_measure, where a set has a rule of its
- * own (ct_libverify_whole_any; else *geo 0, nothing measured). 0, or a failure code (said). */
-struct ct_emitter;
-int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_emitter *e,
-                       const char *path, const struct ct_config *fixed, const bool *want,
-                       const double *env_each, bool *slow, double *geo);
+/* What the file hooks of a verify of CONFIG (at path) started from colltune's command line
+ * know: its options, the export of the library m (e), the collectives asked for (colls). */
+struct ct_verify_cmd {
+    const struct ct_opts *o;
+    const struct ct_libmod *m;
+    const struct ct_emitter *e;
+    const char *path;
+    unsigned colls;
+};
+/* Those hooks (cmd/verify_export.c): the export written by e for the verify to load (across
+ * hosts beside path), CONFIG's copies through its document, the verdicts applied
+ * (ct_config_lib_judged) and the copy written as NAME.verified.json and said
+ * (cmd/verify_out.c). */
+void ct_verify_files_init(struct ct_verify_files *f, const struct ct_verify_cmd *x);
 /* Why verify does not run set s of a section here (the export leaves it out, or --hosts
  * places other ranks than it has), or NULL. */
 struct ct_export_out;
@@ -94,39 +100,16 @@ struct ct_emitter;
 int ct_verify_export(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
                      const struct ct_config *cfg, struct ct_verify_export *x, struct ct_err *err);
 void ct_verify_export_release(struct ct_verify_export *x);
-/* sweep --verify --each-setting (cmd/libeach.c), on the sets want names: the setting
- * ct_libverify_each_pick finds to leave out. Where the others hold without one: *own a new copy of
- * *config without it (the caller releases it), *config it, *c it (--try-ties: tried, the setting
- * taken out of it in place), x exported again from *c, side->ld and side->env *c's, *geo and each[]
- * theirs; said on stdout and stderr. Else *own NULL. 0, or a failure code (said). */
-int ct_libverify_each(const struct ct_opts *o, const struct ct_emitter *e, const char *path,
-                      struct ct_verify_side *side, bool together, const struct ct_config **config,
-                      const struct ct_config **c, struct ct_config *tried,
-                      struct ct_verify_export *x, const bool *want, double *geo, double *each,
-                      struct ct_config **own);
 /* No set of section l that --coll and --local N (colls, o) ask for on this host or the ranks
  * --hosts places: one line naming what it has (title the library's, path CONFIG's),
  * CT_EXIT_USAGE (cmd/verify_out.c). */
 int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const char *title,
                      const char *path, unsigned colls);
-/* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
- * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
- * settings and rules each held apart; own_slow, slower (exit 3) only at sizes where it keeps
- * the library's own choice (in both, the copy runs as the file verified); dropped,
- * --each-setting left a setting out (the copy is CONFIG less it). */
-struct ct_verify_did {
-    bool tried, whole_slow, own_slow, dropped;
-};
-/* sweep --verify CONFIG --lib: the exported file against the library's defaults
- * (cmd/libverify.c); 0, CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
+/* sweep --verify CONFIG --lib (--reverify N): the exported file against the library's defaults
+ * (cmd/libverify.c: its input checked, then ct_libverify_rounds with the hooks above); 0,
+ * CT_EXIT_CHECK when slower somewhere, or a failure code (printed). */
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
-                 unsigned colls, struct ct_verify_did *did);
-/* ct_libverify, and with --reverify N the copy it writes (ct_verify_copy_path) verified
- * again (cmd/librounds.c), without --try-ties, while a round exits 3, tried ties or left a
- * setting out (--each-setting), up to N more rounds (a copy that lost all its launch settings
- * is not: its rules need a sweep): the last round's code. */
-int ct_libverify_rounds(const struct ct_opts *o, const struct ct_config *c, const char *path,
-                        unsigned colls);
+                 unsigned colls);
 /* Watch a library engine's progress (cmd/libwatch.c): no call returning for timeout_s
  * seconds ends the rank with one line and exit 1. Stopped before the engine closes. */
 void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s);
@@ -139,9 +122,6 @@ void ct_lib_deadline_off(void);
 /* be->close(ctx) within s seconds, else msg on stderr and _exit(code); returns code. */
 int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsigned s,
                         const char *msg);
-/* The copy verify writes for path: NAME.verified.json beside NAME.json (a .verified.json
- * itself: path), into out (len) */
-void ct_verify_copy_path(const char *path, char *out, size_t len);
 /* CONFIG (at path) with the ranges verify found slower and those that showed no gain set back
  * to lib's own choice, those found slower only at an edge cut to the sizes that gained
  * (ct_paired_trim), the rows --try-ties tried kept where they gained (n: counts by
@@ -170,9 +150,9 @@ void ct_verify_say_unchanged(void);
 int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path, bool slow,
                                 int nenv, bool each_ran, const char *lib, int code);
 /* The export as a whole found slower than the plain defaults though its settings and rules
- * each held apart (ct_libverify_whole): CONFIG (fixed) with none of m's verified marks, written
- * as NAME.verified.json over an older copy and said; code, or a failure code (said). */
-int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,
+ * each held apart (ct_libverify_whole): CONFIG (fixed) with none of lib's verified marks,
+ * written as NAME.verified.json over an older copy and said; code, or a failure code (said). */
+int ct_verify_write_unmarked(const struct ct_config *fixed, const char *path, const char *lib,
                              int code);
 /* sweep --verify PATH --lib nccl (cmd/ncclverify.c): before anything starts, whether PATH has
  * a measured NCCL section with a rule for `ranks` ranks on one host (--local N or its default;

@@ -40,6 +40,13 @@ static void say(const void *ctx, const char *text)
     fputs(text, stdout);
 }
 
+static void warn(const void *ctx, const char *text)
+{
+    (void)ctx;
+    fflush(stdout); /* what was said before it first */
+    fprintf(stderr, "colltune sweep: %s\n", text);
+}
+
 static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_row *w,
                   const struct ct_paired_redo *r, bool groups, const char *where)
 {
@@ -49,8 +56,13 @@ static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_ro
 
 void ct_verify_hooks_init(struct ct_verify_hooks *h, const struct ct_opts *o)
 {
-    *h = (struct ct_verify_hooks){
-        .ctx = o, .job = job, .failed = failed, .judged = judged, .say = say, .again = again};
+    *h = (struct ct_verify_hooks){.ctx = o,
+                                  .job = job,
+                                  .failed = failed,
+                                  .judged = judged,
+                                  .say = say,
+                                  .warn = warn,
+                                  .again = again};
 }
 
 const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,

@@ -15,13 +15,6 @@
 #include "cmd.h"
 #include "librun.h"
 
-void ct_verify_copy_path(const char *path, char *out, size_t len)
-{
-    int n = (int)strlen(path), json = n > 5 && !strcmp(path + n - 5, ".json"),
-        again = n > 14 && !strcmp(path + n - 14, ".verified.json"); /* that one again */
-    snprintf(out, len, "%.*s.verified.json", again ? n - 14 : json ? n - 5 : n, path);
-}
-
 /* fixed written as NAME.verified.json beside path (into out): 0, or a failure (said). */
 static int write_copy(const struct ct_config *fixed, const char *path, char *out, size_t len,
                       int code)
@@ -89,20 +82,15 @@ int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path,
         slow ? "slower than the defaults at a size" : "no gain shown over the defaults", each);
 }
 
-int ct_verify_write_unmarked(struct ct_config *fixed, const char *path, const struct ct_libmod *m,
+int ct_verify_write_unmarked(const struct ct_config *fixed, const char *path, const char *lib,
                              int code)
 {
-    const struct ct_librules *l = ct_config_lib(fixed, m->name);
-    for (int i = 0; l && i < l->nsets; i++)
-        ct_config_lib_verified(fixed, m->name, i, 0);
-    ct_config_lib_env_verified(fixed, m->name, 0);
-    ct_config_lib_whole_verified(fixed, m->name, 0);
     return write_said(fixed, path, code,
                       "(the ranges without a gain set back, if any) with no verified marks: the "
                       "export as a job runs it (the launch settings and the rules together) is "
                       "slower than %s's plain defaults at a size, though each held apart (sweep "
                       "again, or without the settings)",
-                      m->title);
+                      lib);
 }
 
 void ct_verify_say_slower(const char *lib, bool rules)

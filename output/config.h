@@ -46,19 +46,8 @@ bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll co
  * (tune/stats.h), a slower rule with a cut (cut non-NULL, cut[k].rounds > 0) cut to it, the
  * other slower ones and those with no gain set back to the library's own choice; by index in
  * c's section (i, the set's index) or, i < 0, by s's shape and each rule's min_bytes (the
- * section colltune keeps as written). Counted in n: the rules of CONFIG set back as slower, set
- * back with no gain, and cut; the rules verify --try-ties tried (ct_rule.tried) kept, whole or
- * cut to the sizes that gained (counted in both TRIED_KEPT and TRIED_CUT), and set back. c
- * NULL: nothing. */
-enum {
-    CT_JUDGED_SLOW,
-    CT_JUDGED_NOGAIN,
-    CT_JUDGED_CUT,
-    CT_JUDGED_TRIED_KEPT,
-    CT_JUDGED_TRIED_CUT,
-    CT_JUDGED_TRIED_BACK,
-    CT_JUDGED_N
-};
+ * section colltune keeps as written). Counted in n by CT_JUDGED_* (tune/tune.h). c NULL:
+ * nothing. */
 struct ct_paired_cut;
 void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const struct ct_ruleset *s,
                           const bool *slow, const bool *nogain, const struct ct_paired_cut *cut,

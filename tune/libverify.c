@@ -16,18 +16,35 @@
 #include "../lib/err.h"
 #include "libverify.h"
 
+/* fmt's text (ap) given to say or warn */
+static void vtell(const struct ct_verify_hooks *h, bool warn, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vtell(const struct ct_verify_hooks *h, bool warn, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *text = ct_xcalloc((size_t)(n > 0 ? n : 0) + 1, 1);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    (warn ? h->warn : h->say)(h->ctx, text);
+    free(text);
+}
+
 void ct_verify_say(const struct ct_verify_hooks *h, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    vtell(h, false, fmt, ap);
     va_end(ap);
-    char *text = ct_xcalloc((size_t)(n > 0 ? n : 0) + 1, 1);
+}
+
+void ct_verify_warn(const struct ct_verify_hooks *h, const char *fmt, ...)
+{
+    va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    vtell(h, true, fmt, ap);
     va_end(ap);
-    h->say(h->ctx, text);
-    free(text);
 }
 
 void ct_verify_side_env(const struct ct_libmod *m, const struct ct_loader *ld, bool with)

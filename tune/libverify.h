@@ -75,6 +75,9 @@ struct ct_verify_hooks {
     void (*judged)(const void *ctx, const struct ct_verify_judged *j);
     /* Text to show as it is (lines ending in a newline). */
     void (*say)(const void *ctx, const char *text);
+    /* A line for the user's attention beside what say shows (cmd/: stderr, after "colltune
+     * sweep: "; text without its newline). */
+    void (*warn)(const void *ctx, const char *text);
     /* The sizes found slower measured again (ct_paired_again's r over rows w; groups: with
      * their rules' other sizes); where: "in the table below", "above". */
     void (*again)(const void *ctx, const uint64_t *sz, const struct ct_paired_row *w,
@@ -111,8 +114,10 @@ struct ct_verify_side {
     bool whole;       /* the settings and the rules on side A, neither on B (ct_libverify_whole) */
 };
 
-/* fmt's text shown through h->say */
+/* fmt's text shown through h->say; ct_verify_warn: through h->warn */
 void ct_verify_say(const struct ct_verify_hooks *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void ct_verify_warn(const struct ct_verify_hooks *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The environment of verify's side A (with: the export's loader variables ld set) or B (them
  * cleared, and the library's own-defaults setting, m->own_name, set). */
@@ -207,6 +212,115 @@ int ct_verify_judge(const struct ct_verify_hooks *h, const char *lib, const char
                     const struct ct_rule *const *rule, const bool *own, const bool *cleared,
                     struct ct_paired_redo *again, struct ct_paired *pr, bool *slow, bool *nogain,
                     struct ct_paired_cut *cut, double *geo);
+
+/* The file a verify loads, as its caller's export wrote it (cmd/: output/'s emitter) */
+struct ct_verify_file {
+    const struct ct_loader *ld; /* the variables that point the library at it */
+    bool unchanged;             /* the export would change nothing: no file (said) */
+    void *priv;                 /* the caller's */
+};
+
+/* Which file a verify exports: CONFIG's (or, --try-ties, CONFIG with the tied rows tried);
+ * CONFIG less the setting --each-setting left out; the copy verify writes (its whole export). */
+enum ct_verify_export_kind { CT_VEXP_CONFIG, CT_VEXP_LESS_ONE, CT_VEXP_COPY };
+
+/* How a verify of a CONFIG ends, as its caller writes and says it (ct_verify_files' end) */
+enum ct_verify_end_kind {
+    CT_VEND_ENV_DROPPED, /* the copy without its launch settings (slow: slower; else no gain) */
+    CT_VEND_UNMARKED,    /* the copy's whole export slower: the copy with no verified marks */
+    CT_VEND_FIXED,       /* the copy with the verdicts on its rules and its marks */
+    CT_VEND_SLOWER,      /* exit 3 said (slow: a rule was set back or cut) */
+    CT_VEND_UNCHANGED,   /* exit 3 with nothing to write */
+    CT_VEND_NO_SET,      /* no set of l asked for here (CT_VERIFY_USAGE) */
+};
+struct ct_verify_end {
+    enum ct_verify_end_kind kind;
+    const struct ct_config *fixed; /* the copy (ENV_DROPPED, UNMARKED, FIXED) */
+    const struct ct_librules *l;   /* NO_SET: CONFIG's section */
+    const int *n;                  /* FIXED: the verdicts counted by CT_JUDGED_* */
+    int nstamped, nown, nunmarked; /* FIXED: as ct_verify_write_fixed (cmd/) counts them */
+    bool dropped, env_marked;      /* FIXED: a setting left out; the settings marked */
+    bool slow;                     /* ENV_DROPPED, SLOWER */
+    int nenv;                      /* ENV_DROPPED: how many were judged together */
+    bool each_ran;                 /* ENV_DROPPED: and with each left out (--each-setting) */
+};
+
+/* What a verify of a CONFIG needs from its caller beside ct_verify_hooks: the export it loads,
+ * copies of CONFIG, and what it writes; ctx is passed back to each. */
+struct ct_verify_files {
+    const void *ctx;
+    /* c (of CONFIG at path) exported for a verify to load into f: 0 (f->unchanged, CONFIG's
+     * own export only: it changes nothing, said); else a failure code (said). unexport releases
+     * f whatever export returned. */
+    int (*export)(const void *ctx, const char *path, const struct ct_config *c,
+                  enum ct_verify_export_kind kind, struct ct_verify_file *f);
+    void (*unexport)(const void *ctx, struct ct_verify_file *f);
+    /* Why set s is not verified here (the file f leaves it out, or it runs on another shape of
+     * hosts); NULL: it is. */
+    const char *(*elsewhere)(const void *ctx, const struct ct_verify_file *f,
+                             const struct ct_ruleset *s);
+    /* A copy of c (new memory: ct_config_release, then free); NULL if it cannot be made. */
+    struct ct_config *(*copy)(const void *ctx, const struct ct_config *c);
+    /* Verify's verdict on set s applied to its copy c, set i (ct_config_lib_judged, output/). */
+    void (*apply)(const void *ctx, struct ct_config *c, const char *lib, int i,
+                  const struct ct_ruleset *s, const bool *slow, const bool *nogain,
+                  const struct ct_paired_cut *cut, int n[CT_JUDGED_N]);
+    /* w (of CONFIG at path) written and said; returns code (the verify's so far), or a failure
+     * code (said). */
+    int (*end)(const void *ctx, const char *path, const struct ct_verify_end *w, int code);
+    /* The config at path read (new memory: ct_config_release, then free); NULL where it cannot
+     * be, said, *code the failure's. */
+    struct ct_config *(*read)(const void *ctx, const char *path, int *code);
+};
+
+/* What a verify did beside its verdict: tried, --try-ties found ties to try (else CONFIG was
+ * verified as it is); whole_slow, the export as a whole was slower (exit 3) though its
+ * settings and rules each held apart; own_slow, slower (exit 3) only at sizes where it keeps
+ * the library's own choice (in both, the copy runs as the file verified); dropped,
+ * --each-setting left a setting out (the copy is CONFIG less it). */
+struct ct_verify_did {
+    bool tried, whole_slow, own_slow, dropped;
+};
+
+/* sweep --verify CONFIG --lib LIB: what the verify of CONFIG is asked */
+struct ct_libverify_in {
+    const struct ct_verify_hooks *h;
+    const struct ct_verify_files *f;
+    const struct ct_libmod *m;
+    const char *path; /* CONFIG's, as said */
+    unsigned colls;   /* --coll: the collectives asked for (CT_COLL_BIT) */
+    int local;        /* --local N: the sets of N ranks only (0: any) */
+    bool try_ties, each_setting;
+    double timeout_s; /* run's --timeout */
+};
+/* The exported file of CONFIG c's measured section of in->m (c has one) against the library's
+ * defaults (tune/libverify_config.c): the launch settings alone, then each rule set asked for
+ * with them on both sides, then the copy's whole export; the copy written through in->f.
+ * 0, CT_VERIFY_SLOWER when slower somewhere, or a failure code (said). */
+int ct_libverify_config(const struct ct_libverify_in *in, const struct ct_config *c,
+                        struct ct_verify_did *did);
+/* ct_libverify_config, and with --reverify N (reverify) the copy it writes
+ * (ct_verify_copy_path) verified again (tune/libverify_rounds.c), without --try-ties, while a
+ * round exits 3, tried ties or left a setting out (--each-setting), up to N more rounds (a copy
+ * that lost all its launch settings is not: its rules need a sweep): the last round's code. */
+int ct_libverify_rounds(const struct ct_libverify_in *in, int reverify, const struct ct_config *c);
+/* The copy verify writes for path: NAME.verified.json beside NAME.json (a .verified.json
+ * itself: path), into out (len) */
+void ct_verify_copy_path(const char *path, char *out, size_t len);
+/* sweep --verify --each-setting, on the sets want names (tune/libverify_each.c): the setting
+ * ct_libverify_each_pick finds to leave out. Where the others hold without one: *own a new copy
+ * of *config without it (the caller releases it), *config it, *c it (--try-ties: tried, the
+ * setting taken out of it in place), file exported again from *c (in's hooks), side->ld and
+ * side->env *c's, *geo and each[] theirs; said. Else *own NULL. 0, or a failure code (said). */
+int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *side, bool together,
+                      const struct ct_config **config, const struct ct_config **c,
+                      struct ct_config *tried, struct ct_verify_file *file, const bool *want,
+                      double *geo, double *each, struct ct_config **own);
+/* The copy fixed's whole export (ct_libverify_whole_measure), exported through in's hooks; 0
+ * where no set has a rule of its own to measure so (ct_libverify_whole_any). */
+int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_libverify_in *in,
+                       const struct ct_config *fixed, const bool *want, const double *env_each,
+                       bool *slow, double *geo);
 
 /* sweep --lib --env-search: the variables to search before a library sweep (the --env settings
  * already set in this environment: env_set) */

@@ -20,7 +20,8 @@
  * judged with them on both sides, its whole export, the copy it writes. One setting per
  * verify (N passes of launches for N settings, one more to judge the rest where one goes);
  * --reverify N verifies the copy again, and can leave out another. Which one goes is decided
- * here; cmd/libeach.c writes CONFIG without it.
+ * here (ct_libverify_each_pick), and the rest of the verify runs CONFIG without it
+ * (ct_libverify_each: a copy of CONFIG, exported again through the caller's hooks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,4 +167,54 @@ int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_co
                       "the copy, as judged together\n\n",
                       n, n);
     return code;
+}
+
+int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *side, bool together,
+                      const struct ct_config **config, const struct ct_config **c,
+                      struct ct_config *tried, struct ct_verify_file *file, const bool *want,
+                      double *geo, double *each, struct ct_config **own)
+{
+    const struct ct_librules *l = side->env;
+    const char *lib = side->m->name;
+    int n = l->nenv, best = -1;
+    bool slow = false;
+    double best_geo = 0;
+    *own = NULL;
+    int code = ct_libverify_each_pick(side, *c, together, want, &best, &best_geo, &slow, each);
+    if (code || best < 0)
+        return code;
+    char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1], line[4200];
+    snprintf(gone, sizeof gone, "%s=%s", l->env[best].name, l->env[best].value);
+    struct ct_config *cp = in->f->copy(in->f->ctx, *config); /* CONFIG without it: the copy's */
+    if (!cp) {
+        snprintf(line, sizeof line, "--verify: cannot copy '%s'", in->path);
+        return in->h->failed(in->h->ctx, 1, line);
+    }
+    ct_config_lib_env_drop(cp, lib, best);
+    if (tried) /* --try-ties: the file verified, its tried marks kept (not in a copy) */
+        ct_config_lib_env_drop(tried, lib, best);
+    *own = cp;
+    *config = cp;
+    *c = tried ? tried : cp;
+    in->f->unexport(in->f->ctx, file); /* the export the rules are judged with, without it */
+    if ((code = in->f->export(in->f->ctx, in->path, *c, CT_VEXP_LESS_ONE, file)))
+        return code;
+    side->ld = file->ld;
+    side->env = ct_config_lib(*c, lib);
+    *geo = best_geo;
+    ct_verify_say(side->h,
+                  "--each-setting: %s left out: the other %d held without it (geomean %.3f); the "
+                  "rest of this verify judges CONFIG without it\n\n",
+                  gone, n - 1, best_geo);
+    if (together)
+        ct_verify_warn(side->h,
+                       "--each-setting: %s left out of the copy: %s beside the other %d, which "
+                       "held without it",
+                       gone, slow ? "slower than without it at a size" : "no gain shown", n - 1);
+    else
+        ct_verify_warn(side->h,
+                       "--each-setting: %s left out of the copy: the %d settings together did "
+                       "not hold, the other %d did without it",
+                       gone, n, n - 1);
+    return 0;
 }

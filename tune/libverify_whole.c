@@ -68,3 +68,23 @@ int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct c
                       exp(lp / n), each);
     return code;
 }
+
+int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_libverify_in *in,
+                       const struct ct_config *fixed, const bool *want, const double *env_each,
+                       bool *slow, double *geo)
+{
+    const struct ct_librules *l = ct_config_lib(fixed, base->m->name);
+    struct ct_verify_side x = *base;
+    struct ct_verify_file f = {0};
+    int code = 0;
+    *slow = false;
+    *geo = 0;
+    if (!ct_libverify_whole_any(l, want, env_each)) /* the settings' figure is the export's */
+        return 0;
+    if (!(code = in->f->export(in->f->ctx, in->path, fixed, CT_VEXP_COPY, &f))) {
+        x.ld = f.ld;
+        code = ct_libverify_whole_measure(&x, fixed, want, env_each, slow, geo);
+    }
+    in->f->unexport(in->f->ctx, &f);
+    return code;
+}

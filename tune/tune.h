@@ -235,6 +235,20 @@ void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i); /* c N
  * judge, the same code running on both sides. */
 bool ct_ruleset_keeps_own(const struct ct_ruleset *s);
 
+/* What verify's verdict on a set did to its copy's rules (output/'s ct_config_lib_judged
+ * counts them so): the rules of CONFIG set back as slower, set back with no gain, and cut; the
+ * rules verify --try-ties tried (ct_rule.tried) kept, whole or cut to the sizes that gained
+ * (counted in both TRIED_KEPT and TRIED_CUT), and set back. */
+enum {
+    CT_JUDGED_SLOW,
+    CT_JUDGED_NOGAIN,
+    CT_JUDGED_CUT,
+    CT_JUDGED_TRIED_KEPT,
+    CT_JUDGED_TRIED_CUT,
+    CT_JUDGED_TRIED_BACK,
+    CT_JUDGED_N
+};
+
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
  * verify does with a set it found no slower than the defaults; a geomean that is not a
  * positive number clears the record instead. False when there is no such set or nothing

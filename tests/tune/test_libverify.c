@@ -6,20 +6,24 @@
  * table `colltune run --lib` prints: a rule slower at its sizes is judged slower (exit 3's
  * verdict) and one faster kept; the run's sizes, warmup split, --keep-rules and launch
  * settings reach the launcher as verify means them, and nothing a launch set for its side is
- * left in the environment after it; a run that misses a size is a failure said once. The real
- * libraries' verify runs in tests/cli (t3100, t3105, t3110).
+ * left in the environment after it; a run that misses a size is a failure said once. Then a
+ * whole CONFIG verified through the hooks (tune/libverify_config.c): the passes in order and the
+ * copy each verdict writes. The real libraries' verify runs in tests/cli (t3100, t3105, t3110).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/libmod.h"
+#include "output/config.h"
 #include "tune/libverify.h"
 
 #define LOADER "CT_TEST_LOADER_RULES"
 #define OWN "CT_TEST_OWN_DEFAULTS"
 #define SETTING "CT_TEST_LAUNCH_SETTING"
+#define SETTING2 "CT_TEST_LAUNCH_SETTING2"
 
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
@@ -30,6 +34,16 @@ struct fake {
     int warm200, warm3; /* launches of each warmup */
     char line[300];     /* the failure said */
     int nsz_judged;
+    /* a whole CONFIG's verify: the settings' factors on every size where set (1: none) */
+    double set_factor, set2_factor;
+    bool unchanged; /* the export changes nothing */
+    int exports[3], unexports, ends[CT_VEND_NO_SET + 1];
+    struct ct_config *written; /* the copy the last end wrote (a copy of it) */
+    struct ct_verify_end last; /* and what it said */
+    int nwritten[CT_JUDGED_N];
+    bool in_dir;      /* the copy written as a file (in a directory of the test's own) */
+    int reads;        /* --reverify: the copies read */
+    char warned[400]; /* the last warning */
 };
 
 static const char *arg(int argc, char **argv, const char *name)
@@ -67,6 +81,8 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
         double us = 1.0 + (double)b / 1000.0, wobble = 1 + 0.01 * (launch % 3);
         if (a && b >= 8192)
             us *= f->a_factor;
+        us *= getenv(SETTING) && f->set_factor > 0 ? f->set_factor : 1;
+        us *= getenv(SETTING2) && f->set2_factor > 0 ? f->set2_factor : 1;
         if (a && n++ < f->drop)
             continue;
         off +=
@@ -103,25 +119,37 @@ static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_ro
 /* AllReduce on 2 ranks swept at 1 KiB-1 MiB x4: Open MPI's own choice below 8 KiB, a rule
  * (id 3) from there; verified at the six sizes and the two ranges' midpoints. *nsz, *nsmall:
  * how many sizes, and how many up to CT_VERIFY_WARM_MAX (a launch of their own). */
-static int verify(struct fake *f, bool *slow, bool *nogain, double *geo, int *nsz, int *nsmall)
+static struct ct_ruleset set_of(struct ct_rule *rules)
 {
-    struct ct_rule rules[2] = {{.min_bytes = 0, .max_bytes = 8192, .id = 0},
-                               {.min_bytes = 8192, .max_bytes = CT_BYTES_INF, .id = 3}};
+    rules[0] = (struct ct_rule){.min_bytes = 0, .max_bytes = 8192, .id = 0};
+    rules[1] = (struct ct_rule){.min_bytes = 8192, .max_bytes = CT_BYTES_INF, .id = 3};
     snprintf(rules[0].algo, sizeof rules[0].algo, "default");
     snprintf(rules[1].algo, sizeof rules[1].algo, "ring");
-    struct ct_ruleset s = {.coll = CT_ALLREDUCE,
-                           .nnodes = 1,
-                           .ranks_per_node = 2,
-                           .nranks = 2,
-                           .dtype = CT_FLOAT32,
-                           .op = CT_SUM,
-                           .rules = rules,
-                           .nrules = 2};
+    return (struct ct_ruleset){.coll = CT_ALLREDUCE,
+                               .nnodes = 1,
+                               .ranks_per_node = 2,
+                               .nranks = 2,
+                               .dtype = CT_FLOAT32,
+                               .op = CT_SUM,
+                               .rules = rules,
+                               .nrules = 2};
+}
+
+/* A config swept at 1 KiB-1 MiB x4 */
+static void config_of(struct ct_config *c)
+{
+    ct_config_init(c);
+    c->sweep.minbytes = 1024;
+    c->sweep.maxbytes = 1 << 20;
+    c->sweep.stepfactor = 4;
+}
+
+static int verify(struct fake *f, bool *slow, bool *nogain, double *geo, int *nsz, int *nsmall)
+{
+    struct ct_rule rules[2];
+    struct ct_ruleset s = set_of(rules);
     struct ct_config c;
-    ct_config_init(&c);
-    c.sweep.minbytes = 1024;
-    c.sweep.maxbytes = 1 << 20;
-    c.sweep.stepfactor = 4;
+    config_of(&c);
     struct ct_libmod m = {.name = "ompi", .title = "Open MPI", .own_name = OWN, .own_value = "0"};
     struct ct_loader ld = {.n = 1};
     snprintf(ld.name[0], sizeof ld.name[0], LOADER);
@@ -197,4 +225,275 @@ Test(libverify, a_run_that_misses_a_size_is_one_failure_said)
              nsmall - 1, nsmall);
     cr_assert_str_eq(f.line, want);
     cr_assert_eq(f.judged, 0, "nothing judged on a failed measure");
+}
+
+/* A whole CONFIG: the same set, with launch settings (SETTING=1, and SETTING2=1 where nenv is
+ * 2), verified through the file hooks below; none start anything but the job hook. */
+static struct ct_config *copy(const void *ctx, const struct ct_config *c)
+{
+    (void)ctx;
+    struct ct_config *d = calloc(1, sizeof *d);
+    *d = *c;
+    d->sets = NULL, d->nsets = 0;
+    d->libs = calloc((size_t)c->nlibs, sizeof *d->libs);
+    for (int l = 0; l < c->nlibs; l++) {
+        d->libs[l] = c->libs[l];
+        d->libs[l].sets = calloc((size_t)c->libs[l].nsets, sizeof *d->libs[l].sets);
+        for (int i = 0; i < c->libs[l].nsets; i++)
+            ct_ruleset_copy(&d->libs[l].sets[i], &c->libs[l].sets[i]);
+    }
+    return d;
+}
+
+static void release(struct ct_config *c)
+{
+    if (c)
+        ct_config_release(c);
+    free(c);
+}
+
+static struct ct_loader loader = {.n = 1, .name = {LOADER}, .value = {"/tmp/rules"}};
+
+static int export(const void *ctx, const char *path, const struct ct_config *c,
+                  enum ct_verify_export_kind kind, struct ct_verify_file *x)
+{
+    struct fake *f = (struct fake *)ctx;
+    (void)c, (void)path;
+    f->exports[kind]++;
+    *x = (struct ct_verify_file){.ld = f->unchanged ? NULL : &loader, .unchanged = f->unchanged};
+    return 0;
+}
+
+static void unexport(const void *ctx, struct ct_verify_file *x)
+{
+    ((struct fake *)ctx)->unexports++;
+    memset(x, 0, sizeof *x);
+}
+
+static const char *elsewhere(const void *ctx, const struct ct_verify_file *x,
+                             const struct ct_ruleset *s)
+{
+    (void)ctx, (void)x;
+    return s->nranks == 2 ? NULL : "another shape";
+}
+
+static void apply(const void *ctx, struct ct_config *c, const char *lib, int i,
+                  const struct ct_ruleset *s, const bool *slow, const bool *nogain,
+                  const struct ct_paired_cut *cut, int n[CT_JUDGED_N])
+{
+    (void)ctx;
+    ct_config_lib_judged(c, lib, i, s, slow, nogain, cut, n);
+}
+
+static int end(const void *ctx, const char *path, const struct ct_verify_end *w, int code)
+{
+    struct fake *f = (struct fake *)ctx;
+    char out[64];
+    ct_verify_copy_path(path, out, sizeof out);
+    cr_assert_str_eq(out, "config.verified.json");
+    if (f->in_dir && w->fixed) { /* a copy made, for --reverify's stat */
+        FILE *fp = fopen(out, "w");
+        cr_assert_not_null(fp);
+        fprintf(fp, "%d\n", f->ends[w->kind]);
+        fclose(fp);
+    }
+    f->ends[w->kind]++;
+    f->last = *w;
+    if (w->fixed) {
+        release(f->written);
+        f->written = copy(ctx, w->fixed);
+    }
+    if (w->n)
+        memcpy(f->nwritten, w->n, sizeof f->nwritten);
+    return w->kind == CT_VEND_NO_SET ? CT_VERIFY_USAGE : code;
+}
+
+static struct ct_config *read_copy(const void *ctx, const char *path, int *code)
+{
+    struct fake *f = (struct fake *)ctx;
+    (void)code;
+    cr_assert_str_eq(path, "config.verified.json");
+    f->reads++;
+    return copy(ctx, f->written);
+}
+
+static void quiet(const void *ctx, const char *text)
+{
+    (void)ctx, (void)text;
+}
+
+static void warned(const void *ctx, const char *text)
+{
+    snprintf(((struct fake *)ctx)->warned, sizeof((struct fake *)ctx)->warned, "%s", text);
+}
+
+/* CONFIG as verify_config builds it: the set of verify() with nenv launch settings */
+static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
+                         struct ct_verify_did *did, int reverify)
+{
+    struct ct_config c;
+    config_of(&c);
+    c.libs = calloc(1, sizeof *c.libs);
+    c.nlibs = 1;
+    struct ct_librules *l = &c.libs[0];
+    snprintf(l->library, sizeof l->library, "ompi");
+    snprintf(l->name, sizeof l->name, "Open MPI");
+    snprintf(l->version, sizeof l->version, "4.1.4");
+    l->sets = calloc(1, sizeof *l->sets);
+    l->nsets = 1;
+    l->sets[0] = set_of(calloc(2, sizeof(struct ct_rule)));
+    const char *names[] = {SETTING, SETTING2};
+    for (l->nenv = 0; l->nenv < nenv; l->nenv++) {
+        snprintf(l->env[l->nenv].name, sizeof l->env[0].name, "%s", names[l->nenv]);
+        snprintf(l->env[l->nenv].value, sizeof l->env[0].value, "1");
+    }
+    struct ct_libmod m = {.name = "ompi", .title = "Open MPI", .own_name = OWN, .own_value = "0"};
+    struct ct_verify_hooks h = {.ctx = f,
+                                .job = job,
+                                .failed = failed,
+                                .judged = judged,
+                                .say = quiet,
+                                .warn = warned,
+                                .again = again};
+    struct ct_verify_files files = {.ctx = f,
+                                    .export = export,
+                                    .unexport = unexport,
+                                    .elsewhere = elsewhere,
+                                    .copy = copy,
+                                    .apply = apply,
+                                    .end = end,
+                                    .read = read_copy};
+    struct ct_libverify_in in = {.h = &h,
+                                 .f = &files,
+                                 .m = &m,
+                                 .path = "config.json",
+                                 .colls = colls,
+                                 .each_setting = each,
+                                 .timeout_s = 60};
+    int code =
+        reverify ? ct_libverify_rounds(&in, reverify, &c) : ct_libverify_config(&in, &c, did);
+    cr_assert_null(getenv(LOADER), "the loader variable left set");
+    cr_assert_null(getenv(SETTING), "a launch setting left set");
+    cr_assert_null(getenv(SETTING2), "a launch setting left set");
+    cr_assert_eq(f->unexports, f->exports[0] + f->exports[1] + f->exports[2],
+                 "each export released");
+    unsetenv(OWN);
+    ct_config_release(&c);
+    return code;
+}
+
+static const struct ct_librules *written(const struct fake *f)
+{
+    cr_assert_not_null(f->written, "a copy written");
+    return ct_config_lib(f->written, "ompi");
+}
+
+Test(libverify_config, a_faster_rule_marks_the_set_verified_in_the_copy)
+{
+    struct fake f = {.a_factor = 0.6};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 0, CT_COLLS_ALL, false, &did, 0), 0);
+    cr_assert_eq(f.ends[CT_VEND_FIXED], 1);
+    cr_assert_eq(f.last.nstamped, 1, "the set marked verified");
+    cr_assert(written(&f)->sets[0].verified.geomean > 0.6 &&
+                  written(&f)->sets[0].verified.geomean < 1,
+              "its geomean: %g", written(&f)->sets[0].verified.geomean);
+    cr_assert_eq(written(&f)->sets[0].rules[1].id, 3, "the rule kept");
+    cr_assert(!did.tried && !did.dropped && !did.whole_slow && !did.own_slow);
+    release(f.written);
+}
+
+Test(libverify_config, a_slower_rule_is_set_back_in_the_copy_and_said)
+{
+    struct fake f = {.a_factor = 1.5};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 0, CT_COLLS_ALL, false, &did, 0), CT_VERIFY_SLOWER);
+    cr_assert_eq(f.ends[CT_VEND_SLOWER], 1, "exit 3 said");
+    cr_assert_eq(f.ends[CT_VEND_FIXED], 1, "the copy written");
+    cr_assert_eq(f.nwritten[CT_JUDGED_SLOW], 1);
+    cr_assert_eq(written(&f)->sets[0].rules[written(&f)->sets[0].nrules - 1].id, 0,
+                 "the rule set back to Open MPI's own choice");
+    cr_assert_eq(written(&f)->sets[0].verified.at[0], 0, "not marked");
+    release(f.written);
+}
+
+Test(libverify_config, settings_slower_alone_leave_the_rules_unjudged)
+{
+    struct fake f = {.a_factor = 0.6, .set_factor = 1.5};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 1, CT_COLLS_ALL, false, &did, 0), CT_VERIFY_SLOWER);
+    cr_assert_eq(f.ends[CT_VEND_ENV_DROPPED], 1, "the copy without its settings");
+    cr_assert(f.last.slow && f.last.nenv == 1);
+    cr_assert_eq(written(&f)->nenv, 0);
+    cr_assert_eq(f.judged, 1, "the settings' table only: the rules not judged");
+    cr_assert_eq(f.ends[CT_VEND_FIXED] + f.ends[CT_VEND_SLOWER], 0);
+    release(f.written);
+}
+
+Test(libverify_config, settings_and_rules_that_hold_are_measured_whole_and_marked)
+{
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.8};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 1, CT_COLLS_ALL, false, &did, 0), 0);
+    cr_assert_eq(f.exports[CT_VEXP_COPY], 1, "the copy's whole export measured");
+    cr_assert_eq(f.ends[CT_VEND_FIXED], 1);
+    cr_assert(f.last.env_marked && f.last.nstamped == 1);
+    const struct ct_librules *l = written(&f);
+    cr_assert(l->env_verified.geomean > 0.7 && l->env_verified.geomean < 0.9, "%g",
+              l->env_verified.geomean);
+    cr_assert(l->whole_verified.geomean > 0.4 && l->whole_verified.geomean < 0.9, "%g",
+              l->whole_verified.geomean);
+    release(f.written);
+}
+
+Test(libverify_config, each_setting_leaves_out_the_one_that_costs_beside_the_other)
+{
+    /* together 0.7 x 1.05: kept; beside the first, the second is slower: left out where the
+     * first holds alone */
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 2, CT_COLLS_ALL, true, &did, 0), 0);
+    cr_assert(did.dropped, "a setting left out");
+    cr_assert(f.ends[CT_VEND_FIXED] == 1 && f.last.dropped);
+    cr_assert_eq(f.exports[CT_VEXP_LESS_ONE], 1, "CONFIG less it exported again");
+    const struct ct_librules *l = written(&f);
+    cr_assert_eq(l->nenv, 1);
+    cr_assert_str_eq(l->env[0].name, SETTING, "the one that gains kept");
+    release(f.written);
+}
+
+Test(libverify_config, nothing_asked_here_and_nothing_to_export)
+{
+    struct fake f = {.a_factor = 1};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 0, CT_COLL_BIT(CT_ALLTOALL), false, &did, 0), CT_VERIFY_USAGE);
+    cr_assert_eq(f.ends[CT_VEND_NO_SET], 1);
+    cr_assert_eq(f.launches, 0);
+    struct fake g = {.a_factor = 1, .unchanged = true};
+    cr_assert_eq(verify_config(&g, 0, CT_COLLS_ALL, false, &did, 0), 0);
+    cr_assert_eq(g.launches, 0, "a file that changes nothing: nothing run");
+    cr_assert_eq(g.ends[CT_VEND_FIXED] + g.ends[CT_VEND_NO_SET], 0);
+}
+
+Test(libverify_config, reverify_verifies_the_copy_a_setting_left_out_of)
+{
+    char dir[] = "/tmp/ct-test-reverify-XXXXXX", cwd[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05, .in_dir = true};
+    struct ct_verify_did did;
+    int code = verify_config(&f, 2, CT_COLLS_ALL, true, &did, 2);
+    unlink("config.verified.json");
+    cr_assert_eq(chdir(cwd), 0);
+    rmdir(dir);
+    cr_assert_eq(code, 0);
+    cr_assert_eq(f.reads, 1, "the copy read once");
+    cr_assert_eq(f.exports[CT_VEXP_CONFIG], 2, "two rounds: CONFIG, then its copy");
+    cr_assert_eq(f.exports[CT_VEXP_LESS_ONE], 1, "the second round left nothing out");
+    cr_assert_str_eq(f.warned, "--reverify: 2 rounds of verify: config.json exit 0, the last "
+                               "(config.verified.json) exit 0");
+    cr_assert_eq(written(&f)->nenv, 1);
+    cr_assert(written(&f)->env_verified.geomean > 0, "the copy's setting marked in round 2");
+    release(f.written);
 }
