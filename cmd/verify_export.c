@@ -116,6 +116,7 @@ static int end(const void *ctx, const char *path, const struct ct_verify_end *w,
 {
     const struct ct_verify_cmd *v = ctx;
     const struct ct_libmod *m = v->m;
+    fflush(stdout); /* what was said before: the lines below go to stderr */
     switch (w->kind) {
     case CT_VEND_ENV_DROPPED:
         return ct_verify_write_env_dropped(w->fixed, path, w->slow, w->nenv, w->each_ran, m->name,

@@ -150,9 +150,8 @@ static int settings(struct run *v, struct ct_verify_did *did)
                       "the launch settings were judged on %d of the section's %d collective(s): "
                       "not marked verified (a verify of all of them here marks them)\n\n",
                       v->verified, v->l->nsets); /* a job runs them all */
-    else if (v->l->nenv && !code && v->verified)
-        v->env_marked = ct_config_lib_env_verified(v->fixed = in->f->copy(in->f->ctx, v->config),
-                                                   m->name, v->env_geo);
+    else if (v->l->nenv && !code && v->verified && (v->fixed = copy_of(in, v->config, &code)))
+        v->env_marked = ct_config_lib_env_verified(v->fixed, m->name, v->env_geo);
     return code;
 }
 
@@ -182,13 +181,15 @@ static int one_set(struct run *v, int i)
          *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
     struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
     double geo;
-    int r = ct_libverify_set(&v->side, v->c, s, slow, nogain, cut, &geo);
-    v->fixed = v->fixed ? v->fixed : in->f->copy(in->f->ctx, v->config);
+    int r = ct_libverify_set(&v->side, v->c, s, slow, nogain, cut, &geo), fail = 0;
+    if (!v->fixed && !(v->fixed = copy_of(in, v->config, &fail))) {
+        free(slow), free(nogain), free(cut);
+        return r && r != CT_VERIFY_SLOWER ? r : fail; /* a failure outweighs the verdict */
+    }
     if (ntried) /* the set as verified, its tried rows in it */
         ct_config_lib_set_copy(v->fixed, v->c, m->name, i);
     int was = v->n[CT_JUDGED_SLOW] + v->n[CT_JUDGED_CUT];
-    if (v->fixed)
-        in->f->apply(in->f->ctx, v->fixed, m->name, i, s, slow, nogain, cut, v->n);
+    in->f->apply(in->f->ctx, v->fixed, m->name, i, s, slow, nogain, cut, v->n);
     /* slower only where it keeps the library's own choice: no rule found slower */
     bool own = r == CT_VERIFY_SLOWER && v->n[CT_JUDGED_SLOW] + v->n[CT_JUDGED_CUT] == was;
     if (ntried) /* the library's own choice as one range where no tried row stays */
@@ -197,10 +198,10 @@ static int one_set(struct run *v, int i)
      * earlier verify; one that only lost rules with no gain keeps this one; a set with rows
      * tried is not marked: those kept were picked on these launches, and they took the
      * controls of CONFIG's own rules */
-    v->nstamped += v->fixed && ct_config_lib_verified(v->fixed, m->name, i, r || ntried ? 0 : geo);
-    v->nown += v->fixed && own;
+    v->nstamped += ct_config_lib_verified(v->fixed, m->name, i, r || ntried ? 0 : geo);
+    v->nown += own;
     /* and a mark from an earlier verify cleared: the copy must be written */
-    v->nunmarked += v->fixed && own && ct_config_lib(v->orig, m->name)->sets[i].verified.at[0];
+    v->nunmarked += own && ct_config_lib(v->orig, m->name)->sets[i].verified.at[0];
     free(slow);
     free(nogain);
     free(cut);

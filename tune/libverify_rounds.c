@@ -58,6 +58,14 @@ int ct_libverify_rounds(const struct ct_libverify_in *in, int reverify, const st
                           "--reverify: round %d of at most %d, verifying %s without --try-ties\n\n",
                           round + 1, reverify + 1, cur);
         x.path = cur;
+        if (!ct_config_lib(now, in->m->name)) { /* CONFIG's was checked before (cmd/) */
+            char line[9000];
+            snprintf(line, sizeof line,
+                     "--verify: '%s' has no measured %s section (colltune sweep --lib %s)", cur,
+                     in->m->title, in->m->name);
+            code = h->failed(h->ctx, CT_VERIFY_USAGE, line);
+            break;
+        }
         code = ct_libverify_config(&x, now, &did); /* did.tried: ties were put in */
         first = round ? first : code;
         x.try_ties = false;
@@ -85,14 +93,6 @@ int ct_libverify_rounds(const struct ct_libverify_in *in, int reverify, const st
         if (was && is && !is->nenv && was->nenv) { /* not one of them (--each-setting) */
             ct_verify_say(h, "--reverify: the copy lost its launch settings, with which its rules "
                              "were measured: sweep again, not verify\n\n");
-            release(r);
-            break;
-        }
-        if (!is) { /* not a copy verify wrote */
-            char line[4400];
-            snprintf(line, sizeof line, "--reverify: '%s' has no measured %s section",
-                     wrote ? copy : cur, in->m->title);
-            code = h->failed(h->ctx, CT_VERIFY_USAGE, line);
             release(r);
             break;
         }

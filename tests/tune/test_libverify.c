@@ -44,6 +44,14 @@ struct fake {
     bool in_dir;      /* the copy written as a file (in a directory of the test's own) */
     int reads;        /* --reverify: the copies read */
     char warned[400]; /* the last warning */
+    double own_factor;   /* side A's time over B's below 8 KiB (Open MPI's own choice there) */
+    double whole_factor; /* side A's after the copy's whole export was made */
+    bool premark;        /* CONFIG's set carries an earlier verify's mark */
+    int copy_fail_at;    /* the copy that fails (1: the first; 0: none) */
+    int copies;
+    bool section_gone;                  /* --reverify reads a copy without the section */
+    int fixed_env_marked;               /* FIXED ends with the settings marked */
+    char end_path[64], export_path[64]; /* the CONFIG the last end and export were of */
 };
 
 static const char *arg(int argc, char **argv, const char *name)
@@ -81,6 +89,10 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
         double us = 1.0 + (double)b / 1000.0, wobble = 1 + 0.01 * (launch % 3);
         if (a && b >= 8192)
             us *= f->a_factor;
+        if (a && b < 8192 && f->own_factor > 0)
+            us *= f->own_factor;
+        if (a && f->exports[CT_VEXP_COPY] && f->whole_factor > 0)
+            us *= f->whole_factor;
         us *= getenv(SETTING) && f->set_factor > 0 ? f->set_factor : 1;
         us *= getenv(SETTING2) && f->set2_factor > 0 ? f->set2_factor : 1;
         if (a && n++ < f->drop)
@@ -229,9 +241,8 @@ Test(libverify, a_run_that_misses_a_size_is_one_failure_said)
 
 /* A whole CONFIG: the same set, with launch settings (SETTING=1, and SETTING2=1 where nenv is
  * 2), verified through the file hooks below; none start anything but the job hook. */
-static struct ct_config *copy(const void *ctx, const struct ct_config *c)
+static struct ct_config *config_dup(const struct ct_config *c)
 {
-    (void)ctx;
     struct ct_config *d = calloc(1, sizeof *d);
     *d = *c;
     d->sets = NULL, d->nsets = 0;
@@ -252,14 +263,21 @@ static void release(struct ct_config *c)
     free(c);
 }
 
+static struct ct_config *copy(const void *ctx, const struct ct_config *c)
+{
+    struct fake *f = (struct fake *)ctx;
+    return ++f->copies == f->copy_fail_at ? NULL : config_dup(c);
+}
+
 static struct ct_loader loader = {.n = 1, .name = {LOADER}, .value = {"/tmp/rules"}};
 
 static int export(const void *ctx, const char *path, const struct ct_config *c,
                   enum ct_verify_export_kind kind, struct ct_verify_file *x)
 {
     struct fake *f = (struct fake *)ctx;
-    (void)c, (void)path;
+    (void)c;
     f->exports[kind]++;
+    snprintf(f->export_path, sizeof f->export_path, "%s", path);
     *x = (struct ct_verify_file){.ld = f->unchanged ? NULL : &loader, .unchanged = f->unchanged};
     return 0;
 }
@@ -299,13 +317,15 @@ static int end(const void *ctx, const char *path, const struct ct_verify_end *w,
     }
     f->ends[w->kind]++;
     f->last = *w;
+    f->fixed_env_marked += w->kind == CT_VEND_FIXED && w->env_marked;
+    snprintf(f->end_path, sizeof f->end_path, "%s", path);
     if (w->fixed) {
         release(f->written);
-        f->written = copy(ctx, w->fixed);
+        f->written = config_dup(w->fixed);
     }
     if (w->n)
         memcpy(f->nwritten, w->n, sizeof f->nwritten);
-    return w->kind == CT_VEND_NO_SET ? CT_VERIFY_USAGE : code;
+    return code;
 }
 
 static struct ct_config *read_copy(const void *ctx, const char *path, int *code)
@@ -314,7 +334,10 @@ static struct ct_config *read_copy(const void *ctx, const char *path, int *code)
     (void)code;
     cr_assert_str_eq(path, "config.verified.json");
     f->reads++;
-    return copy(ctx, f->written);
+    struct ct_config *r = config_dup(f->written);
+    if (f->section_gone)
+        ct_config_lib_drop(r, "ompi");
+    return r;
 }
 
 static void quiet(const void *ctx, const char *text)
@@ -342,6 +365,8 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     l->sets = calloc(1, sizeof *l->sets);
     l->nsets = 1;
     l->sets[0] = set_of(calloc(2, sizeof(struct ct_rule)));
+    if (f->premark)
+        ct_config_lib_verified(&c, "ompi", 0, 0.9);
     const char *names[] = {SETTING, SETTING2};
     for (l->nenv = 0; l->nenv < nenv; l->nenv++) {
         snprintf(l->env[l->nenv].name, sizeof l->env[0].name, "%s", names[l->nenv]);
@@ -494,6 +519,81 @@ Test(libverify_config, reverify_verifies_the_copy_a_setting_left_out_of)
     cr_assert_str_eq(f.warned, "--reverify: 2 rounds of verify: config.json exit 0, the last "
                                "(config.verified.json) exit 0");
     cr_assert_eq(written(&f)->nenv, 1);
-    cr_assert(written(&f)->env_verified.geomean > 0, "the copy's setting marked in round 2");
+    cr_assert(f.ends[CT_VEND_FIXED] == 2 && f.fixed_env_marked == 2,
+              "each round's copy with its setting marked: %d of %d", f.fixed_env_marked,
+              f.ends[CT_VEND_FIXED]);
+    cr_assert_str_eq(f.export_path, "config.verified.json", "round 2 verifies the copy");
+    cr_assert_str_eq(f.end_path, "config.verified.json");
+    release(f.written);
+}
+
+Test(libverify_config, slower_only_at_the_librarys_own_sizes_clears_an_earlier_mark)
+{
+    struct fake f = {.a_factor = 0.6, .own_factor = 1.5, .premark = true};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 0, CT_COLLS_ALL, false, &did, 0), CT_VERIFY_SLOWER);
+    cr_assert(did.own_slow, "slower only where the file keeps Open MPI's own choice");
+    cr_assert_eq(f.ends[CT_VEND_SLOWER], 1);
+    cr_assert_eq(f.ends[CT_VEND_FIXED], 1, "the copy written: its mark cleared");
+    cr_assert(f.last.nown == 1 && f.last.nunmarked == 1 && f.last.nstamped == 0);
+    cr_assert_eq(written(&f)->sets[0].verified.at[0], 0);
+    cr_assert_eq(written(&f)->sets[0].rules[1].id, 3, "no rule found slower: kept");
+    release(f.written);
+    struct fake g = {.a_factor = 0.6, .own_factor = 1.5};
+    cr_assert_eq(verify_config(&g, 0, CT_COLLS_ALL, false, &did, 0), CT_VERIFY_SLOWER);
+    cr_assert_eq(g.ends[CT_VEND_UNCHANGED], 1, "no mark to clear: nothing written");
+    cr_assert_eq(g.ends[CT_VEND_FIXED], 0);
+    release(g.written);
+}
+
+Test(libverify_config, the_whole_export_slower_though_each_held_leaves_no_mark)
+{
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.8, .whole_factor = 2, .premark = true};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 1, CT_COLLS_ALL, false, &did, 0), CT_VERIFY_SLOWER);
+    cr_assert(did.whole_slow && !did.own_slow);
+    cr_assert_eq(f.ends[CT_VEND_UNMARKED], 1);
+    cr_assert_eq(f.ends[CT_VEND_FIXED] + f.ends[CT_VEND_SLOWER], 0, "said once, as unmarked");
+    const struct ct_librules *l = written(&f);
+    cr_assert(!l->sets[0].verified.at[0] && !l->env_verified.at[0] && !l->whole_verified.at[0],
+              "no verified mark left");
+    cr_assert_eq(l->nenv, 1, "the settings kept: each held");
+    release(f.written);
+}
+
+Test(libverify_config, a_copy_that_cannot_be_made_is_a_failure_said)
+{
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.8, .copy_fail_at = 1};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 1, CT_COLLS_ALL, false, &did, 0), 1);
+    cr_assert_str_eq(f.line, "--verify: cannot copy 'config.json'");
+    cr_assert_eq(f.ends[CT_VEND_FIXED] + f.ends[CT_VEND_UNMARKED], 0, "nothing written");
+    struct fake g = {.a_factor = 0.6, .copy_fail_at = 1}; /* the first set's verdict's copy */
+    cr_assert_eq(verify_config(&g, 0, CT_COLLS_ALL, false, &did, 0), 1);
+    cr_assert_str_eq(g.line, "--verify: cannot copy 'config.json'");
+    cr_assert_eq(g.ends[CT_VEND_FIXED], 0, "nothing written");
+}
+
+Test(libverify_config, reverify_of_a_copy_without_the_section_fails_as_usage)
+{
+    char dir[] = "/tmp/ct-test-reverify-XXXXXX", cwd[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    struct fake f = {.a_factor = 0.6,
+                     .set_factor = 0.7,
+                     .set2_factor = 1.05,
+                     .in_dir = true,
+                     .section_gone = true};
+    struct ct_verify_did did;
+    int code = verify_config(&f, 2, CT_COLLS_ALL, true, &did, 2);
+    unlink("config.verified.json");
+    cr_assert_eq(chdir(cwd), 0);
+    rmdir(dir);
+    cr_assert_eq(code, CT_VERIFY_USAGE);
+    cr_assert_str_eq(f.line, "--verify: 'config.verified.json' has no measured Open MPI section "
+                             "(colltune sweep --lib ompi)");
+    cr_assert_str_eq(f.warned, "--reverify: 2 rounds of verify: config.json exit 0, the last "
+                               "(config.verified.json) exit 2");
     release(f.written);
 }
