@@ -149,3 +149,8 @@ fi
 if [ "${COLLTUNE_BENCH_LIB:-1}" != 0 ]; then
     tests/bench/lib-goal.sh "$out/goal"
 fi
+# Verify's false alarms: a launch setting at the library's own value verified against the
+# plain defaults, 8 times (tests/bench/lib-null.sh; 8-9 min). Only with COLLTUNE_BENCH_NULL=1.
+if [ "${COLLTUNE_BENCH_NULL:-0}" = 1 ]; then
+    tests/bench/lib-null.sh "$out/null"
+fi
