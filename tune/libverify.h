@@ -3,8 +3,10 @@
  * sweep --verify CONFIG --lib LIB: one rule set of a library's section against the library's
  * defaults in paired launches of `colltune run --lib LIB` (side A with the export's loader
  * variables, B without), and the judgement of a verify's paired measure (the MPI libraries'
- * and NCCL's). What a verify starts and says goes through hooks its caller passes in (cmd/
- * launches the jobs and prints the tables).
+ * and NCCL's); the verify of a whole CONFIG, its passes in order, the copy it writes and
+ * --reverify's rounds. What a verify starts, exports, copies, writes and says goes through
+ * hooks its caller passes in (cmd/ launches the jobs, exports with output/'s emitters, reads
+ * and writes config files and prints).
  */
 #ifndef CT_TUNE_LIBVERIFY_H
 #define CT_TUNE_LIBVERIFY_H
