@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "../algos/coll.h"
-#include "../backend/libmod.h"
 #include "../output/config.h"
 #include "../output/export.h"
 #include "../output/sweep_out.h"

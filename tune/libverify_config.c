@@ -116,6 +116,7 @@ struct run {
     int verified, nstamped, nown, nunmarked, n[CT_JUDGED_N];
     bool env_kept, env_slow, each_slow, env_marked, whole_slow;
     double env_geo, whole_geo;
+    char tmo[32]; /* run's --timeout, as the side's launches pass it */
 };
 
 /* The launch settings alone, and with --each-setting each of them; where they do not hold, the
@@ -266,16 +267,15 @@ static int passes(struct run *v, struct ct_verify_did *did)
     const struct ct_libverify_in *in = v->in;
     const struct ct_libmod *m = in->m;
     const struct ct_loader *ld = v->x.ld;
-    char tmo[32];
     int code = 0;
-    snprintf(tmo, sizeof tmo, "%g", in->timeout_s);
+    snprintf(v->tmo, sizeof v->tmo, "%g", in->timeout_s);
     ct_verify_say(in->h, "verify %s with %s %s (measured section) against its defaults\n", in->path,
                   v->l->name, v->l->version);
     for (int i = 0; i < ld->n; i++)
         ct_verify_say(in->h, "  with the export: %s=%s\n", ld->name[i], ld->value[i]);
     ct_verify_say(in->h, "\n");
-    v->side = (struct ct_verify_side){m,     in->h, NULL, ld, tmo, v->l->nenv ? v->l : NULL,
-                                      false, NULL,  false};
+    v->side = (struct ct_verify_side){
+        .m = m, .h = in->h, .ld = ld, .timeout = v->tmo, .env = v->l->nenv ? v->l : NULL};
     v->here = ct_xcalloc((size_t)v->l->nsets, sizeof *v->here);
     v->env_each = ct_xcalloc((size_t)v->l->nsets, sizeof *v->env_each);
     v->env_kept = true;
