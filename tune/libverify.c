@@ -266,3 +266,19 @@ int ct_verify_judge(const struct ct_verify_hooks *h, const char *lib, const char
     free(rounds);
     return slower ? CT_VERIFY_SLOWER : 0;
 }
+
+int ct_libverify_copy_failed(const struct ct_libverify_in *in)
+{
+    char line[4200];
+    snprintf(line, sizeof line, "--verify: cannot copy '%s'", in->path);
+    return in->h->failed(in->h->ctx, 1, line);
+}
+
+struct ct_config *ct_libverify_copy(const struct ct_libverify_in *in, const struct ct_config *c,
+                                    int *code)
+{
+    struct ct_config *d = in->f->copy(in->f->ctx, c);
+    if (!d)
+        *code = ct_libverify_copy_failed(in);
+    return d;
+}

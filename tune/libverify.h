@@ -301,6 +301,12 @@ struct ct_libverify_in {
  * 0, CT_VERIFY_SLOWER when slower somewhere, or a failure code (said). */
 int ct_libverify_config(const struct ct_libverify_in *in, const struct ct_config *c,
                         struct ct_verify_did *did);
+/* A copy of CONFIG c through in's hooks; NULL where it cannot be made, said ("--verify: cannot
+ * copy", ct_libverify_copy_failed: the code to end with), *code the failure's
+ * (tune/libverify.c). */
+int ct_libverify_copy_failed(const struct ct_libverify_in *in);
+struct ct_config *ct_libverify_copy(const struct ct_libverify_in *in, const struct ct_config *c,
+                                    int *code);
 /* ct_libverify_config, and with --reverify N (reverify) the copy it writes
  * (ct_verify_copy_path) verified again (tune/libverify_rounds.c), without --try-ties, while a
  * round exits 3, tried ties or left a setting out (--each-setting), up to N more rounds (a copy

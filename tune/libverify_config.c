@@ -30,24 +30,6 @@ static bool asked(const struct ct_libverify_in *in, const struct ct_ruleset *s)
     return in->colls & CT_COLL_BIT(s->coll) && (!in->local || s->nranks == in->local);
 }
 
-/* CONFIG's copy that could not be made, said: the code to end with */
-static int copy_failed(const struct ct_libverify_in *in)
-{
-    char line[4200];
-    snprintf(line, sizeof line, "--verify: cannot copy '%s'", in->path);
-    return in->h->failed(in->h->ctx, 1, line);
-}
-
-/* A copy of CONFIG c, or NULL with the failure said (*code). */
-static struct ct_config *copy_of(const struct ct_libverify_in *in, const struct ct_config *c,
-                                 int *code)
-{
-    struct ct_config *d = in->f->copy(in->f->ctx, c);
-    if (!d)
-        *code = copy_failed(in);
-    return d;
-}
-
 static void release(struct ct_config *c)
 {
     if (c)
@@ -137,7 +119,7 @@ static int settings(struct run *v, struct ct_verify_did *did)
         v->each_slow = v->env_slow, v->env_slow = false;
     }
     if (!v->env_kept && !code) { /* the copy without them; the rules are not judged */
-        if ((v->fixed = copy_of(in, v->config, &code)) &&
+        if ((v->fixed = ct_libverify_copy(in, v->config, &code)) &&
             ct_config_lib_env_drop(v->fixed, m->name, -1)) {
             struct ct_verify_end w = {.kind = CT_VEND_ENV_DROPPED,
                                       .fixed = v->fixed,
@@ -151,7 +133,8 @@ static int settings(struct run *v, struct ct_verify_did *did)
                       "the launch settings were judged on %d of the section's %d collective(s): "
                       "not marked verified (a verify of all of them here marks them)\n\n",
                       v->verified, v->l->nsets); /* a job runs them all */
-    else if (v->l->nenv && !code && v->verified && (v->fixed = copy_of(in, v->config, &code)))
+    else if (v->l->nenv && !code && v->verified &&
+             (v->fixed = ct_libverify_copy(in, v->config, &code)))
         v->env_marked = ct_config_lib_env_verified(v->fixed, m->name, v->env_geo);
     return code;
 }
@@ -183,7 +166,7 @@ static int one_set(struct run *v, int i)
     struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
     double geo;
     int r = ct_libverify_set(&v->side, v->c, s, slow, nogain, cut, &geo), fail = 0;
-    if (!v->fixed && !(v->fixed = copy_of(in, v->config, &fail))) {
+    if (!v->fixed && !(v->fixed = ct_libverify_copy(in, v->config, &fail))) {
         free(slow), free(nogain), free(cut);
         return r && r != CT_VERIFY_SLOWER ? r : fail; /* a failure outweighs the verdict */
     }
@@ -241,7 +224,7 @@ static int finish(struct run *v, struct ct_verify_did *did, int code)
         return f->end(f->ctx, in->path, &w, code);
     }
     if (v->own && !v->fixed && !(v->fixed = f->copy(f->ctx, v->config))) /* CONFIG less one */
-        return code == 0 || code == CT_VERIFY_SLOWER ? copy_failed(in) : code;
+        return code == 0 || code == CT_VERIFY_SLOWER ? ct_libverify_copy_failed(in) : code;
     if (v->fixed && (v->nstamped || any || v->nunmarked || v->own || v->env_marked) &&
         (code == 0 || code == CT_VERIFY_SLOWER)) {
         struct ct_verify_end w = {.kind = CT_VEND_FIXED,

@@ -183,13 +183,11 @@ int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *s
     int code = ct_libverify_each_pick(side, *c, together, want, &best, &best_geo, &slow, each);
     if (code || best < 0)
         return code;
-    char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1], line[4200];
+    char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1];
     snprintf(gone, sizeof gone, "%s=%s", l->env[best].name, l->env[best].value);
-    struct ct_config *cp = in->f->copy(in->f->ctx, *config); /* CONFIG without it: the copy's */
-    if (!cp) {
-        snprintf(line, sizeof line, "--verify: cannot copy '%s'", in->path);
-        return in->h->failed(in->h->ctx, 1, line);
-    }
+    struct ct_config *cp = ct_libverify_copy(in, *config, &code); /* CONFIG without it */
+    if (!cp)
+        return code;
     ct_config_lib_env_drop(cp, lib, best);
     if (tried) /* --try-ties: the file verified, its tried marks kept (not in a copy) */
         ct_config_lib_env_drop(tried, lib, best);

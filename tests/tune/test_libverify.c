@@ -500,18 +500,27 @@ Test(libverify_config, nothing_asked_here_and_nothing_to_export)
     cr_assert_eq(g.ends[CT_VEND_FIXED] + g.ends[CT_VEND_NO_SET], 0);
 }
 
-Test(libverify_config, reverify_verifies_the_copy_a_setting_left_out_of)
+/* CONFIG with two settings verified with --each-setting --reverify 2, the copy written as a
+ * file in a directory of the test's own (--reverify sees a round's copy by its file) */
+static int reverify_in_dir(struct fake *f)
 {
     char dir[] = "/tmp/ct-test-reverify-XXXXXX", cwd[4096];
+    struct ct_verify_did did;
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_not_null(getcwd(cwd, sizeof cwd));
     cr_assert_eq(chdir(dir), 0);
-    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05, .in_dir = true};
-    struct ct_verify_did did;
-    int code = verify_config(&f, 2, CT_COLLS_ALL, true, &did, 2);
+    f->in_dir = true;
+    int code = verify_config(f, 2, CT_COLLS_ALL, true, &did, 2);
     unlink("config.verified.json");
     cr_assert_eq(chdir(cwd), 0);
     rmdir(dir);
+    return code;
+}
+
+Test(libverify_config, reverify_verifies_the_copy_a_setting_left_out_of)
+{
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05};
+    int code = reverify_in_dir(&f);
     cr_assert_eq(code, 0);
     cr_assert_eq(f.reads, 1, "the copy read once");
     cr_assert_eq(f.exports[CT_VEXP_CONFIG], 2, "two rounds: CONFIG, then its copy");
@@ -576,20 +585,8 @@ Test(libverify_config, a_copy_that_cannot_be_made_is_a_failure_said)
 
 Test(libverify_config, reverify_of_a_copy_without_the_section_fails_as_usage)
 {
-    char dir[] = "/tmp/ct-test-reverify-XXXXXX", cwd[4096];
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
-    cr_assert_eq(chdir(dir), 0);
-    struct fake f = {.a_factor = 0.6,
-                     .set_factor = 0.7,
-                     .set2_factor = 1.05,
-                     .in_dir = true,
-                     .section_gone = true};
-    struct ct_verify_did did;
-    int code = verify_config(&f, 2, CT_COLLS_ALL, true, &did, 2);
-    unlink("config.verified.json");
-    cr_assert_eq(chdir(cwd), 0);
-    rmdir(dir);
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05, .section_gone = true};
+    int code = reverify_in_dir(&f);
     cr_assert_eq(code, CT_VERIFY_USAGE);
     cr_assert_str_eq(f.line, "--verify: 'config.verified.json' has no measured Open MPI section "
                              "(colltune sweep --lib ompi)");
