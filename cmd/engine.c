@@ -8,7 +8,9 @@
 
 #include "../backend/libmod.h"
 #include "../backend/nccl.h"
+#include "../lib/parse.h"
 #include "../tune/job.h"
+#include "../tune/stats.h"
 #include "cmd.h"
 #include "librun.h"
 #include "opts.h"
@@ -35,6 +37,15 @@ int ct_opts_engine_open(const struct ct_opts *o, struct ct_boot *boot, const str
     int rc = ct_nccl_open(be, n, boot, &j.shape, gpu, err);
     ct_lib_deadline_off();
     return rc;
+}
+
+int ct_opts_lib_pairs(struct ct_opts *o, const char *cmd, const char *arg)
+{
+    long v;
+    if (ct_parse_int(arg, CT_PAIRED_MIN, CT_PAIRED_CAP, &v))
+        return ct_cmd_fail(cmd, 2, "bad --pairs '%s' (%d..%d)", arg, CT_PAIRED_MIN, CT_PAIRED_CAP);
+    o->pairs = (int)v;
+    return 0;
 }
 
 int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool search)
@@ -137,6 +148,8 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (vo && (!o->lib || !strcmp(o->lib, "nccl") || strcmp(cmd, "sweep")))
         return ct_cmd_fail(cmd, 2, "--%s is for sweep --verify CONFIG --lib %s", vo,
                            ct_libmod_names());
+    if (o->pairs && (!o->lib || strcmp(cmd, "sweep"))) /* and --verify or --env-search: sweep.c */
+        return ct_cmd_fail(cmd, 2, "%s", CT_PAIRS_FOR);
     /* the engines' own parameters: Open MPI's segment size (--chunk), NCCL's channels */
     const char *own = !o->lib           ? NULL
                       : o->params.intra ? "intra"

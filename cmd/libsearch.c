@@ -43,7 +43,8 @@ int ct_libsearch(const struct ct_opts *o, const struct ct_sweep_cfg *cfg)
                                  .nvars = o->nenv_search,
                                  .env_set = o->nlib_env > 0,
                                  .nranks = o->local ? o->local : o->hosts_ranks,
-                                 .timeout_s = o->timeout_s};
+                                 .timeout_s = o->timeout_s,
+                                 .pairs = o->pairs};
     int code = ct_libverify_search(&in, cfg);
     fflush(stdout);
     return code;

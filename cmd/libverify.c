@@ -41,7 +41,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                                  .local = o->local_set,
                                  .try_ties = o->try_ties,
                                  .each_setting = o->each_setting,
-                                 .timeout_s = o->timeout_s};
+                                 .timeout_s = o->timeout_s,
+                                 .pairs = o->pairs};
     code = ct_libverify_rounds(&in, o->reverify, c);
     fflush(stdout);
     return code;

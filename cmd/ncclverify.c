@@ -56,8 +56,14 @@ static int verify_rule(const struct nv *x, const struct ct_backend *be, struct c
     int group[MAXSZ], nsz = ct_paired_sizes(&x->c->sweep, s, sz, swept, MAXSZ);
     ct_verify_rules(s, sz, nsz, rule, own, group);
     struct ct_err err = {0};
-    struct ct_paired_engine e = {
-        .be = be, .ctx = n, .warmup = 20, .iters = 20, .side = side, .arg = n, .err = &err};
+    struct ct_paired_engine e = {.be = be,
+                                 .ctx = n,
+                                 .warmup = 20,
+                                 .iters = 20,
+                                 .pairs = x->o->pairs,
+                                 .side = side,
+                                 .arg = n,
+                                 .err = &err};
     ct_opts_job(x->o, comm, 1, &e.job);
     e.job.coll = s->coll;
     e.job.dtype = s->dtype;

@@ -137,6 +137,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
     case CT_O_EACH_SETTING: o->each_setting = true; return 0;
     case CT_O_ENV:
     case CT_O_ENV_SEARCH: return ct_opts_lib_env(o, cmd, arg, id != CT_O_ENV);
+    case CT_O_PAIRS: return ct_opts_lib_pairs(o, cmd, arg);
     case CT_O_MEM:
         if (!ct_mem_kind_find(arg))
             return ct_cmd_fail(cmd, 2, "unknown --mem '%s' (%s)", arg, ct_mem_kind_names());

@@ -41,6 +41,7 @@ struct ct_opts {
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
     bool each_setting; /* sweep --verify --lib --each-setting: each launch setting left out */
     int reverify; /* sweep --verify --lib --reverify N: the copy verified again, N rounds at most */
+    int pairs;    /* sweep --lib --pairs N (--verify, --env-search): pairs at every size (0: 3) */
     struct ct_lib_env lib_env[CT_LIB_ENV_MAX]; /* sweep --lib --env NAME=VALUE: the library's */
     int nlib_env;                              /* launch settings */
     /* sweep --lib --env-search NAME[=V1,V2,...], each variable searched after the one before
@@ -86,7 +87,8 @@ enum {
     CT_O_TRY_TIES,
     CT_O_EACH_SETTING,
     CT_O_ENV,
-    CT_O_ENV_SEARCH
+    CT_O_ENV_SEARCH,
+    CT_O_PAIRS
 };
 
 #define CT_OPTS_LONG                                                                               \
@@ -104,7 +106,7 @@ enum {
         {"lib", 1, 0, CT_O_LIB}, {"inflight", 1, 0, CT_O_INFLIGHT},                                \
         {"keep-rules", 0, 0, CT_O_KEEP_RULES}, {"try-ties", 0, 0, CT_O_TRY_TIES},                  \
         {"each-setting", 0, 0, CT_O_EACH_SETTING}, {"env", 1, 0, CT_O_ENV},                        \
-        {"env-search", 1, 0, CT_O_ENV_SEARCH},                                                     \
+        {"env-search", 1, 0, CT_O_ENV_SEARCH}, {"pairs", 1, 0, CT_O_PAIRS},                        \
     {                                                                                              \
         "hosts", 1, 0, CT_O_HOSTS                                                                  \
     }
@@ -146,10 +148,16 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd);
 /* The first of verify's own options given (--try-ties, --reverify, --each-setting), as its
  * name without the dashes; NULL: none (cmd/engine.c). */
 const char *ct_opts_verify_only(const struct ct_opts *o);
-/* --env NAME=VALUE (sweep --lib): one more launch setting, at most 4; search: --env-search
+/* --env NAME=VALUE (sweep --lib): one more launch setting, at most 8; search: --env-search
  * NAME[=V1,V2,...] instead, at most CT_ENV_SEARCH_VARS (NAME alone: value ""), 0 or exit 2
  * (said). */
 int ct_opts_lib_env(struct ct_opts *o, const char *cmd, const char *arg, bool search);
+/* --pairs N (sweep --lib with --verify or --env-search): the paired launches at every size,
+ * CT_PAIRED_MIN..CT_PAIRED_CAP (tune/stats.h); 0 or exit 2 (said). */
+int ct_opts_lib_pairs(struct ct_opts *o, const char *cmd, const char *arg);
+#define CT_PAIRS_FOR                                                                               \
+    "--pairs is for sweep --lib with --verify CONFIG or --env-search (the library's paired "       \
+    "launches)"
 /* Close n (NULL: nothing) within --timeout, else a warning naming rank and leave with code
  * (the results are out before); returns code. */
 int ct_opts_engine_close(const struct ct_opts *o, struct ct_nccl *n, int rank, int code);

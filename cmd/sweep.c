@@ -127,6 +127,8 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     long ncpu = ct_cpus_usable();
     bool own = !x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT") && !by_model(x);
     int local = own ? (ncpu < 2 ? 2 : ncpu > 1024 ? 1024 : (int)ncpu) : x->o.local;
+    if (x->o.pairs && !x->verify && !x->o.nenv_search)
+        return ct_cmd_fail("sweep", 2, "%s", CT_PAIRS_FOR);
     if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
         CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));

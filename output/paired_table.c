@@ -16,7 +16,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
             "%s on %d ranks: exported vs defaults in %s, %d pairs at every size, up to %d where "
             "the file may be slower (not %gx beyond the interval) or a rule's gain is not yet "
             "shown\n",
-            ct_coll_name(s->coll), s->nranks, how, CT_PAIRED_MIN, CT_PAIRED_MAX, CT_PAIRED_SETTLED);
+            ct_coll_name(s->coll), s->nranks, how, pr->min, pr->max, CT_PAIRED_SETTLED);
     fprintf(f, "%12s  %-24s %12s %12s %5s %7s  %-16s %7s  %s\n", "size (B)", "exported rule",
             "exported us", "default us", "pairs", "ratio", "95% interval", "vs ctl",
             "95% interval");
@@ -56,6 +56,13 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 "%dx), pair by pair (\"vs ctl\", the launches' state taken out): geomean %.3f "
                 "over %d of %d\n",
                 CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
+    if (t->n_tell) /* the verdict's resolution: what a size must lose to be found slower */
+        fprintf(f,
+                "  what it can tell: a size's loss shows beyond its interval from %.3fx the "
+                "defaults' time (the median over %d %s; %.3fx at %s, the widest); a smaller "
+                "loss passes unseen more often than not: more pairs (--pairs N) narrow it\n",
+                t->tell, t->n_tell, t->n_own && t->n_own < nsz ? "tuned sizes" : "sizes",
+                t->tell_max, ct_bytes_str(sz[t->tell_k], a, sizeof a));
 }
 
 void ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz,

@@ -181,8 +181,8 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
     struct ct_verify_side x = *base;
     x.s = s;
     struct ct_paired pr;
-    int code =
-        ct_paired_measure(sz, nsz, own, group, CT_VERIFY_WARM_MAX, ct_libverify_launch, &x, &pr);
+    int code = ct_paired_measure(sz, nsz, own, group, x.pairs, CT_VERIFY_WARM_MAX,
+                                 ct_libverify_launch, &x, &pr);
     *geo = 0;
     bool cleared[CT_VERIFY_MAXSZ] = {false}; /* slower, but not again in fresh launches */
     struct ct_paired_redo r = {0};

@@ -114,6 +114,7 @@ struct ct_verify_side {
     bool env_alone;
     const char *what; /* the option its failures are said under; NULL: "--verify" */
     bool whole;       /* the settings and the rules on side A, neither on B (ct_libverify_whole) */
+    int pairs;        /* sweep --pairs N: pairs at every size (0: CT_PAIRED_MIN) */
 };
 
 /* fmt's text shown through h->say; ct_verify_warn: through h->warn */
@@ -294,6 +295,7 @@ struct ct_libverify_in {
     int local;        /* --local N: the sets of N ranks only (0: any) */
     bool try_ties, each_setting;
     double timeout_s; /* run's --timeout */
+    int pairs;        /* --pairs N: pairs at every size (0: CT_PAIRED_MIN) */
 };
 /* The exported file of CONFIG c's measured section of in->m (c has one) against the library's
  * defaults (tune/libverify_config.c): the launch settings alone, then each rule set asked for
@@ -340,6 +342,7 @@ struct ct_libsearch_in {
     bool env_set;
     int nranks;
     double timeout_s; /* run's --timeout */
+    int pairs;        /* --pairs N: pairs at every size (0: CT_PAIRED_MIN) */
 };
 /* Before the sweep, each value of vars[0] with the --env settings against the library's plain
  * defaults (ct_libverify_setting) on each collective of cfg, the tables and the verdicts shown;

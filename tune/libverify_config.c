@@ -257,8 +257,12 @@ static int passes(struct run *v, struct ct_verify_did *did)
     for (int i = 0; i < ld->n; i++)
         ct_verify_say(in->h, "  with the export: %s=%s\n", ld->name[i], ld->value[i]);
     ct_verify_say(in->h, "\n");
-    v->side = (struct ct_verify_side){
-        .m = m, .h = in->h, .ld = ld, .timeout = v->tmo, .env = v->l->nenv ? v->l : NULL};
+    v->side = (struct ct_verify_side){.m = m,
+                                      .h = in->h,
+                                      .ld = ld,
+                                      .timeout = v->tmo,
+                                      .env = v->l->nenv ? v->l : NULL,
+                                      .pairs = in->pairs};
     v->here = ct_xcalloc((size_t)v->l->nsets, sizeof *v->here);
     v->env_each = ct_xcalloc((size_t)v->l->nsets, sizeof *v->env_each);
     v->env_kept = true;

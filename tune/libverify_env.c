@@ -78,8 +78,8 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
     for (int k = 0; k < nsz; k++)
         rule[k] = &all;
     struct ct_paired pr;
-    int code =
-        ct_paired_measure(sz, nsz, own, group, CT_VERIFY_WARM_MAX, ct_libverify_launch, x, &pr);
+    int code = ct_paired_measure(sz, nsz, own, group, x->pairs, CT_VERIFY_WARM_MAX,
+                                 ct_libverify_launch, x, &pr);
     memset(v, 0, sizeof *v);
     if (!code) {
         struct ct_paired_row w[CT_VERIFY_MAXSZ];

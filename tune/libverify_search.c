@@ -73,7 +73,7 @@ static int judge(const struct search *x, const char *v, struct ct_search_row *d)
     char tmo[32];
     snprintf(e.value, sizeof e.value, "%.*s", (int)sizeof e.value - 1, v);
     snprintf(tmo, sizeof tmo, "%g", x->in->timeout_s);
-    struct ct_verify_side base = {x->m, h, NULL, NULL, tmo, NULL, false, NULL, false};
+    struct ct_verify_side base = {.m = x->m, .h = h, .timeout = tmo, .pairs = x->in->pairs};
     ct_verify_say(h, "%s=%s against %s's plain defaults%s:\n\n", x->se.name, v, x->m->title,
                   x->base);
     memset(d, 0, sizeof *d);

@@ -2,10 +2,10 @@
 /*
  * Paired launches: side A (a change: an exported file loaded) against side B (without it),
  * one launch each per pair, the pairs' order alternating (A B, B A, A B, ...) so a machine
- * that drifts over the launches favours neither side. CT_PAIRED_MIN pairs at every size;
- * then, while a size is open, more pairs of the open sizes and the controls near them only,
- * up to CT_PAIRED_MAX. A size with controls near it is also judged against them pair by
- * pair (ct_paired_local, stats.h).
+ * that drifts over the launches favours neither side. CT_PAIRED_MIN pairs at every size (or
+ * as many as the caller asks for); then, while a size is open, more pairs of the open sizes
+ * and the controls near them only, up to CT_PAIRED_MAX (or that many). A size with controls near it
+ * is also judged against them pair by pair (ct_paired_local, stats.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -92,7 +92,7 @@ static int ncontrols(const struct ct_paired *p, int k)
 /* exp(x[0..n)) against 1 with ct_stats_ratio_paired's interval: n when it has one, else 0 */
 static int ratio_of_logs(const double *x, int n, struct ct_ratio *q)
 {
-    double a[2 * CT_PAIRED_MAX], one[2 * CT_PAIRED_MAX];
+    double a[2 * CT_PAIRED_CAP], one[2 * CT_PAIRED_CAP];
     for (int i = 0; i < n; i++)
         a[i] = exp(x[i]), one[i] = 1;
     memset(q, 0, sizeof *q);
@@ -103,7 +103,7 @@ static int ratio_of_logs(const double *x, int n, struct ct_ratio *q)
 
 int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q)
 {
-    double x[CT_PAIRED_MAX];
+    double x[CT_PAIRED_CAP];
     int n = 0, nb = ncontrols(p, k);
     for (int i = 0; nb && i < p->n[k]; i++)
         n += local_log(p, k, i, nb, &x[n]);
@@ -135,7 +135,7 @@ static int gain_rounds(const struct ct_paired *p, int g, double *x, int n)
 int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
                         struct ct_ratio *q)
 {
-    double x[2 * CT_PAIRED_MAX];
+    double x[2 * CT_PAIRED_CAP];
     int n = gain_rounds(p, g, x, 0);
     return ratio_of_logs(x, again ? gain_rounds(again, g, x, n) : n, q);
 }
@@ -151,7 +151,7 @@ bool ct_paired_gains(const struct ct_ratio *q)
 }
 
 /* Open: A may be more than CT_PAIRED_TOL slower, by its ratio as measured or against the
- * controls near it. Such a size takes pairs up to CT_PAIRED_MAX, whatever its interval says
+ * controls near it. Such a size takes pairs up to p->max, whatever its interval says
  * before: an AllGather verify flagged 8 B, both sides Open MPI's default, at 1.130 [1.070,
  * 1.193] after 3 pairs, and 6 alternating launches of 20,000 iterations each then read 0.57
  * us on both sides. Unless it is settled: its interval, and its interval against the controls
@@ -176,11 +176,13 @@ static bool open_gain(const struct ct_paired *p, int g)
             (!ct_paired_gains(&q) && q.ratio < 1 && q.lo * CT_PAIRED_TOL < 1));
 }
 
-int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group,
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group, int pairs,
                       uint64_t split, ct_paired_launch_fn launch, void *ctx, struct ct_paired *p)
 {
     size_t m = nsz > 0 ? (size_t)nsz : 1;
     p->rounds = 0;
+    p->min = pairs < 1 ? CT_PAIRED_MIN : pairs > CT_PAIRED_CAP ? CT_PAIRED_CAP : pairs;
+    p->max = p->min > CT_PAIRED_MAX ? p->min : CT_PAIRED_MAX;
     p->nsz = nsz;
     p->group = NULL;
     if (group) {
@@ -201,13 +203,12 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const in
     for (int k = 0; group && k < nsz; k++)
         ngroups = group[k] >= ngroups ? group[k] + 1 : ngroups;
     bool *gopen = ct_xcalloc(ngroups ? (size_t)ngroups : 1, sizeof *gopen);
-    for (int r = 0; r < CT_PAIRED_MAX && !code; r++) {
+    for (int r = 0; r < p->max && !code; r++) {
         int nrun = 0;
-        for (int g = 0; r >= CT_PAIRED_MIN && g < ngroups; g++) /* each group once a round */
+        for (int g = 0; r >= p->min && g < ngroups; g++) /* each group once a round */
             gopen[g] = open_gain(p, g);
         for (int k = 0; k < nsz; k++)
-            go[k] =
-                r < CT_PAIRED_MIN || open_size(p, k) || (group && group[k] >= 0 && gopen[group[k]]);
+            go[k] = r < p->min || open_size(p, k) || (group && group[k] >= 0 && gopen[group[k]]);
         for (int k = 0; k < nsz; k++) /* an open size's controls run with it */
             for (int e = 0; e < CT_PAIRED_NCTL; e++)
                 if (go[k] && p->near[k][e] >= 0)
@@ -258,7 +259,8 @@ static int engine_launch(void *arg, bool with, const uint64_t *sz, int n, double
 int ct_paired_engine_measure(struct ct_paired_engine *e, const uint64_t *sz, int nsz,
                              const bool *control, const int *group, struct ct_paired *p)
 {
-    return ct_paired_measure(sz, nsz, control, group, 0, engine_launch, e, p); /* one process */
+    return ct_paired_measure(sz, nsz, control, group, e->pairs, 0, engine_launch, e,
+                             p); /* one process */
 }
 
 int ct_paired_engine_again(struct ct_paired_engine *e, const struct ct_paired *p,
@@ -267,6 +269,37 @@ int ct_paired_engine_again(struct ct_paired_engine *e, const struct ct_paired *p
                            bool *cleared)
 {
     return ct_paired_again(p, sz, control, rows, true, 0, engine_launch, e, r, cleared);
+}
+
+double ct_paired_tell(const struct ct_ratio *q)
+{
+    return q->ratio > 0 && q->hi > 0 ? CT_PAIRED_TOL * q->hi / q->ratio : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* sum's tell: the median of rows' tells over the sizes the file tunes (all where none), the
+ * widest and where (ct_paired_row) */
+static void tell_sum(const struct ct_paired_row *rows, const bool *control, int nsz,
+                     struct ct_paired_sum *sum)
+{
+    double *t = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *t);
+    int n = 0;
+    for (int pass = 0; pass < 2 && !n; pass++) /* a measure of settings: no size tuned */
+        for (int k = 0; k < nsz; k++)
+            if ((pass || !control || !control[k]) && rows[k].tell > 0) {
+                t[n++] = rows[k].tell;
+                if (rows[k].tell > sum->tell_max)
+                    sum->tell_max = rows[k].tell, sum->tell_k = k;
+            }
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    sum->n_tell = n;
+    sum->tell = !n ? 0 : n % 2 ? t[n / 2] : sqrt(t[n / 2 - 1] * t[n / 2]);
+    free(t);
 }
 
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
@@ -284,6 +317,9 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
         w->slow_measured = ct_paired_slower(&w->q);
         w->slow_local = w->nl && ct_paired_slower(&w->ql);
         w->slower = w->slow_measured || w->slow_local;
+        w->tell = ct_paired_tell(&w->q);
+        if (w->nl && ct_paired_tell(&w->ql) > 0 && ct_paired_tell(&w->ql) < w->tell)
+            w->tell = ct_paired_tell(&w->ql); /* the narrower: either verdict counts */
         sum->slower += w->slower;
         lg += log(w->q.ratio);
         if (control && control[k]) {
@@ -303,6 +339,7 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
     sum->own = sum->n_own ? exp(lg_own / sum->n_own) : 0;
     sum->tuned = sum->n_own < nsz ? exp((lg - lg_own) / (nsz - sum->n_own)) : 0;
     sum->local = sum->n_loc ? exp(lg_loc / sum->n_loc) : 0;
+    tell_sum(rows, control, nsz, sum);
 }
 
 void ct_paired_swept(const struct ct_paired_row *rows, const bool *swept, int nsz,
@@ -366,8 +403,8 @@ int ct_paired_again(const struct ct_paired *p, const uint64_t *sz, const bool *c
             ctl[r->n++] = control && control[k];
         }
     struct ct_paired_sum t;
-    code = r->n ? ct_paired_measure(again, r->n, ctl, groups && p->group ? grp : NULL, split,
-                                    launch, ctx, &r->q)
+    code = r->n ? ct_paired_measure(again, r->n, ctl, groups && p->group ? grp : NULL, p->min,
+                                    split, launch, ctx, &r->q)
                 : 0;
     r->measured = r->n > 0;
     if (r->n && !code) {

@@ -84,6 +84,12 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
  */
 #define CT_PAIRED_MIN 3
 #define CT_PAIRED_MAX 8
+/* A measure may ask for more pairs at every size (sweep --pairs N, N <= CT_PAIRED_CAP): then
+ * N at every size, and up to the larger of N and CT_PAIRED_MAX where a size is open. Each
+ * size's interval narrows with the pairs as Student's t over sqrt(n) does (3 pairs: 2.48
+ * standard deviations of a pair's log ratio each side; 8: 0.84; 16: 0.53; 32: 0.36): the
+ * verify's power bought with launches. */
+#define CT_PAIRED_CAP 32
 #define CT_PAIRED_TOL 1.03
 #define CT_PAIRED_SETTLED 2.0
 #define CT_PAIRED_NEAR 16
@@ -91,20 +97,23 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
 typedef int (*ct_paired_launch_fn)(void *ctx, bool with, const uint64_t *sz, int n, double *t);
 struct ct_paired {
     int rounds;
-    double (*a)[CT_PAIRED_MAX], (*b)[CT_PAIRED_MAX]; /* [size][pair] */
-    int (*round)[CT_PAIRED_MAX];                     /* [size][pair]: the round it came from */
+    int min, max;                                    /* pairs at every size, at most */
+    double (*a)[CT_PAIRED_CAP], (*b)[CT_PAIRED_CAP]; /* [size][pair] */
+    int (*round)[CT_PAIRED_CAP];                     /* [size][pair]: the round it came from */
     int *n;                                          /* pairs measured per size */
     int (*near)[CT_PAIRED_NCTL]; /* [size]: its controls, nearest first below, then above; -1
                                     ends the list (none for a control) */
     int nsz;
     int *group; /* [size]: its group (the exported rule it checks), < 0 none; NULL: no groups */
 };
-/* split: the launch fn runs the sizes up to split and those above in separate processes (0:
+/* pairs: the pairs at every size (0: CT_PAIRED_MIN; at most CT_PAIRED_CAP), more up to
+ * CT_PAIRED_MAX or pairs, the larger, where a size is open (p->min, p->max).
+ * split: the launch fn runs the sizes up to split and those above in separate processes (0:
  * one); a size's controls are taken on its own side, where the same process ran them.
  * group (NULL: none) puts sizes in groups (>= 0; < 0: in none): the sizes of one exported
  * rule, judged together by ct_paired_gain. A group's sizes also take more pairs, up to
  * CT_PAIRED_MAX, while its gain reads below 1 and is not yet shown (ct_paired_gains). */
-int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group,
+int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group, int pairs,
                       uint64_t split, ct_paired_launch_fn launch, void *ctx, struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
 /* Size k's ratio A/B divided, pair by pair, by the geomean of its controls' ratios in
@@ -134,17 +143,24 @@ bool ct_paired_gains(const struct ct_ratio *q);
  * file's choice beats the library's own in the same launches (a launch's state, which
  * widens the ratio as measured, is taken out). The summary: the geomean of the ratios, the
  * worst, the controls' geomean (n_own sizes), the other sizes' (as measured) and, over the
- * n_loc of them with controls near, their geomean against those. */
+ * n_loc of them with controls near, their geomean against those.
+ * What the measure could tell: a row's tell is the least ratio A/B its verdict would have
+ * found slower at this spread (ct_paired_tell: CT_PAIRED_TOL x hi / ratio of its interval,
+ * the narrower of as measured and against its controls); the summary's tell is their median
+ * over the sizes the file tunes (all of them where it tunes none: a measure of launch
+ * settings), tell_max the widest, at tell_k. A size slower than the defaults by less than its
+ * tell passes unseen as often as not: a verdict of "no size slower" means no slower than that. */
 struct ct_paired_row {
-    double ma, mb;
+    double ma, mb, tell;
     struct ct_ratio q, ql;
     int n, nl;
     bool slow_measured, slow_local, slower;
 };
 struct ct_paired_sum {
-    double geo, worst, own, tuned, local, swept;
-    int worst_k, n_own, n_loc, slower, n_swept;
+    double geo, worst, own, tuned, local, swept, tell, tell_max;
+    int worst_k, n_own, n_loc, slower, n_swept, tell_k, n_tell;
 };
+double ct_paired_tell(const struct ct_ratio *q);
 void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
                      struct ct_paired_row *rows, struct ct_paired_sum *sum);
 /* sum->swept: the geomean of rows' ratios over the n_swept sizes k where swept[k] (NULL: all,
@@ -228,6 +244,7 @@ struct ct_paired_engine {
     void *ctx;
     struct ct_job job; /* coll, dtype, op, shape; the count is set per size */
     int warmup, iters;
+    int pairs; /* at every size (0: CT_PAIRED_MIN), as ct_paired_measure's */
     int (*side)(void *arg, bool with, struct ct_err *err);
     void *arg;
     struct ct_err *err;

@@ -9,7 +9,9 @@
 # fresh launches (counted), whether the first measure read a gain (measured again), the
 # verdict; then the totals, and the median half-width of the sizes' 95% intervals in the first
 # measures (up to 32 KiB, and above): the smallest change verify can tell from the launches'
-# noise here. It does not pass or fail on them.
+# noise here, and the median of the verifies' "what it can tell" (the least loss at a size
+# their verdicts would have found, over the sizes) with each verify's time: what more pairs
+# buy (BENCH_NULL_PAIRS=N: verify --pairs N; default 3). It does not pass or fail on them.
 # BENCH_LIB: ompi only (MPICH's variables have no null value read back the same way);
 # BENCH_SHAPE: how the ranks are placed (default "--local 2"); BENCH_NULL_COLL: the
 # collectives (default allreduce; a comma list); 8 B..128 MiB x16, float32 sum.
@@ -20,6 +22,7 @@ out=${1:-build/bench-null}
 SHAPE=${BENCH_SHAPE:---local 2}
 REPS=${BENCH_NULL_REPS:-8}
 COLL=${BENCH_NULL_COLL:-allreduce}
+PAIRS=${BENCH_NULL_PAIRS:-}
 X=./colltune
 [ "${BENCH_LIB:-ompi}" = ompi ] || { echo "verify null: skipped (Open MPI only)"; exit 0; }
 info=$(command -v ompi_info.openmpi || command -v ompi_info || true)
@@ -40,16 +43,22 @@ $X sweep --lib ompi $SHAPE --coll "$COLL" -b 8 -e 128M -f 16 --env "OMPI_MCA_$na
     { echo "verify null: the sweep failed (exit $?; $out/sweep.txt)"; exit 1; }
 cp "$out/sweep/config.json" "$out/config.json"
 echo "verify null: OMPI_MCA_$name=$val (Open MPI's own value) against the plain defaults,"
-echo "  $COLL, $SHAPE, $REPS verifies in fresh launches (a false alarm is any 'slower')"
-printf "%6s %6s %14s %13s %11s  %s\n" verify sizes "slower first" "slower again" "gain first" \
-    verdict
+echo "  $COLL, $SHAPE, $REPS verifies in fresh launches (a false alarm is any 'slower'),"
+echo "  ${PAIRS:-3} pairs at every size"
+printf "%6s %6s %14s %13s %11s %6s %5s  %s\n" verify sizes "slower first" "slower again" \
+    "gain first" tells s verdict
 r=1 n=0 f1=0 f2=0 g1=0 slow=0 gain=0
+rm -f "$out/tells.txt"
+touch "$out/tells.txt"
 while [ "$r" -le "$REPS" ]; do
     rm -f "$out/config.verified.json"
-    code=0
+    code=0 t0=$(date +%s)
     # shellcheck disable=SC2086
-    $X sweep --verify "$out/config.json" --lib ompi $SHAPE > "$out/verify-$r.txt" 2>&1 || code=$?
-    v=$out/verify-$r.txt
+    $X sweep --verify "$out/config.json" --lib ompi $SHAPE ${PAIRS:+--pairs $PAIRS} \
+        > "$out/verify-$r.txt" 2>&1 || code=$?
+    v=$out/verify-$r.txt secs=$(($(date +%s) - t0))
+    # the first measure's resolution: the least loss at a size its verdict would have found
+    tell=$(sed -n 's/^  what it can tell: a size.s loss shows beyond its interval from \([0-9.]*\)x.*/\1/p' "$v" | head -1)
     # the settings' tables: their size rows (each size judged once per collective)
     sz=$(awk '/exported vs defaults in/ {t = 1; next} t && /^ +[0-9]+ / {n++} /: geomean / {t = 0} END {print n + 0}' "$v")
     a1=$(grep -o ' [0-9.]*[KMG]*i*B [0-9.]* \[[0-9.]*, [0-9.]*\]\( vs ctl [^;]*\)\? [0-9]* pairs\( SLOWER\)\?;' "$v" | wc -l)
@@ -64,7 +73,9 @@ while [ "$r" -le "$REPS" ]; do
     else
         verdict="exit $code (see $v)"
     fi
-    printf "%6d %6d %14d %13d %11d  %s\n" "$r" "$sz" "$a1" "$a2" "$b1" "$verdict"
+    printf "%6d %6d %14d %13d %11d %6s %5d  %s\n" "$r" "$sz" "$a1" "$a2" "$b1" "${tell:--}" \
+        "$secs" "$verdict"
+    [ -z "$tell" ] || echo "$tell $secs" >> "$out/tells.txt"
     n=$((n + sz)) f1=$((f1 + a1)) f2=$((f2 + a2)) g1=$((g1 + b1))
     r=$((r + 1))
 done
@@ -82,3 +93,6 @@ done | sort -n -k2 | awk '
     $1 <= 32768 {s[++ns] = $2} $1 > 32768 {l[++nl] = $2}
     END {printf "verify null: the 95%% intervals (first measures) reach +%.0f%% up to 32 KiB (median of %d), +%.0f%% above (median of %d)\n",
          ns ? s[int((ns + 1) / 2)] : 0, ns, nl ? l[int((nl + 1) / 2)] : 0, nl}' 
+sort -n "$out/tells.txt" | awk -v p="${PAIRS:-3}" '{t[++n] = $1; s += $2}
+    END {printf "verify null: what it can tell, %d pairs: a size found slower from %.3fx (the median of %d verifies; %.3f-%.3f), %.0f s a verify\n",
+         p, n ? t[int((n + 1) / 2)] : 0, n, n ? t[1] : 0, n ? t[n] : 0, n ? s / n : 0}'

@@ -227,6 +227,14 @@ dflt "... with --keep-rules: the export's choice" intra_recursivedoubling --keep
 ! grep -q "note:" "$TMP/err" && ok "... and no note" || not_ok "note with --keep-rules: $(grep note "$TMP/err")"
 echo "coll_tuned_dynamic_rules_filename = $TMP/rd.rules" >"$TMP/home/.openmpi/mca-params.conf"
 dflt "rules named in an MCA parameter file: Open MPI's own choice" intra_redscat_allgather "" HOME="$TMP/home"
+usage_error "run --lib ompi --pairs 4 (a run has no paired launches)" -- $COLLTUNE run --lib ompi --local 2 --pairs 4 -e 64
+usage_error "sweep --lib ompi --pairs 4 without --verify or --env-search" -- $COLLTUNE sweep --lib ompi --local 2 --pairs 4 -e 64 --out "$TMP/kr"
+[ ! -e "$TMP/kr" ] && ok "... writes nothing" || not_ok "sweep --pairs: $(ls "$TMP/kr")"
+fx="$here/../fixtures/export/config-ompi-2ranks.json"
+usage_error "sweep --verify --pairs 4 without --lib" -- $COLLTUNE sweep --verify "$fx" --pairs 4
+for p in 2 33 x; do
+    usage_says "sweep --verify --lib ompi --pairs $p" "bad --pairs '$p' (3..32)" -- $COLLTUNE sweep --verify "$fx" --lib ompi --pairs $p
+done
 usage_error "sweep --keep-rules" -- $COLLTUNE sweep --lib ompi --keep-rules -e 64 --out "$TMP/kr"
 grep -q "a sweep measures the library's defaults" "$TMP/err" && [ ! -e "$TMP/kr" ] \
     && ok "... says why, writes nothing" || not_ok "sweep --keep-rules: $(cat "$TMP/err")"
@@ -481,6 +489,29 @@ if sys.argv[3] == "0":  # verified: the copy's mark is that figure
     v = json.load(open(sys.argv[2]))["libraries"][0]["rules"][0].get("verified")
     assert v is None or abs(v["geomean"] - float(m[2])) < 0.002, (v, m[2])
 PY
+# what the verdict could tell: per tuned size the least loss it would have found (1.03 x the
+# interval's top over the ratio, the narrower of as measured and vs ctl), their median, the widest
+python3 - "$TMP/out" <<'PY' && ok "verify: what it can tell is the median over the tuned sizes of the least loss each verdict would see" || not_ok "what it can tell: $(grep -A14 '^allreduce on 2' "$TMP/out")"
+import re, sys
+out = open(sys.argv[1]).read()
+t = out[out.index("allreduce on 2 ranks: exported vs defaults"):]
+tells = []
+for m in re.finditer(r"^ +(\d+) +(\S+) +[\d.]+ +[\d.]+ +\d+ +([\d.]+) +\[([\d.]+), ([\d.]+)\] +(\S+) +(\S+)(?: ([\d.]+)\])?",
+                     t[:t.index("allreduce: geomean")], re.M):
+    if m[2] == "default":
+        continue  # a control: Open MPI's own choice on both sides
+    x = 1.03 * float(m[5]) / float(m[3])
+    if m[6] != "-":
+        x = min(x, 1.03 * float(m[8]) / float(m[6]))
+    tells.append(x)
+tells.sort()
+m = re.search(r"^  what it can tell: a size's loss shows beyond its interval from ([\d.]+)x the "
+              r"defaults' time \(the median over (\d+) tuned sizes; ([\d.]+)x at \S+ \S+, the widest\)", t, re.M)
+n = len(tells)
+med = tells[n // 2] if n % 2 else (tells[n // 2 - 1] * tells[n // 2]) ** 0.5
+assert m and int(m[2]) == n and abs(float(m[1]) / med - 1) < 0.01, (m and m.groups(), tells)
+assert abs(float(m[3]) / tells[-1] - 1) < 0.01, (m.groups(), tells)
+PY
 # pairs of launches: 3 at every size, more (up to 8) only while the file may be slower there
 # or its rule's gain is not yet shown: a size left below 8 is settled (its ratio as measured
 # and, where it has controls near it, "vs ctl" <= 1.03), unless all 8 rounds ran (a control
@@ -561,11 +592,16 @@ d["libraries"][0]["rules"].append(r3)
 d["sweep"].update(maxbytes=4096)
 json.dump(d, open(sys.argv[2], "w"))
 PY
-$COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+# (with --pairs 4: four pairs of launches at every size, up to 8 where a size stays open)
+$COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi --pairs 4 >"$TMP/out" 2>"$TMP/err"; rc=$?
 { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 2 ranks, 1 nodes: not verified here (the file carries one rule set per collective, not this)" "$TMP/out" \
     && grep -q "^allreduce on 3 ranks: exported vs defaults" "$TMP/out" \
     && ! grep -q "^allreduce on 2 ranks: exported vs defaults" "$TMP/out" \
     && ok "a set the exported file leaves out is not verified (exit $rc)" || not_ok "left-out set (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -20)"
+grep -q "^allreduce on 3 ranks: exported vs defaults in alternating launches (A B B A A B ...), 4 pairs at every size, up to 8 where" "$TMP/out" \
+    && awk '$7 ~ /^\[/ { n++; if ($5 < 4 || $5 > 8) bad++ } END { exit !(n >= 3 && !bad) }' "$TMP/out" \
+    && ok "verify --pairs 4: four pairs of launches at every size, up to 8 where one may be slower" \
+    || not_ok "verify --pairs 4 (exit $rc): $(cat "$TMP/out")"
 # (a verified copy verified again is written over itself, not as NAME.verified.verified.json)
 cp "$TMP/v-rs.json" "$TMP/v-rs.verified.json"
 $COLLTUNE sweep --verify "$TMP/v-rs.verified.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?

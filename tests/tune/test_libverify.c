@@ -52,6 +52,8 @@ struct fake {
     bool section_gone;                  /* --reverify reads a copy without the section */
     int fixed_env_marked;               /* FIXED ends with the settings marked */
     char end_path[64], export_path[64]; /* the CONFIG the last end and export were of */
+    int pairs;                          /* --pairs N (0: none) */
+    int least_pairs, pr_min;            /* the fewest pairs at a size judged, the measure's own */
 };
 
 static const char *arg(int argc, char **argv, const char *name)
@@ -119,6 +121,10 @@ static void judged(const void *ctx, const struct ct_verify_judged *j)
     struct fake *f = (struct fake *)ctx;
     f->judged++;
     f->nsz_judged = j->nsz;
+    f->pr_min = j->pr->min;
+    for (int k = 0; k < j->nsz; k++)
+        if (!f->least_pairs || j->w[k].n < f->least_pairs)
+            f->least_pairs = j->w[k].n;
 }
 
 static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_row *w,
@@ -394,7 +400,8 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
                                  .path = "config.json",
                                  .colls = colls,
                                  .each_setting = each,
-                                 .timeout_s = 60};
+                                 .timeout_s = 60,
+                                 .pairs = f->pairs};
     int code =
         reverify ? ct_libverify_rounds(&in, reverify, &c) : ct_libverify_config(&in, &c, did);
     cr_assert_null(getenv(LOADER), "the loader variable left set");
@@ -426,6 +433,24 @@ Test(libverify_config, a_faster_rule_marks_the_set_verified_in_the_copy)
     cr_assert_eq(written(&f)->sets[0].rules[1].id, 3, "the rule kept");
     cr_assert(!did.tried && !did.dropped && !did.whole_slow && !did.own_slow);
     release(f.written);
+}
+
+Test(libverify_config, pairs_asked_for_run_at_every_size_of_every_pass)
+{
+    for (int pairs = 0; pairs <= 12; pairs += 12) {
+        struct fake f = {.a_factor = 0.6, .set_factor = 0.8, .pairs = pairs};
+        struct ct_verify_did did;
+        cr_assert_eq(verify_config(&f, 1, CT_COLLS_ALL, false, &did, 0), 0);
+        int want = pairs ? pairs : CT_PAIRED_MIN;
+        cr_assert(f.judged >= 3,
+                  "the settings (twice: a gain shown again), the rules, the "
+                  "whole export: %d tables",
+                  f.judged);
+        cr_assert(f.least_pairs == want && f.pr_min == want, "%d pairs: %d, %d", pairs,
+                  f.least_pairs, f.pr_min);
+        cr_assert(f.launches >= f.judged * 2 * want, "%d launches", f.launches);
+        release(f.written);
+    }
 }
 
 Test(libverify_config, a_slower_rule_is_set_back_in_the_copy_and_said)

@@ -167,7 +167,7 @@ Test(stats, ratio_of_pairs_cancels_what_moves_between_pairs)
  * CT_PAIRED_SETTLED); size 3 A 3x as slow with its own wobble, settled after 3 pairs. It
  * records the sides in order and how many sizes each launch ran. */
 struct fake {
-    int calls, side[2 * CT_PAIRED_MAX], sizes[2 * CT_PAIRED_MAX];
+    int calls, side[2 * CT_PAIRED_CAP], sizes[2 * CT_PAIRED_CAP];
 };
 
 static int fake_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
@@ -193,7 +193,7 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     uint64_t sz[] = {0, 1, 2, 3};
     struct fake f = {0};
     struct ct_paired p;
-    cr_assert_eq(ct_paired_measure(sz, 4, NULL, NULL, 0, fake_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, NULL, NULL, 0, 0, fake_launch, &f, &p), 0);
     cr_assert_eq(p.n[0], CT_PAIRED_MIN, "equal sides: %d pairs", p.n[0]);
     cr_assert_eq(p.n[3], CT_PAIRED_MIN, "3x slower beyond the interval: settled, %d pairs", p.n[3]);
     cr_assert_eq(p.n[2], CT_PAIRED_MAX, "slower: judged on all the pairs, %d", p.n[2]);
@@ -226,6 +226,75 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     ct_paired_release(&p);
 }
 
+/* --pairs N: N pairs at every size, and more up to 8 or N, the larger, where a size is open */
+Test(stats, paired_launches_take_the_pairs_asked_for)
+{
+    uint64_t sz[] = {0, 1, 2, 3};
+    for (int c = 0; c < 3; c++) {
+        int pairs = c == 0 ? 5 : c == 1 ? 12 : CT_PAIRED_CAP;
+        struct fake f = {0};
+        struct ct_paired p;
+        cr_assert_eq(ct_paired_measure(sz, 4, NULL, NULL, pairs, 0, fake_launch, &f, &p), 0);
+        int most = pairs > CT_PAIRED_MAX ? pairs : CT_PAIRED_MAX;
+        cr_assert(p.min == pairs && p.max == most, "%d pairs: %d..%d", pairs, p.min, p.max);
+        cr_assert(p.n[0] == pairs && p.n[3] == pairs, "%d pairs: settled sizes %d, %d", pairs,
+                  p.n[0], p.n[3]);
+        cr_assert(p.n[1] == most && p.n[2] == most, "%d pairs: open sizes %d, %d", pairs, p.n[1],
+                  p.n[2]);
+        cr_assert_eq(f.calls, 2 * most);
+        ct_paired_release(&p);
+    }
+}
+
+/* Each size's log ratio A/B +s, -s, +s, ... pair by pair (s: 0.05, 0.02, 0.01 at sizes 1, 2,
+ * 3), B the same in every launch: what a verdict could see, and how more pairs narrow it */
+static int noisy_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
+{
+    int pair = (*(int *)ctx)++ / 2;
+    for (int i = 0; i < n; i++) {
+        double s = sz[i] == 1 ? 0.05 : sz[i] == 2 ? 0.02 : 0.01;
+        t[i] = with ? exp(pair % 2 ? -s : s) : 1.0;
+    }
+    return 0;
+}
+
+Test(stats, paired_tell_is_the_least_loss_a_verdict_sees)
+{
+    uint64_t sz[] = {1, 2, 3};
+    bool control[] = {false, false, true};
+    double tell3 = 0;
+    for (int c = 0; c < 3; c++) {
+        int calls = 0, pairs = c == 2 ? 12 : 0;
+        struct ct_paired p;
+        struct ct_paired_row w[3];
+        struct ct_paired_sum t;
+        cr_assert_eq(ct_paired_measure(sz, 3, NULL, NULL, pairs, 0, noisy_launch, &calls, &p), 0);
+        cr_assert_eq(p.n[0], pairs ? pairs : CT_PAIRED_MIN, "a ratio within 3%%: no extra pairs");
+        ct_paired_judge(&p, c == 1 ? control : NULL, 3, w, &t);
+        for (int k = 0; k < 3; k++) {
+            cr_assert_float_eq(w[k].tell, CT_PAIRED_TOL * w[k].q.hi / w[k].q.ratio, 1e-12);
+            /* a true ratio at the tell puts the interval's low end at the 3% bound */
+            cr_assert_float_eq(w[k].tell * w[k].q.lo / w[k].q.ratio, CT_PAIRED_TOL, 1e-9);
+            cr_assert(!w[k].slower);
+        }
+        cr_assert(w[0].tell > w[1].tell && w[1].tell > w[2].tell, "%g %g %g", w[0].tell, w[1].tell,
+                  w[2].tell);
+        cr_assert(t.tell_max == w[0].tell && t.tell_k == 0);
+        if (c == 1) /* the median over the sizes the file tunes, not its controls */
+            cr_assert(t.n_tell == 2 && fabs(t.tell - sqrt(w[0].tell * w[1].tell)) < 1e-12,
+                      "%d sizes, %g", t.n_tell, t.tell);
+        else
+            cr_assert(t.n_tell == 3 && t.tell == w[1].tell, "%d sizes, %g", t.n_tell, t.tell);
+        if (c == 0)
+            tell3 = w[0].tell;
+        else if (c == 2) /* t over sqrt(n) for 12 pairs against 3: more than 4x narrower */
+            cr_assert(log(w[0].tell / CT_PAIRED_TOL) < log(tell3 / CT_PAIRED_TOL) / 4, "%g, %g",
+                      w[0].tell, tell3);
+        ct_paired_release(&p);
+    }
+    cr_assert_eq(ct_paired_tell(&(struct ct_ratio){0}), 0, "not measured: nothing told");
+}
+
 /* ct_paired_again: size 2 reads A 1.5x slower in the first measure's launches only (the
  * state of those launches: the first 16), size 3 size3 times B's in every launch; size 1 is
  * their control. */
@@ -252,7 +321,7 @@ Test(stats, paired_again_counts_a_slower_size_only_when_slower_again)
     struct ct_paired_row w[3];
     struct ct_paired_sum t;
     struct ct_paired_redo r;
-    cr_assert_eq(ct_paired_measure(sz, 3, control, NULL, 0, again_launch, &a, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 3, control, NULL, 0, 0, again_launch, &a, &p), 0);
     cr_assert_eq(a.calls, 2 * CT_PAIRED_MAX, "slower sizes take every pair: %d launches", a.calls);
     ct_paired_judge(&p, control, 3, w, &t);
     cr_assert(!w[0].slower && w[1].slower && w[2].slower, "first: %d %d %d", w[0].slower,
@@ -287,7 +356,7 @@ Test(stats, a_rule_measured_again_is_judged_on_both_measures)
     struct ct_paired_row w[3];
     struct ct_paired_sum t;
     struct ct_paired_redo r;
-    cr_assert_eq(ct_paired_measure(sz, 3, control, group, 0, again_launch, &a, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 3, control, group, 0, 0, again_launch, &a, &p), 0);
     ct_paired_judge(&p, control, 3, w, &t);
     cr_assert(w[1].slower && !w[2].slower);
     cr_assert_eq(ct_paired_again(&p, sz, control, w, false, 0, again_launch, &a, &r, cleared), 0);
@@ -357,7 +426,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     struct ct_paired_row w[4];
     struct ct_paired_sum t;
     struct ct_ratio q;
-    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, 0, shift_launch, &f, &p), 0);
     cr_assert(p.near[1][0] == 0 && p.near[1][1] == 2, "size 2's controls: %d %d", p.near[1][0],
               p.near[1][1]);
     cr_assert(p.near[3][0] == -1 && p.near[3][1] == -1, "1000 B: none within 16x");
@@ -383,7 +452,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     bool c7[] = {true, true, true, true, false, true, true, true};
     const int want[CT_PAIRED_NCTL] = {3, 2, 1, 5, 6, -1, -1, -1};
     f = (struct shift){0, 1.0, 1.0, NULL};
-    cr_assert_eq(ct_paired_measure(s7, 8, c7, NULL, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, NULL, 0, 0, shift_launch, &f, &p), 0);
     for (int e = 0; e < CT_PAIRED_NCTL; e++)
         cr_assert_eq(p.near[4][e], want[e], "control %d of size 4: %d", e, p.near[4][e]);
     cr_assert_eq(ct_paired_local(&p, 4, &q), CT_PAIRED_MIN);
@@ -393,7 +462,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
      * controls are those below it only, which ran in its process */
     const int want_split[CT_PAIRED_NCTL] = {3, 2, 1, -1, -1, -1, -1, -1};
     f = (struct shift){0, 1.0, 1.0, NULL};
-    cr_assert_eq(ct_paired_measure(s7, 8, c7, NULL, 4, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(s7, 8, c7, NULL, 0, 4, shift_launch, &f, &p), 0);
     for (int e = 0; e < CT_PAIRED_NCTL; e++)
         cr_assert_eq(p.near[4][e], want_split[e], "split: control %d of size 4: %d", e,
                      p.near[4][e]);
@@ -403,7 +472,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
      * controls; all 8 pairs, its controls carried along into every extra launch though not
      * open themselves; 1000 B settled after 3 */
     f = (struct shift){0, 1.04, 1.0, NULL};
-    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, 0, shift_launch, &f, &p), 0);
     ct_paired_judge(&p, control, 4, w, &t);
     cr_assert(!w[1].slow_measured && w[1].slow_local && w[1].slower, "%g [%g, %g]", w[1].q.ratio,
               w[1].q.lo, w[1].q.hi);
@@ -423,7 +492,7 @@ Test(stats, paired_sizes_are_judged_as_measured_and_against_the_controls_near_th
     /* a file that costs 50% on every call: as measured it is slower at size 2 and at the
      * controls, which is what a job sees; against the controls size 2 is not */
     f = (struct shift){0, 1.0, 1.5, NULL};
-    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 4, control, NULL, 0, 0, shift_launch, &f, &p), 0);
     ct_paired_judge(&p, control, 4, w, &t);
     cr_assert(w[1].slow_measured && !w[1].slow_local && w[1].slower);
     cr_assert(w[0].slower && w[2].slower && !w[3].slower && t.slower == 3, "%d", t.slower);
@@ -443,7 +512,7 @@ Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
     struct ct_ratio q;
     /* 20% faster at size 2, the same at 3: a steady gain of 1 - sqrt(0.8), shown in 3 pairs */
     struct shift f = {0, 0.8, 1.0, NULL};
-    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, 0, shift_launch, &f, &p), 0);
     cr_assert_eq(ct_paired_gain(&p, 0, &q), CT_PAIRED_MIN);
     cr_assert_float_eq(q.ratio, sqrt(0.8), 1e-9);
     cr_assert(ct_paired_gains(&q), "%g [%g, %g]", q.ratio, q.lo, q.hi);
@@ -474,7 +543,7 @@ Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
 
     /* a steady 3% gain at size 2 is 1.5% over the rule: below the bound, settled in 3 pairs */
     f = (struct shift){0, 0.97, 1.0, NULL};
-    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, 0, shift_launch, &f, &p), 0);
     cr_assert_eq(ct_paired_gain(&p, 0, &q), CT_PAIRED_MIN);
     cr_assert(!ct_paired_gains(&q) && q.hi < 1, "%g [%g, %g]", q.ratio, q.lo, q.hi);
     cr_assert_eq(p.n[1], CT_PAIRED_MIN);
@@ -484,7 +553,7 @@ Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
      * and their controls take more until it is (after 6); 1000 B still settled in 3 */
     const double vary[CT_PAIRED_MAX] = {0.80, 0.98, 0.82, 0.99, 0.81, 0.97, 0.80, 0.98};
     f = (struct shift){0, 1.0, 1.0, vary};
-    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 5, control, group, 0, 0, shift_launch, &f, &p), 0);
     cr_assert(p.n[1] == 6 && p.n[2] == 6, "%d %d", p.n[1], p.n[2]);
     cr_assert(p.n[0] == 6 && p.n[3] == 6, "controls %d %d", p.n[0], p.n[3]);
     cr_assert_eq(p.n[4], CT_PAIRED_MIN);
@@ -493,7 +562,7 @@ Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
     ct_paired_release(&p);
     /* the same first 3 pairs alone do not show it */
     f = (struct shift){0, 1.0, 1.0, vary};
-    cr_assert_eq(ct_paired_measure(sz, 5, control, NULL, 0, shift_launch, &f, &p), 0);
+    cr_assert_eq(ct_paired_measure(sz, 5, control, NULL, 0, 0, shift_launch, &f, &p), 0);
     p.group = group; /* judged as groups, measured without them: 3 pairs */
     cr_assert_eq(ct_paired_gain(&p, 0, &q), CT_PAIRED_MIN);
     cr_assert(!ct_paired_gains(&q) && q.ratio < 1 / CT_PAIRED_TOL, "%g [%g, %g]", q.ratio, q.lo,
@@ -736,7 +805,7 @@ Test(stats, a_rule_slower_only_at_its_edge_is_cut_to_where_it_gains)
         struct edge f = {0};
         memcpy(f.slow, want[c].slow, sizeof f.slow);
         struct ct_paired p;
-        cr_assert_eq(ct_paired_measure(sz, 6, control, group, 0, edge_launch, &f, &p), 0);
+        cr_assert_eq(ct_paired_measure(sz, 6, control, group, 0, 0, edge_launch, &f, &p), 0);
         struct ct_paired_row w[6];
         struct ct_paired_sum t;
         struct ct_ratio gain[3] = {{0}};
@@ -816,7 +885,7 @@ Test(stats, a_cut_is_judged_on_both_measures)
         struct ct_paired_redo again;
         struct ct_paired_row w[6];
         struct ct_paired_sum t;
-        cr_assert_eq(ct_paired_measure(sz, 6, control, group, 0, edge_launch, &f, &p), 0);
+        cr_assert_eq(ct_paired_measure(sz, 6, control, group, 0, 0, edge_launch, &f, &p), 0);
         cr_assert_eq(f.calls, 2 * CT_PAIRED_MAX, "%d launches", f.calls);
         ct_paired_judge(&p, control, 6, w, &t);
         cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, edge_launch, &f, &again, cleared),
