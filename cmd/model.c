@@ -95,6 +95,7 @@ static int parse(struct model_ctx *x, int argc, char **argv)
     if (x->q.topo.file && x->q.topo.node)
         return ct_cmd_fail("model", 2, "--topology and --node exclude each other");
     CT_TRY_OPT(ct_model_opts_moot(&x->o, "model", "model", true));
+    CT_TRY_OPT(ct_opts_lib_check(&x->o, "model")); /* --env, --pairs, verify's: sweep --lib's */
     if (x->o.params.v[CT_P_INFLIGHT] > 1)
         return ct_cmd_fail("model", 2, "--inflight is for run and sweep (the model prices one "
                                        "collective)");

@@ -58,9 +58,11 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
     if (t->n_tell) /* the verdict's resolution: what a size must lose to be found slower */
         fprintf(f,
-                "  what it can tell: a size's loss shows beyond its interval from %.3fx the "
-                "defaults' time (the median over %d %s; %.3fx at %s, the widest); a smaller "
-                "loss passes unseen more often than not: more pairs (--pairs N) narrow it\n",
+                "  what it can tell: at the pairs each size took, a loss of %.3fx the "
+                "defaults' time shows beyond its interval about half the time (the median over "
+                "%d %s; %.3fx at %s, the widest), a smaller one less often, and a size found "
+                "slower counts only when fresh launches find it again: more pairs (--pairs N) "
+                "narrow it\n",
                 t->tell, t->n_tell, t->n_own && t->n_own < nsz ? "tuned sizes" : "sizes",
                 t->tell_max, ct_bytes_str(sz[t->tell_k], a, sizeof a));
 }

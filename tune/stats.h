@@ -63,16 +63,16 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
  * Paired launches (tune/paired.c) of side A against side B over sizes sz[0..nsz): the
  * pairs alternate their order (A B, B A, ...); CT_PAIRED_MIN pairs at every size, then more
  * of the sizes where A may be more than CT_PAIRED_TOL slower (the ratio above it), up to
- * CT_PAIRED_MAX, so that a size is judged slower on all of them (unless settled, below). launch
- * runs one side over the n sizes given, writes their times into t and returns 0 or a code, which
- * stops the measure and is returned. control (NULL: none) marks the sizes where both sides run the
- * same code (the file keeps the library's own choice there). A launch's state (the VM's speed,
- * another process) moves all its sizes, by an amount that depends on the size (5x at 8 B, 1.7x at
- * 32 KiB between launches of one verify here), and three pairs do not cancel it. So each other size
- * gets the controls nearest it, up to CT_PAIRED_NCTL / 2 below and as many above within
- * CT_PAIRED_NEAR (x or /), and ct_paired_local gives its ratio pair by pair against their
- * geomean in the same two launches: what A's choice gains over the library's own at that
- * size, the launches' state taken out (several controls, because each one's own noise adds
+ * CT_PAIRED_MAX (or the pairs asked for, p->max), so that a size is judged slower on all of them
+ * (unless settled, below). launch runs one side over the n sizes given, writes their times into t
+ * and returns 0 or a code, which stops the measure and is returned. control (NULL: none) marks the
+ * sizes where both sides run the same code (the file keeps the library's own choice there). A
+ * launch's state (the VM's speed, another process) moves all its sizes, by an amount that depends
+ * on the size (5x at 8 B, 1.7x at 32 KiB between launches of one verify here), and three pairs do
+ * not cancel it. So each other size gets the controls nearest it, up to CT_PAIRED_NCTL / 2 below
+ * and as many above within CT_PAIRED_NEAR (x or /), and ct_paired_local gives its ratio pair by
+ * pair against their geomean in the same two launches: what A's choice gains over the library's own
+ * at that size, the launches' state taken out (several controls, because each one's own noise adds
  * to that ratio's). A size that takes extra pairs carries its controls along.
  * A size settled slower, its interval (and against its controls, where it has them) wholly
  * above CT_PAIRED_SETTLED, takes no more pairs: the noise the extra pairs guard against read
@@ -112,7 +112,7 @@ struct ct_paired {
  * one); a size's controls are taken on its own side, where the same process ran them.
  * group (NULL: none) puts sizes in groups (>= 0; < 0: in none): the sizes of one exported
  * rule, judged together by ct_paired_gain. A group's sizes also take more pairs, up to
- * CT_PAIRED_MAX, while its gain reads below 1 and is not yet shown (ct_paired_gains). */
+ * p->max, while its gain reads below 1 and is not yet shown (ct_paired_gains). */
 int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group, int pairs,
                       uint64_t split, ct_paired_launch_fn launch, void *ctx, struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
@@ -144,12 +144,15 @@ bool ct_paired_gains(const struct ct_ratio *q);
  * widens the ratio as measured, is taken out). The summary: the geomean of the ratios, the
  * worst, the controls' geomean (n_own sizes), the other sizes' (as measured) and, over the
  * n_loc of them with controls near, their geomean against those.
- * What the measure could tell: a row's tell is the least ratio A/B its verdict would have
- * found slower at this spread (ct_paired_tell: CT_PAIRED_TOL x hi / ratio of its interval,
- * the narrower of as measured and against its controls); the summary's tell is their median
- * over the sizes the file tunes (all of them where it tunes none: a measure of launch
- * settings), tell_max the widest, at tell_k. A size slower than the defaults by less than its
- * tell passes unseen as often as not: a verdict of "no size slower" means no slower than that. */
+ * What the measure could tell: a row's tell is the true ratio A/B at which its interval's
+ * low end would sit at CT_PAIRED_TOL, at this spread and its pairs (ct_paired_tell: CT_PAIRED_TOL x
+ * hi / ratio of its interval, the narrower of as measured and against its controls); the summary's
+ * tell is their median over the sizes the file tunes (all of them where it tunes none: a measure of
+ * launch settings), tell_max the widest, at tell_k. A true loss at a size's tell puts its
+ * interval's low end at the bound: one measure finds it about half the time, a smaller loss less
+ * often, and a size found slower counts only when found again; so a verdict of no size slower does
+ * not bound a loss at the tell: the tell says how coarse the measure's sieve was, at the
+ * pairs each size took. */
 struct ct_paired_row {
     double ma, mb, tell;
     struct ct_ratio q, ql;

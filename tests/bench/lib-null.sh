@@ -9,8 +9,9 @@
 # fresh launches (counted), whether the first measure read a gain (measured again), the
 # verdict; then the totals, and the median half-width of the sizes' 95% intervals in the first
 # measures (up to 32 KiB, and above): the smallest change verify can tell from the launches'
-# noise here, and the median of the verifies' "what it can tell" (the least loss at a size
-# their verdicts would have found, over the sizes) with each verify's time: what more pairs
+# noise here, and the median of the verifies' "what it can tell" (the loss at a size a
+# first measure's interval shows about half the time, over the sizes) with each verify's
+# time: what more pairs
 # buy (BENCH_NULL_PAIRS=N: verify --pairs N; default 3). It does not pass or fail on them.
 # BENCH_LIB: ompi only (MPICH's variables have no null value read back the same way);
 # BENCH_SHAPE: how the ranks are placed (default "--local 2"); BENCH_NULL_COLL: the
@@ -58,7 +59,7 @@ while [ "$r" -le "$REPS" ]; do
         > "$out/verify-$r.txt" 2>&1 || code=$?
     v=$out/verify-$r.txt secs=$(($(date +%s) - t0))
     # the first measure's resolution: the least loss at a size its verdict would have found
-    tell=$(sed -n 's/^  what it can tell: a size.s loss shows beyond its interval from \([0-9.]*\)x.*/\1/p' "$v" | head -1)
+    tell=$(sed -n 's/^  what it can tell: at the pairs each size took, a loss of \([0-9.]*\)x.*/\1/p' "$v" | head -1)
     # the settings' tables: their size rows (each size judged once per collective)
     sz=$(awk '/exported vs defaults in/ {t = 1; next} t && /^ +[0-9]+ / {n++} /: geomean / {t = 0} END {print n + 0}' "$v")
     a1=$(grep -o ' [0-9.]*[KMG]*i*B [0-9.]* \[[0-9.]*, [0-9.]*\]\( vs ctl [^;]*\)\? [0-9]* pairs\( SLOWER\)\?;' "$v" | wc -l)
@@ -94,5 +95,5 @@ done | sort -n -k2 | awk '
     END {printf "verify null: the 95%% intervals (first measures) reach +%.0f%% up to 32 KiB (median of %d), +%.0f%% above (median of %d)\n",
          ns ? s[int((ns + 1) / 2)] : 0, ns, nl ? l[int((nl + 1) / 2)] : 0, nl}' 
 sort -n "$out/tells.txt" | awk -v p="${PAIRS:-3}" '{t[++n] = $1; s += $2}
-    END {printf "verify null: what it can tell, %d pairs: a size\047s loss shows from %.3fx (the median of %d verifies; %.3f-%.3f), %.0f s a verify\n",
+    END {printf "verify null: what it can tell, %d pairs: a loss of %.3fx shows about half the time (the median of %d verifies; %.3f-%.3f), %.0f s a verify\n",
          p, n ? t[int((n + 1) / 2)] : 0, n, n ? t[1] : 0, n ? t[n] : 0, n ? s / n : 0}'

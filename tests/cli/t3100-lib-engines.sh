@@ -227,11 +227,12 @@ dflt "... with --keep-rules: the export's choice" intra_recursivedoubling --keep
 ! grep -q "note:" "$TMP/err" && ok "... and no note" || not_ok "note with --keep-rules: $(grep note "$TMP/err")"
 echo "coll_tuned_dynamic_rules_filename = $TMP/rd.rules" >"$TMP/home/.openmpi/mca-params.conf"
 dflt "rules named in an MCA parameter file: Open MPI's own choice" intra_redscat_allgather "" HOME="$TMP/home"
-usage_error "run --lib ompi --pairs 4 (a run has no paired launches)" -- $COLLTUNE run --lib ompi --local 2 --pairs 4 -e 64
-usage_error "sweep --lib ompi --pairs 4 without --verify or --env-search" -- $COLLTUNE sweep --lib ompi --local 2 --pairs 4 -e 64 --out "$TMP/kr"
+usage_says "run --lib ompi --pairs 4 (a run has no paired launches)" "--pairs is for sweep --lib with --verify CONFIG or --env-search" -- $COLLTUNE run --lib ompi --local 2 --pairs 4 -e 64
+usage_says "sweep --lib ompi --pairs 4 without --verify or --env-search" "--pairs is for sweep --lib with --verify CONFIG or --env-search" -- $COLLTUNE sweep --lib ompi --local 2 --pairs 4 -e 64 --out "$TMP/kr"
 [ ! -e "$TMP/kr" ] && ok "... writes nothing" || not_ok "sweep --pairs: $(ls "$TMP/kr")"
+usage_says "model --pairs 4" "--pairs is for sweep --lib" -- $COLLTUNE model --node dgx-h100 --pairs 4
 fx="$here/../fixtures/export/config-ompi-2ranks.json"
-usage_error "sweep --verify --pairs 4 without --lib" -- $COLLTUNE sweep --verify "$fx" --pairs 4
+usage_says "sweep --verify --pairs 4 without --lib" "--pairs is for sweep --lib with --verify CONFIG or --env-search" -- $COLLTUNE sweep --verify "$fx" --pairs 4
 for p in 2 33 x; do
     usage_says "sweep --verify --lib ompi --pairs $p" "bad --pairs '$p' (3..32)" -- $COLLTUNE sweep --verify "$fx" --lib ompi --pairs $p
 done
@@ -489,9 +490,9 @@ if sys.argv[3] == "0":  # verified: the copy's mark is that figure
     v = json.load(open(sys.argv[2]))["libraries"][0]["rules"][0].get("verified")
     assert v is None or abs(v["geomean"] - float(m[2])) < 0.002, (v, m[2])
 PY
-# what the verdict could tell: per tuned size the least loss it would have found (1.03 x the
+# what the verdict could tell: per tuned size the loss its interval shows half the time (1.03 x the
 # interval's top over the ratio, the narrower of as measured and vs ctl), their median, the widest
-python3 - "$TMP/out" <<'PY' && ok "verify: what it can tell is the median over the tuned sizes of the least loss each verdict would see" || not_ok "what it can tell: $(grep -A14 '^allreduce on 2' "$TMP/out")"
+python3 - "$TMP/out" <<'PY' && ok "verify: what it can tell is the median over the tuned sizes of what each interval shows" || not_ok "what it can tell: $(grep -A14 '^allreduce on 2' "$TMP/out")"
 import re, sys
 out = open(sys.argv[1]).read()
 t = out[out.index("allreduce on 2 ranks: exported vs defaults"):]
@@ -505,8 +506,9 @@ for m in re.finditer(r"^ +(\d+) +(\S+) +[\d.]+ +[\d.]+ +\d+ +([\d.]+) +\[([\d.]+
         x = min(x, 1.03 * float(m[8]) / float(m[6]))
     tells.append(x)
 tells.sort()
-m = re.search(r"^  what it can tell: a size's loss shows beyond its interval from ([\d.]+)x the "
-              r"defaults' time \(the median over (\d+) tuned sizes; ([\d.]+)x at \S+ \S+, the widest\)", t, re.M)
+m = re.search(r"^  what it can tell: at the pairs each size took, a loss of ([\d.]+)x the defaults' time "
+              r"shows beyond its interval about half the time \(the median over (\d+) tuned sizes; "
+              r"([\d.]+)x at \S+ \S+, the widest\), a smaller one less often", t, re.M)
 n = len(tells)
 med = tells[n // 2] if n % 2 else (tells[n // 2 - 1] * tells[n // 2]) ** 0.5
 assert m and int(m[2]) == n and abs(float(m[1]) / med - 1) < 0.01, (m and m.groups(), tells)
@@ -960,7 +962,12 @@ usage_says "--env-search under the user's mpirun" "--env-search runs its launche
 # value, the first is searched again with it (the second pass)
 V=OMPI_MCA_btl_vader_eager_limit
 W=OMPI_MCA_btl_vader_max_send_size
-$S -b 16K -e 32K -f 2 --env-search $W=131072 --env-search $V=1,4096,65536 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
+$S -b 16K -e 32K -f 2 --env-search $W=131072 --env-search $V=1,4096,65536 --pairs 4 --out "$TMP/es" >"$TMP/out" 2>"$TMP/err"; rc=$?
+# (with --pairs 4: every value's table at 4 pairs a size)
+n4=$(grep -c "exported vs defaults in .*(A: .*), 4 pairs at every size, up to 8 where" "$TMP/out")
+[ "$n4" -ge 3 ] && [ "$n4" -eq "$(grep -c 'exported vs defaults in' "$TMP/out")" ] \
+    && ok "--env-search --pairs 4: every value judged at 4 pairs a size ($n4 tables)" \
+    || not_ok "--env-search --pairs 4: $(grep 'exported vs defaults in' "$TMP/out")"
 pick=$(sed -n "s/^found: $V=\([0-9]*\) (geomean [0-9.]*)\$/\1/p" "$TMP/out")
 picks2=$(sed -n "s/^found: $W=\([0-9]*\) (geomean [0-9.]*)\$/\1/p; s/^no value .*: none found for $W .*/-/p" "$TMP/out" | tr '\n' ' ')
 first2=${picks2%% *}; first2=${first2#-}; pick2=$(echo $picks2 | awk '{ print $NF }'); pick2=${pick2#-}

@@ -247,12 +247,13 @@ Test(stats, paired_launches_take_the_pairs_asked_for)
 }
 
 /* Each size's log ratio A/B +s, -s, +s, ... pair by pair (s: 0.05, 0.02, 0.01 at sizes 1, 2,
- * 3), B the same in every launch: what a verdict could see, and how more pairs narrow it */
+ * 3; 0.05 at 4, moving with size 1), B the same in every launch: what a verdict could see,
+ * and how more pairs narrow it */
 static int noisy_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
 {
     int pair = (*(int *)ctx)++ / 2;
     for (int i = 0; i < n; i++) {
-        double s = sz[i] == 1 ? 0.05 : sz[i] == 2 ? 0.02 : 0.01;
+        double s = sz[i] == 1 || sz[i] == 4 ? 0.05 : sz[i] == 2 ? 0.02 : 0.01;
         t[i] = with ? exp(pair % 2 ? -s : s) : 1.0;
     }
     return 0;
@@ -295,6 +296,46 @@ Test(stats, paired_tell_is_the_least_loss_a_verdict_sees)
     cr_assert_eq(ct_paired_tell(&(struct ct_ratio){0}), 0, "not measured: nothing told");
 }
 
+/* A size whose control moves with it in every pair: its tell is the narrower one, against
+ * the control (either verdict counts) */
+Test(stats, paired_tell_takes_the_narrower_of_measured_and_vs_ctl)
+{
+    uint64_t sz[] = {1, 4};
+    bool control[] = {false, true};
+    int calls = 0;
+    struct ct_paired p;
+    struct ct_paired_row w[2];
+    struct ct_paired_sum t;
+    cr_assert_eq(ct_paired_measure(sz, 2, control, NULL, 0, 0, noisy_launch, &calls, &p), 0);
+    ct_paired_judge(&p, control, 2, w, &t);
+    cr_assert(w[0].nl == CT_PAIRED_MIN, "vs ctl over %d pairs", w[0].nl);
+    cr_assert(ct_paired_tell(&w[0].q) > 1.1, "as measured: %g", ct_paired_tell(&w[0].q));
+    cr_assert_float_eq(w[0].tell, CT_PAIRED_TOL, 1e-9, "vs ctl: the control cancels it: %g",
+                       w[0].tell);
+    cr_assert(t.n_tell == 1 && t.tell == w[0].tell, "the tuned size alone: %d", t.n_tell);
+    ct_paired_release(&p);
+}
+
+/* Student's t by degrees of freedom: 12 pairs take t(11) = 2.201, 32 t(31) = 2.0395, not the
+ * normal's 1.96 */
+Test(stats, paired_interval_takes_students_t_past_ten_pairs)
+{
+    for (int c = 0; c < 3; c++) {
+        int n = c == 0 ? 11 : c == 1 ? 12 : 32;
+        double tq = c == 0 ? 2.228 : c == 1 ? 2.201 : 2.0395, a[32], b[32], m = 0, q = 0;
+        for (int i = 0; i < n; i++)
+            a[i] = exp(0.1 * (i % 3) - 0.05 * (i % 2)), b[i] = 1, m += log(a[i]);
+        m /= n;
+        for (int i = 0; i < n; i++)
+            q += (log(a[i]) - m) * (log(a[i]) - m);
+        double se = sqrt(q / (n - 1)) / sqrt(n);
+        struct ct_ratio r;
+        ct_stats_ratio_paired(a, b, n, &r);
+        cr_assert_float_eq(log(r.hi) - m, tq * se, 2e-4 * se, "%d pairs: t %g", n,
+                           (log(r.hi) - m) / se);
+    }
+}
+
 /* ct_paired_again: size 2 reads A 1.5x slower in the first measure's launches only (the
  * state of those launches: the first 16), size 3 size3 times B's in every launch; size 1 is
  * their control. */
@@ -334,6 +375,16 @@ Test(stats, paired_again_counts_a_slower_size_only_when_slower_again)
     cr_assert(!cleared[0] && cleared[1] && !cleared[2], "cleared: %d %d %d", cleared[0], cleared[1],
               cleared[2]);
     ct_paired_redo_release(&r);
+    /* measured with --pairs 10: the sizes found slower measured again with as many */
+    struct again b = {0, 2};
+    struct ct_paired p10;
+    cr_assert_eq(ct_paired_measure(sz, 3, control, NULL, 10, 0, again_launch, &b, &p10), 0);
+    ct_paired_judge(&p10, control, 3, w, &t);
+    cr_assert_eq(ct_paired_again(&p10, sz, control, w, true, 0, again_launch, &b, &r, cleared), 0);
+    cr_assert(r.n == 3 && r.q.min == 10 && r.rows[2].n == 10 && r.rows[0].n == 10,
+              "again at %d pairs: %d, %d", r.q.min, r.rows[2].n, r.rows[0].n);
+    ct_paired_redo_release(&r);
+    ct_paired_release(&p10);
     w[1].slower = w[2].slower = false; /* none slower: nothing measured again */
     int before = a.calls;
     cr_assert_eq(ct_paired_again(&p, sz, control, w, true, 0, again_launch, &a, &r, cleared), 0);
@@ -710,6 +761,13 @@ Test(stats, paired_engine_switches_sides_and_times_each_size)
     cr_expect_float_eq(w[2].q.ratio, 0.9, 1e-9);
     cr_expect_float_eq(w[3].mb, 10 * 4096 * 1.002, 1e-6, "the median of 5 at 4 MiB: %g", w[3].mb);
     cr_expect(!t.slower);
+    ct_paired_release(&p);
+    struct eng_run y = {0}; /* --pairs 5: five pairs over the engine's sides */
+    eng_open(&y);
+    y.e.pairs = 5;
+    cr_assert_eq(ct_paired_engine_measure(&y.e, eng_sz, 4, eng_own, NULL, &p), 0, "%s", y.err.msg);
+    cr_expect(p.rounds == 5 && p.n[0] == 5 && p.n[3] == 5, "%d rounds", p.rounds);
+    cr_expect_str_eq(y.st.order, "ABBAABBAAB");
     ct_paired_release(&p);
 }
 
