@@ -220,11 +220,20 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const in
             break;
         for (int i = 0; i < nrun; i++)
             run[i] = sz[idx[i]];
-        for (int i = 0; i < 2 && !code; i++) {
-            bool with = (i == 0) == (r % 2 == 0);
-            code = launch(ctx, with, run, nrun, t);
-            for (int j = 0; j < nrun && !code; j++)
-                (with ? p->a : p->b)[idx[j]][p->n[idx[j]]] = t[j];
+        int nlo = 0; /* the sizes up to split: run[0..nlo), sorted */
+        while (split && nlo < nrun && run[nlo] <= split)
+            nlo++;
+        /* each part's two sides back to back (A B, or B A: a pair's launches moments apart,
+         * the small sizes' pair not parted by the other side's large ones: this VM's speed
+         * moves within seconds) */
+        for (int part = 0; part < (split ? 2 : 1) && !code; part++) {
+            int lo = part ? nlo : 0, hi = split && !part ? nlo : nrun;
+            for (int i = 0; i < 2 && !code && lo < hi; i++) {
+                bool with = (i == 0) == (r % 2 == 0);
+                code = launch(ctx, with, run + lo, hi - lo, t + lo);
+                for (int j = lo; j < hi && !code; j++)
+                    (with ? p->a : p->b)[idx[j]][p->n[idx[j]]] = t[j];
+            }
         }
         for (int j = 0; j < nrun && !code; j++)
             p->round[idx[j]][p->n[idx[j]]++] = r;

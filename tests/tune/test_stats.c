@@ -226,6 +226,39 @@ Test(stats, paired_launches_alternate_and_add_pairs_where_a_may_be_slower)
     ct_paired_release(&p);
 }
 
+/* Sizes split into two launches: each part's two sides back to back, small then large, the
+ * side first alternating by round: A B A B, then B A B A (a pair's launches moments apart) */
+struct order {
+    int calls;
+    char seq[64];
+};
+
+static int order_launch(void *ctx, bool with, const uint64_t *sz, int n, double *t)
+{
+    struct order *o = ctx;
+    for (int i = 0; i < n; i++)
+        t[i] = 1;
+    if (o->calls < 31) {
+        o->seq[2 * o->calls] = with ? 'A' : 'B';
+        o->seq[2 * o->calls + 1] = sz[0] > 10 ? 'l' : 's';
+    }
+    o->calls++;
+    return 0;
+}
+
+Test(stats, paired_split_launches_keep_each_pair_back_to_back)
+{
+    uint64_t sz[] = {1, 2, 100, 200};
+    struct order o = {0};
+    struct ct_paired p;
+    cr_assert_eq(ct_paired_measure(sz, 4, NULL, NULL, 0, 10, order_launch, &o, &p), 0);
+    cr_assert_eq(p.rounds, CT_PAIRED_MIN);
+    cr_assert_str_eq(o.seq, "AsBsAlBlBsAsBlAlAsBsAlBl");
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(p.n[k], CT_PAIRED_MIN);
+    ct_paired_release(&p);
+}
+
 /* --pairs N: N pairs at every size, and more up to 8 or N, the larger, where a size is open */
 Test(stats, paired_launches_take_the_pairs_asked_for)
 {
