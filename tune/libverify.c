@@ -149,6 +149,8 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
  * calls cost; 200 calls at 256 KiB take about 10 ms here. */
 int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, double *t)
 {
+    /* ct_paired_measure hands it one part (split CT_VERIFY_WARM_MAX, as every caller here
+     * passes: a size's controls are those its own process ran); the split below is a guard */
     int small = 0, code;
     while (small < nsz && sz[small] <= CT_VERIFY_WARM_MAX) /* sz is sorted */
         small++;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Paired launches: side A (a change: an exported file loaded) against side B (without it),
- * one launch each per pair, the pairs' order alternating (A B, B A, A B, ...) so a machine
+ * one launch of each side per pair (per part, where the sizes are split: the two back to
+ * back), the pairs' order alternating (A B, B A, A B, ...) so a machine
  * that drifts over the launches favours neither side. CT_PAIRED_MIN pairs at every size (or
  * as many as the caller asks for); then, while a size is open, more pairs of the open sizes
  * and the controls near them only, up to CT_PAIRED_MAX (or that many). A size with controls near it

@@ -106,13 +106,14 @@ struct ct_paired {
     int nsz;
     int *group; /* [size]: its group (the exported rule it checks), < 0 none; NULL: no groups */
 };
-/* pairs: the pairs at every size (0: CT_PAIRED_MIN; at most CT_PAIRED_CAP), more up to
+/* sz: sorted ascending (the parts and each size's controls are found in that order).
+ * pairs: the pairs at every size (0: CT_PAIRED_MIN; at most CT_PAIRED_CAP), more up to
  * CT_PAIRED_MAX or pairs, the larger, where a size is open (p->min, p->max).
  * split: the launch fn is given the sizes up to split and those above in separate launches
  * (0: one for all), each part's two sides back to back (A B for the small, A B for the large;
  * B A, B A the next round): a pair's launches moments apart, since this VM's speed moves
  * within seconds (12 pairs at 8 B-32 KiB read a pair's log ratio 0.09-0.23 apart with the
- * sides back to back, 0.36-0.57 with the other side's 8-128 MiB launch between them, 0.21-0.42
+ * sides back to back, 0.36-0.57 with the first side's 8-128 MiB launch between them, 0.21-0.42
  * with 5 s between them); a size's controls are taken on its own side, where the same process ran
  * them. group (NULL: none) puts sizes in groups (>= 0; < 0: in none): the sizes of one exported
  * rule, judged together by ct_paired_gain. A group's sizes also take more pairs, up to

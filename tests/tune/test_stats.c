@@ -237,7 +237,7 @@ static int order_launch(void *ctx, bool with, const uint64_t *sz, int n, double 
 {
     struct order *o = ctx;
     for (int i = 0; i < n; i++)
-        t[i] = 1;
+        t[i] = (double)sz[i] * (with ? 1 : 2); /* where each time lands, checked */
     if (o->calls < 31) {
         o->seq[2 * o->calls] = with ? 'A' : 'B';
         o->seq[2 * o->calls + 1] = sz[0] > 10 ? 'l' : 's';
@@ -254,9 +254,19 @@ Test(stats, paired_split_launches_keep_each_pair_back_to_back)
     cr_assert_eq(ct_paired_measure(sz, 4, NULL, NULL, 0, 10, order_launch, &o, &p), 0);
     cr_assert_eq(p.rounds, CT_PAIRED_MIN);
     cr_assert_str_eq(o.seq, "AsBsAlBlBsAsBlAlAsBsAlBl");
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         cr_assert_eq(p.n[k], CT_PAIRED_MIN);
+        for (int i = 0; i < p.n[k]; i++)
+            cr_assert(p.a[k][i] == (double)sz[k] && p.b[k][i] == 2.0 * (double)sz[k],
+                      "size %d pair %d: %g %g", k, i, p.a[k][i], p.b[k][i]);
+    }
     ct_paired_release(&p);
+    for (int c = 0; c < 2; c++) { /* every size on one side of the split: one part */
+        struct order q = {0};
+        cr_assert_eq(ct_paired_measure(sz + 2 * c, 2, NULL, NULL, 0, 10, order_launch, &q, &p), 0);
+        cr_assert_str_eq(q.seq, c ? "AlBlBlAlAlBl" : "AsBsBsAsAsBs");
+        ct_paired_release(&p);
+    }
 }
 
 /* --pairs N: N pairs at every size, and more up to 8 or N, the larger, where a size is open */
