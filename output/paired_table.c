@@ -56,7 +56,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 "%dx), pair by pair (\"vs ctl\", the launches' state taken out): geomean %.3f "
                 "over %d of %d\n",
                 CT_PAIRED_NCTL / 2, CT_PAIRED_NEAR, t->local, t->n_loc, nsz - t->n_own);
-    if (t->n_tell) /* the verdict's resolution: what a size must lose to be found slower */
+    if (t->n_tell) /* how coarse the sieve was: ct_paired_tell, the median and the widest */
         fprintf(f,
                 "  what it can tell: at the pairs each size took, a loss of %.3fx the "
                 "defaults' time shows beyond its interval about half the time (the median over "
