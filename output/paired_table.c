@@ -64,7 +64,7 @@ void ct_paired_print(FILE *f, const char *lib, const char *how, const struct ct_
                 "slower counts only when fresh launches find it again: more pairs (--pairs N) "
                 "narrow it\n",
                 t->tell, t->n_tell, t->n_own && t->n_own < nsz ? "tuned sizes" : "sizes",
-                t->tell_max, ct_bytes_str(sz[t->tell_k], a, sizeof a));
+                w[t->tell_k].tell, ct_bytes_str(sz[t->tell_k], a, sizeof a));
 }
 
 void ct_paired_print_own_slow(FILE *f, const char *lib, const uint64_t *sz, int nsz,

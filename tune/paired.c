@@ -182,7 +182,7 @@ int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const in
 {
     size_t m = nsz > 0 ? (size_t)nsz : 1;
     p->rounds = 0;
-    p->min = pairs < 1 ? CT_PAIRED_MIN : pairs > CT_PAIRED_CAP ? CT_PAIRED_CAP : pairs;
+    p->min = pairs < CT_PAIRED_MIN ? CT_PAIRED_MIN : pairs > CT_PAIRED_CAP ? CT_PAIRED_CAP : pairs;
     p->max = p->min > CT_PAIRED_MAX ? p->min : CT_PAIRED_MAX;
     p->nsz = nsz;
     p->group = NULL;
@@ -286,14 +286,8 @@ double ct_paired_tell(const struct ct_ratio *q)
     return q->ratio > 0 && q->hi > 0 ? CT_PAIRED_TOL * q->hi / q->ratio : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* sum's tell: the median of rows' tells over the sizes the file tunes (all where none), the
- * widest and where (ct_paired_row) */
+/* sum's tell: the median of rows' tells over the sizes the file tunes (all where none), and
+ * where the widest is (ct_paired_row) */
 static void tell_sum(const struct ct_paired_row *rows, const bool *control, int nsz,
                      struct ct_paired_sum *sum)
 {
@@ -302,13 +296,14 @@ static void tell_sum(const struct ct_paired_row *rows, const bool *control, int 
     for (int pass = 0; pass < 2 && !n; pass++) /* a measure of settings: no size tuned */
         for (int k = 0; k < nsz; k++)
             if ((pass || !control || !control[k]) && rows[k].tell > 0) {
-                t[n++] = rows[k].tell;
-                if (rows[k].tell > sum->tell_max)
-                    sum->tell_max = rows[k].tell, sum->tell_k = k;
+                if (!n++ || rows[k].tell > rows[sum->tell_k].tell)
+                    sum->tell_k = k;
+                t[n - 1] = rows[k].tell;
             }
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    struct ct_stats st;
+    ct_stats_compute(t, n, &st); /* n 0: zeroed */
     sum->n_tell = n;
-    sum->tell = !n ? 0 : n % 2 ? t[n / 2] : sqrt(t[n / 2 - 1] * t[n / 2]);
+    sum->tell = st.median;
     free(t);
 }
 

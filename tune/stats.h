@@ -107,17 +107,17 @@ struct ct_paired {
     int *group; /* [size]: its group (the exported rule it checks), < 0 none; NULL: no groups */
 };
 /* sz: sorted ascending (the parts and each size's controls are found in that order).
- * pairs: the pairs at every size (0: CT_PAIRED_MIN; at most CT_PAIRED_CAP), more up to
- * CT_PAIRED_MAX or pairs, the larger, where a size is open (p->min, p->max).
- * split: the launch fn is given the sizes up to split and those above in separate launches
- * (0: one for all), each part's two sides back to back (A B for the small, A B for the large;
- * B A, B A the next round): a pair's launches moments apart, since this VM's speed moves
- * within seconds (12 pairs at 8 B-32 KiB read a pair's log ratio 0.09-0.23 apart with the
- * sides back to back, 0.36-0.57 with the first side's 8-128 MiB launch between them, 0.21-0.42
- * with 5 s between them); a size's controls are taken on its own side, where the same process ran
- * them. group (NULL: none) puts sizes in groups (>= 0; < 0: in none): the sizes of one exported
- * rule, judged together by ct_paired_gain. A group's sizes also take more pairs, up to
- * p->max, while its gain reads below 1 and is not yet shown (ct_paired_gains). */
+ * pairs: the pairs at every size (CT_PAIRED_MIN where fewer, 0 too; at most CT_PAIRED_CAP), more up
+ * to CT_PAIRED_MAX or pairs, the larger, where a size is open (p->min, p->max). split: the launch
+ * fn is given the sizes up to split and those above in separate launches (0: one for all), each
+ * part's two sides back to back (A B for the small, A B for the large; B A, B A the next round): a
+ * pair's launches moments apart, since this VM's speed moves within seconds (12 pairs at 8 B-32 KiB
+ * read a pair's log ratio 0.09-0.23 apart with the sides back to back, 0.36-0.57 with the first
+ * side's 8-128 MiB launch between them, 0.21-0.42 with 5 s between them); a size's controls are
+ * taken on its own side, where the same process ran them. group (NULL: none) puts sizes in groups
+ * (>= 0; < 0: in none): the sizes of one exported rule, judged together by ct_paired_gain. A
+ * group's sizes also take more pairs, up to p->max, while its gain reads below 1 and is not yet
+ * shown (ct_paired_gains). */
 int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group, int pairs,
                       uint64_t split, ct_paired_launch_fn launch, void *ctx, struct ct_paired *p);
 void ct_paired_release(struct ct_paired *p);
@@ -153,11 +153,11 @@ bool ct_paired_gains(const struct ct_ratio *q);
  * low end would sit at CT_PAIRED_TOL, at this spread and its pairs (ct_paired_tell: CT_PAIRED_TOL x
  * hi / ratio of its interval, the narrower of as measured and against its controls); the summary's
  * tell is their median over the sizes the file tunes (all of them where it tunes none: a measure of
- * launch settings), tell_max the widest, at tell_k. A true loss at a size's tell puts its
- * interval's low end at the bound: one measure finds it about half the time, a smaller loss less
- * often, and a size found slower counts only when found again; so a verdict of no size slower does
- * not bound a loss at the tell: the tell says how coarse the measure's sieve was, at the
- * pairs each size took. */
+ * launch settings), tell_k the size of the widest (rows[tell_k].tell). A true loss at a size's tell
+ * puts its interval's low end at the bound: one measure finds it about half the time, a smaller
+ * loss less often, and a size found slower counts only when found again; so a verdict of no size
+ * slower does not bound a loss at the tell: the tell says how coarse the measure's sieve was, at
+ * the pairs each size took. */
 struct ct_paired_row {
     double ma, mb, tell;
     struct ct_ratio q, ql;
@@ -165,7 +165,7 @@ struct ct_paired_row {
     bool slow_measured, slow_local, slower;
 };
 struct ct_paired_sum {
-    double geo, worst, own, tuned, local, swept, tell, tell_max;
+    double geo, worst, own, tuned, local, swept, tell;
     int worst_k, n_own, n_loc, slower, n_swept, tell_k, n_tell;
 };
 double ct_paired_tell(const struct ct_ratio *q);

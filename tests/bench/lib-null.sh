@@ -93,7 +93,8 @@ for r in $(seq 1 "$REPS"); do
 done | sort -n -k2 | awk '
     $1 <= 32768 {s[++ns] = $2} $1 > 32768 {l[++nl] = $2}
     END {printf "verify null: the 95%% intervals (first measures) reach +%.0f%% up to 32 KiB (median of %d), +%.0f%% above (median of %d)\n",
-         ns ? s[int((ns + 1) / 2)] : 0, ns, nl ? l[int((nl + 1) / 2)] : 0, nl}' 
+         ns ? (s[int((ns + 1) / 2)] + s[int(ns / 2) + 1]) / 2 : 0, ns,
+         nl ? (l[int((nl + 1) / 2)] + l[int(nl / 2) + 1]) / 2 : 0, nl}'
 sort -n "$out/tells.txt" | awk -v p="${PAIRS:-3}" '{t[++n] = $1; s += $2}
     END {printf "verify null: what it can tell, %d pairs: a loss of %.3fx shows about half the time (the median of %d verifies; %.3f-%.3f), %.0f s a verify\n",
-         p, n ? t[int((n + 1) / 2)] : 0, n, n ? t[1] : 0, n ? t[n] : 0, n ? s / n : 0}'
+         p, n ? (t[int((n + 1) / 2)] + t[int(n / 2) + 1]) / 2 : 0, n, n ? t[1] : 0, n ? t[n] : 0, n ? s / n : 0}'

@@ -510,7 +510,7 @@ m = re.search(r"^  what it can tell: at the pairs each size took, a loss of ([\d
               r"shows beyond its interval about half the time \(the median over (\d+) tuned sizes; "
               r"([\d.]+)x at \S+ \S+, the widest\), a smaller one less often", t, re.M)
 n = len(tells)
-med = tells[n // 2] if n % 2 else (tells[n // 2 - 1] * tells[n // 2]) ** 0.5
+med = tells[n // 2] if n % 2 else (tells[n // 2 - 1] + tells[n // 2]) / 2
 assert m and int(m[2]) == n and abs(float(m[1]) / med - 1) < 0.01, (m and m.groups(), tells)
 assert abs(float(m[3]) / tells[-1] - 1) < 0.01, (m.groups(), tells)
 PY
