@@ -319,16 +319,43 @@ static int parse_matrix(struct smi *s, const struct line *ln, int nl, int h)
     return rc;
 }
 
-int ct_smi_scan(struct ct_topo *t, const char *buf, size_t len, const char *fname,
+/* buf without terminal escapes (ESC [ parameters final): nvidia-smi underlines the matrix's
+ * header line (ESC[4m ... ESC[0m) also when its output goes to a file, so a capture made
+ * with `nvidia-smi topo -m > topo.txt` has them. Lines and their numbers are kept. */
+static char *strip_csi(const char *buf, size_t len, size_t *out_len)
+{
+    char *o = ct_xmalloc(len + 1);
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '\x1b' && i + 1 < len && buf[i + 1] == '[') {
+            size_t j = i + 2;
+            while (j < len && buf[j] >= 0x20 && buf[j] <= 0x3f)
+                j++;
+            if (j < len && buf[j] >= 0x40 && buf[j] <= 0x7e) {
+                i = j;
+                continue;
+            }
+        }
+        o[n++] = buf[i];
+    }
+    o[n] = 0;
+    *out_len = n;
+    return o;
+}
+
+int ct_smi_scan(struct ct_topo *t, const char *raw, size_t raw_len, const char *fname,
                 struct ct_err *err)
 {
-    if (memchr(buf, 0, len))
+    if (memchr(raw, 0, raw_len))
         return ct_err_set(err, CT_EINVAL, "'%s': NUL byte in text", fname);
+    size_t len;
+    char *buf = strip_csi(raw, raw_len, &len);
     struct line *ln;
     int nl = split_lines(buf, len, &ln);
     int h = find_header(ln, nl);
     if (h < 0) {
         free(ln);
+        free(buf);
         return 1;
     }
     struct smi s = {.t = t, .fname = fname, .err = err};
@@ -336,6 +363,7 @@ int ct_smi_scan(struct ct_topo *t, const char *buf, size_t len, const char *fnam
     for (int k = 0; k < s.ncols; k++)
         free(s.label[k]);
     free(ln);
+    free(buf);
     if (!rc) {
         int ngpu = 0;
         for (int k = 0; k < s.ncols; k++)

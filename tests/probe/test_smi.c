@@ -124,6 +124,37 @@ Test(smi, missing_and_bad_columns)
     }
 }
 
+/* A capture made with `nvidia-smi topo -m > file` (an H200 VM, SOURCES.md 16): the header
+ * is underlined with terminal escapes, which the importer drops; one GPU and no NIC. */
+Test(smi, escapes_of_a_real_capture)
+{
+    struct ct_topo *t = load("nvidia-smi", "nvidia-smi-topo-m_h200-vm_1xH200-ansi.txt");
+    cr_assert_eq(t->n_gpu, 1);
+    cr_expect_eq(t->n_nic, 0);
+    cr_expect_str_eq(t->gpu[0].cpus, "0-15");
+    cr_expect_eq(t->gpu[0].numa, 0);
+    struct ct_matrix m;
+    ct_matrix_build(t, 0, &m);
+    cr_expect_eq(m.n, 1);
+    cr_expect_eq(gpu_gpu(&m, 0, 0, NULL), CT_PATH_X);
+    ct_matrix_release(&m);
+    ct_topo_free(t);
+    /* escapes anywhere on a line, of any parameters, leave the same matrix */
+    struct ct_err err = {0};
+    t = import_text("\t\x1b[1;4mGPU0\x1b[0m\tGPU1\t\x1b[4mCPU Affinity\tNUMA Affinity\x1b[m\n"
+                    "\x1b[32mGPU0\t X \tNV4\t0-7\t0\nGPU1\tNV4\t X \t0-7\t0\x1b[0m\n",
+                    &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    ct_topo_finalize(t);
+    cr_expect_eq(t->n_gpu, 2);
+    ct_matrix_build(t, 0, &m);
+    int nv = 0;
+    cr_expect_eq(gpu_gpu(&m, 0, 1, &nv), CT_PATH_NV);
+    cr_expect_eq(nv, 4);
+    ct_matrix_release(&m);
+    ct_topo_free(t);
+}
+
 Test(smi, missing_affinity_is_a_note)
 {
     struct ct_err err = {0};
