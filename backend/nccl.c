@@ -684,6 +684,11 @@ int ct_nccl_point(struct ct_nccl *n, struct ct_job *j, const struct ct_bench_cfg
     return ct_backend_point(&be, n, NULL, j, cfg, out, err);
 }
 
+struct ct_mem *ct_nccl_mem(struct ct_nccl *n)
+{
+    return &n->mem;
+}
+
 void ct_nccl_close(struct ct_nccl *n)
 {
     if (n) {

@@ -56,6 +56,8 @@ int ct_nccl_probe(int gpu, struct ct_err *err);
 int ct_nccl_open(struct ct_backend *be, struct ct_nccl **n, struct ct_boot *boot,
                  const struct ct_shape *shape, int gpu, struct ct_err *err);
 void ct_nccl_close(struct ct_nccl *n);
+/* The GPU memory n's buffers are on (its GPU, for the table's device line). */
+struct ct_mem *ct_nccl_mem(struct ct_nccl *n);
 
 /* Force NCCL's (algorithm, protocol, channels) for every following call of this process
  * through colltune's tuner plugin, which NCCL must have loaded (NCCL_TUNER_PLUGIN = its path):

@@ -171,10 +171,11 @@ void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t coun
     fill_job(o, c->size, c->rank, rpn, count, j);
 }
 
-struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err)
+struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_mem *mem, struct ct_err *err)
 {
     struct ct_rank_info mine, *all = ct_xcalloc((size_t)c->size, sizeof *all);
     memset(&mine, 0, sizeof mine);
+    ct_mem_describe(mem, mine.device, sizeof mine.device);
     mine.rank = c->rank;
     mine.node = c->node;
     mine.local_rank = c->local_rank;

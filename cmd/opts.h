@@ -176,7 +176,7 @@ int ct_opts_sweep_run(const struct ct_opts *o, struct ct_boot *boot, struct ct_s
 int ct_opts_nccl_sweep_env(struct ct_err *err);
 void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,
                  struct ct_job *j);
-struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_err *err);
+struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_mem *mem, struct ct_err *err);
 void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len);
 
 /* Reopen a rank's connections with other tcp streams and in-flight communicators (a

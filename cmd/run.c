@@ -106,7 +106,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     int code = CT_EXIT_OK;
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
         return ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
-    struct ct_rank_info *ranks = ct_opts_rank_infos(&comm, &err);
+    struct ct_rank_info *ranks = NULL; /* each rank's place and device, after they open */
     struct ct_bench b;
     struct ct_nccl *nccl = NULL; /* --lib nccl: NCCL measures instead of colltune */
     struct ct_mem mem = {0};     /* --mem cuda: the job's buffers on this rank's GPU */
@@ -126,8 +126,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
     if (flight)
         ct_bench_set_flight(&b, nflight, flight);
     struct ct_backend nbe;
-    if (ranks && (ct_opts_engine_open(&x->o, boot, &comm, &nbe, &nccl, &err) < 0 ||
-                  (!nccl && ct_opts_mem_open(&x->o, boot, &mem, &err) < 0))) {
+    if (ct_opts_engine_open(&x->o, boot, &comm, &nbe, &nccl, &err) < 0 ||
+        (!nccl && ct_opts_mem_open(&x->o, boot, &mem, &err) < 0) ||
+        !(ranks = ct_opts_rank_infos(&comm, nccl ? ct_nccl_mem(nccl) : &mem, &err))) {
         code = ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
         goto out;
     }
@@ -137,7 +138,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     snprintf(algo_q, sizeof algo_q, "%s%s%s", nccl ? "nccl" : x->o.algo->name, quant ? ":" : "",
              quant ? quant : "");
     const char *rt = x->average != CT_RANK_TIME_MAX ? ct_rank_time_name(x->average) : NULL;
-    const char *tp = ct_native_tp_label(&comm, &mem, tpn, sizeof tpn);
+    const char *tp = nccl ? nbe.library : ct_native_tp_label(&comm, &mem, tpn, sizeof tpn);
     struct ct_run_meta m = {d->name,     tp,         CT_VERSION, x->minb,  x->maxb,
                             x->factor,   x->warmup,  x->iters,   x->check, comm.size,
                             comm.nnodes, x->cmdline, ranks,      quant,    rt};
@@ -203,8 +204,6 @@ static int run_rank(struct ct_boot *boot, void *arg)
                               b.res_why);
         if (x->json && ct_results_json_write(x->json, &m, rows, nrows, &err) < 0)
             code = ct_cmd_fail("run", 1, "%s", err.msg);
-    } else if (!ranks) {
-        code = ct_cmd_fail("run", 1, "rank %d: %s", comm.rank, err.msg);
     }
 out:
     ct_live_close(&live);

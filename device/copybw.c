@@ -74,6 +74,22 @@ int ct_mem_devices(struct ct_mem *m)
     return m->kind->devices ? m->kind->devices(m) : 0;
 }
 
+void ct_mem_describe(struct ct_mem *m, char *buf, size_t len)
+{
+    char bus[64], name[256] = "";
+    struct ct_err err = {0};
+    if (!m || !m->kind || !m->state || ct_mem_bus_id(m, bus, sizeof bus, &err) < 0) {
+        snprintf(buf, len, "%2d [cpu]", 0);
+        return;
+    }
+    char *fn = strrchr(bus, '.'); /* the function: nccl-tests prints domain:bus:device */
+    if (fn)
+        *fn = 0;
+    if (m->kind->device_name && m->kind->device_name(m, name, sizeof name) < 0)
+        name[0] = 0;
+    snprintf(buf, len, "%2d [%s]%s%s", m->gpu, bus, name[0] ? " " : "", name);
+}
+
 int ct_mem_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err)
 {
     char raw[64] = "";

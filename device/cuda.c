@@ -253,6 +253,26 @@ static int cuda_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *e
     return e ? rt_fail(c, err, "cudaDeviceGetPCIBusId", e) : 0;
 }
 
+/* The GPU's name: cudaDeviceProp's first member in every CUDA release (char name[256]); the
+ * struct grows from release to release, so it is read into room to spare. */
+static int cuda_name(struct ct_mem *m, char *buf, size_t len)
+{
+    struct cuda *c = m->state;
+    int (*props)(void *, int) = NULL;
+    *(void **)&props = dlsym(c->rt, "cudaGetDeviceProperties_v2"); /* CUDA 12 on */
+    if (!props)
+        *(void **)&props = dlsym(c->rt, "cudaGetDeviceProperties");
+    char *p = calloc(1, 16384);
+    int rc = -1;
+    if (props && p && !props(p, m->gpu)) {
+        p[255] = 0;
+        snprintf(buf, len, "%s", p);
+        rc = 0;
+    }
+    free(p);
+    return rc;
+}
+
 static int cuda_devices(struct ct_mem *m)
 {
     struct cuda *c = m->state;
@@ -393,5 +413,5 @@ const struct ct_mem_kind ct_mem_cuda = {
     cuda_devices,    cuda_copy,
     cuda_sync,       cuda_ipc_get,
     cuda_ipc_open,   cuda_ipc_close,
-    cuda_has_kernel,
+    cuda_has_kernel, cuda_name,
 };

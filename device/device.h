@@ -84,6 +84,8 @@ struct ct_mem_kind {
     void (*ipc_close)(struct ct_mem *m, void *p, size_t bytes);
     /* whether reduce has r's kernel (NULL: every one the caller's host kernel covers) */
     bool (*has_kernel)(struct ct_mem *m, const struct ct_mem_red *r);
+    /* the device's model name ("NVIDIA H200"), 0; -1 where it cannot say (NULL: none) */
+    int (*device_name)(struct ct_mem *m, char *buf, size_t len);
 };
 
 /* An opened memory kind. */
@@ -155,6 +157,10 @@ int ct_mem_copy_gbs(struct ct_mem *m, struct ct_mem *peer, enum ct_mem_dir dir, 
 int ct_mem_devices(struct ct_mem *m);
 /* m's device's PCI address, lower case with a 4-digit domain ("0000:a4:00.0"). */
 int ct_mem_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
+/* m's device as nccl-tests' "Using devices" lines name it after "device": " 0 [0000:a4:00]
+ * NVIDIA H200" (the GPU's number, its PCI domain:bus:device, its name); " 0 [cpu]" for
+ * memory without a device, or m NULL or not open. */
+void ct_mem_describe(struct ct_mem *m, char *buf, size_t len);
 
 /* --gpu-map "2,3,0,1": the GPU of each local rank (local rank i uses map[i % n]); empty or
  * NULL: local rank i uses GPU i. Returns the GPU of local_rank, or CT_EINVAL for a bad map. */

@@ -33,6 +33,7 @@ struct ct_rank_info {
     int rank, node, local_rank;
     long pid;
     char host[64];
+    char device[128]; /* after "device": nccl-tests' "%2d [bus] name", " 0 [cpu]" for host memory */
 };
 
 struct ct_run_meta {

@@ -23,6 +23,11 @@ if $COLLTUNE run --mem cuda --local 1 -b 8 -e 8 >/dev/null 2>&1; then
     expect 0 "run --mem cuda" -- $R --mem cuda --gpu-map 0 -e 1M
     grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "cuda results correct" || not_ok "results: $(tail -3 "$TMP/out")"
     grep -q "shm; cuda memory in place over IPC" "$TMP/out" && ok "the header says how it moves" || not_ok "header: $(head -3 "$TMP/out")"
+    # nccl-tests' "Using devices" line: the GPU's number, PCI domain:bus:device and name
+    grep -E -q "^#  Rank  1 Group  0 Pid +[0-9]+ on +[^ ]+ device  0 \[[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\] [^ ].* node 0 local 1$" "$TMP/out" \
+        && ok "each rank's line names its GPU" || not_ok "device lines: $(grep '^#  Rank' "$TMP/out")"
+    grep -q "^# 2 ranks of [^ ]* share device 0 \[.*: unless MPS runs" "$TMP/out" \
+        && ok "the two ranks on GPU 0 are said to share it" || not_ok "no note: $(sed -n 4,9p "$TMP/out")"
     # in place on the GPU buffers, the peer's mapped by CUDA IPC (two processes, one GPU):
     # symm's one-sided ops and ring's pulled receives; every point counted in place
     for a in symm ring; do
@@ -42,7 +47,7 @@ if $COLLTUNE run --mem cuda --local 1 -b 8 -e 8 >/dev/null 2>&1; then
 else
     usage_error "--mem cuda here" -- $R --mem cuda
     grep -q -- "--mem cuda: CUDA memory: " "$TMP/err" && ok "names CUDA" || not_ok "message: $(cat "$TMP/err")"
-    for c in "run" "results" "header" "symm allreduce" "its results" "symm allgather" "its results" \
+    for c in "run" "results" "header" "device line" "shared GPU" "symm allreduce" "its results" "symm allgather" "its results" \
         "symm reducescatter" "its results" "symm alltoall" "its results" "ring allreduce" \
         "its results" "ring allgather" "its results" "ring reducescatter" "its results" \
         "ring alltoall" "its results" "sweep" "config" "show" \
@@ -106,17 +111,33 @@ fi
 echo '{' >"$TMP/broken.json"
 usage_error "verify: unreadable config" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$TMP/broken.json"
 cannot_run "verify here" -- $COLLTUNE sweep --local 2 --lib nccl --verify "$TMP/nccl.json"
-# on a host where NCCL runs: a sweep, its exports and the verify, end to end
+# on a host where NCCL runs: a sweep, its exports and the verify, end to end, on two GPUs
+# where there are two; on one, one rank: NCCL runs every call as a local copy and consults no
+# tuner, so its own choice is the sweep's one row and the export refuses to write a file
 if [ -n "$NCCL_RUNS" ]; then
-    expect 0 "sweep --lib nccl" -- $COLLTUNE sweep --lib nccl --local 1 --coll allreduce -b 8 -e 16M --budget 60 --out "$TMP/ns"
+    np=1
+    $COLLTUNE run --lib nccl --local 2 -b 8 -e 8 >/dev/null 2>&1 && np=2
+    expect 0 "run --lib nccl ($np ranks)" -- $COLLTUNE run --lib nccl --local $np -b 8 -e 1M
+    grep -q "Out of bounds values : 0 OK" "$TMP/out" && grep -q "transport: NCCL 2\.[0-9]*\.[0-9]*$" "$TMP/out" \
+        && grep -E -q "^#  Rank  0 .* device  0 \[[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\] [^ ]" "$TMP/out" \
+        && ok "NCCL's results correct, its version and GPU in the header" || not_ok "run: $(head -6 "$TMP/out")"
+    expect 0 "sweep --lib nccl ($np ranks)" -- $COLLTUNE sweep --lib nccl --local $np --coll allreduce -b 8 -e 16M --budget 60 --out "$TMP/ns"
     grep -q '"library": "nccl"' "$TMP/ns/config.json" && ok "a measured nccl section" || not_ok "config: $(head -c 600 "$TMP/ns/config.json")"
-    expect 0 "nccl-tuner from it" -- $COLLTUNE export "$TMP/ns/config.json" --format nccl-tuner
-    ! grep -q "not measured" "$TMP/out" && ok "measured CSV" || not_ok "csv: $(head -12 "$TMP/out")"
-    $COLLTUNE sweep --lib nccl --local 1 --verify "$TMP/ns/config.json" >"$TMP/out" 2>"$TMP/err"
+    $COLLTUNE export "$TMP/ns/config.json" --format nccl-tuner >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ $rc = 0 ]; then
+        [ $np = 2 ] && ok "nccl-tuner from it" || not_ok "nccl-tuner on one rank wrote a file: $(head -5 "$TMP/out")"
+        grep -q "^allreduce," "$TMP/out" && ! grep -q "not measured" "$TMP/out" && ok "measured CSV" || not_ok "csv: $(head -12 "$TMP/out")"
+    else
+        [ $rc = 2 ] && [ ! -s "$TMP/out" ] && ok "nccl-tuner from it: nothing to write (exit 2)" || not_ok "nccl-tuner exit $rc: $(cat "$TMP/err")"
+        grep -q "nothing to export: NCCL's own choices measured best at every size" "$TMP/err" \
+            && ok "says NCCL's own choices stay" || not_ok "message: $(cat "$TMP/err")"
+    fi
+    $COLLTUNE sweep --lib nccl --local $np --verify "$TMP/ns/config.json" >"$TMP/out" 2>"$TMP/err"
     rc=$?
     { [ $rc = 0 ] || [ $rc = 3 ]; } && grep -q "geomean" "$TMP/out" && ok "verify ran (exit $rc)" || not_ok "verify exit $rc: $(cat "$TMP/err")"
 else
-    for c in "sweep" "its section" "nccl-tuner" "measured CSV" "verify"; do skip "NCCL on a GPU: $c (no GPU here)"; done
+    for c in "run" "its header" "sweep" "its section" "nccl-tuner" "measured CSV" "verify"; do skip "NCCL on a GPU: $c (no GPU here)"; done
 fi
 usage_error "validate --lib nccl" -- $COLLTUNE validate --local 2 --lib nccl
 done_testing

@@ -225,6 +225,39 @@ Test(gpu, cuda_reduce_every_type_and_op_exactly) { reduce_all("cuda"); }
 Test(gpu, cuda_copies_round_trip) { roundtrip("cuda"); }
 Test(gpu, cuda_shared_between_processes) { shared("cuda"); }
 
+/* The table's device line: " 0 [cpu]" without a device (host memory, none opened); the GPU's
+ * number, PCI domain:bus:device (its bus id less the function) and name as nccl-tests prints. */
+static void describe(const char *kind)
+{
+    struct ct_mem m;
+    char d[128], bus[64];
+    struct ct_err err = {0};
+    ct_mem_describe(NULL, d, sizeof d);
+    cr_expect_str_eq(d, " 0 [cpu]");
+    open_or_skip(&m, kind);
+    ct_mem_describe(&m, d, sizeof d);
+    if (ct_mem_bus_id(&m, bus, sizeof bus, &err) < 0) {
+        cr_expect_str_eq(d, " 0 [cpu]", "%s", kind);
+    } else {
+        char want[80];
+        *strrchr(bus, '.') = 0;
+        snprintf(want, sizeof want, "%2d [%s] ", m.gpu, bus);
+        cr_expect_eq(strncmp(d, want, strlen(want)), 0, "%s: '%s', wanted '%s' and a name", kind, d,
+                     want);
+        cr_expect_gt(strlen(d), strlen(want) + 3, "%s: no name: '%s'", kind, d);
+    }
+    ct_mem_close(&m);
+}
+
+Test(host, describe_without_a_device)
+{
+    describe("host");
+}
+Test(gpu, cuda_describe_names_the_gpu)
+{
+    describe("cuda");
+}
+
 Test(device, table_and_unknown_kind)
 {
     struct ct_mem m;
