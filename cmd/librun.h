@@ -79,6 +79,11 @@ struct ct_verify_cmd {
  * (ct_config_lib_judged) and the copy written as NAME.verified.json and said
  * (cmd/verify_out.c). */
 void ct_verify_files_init(struct ct_verify_files *f, const struct ct_verify_cmd *x);
+/* Its copy and apply hooks (ct_config_copy; ct_config_lib_judged), NCCL's verify's too */
+struct ct_config *ct_verify_hook_copy(const void *ctx, const struct ct_config *c);
+void ct_verify_hook_apply(const void *ctx, struct ct_config *c, const char *lib, int i,
+                          const struct ct_ruleset *s, const bool *slow, const bool *nogain,
+                          const struct ct_paired_cut *cut, int n[CT_JUDGED_N]);
 /* Why verify does not run set s of a section here (the export leaves it out, or --hosts
  * places other ranks than it has), or NULL. */
 struct ct_export_out;

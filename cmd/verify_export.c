@@ -98,15 +98,15 @@ static const char *elsewhere(const void *ctx, const struct ct_verify_file *f,
     return ct_verify_set_elsewhere(v->o, &((const struct ct_verify_export *)f->priv)->out, s);
 }
 
-static struct ct_config *copy(const void *ctx, const struct ct_config *c)
+struct ct_config *ct_verify_hook_copy(const void *ctx, const struct ct_config *c)
 {
     (void)ctx;
     return ct_config_copy(c);
 }
 
-static void apply(const void *ctx, struct ct_config *c, const char *lib, int i,
-                  const struct ct_ruleset *s, const bool *slow, const bool *nogain,
-                  const struct ct_paired_cut *cut, int n[CT_JUDGED_N])
+void ct_verify_hook_apply(const void *ctx, struct ct_config *c, const char *lib, int i,
+                          const struct ct_ruleset *s, const bool *slow, const bool *nogain,
+                          const struct ct_paired_cut *cut, int n[CT_JUDGED_N])
 {
     (void)ctx;
     ct_config_lib_judged(c, lib, i, s, slow, nogain, cut, n);
@@ -151,8 +151,8 @@ void ct_verify_files_init(struct ct_verify_files *f, const struct ct_verify_cmd 
                                   .export = export,
                                   .unexport = unexport,
                                   .elsewhere = elsewhere,
-                                  .copy = copy,
-                                  .apply = apply,
+                                  .copy = ct_verify_hook_copy,
+                                  .apply = ct_verify_hook_apply,
                                   .end = end,
                                   .read = read_config};
 }

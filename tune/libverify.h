@@ -271,6 +271,11 @@ struct ct_verify_files {
     /* w (of CONFIG at path) written and said; returns code (the verify's so far), or a failure
      * code (said). */
     int (*end)(const void *ctx, const char *path, const struct ct_verify_end *w, int code);
+    /* In a section colltune keeps as written (NCCL's), set s's rule in c marked verified now
+     * with geomean geo, or its record cleared (geo 0: ct_config_lib_verified_at, output/);
+     * whether it was marked. NULL where the caller verifies no such section. */
+    bool (*stamp)(const void *ctx, struct ct_config *c, const char *lib, const struct ct_ruleset *s,
+                  double geo);
     /* The config at path read (new memory: ct_config_release, then free); NULL where it cannot
      * be, said, *code the failure's. */
     struct ct_config *(*read)(const void *ctx, const char *path, int *code);
@@ -331,6 +336,34 @@ int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *s
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_libverify_in *in,
                        const struct ct_config *fixed, const bool *want, const double *env_each,
                        bool *slow, double *geo);
+
+/* sweep --verify CONFIG --lib nccl, on one rank of the job (tune/ncclverify.c): the rule sets
+ * of CONFIG's NCCL section against NCCL's own choices on the communicators of engine be (ctx:
+ * its struct ct_nccl, the plugin loaded with CONFIG), in passes switched by the plugin's
+ * bypass */
+struct ct_comm;
+struct ct_ncclverify_in {
+    const struct ct_verify_hooks *h; /* every rank's failures; the root's tables and lines */
+    const struct ct_verify_files *f; /* the root's copy of CONFIG: copy, apply, stamp, end */
+    const struct ct_config *c;       /* CONFIG, at path */
+    const char *path;
+    const struct ct_ruleset *sets; /* its NCCL section's rule sets (as `show` prints them) */
+    int nsets;
+    const struct ct_comm *comm;
+    const struct ct_backend *be;
+    void *ctx;         /* be's (NCCL's: struct ct_nccl) */
+    struct ct_job job; /* the job's shape; coll, dtype, op and count set here */
+    bool root;         /* this rank shows and writes */
+    int pairs;         /* --pairs N (0: CT_PAIRED_MIN) */
+    /* switches the sides (with: A); NULL: the plugin's bypass on ctx (ct_nccl_tuner_bypass) */
+    int (*side)(void *arg, bool with, struct ct_err *err);
+    void *arg;
+};
+/* Each set of in's shape (nranks the job's, one node, not alltoall: NCCL asks no tuner about
+ * it; the others said as not verified here) measured and judged (ct_verify_judge), the copy of
+ * CONFIG with the verdicts written through in->f; *verified: the sets measured. 0,
+ * CT_VERIFY_SLOWER, or a failure code (said). */
+int ct_ncclverify(const struct ct_ncclverify_in *in, int *verified);
 
 /* sweep --lib --env-search: the variables to search before a library sweep (the --env settings
  * already set in this environment: env_set) */
