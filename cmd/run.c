@@ -145,16 +145,16 @@ static int run_rank(struct ct_boot *boot, void *arg)
     size_t nsizes = ct_bench_sizes(x->o.coll, x->minb, x->maxb, x->factor, es, comm.size, &sizes);
     struct ct_job j; /* every size checked on every rank before any runs; said by rank 0 */
     ct_opts_job(&x->o, &comm, 0, &j);
-    if (ranks && !nccl && ct_bench_can_run(&b, x->o.algo, &j, sizes, nsizes, &err) < 0) {
+    if (!nccl && ct_bench_can_run(&b, x->o.algo, &j, sizes, nsizes, &err) < 0) {
         ct_live_close(&live);
         code = err.code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL;
         code = comm.rank == 0 ? ct_cmd_fail("run", code, "%s", err.msg) : code;
         goto out;
     }
     FILE *tab = ct_cmd_report_stream(x->json); /* --json -: the JSON alone on stdout */
-    if (comm.rank == 0 && ranks && !deferred)
+    if (comm.rank == 0 && !deferred)
         ct_table_header(tab, &m);
-    for (size_t i = 0; ranks && i < nsizes; i++) {
+    for (size_t i = 0; i < nsizes; i++) {
         uint64_t size = sizes[i];
         ct_opts_job(&x->o, &comm, d->count_for(size, es, comm.size), &j);
         rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
@@ -187,7 +187,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
             break;
     }
     ct_live_close(&live);
-    if (comm.rank == 0 && ranks) {
+    if (comm.rank == 0) {
         if (deferred) {
             ct_table_header(tab, &m);
             for (size_t i = 0; i < nrows; i++)

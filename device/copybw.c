@@ -78,10 +78,12 @@ void ct_mem_describe(struct ct_mem *m, char *buf, size_t len)
 {
     char bus[64], name[256] = "";
     struct ct_err err = {0};
-    if (!m || !m->kind || !m->state || ct_mem_bus_id(m, bus, sizeof bus, &err) < 0) {
+    if (!m || !m->kind || !m->state || !m->kind->bus_id) {
         snprintf(buf, len, "%2d [cpu]", 0);
         return;
     }
+    if (ct_mem_bus_id(m, bus, sizeof bus, &err) < 0)
+        snprintf(bus, sizeof bus, "?"); /* a device whose address its runtime would not say */
     char *fn = strrchr(bus, '.'); /* the function: nccl-tests prints domain:bus:device */
     if (fn)
         *fn = 0;

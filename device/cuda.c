@@ -259,7 +259,8 @@ static int cuda_name(struct ct_mem *m, char *buf, size_t len)
 {
     struct cuda *c = m->state;
     int (*props)(void *, int) = NULL;
-    *(void **)&props = dlsym(c->rt, "cudaGetDeviceProperties_v2"); /* CUDA 12 on */
+    *(void **)&props =
+        dlsym(c->rt, "cudaGetDeviceProperties_v2"); /* CUDA 12's; 13 has the plain one */
     if (!props)
         *(void **)&props = dlsym(c->rt, "cudaGetDeviceProperties");
     char *p = calloc(1, 16384);

@@ -158,8 +158,9 @@ int ct_mem_devices(struct ct_mem *m);
 /* m's device's PCI address, lower case with a 4-digit domain ("0000:a4:00.0"). */
 int ct_mem_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err);
 /* m's device as nccl-tests' "Using devices" lines name it after "device": " 0 [0000:a4:00]
- * NVIDIA H200" (the GPU's number, its PCI domain:bus:device, its name); " 0 [cpu]" for
- * memory without a device, or m NULL or not open. */
+ * NVIDIA H200" (the GPU's number, its PCI domain:bus:device, its name; "[?]" where the address
+ * cannot be read, no name where the name cannot); " 0 [cpu]" for memory without a device, or
+ * m NULL or not open. */
 void ct_mem_describe(struct ct_mem *m, char *buf, size_t len);
 
 /* --gpu-map "2,3,0,1": the GPU of each local rank (local rank i uses map[i % n]); empty or

@@ -5,8 +5,9 @@
 #include "output.h"
 
 /* Ranks of one host on one GPU: without MPS the GPU runs one process's context at a time, and
- * every step that waits on a peer's waits for a switch (an H200, 2 ranks: 440 us an AllReduce
- * of 8 B, 26 us under MPS). Said once, for the first GPU found shared (up to 4096 ranks). */
+ * every step that waits on a peer's waits for a switch (an H200, 2 ranks: 435-575 us an
+ * AllReduce of 8 B, 26 us under MPS). Said once, for the first GPU found shared (up to 4096
+ * ranks). */
 static void shared_gpu_note(FILE *f, const struct ct_run_meta *m)
 {
     for (int a = 0; a < m->nranks && m->nranks <= 4096 && m->ranks; a++) {
@@ -19,9 +20,9 @@ static void shared_gpu_note(FILE *f, const struct ct_run_meta *m)
         if (n > 1) {
             fprintf(
                 f,
-                "# %d ranks of %s share device%s: unless MPS runs (nvidia-cuda-mps-control -d), "
+                "# %d ranks of %s share device %s: unless MPS runs (nvidia-cuda-mps-control -d), "
                 "the GPU switches between their processes, and the times count its switches\n",
-                n, x->host, x->device);
+                n, x->host, x->device + (x->device[0] == ' '));
             return;
         }
     }

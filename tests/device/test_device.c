@@ -245,6 +245,8 @@ static void describe(const char *kind)
         cr_expect_eq(strncmp(d, want, strlen(want)), 0, "%s: '%s', wanted '%s' and a name", kind, d,
                      want);
         cr_expect_gt(strlen(d), strlen(want) + 3, "%s: no name: '%s'", kind, d);
+        for (const char *p = d + strlen(want); *p; p++) /* a name, not bytes read amiss */
+            cr_expect(*p >= ' ' && *p < 127, "%s: '%s'", kind, d);
     }
     ct_mem_close(&m);
 }
@@ -256,6 +258,48 @@ Test(host, describe_without_a_device)
 Test(gpu, cuda_describe_names_the_gpu)
 {
     describe("cuda");
+}
+
+/* ct_mem_describe on a kind with a device, without a GPU: a stub kind whose runtime says the
+ * address (as NVML and CUDA do, upper case, 8-digit domain) and name as set below. */
+static const char *stub_bus, *stub_name;
+static int stub_bus_id(struct ct_mem *m, char *buf, size_t len, struct ct_err *err)
+{
+    (void)m;
+    if (!stub_bus)
+        return ct_err_set(err, CT_EIO, "no address");
+    snprintf(buf, len, "%s", stub_bus);
+    return 0;
+}
+static int stub_device_name(struct ct_mem *m, char *buf, size_t len)
+{
+    (void)m;
+    if (!stub_name)
+        return -1;
+    snprintf(buf, len, "%s", stub_name);
+    return 0;
+}
+static void stub_said(const char *bus, const char *name, int gpu, size_t len, const char *want)
+{
+    static const struct ct_mem_kind k = {
+        .name = "stub", .bus_id = stub_bus_id, .device_name = stub_device_name};
+    int state;
+    struct ct_mem m = {.kind = &k, .gpu = gpu, .state = &state};
+    char d[128];
+    stub_bus = bus, stub_name = name;
+    ct_mem_describe(&m, d, len);
+    cr_expect_str_eq(d, want, "bus %s, name %s", bus ? bus : "-", name ? name : "-");
+}
+
+Test(device, describe_a_device_as_nccl_tests_does)
+{
+    stub_said("00000000:A4:00.0", "NVIDIA H200", 3, 128, " 3 [0000:a4:00] NVIDIA H200");
+    stub_said("0001:3B:00.1", "NVIDIA H100 80GB HBM3", 12, 128,
+              "12 [0001:3b:00] NVIDIA H100 80GB HBM3");
+    stub_said("0000:a4:00", "X", 0, 128, " 0 [0000:a4:00] X");    /* no function: kept whole */
+    stub_said("0000:a4:00.0", NULL, 1, 128, " 1 [0000:a4:00]");   /* no name: none, no space */
+    stub_said(NULL, "NVIDIA H200", 2, 128, " 2 [?] NVIDIA H200"); /* no address */
+    stub_said("0000:a4:00.0", "NVIDIA H200", 3, 5, " 3 [");       /* cut to the room */
 }
 
 Test(device, table_and_unknown_kind)

@@ -2,8 +2,8 @@
 /*
  * The table's "Using devices" lines (output/table.c): each rank's device as nccl-tests names
  * it, and the note where ranks of one host share a GPU (the GPU then switches between their
- * processes unless MPS runs: measured on an H200, 440 us an AllReduce of 8 B on 2 ranks, 26 us
- * under MPS), said once, and not for host memory, other GPUs or other hosts.
+ * processes unless MPS runs: measured on an H200, 435-575 us an AllReduce of 8 B on 2 ranks,
+ * 26 us under MPS), said once, and not for host memory, other GPUs or other hosts.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -55,6 +55,17 @@ Test(table, device_lines_and_shared_gpu_note)
     r[2] = (struct ct_rank_info){2, 1, 0, 13, "b", H200};
     s = header(r, 3);
     cr_expect(!strstr(s, "share device"), "%s", s);
+    free(s);
+    /* three ranks on one GPU numbered past 9, and two more on another: one line, the first */
+    struct ct_rank_info g[5] = {{0, 0, 0, 11, "a", "12 [0000:8a:00] NVIDIA H200"},
+                                {1, 0, 1, 12, "a", "12 [0000:8a:00] NVIDIA H200"},
+                                {2, 0, 2, 13, "a", "12 [0000:8a:00] NVIDIA H200"},
+                                {3, 0, 3, 14, "a", H200},
+                                {4, 0, 4, 15, "a", H200}};
+    s = header(g, 5);
+    note = strstr(s, "# 3 ranks of a share device 12 [0000:8a:00] NVIDIA H200: unless MPS runs");
+    cr_expect(note, "%s", s);
+    cr_expect(note && !strstr(note + 20, "share device"), "said once: %s", s);
     free(s);
     struct ct_rank_info c[2] = {{0, 0, 0, 11, "a", " 0 [cpu]"}, {1, 0, 1, 12, "a", " 0 [cpu]"}};
     s = header(c, 2);
