@@ -43,10 +43,10 @@ static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_ro
 }
 
 static bool stamp(const void *ctx, struct ct_config *c, const char *lib, const struct ct_ruleset *s,
-                  double geo)
+                  double geo, double tell)
 {
     (void)ctx;
-    return ct_config_lib_verified_at(c, lib, s->coll, s->nranks, s->nnodes, geo);
+    return ct_config_lib_verified_at(c, lib, s->coll, s->nranks, s->nnodes, geo, tell);
 }
 
 static int end(const void *ctx, const char *path, const struct ct_verify_end *w, int code)

@@ -53,12 +53,13 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
                           const bool *slow, const bool *nogain, const struct ct_paired_cut *cut,
                           int n[CT_JUDGED_N]);
 /* Mark library lib's ruleset of (coll, nranks, nnodes) verified now with that geomean
- * (exported/default), as ct_config_lib_verified does by index; in a section colltune keeps as
- * written (NCCL's) the rule gains "verified": {"at", "geomean"}. A geomean that is not a
- * positive number clears the record instead. False when there is no such set or nothing was
+ * (exported/default) and what the measure could tell, as ct_config_lib_verified does by index;
+ * in a section colltune keeps as written (NCCL's) the rule gains "verified": {"at", "geomean"}
+ * and "tell" where tell is in [1, 1e6]. A geomean that is not a positive number clears the
+ * record instead. False when there is no such set or nothing was
  * marked. */
 bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
-                               int nnodes, double geomean);
+                               int nnodes, double geomean, double tell);
 
 /*
  * Parse a colltune-config/1 document into c (initialised here; ct_config_release). Every

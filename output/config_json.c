@@ -123,6 +123,8 @@ static void verified_json(json_t *o, const char *key, const struct ct_verified *
     json_t *x = json_object();
     json_object_set_new(x, "at", json_string(v->at));
     json_object_set_new(x, "geomean", json_real(v->geomean));
+    if (v->tell > 0)
+        json_object_set_new(x, "tell", json_real(v->tell));
     json_object_set_new(o, key, x);
 }
 
@@ -449,6 +451,7 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
         snprintf(s->verified.at, sizeof s->verified.at, "%s",
                  json_string_value(json_object_get(v, "at")) ?: "");
         s->verified.geomean = num_of(v, "geomean");
+        s->verified.tell = num_of(v, "tell");
         s->rules = ct_xcalloc(json_array_size(ranges), sizeof *s->rules);
         json_array_foreach(ranges, k, g)
         {
@@ -475,11 +478,11 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
 }
 
 bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
-                               int nnodes, double geomean)
+                               int nnodes, double geomean, double tell)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (l && !l->raw)
-        return ct_config_lib_verified(c, lib, set_at(l, coll, nranks, nnodes), geomean);
+        return ct_config_lib_verified(c, lib, set_at(l, coll, nranks, nnodes), geomean, tell);
     bool ok = geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX; /* NaN: no */
     json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes);
     if (rule && ok) {
@@ -487,6 +490,8 @@ bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_col
         json_t *v = json_object();
         json_object_set_new(v, "at", json_string(ct_utc_iso(at, sizeof at)));
         json_object_set_new(v, "geomean", json_real(geomean));
+        if (tell >= 1 && tell <= CT_VERIFIED_GEO_MAX)
+            json_object_set_new(v, "tell", json_real(tell));
         json_object_set_new(rule, "verified", v);
     } else if (rule)
         json_object_del(rule, "verified");
@@ -921,6 +926,9 @@ static int read_verified(json_t *o, const char *at, const char *key, struct ct_v
         return bad(err, at, key, "expected an object");
     CT_TRY(get_str(x, vat, "at", v->at, sizeof v->at, err));
     CT_TRY(get_num(x, vat, "geomean", CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX, &v->geomean, err));
+    v->tell = 0; /* optional: verifies before it recorded none */
+    if (json_object_get(x, "tell"))
+        CT_TRY(get_num(x, vat, "tell", 1, CT_VERIFIED_GEO_MAX, &v->tell, err));
     if (!v->at[0])
         return bad(err, vat, "at", "expected a time");
     return 0;

@@ -193,7 +193,13 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                     c->libs[l].library);
             const struct ct_ruleset *s = raw ? &raw[i] : &c->libs[l].sets[i];
             print_set(f, s, true);
-            if (s->verified.at[0])
+            if (s->verified.at[0] && s->verified.tell > 0)
+                fprintf(f,
+                        "verified against the defaults%s at %s: geomean %.3f exported/default, "
+                        "what it could tell %.2fx (the median size)\n",
+                        lr->nenv ? " with the launch settings" : "", s->verified.at,
+                        s->verified.geomean, s->verified.tell);
+            else if (s->verified.at[0])
                 fprintf(f, "verified against the defaults%s at %s: geomean %.3f exported/default\n",
                         lr->nenv ? " with the launch settings" : "", s->verified.at,
                         s->verified.geomean);

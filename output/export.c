@@ -192,14 +192,19 @@ static void said(struct ct_export_out *o, struct ct_text *t, const char *prefix,
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s)
 {
-    char set[96], line[512];
+    char set[96], line[640], tell[160] = "";
     ct_export_set_str(s, set, sizeof set);
+    if (s->verified.tell > 0)
+        snprintf(tell, sizeof tell,
+                 "; what it could tell: a loss of %.2fx at a size would have shown about half "
+                 "the time (the median size)",
+                 s->verified.tell);
     if (s->verified.at[0])
         snprintf(line, sizeof line,
                  "%s: verified against %s %s's defaults%s at %s (colltune sweep --verify: no "
-                 "size slower beyond its interval): geomean %.3f exported/default",
+                 "size slower beyond its interval): geomean %.3f exported/default%s",
                  set, l->name, l->version, l->nenv ? " with the launch settings" : "",
-                 s->verified.at, s->verified.geomean);
+                 s->verified.at, s->verified.geomean, tell);
     else if (ct_ruleset_keeps_own(s)) /* nothing of it written: nothing to verify */
         snprintf(line, sizeof line,
                  "%s: keeps %s's own choice at every size (measured best, or set back by "
@@ -283,7 +288,8 @@ void ct_export_verified_nccl(struct ct_export_out *o, struct ct_text *t, const c
                            .nranks = (int)u->nranks,
                            .nnodes = (int)u->nnodes,
                            .ranks_per_node = (int)(u->nranks / u->nnodes),
-                           .verified.geomean = u->verified_geomean};
+                           .verified.geomean = u->verified_geomean,
+                           .verified.tell = u->verified_tell};
     snprintf(l.version, sizeof l.version, "%s", *version ? version : "(version not recorded)");
     snprintf(s.verified.at, sizeof s.verified.at, "%s", u->verified_at);
     size_t n0 = o->nnotes;

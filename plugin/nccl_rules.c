@@ -212,15 +212,20 @@ static int read_verified(struct rd *r, json_t *o, struct ct_nr_rule *u)
         return 0;
     if (!json_is_object(v))
         return bad(r, "verified", "expected an object");
-    json_t *at = json_object_get(v, "at"), *g = json_object_get(v, "geomean");
+    json_t *at = json_object_get(v, "at"), *g = json_object_get(v, "geomean"),
+           *tell = json_object_get(v, "tell");
     if (!json_is_string(at) || !*json_string_value(at) ||
         strlen(json_string_value(at)) >= sizeof u->verified_at ||
         control_char(json_string_value(at)))
         return bad(r, "verified.at", "expected a UTC time (\"2026-11-29T14:00:00Z\")");
     if (!json_is_number(g) || !(json_number_value(g) >= 1e-6 && json_number_value(g) <= 1e6))
         return bad(r, "verified.geomean", "expected a number in [1e-06, 1e+06]");
+    if (tell && (!json_is_number(tell) ||
+                 !(json_number_value(tell) >= 1 && json_number_value(tell) <= 1e6)))
+        return bad(r, "verified.tell", "expected a number in [1, 1e+06]");
     snprintf(u->verified_at, sizeof u->verified_at, "%s", json_string_value(at));
     u->verified_geomean = json_number_value(g);
+    u->verified_tell = tell ? json_number_value(tell) : 0;
     return 0;
 }
 

@@ -26,10 +26,11 @@ struct ct_nr_rule {
     long nnodes, nranks;
     int nranges;
     struct ct_nr_range *ranges; /* sorted, disjoint */
-    /* sweep --verify --lib nccl's record, "verified": {"at", "geomean"}: when ("" never
+    /* sweep --verify --lib nccl's record, "verified": {"at", "geomean", "tell"}: when ("" never
      * verified) and the sizes' geomean exported/default */
     char verified_at[24];
     double verified_geomean;
+    double verified_tell; /* what that verify could tell; 0: not recorded */
 };
 
 struct ct_nr_table {

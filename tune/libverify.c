@@ -172,7 +172,7 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *ow
 
 int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *nogain,
-                     struct ct_paired_cut *cut, double *geo)
+                     struct ct_paired_cut *cut, double *geo, double *tell)
 {
     uint64_t sz[CT_VERIFY_MAXSZ];
     /* own: the file keeps the library's choice there, both sides run the same */
@@ -186,6 +186,8 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
     int code = ct_paired_measure(sz, nsz, own, group, x.pairs, CT_VERIFY_WARM_MAX,
                                  ct_libverify_launch, &x, &pr);
     *geo = 0;
+    if (tell)
+        *tell = 0;
     bool cleared[CT_VERIFY_MAXSZ] = {false}; /* slower, but not again in fresh launches */
     struct ct_paired_redo r = {0};
     if (!code) {
@@ -197,7 +199,8 @@ int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *
     }
     if (!code)
         code = ct_verify_judge(base->h, base->m->title, "alternating launches (A B B A A B ...)", s,
-                               sz, nsz, swept, rule, own, cleared, &r, &pr, slow, nogain, cut, geo);
+                               sz, nsz, swept, rule, own, cleared, &r, &pr, slow, nogain, cut, geo,
+                               tell);
     ct_paired_redo_release(&r);
     ct_paired_release(&pr);
     return code;
@@ -217,7 +220,7 @@ int ct_verify_judge(const struct ct_verify_hooks *h, const char *lib, const char
                     const struct ct_ruleset *s, const uint64_t *sz, int nsz, const bool *swept,
                     const struct ct_rule *const *rule, const bool *own, const bool *cleared,
                     struct ct_paired_redo *again, struct ct_paired *pr, bool *slow, bool *nogain,
-                    struct ct_paired_cut *cut, double *geo)
+                    struct ct_paired_cut *cut, double *geo, double *tell)
 {
     struct ct_paired_row *w = ct_xcalloc(nsz > 0 ? (size_t)nsz : 1, sizeof *w);
     struct ct_ratio *gain = ct_xcalloc((size_t)s->nrules, sizeof *gain);
@@ -263,6 +266,8 @@ int ct_verify_judge(const struct ct_verify_hooks *h, const char *lib, const char
         else
             slower += w[k].slower;
     *geo = slower || tried_slow ? 0 : t.swept; /* the set changes from what ran: not verified */
+    if (tell)
+        *tell = *geo > 0 ? t.tell : 0;
     free(w);
     free(gain);
     free(rounds);

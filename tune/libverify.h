@@ -132,10 +132,11 @@ int ct_libverify_launch(void *ctx, bool with, const uint64_t *sz, int nsz, doubl
 /* One rule set s of CONFIG c: paired launches, then the judgement shown; 0, CT_VERIFY_SLOWER
  * or a failure code. slow[r]: rule r of s was slower than the defaults at a size it tunes;
  * nogain[r]: it showed no gain; cut[r]: a slower rule's cut to the sizes that gained
- * (ct_verify_judge); *geo: the geomean over the sweep's own sizes (ct_paired_swept). */
+ * (ct_verify_judge); *geo: the geomean over the sweep's own sizes (ct_paired_swept); *tell
+ * (NULL: not asked), what it could tell, where *geo is recorded (ct_verify_judge). */
 int ct_libverify_set(const struct ct_verify_side *base, const struct ct_config *c,
                      const struct ct_ruleset *s, bool *slow, bool *nogain,
-                     struct ct_paired_cut *cut, double *geo);
+                     struct ct_paired_cut *cut, double *geo, double *tell);
 /* The sizes of a verify's measure pr at sz found slower (w[k].slower), measured again with
  * their controls (own), and with groups the other sizes of their rules (pr's groups), in fresh
  * paired launches (ct_paired_again, into r: ct_paired_redo_release it), shown (x's hooks'
@@ -208,13 +209,14 @@ void ct_verify_rules(const struct ct_ruleset *s, const uint64_t *sz, int nsz,
  * defaults at a size it tunes; nogain[r], rule r changes the library's choice without showing a
  * gain (ct_paired_gains); cut[r] (cut NULL: not asked), a slower rule's cut to the sizes that
  * gained (ct_paired_trim; rounds 0: none); *geo, the geomean over the sweep's own sizes
- * (swept, ct_paired_sizes'; NULL: all), the figure recorded (ct_paired_swept). Returns 0 or
- * CT_VERIFY_SLOWER. */
+ * (swept, ct_paired_sizes'; NULL: all), the figure recorded (ct_paired_swept); *tell (NULL:
+ * not asked), what the measure could tell where *geo is recorded (the median over the tuned
+ * sizes of ct_paired_tell, ct_paired_sum.tell; else 0). Returns 0 or CT_VERIFY_SLOWER. */
 int ct_verify_judge(const struct ct_verify_hooks *h, const char *lib, const char *how,
                     const struct ct_ruleset *s, const uint64_t *sz, int nsz, const bool *swept,
                     const struct ct_rule *const *rule, const bool *own, const bool *cleared,
                     struct ct_paired_redo *again, struct ct_paired *pr, bool *slow, bool *nogain,
-                    struct ct_paired_cut *cut, double *geo);
+                    struct ct_paired_cut *cut, double *geo, double *tell);
 
 /* The file a verify loads, as its caller's export wrote it (cmd/: output/'s emitter) */
 struct ct_verify_file {
@@ -272,10 +274,11 @@ struct ct_verify_files {
      * code (said). */
     int (*end)(const void *ctx, const char *path, const struct ct_verify_end *w, int code);
     /* In a section colltune keeps as written (NCCL's), set s's rule in c marked verified now
-     * with geomean geo, or its record cleared (geo 0: ct_config_lib_verified_at, output/);
-     * whether it was marked. NULL where the caller verifies no such section. */
+     * with geomean geo and what the measure could tell (tell), or its record cleared (geo 0:
+     * ct_config_lib_verified_at, output/); whether it was marked. NULL where the caller
+     * verifies no such section. */
     bool (*stamp)(const void *ctx, struct ct_config *c, const char *lib, const struct ct_ruleset *s,
-                  double geo);
+                  double geo, double tell);
     /* The config at path read (new memory: ct_config_release, then free); NULL where it cannot
      * be, said, *code the failure's. */
     struct ct_config *(*read)(const void *ctx, const char *path, int *code);

@@ -164,8 +164,8 @@ static int one_set(struct run *v, int i)
     bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow),
          *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
     struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
-    double geo;
-    int r = ct_libverify_set(&v->side, v->c, s, slow, nogain, cut, &geo), fail = 0;
+    double geo, tell;
+    int r = ct_libverify_set(&v->side, v->c, s, slow, nogain, cut, &geo, &tell), fail = 0;
     if (!v->fixed && !(v->fixed = ct_libverify_copy(in, v->config, &fail))) {
         free(slow), free(nogain), free(cut);
         return r && r != CT_VERIFY_SLOWER ? r : fail; /* a failure outweighs the verdict */
@@ -182,7 +182,7 @@ static int one_set(struct run *v, int i)
      * earlier verify; one that only lost rules with no gain keeps this one; a set with rows
      * tried is not marked: those kept were picked on these launches, and they took the
      * controls of CONFIG's own rules */
-    v->nstamped += ct_config_lib_verified(v->fixed, m->name, i, r || ntried ? 0 : geo);
+    v->nstamped += ct_config_lib_verified(v->fixed, m->name, i, r || ntried ? 0 : geo, tell);
     v->nown += own;
     /* and a mark from an earlier verify cleared: the copy must be written */
     v->nunmarked += own && ct_config_lib(v->orig, m->name)->sets[i].verified.at[0];
@@ -217,7 +217,7 @@ static int finish(struct run *v, struct ct_verify_did *did, int code)
     if ((did->whole_slow = v->whole_slow && code == CT_VERIFY_SLOWER)) { /* each held, not all */
         const struct ct_librules *l = ct_config_lib(v->fixed, m->name);
         for (int i = 0; l && i < l->nsets; i++)
-            ct_config_lib_verified(v->fixed, m->name, i, 0);
+            ct_config_lib_verified(v->fixed, m->name, i, 0, 0);
         ct_config_lib_env_verified(v->fixed, m->name, 0);
         ct_config_lib_whole_verified(v->fixed, m->name, 0);
         struct ct_verify_end w = {.kind = CT_VEND_UNMARKED, .fixed = v->fixed};

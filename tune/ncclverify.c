@@ -31,9 +31,9 @@ static int side(void *n, bool with, struct ct_err *err)
 
 /* One rule set s: slow[r], range r of s was slower than NCCL's defaults at a size it tunes;
  * nogain[r], it showed no gain; cut[r], a slower range's cut to the sizes that gained
- * (ct_verify_judge); *geo, the sizes' geomean (0 on a failure). */
+ * (ct_verify_judge); *geo, the sizes' geomean (0 on a failure), *tell what it could tell. */
 static int verify_set(const struct ct_ncclverify_in *in, const struct ct_ruleset *s, bool *slow,
-                      bool *nogain, struct ct_paired_cut *cut, double *geo)
+                      bool *nogain, struct ct_paired_cut *cut, double *geo, double *tell)
 {
     const struct ct_verify_hooks *h = in->root ? in->h : NULL; /* what the root shows */
     uint64_t sz[MAXSZ];
@@ -58,7 +58,7 @@ static int verify_set(const struct ct_ncclverify_in *in, const struct ct_ruleset
     struct ct_paired_redo r = {0};
     bool cleared[MAXSZ] = {false}; /* slower, but not again in fresh passes */
     int rc = ct_paired_engine_measure(&e, sz, nsz, own, group, &pr), code = 0;
-    *geo = 0;
+    *geo = *tell = 0;
     if (rc >= 0) { /* a size found slower measured again, with its controls and rule */
         struct ct_paired_row w[MAXSZ];
         struct ct_paired_sum t;
@@ -73,7 +73,7 @@ static int verify_set(const struct ct_ncclverify_in *in, const struct ct_ruleset
         code = in->h->failed(in->h->ctx, err.code == CT_EUNSUPP ? CT_VERIFY_USAGE : 1, line);
     } else {
         code = ct_verify_judge(h, "NCCL", HOW, s, sz, nsz, swept, rule, own, cleared, &r, &pr, slow,
-                               nogain, cut, geo);
+                               nogain, cut, geo, tell);
     }
     ct_paired_redo_release(&r);
     ct_paired_release(&pr);
@@ -103,8 +103,8 @@ int ct_ncclverify(const struct ct_ncclverify_in *in, int *verified)
         bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow),
              *nogain = ct_xcalloc((size_t)s->nrules, sizeof *nogain);
         struct ct_paired_cut *cut = ct_xcalloc((size_t)s->nrules, sizeof *cut);
-        double geo;
-        int r = verify_set(in, s, slow, nogain, cut, &geo);
+        double geo, tell;
+        int r = verify_set(in, s, slow, nogain, cut, &geo, &tell);
         if (r && (r != CT_VERIFY_SLOWER || !code)) /* a failure outweighs exit 3 */
             code = r;
         (*verified)++;
@@ -116,7 +116,7 @@ int ct_ncclverify(const struct ct_ncclverify_in *in, int *verified)
         bool own = r == CT_VERIFY_SLOWER && nj[CT_JUDGED_SLOW] + nj[CT_JUDGED_CUT] == was;
         /* after the demotions, which clear it: a rule found slower loses a record it had from
          * an earlier verify; one that only lost ranges with no gain keeps this one */
-        bool stamped = fixed && f->stamp(f->ctx, fixed, "nccl", s, r ? 0 : geo);
+        bool stamped = fixed && f->stamp(f->ctx, fixed, "nccl", s, r ? 0 : geo, tell);
         nstamped += stamped;
         nown += fixed && own; /* slower only where it keeps NCCL's own choice */
         nunmarked += fixed && own && s->verified.at[0];

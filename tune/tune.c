@@ -306,15 +306,18 @@ void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i)
     s->nrules = m;
 }
 
-/* Mark v verified now with geomean, or clear it where geomean is not a positive number. */
-static bool stamp(struct ct_verified *v, double geomean)
+/* Mark v verified now with geomean and tell (0 where not in [1, CT_VERIFIED_GEO_MAX]), or
+ * clear it where geomean is not a positive number. */
+static bool stamp(struct ct_verified *v, double geomean, double tell)
 {
     if (!(geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX)) { /* NaN too */
         v->at[0] = '\0';
+        v->tell = 0;
         return false;
     }
     ct_utc_iso(v->at, sizeof v->at);
     v->geomean = geomean;
+    v->tell = tell >= 1 && tell <= CT_VERIFIED_GEO_MAX ? tell : 0;
     return true;
 }
 
@@ -326,22 +329,23 @@ bool ct_ruleset_keeps_own(const struct ct_ruleset *s)
     return own;
 }
 
-bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean)
+bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean,
+                            double tell)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
-    return l && i >= 0 && i < l->nsets && stamp(&l->sets[i].verified, geomean);
+    return l && i >= 0 && i < l->nsets && stamp(&l->sets[i].verified, geomean, tell);
 }
 
 bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean)
 {
     struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
-    return l && l->nenv && stamp(&l->env_verified, geomean);
+    return l && l->nenv && stamp(&l->env_verified, geomean, 0);
 }
 
 bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean)
 {
     struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
-    return l && l->nenv && stamp(&l->whole_verified, geomean);
+    return l && l->nenv && stamp(&l->whole_verified, geomean, 0);
 }
 
 void ct_librules_env_remove(struct ct_librules *l, int k)
@@ -359,10 +363,10 @@ bool ct_config_lib_env_drop(struct ct_config *c, const char *lib, int k)
         ct_librules_env_remove(l, k);
     else
         l->nenv = 0;
-    stamp(&l->env_verified, 0);
-    stamp(&l->whole_verified, 0);
+    stamp(&l->env_verified, 0, 0);
+    stamp(&l->whole_verified, 0, 0);
     for (int i = 0; i < l->nsets; i++)
-        stamp(&l->sets[i].verified, 0);
+        stamp(&l->sets[i].verified, 0, 0);
     return true;
 }
 

@@ -83,10 +83,13 @@ struct ct_rule {
 };
 
 /* sweep --verify --lib's record of what it found no slower than the library's defaults: at,
- * when (UTC, ISO 8601), "" never; geomean, exported/default over the sizes it measured */
+ * when (UTC, ISO 8601), "" never; geomean, exported/default over the sizes it measured; tell,
+ * what the measure could tell (a rule set's: the median over its tuned sizes of the loss each
+ * size's interval would show about half the time, ct_paired_sum.tell; 0: not recorded) */
 struct ct_verified {
     char at[24];
     double geomean; /* within [CT_VERIFIED_GEO_MIN, CT_VERIFIED_GEO_MAX] */
+    double tell;    /* 0, or within [1, CT_VERIFIED_GEO_MAX] */
 };
 
 /* Rules for one collective on one communicator shape. */
@@ -249,11 +252,12 @@ enum {
     CT_JUDGED_N
 };
 
-/* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default), as
- * verify does with a set it found no slower than the defaults; a geomean that is not a
- * positive number clears the record instead. False when there is no such set or nothing
- * was marked. */
-bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean);
+/* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default) and what
+ * the measure could tell (tell; outside [1, CT_VERIFIED_GEO_MAX]: not recorded), as verify does
+ * with a set it found no slower than the defaults; a geomean that is not a positive number
+ * clears the record instead. False when there is no such set or nothing was marked. */
+bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean,
+                            double tell);
 /* The same for library lib's launch settings (env_verified): found no slower than the plain
  * defaults and faster somewhere. False when it has none (c NULL too) or nothing was marked. */
 bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean);

@@ -668,9 +668,9 @@ Test(config, verified_record)
               "%s", out.notes[0]);
     cr_assert(strstr(out.body.s, out.notes[0]), "the file carries the note");
     ct_export_out_release(&out);
-    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.8125));
-    cr_assert(!ct_config_lib_verified(&c, "ompi", 2, 1), "no set 2");
-    cr_assert(!ct_config_lib_verified(&c, "mpich", 0, 1), "no MPICH section");
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.8125, 0));
+    cr_assert(!ct_config_lib_verified(&c, "ompi", 2, 1, 0), "no set 2");
+    cr_assert(!ct_config_lib_verified(&c, "mpich", 0, 1, 0), "no MPICH section");
     const char *at = c.libs[0].sets[0].verified.at;
     cr_assert(strlen(at) == 20 && at[10] == 'T' && at[19] == 'Z', "%s", at);
     char *txt = ct_config_json_dumps(&c);
@@ -692,6 +692,34 @@ Test(config, verified_record)
              at);
     cr_assert(strstr(out.body.s, line), "%s", out.body.s);
     ct_export_out_release(&out);
+    /* what that verify could tell, recorded beside the geomean, read back and said */
+    struct ct_config tc;
+    char *tt = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(tt, &tc, &err), 0, "%s", err.msg);
+    free(tt);
+    cr_assert(ct_config_lib_verified(&tc, "ompi", 0, 0.8125, 1.14));
+    tt = ct_config_json_dumps(&tc);
+    cr_assert(strstr(tt, "\"tell\": 1.14"), "%s", tt);
+    cr_assert_eq(ct_config_json_parse(tt, &back, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(back.libs[0].sets[0].verified.tell, 1.14, 1e-9);
+    cr_assert_float_eq(back.libs[0].sets[0].verified.geomean, 0.8125, 1e-9);
+    ct_config_release(&back);
+    cr_assert_eq(run("ompi-rules", &o, &tc, &out, &err), 0, "%s", err.msg);
+    cr_assert(strstr(out.body.s, "geomean 0.812 exported/default; what it could tell: a loss of "
+                                 "1.14x at a size would have shown about half the time (the "
+                                 "median size)\n"),
+              "%s", out.body.s);
+    ct_export_out_release(&out);
+    char *low = strstr(tt, "\"tell\": 1.14");
+    memcpy(low, "\"tell\": 0.50", 12); /* below 1: no loss to tell */
+    cr_assert_neq(ct_config_json_parse(tt, &back, &err), 0);
+    cr_assert(strstr(err.msg, "verified.tell") && strstr(err.msg, "out of range"), "%s", err.msg);
+    free(tt);
+    cr_assert(ct_config_lib_verified(&tc, "ompi", 0, 0.8125, 0.5), "a tell below 1: not recorded");
+    tt = ct_config_json_dumps(&tc);
+    cr_assert_null(strstr(tt, "\"tell\""), "%s", tt);
+    free(tt);
+    ct_config_release(&tc);
     /* env and slurm, which point at (or embed) that file, say it in their own header */
     o.lib = CT_LIB_OMPI;
     for (int k = 0; k < 2; k++) {
@@ -728,8 +756,8 @@ Test(config, verified_record)
     free(txt2);
     cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1));
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "demoting a range clears the record");
-    cr_assert(ct_config_lib_verified(&c, "ompi", 1, 1.25));
-    cr_assert(!ct_config_lib_verified(&c, "ompi", 1, NAN), "no geomean: not marked");
+    cr_assert(ct_config_lib_verified(&c, "ompi", 1, 1.25, 0));
+    cr_assert(!ct_config_lib_verified(&c, "ompi", 1, NAN, 0), "no geomean: not marked");
     cr_assert_eq(c.libs[0].sets[1].verified.at[0], 0, "and the earlier record is gone");
     ct_config_release(&c);
 }
@@ -749,7 +777,7 @@ Test(config, launch_settings)
     snprintf(l->env[0].name, sizeof l->env[0].name, "OMPI_MCA_btl_vader_eager_limit");
     snprintf(l->env[0].value, sizeof l->env[0].value, "16384");
     l->nenv = 1;
-    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9, 0));
     cr_assert(ct_config_lib_env_verified(&c, "ompi", 0.75));
     cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
     char *txt = ct_config_json_dumps(&c);
@@ -1035,7 +1063,7 @@ Test(config, library_ties_tried)
     cr_assert(strstr(err.msg, "ties") && strstr(err.msg, "\"id\": N > 0"), "%s", err.msg);
     free(txt);
 
-    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9));
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9, 0));
     snprintf(c.libs[0].whole_verified.at, sizeof c.libs[0].whole_verified.at, "%s",
              c.libs[0].sets[0].verified.at); /* as a verify of a section with settings leaves */
     cr_assert_eq(ct_config_lib_try_ties(&c, "ompi", 0), 2,
@@ -1471,7 +1499,7 @@ Test(config, nccl_verified_copy_cuts_a_range_slower_at_its_edge)
     nccl_config(&c);
     struct ct_config *fixed = nccl_kept(&c);
     enum ct_coll coll = c.libs[0].sets[0].coll;
-    cr_assert_eq(ct_config_lib_verified_at(fixed, "nccl", coll, 2, 1, 0.8), true);
+    cr_assert_eq(ct_config_lib_verified_at(fixed, "nccl", coll, 2, 1, 0.8, 0), true);
     cr_expect(!ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4096, 2048, 65536),
               "below the range");
     cr_expect(!ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 4096, 8192, 2u << 20), "beyond it");
@@ -1515,12 +1543,15 @@ Test(config, show_prints_an_nccl_section_read_back)
     nccl_config(&c);
     c.libs[0].sets[0].rules[1].params.v[CT_P_CHANNELS] = 16;
     struct ct_config *back = nccl_kept(&c);
-    cr_assert(ct_config_lib_verified_at(back, "nccl", CT_ALLREDUCE, 2, 1, 0.8));
+    cr_assert(ct_config_lib_verified_at(back, "nccl", CT_ALLREDUCE, 2, 1, 0.8, 1.12));
     char *txt = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&txt, &len);
     ct_config_print(f, back);
     fclose(f);
+    cr_expect(strstr(txt, "geomean 0.800 exported/default, what it could tell 1.12x (the median "
+                          "size)\n"),
+              "%s", txt);
     cr_expect(strstr(txt, "NCCL 2.28.9 (measured, --lib nccl) allreduce: 2 ranks"), "%s", txt);
     cr_expect(strstr(txt, "ring/LL128   channels=16"), "%s", txt);
     cr_expect(strstr(txt, "tree/Simple  defaults"), "%s", txt);
@@ -1627,19 +1658,21 @@ Test(config, nccl_verified_record)
     unlink(p1);
     free(txt);
 
-    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 4, 1, 0.9), "no such rule");
-    cr_expect(!ct_config_lib_verified_at(&raw, "mpich", CT_ALLREDUCE, 2, 1, 0.9), "no section");
-    cr_assert(ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.875));
+    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 4, 1, 0.9, 0), "no such rule");
+    cr_expect(!ct_config_lib_verified_at(&raw, "mpich", CT_ALLREDUCE, 2, 1, 0.9, 0), "no section");
+    cr_assert(ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.875, 1.25));
     txt = plugin_reads(&raw, p2, &t);
     const char *at = t.rules[0].verified_at;
     cr_assert(strlen(at) == 20 && at[10] == 'T' && at[19] == 'Z', "%s", at);
     cr_expect_float_eq(t.rules[0].verified_geomean, 0.875, 1e-9);
+    cr_expect_float_eq(t.rules[0].verified_tell, 1.25, 1e-9, "the plugin reads what it could tell");
     cr_expect_eq(t.rules[1].verified_at[0], 0, "alltoall: not marked");
-    char line[256];
+    char line[400];
     snprintf(line, sizeof line,
              "\n# allreduce on 2 ranks (1 x 2): verified against NCCL 2.28.9's defaults at %s "
              "(colltune sweep --verify: no size slower beyond its interval): geomean 0.875 "
-             "exported/default\n",
+             "exported/default; what it could tell: a loss of 1.25x at a size would have shown "
+             "about half the time (the median size)\n",
              at);
     ct_nr_free(&t);
     o.config_path = p2;
@@ -1659,8 +1692,9 @@ Test(config, nccl_verified_record)
     txt2 = ct_config_json_dumps(&raw);
     cr_expect_null(strstr(txt2, "\"verified\""), "a range set back: no record: %s", txt2);
     free(txt2);
-    cr_assert(ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.5));
-    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0), "failed: cleared");
+    cr_assert(ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.5, 0));
+    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0, 0),
+              "failed: cleared");
     txt2 = ct_config_json_dumps(&raw);
     cr_expect_null(strstr(txt2, "\"verified\""), "%s", txt2);
     free(txt2);

@@ -254,6 +254,11 @@ Test(nccl_tuner, no_config_leaves_nccl_alone)
     "{\"libraries\": [{\"library\": \"nccl\", \"rules\": [{\"coll\": \"allreduce\", " \
     "\"nnodes\": 1, \"nranks\": 8, \"ranges\": [" ranges "]}]}]}"
 
+#define VERIFIED(record)                                                                           \
+    "{\"libraries\": [{\"library\": \"nccl\", \"rules\": [{\"coll\": \"allreduce\", "              \
+    "\"nnodes\": 1, \"nranks\": 8, \"ranges\": [" RANGE(                                           \
+        0, 64, "ring", ", \"params\": {\"proto\": \"LL\"}") "], \"verified\": {" record "}}]}]}"
+
 /* The section as `sweep --lib nccl` writes it: NCCL's own choice as "algo": "default" with
  * empty params, and an alltoall rule (NCCL asks no tuner about alltoall), both read without a
  * warning; the forced range is set, the rest left to NCCL. */
@@ -330,6 +335,12 @@ static const struct {
     {"{\"libraries\": [{\"library\": \"nccl\", \"rules\": []}, {\"library\": \"nccl\", "
      "\"rules\": []}]}",
      "libraries[1].library: a second NCCL section"},
+    /* a rule's verify record: when, the geomean, what it could tell (1 at least) */
+    {VERIFIED("\"at\": 5, \"geomean\": 0.9"), "rules[0].verified.at: expected a UTC time"},
+    {VERIFIED("\"at\": \"2026-12-04T18:00:00Z\", \"geomean\": 0"),
+     "rules[0].verified.geomean: expected a number"},
+    {VERIFIED("\"at\": \"2026-12-04T18:00:00Z\", \"geomean\": 0.9, \"tell\": 0.5"),
+     "rules[0].verified.tell: expected a number in [1, 1e+06]"},
 };
 
 static void check_malformed(int version)

@@ -184,7 +184,7 @@ static int verify(struct fake *f, bool *slow, bool *nogain, double *geo, int *ns
     for (*nsmall = 0; *nsmall < *nsz && sz[*nsmall] <= CT_VERIFY_WARM_MAX;)
         ++*nsmall;
     struct ct_paired_cut cut[2] = {{0}};
-    int code = ct_libverify_set(&side, &c, &s, slow, nogain, cut, geo);
+    int code = ct_libverify_set(&side, &c, &s, slow, nogain, cut, geo, NULL);
     /* what the last launch set for its side is not left to the next pass */
     cr_assert_null(getenv(LOADER), "the loader variable left set");
     cr_assert_null(getenv(SETTING), "the launch setting left set");
@@ -372,7 +372,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     l->nsets = 1;
     l->sets[0] = set_of(calloc(2, sizeof(struct ct_rule)));
     if (f->premark)
-        ct_config_lib_verified(&c, "ompi", 0, 0.9);
+        ct_config_lib_verified(&c, "ompi", 0, 0.9, 0);
     const char *names[] = {SETTING, SETTING2};
     for (l->nenv = 0; l->nenv < nenv; l->nenv++) {
         snprintf(l->env[l->nenv].name, sizeof l->env[0].name, "%s", names[l->nenv]);
@@ -430,6 +430,11 @@ Test(libverify_config, a_faster_rule_marks_the_set_verified_in_the_copy)
     cr_assert(written(&f)->sets[0].verified.geomean > 0.6 &&
                   written(&f)->sets[0].verified.geomean < 1,
               "its geomean: %g", written(&f)->sets[0].verified.geomean);
+    /* and what the measure could tell: 1.03 over the ratio's top at the tuned sizes, their
+     * median (ct_paired_tell), at least 1.03 */
+    cr_assert(written(&f)->sets[0].verified.tell >= 1.03 - 1e-9 &&
+                  written(&f)->sets[0].verified.tell < 1.5,
+              "what it could tell: %g", written(&f)->sets[0].verified.tell);
     cr_assert_eq(written(&f)->sets[0].rules[1].id, 3, "the rule kept");
     cr_assert(!did.tried && !did.dropped && !did.whole_slow && !did.own_slow);
     release(f.written);

@@ -21,7 +21,7 @@ struct fake {
     bool with;       /* the side now */
     int switches, calls, judged, again, failed, said_elsewhere, applied, slow_applied;
     int stamps, ends[CT_VEND_NO_SET + 1], nstamped, nslow;
-    double stamp_geo;
+    double stamp_geo, stamp_tell;
     char line[300];
     struct ct_job j;
 };
@@ -116,12 +116,13 @@ static void apply(const void *ctx, struct ct_config *c, const char *lib, int i,
 }
 
 static bool stamp(const void *ctx, struct ct_config *c, const char *lib, const struct ct_ruleset *s,
-                  double geo)
+                  double geo, double tell)
 {
     (void)c, (void)lib, (void)s;
     struct fake *f = (struct fake *)ctx;
     f->stamps++;
     f->stamp_geo = geo;
+    f->stamp_tell = tell;
     return geo > 0;
 }
 
@@ -195,6 +196,7 @@ Test(ncclverify, a_faster_rule_is_kept_and_marked)
     cr_expect_eq(f.stamps, 1);
     /* the geomean over the sweep's sizes (1 and 4 KiB at NCCL's own, 16 KiB-1 MiB at 0.8) */
     cr_expect(f.stamp_geo > 0.8 && f.stamp_geo < 0.9, "geomean %g", f.stamp_geo);
+    cr_expect(f.stamp_tell >= 1.03 - 1e-9 && f.stamp_tell < 1.5, "tell %g", f.stamp_tell);
     cr_expect_eq(f.ends[CT_VEND_FIXED], 1);
     cr_expect_eq(f.nstamped, 1);
     cr_expect_eq(f.ends[CT_VEND_SLOWER] + f.ends[CT_VEND_UNCHANGED], 0);
@@ -209,6 +211,7 @@ Test(ncclverify, a_slower_rule_is_set_back_and_said)
     cr_expect_geq(f.again, 1, "measured again in fresh passes");
     cr_expect_eq(f.slow_applied, 1, "the rule set back");
     cr_expect_eq(f.stamp_geo, 0, "a slower set's record cleared");
+    cr_expect_eq(f.stamp_tell, 0);
     cr_expect_eq(f.ends[CT_VEND_SLOWER], 1);
     cr_expect_eq(f.ends[CT_VEND_FIXED], 1);
     cr_expect_eq(f.nslow, 1);
