@@ -9,10 +9,10 @@
  * rule's other sizes) in fresh passes and counted only when slower again; exit 3 when a size is
  * slower beyond the intervals, and CONFIG with the ranges found slower set back to NCCL's own
  * choice is written beside it (NAME.verified.json); on exit 0 that copy marks each rule
- * verified ("verified": {"at", "geomean"} in the rule), as for the MPI libraries. The
+ * verified ("verified": {"at", "geomean", "tell"} in the rule), as for the MPI libraries. The
  * measures and verdicts are tune/ncclverify.c's; here each rank opens the communicators and
  * NCCL, and what the verify shows and writes is printed and written. Run on one GPU, one
- * rank (README, "GPU clusters").
+ * rank, before the move into tune/ (README, "GPU clusters").
  */
 #include <stdio.h>
 #include <stdlib.h>

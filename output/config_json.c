@@ -123,7 +123,7 @@ static void verified_json(json_t *o, const char *key, const struct ct_verified *
     json_t *x = json_object();
     json_object_set_new(x, "at", json_string(v->at));
     json_object_set_new(x, "geomean", json_real(v->geomean));
-    if (v->tell > 0)
+    if (v->tell >= 1 && v->tell <= CT_VERIFIED_GEO_MAX) /* as read back */
         json_object_set_new(x, "tell", json_real(v->tell));
     json_object_set_new(o, key, x);
 }
@@ -451,7 +451,9 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
         snprintf(s->verified.at, sizeof s->verified.at, "%s",
                  json_string_value(json_object_get(v, "at")) ?: "");
         s->verified.geomean = num_of(v, "geomean");
-        s->verified.tell = num_of(v, "tell");
+        s->verified.tell = num_of(v, "tell"); /* the plugin's reader refused one out of range */
+        if (!(s->verified.tell >= 1 && s->verified.tell <= CT_VERIFIED_GEO_MAX))
+            s->verified.tell = 0;
         s->rules = ct_xcalloc(json_array_size(ranges), sizeof *s->rules);
         json_array_foreach(ranges, k, g)
         {

@@ -10,7 +10,8 @@
  * passes and counted only when slower again; CT_VERIFY_SLOWER when a size is slower beyond
  * the intervals, and CONFIG with the ranges found slower set back to NCCL's own choice is
  * written beside it (NAME.verified.json, through the caller's hooks); on 0 that copy marks
- * each rule verified ("verified": {"at", "geomean"} in the rule), as for the MPI libraries.
+ * each rule verified ("verified": {"at", "geomean", "tell"} in the rule), as for the MPI
+ * libraries.
  */
 #include <stdio.h>
 #include <stdlib.h>

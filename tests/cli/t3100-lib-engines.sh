@@ -492,8 +492,8 @@ if sys.argv[3] == "0":  # verified: the copy's mark is that figure
 PY
 # what the verdict could tell: per tuned size the loss its interval shows half the time (1.03 x the
 # interval's top over the ratio, the narrower of as measured and vs ctl), their median, the widest
-python3 - "$TMP/out" <<'PY' && ok "verify: what it can tell is the median over the tuned sizes of what each interval shows" || not_ok "what it can tell: $(grep -A14 '^allreduce on 2' "$TMP/out")"
-import re, sys
+python3 - "$TMP/out" "$TMP/v-ok.verified.json" "$rc" <<'PY' && ok "verify: what it can tell is the median over the tuned sizes of what each interval shows, the figure its mark records" || not_ok "what it can tell: $(grep -A14 '^allreduce on 2' "$TMP/out")"
+import json, re, sys
 out = open(sys.argv[1]).read()
 t = out[out.index("allreduce on 2 ranks: exported vs defaults"):]
 tells = []
@@ -513,6 +513,9 @@ n = len(tells)
 med = tells[n // 2] if n % 2 else (tells[n // 2 - 1] + tells[n // 2]) / 2
 assert m and int(m[2]) == n and abs(float(m[1]) / med - 1) < 0.01, (m and m.groups(), tells)
 assert abs(float(m[3]) / tells[-1] - 1) < 0.01, (m.groups(), tells)
+if len(sys.argv) > 3 and sys.argv[3] == "0":  # verified: the copy's mark records that median
+    v = json.load(open(sys.argv[2]))["libraries"][0]["rules"][0].get("verified")
+    assert v is None or abs(v["tell"] / float(m[1]) - 1) < 0.01, (v, m[1])
 PY
 # pairs of launches: 3 at every size, more (up to 8) only while the file may be slower there
 # or its rule's gain is not yet shown: a size left below 8 is settled (its ratio as measured
@@ -549,7 +552,7 @@ if [ $rc -eq 0 ]; then
             && [ "$ring" = ring ] && ok "verify: ring shown faster over its sizes, kept" \
             || not_ok "kept copy ($ring): $(cat "$TMP/err")"
         $COLLTUNE export "$TMP/v-ok.verified.json" --format ompi-rules -o "$TMP/v-ok.rules" 2>"$TMP/err"
-        grep -q "^# allreduce on 2 ranks (1 x 2): verified against Open MPI [0-9.]*'s defaults at .* beyond its interval): geomean [0-9.]* exported/default$" "$TMP/v-ok.rules" \
+        grep -q "^# allreduce on 2 ranks (1 x 2): verified against Open MPI [0-9.]*'s defaults at .* beyond its interval): geomean [0-9.]* exported/default; what it could tell: a loss of [0-9.]*x at a size would have shown about half the time (the median size)$" "$TMP/v-ok.rules" \
             && ! grep -q "not verified" "$TMP/err" \
             && ok "its export says when it was verified, and warns of nothing" || not_ok "export of the verified copy: $(cat "$TMP/err")" ;;
     *) not_ok "verify: no verdict line for the ring rule: $(cat "$TMP/out")" ;;

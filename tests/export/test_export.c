@@ -1666,6 +1666,23 @@ Test(config, nccl_verified_record)
     cr_assert(strlen(at) == 20 && at[10] == 'T' && at[19] == 'Z', "%s", at);
     cr_expect_float_eq(t.rules[0].verified_geomean, 0.875, 1e-9);
     cr_expect_float_eq(t.rules[0].verified_tell, 1.25, 1e-9, "the plugin reads what it could tell");
+    { /* a tell below 1 is not recorded: the plugin would refuse the file */
+        struct ct_config low;
+        char *doc = ct_config_json_dumps(&raw);
+        cr_assert_eq(ct_config_json_parse(doc, &low, &err), 0, "%s", err.msg);
+        free(doc);
+        cr_assert(ct_config_lib_verified_at(&low, "nccl", CT_ALLREDUCE, 2, 1, 0.875, 0.5));
+        doc = ct_config_json_dumps(&low);
+        cr_expect_null(strstr(doc, "\"tell\""), "%s", doc);
+        free(doc);
+        struct ct_nr_table lt;
+        char p3[] = "/tmp/ct-tell-XXXXXX";
+        free(plugin_reads(&low, p3, &lt));
+        unlink(p3);
+        cr_expect_eq(lt.rules[0].verified_tell, 0);
+        ct_nr_free(&lt);
+        ct_config_release(&low);
+    }
     cr_expect_eq(t.rules[1].verified_at[0], 0, "alltoall: not marked");
     char line[400];
     snprintf(line, sizeof line,

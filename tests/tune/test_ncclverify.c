@@ -18,10 +18,13 @@
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
     bool fail;       /* the engine's time fails */
+    int fail_code;   /* with that code (0: CT_EIO) */
+    bool other_rank; /* the verify runs as rank 1: it measures, shows and writes nothing */
     bool with;       /* the side now */
     int switches, calls, judged, again, failed, said_elsewhere, applied, slow_applied;
     int stamps, ends[CT_VEND_NO_SET + 1], nstamped, nslow;
-    double stamp_geo, stamp_tell;
+    double stamp_geo, stamp_tell, judged_tell;
+    char order[8]; /* the ends in the order said: S slower, F fixed, U unchanged */
     char line[300];
     struct ct_job j;
 };
@@ -51,10 +54,12 @@ static int time_(void *ctx, int warmup, int iters, int reps, double *out, struct
     (void)warmup, (void)reps;
     struct fake *f = ctx;
     if (f->fail)
-        return ct_err_set(err, CT_EIO, "NCCL: unhandled cuda error");
+        return ct_err_set(err, f->fail_code ? f->fail_code : CT_EIO, "NCCL: unhandled cuda error");
     double bytes = (double)f->j.count * 4; /* allreduce float32 */
+    /* pair to pair noise, wider at larger sizes: the sizes' intervals (and tells) differ */
+    double jitter = 1 + 0.004 * ((f->calls * 7) % 5) * (1 + bytes / 262144);
     for (int i = 0; i < iters; i++)
-        out[i] = (5 + bytes / 1e4) * (f->with && bytes >= 8192 ? f->a_factor : 1) *
+        out[i] = (5 + bytes / 1e4) * (f->with && bytes >= 8192 ? f->a_factor : 1) * jitter *
                  (1 + 0.002 * (i % 3));
     return 0;
 }
@@ -74,8 +79,9 @@ static int failed(const void *ctx, int rc, const char *line)
 
 static void judged(const void *ctx, const struct ct_verify_judged *j)
 {
-    (void)j;
-    ((struct fake *)ctx)->judged++;
+    struct fake *f = (struct fake *)ctx;
+    f->judged++;
+    f->judged_tell = j->t->tell;
 }
 
 static void say(const void *ctx, const char *text)
@@ -131,6 +137,9 @@ static int end(const void *ctx, const char *path, const struct ct_verify_end *w,
     struct fake *f = (struct fake *)ctx;
     cr_expect_str_eq(path, "config.json");
     f->ends[w->kind]++;
+    size_t n = strlen(f->order);
+    if (n + 1 < sizeof f->order)
+        f->order[n] = w->kind == CT_VEND_SLOWER ? 'S' : w->kind == CT_VEND_FIXED ? 'F' : 'U';
     if (w->kind == CT_VEND_FIXED) {
         f->nstamped = w->nstamped;
         f->nslow = w->n[CT_JUDGED_SLOW];
@@ -166,7 +175,7 @@ static int verify(struct fake *f, bool other, int *verified)
         .ctx = f, .failed = failed, .judged = judged, .say = say, .again = again};
     struct ct_verify_files fl = {
         .ctx = f, .copy = copy, .apply = apply, .stamp = stamp, .end = end};
-    struct ct_comm comm = {.rank = 0, .size = 2};
+    struct ct_comm comm = {.rank = f->other_rank, .size = 2};
     struct ct_ncclverify_in in = {.h = &h,
                                   .f = &fl,
                                   .c = &c,
@@ -176,7 +185,7 @@ static int verify(struct fake *f, bool other, int *verified)
                                   .comm = &comm,
                                   .be = &be,
                                   .ctx = f,
-                                  .root = true,
+                                  .root = !f->other_rank,
                                   .side = side,
                                   .arg = f};
     in.job.shape = (struct ct_shape){.nranks = 2, .rank = 0, .ranks_per_node = 2};
@@ -196,7 +205,10 @@ Test(ncclverify, a_faster_rule_is_kept_and_marked)
     cr_expect_eq(f.stamps, 1);
     /* the geomean over the sweep's sizes (1 and 4 KiB at NCCL's own, 16 KiB-1 MiB at 0.8) */
     cr_expect(f.stamp_geo > 0.8 && f.stamp_geo < 0.9, "geomean %g", f.stamp_geo);
-    cr_expect(f.stamp_tell >= 1.03 - 1e-9 && f.stamp_tell < 1.5, "tell %g", f.stamp_tell);
+    /* what the measure could tell, as its table says it (the median over the tuned sizes) */
+    cr_expect(f.judged_tell > 1.03 && f.judged_tell < 1.5, "tell %g", f.judged_tell);
+    cr_expect_eq(f.stamp_tell, f.judged_tell, "recorded %g, shown %g", f.stamp_tell, f.judged_tell);
+    cr_expect_str_eq(f.order, "F");
     cr_expect_eq(f.ends[CT_VEND_FIXED], 1);
     cr_expect_eq(f.nstamped, 1);
     cr_expect_eq(f.ends[CT_VEND_SLOWER] + f.ends[CT_VEND_UNCHANGED], 0);
@@ -216,6 +228,7 @@ Test(ncclverify, a_slower_rule_is_set_back_and_said)
     cr_expect_eq(f.ends[CT_VEND_FIXED], 1);
     cr_expect_eq(f.nslow, 1);
     cr_expect_eq(f.nstamped, 0);
+    cr_expect_str_eq(f.order, "SF", "said slower, then the copy written");
 }
 
 Test(ncclverify, another_shape_is_said_and_not_measured)
@@ -237,4 +250,23 @@ Test(ncclverify, a_failed_pass_is_one_failure_said)
     cr_expect(strstr(f.line, "rank 0: --verify: NCCL: unhandled cuda error"), "%s", f.line);
     cr_expect_eq(f.judged, 0);
     cr_expect_eq(f.ends[CT_VEND_FIXED] + f.ends[CT_VEND_SLOWER], 0);
+}
+
+Test(ncclverify, another_rank_measures_alike_and_shows_and_writes_nothing)
+{
+    struct fake f = {.a_factor = 1.5, .other_rank = true};
+    int verified = -1;
+    cr_assert_eq(verify(&f, false, &verified), CT_VERIFY_SLOWER, "%s", f.line);
+    cr_expect_eq(verified, 1);
+    cr_expect_geq(f.switches, 6, "it takes its part in every pass");
+    cr_expect_eq(f.judged + f.again + f.applied + f.stamps, 0, "the root's tables and copy");
+    cr_expect_str_eq(f.order, "", "nothing written or said");
+}
+
+Test(ncclverify, a_pass_that_cannot_run_here_is_the_inputs_failure)
+{
+    struct fake f = {.a_factor = 0.8, .fail = true, .fail_code = CT_EUNSUPP};
+    int verified = -1;
+    cr_assert_eq(verify(&f, false, &verified), CT_VERIFY_USAGE);
+    cr_expect_eq(f.failed, 1);
 }
