@@ -322,9 +322,10 @@ void ct_paired_judge(const struct ct_paired *p, const bool *control, int nsz,
         w->slow_measured = ct_paired_slower(&w->q);
         w->slow_local = w->nl && ct_paired_slower(&w->ql);
         w->slower = w->slow_measured || w->slow_local;
+        double tl = w->nl ? ct_paired_tell(&w->ql) : 0;
         w->tell = ct_paired_tell(&w->q);
-        if (w->nl && ct_paired_tell(&w->ql) > 0 && ct_paired_tell(&w->ql) < w->tell)
-            w->tell = ct_paired_tell(&w->ql); /* the narrower: either verdict counts */
+        if (tl > 0 && tl < w->tell)
+            w->tell = tl; /* the narrower: either verdict counts */
         sum->slower += w->slower;
         lg += log(w->q.ratio);
         if (control && control[k]) {

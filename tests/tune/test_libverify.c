@@ -19,6 +19,7 @@
 #include "backend/libmod.h"
 #include "output/config.h"
 #include "tune/libverify.h"
+#include "verify_fixture.h"
 
 #define LOADER "CT_TEST_LOADER_RULES"
 #define OWN "CT_TEST_OWN_DEFAULTS"
@@ -137,40 +138,15 @@ static void again(const void *ctx, const uint64_t *sz, const struct ct_paired_ro
     ((struct fake *)ctx)->again++;
 }
 
-/* AllReduce on 2 ranks swept at 1 KiB-1 MiB x4: Open MPI's own choice below 8 KiB, a rule
- * (id 3) from there; verified at the six sizes and the two ranges' midpoints. *nsz, *nsmall:
- * how many sizes, and how many up to CT_VERIFY_WARM_MAX (a launch of their own). */
-static struct ct_ruleset set_of(struct ct_rule *rules)
-{
-    rules[0] = (struct ct_rule){.min_bytes = 0, .max_bytes = 8192, .id = 0};
-    rules[1] = (struct ct_rule){.min_bytes = 8192, .max_bytes = CT_BYTES_INF, .id = 3};
-    snprintf(rules[0].algo, sizeof rules[0].algo, "default");
-    snprintf(rules[1].algo, sizeof rules[1].algo, "ring");
-    return (struct ct_ruleset){.coll = CT_ALLREDUCE,
-                               .nnodes = 1,
-                               .ranks_per_node = 2,
-                               .nranks = 2,
-                               .dtype = CT_FLOAT32,
-                               .op = CT_SUM,
-                               .rules = rules,
-                               .nrules = 2};
-}
-
-/* A config swept at 1 KiB-1 MiB x4 */
-static void config_of(struct ct_config *c)
-{
-    ct_config_init(c);
-    c->sweep.minbytes = 1024;
-    c->sweep.maxbytes = 1 << 20;
-    c->sweep.stepfactor = 4;
-}
-
+/* One rule set verified (verify_fixture.h: Open MPI's own choice below 8 KiB, a rule, id 3,
+ * from there); at the six sizes and the two ranges' midpoints. *nsz, *nsmall: how many sizes,
+ * and how many up to CT_VERIFY_WARM_MAX (a launch of their own). */
 static int verify(struct fake *f, bool *slow, bool *nogain, double *geo, int *nsz, int *nsmall)
 {
     struct ct_rule rules[2];
-    struct ct_ruleset s = set_of(rules);
+    struct ct_ruleset s = verify_set_of(rules, 3, "ring");
     struct ct_config c;
-    config_of(&c);
+    verify_config_of(&c);
     struct ct_libmod m = {.name = "ompi", .title = "Open MPI", .own_name = OWN, .own_value = "0"};
     struct ct_loader ld = {.n = 1};
     snprintf(ld.name[0], sizeof ld.name[0], LOADER);
@@ -364,7 +340,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
                          struct ct_verify_did *did, int reverify)
 {
     struct ct_config c;
-    config_of(&c);
+    verify_config_of(&c);
     c.libs = calloc(1, sizeof *c.libs);
     c.nlibs = 1;
     struct ct_librules *l = &c.libs[0];
@@ -373,7 +349,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     snprintf(l->version, sizeof l->version, "4.1.4");
     l->sets = calloc(1, sizeof *l->sets);
     l->nsets = 1;
-    l->sets[0] = set_of(calloc(2, sizeof(struct ct_rule)));
+    l->sets[0] = verify_set_of(calloc(2, sizeof(struct ct_rule)), 3, "ring");
     if (f->premark)
         ct_config_lib_verified(&c, "ompi", 0, 0.9, 0);
     const char *names[] = {SETTING, SETTING2};

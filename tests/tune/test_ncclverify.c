@@ -14,6 +14,7 @@
 #include "backend/comm.h"
 #include "output/config.h"
 #include "tune/libverify.h"
+#include "verify_fixture.h"
 
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
@@ -151,25 +152,12 @@ static int end(const void *ctx, const char *path, const struct ct_verify_end *w,
  * there; a set of 4 ranks beside it where other is set. */
 static int verify(struct fake *f, bool other, int *verified)
 {
-    struct ct_rule rules[2] = {{.min_bytes = 0, .max_bytes = 8192, .id = 0},
-                               {.min_bytes = 8192, .max_bytes = CT_BYTES_INF, .id = 1}};
-    snprintf(rules[0].algo, sizeof rules[0].algo, "default");
-    snprintf(rules[1].algo, sizeof rules[1].algo, "ring/LL");
-    struct ct_ruleset s[2] = {{.coll = CT_ALLREDUCE,
-                               .nnodes = 1,
-                               .ranks_per_node = 2,
-                               .nranks = 2,
-                               .dtype = CT_FLOAT32,
-                               .op = CT_SUM,
-                               .rules = rules,
-                               .nrules = 2}};
+    struct ct_rule rules[2];
+    struct ct_ruleset s[2] = {verify_set_of(rules, 1, "ring/LL")};
     s[1] = s[0];
     s[1].nranks = s[1].ranks_per_node = 4;
     struct ct_config c;
-    ct_config_init(&c);
-    c.sweep.minbytes = 1024;
-    c.sweep.maxbytes = 1 << 20;
-    c.sweep.stepfactor = 4;
+    verify_config_of(&c);
     struct ct_backend be = {.name = "test", .begin = begin, .time = time_, .end = end_};
     struct ct_verify_hooks h = {
         .ctx = f, .failed = failed, .judged = judged, .say = say, .again = again};
