@@ -27,6 +27,14 @@
 #include "../algos/algo.h"
 #include "../lib/err.h"
 
+/* A rank's place, as the table's "Using devices" block prints it. */
+struct ct_rank_info {
+    int rank, node, local_rank;
+    long pid;
+    char host[64];
+    char device[128]; /* after "device": nccl-tests' "%2d [bus] name", " 0 [cpu]" for host memory */
+};
+
 struct ct_backend {
     const char *name; /* "native", ... */
     /* Prepare the point (and verify it when asked: wrong elements summed over ranks).
@@ -67,6 +75,9 @@ struct ct_backend {
      * (the native engine has its own timeouts). */
     unsigned long (*progress)(void *ctx);
     const char *library;   /* library engines: "Open MPI 4.1.4"; NULL for native */
+    /* Library engines: every rank's place in rank order, the same on every rank, until
+     * close(). NULL: the caller gathers them (the native engine: over its bootstrap). */
+    const struct ct_rank_info *ranks;
     const char *predicted; /* an engine that prices instead of running (model/engine.c):
                               what it prices ("1024 ranks on 128 x dgx-h100, ..."); the
                               config's rules are predictions. NULL: measured */

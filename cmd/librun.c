@@ -65,6 +65,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             .check = r->check,
                             .nranks = n,
                             .nnodes = n / ct_shape_rpn(&be.shape),
+                            .ranks = be.ranks,
                             .args = r->cmdline};
     FILE *tab = ct_cmd_report_stream(r->json); /* --json -: the JSON alone on stdout */
     for (size_t k_size = 0; a && k_size < nlist; k_size++) {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../backend/backend.h"
 #include "../backend/bench.h"
 #include "../transport/tp.h"
 #include "../lib/err.h"
@@ -27,13 +28,6 @@ struct ct_row {
     const char *quant;   /* NULL: exact; else the wire format (run --quant): the row adds */
     long diverged[2];    /* elements differing between ranks (-1: not checked), */
     double max_err[2], rms_err[2]; /* and the error against the exact float32 sum */
-};
-
-struct ct_rank_info {
-    int rank, node, local_rank;
-    long pid;
-    char host[64];
-    char device[128]; /* after "device": nccl-tests' "%2d [bus] name", " 0 [cpu]" for host memory */
 };
 
 struct ct_run_meta {

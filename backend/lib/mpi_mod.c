@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../verify.h"
 #include "mod.h"
@@ -37,6 +38,7 @@ struct mod_ctx {
     int *rcounts;              /* reducescatter: count per rank */
     const struct ct_mod_row *row; /* of the prepared point */
     char library[96];
+    struct ct_rank_info *ranks; /* every rank's place (places) */
     /* the library's spy (ct-spy-<lib>.so, loaded before the library by backend/libmod.c):
      * the entry point the last call ran, cleared by reading; NULL without one */
     const char *(*spy)(void);
@@ -514,7 +516,41 @@ static void mod_close(void *ctx)
     ct_mod_lib_close(c->lib);
     MPI_T_finalize(); /* before MPI_Finalize: Open MPI 4.1 crashes the other way round */
     MPI_Finalize();
+    free(c->ranks);
     free(c);
+}
+
+/* Every rank's host, pid, node and place on it: a node is a shared-memory communicator (the
+ * library's own split), numbered in the order of its lowest rank. NULL when out of memory. */
+static struct ct_rank_info *places(const struct mod_ctx *c, MPI_Comm node)
+{
+    struct ct_rank_info mine = {.rank = c->rank, .pid = (long)getpid()}, *all;
+    int len = 0, lead = c->rank;
+    char name[MPI_MAX_PROCESSOR_NAME];
+    MPI_Get_processor_name(name, &len);
+    snprintf(mine.host, sizeof mine.host, "%.*s", len, name);
+    snprintf(mine.device, sizeof mine.device, "%2d [cpu]", 0); /* host memory */
+    MPI_Comm_rank(node, &mine.local_rank);
+    MPI_Bcast(&lead, 1, MPI_INT, 0, node); /* the node's lowest rank (key 0: world order) */
+    mine.node = lead;
+    all = calloc((size_t)c->size, sizeof *all);
+    int ok = all != NULL, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+        free(all);
+        return NULL;
+    }
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                  MPI_COMM_WORLD);
+    /* .node holds the node's lowest rank: its number is how many nodes' lowest ranks come
+     * before it (from the last rank down, so that those below are still read as gathered) */
+    for (int r = c->size - 1; r >= 0; r--) {
+        int lead = all[r].node;
+        all[r].node = 0;
+        for (int q = 0; q < lead; q++)
+            all[r].node += all[q].node == q;
+    }
+    return all;
 }
 
 __attribute__((visibility("default"))) int ct_libmod_entry(int abi, struct ct_backend *be,
@@ -574,6 +610,8 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     int local = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &local);
+    c->ranks = places(c, node);
+    be->ranks = c->ranks;
     MPI_Comm_free(&node);
     int lo = local, hi = local;
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

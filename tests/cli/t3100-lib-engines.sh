@@ -125,6 +125,17 @@ expect 0 "run --lib ompi: the default decision, checked results" -- $X --lib omp
 grep -q "transport: Open MPI [0-9]" "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 3 ] \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
     || not_ok "table: $(cat "$TMP/out")"
+# nccl-tests' "Using devices" block: N ranks on this host, each its own process, host memory
+on_this_host() {
+    n=0
+    for r in $(seq 0 $(($1 - 1))); do
+        grep -E -q "^#  Rank +$r Group  0 Pid +[0-9]+ on +$(hostname) device  0 \[cpu\] node 0 local $r$" "$TMP/out" && n=$((n + 1))
+    done
+    pids=$(awk '/^#  Rank /{print $7}' "$TMP/out" | sort -u | wc -l)
+    [ $n -eq "$1" ] && [ "$pids" -eq "$1" ] && ok "... \"Using devices\": $1 ranks on $(hostname), $pids pids" \
+        || not_ok "rank lines: $(grep '^#  Rank' "$TMP/out")"
+}
+on_this_host 2
 # a site's env list delimited by ':' (in the address rank 0 reports to: every run failed, "not
 # HOST:PORT#TOKEN", after 20 s), or by more than one character (Open MPI ignores the list)
 for d in : ab; do
@@ -1094,6 +1105,7 @@ expect 0 "run --lib mpich: as shipped, 3 ranks, checked results" -- $X --lib mpi
 grep -q "transport: MPICH [0-9]" "$TMP/out" && [ "$(grep -c " mpich:default " "$TMP/out")" -eq 3 ] \
     && grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "nccl-tests table, 3 sizes, no wrong values" \
     || not_ok "table: $(cat "$TMP/out")"
+on_this_host 3
 # A forced algorithm is what MPICH runs: recursive doubling cannot do 3 ranks, and MPICH says
 # so (the device layer's own choice would have run something else without a word)
 usage_error "allgather forced to recursive doubling on 3 ranks" -- $X --lib mpich --local 3 --coll allgather --algo mpich:recursive_doubling -b 12 -e 12 -n 1 -w 0

@@ -67,11 +67,22 @@ across() {
     fi
 }
 
+# nccl-tests' "Using devices" block of the last run: rank k on node k, by its own host name
+placed() {
+    n=0
+    for k in 0 1 2 3; do
+        grep -E -q "^#  Rank +$k Group  0 Pid +[0-9]+ on +${CT_NET}-node$k device  0 \[cpu\] node $k local 0$" "$TMP/out" && n=$((n + 1))
+    done
+    [ $n -eq 4 ] && ok "... \"Using devices\": rank k on ${CT_NET}-node<k>, node k, local 0" \
+        || not_ok "rank lines: $(grep '^#  Rank' "$TMP/out")"
+}
+
 echo "# launchers' daemons reach this host at $head_ip"
 size="--coll allreduce -b 8 -e 1M -f 8 -n 10 -w 2"
 if have mpirun.openmpi && { [ -e "$(dirname "$COLLTUNE")/ct-lib-ompi.so" ] ||
     [ -e "$(dirname "$COLLTUNE")/build/ct-lib-ompi.so" ]; }; then
     across ompi $size
+    placed
     across ompi $size --algo ompi:ring
     across ompi --coll alltoall -b 8 -e 1M -f 8 -n 10 -w 2
     expect 0 "sweep --lib ompi --hosts (allreduce, 8 B..256 KiB)" -- $COLLTUNE sweep --lib ompi \
@@ -142,6 +153,7 @@ fi
 if have mpiexec.hydra && { [ -e "$(dirname "$COLLTUNE")/ct-lib-mpich.so" ] ||
     [ -e "$(dirname "$COLLTUNE")/build/ct-lib-mpich.so" ]; }; then
     across mpich $size
+    placed
     across mpich $size --algo mpich:recursive_doubling
     # MPICH obeys a measured export across the hosts, where its CH4 layer takes the
     # multi-node path: the spy build (t3100) names the MPIR algorithm each rank ran; the
