@@ -113,6 +113,15 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
     }
 }
 
+/* A verified mark's line ends: what its measure could tell (where: the median of what), where
+ * it recorded that. */
+static void tell_end(FILE *f, const struct ct_verified *v, const char *where)
+{
+    if (v->tell > 0)
+        fprintf(f, ", what it could tell %.2fx (%s)", v->tell, where);
+    fputc('\n', f);
+}
+
 void ct_config_print(FILE *f, const struct ct_config *c)
 {
     const struct ct_fingerprint *fp = &c->fp;
@@ -177,33 +186,31 @@ void ct_config_print(FILE *f, const struct ct_config *c)
             fprintf(f, "%s%s=%s%s",
                     e ? " " : "\nlaunch settings (sweep --env, --env-search): ", lr->env[e].name,
                     lr->env[e].value, e + 1 < lr->nenv ? "" : "\n");
-        if (lr->nenv && lr->env_verified.at[0])
-            fprintf(f, "  verified against %s's plain defaults at %s: geomean %.3f with/without\n",
+        if (lr->nenv && lr->env_verified.at[0]) {
+            fprintf(f, "  verified against %s's plain defaults at %s: geomean %.3f with/without",
                     lr->name, lr->env_verified.at, lr->env_verified.geomean);
-        else if (lr->nenv)
+            tell_end(f, &lr->env_verified, "the median collective");
+        } else if (lr->nenv)
             fprintf(f,
                     "  not verified against %s's plain defaults (colltune sweep --verify "
                     "CONFIG --lib %s)\n",
                     lr->name, lr->library);
-        if (lr->nenv && lr->whole_verified.at[0])
-            fprintf(f, "  with the rules, the export as a whole at %s: geomean %.3f with/without\n",
+        if (lr->nenv && lr->whole_verified.at[0]) {
+            fprintf(f, "  with the rules, the export as a whole at %s: geomean %.3f with/without",
                     lr->whole_verified.at, lr->whole_verified.geomean);
+            tell_end(f, &lr->whole_verified, "the median collective");
+        }
         for (int i = 0; i < ns; i++) {
             fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,
                     c->libs[l].library);
             const struct ct_ruleset *s = raw ? &raw[i] : &c->libs[l].sets[i];
             print_set(f, s, true);
-            if (s->verified.at[0] && s->verified.tell > 0)
-                fprintf(f,
-                        "verified against the defaults%s at %s: geomean %.3f exported/default, "
-                        "what it could tell %.2fx (the median size)\n",
-                        lr->nenv ? " with the launch settings" : "", s->verified.at,
-                        s->verified.geomean, s->verified.tell);
-            else if (s->verified.at[0])
-                fprintf(f, "verified against the defaults%s at %s: geomean %.3f exported/default\n",
+            if (s->verified.at[0]) {
+                fprintf(f, "verified against the defaults%s at %s: geomean %.3f exported/default",
                         lr->nenv ? " with the launch settings" : "", s->verified.at,
                         s->verified.geomean);
-            else
+                tell_end(f, &s->verified, "the median size");
+            } else
                 fprintf(f,
                         "not verified against the defaults (colltune sweep --verify CONFIG "
                         "--lib %s)\n",

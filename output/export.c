@@ -189,16 +189,24 @@ static void said(struct ct_export_out *o, struct ct_text *t, const char *prefix,
     ct_export_verified_add(o, line);
 }
 
+/* What mark v's measure could tell, after its geomean (where: the median of what), into buf:
+ * "" where it recorded none. */
+static void tell_str(const struct ct_verified *v, const char *where, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (v->tell > 0)
+        snprintf(buf, len,
+                 "; what it could tell: a loss of %.2fx at a size would have shown about half "
+                 "the time (%s)",
+                 v->tell, where);
+}
+
 void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *prefix,
                         const struct ct_librules *l, const struct ct_ruleset *s)
 {
-    char set[96], line[640], tell[160] = "";
+    char set[96], line[640], tell[160];
     ct_export_set_str(s, set, sizeof set);
-    if (s->verified.tell > 0)
-        snprintf(tell, sizeof tell,
-                 "; what it could tell: a loss of %.2fx at a size would have shown about half "
-                 "the time (the median size)",
-                 s->verified.tell);
+    tell_str(&s->verified, "the median size", tell, sizeof tell);
     if (s->verified.at[0])
         snprintf(line, sizeof line,
                  "%s: verified against %s %s's defaults%s at %s (colltune sweep --verify: no "
@@ -222,7 +230,8 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
                        const struct ct_librules *l, const struct ct_export_opts *opts,
                        struct ct_settings *set)
 {
-    char line[512], name[sizeof l->env[0].name + 16];
+    char line[640], name[sizeof l->env[0].name + 16], tell[192];
+    static const char each[] = "the median over the collectives of each one's median size";
     for (int i = 0; l && i < l->nenv; i++) {
         ct_settings_add(set, l->env[i].name, l->env[i].value,
                         i ? NULL
@@ -239,11 +248,12 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
     }
     if (!l || !l->nenv)
         return;
+    tell_str(&l->env_verified, each, tell, sizeof tell);
     if (l->env_verified.at[0])
         snprintf(line, sizeof line,
                  "launch settings: verified against %s %s's plain defaults at %s (colltune sweep "
-                 "--verify: no size slower beyond its interval, faster somewhere): geomean %.3f",
-                 l->name, l->version, l->env_verified.at, l->env_verified.geomean);
+                 "--verify: no size slower beyond its interval, faster somewhere): geomean %.3f%s",
+                 l->name, l->version, l->env_verified.at, l->env_verified.geomean, tell);
     else
         snprintf(line, sizeof line,
                  "launch settings: measured with, not verified against %s's plain defaults; "
@@ -263,11 +273,12 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
         said(o, t, prefix, false, line);
         return;
     }
+    tell_str(&l->whole_verified, each, tell, sizeof tell);
     snprintf(line, sizeof line,
              "the export as a whole (the launch settings and the rules together): verified against "
              "%s %s's plain defaults at %s (colltune sweep --verify: no size slower beyond its "
-             "interval): geomean %.3f exported/default",
-             l->name, l->version, l->whole_verified.at, l->whole_verified.geomean);
+             "interval): geomean %.3f exported/default%s",
+             l->name, l->version, l->whole_verified.at, l->whole_verified.geomean, tell);
     said(o, t, prefix, true, line);
 }
 

@@ -150,23 +150,27 @@ int ct_verify_again(struct ct_verify_side *x, const uint64_t *sz, const bool *ow
  * s's sizes, paired launches, the table and the verdict shown (tune/libverify_env.c): *slow, slower
  * than the defaults beyond a size's interval; *gain, faster over the sizes beyond theirs;
  * each only when fresh launches show it again; *geo, the geomean over the sweep's own sizes
- * (ct_paired_swept; not the ranges' midpoints), over the measures.
- * 0, or a failure code (said). */
+ * (ct_paired_swept; not the ranges' midpoints), over the measures; *tell (NULL: not asked),
+ * what the measure whose verdict stands (the last) could tell (ct_paired_sum.tell: the median
+ * over the sizes), where *geo is set; else 0. 0, or a failure code (said). */
 int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
-                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo);
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo, double *tell);
+/* The median of tells[0..n) (0: none): a mark's tell over its collectives. */
+double ct_libverify_tell_median(const double *tells, int n);
 /* ct_libverify_env on each of sets[0..nsets) where want[i] (NULL: all): *slow, one slower;
- * *gain, one faster; *geo, the geomean over the sets judged (0: none); each[i] (NULL: not
- * asked) the set's own, 0 where not judged. Stops at the first failure: its code (said). */
+ * *gain, one faster; *geo, the geomean over the sets judged (0: none); *tell (NULL: not
+ * asked), the median of their tells where *geo is set, else 0; each[i] (NULL: not asked) the
+ * set's own, 0 where not judged. Stops at the first failure: its code (said). */
 int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
                           const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
-                          bool *gain, double *geo, double *each);
+                          bool *gain, double *geo, double *tell, double *each);
 /* The launch settings of base->env alone (ct_libverify_env_sets) on each set of it where
  * want[i]; their names first. *kept: no set slower, one faster at least; *slow: one slower;
- * *geo: the sets' geomean; each_next: where not kept, each is judged next (--each-setting),
- * as said. 0, or a failure code (said). */
+ * *geo: the sets' geomean, *tell their tells' median; each_next: where not kept, each is
+ * judged next (--each-setting), as said. 0, or a failure code (said). */
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
                       const bool *want, bool each_next, bool *kept, bool *slow, double *geo,
-                      double *each);
+                      double *tell, double *each);
 /* One launch setting e alone on side A, against it unset on side B (the library's or glibc's
  * own value), whatever else this environment sets on both (--env-search's value beside the
  * --env settings and those found; --each-setting's one beside the others): ct_libverify_env_sets
@@ -182,21 +186,25 @@ int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_
  * that has a rule of its own (one that keeps the library's choice everywhere takes
  * env_each[i], the settings' figure); then the geomean over them beside the two passes'
  * product (the rules' from fixed's verified marks), said. *slow: slower at a size, again in
- * fresh launches; *geo, the geomean over the sets (0: none measured). 0, or a failure code
- * (said). ct_libverify_whole_any: whether any set of l has a rule of its own to measure so. */
+ * fresh launches; *geo, the geomean over the sets (0: none measured); *tell, the median of
+ * the tells of the sets measured in this pass (where *geo is set; else 0). 0, or a failure
+ * code (said). ct_libverify_whole_any: whether any set of l has a rule of its own to measure
+ * so. */
 bool ct_libverify_whole_any(const struct ct_librules *l, const bool *want, const double *env_each);
 int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct ct_config *fixed,
-                               const bool *want, const double *env_each, bool *slow, double *geo);
+                               const bool *want, const double *env_each, bool *slow, double *geo,
+                               double *tell);
 /* sweep --verify --each-setting, on the sets want names: which of side->env's settings to
  * leave out. Where they were not kept together, each left out in turn and the others judged
  * alone against the plain defaults; where they were (together), each judged against it unset
  * (the library's own value) with the others on both sides, and the others judged alone
  * without the one slower or without a gain there (*slow: it was slower). *best: the one
- * whose others held without it (the lowest geomean where several did), -1 none; *best_geo
- * and each[] (nsets) the others' figures. Said as judged. 0, or a failure code (said). */
+ * whose others held without it (the lowest geomean where several did), -1 none; *best_geo,
+ * *best_tell and each[] (nsets) the others' figures. Said as judged. 0, or a failure code
+ * (said). */
 int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_config *c,
-                           bool together, const bool *want, int *best, double *best_geo, bool *slow,
-                           double *each);
+                           bool together, const bool *want, int *best, double *best_geo,
+                           double *best_tell, bool *slow, double *each);
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure
  * (its rule's index in s, -1 for a control). */
@@ -329,16 +337,17 @@ void ct_verify_copy_path(const char *path, char *out, size_t len);
  * ct_libverify_each_pick finds to leave out. Where the others hold without one: *own a new copy
  * of *config without it (the caller releases it), *config it, *c it (--try-ties: tried, the
  * setting taken out of it in place), file exported again from *c (in's hooks), side->ld and
- * side->env *c's, *geo and each[] theirs; said. Else *own NULL. 0, or a failure code (said). */
+ * side->env *c's, *geo, *tell and each[] theirs; said. Else *own NULL. 0, or a failure code
+ * (said). */
 int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *side, bool together,
                       const struct ct_config **config, const struct ct_config **c,
                       struct ct_config *tried, struct ct_verify_file *file, const bool *want,
-                      double *geo, double *each, struct ct_config **own);
+                      double *geo, double *tell, double *each, struct ct_config **own);
 /* The copy fixed's whole export (ct_libverify_whole_measure), exported through in's hooks; 0
  * where no set has a rule of its own to measure so (ct_libverify_whole_any). */
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_libverify_in *in,
                        const struct ct_config *fixed, const bool *want, const double *env_each,
-                       bool *slow, double *geo);
+                       bool *slow, double *geo, double *tell);
 
 /* sweep --verify CONFIG --lib nccl, on one rank of the job (tune/ncclverify.c): the rule sets
  * of CONFIG's NCCL section against NCCL's own choices on the communicators of engine be (ctx:

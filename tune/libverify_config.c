@@ -97,7 +97,7 @@ struct run {
     double *env_each;
     int verified, nstamped, nown, nunmarked, n[CT_JUDGED_N];
     bool env_kept, env_slow, each_slow, env_marked, whole_slow;
-    double env_geo, whole_geo;
+    double env_geo, whole_geo, env_tell, whole_tell; /* the marks' figures */
     char tmo[32]; /* run's --timeout, as the side's launches pass it */
 };
 
@@ -110,10 +110,10 @@ static int settings(struct run *v, struct ct_verify_did *did)
     int code = 0;
     if (v->l->nenv && v->verified)
         code = ct_libverify_envs(&v->side, v->c, v->here, in->each_setting, &v->env_kept,
-                                 &v->env_slow, &v->env_geo, v->env_each);
+                                 &v->env_slow, &v->env_geo, &v->env_tell, v->env_each);
     if (v->verified && !code && in->each_setting && v->l->nenv > 1 && /* CONFIG less one */
         !(code = ct_libverify_each(in, &v->side, v->env_kept, &v->config, &v->c, v->tried, &v->x,
-                                   v->here, &v->env_geo, v->env_each, &v->own)) &&
+                                   v->here, &v->env_geo, &v->env_tell, v->env_each, &v->own)) &&
         (did->dropped = v->own != NULL)) {
         v->l = ct_config_lib(v->c, m->name), v->env_kept = true;
         v->each_slow = v->env_slow, v->env_slow = false;
@@ -135,7 +135,7 @@ static int settings(struct run *v, struct ct_verify_did *did)
                       v->verified, v->l->nsets); /* a job runs them all */
     else if (v->l->nenv && !code && v->verified &&
              (v->fixed = ct_libverify_copy(in, v->config, &code)))
-        v->env_marked = ct_config_lib_env_verified(v->fixed, m->name, v->env_geo);
+        v->env_marked = ct_config_lib_env_verified(v->fixed, m->name, v->env_geo, v->env_tell);
     return code;
 }
 
@@ -218,8 +218,8 @@ static int finish(struct run *v, struct ct_verify_did *did, int code)
         const struct ct_librules *l = ct_config_lib(v->fixed, m->name);
         for (int i = 0; l && i < l->nsets; i++)
             ct_config_lib_verified(v->fixed, m->name, i, 0, 0);
-        ct_config_lib_env_verified(v->fixed, m->name, 0);
-        ct_config_lib_whole_verified(v->fixed, m->name, 0);
+        ct_config_lib_env_verified(v->fixed, m->name, 0, 0);
+        ct_config_lib_whole_verified(v->fixed, m->name, 0, 0);
         struct ct_verify_end w = {.kind = CT_VEND_UNMARKED, .fixed = v->fixed};
         return f->end(f->ctx, in->path, &w, code);
     }
@@ -280,10 +280,11 @@ static int passes(struct run *v, struct ct_verify_did *did)
     /* both passes held: the copy's whole export against the plain defaults */
     if (v->l->nenv && v->env_kept && v->verified && !v->tried && !code && v->fixed)
         code = ct_libverify_whole(&v->side, in, v->fixed, v->here, v->env_each, &v->whole_slow,
-                                  &v->whole_geo);
+                                  &v->whole_geo, &v->whole_tell);
     /* of every set, or none (a subset keeps CONFIG's, unless a set of it read slower) */
     if (v->fixed && (v->verified == v->l->nsets || v->nown))
-        ct_config_lib_whole_verified(v->fixed, m->name, !code && !v->whole_slow ? v->whole_geo : 0);
+        ct_config_lib_whole_verified(v->fixed, m->name, !code && !v->whole_slow ? v->whole_geo : 0,
+                                     v->whole_tell);
     if (v->whole_slow && !code)
         code = CT_VERIFY_SLOWER;
     return finish(v, did, code);

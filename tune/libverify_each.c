@@ -31,10 +31,10 @@
 #include "libverify.h"
 
 /* The others of l's settings but k, judged on the sets want names (ct_libverify_env_sets):
- * 0 or a failure code; *kept, *geo and each[] as they were judged. */
+ * 0 or a failure code; *kept, *geo, *tell and each[] as they were judged. */
 static int without(const struct ct_verify_side *side, const struct ct_config *c,
                    const struct ct_librules *l, int k, const bool *want, bool *kept, double *geo,
-                   double *each)
+                   double *tell, double *each)
 {
     struct ct_librules sub = *l; /* the sets shared, the settings its own */
     ct_librules_env_remove(&sub, k);
@@ -45,7 +45,7 @@ static int without(const struct ct_verify_side *side, const struct ct_config *c,
         "--each-setting: without %s=%s, the other %d alone against %s's plain defaults:\n\n",
         l->env[k].name, l->env[k].value, sub.nenv, l->name);
     bool slow, gain;
-    int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, &slow, &gain, geo, each);
+    int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, &slow, &gain, geo, tell, each);
     *kept = !code && *geo > 0 && !slow && gain;
     if (!code)
         ct_verify_say(side->h, "--each-setting: without %s: %s (geomean %.3f)\n\n", l->env[k].name,
@@ -98,7 +98,7 @@ int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_
     snprintf(one.name, sizeof one.name, "%s", base->m->title);
     one.env[0] = *e, one.nenv = 1;
     y.s = NULL, y.ld = &none, y.env = &one, y.env_alone = true, y.what = what, y.whole = false;
-    return ct_libverify_env_sets(&y, c, sets, nsets, want, slow, gain, geo, each);
+    return ct_libverify_env_sets(&y, c, sets, nsets, want, slow, gain, geo, NULL, each);
 }
 
 /* The settings of l held together: each judged beside the others; the one to leave out (the
@@ -131,13 +131,13 @@ static int judge_held(const struct ct_verify_side *side, const struct ct_config 
 }
 
 int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_config *c,
-                           bool together, const bool *want, int *best, double *best_geo, bool *slow,
-                           double *each)
+                           bool together, const bool *want, int *best, double *best_geo,
+                           double *best_tell, bool *slow, double *each)
 {
     const struct ct_librules *l = side->env;
     int n = l->nenv, code = 0, k = -1;
     double *e1 = ct_xcalloc((size_t)l->nsets, sizeof *e1);
-    *best = -1, *best_geo = 0, *slow = false;
+    *best = -1, *best_geo = *best_tell = 0, *slow = false;
     if (together)
         code = judge_held(side, c, l, want, &k, slow);
     else
@@ -148,10 +148,10 @@ int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_co
     /* the one found without a gain beside the others (none: -1), or each in turn */
     for (int i = together ? k : 0, end = together ? k + 1 : n; i >= 0 && i < end && !code; i++) {
         bool kept;
-        double g = 0;
-        code = without(side, c, l, i, want, &kept, &g, e1);
+        double g = 0, t = 0;
+        code = without(side, c, l, i, want, &kept, &g, &t, e1);
         if (kept && (*best < 0 || g < *best_geo)) {
-            *best = i, *best_geo = g;
+            *best = i, *best_geo = g, *best_tell = t;
             memcpy(each, e1, (size_t)l->nsets * sizeof *each);
         }
     }
@@ -172,15 +172,16 @@ int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_co
 int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *side, bool together,
                       const struct ct_config **config, const struct ct_config **c,
                       struct ct_config *tried, struct ct_verify_file *file, const bool *want,
-                      double *geo, double *each, struct ct_config **own)
+                      double *geo, double *tell, double *each, struct ct_config **own)
 {
     const struct ct_librules *l = side->env;
     const char *lib = side->m->name;
     int n = l->nenv, best = -1;
     bool slow = false;
-    double best_geo = 0;
+    double best_geo = 0, best_tell = 0;
     *own = NULL;
-    int code = ct_libverify_each_pick(side, *c, together, want, &best, &best_geo, &slow, each);
+    int code =
+        ct_libverify_each_pick(side, *c, together, want, &best, &best_geo, &best_tell, &slow, each);
     if (code || best < 0)
         return code;
     char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1];
@@ -200,6 +201,7 @@ int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *s
     side->ld = file->ld;
     side->env = ct_config_lib(*c, lib);
     *geo = best_geo;
+    *tell = best_tell;
     ct_verify_say(side->h,
                   "--each-setting: %s left out: the other %d held without it (geomean %.3f); the "
                   "rest of this verify judges CONFIG without it\n\n",

@@ -18,13 +18,15 @@
 #include "../backend/libmod.h"
 #include "../lib/parse.h"
 #include "libverify.h"
+#include "stats.h"
 
 /* One measure's verdict: slow, a size slower (again in fresh launches); nogain, no gain over
  * the sizes shown (ct_paired_gains); worse, slower over the sizes beyond their interval
  * (ct_paired_slower of that ratio); fast[k], size k faster beyond its interval
- * (ct_paired_faster). */
+ * (ct_paired_faster); tell, what it could tell (ct_paired_sum). */
 struct verdict {
     bool slow, nogain, worse, fast[CT_VERIFY_MAXSZ];
+    double tell;
 };
 
 /* Whether a size is faster in both a and b (a itself: b == a) */
@@ -119,6 +121,7 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
         }
         ct_paired_redo_release(&r);
         *lg += log(t.swept);
+        v->tell = t.tell;
         v->worse = rounds && ct_paired_slower(&g);
         for (int k = 0; k < nsz; k++)
             v->fast[k] = w[k].n >= 2 && ct_paired_faster(&w[k].q);
@@ -158,7 +161,8 @@ static int measure(struct ct_verify_side *x, const uint64_t *sz, const bool *swe
 
 /* ct_libverify_env, and *worse: slower over the sizes in both measures */
 static int judge(const struct ct_verify_side *base, const struct ct_config *c,
-                 const struct ct_ruleset *s, bool *slow, bool *gain, bool *worse, double *geo)
+                 const struct ct_ruleset *s, bool *slow, bool *gain, bool *worse, double *geo,
+                 double *tell)
 {
     uint64_t sz[CT_VERIFY_MAXSZ];
     bool swept[CT_VERIFY_MAXSZ];
@@ -169,7 +173,7 @@ static int judge(const struct ct_verify_side *base, const struct ct_config *c,
     struct verdict v[2];
     double lg = 0;
     *slow = *gain = false;
-    *geo = 0;
+    *geo = *tell = 0;
     if (!nsz) { /* no whole element per rank at any size: nothing to judge, no gain */
         ct_verify_say(base->h,
                       "%s on %d ranks: no size of the range has a whole element per rank: not "
@@ -188,6 +192,7 @@ static int judge(const struct ct_verify_side *base, const struct ct_config *c,
     bool fast = pass == 2 && any_fast(&v[0], &v[1], nsz);
     *slow = v[pass - 1].slow;
     *geo = code ? 0 : exp(lg / pass);
+    *tell = *geo > 0 ? v[pass - 1].tell : 0; /* the measure whose verdict stands */
     *worse = !code && pass == 2 && v[0].worse && v[1].worse;
     *gain = !code && !*slow && pass == 2 && !v[1].worse && *geo < 1 &&
             (fast || (!v[0].nogain && !v[1].nogain));
@@ -195,26 +200,34 @@ static int judge(const struct ct_verify_side *base, const struct ct_config *c,
 }
 
 int ct_libverify_env(const struct ct_verify_side *base, const struct ct_config *c,
-                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo)
+                     const struct ct_ruleset *s, bool *slow, bool *gain, double *geo, double *tell)
 {
     bool worse;
-    return judge(base, c, s, slow, gain, &worse, geo);
+    double t;
+    return judge(base, c, s, slow, gain, &worse, geo, tell ? tell : &t);
+}
+
+double ct_libverify_tell_median(const double *tells, int n)
+{
+    struct ct_stats st;
+    ct_stats_compute(tells, n, &st); /* n 0: zeroed */
+    return st.median;
 }
 
 int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_config *c,
                           const struct ct_ruleset *sets, int nsets, const bool *want, bool *slow,
-                          bool *gain, double *geo, double *each)
+                          bool *gain, double *geo, double *tell, double *each)
 {
-    double lg = 0;
-    int n = 0, code = 0;
+    double lg = 0, *tells = ct_xcalloc(nsets > 0 ? (size_t)nsets : 1, sizeof *tells);
+    int n = 0, nt = 0, code = 0;
     bool worse = false; /* a set slower over its sizes twice: no gain elsewhere counts */
     *slow = *gain = false;
     *geo = 0;
     for (int i = 0; i < nsets && !code; i++) {
         bool s1, g1, w1;
-        double g = 0;
+        double g = 0, t = 0;
         if (!want || want[i])
-            code = judge(base, c, &sets[i], &s1, &g1, &w1, &g);
+            code = judge(base, c, &sets[i], &s1, &g1, &w1, &g, &t);
         if (each)
             each[i] = g;
         if (code || !(g > 0)) /* failed, or not judged */
@@ -222,6 +235,8 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
         *slow |= s1;
         *gain |= g1;
         worse |= w1;
+        if (t > 0)
+            tells[nt++] = t;
         lg += log(g), n++;
     }
     if (!code && worse && *gain && !*slow)
@@ -229,12 +244,15 @@ int ct_libverify_env_sets(const struct ct_verify_side *base, const struct ct_con
                                "gain not counted\n\n");
     *gain &= !worse;
     *geo = n ? exp(lg / n) : 0;
+    if (tell)
+        *tell = *geo > 0 ? ct_libverify_tell_median(tells, nt) : 0;
+    free(tells);
     return code;
 }
 
 int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config *c,
                       const bool *want, bool each_next, bool *kept, bool *slow, double *geo,
-                      double *each)
+                      double *tell, double *each)
 {
     const struct ct_librules *l = base->env;
     ct_verify_say(base->h,
@@ -245,7 +263,8 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
         ct_verify_say(base->h, "  %s=%s\n", l->env[i].name, l->env[i].value);
     ct_verify_say(base->h, "\n");
     bool gain;
-    int code = ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, each);
+    int code =
+        ct_libverify_env_sets(base, c, l->sets, l->nsets, want, slow, &gain, geo, tell, each);
     *kept = !code && *geo > 0 && !*slow && gain;
     const char *out = each_next && l->nenv > 1 ? "judged again, each left out in turn"
                                                : "left out of the copy verify writes";

@@ -22,17 +22,18 @@ bool ct_libverify_whole_any(const struct ct_librules *l, const bool *want, const
 }
 
 int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct ct_config *fixed,
-                               const bool *want, const double *env_each, bool *slow, double *geo)
+                               const bool *want, const double *env_each, bool *slow, double *geo,
+                               double *tell)
 {
     const struct ct_librules *l = ct_config_lib(fixed, base->m->name);
     struct ct_verify_side x = *base;
     char each[CT_COLL_COUNT * 64] = "";
-    double lg = 0, lp = 0;
-    int n = 0, code = 0;
+    double lg = 0, lp = 0, *tells = ct_xcalloc(l->nsets > 0 ? (size_t)l->nsets : 1, sizeof *tells);
+    int n = 0, nt = 0, code = 0;
     size_t off = 0;
     x.whole = true;
     *slow = false;
-    *geo = 0;
+    *geo = *tell = 0;
     ct_verify_say(base->h,
                   "the export as a job runs it: the launch settings and the rules as the copy "
                   "keeps them, together, against %s's plain defaults, where a collective's rules "
@@ -41,13 +42,15 @@ int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct c
     for (int i = 0; i < l->nsets && !code; i++) {
         const struct ct_ruleset *s = &l->sets[i];
         bool s1 = false, g1, own = ct_ruleset_keeps_own(s);
-        double g = env_each[i];
+        double g = env_each[i], t = 0;
         if (!want[i] || !(g > 0))
             continue;
         if (!own)
-            code = ct_libverify_env(&x, fixed, s, &s1, &g1, &g);
+            code = ct_libverify_env(&x, fixed, s, &s1, &g1, &g, &t);
         if (code || !(g > 0))
             continue;
+        if (t > 0)
+            tells[nt++] = t; /* measured in this pass */
         *slow |= s1;
         double r = s->verified.at[0] ? s->verified.geomean : 0,
                p = own || !(r > 0) ? env_each[i] : env_each[i] * r;
@@ -58,6 +61,8 @@ int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct c
                                     own ? " as the settings alone" : "", p);
     }
     *geo = !code && n ? exp(lg / n) : 0;
+    *tell = *geo > 0 ? ct_libverify_tell_median(tells, nt) : 0;
+    free(tells);
     if (*geo > 0)
         ct_verify_say(base->h,
                       "the export as a job runs it: geomean %.3f against %s's plain defaults over "
@@ -71,19 +76,19 @@ int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct c
 
 int ct_libverify_whole(const struct ct_verify_side *base, const struct ct_libverify_in *in,
                        const struct ct_config *fixed, const bool *want, const double *env_each,
-                       bool *slow, double *geo)
+                       bool *slow, double *geo, double *tell)
 {
     const struct ct_librules *l = ct_config_lib(fixed, base->m->name);
     struct ct_verify_side x = *base;
     struct ct_verify_file f = {0};
     int code = 0;
     *slow = false;
-    *geo = 0;
+    *geo = *tell = 0;
     if (!ct_libverify_whole_any(l, want, env_each)) /* the settings' figure is the export's */
         return 0;
     if (!(code = in->f->export(in->f->ctx, in->path, fixed, CT_VEXP_COPY, &f))) {
         x.ld = f.ld;
-        code = ct_libverify_whole_measure(&x, fixed, want, env_each, slow, geo);
+        code = ct_libverify_whole_measure(&x, fixed, want, env_each, slow, geo, tell);
     }
     in->f->unexport(in->f->ctx, &f);
     return code;

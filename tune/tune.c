@@ -336,16 +336,16 @@ bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double 
     return l && i >= 0 && i < l->nsets && stamp(&l->sets[i].verified, geomean, tell);
 }
 
-bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean)
+bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean, double tell)
 {
     struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
-    return l && l->nenv && stamp(&l->env_verified, geomean, 0);
+    return l && l->nenv && stamp(&l->env_verified, geomean, tell);
 }
 
-bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean)
+bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean, double tell)
 {
     struct ct_librules *l = c ? (struct ct_librules *)ct_config_lib(c, lib) : NULL;
-    return l && l->nenv && stamp(&l->whole_verified, geomean, 0);
+    return l && l->nenv && stamp(&l->whole_verified, geomean, tell);
 }
 
 void ct_librules_env_remove(struct ct_librules *l, int k)

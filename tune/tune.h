@@ -259,11 +259,13 @@ enum {
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean,
                             double tell);
 /* The same for library lib's launch settings (env_verified): found no slower than the plain
- * defaults and faster somewhere. False when it has none (c NULL too) or nothing was marked. */
-bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean);
+ * defaults and faster somewhere (tell: the median over its collectives of what each one's
+ * measure could tell). False when it has none (c NULL too) or nothing was marked. */
+bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean, double tell);
 /* The same for the export as a whole (whole_verified): settings and rules together found no
  * slower than the plain defaults. A geomean that is not a positive number clears it. */
-bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean);
+bool ct_config_lib_whole_verified(struct ct_config *c, const char *lib, double geomean,
+                                  double tell);
 /* Library lib's launch setting k taken out (k < 0: all of them), as verify does with settings
  * found slower or without a gain (sweep --verify --each-setting: the one the others held
  * without); every set of it loses its verified mark (it was measured with them), as do the

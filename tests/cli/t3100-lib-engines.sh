@@ -862,8 +862,8 @@ elif grep -q "^the export as a job runs it" "$TMP/out" \
     [ $rc -eq 0 ] && [ "$own" = False ] && grep -q "$whole" "$TMP/out" \
         && grep -q "^allreduce on 2 ranks: exported vs defaults in alternating launches (A: the exported file with its launch settings, B: neither)" "$TMP/out" \
         && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
-assert 0 < l["whole_verified"]["geomean"], l' "$TMP/env/config.verified.json" \
-        && $COLLTUNE show "$TMP/env/config.verified.json" | grep -q "^  with the rules, the export as a whole at .*: geomean [0-9.]* with/without\$" \
+assert 0 < l["whole_verified"]["geomean"] and l["whole_verified"]["tell"] >= 1.03, l' "$TMP/env/config.verified.json" \
+        && $COLLTUNE show "$TMP/env/config.verified.json" | grep -q "^  with the rules, the export as a whole at .*: geomean [0-9.]* with/without, what it could tell [0-9.]*x (the median collective)\$" \
         && ok "the whole export measured against the plain defaults: $(grep "^the export as a job runs it: geomean" "$TMP/out" | cut -d' ' -f9)" \
         || not_ok "whole export (exit $rc, own rules only: $own): $(tail -4 "$TMP/out") $(cat "$TMP/err")"
 else
@@ -883,7 +883,7 @@ fi
 own0=$(python3 -c 'import json, sys; print(all(r["id"] == 0 for r in json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"]))' "$TMP/env/config.json" 2>/dev/null)
 if grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out" && ! grep -q "with no verified marks: " "$TMP/err"; then
     python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
-assert l["env"][0]["value"] == "65536" and l["env_verified"]["geomean"] < 1, l' "$TMP/env/config.verified.json" \
+assert l["env"][0]["value"] == "65536" and l["env_verified"]["geomean"] < 1 and l["env_verified"]["tell"] >= 1.03, l' "$TMP/env/config.verified.json" \
         && grep -q "^allreduce: geomean .*" "$TMP/out" \
         && if [ "$own0" = True ]; then # the sweep's rules all Open MPI's own: nothing run of them
             grep -q "^allreduce on 2 ranks: the file keeps Open MPI's own choice at every size, the same code on both sides: nothing to judge" "$TMP/out" \
@@ -895,7 +895,7 @@ assert l["env"][0]["value"] == "65536" and l["env_verified"]["geomean"] < 1, l' 
         && ok "kept (its gain shown twice, over the sizes or at one), marked verified, and the rules judged with it on both sides, where they have one of their own (exit $rc)" \
         || not_ok "setting kept: $(tail -8 "$TMP/out") $(cat "$TMP/err")"
     $COLLTUNE export "$TMP/env/config.verified.json" --for ompi --out "$TMP/env/rules2" 2>"$TMP/err" \
-        && grep -q "^# launch settings: verified against Open MPI [0-9.]*'s plain defaults" "$TMP/env/rules2" \
+        && grep -q "^# launch settings: verified against Open MPI [0-9.]*'s plain defaults .*: geomean [0-9.]*; what it could tell: a loss of [0-9.]*x at a size would have shown about half the time (the median over the collectives of each one's median size)\$" "$TMP/env/rules2" \
         && ok "the export of the verified copy says so" || not_ok "verified export: $(head -9 "$TMP/env/rules2")"
 elif ! grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out"; then # 32 KiB about 2x faster, 4 KiB unchanged: a verdict other than kept is this VM's noise
     python3 -c 'import json, sys; sys.exit("env" in json.load(open(sys.argv[1]))["libraries"][0])' "$TMP/env/config.verified.json" \

@@ -778,8 +778,8 @@ Test(config, launch_settings)
     snprintf(l->env[0].value, sizeof l->env[0].value, "16384");
     l->nenv = 1;
     cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.9, 0));
-    cr_assert(ct_config_lib_env_verified(&c, "ompi", 0.75));
-    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    cr_assert(ct_config_lib_env_verified(&c, "ompi", 0.75, 1.2));
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6, 1.3));
     char *txt = ct_config_json_dumps(&c);
     cr_assert(strstr(txt, "\"env\"") && strstr(txt, "\"env_verified\"") &&
                   strstr(txt, "\"whole_verified\""),
@@ -789,6 +789,19 @@ Test(config, launch_settings)
     cr_assert_str_eq(back.libs[0].env[0].value, "16384");
     cr_assert_float_eq(back.libs[0].env_verified.geomean, 0.75, 1e-9);
     cr_assert_float_eq(back.libs[0].whole_verified.geomean, 0.6, 1e-9);
+    cr_assert_float_eq(back.libs[0].env_verified.tell, 1.2, 1e-9, "what it could tell, read back");
+    cr_assert_float_eq(back.libs[0].whole_verified.tell, 1.3, 1e-9);
+    char *shown = NULL; /* and shown */
+    size_t slen = 0;
+    FILE *sf = open_memstream(&shown, &slen);
+    ct_config_print(sf, &back);
+    fclose(sf);
+    cr_assert(strstr(shown, "geomean 0.750 with/without, what it could tell 1.20x (the median "
+                            "collective)\n") &&
+                  strstr(shown, "geomean 0.600 with/without, what it could tell 1.30x (the "
+                                "median collective)\n"),
+              "%s", shown);
+    free(shown);
     char *txt2 = ct_config_json_dumps(&back);
     cr_assert_str_eq(txt, txt2, "written back the same");
     free(txt2);
@@ -809,7 +822,14 @@ Test(config, launch_settings)
     cr_assert(strstr(out.body.s, "# the export as a whole (the launch settings and the rules "
                                  "together): verified against Open MPI 4.1.4's plain defaults at "),
               "%s", out.body.s);
-    cr_assert(strstr(out.body.s, "geomean 0.600 exported/default\n"), "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "faster somewhere): geomean 0.750; what it could tell: a loss "
+                                 "of 1.20x at a size would have shown about half the time (the "
+                                 "median over the collectives of each one's median size)\n"),
+              "%s", out.body.s);
+    cr_assert(strstr(out.body.s, "geomean 0.600 exported/default; what it could tell: a loss of "
+                                 "1.30x at a size would have shown about half the time (the "
+                                 "median over the collectives of each one's median size)\n"),
+              "%s", out.body.s);
     struct ct_loader ld;
     ct_export_loader(&out, &ld);
     cr_assert_eq(ld.n, 3, "the setting and the two rules variables");
@@ -900,16 +920,16 @@ Test(config, launch_settings)
         k++;
     cr_assert(ct_config_lib_demote(&c, "ompi", 0, k));
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a rule set back: the whole is another file");
-    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
-    cr_assert(!ct_config_lib_whole_verified(&c, "ompi", NAN), "no geomean: cleared");
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6, 0));
+    cr_assert(!ct_config_lib_whole_verified(&c, "ompi", NAN, 0), "no geomean: cleared");
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0);
-    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6, 0));
     struct ct_config src; /* a set replaced (verify --try-ties: the set as verified) */
     load("tests/fixtures/export/config-ompi-2ranks.json", &src);
     ct_config_lib_set_copy(&c, &src, "ompi", 1);
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a set replaced");
     ct_config_release(&src);
-    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6, 0));
     int ti = -1, tk = -1; /* a rule cut (verify: slower at an edge) */
     for (int i = 0; i < c.libs[0].nsets && tk < 0; i++)
         for (int j = 0; j < c.libs[0].sets[i].nrules && tk < 0; j++)
@@ -920,7 +940,7 @@ Test(config, launch_settings)
     cr_assert(ct_config_lib_trim(&c, "ompi", ti, tk, tr->min_bytes,
                                  tr->min_bytes + (tr->max_bytes - tr->min_bytes) / 2));
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a rule cut");
-    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6));
+    cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6, 0));
     /* MPICH reads one variable by three prefixes: a second name of it is the same setting */
     const struct ct_libmod *mp = ct_libmod_find("mpich"), *om = ct_libmod_find("ompi");
     cr_assert(ct_libmod_env_same(mp, "MPICH_X", "MPIR_CVAR_X"));
@@ -973,7 +993,7 @@ Test(config, launch_settings)
     le->nenv = 3; /* one of three (--each-setting), the others in their order */
     snprintf(le->env[1].name, sizeof le->env[1].name, "OMPI_MCA_b");
     snprintf(le->env[2].name, sizeof le->env[2].name, "OMPI_MCA_c");
-    ct_config_lib_env_verified(&c, "ompi", 0.8);
+    ct_config_lib_env_verified(&c, "ompi", 0.8, 0);
     cr_assert(!ct_config_lib_env_drop(&c, "ompi", 3), "no setting 3");
     cr_assert(ct_config_lib_env_drop(&c, "ompi", 1));
     cr_assert_eq(le->nenv, 2);
@@ -983,7 +1003,7 @@ Test(config, launch_settings)
     cr_assert_eq(c.libs[0].nenv, 0);
     cr_assert_eq(c.libs[0].env_verified.at[0], 0);
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0);
-    cr_assert(!ct_config_lib_whole_verified(&c, "ompi", 0.6), "no settings: no whole record");
+    cr_assert(!ct_config_lib_whole_verified(&c, "ompi", 0.6, 0), "no settings: no whole record");
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "measured with them: no longer verified");
     cr_assert(!ct_config_lib_env_drop(&c, "ompi", -1), "none left");
     ct_config_release(&c);

@@ -36,6 +36,9 @@ struct fake {
     char line[300];     /* the failure said */
     int nsz_judged;
     double tell_judged; /* what the rules' measure could tell, as its table says */
+    double tells[16];   /* and the settings' measures, their tables in order */
+    int ntells, tells_before_rules;
+    bool noise_grows; /* launches' wobble wider every 6 launches (else the same in each measure) */
     /* a whole CONFIG's verify: the settings' factors on every size where set (1: none) */
     double set_factor, set2_factor;
     bool unchanged; /* the export changes nothing */
@@ -90,7 +93,8 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
     for (char *s = strtok(sizes, ","); s; s = strtok(NULL, ",")) {
         unsigned long long b = strtoull(s, NULL, 10);
         cr_assert(w && (b <= CT_VERIFY_WARM_MAX) == !strcmp(w, "200"), "%llu after -w %s", b, w);
-        double us = 1.0 + (double)b / 1000.0, wobble = 1 + 0.01 * (launch % 3);
+        double us = 1.0 + (double)b / 1000.0,
+               wobble = 1 + 0.01 * (launch % 3) * (f->noise_grows ? 1 + launch / 6 : 1);
         if (a && b >= 8192)
             us *= f->a_factor;
         if (a && b < 8192 && f->own_factor > 0)
@@ -125,7 +129,9 @@ static void judged(const void *ctx, const struct ct_verify_judged *j)
     f->nsz_judged = j->nsz;
     f->pr_min = j->pr->min;
     if (j->gain) /* the rules' judgement (the settings' show their table alone) */
-        f->tell_judged = j->t->tell;
+        f->tell_judged = j->t->tell, f->tells_before_rules = f->ntells;
+    else if (f->ntells < 16)
+        f->tells[f->ntells++] = j->t->tell;
     for (int k = 0; k < j->nsz; k++)
         if (!f->least_pairs || j->w[k].n < f->least_pairs)
             f->least_pairs = j->w[k].n;
@@ -466,7 +472,7 @@ Test(libverify_config, settings_slower_alone_leave_the_rules_unjudged)
 
 Test(libverify_config, settings_and_rules_that_hold_are_measured_whole_and_marked)
 {
-    struct fake f = {.a_factor = 0.6, .set_factor = 0.8};
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.8, .noise_grows = true};
     struct ct_verify_did did;
     cr_assert_eq(verify_config(&f, 1, CT_COLLS_ALL, false, &did, 0), 0);
     cr_assert_eq(f.exports[CT_VEXP_COPY], 1, "the copy's whole export measured");
@@ -477,6 +483,16 @@ Test(libverify_config, settings_and_rules_that_hold_are_measured_whole_and_marke
               l->env_verified.geomean);
     cr_assert(l->whole_verified.geomean > 0.4 && l->whole_verified.geomean < 0.9, "%g",
               l->whole_verified.geomean);
+    /* what each mark's measure could tell: of one collective, the last measure of each pass
+     * (its verdict's), as its table said */
+    cr_assert(f.tells_before_rules == 2 && f.ntells == 4, "settings measured twice a pass: %d, %d",
+              f.tells_before_rules, f.ntells);
+    cr_assert(l->env_verified.tell > 1.03 && l->env_verified.tell < 1.5, "%g",
+              l->env_verified.tell);
+    cr_assert_eq(l->env_verified.tell, f.tells[1], "the settings' second measure: %g, %g",
+                 l->env_verified.tell, f.tells[1]);
+    cr_assert_eq(l->whole_verified.tell, f.tells[3], "the whole export's second: %g, %g",
+                 l->whole_verified.tell, f.tells[3]);
     release(f.written);
 }
 
@@ -484,7 +500,7 @@ Test(libverify_config, each_setting_leaves_out_the_one_that_costs_beside_the_oth
 {
     /* together 0.7 x 1.05: kept; beside the first, the second is slower: left out where the
      * first holds alone */
-    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05};
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.05, .noise_grows = true};
     struct ct_verify_did did;
     cr_assert_eq(verify_config(&f, 2, CT_COLLS_ALL, true, &did, 0), 0);
     cr_assert(did.dropped, "a setting left out");
@@ -493,6 +509,12 @@ Test(libverify_config, each_setting_leaves_out_the_one_that_costs_beside_the_oth
     const struct ct_librules *l = written(&f);
     cr_assert_eq(l->nenv, 1);
     cr_assert_str_eq(l->env[0].name, SETTING, "the one that gains kept");
+    /* marked with what the judgement of the one kept alone could tell (its last measure, the
+     * last settings' table before the rules') */
+    cr_assert(f.tells_before_rules > 2 && f.tells_before_rules <= 16, "%d", f.tells_before_rules);
+    cr_assert(l->env_verified.at[0] && l->env_verified.tell > 1.03, "%g", l->env_verified.tell);
+    cr_assert_eq(l->env_verified.tell, f.tells[f.tells_before_rules - 1], "%g, %g",
+                 l->env_verified.tell, f.tells[f.tells_before_rules - 1]);
     release(f.written);
 }
 
