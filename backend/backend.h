@@ -35,6 +35,15 @@ struct ct_rank_info {
     char device[128]; /* after "device": nccl-tests' "%2d [bus] name", " 0 [cpu]" for host memory */
 };
 
+/* How many nodes ranks[0..n) name (their highest node number, plus one). */
+static inline int ct_rank_info_nodes(const struct ct_rank_info *ranks, int n)
+{
+    int nodes = 0;
+    for (int r = 0; r < n; r++)
+        nodes = ranks[r].node >= nodes ? ranks[r].node + 1 : nodes;
+    return nodes;
+}
+
 struct ct_backend {
     const char *name; /* "native", ... */
     /* Prepare the point (and verify it when asked: wrong elements summed over ranks).

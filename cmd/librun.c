@@ -64,7 +64,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             .iters = r->iters,
                             .check = r->check,
                             .nranks = n,
-                            .nnodes = n / ct_shape_rpn(&be.shape),
+                            .nnodes = be.ranks ? ct_rank_info_nodes(be.ranks, n)
+                                               : n / ct_shape_rpn(&be.shape),
                             .ranks = be.ranks,
                             .args = r->cmdline};
     FILE *tab = ct_cmd_report_stream(r->json); /* --json -: the JSON alone on stdout */

@@ -198,7 +198,7 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         if (lr->nenv && lr->whole_verified.at[0]) {
             fprintf(f, "  with the rules, the export as a whole at %s: geomean %.3f with/without",
                     lr->whole_verified.at, lr->whole_verified.geomean);
-            tell_end(f, &lr->whole_verified, "the median collective");
+            tell_end(f, &lr->whole_verified, "the median collective it measured");
         }
         for (int i = 0; i < ns; i++) {
             fprintf(f, "\n%s %s (measured, --lib %s) ", c->libs[l].name, c->libs[l].version,

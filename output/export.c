@@ -231,7 +231,9 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
                        struct ct_settings *set)
 {
     char line[640], name[sizeof l->env[0].name + 16], tell[192];
-    static const char each[] = "the median over the collectives of each one's median size";
+    static const char each[] = "the median over the collectives of each one's median size",
+                      whole[] = "the median over the collectives this pass measured of each one's "
+                                "median size";
     for (int i = 0; l && i < l->nenv; i++) {
         ct_settings_add(set, l->env[i].name, l->env[i].value,
                         i ? NULL
@@ -273,7 +275,7 @@ void ct_export_lib_env(struct ct_export_out *o, struct ct_text *t, const char *p
         said(o, t, prefix, false, line);
         return;
     }
-    tell_str(&l->whole_verified, each, tell, sizeof tell);
+    tell_str(&l->whole_verified, whole, tell, sizeof tell);
     snprintf(line, sizeof line,
              "the export as a whole (the launch settings and the rules together): verified against "
              "%s %s's plain defaults at %s (colltune sweep --verify: no size slower beyond its "

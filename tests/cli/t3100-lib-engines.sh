@@ -127,12 +127,12 @@ grep -q "transport: Open MPI [0-9]" "$TMP/out" && [ "$(grep -c " ompi:default " 
     || not_ok "table: $(cat "$TMP/out")"
 # nccl-tests' "Using devices" block: N ranks on this host, each its own process, host memory
 on_this_host() {
-    n=0
+    hits=0
     for r in $(seq 0 $(($1 - 1))); do
-        grep -E -q "^#  Rank +$r Group  0 Pid +[0-9]+ on +$(hostname) device  0 \[cpu\] node 0 local $r$" "$TMP/out" && n=$((n + 1))
+        grep -E -q "^#  Rank +$r Group  0 Pid +[0-9]+ on +$(hostname) device  0 \[cpu\] node 0 local $r$" "$TMP/out" && hits=$((hits + 1))
     done
     pids=$(awk '/^#  Rank /{print $7}' "$TMP/out" | sort -u | wc -l)
-    [ $n -eq "$1" ] && [ "$pids" -eq "$1" ] && ok "... \"Using devices\": $1 ranks on $(hostname), $pids pids" \
+    [ $hits -eq "$1" ] && [ "$pids" -eq "$1" ] && ok "... \"Using devices\": $1 ranks on $(hostname), $pids pids" \
         || not_ok "rank lines: $(grep '^#  Rank' "$TMP/out")"
 }
 on_this_host 2
@@ -146,7 +146,8 @@ expect 0 "run --lib ompi --sizes" -- $X --lib ompi --local 2 --sizes 64K,1K -n 3
 grep -q "minBytes 1024 maxBytes 65536 " "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 2 ] \
     && ok "... its header spans the list's sizes, 2 rows" || not_ok "--sizes: $(head -3 "$TMP/out")"
 expect 0 "run --lib ompi --json -" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 -n 3 -w 1 --json -
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3" "$TMP/out" \
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3
+assert [(r['rank'], r['node'], r['local_rank']) for r in d['layout']['ranks']] == [(0, 0, 0), (1, 0, 1)] and d['layout']['ranks'][0]['pid'] != d['layout']['ranks'][1]['pid'], d['layout']" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/err" && ok "... the JSON alone on stdout, the table on stderr" \
     || not_ok "run --lib --json -: $(head -3 "$TMP/out")"
 # --max-time 0.005: 20 calls where one takes under 250 us (8 B), 3 where one takes over 1.67
@@ -863,7 +864,7 @@ elif grep -q "^the export as a job runs it" "$TMP/out" \
         && grep -q "^allreduce on 2 ranks: exported vs defaults in alternating launches (A: the exported file with its launch settings, B: neither)" "$TMP/out" \
         && python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["libraries"][0]
 assert 0 < l["whole_verified"]["geomean"] and l["whole_verified"]["tell"] >= 1.03, l' "$TMP/env/config.verified.json" \
-        && $COLLTUNE show "$TMP/env/config.verified.json" | grep -q "^  with the rules, the export as a whole at .*: geomean [0-9.]* with/without, what it could tell [0-9.]*x (the median collective)\$" \
+        && $COLLTUNE show "$TMP/env/config.verified.json" | grep -q "^  with the rules, the export as a whole at .*: geomean [0-9.]* with/without, what it could tell [0-9.]*x (the median collective it measured)\$" \
         && ok "the whole export measured against the plain defaults: $(grep "^the export as a job runs it: geomean" "$TMP/out" | cut -d' ' -f9)" \
         || not_ok "whole export (exit $rc, own rules only: $own): $(tail -4 "$TMP/out") $(cat "$TMP/err")"
 else

@@ -67,14 +67,18 @@ across() {
     fi
 }
 
-# nccl-tests' "Using devices" block of the last run: rank k on node k, by its own host name
+# nccl-tests' "Using devices" block of the last run, each rank's "RANK:NODE:LOCAL" given (on
+# node NODE's own host name), and the header's node count
 placed() {
-    n=0
-    for k in 0 1 2 3; do
-        grep -E -q "^#  Rank +$k Group  0 Pid +[0-9]+ on +${CT_NET}-node$k device  0 \[cpu\] node $k local 0$" "$TMP/out" && n=$((n + 1))
+    hits=0 nodes=0
+    for p in $1; do
+        r=${p%%:*} l=${p##*:} k=${p#*:} k=${k%:*}
+        [ "$k" -ge "$nodes" ] && nodes=$((k + 1))
+        grep -E -q "^#  Rank +$r Group  0 Pid +[0-9]+ on +${CT_NET}-node$k device  0 \[cpu\] node $k local $l$" "$TMP/out" && hits=$((hits + 1))
     done
-    [ $n -eq 4 ] && ok "... \"Using devices\": rank k on ${CT_NET}-node<k>, node k, local 0" \
-        || not_ok "rank lines: $(grep '^#  Rank' "$TMP/out")"
+    [ $hits -eq $(echo $1 | wc -w) ] && grep -q "^# nRanks $hits nNodes $nodes " "$TMP/out" \
+        && ok "... \"Using devices\": (rank:node:local) $1 on each node's own host, nNodes $nodes" \
+        || not_ok "rank lines: $(grep '^# nRanks\|^#  Rank' "$TMP/out")"
 }
 
 echo "# launchers' daemons reach this host at $head_ip"
@@ -82,7 +86,7 @@ size="--coll allreduce -b 8 -e 1M -f 8 -n 10 -w 2"
 if have mpirun.openmpi && { [ -e "$(dirname "$COLLTUNE")/ct-lib-ompi.so" ] ||
     [ -e "$(dirname "$COLLTUNE")/build/ct-lib-ompi.so" ]; }; then
     across ompi $size
-    placed
+    placed "0:0:0 1:1:0 2:2:0 3:3:0"
     across ompi $size --algo ompi:ring
     across ompi --coll alltoall -b 8 -e 1M -f 8 -n 10 -w 2
     expect 0 "sweep --lib ompi --hosts (allreduce, 8 B..256 KiB)" -- $COLLTUNE sweep --lib ompi \
@@ -124,6 +128,13 @@ PY
         --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):2" --coll allreduce -b 8 -e 64 --budget 5 --out "$TMP/sw22"
     grep -q "^cluster: 2 hosts x 2 ranks (4 ranks)" "$TMP/out" \
         && ok "its cluster line: 2 hosts x 2 ranks (4 ranks)" || not_ok "2 x 2: $(grep cluster: "$TMP/out")"
+    # a run there, and on 2 + 1 ranks: each rank's node and place on it, the header's count
+    expect 0 "run --lib ompi on 2 hosts x 2 ranks" -- timeout 120 $COLLTUNE run --lib ompi \
+        --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):2" -b 8 -e 8 -n 2 -w 1 --timeout 10
+    placed "0:0:0 1:0:1 2:1:0 3:1:1"
+    expect 0 "run --lib ompi on 2 + 1 ranks" -- timeout 120 $COLLTUNE run --lib ompi \
+        --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):1" -b 8 -e 8 -n 2 -w 1 --timeout 10
+    placed "0:0:0 1:0:1 2:1:0"
     # ranks spread unevenly (2 + 1): no rules of nodes x ranks per node to write
     usage_error "sweep --lib ompi on 2 + 1 ranks" -- timeout 120 $COLLTUNE sweep --lib ompi \
         --hosts "$(ct_node_ip 0):2,$(ct_node_ip 1):1" --coll allreduce -b 8 -e 64 --budget 5 --out "$TMP/sw3"
@@ -153,7 +164,7 @@ fi
 if have mpiexec.hydra && { [ -e "$(dirname "$COLLTUNE")/ct-lib-mpich.so" ] ||
     [ -e "$(dirname "$COLLTUNE")/build/ct-lib-mpich.so" ]; }; then
     across mpich $size
-    placed
+    placed "0:0:0 1:1:0 2:2:0 3:3:0"
     across mpich $size --algo mpich:recursive_doubling
     # MPICH obeys a measured export across the hosts, where its CH4 layer takes the
     # multi-node path: the spy build (t3100) names the MPIR algorithm each rank ran; the

@@ -799,7 +799,7 @@ Test(config, launch_settings)
     cr_assert(strstr(shown, "geomean 0.750 with/without, what it could tell 1.20x (the median "
                             "collective)\n") &&
                   strstr(shown, "geomean 0.600 with/without, what it could tell 1.30x (the "
-                                "median collective)\n"),
+                                "median collective it measured)\n"),
               "%s", shown);
     free(shown);
     char *txt2 = ct_config_json_dumps(&back);
@@ -828,7 +828,8 @@ Test(config, launch_settings)
               "%s", out.body.s);
     cr_assert(strstr(out.body.s, "geomean 0.600 exported/default; what it could tell: a loss of "
                                  "1.30x at a size would have shown about half the time (the "
-                                 "median over the collectives of each one's median size)\n"),
+                                 "median over the collectives this pass measured of each one's "
+                                 "median size)\n"),
               "%s", out.body.s);
     struct ct_loader ld;
     ct_export_loader(&out, &ld);
