@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config libcriterion-dev libhwloc-dev hwloc libncurses-dev
 libcurl4-openssl-dev libjansson-dev libfabric-dev libfabric-bin libibverbs-dev libpmix-dev
 libopenmpi-dev openmpi-bin mpich libmpich-dev nginx prometheus-pushgateway curl openssl
-tmux iproute2 python3 procps slurmctld slurmd slurm-client"
+tmux iproute2 python3 procps slurmctld slurmd slurm-client munge"
 
 missing=""
 for p in $PKGS; do

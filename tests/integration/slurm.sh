@@ -11,6 +11,14 @@
 #                             mpi.conf giving its PMIx clients a folder of their own: nodes that
 #                             share a file system would collide in /tmp)
 #   ct_slurm_wait N           wait (30 s at most) until N nodes are idle; exit 1 if not
+#   ct_slurm_site_check       say why a site's Slurm cannot run here (exit 1), or nothing
+#   ct_slurm_site DIR         after ct_slurm_conf DIR ...: make it a site's, as most clusters
+#                             run it: munged started with a key and socket of DIR's, auth and
+#                             credentials by munge, processes tracked and cores confined by
+#                             cgroups (v1: freezer, cpuset; ConstrainCores), each task bound to
+#                             its cores (task/affinity); exit 1 if munged does not start
+#   ct_slurm_site_stop DIR NODE  stop that munged and remove the cgroups Slurm left for NODE
+#                             (slurm_NODE: give the node a name of the test's, slurmd -N)
 ct_slurm_check() {
     [ "$(id -u)" = 0 ] || { echo "needs root (slurmd)"; return 1; }
     for t in slurmctld slurmd srun sinfo; do
@@ -77,4 +85,39 @@ ct_slurm_wait() {
         sleep 0.5
         i=$((i + 1))
     done
+}
+
+ct_slurm_site_check() {
+    ct_slurm_check || return 1
+    for t in munged munge; do
+        command -v "$t" >/dev/null 2>&1 || { echo "needs MUNGE's $t"; return 1; }
+    done
+    for c in cpuset freezer; do # Slurm 22.05's cgroup/v2 wants systemd to delegate to it
+        d=/sys/fs/cgroup/$c/colltune-probe.$$
+        mkdir "$d" 2>/dev/null && rmdir "$d" ||
+            { echo "needs a writable cgroup v1 $c hierarchy (/sys/fs/cgroup/$c)"; return 1; }
+    done
+}
+
+ct_slurm_site() {
+    m="$1/munge"
+    mkdir -p "$m" && chmod 700 "$m"
+    dd if=/dev/urandom of="$m/munge.key" bs=1024 count=1 2>/dev/null && chmod 400 "$m/munge.key"
+    munged --force --key-file="$m/munge.key" --socket="$m/munge.sock" --pid-file="$m/munged.pid" \
+        --log-file="$m/munged.log" --seed-file="$m/seed" --num-threads=2 || return 1
+    sed -i -e "s|^AuthType=.*|AuthType=auth/munge\nAuthInfo=socket=$m/munge.sock|" \
+        -e 's|^CredType=.*|CredType=cred/munge|' \
+        -e 's|^ProctrackType=.*|ProctrackType=proctrack/cgroup|' \
+        -e 's|^TaskPlugin=.*|TaskPlugin=task/cgroup,task/affinity|' "$1/slurm.conf"
+    printf '%s\n' "CgroupPlugin=cgroup/v1" "CgroupMountpoint=/sys/fs/cgroup" \
+        "ConstrainCores=yes" "ConstrainRAMSpace=no" >"$1/cgroup.conf"
+}
+
+ct_slurm_site_stop() {
+    [ -f "$1/munge/munged.pid" ] && kill "$(cat "$1/munge/munged.pid")" 2>/dev/null
+    for c in cpuset freezer; do # the deepest first
+        [ -d "/sys/fs/cgroup/$c/slurm_$2" ] &&
+            find "/sys/fs/cgroup/$c/slurm_$2" -depth -type d -exec rmdir {} \; 2>/dev/null
+    done
+    return 0
 }
