@@ -5,6 +5,15 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
 skip() { n=$((n + 1)); echo "ok $n - $* # SKIP"; }
 done_testing() { echo "1..$n"; [ "$fails" -eq 0 ]; }
+# skip_all WHY: each of $NAMES ("a|b|...") skipped for WHY, and the test ends
+skip_all() {
+    IFS='|'
+    for c in $NAMES; do
+        skip "$c ($1)"
+    done
+    done_testing
+    exit
+}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 

@@ -8,14 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 NAMES="srun --mpi=pmix: run|its results|its bootstrap|run --lib ompi|its results|sweep --lib ompi|its Open MPI section|srun --mpi=pmi2: run|run --lib mpich|its results|srun alone: refused|it says why|COLLTUNE_ROOT joins them|a rank killed under srun: said|a rank killed in MPICH's engine: its peer leaves"
 . "$(dirname "$0")/../integration/slurm.sh"
-if ! why=$(ct_slurm_check); then
-    IFS='|'
-    for c in $NAMES; do
-        skip "$c ($why)"
-    done
-    done_testing
-    exit
-fi
+why=$(ct_slurm_check) || skip_all "$why"
 S="$TMP/slurm"
 node=$(hostname -s)
 ct_slurm_conf "$S" 127.0.0.1 "$node:127.0.0.1:8"
