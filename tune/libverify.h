@@ -179,7 +179,7 @@ int ct_libverify_envs(const struct ct_verify_side *base, const struct ct_config 
 int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
                          const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
                          int nsets, const bool *want, bool *slow, bool *gain, double *geo,
-                         double *each);
+                         double *tell, double *each);
 /* The export as a job runs it (after the settings alone and the rules with them held): the
  * copy verify writes, fixed, exported with its settings (base->ld: its loader; side A) against
  * the plain defaults (B), as ct_libverify_env judges settings, on each set of it where want[i]
@@ -200,11 +200,13 @@ int ct_libverify_whole_measure(const struct ct_verify_side *base, const struct c
  * (the library's own value) with the others on both sides, and the others judged alone
  * without the one slower or without a gain there (*slow: it was slower). *best: the one
  * whose others held without it (the lowest geomean where several did), -1 none; *best_geo,
- * *best_tell and each[] (nsets) the others' figures. Said as judged. 0, or a failure code
- * (said). */
+ * *best_tell and each[] (nsets) the others' figures. Where none held with one left out and
+ * there are 3 or more (not together), each is judged alone against the plain defaults:
+ * *alone, and *best the one that held alone (the lowest geomean), its figures. Said as
+ * judged. 0, or a failure code (said). */
 int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_config *c,
-                           bool together, const bool *want, int *best, double *best_geo,
-                           double *best_tell, bool *slow, double *each);
+                           bool together, const bool *want, int *best, bool *alone,
+                           double *best_geo, double *best_tell, bool *slow, double *each);
 /* The sizes sz[0..nsz) of a verify of s: each one's rule (NULL: none), whether the library's
  * own choice runs there on both sides (own: a control) and its group for ct_paired_measure
  * (its rule's index in s, -1 for a control). */
@@ -334,9 +336,10 @@ int ct_libverify_rounds(const struct ct_libverify_in *in, int reverify, const st
  * itself: path), into out (len) */
 void ct_verify_copy_path(const char *path, char *out, size_t len);
 /* sweep --verify --each-setting, on the sets want names (tune/libverify_each.c): the setting
- * ct_libverify_each_pick finds to leave out. Where the others hold without one: *own a new copy
- * of *config without it (the caller releases it), *config it, *c it (--try-ties: tried, the
- * setting taken out of it in place), file exported again from *c (in's hooks), side->ld and
+ * ct_libverify_each_pick finds to leave out (or to keep alone). Where the others hold without
+ * one (or it alone holds): *own a new copy of *config without it (with it alone; the caller
+ * releases it), *config it, *c it (--try-ties: tried, the settings taken out of it in place),
+ * file exported again from *c (in's hooks), side->ld and
  * side->env *c's, *geo, *tell and each[] theirs; said. Else *own NULL. 0, or a failure code
  * (said). */
 int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *side, bool together,

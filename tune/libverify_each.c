@@ -10,7 +10,9 @@
  * costs can hide what the others gain: on a Zen 4 VM the six settings the goal bench carries
  * were slower at a size (AllGather 512 KiB 2.18x, the single-copy mechanism `none`) where
  * four of them gained 1.11-1.19x. The others that hold without the one left out, with the
- * lowest geomean where several do, take CONFIG's place.
+ * lowest geomean where several do, take CONFIG's place. Where none holds with one left out and
+ * there are three or more (two of them may cost), each is judged alone against the plain
+ * defaults, and the one that holds (the lowest geomean where several do) is kept alone.
  * Where they together were kept, each is judged against it unset (the library's or glibc's
  * own value) with the others on both sides (as --env-search judges a value beside the --env
  * settings): a setting that shows no gain there, or is slower at a size, rides on the others' gain,
@@ -71,7 +73,7 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
                   l->env[k].name, l->env[k].value, l->nenv - 1);
     bool gain;
     int code = ct_libverify_setting(side, &l->env[k], "--each-setting", c, l->sets, l->nsets, want,
-                                    slow, &gain, geo, NULL);
+                                    slow, &gain, geo, NULL, NULL);
     for (int j = 0; j < l->nenv; j++)
         if (j != k)
             ct_libmod_env_put(side->m, l->env[j].name, NULL);
@@ -89,7 +91,7 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
 int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_env *e,
                          const char *what, const struct ct_config *c, const struct ct_ruleset *sets,
                          int nsets, const bool *want, bool *slow, bool *gain, double *geo,
-                         double *each)
+                         double *tell, double *each)
 {
     struct ct_librules one; /* e alone, on side A; side B clears it */
     static const struct ct_loader none; /* no loader: 100 KiB, not zeroed on the stack per call */
@@ -98,7 +100,41 @@ int ct_libverify_setting(const struct ct_verify_side *base, const struct ct_lib_
     snprintf(one.name, sizeof one.name, "%s", base->m->title);
     one.env[0] = *e, one.nenv = 1;
     y.s = NULL, y.ld = &none, y.env = &one, y.env_alone = true, y.what = what, y.whole = false;
-    return ct_libverify_env_sets(&y, c, sets, nsets, want, slow, gain, geo, NULL, each);
+    return ct_libverify_env_sets(&y, c, sets, nsets, want, slow, gain, geo, tell, each);
+}
+
+/* None of l's n >= 3 settings held with one left out: each judged alone against the plain
+ * defaults (on the sets want names); *best the one that held (the lowest geomean where several
+ * did; -1: none) and *alone, its figures in *best_geo, *best_tell and each[] (e1: scratch of
+ * l->nsets). 0 or a failure code. */
+static int alone_pick(const struct ct_verify_side *side, const struct ct_config *c,
+                      const struct ct_librules *l, const bool *want, int *best, bool *alone,
+                      double *best_geo, double *best_tell, double *e1, double *each)
+{
+    int code = 0;
+    ct_verify_say(side->h,
+                  "--each-setting: none of the %d held with one left out (two or more may cost): "
+                  "each judged alone against %s's plain defaults\n\n",
+                  l->nenv, l->name);
+    for (int i = 0; i < l->nenv && !code; i++) {
+        bool slow, gain;
+        double g = 0, t = 0;
+        code = ct_libverify_setting(side, &l->env[i], "--each-setting", c, l->sets, l->nsets, want,
+                                    &slow, &gain, &g, &t, e1);
+        bool kept = !code && g > 0 && !slow && gain;
+        if (!code)
+            ct_verify_say(side->h, "--each-setting: %s alone: %s (geomean %.3f)\n\n",
+                          l->env[i].name,
+                          slow   ? "SLOWER than the defaults at a size"
+                          : kept ? "faster, no size slower"
+                                 : "no gain shown",
+                          g);
+        if (kept && (*best < 0 || g < *best_geo)) {
+            *best = i, *alone = true, *best_geo = g, *best_tell = t;
+            memcpy(each, e1, (size_t)l->nsets * sizeof *each);
+        }
+    }
+    return code;
 }
 
 /* The settings of l held together: each judged beside the others; the one to leave out (the
@@ -131,13 +167,13 @@ static int judge_held(const struct ct_verify_side *side, const struct ct_config 
 }
 
 int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_config *c,
-                           bool together, const bool *want, int *best, double *best_geo,
-                           double *best_tell, bool *slow, double *each)
+                           bool together, const bool *want, int *best, bool *alone,
+                           double *best_geo, double *best_tell, bool *slow, double *each)
 {
     const struct ct_librules *l = side->env;
     int n = l->nenv, code = 0, k = -1;
     double *e1 = ct_xcalloc((size_t)l->nsets, sizeof *e1);
-    *best = -1, *best_geo = *best_tell = 0, *slow = false;
+    *best = -1, *best_geo = *best_tell = 0, *slow = *alone = false;
     if (together)
         code = judge_held(side, c, l, want, &k, slow);
     else
@@ -155,6 +191,8 @@ int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_co
             memcpy(each, e1, (size_t)l->nsets * sizeof *each);
         }
     }
+    if (!code && *best < 0 && !together && n >= 3) /* two or more may cost: each alone */
+        code = alone_pick(side, c, l, want, best, alone, best_geo, best_tell, e1, each);
     free(e1);
     if (!code && *best < 0 && k >= 0)
         ct_verify_say(side->h,
@@ -163,9 +201,9 @@ int ct_libverify_each_pick(const struct ct_verify_side *side, const struct ct_co
                       n - 1, l->env[k].name, n);
     else if (!code && *best < 0 && !together)
         ct_verify_say(side->h,
-                      "--each-setting: none of the %d held with one left out: all %d left out of "
-                      "the copy, as judged together\n\n",
-                      n, n);
+                      "--each-setting: none of the %d held with one left out%s: all %d left out "
+                      "of the copy, as judged together\n\n",
+                      n, n >= 3 ? ", nor alone" : "", n);
     return code;
 }
 
@@ -177,11 +215,11 @@ int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *s
     const struct ct_librules *l = side->env;
     const char *lib = side->m->name;
     int n = l->nenv, best = -1;
-    bool slow = false;
+    bool slow = false, alone = false;
     double best_geo = 0, best_tell = 0;
     *own = NULL;
-    int code =
-        ct_libverify_each_pick(side, *c, together, want, &best, &best_geo, &best_tell, &slow, each);
+    int code = ct_libverify_each_pick(side, *c, together, want, &best, &alone, &best_geo,
+                                      &best_tell, &slow, each);
     if (code || best < 0)
         return code;
     char gone[sizeof l->env[0].name + sizeof l->env[0].value + 1];
@@ -189,9 +227,12 @@ int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *s
     struct ct_config *cp = ct_libverify_copy(in, *config, &code); /* CONFIG without it */
     if (!cp)
         return code;
-    ct_config_lib_env_drop(cp, lib, best);
-    if (tried) /* --try-ties: the file verified, its tried marks kept (not in a copy) */
-        ct_config_lib_env_drop(tried, lib, best);
+    for (int j = n - 1; j >= 0; j--) /* it, or all but it (alone); from the last: indices hold */
+        if ((j == best) != alone) {
+            ct_config_lib_env_drop(cp, lib, j);
+            if (tried) /* --try-ties: the file verified, its tried marks kept (not in a copy) */
+                ct_config_lib_env_drop(tried, lib, j);
+        }
     *own = cp;
     *config = cp;
     *c = tried ? tried : cp;
@@ -202,6 +243,17 @@ int ct_libverify_each(const struct ct_libverify_in *in, struct ct_verify_side *s
     side->env = ct_config_lib(*c, lib);
     *geo = best_geo;
     *tell = best_tell;
+    if (alone) {
+        ct_verify_say(side->h,
+                      "--each-setting: %s kept alone: it held alone (geomean %.3f); the rest of "
+                      "this verify judges CONFIG with it alone\n\n",
+                      gone, best_geo);
+        ct_verify_warn(side->h,
+                       "--each-setting: all but %s left out of the copy: the %d settings together "
+                       "did not hold, nor any %d of them, it alone did",
+                       gone, n, n - 1);
+        return 0;
+    }
     ct_verify_say(side->h,
                   "--each-setting: %s left out: the other %d held without it (geomean %.3f); the "
                   "rest of this verify judges CONFIG without it\n\n",

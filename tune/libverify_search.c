@@ -79,7 +79,7 @@ static int judge(const struct search *x, const char *v, struct ct_search_row *d)
     memset(d, 0, sizeof *d);
     d->value = v;
     int code = ct_libverify_setting(&base, &e, "--env-search", x->c, x->sets, x->nsets, NULL,
-                                    &d->slow, &d->gain, &d->all, d->geo);
+                                    &d->slow, &d->gain, &d->all, NULL, d->geo);
     if (code > 128) /* interrupted */
         return code;
     if ((d->failed = code != 0)) /* said; the next value */

@@ -25,6 +25,7 @@
 #define OWN "CT_TEST_OWN_DEFAULTS"
 #define SETTING "CT_TEST_LAUNCH_SETTING"
 #define SETTING2 "CT_TEST_LAUNCH_SETTING2"
+#define SETTING3 "CT_TEST_LAUNCH_SETTING3"
 
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
@@ -40,7 +41,7 @@ struct fake {
     int ntells, tells_before_rules;
     bool noise_grows; /* launches' wobble wider every 6 launches (else the same in each measure) */
     /* a whole CONFIG's verify: the settings' factors on every size where set (1: none) */
-    double set_factor, set2_factor;
+    double set_factor, set2_factor, set3_factor;
     bool unchanged; /* the export changes nothing */
     int exports[3], unexports, ends[CT_VEND_NO_SET + 1];
     struct ct_config *written; /* the copy the last end wrote (a copy of it) */
@@ -103,6 +104,7 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
             us *= f->whole_factor;
         us *= getenv(SETTING) && f->set_factor > 0 ? f->set_factor : 1;
         us *= getenv(SETTING2) && f->set2_factor > 0 ? f->set2_factor : 1;
+        us *= getenv(SETTING3) && f->set3_factor > 0 ? f->set3_factor : 1;
         if (a && n++ < f->drop)
             continue;
         off +=
@@ -368,7 +370,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     l->sets[0] = verify_set_of(calloc(2, sizeof(struct ct_rule)), 3, "ring");
     if (f->premark)
         ct_config_lib_verified(&c, "ompi", 0, 0.9, 0);
-    const char *names[] = {SETTING, SETTING2};
+    const char *names[] = {SETTING, SETTING2, SETTING3};
     for (l->nenv = 0; l->nenv < nenv; l->nenv++) {
         snprintf(l->env[l->nenv].name, sizeof l->env[0].name, "%s", names[l->nenv]);
         snprintf(l->env[l->nenv].value, sizeof l->env[0].value, "1");
@@ -402,6 +404,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     cr_assert_null(getenv(LOADER), "the loader variable left set");
     cr_assert_null(getenv(SETTING), "a launch setting left set");
     cr_assert_null(getenv(SETTING2), "a launch setting left set");
+    cr_assert_null(getenv(SETTING3), "a launch setting left set");
     cr_assert_eq(f->unexports, f->exports[0] + f->exports[1] + f->exports[2],
                  "each export released");
     unsetenv(OWN);
@@ -525,6 +528,37 @@ Test(libverify_config, each_setting_leaves_out_the_one_that_costs_beside_the_oth
     cr_assert(l->env_verified.at[0] && l->env_verified.tell > 1.03, "%g", l->env_verified.tell);
     cr_assert_eq(l->env_verified.tell, f.tells[f.tells_before_rules - 1], "%g, %g",
                  l->env_verified.tell, f.tells[f.tells_before_rules - 1]);
+    release(f.written);
+}
+
+Test(libverify_config, each_setting_keeps_the_one_that_holds_alone_where_two_cost)
+{
+    /* together 0.7 x 1.6 x 1.6, and each pair with a 1.6 in it: slower; alone, the first
+     * holds (0.7) and the other two do not: it is kept alone */
+    struct fake f = {.a_factor = 0.6, .set_factor = 0.7, .set2_factor = 1.6, .set3_factor = 1.6};
+    struct ct_verify_did did;
+    int code = verify_config(&f, 3, CT_COLLS_ALL, true, &did, 0);
+    cr_assert_eq(code, CT_VERIFY_SLOWER, "the settings together were slower: %d", code);
+    cr_assert(did.dropped, "settings left out");
+    cr_assert_eq(f.exports[CT_VEXP_LESS_ONE], 1, "CONFIG with it alone exported again");
+    const struct ct_librules *l = written(&f);
+    cr_assert_eq(l->nenv, 1);
+    cr_assert_str_eq(l->env[0].name, SETTING, "the one that gains, kept alone");
+    cr_assert(l->env_verified.at[0] && l->env_verified.tell > 1.03, "marked, with its tell");
+    cr_assert(strstr(f.warned, "all but " SETTING "=1 left out of the copy: the 3 settings "
+                               "together did not hold, nor any 2 of them, it alone did"),
+              "%s", f.warned);
+    release(f.written);
+}
+
+Test(libverify_config, each_setting_keeps_none_where_none_holds_alone)
+{
+    /* each of the three slower on its own: none kept, alone or with others */
+    struct fake f = {.a_factor = 0.6, .set_factor = 1.6, .set2_factor = 1.6, .set3_factor = 1.6};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 3, CT_COLLS_ALL, true, &did, 0), CT_VERIFY_SLOWER);
+    cr_assert(!did.dropped && f.last.slow && f.last.nenv == 3, "all left out, as judged together");
+    cr_assert_eq(written(&f)->nenv, 0);
     release(f.written);
 }
 
