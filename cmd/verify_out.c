@@ -71,8 +71,11 @@ int ct_verify_write_env_dropped(const struct ct_config *fixed, const char *path,
                  "; the %d were judged together%s, and one may cost what the others gain: judge "
                  "each with colltune sweep --lib %s --env-search NAME=VALUE, the others as "
                  "--env%s",
-                 nenv, each_ran ? " and with each left out, none holding" : "", lib,
-                 each_ran ? "" : ", or verify with --each-setting");
+                 nenv,
+                 each_ran ? nenv >= 3 ? " and with each left out, and alone, none holding"
+                                      : " and with each left out, none holding"
+                          : "",
+                 lib, each_ran ? "" : ", or verify with --each-setting");
     return write_said(
         fixed, path, code,
         "without its launch settings (%s); its rules were measured with them and "
@@ -182,9 +185,9 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         say_wrote(out, "with %s%s%s%s", back, back[0] ? "; " : "", own, stamped);
     else if (nnogain)
         say_wrote(out, "with %s%s; export that one", back, stamped);
-    else if (!nstamped && !env_marked) /* a setting left out, the rest of CONFIG as it was */
-        say_wrote(out, "without the launch setting --each-setting left out (above); export that "
-                       "one");
+    else if (!nstamped && !env_marked) /* settings left out, the rest of CONFIG as it was */
+        say_wrote(out, "without the launch setting(s) --each-setting left out (above); export "
+                       "that one");
     else if (!nstamped) /* the launch settings marked: every collective keeps lib's own choice */
         say_wrote(out,
                   "with its launch settings marked verified (its collectives keep %s's own "

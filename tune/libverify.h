@@ -254,7 +254,8 @@ struct ct_verify_end {
     const struct ct_librules *l;   /* NO_SET: CONFIG's section */
     const int *n;                  /* FIXED: the verdicts counted by CT_JUDGED_* */
     int nstamped, nown, nunmarked; /* FIXED: as ct_verify_write_fixed (cmd/) counts them */
-    bool dropped, env_marked;      /* FIXED: a setting left out; the settings marked */
+    bool dropped, env_marked;      /* FIXED: settings left out (one, or all but one); the
+                                      settings marked */
     bool slow;                     /* ENV_DROPPED, SLOWER */
     int nenv;                      /* ENV_DROPPED: how many were judged together */
     bool each_ran;                 /* ENV_DROPPED: and with each left out (--each-setting) */

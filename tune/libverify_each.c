@@ -19,8 +19,9 @@
  * and a job would carry it for nothing. The one slower, else the one with the highest geomean, is
  * left out where the others, judged alone against the plain defaults, hold without it.
  * Either way the settings kept take CONFIG's place for the rest of the verify: its rules
- * judged with them on both sides, its whole export, the copy it writes. One setting per
- * verify (N passes of launches for N settings, one more to judge the rest where one goes);
+ * judged with them on both sides, its whole export, the copy it writes. One setting left out
+ * per verify (N passes of launches for N settings, one more to judge the rest where one goes;
+ * or all but one, kept alone, after N more);
  * --reverify N verifies the copy again, and can leave out another. Which one goes is decided
  * here (ct_libverify_each_pick), and the rest of the verify runs CONFIG without it
  * (ct_libverify_each: a copy of CONFIG, exported again through the caller's hooks).

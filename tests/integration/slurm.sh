@@ -16,9 +16,10 @@
 #                             run it: munged started with a key and socket of DIR's, auth and
 #                             credentials by munge, processes tracked and cores confined by
 #                             cgroups (v1: freezer, cpuset; ConstrainCores), each task bound to
-#                             its cores (task/affinity); exit 1 if munged does not start
-#   ct_slurm_site_stop DIR NODE  stop that munged and remove the cgroups Slurm left for NODE
-#                             (slurm_NODE: give the node a name of the test's, slurmd -N)
+#                             its CPUs (task/affinity); exit 1 if munged does not start
+#   ct_slurm_site_stop DIR NODE  after slurmd: kill what NODE's steps left running, remove the
+#                             cgroups Slurm made for NODE (slurm_NODE: give the node a name of
+#                             the test's, slurmd -N), stop that munged and wait for it
 ct_slurm_check() {
     [ "$(id -u)" = 0 ] || { echo "needs root (slurmd)"; return 1; }
     for t in slurmctld slurmd srun sinfo; do
@@ -113,11 +114,28 @@ ct_slurm_site() {
         "ConstrainCores=yes" "ConstrainRAMSpace=no" >"$1/cgroup.conf"
 }
 
+# the pids in NODE's cgroups of controller C
+ct__site_procs() {
+    [ -d "/sys/fs/cgroup/$1/slurm_$2" ] &&
+        find "/sys/fs/cgroup/$1/slurm_$2" -name cgroup.procs -exec cat {} + 2>/dev/null
+}
+
 ct_slurm_site_stop() {
-    [ -f "$1/munge/munged.pid" ] && kill "$(cat "$1/munge/munged.pid")" 2>/dev/null
+    i=0 # a step's ranks past srun's timeout, a slurmstepd tearing down: gone within 5 s
+    while [ -n "$(ct__site_procs freezer "$2")" ] && [ $i -lt 50 ]; do
+        ct__site_procs freezer "$2" | xargs -r kill -9 2>/dev/null
+        sleep 0.1
+        i=$((i + 1))
+    done
     for c in cpuset freezer; do # the deepest first
         [ -d "/sys/fs/cgroup/$c/slurm_$2" ] &&
             find "/sys/fs/cgroup/$c/slurm_$2" -depth -type d -exec rmdir {} \; 2>/dev/null
+    done
+    pid=$(cat "$1/munge/munged.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+    i=0 # it writes its seed as it leaves
+    while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do
+        sleep 0.1
+        i=$((i + 1))
     done
     return 0
 }

@@ -545,6 +545,8 @@ Test(libverify_config, each_setting_keeps_the_one_that_holds_alone_where_two_cos
     cr_assert_eq(l->nenv, 1);
     cr_assert_str_eq(l->env[0].name, SETTING, "the one that gains, kept alone");
     cr_assert(l->env_verified.at[0] && l->env_verified.tell > 1.03, "marked, with its tell");
+    cr_assert(l->env_verified.geomean > 0.65 && l->env_verified.geomean < 0.75,
+              "with its figure alone (0.7), not the others': %g", l->env_verified.geomean);
     cr_assert(strstr(f.warned, "all but " SETTING "=1 left out of the copy: the 3 settings "
                                "together did not hold, nor any 2 of them, it alone did"),
               "%s", f.warned);
