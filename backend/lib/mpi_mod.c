@@ -545,9 +545,9 @@ static struct ct_rank_info *places(const struct mod_ctx *c, MPI_Comm node)
     /* .node holds the node's lowest rank: its number is how many nodes' lowest ranks come
      * before it (from the last rank down, so that those below are still read as gathered) */
     for (int r = c->size - 1; r >= 0; r--) {
-        int lead = all[r].node;
+        int low = all[r].node;
         all[r].node = 0;
-        for (int q = 0; q < lead; q++)
+        for (int q = 0; q < low; q++)
             all[r].node += all[q].node == q;
     }
     return all;

@@ -837,8 +837,11 @@ PLAIN="mpirun.openmpi --oversubscribe -np 2"
 # (where this glibc has the tunable, 2.35 and later: older ones ignore it)
 LDSO=$(ldd /bin/sh | awk '$1 ~ /^\/.*ld-linux/ { print $1 }')
 [ -n "$LDSO" ] && "$LDSO" --list-tunables 2>/dev/null | grep -q '^glibc.malloc.hugetlb:' || LDSO=
+# (each rank into a file of its own: mpirun forwards the ranks' output in chunks, not lines,
+# and one rank's line once landed inside the other's)
 ( unset MALLOC_MMAP_MAX_ MALLOC_TRIM_THRESHOLD_ GLIBC_TUNABLES; OMPI_MCA_mca_base_param_files="$TMP/mal/rules.mca.conf" \
-    $PLAIN sh -c 'echo "mal $MALLOC_MMAP_MAX_/$MALLOC_TRIM_THRESHOLD_/$GLIBC_TUNABLES"; '"${LDSO:-false}"' --list-tunables' ) >"$TMP/with" 2>&1
+    $PLAIN sh -c '{ echo "mal $MALLOC_MMAP_MAX_/$MALLOC_TRIM_THRESHOLD_/$GLIBC_TUNABLES"; '"${LDSO:-false}"' --list-tunables; } >"$0.$OMPI_COMM_WORLD_RANK" 2>&1' "$TMP/with" ) >"$TMP/with.job" 2>&1
+cat "$TMP/with.0" "$TMP/with.1" "$TMP/with.job" >"$TMP/with" 2>/dev/null
 [ "$(grep -c "^mal 0/4294967296/$TUN\$" "$TMP/with")" -eq 2 ] \
     && { [ -z "$LDSO" ] || [ "$(grep -c '^glibc.malloc.hugetlb: 0x1 ' "$TMP/with")" -eq 2 ]; } \
     && ok "a job loading the .mca.conf: both ranks have glibc's variables${LDSO:+, and their glibc reads the tunable}" || not_ok "malloc list: $(cat "$TMP/with")"
