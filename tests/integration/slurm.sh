@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # A Slurm of its own for the srun tests (sourced after tests/cli/lib.sh): slurmctld and
 # slurmd as root, in the foreground, with a config in a folder of the test's (auth/none, no
-# accounting, no cgroup tasks, ports of their own), so nothing of a site's Slurm is used or
-# touched. Functions:
+# accounting, no cgroup tasks, ports of their own; ct_slurm_site: MUNGE and cgroup tasks,
+# with a munged, a node name and cgroups of the test's), so nothing of a site's Slurm is used
+# or touched. Functions:
 #   ct_slurm_check            say why Slurm cannot run here (exit 1), or nothing (exit 0)
 #   ct_slurm_conf DIR CTLD NODE...  write DIR/slurm.conf: slurmctld on address CTLD, each NODE
 #                             "name:address:cpus"; exports SLURM_CONF
