@@ -26,6 +26,7 @@
 #define SETTING "CT_TEST_LAUNCH_SETTING"
 #define SETTING2 "CT_TEST_LAUNCH_SETTING2"
 #define SETTING3 "CT_TEST_LAUNCH_SETTING3"
+#define SETTING4 "CT_TEST_LAUNCH_SETTING4"
 
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
@@ -41,7 +42,7 @@ struct fake {
     int ntells, tells_before_rules;
     bool noise_grows; /* launches' wobble wider every 6 launches (else the same in each measure) */
     /* a whole CONFIG's verify: the settings' factors on every size where set (1: none) */
-    double set_factor, set2_factor, set3_factor;
+    double set_factor, set2_factor, set3_factor, set4_factor;
     bool unchanged; /* the export changes nothing */
     int exports[3], unexports, ends[CT_VEND_NO_SET + 1];
     struct ct_config *written; /* the copy the last end wrote (a copy of it) */
@@ -105,6 +106,7 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
         us *= getenv(SETTING) && f->set_factor > 0 ? f->set_factor : 1;
         us *= getenv(SETTING2) && f->set2_factor > 0 ? f->set2_factor : 1;
         us *= getenv(SETTING3) && f->set3_factor > 0 ? f->set3_factor : 1;
+        us *= getenv(SETTING4) && f->set4_factor > 0 ? f->set4_factor : 1;
         if (a && n++ < f->drop)
             continue;
         off +=
@@ -370,7 +372,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     l->sets[0] = verify_set_of(calloc(2, sizeof(struct ct_rule)), 3, "ring");
     if (f->premark)
         ct_config_lib_verified(&c, "ompi", 0, 0.9, 0);
-    const char *names[] = {SETTING, SETTING2, SETTING3};
+    const char *names[] = {SETTING, SETTING2, SETTING3, SETTING4};
     for (l->nenv = 0; l->nenv < nenv; l->nenv++) {
         snprintf(l->env[l->nenv].name, sizeof l->env[0].name, "%s", names[l->nenv]);
         snprintf(l->env[l->nenv].value, sizeof l->env[0].value, "1");
@@ -405,6 +407,7 @@ static int verify_config(struct fake *f, int nenv, unsigned colls, bool each,
     cr_assert_null(getenv(SETTING), "a launch setting left set");
     cr_assert_null(getenv(SETTING2), "a launch setting left set");
     cr_assert_null(getenv(SETTING3), "a launch setting left set");
+    cr_assert_null(getenv(SETTING4), "a launch setting left set");
     cr_assert_eq(f->unexports, f->exports[0] + f->exports[1] + f->exports[2],
                  "each export released");
     unsetenv(OWN);
@@ -550,6 +553,22 @@ Test(libverify_config, each_setting_keeps_the_one_that_holds_alone_where_two_cos
     cr_assert(strstr(f.warned, "all but " SETTING "=1 left out of the copy: the 3 settings "
                                "together did not hold, nor any 2 of them, it alone did"),
               "%s", f.warned);
+    release(f.written);
+}
+
+Test(libverify_config, each_setting_keeps_the_lowest_of_those_that_hold_alone)
+{
+    /* four: every three of them carry a 3x, so none holds with one left out; alone, the
+     * second (0.8) and the third (0.7) hold: the third, the lower, is kept alone */
+    struct fake f = {
+        .a_factor = 0.6, .set_factor = 3, .set2_factor = 0.8, .set3_factor = 0.7, .set4_factor = 3};
+    struct ct_verify_did did;
+    cr_assert_eq(verify_config(&f, 4, CT_COLLS_ALL, true, &did, 0), CT_VERIFY_SLOWER);
+    const struct ct_librules *l = written(&f);
+    cr_assert(did.dropped && l->nenv == 1, "%d", l->nenv);
+    cr_assert_str_eq(l->env[0].name, SETTING3, "the lower of the two that hold alone");
+    cr_assert(l->env_verified.geomean > 0.65 && l->env_verified.geomean < 0.75, "%g",
+              l->env_verified.geomean);
     release(f.written);
 }
 
