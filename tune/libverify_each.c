@@ -33,6 +33,18 @@
 #include "../backend/libmod.h"
 #include "libverify.h"
 
+/* A judgement's verdict, said: "--each-setting: WHAT NAME TAIL: VERDICT (geomean G)", slower
+ * than `against` at a size, else faster (kept) or without a gain. */
+static void said(const struct ct_verify_side *side, const char *what, const char *name,
+                 const char *tail, bool slow, bool kept, double geo, const char *against)
+{
+    ct_verify_say(side->h, "--each-setting: %s%s%s: %s%s%s (geomean %.3f)\n\n", what, name, tail,
+                  slow   ? "SLOWER than "
+                  : kept ? "faster, no size slower"
+                         : "no gain shown",
+                  slow ? against : "", slow ? " at a size" : "", geo);
+}
+
 /* The others of l's settings but k, judged on the sets want names (ct_libverify_env_sets):
  * 0 or a failure code; *kept, *geo, *tell and each[] as they were judged. */
 static int without(const struct ct_verify_side *side, const struct ct_config *c,
@@ -51,11 +63,7 @@ static int without(const struct ct_verify_side *side, const struct ct_config *c,
     int code = ct_libverify_env_sets(&y, c, l->sets, l->nsets, want, &slow, &gain, geo, tell, each);
     *kept = !code && *geo > 0 && !slow && gain;
     if (!code)
-        ct_verify_say(side->h, "--each-setting: without %s: %s (geomean %.3f)\n\n", l->env[k].name,
-                      slow    ? "SLOWER than the defaults at a size"
-                      : *kept ? "faster, no size slower"
-                              : "no gain shown",
-                      *geo);
+        said(side, "without ", l->env[k].name, "", slow, *kept, *geo, "the defaults");
     return code;
 }
 
@@ -80,12 +88,7 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
             ct_libmod_env_put(side->m, l->env[j].name, NULL);
     *kept = !code && *geo > 0 && !*slow && gain;
     if (!code)
-        ct_verify_say(side->h, "--each-setting: %s beside the others: %s (geomean %.3f)\n\n",
-                      l->env[k].name,
-                      *slow   ? "SLOWER than without it at a size"
-                      : *kept ? "faster, no size slower"
-                              : "no gain shown",
-                      *geo);
+        said(side, "", l->env[k].name, " beside the others", *slow, *kept, *geo, "without it");
     return code;
 }
 
@@ -124,12 +127,7 @@ static int alone_pick(const struct ct_verify_side *side, const struct ct_config 
                                     &slow, &gain, &g, &t, e1);
         bool kept = !code && g > 0 && !slow && gain;
         if (!code)
-            ct_verify_say(side->h, "--each-setting: %s alone: %s (geomean %.3f)\n\n",
-                          l->env[i].name,
-                          slow   ? "SLOWER than the defaults at a size"
-                          : kept ? "faster, no size slower"
-                                 : "no gain shown",
-                          g);
+            said(side, "", l->env[i].name, " alone", slow, kept, g, "the defaults");
         if (kept && (*best < 0 || g < *best_geo)) {
             *best = i, *alone = true, *best_geo = g, *best_tell = t;
             memcpy(each, e1, (size_t)l->nsets * sizeof *each);
