@@ -4,12 +4,16 @@
 # cgroup mounts; its PMIx clients in a folder of its own), slurmctld on this host's address
 # on the cluster's bridge. srun -N 4 starts one rank per node: colltune's own engine over
 # tcp between the hosts (srun --mpi=pmix; the shaped links carry the traffic), Open MPI's
-# (--mpi=pmix) and MPICH's (--mpi=pmi2), results checked. Skips without root, namespaces or
-# Slurm.
+# (--mpi=pmix) and MPICH's (--mpi=pmi2), results checked. Where MUNGE and writable cgroup v1
+# hierarchies are there, the Slurm is a site's (tests/integration/slurm.sh, ct_slurm_site):
+# credentials by MUNGE (one munged: the hosts share its socket's file system), every node's
+# steps tracked and confined by cgroups of its own, each task bound to its node's 2 CPUs;
+# else the plain one, and the site's check is skipped, saying why. Skips without root,
+# namespaces or Slurm.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/slurm.sh"
 if ! why=$(ct_slurm_check); then
-    for c in "srun -N 4: run" "its results" "the links carried it" "run --lib ompi" \
+    for c in "a site's steps" "srun -N 4: run" "its results" "the links carried it" "run --lib ompi" \
         "its results" "run --lib mpich" "its results"; do
         skip "$c ($why)"
     done
@@ -22,9 +26,16 @@ head_ip=$(ct_cluster_head) || not_ok "this host's address on the cluster's bridg
 S="$TMP/slurm"
 ct_slurm_conf "$S" "$head_ip" "$CT_NET-node0:$(ct_node_ip 0):2" "$CT_NET-node1:$(ct_node_ip 1):2" \
     "$CT_NET-node2:$(ct_node_ip 2):2" "$CT_NET-node3:$(ct_node_ip 3):2"
+ctld= site=
+nodes="$CT_NET-node0 $CT_NET-node1 $CT_NET-node2 $CT_NET-node3"
+# (the slurmds go with the cluster's namespaces; then their steps' cgroups, then munged)
+trap 'kill $ctld 2>/dev/null; wait $ctld 2>/dev/null; ct_cluster_down; [ -z "$site" ] || ct_slurm_site_stop "$S" $nodes; rm -rf "$TMP"' EXIT
+if no_site=$(ct_slurm_site_check); then
+    site=1
+    ct_slurm_site "$S" || { not_ok "munged did not start: $(tail -2 "$S/munge/munged.log")"; done_testing; exit; }
+fi
 slurmctld -D -f "$SLURM_CONF" >"$S/ctld.out" 2>&1 &
 ctld=$!
-trap 'kill $ctld 2>/dev/null; wait $ctld 2>/dev/null; ct_cluster_down; rm -rf "$TMP"' EXIT
 # a node's slurmd: the cgroup v1 hierarchies it looks for, in the node's own mounts
 cat >"$S/node.sh" <<'EOT'
 #!/bin/sh
@@ -45,8 +56,21 @@ if ! ct_slurm_wait 4; then
     done_testing
     exit
 fi
-SR="timeout 180 srun -N 4 -n 4"
+SR="timeout 180 srun -N 4 -n 4 -c 2"
 results_ok() { grep -q "Out of bounds values : 0 OK" "$TMP/out" && ok "$1" || not_ok "$1: $(tail -3 "$TMP/out")"; }
+
+# a site's: each node's task in that node's step cgroups, bound to the node's 2 CPUs
+if [ -n "$site" ]; then
+    $SR sh -c 'echo "$(hostname) $(grep -E "^[0-9]+:(cpuset|freezer):" /proc/self/cgroup | cut -d: -f3 | sort -u | tr "\n" " ")$(taskset -pc $$ | sed "s/.*: //")"' >"$TMP/out" 2>&1
+    placed=0
+    for nd in $nodes; do
+        grep -Eq "^$nd /slurm_$nd/uid_0/job_[0-9]*/step_0 (0-1|0,1)\$" "$TMP/out" && placed=$((placed + 1))
+    done
+    [ "$placed" = 4 ] && ok "a site's steps: each node's task in its own node's cpuset and freezer cgroups (MUNGE credentials)" \
+        || not_ok "a site's steps: $(cat "$TMP/out")"
+else
+    skip "a site's steps ($no_site)"
+fi
 tx() {
     for k in 0 1 2 3; do
         ip netns exec "${CT_NET}n$k" cat /sys/class/net/eth0/statistics/tx_bytes

@@ -8,7 +8,8 @@
 #   ct_slurm_check            say why Slurm cannot run here (exit 1), or nothing (exit 0)
 #   ct_slurm_conf DIR CTLD NODE...  write DIR/slurm.conf: slurmctld on address CTLD, each NODE
 #                             "name:address:cpus"; exports SLURM_CONF
-#   ct_slurm_node_dir DIR NAME  a node's own config folder (a copy of slurm.conf, and an
+#   ct_slurm_node_dir DIR NAME  a node's own config folder (a copy of slurm.conf and
+#                             cgroup.conf where there is one, and an
 #                             mpi.conf giving its PMIx clients a folder of their own: nodes that
 #                             share a file system would collide in /tmp)
 #   ct_slurm_wait N           wait (30 s at most) until N nodes are idle; exit 1 if not
@@ -18,9 +19,9 @@
 #                             credentials by munge, processes tracked and cores confined by
 #                             cgroups (v1: freezer, cpuset; ConstrainCores), each task bound to
 #                             its CPUs (task/affinity); exit 1 if munged does not start
-#   ct_slurm_site_stop DIR NODE  after slurmd: kill what NODE's steps left running, remove the
-#                             cgroups Slurm made for NODE (slurm_NODE: give the node a name of
-#                             the test's, slurmd -N), stop that munged and wait for it
+#   ct_slurm_site_stop DIR NODE...  after slurmd: kill what each NODE's steps left running,
+#                             remove the cgroups Slurm made for it (slurm_NODE: give each node
+#                             a name of the test's), stop that munged and wait for it
 ct_slurm_check() {
     [ "$(id -u)" = 0 ] || { echo "needs root (slurmd)"; return 1; }
     for t in slurmctld slurmd srun sinfo; do
@@ -76,6 +77,7 @@ ct_slurm_node_dir() {
     d="$1/node.$2"
     mkdir -p "$d/pmix"
     cp "$1/slurm.conf" "$d/"
+    [ ! -e "$1/cgroup.conf" ] || cp "$1/cgroup.conf" "$d/"
     echo "PMIxCliTmpDirBase=$d/pmix" >"$d/mpi.conf"
     echo "$d"
 }
@@ -122,17 +124,21 @@ ct__site_procs() {
 }
 
 ct_slurm_site_stop() {
-    i=0 # a step's ranks past srun's timeout, a slurmstepd tearing down: gone within 5 s
-    while [ -n "$(ct__site_procs freezer "$2")" ] && [ $i -lt 50 ]; do
-        ct__site_procs freezer "$2" | xargs -r kill -9 2>/dev/null
-        sleep 0.1
-        i=$((i + 1))
+    sdir=$1
+    shift
+    for nd in "$@"; do
+        i=0 # a step's ranks past srun's timeout, a slurmstepd tearing down: gone within 5 s
+        while [ -n "$(ct__site_procs freezer "$nd")" ] && [ $i -lt 50 ]; do
+            ct__site_procs freezer "$nd" | xargs -r kill -9 2>/dev/null
+            sleep 0.1
+            i=$((i + 1))
+        done
+        for c in cpuset freezer; do # the deepest first
+            [ -d "/sys/fs/cgroup/$c/slurm_$nd" ] &&
+                find "/sys/fs/cgroup/$c/slurm_$nd" -depth -type d -exec rmdir {} \; 2>/dev/null
+        done
     done
-    for c in cpuset freezer; do # the deepest first
-        [ -d "/sys/fs/cgroup/$c/slurm_$2" ] &&
-            find "/sys/fs/cgroup/$c/slurm_$2" -depth -type d -exec rmdir {} \; 2>/dev/null
-    done
-    pid=$(cat "$1/munge/munged.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+    pid=$(cat "$sdir/munge/munged.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
     i=0 # it writes its seed as it leaves
     while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do
         sleep 0.1
