@@ -90,7 +90,7 @@ static const struct ct_algomap_row rows[] = {
     {CT_LIB_OMPI, AG, "rail-ring", "ring", 4, NULL, X, NULL, "one ring, not one per rail"},
     {CT_LIB_OMPI, AG, "torus-ring", "ring", 4, NULL, X, NULL, "one ring, not torus cycles"},
     {CT_LIB_OMPI, AG, "bruck", "bruck", 2, NULL, C, NULL,
-     "radix-2 Bruck (bruck-k-fanout with the default radix on 6.0)"},
+     "radix-2 Bruck (6.0: bruck-k-fanout, radix 4 in the rule's faninout)"},
     {CT_LIB_OMPI, AG, "rdh", "recursive_doubling", 3, NULL, C, NULL,
      "Open MPI runs Bruck instead when ranks are not a power of two"},
     {CT_LIB_OMPI, AG, "torus-rdh", "recursive_doubling", 3, NULL, X, NULL,
@@ -315,6 +315,18 @@ int ct_version_cmp(const char *a, const char *b)
         b = *eb == '.' ? eb + 1 : eb + strlen(eb);
     }
     return 0;
+}
+
+bool ct_version_of(const char *v, const char *series)
+{
+    for (int part = 0; part < 2 && *series; part++) {
+        char *ev, *es;
+        if (strtoul(v, &ev, 10) != strtoul(series, &es, 10))
+            return false;
+        v = *ev == '.' ? ev + 1 : ev + strlen(ev);
+        series = *es == '.' ? es + 1 : es + strlen(es);
+    }
+    return true;
 }
 
 const struct ct_algomap_row *ct_algomap_find(int lib, enum ct_coll coll, const char *algo,

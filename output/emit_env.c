@@ -149,16 +149,34 @@ static uint64_t fnv1a(uint64_t h, const char *s)
     return h;
 }
 
-/* One file of the embedded rules: written once per node, through a temp file and mv (tasks of a
- * node race safely). */
+/* One file of the embedded rules: written once per node, through a temp file of mktemp's (not a
+ * name another user could plant a link at) and mv (tasks of a node race safely). */
 static void embed_file(struct ct_text *t, const char *name, const struct ct_text *body)
 {
     ct_text_printf(t,
-                   "    cat >\"%s.$$\" <<'COLLTUNE_EOF' && mv -f \"%s.$$\" \"%s\" || "
-                   "{ echo \"print colltune: cannot write %s\"; exit 0; }\n",
-                   name, name, name, name);
+                   "    tmp=$(mktemp \"%s.XXXXXX\") && cat >\"$tmp\" <<'COLLTUNE_EOF' && "
+                   "mv -f \"$tmp\" \"%s\" || { rm -f \"$tmp\"; echo \"print colltune: cannot "
+                   "write %s\"; exit 0; }\n",
+                   name, name, name);
     ct_text_put(t, ct_text_str(body));
     ct_text_put(t, "COLLTUNE_EOF\n");
+}
+
+/* An export line the prolog prints: the value verbatim (a $, `, " or \ stays as it is), but
+ * for its "$rules" where `rules` (the embedded file's path, which the shell expands). */
+static void prolog_export(struct ct_text *t, const char *name, const char *value, bool rules)
+{
+    char l[4200];
+    const char *at = rules ? strstr(value, "$rules") : NULL;
+    int pre = at ? (int)(at - value) : (int)strlen(value);
+    snprintf(l, sizeof l, "export %s=%.*s", name, pre, value);
+    ct_text_put(t, at ? "printf '%s%s%s\\n' " : "printf '%s\\n' ");
+    sh_quoted(t, l);
+    if (at) {
+        ct_text_put(t, " \"$rules\" ");
+        sh_quoted(t, at + strlen("$rules"));
+    }
+    ct_text_put(t, "\n");
 }
 
 /* The rules file embedded in the script (with its side file, written first) as the library's
@@ -176,20 +194,23 @@ static int embed_rules(const struct ct_config *c, const struct ct_export_opts *o
         const char *ext = o->lib == CT_LIB_OMPI ? "rules" : "json";
         uint64_t h =
             fnv1a(fnv1a(1469598103934665603ull, ct_text_str(&sub.body)), ct_text_str(&sub.side));
-        ct_text_printf(t, "rules=\"${TMPDIR:-/tmp}/colltune-%016llx.%s\"\n", (unsigned long long)h,
-                       ext);
-        ct_text_put(t, "if [ ! -s \"$rules\" ]; then\n");
-        if (sub.side.len) {
-            char side[64];
-            snprintf(side, sizeof side, "$rules%s", sub.side_suffix);
+        char side[64];
+        snprintf(side, sizeof side, "$rules%s", sub.side.len ? sub.side_suffix : "");
+        ct_text_printf(t, "rules=\"${TMPDIR:-/tmp}/colltune-$(id -u)-%016llx.%s\"\n",
+                       (unsigned long long)h, ext);
+        /* written where missing, empty or not the user's own (one planted for it is not read) */
+        ct_text_put(t, "if ! [ -s \"$rules\" ] || ! [ -O \"$rules\" ]");
+        if (sub.side.len)
+            ct_text_printf(t, " || ! [ -s \"%s\" ] || ! [ -O \"%s\" ]", side, side);
+        ct_text_put(t, "; then\n");
+        if (sub.side.len)
             embed_file(t, side, &sub.side);
-        }
         embed_file(t, "$rules", &sub.body);
         ct_text_put(t, "fi\n");
         struct ct_loader *l = ct_xmalloc(sizeof *l);
         ct_export_loader(&at, l);
         for (int i = 0; i < l->n; i++)
-            ct_text_printf(t, "echo \"export %s=%s\"\n", l->name[i], l->value[i]);
+            prolog_export(t, l->name[i], l->value[i], true);
         free(l);
     }
     ct_export_out_release(&at);
@@ -214,11 +235,7 @@ int ct_emit_slurm(const struct ct_config *c, const struct ct_export_opts *o,
     for (size_t i = 0; rc == 0 && i < set.n; i++) {
         if (strchr(set.v[i].value, '\n') || strlen(set.v[i].value) > 4000)
             rc = ct_err_set(err, CT_EINVAL, "%s does not fit a TaskProlog line", set.v[i].name);
-        char l[4200];
-        snprintf(l, sizeof l, "export %s=%s", set.v[i].name, set.v[i].value);
-        ct_text_put(&lines, "printf '%s\\n' ");
-        sh_quoted(&lines, l);
-        ct_text_put(&lines, "\n");
+        prolog_export(&lines, set.v[i].name, set.v[i].value, false);
     }
     if (rc == 0) {
         snprintf(what, sizeof what,

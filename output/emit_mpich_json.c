@@ -251,6 +251,8 @@ static const char ch4_402[] =
 
 #define ALLREDUCE_RSA "MPIR_Allreduce_intra_reduce_scatter_allgather"
 #define ALLGATHER_RD "MPIR_Allgather_intra_recursive_doubling"
+#define ALLREDUCE_SMP "MPIR_Allreduce_intra_smp"
+#define REDUCE_SCATTER_NC "MPIR_Reduce_scatter_intra_noncommutative"
 
 static const char *mpich_coll(enum ct_coll c)
 {
@@ -264,7 +266,16 @@ static json_t *leaf(const char *algo)
     return o;
 }
 
-/* The leaf for an algorithm, behind the guard MPICH's algorithm asserts on. */
+/* {yes: then, no: MPICH's generic subtree}: the guard's two keys (the second the rest) */
+static json_t *guarded(const char *yes, const char *no, json_t *then, json_t *gen)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, yes, then);
+    json_object_set_new(o, no, json_deep_copy(gen));
+    return o;
+}
+
+/* The leaf for an algorithm, behind the guard MPICH's algorithm asserts on or needs. */
 static json_t *algo_leaf(const char *target, json_t *gen)
 {
     char key[128];
@@ -277,12 +288,15 @@ static json_t *algo_leaf(const char *target, json_t *gen)
         json_object_set_new(o, "is_op_built_in=yes", b);
         return o;
     }
-    if (!strcmp(target, ALLGATHER_RD)) { /* asserts a power-of-two communicator */
-        json_t *o = json_object();
-        json_object_set_new(o, "comm_size=pow2", leaf(key));
-        json_object_set_new(o, "comm_size=any", json_deep_copy(gen));
-        return o;
-    }
+    if (!strcmp(target, ALLGATHER_RD)) /* asserts a power-of-two communicator */
+        return guarded("comm_size=pow2", "comm_size=any", leaf(key), gen);
+    if (!strcmp(target, ALLREDUCE_SMP)) /* on a communicator without a node hierarchy (one
+                                         * rank per node; CH4 alpha's node_roots_comm) it only
+                                         * copies: no sum */
+        return guarded("comm_hierarchy=parent", "comm_hierarchy=any", leaf(key), gen);
+    if (!strcmp(target, REDUCE_SCATTER_NC)) /* asserts equal counts and a power of two */
+        return guarded("is_block_regular=yes", "is_block_regular=no",
+                       guarded("comm_size=pow2", "comm_size=any", leaf(key), gen), gen);
     return leaf(key);
 }
 
@@ -364,8 +378,9 @@ static bool same_layer(const struct ct_rule *a, const struct ct_rule *b)
  * A measured ruleset (sweep --lib mpich): MPICH's own names. "recursive_doubling" is
  * MPIR_<Coll>_intra_recursive_doubling, "nb" MPIR_<Coll>_allcomm_nb; "auto" (the MPIR tree's
  * own choice) and "default" (MPICH as shipped) keep MPICH's generic subtree (for AllReduce
- * the CH4 tree keeps the device path where "default" won). Neighbouring ranges of one
- * algorithm are one key. *changed counts the keys of the other ranges.
+ * the CH4 tree keeps the device path where "default" won, and sends "auto" past it: a
+ * change). Neighbouring ranges of one algorithm are one key. *changed counts the keys that
+ * change what MPICH runs.
  */
 static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_text *map,
                              struct ct_export_out *out, int *changed)
@@ -394,13 +409,16 @@ static json_t *measured_tree(const struct ct_ruleset *s, json_t *gen, struct ct_
             ct_export_range_str(from, CT_BYTES_INF, rg, sizeof rg);
         }
         if (!strcmp(r->algo, "default") || !strcmp(r->algo, "auto")) {
+            bool ar_auto = s->coll == CT_ALLREDUCE && !strcmp(r->algo, "auto");
             if (!strcmp(r->algo, "default"))
                 ct_text_printf(map, "# %s %s: MPICH as shipped measured best (left as shipped)\n",
                                set, rg);
             else
-                ct_text_printf(map, "# %s %s: auto (the MPIR tree's own choice) measured best\n",
-                               set, rg);
+                ct_text_printf(map, "# %s %s: auto (the MPIR tree's own choice) measured best%s\n",
+                               set, rg,
+                               ar_auto ? "; the CH4 tree sends it there (composition beta)" : "");
             json_object_set_new(t, k, json_deep_copy(gen));
+            *changed += ar_auto; /* past the device layer: a change (the CH4 tree's ranges) */
         } else {
             snprintf(target, sizeof target, "MPIR_%s_%s_%s", cap[s->coll],
                      strcmp(r->algo, "nb") ? "intra" : "allcomm", r->algo);

@@ -62,6 +62,16 @@ static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
     return best;
 }
 
+/* The rule's faninout field. Only allgather's alg 2 reads it, from 6.0 (bruck-k-fanout: the
+ * radix; 0 or 1 never ends its loop, `distance *= radix`): 4, coll_tuned_init_tree_fanout's
+ * default, the radix a forced bruck-k-fanout runs with (coll_tuned_allgather_algorithm_tree_
+ * fanout), so what sweep --lib ompi measured on 6.0. 4.1 and 5.0 ignore it (their alg 2 is
+ * radix-2 Bruck); 0 elsewhere. */
+static int faninout(enum ct_coll coll, int id)
+{
+    return coll == CT_ALLGATHER && id == 2 ? 4 : 0;
+}
+
 /* A collective's section head: its id, one comm-size section (key 0), n rules. */
 static void coll_head(struct ct_text *t, const struct ct_ruleset *s, const char *whose, int n,
                       const struct ct_size_meaning *m)
@@ -93,8 +103,8 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
     coll_head(t, s, "measured", n, m);
     for (int i = 0; i < n; i++) {
         ct_export_range_str(lo[i], i + 1 < n ? lo[i + 1] : CT_BYTES_INF, rg, sizeof rg);
-        snprintf(line, sizeof line, "%llu %d 0 %llu", (unsigned long long)lo[i], r[i]->id,
-                 (unsigned long long)r[i]->params.v[CT_P_CHUNK]);
+        snprintf(line, sizeof line, "%llu %d %d %llu", (unsigned long long)lo[i], r[i]->id,
+                 faninout(s->coll, r[i]->id), (unsigned long long)r[i]->params.v[CT_P_CHUNK]);
         if (r[i]->id == 0)
             ct_text_printf(t, "%-28s # %s: Open MPI's own decision, no row measured faster; kept\n",
                            line, rg);
@@ -150,8 +160,8 @@ static int emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
             ct_params_defaults(&p);
             seg = p.v[CT_P_CHUNK];
         }
-        snprintf(line, sizeof line, "%llu %d 0 %llu", (unsigned long long)x->lo, x->map->id,
-                 (unsigned long long)seg);
+        snprintf(line, sizeof line, "%llu %d %d %llu", (unsigned long long)x->lo, x->map->id,
+                 faninout(s->coll, x->map->id), (unsigned long long)seg);
         ct_text_printf(t, "%-28s # %s: colltune %s -> %s (%s: %s)\n", line, rg, x->rule->algo,
                        x->map->target, ct_match_name(x->map->match), x->map->note);
         changed++;

@@ -413,9 +413,26 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                           e->name);
     if (o->version && ct_version_check(o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");
+    /* paths go into comments and export lines: a newline would start a line of its own */
+    for (int i = 0; i < 2; i++) {
+        const char *p = i ? o->rules_path : o->path;
+        for (; p && *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                return ct_err_set(err, CT_EINVAL,
+                                  "%s: the path has a control character (a newline, a tab...): "
+                                  "it would break the lines that name it",
+                                  i ? "--rules-file" : "--out");
+    }
     int lib = e->lib != CT_LIB_NONE ? e->lib : o->lib;
     /* the rules this export reads: the library's measured section where it has one */
     const struct ct_librules *l = lib != CT_LIB_NONE ? ct_config_lib(c, ct_lib_name(lib)) : NULL;
+    if (o->version && l && !ct_version_of(l->version, o->version)) /* ids and names differ */
+        return ct_err_set(err, CT_EINVAL,
+                          "--lib-version %s: the config's %s section was measured with %s %s, "
+                          "and its algorithm ids and names are that release's; sweep --lib %s "
+                          "with %s %s, or leave --lib-version out",
+                          o->version, ct_lib_name(lib), l->name, l->version, ct_lib_name(lib),
+                          ct_lib_title(lib), o->version);
     const struct ct_ruleset *sets = l && l->nsets ? l->sets : c->sets;
     int nsets = l && l->nsets ? l->nsets : c->nsets;
     bool any = false;

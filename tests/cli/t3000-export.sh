@@ -34,6 +34,11 @@ usage_error "env without --for" -- $X "$C4" --format env
 usage_error "--for on a library format" -- $X "$C4" --format ompi-rules --for nccl
 usage_error "unknown --for" -- $X "$C4" --format env --for openmpi
 usage_error "ompi env without a rules file" -- $X "$C4" --format env --for ompi
+nl='
+'
+usage_error "--out with a newline in it (it would start a line in the file's comments)" -- $X "$C4" --format ompi-rules --out "$TMP/a${nl}b"
+[ ! -e "$TMP/a${nl}b" ] && ok "nothing written there" || not_ok "a file with a newline in its name"
+usage_error "--rules-file with a newline in it" -- $X "$C4" --format env --for ompi --rules-file "$TMP/r${nl}x" --out "$TMP/e.env"
 usage_error "bad --lib-version" -- $X "$C4" --format ompi-rules --lib-version five
 usage_error "nccl-tuner for a version without the CSV plugin" -- $X "$C4" --format nccl-tuner --lib-version 2.26
 usage_error "--nranks with no rules" -- $X "$C4" --format csv --nranks 7
@@ -100,6 +105,16 @@ grep -qx "export OMPI_MCA_coll_tuned_use_dynamic_rules=1" "$TMP/prolog.out" && [
     && $X "$C4" --format ompi-rules 2>/dev/null | cmp -s - "$rules" && [ "$(ls "$TMP/node" | wc -l)" -eq 1 ] \
     && ok "slurm prolog writes the rules once per node and exports their path" \
     || not_ok "slurm prolog: $(cat "$TMP/prolog.out")"
+# a file of that name the user does not own (planted in a shared /tmp) is not read: rewritten
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    echo "1 2 0 0" >"$rules" && chown nobody "$rules"
+    TMPDIR="$TMP/node" "$TMP/prolog" >/dev/null && [ "$(stat -c %u "$rules")" = 0 ] \
+        && $X "$C4" --format ompi-rules 2>/dev/null | cmp -s - "$rules" && [ "$(ls "$TMP/node" | wc -l)" -eq 1 ] \
+        && ok "slurm prolog: a rules file another user owns is written anew, not read" \
+        || not_ok "slurm prolog kept another user's file: $(ls -l "$TMP/node")"
+else
+    skip "slurm prolog and another user's file (needs root and a user nobody)"
+fi
 
 # ---- verified or not: env and slurm say it as the rules files do ---------------------------
 # the AllReduce set as sweep --verify marks it (config.verified.json), the other set never verified

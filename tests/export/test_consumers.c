@@ -180,6 +180,7 @@ Test(ompi_rules, the_classic_reader_gets_the_rules)
         cr_assert(!(p[0] == '0' && p[1] >= '0' && p[1] <= '9'), "zero-padded: %.40s", p);
     FILE *f = fmemopen((void *)t, strlen(t), "r");
     long ncoll, id, ncs, cs, nms, ms, alg, fan, seg;
+    bool bruck = false;
     cr_assert_eq(getnext(f, &ncoll), 0);
     cr_assert_eq(ncoll, 4);
     static const long ids[] = {2, 0, 12, 3};
@@ -201,9 +202,13 @@ Test(ompi_rules, the_classic_reader_gets_the_rules)
                 ct_algomap_find(CT_LIB_OMPI, s->coll, s->rules[k].algo, NULL, NULL);
             cr_assert_eq(alg, m ? m->id : 0);
             cr_assert_eq(seg, alg == 5 ? 131072 : 0, "segsize only for segmented_ring");
+            /* 6.0's allgather alg 2 (bruck-k-fanout) reads it as its radix: 0 never ends */
+            cr_assert_eq(fan, id == 0 && alg == 2 ? 4 : 0, "faninout %ld for alg %ld", fan, alg);
+            bruck |= id == 0 && alg == 2;
         }
     }
     cr_assert_eq(getnext(f, &ms), -1, "nothing after the last rule");
+    cr_assert(bruck, "an allgather bruck rule among them");
     fclose(f);
     ct_export_out_release(&out);
     ct_config_release(&c);
@@ -421,10 +426,39 @@ Test(mpich_json, measured_allreduce_goes_past_the_device_layer_where_tuned)
     ct_export_out_release(&out);
     ct_config_release(&c);
 
+    /* AllReduce's auto alone is a change: MPICH as shipped runs the device layer's choice,
+     * and only the CH4 tree's beta reaches the MPIR tree's own (auto) */
+    mpich_2ranks(&c);
+    ct_export_opts_init(&o);
+    struct ct_ruleset *a = &c.libs[0].sets[0];
+    cr_assert_eq(a->coll, CT_ALLREDUCE);
+    cr_assert_str_eq(a->rules[1].algo, "auto");
+    snprintf(a->rules[0].algo, sizeof a->rules[0].algo, "default");
+    snprintf(c.libs[0].sets[1].rules[0].algo, sizeof c.libs[0].sets[1].rules[0].algo, "default");
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), CT_EINVAL,
+                 "auto's range needs the CH4 file: two files");
+    o.path = "FILE";
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
+                 err.msg);
+    doc = json_loads(ct_text_str(&out.side), JSON_REJECT_DUPLICATES, &je);
+    cr_assert_not_null(doc, "%s", je.text);
+    ar = json_object_get(json_object_get(doc, "collective=allreduce"), "comm_type=intra");
+    two = json_object_get(json_object_get(ar, "is_commutative=yes"), "comm_size<=2");
+    got[0] = 0;
+    compositions(json_object_get(two, "avg_msg_size<1048576"), got, sizeof got);
+    cr_assert_str_eq(got, "beta ", "auto's range: the MPIR tree");
+    cr_assert(strstr(ct_text_str(&out.env), "the CH4 tree sends it there"), "%s",
+              ct_text_str(&out.env));
+    json_decref(doc);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+
     /* only AllGather tuned: no CH4 file, so standard output carries it whole */
     mpich_2ranks(&c);
     ct_export_opts_init(&o);
-    snprintf(c.libs[0].sets[0].rules[0].algo, sizeof c.libs[0].sets[0].rules[0].algo, "default");
+    a = &c.libs[0].sets[0];
+    for (int i = 0; i < 2; i++) /* recursive_doubling's range and auto's */
+        snprintf(a->rules[i].algo, sizeof a->rules[i].algo, "default");
     cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(out.side.len, 0);
@@ -486,6 +520,58 @@ Test(mpich_json, version_41_renames_the_barrier)
     cr_assert(strstr(ct_text_str(&out.body), "MPIR_Barrier_intra_k_dissemination"));
     cr_assert_null(strstr(ct_text_str(&out.body), "\"algorithm=MPIR_Barrier_intra_dissemination"));
     cr_assert(strstr(ct_text_str(&out.body), "MPIR_Allreduce_intra_ring"), "ring from 4.1");
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* A measured leaf behind what MPICH's algorithm needs and does not check when the tree names
+ * it: smp allreduce a node hierarchy (on a communicator without one it copies, no sum),
+ * noncommutative reduce-scatter equal counts on a power of two (it asserts them). */
+Test(mpich_json, measured_leaves_behind_their_guards)
+{
+    struct ct_config c;
+    struct ct_export_out out;
+    struct ct_export_opts o;
+    struct ct_err err = {0};
+    json_error_t je;
+    mpich_2ranks(&c);
+    struct ct_ruleset *ar = &c.libs[0].sets[0], *rs = &c.libs[0].sets[1];
+    snprintf(ar->rules[0].algo, sizeof ar->rules[0].algo, "smp");
+    rs->coll = CT_REDUCESCATTER;
+    snprintf(rs->rules[0].algo, sizeof rs->rules[0].algo, "noncommutative");
+    ct_export_opts_init(&o);
+    o.path = "FILE";
+    cr_assert_eq(ct_export_run(ct_emitter_find("mpich-json"), &c, &o, &out, &err), 0, "%s",
+                 err.msg);
+    json_t *doc = json_loads(ct_text_str(&out.body), JSON_REJECT_DUPLICATES, &je);
+    cr_assert_not_null(doc, "%s", je.text);
+    int leaves = 0;
+    check_tree(doc, "", &leaves);
+    json_t *a = json_object_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(json_object_get(doc, "collective=allreduce"), "comm_type=intra"),
+                "is_commutative=yes"),
+            "comm_size<=2"),
+        "avg_msg_size<8192");
+    cr_assert_not_null(json_object_get(json_object_get(a, "comm_hierarchy=parent"),
+                                       "algorithm=MPIR_Allreduce_intra_smp"),
+                       "smp under comm_hierarchy=parent");
+    cr_assert_not_null(json_object_get(a, "comm_hierarchy=any"), "MPICH's own tree beside it");
+    json_t *r = json_object_get(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(doc, "collective=reduce_scatter"),
+                                            "comm_type=intra"),
+                            "is_commutative=yes"),
+            "comm_size<=2"),
+        "total_msg_size<16384");
+    json_t *regular = json_object_get(r, "is_block_regular=yes");
+    cr_assert_not_null(json_object_get(json_object_get(regular, "comm_size=pow2"),
+                                       "algorithm=MPIR_Reduce_scatter_intra_noncommutative"),
+                       "noncommutative under is_block_regular=yes, comm_size=pow2");
+    cr_assert_not_null(json_object_get(regular, "comm_size=any"));
+    cr_assert_not_null(json_object_get(r, "is_block_regular=no"), "unequal counts: MPICH's");
+    json_decref(doc);
     ct_export_out_release(&out);
     ct_config_release(&c);
 }

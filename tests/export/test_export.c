@@ -154,6 +154,24 @@ Test(run, option_errors)
     o.nccl_proto = "LL";
     cr_assert_eq(run("nccl-tuner", &o, &c, &out, &err), CT_EINVAL, "names are lowercase");
     ct_config_release(&c);
+
+    /* a measured section's ids and names are its release's: another release is refused */
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    ct_export_opts_init(&o);
+    o.path = "/x/r.conf";
+    o.version = "5.0";
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), CT_EINVAL, "4.1.4's rules for 5.0");
+    cr_assert(strstr(err.msg, "measured with Open MPI 4.1.4"), "%s", err.msg);
+    cr_assert_eq(out.body.len, 0, "nothing produced");
+    o.lib = CT_LIB_OMPI, o.rules_path = "/x/r.conf";
+    cr_assert_eq(run("env", &o, &c, &out, &err), CT_EINVAL, "nor its env");
+    o.lib = CT_LIB_NONE, o.rules_path = NULL;
+    for (int i = 0; i < 3; i++) { /* the same series, as many parts as given */
+        o.version = (const char *[]){"4.1", "4", "4.1.6"}[i];
+        cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s: %s", o.version, err.msg);
+        ct_export_out_release(&out);
+    }
+    ct_config_release(&c);
 }
 
 Test(run, nranks_selects_rulesets)
@@ -384,6 +402,44 @@ Test(settings, export_lines_survive_the_shell)
     rmtree(d);
     ct_text_release(&t);
     ct_settings_release(&s);
+}
+
+/* The slurm prolog with the rules embedded prints a launch setting's value verbatim (the
+ * shell expands only the file's path), and a rules file and its path are there after it ran. */
+Test(settings, the_prolog_prints_values_verbatim)
+{
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    static const char odd[] = "it's $HOME `x` \"q\" \\";
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    struct ct_librules *l = &c.libs[0];
+    snprintf(l->env[l->nenv].name, sizeof l->env[0].name, "CT_ODD");
+    snprintf(l->env[l->nenv].value, sizeof l->env[0].value, "%s", odd);
+    l->nenv++;
+    ct_export_opts_init(&o);
+    o.lib = CT_LIB_OMPI;
+    cr_assert_eq(run("slurm", &o, &c, &out, &err), 0, "%s", err.msg);
+    char *d = tmpdir(), path[256], cmd[600], buf[512], want[300], rules[300] = "";
+    snprintf(path, sizeof path, "%s/prolog", d);
+    cr_assert_eq(ct_file_write_atomic(path, out.body.s, out.body.len, &err), 0);
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s sh %s", d, path);
+    FILE *p = popen(cmd, "r");
+    bool said = false;
+    snprintf(want, sizeof want, "export CT_ODD=%s\n", odd);
+    while (fgets(buf, sizeof buf, p)) {
+        said |= !strcmp(buf, want);
+        if (!strncmp(buf, "export OMPI_MCA_coll_tuned_dynamic_rules_filename=", 50))
+            snprintf(rules, sizeof rules, "%.*s", (int)strcspn(buf + 50, "\n"), buf + 50);
+    }
+    cr_assert_eq(pclose(p), 0);
+    cr_assert(said, "the value verbatim: %s", out.body.s);
+    cr_assert(!strncmp(rules, d, strlen(d)) && access(rules, R_OK) == 0,
+              "the rules file in TMPDIR, its path expanded: '%s'", rules);
+    rmtree(d);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
 }
 
 /* What sh makes of an export line is what verify's loader reads back from it (a backslash
