@@ -53,6 +53,10 @@ struct ct_backend {
     /* warmup, then iters timed samples, each of reps runs back to back after a barrier:
      * per-sample slowest-rank times in microseconds per run, identical on every rank. */
     int (*time)(void *ctx, int warmup, int iters, int reps, double *out_us, struct ct_err *err);
+    /* After time(): the prepared point verified again, pass k (1, 2, ...) on fresh inputs of
+     * its own, its output poisoned first; wrong elements summed over ranks. Collective. NULL:
+     * begin()'s check is the only one (ct_backend_point runs passes 1..check-1 here). */
+    int (*recheck)(void *ctx, int pass, long *wrong, struct ct_err *err);
     void (*end)(void *ctx);
     double (*now_s)(void *ctx); /* read by the root only */
     /* tcp: reopen with `streams` streams per peer and `inflight` in-flight communicators

@@ -87,12 +87,14 @@ static volatile sig_atomic_t g_sig;  /* the last one colltune received while it 
 
 static void on_signal(int sig)
 {
+    int saved = errno; /* isatty sets it (ENOTTY): not the interrupted code's to see */
     g_sig = sig;
     /* the terminal sends its keys to the whole foreground group, the launcher too: a second
      * SIGINT would make mpirun abort at once; a signal from anywhere else is passed on */
     if ((sig != SIGINT && sig != SIGQUIT) || !isatty(STDIN_FILENO) ||
         tcgetpgrp(STDIN_FILENO) != getpgrp())
         g_pass = sig;
+    errno = saved;
 }
 
 /* The launcher's descendants on this host (its ranks, its daemons, its ssh clients), each

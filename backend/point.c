@@ -26,6 +26,11 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
         }
     }
     rc = rc ? rc : be->time(ctx, warmup, iters, cfg->reps, t, err);
+    for (int k = 1; rc == 0 && be->recheck && k < cfg->check; k++) { /* -c N: N passes */
+        long w = 0;
+        rc = be->recheck(ctx, k, &w, err);
+        wrong += w;
+    }
     be->end(ctx);
     if (rc == 0) {
         ct_point_stats(out, j, j->shape.nranks, t, iters);

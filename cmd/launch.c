@@ -188,13 +188,13 @@ struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_mem *mem, s
     return all;
 }
 
-void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len)
+void ct_opts_params_str(const struct ct_opts *o, const struct ct_algo *a, char *buf, size_t len)
 {
     struct ct_params p = o->params;
     ct_params_defaults(&p);
     size_t off = 0;
     for (int i = 0; i < CT_P_COUNT && off < len; i++)
-        if (ct_params_shown(o->algo, &p) & CT_PBIT(i))
+        if (ct_params_shown(a, &p) & CT_PBIT(i))
             off += (size_t)snprintf(buf + off, len - off, "%s%s=%llu", off ? "," : "",
                                     ct_param_desc((enum ct_param_id)i)->name,
                                     (unsigned long long)p.v[i]);

@@ -203,9 +203,18 @@ const struct ct_algo *ct_lib_candidate(const struct ct_opts *o, const char *cmd,
             ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
         return NULL;
     }
-    for (int i = 0; i < n && i < 64; i++)
-        if (!strcmp(rows[i]->name, want))
+    for (int i = 0; i < n && i < 64; i++) {
+        if (strcmp(rows[i]->name, want))
+            continue;
+        if (!o->params.v[CT_P_CHUNK] || rows[i]->params & CT_PBIT(CT_P_CHUNK))
             return rows[i];
+        if (be->root) /* --chunk is the segment size: a row that has none would ignore it */
+            ct_cmd_fail(cmd, CT_EXIT_USAGE,
+                        "--chunk: %s sets no segment size (%s's segmented "
+                        "rows do)",
+                        want, be->library);
+        return NULL;
+    }
     row_names(be, ctx, CT_COLL_BIT(o->coll), names, sizeof names, &err);
     bool list = !strcmp(strchr(want, ':'), ":list"); /* run --algo LIB:list: the names */
     if (be->root && list)

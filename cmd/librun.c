@@ -40,13 +40,16 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     uint64_t *list = NULL; /* --sizes, else nccl-tests' steps (from -b 0: 0, then one element) */
     size_t nlist =
         r->sizes ? 0 : ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
-    list = r->sizes ? ct_xcalloc(256, sizeof *list) : list;
-    for (const char *p = r->sizes; p && *p && nlist < 256;
-         p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+    size_t cap = 1; /* every size listed */
+    for (const char *p = r->sizes; p && *p; p++)
+        cap += *p == ',';
+    list = r->sizes ? ct_xcalloc(cap, sizeof *list) : list;
+    for (const char *p = r->sizes; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         char tok[32];
         unsigned long long v;
-        snprintf(tok, sizeof tok, "%.*s", (int)strcspn(p, ","), p);
-        if (ct_parse_size(tok, &v) || v % es) {
+        int len = (int)strcspn(p, ",");
+        snprintf(tok, sizeof tok, "%.*s", len, p);
+        if (len >= (int)sizeof tok || ct_parse_size(tok, &v) || v % es) {
             if (be.root)
                 ct_cmd_fail("run", CT_EXIT_USAGE, "bad size '%s' in --sizes", tok);
             a = NULL;
@@ -80,14 +83,15 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         rows = ct_xrealloc(rows, (nrows + 1) * sizeof *rows);
         struct ct_row *row = &rows[nrows++];
         ct_row_init(row, o->dtype, d->needs_op ? (int)o->op : -1, a->name);
-        ct_opts_params_str(o, row->params, sizeof row->params);
+        ct_opts_params_str(o, a, row->params, sizeof row->params);
         for (int k = r->place == CT_PLACE_IN; k <= (r->place != CT_PLACE_OUT); k++) {
             struct ct_point p;
             struct ct_bench_cfg bc = {r->iters, r->warmup, r->check, 1, r->max_s};
             j.in_place = k;
             if (ct_backend_point(&be, ctx, a, &j, &bc, &p, &err) < 0) {
-                /* every rank refuses alike (the library's own answer): said once */
-                bool unsupp = err.code == CT_EUNSUPP;
+                /* every rank refuses alike (the library's own answer, or a setting that
+                 * makes the row a lie, agreed by the ranks): said once */
+                bool unsupp = err.code == CT_EUNSUPP || err.code == CT_EINVAL;
                 code = unsupp ? CT_EXIT_USAGE : CT_EXIT_FAIL;
                 if (be.root || !unsupp)
                     ct_cmd_fail("run", code, "rank %d: %s %llu bytes: %s", be.shape.rank, d->name,

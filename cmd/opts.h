@@ -177,7 +177,8 @@ int ct_opts_nccl_sweep_env(struct ct_err *err);
 void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t count,
                  struct ct_job *j);
 struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_mem *mem, struct ct_err *err);
-void ct_opts_params_str(const struct ct_opts *o, char *buf, size_t len);
+/* "chunk=131072,..." of o's parameters that row a reads (a library's row: what it lets one set) */
+void ct_opts_params_str(const struct ct_opts *o, const struct ct_algo *a, char *buf, size_t len);
 
 /* Reopen a rank's connections with other tcp streams and in-flight communicators (a
  * ct_native_conns_fn). */

@@ -162,7 +162,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         ct_row_init(row, x->o.dtype, d->needs_op ? (int)x->o.op : -1,
                     quant || nccl ? algo_q : x->o.algo->name);
         row->quant = quant;
-        ct_opts_params_str(&x->o, row->params, sizeof row->params);
+        ct_opts_params_str(&x->o, x->o.algo, row->params, sizeof row->params);
         if (x->tui)
             ct_live_sizes(&live, d->name, x->o.algo->name, row->params, sizes, nsizes, i);
         for (int k = x->place == CT_PLACE_IN; k <= (x->place != CT_PLACE_OUT); k++) {

@@ -45,6 +45,8 @@ const char *ct_mod_lib_title(void);
 /* ---- shared helpers (mpi_mod.c) ---- */
 /* MPI_T control variable index of name, or -1. */
 int ct_mod_cvar_find(const char *name);
+/* Read an int control variable (no object binding): 0, or -1 (absent, unreadable). */
+int ct_mod_cvar_read_int(int idx, int *v);
 /* Write an int control variable (no object binding). */
 int ct_mod_cvar_write_int(int idx, int v, struct ct_err *err);
 

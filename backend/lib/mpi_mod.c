@@ -35,6 +35,7 @@ struct mod_ctx {
     void *send, *recv;
     size_t send_len, recv_len; /* of their mappings (buf_map) */
     bool held;                 /* send holds the point's inputs (a call reads, never writes it) */
+    uint64_t seed;             /* of the inputs filled, which check() expects */
     int *rcounts;              /* reducescatter: count per rank */
     const struct ct_mod_row *row; /* of the prepared point */
     char library[96];
@@ -60,6 +61,17 @@ int ct_mod_cvar_find(const char *name)
     if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS)
         return -1;
     return idx;
+}
+
+int ct_mod_cvar_read_int(int idx, int *v)
+{
+    MPI_T_cvar_handle h;
+    int count;
+    if (idx < 0 || MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return -1;
+    int rc = MPI_T_cvar_read(h, v);
+    MPI_T_cvar_handle_free(&h);
+    return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 int ct_mod_cvar_write_int(int idx, int v, struct ct_err *err)
@@ -115,20 +127,24 @@ static struct ct_job verify_job(const struct mod_ctx *c)
 #define SEED 0x5eedull
 #define CHECK_ELEMS (64u << 10) /* expected values built this many at a time */
 
-/* Fresh inputs, as colltune's own engines fill theirs (exact in every reduction order, so
- * any algorithm's result is checked bit for bit): in place they go where the library reads
- * them from recv. Out of place they stay (held) for the point's timed calls: filling 128 MiB
- * takes 155 ms, once per batch of samples before. */
+/* Fresh inputs of c->seed, as colltune's own engines fill theirs (exact in every reduction
+ * order, so any algorithm's result is checked bit for bit): in place they go where the library
+ * reads them from recv. Out of place they stay (held) for the point's timed calls: filling
+ * 128 MiB takes 155 ms, once per batch of samples before. What the call must write and the
+ * inputs do not is poisoned first (all ones, NaN for floats), as colltune's own engine does:
+ * a call that writes nothing there fails its check, also where the expected value is 0. */
 static void fill(struct mod_ctx *c)
 {
     struct ct_job j = verify_job(c);
+    if (!c->j.in_place || c->j.coll == CT_ALLGATHER)
+        memset(c->recv, 0xff, c->recv_len);
     if (!c->j.in_place)
-        ct_verify_fill_job(&j, SEED, c->send);
+        ct_verify_fill_job(&j, c->seed, c->send);
     else if (c->j.coll == CT_ALLGATHER)
-        ct_verify_fill(j.dtype, j.op, c->rank, c->size, SEED, 0,
+        ct_verify_fill(j.dtype, j.op, c->rank, c->size, c->seed, 0,
                        (char *)c->recv + (size_t)c->rank * c->j.count * c->es, c->j.count);
     else
-        ct_verify_fill_job(&j, SEED, c->recv);
+        ct_verify_fill_job(&j, c->seed, c->recv);
     c->held = !c->j.in_place;
 }
 
@@ -162,7 +178,7 @@ static long check(const struct mod_ctx *c)
 {
     struct ct_job j = verify_job(c);
     void *want = ct_xmalloc(CHECK_ELEMS * c->es);
-    long wrong = ct_verify_job(&j, SEED, c->recv, want, CHECK_ELEMS);
+    long wrong = ct_verify_job(&j, c->seed, c->recv, want, CHECK_ELEMS);
     free(want);
     return wrong;
 }
@@ -388,6 +404,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
     for (int q = 0; q < c->size; q++)
         c->rcounts[q] = (int)j->count;
     c->row = r;
+    c->seed = SEED;
     int rc = ct_mod_lib_comm(c->lib, r, j, &c->comm, err);
     if (rc < 0) {
         release_point(c);
@@ -411,7 +428,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
             release_point(c);
             return rc;
         }
-        memset(c->recv, 0, c->recv_len);
+        memset(c->recv, 0xff, c->recv_len); /* poisoned again, as fill() does */
         filled = !c->j.in_place; /* out of place, send still holds the inputs */
     }
     if (!filled)
@@ -463,7 +480,8 @@ static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, 
     for (int i = 0; i < warmup && rc == MPI_SUCCESS; i++)
         rc = call(c);
     for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) {
-        MPI_Barrier(c->comm);
+        if ((rc = MPI_Barrier(c->comm)) != MPI_SUCCESS) /* its errors return, as the calls' */
+            break;
         double t0 = MPI_Wtime();
         for (int r = 0; r < reps && rc == MPI_SUCCESS; r++)
             rc = call(c);
@@ -475,6 +493,27 @@ static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, 
     if (any) /* as mod_begin's check says it (the check may not have run: -c 0) */
         return point_failed(c, rc, failed, err);
     MPI_Allreduce(MPI_IN_PLACE, out_us, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return 0;
+}
+
+/* The prepared point checked again after its timed calls, on inputs of its own (pass k:
+ * seed + k), the output poisoned first (backend.h recheck). */
+static int mod_recheck(void *ctx, int pass, long *wrong, struct ct_err *err)
+{
+    TICK();
+    struct mod_ctx *c = ctx;
+    if (c->comm == MPI_COMM_NULL)
+        return ct_err_set(err, CT_EINVAL, "no point prepared");
+    c->seed = SEED + (uint64_t)pass;
+    fill(c);
+    ct_mod_lib_force(c->lib, true);
+    int rc = call(c), failed = rc != MPI_SUCCESS, any = 0;
+    ct_mod_lib_force(c->lib, false);
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any)
+        return point_failed(c, rc, failed, err);
+    long mine = check(c);
+    MPI_Allreduce(&mine, wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     return 0;
 }
 
@@ -591,6 +630,7 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     be->name = "library";
     be->begin = mod_begin;
     be->time = mod_time;
+    be->recheck = mod_recheck;
     be->end = mod_end;
     be->now_s = mod_now;
     be->bcast = mod_bcast;

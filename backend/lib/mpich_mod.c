@@ -238,17 +238,6 @@ const char *ct_mod_lib_title(void)
     return "MPICH";
 }
 
-static int read_int(int idx, int *v)
-{
-    MPI_T_cvar_handle h;
-    int count;
-    if (idx < 0 || MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
-        return -1;
-    int rc = MPI_T_cvar_read(h, v);
-    MPI_T_cvar_handle_free(&h);
-    return rc == MPI_SUCCESS ? 0 : -1;
-}
-
 static void add_row(struct coll_vars *v, enum ct_coll coll, int id, const char *opt,
                     const char *what)
 {
@@ -320,7 +309,7 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         return ct_err_set(err, CT_ENOMEM, "no memory");
     char name[128];
     l->fallback = ct_mod_cvar_find("MPIR_CVAR_COLLECTIVE_FALLBACK");
-    if (l->fallback >= 0 && read_int(l->fallback, &l->fallback0) < 0)
+    if (l->fallback >= 0 && ct_mod_cvar_read_int(l->fallback, &l->fallback0) < 0)
         l->fallback = -1;
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         struct coll_vars *v = &l->c[c];
@@ -328,9 +317,9 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         v->alg = ct_mod_cvar_find(name);
         snprintf(name, sizeof name, "MPIR_CVAR_%s_DEVICE_COLLECTIVE", mpich_coll[c]);
         v->dev = ct_mod_cvar_find(name);
-        if (v->dev >= 0 && read_int(v->dev, &v->dev0) < 0)
+        if (v->dev >= 0 && ct_mod_cvar_read_int(v->dev, &v->dev0) < 0)
             v->dev = -1;
-        if (v->alg >= 0 && read_int(v->alg, &v->alg0) < 0)
+        if (v->alg >= 0 && ct_mod_cvar_read_int(v->alg, &v->alg0) < 0)
             v->alg = -1;
         if (v->alg >= 0 && read_rows(v, (enum ct_coll)c, err) < 0) {
             free(l);

@@ -5,8 +5,11 @@
  * Open MPI's own decision: the row "ompi:default"). A point runs on a communicator
  * duplicated after writing coll_tuned_<coll>_algorithm and _segmentsize: coll/tuned copies
  * the forced values when it enables its module on a new communicator (Open MPI 4.1), so the
- * duplicate keeps them; both are written back to 0 at once. Needs
- * coll_tuned_use_dynamic_rules=1 at MPI_Init (set here unless the environment says).
+ * duplicate keeps them; both are written back at once to their values at start-up, which
+ * the default row runs (0, Open MPI's own decision, unless run --keep-rules kept a forcing
+ * variable of the environment's). Needs coll_tuned_use_dynamic_rules=1 at MPI_Init (set here
+ * unless the environment says): with 0 (verify's defaults side) coll/tuned ignores every
+ * forced value, so a forced row is refused then, never measured under a name it does not run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +18,15 @@
 #include "mod.h"
 
 struct coll_vars {
-    int alg, seg; /* control variable indices, -1 when absent */
+    int alg, seg;   /* control variable indices, -1 when absent */
+    int alg0, seg0; /* their values at start-up (the environment's, or Open MPI's) */
     struct ct_mod_row rows[CT_MOD_ROWS];
     int n;
 };
 
 struct ct_mod_lib {
     struct coll_vars c[CT_COLL_COUNT];
+    bool dynamic; /* coll_tuned_use_dynamic_rules: forced values apply */
 };
 
 /* Open MPI's names of colltune's collectives. */
@@ -73,7 +78,7 @@ static int read_rows(struct coll_vars *v, enum ct_coll coll, struct ct_err *err)
         /* which algorithms read the segment size is not in MPI_T: the segmented ones do */
         r->a.params = val && v->seg >= 0 && strstr(item, "segment") ? CT_PBIT(CT_P_CHUNK) : 0;
     }
-    ct_mod_cvar_write_int(v->alg, 0, NULL);
+    ct_mod_cvar_write_int(v->alg, v->alg0, NULL);
     return 0;
 }
 
@@ -162,12 +167,20 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
     if (!l)
         return ct_err_set(err, CT_ENOMEM, "no memory");
     char name[128];
+    int dyn = 0;
+    l->dynamic =
+        ct_mod_cvar_read_int(ct_mod_cvar_find("coll_tuned_use_dynamic_rules"), &dyn) == 0 && dyn;
     for (int c = 0; c < CT_COLL_COUNT; c++) {
+        struct coll_vars *v = &l->c[c];
         snprintf(name, sizeof name, "coll_tuned_%s_algorithm", ompi_coll[c]);
-        l->c[c].alg = ct_mod_cvar_find(name);
+        v->alg = ct_mod_cvar_find(name);
         snprintf(name, sizeof name, "coll_tuned_%s_algorithm_segmentsize", ompi_coll[c]);
-        l->c[c].seg = ct_mod_cvar_find(name);
-        if (l->c[c].alg >= 0 && read_rows(&l->c[c], (enum ct_coll)c, err) < 0) {
+        v->seg = ct_mod_cvar_find(name);
+        if (ct_mod_cvar_read_int(v->alg, &v->alg0) < 0)
+            v->alg0 = 0;
+        if (ct_mod_cvar_read_int(v->seg, &v->seg0) < 0)
+            v->seg0 = 0;
+        if (v->alg >= 0 && read_rows(v, (enum ct_coll)c, err) < 0) {
             free(l);
             return CT_EUNSUPP;
         }
@@ -176,6 +189,11 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         free(l);
         return CT_EUNSUPP;
     }
+    /* the same on every rank: a refusal said once (hosts may differ). After the check: this
+     * allreduce runs what a rules file --keep-rules kept names */
+    int all = l->dynamic;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    l->dynamic = all;
     *out = l;
     return 0;
 }
@@ -215,15 +233,22 @@ int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const stru
     if (seg > (1u << 30))
         return ct_err_set(err, CT_EUNSUPP, "Open MPI: segment size %llu too large",
                           (unsigned long long)seg);
-    CT_TRY(ct_mod_cvar_write_int(v->alg, r->id, err));
-    if (v->seg >= 0 && ct_mod_cvar_write_int(v->seg, (int)seg, err) < 0) {
-        ct_mod_cvar_write_int(v->alg, 0, NULL); /* later communicators: Open MPI's own */
+    if (r->id && !l->dynamic) /* every rank alike (ct_mod_lib_open) */
+        return ct_err_set(err, CT_EINVAL,
+                          "%s: Open MPI ignores forced algorithms with "
+                          "coll_tuned_use_dynamic_rules=0 (set by the environment or a "
+                          "parameter file): it would run Open MPI's own choice under that name",
+                          r->name);
+    /* the default row: the values at start-up (its segment size too) */
+    CT_TRY(ct_mod_cvar_write_int(v->alg, r->id ? r->id : v->alg0, err));
+    if (v->seg >= 0 && ct_mod_cvar_write_int(v->seg, r->id ? (int)seg : v->seg0, err) < 0) {
+        ct_mod_cvar_write_int(v->alg, v->alg0, NULL); /* later communicators: as at start-up */
         return CT_EUNSUPP;
     }
     int rc = MPI_Comm_dup(MPI_COMM_WORLD, out);
-    ct_mod_cvar_write_int(v->alg, 0, NULL);
+    ct_mod_cvar_write_int(v->alg, v->alg0, NULL);
     if (v->seg >= 0)
-        ct_mod_cvar_write_int(v->seg, 0, NULL);
+        ct_mod_cvar_write_int(v->seg, v->seg0, NULL);
     if (rc != MPI_SUCCESS)
         return ct_err_set(err, CT_EIO, "Open MPI: MPI_Comm_dup failed");
     /* a forced algorithm that cannot run the arguments (allgather's two_proc on 4 ranks:

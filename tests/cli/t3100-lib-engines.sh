@@ -147,6 +147,7 @@ grep -q "minBytes 1024 maxBytes 65536 " "$TMP/out" && [ "$(grep -c " ompi:defaul
     && ok "... its header spans the list's sizes, 2 rows" || not_ok "--sizes: $(head -3 "$TMP/out")"
 expect 0 "run --lib ompi --json -" -- $X --lib ompi --local 2 -b 8 -e 64K -f 64 -n 3 -w 1 --json -
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema'] == 'colltune-results/1' and {r['algo'] for r in d['results']} == {'ompi:default'} and len({r['size'] for r in d['results']}) == 3
+assert {r['params'] for r in d['results']} == {''}, d['results'][0]['params']
 assert [(r['rank'], r['node'], r['local_rank']) for r in d['layout']['ranks']] == [(0, 0, 0), (1, 0, 1)] and d['layout']['ranks'][0]['pid'] != d['layout']['ranks'][1]['pid'], d['layout']" "$TMP/out" \
     && grep -q "Out of bounds values : 0 OK" "$TMP/err" && ok "... the JSON alone on stdout, the table on stderr" \
     || not_ok "run --lib --json -: $(head -3 "$TMP/out")"
@@ -169,6 +170,12 @@ else
     [ $rc -eq 3 ] && [ -n "$w" ] && echo "$w" | awk '{ exit !($1 > 0 && $1 <= 128 && $2 > 0 && $2 <= 128) }' \
         && ok "uint8 sum through op/avx: wrong sums reported (exit 3), #wrong $w of the 2 x 64 checked" \
         || not_ok "uint8 sum: exit $rc, #wrong '$w': $(cat "$TMP/err")"
+    # -c 3: two more passes after the timed calls, on inputs of their own: more found wrong
+    $X --lib ompi --local 2 -d uint8 --sizes 64 -n 2 -w 1 -c 3 >"$TMP/out" 2>"$TMP/err"; rc=$?
+    w3=$(awk '!/^#/ { print $10, $14 }' "$TMP/out")
+    [ $rc -eq 3 ] && echo "$w $w3" | awk '{ exit !($3 > $1 && $3 <= 384 && $4 > $2 && $4 <= 384) }' \
+        && ok "... -c 3: three passes, two after the timed calls with inputs of their own: #wrong $w3" \
+        || not_ok "-c 3: exit $rc, #wrong '$w3' after '$w'"
 fi
 OMPI_MCA_op=^avx expect 0 "uint8 sum without op/avx (OMPI_MCA_op=^avx): right" -- $X --lib ompi --local 2 -d uint8 --sizes 64 -n 2 -w 1
 [ "$(awk '!/^#/ { print $10, $14 }' "$TMP/out")" = "0 0" ] && ok "... #wrong 0 in and out of place" || not_ok "^avx: $(cat "$TMP/out")"
@@ -237,6 +244,12 @@ echo "$note" | grep -q "OMPI_MCA_coll_tuned_dynamic_rules_filename" && echo "$no
 dflt "... with --keep-rules: the export's choice" intra_recursivedoubling --keep-rules \
     OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename="$TMP/rd.rules"
 ! grep -q "note:" "$TMP/err" && ok "... and no note" || not_ok "note with --keep-rules: $(grep note "$TMP/err")"
+dflt "... with --keep-rules, an algorithm the environment forces: that one" intra_basic_linear --keep-rules \
+    OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_allreduce_algorithm=1
+# coll_tuned_use_dynamic_rules=0 (a site's, or verify's defaults side) makes Open MPI ignore
+# every forced value: a forced row would run Open MPI's own choice under its name
+usage_says "a forced row where coll_tuned_use_dynamic_rules=0" "ompi:basic_linear: Open MPI ignores forced algorithms with coll_tuned_use_dynamic_rules=0" \
+    -- env OMPI_MCA_coll_tuned_use_dynamic_rules=0 $X --lib ompi --local 2 --algo ompi:basic_linear -e 64 -n 1
 echo "coll_tuned_dynamic_rules_filename = $TMP/rd.rules" >"$TMP/home/.openmpi/mca-params.conf"
 dflt "rules named in an MCA parameter file: Open MPI's own choice" intra_redscat_allgather "" HOME="$TMP/home"
 usage_says "run --lib ompi --pairs 4 (a run has no paired launches)" "--pairs is for sweep --lib with --verify CONFIG or --env-search" -- $COLLTUNE run --lib ompi --local 2 --pairs 4 -e 64
@@ -258,6 +271,9 @@ usage_error "sweep --lib ompi --intra mesh" -- $COLLTUNE sweep --lib ompi --intr
 usage_error "run --lib mpich --chunk 64K" -- $X --lib mpich --local 2 --chunk 64K -e 64
 usage_error "run --lib ompi --torus 1x2" -- $X --lib ompi --local 2 --torus 1x2 -e 64
 expect 0 "run --lib ompi --chunk 64K on a segmented row" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:segmented_ring -b 64K -e 64K -n 2 -w 1
+usage_says "run --lib ompi --chunk 64K on a row without a segment size" "ompi:ring sets no segment size" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:ring -e 64
+expect 0 "run --lib ompi --sizes of 300 sizes" -- $X --lib ompi --local 2 --sizes "$(seq -s, 8 8 2400)" -n 1 -w 0 -c 0 --place out
+[ "$(grep -c " ompi:default " "$TMP/out")" -eq 300 ] && ok "... 300 rows, none dropped" || not_ok "300 sizes: $(grep -c " ompi:default " "$TMP/out") rows"
 # --print-bootstrap says what starts the ranks: the library's launcher
 expect 0 "run --lib ompi --print-bootstrap" -- $X --lib ompi --local 2 --print-bootstrap
 grep -q "^Open MPI's launcher starts the ranks: mpirun.openmpi -np 2 .* -x COLLTUNE_LIB_RANK=ompi .*colltune run" "$TMP/out" \
@@ -1219,7 +1235,10 @@ PY
 
 # ---- measured MPICH export and sweep --verify --lib mpich --------------------------------
 python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-rd.json" 0:16384:recursive_doubling:4 16384:inf:default:0
-python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-def.json" 0:16384:auto:1 16384:inf:default:0
+# (AllReduce's auto is not MPICH as shipped: the MPIR tree's own choice, past the device
+# layer, which the export's CH4 tree sends it to)
+python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-def.json" 0:16384:default:0 16384:inf:default:0
+python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-auto.json" 0:16384:auto:1 16384:inf:default:0
 mkdir "$TMP/mx"
 expect 0 "export the measured MPICH section" -- $E "$TMP/m-rd.json" --format mpich-json --out "$TMP/mx/m.json"
 python3 - "$TMP/mx/m.json" >"$TMP/py" 2>&1 <<'PY'
@@ -1249,6 +1268,10 @@ usage_error "verify of MPICH's section without --lib" -- $COLLTUNE sweep --verif
 grep -q "only measured library sections: verify with --lib mpich" "$TMP/err" && ok "says which --lib" || not_ok "no --lib: $(cat "$TMP/err")"
 usage_error "MPICH's own choices everywhere: nothing to export" -- $E "$TMP/m-def.json" --format mpich-json --out "$TMP/mx/n.json"
 [ ! -e "$TMP/mx/n.json" ] && ok "nothing written" || not_ok "wrote $TMP/mx/n.json"
+expect 0 "AllReduce's auto below 16 KiB: exported, past the device layer" -- $E "$TMP/m-auto.json" --format mpich-json --out "$TMP/mx/a.json"
+python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['collective=allreduce']['comm_type=intra']['is_commutative=yes']['comm_size<=2']; assert list(t) == ['avg_msg_size<16384', 'avg_msg_size=any'] and list(t['avg_msg_size<16384']) == ['composition=MPIDI_Allreduce_intra_composition_beta'], t" "$TMP/mx/a.json.ch4.json" \
+    && grep -q "auto (the MPIR tree's own choice) measured best; the CH4 tree sends it there" "$TMP/mx/a.json.env" \
+    && ok "... its CH4 tree sends the range to the MPIR tree (composition beta), and says so" || not_ok "auto export: $(cat "$TMP/mx/a.json.env")"
 # MPICH obeys the measured file, range by range. libmpich.so does not export MPICH's
 # algorithm functions, so the MPI program is linked with MPICH's static archive and
 # consumers/mpich_spy.c wraps them (-Wl,--wrap): each call names the algorithm that ran.
