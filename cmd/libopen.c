@@ -99,7 +99,7 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
         ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s exited %d %s (%s%s)", ct_libmod_launcher(m), rc,
                     how.started ? "after the library started"
                                 : "before the library started on every rank",
-                    how.said ? "its lines above" : "saying nothing",
+                    how.said ? "its lines above" : "nothing on stderr",
                     how.started           ? ": a rank died?"
                     : rc <= CT_EXIT_CHECK ? ": a setting it refused in MPI_Init?"
                     : o->hosts ? ": a host it cannot reach, or a rank that died starting?"

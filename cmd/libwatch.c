@@ -4,7 +4,9 @@
  * and only mpirun ends such a job: srun (without --kill-on-bad-exit) and mpiexec.hydra leave
  * the survivors waiting. A thread reads the engine's progress count (backend.h) once a second;
  * when it has not moved for --timeout seconds the rank says so, naming the library, and
- * leaves with exit 1, as the native engine's ranks do when a peer makes no progress. And the
+ * leaves with exit 1, as the native engine's ranks do when a peer makes no progress, naming
+ * the peers of its host that are stopped or gone (the ranks' places, backend.h: a peer on
+ * another host it cannot see; the others there name it). And the
  * bound on the library's teardown (MPI_Finalize), which the watchdog no longer covers, and on
  * NCCL's communicator set-up and teardown (cmd/engine.c).
  */
@@ -16,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/file.h"
 #include "cmd.h"
 #include "librun.h"
 
@@ -28,6 +31,24 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* The ranks on this rank's host that are stopped (SIGSTOP, a debugger) or gone: ": rank 1
+ * (pid 123) stopped, ..." into buf, or "" where none is or the places are not known. */
+static void stuck_peers(char *buf, size_t len)
+{
+    const struct ct_rank_info *r = w.be->ranks, *me = r ? &r[w.be->shape.rank] : NULL;
+    size_t off = 0;
+    buf[0] = 0;
+    for (int q = 0; me && q < w.be->shape.nranks && off < len; q++) {
+        char st = 0;
+        if (q == me->rank || strcmp(r[q].host, me->host))
+            continue;
+        bool gone = ct_proc_stat((int)r[q].pid, &st, NULL, NULL) < 0 || st == 'Z';
+        if (gone || st == 'T' || st == 't')
+            off += (size_t)snprintf(buf + off, len - off, "%s rank %d (pid %ld) %s",
+                                    off ? "," : ":", q, r[q].pid, gone ? "gone" : "stopped");
+    }
+}
 
 static void *watch(void *arg)
 {
@@ -45,12 +66,14 @@ static void *watch(void *arg)
         still = now == last ? still + 1 : 0;
         last = now;
         if (still >= w.timeout_s) {
-            char msg[256];
+            char msg[512], peers[240];
+            stuck_peers(peers, sizeof peers);
             int n = snprintf(msg, sizeof msg,
-                             "colltune: error: rank %d: no call into %s returned for %d s (a "
+                             "colltune: error: rank %d: no call into %s returned for %d s%s (a "
                              "peer died or stalled; --timeout); leaving\n",
                              w.be->shape.rank, w.be->library ? w.be->library : "the library",
-                             w.timeout_s);
+                             w.timeout_s, peers);
+            n = n < (int)sizeof msg ? n : (int)sizeof msg - 1;
             if (write(STDERR_FILENO, msg, (size_t)n) < 0)
                 _exit(CT_EXIT_FAIL);
             _exit(CT_EXIT_FAIL);

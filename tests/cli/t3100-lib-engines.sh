@@ -1089,9 +1089,27 @@ printf '#include <signal.h>\n#include <stdlib.h>\n__attribute__((constructor)) s
 cc -shared -fPIC -o "$TMP/segv.so" "$TMP/segv.c" || not_ok "cc segv.so"
 LD_PRELOAD="$TMP/segv.so" $X --lib mpich --local 2 -e 4K >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc = 1 ] && grep -qx "colltune run: error: mpiexec.hydra exited [0-9]* before the library started on every rank (\(saying nothing\|its lines above\): a rank that died starting?)" "$TMP/err" \
+[ $rc = 1 ] && grep -qx "colltune run: error: mpiexec.hydra exited [0-9]* before the library started on every rank (\(nothing on stderr\|its lines above\): a rank that died starting?)" "$TMP/err" \
     && ok "a rank killed as it starts: $(tail -1 "$TMP/err")" \
     || { not_ok "a rank killed as it starts: exit $rc"; sed 's/^/#   /' "$TMP/err" | tail -5; }
+# a rank stopped mid-run (SIGSTOP: hydra leaves its peer waiting): the peer's watchdog names
+# it after --timeout 3, as the peer of this host it found stopped
+$X --lib mpich --local 2 -b 1M -e 1M -n 1000000 -w 0 --timeout 3 >"$TMP/out" 2>"$TMP/err" &
+job=$!
+stopped=
+for i in $(seq 1 100); do
+    for p in $(pgrep -f "$COLLTUNE run --lib mpich --local 2 -b 1M"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "PMI_RANK=1" && stopped=$p
+    done
+    [ -n "$stopped" ] && break
+    sleep 0.1
+done
+[ -n "$stopped" ] && sleep 1 && kill -STOP "$stopped"
+wait $job; rc=$?
+[ -n "$stopped" ] && kill -KILL "$stopped" 2>/dev/null
+[ $rc = 1 ] && grep -q "rank 0: no call into MPICH [0-9.]* returned for 3 s: rank 1 (pid $stopped) stopped (a peer died or stalled" "$TMP/err" \
+    && ok "a rank stopped mid-run: its peer names it (rank 1, pid $stopped) and leaves, exit 1" \
+    || { not_ok "a stopped rank: exit $rc, pid '$stopped'"; sed 's/^/#   /' "$TMP/err" | tail -5; }
 # MPICH reads MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X as one variable
 SM="$COLLTUNE sweep --lib mpich --local 2 --coll allreduce -e 64"
 usage_says "one MPICH variable by two --env names" "--env MPICH_ASYNC_PROGRESS beside --env MPIR_CVAR_ASYNC_PROGRESS: one variable of the library's, by two names" -- \
