@@ -46,7 +46,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     list = r->sizes ? ct_xcalloc(cap, sizeof *list) : list;
     for (const char *p = r->sizes; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         char tok[32];
-        unsigned long long v;
+        unsigned long long v = 0;
         int len = (int)strcspn(p, ",");
         snprintf(tok, sizeof tok, "%.*s", len, p);
         if (len >= (int)sizeof tok || ct_parse_size(tok, &v) || v % es) {

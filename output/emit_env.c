@@ -198,10 +198,20 @@ static int embed_rules(const struct ct_config *c, const struct ct_export_opts *o
         snprintf(side, sizeof side, "$rules%s", sub.side.len ? sub.side_suffix : "");
         ct_text_printf(t, "rules=\"${TMPDIR:-/tmp}/colltune-$(id -u)-%016llx.%s\"\n",
                        (unsigned long long)h, ext);
-        /* written where missing, empty or not the user's own (one planted for it is not read) */
-        ct_text_put(t, "if ! [ -s \"$rules\" ] || ! [ -O \"$rules\" ]");
+        /* a link, or a file not the user's own, of that name (planted in a shared /tmp) is
+         * never read nor written over: the files go to a folder of this task's own then */
+        ct_text_put(t, "if [ -h \"$rules\" ] || { [ -e \"$rules\" ] && ! [ -O \"$rules\" ]; }");
         if (sub.side.len)
-            ct_text_printf(t, " || ! [ -s \"%s\" ] || ! [ -O \"%s\" ]", side, side);
+            ct_text_printf(t, " ||\n    [ -h \"%s\" ] || { [ -e \"%s\" ] && ! [ -O \"%s\" ]; }",
+                           side, side, side);
+        ct_text_printf(t,
+                       "; then\n    d=$(mktemp -d \"${TMPDIR:-/tmp}/colltune-XXXXXX\") || { echo "
+                       "\"print colltune: cannot make a folder in ${TMPDIR:-/tmp}\"; exit 0; }\n"
+                       "    rules=\"$d/colltune-%016llx.%s\"\nfi\n",
+                       (unsigned long long)h, ext);
+        ct_text_put(t, "if ! [ -s \"$rules\" ]");
+        if (sub.side.len)
+            ct_text_printf(t, " || ! [ -s \"%s\" ]", side);
         ct_text_put(t, "; then\n");
         if (sub.side.len)
             embed_file(t, side, &sub.side);

@@ -426,7 +426,10 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     int lib = e->lib != CT_LIB_NONE ? e->lib : o->lib;
     /* the rules this export reads: the library's measured section where it has one */
     const struct ct_librules *l = lib != CT_LIB_NONE ? ct_config_lib(c, ct_lib_name(lib)) : NULL;
-    if (o->version && l && !ct_version_of(l->version, o->version)) /* ids and names differ */
+    /* an MPI library's ids and names are its release's (NCCL's are not: --lib-version picks
+     * what a release can read, its channel cap, NCCL_ALGO, the CSV plugin) */
+    if (o->version && l && l->nsets && (lib == CT_LIB_OMPI || lib == CT_LIB_MPICH) &&
+        !ct_version_of(l->version, o->version))
         return ct_err_set(err, CT_EINVAL,
                           "--lib-version %s: the config's %s section was measured with %s %s, "
                           "and its algorithm ids and names are that release's; sweep --lib %s "

@@ -5,11 +5,12 @@
  * Open MPI's own decision: the row "ompi:default"). A point runs on a communicator
  * duplicated after writing coll_tuned_<coll>_algorithm and _segmentsize: coll/tuned copies
  * the forced values when it enables its module on a new communicator (Open MPI 4.1), so the
- * duplicate keeps them; both are written back at once to their values at start-up, which
- * the default row runs (0, Open MPI's own decision, unless run --keep-rules kept a forcing
- * variable of the environment's). Needs coll_tuned_use_dynamic_rules=1 at MPI_Init (set here
- * unless the environment says): with 0 (verify's defaults side) coll/tuned ignores every
- * forced value, so a forced row is refused then, never measured under a name it does not run.
+ * duplicate keeps them; both are written back at once to what the default row runs: 0, Open
+ * MPI's own decision, or what a forcing variable of the environment's that run --keep-rules
+ * kept says (a parameter file's forcing is not the library's defaults). Needs
+ * coll_tuned_use_dynamic_rules=1 at MPI_Init (set here unless the environment says): with 0
+ * (the environment's; verify's defaults side) coll/tuned ignores every forced value, so a
+ * forced row is refused then, never measured under a name it does not run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 
 struct coll_vars {
     int alg, seg;   /* control variable indices, -1 when absent */
-    int alg0, seg0; /* their values at start-up (the environment's, or Open MPI's) */
+    int alg0, seg0; /* their values at start-up where the environment forces them, else 0 */
     struct ct_mod_row rows[CT_MOD_ROWS];
     int n;
 };
@@ -176,10 +177,15 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         v->alg = ct_mod_cvar_find(name);
         snprintf(name, sizeof name, "coll_tuned_%s_algorithm_segmentsize", ompi_coll[c]);
         v->seg = ct_mod_cvar_find(name);
-        if (ct_mod_cvar_read_int(v->alg, &v->alg0) < 0)
-            v->alg0 = 0;
-        if (ct_mod_cvar_read_int(v->seg, &v->seg0) < 0)
+        /* only what the environment forces (run --keep-rules kept it; else colltune left it
+         * out): a parameter file's forcing is not Open MPI's defaults */
+        char envn[160];
+        snprintf(envn, sizeof envn, "OMPI_MCA_%s", name);
+        if (!getenv(envn) || ct_mod_cvar_read_int(v->seg, &v->seg0) < 0)
             v->seg0 = 0;
+        snprintf(envn, sizeof envn, "OMPI_MCA_coll_tuned_%s_algorithm", ompi_coll[c]);
+        if (!getenv(envn) || ct_mod_cvar_read_int(v->alg, &v->alg0) < 0)
+            v->alg0 = 0;
         if (v->alg >= 0 && read_rows(v, (enum ct_coll)c, err) < 0) {
             free(l);
             return CT_EUNSUPP;
@@ -189,8 +195,9 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         free(l);
         return CT_EUNSUPP;
     }
-    /* the same on every rank: a refusal said once (hosts may differ). After the check: this
-     * allreduce runs what a rules file --keep-rules kept names */
+    /* the same on every rank, a refusal said once, where every rank came this far (a rank
+     * that refused its rules file above leaves the others waiting in MPI, as before: the boot
+     * timeout). After the check: this allreduce runs what a rules file --keep-rules kept names */
     int all = l->dynamic;
     MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     l->dynamic = all;
@@ -236,8 +243,8 @@ int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const stru
     if (r->id && !l->dynamic) /* every rank alike (ct_mod_lib_open) */
         return ct_err_set(err, CT_EINVAL,
                           "%s: Open MPI ignores forced algorithms with "
-                          "coll_tuned_use_dynamic_rules=0 (set by the environment or a "
-                          "parameter file): it would run Open MPI's own choice under that name",
+                          "coll_tuned_use_dynamic_rules=0 (set by the environment): it would run "
+                          "Open MPI's own choice under that name",
                           r->name);
     /* the default row: the values at start-up (its segment size too) */
     CT_TRY(ct_mod_cvar_write_int(v->alg, r->id ? r->id : v->alg0, err));

@@ -105,15 +105,24 @@ grep -qx "export OMPI_MCA_coll_tuned_use_dynamic_rules=1" "$TMP/prolog.out" && [
     && $X "$C4" --format ompi-rules 2>/dev/null | cmp -s - "$rules" && [ "$(ls "$TMP/node" | wc -l)" -eq 1 ] \
     && ok "slurm prolog writes the rules once per node and exports their path" \
     || not_ok "slurm prolog: $(cat "$TMP/prolog.out")"
-# a file of that name the user does not own (planted in a shared /tmp) is not read: rewritten
+# a file of that name the user does not own, or a link (planted in a shared /tmp), is never
+# read nor written over: the rules go to a folder of the task's own
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
     echo "1 2 0 0" >"$rules" && chown nobody "$rules"
-    TMPDIR="$TMP/node" "$TMP/prolog" >/dev/null && [ "$(stat -c %u "$rules")" = 0 ] \
-        && $X "$C4" --format ompi-rules 2>/dev/null | cmp -s - "$rules" && [ "$(ls "$TMP/node" | wc -l)" -eq 1 ] \
-        && ok "slurm prolog: a rules file another user owns is written anew, not read" \
-        || not_ok "slurm prolog kept another user's file: $(ls -l "$TMP/node")"
+    echo "1 2 0 0" >"$TMP/other" && ln -s "$TMP/other" "$rules.link"
+    for kind in "another user's file" "a link"; do
+        [ "$kind" = "a link" ] && rm -f "$rules" && mv "$rules.link" "$rules"
+        r2=$(TMPDIR="$TMP/node" "$TMP/prolog" | sed -n 's/^export OMPI_MCA_coll_tuned_dynamic_rules_filename=//p')
+        [ "${r2%/*}" != "$TMP/node" ] && [ "${r2%/*/*}" = "$TMP/node" ] && [ "$(stat -c %a "${r2%/*}")" = 700 ] \
+            && $X "$C4" --format ompi-rules 2>/dev/null | cmp -s - "$r2" && [ "$(cat "$TMP/other")" = "1 2 0 0" ] \
+            && grep -qx "1 2 0 0" "$rules" \
+            && ok "slurm prolog: $kind of the rules' name is neither read nor written: ${r2#"$TMP/node/"}" \
+            || not_ok "slurm prolog and $kind: '$r2': $(ls -l "$TMP/node")"
+        rm -rf "${r2%/*}"
+    done
 else
     skip "slurm prolog and another user's file (needs root and a user nobody)"
+    skip "slurm prolog and a link (needs root and a user nobody)"
 fi
 
 # ---- verified or not: env and slurm say it as the rules files do ---------------------------

@@ -252,6 +252,8 @@ usage_says "a forced row where coll_tuned_use_dynamic_rules=0" "ompi:basic_linea
     -- env OMPI_MCA_coll_tuned_use_dynamic_rules=0 $X --lib ompi --local 2 --algo ompi:basic_linear -e 64 -n 1
 echo "coll_tuned_dynamic_rules_filename = $TMP/rd.rules" >"$TMP/home/.openmpi/mca-params.conf"
 dflt "rules named in an MCA parameter file: Open MPI's own choice" intra_redscat_allgather "" HOME="$TMP/home"
+printf 'coll_tuned_use_dynamic_rules = 1\ncoll_tuned_allreduce_algorithm = 1\n' >"$TMP/home/.openmpi/mca-params.conf"
+dflt "an algorithm an MCA parameter file forces: Open MPI's own choice" intra_redscat_allgather "" HOME="$TMP/home"
 usage_says "run --lib ompi --pairs 4 (a run has no paired launches)" "--pairs is for sweep --lib with --verify CONFIG or --env-search" -- $COLLTUNE run --lib ompi --local 2 --pairs 4 -e 64
 usage_says "sweep --lib ompi --pairs 4 without --verify or --env-search" "--pairs is for sweep --lib with --verify CONFIG or --env-search" -- $COLLTUNE sweep --lib ompi --local 2 --pairs 4 -e 64 --out "$TMP/kr"
 [ ! -e "$TMP/kr" ] && ok "... writes nothing" || not_ok "sweep --pairs: $(ls "$TMP/kr")"
@@ -1093,18 +1095,16 @@ rc=$?
     && ok "a rank killed as it starts: $(tail -1 "$TMP/err")" \
     || { not_ok "a rank killed as it starts: exit $rc"; sed 's/^/#   /' "$TMP/err" | tail -5; }
 # a rank stopped mid-run (SIGSTOP: hydra leaves its peer waiting): the peer's watchdog names
-# it after --timeout 3, as the peer of this host it found stopped
-$X --lib mpich --local 2 -b 1M -e 1M -n 1000000 -w 0 --timeout 3 >"$TMP/out" 2>"$TMP/err" &
+# it after --timeout 3, as the peer of this host it found stopped. Stopped once the 8 B row
+# is out (the ranks measure then, past MPI_Init): its pid from the table's rank lines
+timeout 120 $X --lib mpich --local 2 --sizes 8,1M -n 400000 -w 0 --timeout 3 >"$TMP/out" 2>"$TMP/err" &
 job=$!
-stopped=
-for i in $(seq 1 100); do
-    for p in $(pgrep -f "$COLLTUNE run --lib mpich --local 2 -b 1M"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "PMI_RANK=1" && stopped=$p
-    done
-    [ -n "$stopped" ] && break
+for i in $(seq 1 300); do
+    grep -q "^ *8 .* mpich:default " "$TMP/out" && break
     sleep 0.1
 done
-[ -n "$stopped" ] && sleep 1 && kill -STOP "$stopped"
+stopped=$(sed -n 's/^#  Rank  1 Group  0 Pid  *\([0-9]*\) .*/\1/p' "$TMP/out")
+[ -n "$stopped" ] && grep -q "^ *8 .* mpich:default " "$TMP/out" && kill -STOP "$stopped"
 wait $job; rc=$?
 [ -n "$stopped" ] && kill -KILL "$stopped" 2>/dev/null
 [ $rc = 1 ] && grep -q "rank 0: no call into MPICH [0-9.]* returned for 3 s: rank 1 (pid $stopped) stopped (a peer died or stalled" "$TMP/err" \
