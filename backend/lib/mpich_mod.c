@@ -68,6 +68,68 @@ static const char *tree_fault(json_t *o, bool top)
     return NULL;
 }
 
+/* The collectives MPICH 4.0.2 looks up in its MPIR tree (the top keys of its own
+ * maint/tuning/coll/mpir/generic.json): one missing stops every call of it on an assertion
+ * (mpir_coll.c: cnt), and MPI_Init on more than one rank (a singleton's trial does not). */
+static const char *const mpir_colls[] = {"bcast",
+                                         "allreduce",
+                                         "allgather",
+                                         "allgatherv",
+                                         "reduce",
+                                         "reduce_scatter",
+                                         "reduce_scatter_block",
+                                         "gather",
+                                         "scatter",
+                                         "gatherv",
+                                         "scatterv",
+                                         "scan",
+                                         "exscan",
+                                         "barrier",
+                                         "alltoall",
+                                         "alltoallv",
+                                         "alltoallw",
+                                         "neighbor_allgather",
+                                         "neighbor_allgatherv",
+                                         "neighbor_alltoall",
+                                         "neighbor_alltoallv",
+                                         "neighbor_alltoallw",
+                                         "ibarrier",
+                                         "iallreduce",
+                                         "iallgather",
+                                         "iallgatherv",
+                                         "ibcast",
+                                         "ireduce",
+                                         "ireduce_scatter",
+                                         "igather",
+                                         "iscatter",
+                                         "igatherv",
+                                         "iscatterv",
+                                         "iexscan",
+                                         "ialltoall",
+                                         "ialltoallv",
+                                         "ialltoallw",
+                                         "ireduce_scatter_block",
+                                         "iscan",
+                                         "ineighbor_allgather",
+                                         "ineighbor_allgatherv",
+                                         "ineighbor_alltoall",
+                                         "ineighbor_alltoallv",
+                                         "ineighbor_alltoallw"};
+
+/* The first of mpir_colls the MPIR tree t has no "collective=NAME" key of (none where it has
+ * "collective=any"), into key; false when it has every one. */
+static bool mpir_missing(json_t *t, char *key, size_t len)
+{
+    if (json_object_get(t, "collective=any"))
+        return false;
+    for (size_t i = 0; i < sizeof mpir_colls / sizeof mpir_colls[0]; i++) {
+        snprintf(key, len, "collective=%s", mpir_colls[i]);
+        if (!json_object_get(t, key))
+            return true;
+    }
+    return false;
+}
+
 static const char *const files[] = {"COLL_SELECTION_TUNING_JSON_FILE",
                                     "CH4_COLL_SELECTION_TUNING_JSON_FILE",
                                     "CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"};
@@ -222,12 +284,20 @@ int ct_mod_preinit(struct ct_err *err)
         json_t *t = json_loadf(f, 0, &je);
         fclose(f);
         const char *bad = t ? tree_fault(t, true) : NULL;
+        char miss[64];
+        bool missing = t && !bad && i == 0 && mpir_missing(t, miss, sizeof miss);
         json_decref(t);
         if (!t)
             return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': not JSON (line %d: %s)",
                               var, path, je.line, je.text);
         if (bad)
             return ct_err_set(err, CT_EUNSUPP, "MPICH cannot use %s='%s': %s", var, path, bad);
+        if (missing)
+            return ct_err_set(err, CT_EUNSUPP,
+                              "MPICH cannot use %s='%s': no \"%s\" at its top (MPICH 4.0 aborts "
+                              "wherever a call finds no entry in the tree, MPI_Init on 2 "
+                              "ranks among them)",
+                              var, path, miss);
         CT_TRY(trial_file(var, path, &left_s, err));
     }
     return 0;

@@ -1120,19 +1120,22 @@ usage_says "one MPICH variable by two --env-search names" "--env-search MPICH_AS
     $SM --env-search MPICH_ASYNC_PROGRESS=0,1 --env-search MPIR_CVAR_ASYNC_PROGRESS=0,1
 # MPICH 4.0.2 does not survive a selection file it cannot use (a missing one segfaulted with
 # UCX's backtraces and hydra's BAD TERMINATION; '{bad', also as the CH4 tree, '{}', and a key
-# it does not know failed MPICH's assertions): the engine reads each file its variables name
+# it does not know failed MPICH's assertions, as did a tree without every collective on 2
+# ranks, which a singleton trial passes): the engine reads each file its variables name
 # before MPI_Init, and MPICH reads it in a trial of its own: one line and exit 2 (with
 # --keep-rules: otherwise the ranks leave the variables out)
 printf '{bad' >"$TMP/m-bad.json"
 echo '{}' >"$TMP/m-empty.json"
 printf '{"collective=allreduce": {"composition=MPIR_Allreduce_intra_recursive_doubling": {}},\n "collective=any": {"algorithm=MPIR_Allreduce_allcomm_auto": {}}}\n' >"$TMP/m-key.json"
+printf '{"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}}\n' >"$TMP/m-part.json"
 for vf in "COLL $TMP/m-missing.json" "COLL $TMP/m-bad.json" "COLL $TMP/m-empty.json" "CH4_COLL $TMP/m-bad.json" \
-    "COLL $TMP/m-key.json" "CH4_COLL $TMP/m-key.json"; do
+    "COLL $TMP/m-key.json" "CH4_COLL $TMP/m-key.json" "COLL $TMP/m-part.json"; do
     v=MPIR_CVAR_${vf%% *}_SELECTION_TUNING_JSON_FILE f=${vf#* }
     env "$v=$f" $X --lib mpich --local 2 -b 8 -e 64 -n 1 -w 0 --keep-rules >"$TMP/out" 2>"$TMP/err"; rc=$?
     [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "error: MPICH cannot .* $v='$f'" "$TMP/err" \
         && ! grep -qi "BAD TERMINATION\|backtrace\|assertion" "$TMP/out" "$TMP/err" \
         && { [ "${f%key.json}" = "$f" ] || grep -q "its MPI_Init stops on it: unrecognized key composition=MPIR_Allreduce_intra_recursive_doubling (src/.*\.c line [0-9]*)\$" "$TMP/err"; } \
+        && { [ "${f%part.json}" = "$f" ] || grep -q "no \"collective=bcast\" at its top" "$TMP/err"; } \
         && ok "$v naming $(basename "$f"): one line, exit 2: $(cat "$TMP/err")" \
         || not_ok "$v=$(basename "$f"): exit $rc: $(head -c 600 "$TMP/out" "$TMP/err")"
 done
