@@ -517,21 +517,34 @@ void ct_paired_release(struct ct_paired *p)
 }
 
 /* Sizes verify checks for s (at most max): the sweep's sizes, as run measures them (whole
- * elements of the collective's buffers), and every range's geometric midpoint, where the
- * native verify checks a rule (ct_sweep_check_count), the last range's taken to the largest
- * swept size; sorted, unique. */
+ * elements of the collective's buffers; where a small --stepfactor gives more than max / 2
+ * distinct ones, max / 2 of them spread evenly on the log scale, the smallest and the largest
+ * among them), and every range's geometric midpoint, where the native verify checks a rule
+ * (ct_sweep_check_count), the last range's taken to the largest swept size; sorted, unique. */
 int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *s, uint64_t *out,
                     bool *swept, int max)
 {
     size_t es = ct_dtype_size(s->dtype);
     const struct ct_coll_desc *d = ct_coll_desc(s->coll);
-    int n = 0;
-    for (double sz = (double)w->minbytes;
-         sz <= (double)w->maxbytes && n<max / 2; sz *= w->stepfactor> 1 ? w->stepfactor : 2) {
+    size_t g = 0, cap = 64;
+    uint64_t *all = ct_xcalloc(cap, sizeof *all); /* every distinct size of the sweep's grid */
+    for (double sz = (double)w->minbytes; sz <= (double)w->maxbytes;
+         sz *= w->stepfactor > 1 ? w->stepfactor : 2) {
         uint64_t c = d->count_for((uint64_t)sz, es, s->nranks);
-        if (c)
-            out[n++] = d->size_bytes(c, es, s->nranks);
+        uint64_t b = c ? d->size_bytes(c, es, s->nranks) : 0;
+        if (!c || (g && all[g - 1] == b))
+            continue;
+        if (g == cap)
+            all = ct_xrealloc(all, (cap *= 2) * sizeof *all);
+        all[g++] = b;
     }
+    int n = 0, k = max / 2;
+    for (size_t i = 0; i < g && (size_t)n < g; i++) /* all, or k spread over them */
+        if (g <= (size_t)k)
+            out[n++] = all[i];
+        else if (n < k && i == (size_t)n * (g - 1) / (size_t)(k - 1))
+            out[n++] = all[i];
+    free(all);
     int ng = n; /* the sweep's own: out[0..ng) until the sort, kept for swept's marks */
     uint64_t *grid =
         swept && ng ? memcpy(ct_xcalloc((size_t)ng, sizeof *grid), out, (size_t)ng * sizeof *grid)

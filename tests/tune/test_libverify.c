@@ -31,6 +31,7 @@
 struct fake {
     double a_factor; /* side A's time over B's at the rule's sizes (>= 8 KiB) */
     int drop;        /* a launch of side A prints this many sizes fewer */
+    const char *bad; /* side A prints this for its first size's time ("nan", "0.000") */
     bool setting;    /* the section has a launch setting, on both sides */
     int with_setting; /* launches that had it */
     int launches, keep_rules_a, keep_rules_b, own_on_b, own_on_a, judged, again, failed;
@@ -109,6 +110,12 @@ static int job(const void *ctx, int nranks, int argc, char **argv, char **out, b
         us *= getenv(SETTING4) && f->set4_factor > 0 ? f->set4_factor : 1;
         if (a && n++ < f->drop)
             continue;
+        if (a && f->bad && n == 1) {
+            off +=
+                (size_t)snprintf(t + off, cap - off, "%12llu %10llu float32 sum -1 ring %s 0 0 0\n",
+                                 b, b / 4, f->bad);
+            continue;
+        }
         off +=
             (size_t)snprintf(t + off, cap - off, "%12llu %10llu float32 sum -1 ring %9.3f 0 0 0\n",
                              b, b / 4, us * wobble);
@@ -242,6 +249,15 @@ Test(libverify, a_run_that_misses_a_size_is_one_failure_said)
              nsmall - 1, nsmall);
     cr_assert_str_eq(f.line, want);
     cr_assert_eq(f.judged, 0, "nothing judged on a failed measure");
+    /* a time no ratio can take (0.00 is what %.2f prints under 5 ns) is a size missing too,
+     * not a size found fine */
+    static const char *const bad[] = {"nan", "inf", "0.000", "-1.5"};
+    for (int i = 0; i < 4; i++) {
+        struct fake g = {.a_factor = 1, .bad = bad[i]};
+        cr_assert_eq(verify(&g, slow, nogain, &geo, &nsz, &nsmall), 1, "%s", bad[i]);
+        cr_assert_eq(g.failed, 1, "%s", bad[i]);
+        cr_assert(strstr(g.line, "failed (exit 0,"), "%s: %s", bad[i], g.line);
+    }
 }
 
 /* A whole CONFIG: the same set, with launch settings (SETTING=1, and SETTING2=1 where nenv is

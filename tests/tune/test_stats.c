@@ -713,6 +713,24 @@ Test(stats, paired_sizes_are_the_sweeps_and_the_ranges_midpoints)
     cr_assert(swept[0], "a midpoint on a swept size is that size");
     cr_assert_eq(ct_paired_sizes(&w, &s, got, NULL, 4), 3,
                  "at most max: 2 swept sizes, 2 midpoints");
+    /* --stepfactor 1.05, 8 B..128 MiB: 300-odd distinct sizes, 64 of them spread from the
+     * smallest to the largest (the first 64 grid points stopped at 172 B) */
+    struct ct_rule one = {.min_bytes = 0, .max_bytes = CT_BYTES_INF};
+    struct ct_ruleset ar = {
+        .coll = CT_ALLREDUCE, .nranks = 2, .dtype = CT_FLOAT32, .rules = &one, .nrules = 1};
+    struct ct_sweep_settings fine = {.minbytes = 8, .maxbytes = 128u << 20, .stepfactor = 1.05};
+    uint64_t many[128];
+    bool mine[128];
+    n = ct_paired_sizes(&fine, &ar, many, mine, 128);
+    int grid_n = 0;
+    for (int i = 0; i < n; i++)
+        grid_n += mine[i];
+    cr_assert_eq(grid_n, 64, "64 of the sweep's sizes");
+    cr_assert_eq(many[0], 8);
+    cr_assert(mine[n - 1] && many[n - 1] > (120u << 20), "the largest swept: %llu",
+              (unsigned long long)many[n - 1]);
+    cr_assert(many[32] > 4096 && many[32] < (16u << 20), "the middle in the middle: %llu",
+              (unsigned long long)many[32]);
 }
 
 /* The figure a verify records is over the sweep's own sizes: two midpoints where a rule gains
