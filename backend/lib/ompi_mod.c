@@ -246,7 +246,7 @@ int ct_mod_lib_comm(struct ct_mod_lib *l, const struct ct_mod_row *r, const stru
                           "coll_tuned_use_dynamic_rules=0 (set by the environment): it would run "
                           "Open MPI's own choice under that name",
                           r->name);
-    /* the default row: the values at start-up (its segment size too) */
+    /* the default row: 0, or what the environment forces (alg0, seg0) */
     CT_TRY(ct_mod_cvar_write_int(v->alg, r->id ? r->id : v->alg0, err));
     if (v->seg >= 0 && ct_mod_cvar_write_int(v->seg, r->id ? (int)seg : v->seg0, err) < 0) {
         ct_mod_cvar_write_int(v->alg, v->alg0, NULL); /* later communicators: as at start-up */
