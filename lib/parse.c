@@ -94,3 +94,11 @@ bool ct_list_has(const char *list, const char *item, size_t len)
     }
     return false;
 }
+
+const char *ct_str_ctrl(const char *s)
+{
+    for (; s && *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return s;
+    return NULL;
+}

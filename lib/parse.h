@@ -18,6 +18,9 @@ const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
 /* Whether item[0..len) is one of the items of the comma-separated list (spaces after a
  * comma skipped; NULL: none). */
 bool ct_list_has(const char *list, const char *item, size_t len);
+/* The first control character of s (below 0x20, or 0x7f: a newline would end a line that
+ * names s), or NULL where it has none. */
+const char *ct_str_ctrl(const char *s);
 /* Sort sizes ascending in place and drop repeats; returns the count left. */
 size_t ct_sizes_sort_unique(uint64_t *v, size_t n);
 

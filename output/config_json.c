@@ -639,10 +639,10 @@ static int get_str(json_t *o, const char *at, const char *key, char *buf, size_t
     if (strlen(json_string_value(v)) >= len)
         return bad(err, at, key, "longer than %zu characters", len - 1);
     /* exports copy these into comments of files a shell sources: a newline would end one */
-    for (const unsigned char *p = (const unsigned char *)json_string_value(v); *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return bad(err, at, key, "control character 0x%02x (a string on one line expected)",
-                       *p);
+    const char *ctl = ct_str_ctrl(json_string_value(v));
+    if (ctl)
+        return bad(err, at, key, "control character 0x%02x (a string on one line expected)",
+                   (unsigned char)*ctl);
     snprintf(buf, len, "%s", json_string_value(v));
     return 0;
 }

@@ -281,12 +281,10 @@ static json_t *algo_leaf(const char *target, json_t *gen)
     char key[128];
     snprintf(key, sizeof key, "algorithm=%s", target);
     if (!strcmp(target, ALLREDUCE_RSA)) { /* asserts a built-in op and count >= pof2 */
-        json_t *o = json_object(), *b = json_object();
-        json_object_set_new(o, "is_op_built_in=no", json_deep_copy(gen));
+        json_t *b = json_object();        /* a chain: its last key "=any" */
         json_object_set_new(b, "count<pow2", json_deep_copy(gen));
         json_object_set_new(b, "count=any", leaf(key));
-        json_object_set_new(o, "is_op_built_in=yes", b);
-        return o;
+        return guarded("is_op_built_in=yes", "is_op_built_in=no", b, gen);
     }
     if (!strcmp(target, ALLGATHER_RD)) /* asserts a power-of-two communicator */
         return guarded("comm_size=pow2", "comm_size=any", leaf(key), gen);

@@ -7,6 +7,7 @@
 
 #include "../backend/libmod.h"
 #include "../lib/file.h"
+#include "../lib/parse.h"
 #include "../plugin/nccl_rules.h"
 
 #include <errno.h>
@@ -414,15 +415,12 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (o->version && ct_version_check(o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");
     /* paths go into comments and export lines: a newline would start a line of its own */
-    for (int i = 0; i < 2; i++) {
-        const char *p = i ? o->rules_path : o->path;
-        for (; p && *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                return ct_err_set(err, CT_EINVAL,
-                                  "%s: the path has a control character (a newline, a tab...): "
-                                  "it would break the lines that name it",
-                                  i ? "--rules-file" : "--out");
-    }
+    for (int i = 0; i < 2; i++)
+        if (ct_str_ctrl(i ? o->rules_path : o->path))
+            return ct_err_set(err, CT_EINVAL,
+                              "%s: the path has a control character (a newline, a tab...): it "
+                              "would break the lines that name it",
+                              i ? "--rules-file" : "--out");
     int lib = e->lib != CT_LIB_NONE ? e->lib : o->lib;
     /* the rules this export reads: the library's measured section where it has one */
     const struct ct_librules *l = lib != CT_LIB_NONE ? ct_config_lib(c, ct_lib_name(lib)) : NULL;

@@ -539,10 +539,8 @@ int ct_paired_sizes(const struct ct_sweep_settings *w, const struct ct_ruleset *
         all[g++] = b;
     }
     int n = 0, k = max / 2;
-    for (size_t i = 0; i < g && (size_t)n < g; i++) /* all, or k spread over them */
-        if (g <= (size_t)k)
-            out[n++] = all[i];
-        else if (n < k && i == (size_t)n * (g - 1) / (size_t)(k - 1))
+    for (size_t i = 0; i < g; i++) /* all, or k spread over them (the first and the last) */
+        if (g <= (size_t)k || (n < k && i == (size_t)n * (g - 1) / (size_t)(k - 1)))
             out[n++] = all[i];
     free(all);
     int ng = n; /* the sweep's own: out[0..ng) until the sort, kept for swept's marks */

@@ -347,11 +347,16 @@ static int error_reason(const char *es, bool cut, const char **why, bool *more)
     return 0;
 }
 
-/* A call of the prepared point failed on some rank (failed: on this one, with rc): the
+/* Whether a call of the prepared point (this rank's: rc) failed on some rank, every rank
+ * taking the same way on (a refusal can reach some ranks only): 0 where none did, else the
  * library's error string says why; a forced algorithm that refuses a point is no candidate
  * there (CT_EUNSUPP: the planner skips it), the default is (CT_EIO). */
-static int point_failed(const struct mod_ctx *c, int rc, bool failed, struct ct_err *err)
+static int agreed(const struct mod_ctx *c, int rc, struct ct_err *err)
 {
+    int failed = rc != MPI_SUCCESS, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any)
+        return 0;
     char es[MPI_MAX_ERROR_STRING] = "another rank failed";
     int el = 0;
     if (failed)
@@ -365,6 +370,23 @@ static int point_failed(const struct mod_ctx *c, int rc, bool failed, struct ct_
     return ct_err_set(err, c->row->id > 0 ? CT_EUNSUPP : CT_EIO,
                       "%s cannot run this point in %s: %.*s%s", c->row->name, ct_mod_lib_title(),
                       wl ? wl : (int)strlen(why), why, more ? " ..." : "");
+}
+
+/* One call of the prepared point with its row's forcing on */
+static int call_forced(struct mod_ctx *c)
+{
+    ct_mod_lib_force(c->lib, true);
+    int rc = call(c);
+    ct_mod_lib_force(c->lib, false);
+    return rc;
+}
+
+/* Wrong elements of the last call's output, summed over the ranks */
+static long wrong_sum(const struct mod_ctx *c)
+{
+    long mine = check(c), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all;
 }
 
 static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
@@ -419,12 +441,7 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
          * spy saw a forced `ring` run han's 6-element set-up allreduce, not the point's); its
          * output is cleared, so that the checked call must write all of its own */
         fill(c);
-        ct_mod_lib_force(c->lib, true);
-        int wrc = call(c), wfailed = wrc != MPI_SUCCESS, wany = 0;
-        ct_mod_lib_force(c->lib, false);
-        MPI_Allreduce(&wfailed, &wany, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (wany) {
-            int rc = point_failed(c, wrc, wfailed, err);
+        if ((rc = agreed(c, call_forced(c), err)) < 0) {
             release_point(c);
             return rc;
         }
@@ -435,19 +452,13 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
         fill(c);
     if (c->spy)
         c->spy(); /* cleared: what this call runs */
-    ct_mod_lib_force(c->lib, true);
-    int crc = call(c), failed = crc != MPI_SUCCESS, any = 0;
-    ct_mod_lib_force(c->lib, false);
+    int crc = call_forced(c);
     const char *ran = c->spy ? c->spy() : NULL;
-    /* every rank takes the same way on (a refusal can reach some ranks only) */
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any) {
-        int rc = point_failed(c, crc, failed, err);
+    if ((rc = agreed(c, crc, err)) < 0) {
         release_point(c);
         return rc;
     }
-    long mine = check(c), all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long all = wrong_sum(c);
     *wrong = all;
     if (all == 0 && ran_none(c, r, ran)) {
         release_point(c);
@@ -488,10 +499,7 @@ static int mod_time(void *ctx, int warmup, int iters, int reps, double *out_us, 
         out_us[i] = (MPI_Wtime() - t0) * 1e6 / reps;
     }
     ct_mod_lib_force(c->lib, false);
-    int failed = rc != MPI_SUCCESS, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any) /* as mod_begin's check says it (the check may not have run: -c 0) */
-        return point_failed(c, rc, failed, err);
+    CT_TRY(agreed(c, rc, err)); /* as mod_begin's check says it (it may not have run: -c 0) */
     MPI_Allreduce(MPI_IN_PLACE, out_us, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return 0;
 }
@@ -506,14 +514,8 @@ static int mod_recheck(void *ctx, int pass, long *wrong, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "no point prepared");
     c->seed = SEED + (uint64_t)pass;
     fill(c);
-    ct_mod_lib_force(c->lib, true);
-    int rc = call(c), failed = rc != MPI_SUCCESS, any = 0;
-    ct_mod_lib_force(c->lib, false);
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any)
-        return point_failed(c, rc, failed, err);
-    long mine = check(c);
-    MPI_Allreduce(&mine, wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CT_TRY(agreed(c, call_forced(c), err));
+    *wrong = wrong_sum(c);
     return 0;
 }
 
