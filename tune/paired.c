@@ -90,15 +90,16 @@ static int ncontrols(const struct ct_paired *p, int k)
     return nb;
 }
 
-/* exp(x[0..n)) against 1 with ct_stats_ratio_paired's interval: n when it has one, else 0 */
-static int ratio_of_logs(const double *x, int n, struct ct_ratio *q)
+/* exp(x[0..n)) against 1 with ct_stats_ratio_paired_at's interval for tail: n when it has
+ * one, else 0 */
+static int ratio_of_logs(const double *x, int n, double tail, struct ct_ratio *q)
 {
     double a[2 * CT_PAIRED_CAP], one[2 * CT_PAIRED_CAP];
     for (int i = 0; i < n; i++)
         a[i] = exp(x[i]), one[i] = 1;
     memset(q, 0, sizeof *q);
     if (n >= 2)
-        ct_stats_ratio_paired(a, one, n, q);
+        ct_stats_ratio_paired_at(a, one, n, tail, q);
     return q->ratio > 0 ? n : 0;
 }
 
@@ -109,7 +110,7 @@ int ct_paired_local(const struct ct_paired *p, int k, struct ct_ratio *q)
     for (int i = 0; nb && i < p->n[k]; i++)
         n += local_log(p, k, i, nb, &x[n]);
     memset(q, 0, sizeof *q);
-    return nb ? ratio_of_logs(x, n, q) : 0;
+    return nb ? ratio_of_logs(x, n, 0.025, q) : 0;
 }
 
 /* Group g's log ratio in each round of p where all of its sizes ran, appended to x[n..) */
@@ -133,12 +134,19 @@ static int gain_rounds(const struct ct_paired *p, int g, double *x, int n)
     return n;
 }
 
+double ct_paired_gain_tail(const struct ct_paired *p, int n)
+{
+    static const double final[] = {0.025, 0.0248, 0.0240, 0.0229, 0.0217, 0.0199};
+    int k = p->max - p->min; /* the looks after the first */
+    return n < p->max ? CT_PAIRED_EARLY : final[k < 0 ? 0 : k > 5 ? 5 : k];
+}
+
 int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
                         struct ct_ratio *q)
 {
     double x[2 * CT_PAIRED_CAP];
-    int n = gain_rounds(p, g, x, 0);
-    return ratio_of_logs(x, again ? gain_rounds(again, g, x, n) : n, q);
+    int n = gain_rounds(p, g, x, 0), m = again ? gain_rounds(again, g, x, n) : n;
+    return ratio_of_logs(x, m, ct_paired_gain_tail(p, m), q);
 }
 
 int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)

@@ -131,17 +131,69 @@ static double t95(int df)
     return z + (z * z * z + z) / (4 * n) + (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
 }
 
-/* exp(d) with its 95% interval, d's standard error se on df degrees of freedom (Student's
- * t). */
-static void ratio_of(double d, double se, int df, struct ct_ratio *r)
+/* The regularized incomplete beta function I_x(a, b), 0 <= x <= 1, by its continued
+ * fraction (modified Lentz), taken on the side where it converges fast. */
+static double ibeta(double a, double b, double x)
 {
-    double t = t95(df);
+    if (x <= 0 || x >= 1)
+        return x <= 0 ? 0 : 1;
+    if (x > (a + 1) / (a + b + 2))
+        return 1 - ibeta(b, a, 1 - x);
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x)) / a;
+    const double tiny = 1e-300;
+    double f = 1, c = 1, d = 0;
+    for (int i = 0; i <= 400; i++) {
+        int m = i / 2;
+        double num = !i      ? 1
+                     : i % 2 ? -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+                             : (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
+        d = 1 + num * d;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = 1 + num / c;
+        c = fabs(c) < tiny ? tiny : c;
+        f *= c * d;
+        if (fabs(1 - c * d) < 1e-14)
+            break;
+    }
+    return front * (f - 1);
+}
+
+double ct_stats_t_tail(double t, int df)
+{
+    double p = 0.5 * ibeta(df / 2.0, 0.5, df / (df + t * t));
+    return t < 0 ? 1 - p : p;
+}
+
+double ct_stats_t_quantile(double tail, int df)
+{
+    if (!(tail > 0 && tail < 0.5) || df < 1)
+        return tail == 0.5 && df >= 1 ? 0 : NAN;
+    double lo = 0, hi = 1;
+    while (ct_stats_t_tail(hi, df) > tail)
+        lo = hi, hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = (lo + hi) / 2;
+        *(ct_stats_t_tail(mid, df) > tail ? &lo : &hi) = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* exp(d) with the interval d +- t se: t95 (95%), or Student's t for the tail asked for, on
+ * the df degrees of freedom of d's standard error se. */
+static void ratio_of(double d, double se, double t, struct ct_ratio *r)
+{
     r->ratio = exp(d);
     r->lo = exp(d - t * se);
     r->hi = exp(d + t * se);
 }
 
 void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ratio *r)
+{
+    ct_stats_ratio_paired_at(a, b, n, 0.025, r);
+}
+
+void ct_stats_ratio_paired_at(const double *a, const double *b, int n, double tail,
+                              struct ct_ratio *r)
 {
     memset(r, 0, sizeof *r);
     if (n < 2)
@@ -154,7 +206,7 @@ void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ra
     }
     if (ok) {
         log_mean_sd(q, n, &m, &sd);
-        ratio_of(m, sd / sqrt(n), n - 1, r);
+        ratio_of(m, sd / sqrt(n), tail == 0.025 ? t95(n - 1) : ct_stats_t_quantile(tail, n - 1), r);
     }
     free(q);
 }
@@ -170,5 +222,5 @@ void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_
             return;
     log_mean_sd(a, na, &ma, &sa);
     log_mean_sd(b, nb, &mb, &sb);
-    ratio_of(ma - mb, sqrt(sa * sa / na + sb * sb / nb), (na < nb ? na : nb) - 1, r);
+    ratio_of(ma - mb, sqrt(sa * sa / na + sb * sb / nb), t95((na < nb ? na : nb) - 1), r);
 }

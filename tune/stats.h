@@ -58,6 +58,14 @@ void ct_stats_ratio(const double *a, int na, const double *b, int nb, struct ct_
  * within them. Its ratio is the ratio of the geometric means, as ct_stats_ratio's.
  */
 void ct_stats_ratio_paired(const double *a, const double *b, int n, struct ct_ratio *r);
+/* The same with the interval mean +- t se, t Student's for a one-sided tail (0 < tail < 0.5:
+ * 0.025 is the 95% above); a sequential look's wider interval (ct_paired_gain). */
+void ct_stats_ratio_paired_at(const double *a, const double *b, int n, double tail,
+                              struct ct_ratio *r);
+/* Student's t on df >= 1 degrees of freedom: P(T > t), and the t with P(T > t) = tail
+ * (0 < tail <= 0.5; NAN outside). */
+double ct_stats_t_tail(double t, int df);
+double ct_stats_t_quantile(double tail, int df);
 
 /*
  * Paired launches (tune/paired.c) of side A against side B over sizes sz[0..nsz): the
@@ -132,14 +140,28 @@ bool ct_paired_slower(const struct ct_ratio *q);
  * it again at the same size (tune/libverify_env.c, a launch setting's gain at a size). */
 bool ct_paired_faster(const struct ct_ratio *q);
 /* Group g's ratio A/B: in each round where all of its sizes ran, the geomean of their ratios,
- * each against its controls where it has any (ct_paired_local's pair), else as measured; a
- * 95% interval over those rounds. Returns the rounds used, 0 (q zeroed) when fewer than 2.
+ * each against its controls where it has any (ct_paired_local's pair), else as measured; an
+ * interval over those rounds (ct_paired_gain_tail, below). Returns the rounds used, 0 (q
+ * zeroed) when fewer than 2.
  * ct_paired_gains: A is faster than B beyond that interval (hi < 1) and by more than
  * CT_PAIRED_TOL (ratio < 1 / 1.03), the bound a change must clear to be worth shipping: a
  * rule that gains less, or cannot show it, changes nothing a job would notice, and a file
- * whose every rule is such changes nothing at all. */
+ * whose every rule is such changes nothing at all.
+ * The interval is a sequential test's (Haybittle-Peto): a group takes pairs until its gain
+ * is shown (ct_paired_measure), so the gain is looked at after each pair from p->min to
+ * p->max, and a 95% interval at each look would keep a rule without any gain at 2.5% per look:
+ * 5.7-6.9% over the six looks of the default 3..8 pairs (the verify's own code under a null
+ * rule, tests/tune/test_paired_seq.c; 2.5% is one look's). So a look before p->max takes the
+ * one-sided tail CT_PAIRED_EARLY (t 14.1 on 3 pairs, 4.8 on 6: only a gain far beyond the
+ * noise stops early) and the last look the tail that keeps the looks together at 2.5%
+ * (ct_paired_gain_tail(p, n) for n rounds: 0.0199 after the default's six looks, 0.025 for
+ * one look, p->min == p->max), found by simulating the looks (t on normal log ratios, 400,000
+ * runs each) and checked on the verify's own code. A group measured again (ct_paired_gain_both)
+ * is judged once on both measures' rounds, at the last look's tail. */
+#define CT_PAIRED_EARLY 0.0025
 int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q);
 bool ct_paired_gains(const struct ct_ratio *q);
+double ct_paired_gain_tail(const struct ct_paired *p, int n);
 /* The verdict of a paired measure, size by size: the geomeans of each side, the ratio as
  * measured and against the controls near it (nl pairs, 0: none), and whether each says A
  * is slower (ct_paired_slower); slower when either does. As measured is what a job loading
