@@ -157,7 +157,8 @@ bool ct_paired_faster(const struct ct_ratio *q);
  * (ct_paired_gain_tail(p, n) for n rounds: 0.0199 after the default's six looks, 0.025 for
  * one look, p->min == p->max), found by simulating the looks (t on normal log ratios, 400,000
  * runs each) and checked on the verify's own code. A group measured again (ct_paired_gain_both)
- * is judged once on both measures' rounds, at the last look's tail. */
+ * is judged once on both measures' rounds together, at the last look's tail where they reach
+ * p->max rounds (the early one where they do not). */
 #define CT_PAIRED_EARLY 0.0025
 int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q);
 bool ct_paired_gains(const struct ct_ratio *q);
