@@ -101,8 +101,8 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
             fprintf(f,
                     "  each exported rule against the defaults (its sizes' geomean round by "
                     "round, each vs ctl where it has controls; kept when below %.3f beyond "
-                    "its interval, a sequential test's: %.1f%% before its sizes' last pairs, "
-                    "95-96%% at them):\n",
+                    "its interval, a sequential test's: %.1f%% before its sizes' last pairs and "
+                    "where measured again, 95-96%% at them):\n",
                     1 / CT_PAIRED_TOL, 100 * (1 - 2 * CT_PAIRED_EARLY));
         any = true;
         snprintf(range, sizeof range, "%s-%s", ct_bytes_str(u->min_bytes, lo, sizeof lo),

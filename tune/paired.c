@@ -134,19 +134,30 @@ static int gain_rounds(const struct ct_paired *p, int g, double *x, int n)
     return n;
 }
 
-double ct_paired_gain_tail(const struct ct_paired *p, int n)
+/* The last look's tails, by the looks after the first (p->max - p->min), found for
+ * CT_PAIRED_MIN 3, CT_PAIRED_MAX 8 and CT_PAIRED_EARLY 0.0025 (stats.h): a change to any of
+ * them wants the table found again (test_paired_seq checks it against them) */
+_Static_assert(CT_PAIRED_MIN == 3 && CT_PAIRED_MAX == 8, "ct_paired_gain_tail's table");
+
+double ct_paired_gain_tail(const struct ct_paired *p, int n, bool again)
 {
     static const double final[] = {0.025, 0.0248, 0.0240, 0.0229, 0.0217, 0.0199};
-    int k = p->max - p->min; /* the looks after the first */
-    return n < p->max ? CT_PAIRED_EARLY : final[k < 0 ? 0 : k > 5 ? 5 : k];
+    int k = p->max - p->min;
+    return again || n < p->max ? CT_PAIRED_EARLY : final[k < 0 ? 0 : k > 5 ? 5 : k];
+}
+
+int ct_paired_group(const struct ct_paired *p, const struct ct_paired *again, int g, double tail,
+                    struct ct_ratio *q)
+{
+    double x[2 * CT_PAIRED_CAP];
+    int n = gain_rounds(p, g, x, 0), m = again ? gain_rounds(again, g, x, n) : n;
+    return ratio_of_logs(x, m, tail > 0 ? tail : ct_paired_gain_tail(p, m, m > n), q);
 }
 
 int ct_paired_gain_both(const struct ct_paired *p, const struct ct_paired *again, int g,
                         struct ct_ratio *q)
 {
-    double x[2 * CT_PAIRED_CAP];
-    int n = gain_rounds(p, g, x, 0), m = again ? gain_rounds(again, g, x, n) : n;
-    return ratio_of_logs(x, m, ct_paired_gain_tail(p, m), q);
+    return ct_paired_group(p, again, g, 0, q);
 }
 
 int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q)
@@ -176,13 +187,19 @@ static bool open_size(const struct ct_paired *p, int k)
     return q.ratio > CT_PAIRED_TOL || (local && ql.ratio > CT_PAIRED_TOL);
 }
 
-/* Group g may gain but has not shown it: its ratio is below 1 and its interval still holds
- * a gain past CT_PAIRED_TOL (a steady 2% gain is settled: too small to ship). */
+/* Group g may gain but has not shown it (at the look's tail): its ratio is below 1 and its
+ * 95% interval still holds a gain past CT_PAIRED_TOL (a steady 2% gain is settled: too small
+ * to ship). Giving up on a gain takes no chance of a false one, so the 95% interval, not the
+ * look's wider one, says when there is none to wait for. */
 static bool open_gain(const struct ct_paired *p, int g)
 {
     struct ct_ratio q;
-    return (ct_paired_gain(p, g, &q) < 2 ||
-            (!ct_paired_gains(&q) && q.ratio < 1 && q.lo * CT_PAIRED_TOL < 1));
+    if (ct_paired_gain(p, g, &q) < 2)
+        return true;
+    if (ct_paired_gains(&q))
+        return false;
+    ct_paired_group(p, NULL, g, 0.025, &q);
+    return q.ratio < 1 && q.lo * CT_PAIRED_TOL < 1;
 }
 
 int ct_paired_measure(const uint64_t *sz, int nsz, const bool *control, const int *group, int pairs,

@@ -149,20 +149,26 @@ bool ct_paired_faster(const struct ct_ratio *q);
  * whose every rule is such changes nothing at all.
  * The interval is a sequential test's (Haybittle-Peto): a group takes pairs until its gain
  * is shown (ct_paired_measure), so the gain is looked at after each pair from p->min to
- * p->max, and a 95% interval at each look would keep a rule without any gain at 2.5% per look:
- * 5.7-6.9% over the six looks of the default 3..8 pairs (the verify's own code under a null
- * rule, tests/tune/test_paired_seq.c; 2.5% is one look's). So a look before p->max takes the
- * one-sided tail CT_PAIRED_EARLY (t 14.1 on 3 pairs, 4.8 on 6: only a gain far beyond the
- * noise stops early) and the last look the tail that keeps the looks together at 2.5%
- * (ct_paired_gain_tail(p, n) for n rounds: 0.0199 after the default's six looks, 0.025 for
- * one look, p->min == p->max), found by simulating the looks (t on normal log ratios, 400,000
- * runs each) and checked on the verify's own code. A group measured again (ct_paired_gain_both)
- * is judged once on both measures' rounds together, at the last look's tail where they reach
- * p->max rounds (the early one where they do not). */
+ * p->max, and a 95% interval at each look kept a rule without any gain 5.7-6.9% of the time
+ * over the six looks of the default 3..8 pairs where a size's noise is above the 3% bound
+ * (2.2-3.0% below it; the verify's own code under a null rule, as tests/tune/test_paired_seq.c
+ * runs it; 2.5% is one look's). So a look before p->max takes the one-sided tail
+ * CT_PAIRED_EARLY (t 14.1 on 3 pairs, 4.8 on 6: only a gain far beyond the noise stops early)
+ * and the last look the tail that keeps the looks together at 2.5% (ct_paired_gain_tail(p, n,
+ * false) for n rounds: 0.0199 after the default's six looks, 0.025 for one look, p->min ==
+ * p->max), found by simulating the looks (t on normal log ratios, 400,000 runs each) and
+ * checked on the verify's own code. A group measured again (ct_paired_gain_both: both
+ * measures' rounds together, whose count the second measure's own looks set) is outside
+ * that calibration: it is judged at the early tail, the strict one (again true). What stops
+ * a group for want of a gain (a 95% interval) and a rule "slower over its sizes" (95%) take
+ * no look's tail: neither keeps a rule. ct_paired_group: group g's ratio over p's rounds and
+ * again's (NULL: none) with the interval for a one-sided tail (0: the look's, as above). */
 #define CT_PAIRED_EARLY 0.0025
 int ct_paired_gain(const struct ct_paired *p, int g, struct ct_ratio *q);
 bool ct_paired_gains(const struct ct_ratio *q);
-double ct_paired_gain_tail(const struct ct_paired *p, int n);
+double ct_paired_gain_tail(const struct ct_paired *p, int n, bool again);
+int ct_paired_group(const struct ct_paired *p, const struct ct_paired *again, int g, double tail,
+                    struct ct_ratio *q);
 /* The verdict of a paired measure, size by size: the geomeans of each side, the ratio as
  * measured and against the controls near it (nl pairs, 0: none), and whether each says A
  * is slower (ct_paired_slower); slower when either does. As measured is what a job loading

@@ -15,8 +15,14 @@
 #include "tune/libverify.h"
 #include "tune/stats.h"
 
-/* xorshift64 and Box-Muller: a fixed seed, the same draws on every run */
-static uint64_t seed = 88172645463325252ULL;
+/* xorshift64 and Box-Muller: a fixed seed, set again by each test (reseed), the same draws on
+ * every run */
+static uint64_t seed;
+
+static void reseed(void)
+{
+    seed = 88172645463325252ULL;
+}
 
 static double uniform(void)
 {
@@ -85,6 +91,7 @@ static void verifies(const struct vm *v, int pairs, int runs, int kept[2])
  * each look read 5.7-6.9% on these cases */
 Test(paired_seq, a_rule_without_a_gain_is_kept_at_one_looks_rate)
 {
+    reseed();
     static const struct {
         struct vm v;
         int pairs;
@@ -102,6 +109,7 @@ Test(paired_seq, a_rule_without_a_gain_is_kept_at_one_looks_rate)
 /* the price of the stricter looks, bounded: a 10% gain at a low noise is kept nearly always */
 Test(paired_seq, a_rule_that_gains_is_kept)
 {
+    reseed();
     int kept[2];
     verifies(&(struct vm){0.02, 0.05, 0.9}, 0, 1000, kept);
     cr_assert(kept[0] >= 950, "a 10%% gain kept in %d of 1000", kept[0]);
@@ -145,12 +153,13 @@ Test(paired_seq, t_quantiles)
  * 95% of the time); and one look, min == max, is the 95% interval's own tail. */
 Test(paired_seq, the_looks_together_keep_one_looks_rate)
 {
+    reseed();
     enum { RUNS = 40000 };
     for (int min = CT_PAIRED_MIN; min <= CT_PAIRED_MAX; min++) {
         struct ct_paired p = {.min = min, .max = CT_PAIRED_MAX};
         double t[CT_PAIRED_MAX + 1];
         for (int n = min; n <= CT_PAIRED_MAX; n++)
-            t[n] = ct_stats_t_quantile(ct_paired_gain_tail(&p, n), n - 1);
+            t[n] = ct_stats_t_quantile(ct_paired_gain_tail(&p, n, false), n - 1);
         int shown = 0;
         for (int r = 0; r < RUNS; r++) {
             double sum = 0, sq = 0;
@@ -168,6 +177,32 @@ Test(paired_seq, the_looks_together_keep_one_looks_rate)
                   RUNS);
     }
     struct ct_paired one = {.min = 12, .max = 12};
-    cr_assert_eq(ct_paired_gain_tail(&one, 12), 0.025);
-    cr_assert_eq(ct_paired_gain_tail(&(struct ct_paired){.min = 3, .max = 8}, 5), CT_PAIRED_EARLY);
+    cr_assert_eq(ct_paired_gain_tail(&one, 12, false), 0.025);
+    struct ct_paired dflt = {.min = 3, .max = 8};
+    cr_assert_eq(ct_paired_gain_tail(&dflt, 5, false), CT_PAIRED_EARLY);
+    cr_assert_eq(ct_paired_gain_tail(&dflt, 8, false), 0.0199);
+    /* both measures' rounds together: outside the calibration, the strict tail */
+    cr_assert_eq(ct_paired_gain_tail(&dflt, 11, true), CT_PAIRED_EARLY);
+}
+
+/* A rule slower over its sizes is told on the 95% interval (ct_paired_group at 0.025), not
+ * on the wider one of a look: nothing stopped on it (the settings' "slower over the sizes") */
+Test(paired_seq, slower_over_the_sizes_is_told_at_95)
+{
+    reseed();
+    uint64_t sz[] = {1, 3, 4};
+    bool own[] = {true, false, false};
+    int group[] = {-1, 0, 0};
+    struct ct_paired p;
+    struct ct_ratio look, q95;
+    cr_assert_eq(
+        ct_paired_measure(sz, 3, own, group, 0, 0, vm_launch, &(struct vm){0.02, 0.02, 1.1}, &p),
+        0);
+    int n = ct_paired_gain(&p, 0, &look);
+    cr_assert_eq(ct_paired_group(&p, NULL, 0, 0.025, &q95), n);
+    cr_assert_float_eq(q95.ratio, look.ratio, 1e-12);
+    cr_assert(q95.hi < look.hi && q95.lo > look.lo, "95%% [%g, %g], the look's [%g, %g]", q95.lo,
+              q95.hi, look.lo, look.hi);
+    cr_assert(ct_paired_slower(&q95), "%g [%g, %g] over %d rounds", q95.ratio, q95.lo, q95.hi, n);
+    ct_paired_release(&p);
 }
