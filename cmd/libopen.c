@@ -113,7 +113,18 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     char left[512];
     int nleft = o->keep_rules ? 0 : ct_libmod_defaults_env(m, left, sizeof left);
-    if (ct_libmod_open(m, be, ctx, &err) == 0) {
+    /* a rank that never reaches MPI_Init (its module did not load, say) leaves the others
+     * there for good under a launcher that does not end the job for it (MPICH's hydra) */
+    unsigned s = (unsigned)ct_lib_bound_s(o->boot_timeout_s + o->timeout_s);
+    char msg[240];
+    snprintf(msg, sizeof msg,
+             "colltune: error: rank %d: %s did not start within %u s (a rank that did not reach "
+             "MPI_Init? its line, or the launcher's, says why; --boot-timeout)\n",
+             ct_libmod_rank(), m->title, s);
+    ct_lib_deadline(s, CT_EXIT_FAIL, msg);
+    int rc = ct_libmod_open(m, be, ctx, &err);
+    ct_lib_deadline_off();
+    if (rc == 0) {
         if (nleft && be->root) /* an export sourced here: said, not measured */
             fprintf(stderr,
                     "colltune %s: note: measuring %s's defaults: %s left out of the ranks' "
@@ -126,14 +137,16 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
         ct_lib_watch(be, *ctx, o->timeout_s);
         return 0;
     }
-    /* said once per host, before the (collective) close lets any rank leave: by rank 0, and
-     * by the first rank of every other host, naming it (a host without the module or its
-     * library); the other ranks of a host fail alike */
+    /* said before the (collective) close lets any rank leave: once where every rank has the
+     * line (be->agreed: it names the rank that failed); else by rank 0 and by every other
+     * rank that failed, naming it, or under colltune's own launcher, whose ranks of a host
+     * share their environment and fail alike, by the first rank of every other host (one
+     * without the module or its library) */
     int rank = ct_libmod_rank(), code = CT_EXIT_USAGE;
     char host[256] = "?";
-    if (!rank)
+    if (be->agreed ? be->root : !rank)
         ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
-    else if (ct_libmod_local_rank() <= 0) {
+    else if (!be->agreed && (!getenv(CT_LIBMOD_ENV) || ct_libmod_local_rank() <= 0)) {
         (void)gethostname(host, sizeof host - 1);
         ct_cmd_fail(cmd, CT_EXIT_USAGE, "rank %d on %s: %s", rank, host, err.msg);
     }
@@ -141,8 +154,7 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     if (!be->close)
         return code;
     /* bounded: the peers that did open may be in a collective */
-    unsigned s = (unsigned)ct_lib_bound_s(o->timeout_s);
-    char msg[160];
+    s = (unsigned)ct_lib_bound_s(o->timeout_s);
     snprintf(msg, sizeof msg,
              "colltune: rank %d: MPI_Finalize did not return within %u s after the failure "
              "above; leaving\n",

@@ -24,10 +24,16 @@ struct ct_mod_row {
 /* ---- what each library provides (<lib>_mod.c) ---- */
 struct ct_mod_lib;
 /* Before MPI_Init: environment the library reads at start-up; a negative status (with one
- * line) where the library would not survive it (MPICH's selection files). */
+ * line) where the library would not survive it (MPICH's selection files), the environment
+ * then left so that MPI_Init survives without it: the rank starts, and every rank fails with
+ * that line after it (mpi_mod.c). */
 int ct_mod_preinit(struct ct_err *err);
-/* After MPI_Init: read the algorithm lists; *lib is new. */
+/* After MPI_Init: read the algorithm lists; *lib is new. Takes no collective: a rank may
+ * fail here alone (mpi_mod.c agrees on the outcome afterwards). */
 int ct_mod_lib_open(struct ct_mod_lib **lib, struct ct_err *err);
+/* After every rank opened: what the ranks must agree on (collectives on MPI_COMM_WORLD, every
+ * rank alike); 0. */
+int ct_mod_lib_agreed(struct ct_mod_lib *lib);
 void ct_mod_lib_close(struct ct_mod_lib *lib);
 /* The candidates of coll (rows owned by lib); their count, or a negative status. */
 int ct_mod_lib_rows(struct ct_mod_lib *lib, enum ct_coll coll, struct ct_mod_row **rows,

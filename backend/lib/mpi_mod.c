@@ -594,6 +594,64 @@ static struct ct_rank_info *places(const struct mod_ctx *c, MPI_Comm node)
     return all;
 }
 
+enum { TAG_LOW = 0x7c01, TAG_LINE = 0x7c02 };
+
+/* The least of every rank's v, on every rank: a binomial tree of point-to-point messages,
+ * which no rules file reaches (a collective would run the very rules a rank refused: Open
+ * MPI fails an MPI_Allreduce whose rule names an algorithm it does not have). */
+static int least_p2p(int rank, int size, int v)
+{
+    int mask = 1, got;
+    for (; mask < size; mask <<= 1) { /* up to rank 0 */
+        if (rank & mask) {
+            MPI_Send(&v, 1, MPI_INT, rank - mask, TAG_LOW, MPI_COMM_WORLD);
+            break;
+        }
+        if (rank + mask < size) {
+            MPI_Recv(&got, 1, MPI_INT, rank + mask, TAG_LOW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            v = got < v ? got : v;
+        }
+    }
+    if (rank) /* down from rank 0: from the rank that took this one's value */
+        MPI_Recv(&v, 1, MPI_INT, rank - mask, TAG_LOW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rank + mask < size)
+            MPI_Send(&v, 1, MPI_INT, rank + mask, TAG_LOW, MPI_COMM_WORLD);
+    return v;
+}
+
+/* The library part opened on every rank, or none: where one rank refused (its rules file,
+ * say, before MPI_Init (pre) or after it: the environment or file system may differ between
+ * hosts, or between the ranks of an MPMD launch), every rank fails, rank 0 with that rank's
+ * line (the lowest such rank's), naming it where it is not rank 0, rather than the others
+ * waiting in a collective for it until a bound ends the job. Then the library's own
+ * agreements (ct_mod_lib_agreed), once every rank's check has passed. */
+static int agree_open(struct mod_ctx *c, const struct ct_err *pre, struct ct_err *err)
+{
+    int rc = pre ? pre->code : ct_mod_lib_open(&c->lib, err);
+    if (pre)
+        *err = *pre;
+    if (rc < 0)
+        c->lib = NULL;
+    int low = least_p2p(c->rank, c->size, rc < 0 ? c->rank : c->size);
+    if (low == c->size)
+        return ct_mod_lib_agreed(c->lib);
+    char line[sizeof err->msg + MPI_MAX_PROCESSOR_NAME + 32], host[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    ct_mod_lib_close(c->lib);
+    c->lib = NULL;
+    if (c->rank == low && low) { /* to rank 0, which says it */
+        MPI_Get_processor_name(host, &len);
+        snprintf(line, sizeof line, "rank %d on %.*s: %s", c->rank, len, host, err->msg);
+        MPI_Send(line, (int)sizeof line, MPI_CHAR, 0, TAG_LINE, MPI_COMM_WORLD);
+    } else if (c->rank == 0 && low) {
+        MPI_Recv(line, (int)sizeof line, MPI_CHAR, low, TAG_LINE, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        return ct_err_set(err, CT_EUNSUPP, "%s", line);
+    }
+    return rc < 0 ? rc : ct_err_set(err, CT_EUNSUPP, "rank %d refused (rank 0 says why)", low);
+}
+
 __attribute__((visibility("default"))) int ct_libmod_entry(int abi, struct ct_backend *be,
                                                            void **ctx, struct ct_err *err);
 int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *err)
@@ -602,7 +660,8 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
         return ct_err_set(err, CT_EUNSUPP, "engine module of another colltune (ABI %d, not %d)",
                           CT_LIBMOD_ABI, abi);
     int provided;
-    CT_TRY(ct_mod_preinit(err)); /* before MPI_Init: no rank has started, none waits */
+    struct ct_err pre = {0};
+    int prc = ct_mod_preinit(&pre); /* a refusal is said after MPI_Init, agreed (agree_open) */
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
         MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return ct_err_set(err, CT_EIO, "%s: MPI_Init failed", ct_mod_lib_title());
@@ -612,12 +671,17 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     c->comm = MPI_COMM_NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
-    int rc = ct_mod_lib_open(&c->lib, err);
+    int rc = agree_open(c, prc < 0 ? &pre : NULL, err);
     if (rc < 0) {
-        /* the caller says why (on one rank), then closes: finalizing is collective, so no
-         * rank leaves, making the launcher stop the others, before that line is out */
+        /* every rank has the same line (agree_open): the caller's rank 0 says it, then all
+         * close; finalizing is collective, so no rank leaves, making the launcher stop the
+         * others, before that line is out */
         memset(be, 0, sizeof *be);
         be->close = mod_close;
+        be->agreed = true;
+        be->root = c->rank == 0;
+        be->shape.nranks = c->size;
+        be->shape.rank = c->rank;
         *ctx = c;
         return rc;
     }

@@ -265,7 +265,7 @@ static int trial_file(const char *var, const char *path, int *left_s, struct ct_
  * it (Debian's ch4:ucx ignores the POSIX file); then MPICH reads it (trial_file). MPICH takes
  * a variable from MPIR_CVAR_X, else MPIR_PARAM_X, else MPICH_X; empty is its built-in tree.
  */
-int ct_mod_preinit(struct ct_err *err)
+static int check_files(struct ct_err *err)
 {
     int left_s = 20; /* for every trial together: the job's start waits on them */
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -301,6 +301,21 @@ int ct_mod_preinit(struct ct_err *err)
         CT_TRY(trial_file(var, path, &left_s, err));
     }
     return 0;
+}
+
+int ct_mod_preinit(struct ct_err *err)
+{
+    int rc = check_files(err);
+    /* a refused file: this rank starts MPICH without any (it measures nothing), so that the
+     * job starts and every rank fails with its line (mpi_mod.c), not the others waiting in
+     * MPI_Init for a rank that left before it */
+    for (size_t i = 0; rc < 0 && i < sizeof files / sizeof files[0]; i++)
+        for (size_t p = 0; p < sizeof prefix / sizeof prefix[0]; p++) {
+            char var[96];
+            snprintf(var, sizeof var, "%s%s", prefix[p], files[i]);
+            unsetenv(var);
+        }
+    return rc;
 }
 
 const char *ct_mod_lib_title(void)
@@ -397,6 +412,12 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         }
     }
     *out = l;
+    return 0;
+}
+
+int ct_mod_lib_agreed(struct ct_mod_lib *l)
+{
+    (void)l; /* each rank's variables are its own; none is agreed on */
     return 0;
 }
 

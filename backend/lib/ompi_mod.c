@@ -195,13 +195,17 @@ int ct_mod_lib_open(struct ct_mod_lib **out, struct ct_err *err)
         free(l);
         return CT_EUNSUPP;
     }
-    /* the same on every rank, a refusal said once, where every rank came this far (a rank
-     * that refused its rules file above leaves the others waiting in MPI, as before: the boot
-     * timeout). After the check: this allreduce runs what a rules file --keep-rules kept names */
+    *out = l;
+    return 0;
+}
+
+int ct_mod_lib_agreed(struct ct_mod_lib *l)
+{
+    /* the same on every rank, a refusal said once. After the rules file's check on every
+     * rank: this allreduce runs what a rules file --keep-rules kept names */
     int all = l->dynamic;
     MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     l->dynamic = all;
-    *out = l;
     return 0;
 }
 

@@ -473,6 +473,34 @@ for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing"; do
     OMPI_MCA_coll_tuned_dynamic_rules_filename="$f" usage_error "a rules file Open MPI would ignore ($(basename "$f"))" -- \
         $X --lib ompi --local 2 -b 8K -e 8K -n 1 --keep-rules
 done
+# ... on one rank only (an MPMD launch whose ranks name different files, as hosts whose file
+# systems differ would): every rank fails at once with that rank's line, said once and
+# naming it; before, the others waited in a collective until a 30 s bound ended the job (the
+# ranks agree by messages, not a collective: one would run the rules a rank refused, and Open
+# MPI fails an allreduce whose rule names an algorithm it lacks)
+K="-x OMPI_MCA_coll_tuned_use_dynamic_rules=1 -x OMPI_MCA_coll_tuned_dynamic_rules_filename"
+for c in 1:missing 0:missing 2:badalg; do
+    bad=${c%%:*} f=$TMP/y/${c#*:}
+    f0="$TMP/so/r" f1="$TMP/so/r" f2="$TMP/so/r"
+    eval "f$bad=\$f"
+    t0=$(date +%s)
+    usage_says "of 3 ranks, a rules file only rank $bad would ignore (${c#*:})" \
+        "$([ $bad = 0 ] || echo "rank $bad on [^ ]*: ")Open MPI would ignore .*rules file '$f'" -- \
+        env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun.openmpi --oversubscribe --quiet \
+        -np 1 $K="$f0" $X --lib ompi -b 8K -e 8K -n 1 --keep-rules : \
+        -np 1 $K="$f1" $X --lib ompi -b 8K -e 8K -n 1 --keep-rules : \
+        -np 1 $K="$f2" $X --lib ompi -b 8K -e 8K -n 1 --keep-rules
+    t=$(($(date +%s) - t0))
+    [ $t -lt 20 ] && ok "... within $t s (the bound is 30)" || not_ok "a rules file only rank $bad refuses: $t s"
+done
+# a rank whose module does not load (before MPI_Init: no line to agree on) says so itself
+mkdir -p "$TMP/nomod" && echo "not a module" >"$TMP/nomod/ct-lib-ompi.so"
+env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun.openmpi --oversubscribe --quiet \
+    -np 1 $X --lib ompi -b 8 -e 8 -n 1 : -np 1 env COLLTUNE_LIB_DIR="$TMP/nomod" $X --lib ompi -b 8 -e 8 -n 1 \
+    >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "^colltune run: error: rank 1 on [^ ]*: --lib ompi: cannot load $TMP/nomod/ct-lib-ompi.so" "$TMP/err" \
+    && ok "a rank that cannot load its module, beside rank 0 on its host: it says why (exit $rc)" \
+    || not_ok "a module only rank 1 cannot load (exit $rc): $(cat "$TMP/err")"
 
 # ---- sweep --verify CONFIG --lib ompi: the exported file against the defaults ----------------
 python3 - "$M" "$TMP/v-ok.json" "$TMP/v-slow.json" "$TMP/v-rs.json" <<'PY'
@@ -1139,6 +1167,27 @@ for vf in "COLL $TMP/m-missing.json" "COLL $TMP/m-bad.json" "COLL $TMP/m-empty.j
         && ok "$v naming $(basename "$f"): one line, exit 2: $(cat "$TMP/err")" \
         || not_ok "$v=$(basename "$f"): exit $rc: $(head -c 600 "$TMP/out" "$TMP/err")"
 done
+# ... a file only one rank names (an MPMD launch): that rank starts MPICH without it, and every
+# rank fails at once with its line, said once; before, rank 0 waited in MPI_Init for good
+t0=$(date +%s)
+usage_says "a selection file only rank 1 names" \
+    "rank 1 on [^ ]*: MPICH cannot use MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE='$TMP/m-empty.json'" -- \
+    timeout 60 mpiexec.hydra -n 1 $X --lib mpich -b 8 -e 64 -n 1 -w 0 --keep-rules : \
+    -n 1 -env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$TMP/m-empty.json" $X --lib mpich -b 8 -e 64 -n 1 -w 0 --keep-rules
+t=$(($(date +%s) - t0))
+[ $t -lt 20 ] && ok "... within $t s" || not_ok "a file only rank 1 names: $t s"
+# a rank whose module does not load never reaches MPI_Init, and hydra does not end the job
+# for it: it says why, and the others leave within --boot-timeout + --timeout
+mkdir -p "$TMP/nomod" && echo "not a module" >"$TMP/nomod/ct-lib-mpich.so"
+t0=$(date +%s)
+timeout 60 mpiexec.hydra -n 1 $X --lib mpich -b 8 -e 64 -n 1 -w 0 --boot-timeout 4 --timeout 2 : \
+    -n 1 env COLLTUNE_LIB_DIR="$TMP/nomod" $X --lib mpich -b 8 -e 64 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"; rc=$?
+t=$(($(date +%s) - t0))
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $t -lt 30 ] \
+    && grep -q "^colltune run: error: rank 1 on [^ ]*: --lib mpich: cannot load $TMP/nomod/ct-lib-mpich.so" "$TMP/err" \
+    && grep -q "^colltune: error: rank 0: MPICH did not start within 6 s (a rank that did not reach MPI_Init?" "$TMP/err" \
+    && ok "a rank without its module under hydra: it says why, rank 0 leaves after 6 s ($t s, exit $rc)" \
+    || not_ok "a module only rank 1 cannot load, under hydra (exit $rc, $t s): $(cat "$TMP/err")"
 env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$TMP/m-bad.json" $X --lib mpich --local 2 -b 8 -e 64 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"
 [ $? -eq 0 ] && grep -q "note: measuring MPICH's defaults: MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE left out" "$TMP/err" \
     && ok "... without --keep-rules: left out, MPICH's defaults measured" || not_ok "bad file left out: $(cat "$TMP/err")"
