@@ -409,6 +409,64 @@ static int forced_ran(struct ct_nccl *n, int id, bool own_ch, long missed0, bool
     return rc;
 }
 
+#define SEED 0x5eed /* of the checked inputs (pass k of -c N: SEED + k) */
+
+/* One call of the prepared point (n->j, its buffers) checked, on the inputs of seed, the
+ * output poisoned first (all ones, NaN for floats), as the MPI engines do: a call that writes
+ * nothing fails the check, never passes on what an earlier point left in memory the allocator
+ * handed out again. The inputs go in after the poison (in place, allgather's is a block of the
+ * output). Wrong elements summed over ranks, as the native engine reports them. */
+static int checked_call(struct ct_nccl *n, uint64_t seed, const char *what, long *wrong,
+                        struct ct_err *err)
+{
+    const struct ct_job *j = &n->j;
+    size_t es = ct_dtype_size(j->dtype);
+    uint64_t sb = ct_job_send_bytes(j), rb = ct_job_recv_bytes(j);
+    size_t hl = sb > rb ? sb : rb;
+    void *h = malloc(hl ? hl : 1), *want = malloc((256u << 10) * es);
+    int rc = h && want ? 0 : ct_err_set(err, CT_ENOMEM, "NCCL engine: host staging");
+    if (rc == 0) {
+        memset(h, 0xff, rb);
+        rc = ct_mem_from_host(&n->mem, n->recv_buf, h, rb, err);
+    }
+    if (rc == 0) {
+        ct_verify_fill_job(j, seed, h);
+        rc = ct_mem_from_host(&n->mem, (void *)n->in, h, sb, err);
+    }
+    int e = rc == 0 ? launch(n) : 0;
+    if (e)
+        rc = nccl_fail(n, err, "collective", e);
+    if (rc == 0)
+        rc = await(n, NULL, 0, 1, what, err);
+    if (rc == 0)
+        rc = ct_mem_to_host(&n->mem, h, n->out, rb, err);
+    if (rc == 0)
+        *wrong = ct_verify_job(j, seed, h, want, 256u << 10);
+    free(h);
+    free(want);
+    if (rc == 0) {
+        long *all = calloc((size_t)n->boot->size, sizeof *all);
+        rc = all ? ct_boot_allgather(n->boot, wrong, sizeof *wrong, all, err) : CT_ENOMEM;
+        long total = 0;
+        for (int i = 0; rc == 0 && i < n->boot->size; i++)
+            total += all[i];
+        if (rc == 0)
+            *wrong = total;
+        free(all);
+    }
+    return rc;
+}
+
+/* The prepared point checked again after its timed calls (pass k: seed + k; backend.h). */
+static int nccl_recheck(void *ctx, int pass, long *wrong, struct ct_err *err)
+{
+    struct ct_nccl *n = ctx;
+    CT_TRY(still_usable(n, err));
+    if (!n->recv_buf)
+        return ct_err_set(err, CT_EINVAL, "NCCL engine: no point prepared");
+    return checked_call(n, SEED + (uint64_t)pass, "a check after the timed calls", wrong, err);
+}
+
 static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
                       long *wrong, struct ct_err *err)
 {
@@ -460,37 +518,7 @@ static int nccl_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j
             free_bufs(n);
         return rc;
     }
-    void *h = malloc(sb ? sb : 1), *want = malloc((256u << 10) * es);
-    if (!h || !want)
-        rc = ct_err_set(err, CT_ENOMEM, "NCCL engine: host staging");
-    if (rc == 0) {
-        ct_verify_fill_job(j, 0x5eed, h);
-        rc = ct_mem_from_host(&n->mem, (void *)n->in, h, sb, err);
-    }
-    int e = rc == 0 ? launch(n) : 0;
-    if (e)
-        rc = nccl_fail(n, err, "collective", e);
-    if (rc == 0)
-        rc = await(n, NULL, 0, 1, "the checked call", err);
-    void *hr = rc == 0 ? realloc(h, rb ? rb : 1) : NULL;
-    if (hr) {
-        h = hr;
-        rc = ct_mem_to_host(&n->mem, h, n->out, rb, err);
-        if (rc == 0)
-            *wrong = ct_verify_job(j, 0x5eed, h, want, 256u << 10);
-    }
-    free(h);
-    free(want);
-    if (rc == 0) { /* summed over ranks, as the native engine reports it */
-        long *all = calloc((size_t)n->boot->size, sizeof *all);
-        rc = all ? ct_boot_allgather(n->boot, wrong, sizeof *wrong, all, err) : CT_ENOMEM;
-        long total = 0;
-        for (int i = 0; rc == 0 && i < n->boot->size; i++)
-            total += all[i];
-        if (rc == 0)
-            *wrong = total;
-        free(all);
-    }
+    rc = checked_call(n, SEED, "the checked call", wrong, err);
     if (rc == 0)
         rc = forced_ran(n, id, own_ch, missed0, true, err);
     if (rc < 0)
@@ -631,6 +659,7 @@ int ct_nccl_open(struct ct_backend *be, struct ct_nccl **out, struct ct_boot *bo
     be->name = "nccl";
     be->begin = nccl_begin;
     be->time = nccl_time;
+    be->recheck = nccl_recheck;
     be->end = nccl_end;
     be->now_s = nccl_now;
     be->bcast = nccl_bcast;
