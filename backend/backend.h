@@ -96,9 +96,10 @@ struct ct_backend {
                               config's rules are predictions. NULL: measured */
     int max_channels;      /* the most channels a row can use (NCCL: its MAXCHANNELS); 0: 4 */
     bool root;             /* this rank plans */
-    /* Library engines whose open failed after MPI_Init: every rank has the same message
-     * (naming the rank that failed) and root, shape and close are set; root says it alone.
-     * false: each rank has its own (before MPI_Init, or a module that did not load). */
+    /* Library engines whose open failed after MPI_Init, the ranks agreed: root's message is
+     * the one to say (the failing rank's, naming it where it is not root), root, shape and
+     * close are set; root says it alone. false: each rank has its own (a module that did not
+     * load, MPI_Init failed). */
     bool agreed;
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };

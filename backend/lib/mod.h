@@ -25,8 +25,8 @@ struct ct_mod_row {
 struct ct_mod_lib;
 /* Before MPI_Init: environment the library reads at start-up; a negative status (with one
  * line) where the library would not survive it (MPICH's selection files), the environment
- * then left so that MPI_Init survives without it: the rank starts, and every rank fails with
- * that line after it (mpi_mod.c). */
+ * then left so that MPI_Init survives without it: the rank starts, and every rank fails after
+ * it, rank 0 saying that line (mpi_mod.c). */
 int ct_mod_preinit(struct ct_err *err);
 /* After MPI_Init: read the algorithm lists; *lib is new. Takes no collective: a rank may
  * fail here alone (mpi_mod.c agrees on the outcome afterwards). */

@@ -673,9 +673,9 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     int rc = agree_open(c, prc < 0 ? &pre : NULL, err);
     if (rc < 0) {
-        /* every rank has the same line (agree_open): the caller's rank 0 says it, then all
-         * close; finalizing is collective, so no rank leaves, making the launcher stop the
-         * others, before that line is out */
+        /* rank 0 has the line to say (agree_open) and says it, then all close; finalizing
+         * is collective, so no rank leaves, making the launcher stop the others, before
+         * that line is out */
         memset(be, 0, sizeof *be);
         be->close = mod_close;
         be->agreed = true;
