@@ -425,7 +425,7 @@ static int checked_call(struct ct_nccl *n, uint64_t seed, const char *what, long
     size_t hl = sb > rb ? sb : rb;
     void *h = malloc(hl ? hl : 1), *want = malloc((256u << 10) * es);
     int rc = h && want ? 0 : ct_err_set(err, CT_ENOMEM, "NCCL engine: host staging");
-    if (rc == 0) {
+    if (rc == 0 && n->out == n->recv_buf) { /* in place otherwise: the inputs overwrite it */
         memset(h, 0xff, rb);
         rc = ct_mem_from_host(&n->mem, n->recv_buf, h, rb, err);
     }

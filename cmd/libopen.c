@@ -114,14 +114,16 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     char left[512];
     int nleft = o->keep_rules ? 0 : ct_libmod_defaults_env(m, left, sizeof left);
     /* a rank that never reaches MPI_Init (its module did not load, say) leaves the others
-     * there for good under a launcher that does not end the job for it (MPICH's hydra) */
+     * there for good under a launcher that does not end the job for it (MPICH's hydra). The
+     * deadline exits 2 as that rank does: hydra ORs the ranks' codes (1 | 2 would read 3,
+     * a failed check) */
     unsigned s = (unsigned)ct_lib_bound_s(o->boot_timeout_s + o->timeout_s);
     char msg[240];
     snprintf(msg, sizeof msg,
              "colltune: error: rank %d: %s did not start within %u s (a rank that did not reach "
              "MPI_Init? its line, or the launcher's, says why; --boot-timeout)\n",
              ct_libmod_rank(), m->title, s);
-    ct_lib_deadline(s, CT_EXIT_FAIL, msg);
+    ct_lib_deadline(s, CT_EXIT_USAGE, msg);
     int rc = ct_libmod_open(m, be, ctx, &err);
     ct_lib_deadline_off();
     if (rc == 0) {

@@ -626,10 +626,10 @@ static int least_p2p(int rank, int size, int v)
  * line (the lowest such rank's), naming it where it is not rank 0, rather than the others
  * waiting in a collective for it until a bound ends the job. Then the library's own
  * agreements (ct_mod_lib_agreed), once every rank's check has passed. */
-static int agree_open(struct mod_ctx *c, const struct ct_err *pre, struct ct_err *err)
+static int agree_open(struct mod_ctx *c, int prc, const struct ct_err *pre, struct ct_err *err)
 {
-    int rc = pre ? pre->code : ct_mod_lib_open(&c->lib, err);
-    if (pre)
+    int rc = prc < 0 ? prc : ct_mod_lib_open(&c->lib, err);
+    if (prc < 0)
         *err = *pre;
     if (rc < 0)
         c->lib = NULL;
@@ -643,7 +643,7 @@ static int agree_open(struct mod_ctx *c, const struct ct_err *pre, struct ct_err
     if (c->rank == low && low) { /* to rank 0, which says it */
         MPI_Get_processor_name(host, &len);
         snprintf(line, sizeof line, "rank %d on %.*s: %s", c->rank, len, host, err->msg);
-        MPI_Send(line, (int)sizeof line, MPI_CHAR, 0, TAG_LINE, MPI_COMM_WORLD);
+        MPI_Send(line, (int)strlen(line) + 1, MPI_CHAR, 0, TAG_LINE, MPI_COMM_WORLD);
     } else if (c->rank == 0 && low) {
         MPI_Recv(line, (int)sizeof line, MPI_CHAR, low, TAG_LINE, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
@@ -671,7 +671,7 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     c->comm = MPI_COMM_NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
-    int rc = agree_open(c, prc < 0 ? &pre : NULL, err);
+    int rc = agree_open(c, prc, &pre, err);
     if (rc < 0) {
         /* rank 0 has the line to say (agree_open) and says it, then all close; finalizing
          * is collective, so no rank leaves, making the launcher stop the others, before
