@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "../algos/algo.h"
+#include "../lib/alive.h"
 #include "../lib/err.h"
 
 /* A rank's place, as the table's "Using devices" block prints it. */
@@ -33,6 +34,7 @@ struct ct_rank_info {
     long pid;
     char host[64];
     char device[128]; /* after "device": nccl-tests' "%2d [bus] name", " 0 [cpu]" for host memory */
+    char reach[CT_ALIVE_LEN]; /* where it answers whether it runs (lib/alive.h), "" unknown */
 };
 
 /* How many nodes ranks[0..n) name (their highest node number, plus one). */
@@ -101,6 +103,10 @@ struct ct_backend {
      * close are set; root says it alone. false: each rank has its own (a module that did not
      * load, MPI_Init failed). */
     bool agreed;
+    /* In, set by ct_libmod_open before a library module's entry (which copies it to this
+     * rank's place in ranks): where this rank answers whether it runs (lib/alive.h), NULL
+     * none */
+    const char *reach;
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };
 

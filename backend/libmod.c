@@ -657,8 +657,16 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
     if (!entry)
         return ct_err_set(err, CT_EUNSUPP, "--lib %s: the module has no %s", m->name,
                           CT_LIBMOD_ENTRY);
+    /* the ranks' places name where each answers whether it runs: a rank whose library calls
+     * do not return asks its peers on other hosts (cmd/libwatch.c); without it (no IPv4
+     * interface but loopback, no socket) it cannot, and runs on */
+    char reach[CT_ALIVE_LEN];
+    struct ct_err ignored = {0};
+    be->reach = ct_alive_start(reach, sizeof reach, &ignored) == 0 && *reach ? reach : NULL;
     /* the handle stays open: the library lives until the process ends */
-    return entry(CT_LIBMOD_ABI, be, ctx, err);
+    int rc = entry(CT_LIBMOD_ABI, be, ctx, err);
+    be->reach = NULL; /* this frame's */
+    return rc;
 }
 
 bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)

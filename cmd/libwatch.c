@@ -5,8 +5,9 @@
  * the survivors waiting. A thread reads the engine's progress count (backend.h) once a second;
  * when it has not moved for --timeout seconds the rank says so, naming the library, and
  * leaves with exit 1, as the native engine's ranks do when a peer makes no progress, naming
- * the peers of its host that are stopped or gone (the ranks' places, backend.h: a peer on
- * another host it cannot see; the others there name it). And the
+ * the peers of its host that are stopped or gone (the ranks' places, backend.h) and those on
+ * other hosts that do not answer whether they run (lib/alive.h: a stopped or dead process,
+ * or its host gone, answers nothing; one that waits as this one does answers). And the
  * bound on the library's teardown (MPI_Finalize), which the watchdog no longer covers, and on
  * NCCL's communicator set-up and teardown (cmd/engine.c).
  */
@@ -14,10 +15,12 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/alive.h"
 #include "../lib/file.h"
 #include "cmd.h"
 #include "librun.h"
@@ -50,6 +53,35 @@ static void stuck_peers(char *buf, size_t len)
     }
 }
 
+/* After stuck_peers' off bytes of buf: the ranks on other hosts that do not answer within 2 s
+ * (", rank 3 on node3 (pid 77) does not answer", ...); where several were asked and none
+ * answers, that alone (the network, or UDP filtered between the hosts, as likely as them
+ * all stopped). */
+static void silent_peers(char *buf, size_t len, size_t off)
+{
+    const struct ct_rank_info *r = w.be->ranks, *me = r ? &r[w.be->shape.rank] : NULL;
+    int n = w.be->shape.nranks, silent = 0;
+    const char **reach = me && n > 0 ? calloc((size_t)n, sizeof *reach) : NULL;
+    bool *ok = reach ? calloc((size_t)n, sizeof *ok) : NULL;
+    struct ct_err err = {0};
+    for (int q = 0; ok && q < n; q++)
+        reach[q] = strcmp(r[q].host, me->host) ? r[q].reach : NULL;
+    int asked = ok ? ct_alive_ask(reach, n, 2.0, ok, &err) : 0;
+    for (int q = 0; q < n && asked > 0; q++)
+        silent += !ok[q];
+    if (asked >= 2 && silent == asked)
+        snprintf(buf + off, len - off,
+                 "%s none of the %d ranks on other hosts answers (the network?)", off ? "," : ":",
+                 asked);
+    for (int q = 0; q < n && asked > 0 && silent < asked && off < len; q++)
+        if (!ok[q])
+            off +=
+                (size_t)snprintf(buf + off, len - off, "%s rank %d on %s (pid %ld) does not answer",
+                                 off ? "," : ":", q, r[q].host, r[q].pid);
+    free(reach);
+    free(ok);
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
@@ -68,6 +100,7 @@ static void *watch(void *arg)
         if (still >= w.timeout_s) {
             char msg[512], peers[240];
             stuck_peers(peers, sizeof peers);
+            silent_peers(peers, sizeof peers, strlen(peers));
             int n = snprintf(msg, sizeof msg,
                              "colltune: error: rank %d: no call into %s returned for %d s%s (a "
                              "peer died or stalled; --timeout); leaving\n",

@@ -563,9 +563,10 @@ static void mod_close(void *ctx)
 
 /* Every rank's host, pid, node and place on it: a node is a shared-memory communicator (the
  * library's own split), numbered in the order of its lowest rank. NULL when out of memory. */
-static struct ct_rank_info *places(const struct mod_ctx *c, MPI_Comm node)
+static struct ct_rank_info *places(const struct mod_ctx *c, MPI_Comm node, const char *reach)
 {
     struct ct_rank_info mine = {.rank = c->rank, .pid = (long)getpid()}, *all;
+    snprintf(mine.reach, sizeof mine.reach, "%s", reach ? reach : "");
     int len = 0, lead = c->rank;
     char name[MPI_MAX_PROCESSOR_NAME];
     MPI_Get_processor_name(name, &len);
@@ -660,6 +661,8 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
         return ct_err_set(err, CT_EUNSUPP, "engine module of another colltune (ABI %d, not %d)",
                           CT_LIBMOD_ABI, abi);
     int provided;
+    char reach[CT_ALIVE_LEN]; /* be's, which the entry clears */
+    snprintf(reach, sizeof reach, "%s", be->reach ? be->reach : "");
     struct ct_err pre = {0};
     int prc = ct_mod_preinit(&pre); /* a refusal is said after MPI_Init, agreed (agree_open) */
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
@@ -716,7 +719,7 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     int local = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &local);
-    c->ranks = places(c, node);
+    c->ranks = places(c, node, reach);
     be->ranks = c->ranks;
     MPI_Comm_free(&node);
     int lo = local, hi = local;

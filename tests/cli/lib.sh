@@ -84,3 +84,22 @@ every_coll() {
         done
     done
 }
+
+# stop_rank RANK ROW CMD...: runs CMD (a library engine's run) with its output in $TMP/out and
+# $TMP/err, stops rank RANK (SIGSTOP; its pid from the table's "Using devices" lines) once a
+# row matching ROW is out (past MPI_Init), waits for CMD and kills the stopped rank; sets rc
+# (CMD's exit) and stopped (the pid, "" where it was not found)
+stop_rank() {
+    sr_rank=$1 sr_row=$2; shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err" &
+    sr_job=$!
+    for i in $(seq 1 600); do
+        grep -q "$sr_row" "$TMP/out" && break
+        sleep 0.1
+    done
+    stopped=$(sed -n "s/^#  Rank  *$sr_rank Group  0 Pid  *\([0-9]*\) .*/\1/p" "$TMP/out")
+    [ -n "$stopped" ] && grep -q "$sr_row" "$TMP/out" && kill -STOP "$stopped"
+    wait $sr_job; rc=$?
+    [ -n "$stopped" ] && kill -KILL "$stopped" 2>/dev/null
+    return 0
+}

@@ -1125,16 +1125,7 @@ rc=$?
 # a rank stopped mid-run (SIGSTOP: hydra leaves its peer waiting): the peer's watchdog names
 # it after --timeout 3, as the peer of this host it found stopped. Stopped once the 8 B row
 # is out (the ranks measure then, past MPI_Init): its pid from the table's rank lines
-timeout 120 $X --lib mpich --local 2 --sizes 8,1M -n 400000 -w 0 --timeout 3 >"$TMP/out" 2>"$TMP/err" &
-job=$!
-for i in $(seq 1 300); do
-    grep -q "^ *8 .* mpich:default " "$TMP/out" && break
-    sleep 0.1
-done
-stopped=$(sed -n 's/^#  Rank  1 Group  0 Pid  *\([0-9]*\) .*/\1/p' "$TMP/out")
-[ -n "$stopped" ] && grep -q "^ *8 .* mpich:default " "$TMP/out" && kill -STOP "$stopped"
-wait $job; rc=$?
-[ -n "$stopped" ] && kill -KILL "$stopped" 2>/dev/null
+stop_rank 1 "^ *8 .* mpich:default " timeout 120 $X --lib mpich --local 2 --sizes 8,1M -n 400000 -w 0 --timeout 3
 [ $rc = 1 ] && grep -q "rank 0: no call into MPICH [0-9.]* returned for 3 s: rank 1 (pid $stopped) stopped (a peer died or stalled" "$TMP/err" \
     && ok "a rank stopped mid-run: its peer names it (rank 1, pid $stopped) and leaves, exit 1" \
     || { not_ok "a stopped rank: exit $rc, pid '$stopped'"; sed 's/^/#   /' "$TMP/err" | tail -5; }

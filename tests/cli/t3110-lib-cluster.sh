@@ -157,6 +157,15 @@ PY
         grep -q "^colltune run: error: rank 1 on .*: --lib ompi: cannot load $TMP/bad/ct-lib-ompi.so" "$TMP/err" \
         && ok "a host that cannot load the module: its rank says why (exit $rc)" \
         || not_ok "broken module on one host (exit $rc): $(tail -5 "$TMP/err")"
+    # a rank stopped mid-run alone on its host (SIGSTOP): no peer sees its process, each
+    # asks whether it runs and names it as the one that does not answer (lib/alive.h), then
+    # leaves after --timeout 3. Stopped once the 8 B row is out (past MPI_Init)
+    stop_rank 3 "^ *8 .* ompi:default " timeout 120 $COLLTUNE run --lib ompi --hosts "$hosts" \
+        --sizes 8,1M -n 2000 -w 0 --timeout 3
+    named=$(grep -c "rank [0-2]: no call into Open MPI [0-9.]* returned for 3 s: rank 3 on ${CT_NET}-node3 (pid $stopped) does not answer (a peer died or stalled" "$TMP/err")
+    [ $rc = 1 ] && [ "$named" -ge 1 ] \
+        && ok "a rank stopped alone on its host: $named of its peers name it (rank 3, pid $stopped, does not answer), exit 1" \
+        || { not_ok "a stopped rank on another host: exit $rc, pid '$stopped', named $named"; sed 's/^/#   /' "$TMP/err" | tail -5; }
 else
     skip "Open MPI engine (mpirun.openmpi or build/ct-lib-ompi.so missing)"
 fi

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+#include "alive.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "sock.h"
+
+/* A question and its answer: the magic, the asker's nonce, the peer's index in its list, and
+ * in the answer the tag of the process that answers. */
+#define MAGIC "ctalive1"
+struct msg {
+    char magic[8];
+    uint64_t nonce, tag;
+    uint32_t index;
+};
+
+static struct {
+    bool on;
+    int fd, stop[2];
+    uint64_t tag;
+    char reach[CT_ALIVE_LEN];
+    pthread_t t;
+} g = {.fd = -1, .stop = {-1, -1}};
+
+static void *answer(void *arg)
+{
+    (void)arg;
+    sigset_t all; /* the process's signals are its other threads' to take */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    struct pollfd p[2] = {{.fd = g.fd, .events = POLLIN}, {.fd = g.stop[0], .events = POLLIN}};
+    for (;;) {
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (p[1].revents)
+            break;
+        struct msg m;
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(g.fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n != (ssize_t)sizeof m || memcmp(m.magic, MAGIC, sizeof m.magic))
+            continue;
+        m.tag = g.tag;
+        (void)sendto(g.fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
+    }
+    return NULL;
+}
+
+static void close_all(void)
+{
+    for (int *f = (int[]){g.fd, g.stop[0], g.stop[1]}, k = 0; k < 3; k++)
+        if (f[k] >= 0)
+            close(f[k]);
+    g.fd = g.stop[0] = g.stop[1] = -1;
+}
+
+int ct_alive_start(char *reach, size_t len, struct ct_err *err)
+{
+    if (g.on) {
+        snprintf(reach, len, "%s", g.reach);
+        return 0;
+    }
+    struct ct_ifaddr ifs[CT_ALIVE_ADDRS];
+    int nif = ct_sock_if_list(ifs, CT_ALIVE_ADDRS, err);
+    reach[0] = 0;
+    if (nif <= 0)
+        return nif < 0 ? nif : 0; /* no peer could reach this host */
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t al = sizeof a;
+    g.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (g.fd < 0 || bind(g.fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+        getsockname(g.fd, (struct sockaddr *)&a, &al) < 0 || pipe2(g.stop, O_CLOEXEC) < 0) {
+        int rc = ct_err_sys(err, CT_EIO, "a UDP socket to answer on");
+        close_all();
+        return rc;
+    }
+    FILE *r = fopen("/dev/urandom", "r");
+    if (!r || fread(&g.tag, sizeof g.tag, 1, r) != 1)
+        g.tag = (uint64_t)ct_now_ns() ^ ((uint64_t)getpid() << 32);
+    if (r)
+        fclose(r);
+    int off = snprintf(g.reach, sizeof g.reach, "%d %016llx", ntohs(a.sin_port),
+                       (unsigned long long)g.tag);
+    for (int k = 0; k < nif && off < (int)sizeof g.reach; k++)
+        off += snprintf(g.reach + off, sizeof g.reach - (size_t)off, " %s", ifs[k].addr);
+    if (off >= (int)sizeof g.reach || pthread_create(&g.t, NULL, answer, NULL)) {
+        close_all();
+        return ct_err_set(err, CT_EIO, "cannot start the thread that answers peers");
+    }
+    g.on = true;
+    snprintf(reach, len, "%s", g.reach);
+    return 0;
+}
+
+void ct_alive_stop(void)
+{
+    if (!g.on)
+        return;
+    (void)!write(g.stop[1], "", 1);
+    pthread_join(g.t, NULL);
+    close_all();
+    g.on = false;
+}
+
+/* The port and tag of a peer's reach; the addresses after *rest. false: not a reach. */
+static bool parse_reach(const char *reach, long *port, uint64_t *tag, char **rest)
+{
+    char *end;
+    *port = strtol(reach, &end, 10);
+    if (*port <= 0 || *port > 65535 || *end != ' ')
+        return false;
+    *tag = strtoull(end + 1, rest, 16);
+    return *rest == end + 17;
+}
+
+/* Send the question for peer i to each of its addresses. */
+static void ask_one(int fd, const char *reach, uint64_t nonce, uint32_t i)
+{
+    struct msg m = {.nonce = nonce, .index = i};
+    memcpy(m.magic, MAGIC, sizeof m.magic);
+    char *end;
+    long port;
+    uint64_t tag;
+    if (!parse_reach(reach, &port, &tag, &end))
+        return;
+    for (int k = 0; k < CT_ALIVE_ADDRS && *end == ' '; k++) {
+        char addr[16];
+        size_t l = strcspn(end + 1, " ");
+        snprintf(addr, sizeof addr, "%.*s", (int)l, end + 1);
+        end += 1 + l;
+        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        if (inet_pton(AF_INET, addr, &to.sin_addr) == 1)
+            (void)sendto(fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
+    }
+}
+
+static uint64_t tag_of(const char *reach)
+{
+    long port;
+    uint64_t tag;
+    char *end;
+    return reach && parse_reach(reach, &port, &tag, &end) ? tag : 0;
+}
+
+int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered, struct ct_err *err)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), asked = 0, left = 0;
+    if (fd < 0)
+        return ct_err_sys(err, CT_EIO, "a UDP socket to ask peers on");
+    uint64_t nonce = (uint64_t)ct_now_ns() ^ ((uint64_t)getpid() << 40);
+    for (int i = 0; i < n; i++) {
+        answered[i] = !tag_of(reach[i]);
+        asked += !answered[i];
+    }
+    int64_t t0 = ct_now_ns(), end = t0 + (int64_t)(wait_s * 1e9), next = t0;
+    left = asked;
+    for (int64_t gap = 100000000, now = t0; left > 0 && now < end; now = ct_now_ns()) {
+        if (now >= next) { /* again to those that have not answered, at growing gaps */
+            for (int i = 0; i < n; i++)
+                if (!answered[i] && tag_of(reach[i]))
+                    ask_one(fd, reach[i], nonce, (uint32_t)i);
+            next = now + gap;
+            gap *= 2;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int64_t until = next < end ? next : end;
+        if (poll(&p, 1, (int)((until - now) / 1000000) + 1) <= 0)
+            continue;
+        struct msg m;
+        while (recv(fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m)
+            if (!memcmp(m.magic, MAGIC, sizeof m.magic) && m.nonce == nonce &&
+                m.index < (uint32_t)n && !answered[m.index] && m.tag == tag_of(reach[m.index])) {
+                answered[m.index] = true;
+                left--;
+            }
+    }
+    close(fd);
+    return asked;
+}
