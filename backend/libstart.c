@@ -48,12 +48,7 @@ int ct_libmod_notify_open(const char *hosts, const char *ifname, const char *por
     if (fd < 0)
         return fd;
     /* a token the caller must send back: a stray connection to the port says nothing */
-    unsigned long long t = (unsigned long long)ct_now_ns() ^ ((unsigned long long)getpid() << 32);
-    FILE *r = fopen("/dev/urandom", "r");
-    if (r && fread(&t, sizeof t, 1, r) != 1)
-        t ^= (unsigned long long)(uintptr_t)&t;
-    if (r)
-        fclose(r);
+    unsigned long long t = ct_random64();
     snprintf(notify, len, "%s:%d#%016llx", host, port, t);
     return fd;
 }

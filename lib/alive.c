@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "file.h"
 #include "sock.h"
 
 /* A question and its answer: the magic, the asker's nonce, the peer's index in its list, and
@@ -24,7 +25,7 @@
 struct msg {
     char magic[8];
     uint64_t nonce, tag;
-    uint32_t index;
+    uint64_t index; /* 64 bits: no padding goes out unset */
 };
 
 static struct {
@@ -87,11 +88,7 @@ int ct_alive_start(char *reach, size_t len, struct ct_err *err)
         close_all();
         return rc;
     }
-    FILE *r = fopen("/dev/urandom", "r");
-    if (!r || fread(&g.tag, sizeof g.tag, 1, r) != 1)
-        g.tag = (uint64_t)ct_now_ns() ^ ((uint64_t)getpid() << 32);
-    if (r)
-        fclose(r);
+    g.tag = ct_random64();
     int off = snprintf(g.reach, sizeof g.reach, "%d %016llx", ntohs(a.sin_port),
                        (unsigned long long)g.tag);
     for (int k = 0; k < nif && off < (int)sizeof g.reach; k++)
@@ -127,7 +124,7 @@ static bool parse_reach(const char *reach, long *port, uint64_t *tag, char **res
 }
 
 /* Send the question for peer i to each of its addresses. */
-static void ask_one(int fd, const char *reach, uint64_t nonce, uint32_t i)
+static void ask_one(int fd, const char *reach, uint64_t nonce, uint64_t i)
 {
     struct msg m = {.nonce = nonce, .index = i};
     memcpy(m.magic, MAGIC, sizeof m.magic);
@@ -171,7 +168,7 @@ int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered,
         if (now >= next) { /* again to those that have not answered, at growing gaps */
             for (int i = 0; i < n; i++)
                 if (!answered[i] && tag_of(reach[i]))
-                    ask_one(fd, reach[i], nonce, (uint32_t)i);
+                    ask_one(fd, reach[i], nonce, (uint64_t)i);
             next = now + gap;
             gap *= 2;
         }
@@ -182,7 +179,7 @@ int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered,
         struct msg m;
         while (recv(fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m)
             if (!memcmp(m.magic, MAGIC, sizeof m.magic) && m.nonce == nonce &&
-                m.index < (uint32_t)n && !answered[m.index] && m.tag == tag_of(reach[m.index])) {
+                m.index < (uint64_t)n && !answered[m.index] && m.tag == tag_of(reach[m.index])) {
                 answered[m.index] = true;
                 left--;
             }

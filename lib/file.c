@@ -6,12 +6,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err)
 {
@@ -267,4 +270,15 @@ int ct_self_path(char *buf, size_t len, int dir)
     if (slash)
         *slash = 0;
     return 0;
+}
+
+unsigned long long ct_random64(void)
+{
+    unsigned long long t = (unsigned long long)ct_now_ns() ^ ((unsigned long long)getpid() << 32);
+    FILE *r = fopen("/dev/urandom", "re");
+    if (r && fread(&t, sizeof t, 1, r) != 1)
+        t ^= (unsigned long long)(uintptr_t)&t;
+    if (r)
+        fclose(r);
+    return t;
 }

@@ -33,6 +33,8 @@ char *ct_path_sibling(const char *path, const char *name);
 
 /* Natural order: digit runs compare by value ("mlx5_2" < "mlx5_10"). */
 int ct_natcmp(const char *a, const char *b);
+/* 64 bits from /dev/urandom; where it cannot be read, the clock and the pid mixed. */
+unsigned long long ct_random64(void);
 /* Entry names of the folder path (no dot files) in natural order; 0 and *out NULL when it
  * cannot be read. Free with ct_dir_names_free. */
 size_t ct_dir_names(const char *path, char ***out);
