@@ -148,9 +148,17 @@ static void fill(struct mod_ctx *c)
     c->held = !c->j.in_place;
 }
 
-/* Calls that returned (backend.h progress), read by colltune's watchdog thread. */
+/*
+ * Calls that returned (backend.h progress), read by colltune's watchdog thread. One writer
+ * (the rank's thread), so a relaxed load and store, a plain move on x86: a locked add
+ * (atomic_fetch_add) in every timed call waits for the library's earlier stores to leave
+ * the store buffer (Open MPI 4.1.4's AllReduce, 2 ranks, Zen 5 VM, alternating runs: 16 B
+ * 0.62-0.69 us with it, 0.60 without; a plain MPI program 0.62-0.67).
+ */
 static _Atomic unsigned long ticks;
-#define TICK() atomic_fetch_add(&ticks, 1)
+#define TICK()                                                                                     \
+    atomic_store_explicit(&ticks, atomic_load_explicit(&ticks, memory_order_relaxed) + 1,          \
+                          memory_order_relaxed)
 
 static unsigned long mod_progress(void *ctx)
 {
