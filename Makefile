@@ -98,7 +98,7 @@ MOD_COMMON := backend/lib/mpi_mod.c backend/verify.c algos/types.c algos/reduce.
 MOD_LIBS_mpich := $(shell pkg-config --libs jansson 2>/dev/null)
 LIB_MODS := $(foreach l,ompi mpich,$(if $(wildcard backend/lib/$(l)_mod.c),$(if $(shell command -v $(MPICC_$(l)) 2>/dev/null),$(BUILD)/ct-lib-$(l).so)))
 $(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backend/backend.h algos/algo.h \
-  backend/verify.h
+  backend/verify.h lib/alive.h
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $@"
 	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON) $(MOD_LIBS_$*)

@@ -2,6 +2,7 @@
 #include "alive.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -19,9 +20,15 @@
 #include "file.h"
 #include "sock.h"
 
-/* A question and its answer: the magic, the asker's nonce, the peer's index in its list, and
- * in the answer the tag of the process that answers. */
-#define MAGIC "ctalive1"
+/*
+ * A question and its answer: the magic (a question's and an answer's differ: a responder
+ * answers questions only, so a datagram shaped as an answer, its source forged to another
+ * responder's place, starts no exchange between the two that would not end), the asker's
+ * nonce, the peer's index in its list, and in the answer the tag of the process that answers
+ * (big-endian on the wire, as compared).
+ */
+#define ASK "ctaliveQ"
+#define ANSWER "ctaliveA"
 struct msg {
     char magic[8];
     uint64_t nonce, tag;
@@ -46,15 +53,18 @@ static void *answer(void *arg)
     for (;;) {
         if (poll(p, 2, -1) < 0 && errno != EINTR)
             break;
-        if (p[1].revents)
-            break;
+        if (p[1].revents || (p[0].revents & (POLLERR | POLLNVAL)))
+            break; /* stopped, or the socket gone: not a loop that spins on the rank's core */
         struct msg m;
         struct sockaddr_in from;
         socklen_t fl = sizeof from;
         ssize_t n = recvfrom(g.fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
-        if (n != (ssize_t)sizeof m || memcmp(m.magic, MAGIC, sizeof m.magic))
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        if (n != (ssize_t)sizeof m || memcmp(m.magic, ASK, sizeof m.magic))
             continue;
-        m.tag = g.tag;
+        memcpy(m.magic, ANSWER, sizeof m.magic);
+        m.tag = htobe64(g.tag);
         (void)sendto(g.fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
     }
     return NULL;
@@ -127,7 +137,7 @@ static bool parse_reach(const char *reach, long *port, uint64_t *tag, char **res
 static void ask_one(int fd, const char *reach, uint64_t nonce, uint64_t i)
 {
     struct msg m = {.nonce = nonce, .index = i};
-    memcpy(m.magic, MAGIC, sizeof m.magic);
+    memcpy(m.magic, ASK, sizeof m.magic);
     char *end;
     long port;
     uint64_t tag;
@@ -176,10 +186,11 @@ int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered,
         int64_t until = next < end ? next : end;
         if (poll(&p, 1, (int)((until - now) / 1000000) + 1) <= 0)
             continue;
-        struct msg m;
-        while (recv(fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m)
-            if (!memcmp(m.magic, MAGIC, sizeof m.magic) && m.nonce == nonce &&
-                m.index < (uint64_t)n && !answered[m.index] && m.tag == tag_of(reach[m.index])) {
+        struct msg m; /* at most 64 a wake: a flood of them does not hold the ask past end */
+        for (int k = 0; k < 64 && recv(fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m; k++)
+            if (!memcmp(m.magic, ANSWER, sizeof m.magic) && m.nonce == nonce &&
+                m.index < (uint64_t)n && !answered[m.index] &&
+                m.tag == htobe64(tag_of(reach[m.index]))) {
                 answered[m.index] = true;
                 left--;
             }

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Whether a peer process runs (lib/alive.h): a real process answering on its UDP port, asked
  * while it runs, while it is stopped (SIGSTOP), after it continues and once it is gone; a
- * reach whose tag is another process's, and one that is not a reach. */
+ * reach whose tag is another process's, and one that is not a reach; its own answer sent
+ * back to it, not answered. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <endian.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +30,7 @@ static pid_t answering_child(char *reach, size_t len)
         char r[CT_ALIVE_LEN] = "";
         struct ct_err err = {0};
         close(p[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed check in the parent leaves none */
         if (ct_alive_start(r, sizeof r, &err) < 0)
             r[0] = 0;
         (void)!write(p[1], r, sizeof r);
@@ -93,4 +102,44 @@ Test(alive, a_second_start_gives_the_same_place)
     ct_alive_stop();
     if (*a)
         cr_expect(!ask1(a, 0.5), "stopped, it does not");
+}
+
+/* One datagram of len bytes to the reach's first address; what comes back within wait_ms
+ * into got (its length; 0: nothing). */
+static ssize_t exchange(int fd, const char *reach, const void *m, size_t len, void *got,
+                        int wait_ms)
+{
+    char addr[32] = "";
+    int port = 0;
+    cr_assert_eq(sscanf(reach, "%d %*s %31s", &port, addr), 2, "%s", reach);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    cr_assert_eq(inet_pton(AF_INET, addr, &to.sin_addr), 1);
+    cr_assert_eq(sendto(fd, m, len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)len);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, wait_ms) == 1 ? recv(fd, got, 64, 0) : 0;
+}
+
+Test(alive, a_responder_answers_questions_not_answers)
+{
+    char reach[CT_ALIVE_LEN];
+    pid_t pid = answering_child(reach, sizeof reach);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    cr_assert_geq(fd, 0);
+    /* a question as lib/alive.c sends it: magic, nonce, tag, index (32 bytes) */
+    unsigned char q[32] = "ctaliveQ", a[64], again[64];
+    q[8] = 7;
+    ssize_t n = exchange(fd, reach, q, sizeof q, a, 2000);
+    cr_assert_eq(n, 32, "a question is answered (%zd bytes)", n);
+    uint64_t tag = strtoull(strchr(reach, ' ') + 1, NULL, 16), got;
+    memcpy(&got, a + 16, sizeof got);
+    cr_expect_eq(be64toh(got), tag, "the answer carries the responder's tag, big-endian");
+    cr_expect_eq(a[8], 7, "and the question's nonce");
+    /* its answer sent back to it (as a forged source would make another responder do): no
+     * reply, so two responders cannot be set answering each other for good */
+    cr_expect_eq(exchange(fd, reach, a, 32, again, 300), 0, "an answer is not answered");
+    cr_expect_eq(exchange(fd, reach, q, 31, again, 300), 0, "nor a datagram of another size");
+    cr_expect_eq(exchange(fd, reach, q, sizeof q, again, 2000), 32, "it still answers questions");
+    close(fd);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
 }
