@@ -45,10 +45,7 @@ static struct {
 
 static void *answer(void *arg)
 {
-    (void)arg;
-    sigset_t all; /* the process's signals are its other threads' to take */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    (void)arg; /* the process's signals are its other threads' to take (blocked from the start) */
     struct pollfd p[2] = {{.fd = g.fd, .events = POLLIN}, {.fd = g.stop[0], .events = POLLIN}};
     for (;;) {
         if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -103,7 +100,12 @@ int ct_alive_start(char *reach, size_t len, struct ct_err *err)
                        (unsigned long long)g.tag);
     for (int k = 0; k < nif && off < (int)sizeof g.reach; k++)
         off += snprintf(g.reach + off, sizeof g.reach - (size_t)off, " %s", ifs[k].addr);
-    if (off >= (int)sizeof g.reach || pthread_create(&g.t, NULL, answer, NULL)) {
+    sigset_t all, was; /* the thread starts with every signal blocked: none lands on it */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &was);
+    int made = off < (int)sizeof g.reach && pthread_create(&g.t, NULL, answer, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
+    if (!made) {
         close_all();
         return ct_err_set(err, CT_EIO, "cannot start the thread that answers peers");
     }
