@@ -75,14 +75,42 @@ static void close_all(void)
     g.fd = g.stop[0] = g.stop[1] = -1;
 }
 
+/* Names of the bridges and virtual links that container and VM hosts add, every host alike
+ * (docker0 is 172.17.0.1 on each): not where a peer on another host reaches this one. */
+static bool local_bridge(const char *name)
+{
+    static const char *const pre[] = {"docker", "virbr", "br-",   "veth",   "cni", "flannel",
+                                      "cali",   "lxcbr", "lxdbr", "podman", "vnet"};
+    for (size_t k = 0; k < sizeof pre / sizeof *pre; k++)
+        if (!strncmp(name, pre[k], strlen(pre[k])))
+            return true;
+    return false;
+}
+
+int ct_alive_order(struct ct_ifaddr *ifs, int n)
+{
+    struct ct_ifaddr tmp;
+    int kept = 0;
+    for (int i = 0; i < n; i++) /* stable: the others in getifaddrs order, then the bridges */
+        if (!local_bridge(ifs[i].name)) {
+            tmp = ifs[i];
+            memmove(&ifs[kept + 1], &ifs[kept], (size_t)(i - kept) * sizeof *ifs);
+            ifs[kept++] = tmp;
+        }
+    return kept;
+}
+
 int ct_alive_start(char *reach, size_t len, struct ct_err *err)
 {
     if (g.on) {
         snprintf(reach, len, "%s", g.reach);
         return 0;
     }
-    struct ct_ifaddr ifs[CT_ALIVE_ADDRS];
-    int nif = ct_sock_if_list(ifs, CT_ALIVE_ADDRS, err);
+    struct ct_ifaddr ifs[32];
+    int nif = ct_sock_if_list(ifs, 32, err);
+    if (nif > 0)
+        ct_alive_order(ifs, nif);
+    nif = nif < CT_ALIVE_ADDRS ? nif : CT_ALIVE_ADDRS;
     reach[0] = 0;
     if (nif <= 0)
         return nif < 0 ? nif : 0; /* no peer could reach this host */

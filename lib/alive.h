@@ -14,12 +14,20 @@
 
 #include "err.h"
 
+struct ct_ifaddr; /* sock.h */
+
 /* Where a process answers: "PORT TAG ADDR [ADDR...]" (TAG: 16 hex digits the process drew,
  * which its answers carry: another process on that port of an address, a bridge's that
  * every host has, is not taken for it; ADDR: its interfaces that are up, not loopback, at
- * most CT_ALIVE_ADDRS), at most CT_ALIVE_LEN bytes with the NUL. */
+ * most CT_ALIVE_ADDRS, bridges last: ct_alive_order), at most CT_ALIVE_LEN bytes with the
+ * NUL. */
 #define CT_ALIVE_LEN 96
 #define CT_ALIVE_ADDRS 4
+
+/* Order a host's interfaces as its reach lists them: the container and VM bridges (docker*,
+ * virbr*, br-*, veth*, ...: the same addresses on every host) after the others, each group in
+ * its given order; returns how many are not such bridges. */
+int ct_alive_order(struct ct_ifaddr *ifs, int n);
 
 /* Start this process's answering thread (once: a second call gives the same place) and write
  * where it answers into reach; "" where the host has no such interface (then it answers

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../lib/alive.h"
+#include "../../lib/sock.h"
 
 /* A child that answers; its reach into reach. */
 static pid_t answering_child(char *reach, size_t len)
@@ -142,4 +143,16 @@ Test(alive, a_responder_answers_questions_not_answers)
     close(fd);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+}
+
+Test(alive, bridges_are_listed_last)
+{
+    const char *names[] = {"docker0", "eth0", "virbr0", "ib0", "veth1a2b", "eno1", "br-3f2e"};
+    struct ct_ifaddr ifs[7];
+    for (int i = 0; i < 7; i++)
+        snprintf(ifs[i].name, sizeof ifs[i].name, "%s", names[i]);
+    cr_expect_eq(ct_alive_order(ifs, 7), 3, "three are not bridges");
+    const char *want[] = {"eth0", "ib0", "eno1", "docker0", "virbr0", "veth1a2b", "br-3f2e"};
+    for (int i = 0; i < 7; i++)
+        cr_expect_str_eq(ifs[i].name, want[i], "place %d", i);
 }
