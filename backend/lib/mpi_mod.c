@@ -153,7 +153,7 @@ static void fill(struct mod_ctx *c)
  * (the rank's thread), so a relaxed load and store, a plain move on x86: a locked add
  * (atomic_fetch_add) in every timed call waits for the library's earlier stores to leave
  * the store buffer (Open MPI 4.1.4's AllReduce, 2 ranks, Zen 5 VM, alternating runs: 16 B
- * 0.62-0.69 us with it, 0.60 without; a plain MPI program 0.62-0.67).
+ * 0.62-0.69 us with it, 0.60 without).
  */
 static _Atomic unsigned long ticks;
 #define TICK()                                                                                     \
