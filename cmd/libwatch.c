@@ -53,24 +53,11 @@ static void stuck_peers(char *buf, size_t len)
     }
 }
 
-/* Where rank q's host, other than this rank's, is in the list: its count of ranks (*cnt) and
- * q's place among them. */
-static int place_on_host(const struct ct_rank_info *r, int n, int q, int *cnt)
-{
-    int pos = 0;
-    *cnt = 0;
-    for (int k = 0; k < n; k++)
-        if (!strcmp(r[k].host, r[q].host)) {
-            pos += k < q;
-            ++*cnt;
-        }
-    return pos;
-}
-
 /*
  * After stuck_peers' off bytes of buf: the other hosts whose asked rank does not answer within
- * 2 s (", rank 3 on node3 (pid 77) does not answer", ...). One rank of each other host is
- * asked, each asker its own (its rank modulo the host's count: a stalled job of N ranks sends
+ * 2 s (", rank 3 on node3 (pid 77) does not answer", ...). One rank of each other node (the
+ * ranks' places) is asked, each asker its own (the node's rank at the local place of its rank
+ * modulo the node's count: a stalled job of N ranks sends
  * each responder about as many questions as there are hosts, not N): a host whose rank
  * answers runs, and its own ranks name its stopped ones (stuck_peers). Where several hosts
  * were asked and none answers, that alone (the network, or UDP filtered between the hosts, as
@@ -79,14 +66,18 @@ static int place_on_host(const struct ct_rank_info *r, int n, int q, int *cnt)
 static int silent_peers(char *buf, size_t len, size_t off)
 {
     const struct ct_rank_info *r = w.be->ranks, *me = r ? &r[w.be->shape.rank] : NULL;
-    int n = w.be->shape.nranks, silent = 0, cnt;
-    const char **reach = me && n > 0 ? calloc((size_t)n, sizeof *reach) : NULL;
+    int n = w.be->shape.nranks, silent = 0, nodes = me ? ct_rank_info_nodes(r, n) : 0;
+    const char **reach = nodes > 0 ? calloc((size_t)n, sizeof *reach) : NULL;
     bool *ok = reach ? calloc((size_t)n, sizeof *ok) : NULL;
+    int *per = ok ? calloc((size_t)nodes, sizeof *per) : NULL; /* ranks per node */
     struct ct_err err = {0};
-    for (int q = 0; ok && q < n; q++)
-        if (strcmp(r[q].host, me->host) && place_on_host(r, n, q, &cnt) == me->rank % cnt)
+    for (int q = 0; per && q < n; q++)
+        if (r[q].node >= 0)
+            per[r[q].node]++;
+    for (int q = 0; per && q < n; q++) /* the node's rank at local place me % its count */
+        if (r[q].node >= 0 && r[q].node != me->node && r[q].local_rank == me->rank % per[r[q].node])
             reach[q] = r[q].reach;
-    int asked = ok ? ct_alive_ask(reach, n, 2.0, ok, &err) : 0;
+    int asked = per ? ct_alive_ask(reach, n, 2.0, ok, &err) : 0;
     for (int q = 0; q < n && asked > 0; q++)
         silent += !ok[q];
     if (asked >= 2 && silent == asked)
@@ -100,6 +91,7 @@ static int silent_peers(char *buf, size_t len, size_t off)
                                     asked == 1 ? " (or UDP is filtered between the hosts)" : "");
     free(reach);
     free(ok);
+    free(per);
     return asked > 0 ? asked : 0;
 }
 

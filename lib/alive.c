@@ -195,19 +195,26 @@ static uint64_t tag_of(const char *reach)
 int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered, struct ct_err *err)
 {
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), asked = 0, left = 0;
-    if (fd < 0)
-        return ct_err_sys(err, CT_EIO, "a UDP socket to ask peers on");
-    uint64_t nonce = (uint64_t)ct_now_ns() ^ ((uint64_t)getpid() << 40);
-    for (int i = 0; i < n; i++) {
-        answered[i] = !tag_of(reach[i]);
+    uint64_t *tag = fd >= 0 ? calloc(n > 0 ? (size_t)n : 1, sizeof *tag) : NULL;
+    if (!tag) {
+        int rc = ct_err_sys(err, CT_EIO, "a UDP socket (and its list) to ask peers on");
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    uint64_t nonce = ct_random64();
+    for (int i = 0; i < n; i++) { /* each peer's tag, as it goes on the wire; 0: not asked */
+        tag[i] = tag_of(reach[i]);
+        answered[i] = !tag[i];
         asked += !answered[i];
+        tag[i] = htobe64(tag[i]);
     }
     int64_t t0 = ct_now_ns(), end = t0 + (int64_t)(wait_s * 1e9), next = t0;
     left = asked;
     for (int64_t gap = 100000000, now = t0; left > 0 && now < end; now = ct_now_ns()) {
         if (now >= next) { /* again to those that have not answered, at growing gaps */
             for (int i = 0; i < n; i++)
-                if (!answered[i] && tag_of(reach[i]))
+                if (!answered[i])
                     ask_one(fd, reach[i], nonce, (uint64_t)i);
             next = now + gap;
             gap *= 2;
@@ -219,12 +226,12 @@ int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered,
         struct msg m; /* at most 64 a wake: a flood of them does not hold the ask past end */
         for (int k = 0; k < 64 && recv(fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m; k++)
             if (!memcmp(m.magic, ANSWER, sizeof m.magic) && m.nonce == nonce &&
-                m.index < (uint64_t)n && !answered[m.index] &&
-                m.tag == htobe64(tag_of(reach[m.index]))) {
+                m.index < (uint64_t)n && !answered[m.index] && m.tag == tag[m.index]) {
                 answered[m.index] = true;
                 left--;
             }
     }
     close(fd);
+    free(tag);
     return asked;
 }
