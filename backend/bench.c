@@ -2,6 +2,7 @@
 /* One measured point: buffers, inputs, warmup, timed iterations, verification. */
 #include "bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -778,6 +779,18 @@ static bool timing_inputs_held(const struct ct_bench *b, const struct ct_bench_p
     return can_hold(b, &p->j, &p->s, &p->a, p->fl.k > 1) && holds_for(b, &p->j);
 }
 
+int ct_bench_reps_for(double median_us)
+{
+    double n = median_us > 0 ? ceil(CT_BENCH_REPS_US / median_us) : CT_BENCH_REPS_MAX;
+    return n > CT_BENCH_REPS_MAX ? CT_BENCH_REPS_MAX : n < 1 ? 1 : (int)n;
+}
+
+double ct_bench_median3(const double *t)
+{
+    double lo = fmin(t[0], t[1]), hi = fmax(t[0], t[1]);
+    return fmax(lo, fmin(hi, t[2]));
+}
+
 int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters, int reps,
                   double *out_us, struct ct_err *err)
 {
@@ -861,8 +874,14 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
     int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
     struct ct_bench_prep p;
     CT_TRY(ct_bench_prepare(b, al, j, &p, err));
-    double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
-    int rc = ct_bench_time(b, &p, cfg->warmup, iters, cfg->reps, t, err);
+    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), pr[CT_BENCH_REPS_PROBE];
+    int rc = 0, warmup = cfg->warmup, reps = cfg->reps;
+    if (reps == CT_BENCH_REPS_AUTO) { /* the samples are alike on every rank (the combined) */
+        rc = ct_bench_time(b, &p, warmup, CT_BENCH_REPS_PROBE, 1, pr, err);
+        warmup = 0;
+        reps = ct_bench_reps_for(ct_bench_median3(pr));
+    }
+    rc = rc ? rc : ct_bench_time(b, &p, warmup, iters, reps, t, err);
     memset(out, 0, sizeof *out);
     out->steps = ct_sched_comm_steps(&p.s);
     out->bytes_sent = p.s.bytes_sent;

@@ -121,7 +121,8 @@ void ct_rank_times_combine(const double *all, int nranks, int iters, int rank_ti
 struct ct_bench_cfg {
     int iters, warmup;
     int check; /* verification passes (0 = none) */
-    int reps;  /* runs back to back per timed sample (0 or 1: one, after a barrier) */
+    int reps;  /* runs back to back per timed sample (0 or 1: one, after a barrier; or
+                * CT_BENCH_REPS_AUTO) */
     /* ct_backend_point only, over an engine whose samples are the slowest rank's (alike on
      * every rank: the library engines, NCCL): 0, iters timed calls; else one timed call
      * after the warmup, then as many as span max_s by it, at least CT_BENCH_SPAN_MIN and at
@@ -129,6 +130,22 @@ struct ct_bench_cfg {
     double max_s;
 };
 #define CT_BENCH_SPAN_MIN 3
+
+/*
+ * Short collectives timed back to back (the sweep's samples, run --batch auto): one run per
+ * barrier also times the barrier's exit skew (the rank whose barrier message arrived last
+ * leaves a latency before the other), so a sample of a short collective is as many runs
+ * back to back after one barrier as span about CT_BENCH_REPS_US at the median of
+ * CT_BENCH_REPS_PROBE single runs after the warmup, at most CT_BENCH_REPS_MAX: the count
+ * for that median (1 at CT_BENCH_REPS_US and above).
+ */
+#define CT_BENCH_REPS_AUTO (-1)
+#define CT_BENCH_REPS_US 50.0
+#define CT_BENCH_REPS_MAX 64
+#define CT_BENCH_REPS_PROBE 3
+int ct_bench_reps_for(double median_us);
+/* The median of CT_BENCH_REPS_PROBE (3) times. */
+double ct_bench_median3(const double *t);
 
 /* A point ready to run: its schedule and executor arguments over b's buffers. Buffers may
  * move when another point is prepared: prepare, time, release, in that order. */

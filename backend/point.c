@@ -15,17 +15,23 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
     long wrong = 0;
     memset(out, 0, sizeof *out);
     CT_TRY(be->begin(ctx, a, j, cfg->check > 0, &wrong, err));
-    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), first = 0;
-    int rc = 0, warmup = cfg->warmup;
-    if (cfg->max_s > 0 && iters > CT_BENCH_SPAN_MIN) { /* first: the same on every rank */
-        rc = be->time(ctx, warmup, 1, cfg->reps, &first, err);
+    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), first = 0, pr[CT_BENCH_REPS_PROBE];
+    int rc = 0, warmup = cfg->warmup, reps = cfg->reps;
+    if (reps == CT_BENCH_REPS_AUTO) { /* the samples are the slowest rank's: alike everywhere */
+        rc = be->time(ctx, warmup, CT_BENCH_REPS_PROBE, 1, pr, err);
         warmup = 0;
-        if (rc == 0 && first * iters > cfg->max_s * 1e6) {
-            double fit = ceil(cfg->max_s * 1e6 / first);
+        reps = ct_bench_reps_for(ct_bench_median3(pr));
+    }
+    reps = reps > 1 ? reps : 1;
+    if (rc == 0 && cfg->max_s > 0 && iters > CT_BENCH_SPAN_MIN) { /* first: alike everywhere */
+        rc = be->time(ctx, warmup, 1, reps, &first, err);
+        warmup = 0;
+        if (rc == 0 && first * reps * iters > cfg->max_s * 1e6) {
+            double fit = ceil(cfg->max_s * 1e6 / (first * reps));
             iters = fit > CT_BENCH_SPAN_MIN ? (int)fit : CT_BENCH_SPAN_MIN;
         }
     }
-    rc = rc ? rc : be->time(ctx, warmup, iters, cfg->reps, t, err);
+    rc = rc ? rc : be->time(ctx, warmup, iters, reps, t, err);
     for (int k = 1; rc == 0 && be->recheck && k < cfg->check; k++) { /* -c N: N passes */
         long w = 0;
         rc = be->recheck(ctx, k, &w, err);

@@ -62,6 +62,17 @@ int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long 
     return 0;
 }
 
+int ct_arg_batch(const char *cmd, const char *arg, int *batch)
+{
+    if (!strcmp(arg, "auto"))
+        return (*batch = CT_BENCH_REPS_AUTO), 0;
+    long v;
+    if (ct_parse_int(arg, 1, 4096, &v))
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --batch '%s' (1..4096 or auto)", arg);
+    *batch = (int)v;
+    return 0;
+}
+
 int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long long *out)
 {
     if (ct_parse_size(arg, out))

@@ -83,6 +83,8 @@ int ct_arg_quant(const char *cmd, const char *arg, struct ct_opts *o);
 #define CT_PLACE_OUT 1
 #define CT_PLACE_IN 2
 int ct_arg_place(const char *cmd, const char *arg, int *place);
+/* run --batch N|auto: calls back to back per timed iteration (auto: CT_BENCH_REPS_AUTO) */
+int ct_arg_batch(const char *cmd, const char *arg, int *batch);
 /* Comma-separated collectives into the CT_COLL_BIT set *colls. */
 int ct_arg_colls(const char *cmd, const char *arg, unsigned *colls);
 /* sweep --algos: colltune's algorithms appended to v (at most CT_ARG_MAX_ALGOS), or a

@@ -70,7 +70,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             .nnodes = be.ranks ? ct_rank_info_nodes(be.ranks, n)
                                                : n / ct_shape_rpn(&be.shape),
                             .ranks = be.ranks,
-                            .args = r->cmdline};
+                            .args = r->cmdline,
+                            .batch = r->batch};
     FILE *tab = ct_cmd_report_stream(r->json); /* --json -: the JSON alone on stdout */
     for (size_t k_size = 0; a && k_size < nlist; k_size++) {
         uint64_t size = list[k_size];
@@ -86,7 +87,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         ct_opts_params_str(o, a, row->params, sizeof row->params);
         for (int k = r->place == CT_PLACE_IN; k <= (r->place != CT_PLACE_OUT); k++) {
             struct ct_point p;
-            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check, 1, r->max_s};
+            struct ct_bench_cfg bc = {r->iters, r->warmup, r->check, r->batch, r->max_s};
             j.in_place = k;
             if (ct_backend_point(&be, ctx, a, &j, &bc, &p, &err) < 0) {
                 /* every rank refuses alike (the library's own answer, or a setting that
@@ -105,8 +106,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         if (be.root)
             ct_table_row(tab, row);
     }
-    if (a && be.root && ct_table_footer(tab, rows, nrows) > 0)
-        code = CT_EXIT_CHECK;
+    code = a && be.root && ct_table_footer(tab, rows, nrows) > 0 ? CT_EXIT_CHECK : code;
     if (a && be.root && r->json && ct_results_json_write(r->json, &m, rows, nrows, &err) < 0)
         code = ct_cmd_fail("run", CT_EXIT_FAIL, "%s", err.msg);
 out:

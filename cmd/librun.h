@@ -49,6 +49,7 @@ struct ct_librun_cfg {
     const char *json;  /* --json FILE (colltune-results/1), "-": stdout, the table on stderr */
     int place;         /* CT_PLACE_OUT | CT_PLACE_IN: the halves each size runs */
     double max_s;      /* --max-time: 0, iters calls per size (struct ct_bench_cfg) */
+    int batch;         /* --batch: calls back to back per iteration (0: one), auto -1 */
 };
 /* colltune run --lib: launch, or in a rank measure and (root) print the table. */
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);

@@ -22,7 +22,7 @@ struct run_ctx {
     struct ct_opts o;
     unsigned long long minb, maxb;
     double factor;
-    int iters, warmup, check, average, place; /* average: enum ct_rank_time (nccl-tests -a) */
+    int iters, warmup, check, average, place, batch; /* average: enum ct_rank_time (-a) */
     double max_s; /* --max-time (the engines whose samples are the slowest rank's) */
     const char *json, *sizes;
     bool tui, print_boot, range; /* range: -b, -e or -f given (refused beside --sizes) */
@@ -31,7 +31,7 @@ struct run_ctx {
 
 static int parse(struct run_ctx *x, int argc, char **argv)
 {
-    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_SIZES, O_PLACE, O_MAXT };
+    enum { O_JSON = 1000, O_PRINTBOOT, O_TUI, O_QUANT, O_SIZES, O_PLACE, O_MAXT, O_BATCH };
     /* clang-format off */
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
@@ -39,7 +39,8 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"json", 1, 0, O_JSON},
         {"print-bootstrap", 0, 0, O_PRINTBOOT}, {"tui", 0, 0, O_TUI}, {"help", 0, 0, 'h'},
         {"quant", 1, 0, O_QUANT}, {"sizes", 1, 0, O_SIZES}, {"average", 1, 0, 'a'},
-        {"place", 1, 0, O_PLACE}, {"max-time", 1, 0, O_MAXT}, CT_OPTS_LONG, {0, 0, 0, 0}};
+        {"place", 1, 0, O_PLACE}, {"max-time", 1, 0, O_MAXT}, {"batch", 1, 0, O_BATCH},
+        CT_OPTS_LONG, {0, 0, 0, 0}};
     /* clang-format on */
     ct_opts_init(&x->o);
     opterr = 0;
@@ -62,6 +63,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case O_JSON: x->json = optarg; break;
         case O_SIZES: x->sizes = optarg; break;
         case O_PLACE: CT_TRY_OPT(ct_arg_place("run", optarg, &x->place)); break;
+        case O_BATCH: CT_TRY_OPT(ct_arg_batch("run", optarg, &x->batch)); break;
         case O_MAXT:
             CT_TRY_OPT(ct_arg_num("run", "max-time", optarg, 0.001, 1e6, &x->max_s));
             break;
@@ -139,9 +141,9 @@ static int run_rank(struct ct_boot *boot, void *arg)
              quant ? quant : "");
     const char *rt = x->average != CT_RANK_TIME_MAX ? ct_rank_time_name(x->average) : NULL;
     const char *tp = nccl ? nbe.library : ct_native_tp_label(&comm, &mem, tpn, sizeof tpn);
-    struct ct_run_meta m = {d->name,     tp,         CT_VERSION, x->minb,  x->maxb,
-                            x->factor,   x->warmup,  x->iters,   x->check, comm.size,
-                            comm.nnodes, x->cmdline, ranks,      quant,    rt};
+    struct ct_run_meta m = {d->name,   tp,       CT_VERSION, x->minb,   x->maxb,     x->factor,
+                            x->warmup, x->iters, x->check,   comm.size, comm.nnodes, x->cmdline,
+                            ranks,     quant,    rt,         x->batch};
     size_t nsizes = ct_bench_sizes(x->o.coll, x->minb, x->maxb, x->factor, es, comm.size, &sizes);
     struct ct_job j; /* every size checked on every rank before any runs; said by rank 0 */
     ct_opts_job(&x->o, &comm, 0, &j);
@@ -168,7 +170,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
         for (int k = x->place == CT_PLACE_IN; k <= (x->place != CT_PLACE_OUT); k++) {
             struct ct_point p;
             j.in_place = k;
-            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check, 1, x->max_s};
+            struct ct_bench_cfg bc = {x->iters, x->warmup, x->check, x->batch, x->max_s};
             if ((nccl ? ct_nccl_point(nccl, &j, &bc, &p, &err)
                       : ct_bench_point(&b, x->o.algo, &j, &bc, &p, &err)) < 0) {
                 ct_live_close(&live);
@@ -240,7 +242,7 @@ int cmd_run(int argc, char **argv)
         return ct_librun(&x.o,
                          &(struct ct_librun_cfg){x.minb, x.maxb, x.factor, x.iters, x.warmup,
                                                  x.check, x.cmdline, x.sizes, x.json, x.place,
-                                                 x.max_s},
+                                                 x.max_s, x.batch},
                          argc, argv);
     CT_TRY_OPT(ct_opts_precheck(&x.o, "run"));
     return ct_opts_launch(&x.o, "run", run_rank, &x);

@@ -59,6 +59,9 @@ int ct_results_json_write(const char *path, const struct ct_run_meta *m, const s
     json_object_set_new(args, "quant", m->quant ? json_string(m->quant) : json_null());
     if (m->rank_time) /* absent: the slowest rank's */
         json_object_set_new(args, "rank_time", json_string(m->rank_time));
+    if (m->batch < 0 || m->batch > 1) /* absent: one call per iteration */
+        json_object_set_new(args, "batch",
+                            m->batch < 0 ? json_string("auto") : json_integer(m->batch));
     if (m->args)
         json_object_set_new(args, "command_line", json_string(m->args));
     json_object_set_new(doc, "args", args);

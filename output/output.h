@@ -39,6 +39,7 @@ struct ct_run_meta {
     const struct ct_rank_info *ranks;
     const char *quant; /* NULL: exact; else every row is quantized to this format */
     const char *rank_time; /* NULL: a sample's time is the slowest rank's; else whose it is */
+    int batch;             /* calls back to back per iteration (run --batch): 0 or 1 one, -1 auto */
 };
 
 /* nccl-tests-style table */

@@ -45,6 +45,13 @@ void ct_table_header(FILE *f, const struct ct_run_meta *m)
     fprintf(f, "#\n");
     if (m->rank_time)
         fprintf(f, "# time: the median over iterations of %s time (-a)\n#\n", m->rank_time);
+    if (m->batch < 0)
+        fprintf(f,
+                "# time: per call, an iteration as many calls back to back as span %g us "
+                "(at most %d; --batch auto)\n#\n",
+                CT_BENCH_REPS_US, CT_BENCH_REPS_MAX);
+    else if (m->batch > 1)
+        fprintf(f, "# time: per call, an iteration %d calls back to back (--batch)\n#\n", m->batch);
     if (m->quant) {
         fprintf(f, "# Quantized: %s on the wire, block-scaled (one float32 scale per 256 "
                    "elements); results are NOT exact.\n", m->quant);

@@ -14,6 +14,7 @@
 
 #include "../lib/clock.h"
 #include "../algos/coll.h"
+#include "../backend/bench.h"
 #include "../lib/parse.h"
 #include "stats.h"
 #include "plan.h"
@@ -272,15 +273,13 @@ static int next_batch(const struct ct_sweep_cmd *cmd, const struct ct_stats *st,
 }
 
 /*
- * Runs back to back per sample (bench.h, ct_bench_time: one run per sample also times the
- * barrier's exit skew, which a point keeps or not by chance): as many as span REPS_US, from
- * the median of PROBE samples of one run each, timed after the warmup; at most REPS_MAX.
- * The probe's times are the same on every rank, so is the count. Where it is one run (a
- * long collective), the probe's samples are the point's first.
+ * Runs back to back per sample (bench.h, ct_bench_reps_for: one run per sample also times
+ * the barrier's exit skew, which a point keeps or not by chance), from the median of PROBE
+ * samples of one run each, timed after the warmup. The probe's times are the same on every
+ * rank, so is the count. Where it is one run (a long collective), the probe's samples are
+ * the point's first.
  */
-#define REPS_US 50.0
-#define REPS_MAX 64
-#define PROBE 3
+#define PROBE CT_BENCH_REPS_PROBE
 
 static int probe_reps(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, int warm,
                       struct ct_sweep_samples *s, double *spent, int *reps, struct ct_err *err)
@@ -289,9 +288,9 @@ static int probe_reps(struct ct_sweep_run *r, const struct ct_sweep_cmd *cmd, in
     CT_TRY(r->be->time(r->ctx, warm, PROBE, 1, s->x + s->n, err));
     struct ct_stats st;
     ct_stats_compute(s->x + s->n, PROBE, &st);
-    double timed = PROBE * st.mean * 1e-6, n = st.median > 0 ? ceil(REPS_US / st.median) : REPS_MAX;
+    double timed = PROBE * st.mean * 1e-6;
     *spent += timed + PROBE * cmd->iter_cost_s;
-    *reps = n > REPS_MAX ? REPS_MAX : n < 1 ? 1 : (int)n;
+    *reps = ct_bench_reps_for(st.median);
     if (*reps == 1) {
         r->res->measuring_s += timed;
         s->n += PROBE;

@@ -33,5 +33,8 @@ usage_error "average with a library engine" -- $R -a 1 --lib ompi
 usage_error "place not a word run knows" -- $R --place outside
 usage_error "max time zero" -- $R --max-time 0 --lib ompi
 usage_error "max time without a library engine" -- $R --max-time 2
+usage_error "batch zero" -- $R --batch 0
+usage_error "batch not a number or auto" -- $R --batch many
+usage_error "batch past 4096" -- $R --batch 4097
 usage_error "more sizes than a run takes" -- $R -b 8 -e 1G -f 1.001
 done_testing

@@ -38,6 +38,22 @@ $COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 -a 3 --json "$TMP/a.json" >"$TMP/out
     ! grep -q "^# time:" "$TMP/out" &&
     python3 -c "import json,sys; assert 'rank_time' not in json.load(open(sys.argv[1]))['args']" "$TMP/a.json" \
     && ok "run -a 3 is the default: the slowest rank" || not_ok "run -a 3 is the default"
+# --batch N|auto: calls back to back per timed iteration, said in the header and the JSON,
+# every result still checked
+for b in 8 auto; do
+    want=$([ $b = auto ] && echo '"auto"' || echo $b)
+    if $COLLTUNE run --local 2 -b 8 -e 64K -f 16 -n 5 -w 1 -c 2 --batch $b --json "$TMP/b.json" >"$TMP/out" 2>&1 &&
+        grep -q "^# time: per call, an iteration .*back to back" "$TMP/out" &&
+        grep -q "Out of bounds values : 0 OK" "$TMP/out" &&
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['args']['batch']==json.loads(sys.argv[2]); assert all(r['wrong']==0 for r in d['results'])" \
+            "$TMP/b.json" "$want"; then
+        ok "run --batch $b"
+    else
+        not_ok "run --batch $b"; tail -5 "$TMP/out" | sed 's/^/#   /'
+    fi
+done
+python3 -c "import json,sys; assert 'batch' not in json.load(open(sys.argv[1]))['args']" "$TMP/a.json" \
+    && ok "run: one call per iteration by default (no batch in the JSON)" || not_ok "run: batch in the default's JSON"
 # launcher environment: two separately started processes rendezvous at COLLTUNE_ROOT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 for tp in shm tcp; do

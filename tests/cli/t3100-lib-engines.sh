@@ -156,6 +156,14 @@ assert [(r['rank'], r['node'], r['local_rank']) for r in d['layout']['ranks']] =
 expect 0 "run --lib ompi --max-time 0.005 --place out" -- $X --lib ompi --local 2 --sizes 8,64M -n 20 -w 1 -c 0 --max-time 0.005 --place out --json -
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results']; assert [(x['size'], x['iters']) for x in r] == [(8, 20), (67108864, 3)], r; assert all(x['placement'] == 'out-of-place' for x in r), r" "$TMP/out" \
     && ok "... 20 timed calls at 8 B, 3 at 64 MiB, out of place only" || not_ok "--max-time: $(cat "$TMP/out")"
+# --batch: a sample is that many calls back to back, so --max-time counts them (4096 calls
+# of 8 B take 1-5 ms: fewer than 20 samples fit 5 ms); auto: as many as span 50 us
+expect 0 "run --lib ompi --batch 4096 --max-time 0.005" -- $X --lib ompi --local 2 --sizes 8 -n 20 -w 1 --max-time 0.005 --place out --batch 4096 --json -
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results']; assert d['args']['batch'] == 4096 and 3 <= r[0]['iters'] < 20 and r[0]['wrong'] == 0, (d['args'], r)" "$TMP/out" \
+    && ok "... fewer samples where each is 4096 calls, checked" || not_ok "--batch 4096: $(cat "$TMP/out")"
+expect 0 "run --lib ompi --batch auto" -- $X --lib ompi --local 2 --sizes 8,1M -n 5 -w 1 -c 2 --batch auto
+grep -q "^# time: per call, an iteration as many calls back to back as span 50 us" "$TMP/out" && grep -q "Out of bounds values : 0 OK" "$TMP/out" \
+    && ok "... said in the header, every result checked" || not_ok "--batch auto: $(cat "$TMP/out")"
 expect 0 "run --lib ompi --place in" -- $X --lib ompi --local 2 --sizes 8 -n 3 -w 1 --place in
 awk '!/^#/ { exit !($7 == "N/A" && $11 != "N/A") }' "$TMP/out" && ok "... the out-of-place half N/A, the in-place half measured" \
     || not_ok "--place in: $(cat "$TMP/out")"
