@@ -108,6 +108,8 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
                     "out",
                     "--max-time",
                     CT_VERIFY_SPAN,
+                    "--batch", /* short collectives timed as the sweep timed them */
+                    "auto",
                     "--keep-rules"}; /* A: the file the loader variables name */
     bool rules = with && !(x->env && x->env_alone);
     ct_verify_side_env(x->m, x->ld, rules);
