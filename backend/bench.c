@@ -874,14 +874,21 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
     int n = b->comm->size, iters = cfg->iters > 0 ? cfg->iters : 1;
     struct ct_bench_prep p;
     CT_TRY(ct_bench_prepare(b, al, j, &p, err));
-    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), pr[CT_BENCH_REPS_PROBE];
-    int rc = 0, warmup = cfg->warmup, reps = cfg->reps;
+    double *t = ct_xmalloc(sizeof(double) * (size_t)iters);
+    int rc = 0, warmup = cfg->warmup, reps = cfg->reps, have = 0; /* samples the probe gave */
     if (reps == CT_BENCH_REPS_AUTO) { /* the samples are alike on every rank (the combined) */
+        double pr[CT_BENCH_REPS_PROBE];
+        unsigned long long res = b->points_resident, st = b->points_staged; /* one point */
         rc = ct_bench_time(b, &p, warmup, CT_BENCH_REPS_PROBE, 1, pr, err);
+        b->points_resident = res;
+        b->points_staged = st;
         warmup = 0;
-        reps = ct_bench_reps_for(ct_bench_median3(pr));
+        reps = rc ? 1 : ct_bench_reps_for(ct_bench_median3(pr));
+        have = rc || reps > 1 ? 0 : iters < CT_BENCH_REPS_PROBE ? iters : CT_BENCH_REPS_PROBE;
+        memcpy(t, pr, sizeof(double) * (size_t)have); /* one call a sample: its first */
     }
-    rc = rc ? rc : ct_bench_time(b, &p, warmup, iters, reps, t, err);
+    if (rc == 0 && iters > have)
+        rc = ct_bench_time(b, &p, warmup, iters - have, reps, t + have, err);
     memset(out, 0, sizeof *out);
     out->steps = ct_sched_comm_steps(&p.s);
     out->bytes_sent = p.s.bytes_sent;
@@ -892,6 +899,7 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
         return rc;
     }
     ct_point_stats(out, j, n, t, iters);
+    out->reps = reps > 1 ? reps : 1;
     free(t);
     for (int k = 0; k < cfg->check; k++) {
         long w;

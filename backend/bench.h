@@ -107,6 +107,7 @@ struct ct_point {
     double max_err, rms_err;        /* quantized: against the exact float32 sum */
     uint32_t steps;                 /* communication steps of this rank's schedule */
     uint64_t bytes_sent;            /* this rank */
+    int reps;                       /* calls back to back per iteration (ct_bench_cfg) */
 };
 
 #define CT_BENCH_SAMPLED_MIN (16u << 20)

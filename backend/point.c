@@ -15,23 +15,32 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
     long wrong = 0;
     memset(out, 0, sizeof *out);
     CT_TRY(be->begin(ctx, a, j, cfg->check > 0, &wrong, err));
-    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), first = 0, pr[CT_BENCH_REPS_PROBE];
-    int rc = 0, warmup = cfg->warmup, reps = cfg->reps;
+    double *t = ct_xmalloc(sizeof(double) * (size_t)iters), first = 0;
+    int rc = 0, warmup = cfg->warmup, reps = cfg->reps, have = 0; /* samples the probe gave */
     if (reps == CT_BENCH_REPS_AUTO) { /* the samples are the slowest rank's: alike everywhere */
+        double pr[CT_BENCH_REPS_PROBE];
         rc = be->time(ctx, warmup, CT_BENCH_REPS_PROBE, 1, pr, err);
         warmup = 0;
-        reps = ct_bench_reps_for(ct_bench_median3(pr));
+        reps = rc ? 1 : ct_bench_reps_for(ct_bench_median3(pr));
+        if (rc == 0 && reps == 1) { /* one call a sample: the probe's are the first samples, */
+            first = ct_bench_median3(pr); /* and the call --max-time goes by */
+            have = iters < CT_BENCH_REPS_PROBE ? iters : CT_BENCH_REPS_PROBE;
+            memcpy(t, pr, sizeof(double) * (size_t)have);
+        }
     }
     reps = reps > 1 ? reps : 1;
     if (rc == 0 && cfg->max_s > 0 && iters > CT_BENCH_SPAN_MIN) { /* first: alike everywhere */
-        rc = be->time(ctx, warmup, 1, reps, &first, err);
-        warmup = 0;
-        if (rc == 0 && first * reps * iters > cfg->max_s * 1e6) {
+        if (!have) {
+            rc = be->time(ctx, warmup, 1, reps, &first, err);
+            warmup = 0;
+        }
+        if (rc == 0 && first * reps * iters > cfg->max_s * 1e6) { /* at least the probe's 3 */
             double fit = ceil(cfg->max_s * 1e6 / (first * reps));
             iters = fit > CT_BENCH_SPAN_MIN ? (int)fit : CT_BENCH_SPAN_MIN;
         }
     }
-    rc = rc ? rc : be->time(ctx, warmup, iters, reps, t, err);
+    if (rc == 0 && iters > have)
+        rc = be->time(ctx, warmup, iters - have, reps, t + have, err);
     for (int k = 1; rc == 0 && be->recheck && k < cfg->check; k++) { /* -c N: N passes */
         long w = 0;
         rc = be->recheck(ctx, k, &w, err);
@@ -41,6 +50,7 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
     if (rc == 0) {
         ct_point_stats(out, j, j->shape.nranks, t, iters);
         out->wrong = cfg->check > 0 ? wrong : -1;
+        out->reps = reps;
     }
     free(t);
     return rc;

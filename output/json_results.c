@@ -20,6 +20,8 @@ static json_t *point(const struct ct_row *r, int k)
     json_object_set_new(o, "params", json_string(r->params));
     json_object_set_new(o, "placement", json_string(k ? "in-place" : "out-of-place"));
     json_object_set_new(o, "iters", json_integer(r->iters));
+    if (r->reps[k] > 1) /* absent: one call per iteration */
+        json_object_set_new(o, "batch", json_integer(r->reps[k]));
     json_t *t = json_object();
     json_object_set_new(t, "median", json_real(r->time_us[k]));
     json_object_set_new(t, "min", json_real(r->min_us[k]));

@@ -24,7 +24,7 @@ struct ct_row {
     bool have[2]; /* [0] out of place, [1] in place */
     double time_us[2], min_us[2], max_us[2], algbw[2], busbw[2];
     long wrong[2]; /* -1: not checked */
-    int iters;
+    int iters, reps[2];  /* reps: calls back to back per iteration (run --batch) */
     const char *quant;   /* NULL: exact; else the wire format (run --quant): the row adds */
     long diverged[2];    /* elements differing between ranks (-1: not checked), */
     double max_err[2], rms_err[2]; /* and the error against the exact float32 sum */

@@ -163,6 +163,7 @@ void ct_row_fill(struct ct_row *r, const struct ct_point *p, int k)
     r->busbw[k] = p->busbw;
     r->wrong[k] = p->wrong;
     r->iters = p->iters;
+    r->reps[k] = p->reps;
     r->diverged[k] = p->diverged;
     r->max_err[k] = p->max_err;
     r->rms_err[k] = p->rms_err;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../backend/bench.h"
 #include "../backend/comm.h"
 #include "../backend/nccl.h"
 #include "libverify.h"
@@ -48,6 +49,7 @@ static int verify_set(const struct ct_ncclverify_in *in, const struct ct_ruleset
                                  .job = in->job,
                                  .warmup = 20,
                                  .iters = 20,
+                                 .reps = CT_BENCH_REPS_AUTO, /* as the sweep timed them */
                                  .pairs = in->pairs,
                                  .side = in->side ? in->side : side,
                                  .arg = in->side ? in->arg : in->ctx,

@@ -281,7 +281,7 @@ static int engine_launch(void *arg, bool with, const uint64_t *sz, int n, double
     CT_TRY(e->side(e->arg, with, e->err));
     for (int k = 0; k < n; k++) {
         struct ct_job j = e->job;
-        struct ct_bench_cfg bc = {e->iters, e->warmup, 0, 1, 0};
+        struct ct_bench_cfg bc = {e->iters, e->warmup, 0, e->reps, 0};
         struct ct_point pt;
         j.count = d->count_for(sz[k], es, j.shape.nranks);
         j.in_place = false;

@@ -281,6 +281,7 @@ struct ct_paired_engine {
     void *ctx;
     struct ct_job job; /* coll, dtype, op, shape; the count is set per size */
     int warmup, iters;
+    int reps;  /* calls back to back per sample (ct_bench_cfg: 0 one, CT_BENCH_REPS_AUTO) */
     int pairs; /* at every size (0: CT_PAIRED_MIN), as ct_paired_measure's */
     int (*side)(void *arg, bool with, struct ct_err *err);
     void *arg;

@@ -42,10 +42,11 @@ $COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 -a 3 --json "$TMP/a.json" >"$TMP/out
 # every result still checked
 for b in 8 auto; do
     want=$([ $b = auto ] && echo '"auto"' || echo $b)
-    if $COLLTUNE run --local 2 -b 8 -e 64K -f 16 -n 5 -w 1 -c 2 --batch $b --json "$TMP/b.json" >"$TMP/out" 2>&1 &&
+    if $COLLTUNE run --local 2 -b 8 -e 64K -f 16 -n 5 -c 2 --batch $b --json "$TMP/b.json" >"$TMP/out" 2>&1 &&
         grep -q "^# time: per call, an iteration .*back to back" "$TMP/out" &&
         grep -q "Out of bounds values : 0 OK" "$TMP/out" &&
-        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['args']['batch']==json.loads(sys.argv[2]); assert all(r['wrong']==0 for r in d['results'])" \
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); b=json.loads(sys.argv[2]); r=d['results']; assert d['args']['batch']==b and all(x['wrong']==0 for x in r)
+assert all(x['batch']==8 for x in r) if b==8 else any('batch' in x for x in r) and all(1 < x.get('batch', 2) <= 64 for x in r), r" \
             "$TMP/b.json" "$want"; then
         ok "run --batch $b"
     else
