@@ -125,9 +125,11 @@ struct ct_bench_cfg {
     int reps;  /* runs back to back per timed sample (0 or 1: one, after a barrier; or
                 * CT_BENCH_REPS_AUTO) */
     /* ct_backend_point only, over an engine whose samples are the slowest rank's (alike on
-     * every rank: the library engines, NCCL): 0, iters timed calls; else one timed call
-     * after the warmup, then as many as span max_s by it, at least CT_BENCH_SPAN_MIN and at
-     * most iters (run --max-time: a 128 MiB AllReduce on 4 hosts at 1 Gbit took 3 s a call) */
+     * every rank: the library engines, NCCL): 0, iters timed iterations; else one timed
+     * iteration after the warmup (with CT_BENCH_REPS_AUTO where an iteration is one call:
+     * the probe's median), then as many as span max_s by it, at least CT_BENCH_SPAN_MIN and
+     * at most iters (run --max-time: a 128 MiB AllReduce on 4 hosts at 1 Gbit took 3 s a
+     * call) */
     double max_s;
 };
 #define CT_BENCH_SPAN_MIN 3
