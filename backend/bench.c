@@ -791,6 +791,14 @@ double ct_bench_median3(const double *t)
     return fmax(lo, fmin(hi, t[2]));
 }
 
+int ct_bench_reps_auto(const double *pr, int iters, double *t, int *have)
+{
+    int reps = ct_bench_reps_for(ct_bench_median3(pr));
+    *have = reps > 1 ? 0 : iters < CT_BENCH_REPS_PROBE ? iters : CT_BENCH_REPS_PROBE;
+    memcpy(t, pr, sizeof(double) * (size_t)*have);
+    return reps;
+}
+
 int ct_bench_time(struct ct_bench *b, struct ct_bench_prep *p, int warmup, int iters, int reps,
                   double *out_us, struct ct_err *err)
 {
@@ -883,9 +891,7 @@ int ct_bench_point(struct ct_bench *b, const struct ct_algo *al, struct ct_job *
         b->points_resident = res;
         b->points_staged = st;
         warmup = 0;
-        reps = rc ? 1 : ct_bench_reps_for(ct_bench_median3(pr));
-        have = rc || reps > 1 ? 0 : iters < CT_BENCH_REPS_PROBE ? iters : CT_BENCH_REPS_PROBE;
-        memcpy(t, pr, sizeof(double) * (size_t)have); /* one call a sample: its first */
+        reps = rc ? 1 : ct_bench_reps_auto(pr, iters, t, &have);
     }
     if (rc == 0 && iters > have)
         rc = ct_bench_time(b, &p, warmup, iters - have, reps, t + have, err);

@@ -149,6 +149,9 @@ struct ct_bench_cfg {
 int ct_bench_reps_for(double median_us);
 /* The median of CT_BENCH_REPS_PROBE (3) times. */
 double ct_bench_median3(const double *t);
+/* After the probe's single calls pr: the calls per sample; where that is one, the probe's
+ * calls are the first samples of iters, copied to t (*have of them; else none). */
+int ct_bench_reps_auto(const double *pr, int iters, double *t, int *have);
 
 /* A point ready to run: its schedule and executor arguments over b's buffers. Buffers may
  * move when another point is prepared: prepare, time, release, in that order. */

@@ -21,12 +21,8 @@ int ct_backend_point(const struct ct_backend *be, void *ctx, const struct ct_alg
         double pr[CT_BENCH_REPS_PROBE];
         rc = be->time(ctx, warmup, CT_BENCH_REPS_PROBE, 1, pr, err);
         warmup = 0;
-        reps = rc ? 1 : ct_bench_reps_for(ct_bench_median3(pr));
-        if (rc == 0 && reps == 1) { /* one call a sample: the probe's are the first samples, */
-            first = ct_bench_median3(pr); /* and the call --max-time goes by */
-            have = iters < CT_BENCH_REPS_PROBE ? iters : CT_BENCH_REPS_PROBE;
-            memcpy(t, pr, sizeof(double) * (size_t)have);
-        }
+        reps = rc ? 1 : ct_bench_reps_auto(pr, iters, t, &have);
+        first = have ? ct_bench_median3(pr) : 0; /* the call --max-time goes by */
     }
     reps = reps > 1 ? reps : 1;
     if (rc == 0 && cfg->max_s > 0 && iters > CT_BENCH_SPAN_MIN) { /* first: alike everywhere */

@@ -157,7 +157,7 @@ expect 0 "run --lib ompi --max-time 0.005 --place out" -- $X --lib ompi --local 
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results']; assert [(x['size'], x['iters']) for x in r] == [(8, 20), (67108864, 3)], r; assert all(x['placement'] == 'out-of-place' for x in r), r" "$TMP/out" \
     && ok "... 20 timed calls at 8 B, 3 at 64 MiB, out of place only" || not_ok "--max-time: $(cat "$TMP/out")"
 # --batch: a sample is that many calls back to back, so --max-time counts them (4096 calls
-# of 8 B take 1-5 ms: fewer than 20 samples fit 5 ms); auto: as many as span 50 us
+# of 8 B take milliseconds: fewer than 20 such samples fit 5 ms); auto: as many as span 50 us
 expect 0 "run --lib ompi --batch 4096 --max-time 0.005" -- $X --lib ompi --local 2 --sizes 8 -n 20 -w 1 --max-time 0.005 --place out --batch 4096 --json -
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results']; assert d['args']['batch'] == 4096 and 3 <= r[0]['iters'] < 20 and r[0]['wrong'] == 0, (d['args'], r)" "$TMP/out" \
     && ok "... fewer samples where each is 4096 calls, checked" || not_ok "--batch 4096: $(cat "$TMP/out")"
