@@ -61,7 +61,8 @@ static const struct ct_libmod libs[] = {
      "ompi_info --parsable --level 9 --param all all",
      ":param:%s:value:",
      "mpirun",
-     "Open MPI"},
+     "Open MPI",
+     "OMPI_MCA_btl_vader_ OMPI_MCA_btl_sm_"},
     /* MPICH reads a variable by three prefixes */
     {"mpich",
      "MPICH",
@@ -90,7 +91,8 @@ static const struct ct_libmod libs[] = {
      "mpivars -nodesc",
      "\tMPIR_CVAR_%s",
      "mpiexec",
-     "HYDRA"},
+     "HYDRA",
+     NULL},
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name)

@@ -70,6 +70,10 @@ struct ct_libmod {
      * a vendor's build: "mpirun"), taken where m->launcher is not on PATH and its --version
      * names the library (launcher_says: "Open MPI") */
     const char *launcher_alt, *launcher_says;
+    /* the prefixes (space-separated) of the library's shared-memory transport's variables,
+     * whose fragments its segment must hold (ct_libmod_shm_fits): Open MPI's vader (4.x) and
+     * sm (5.x); NULL where none is known */
+    const char *shm_prefix;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
@@ -193,6 +197,40 @@ int ct_libmod_env_around(const struct ct_libmod *m, const char *name, char *list
  * many (0: v[best] not a whole number, no neighbour, or no room between). */
 int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best, const char *own,
                           bool past, unsigned long long out[2], bool ends[2]);
+
+/* backend/libshm.c: whether the launch settings leave room in the library's shared-memory
+ * segment for the fragments its transport carves at MPI_Init. Open MPI's vader/sm takes
+ * free_list_num of each size (inline, eager_limit, max_send_size) and fast boxes (fbox_max of
+ * fbox_size) from a rank's segment (segment_size), and where they do not fit the transport does
+ * not start and the ranks of a host talk over TCP without a word (4.1.4: an eager limit of 1
+ * MiB in an 8 MiB segment, AllReduce 512 KiB 4.4x slower than in a 9 MiB one). */
+enum {
+    CT_SHM_SEGMENT,
+    CT_SHM_EAGER,
+    CT_SHM_MAX_SEND,
+    CT_SHM_INLINE,
+    CT_SHM_FREE_LIST,
+    CT_SHM_FBOX_SIZE,
+    CT_SHM_FBOX_MAX,
+    CT_LIBMOD_SHM_VARS
+};
+/* The bytes a segment must hold for the values v (indexed as above): free_list_num fragments
+ * of each size with a header each, the fast boxes, the FIFO. */
+unsigned long long ct_libmod_shm_need(const unsigned long long v[CT_LIBMOD_SHM_VARS]);
+/* The library's own values read so far (one ct_libmod_shm per command: zeroed) */
+struct ct_libmod_shm {
+    char prefix[32];              /* the BTL's prefix they are of */
+    int read[CT_LIBMOD_SHM_VARS]; /* 1 read, -1 not listed, 0 not asked */
+    unsigned long long dflt[CT_LIBMOD_SHM_VARS];
+};
+/* The n settings names[i]=values[i] (the --env settings, a searched value beside them): 0 when
+ * none is one of m->shm_prefix's rule's variables, or the segment holds what they make it
+ * carve, with each variable not among them at this environment's value (which the ranks
+ * inherit), else the library's own (m->info, read once into c; a variable it does not list:
+ * 0, not judged). CT_EINVAL with one line naming the setting and the segment size that holds
+ * it (the next power of two). */
+int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
+                       const char *const *values, int n, struct ct_err *err);
 
 /* True in a process a launcher started as a rank (CT_LIBMOD_ENV, or Open MPI's, a PMI or a
  * PMIx launcher's variables): it measures instead of launching. */

@@ -404,5 +404,11 @@ int ct_libverify_search(const struct ct_libsearch_in *in, const struct ct_sweep_
 /* --env-search's values e->value ("V1,V2,...") split into v (at most CT_ENV_SEARCH_MAX); how
  * many, or -1 when one is empty or given twice. */
 int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
+/* The --env settings (n) and each given value of each --env-search variable (ns) beside
+ * them leave room in the library's shared-memory segment (ct_libmod_shm_fits): 0, else
+ * CT_EINVAL with its one line. A variable searched without values is not judged here (its
+ * values, found later around the library's own, are its own small multiples). */
+int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
+                    const struct ct_lib_env *search, int ns, struct ct_err *err);
 
 #endif

@@ -1,0 +1,64 @@
+#!/bin/sh
+# sweep --lib ompi's launch settings that leave Open MPI's shared-memory segment too small for
+# the fragments its transport (vader) carves at MPI_Init: one line and exit 2 naming the
+# segment size that holds them, for --env settings, the segment in this environment, and each
+# value --env-search is given. The edge is Open MPI's own: with only vader and self allowed,
+# an eager limit of 1 MiB in an 8 MiB segment fails in MPI_Init, and a sweep with it in a 9 MiB
+# one runs; with TCP allowed, as jobs run, the 8 MiB one runs too, over TCP, without a word.
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+have() { command -v "$1" >/dev/null 2>&1; }
+NAMES="settings refused|the edge is Open MPI's"
+if ! have mpicc.openmpi || ! have mpirun.openmpi || ! have ompi_info; then
+    skip_all "mpicc.openmpi/mpirun.openmpi/ompi_info not found"
+fi
+if ! ompi_info --parsable --level 9 --param btl vader 2>/dev/null | grep -q ':btl_vader_segment_size:value:'; then
+    skip_all "this Open MPI has no vader (Open MPI 5 names it sm)"
+fi
+unset OMPI_MCA_btl_vader_segment_size OMPI_MCA_btl_vader_eager_limit OMPI_MCA_btl
+EAGER=OMPI_MCA_btl_vader_eager_limit SEG=OMPI_MCA_btl_vader_segment_size
+X="$COLLTUNE sweep --lib ompi --local 2 --coll allreduce -b 8 -e 8"
+
+usage_says "an eager limit of 1 MiB in Open MPI's own segment" \
+    "--env: $EAGER=1048576: .*segment ($SEG=4194304) holds less than the first 8 fragments.* over TCP: set $SEG=16777216 beside it" -- \
+    $X --env $EAGER=1048576
+usage_says "in an 8 MiB segment" "($SEG=8388608)" -- \
+    $X --env $EAGER=1048576 --env $SEG=8388608
+usage_says "the segment this environment gives the ranks" "($SEG=8388608)" -- \
+    env $SEG=8388608 $X --env $EAGER=1048576
+usage_says "a searched value the segment does not hold" \
+    "--env-search: $EAGER=2097152: .*set $SEG=33554432 beside it" -- \
+    $X --env $SEG=16777216 --env-search $EAGER=65536,2097152
+usage_says "a searched max send size" "--env-search: OMPI_MCA_btl_vader_max_send_size=4194304" -- \
+    $X --env-search OMPI_MCA_btl_vader_max_send_size=131072,4194304
+
+# Open MPI itself at that edge: the test program, the ranks' vader and self only
+mpicc.openmpi -O1 -o "$TMP/colls" "$here/consumers/colls.c" || not_ok "mpicc.openmpi program"
+RUN="mpirun.openmpi --oversubscribe -np 2"
+[ "$(id -u)" = 0 ] && RUN="$RUN --allow-run-as-root"
+if $RUN --mca btl self,vader --mca btl_vader_eager_limit 1048576 --mca btl_vader_segment_size 8388608 \
+    "$TMP/colls" allreduce:std 8 >"$TMP/out" 2>"$TMP/err"; then
+    not_ok "Open MPI's vader started with 1 MiB fragments in an 8 MiB segment"
+else
+    grep -q "MPI_Init" "$TMP/err" && ok "Open MPI's vader does not start in the 8 MiB segment colltune refuses: MPI_Init fails" \
+        || not_ok "MPI_Init not named: $(head -3 "$TMP/err")"
+fi
+$RUN --mca btl_vader_eager_limit 1048576 --mca btl_vader_segment_size 8388608 \
+    "$TMP/colls" allreduce:std 8 524288 >"$TMP/out" 2>"$TMP/err" && [ ! -s "$TMP/err" ] \
+    && ok "with TCP allowed the job runs anyway, and says nothing" \
+    || not_ok "with TCP allowed: $(head -3 "$TMP/err")"
+# the smallest segment colltune takes for it: vader starts there, and the sweep runs (only
+# vader and self allowed between the ranks)
+OMPI_MCA_btl=self,vader $X --env $EAGER=1048576 --env $SEG=9437184 --budget 5 --out "$TMP/s" \
+    >"$TMP/out" 2>"$TMP/err" && [ -s "$TMP/s/config.json" ] \
+    && ok "a sweep with it in a 9 MiB segment runs over vader alone" \
+    || not_ok "the 9 MiB sweep: $(tail -3 "$TMP/err")"
+# ... and the environment reaches colltune's ranks: `run` (no launch settings to check) with
+# vader starved the same way in its environment fails in MPI_Init (Open MPI says so), exit 1
+env OMPI_MCA_btl=self,vader $EAGER=1048576 $SEG=8388608 $COLLTUNE run --lib ompi --local 2 -b 8 -e 8 \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "MPI_Init" "$TMP/err" \
+    && ok "run with that segment in its environment: Open MPI fails in MPI_Init, exit 1" \
+    || not_ok "run in the 8 MiB segment: exit $rc, $(head -3 "$TMP/err")"
+done_testing
