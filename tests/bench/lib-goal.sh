@@ -12,16 +12,21 @@
 # It does not pass or fail on them.
 # BENCH_LIB: ompi (default) or mpich; BENCH_SHAPE: how the ranks are placed (default
 # "--local 2"); BENCH_GOAL_ENV: the launch settings, space-separated NAME=VALUE (default for
-# Open MPI 4.x the vader eager limit 65536, as --env-search picked it beside glibc's two
-# variables in session 54, and GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as --env-search
-# picked it beside those three in session 55; for 5.x the sm eager limit 786432 (the others
-# not searched there); each beside glibc's MALLOC_MMAP_MAX_=0
+# Open MPI 4.x GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as --env-search picked it in session
+# 55, and a vader segment of 32 MiB, which holds the eager fragments of the eager limits
+# searched (colltune refuses a setting whose fragments the segment does not hold: Open MPI
+# would run the ranks over TCP); for 5.x the sm eager limit 786432 (the others not searched
+# there; its sm segment is 16 MiB by default); each beside glibc's MALLOC_MMAP_MAX_=0
 # MALLOC_TRIM_THRESHOLD_=4294967296; for MPICH those two alone); BENCH_GOAL_SEARCH: values
 # the sweep searches on this machine beside them (--env-search NAME=V1,..., space-separated,
-# at most two; default for Open MPI 4.x with the default settings the vader single-copy
-# mechanism none, then its max send size 131072: the pick of session 56 on the Zen 5 VM,
-# 1.3-2.8x slower at 128 KiB-8 MiB on session 55's VM and 1.25x on session 59's Zen 4 VM,
-# so searched, not carried over; none otherwise);
+# at most two; default for Open MPI 4.x with the default settings the vader eager limit
+# 65536 (session 54's pick, in the default segment) or 1048576 (session 77's: AllReduce at
+# 128 KiB-1 MiB 2x faster, once the segment holds it), the finer step between them with it;
+# until session 77 the bench carried 65536 and searched the single-copy mechanism none, then
+# its max send size 131072: the pick of session 56 on the Zen 5 VM, 1.3-2.8x slower at 128
+# KiB-8 MiB on session 55's VM and 1.25x on session 59's Zen 4 VM, found by neither search
+# on sessions 60-76's VMs: BENCH_GOAL_SEARCH names them where a machine may pay for them;
+# none otherwise);
 # BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -38,8 +43,8 @@ if [ -z "${BENCH_GOAL_ENV:-}" ]; then
         info=$(command -v ompi_info.openmpi || command -v ompi_info || true)
         [ -n "$info" ] || { echo "library goal: skipped (no ompi_info: Open MPI is not installed)"; exit 0; }
         case $("$info" --version 2>/dev/null | head -1) in
-        *v[0-4].*) BENCH_GOAL_ENV="OMPI_MCA_btl_vader_eager_limit=65536 $alloc GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
-            BENCH_GOAL_SEARCH=${BENCH_GOAL_SEARCH-OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_vader_max_send_size=131072} ;;
+        *v[0-4].*) BENCH_GOAL_ENV="$alloc GLIBC_TUNABLES=glibc.malloc.hugetlb=1 OMPI_MCA_btl_vader_segment_size=33554432"
+            BENCH_GOAL_SEARCH=${BENCH_GOAL_SEARCH-OMPI_MCA_btl_vader_eager_limit=65536,1048576} ;;
         *) BENCH_GOAL_ENV="OMPI_MCA_btl_sm_eager_limit=786432 $alloc" ;;
         esac
         ;;
@@ -60,7 +65,7 @@ if ! $X sweep --lib "$LIB" $SHAPE -b 8 -e 128M -f 16 --budget "$BUDGET" $envs \
     exit 0
 fi
 echo "library goal: sweep --lib $LIB $SHAPE, the four, 8 B..128 MiB x16,$envs: $(($(date +%s) - start)) s"
-[ -z "${BENCH_GOAL_SEARCH:-}" ] || echo "library goal: the search on this machine: $(grep -- '^--env-search: the sweep runs with\|^found: \|^no value is faster' "$out/sweep.txt" | tr '\n' ' ')"
+[ -z "${BENCH_GOAL_SEARCH:-}" ] || echo "library goal: the search on this machine: $(grep -- '^--env-search: the sweep runs with\|^the sweep runs with\|^found: \|^no value is faster' "$out/sweep.txt" | tr '\n' ' ')"
 rep=1
 while [ "$rep" -le "$REPS" ]; do
     cp "$out/sweep/config.json" "$out/config-$rep.json"
