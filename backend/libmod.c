@@ -343,35 +343,53 @@ static bool env_list_maybe(const struct ct_libmod *m)
  * listed without a value; mpivars also prints a line with ':' there, of no value); its first
  * word with `word`, else the rest of the line, one pair of quotes taken off (ompi_info quotes
  * a value with ':' in it). */
-static bool info_read(const struct ct_libmod *m, const char *key, bool word, char *val, size_t len,
-                      int *st)
+#define CT_LIBMOD_VAL 4096 /* the longest value read: a site's mca_base_env_list */
+static int info_read_keys(const struct ct_libmod *m, const char *unset, const char *const *keys,
+                          int n, bool word, char (*vals)[CT_LIBMOD_VAL], bool *found, int *st)
 {
-    char cmd[4400], prog[4200], *line = NULL;
-    size_t cap = 0, kl = strlen(key);
-    bool found = false, eq = kl && key[kl - 1] != ':';
+    char cmd[8600], prog[4200], *line = NULL;
+    size_t cap = 0;
+    int got = 0;
+    for (int k = 0; k < n; k++)
+        found[k] = false;
     info_prog(m, prog, sizeof prog);
-    snprintf(cmd, sizeof cmd, "timeout %d '%s'%s 2>/dev/null", CT_LIBMOD_INFO_S, prog,
-             m->info + strcspn(m->info, " "));
+    snprintf(cmd, sizeof cmd, "%s%stimeout %d '%s'%s 2>/dev/null", unset ? "env " : "",
+             unset ? unset : "", CT_LIBMOD_INFO_S, prog, m->info + strcspn(m->info, " "));
     FILE *f = popen(cmd, "r");
     *st = -1;
     if (!f)
-        return false;
-    while (getline(&line, &cap, f) > 0) { /* to the end: the program is not cut off */
-        char *p = found ? NULL : strstr(line, key);
-        if (!p ||
-            (eq && (!strchr(" \t=", p[kl]) || !strchr("=\t\r\n", p[kl + strspn(p + kl, " ")]))))
-            continue;
-        p += kl + (eq ? strspn(p + kl, " ") : 0);
-        p += eq && *p == '=';
-        size_t n = strcspn(p, word ? " \t\r\n" : "\r\n");
-        if (!word && n >= 2 && p[0] == '"' && p[n - 1] == '"')
-            p++, n -= 2;
-        snprintf(val, len, "%.*s", (int)n, p);
-        found = true;
-    }
+        return 0;
+    while (getline(&line, &cap, f) > 0) /* to the end: the program is not cut off */
+        for (int k = 0; k < n; k++) {
+            size_t kl = strlen(keys[k]);
+            bool eq = kl && keys[k][kl - 1] != ':';
+            char *p = found[k] ? NULL : strstr(line, keys[k]);
+            if (!p ||
+                (eq && (!strchr(" \t=", p[kl]) || !strchr("=\t\r\n", p[kl + strspn(p + kl, " ")]))))
+                continue;
+            p += kl + (eq ? strspn(p + kl, " ") : 0);
+            p += eq && *p == '=';
+            size_t len = strcspn(p, word ? " \t\r\n" : "\r\n");
+            if (!word && len >= 2 && p[0] == '"' && p[len - 1] == '"')
+                p++, len -= 2;
+            snprintf(vals[k], CT_LIBMOD_VAL, "%.*s", (int)len, p);
+            found[k] = true;
+            got++;
+        }
     free(line);
     *st = pclose(f);
-    return found;
+    return got;
+}
+
+static bool info_read(const struct ct_libmod *m, const char *key, bool word, char *val, size_t len,
+                      int *st)
+{
+    char v[1][CT_LIBMOD_VAL];
+    bool found;
+    if (!info_read_keys(m, NULL, &key, 1, word, v, &found, st))
+        return false;
+    snprintf(val, len, "%s", v[0]);
+    return true;
 }
 
 /* The text after parameter name's key in the library's own list (m->info) to the end of its
@@ -721,6 +739,47 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
                           st == 127 << 8 ? "is not installed" : "failed");
     return ct_err_set(err, CT_EINVAL, "%s does not list %s: not one of %s's variables here", prog,
                       name, m->title);
+}
+
+int ct_libmod_env_defaults(const struct ct_libmod *m, const char *const *names, int n,
+                           char (*val)[CT_LIBMOD_DVAL], bool *listed, struct ct_err *err)
+{
+    char prog[64];
+    int st = -1;
+    if (n < 1 || n > CT_LIBMOD_DEFAULTS_MAX)
+        return ct_err_set(err, CT_EINVAL, "%d variables asked at once", n);
+    const char *keys[CT_LIBMOD_DEFAULTS_MAX];
+    char key[CT_LIBMOD_DEFAULTS_MAX][160], (*v)[CT_LIBMOD_VAL] = ct_xmalloc(sizeof *v * (size_t)n);
+    char unset[4096] = ""; /* the program's own values, not this environment's, which stays */
+    size_t u = 0;
+    for (int i = 0; i < n; i++) {
+        if (names[i][strspn(names[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                      "0123456789_")]) {
+            free(v);
+            return ct_err_set(err, CT_EINVAL, "'%s' is not a variable name", names[i]);
+        }
+        size_t pl = matched(m->env_prefix, names[i], true);
+        snprintf(key[i], sizeof key[i], m->info_key, names[i] + pl);
+        keys[i] = key[i];
+        for (const char *p = m->env_prefix; *p && u < sizeof unset; p += strspn(p, " ")) {
+            size_t l = strcspn(p, " "); /* the name under each of the library's prefixes */
+            u += (size_t)snprintf(unset + u, sizeof unset - u, "-u %.*s%s ", (int)l, p,
+                                  names[i] + pl);
+            p += l;
+        }
+    }
+    int got = u < sizeof unset ? info_read_keys(m, unset, keys, n, true, v, listed, &st) : 0;
+    for (int i = 0; i < n; i++)
+        snprintf(val[i], CT_LIBMOD_DVAL, "%s", listed[i] ? v[i] : "");
+    free(v);
+    snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
+    if (st && !got)
+        return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) %s", prog, m->title,
+                          st < 0           ? "cannot run"
+                          : st == 124 << 8 ? "did not end in time"
+                          : st == 127 << 8 ? "is not installed"
+                                           : "failed");
+    return 0;
 }
 
 /* s as a whole number up to 2^59 (a limit's room for 8x): false when it is not one */

@@ -179,6 +179,14 @@ void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *ou
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err);
 #define CT_LIBMOD_INFO_S 60 /* m->info's time limit: then CT_EUNSUPP */
+/* The same for n variables (at most CT_LIBMOD_DEFAULTS_MAX) in one run of m->info, which runs
+ * without them (under each of the library's prefixes) while this environment keeps them:
+ * val[i] and listed[i] ("" and false where it does not list it). 0, or CT_EUNSUPP where the
+ * program cannot run, fails or is cut off and listed none. */
+#define CT_LIBMOD_DEFAULTS_MAX 16
+#define CT_LIBMOD_DVAL 64
+int ct_libmod_env_defaults(const struct ct_libmod *m, const char *const *names, int n,
+                           char (*val)[CT_LIBMOD_DVAL], bool *listed, struct ct_err *err);
 /* sweep --env-search NAME without values: the values to search, spaced around the library's
  * default d (ct_libmod_env_default) by factors of 2 (d/2, 2d, 4d, 8d: the eager limits'
  * gains lay within 8x of Open MPI's own), comma-separated into list (len), and d into dflt
@@ -200,35 +208,42 @@ int ct_libmod_env_between(const char *const *v, const bool *ok, int n, int best,
 
 /* backend/libshm.c: whether the launch settings leave room in the library's shared-memory
  * segment for the fragments its transport carves at MPI_Init. Open MPI's vader/sm takes
- * free_list_num of each size (inline, eager_limit, max_send_size) and fast boxes (fbox_max of
- * fbox_size) from a rank's segment (segment_size), and where they do not fit the transport does
- * not start and the ranks of a host talk over TCP without a word (4.1.4: an eager limit of 1
- * MiB in an 8 MiB segment, AllReduce 512 KiB 4.4x slower than in a 9 MiB one). */
+ * free_list_num (at most free_list_max) of each list (inline, eager_limit, and max_send_size
+ * where the single copy is not XPMEM's), each its size and a descriptor, from a rank's segment
+ * (segment_size, at least 2 MiB), and where they do not fit the transport does not start and
+ * the ranks of a host talk over TCP without a word (4.1.4: an eager limit of 1 MiB in an 8
+ * MiB segment, AllReduce 512 KiB 4.4x slower than in a 9 MiB one). */
 enum {
     CT_SHM_SEGMENT,
     CT_SHM_EAGER,
     CT_SHM_MAX_SEND,
     CT_SHM_INLINE,
     CT_SHM_FREE_LIST,
-    CT_SHM_FBOX_SIZE,
-    CT_SHM_FBOX_MAX,
+    CT_SHM_FREE_LIST_MAX,
+    CT_SHM_XPMEM,
     CT_LIBMOD_SHM_VARS
 };
-/* The bytes a segment must hold for the values v (indexed as above): free_list_num fragments
- * of each size with a header each, the fast boxes, the FIFO. */
+/* The bytes a segment must hold for the values v (indexed as above; v[CT_SHM_XPMEM]: 1 where
+ * the single copy is XPMEM's): per list its count x its fragment (size + 256, to 64 bytes),
+ * and the FIFO's 128. Saturates at ULLONG_MAX. */
 unsigned long long ct_libmod_shm_need(const unsigned long long v[CT_LIBMOD_SHM_VARS]);
+/* A size as Open MPI reads one (decimal, 0x hex or 0 octal, a k, m or g suffix: KiB, MiB,
+ * GiB), capped at 2^40: 0, or -1 when s is not one. */
+int ct_libmod_shm_size(const char *s, unsigned long long *x);
 /* The library's own values read so far (one ct_libmod_shm per command: zeroed) */
 struct ct_libmod_shm {
-    char prefix[32];              /* the BTL's prefix they are of */
-    int read[CT_LIBMOD_SHM_VARS]; /* 1 read, -1 not listed, 0 not asked */
+    char prefix[32]; /* the BTL's prefix they are of */
+    bool asked;      /* its list was run for them */
+    bool listed[CT_LIBMOD_SHM_VARS];
     unsigned long long dflt[CT_LIBMOD_SHM_VARS];
 };
-/* The n settings names[i]=values[i] (the --env settings, a searched value beside them): 0 when
- * none is one of m->shm_prefix's rule's variables, or the segment holds what they make it
- * carve, with each variable not among them at this environment's value (which the ranks
- * inherit), else the library's own (m->info, read once into c; a variable it does not list:
- * 0, not judged). CT_EINVAL with one line naming the setting and the segment size that holds
- * it (the next power of two). */
+/* The n settings names[i]=values[i] (the --env settings, a searched value beside them, last):
+ * 0 when none is one of m->shm_prefix's rule's variables, or the segment holds what they make
+ * it carve, each variable not among them at this environment's value (which the ranks
+ * inherit), else the library's own (m->info, run once into c for all of them; a variable it
+ * does not list, or a value that is no size: 0, not judged). CT_EINVAL with one line naming
+ * the setting (the last one where it is the transport's, else the first) and the segment size
+ * that holds the fragments (to a whole MiB), or that no segment can (more than an int). */
 int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
                        const char *const *values, int n, struct ct_err *err);
 

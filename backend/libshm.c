@@ -2,35 +2,79 @@
 /*
  * Launch settings that leave Open MPI's shared-memory transport out of a job. Its BTL (vader
  * in Open MPI 4.x, sm in 5.x) carves its fragments once out of each rank's segment
- * (btl_vader_segment_size, 4 MiB by default): at MPI_Init, free_list_num (8) of each kind,
- * inline (max_inline_send), eager (eager_limit) and, where the single copy is not XPMEM's,
- * max_send_size; later a fast box (fbox_size) for each of up to fbox_max peers. Where the
- * first of them do not fit, the BTL does not start, and Open MPI says nothing and carries the
- * ranks of a host over TCP loopback (with `--mca btl self,vader` MPI_Init fails: "An error
- * occurred in MPI_Init"). Measured with Open MPI 4.1.4 on 2 ranks (2026-12-05): an eager limit
- * of 1 MiB in an 8 MiB segment ran AllReduce at 512 KiB in 237 us, in a 9 MiB one in 54 us (4
- * MiB: 256 us; Open MPI's own eager limit with its own segment: 99 us). A setting that
- * raises what the segment must hold is checked against the segment in effect here, so that a
- * sweep, a search or an export does not measure or ship TCP in the shared memory's place.
+ * (btl_vader_segment_size: 4 MiB in 4.1.4, raised to 2 MiB where set lower; sm's 16 MiB in 5.x
+ * on 64 bits): at MPI_Init, free_list_num (8, at most free_list_max) of each list, inline
+ * (max_inline_send), eager (eager_limit) and, where the single copy is not XPMEM's, max send
+ * (max_send_size), each fragment its size and its descriptor, cache-line aligned; the fast
+ * boxes come later, and without room for them it runs without them. Where the first
+ * fragments do not fit, the BTL does not start, and Open MPI says nothing and carries the
+ * ranks of a host over TCP (with `--mca btl self,vader` MPI_Init fails: "An error occurred in
+ * MPI_Init"). Measured with Open MPI 4.1.4 on 2 ranks (2026-12-05): an eager limit of 1 MiB
+ * in an 8 MiB segment ran AllReduce at 512 KiB in 237 us, in a 9 MiB one in 54 us (4 MiB: 256
+ * us; Open MPI's own eager limit with its own segment: 99 us). A setting that raises what the
+ * segment must hold is checked against the segment in effect here, so that a sweep, a search
+ * or an export does not measure or ship TCP in the shared memory's place.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#include "../lib/parse.h"
 #include "libmod.h"
 
 /* The BTL's variables the rule reads, after its prefix ("OMPI_MCA_btl_vader_") */
 static const char *const shm_var[CT_LIBMOD_SHM_VARS] = {
-    "segment_size",  "eager_limit", "max_send_size", "max_inline_send",
-    "free_list_num", "fbox_size",   "fbox_max"};
+    "segment_size",  "eager_limit",   "max_send_size",        "max_inline_send",
+    "free_list_num", "free_list_max", "single_copy_mechanism"};
+
+#define SHM_SIZE_MAX (1ULL << 40)    /* a size or count read is capped here */
+#define SHM_SEGMENT_MIN (2ULL << 20) /* the BTL raises a smaller segment to this */
+#define SHM_FRAG_EXTRA 256ULL        /* a fragment's descriptor beside its data (x86-64: ~216 B) */
+#define SHM_FIFO 128ULL
+
+static unsigned long long sat_add(unsigned long long a, unsigned long long b)
+{
+    unsigned long long r;
+    return __builtin_add_overflow(a, b, &r) ? ULLONG_MAX : r;
+}
+
+static unsigned long long sat_mul(unsigned long long a, unsigned long long b)
+{
+    unsigned long long r;
+    return __builtin_mul_overflow(a, b, &r) ? ULLONG_MAX : r;
+}
 
 unsigned long long ct_libmod_shm_need(const unsigned long long v[CT_LIBMOD_SHM_VARS])
 {
-    /* a fragment's header and alignment (mca_btl_vader_hdr_t, cache lines): at most this */
-    const unsigned long long hdr = 128, fifo = 4096;
-    unsigned long long per = v[CT_SHM_EAGER] + v[CT_SHM_MAX_SEND] + v[CT_SHM_INLINE] + 3 * hdr;
-    return v[CT_SHM_FREE_LIST] * per + v[CT_SHM_FBOX_MAX] * v[CT_SHM_FBOX_SIZE] + fifo;
+    unsigned long long n = v[CT_SHM_FREE_LIST], need = SHM_FIFO;
+    if (v[CT_SHM_FREE_LIST_MAX] && v[CT_SHM_FREE_LIST_MAX] < n)
+        n = v[CT_SHM_FREE_LIST_MAX];
+    const int lists[] = {CT_SHM_INLINE, CT_SHM_EAGER, CT_SHM_MAX_SEND};
+    for (int i = 0; i < 3; i++) {
+        if (lists[i] == CT_SHM_MAX_SEND && v[CT_SHM_XPMEM])
+            continue; /* no max-send list beside XPMEM's single copy */
+        unsigned long long frag = sat_add(sat_add(v[lists[i]], SHM_FRAG_EXTRA), 63) & ~63ULL;
+        need = sat_add(need, sat_mul(n, frag));
+    }
+    return need;
+}
+
+int ct_libmod_shm_size(const char *s, unsigned long long *x)
+{
+    char *end;
+    if (!s || !*s || *s == '-' || *s == ' ')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 0);
+    int shift = *end == 'k' || *end == 'K'   ? 10
+                : *end == 'm' || *end == 'M' ? 20
+                : *end == 'g' || *end == 'G' ? 30
+                                             : 0;
+    if (end == s || (shift ? end[1] : end[0]))
+        return -1;
+    *x = v > SHM_SIZE_MAX >> shift ? SHM_SIZE_MAX : v << shift;
+    return 0;
 }
 
 /* The BTL prefix of m's that name starts with ("OMPI_MCA_btl_vader_"), its length; 0 when none.
@@ -56,6 +100,42 @@ static int shm_index(const char *name, size_t n)
     return -1;
 }
 
+/* value as the rule reads variable k: a size (Open MPI's way: 0x..., k/m/g), or for the
+ * single-copy mechanism whether it is XPMEM's. -1 where a size is not one. */
+static int shm_value(int k, const char *value, unsigned long long *x)
+{
+    if (k == CT_SHM_XPMEM) {
+        *x = !strcasecmp(value, "xpmem");
+        return 0;
+    }
+    return ct_libmod_shm_size(value, x);
+}
+
+/* The library's own values of the rule's variables under prefix pre, in one run of its list
+ * (once per prefix, into c) */
+static void shm_defaults(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *pre,
+                         size_t pn)
+{
+    if (c->asked && strlen(c->prefix) == pn && !strncmp(c->prefix, pre, pn))
+        return;
+    memset(c, 0, sizeof *c);
+    snprintf(c->prefix, sizeof c->prefix, "%.*s", (int)pn, pre);
+    char names[CT_LIBMOD_SHM_VARS][CT_LIBMOD_ENV_NAME_MAX + 1],
+        val[CT_LIBMOD_SHM_VARS][CT_LIBMOD_DVAL];
+    const char *np[CT_LIBMOD_SHM_VARS];
+    bool listed[CT_LIBMOD_SHM_VARS];
+    for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++) {
+        snprintf(names[k], sizeof names[k], "%s%s", c->prefix, shm_var[k]);
+        np[k] = names[k];
+    }
+    struct ct_err e = {0};
+    c->asked = true;
+    if (ct_libmod_env_defaults(m, np, CT_LIBMOD_SHM_VARS, val, listed, &e))
+        return;
+    for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++)
+        c->listed[k] = listed[k] && !shm_value(k, val[k], &c->dflt[k]);
+}
+
 int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
                        const char *const *values, int n, struct ct_err *err)
 {
@@ -66,9 +146,6 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
             pre = names[i];
     if (!pre)
         return 0; /* nothing the segment must hold more of */
-    if (c->prefix[0] && (strlen(c->prefix) != pn || strncmp(c->prefix, pre, pn)))
-        memset(c, 0, sizeof *c); /* another BTL's defaults */
-    snprintf(c->prefix, sizeof c->prefix, "%.*s", (int)pn, pre);
     unsigned long long v[CT_LIBMOD_SHM_VARS];
     int given[CT_LIBMOD_SHM_VARS];
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++) {
@@ -77,53 +154,52 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
             if (shm_prefix(m, names[i]) == pn && !strncmp(names[i], pre, pn) &&
                 shm_index(names[i], pn) == k)
                 given[k] = i;
-        long x;
-        if (given[k] >= 0) {
-            if (ct_parse_int(values[given[k]], 0, 1L << 40, &x))
-                return 0; /* not a size: the library's own check says what it makes of it */
-            v[k] = (unsigned long long)x;
-            continue;
-        }
-        char name[CT_LIBMOD_ENV_NAME_MAX + 1], val[64];
-        snprintf(name, sizeof name, "%s%s", c->prefix, shm_var[k]);
+        char name[CT_LIBMOD_ENV_NAME_MAX + 1];
+        snprintf(name, sizeof name, "%.*s%s", (int)pn, pre, shm_var[k]);
         const char *env = getenv(name); /* this environment's, which the ranks inherit */
-        if (env) {
-            if (ct_parse_int(env, 0, 1L << 40, &x))
-                return 0;
-            v[k] = (unsigned long long)x;
+        const char *s = given[k] >= 0 ? values[given[k]] : env;
+        if (s) {
+            if (shm_value(k, s, &v[k]))
+                return 0; /* not a size: the library says what it makes of it */
             continue;
         }
-        if (!c->read[k]) { /* the library's own value (its parameter files'), read once */
-            struct ct_err e = {0};
-            c->read[k] = ct_libmod_env_default(m, name, val, sizeof val, &e) == 0 &&
-                                 !ct_parse_int(val, 0, 1L << 40, &x)
-                             ? 1
-                             : -1;
-            c->dflt[k] = c->read[k] > 0 ? (unsigned long long)x : 0;
-        }
-        if (c->read[k] < 0)
-            return 0; /* this Open MPI does not list it: not this BTL, or not this layout */
+        shm_defaults(m, c, pre, pn);
+        if (!c->listed[k])
+            return 0; /* this Open MPI does not list it: another BTL, another layout */
         v[k] = c->dflt[k];
     }
     unsigned long long need = ct_libmod_shm_need(v), seg = v[CT_SHM_SEGMENT];
-    if (seg >= need)
+    if ((seg > SHM_SEGMENT_MIN ? seg : SHM_SEGMENT_MIN) >= need)
         return 0;
-    unsigned long long p2 = 1;
-    while (p2 < need)
-        p2 *= 2;
-    static const int order[CT_LIBMOD_SHM_VARS] = {
-        CT_SHM_EAGER,   CT_SHM_MAX_SEND,  CT_SHM_INLINE,  CT_SHM_FREE_LIST,
-        CT_SHM_SEGMENT, CT_SHM_FBOX_SIZE, CT_SHM_FBOX_MAX};
-    int by = CT_SHM_SEGMENT; /* the setting named: the first given, in that order */
-    for (int k = CT_LIBMOD_SHM_VARS - 1; k >= 0; k--)
-        if (given[order[k]] >= 0)
-            by = order[k];
+    /* the setting named: the last one given where it is the transport's (the value a search
+     * judges, which the caller puts last), else the first given in this order */
+    static const int order[] = {CT_SHM_EAGER,     CT_SHM_MAX_SEND,      CT_SHM_INLINE,
+                                CT_SHM_FREE_LIST, CT_SHM_FREE_LIST_MAX, CT_SHM_SEGMENT,
+                                CT_SHM_XPMEM};
+    int by = -1;
+    for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++)
+        if (given[k] == n - 1)
+            by = k;
+    for (int j = 0; by < 0 && j < CT_LIBMOD_SHM_VARS; j++)
+        if (given[order[j]] >= 0)
+            by = order[j];
+    char head[CT_LIBMOD_ENV_NAME_MAX + 200];
+    snprintf(head, sizeof head, "%.*s%s=%s", (int)pn, pre, shm_var[by], values[given[by]]);
+    if (need > INT_MAX) /* Open MPI reads the segment's size as an int */
+        return ct_err_set(err, CT_EINVAL,
+                          "%s: %s's shared-memory transport would carve %llu bytes of first "
+                          "fragments out of each rank's segment, more than a segment can be "
+                          "(%d bytes): it would run a host's ranks over TCP",
+                          head, m->title, need, INT_MAX);
+    unsigned long long mib = (need + (1ULL << 20) - 1) >> 20;
     return ct_err_set(err, CT_EINVAL,
-                      "%s%s=%s: %s's shared-memory segment (%ssegment_size=%llu) holds less "
-                      "than the first %llu fragments of each size its transport carves (%llu "
-                      "bytes with the fast boxes), and without them %s runs a host's ranks over "
-                      "TCP: set %ssegment_size=%llu%s",
-                      c->prefix, shm_var[by], given[by] >= 0 ? values[given[by]] : "?", m->title,
-                      c->prefix, seg, v[CT_SHM_FREE_LIST], need, m->title, c->prefix, p2,
+                      "%s: %s's shared-memory segment (%.*s%s=%llu) holds less than the first "
+                      "%llu fragments of each size its transport carves (%llu bytes), and "
+                      "without them %s runs a host's ranks over TCP: set %.*s%s=%llu%s",
+                      head, m->title, (int)pn, pre, shm_var[CT_SHM_SEGMENT], seg,
+                      v[CT_SHM_FREE_LIST_MAX] && v[CT_SHM_FREE_LIST_MAX] < v[CT_SHM_FREE_LIST]
+                          ? v[CT_SHM_FREE_LIST_MAX]
+                          : v[CT_SHM_FREE_LIST],
+                      need, m->title, (int)pn, pre, shm_var[CT_SHM_SEGMENT], mib << 20,
                       by == CT_SHM_SEGMENT ? "" : " beside it");
 }

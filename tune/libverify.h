@@ -406,9 +406,10 @@ int ct_libverify_search(const struct ct_libsearch_in *in, const struct ct_sweep_
 int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
 /* The --env settings (n) and each given value of each --env-search variable (ns) beside
  * them leave room in the library's shared-memory segment (ct_libmod_shm_fits): 0, else
- * CT_EINVAL with its one line. A variable searched without values is not judged here (its
- * values, found later around the library's own, are its own small multiples). */
+ * CT_EINVAL with its one line, *searched: a searched value's. A variable searched without
+ * values, a finer step's value and one beside the other variable's value found are judged
+ * by the search before its launches (passed over where the segment does not hold them). */
 int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
-                    const struct ct_lib_env *search, int ns, struct ct_err *err);
+                    const struct ct_lib_env *search, int ns, bool *searched, struct ct_err *err);
 
 #endif

@@ -38,6 +38,7 @@ struct search {
     int nv, coarse; /* v[coarse..nv): the finer step's */
     char dflt[64];
     const char *base;
+    struct ct_libmod_shm shm; /* the library's own shared-memory sizes, read once */
 };
 
 /* The values found for the variables searched (found[j], value "" none) set in this
@@ -66,7 +67,7 @@ static void put_found(const struct ct_libsearch_in *in, int skip, const struct c
 }
 
 /* Value v against the plain defaults, the environment's settings on both sides: 0 or a failure */
-static int judge(const struct search *x, const char *v, struct ct_search_row *d)
+static int judge(struct search *x, const char *v, struct ct_search_row *d)
 {
     const struct ct_verify_hooks *h = x->in->h;
     struct ct_lib_env e = x->se;
@@ -74,10 +75,21 @@ static int judge(const struct search *x, const char *v, struct ct_search_row *d)
     snprintf(e.value, sizeof e.value, "%.*s", (int)sizeof e.value - 1, v);
     snprintf(tmo, sizeof tmo, "%g", x->in->timeout_s);
     struct ct_verify_side base = {.m = x->m, .h = h, .timeout = tmo, .pairs = x->in->pairs};
-    ct_verify_say(h, "%s=%s against %s's plain defaults%s:\n\n", x->se.name, v, x->m->title,
-                  x->base);
     memset(d, 0, sizeof *d);
     d->value = v;
+    /* a value whose fragments the shared-memory segment does not hold (the --env settings and
+     * the other variable's value found are in this environment): the library would run over
+     * TCP; passed over as a value it fails with (one spaced around its own, a finer step's, or
+     * beside the other variable's value found: those given were checked before the search) */
+    const char *nm[1] = {x->se.name}, *vl[1] = {v};
+    struct ct_err err = {0};
+    if (ct_libmod_shm_fits(x->m, &x->shm, nm, vl, 1, &err) < 0) {
+        ct_verify_say(h, "not judged: %s\n\n", err.msg);
+        d->failed = true;
+        return 0;
+    }
+    ct_verify_say(h, "%s=%s against %s's plain defaults%s:\n\n", x->se.name, v, x->m->title,
+                  x->base);
     int code = ct_libverify_setting(&base, &e, "--env-search", x->c, x->sets, x->nsets, NULL,
                                     &d->slow, &d->gain, &d->all, NULL, d->geo);
     if (code > 128) /* interrupted */
@@ -268,8 +280,9 @@ int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
 }
 
 int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
-                    const struct ct_lib_env *search, int ns, struct ct_err *err)
+                    const struct ct_lib_env *search, int ns, bool *searched, struct ct_err *err)
 {
+    *searched = false;
     struct ct_libmod_shm c = {0};
     const char *names[CT_LIB_ENV_MAX + 1], *values[CT_LIB_ENV_MAX + 1];
     for (int i = 0; i < n && i < CT_LIB_ENV_MAX; i++)
@@ -282,6 +295,7 @@ int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int
         names[n] = search[s].name;
         for (int k = 0; k < nv; k++) {
             values[n] = v[k];
+            *searched = true;
             CT_TRY(ct_libmod_shm_fits(m, &c, names, values, n + 1, err));
         }
     }
