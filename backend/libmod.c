@@ -752,6 +752,8 @@ int ct_libmod_env_defaults(const struct ct_libmod *m, const char *const *names, 
     char key[CT_LIBMOD_DEFAULTS_MAX][160], (*v)[CT_LIBMOD_VAL] = ct_xmalloc(sizeof *v * (size_t)n);
     char unset[4096] = ""; /* the program's own values, not this environment's, which stays */
     size_t u = 0;
+    for (int i = 0; i < n; i++)
+        listed[i] = false;
     for (int i = 0; i < n; i++) {
         if (names[i][strspn(names[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                       "0123456789_")]) {

@@ -185,18 +185,19 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
             by = order[j];
     char head[CT_LIBMOD_ENV_NAME_MAX + 200];
     snprintf(head, sizeof head, "%.*s%s=%s", (int)pn, pre, shm_var[by], values[given[by]]);
-    if (need > INT_MAX) /* Open MPI reads the segment's size as an int */
+    unsigned long long mib = need > INT_MAX ? 0 : (need + (1ULL << 20) - 1) >> 20;
+    if (!mib || mib << 20 > INT_MAX) /* Open MPI reads the segment's size as an int */
         return ct_err_set(err, CT_EINVAL,
                           "%s: %s's shared-memory transport would carve %llu bytes of first "
                           "fragments out of each rank's segment, more than a segment can be "
                           "(%d bytes): it would run a host's ranks over TCP",
                           head, m->title, need, INT_MAX);
-    unsigned long long mib = (need + (1ULL << 20) - 1) >> 20;
     return ct_err_set(err, CT_EINVAL,
-                      "%s: %s's shared-memory segment (%.*s%s=%llu) holds less than the first "
+                      "%s: %s's shared-memory segment (%.*s%s=%llu%s) holds less than the first "
                       "%llu fragments of each size its transport carves (%llu bytes), and "
                       "without them %s runs a host's ranks over TCP: set %.*s%s=%llu%s",
                       head, m->title, (int)pn, pre, shm_var[CT_SHM_SEGMENT], seg,
+                      seg < SHM_SEGMENT_MIN ? ", raised to 2 MiB" : "",
                       v[CT_SHM_FREE_LIST_MAX] && v[CT_SHM_FREE_LIST_MAX] < v[CT_SHM_FREE_LIST]
                           ? v[CT_SHM_FREE_LIST_MAX]
                           : v[CT_SHM_FREE_LIST],
