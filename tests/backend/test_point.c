@@ -27,9 +27,10 @@ Test(batch, rule)
     cr_assert_eq(ct_bench_median3(d), 5);
 }
 
-/* An engine whose one call takes call_us; it records each time() it is asked for. */
+/* An engine whose one call takes call_us (the very first: first_us, where set); it records
+ * each time() it is asked for. */
 struct fake {
-    double call_us;
+    double call_us, first_us;
     int n, warm[8], iters[8], reps[8];
 };
 static int f_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j, bool verify,
@@ -48,6 +49,8 @@ static int f_time(void *ctx, int warmup, int iters, int reps, double *out, struc
     f->n++;
     for (int i = 0; i < iters; i++)
         out[i] = f->call_us; /* per call, as the engines report */
+    if (f->first_us > 0 && iters > 0 && f->n == 1)
+        out[0] = f->first_us;
     return 0;
 }
 static void f_end(void *ctx)
@@ -105,9 +108,18 @@ Test(batch, max_time_counts_the_calls)
 {
     struct fake f = {.call_us = 0.5}; /* 4096 calls of 0.5 us: 2.048 ms a sample */
     struct ct_point p = point(&f, 20, 4096, 0.005);
-    cr_assert_eq(f.n, 2); /* the first sample, then the samples that fit 5 ms */
+    cr_assert_eq(f.n, 2); /* the first sample, two more (it says cut), kept: 3 fit 5 ms */
     cr_assert(f.iters[0] == 1 && f.reps[0] == 4096);
-    cr_assert(f.iters[1] == 3 && p.iters == 3, "%d", f.iters[1]); /* ceil(5 / 2.048) */
+    cr_assert(f.iters[1] == 2 && f.warm[1] == 0 && p.iters == 3, "%d", f.iters[1]);
+    /* a first call that is a hiccup (1 ms where the others take 1 us) cuts nothing: 20 */
+    f = (struct fake){.call_us = 1, .first_us = 1000};
+    p = point(&f, 20, 0, 0.005);
+    cr_assert(f.n == 3 && f.iters[0] == 1 && f.iters[1] == 2 && f.iters[2] == 17, "%d %d", f.n,
+              f.iters[2]);
+    cr_assert(p.iters == 20 && p.time_us == 1, "%d %g", p.iters, p.time_us);
+    f = (struct fake){.call_us = 1}; /* no cut asked for: the first call is not a sample */
+    p = point(&f, 20, 0, 0.005);
+    cr_assert(f.n == 2 && f.iters[1] == 20 && p.iters == 20);
     f = (struct fake){.call_us = 2e6}; /* auto, 2 s a call, 3 s: the probe's median decides */
     p = point(&f, 20, CT_BENCH_REPS_AUTO, 3);
     cr_assert_eq(f.n, 1, "no other first call");
