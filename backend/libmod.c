@@ -712,6 +712,21 @@ void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *ou
         snprintf(out, len, "%s", name);
 }
 
+/* The library's own list (prog, as a user knows it) that ended with status st (not 0; -1: it
+ * could not run): CT_EUNSUPP with one line saying how */
+static int info_failed(const struct ct_libmod *m, const char *prog, int st, struct ct_err *err)
+{
+    if (st < 0)
+        return ct_err_set(err, CT_EUNSUPP, "cannot run %s (%s's own list of its variables)", prog,
+                          m->title);
+    if (st == 124 << 8)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "%s (%s's own list of its variables) did not end within %d s", prog,
+                          m->title, CT_LIBMOD_INFO_S);
+    return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) %s", prog, m->title,
+                      st == 127 << 8 ? "is not installed" : "failed");
+}
+
 int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val, size_t len,
                           struct ct_err *err)
 {
@@ -727,16 +742,8 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
     if (info_read(m, key, true, val, len, &st))
         return 0;
-    if (st < 0)
-        return ct_err_set(err, CT_EUNSUPP, "cannot run %s (%s's own list of its variables)", prog,
-                          m->title);
-    if (st == 124 << 8)
-        return ct_err_set(err, CT_EUNSUPP,
-                          "%s (%s's own list of its variables) did not end within %d s", prog,
-                          m->title, CT_LIBMOD_INFO_S);
     if (st)
-        return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) %s", prog, m->title,
-                          st == 127 << 8 ? "is not installed" : "failed");
+        return info_failed(m, prog, st, err);
     return ct_err_set(err, CT_EINVAL, "%s does not list %s: not one of %s's variables here", prog,
                       name, m->title);
 }
@@ -775,13 +782,7 @@ int ct_libmod_env_defaults(const struct ct_libmod *m, const char *const *names, 
         snprintf(val[i], CT_LIBMOD_DVAL, "%s", listed[i] ? v[i] : "");
     free(v);
     snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
-    if (st && !got)
-        return ct_err_set(err, CT_EUNSUPP, "%s (%s's own list of its variables) %s", prog, m->title,
-                          st < 0           ? "cannot run"
-                          : st == 124 << 8 ? "did not end in time"
-                          : st == 127 << 8 ? "is not installed"
-                                           : "failed");
-    return 0;
+    return st && !got ? info_failed(m, prog, st, err) : 0;
 }
 
 /* s as a whole number up to 2^59 (a limit's room for 8x): false when it is not one */
