@@ -62,7 +62,8 @@ static const struct ct_libmod libs[] = {
      ":param:%s:value:",
      "mpirun",
      "Open MPI",
-     "OMPI_MCA_btl_vader_ OMPI_MCA_btl_sm_"},
+     "OMPI_MCA_btl_vader_ OMPI_MCA_btl_sm_",
+     "OMPI_MCA_btl"},
     /* MPICH reads a variable by three prefixes */
     {"mpich",
      "MPICH",
@@ -92,6 +93,7 @@ static const struct ct_libmod libs[] = {
      "\tMPIR_CVAR_%s",
      "mpiexec",
      "HYDRA",
+     NULL,
      NULL},
 };
 

@@ -72,8 +72,9 @@ struct ct_libmod {
     const char *launcher_alt, *launcher_says;
     /* the prefixes (space-separated) of the library's shared-memory transport's variables,
      * whose fragments its segment must hold (ct_libmod_shm_fits): Open MPI's vader (4.x) and
-     * sm (5.x); NULL where none is known */
-    const char *shm_prefix;
+     * sm (5.x); NULL where none is known; and the variable that selects the transports
+     * ("OMPI_MCA_btl": a list naming none of them, or "^" one, leaves the transport out) */
+    const char *shm_prefix, *shm_select;
 };
 
 const struct ct_libmod *ct_libmod_find(const char *name); /* NULL when unknown */
@@ -232,18 +233,22 @@ unsigned long long ct_libmod_shm_need(const unsigned long long v[CT_LIBMOD_SHM_V
 int ct_libmod_shm_size(const char *s, unsigned long long *x);
 /* The library's own values read so far (one ct_libmod_shm per command: zeroed) */
 struct ct_libmod_shm {
+    bool by_env;     /* the last refusal named a variable of this environment's, set by none of
+                        the settings given */
     char prefix[32]; /* the BTL's prefix they are of */
     bool asked;      /* its list was run for them */
     bool listed[CT_LIBMOD_SHM_VARS];
     unsigned long long dflt[CT_LIBMOD_SHM_VARS];
 };
-/* The n settings names[i]=values[i] (the --env settings, a searched value beside them, last):
- * 0 when none is one of m->shm_prefix's rule's variables, or the segment holds what they make
- * it carve, each variable not among them at this environment's value (which the ranks
- * inherit), else the library's own (m->info, run once into c for all of them; a variable it
- * does not list, or a value that is no size: 0, not judged). CT_EINVAL with one line naming
- * the setting (the last one where it is the transport's, else the first) and the segment size
- * that holds the fragments (to a whole MiB), or that no segment can (more than an int). */
+/* The n settings names[i]=values[i] (the --env settings, a searched value beside them, last;
+ * or a config's), with this environment, which the ranks inherit: 0 when neither sets one of
+ * m->shm_prefix's rule's variables, when they leave the transport out (m->shm_select), or when
+ * the segment holds what they make it carve, each variable not set at the library's own value
+ * (m->info, run once into c for all of them; a variable it does not list, or a value that is
+ * no size: 0, not judged). CT_EINVAL with one line naming the setting (the last one given
+ * where it is the transport's, else the first given, else this environment's: c->by_env) and
+ * the segment size that holds the fragments (to a whole MiB), or that no segment can (more
+ * than an int). */
 int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
                        const char *const *values, int n, struct ct_err *err);
 

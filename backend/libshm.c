@@ -136,18 +136,68 @@ static void shm_defaults(const struct ct_libmod *m, struct ct_libmod_shm *c, con
         c->listed[k] = listed[k] && !shm_value(k, val[k], &c->dflt[k]);
 }
 
+/* The first of the row's prefixes under which this environment sets one of the rule's
+ * variables, its length in *pn; NULL when none */
+static const char *shm_env_prefix(const struct ct_libmod *m, size_t *pn)
+{
+    for (const char *p = m && m->shm_prefix ? m->shm_prefix : ""; *p; p += *pn + (p[*pn] == ' ')) {
+        *pn = strcspn(p, " ");
+        for (int k = 0; *pn && k < CT_LIBMOD_SHM_VARS; k++) {
+            char name[CT_LIBMOD_ENV_NAME_MAX + 1];
+            snprintf(name, sizeof name, "%.*s%s", (int)*pn, p, shm_var[k]);
+            if (getenv(name))
+                return p;
+        }
+    }
+    return NULL;
+}
+
+/* Whether the job leaves the transport out: m->shm_select ("OMPI_MCA_btl"), the last setting
+ * of it, else this environment's, a list that names none of the row's components (the word
+ * between it and a prefix's last '_': "vader", "sm", aliases of one transport) or excludes
+ * one ("^vader,..."), as Open MPI reads a component list */
+static bool shm_left_out(const struct ct_libmod *m, const char *const *names,
+                         const char *const *values, int n)
+{
+    if (!m || !m->shm_select || !m->shm_prefix)
+        return false;
+    const char *sel = getenv(m->shm_select);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], m->shm_select))
+            sel = values[i];
+    if (!sel || !*sel)
+        return false;
+    bool excl = *sel == '^', named = false;
+    size_t sl = strlen(m->shm_select);
+    for (const char *t = sel + excl; *t && !named;
+         t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
+        size_t tn = strcspn(t, ",");
+        for (const char *p = m->shm_prefix; *p && !named;
+             p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
+            size_t pn = strcspn(p, " "); /* "OMPI_MCA_btl" "_" "vader" "_" */
+            named = pn > sl + 2 && !strncmp(p, m->shm_select, sl) && p[sl] == '_' &&
+                    tn == pn - sl - 2 && !strncmp(t, p + sl + 1, tn);
+        }
+    }
+    return excl ? named : !named;
+}
+
 int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
                        const char *const *values, int n, struct ct_err *err)
 {
+    c->by_env = false;
     const char *pre = NULL; /* the first setting of the rule's, its prefix (pn bytes) */
     size_t pn = 0;
     for (int i = 0; i < n && !pre; i++)
         if ((pn = shm_prefix(m, names[i])) && shm_index(names[i], pn) >= 0)
             pre = names[i];
-    if (!pre)
-        return 0; /* nothing the segment must hold more of */
+    if (!pre) /* else one this environment sets, which the ranks inherit */
+        pre = shm_env_prefix(m, &pn);
+    if (!pre || shm_left_out(m, names, values, n))
+        return 0; /* nothing the segment must hold more of, or no segment */
     unsigned long long v[CT_LIBMOD_SHM_VARS];
     int given[CT_LIBMOD_SHM_VARS];
+    const char *envs[CT_LIBMOD_SHM_VARS];
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++) {
         given[k] = -1;
         for (int i = 0; i < n; i++)
@@ -156,8 +206,8 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
                 given[k] = i;
         char name[CT_LIBMOD_ENV_NAME_MAX + 1];
         snprintf(name, sizeof name, "%.*s%s", (int)pn, pre, shm_var[k]);
-        const char *env = getenv(name); /* this environment's, which the ranks inherit */
-        const char *s = given[k] >= 0 ? values[given[k]] : env;
+        envs[k] = getenv(name); /* this environment's, which the ranks inherit */
+        const char *s = given[k] >= 0 ? values[given[k]] : envs[k];
         if (s) {
             if (shm_value(k, s, &v[k]))
                 return 0; /* not a size: the library says what it makes of it */
@@ -178,13 +228,18 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
                                 CT_SHM_XPMEM};
     int by = -1;
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++)
-        if (given[k] == n - 1)
+        if (given[k] >= 0 && given[k] == n - 1)
             by = k;
     for (int j = 0; by < 0 && j < CT_LIBMOD_SHM_VARS; j++)
         if (given[order[j]] >= 0)
             by = order[j];
+    for (int j = 0; by < 0 && j < CT_LIBMOD_SHM_VARS; j++)
+        if (envs[order[j]])
+            by = order[j], c->by_env = true;
     char head[CT_LIBMOD_ENV_NAME_MAX + 200];
-    snprintf(head, sizeof head, "%.*s%s=%s", (int)pn, pre, shm_var[by], values[given[by]]);
+    snprintf(head, sizeof head, "%.*s%s=%s%s", (int)pn, pre, shm_var[by],
+             c->by_env ? envs[by] : values[given[by]],
+             c->by_env ? " (this environment's, which the ranks inherit)" : "");
     unsigned long long mib = need > INT_MAX ? 0 : (need + (1ULL << 20) - 1) >> 20;
     if (!mib || mib << 20 > INT_MAX) /* Open MPI reads the segment's size as an int */
         return ct_err_set(err, CT_EINVAL,

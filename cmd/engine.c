@@ -133,10 +133,10 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         }
     }
     struct ct_err ferr = {0}; /* what the settings make the shared-memory segment hold */
-    bool fs;                  /* not again in the ranks: the launching colltune checked */
+    const char *by;           /* not again in the ranks: the launching colltune checked */
     if (m && !ct_libmod_in_rank() &&
-        ct_lib_env_fits(m, o->lib_env, o->nlib_env, o->env_search, ns, &fs, &ferr) < 0)
-        return ct_cmd_fail(cmd, 2, "--env%s: %s", fs ? "-search" : "", ferr.msg);
+        ct_lib_env_fits(m, o->lib_env, o->nlib_env, o->env_search, ns, &by, &ferr) < 0)
+        return ct_cmd_fail(cmd, 2, "%s%s%s", by ? by : "", by ? ": " : "", ferr.msg);
     if (ns && o->nlib_env + ns > CT_LIB_ENV_MAX)
         return ct_cmd_fail(cmd, 2, "--env-search: at most %d launch settings with the one%s found",
                            CT_LIB_ENV_MAX, ns > 1 ? "s" : "");

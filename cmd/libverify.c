@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sweep --verify CONFIG --lib LIB: CONFIG's measured section, the library's module and its
+ * sweep --verify CONFIG --lib LIB: CONFIG's measured section, its launch settings (that they
+ * leave the shared-memory transport room: a verify of its TCP), the library's module and its
  * launcher checked, then the verify itself and its --reverify rounds (tune/libverify_rounds.c)
  * with the hooks that start its jobs and print (cmd/verify_judge.c) and write its files
  * (cmd/verify_export.c). */
@@ -19,10 +20,15 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     struct ct_err err = {0};
     char *mod = NULL;
     int code = 0;
-    if (!ct_config_lib(c, o->lib))
+    const struct ct_librules *l = ct_config_lib(c, o->lib);
+    const char *by;
+    if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
                            path, m->title, m->name);
+    else if (ct_lib_env_fits(m, l->env, l->nenv, NULL, 0, &by, &err) < 0) /* its settings */
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s'%s': %s",
+                           by ? "the launch settings of " : "", path, err.msg);
     else if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     free(mod);

@@ -404,12 +404,14 @@ int ct_libverify_search(const struct ct_libsearch_in *in, const struct ct_sweep_
 /* --env-search's values e->value ("V1,V2,...") split into v (at most CT_ENV_SEARCH_MAX); how
  * many, or -1 when one is empty or given twice. */
 int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
-/* The --env settings (n) and each given value of each --env-search variable (ns) beside
- * them leave room in the library's shared-memory segment (ct_libmod_shm_fits): 0, else
- * CT_EINVAL with its one line, *searched: a searched value's. A variable searched without
- * values, a finer step's value and one beside the other variable's value found are judged
- * by the search before its launches (passed over where the segment does not hold them). */
+/* The --env settings (n; or a config's) and each given value of each --env-search variable
+ * (ns) beside them, with this environment's, leave room in the library's shared-memory segment
+ * (ct_libmod_shm_fits): 0, else CT_EINVAL with its one line, and *by the option that gave the
+ * setting it names ("--env", "--env-search"), or NULL where that is this environment's. A
+ * variable searched without values, a finer step's value and one beside the other variable's
+ * value found are judged by the search before its launches (passed over where the segment does
+ * not hold them). */
 int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
-                    const struct ct_lib_env *search, int ns, bool *searched, struct ct_err *err);
+                    const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err);
 
 #endif

@@ -280,24 +280,26 @@ int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
 }
 
 int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
-                    const struct ct_lib_env *search, int ns, bool *searched, struct ct_err *err)
+                    const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err)
 {
-    *searched = false;
+    *by = "--env";
     struct ct_libmod_shm c = {0};
     const char *names[CT_LIB_ENV_MAX + 1], *values[CT_LIB_ENV_MAX + 1];
     for (int i = 0; i < n && i < CT_LIB_ENV_MAX; i++)
         names[i] = env[i].name, values[i] = env[i].value;
     n = n < CT_LIB_ENV_MAX ? n : CT_LIB_ENV_MAX;
-    CT_TRY(ct_libmod_shm_fits(m, &c, names, values, n, err));
-    for (int s = 0; s < ns; s++) {
+    int code = ct_libmod_shm_fits(m, &c, names, values, n, err);
+    for (int s = 0; !code && s < ns; s++) {
         char v[CT_ENV_SEARCH_MAX][sizeof search[s].value];
         int nv = search[s].value[0] ? ct_lib_env_values(&search[s], v) : 0;
         names[n] = search[s].name;
-        for (int k = 0; k < nv; k++) {
+        for (int k = 0; !code && k < nv; k++) {
             values[n] = v[k];
-            *searched = true;
-            CT_TRY(ct_libmod_shm_fits(m, &c, names, values, n + 1, err));
+            *by = "--env-search";
+            code = ct_libmod_shm_fits(m, &c, names, values, n + 1, err);
         }
     }
-    return 0;
+    if (code && c.by_env)
+        *by = NULL;
+    return code;
 }

@@ -148,19 +148,63 @@ Test(libshm, each_searched_value_beside_the_settings)
     const struct ct_libmod *m = open_mpi();
     struct ct_lib_env env[1] = {{SEG, "16777216"}}, s[1] = {{EAGER, "65536,1048576"}};
     struct ct_err err = {0};
-    bool searched;
-    cr_expect_eq(ct_lib_env_fits(m, env, 1, s, 1, &searched, &err), 0, "%s", err.msg);
+    const char *by;
+    cr_expect_eq(ct_lib_env_fits(m, env, 1, s, 1, &by, &err), 0, "%s", err.msg);
     snprintf(s[0].value, sizeof s[0].value, "65536,2097152");
-    cr_expect_eq(ct_lib_env_fits(m, env, 1, s, 1, &searched, &err), CT_EINVAL);
-    cr_expect(searched && strstr(err.msg, EAGER "=2097152: ") && strstr(err.msg, SEG "=17825792"),
+    cr_expect_eq(ct_lib_env_fits(m, env, 1, s, 1, &by, &err), CT_EINVAL);
+    cr_expect(by && !strcmp(by, "--env-search") && strstr(err.msg, EAGER "=2097152: ") &&
+                  strstr(err.msg, SEG "=17825792"),
               "%s", err.msg);
-    cr_expect_eq(ct_lib_env_fits(m, env, 0, s, 1, &searched, &err), CT_EINVAL,
-                 "without the segment");
+    cr_expect_eq(ct_lib_env_fits(m, env, 0, s, 1, &by, &err), CT_EINVAL, "without the segment");
     struct ct_lib_env e2[1] = {{EAGER, "1048576"}}, s2[1] = {{SEG, "16777216,4194304"}};
-    cr_expect_eq(ct_lib_env_fits(m, e2, 1, s2, 0, &searched, &err), CT_EINVAL);
-    cr_expect(!searched && strstr(err.msg, EAGER "=1048576: "), "the setting's own: %s", err.msg);
-    cr_expect_eq(ct_lib_env_fits(m, e2, 0, s2, 1, &searched, &err), 0, "%s", err.msg);
-    cr_expect_eq(ct_lib_env_fits(m, e2, 1, s2, 1, &searched, &err), CT_EINVAL);
+    cr_expect_eq(ct_lib_env_fits(m, e2, 1, s2, 0, &by, &err), CT_EINVAL);
+    cr_expect(by && !strcmp(by, "--env") && strstr(err.msg, EAGER "=1048576: "),
+              "the setting's own: %s", err.msg);
+    cr_expect_eq(ct_lib_env_fits(m, e2, 0, s2, 1, &by, &err), 0, "%s", err.msg);
+    cr_expect_eq(ct_lib_env_fits(m, e2, 1, s2, 1, &by, &err), CT_EINVAL);
     s[0].value[0] = 0; /* NAME alone: its values are found later, around its own */
-    cr_expect_eq(ct_lib_env_fits(m, env, 0, s, 1, &searched, &err), 0);
+    cr_expect_eq(ct_lib_env_fits(m, env, 0, s, 1, &by, &err), 0);
+    /* no setting, the environment's eager limit (run --lib, a config's verify): named as it */
+    setenv(EAGER, "1048576", 1);
+    cr_expect_eq(ct_lib_env_fits(m, env, 0, s, 0, &by, &err), CT_EINVAL);
+    cr_expect(!by && strstr(err.msg, EAGER "=1048576 (this environment's"), "%s", err.msg);
+    cr_expect_eq(ct_lib_env_fits(m, env, 1, s, 0, &by, &err), 0, "a config's segment holds it");
+    unsetenv(EAGER);
+}
+
+/* this environment's settings alone are judged, and where the job leaves the transport out
+ * (OMPI_MCA_btl), nothing is */
+Test(libshm, the_environment_and_the_transports_selected)
+{
+    const struct ct_libmod *m = open_mpi();
+    struct ct_libmod_shm c = {0};
+    struct ct_err err = {0};
+    const char *glibc[] = {"MALLOC_MMAP_MAX_"}, *zero[] = {"0"};
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, glibc, zero, 1, &err), 0, "nothing set");
+    cr_expect(!c.asked, "the library's list not run for nothing");
+    setenv(EAGER, "1048576", 1);
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, glibc, zero, 1, &err), CT_EINVAL);
+    cr_expect(c.by_env && strstr(err.msg, EAGER "=1048576 (this environment's") &&
+                  strstr(err.msg, "set " SEG "=9437184 beside it"),
+              "%s", err.msg);
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), CT_EINVAL, "no settings at all");
+    const char *n0[] = {SEG}, *at9[] = {"9437184"};
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, n0, at9, 1, &err), 0, "%s", err.msg);
+    setenv(SEG, "9437184", 1);
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), 0, "%s", err.msg);
+    unsetenv(SEG);
+    /* the transport left out: a list without it, or excluding it by either name */
+    const char *out[] = {"self,tcp", "^vader", "^tcp,sm", "tcp"},
+               *in[] = {"self,vader", "^tcp", "sm,self", "vader"};
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+        setenv("OMPI_MCA_btl", out[i], 1);
+        cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), 0, "btl=%s", out[i]);
+        setenv("OMPI_MCA_btl", in[i], 1);
+        cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), CT_EINVAL, "btl=%s", in[i]);
+    }
+    const char *nb[] = {"OMPI_MCA_btl"}, *tcp[] = {"self,tcp"}, *vader[] = {"vader,self"};
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, nb, tcp, 1, &err), 0, "a setting's list wins");
+    unsetenv("OMPI_MCA_btl");
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, nb, vader, 1, &err), CT_EINVAL);
+    unsetenv(EAGER);
 }
