@@ -25,6 +25,8 @@
  * --reverify N verifies the copy again, and can leave out another. Which one goes is decided
  * here (ct_libverify_each_pick), and the rest of the verify runs CONFIG without it
  * (ct_libverify_each: a copy of CONFIG, exported again through the caller's hooks).
+ * A pass whose settings leave the library's shared-memory segment too small (the segment left
+ * out beside a large eager limit: the ranks would talk over TCP) is not launched, said.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,23 @@ static void said(const struct ct_verify_side *side, const char *what, const char
                   slow ? against : "", slow ? " at a size" : "", geo);
 }
 
+/* Whether the n settings env leave the library's shared-memory transport too little room (the
+ * ranks of a host would talk over TCP, and a pass would time that): said, as "--each-setting:
+ * WHAT NAME TAIL: VERDICT: why" for the setting e that pass is about; no launch is spent
+ * on them. */
+static bool starved(const struct ct_verify_side *side, const struct ct_lib_env *env, int n,
+                    const char *what, const struct ct_lib_env *e, const char *tail,
+                    const char *verdict)
+{
+    const char *by;
+    struct ct_err err = {0};
+    if (!ct_lib_env_fits(side->m, env, n, NULL, 0, &by, &err))
+        return false;
+    ct_verify_say(side->h, "--each-setting: %s%s%s: %s: %s\n\n", what, e->name, tail, verdict,
+                  err.msg);
+    return true;
+}
+
 /* The others of l's settings but k, judged on the sets want names (ct_libverify_env_sets):
  * 0 or a failure code; *kept, *geo, *tell and each[] as they were judged. */
 static int without(const struct ct_verify_side *side, const struct ct_config *c,
@@ -55,6 +74,10 @@ static int without(const struct ct_verify_side *side, const struct ct_config *c,
     ct_librules_env_remove(&sub, k);
     struct ct_verify_side y = *side;
     y.env = &sub;
+    if (starved(side, sub.env, sub.nenv, "without ", &l->env[k], "", "not judged")) {
+        *kept = false, *geo = 0;
+        return 0;
+    }
     ct_verify_say(
         side->h,
         "--each-setting: without %s=%s, the other %d alone against %s's plain defaults:\n\n",
@@ -74,6 +97,13 @@ static int beside(const struct ct_verify_side *side, const struct ct_config *c,
                   const struct ct_librules *l, int k, const bool *want, bool *kept, bool *slow,
                   double *geo)
 {
+    struct ct_librules others = *l;
+    ct_librules_env_remove(&others, k);
+    if (starved(side, others.env, others.nenv, "", &l->env[k], " beside the others",
+                "kept, not judged (the others need it)")) {
+        *kept = true, *slow = false, *geo = 0; /* kept: the others need it */
+        return 0;
+    }
     for (int j = 0; j < l->nenv; j++)
         if (j != k)
             ct_libmod_env_put(side->m, l->env[j].name, l->env[j].value);
@@ -123,6 +153,8 @@ static int alone_pick(const struct ct_verify_side *side, const struct ct_config 
     for (int i = 0; i < l->nenv && !code; i++) {
         bool slow, gain;
         double g = 0, t = 0;
+        if (starved(side, &l->env[i], 1, "", &l->env[i], " alone", "not judged"))
+            continue;
         code = ct_libverify_setting(side, &l->env[i], "--each-setting", c, l->sets, l->nsets, want,
                                     &slow, &gain, &g, &t, e1);
         bool kept = !code && g > 0 && !slow && gain;

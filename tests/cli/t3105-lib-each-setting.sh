@@ -95,4 +95,20 @@ $V "$TMP/h/config.json" --lib ompi --each-setting --reverify 1 >"$TMP/out" 2>"$T
     && ok "together kept (exit 0): each judged beside the other, the one at Open MPI's own value left out, the copy verified again" \
     || { not_ok "--each-setting, together kept (exit $rc)"; sed 's/^/#   /' "$TMP/err"; grep "^--each\|^the launch\|^--reverify" "$TMP/out" | sed 's/^/#   /'; }
 
+# a setting the others need for room in vader's segment (an eager limit of 1 MiB beside the
+# segment that holds its fragments): beside the others it is kept without a launch (without
+# it they would run over TCP); the eager limit is judged beside the segment as any other
+E=OMPI_MCA_btl_vader_eager_limit SEG=OMPI_MCA_btl_vader_segment_size
+expect 0 "a sweep with an eager limit and the segment that holds it" -- $COLLTUNE sweep --lib ompi \
+    --local 2 --coll allreduce -b 2K -e 2K --env $E=1048576 --env $SEG=9437184 --out "$TMP/g"
+own_rules "$TMP/g/config.json"
+$V "$TMP/g/config.json" --lib ompi --each-setting >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "^the launch settings: faster, no size slower: kept" "$TMP/out" \
+    && grep -q "^--each-setting: $E beside the others: faster, no size slower" "$TMP/out" \
+    && grep -q "^--each-setting: $SEG beside the others: kept, not judged (the others need it): $E=1048576: .*set $SEG=9437184 beside it\$" "$TMP/out" \
+    && [ "$(grep -c "^--each-setting: .*=.* against it unset, the other" "$TMP/out")" -eq 1 ] \
+    && grep -q "^--each-setting: each of the 2 showed a gain beside the others: all kept" "$TMP/out" \
+    && ok "the segment the eager limit needs: kept beside it without a launch over TCP" \
+    || { not_ok "--each-setting, the segment (exit $rc)"; sed 's/^/#   /' "$TMP/err"; grep "^--each\|^the launch" "$TMP/out" | sed 's/^/#   /'; }
+
 done_testing
