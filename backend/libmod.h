@@ -233,22 +233,25 @@ unsigned long long ct_libmod_shm_need(const unsigned long long v[CT_LIBMOD_SHM_V
 int ct_libmod_shm_size(const char *s, unsigned long long *x);
 /* The library's own values read so far (one ct_libmod_shm per command: zeroed) */
 struct ct_libmod_shm {
-    bool by_env;     /* the last refusal named a variable of this environment's, set by none of
-                        the settings given */
+    int named;       /* the setting the last refusal named (its index; -1: this environment's) */
     char prefix[32]; /* the BTL's prefix they are of */
+    char select[CT_LIBMOD_DVAL]; /* the library's own list of transports (a site's file's) */
     bool asked;      /* its list was run for them */
     bool listed[CT_LIBMOD_SHM_VARS];
     unsigned long long dflt[CT_LIBMOD_SHM_VARS];
 };
 /* The n settings names[i]=values[i] (the --env settings, a searched value beside them, last;
- * or a config's), with this environment, which the ranks inherit: 0 when neither sets one of
- * m->shm_prefix's rule's variables, when they leave the transport out (m->shm_select), or when
- * the segment holds what they make it carve, each variable not set at the library's own value
- * (m->info, run once into c for all of them; a variable it does not list, or a value that is
- * no size: 0, not judged). CT_EINVAL with one line naming the setting (the last one given
- * where it is the transport's, else the first given, else this environment's: c->by_env) and
- * the segment size that holds the fragments (to a whole MiB), or that no segment can (more
- * than an int). */
+ * or a config's; a NULL value: the variable unset for the ranks, not this environment's), with
+ * this environment, which the ranks inherit: 0 when neither sets one of m->shm_prefix's rule's
+ * variables, when they leave the transport out (m->shm_select: a setting's list, else this
+ * environment's, else the library's own, a site's file's), or when the segment holds what they
+ * make it carve, each variable not set at the library's own value (m->info, run once into c for
+ * all of them; a variable it does not list, or a value that is no size: 0, not judged).
+ * CT_EINVAL with one line naming the setting (the last one given where it is the transport's,
+ * else the first given in the order eager limit, max send, inline, counts, segment, single
+ * copy; else this environment's), its index in c->named (-1: this environment's), and the
+ * segment size that holds the fragments (to a whole MiB), or that no segment can (more than an
+ * int). */
 int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
                        const char *const *values, int n, struct ct_err *err);
 

@@ -111,7 +111,8 @@ static int shm_value(int k, const char *value, unsigned long long *x)
     return ct_libmod_shm_size(value, x);
 }
 
-/* The library's own values of the rule's variables under prefix pre, in one run of its list
+/* The library's own values of the rule's variables under prefix pre, and its own list of
+ * transports (m->shm_select: a site's parameter file may set it), in one run of its list
  * (once per prefix, into c) */
 static void shm_defaults(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *pre,
                          size_t pn)
@@ -120,56 +121,63 @@ static void shm_defaults(const struct ct_libmod *m, struct ct_libmod_shm *c, con
         return;
     memset(c, 0, sizeof *c);
     snprintf(c->prefix, sizeof c->prefix, "%.*s", (int)pn, pre);
-    char names[CT_LIBMOD_SHM_VARS][CT_LIBMOD_ENV_NAME_MAX + 1],
-        val[CT_LIBMOD_SHM_VARS][CT_LIBMOD_DVAL];
-    const char *np[CT_LIBMOD_SHM_VARS];
-    bool listed[CT_LIBMOD_SHM_VARS];
+    enum { N = CT_LIBMOD_SHM_VARS + 1 };
+    char names[CT_LIBMOD_SHM_VARS][CT_LIBMOD_ENV_NAME_MAX + 1], val[N][CT_LIBMOD_DVAL];
+    const char *np[N];
+    bool listed[N];
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++) {
         snprintf(names[k], sizeof names[k], "%s%s", c->prefix, shm_var[k]);
         np[k] = names[k];
     }
+    np[N - 1] = m->shm_select;
     struct ct_err e = {0};
     c->asked = true;
-    if (ct_libmod_env_defaults(m, np, CT_LIBMOD_SHM_VARS, val, listed, &e))
+    if (ct_libmod_env_defaults(m, np, N - !m->shm_select, val, listed, &e))
         return;
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++)
         c->listed[k] = listed[k] && !shm_value(k, val[k], &c->dflt[k]);
+    if (m->shm_select && listed[N - 1])
+        snprintf(c->select, sizeof c->select, "%s", val[N - 1]);
+}
+
+/* Whether names[] unsets name (a NULL value: the ranks run without this environment's) */
+static bool masked(const char *name, const char *const *names, const char *const *values, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!values[i] && !strcmp(names[i], name))
+            return true;
+    return false;
 }
 
 /* The first of the row's prefixes under which this environment sets one of the rule's
- * variables, its length in *pn; NULL when none */
-static const char *shm_env_prefix(const struct ct_libmod *m, size_t *pn)
+ * variables (and names[] does not unset it), its length in *pn; NULL when none */
+static const char *shm_env_prefix(const struct ct_libmod *m, const char *const *names,
+                                  const char *const *values, int n, size_t *pn)
 {
     for (const char *p = m && m->shm_prefix ? m->shm_prefix : ""; *p; p += *pn + (p[*pn] == ' ')) {
         *pn = strcspn(p, " ");
         for (int k = 0; *pn && k < CT_LIBMOD_SHM_VARS; k++) {
             char name[CT_LIBMOD_ENV_NAME_MAX + 1];
             snprintf(name, sizeof name, "%.*s%s", (int)*pn, p, shm_var[k]);
-            if (getenv(name))
+            if (getenv(name) && !masked(name, names, values, n))
                 return p;
         }
     }
     return NULL;
 }
 
-/* Whether the job leaves the transport out: m->shm_select ("OMPI_MCA_btl"), the last setting
- * of it, else this environment's, a list that names none of the row's components (the word
- * between it and a prefix's last '_': "vader", "sm", aliases of one transport) or excludes
- * one ("^vader,..."), as Open MPI reads a component list */
-static bool shm_left_out(const struct ct_libmod *m, const char *const *names,
-                         const char *const *values, int n)
+/* Whether the list of transports sel (Open MPI's component list: "a,b", or "^a,b" for all but
+ * those) leaves out the one of prefix pre: named by its component (the word between
+ * m->shm_select and the prefix's last '_'), or by an earlier prefix's of the row, which a
+ * later version reads as an alias (Open MPI 5's sm reads "vader"; 4.x's vader does not read
+ * "sm", a component of its own there that starts nothing) */
+static bool shm_left_out(const struct ct_libmod *m, const char *sel, const char *pre, size_t prn)
 {
-    if (!m || !m->shm_select || !m->shm_prefix)
-        return false;
-    const char *sel = getenv(m->shm_select);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], m->shm_select))
-            sel = values[i];
     if (!sel || !*sel)
         return false;
-    bool excl = *sel == '^', named = false;
-    size_t sl = strlen(m->shm_select);
-    for (const char *t = sel + excl; *t && !named;
+    size_t sl = strlen(m->shm_select), hats = strspn(sel, "^");
+    bool named = false;
+    for (const char *t = sel + hats; *t && !named;
          t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
         size_t tn = strcspn(t, ",");
         for (const char *p = m->shm_prefix; *p && !named;
@@ -177,23 +185,33 @@ static bool shm_left_out(const struct ct_libmod *m, const char *const *names,
             size_t pn = strcspn(p, " "); /* "OMPI_MCA_btl" "_" "vader" "_" */
             named = pn > sl + 2 && !strncmp(p, m->shm_select, sl) && p[sl] == '_' &&
                     tn == pn - sl - 2 && !strncmp(t, p + sl + 1, tn);
+            if (pn == prn && !strncmp(p, pre, pn))
+                break; /* the later names are not this version's */
         }
     }
-    return excl ? named : !named;
+    return hats ? named : !named;
 }
 
 int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const char *const *names,
                        const char *const *values, int n, struct ct_err *err)
 {
-    c->by_env = false;
+    c->named = -1;
     const char *pre = NULL; /* the first setting of the rule's, its prefix (pn bytes) */
     size_t pn = 0;
     for (int i = 0; i < n && !pre; i++)
-        if ((pn = shm_prefix(m, names[i])) && shm_index(names[i], pn) >= 0)
+        if (values[i] && (pn = shm_prefix(m, names[i])) && shm_index(names[i], pn) >= 0)
             pre = names[i];
     if (!pre) /* else one this environment sets, which the ranks inherit */
-        pre = shm_env_prefix(m, &pn);
-    if (!pre || shm_left_out(m, names, values, n))
+        pre = shm_env_prefix(m, names, values, n, &pn);
+    /* the transports the job selects: a setting's list, else this environment's, else (read
+     * below, where it would be refused) the site's */
+    int si = -1; /* (a setting's NULL: unset for the ranks, the site's then) */
+    for (int i = 0; m && m->shm_select && i < n; i++)
+        if (!strcmp(names[i], m->shm_select))
+            si = i;
+    const char *sel = si >= 0 ? values[si] : m && m->shm_select ? getenv(m->shm_select) : NULL;
+    bool sel_set = sel != NULL;
+    if (!pre || (m->shm_select && shm_left_out(m, sel, pre, pn)))
         return 0; /* nothing the segment must hold more of, or no segment */
     unsigned long long v[CT_LIBMOD_SHM_VARS];
     int given[CT_LIBMOD_SHM_VARS];
@@ -206,7 +224,7 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
                 given[k] = i;
         char name[CT_LIBMOD_ENV_NAME_MAX + 1];
         snprintf(name, sizeof name, "%.*s%s", (int)pn, pre, shm_var[k]);
-        envs[k] = getenv(name); /* this environment's, which the ranks inherit */
+        envs[k] = given[k] < 0 ? getenv(name) : NULL; /* this environment's: the ranks inherit */
         const char *s = given[k] >= 0 ? values[given[k]] : envs[k];
         if (s) {
             if (shm_value(k, s, &v[k]))
@@ -221,6 +239,11 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
     unsigned long long need = ct_libmod_shm_need(v), seg = v[CT_SHM_SEGMENT];
     if ((seg > SHM_SEGMENT_MIN ? seg : SHM_SEGMENT_MIN) >= need)
         return 0;
+    if (!sel_set && m->shm_select) { /* the site's list of transports */
+        shm_defaults(m, c, pre, pn);
+        if (shm_left_out(m, c->select, pre, pn))
+            return 0;
+    }
     /* the setting named: the last one given where it is the transport's (the value a search
      * judges, which the caller puts last), else the first given in this order */
     static const int order[] = {CT_SHM_EAGER,     CT_SHM_MAX_SEND,      CT_SHM_INLINE,
@@ -228,18 +251,19 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
                                 CT_SHM_XPMEM};
     int by = -1;
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++)
-        if (given[k] >= 0 && given[k] == n - 1)
+        if (given[k] >= 0 && given[k] == n - 1 && values[given[k]])
             by = k;
     for (int j = 0; by < 0 && j < CT_LIBMOD_SHM_VARS; j++)
-        if (given[order[j]] >= 0)
+        if (given[order[j]] >= 0 && values[given[order[j]]])
             by = order[j];
+    c->named = by >= 0 ? given[by] : -1; /* (after shm_defaults, which clears c) */
     for (int j = 0; by < 0 && j < CT_LIBMOD_SHM_VARS; j++)
         if (envs[order[j]])
-            by = order[j], c->by_env = true;
+            by = order[j];
     char head[CT_LIBMOD_ENV_NAME_MAX + 200];
     snprintf(head, sizeof head, "%.*s%s=%s%s", (int)pn, pre, shm_var[by],
-             c->by_env ? envs[by] : values[given[by]],
-             c->by_env ? " (this environment's, which the ranks inherit)" : "");
+             c->named >= 0 ? values[c->named] : envs[by],
+             c->named >= 0 ? "" : " (this environment's, which the ranks inherit)");
     unsigned long long mib = need > INT_MAX ? 0 : (need + (1ULL << 20) - 1) >> 20;
     if (!mib || mib << 20 > INT_MAX) /* Open MPI reads the segment's size as an int */
         return ct_err_set(err, CT_EINVAL,

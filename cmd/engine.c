@@ -132,9 +132,9 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
                                             : "one or the other");
         }
     }
-    struct ct_err ferr = {0}; /* what the settings make the shared-memory segment hold */
-    const char *by;           /* not again in the ranks: the launching colltune checked */
-    if (m && !ct_libmod_in_rank() &&
+    struct ct_err ferr = {0}; /* what the settings make the shared-memory segment hold; not */
+    const char *by; /* in the ranks (the launching colltune checked), nor for a config's verify */
+    if (m && !ct_libmod_in_rank() && !o->verify &&
         ct_lib_env_fits(m, o->lib_env, o->nlib_env, o->env_search, ns, &by, &ferr) < 0)
         return ct_cmd_fail(cmd, 2, "%s%s%s", by ? by : "", by ? ": " : "", ferr.msg);
     if (ns && o->nlib_env + ns > CT_LIB_ENV_MAX)

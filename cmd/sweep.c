@@ -80,7 +80,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_MINIT: CT_TRY_OPT(ct_arg_iters("sweep", "min-iters", optarg, 1, &x->c.min_iters)); break;
         case O_MAXIT: CT_TRY_OPT(ct_arg_iters("sweep", "max-iters", optarg, 1, &x->c.max_iters)); break;
         case O_OUT: x->out = optarg; break;
-        case O_VERIFY: x->verify = optarg; break;
+        case O_VERIFY: x->verify = x->o.verify = optarg; break;
         case O_TUI: x->want_tui = true; break;
         case O_MODEL: case O_NODES: case O_NET: CT_TRY_OPT(ct_sweep_model_opt(&x->model, c - O_MODEL, optarg)); break;
         case O_ALGOS:

@@ -405,9 +405,10 @@ int ct_libverify_search(const struct ct_libsearch_in *in, const struct ct_sweep_
  * many, or -1 when one is empty or given twice. */
 int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
 /* The --env settings (n; or a config's) and each given value of each --env-search variable
- * (ns) beside them, with this environment's, leave room in the library's shared-memory segment
- * (ct_libmod_shm_fits): 0, else CT_EINVAL with its one line, and *by the option that gave the
- * setting it names ("--env", "--env-search"), or NULL where that is this environment's. A
+ * (ns) beside them, with this environment's (but a searched variable's, which the search
+ * unsets), leave room in the library's shared-memory segment (ct_libmod_shm_fits): 0, else
+ * CT_EINVAL with its one line, and *by where the setting it names is from: "--env" (one of the
+ * n: a config's read as --env's), "--env-search", or NULL (this environment's). A
  * variable searched without values, a finer step's value and one beside the other variable's
  * value found are judged by the search before its launches (passed over where the segment does
  * not hold them). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/libmod.h"
 #include "tune/libverify.h"
@@ -55,6 +56,11 @@ Test(libshm, need)
 static const struct ct_libmod *open_mpi(void)
 {
     const struct ct_libmod *m = ct_libmod_find("ompi");
+    for (int i = 0; i < 7; i++) /* nothing inherited: each test sets what it judges */
+        unsetenv((const char *[]){SEG, EAGER, "OMPI_MCA_btl_vader_max_send_size",
+                                  "OMPI_MCA_btl_vader_max_inline_send",
+                                  "OMPI_MCA_btl_vader_free_list_num",
+                                  "OMPI_MCA_btl_vader_free_list_max", "OMPI_MCA_btl"}[i]);
     static const char *const own[][2] = {{SEG, "4194304"},
                                          {EAGER, "4096"},
                                          {"OMPI_MCA_btl_vader_max_send_size", "32768"},
@@ -184,7 +190,7 @@ Test(libshm, the_environment_and_the_transports_selected)
     cr_expect(!c.asked, "the library's list not run for nothing");
     setenv(EAGER, "1048576", 1);
     cr_expect_eq(ct_libmod_shm_fits(m, &c, glibc, zero, 1, &err), CT_EINVAL);
-    cr_expect(c.by_env && strstr(err.msg, EAGER "=1048576 (this environment's") &&
+    cr_expect(c.named < 0 && strstr(err.msg, EAGER "=1048576 (this environment's") &&
                   strstr(err.msg, "set " SEG "=9437184 beside it"),
               "%s", err.msg);
     cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), CT_EINVAL, "no settings at all");
@@ -193,9 +199,13 @@ Test(libshm, the_environment_and_the_transports_selected)
     setenv(SEG, "9437184", 1);
     cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), 0, "%s", err.msg);
     unsetenv(SEG);
-    /* the transport left out: a list without it, or excluding it by either name */
-    const char *out[] = {"self,tcp", "^vader", "^tcp,sm", "tcp"},
-               *in[] = {"self,vader", "^tcp", "sm,self", "vader"};
+    /* unset by a setting (NULL: the search and verify's defaults' side unset it) */
+    const char *ne[] = {EAGER}, *unset[] = {NULL};
+    cr_expect_eq(ct_libmod_shm_fits(m, &c, ne, unset, 1, &err), 0, "%s", err.msg);
+    /* the transport left out: a list without it, or excluding it ("^", as Open MPI reads any
+     * number of them); 4.1.4's "sm" is a component of its own that starts nothing, not vader */
+    const char *out[] = {"self,tcp", "^vader", "self,sm,tcp", "tcp", "^^vader"},
+               *in[] = {"self,vader", "^tcp", "^tcp,sm", "vader", "^sm"};
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
         setenv("OMPI_MCA_btl", out[i], 1);
         cr_expect_eq(ct_libmod_shm_fits(m, &c, NULL, NULL, 0, &err), 0, "btl=%s", out[i]);
@@ -206,5 +216,34 @@ Test(libshm, the_environment_and_the_transports_selected)
     cr_expect_eq(ct_libmod_shm_fits(m, &c, nb, tcp, 1, &err), 0, "a setting's list wins");
     unsetenv("OMPI_MCA_btl");
     cr_expect_eq(ct_libmod_shm_fits(m, &c, nb, vader, 1, &err), CT_EINVAL);
-    unsetenv(EAGER);
+    /* a site's parameter file that leaves it out: read where it would be refused */
+    char path[] = "/tmp/ct-libshm-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0 && write(fd, "btl = self,tcp\n", 15) == 15);
+    close(fd);
+    setenv("OMPI_MCA_mca_base_param_files", path, 1);
+    struct ct_libmod_shm site = {0};
+    cr_expect_eq(ct_libmod_shm_fits(m, &site, NULL, NULL, 0, &err), 0, "%s", err.msg);
+    cr_expect_str_eq(site.select, "self,tcp");
+    cr_expect_eq(ct_libmod_shm_fits(m, &site, nb, vader, 1, &err), CT_EINVAL, "a setting's wins");
+    unlink(path);
+}
+
+/* a config's verify: this environment's value of a variable the config sets does not reach
+ * the ranks (each side sets it or unsets it); nor does a searched variable's */
+Test(libshm, what_a_side_unsets)
+{
+    const struct ct_libmod *m = open_mpi();
+    struct ct_err err = {0};
+    const char *by;
+    setenv(EAGER, "1048576", 1);
+    struct ct_lib_env cfg[1] = {{EAGER, "4096"}}, s[1] = {{EAGER, "65536,131072"}};
+    cr_expect_eq(ct_lib_env_fits(m, cfg, 1, NULL, 0, &by, &err), 0, "%s", err.msg);
+    cr_expect_eq(ct_lib_env_fits(m, NULL, 0, s, 1, &by, &err), 0, "%s", err.msg);
+    struct ct_lib_env s2[2] = {{"OMPI_MCA_btl_vader_max_send_size", "65536"}, {EAGER, ""}};
+    cr_expect_eq(ct_lib_env_fits(m, NULL, 0, s2, 2, &by, &err), 0, "%s", err.msg);
+    struct ct_lib_env s3[1] = {{"OMPI_MCA_btl_vader_max_send_size", "65536"}};
+    cr_expect_eq(ct_lib_env_fits(m, NULL, 0, s3, 1, &by, &err), CT_EINVAL,
+                 "the environment's eager limit beside a searched send size");
+    cr_expect(by == NULL, "named as this environment's: %s", err.msg);
 }

@@ -82,6 +82,14 @@ if [ -s "$TMP/s/config.json" ]; then
     usage_says "a config's settings" \
         "--verify: the launch settings of '$TMP/bad.json': $SEG=8388608: .*set $SEG=9437184" -- \
         $COLLTUNE sweep --verify "$TMP/bad.json" --lib ompi --local 2
+    # the segment alone in the config, the eager limit in this environment: the config's
+    # side holds it, the defaults' side (the config's settings unset) would run over TCP
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+d["libraries"][0]["env"] = [e for e in d["libraries"][0]["env"] if "eager" not in e["name"]]
+json.dump(d, open(sys.argv[2], "w"))' "$TMP/s/config.json" "$TMP/seg.json"
+    usage_says "the defaults' side of a verify" \
+        "--verify: beside the launch settings of '$TMP/seg.json': $EAGER=1048576 (this environment's.*($SEG=4194304)" -- \
+        env $EAGER=1048576 $COLLTUNE sweep --verify "$TMP/seg.json" --lib ompi --local 2
 fi
 # ... and the environment reaches colltune's ranks: `run` (no launch settings) with vader
 # starved the same way in its environment is refused too (Open MPI would fail in MPI_Init with

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A library's launch settings, as sweep --lib LIB gives them (--env NAME=VALUE, --env-search
+ * NAME=V1,V2,...) and a config carries them: a search's values split, and whether the
+ * settings leave the library's shared-memory transport room (backend/libshm.c), for the
+ * option checks (cmd/), a config's verify and --each-setting's passes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../backend/libmod.h"
+#include "libverify.h"
+
+int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value])
+{
+    int n = 0;
+    for (const char *p = e->value;; p++) {
+        size_t len = strcspn(p, ",");
+        if (!len || n == CT_ENV_SEARCH_MAX)
+            return -1;
+        snprintf(v[n], sizeof v[n], "%.*s", (int)len, p);
+        for (int i = 0; i < n; i++)
+            if (!strcmp(v[i], v[n]))
+                return -1;
+        n++;
+        p += len;
+        if (!*p)
+            return n;
+    }
+}
+
+int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
+                    const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err)
+{
+    struct ct_libmod_shm c = {0};
+    enum { MAX = CT_LIB_ENV_MAX + CT_ENV_SEARCH_VARS };
+    const char *names[MAX], *values[MAX];
+    n = n < CT_LIB_ENV_MAX ? n : CT_LIB_ENV_MAX;
+    ns = ns < CT_ENV_SEARCH_VARS ? ns : CT_ENV_SEARCH_VARS;
+    for (int i = 0; i < n; i++)
+        names[i] = env[i].name, values[i] = env[i].value;
+    for (int s = 0; s < ns; s++) /* unset where not searched: the search unsets them */
+        names[n + s] = search[s].name, values[n + s] = NULL;
+    int code = ct_libmod_shm_fits(m, &c, names, values, n + ns, err);
+    for (int s = 0; !code && s < ns; s++) {
+        char v[CT_ENV_SEARCH_MAX][sizeof search[s].value];
+        int nv = search[s].value[0] ? ct_lib_env_values(&search[s], v) : 0;
+        for (int i = 0, j = n; i < ns; i++) /* the other unset, the one searched last */
+            if (i != s)
+                names[j] = search[i].name, values[j++] = NULL;
+        names[n + ns - 1] = search[s].name;
+        for (int k = 0; !code && k < nv; k++) {
+            values[n + ns - 1] = v[k];
+            code = ct_libmod_shm_fits(m, &c, names, values, n + ns, err);
+        }
+    }
+    *by = !code || c.named < 0 ? NULL : c.named < n ? "--env" : "--env-search";
+    return code;
+}
