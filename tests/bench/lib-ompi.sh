@@ -5,9 +5,13 @@
 # allgather reducescatter alltoall"), in the same session:
 #  1. colltune sweep --lib LIB (one collective): its wall time and the measured section;
 #  2. the per-size oracle: every algorithm of the library forced by the engine (run --lib LIB
-#     --algo LIB:NAME), each launched beside a launch of its default (LIB:default), the
+#     --algo LIB:NAME; a segmented one also at each segment size of BENCH_SEGSIZES, default
+#     "65536 262144 1048576", as NAME@BYTES, --chunk BYTES), each launched beside a launch of
+#     its default (LIB:default), the
 #     pair's order alternating, BENCH_REPS pairs each (sizes up to 256 KiB after 200 warmup
-#     calls, as verify: a library's one-time costs); oracle = per size the best row's gain
+#     calls, as verify: a library's one-time costs; short collectives timed back to back,
+#     `--batch auto`, as the sweep and verify time them: one call per barrier also times the
+#     barrier's exit skew, 0.1-0.3 us at 8 B on 2 ranks, since session 78); oracle = per size the best row's gain
 #     over the default beside it (geomean over the pairs; the default itself when none
 #     gains); and the oracle held out (each size's row chosen on one rep's pairs, its gain
 #     measured on another's: no winner's curse);
@@ -56,6 +60,13 @@ echo "sweep --lib $LIB $SHAPE, $coll 8 B..$MAX x$FACTOR, budget $BUDGET s: $(ech
 sed -n "/(measured, --lib $LIB)/,/^\$/p" "$d/sweep.txt"
 # shellcheck disable=SC2086
 algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed -n 's/.* algorithms: \(.*\)$/\1/p' | tr -d ',')
+# the segment sizes the sweep tunes (its `chunk`): each segmented row also forced at each of
+# BENCH_SEGSIZES as NAME@BYTES (`--chunk`), so that the oracle's best forced setting has the
+# parameter the sweep's rules carry (Open MPI's own for a forced row is 0: segmented_ring runs
+# unsegmented, 1.3x slower than at 262144 at 8 MiB on 2 ranks, session 78)
+for a in $algos; do
+    case $a in *segment*) for z in ${BENCH_SEGSIZES-65536 262144 1048576}; do algos="$algos $a@$z"; done ;; esac
+done
 # the sizes up to 256 KiB after 200 warmup calls, the larger (when BENCH_MAX reaches them)
 # after 2, as verify runs them
 maxb=$(echo "$MAX" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)))
@@ -71,11 +82,13 @@ small=256K big=yes
 # (8 B at 0.33 or 0.45 us, any row; session 40: 0.28 or 0.59, switching inside a launch too),
 # so a launch of a second or so mostly sees one, which two reps cannot average out (the
 # held-out oracle shows it)
-run_row() { # ROW FILE: the small sizes, then the large
+run_row() { # ROW[@SEGSIZE] FILE: the small sizes, then the large
+    seg=; case $1 in *@*) seg="--chunk ${1#*@}" ;; esac
     # shellcheck disable=SC2086
-    { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$1" -b 8 -e "$small" \
-        -f "$FACTOR" -n 10 -w 200 -c 0 && { [ -z "$big" ] || timeout 300 $X run --lib "$LIB" \
-        $SHAPE --coll "$coll" --algo "$1" -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 -c 0; }; } \
+    { timeout 300 $X run --lib "$LIB" $SHAPE --coll "$coll" --algo "${1%@*}" $seg -b 8 -e "$small" \
+        -f "$FACTOR" -n 10 -w 200 -c 0 --batch auto && { [ -z "$big" ] || timeout 300 $X run \
+        --lib "$LIB" $SHAPE --coll "$coll" --algo "${1%@*}" $seg -b 512K -e "$MAX" -f "$FACTOR" -n 10 -w 2 \
+        -c 0 --batch auto; }; } \
         >"$2" 2>&1 || echo "($coll $1 run failed or timed out: $2)"
 }
 for r in $(seq "$REPS"); do
@@ -163,9 +176,9 @@ fi
 if [ -e "$d/sweep/config.json" ] && python3 - "$d" "$coll" "$LIB" $algos <<'PY'
 import json, math, sys
 d, coll, lib, algos = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-ids = {a.split(":", 1)[1]: i for i, a in enumerate(algos)}  # the library's own order
+ids = {a.split(":", 1)[1]: i for i, a in enumerate(algos) if "@" not in a}  # the library's order
 choice = sorted((int(z), a.split(":", 1)[1]) for z, a in
-                json.load(open(f"{d}/oracle-choice.json")).items())
+                json.load(open(f"{d}/oracle-choice.json")).items())  # NAME or NAME@SEGSIZE
 c = json.load(open(f"{d}/sweep/config.json"))
 sets = [r for l in c.get("libraries", []) if l["library"] == lib for r in l["rules"]
         if r["coll"] == coll]
@@ -185,9 +198,10 @@ for k, (z, a) in enumerate(choice):
         continue
     if ranges:
         ranges[-1]["max_bytes"] = lo
-    ranges.append({"min_bytes": lo, "max_bytes": None, "algo": a, "id": ids[a],
-                   "params": {"segsize": 0}, "confidence": 0.5, "tie": False,
-                   "runner_up": None, "gain": 1.0, "default": ids[a] == 0})
+    name, _, seg = a.partition("@")
+    ranges.append({"min_bytes": lo, "max_bytes": None, "algo": name, "id": ids[name],
+                   "params": {"segsize": int(seg or 0)}, "confidence": 0.5, "tie": False,
+                   "runner_up": None, "gain": 1.0, "default": ids[name] == 0})
 sets[0]["ranges"] = ranges
 sets[0].pop("verified", None)
 json.dump(c, open(f"{d}/oracle.json", "w"), indent=1)
