@@ -120,6 +120,7 @@ static void shm_defaults(const struct ct_libmod *m, struct ct_libmod_shm *c, con
     if (c->asked && strlen(c->prefix) == pn && !strncmp(c->prefix, pre, pn))
         return;
     memset(c, 0, sizeof *c);
+    c->named = -1;
     snprintf(c->prefix, sizeof c->prefix, "%.*s", (int)pn, pre);
     enum { N = CT_LIBMOD_SHM_VARS + 1 };
     char names[CT_LIBMOD_SHM_VARS][CT_LIBMOD_ENV_NAME_MAX + 1], val[N][CT_LIBMOD_DVAL];
@@ -136,8 +137,8 @@ static void shm_defaults(const struct ct_libmod *m, struct ct_libmod_shm *c, con
         return;
     for (int k = 0; k < CT_LIBMOD_SHM_VARS; k++)
         c->listed[k] = listed[k] && !shm_value(k, val[k], &c->dflt[k]);
-    if (m->shm_select && listed[N - 1])
-        snprintf(c->select, sizeof c->select, "%s", val[N - 1]);
+    if (m->shm_select && listed[N - 1] && strlen(val[N - 1]) < sizeof val[N - 1] - 1)
+        snprintf(c->select, sizeof c->select, "%s", val[N - 1]); /* (one cut short: not read) */
 }
 
 /* Whether names[] unsets name (a NULL value: the ranks run without this environment's) */
@@ -260,6 +261,8 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
     for (int j = 0; by < 0 && j < CT_LIBMOD_SHM_VARS; j++)
         if (envs[order[j]])
             by = order[j];
+    if (by < 0) /* (a name both given and unset: not a job the option checks let through) */
+        return 0;
     char head[CT_LIBMOD_ENV_NAME_MAX + 200];
     snprintf(head, sizeof head, "%.*s%s=%s%s", (int)pn, pre, shm_var[by],
              c->named >= 0 ? values[c->named] : envs[by],

@@ -5,8 +5,9 @@
 # allgather reducescatter alltoall"), in the same session:
 #  1. colltune sweep --lib LIB (one collective): its wall time and the measured section;
 #  2. the per-size oracle: every algorithm of the library forced by the engine (run --lib LIB
-#     --algo LIB:NAME; a segmented one also at each segment size of BENCH_SEGSIZES, default
-#     "65536 262144 1048576", as NAME@BYTES, --chunk BYTES), each launched beside a launch of
+#     --algo LIB:NAME; a segmented one also at each segment size of BENCH_SEGSIZES, plain
+#     bytes, default "65536 131072 262144 1048576", as NAME@BYTES, --chunk BYTES; session
+#     78's run had the three without 131072), each launched beside a launch of
 #     its default (LIB:default), the
 #     pair's order alternating, BENCH_REPS pairs each (sizes up to 256 KiB after 200 warmup
 #     calls, as verify: a library's one-time costs; short collectives timed back to back,
@@ -65,7 +66,7 @@ algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed 
 # parameter the sweep's rules carry (Open MPI's own for a forced row is 0: segmented_ring runs
 # unsegmented, 1.3x slower than at 262144 at 8 MiB on 2 ranks, session 78)
 for a in $algos; do
-    case $a in *segment*) for z in ${BENCH_SEGSIZES-65536 262144 1048576}; do algos="$algos $a@$z"; done ;; esac
+    case $a in *segment*) for z in ${BENCH_SEGSIZES-65536 131072 262144 1048576}; do algos="$algos $a@$z"; done ;; esac
 done
 # the sizes up to 256 KiB after 200 warmup calls, the larger (when BENCH_MAX reaches them)
 # after 2, as verify runs them
@@ -125,7 +126,7 @@ for a in algos:
 def gain(a, s, ks):  # the row's geomean gain over the default in the pairs of reps ks
     v = [r[a][k][s] for k in ks if s in r.get(a, {}).get(k, {})]
     return math.exp(sum(map(math.log, v)) / len(v)) if v else 0
-print(f"{'size':>10} {'default us':>12} {'best forced':>22} {'us':>10} {'oracle':>7}")
+print(f"{'size':>10} {'default us':>12} {'best forced':>28} {'us':>10} {'oracle':>7}")
 ratios, choice = [], {}
 for s in sorted(def_t):
     g, a = max((gain(a, s, reps), a) for a in algos)
@@ -134,7 +135,7 @@ for s in sorted(def_t):
     ratios.append(g)
     choice[s] = a
     t = statistics.median(row_t[a][s]) if a != default else statistics.median(def_t[s])
-    print(f"{s:>10} {statistics.median(def_t[s]):>12.2f} {a:>22} {t:>10.2f} {g:>7.2f}")
+    print(f"{s:>10} {statistics.median(def_t[s]):>12.2f} {a:>28} {t:>10.2f} {g:>7.2f}")
 g = math.exp(sum(map(math.log, ratios)) / len(ratios))
 print(f"oracle (default time / best forced time, each row against the default launched beside "
       f"it): geomean {g:.2f}, min {min(ratios):.2f}, max {max(ratios):.2f}")
@@ -194,11 +195,11 @@ if bad:
 ranges = []
 for k, (z, a) in enumerate(choice):
     lo = 0 if k == 0 else max(math.isqrt(choice[k - 1][0] * z), choice[k - 1][0] + 1)
-    if ranges and ranges[-1]["algo"] == a:
+    name, _, seg = a.partition("@")
+    if ranges and (ranges[-1]["algo"], ranges[-1]["params"]["segsize"]) == (name, int(seg or 0)):
         continue
     if ranges:
         ranges[-1]["max_bytes"] = lo
-    name, _, seg = a.partition("@")
     ranges.append({"min_bytes": lo, "max_bytes": None, "algo": name, "id": ids[name],
                    "params": {"segsize": int(seg or 0)}, "confidence": 0.5, "tie": False,
                    "runner_up": None, "gain": 1.0, "default": ids[name] == 0})
