@@ -2,8 +2,10 @@
 /* backend/libshm.c: the launch settings that leave Open MPI's shared-memory segment too small
  * for the fragments its transport carves at MPI_Init (then the ranks of a host talk over TCP).
  * The rule's arithmetic; the check over the real ompi_info's own values, this environment's,
- * the settings', and the values a search gives. That the rule's edge is Open MPI's own is
- * tested against the real library in tests/cli/t3102-lib-shm-segment.sh. */
+ * the settings', and the values a search gives; a setting that unsets a variable (a verify's
+ * defaults' side, a searched variable); the transports a job selects (OMPI_MCA_btl: a
+ * setting's, this environment's, a site's parameter file's). That the rule's edge is Open MPI's own
+ * is tested against the real library in tests/cli/t3102-lib-shm-segment.sh. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdio.h>

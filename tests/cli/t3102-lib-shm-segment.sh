@@ -3,7 +3,8 @@
 # the fragments its transport (vader) carves at MPI_Init: one line and exit 2 naming the
 # segment size that holds them, for --env settings, the segment in this environment, and each
 # value --env-search is given (the search passes over a value it finds itself that the
-# segment does not hold). The edge is Open MPI's own: with only vader and self allowed,
+# segment does not hold); a config's settings on both sides of its verify; run's environment
+# (not judged where OMPI_MCA_btl leaves vader out). The edge is Open MPI's own: with only vader and self allowed,
 # an eager limit of 1 MiB in an 8 MiB segment fails in MPI_Init, and a sweep with it in a 9 MiB
 # one runs; with TCP allowed, as jobs run, the 8 MiB one runs too, over TCP, without a word.
 . "$(dirname "$0")/lib.sh"
