@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <dlfcn.h>
-#include <fnmatch.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -532,23 +531,9 @@ char **ct_libmod_argv(const struct ct_libmod *m, int n, const char *hosts, bool 
     return v;
 }
 
-/* The length of the first of the space-separated words of list that name matches: as an
- * fnmatch pattern (prefix false), or as its prefix (with more after it); 0 when none. */
-static size_t matched(const char *list, const char *name, bool prefix)
-{
-    for (const char *p = list ? list : ""; *p; p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
-        char w[128];
-        size_t n = strcspn(p, " ");
-        snprintf(w, sizeof w, "%.*s", (int)n, p);
-        if (n && (prefix ? !strncmp(name, w, n) && name[n] : !fnmatch(w, name, 0)))
-            return n;
-    }
-    return 0;
-}
-
 static bool listed(const char *list, const char *name, bool prefix)
 {
-    return matched(list, name, prefix) > 0;
+    return ct_words_match(list, name, prefix) > 0;
 }
 
 bool ct_libmod_env_libc(const char *name)
@@ -695,7 +680,8 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
 {
     if (!m)
         return !strcmp(a, b);
-    return !strcmp(a + matched(m->env_prefix, a, true), b + matched(m->env_prefix, b, true));
+    return !strcmp(a + ct_words_match(m->env_prefix, a, true),
+                   b + ct_words_match(m->env_prefix, b, true));
 }
 
 void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value)
@@ -707,7 +693,7 @@ void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *
 
 void ct_libmod_env_winning(const struct ct_libmod *m, const char *name, char *out, size_t len)
 {
-    size_t n = m ? matched(m->env_prefix, name, true) : 0;
+    size_t n = m ? ct_words_match(m->env_prefix, name, true) : 0;
     if (n)
         snprintf(out, len, "%.*s%s", (int)strcspn(m->env_prefix, " "), m->env_prefix, name + n);
     else
@@ -739,7 +725,7 @@ int ct_libmod_env_default(const struct ct_libmod *m, const char *name, char *val
                           "%s is glibc's allocator's, not one %s lists: give its values "
                           "(NAME=V1,V2,...)",
                           name, m->title);
-    snprintf(key, sizeof key, m->info_key, name + matched(m->env_prefix, name, true));
+    snprintf(key, sizeof key, m->info_key, name + ct_words_match(m->env_prefix, name, true));
     snprintf(prog, sizeof prog, "%.*s", (int)strcspn(m->info, " "), m->info);
     ct_libmod_env_put(m, name, NULL); /* the library's own value, not this environment's */
     if (info_read(m, key, true, val, len, &st))
@@ -769,7 +755,7 @@ int ct_libmod_env_defaults(const struct ct_libmod *m, const char *const *names, 
             free(v);
             return ct_err_set(err, CT_EINVAL, "'%s' is not a variable name", names[i]);
         }
-        size_t pl = matched(m->env_prefix, names[i], true);
+        size_t pl = ct_words_match(m->env_prefix, names[i], true);
         snprintf(key[i], sizeof key[i], m->info_key, names[i] + pl);
         keys[i] = key[i];
         for (const char *p = m->env_prefix; *p && u < sizeof unset; p += strspn(p, " ")) {

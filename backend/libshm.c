@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../lib/parse.h"
 #include "libmod.h"
 
 /* The BTL's variables the rule reads, after its prefix ("OMPI_MCA_btl_vader_") */
@@ -81,14 +82,7 @@ int ct_libmod_shm_size(const char *s, unsigned long long *x)
  */
 static size_t shm_prefix(const struct ct_libmod *m, const char *name)
 {
-    const char *p = m && m->shm_prefix ? m->shm_prefix : "";
-    while (*p) {
-        size_t n = strcspn(p, " ");
-        if (n && !strncmp(name, p, n))
-            return n;
-        p += n + (p[n] == ' ');
-    }
-    return 0;
+    return ct_words_match(m ? m->shm_prefix : NULL, name, true);
 }
 
 /* Which of the rule's variables name is (after its prefix of n), or -1 */
@@ -178,17 +172,13 @@ static bool shm_left_out(const struct ct_libmod *m, const char *sel, const char 
         return false;
     size_t sl = strlen(m->shm_select), hats = strspn(sel, "^");
     bool named = false;
-    for (const char *t = sel + hats; *t && !named;
-         t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
-        size_t tn = strcspn(t, ",");
-        for (const char *p = m->shm_prefix; *p && !named;
-             p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
-            size_t pn = strcspn(p, " "); /* "OMPI_MCA_btl" "_" "vader" "_" */
-            named = pn > sl + 2 && !strncmp(p, m->shm_select, sl) && p[sl] == '_' &&
-                    tn == pn - sl - 2 && !strncmp(t, p + sl + 1, tn);
-            if (pn == prn && !strncmp(p, pre, pn))
-                break; /* the later names are not this version's */
-        }
+    for (const char *p = m->shm_prefix; *p && !named;
+         p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
+        size_t pn = strcspn(p, " "); /* "OMPI_MCA_btl" "_" "vader" "_" */
+        named = pn > sl + 2 && !strncmp(p, m->shm_select, sl) && p[sl] == '_' &&
+                ct_list_has(sel + hats, p + sl + 1, pn - sl - 2);
+        if (pn == prn && !strncmp(p, pre, pn))
+            break; /* the later names are not this version's */
     }
     return hats ? named : !named;
 }

@@ -13,17 +13,6 @@
 #include "cmd.h"
 #include "librun.h"
 
-/* The plain defaults' side (B) of a verify of l's settings: this environment with them
- * unset (each launch sets them or unsets them) leaves the shared-memory segment room */
-static int side_b_fits(const struct ct_libmod *m, const struct ct_librules *l, struct ct_err *err)
-{
-    const char *names[CT_LIB_ENV_MAX], *values[CT_LIB_ENV_MAX] = {0};
-    struct ct_libmod_shm c = {0};
-    for (int i = 0; i < l->nenv && i < CT_LIB_ENV_MAX; i++)
-        names[i] = l->env[i].name;
-    return ct_libmod_shm_fits(m, &c, names, values, l->nenv, err);
-}
-
 int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char *path,
                  unsigned colls)
 {
@@ -32,16 +21,15 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     char *mod = NULL;
     int code = 0;
     const struct ct_librules *l = ct_config_lib(c, o->lib);
-    const char *by;
+    bool theirs;
     if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",
                            path, m->title, m->name);
-    else if (ct_lib_env_fits(m, l->env, l->nenv, NULL, 0, &by, &err) < 0 || /* side A */
-             (by = NULL, side_b_fits(m, l, &err) < 0))
+    else if (ct_lib_config_fits(m, l, &theirs, &err) < 0) /* its settings, both sides */
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s'%s': %s",
-                           by ? "the launch settings of " : "beside the launch settings of ", path,
-                           err.msg);
+                           theirs ? "the launch settings of " : "beside the launch settings of ",
+                           path, err.msg);
     else if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     free(mod);

@@ -38,7 +38,7 @@ struct ct_opts {
     unsigned long long sockbuf; /* --sockbuf: tcp socket buffers (0 = automatic) */
     bool no_bind;          /* --no-bind: leave --local ranks unpinned */
     bool keep_rules;       /* run --keep-rules: the library's rules as the environment loads them */
-    const char *verify;    /* sweep --verify CONFIG: the config's launch settings judged there */
+    const char *verify;    /* sweep --verify CONFIG (its launch settings judged there) */
     bool try_ties; /* sweep --verify --lib --try-ties: rows tied with the library's choice */
     bool each_setting; /* sweep --verify --lib --each-setting: each launch setting left out */
     int reverify; /* sweep --verify --lib --reverify N: the copy verified again, N rounds at most */

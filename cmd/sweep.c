@@ -27,7 +27,7 @@ struct sweep_ctx {
     const struct ct_algo *algos[CT_ARG_MAX_ALGOS];
     size_t nalgos;
     struct ct_sweep_cfg c; /* sizes, budget, precision from the options */
-    const char *out, *verify;
+    const char *out;
     struct ct_config conf; /* --verify */
     struct ct_mtopo_spec model; /* --model, --nodes, --net */
     struct ct_boot *boot;       /* in a rank: */
@@ -80,7 +80,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_MINIT: CT_TRY_OPT(ct_arg_iters("sweep", "min-iters", optarg, 1, &x->c.min_iters)); break;
         case O_MAXIT: CT_TRY_OPT(ct_arg_iters("sweep", "max-iters", optarg, 1, &x->c.max_iters)); break;
         case O_OUT: x->out = optarg; break;
-        case O_VERIFY: x->verify = x->o.verify = optarg; break;
+        case O_VERIFY: x->o.verify = optarg; break;
         case O_TUI: x->want_tui = true; break;
         case O_MODEL: case O_NODES: case O_NET: CT_TRY_OPT(ct_sweep_model_opt(&x->model, c - O_MODEL, optarg)); break;
         case O_ALGOS:
@@ -127,23 +127,23 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     long ncpu = ct_cpus_usable();
     bool own = !x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT") && !by_model(x);
     int local = own ? (ncpu < 2 ? 2 : ncpu > 1024 ? 1024 : (int)ncpu) : x->o.local;
-    if (x->o.pairs && !x->verify && !x->o.nenv_search)
+    if (x->o.pairs && !x->o.verify && !x->o.nenv_search)
         return ct_cmd_fail("sweep", 2, "%s", CT_PAIRS_FOR);
-    if (x->verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
-        CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->verify, local));
+    if (x->o.verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
+        CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->o.verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
     if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
     x->o.local = local;
     if (x->c.budget_s < 0)
-        x->c.budget_s = x->verify ? 30 : CT_SWEEP_BUDGET_S;
+        x->c.budget_s = x->o.verify ? 30 : CT_SWEEP_BUDGET_S;
     build_cfg(x, NULL, cfg);
     /* launchers' sizes are known only in the ranks */
-    if (ct_sweep_cfg_check_start(cfg, x->o.local > 0, x->nalgos > 0, x->verify ? NULL : x->out,
+    if (ct_sweep_cfg_check_start(cfg, x->o.local > 0, x->nalgos > 0, x->o.verify ? NULL : x->out,
                                  &err) < 0 ||
-        (x->verify && ct_config_json_read(x->verify, &x->conf, &err) < 0))
+        (x->o.verify && ct_config_json_read(x->o.verify, &x->conf, &err) < 0))
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
-    return ct_cmd_out_dir("sweep", "out", x->verify ? NULL : x->out, true);
+    return ct_cmd_out_dir("sweep", "out", x->o.verify ? NULL : x->out, true);
 }
 
 static void on_progress(void *arg, const struct ct_sweep_progress *p)
@@ -183,7 +183,7 @@ static void rank_cfg(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
 static int fail_rank(struct sweep_ctx *x, int rc, const struct ct_err *err)
 {
     int code = rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
-    if (x->verify && rc == CT_EINVAL)
+    if (x->o.verify && rc == CT_EINVAL)
         code = CT_EXIT_USAGE;
     if (x->commp->rank == 0)
         return ct_cmd_fail("sweep", code, "%s", err->msg);
@@ -205,19 +205,19 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     bool root = x->commp->rank == 0;
     ct_live_open(&x->live, "sweep", "colltune sweep", root, root && x->want_tui);
     snprintf(x->results, sizeof x->results, "%s/results.json", x->out);
-    j->verify = x->verify ? &x->conf : NULL;
+    j->verify = x->o.verify ? &x->conf : NULL;
     j->version = CT_VERSION;
     struct ct_opts_reopen ro = {&x->o, boot};
     j->set_conns = ct_opts_reopen_conns;
     j->conns_arg = &ro;
     int rc = ct_opts_sweep_run(&x->o, boot, j, &x->commp, &x->nccl, &err), code;
     ct_live_close(&x->live);
-    if (root && (rc == 0 || !x->verify))
-        code = x->verify ? ct_regret_print(stdout, x->verify, &x->conf, x->commp->size, j->regrets,
-                                           j->nregrets, x->c.max_regret)
-                               ? CT_EXIT_CHECK
-                               : CT_EXIT_OK
-                         : ct_sweep_finish(x->out, j, rc, &err, x->c.maxbytes);
+    if (root && (rc == 0 || !x->o.verify))
+        code = x->o.verify ? ct_regret_print(stdout, x->o.verify, &x->conf, x->commp->size,
+                                             j->regrets, j->nregrets, x->c.max_regret)
+                                 ? CT_EXIT_CHECK
+                                 : CT_EXIT_OK
+                           : ct_sweep_finish(x->out, j, rc, &err, x->c.maxbytes);
     else
         code = rc < 0 ? fail_rank(x, rc, &err) : 0;
     ct_sweep_job_release(j);
@@ -239,9 +239,9 @@ int cmd_sweep(int argc, char **argv)
                            "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
     if ((rc = check(&x, &cfg)) == 0)
-        rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.verify)
-             : x.o.lib && (strcmp(x.o.lib, "nccl") || x.verify)
-                 ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.verify, argc, argv)
+        rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.o.verify)
+             : x.o.lib && (strcmp(x.o.lib, "nccl") || x.o.verify)
+                 ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.o.verify, argc, argv)
                  : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
     ct_config_release(&x.conf);
     return rc;

@@ -3,6 +3,7 @@
 #include "parse.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,18 @@ bool ct_list_has(const char *list, const char *item, size_t len)
             return true;
     }
     return false;
+}
+
+size_t ct_words_match(const char *list, const char *name, bool prefix)
+{
+    for (const char *p = list ? list : ""; *p; p += strcspn(p, " ") + (p[strcspn(p, " ")] == ' ')) {
+        char w[128];
+        size_t n = strcspn(p, " ");
+        snprintf(w, sizeof w, "%.*s", (int)n, p);
+        if (n && (prefix ? !strncmp(name, w, n) && name[n] : !fnmatch(w, name, 0)))
+            return n;
+    }
+    return 0;
 }
 
 const char *ct_str_ctrl(const char *s)

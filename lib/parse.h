@@ -18,6 +18,10 @@ const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
 /* Whether item[0..len) is one of the items of the comma-separated list (spaces after a
  * comma skipped; NULL: none). */
 bool ct_list_has(const char *list, const char *item, size_t len);
+/* The length of the first of the space-separated words of list that name matches: as an
+ * fnmatch pattern (prefix false), or as its prefix (with more after it); 0 when none (NULL:
+ * none). */
+size_t ct_words_match(const char *list, const char *name, bool prefix);
 /* The first control character of s (below 0x20, or 0x7f: a newline would end a line that
  * names s), or NULL where it has none. */
 const char *ct_str_ctrl(const char *s);

@@ -3,7 +3,7 @@
  * A library's launch settings, as sweep --lib LIB gives them (--env NAME=VALUE, --env-search
  * NAME=V1,V2,...) and a config carries them: a search's values split, and whether the
  * settings leave the library's shared-memory transport room (backend/libshm.c), for the
- * option checks (cmd/), a config's verify and --each-setting's passes.
+ * option checks (cmd/), a config's verify (both of its sides) and --each-setting's passes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,4 +56,17 @@ int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int
     }
     *by = !code || c.named < 0 ? NULL : c.named < n ? "--env" : "--env-search";
     return code;
+}
+
+int ct_lib_config_fits(const struct ct_libmod *m, const struct ct_librules *l, bool *theirs,
+                       struct ct_err *err)
+{
+    struct ct_libmod_shm c = {0}; /* one run of the library's list for both sides */
+    const char *names[CT_LIB_ENV_MAX], *values[CT_LIB_ENV_MAX], *unset[CT_LIB_ENV_MAX] = {0};
+    int n = l->nenv < CT_LIB_ENV_MAX ? l->nenv : CT_LIB_ENV_MAX;
+    for (int i = 0; i < n; i++)
+        names[i] = l->env[i].name, values[i] = l->env[i].value;
+    int code = ct_libmod_shm_fits(m, &c, names, values, n, err); /* A: with them */
+    *theirs = code && c.named >= 0;
+    return code ? code : ct_libmod_shm_fits(m, &c, names, unset, n, err); /* B: them unset */
 }

@@ -414,5 +414,12 @@ int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
  * not hold them). */
 int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
                     const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err);
+/* A config's launch settings l (sweep --verify CONFIG) leave the shared-memory segment room on
+ * both sides of its verify: A, with them and this environment for the rest; B, the plain
+ * defaults', this environment with them unset (each launch sets them or unsets them). 0, else
+ * CT_EINVAL with its one line, *theirs where it names one of l's settings (else this
+ * environment's). */
+int ct_lib_config_fits(const struct ct_libmod *m, const struct ct_librules *l, bool *theirs,
+                       struct ct_err *err);
 
 #endif

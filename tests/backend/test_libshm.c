@@ -231,16 +231,28 @@ Test(libshm, the_environment_and_the_transports_selected)
     unlink(path);
 }
 
-/* a config's verify: this environment's value of a variable the config sets does not reach
- * the ranks (each side sets it or unsets it); nor does a searched variable's */
+/* a config's verify, both sides: this environment's value of a variable the config sets does
+ * not reach the ranks (each side sets it or unsets it); nor does a searched variable's */
 Test(libshm, what_a_side_unsets)
 {
     const struct ct_libmod *m = open_mpi();
     struct ct_err err = {0};
     const char *by;
     setenv(EAGER, "1048576", 1);
-    struct ct_lib_env cfg[1] = {{EAGER, "4096"}}, s[1] = {{EAGER, "65536,131072"}};
-    cr_expect_eq(ct_lib_env_fits(m, cfg, 1, NULL, 0, &by, &err), 0, "%s", err.msg);
+    struct ct_lib_env s[1] = {{EAGER, "65536,131072"}};
+    struct ct_librules cfg = {.nenv = 1, .env = {{EAGER, "4096"}}};
+    bool theirs;
+    cr_expect_eq(ct_lib_config_fits(m, &cfg, &theirs, &err), 0, "%s", err.msg);
+    cfg.env[0] = (struct ct_lib_env){SEG, "9437184"}; /* side A holds it, B does not */
+    cr_expect_eq(ct_lib_config_fits(m, &cfg, &theirs, &err), CT_EINVAL);
+    cr_expect(!theirs && strstr(err.msg, EAGER "=1048576 (this environment's") &&
+                  strstr(err.msg, "(" SEG "=4194304)"),
+              "the defaults' side: %s", err.msg);
+    unsetenv(EAGER);
+    cfg.env[0] = (struct ct_lib_env){EAGER, "1048576"}; /* side A: its own setting */
+    cr_expect_eq(ct_lib_config_fits(m, &cfg, &theirs, &err), CT_EINVAL);
+    cr_expect(theirs && strstr(err.msg, EAGER "=1048576: "), "%s", err.msg);
+    setenv(EAGER, "1048576", 1);
     cr_expect_eq(ct_lib_env_fits(m, NULL, 0, s, 1, &by, &err), 0, "%s", err.msg);
     struct ct_lib_env s2[2] = {{"OMPI_MCA_btl_vader_max_send_size", "65536"}, {EAGER, ""}};
     cr_expect_eq(ct_lib_env_fits(m, NULL, 0, s2, 2, &by, &err), 0, "%s", err.msg);

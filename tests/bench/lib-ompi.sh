@@ -11,8 +11,9 @@
 #     its default (LIB:default), the
 #     pair's order alternating, BENCH_REPS pairs each (sizes up to 256 KiB after 200 warmup
 #     calls, as verify: a library's one-time costs; short collectives timed back to back,
-#     `--batch auto`, as the sweep and verify time them: one call per barrier also times the
-#     barrier's exit skew, 0.1-0.3 us at 8 B on 2 ranks, since session 78); oracle = per size the best row's gain
+#     `--batch auto`, as the sweep and verify time them, since session 78: one call per
+#     barrier also times the barrier's exit skew; session 76, 2 ranks, Open MPI's AllReduce at
+#     1-10 B: 0.95-1.15 us so, 0.56-0.64 back to back); oracle = per size the best row's gain
 #     over the default beside it (geomean over the pairs; the default itself when none
 #     gains); and the oracle held out (each size's row chosen on one rep's pairs, its gain
 #     measured on another's: no winner's curse);
