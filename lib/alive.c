@@ -43,6 +43,8 @@ static struct {
     pthread_t t;
 } g = {.fd = -1, .stop = {-1, -1}};
 
+_Static_assert(CT_ALIVE_LEN >= 6 + 16 + CT_ALIVE_ADDRS * 16 + 1, "a reach holds its addresses");
+
 static void *answer(void *arg)
 {
     (void)arg; /* the process's signals are its other threads' to take (blocked from the start) */

@@ -21,8 +21,8 @@ struct ct_ifaddr; /* sock.h */
  * every host has, is not taken for it; ADDR: its interfaces that are up, not loopback, at
  * most CT_ALIVE_ADDRS, bridges last: ct_alive_order), at most CT_ALIVE_LEN bytes with the
  * NUL. */
-#define CT_ALIVE_LEN 96
-#define CT_ALIVE_ADDRS 4
+#define CT_ALIVE_ADDRS 12
+#define CT_ALIVE_LEN 224 /* "65535 " + 16 hex digits + 12 x " 255.255.255.255", with the NUL */
 
 /* Order a host's interfaces as its reach lists them: the container and VM bridges (docker*,
  * virbr*, br-*, veth*, ...: the same addresses on every host) after the others, each group in

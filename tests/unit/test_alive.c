@@ -145,6 +145,27 @@ Test(alive, a_responder_answers_questions_not_answers)
     waitpid(pid, NULL, 0);
 }
 
+/* A host of many interfaces (a node with eight IPoIB ports, a management and a storage
+ * network, bridges): its rank is asked at every address its reach lists, the 12th too. */
+Test(alive, a_peer_is_asked_at_each_of_its_addresses)
+{
+    char reach[CT_ALIVE_LEN], many[CT_ALIVE_LEN];
+    pid_t pid = answering_child(reach, sizeof reach);
+    int port = 0, off;
+    char tag[17] = "", addr[16] = "";
+    cr_assert_eq(sscanf(reach, "%d %16s %15s", &port, tag, addr), 3, "%s", reach);
+    off = snprintf(many, sizeof many, "%d %s", port, tag);
+    /* documentation networks, where nothing answers: one this host is not on (a VM's own
+     * address can be 192.0.2.2) */
+    const char *net = strncmp(addr, "203.0.113.", 10) ? "203.0.113" : "198.51.100";
+    for (int k = 1; k < 12; k++)
+        off += snprintf(many + off, sizeof many - (size_t)off, " %s.%d", net, k);
+    snprintf(many + off, sizeof many - (size_t)off, " %s", addr);
+    cr_expect(ask1(many, 2.0), "answered at its last address (%s)", many);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
 Test(alive, bridges_are_listed_last)
 {
     const char *names[] = {"docker0", "eth0", "virbr0", "ib0", "veth1a2b", "eno1", "br-3f2e"};
