@@ -6,8 +6,10 @@
 #  1. colltune sweep --lib LIB (one collective): its wall time and the measured section;
 #  2. the per-size oracle: every algorithm of the library forced by the engine (run --lib LIB
 #     --algo LIB:NAME; a segmented one also at each segment size of BENCH_SEGSIZES, plain
-#     bytes, default "65536 131072 262144 1048576", as NAME@BYTES, --chunk BYTES; session
-#     78's run had the three without 131072), each launched beside a launch of
+#     bytes, default "16384 65536 131072 262144 1048576 4194304" (every value the sweep may
+#     give the chunk: its start, 131072, and its grid, tune/measure.c ct_sweep_grid), as
+#     NAME@BYTES, --chunk BYTES; session 78's run had 65536, 262144 and 1048576), each
+#     launched beside a launch of
 #     its default (LIB:default), the
 #     pair's order alternating, BENCH_REPS pairs each (sizes up to 256 KiB after 200 warmup
 #     calls, as verify: a library's one-time costs; short collectives timed back to back,
@@ -67,7 +69,7 @@ algos=$($X run --lib "$LIB" $SHAPE --coll "$coll" --algo "$LIB:list" 2>&1 | sed 
 # parameter the sweep's rules carry (Open MPI's own for a forced row is 0: segmented_ring runs
 # unsegmented, 1.3x slower than at 262144 at 8 MiB on 2 ranks, session 78)
 for a in $algos; do
-    case $a in *segment*) for z in ${BENCH_SEGSIZES-65536 131072 262144 1048576}; do algos="$algos $a@$z"; done ;; esac
+    case $a in *segment*) for z in ${BENCH_SEGSIZES-16384 65536 131072 262144 1048576 4194304}; do algos="$algos $a@$z"; done ;; esac
 done
 # the sizes up to 256 KiB after 200 warmup calls, the larger (when BENCH_MAX reaches them)
 # after 2, as verify runs them
