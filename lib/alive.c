@@ -5,6 +5,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -43,7 +45,48 @@ static struct {
     pthread_t t;
 } g = {.fd = -1, .stop = {-1, -1}};
 
-_Static_assert(CT_ALIVE_LEN >= 6 + 16 + CT_ALIVE_ADDRS * 16 + 1, "a reach holds its addresses");
+_Static_assert(CT_ALIVE_LEN >= 6 + 16 + CT_ALIVE_ADDRS * (1 + INET6_ADDRSTRLEN - 1) + 1,
+               "a reach holds its addresses");
+
+/* A UDP socket for both address families where the host has IPv6 (IPv4 peers reached as
+ * ::ffff:a.b.c.d), else for IPv4; *v6 says which. */
+static int udp_socket(bool *v6)
+{
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), off = 0;
+    if (fd >= 0 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0) {
+        *v6 = true;
+        return fd;
+    }
+    if (fd >= 0)
+        close(fd);
+    *v6 = false;
+    return socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+
+/* addr (dotted IPv4 or IPv6 text) and port as a destination for a socket udp_socket made;
+ * its length, 0 where the text is neither or the socket cannot reach it. */
+static socklen_t dest(const char *addr, long port, bool v6, struct sockaddr_storage *to)
+{
+    memset(to, 0, sizeof *to);
+    struct in_addr a4;
+    if (inet_pton(AF_INET, addr, &a4) == 1) {
+        if (!v6) {
+            struct sockaddr_in *in = (struct sockaddr_in *)to;
+            in->sin_family = AF_INET, in->sin_port = htons((uint16_t)port), in->sin_addr = a4;
+            return sizeof *in;
+        }
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)to; /* ::ffff:a.b.c.d */
+        in6->sin6_family = AF_INET6, in6->sin6_port = htons((uint16_t)port);
+        in6->sin6_addr.s6_addr[10] = in6->sin6_addr.s6_addr[11] = 0xff;
+        memcpy(&in6->sin6_addr.s6_addr[12], &a4, 4);
+        return sizeof *in6;
+    }
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)to;
+    if (!v6 || inet_pton(AF_INET6, addr, &in6->sin6_addr) != 1)
+        return 0;
+    in6->sin6_family = AF_INET6, in6->sin6_port = htons((uint16_t)port);
+    return sizeof *in6;
+}
 
 static void *answer(void *arg)
 {
@@ -55,7 +98,7 @@ static void *answer(void *arg)
         if (p[1].revents || (p[0].revents & (POLLERR | POLLNVAL)))
             break; /* stopped, or the socket gone: not a loop that spins on the rank's core */
         struct msg m;
-        struct sockaddr_in from;
+        struct sockaddr_storage from;
         socklen_t fl = sizeof from;
         ssize_t n = recvfrom(g.fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -102,34 +145,65 @@ int ct_alive_order(struct ct_ifaddr *ifs, int n)
     return kept;
 }
 
+/* This host's global IPv6 addresses (not loopback, link-local, v4-mapped or a bridge's), up
+ * to max, in getifaddrs order: how many. */
+static int v6_addrs(char (*out)[INET6_ADDRSTRLEN], int max)
+{
+    struct ifaddrs *ifa;
+    int n = 0;
+    if (getifaddrs(&ifa) < 0)
+        return 0;
+    for (struct ifaddrs *i = ifa; i && n < max; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 || !(i->ifa_flags & IFF_UP) ||
+            (i->ifa_flags & IFF_LOOPBACK) || local_bridge(i->ifa_name))
+            continue;
+        const struct in6_addr *a =
+            &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+        if (!IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_V4MAPPED(a) &&
+            !IN6_IS_ADDR_MULTICAST(a) && inet_ntop(AF_INET6, a, out[n], INET6_ADDRSTRLEN))
+            n++;
+    }
+    freeifaddrs(ifa);
+    return n;
+}
+
 int ct_alive_start(char *reach, size_t len, struct ct_err *err)
 {
     if (g.on) {
         snprintf(reach, len, "%s", g.reach);
         return 0;
     }
-    struct ct_ifaddr ifs[32];
-    int nif = ct_sock_if_list(ifs, 32, err);
-    if (nif > 0)
-        ct_alive_order(ifs, nif);
-    nif = nif < CT_ALIVE_ADDRS ? nif : CT_ALIVE_ADDRS;
     reach[0] = 0;
-    if (nif <= 0)
-        return nif < 0 ? nif : 0; /* no peer could reach this host */
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
-    socklen_t al = sizeof a;
-    g.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (g.fd < 0 || bind(g.fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+    struct ct_ifaddr ifs[32];
+    char six[CT_ALIVE_ADDRS][INET6_ADDRSTRLEN];
+    int nif = ct_sock_if_list(ifs, 32, err), kept = nif > 0 ? ct_alive_order(ifs, nif) : 0;
+    if (nif < 0)
+        return nif;
+    bool v6;
+    g.fd = udp_socket(&v6);
+    int n6 = v6 ? v6_addrs(six, CT_ALIVE_ADDRS) : 0;
+    if (nif + n6 == 0) { /* no peer could reach this host */
+        close_all();
+        return 0;
+    }
+    struct sockaddr_storage a = {.ss_family = v6 ? AF_INET6 : AF_INET}; /* any address */
+    socklen_t al = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (g.fd < 0 || bind(g.fd, (struct sockaddr *)&a, al) < 0 ||
         getsockname(g.fd, (struct sockaddr *)&a, &al) < 0 || pipe2(g.stop, O_CLOEXEC) < 0) {
         int rc = ct_err_sys(err, CT_EIO, "a UDP socket to answer on");
         close_all();
         return rc;
     }
     g.tag = ct_random64();
-    int off = snprintf(g.reach, sizeof g.reach, "%d %016llx", ntohs(a.sin_port),
-                       (unsigned long long)g.tag);
-    for (int k = 0; k < nif && off < (int)sizeof g.reach; k++)
-        off += snprintf(g.reach + off, sizeof g.reach - (size_t)off, " %s", ifs[k].addr);
+    in_port_t port =
+        v6 ? ((struct sockaddr_in6 *)&a)->sin6_port : ((struct sockaddr_in *)&a)->sin_port;
+    int off =
+        snprintf(g.reach, sizeof g.reach, "%d %016llx", ntohs(port), (unsigned long long)g.tag);
+    /* the IPv4 interfaces but bridges, the IPv6 addresses, then the bridges' */
+    for (int k = 0; k < nif + n6 && k < CT_ALIVE_ADDRS; k++) {
+        const char *x = k < kept ? ifs[k].addr : k < kept + n6 ? six[k - kept] : ifs[k - n6].addr;
+        off += snprintf(g.reach + off, sizeof g.reach - (size_t)off, " %s", x);
+    }
     sigset_t all, was; /* the thread starts with every signal blocked: none lands on it */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &was);
@@ -166,7 +240,7 @@ static bool parse_reach(const char *reach, long *port, uint64_t *tag, char **res
 }
 
 /* Send the question for peer i to each of its addresses. */
-static void ask_one(int fd, const char *reach, uint64_t nonce, uint64_t i)
+static void ask_one(int fd, bool v6, const char *reach, uint64_t nonce, uint64_t i)
 {
     struct msg m = {.nonce = nonce, .index = i};
     memcpy(m.magic, ASK, sizeof m.magic);
@@ -176,13 +250,14 @@ static void ask_one(int fd, const char *reach, uint64_t nonce, uint64_t i)
     if (!parse_reach(reach, &port, &tag, &end))
         return;
     for (int k = 0; k < CT_ALIVE_ADDRS && *end == ' '; k++) {
-        char addr[16];
+        char addr[INET6_ADDRSTRLEN];
         size_t l = strcspn(end + 1, " ");
         snprintf(addr, sizeof addr, "%.*s", (int)l, end + 1);
         end += 1 + l;
-        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-        if (inet_pton(AF_INET, addr, &to.sin_addr) == 1)
-            (void)sendto(fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
+        struct sockaddr_storage to;
+        socklen_t tl = dest(addr, port, v6, &to);
+        if (tl)
+            (void)sendto(fd, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&to, tl);
     }
 }
 
@@ -196,7 +271,8 @@ static uint64_t tag_of(const char *reach)
 
 int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered, struct ct_err *err)
 {
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), asked = 0, left = 0;
+    bool v6;
+    int fd = udp_socket(&v6), asked = 0, left = 0;
     uint64_t *tag = fd >= 0 ? calloc(n > 0 ? (size_t)n : 1, sizeof *tag) : NULL;
     if (!tag) {
         int rc = ct_err_sys(err, CT_EIO, "a UDP socket (and its list) to ask peers on");
@@ -217,7 +293,7 @@ int ct_alive_ask(const char *const *reach, int n, double wait_s, bool *answered,
         if (now >= next) { /* again to those that have not answered, at growing gaps */
             for (int i = 0; i < n; i++)
                 if (!answered[i])
-                    ask_one(fd, reach[i], nonce, (uint64_t)i);
+                    ask_one(fd, v6, reach[i], nonce, (uint64_t)i);
             next = now + gap;
             gap *= 2;
         }

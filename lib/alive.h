@@ -4,7 +4,8 @@
  * port from a thread of its own, which runs while the process's other threads wait in a
  * library call, and stops with the process (SIGSTOP, a debugger, death, its host gone). A
  * process whose calls have not returned for long asks its peers, and names those that do not
- * answer. IPv4 only; a peer whose datagrams are filtered reads as one that does not answer.
+ * answer. Over IPv4 and, where the host has it, IPv6 (one socket for both); a peer whose
+ * datagrams are filtered reads as one that does not answer.
  */
 #ifndef CT_ALIVE_H
 #define CT_ALIVE_H
@@ -18,11 +19,14 @@ struct ct_ifaddr; /* sock.h */
 
 /* Where a process answers: "PORT TAG ADDR [ADDR...]" (TAG: 16 hex digits the process drew,
  * which its answers carry: another process on that port of an address, a bridge's that
- * every host has, is not taken for it; ADDR: its interfaces that are up, not loopback, at
- * most CT_ALIVE_ADDRS, bridges last: ct_alive_order), at most CT_ALIVE_LEN bytes with the
- * NUL. */
+ * every host has, is not taken for it; ADDR: its interfaces' IPv4 addresses that are up,
+ * not loopback, then its global IPv6 ones where it has IPv6 (not link-local), the bridges'
+ * IPv4 last (ct_alive_order; a bridge's IPv6 not listed), at most CT_ALIVE_ADDRS), at most
+ * CT_ALIVE_LEN bytes with the NUL. */
 #define CT_ALIVE_ADDRS 12
-#define CT_ALIVE_LEN 224 /* "65535 " + 16 hex digits + 12 x " 255.255.255.255", with the NUL */
+#define CT_ALIVE_LEN                                                                               \
+    576 /* "65535 " + 16 hex digits + 12 x " " and an IPv6 address (45), the NUL                   \
+         */
 
 /* Order a host's interfaces as its reach lists them: the container and VM bridges (docker*,
  * virbr*, br-*, veth*, ...: the same addresses on every host) after the others, each group in

@@ -2,7 +2,7 @@
 /* Whether a peer process runs (lib/alive.h): a real process answering on its UDP port, asked
  * while it runs, while it is stopped (SIGSTOP), after it continues and once it is gone; a
  * reach whose tag is another process's, and one that is not a reach; its own answer sent
- * back to it, not answered. */
+ * back to it, not answered; a peer at the 12th address of its reach, and one over IPv6. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <endian.h>
@@ -162,6 +162,36 @@ Test(alive, a_peer_is_asked_at_each_of_its_addresses)
         off += snprintf(many + off, sizeof many - (size_t)off, " %s.%d", net, k);
     snprintf(many + off, sizeof many - (size_t)off, " %s", addr);
     cr_expect(ask1(many, 2.0), "answered at its last address (%s)", many);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* A host reached over IPv6 only (its IPv4 addresses filtered, or none): asked at its global
+ * IPv6 address, listed after its IPv4 ones; a host without IPv6 skips. */
+Test(alive, a_peer_is_asked_over_ipv6)
+{
+    int probe = socket(AF_INET6, SOCK_DGRAM, 0);
+    if (probe < 0)
+        cr_skip_test("this host has no IPv6");
+    close(probe);
+    char reach[CT_ALIVE_LEN], six[CT_ALIVE_LEN];
+    pid_t pid = answering_child(reach, sizeof reach);
+    int port = 0;
+    char tag[17] = "";
+    cr_assert_eq(sscanf(reach, "%d %16s", &port, tag), 2, "%s", reach);
+    const char *v6 = strchr(reach, ':'), *v4 = strchr(reach, '.');
+    if (!v6) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        cr_skip_test("this host has no global IPv6 address (%s)", reach);
+    }
+    while (v6[-1] != ' ')
+        v6--;
+    cr_expect(!v4 || v4 < v6, "its IPv4 addresses first (%s)", reach);
+    snprintf(six, sizeof six, "%d %s %.*s", port, tag, (int)strcspn(v6, " "), v6);
+    cr_expect(ask1(six, 2.0), "answered at its IPv6 address (%s)", six);
+    snprintf(six, sizeof six, "%d %s ::1", port, tag);
+    cr_expect(ask1(six, 2.0), "and at IPv6's loopback (%s)", six);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
 }
