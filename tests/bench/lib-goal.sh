@@ -27,7 +27,9 @@
 # KiB-8 MiB on session 55's VM and 1.25x on session 59's Zen 4 VM, found by neither search
 # on sessions 60-76's VMs: BENCH_GOAL_SEARCH names them where a machine may pay for them;
 # none otherwise);
-# BENCH_BUDGET: the sweep's budget in s (default 900). Usage: tests/bench/lib-goal.sh [OUTDIR]
+# BENCH_BUDGET: the sweep's budget in s (default 900); BENCH_GOAL_VERIFY: more options for
+# each verify (e.g. --try-ties: the rows the sweep found tied with the library's own choice
+# tried in fresh launches; default none). Usage: tests/bench/lib-goal.sh [OUTDIR]
 set -eu
 cd "$(dirname "$0")/../.."
 out=${1:-build/bench-goal}
@@ -73,7 +75,7 @@ while [ "$rep" -le "$REPS" ]; do
     rc=0
     # shellcheck disable=SC2086
     $X sweep --verify "$out/config-$rep.json" --lib "$LIB" $SHAPE --reverify 2 \
-        >"$out/verify-$rep.txt" 2>&1 || rc=$?
+        ${BENCH_GOAL_VERIFY:-} >"$out/verify-$rep.txt" 2>&1 || rc=$?
     secs=$(($(date +%s) - start))
     python3 - "$out/config-$rep.verified.json" "$rep" "$rc" "$secs" "$LIB" <<'EOF'
 import json, sys
