@@ -665,8 +665,8 @@ int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
         return ct_err_set(err, CT_EUNSUPP, "--lib %s: the module has no %s", m->name,
                           CT_LIBMOD_ENTRY);
     /* the ranks' places name where each answers whether it runs: a rank whose library calls
-     * do not return asks its peers on other hosts (cmd/libwatch.c); without it (no IPv4
-     * interface but loopback, no socket) it cannot, and runs on */
+     * do not return asks its peers on other hosts (cmd/libwatch.c); without it (no interface
+     * but loopback, no socket) it cannot, and runs on */
     char reach[CT_ALIVE_LEN];
     struct ct_err ignored = {0};
     be->reach = ct_alive_start(reach, sizeof reach, &ignored) == 0 && *reach ? reach : NULL;

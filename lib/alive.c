@@ -63,6 +63,18 @@ static int udp_socket(bool *v6)
     return socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 }
 
+/* Bind fd to any address of its family, a port the kernel picks, into *a (*al its length). */
+static int bind_any(int fd, bool v6, struct sockaddr_storage *a, socklen_t *al)
+{
+    memset(a, 0, sizeof *a);
+    a->ss_family = v6 ? AF_INET6 : AF_INET;
+    *al = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    return fd >= 0 && bind(fd, (struct sockaddr *)a, *al) == 0 &&
+                   getsockname(fd, (struct sockaddr *)a, al) == 0
+               ? 0
+               : -1;
+}
+
 /* addr (dotted IPv4 or IPv6 text) and port as a destination for a socket udp_socket made;
  * its length, 0 where the text is neither or the socket cannot reach it. */
 static socklen_t dest(const char *addr, long port, bool v6, struct sockaddr_storage *to)
@@ -145,8 +157,8 @@ int ct_alive_order(struct ct_ifaddr *ifs, int n)
     return kept;
 }
 
-/* This host's global IPv6 addresses (not loopback, link-local, v4-mapped or a bridge's), up
- * to max, in getifaddrs order: how many. */
+/* This host's IPv6 addresses that are not loopback, link-local, v4-mapped, multicast or a
+ * bridge's, up to max, in getifaddrs order: how many. */
 static int v6_addrs(char (*out)[INET6_ADDRSTRLEN], int max)
 {
     struct ifaddrs *ifa;
@@ -180,16 +192,20 @@ int ct_alive_start(char *reach, size_t len, struct ct_err *err)
     if (nif < 0)
         return nif;
     bool v6;
+    struct sockaddr_storage a;
+    socklen_t al;
     g.fd = udp_socket(&v6);
+    if (v6 && bind_any(g.fd, true, &a, &al) < 0) { /* a policy that bars IPv6: IPv4 alone */
+        close(g.fd);
+        g.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        v6 = false;
+    }
     int n6 = v6 ? v6_addrs(six, CT_ALIVE_ADDRS) : 0;
     if (nif + n6 == 0) { /* no peer could reach this host */
         close_all();
         return 0;
     }
-    struct sockaddr_storage a = {.ss_family = v6 ? AF_INET6 : AF_INET}; /* any address */
-    socklen_t al = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-    if (g.fd < 0 || bind(g.fd, (struct sockaddr *)&a, al) < 0 ||
-        getsockname(g.fd, (struct sockaddr *)&a, &al) < 0 || pipe2(g.stop, O_CLOEXEC) < 0) {
+    if (g.fd < 0 || (!v6 && bind_any(g.fd, false, &a, &al) < 0) || pipe2(g.stop, O_CLOEXEC) < 0) {
         int rc = ct_err_sys(err, CT_EIO, "a UDP socket to answer on");
         close_all();
         return rc;

@@ -20,7 +20,7 @@ struct ct_ifaddr; /* sock.h */
 /* Where a process answers: "PORT TAG ADDR [ADDR...]" (TAG: 16 hex digits the process drew,
  * which its answers carry: another process on that port of an address, a bridge's that
  * every host has, is not taken for it; ADDR: its interfaces' IPv4 addresses that are up,
- * not loopback, then its global IPv6 ones where it has IPv6 (not link-local), the bridges'
+ * not loopback, then its IPv6 ones where it has IPv6 (not link-local), the bridges'
  * IPv4 last (ct_alive_order; a bridge's IPv6 not listed), at most CT_ALIVE_ADDRS), at most
  * CT_ALIVE_LEN bytes with the NUL. */
 #define CT_ALIVE_ADDRS 12
