@@ -24,9 +24,8 @@ struct ct_ifaddr; /* sock.h */
  * IPv4 last (ct_alive_order; a bridge's IPv6 not listed), at most CT_ALIVE_ADDRS), at most
  * CT_ALIVE_LEN bytes with the NUL. */
 #define CT_ALIVE_ADDRS 12
-#define CT_ALIVE_LEN                                                                               \
-    576 /* "65535 " + 16 hex digits + 12 x " " and an IPv6 address (45), the NUL                   \
-         */
+/* "65535 " + 16 hex digits + 12 x " " and an IPv6 address (45), the NUL */
+#define CT_ALIVE_LEN 576
 
 /* Order a host's interfaces as its reach lists them: the container and VM bridges (docker*,
  * virbr*, br-*, veth*, ...: the same addresses on every host) after the others, each group in
