@@ -5,8 +5,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -157,28 +155,6 @@ int ct_alive_order(struct ct_ifaddr *ifs, int n)
     return kept;
 }
 
-/* This host's IPv6 addresses that are not loopback, link-local, v4-mapped, multicast or a
- * bridge's, up to max, in getifaddrs order: how many. */
-static int v6_addrs(char (*out)[INET6_ADDRSTRLEN], int max)
-{
-    struct ifaddrs *ifa;
-    int n = 0;
-    if (getifaddrs(&ifa) < 0)
-        return 0;
-    for (struct ifaddrs *i = ifa; i && n < max; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 || !(i->ifa_flags & IFF_UP) ||
-            (i->ifa_flags & IFF_LOOPBACK) || local_bridge(i->ifa_name))
-            continue;
-        const struct in6_addr *a =
-            &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
-        if (!IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_V4MAPPED(a) &&
-            !IN6_IS_ADDR_MULTICAST(a) && inet_ntop(AF_INET6, a, out[n], INET6_ADDRSTRLEN))
-            n++;
-    }
-    freeifaddrs(ifa);
-    return n;
-}
-
 int ct_alive_start(char *reach, size_t len, struct ct_err *err)
 {
     if (g.on) {
@@ -187,7 +163,7 @@ int ct_alive_start(char *reach, size_t len, struct ct_err *err)
     }
     reach[0] = 0;
     struct ct_ifaddr ifs[32];
-    char six[CT_ALIVE_ADDRS][INET6_ADDRSTRLEN];
+    struct ct_ifaddr6 six[CT_ALIVE_ADDRS];
     int nif = ct_sock_if_list(ifs, 32, err), kept = nif > 0 ? ct_alive_order(ifs, nif) : 0;
     if (nif < 0)
         return nif;
@@ -200,7 +176,10 @@ int ct_alive_start(char *reach, size_t len, struct ct_err *err)
         g.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         v6 = false;
     }
-    int n6 = v6 ? v6_addrs(six, CT_ALIVE_ADDRS) : 0;
+    int n6 = 0; /* its IPv6 addresses but bridges' (not where another host reaches it) */
+    for (int k = 0, got = v6 ? ct_sock_if_list6(six, CT_ALIVE_ADDRS, err) : 0; k < got; k++)
+        if (!local_bridge(six[k].name))
+            six[n6++] = six[k];
     if (nif + n6 == 0) { /* no peer could reach this host */
         close_all();
         return 0;
@@ -217,7 +196,9 @@ int ct_alive_start(char *reach, size_t len, struct ct_err *err)
         snprintf(g.reach, sizeof g.reach, "%d %016llx", ntohs(port), (unsigned long long)g.tag);
     /* the IPv4 interfaces but bridges, the IPv6 addresses, then the bridges' */
     for (int k = 0; k < nif + n6 && k < CT_ALIVE_ADDRS; k++) {
-        const char *x = k < kept ? ifs[k].addr : k < kept + n6 ? six[k - kept] : ifs[k - n6].addr;
+        const char *x = k < kept        ? ifs[k].addr
+                        : k < kept + n6 ? six[k - kept].addr
+                                        : ifs[k - n6].addr;
         off += snprintf(g.reach + off, sizeof g.reach - (size_t)off, " %s", x);
     }
     sigset_t all, was; /* the thread starts with every signal blocked: none lands on it */

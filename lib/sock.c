@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +317,13 @@ int ct_sock_if_addr(const char *ifname, char *host, size_t len, struct ct_err *e
     return rc;
 }
 
+/* An address of family on an interface that is up, not loopback, whose name fits 16 bytes */
+static bool if_usable(const struct ifaddrs *i, int family)
+{
+    return i->ifa_addr && i->ifa_addr->sa_family == family && (i->ifa_flags & IFF_UP) &&
+           !(i->ifa_flags & IFF_LOOPBACK) && strlen(i->ifa_name) < sizeof(struct ct_ifaddr){0}.name;
+}
+
 int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err)
 {
     struct ifaddrs *ifa, *i;
@@ -323,9 +331,7 @@ int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err)
         return ct_err_sys(err, CT_EIO, "getifaddrs");
     int n = 0;
     for (i = ifa; i && n < max; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask ||
-            !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) ||
-            strlen(i->ifa_name) >= sizeof out->name)
+        if (!if_usable(i, AF_INET) || !i->ifa_netmask)
             continue;
         struct ct_ifaddr *x = &out[n];
         memset(x, 0, sizeof *x);
@@ -339,6 +345,28 @@ int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err)
         x->net = a & m;
         x->prefix = __builtin_popcount(m);
         n++;
+    }
+    freeifaddrs(ifa);
+    return n;
+}
+
+int ct_sock_if_list6(struct ct_ifaddr6 *out, int max, struct ct_err *err)
+{
+    _Static_assert(sizeof out->addr >= INET6_ADDRSTRLEN, "an IPv6 address's text");
+    struct ifaddrs *ifa;
+    if (getifaddrs(&ifa) < 0)
+        return ct_err_sys(err, CT_EIO, "getifaddrs");
+    int n = 0;
+    for (struct ifaddrs *i = ifa; i && n < max; i = i->ifa_next) {
+        if (!if_usable(i, AF_INET6))
+            continue;
+        const struct in6_addr *a =
+            &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+        if (!IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_V4MAPPED(a) &&
+            !IN6_IS_ADDR_MULTICAST(a) && inet_ntop(AF_INET6, a, out[n].addr, sizeof out->addr)) {
+            snprintf(out[n].name, sizeof out[n].name, "%s", i->ifa_name);
+            n++;
+        }
     }
     freeifaddrs(ifa);
     return n;

@@ -56,6 +56,15 @@ struct ct_ifaddr {
 /* Fill up to max of this host's usable IPv4 interfaces, in getifaddrs order; returns how
  * many (< 0 with err when the list cannot be read). */
 int ct_sock_if_list(struct ct_ifaddr *out, int max, struct ct_err *err);
+/* An IPv6 address of an interface that is up and not loopback, not link-local, v4-mapped or
+ * multicast: the interface's name and the address's text. */
+struct ct_ifaddr6 {
+    char name[16];
+    char addr[46]; /* INET6_ADDRSTRLEN */
+};
+/* Fill up to max of this host's such IPv6 addresses, in getifaddrs order; returns how many
+ * (< 0 with err when the list cannot be read). */
+int ct_sock_if_list6(struct ct_ifaddr6 *out, int max, struct ct_err *err);
 int ct_sock_first_addr(char *host, size_t len, struct ct_err *err);
 /* Whether host is an IPv4 loopback address (127.0.0.0/8) in dotted form. */
 int ct_sock_is_loopback(const char *host);
