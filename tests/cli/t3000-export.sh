@@ -297,10 +297,10 @@ else
     expect 0 "export mpich-json for 4 ranks" -- $X "$C4" --format mpich-json --out "$M/sel.json"
     python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$M/sel.json" && ok "valid JSON" || not_ok "valid JSON"
     mrun() { ( . "$M/sel.json.env" && mpiexec.mpich -n "$@" ); }
-    mrun 4 "$M/colls" allreduce:std,allreduce:userop,allgather:std,allgather:inplace,reducescatter:std,reducescatter:noncomm,alltoall:std,alltoall:inplace \
+    mrun 4 "$M/colls" allreduce:std,allreduce:userop,allgather:std,allgather:inplace,reducescatter:std,reducescatter:noncomm,alltoall:std,alltoall:inplace,allreduce:inter,allgather:inter,reducescatter:inter,alltoall:inter \
         16 1008 1024 4080 4096 8176 8192 32752 32768 65520 65536 262144 >"$M/out" 2>"$M/err" \
-        && [ "$(grep -c . "$M/out")" -eq 384 ] \
-        && ok "MPICH runs every collective on the exported tree, results checked (guards: user ops, in place)" \
+        && [ "$(grep -c . "$M/out")" -eq 576 ] \
+        && ok "MPICH runs every collective on the exported tree, results checked (guards: user ops, in place; intercommunicators, MPICH's own branch kept)" \
         || not_ok "MPICH runs the exported tree: $(head -2 "$M/err")"
     sed 's/MPIR_Alltoall_intra_brucks/MPIR_Alltoall_intra_bogus/' "$M/sel.json" >"$M/bad.json"
     ( export MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$M/bad.json"; mpiexec.mpich -n 2 "$M/colls" allreduce:std 16 ) >/dev/null 2>"$M/err" \

@@ -26,15 +26,16 @@ mkdir "$TMP/rel"
 [ -s "$TMP/rel/sel.json" ] && grep -q "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE='$TMP/rel/sel.json'" "$TMP/rel/job.env" \
     && ok "relative --rules-file: written there, named by its absolute path" || not_ok "relative --rules-file: $(cat "$TMP/rel/job.env" "$TMP/err")"
 
-# job LIB FORMAT: export FORMAT for LIB with a rules file, source it, run 2 ranks
+# job LIB FORMAT: export FORMAT for LIB with a rules file, source it, run 2 ranks (on
+# MPI_COMM_WORLD and on an intercommunicator, which the export leaves to the library)
 job() {
     lib=$1; fmt=$2; d="$TMP/$lib-$fmt"; mkdir "$d"
     expect 0 "$fmt --for $lib --rules-file" -- $X "$C4" --format "$fmt" --for "$lib" --rules-file "$d/rules" --out "$d/job"
     [ -s "$d/rules" ] && ok "$fmt --for $lib wrote the file it points to" || not_ok "$fmt --for $lib: $d/rules missing"
     if [ "$fmt" = slurm ]; then "$d/job" | sed -n 's/^export //p' | sed "s/=\(.*\)/='\1'/;s/^/export /" >"$d/job.sh"
     else cp "$d/job" "$d/job.sh"; fi
-    ( . "$d/job.sh" && timeout 60 $RUN "$B/colls" allreduce:std,allgather:std 16 65536 ) >"$d/out" 2>"$d/err"
-    [ $? -eq 0 ] && [ "$(grep -c . "$d/out")" -eq 8 ] \
+    ( . "$d/job.sh" && timeout 60 $RUN "$B/colls" allreduce:std,allgather:std,allreduce:inter,alltoall:inter 16 65536 ) >"$d/out" 2>"$d/err"
+    [ $? -eq 0 ] && [ "$(grep -c . "$d/out")" -eq 16 ] \
         && ok "a $lib job sourcing the $fmt export starts, runs and ends" \
         || { not_ok "$lib job with the $fmt export"; sed 's/^/#   /' "$d/err" | head -4; }
 }
