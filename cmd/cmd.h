@@ -39,7 +39,8 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * writable before anything runs: 0, or exit 2 after "--opt: cannot write 'path': why".
  * launched: cmd runs in every rank of a launched job (run, validate, sweep), where rank 0
  * alone writes its outputs; the others neither check nor make them (a path may exist on
- * rank 0's host alone). ct_cmd_out_dir: the same for an output folder, made when missing. */
+ * rank 0's host alone). ct_cmd_out_dir: the same for a sweep's output folder, made when
+ * missing, and the files a sweep writes there (none may be a folder). */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched);
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched);
 /* The folder ct_cmd_out_dir made removed again, if it is still empty (a job that failed

@@ -126,7 +126,7 @@ int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
     j.version = CT_VERSION;
     int rc = ct_sweep_cfg_check_start(&j.cfg, true, cfg->nalgos > 0, out, &err), code;
     if (rc == 0) /* model: one process, never launched */
-        rc = ct_dir_make_writable(out, "out", &err);
+        rc = ct_dir_make_writable(out, "out", &err) < 0 ? -1 : ct_sweep_outputs_check(out, &err);
     if (rc < 0) {
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     } else {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../lib/file.h"
+#include "../output/sweep_out.h"
 #include "../transport/launch.h"
 #include "cmd.h"
 
@@ -64,8 +65,11 @@ int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launc
     if ((launched && ct_launch_env_rank() > 0) || !dir)
         return 0;
     bool was = access(dir, F_OK) == 0;
-    if (ct_dir_make_writable(dir, opt, &err) < 0)
+    if (ct_dir_make_writable(dir, opt, &err) < 0 || ct_sweep_outputs_check(dir, &err) < 0) {
+        if (!was)
+            (void)rmdir(dir);
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+    }
     snprintf(g_made, sizeof g_made, "%s", was ? "" : dir);
     return 0;
 }

@@ -90,11 +90,13 @@ int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err)
         if (got == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), why = errno; /* a folder opens, then fails to read: EISDIR */
     fclose(f);
     if (bad) {
         free(buf);
-        return ct_err_set(err, CT_EIO, "cannot read '%s'", path);
+        errno = why;
+        return why == EISDIR ? ct_err_set(err, CT_EIO, "cannot read '%s': it is a folder", path)
+                             : ct_err_sys(err, CT_EIO, "cannot read '%s'", path);
     }
     buf[n] = 0;
     *data = buf;

@@ -5,9 +5,24 @@
 #include "config.h"
 #include "report.h"
 
+#include "../lib/file.h"
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The files a sweep leaves in its folder (ct_sweep_outputs_write, ct_report_write) */
+static const char *const out_files[] = {"results.json", "config.json", "points.csv", "report.html"};
+
+int ct_sweep_outputs_check(const char *dir, struct ct_err *err)
+{
+    char path[4200];
+    for (size_t i = 0; i < sizeof out_files / sizeof *out_files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, out_files[i]);
+        CT_TRY(ct_file_check_writable(path, err));
+    }
+    return 0;
+}
 
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
                            const struct ct_sweep_point *pts, size_t n, const char *status,

@@ -9,6 +9,10 @@
 #include "../tune/stats.h"
 #include "../tune/sweep.h"
 
+/* Whether the files ct_sweep_outputs_write writes in dir can be written there (none is a
+ * folder): 0, or the first that cannot, in err. Before a sweep runs, so that a sweep does not
+ * measure for its whole budget and then fail to save. */
+int ct_sweep_outputs_check(const char *dir, struct ct_err *err);
 /* dir/results.json (status "done" or "failed" with msg), dir/config.json when meta has
  * rules, and the report (dir/report.html, dir/points.csv). */
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,

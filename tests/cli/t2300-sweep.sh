@@ -31,6 +31,14 @@ grep -q "runs allreduce above 16 KiB on 2 ranks (oneshot publishes the input" "$
     ok "the cover refusal says why" || not_ok "the cover refusal says why"
 touch "$TMP/plainfile"
 usage_error "--out is a file" -- $S --out "$TMP/plainfile/x"
+# a file the sweep writes in --out is a folder there: refused before the budget is spent
+for f in config.json report.html; do
+    mkdir -p "$TMP/blocked-$f/$f"
+    usage_says "--out holds a folder $f" "cannot write '$TMP/blocked-$f/$f': it is a folder" -- \
+        $S --budget 3 --out "$TMP/blocked-$f"
+    [ "$(ls -A "$TMP/blocked-$f")" = "$f" ] && ok "nothing written beside the folder $f" \
+        || not_ok "written beside the folder $f: $(ls -A "$TMP/blocked-$f")"
+done
 [ -e "$TMP/colltune-out" ] && not_ok "nothing written by refused runs" || ok "nothing written by refused runs"
 
 # oneshot with ring: oneshot's ranges end at its mailbox, the sizes it cannot run are said
@@ -138,6 +146,7 @@ c = json.load(open(sys.argv[1])); c['rules'][0]['ranges'][0]['max_bytes'] = 3
 json.dump(c, open(sys.argv[2], 'w'))" "$O/config.json" "$TMP/gap.json"
 usage_error "show a config with a gap" -- "$COLLTUNE" show "$TMP/gap.json"
 usage_error "show a missing file" -- "$COLLTUNE" show "$TMP/nonexistent.json"
+usage_says "show a folder" "cannot read '$TMP': it is a folder" -- "$COLLTUNE" show "$TMP"
 usage_error "verify a corrupt config" -- $S --verify "$TMP/trunc.json"
 
 # --verify: the fresh config re-measured (regret printed per range; noise allowed here)
