@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nccl-env: NCCL settings (NCCL_ALGO per collective, NCCL_PROTO, channel bounds, NCCL_BUFFSIZE,
- * socket/QP counts) in nccl.conf form (NAME=value, read from /etc/nccl.conf or NCCL_CONF_FILE),
- * with the same settings as export lines beside it. Environment variables cannot follow size
- * ranges: NCCL_ALGO only limits which algorithms NCCL's own cost model may pick. Settings that
- * would leave NCCL as it is (no rule of colltune's maps to an NCCL algorithm, or none of the
- * rules gives a setting) are refused, for env/slurm --for nccl and a mapped nccl-plugin too.
+ * nccl-env: NCCL settings (NCCL_ALGO per collective, NCCL_PROTO, NCCL_BUFFSIZE, socket/QP
+ * counts; no channel bounds: channel_note) in nccl.conf form (NAME=value, read from
+ * /etc/nccl.conf or NCCL_CONF_FILE), with the same settings as export lines beside it.
+ * Environment variables cannot follow size ranges: NCCL_ALGO only limits which algorithms
+ * NCCL's own cost model may pick. Settings that would leave NCCL as it is (no rule of colltune's
+ * maps to an NCCL algorithm, or none of the rules gives a setting) are refused, for env/slurm --for
+ * nccl and a mapped nccl-plugin too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 #include "export.h"
 
 #define PER_COLL_ALGO "2.24" /* NCCL_ALGO "coll:list;coll:list" syntax (src/graph/tuning.cc) */
-#define CHANNELS_64 "2.25"   /* MAXCHANNELS 32 before, 64 from (src/graph/connect.cc) */
 
 /* CSV name -> NCCL_ALGO spelling (src/init.cc ncclAlgoStr) */
 static const char *algo_env_name(const char *csv)
@@ -91,42 +91,32 @@ static const struct ct_ruleset *largest(const struct ct_config *c, const struct 
     return best;
 }
 
-static void channel_bounds(const struct ct_config *c, const struct ct_export_opts *o,
-                           struct ct_export_out *out, struct ct_settings *set)
+/*
+ * NCCL_MIN/MAX_NCHANNELS bound every collective NCCL runs, at communicator set-up, whatever
+ * NCCL_ALGO allows: bounds taken from colltune's ring rules (host memory, one collective's
+ * sizes, often 1 channel) would cap NCCL's other collectives too, its allreduce among them,
+ * where NCCL sets up as many channels as the GPUs' links feed. They are not written; the note says
+ * where the counts go instead (the tuner CSV: per collective and size).
+ */
+static void channel_note(const struct ct_config *c, const struct ct_export_opts *o,
+                         struct ct_export_out *out)
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
     for (int i = 0; i < c->nsets; i++) {
         const struct ct_ruleset *s = &c->sets[i];
         if (!ct_export_selected(o, s) || s->coll == CT_ALLTOALL)
             continue;
         for (int k = 0; k < s->nrules; k++) {
-            const struct ct_rule *r = &s->rules[k];
-            const struct ct_algo *a = ct_algo_find(r->algo);
+            const struct ct_algo *a = ct_algo_find(s->rules[k].algo);
             const struct ct_algomap_row *m = ct_algomap_find(
-                CT_LIB_NCCL, s->coll, r->algo, ct_export_version(o, CT_LIB_NCCL), NULL);
-            if (!a || !m || strcmp(m->target, "ring") || !(a->params & CT_PBIT(CT_P_CHANNELS)))
-                continue;
-            struct ct_params p = r->params;
-            ct_params_defaults(&p);
-            lo = p.v[CT_P_CHANNELS] < lo ? p.v[CT_P_CHANNELS] : lo;
-            hi = p.v[CT_P_CHANNELS] > hi ? p.v[CT_P_CHANNELS] : hi;
+                CT_LIB_NCCL, s->coll, s->rules[k].algo, ct_export_version(o, CT_LIB_NCCL), NULL);
+            if (a && m && !strcmp(m->target, "ring") && (a->params & CT_PBIT(CT_P_CHANNELS))) {
+                ct_export_note(out, "channel counts: not set (NCCL_MIN/MAX_NCHANNELS would bound "
+                                    "every collective NCCL runs); --format nccl-tuner carries "
+                                    "the ring rules' counts per collective and size");
+                return;
+            }
         }
     }
-    if (!hi)
-        return;
-    uint64_t cap = ct_version_cmp(ct_export_version(o, CT_LIB_NCCL), CHANNELS_64) < 0 ? 32 : 64;
-    if (hi > cap) {
-        ct_export_note(out, "channel counts above %llu (NCCL's maximum) lowered to %llu",
-                       (unsigned long long)cap, (unsigned long long)cap);
-        hi = cap;
-        lo = lo > cap ? cap : lo;
-    }
-    char v[32];
-    snprintf(v, sizeof v, "%llu", (unsigned long long)lo);
-    ct_settings_add(set, "NCCL_MIN_NCHANNELS", v,
-                    "channel bounds: the range of colltune channel counts of the ring rules");
-    snprintf(v, sizeof v, "%llu", (unsigned long long)hi);
-    ct_settings_add(set, "NCCL_MAX_NCHANNELS", v, NULL);
 }
 
 /* NCCL_BUFFSIZE and socket/QP counts from the rule for the largest allreduce sizes. */
@@ -221,7 +211,7 @@ int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
                               o->nccl_proto);
         ct_settings_add(set, "NCCL_PROTO", p, "protocol from --nccl-proto");
     }
-    channel_bounds(c, o, out, set);
+    channel_note(c, o, out);
     transfer_settings(c, o, set);
     /* a file that leaves NCCL as it is (--nccl-proto is the caller's, not the config's) */
     const char *hint = ct_config_lib(c, "nccl") ? "export its measured NCCL section: --format "

@@ -96,7 +96,7 @@ $X --help | grep -q "without" && $X --help | grep -q "LIB's own format" \
 # ---- env and slurm in a real shell -----------------------------------------------------
 $X "$CC" --format env --for nccl --out "$TMP/nccl.env" 2>/dev/null
 v=$(sh -c ". '$TMP/nccl.env' && echo \"\$NCCL_ALGO|\$NCCL_MAX_NCHANNELS\"")
-[ "$v" = "allgather:PAT,Ring;reducescatter:PAT,Ring|8" ] && ok "env file sources: $v" || not_ok "env file sources: '$v'"
+[ "$v" = "allgather:PAT,Ring;reducescatter:PAT,Ring|" ] && ok "env file sources (no channel bound: it would cap every collective): $v" || not_ok "env file sources: '$v'"
 $X "$C4" --format slurm --for ompi --out "$TMP/prolog" 2>/dev/null
 mkdir "$TMP/node"
 TMPDIR="$TMP/node" "$TMP/prolog" >"$TMP/prolog.out" && TMPDIR="$TMP/node" "$TMP/prolog" >/dev/null
