@@ -158,14 +158,17 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
         for (size_t i = 0; i < r->n_finding; i++)
             fprintf(out, "  [%s] %s\n", ct_val_find_name(r->finding[i].kind), r->finding[i].msg);
     }
-    size_t slow = 0, failed = 0;
+    size_t slow = 0, failed = 0, unknown = 0;
     for (size_t u = 0; u < r->n_unit; u++) {
         slow += r->unit[u].state == CT_VAL_SLOW;
         failed += r->unit[u].state == CT_VAL_FAILED;
+        unknown += r->unit[u].state == CT_VAL_UNKNOWN;
     }
-    fprintf(out, "\n%s: %zu host(s): %zu ok, %zu slow, %zu failed; %zu finding(s)", 
-            r->n_finding ? "FAIL" : "PASS", r->n_unit, r->n_unit - slow - failed, slow, failed,
-            r->n_finding);
+    fprintf(out, "\n%s: %zu host(s): %zu ok, %zu slow, %zu failed", r->n_finding ? "FAIL" : "PASS",
+            r->n_unit, r->n_unit - slow - failed - unknown, slow, failed);
+    if (unknown)
+        fprintf(out, ", %zu unknown", unknown);
+    fprintf(out, "; %zu finding(s)", r->n_finding);
     if (r->n_unknown)
         fprintf(out, "; %zu measurement(s) without a ceiling (ceiling unknown: use --link-gbps "
                      "or --baseline)", r->n_unknown);

@@ -54,8 +54,8 @@ const char *ct_val_state_name(enum ct_val_state s)
 
 const char *ct_val_find_name(enum ct_val_find_kind k)
 {
-    static const char *const n[] = {"host",       "link",  "nic",    "failed",
-                                    "collective", "probe", "hetero", "gpu"};
+    static const char *const n[] = {"host",  "link",   "nic", "failed", "collective",
+                                    "probe", "hetero", "gpu", "pair"};
     return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
 }
 
@@ -225,15 +225,54 @@ static void judge_pairs(struct ct_val_report *r)
     }
 }
 
+/* Whether unit has a pair measured fine with a unit other than not_with (through its NIC nic;
+ * any where nic < 0): the end of a slow pair that shows it can do better elsewhere. Blame
+ * needs such a reference: between two hosts alone, or hosts none of whose partners has a
+ * fine pair, which end is slow cannot be told. */
+static bool fine_without(const struct ct_val_report *r, int unit, int nic, int not_with)
+{
+    for (size_t i = 0; i < r->n_pair; i++) {
+        const struct ct_val_pair *p = &r->pair[i];
+        int other = p->a == unit ? p->b : p->b == unit ? p->a : -1;
+        int k = p->a == unit ? p->nic_a : p->nic_b;
+        if (other >= 0 && other != not_with && p->state == CT_VAL_OK && (nic < 0 || k == nic))
+            return true;
+    }
+    return false;
+}
+
+/* Whether a partner of unit u on one of its slow pairs (through u's NIC nic; any where nic <
+ * 0) has a pair measured fine without u (on its NIC of that pair where nic >= 0). */
+static bool partner_fine(const struct ct_val_report *r, int u, int nic)
+{
+    for (size_t i = 0; i < r->n_pair; i++) {
+        const struct ct_val_pair *p = &r->pair[i];
+        bool a = p->a == u && (nic < 0 || p->nic_a == nic);
+        bool b = p->b == u && (nic < 0 || p->nic_b == nic);
+        if (p->state == CT_VAL_SLOW && (a || b) &&
+            fine_without(r, a ? p->b : p->a,
+                         nic < 0 ? -1
+                         : a     ? p->nic_b
+                                 : p->nic_a,
+                         u))
+            return true;
+    }
+    return false;
+}
+
 /* Per unit: its numbers, and whether it is dead, failed or slow. explained[i] marks pairs a
  * unit or NIC verdict accounts for. */
 static void judge_units(struct ct_val_report *r, bool *explained)
 {
     double *v = ct_xcalloc(r->n_pair + 1, sizeof *v), *l = ct_xcalloc(r->n_pair + 1, sizeof *l),
            *pc = ct_xcalloc(r->n_pair + 1, sizeof *pc);
+    bool any_fine = false; /* a pair of the job measured fine: a reference exists */
+    for (size_t i = 0; i < r->n_pair; i++)
+        any_fine |= r->pair[i].state == CT_VAL_OK;
     for (size_t u = 0; u < r->n_unit; u++) {
         struct ct_val_unit *x = &r->unit[u];
         size_t nv = 0, nl = 0, npc = 0, total = 0, failed = 0, slow = 0, known = 0;
+        int partner = -1, partners = 0; /* distinct partners of its judged pairs, 2 at most */
         for (size_t i = 0; i < r->n_pair; i++) {
             const struct ct_val_pair *p = &r->pair[i];
             if (p->a != (int)u && p->b != (int)u)
@@ -248,6 +287,8 @@ static void judge_units(struct ct_val_report *r, bool *explained)
             if (p->lat_us >= 0)
                 l[nl++] = p->lat_us;
             known += p->state != CT_VAL_UNKNOWN;
+            if (p->state != CT_VAL_UNKNOWN && other != partner && partners < 2)
+                partner = other, partners++;
             if (p->ceil_gbs > 0)
                 pc[npc++] = p->ceil_gbs;
             slow += p->state == CT_VAL_SLOW;
@@ -274,6 +315,14 @@ static void judge_units(struct ct_val_report *r, bool *explained)
             append(x->evidence, sizeof x->evidence, "every exchange failed");
             ct_val_report_find(r, CT_VALF_FAILED, (int)u, -1, -1,
                                "host %s failed: all %zu of its exchanges failed", x->name, total);
+        } else if (known && slow == known &&
+                   (partners < 2 || (any_fine && !partner_fine(r, (int)u, -1)))) {
+            /* slow against one host alone, or against partners none of which shows a fine
+             * pair without it where others do: which end is slow, unknown (where no pair of
+             * the job is fine, every host is below its ceiling, each named) */
+            x->state = CT_VAL_UNKNOWN;
+            append(x->evidence, sizeof x->evidence, "its pairs slow, %s: which end, unknown",
+                   partners < 2 ? "all with one host" : "no partner fine without it");
         } else if (known >= 2 && slow == known) {
             x->state = CT_VAL_SLOW;
             append(x->evidence, sizeof x->evidence, "all %zu pairs slow", known);
@@ -329,7 +378,8 @@ static void judge_nics(struct ct_val_report *r, bool *explained)
             bool sibling_ok = false;
             for (int j = 0; j < x->n_nic; j++)
                 sibling_ok |= j != k && ok_by[j] > 0;
-            if (x->state == CT_VAL_SLOW || !slow_by[k] || ok_by[k] || !sibling_ok) {
+            if (x->state == CT_VAL_SLOW || !slow_by[k] || ok_by[k] || !sibling_ok ||
+                !partner_fine(r, (int)u, k)) {
                 if (n->state == CT_VAL_SLOW && !ok_by[k] && x->state != CT_VAL_SLOW)
                     n->state = CT_VAL_SLOW; /* a link verdict will follow */
                 continue;
@@ -383,9 +433,19 @@ static void judge_links(struct ct_val_report *r, const bool *explained)
                ct_val_state_name(p->state));
         append(b->evidence, sizeof b->evidence, "link to %s %s", a->name,
                ct_val_state_name(p->state));
+        bool fa = fine_without(r, p->a, -1, p->b), fb = fine_without(r, p->b, -1, p->a);
         if (p->state == CT_VAL_FAILED)
             ct_val_report_find(r, CT_VALF_FAILED, p->a, p->b, -1,
                                "link %s <-> %s failed (round %d)", a->name, b->name, p->round);
+        else if (!fa || !fb)
+            ct_val_report_find(r, CT_VALF_PAIR, p->a, p->b, -1,
+                               "pair %s <-> %s is slow: %.3f GB/s of %.3f GB/s (%.0f%%), with "
+                               "no other pair measured fine at %s: which host, NIC or link is "
+                               "slow cannot be told (validate with a third host)",
+                               a->name, b->name, p->gbs, p->ceil_gbs, p->pct,
+                               !fa && !fb ? "either end"
+                               : !fa      ? a->name
+                                          : b->name);
         else
             ct_val_report_find(r, CT_VALF_LINK, p->a, p->b, -1,
                                "link %s <-> %s is slow: %.3f GB/s of %.3f GB/s (%.0f%%) while "

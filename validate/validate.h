@@ -117,6 +117,7 @@ enum ct_val_find_kind {
     CT_VALF_PROBE,  /* a port the probe flagged, NIC errors, a NIC that carried nothing */
     CT_VALF_HETERO, /* a host shaped unlike the majority */
     CT_VALF_GPU,    /* a GPU's PCIe link or NVLinks slow (GPU copies) */
+    CT_VALF_PAIR,   /* a pair slow whose ends show no fine pair elsewhere: which, unknown */
 };
 const char *ct_val_find_name(enum ct_val_find_kind k);
 

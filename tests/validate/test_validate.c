@@ -105,6 +105,83 @@ Test(validate, one_slow_pair_is_a_link)
     ct_val_report_release(&r);
 }
 
+static double pair_0_1(int a, int b, int na, int nb)
+{
+    return a + b == 1 ? 0.3 : 0.95;
+}
+static double hosts_0_1(int a, int b, int na, int nb)
+{
+    return a < 2 || b < 2 ? 0.3 : 0.95;
+}
+static double all_slow(int a, int b, int na, int nb)
+{
+    return 0.3;
+}
+static double host_2(int a, int b, int na, int nb)
+{
+    return a == 2 || b == 2 ? 0.3 : 0.95;
+}
+
+/* Two hosts: their one pair slow is the host, its NIC or the link, and nothing tells which:
+ * no link verdict ("both ends otherwise fine" is false), neither host ok. */
+Test(validate, two_hosts_slow_pair_cannot_tell_which)
+{
+    struct ct_val_report r;
+    build(&r, 2, 1, pair_0_1);
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1, "%zu: %s", r.n_finding, r.finding[0].msg);
+    cr_expect_eq(r.finding[0].kind, CT_VALF_PAIR);
+    cr_expect(strstr(r.finding[0].msg, "at either end: which host, NIC or link") != NULL, "%s",
+              r.finding[0].msg);
+    cr_expect_eq(r.unit[0].state, CT_VAL_UNKNOWN);
+    cr_expect_eq(r.unit[1].state, CT_VAL_UNKNOWN);
+    ct_val_report_release(&r);
+}
+
+/* Four hosts, two slow: each has partners whose pair is fine, so both are named, the others
+ * not. */
+Test(validate, two_slow_of_four_are_named)
+{
+    struct ct_val_report r;
+    build(&r, 4, 1, hosts_0_1);
+    ct_val_diagnose(&r);
+    cr_expect_eq(count(&r, CT_VALF_UNIT), 2);
+    cr_expect_eq(count(&r, CT_VALF_LINK) + count(&r, CT_VALF_PAIR), 0);
+    for (size_t u = 0; u < r.n_unit; u++)
+        cr_expect_eq(r.unit[u].state, u < 2 ? CT_VAL_SLOW : CT_VAL_OK, "u=%zu", u);
+    ct_val_report_release(&r);
+}
+
+/* Every pair slow (a fabric below its stated rate): every host of three or more is named, as
+ * each is below its ceiling; two hosts stay a pair whose slow end is unknown. */
+Test(validate, all_slow_names_every_host_of_three_or_more)
+{
+    for (int n = 2; n <= 5; n++) {
+        struct ct_val_report r;
+        build(&r, n, 1, all_slow);
+        ct_val_diagnose(&r);
+        cr_expect_eq(count(&r, CT_VALF_UNIT), n < 3 ? 0 : (size_t)n, "n=%d", n);
+        cr_expect_eq(count(&r, CT_VALF_PAIR), n < 3 ? 1 : 0, "n=%d", n);
+        for (size_t u = 0; u < r.n_unit; u++)
+            cr_expect_eq(r.unit[u].state, n < 3 ? CT_VAL_UNKNOWN : CT_VAL_SLOW, "n=%d u=%zu", n, u);
+        ct_val_report_release(&r);
+    }
+}
+
+/* Three hosts, one slow: its partners' pair is fine, so it is named. */
+Test(validate, one_slow_host_of_three_is_named)
+{
+    struct ct_val_report r;
+    build(&r, 3, 1, host_2);
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1, "%zu findings", r.n_finding);
+    cr_expect_eq(r.finding[0].kind, CT_VALF_UNIT);
+    cr_expect_eq(r.finding[0].unit, 2);
+    cr_expect_eq(r.unit[0].state, CT_VAL_OK);
+    cr_expect_eq(r.unit[2].state, CT_VAL_SLOW);
+    ct_val_report_release(&r);
+}
+
 Test(validate, slow_nic_with_fine_siblings)
 {
     struct ct_val_report r;
