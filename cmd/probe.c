@@ -210,8 +210,8 @@ static int probe_rank(struct ct_boot *b, void *arg)
 int cmd_probe(int argc, char **argv)
 {
     struct opts o = {0};
-    int rc = parse(argc, argv, &o);
-    if (rc >= 0)
+    int rc = parse(argc, argv, &o); /* then --out refused before anything runs (exit 2) */
+    if (rc >= 0 || (rc = ct_cmd_out_check(CMD, "out", o.out, true)) != 0)
         return rc;
     struct ct_err err = {0};
     if (o.local) {

@@ -85,7 +85,9 @@ static void draw_cell(struct ct_canvas *c, int y, int x, const struct ct_cluster
         ct_canvas_rtext(c, y, x, CELL - 1, CT_A_DIM, c->utf8 ? "·" : ".");
         return;
     }
-    double frac = u >= 0 ? u : v >= 0 && gmax > 0 ? v / gmax : -1;
+    /* no rate known: the shade against the busiest cell, idle where every cell is (0 Gb/s
+     * is a reading, not a missing one) */
+    double frac = u >= 0 ? u : v >= 0 ? (gmax > 0 ? v / gmax : 0) : -1;
     if (frac < 0) {
         ct_canvas_rtext(c, y, x, CELL - 1, CT_A_DIM, "?");
         return;

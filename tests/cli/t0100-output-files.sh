@@ -14,6 +14,8 @@ for j in /nonexistent/dir/x.json "$TMP" /proc/colltune-nope.json; do
     usage_error "model --json $j" -- "$COLLTUNE" model --node dgx-h100 -b 8 -e 64 --json "$j"
     usage_error "model --calibrate --out $j" -- "$COLLTUNE" model --calibrate "$C4" --out "$j"
     usage_error "export --out $j" -- "$COLLTUNE" export "$C4" --format json --out "$j"
+    usage_error "probe --out $j" -- "$COLLTUNE" probe --json --out "$j"
+    usage_error "probe --local 2 --out $j" -- "$COLLTUNE" probe --local 2 --out "$j"
 done
 ls /proc/colltune-nope* /nonexistent 2>/dev/null && not_ok "nothing left behind" || ok "nothing left behind"
 

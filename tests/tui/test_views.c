@@ -286,6 +286,32 @@ Test(views, once_text_golden)
 
 /* ---- behaviour -------------------------------------------------------------------------- */
 
+/* Idle NICs whose rate is unknown read 0.0G, not "?" (no reading): every cell at 0 Gb/s. */
+Test(views, cluster_idle_without_rate_reads_zero)
+{
+    struct ct_snapshot s;
+    memset(&s, 0, sizeof s);
+    struct ct_cluster *c = &s.cluster;
+    c->n_nodes = 1, c->n_cols = 2;
+    c->node = calloc(1, sizeof *c->node);
+    c->col = calloc(2, sizeof *c->col);
+    c->util = calloc(2, sizeof *c->util);
+    c->gbps = calloc(2, sizeof *c->gbps);
+    c->errs = calloc(2, sizeof *c->errs);
+    snprintf(c->node[0], sizeof c->node[0], "vm");
+    snprintf(c->col[0], sizeof c->col[0], "eth0");
+    snprintf(c->col[1], sizeof c->col[1], "eth1");
+    c->util[0] = c->util[1] = -1; /* no line rate */
+    c->gbps[1] = -1;              /* eth1: no reading at all */
+    char *t = ct_ui_render_text(&s, "cluster", 100, false);
+    const char *row = strstr(t, " vm ");
+    cr_assert(row, "%s", t);
+    cr_expect(strstr(row, "0.0G") != NULL, "%s", t);
+    cr_expect(strchr(row, '?') != NULL, "eth1 without a reading: %s", t);
+    free(t);
+    ct_snapshot_release(&s);
+}
+
 static int row_of(const struct ct_canvas *c, const char *needle)
 {
     for (int y = 0; y < c->rows; y++) {
