@@ -130,10 +130,15 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
             *path = ct_xstrdup(cand[i]);
             return 0;
         }
+    if (dir && *dir) /* the folder the user named first */
+        return ct_err_set(err, CT_EUNSUPP,
+                          "--lib %s: no engine module %s (COLLTUNE_LIB_DIR), nor beside "
+                          "colltune: build it with 'make' where %s's mpicc is installed",
+                          m->name, cand[0], m->title);
     return ct_err_set(err, CT_EUNSUPP,
                       "--lib %s: no engine module ct-lib-%s.so (%s): build it with 'make' where "
                       "%s's mpicc is installed, or set COLLTUNE_LIB_DIR",
-                      m->name, m->name, n ? cand[n > 1 ? 1 : 0] : "?", m->title);
+                      m->name, m->name, n ? cand[0] : "?", m->title);
 }
 
 /* Whether p is a program this process may run (not a folder). */

@@ -43,13 +43,21 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
     return rc ? rc : ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
 }
 
+int ct_lib_place_check(const struct ct_opts *o, const char *cmd)
+{
+    return o->local && o->hosts
+               ? ct_cmd_fail(cmd, CT_EXIT_USAGE, "--local N and --hosts LIST do not combine")
+               : 0;
+}
+
 int ct_lib_launch_check(const struct ct_opts *o, const char *cmd)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct ct_err err = {0};
     char *mod = NULL;
-    if (o->local && o->hosts)
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--local N and --hosts LIST do not combine");
+    int rc = ct_lib_place_check(o, cmd);
+    if (rc)
+        return rc;
     if (!o->local && !o->hosts)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE,
                            "--lib %s needs --local N or --hosts LIST, or colltune under %s", o->lib,

@@ -15,6 +15,8 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **arg
 /* What ct_lib_launch needs before it starts anything: --local N or --hosts LIST, the module,
  * the launcher; 0, or an exit code (said). */
 int ct_lib_launch_check(const struct ct_opts *o, const char *cmd);
+/* --local N and --hosts LIST not both (run, sweep, verify): 0, or exit 2 (said). */
+int ct_lib_place_check(const struct ct_opts *o, const char *cmd);
 /* Run argv (argv[0]: the subcommand) under the library's launcher on nranks ranks (0: --local
  * N or --hosts' count) and wait, bounded (ct_libmod_start); its standard output in *out (new
  * memory or NULL) when out is not NULL, its standard error passed on to colltune's. Returns 0,

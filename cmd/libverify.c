@@ -22,6 +22,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
     int code = 0;
     const struct ct_librules *l = ct_config_lib(c, o->lib);
     bool theirs;
+    if ((code = ct_lib_place_check(o, "sweep")))
+        return code;
     if (!l)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--verify: '%s' has no measured %s section (colltune sweep --lib %s)",

@@ -252,6 +252,12 @@ static int passes(struct run *v, struct ct_verify_did *did)
     const struct ct_loader *ld = v->x.ld;
     int code = 0;
     snprintf(v->tmo, sizeof v->tmo, "%g", in->timeout_s);
+    v->here = ct_xcalloc((size_t)v->l->nsets, sizeof *v->here);
+    for (int i = 0; i < v->l->nsets; i++)
+        v->verified += v->here[i] =
+            asked(in, &v->l->sets[i]) && !in->f->elsewhere(in->f->ctx, &v->x, &v->l->sets[i]);
+    if (!v->verified) /* nothing of it runs here: that line alone, no header before it */
+        return finish(v, did, 0);
     ct_verify_say(in->h, "verify %s with %s %s (measured section) against its defaults\n", in->path,
                   v->l->name, v->l->version);
     for (int i = 0; i < ld->n; i++)
@@ -263,12 +269,8 @@ static int passes(struct run *v, struct ct_verify_did *did)
                                       .timeout = v->tmo,
                                       .env = v->l->nenv ? v->l : NULL,
                                       .pairs = in->pairs};
-    v->here = ct_xcalloc((size_t)v->l->nsets, sizeof *v->here);
     v->env_each = ct_xcalloc((size_t)v->l->nsets, sizeof *v->env_each);
     v->env_kept = true;
-    for (int i = 0; i < v->l->nsets; i++)
-        v->verified += v->here[i] =
-            asked(in, &v->l->sets[i]) && !in->f->elsewhere(in->f->ctx, &v->x, &v->l->sets[i]);
     code = settings(v, did);
     for (int i = 0; i < v->l->nsets && v->env_kept && (!code || code == CT_VERIFY_SLOWER); i++) {
         if (!asked(in, &v->l->sets[i]))

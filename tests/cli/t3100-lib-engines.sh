@@ -477,7 +477,9 @@ OMPI_MCA_coll_tuned_dynamic_rules_filename="$TMP/so/r" expect 0 "a rules file of
 # Open MPI 4.1 ignores a rules file it cannot read or parse without a word: the engine refuses
 printf '1\n2 1\n0 1\n0 99 0 0\n' >"$TMP/y/badalg"
 printf 'garbage\n' >"$TMP/y/garbage"
-for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing"; do
+# (a collective id past Open MPI's 0-21 drops the whole file: AllReduce's rule behind it too)
+printf '2\n22\n1\n0\n1\n0 1 0 0\n2\n1\n0\n1\n0 1 0 0\n' >"$TMP/y/badcoll"
+for f in "$TMP/y/badalg" "$TMP/y/garbage" "$TMP/y/missing" "$TMP/y/badcoll"; do
     OMPI_MCA_coll_tuned_dynamic_rules_filename="$f" usage_error "a rules file Open MPI would ignore ($(basename "$f"))" -- \
         $X --lib ompi --local 2 -b 8K -e 8K -n 1 --keep-rules
 done
@@ -501,6 +503,12 @@ for c in 1:missing 0:missing 2:badalg; do
     t=$(($(date +%s) - t0))
     [ $t -lt 20 ] && ok "... within $t s (the bound is 30)" || not_ok "a rules file only rank $bad refuses: $t s"
 done
+# no module where COLLTUNE_LIB_DIR points, nor beside a copy of colltune: the line names that
+# folder's path (it named the binary's before, and told the user to set the variable he had set)
+mkdir -p "$TMP/lone" && cp "$COLLTUNE" "$TMP/lone/colltune"
+usage_says "COLLTUNE_LIB_DIR without the module" \
+    "--lib ompi: no engine module $TMP/nowhere/ct-lib-ompi.so (COLLTUNE_LIB_DIR), nor beside colltune" -- \
+    env COLLTUNE_LIB_DIR="$TMP/nowhere" "$TMP/lone/colltune" run --lib ompi --local 2 -b 8 -e 64
 # a rank whose module does not load (before MPI_Init: no line to agree on) says so itself
 mkdir -p "$TMP/nomod" && echo "not a module" >"$TMP/nomod/ct-lib-ompi.so"
 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun.openmpi --oversubscribe --quiet \
@@ -736,6 +744,8 @@ usage_error "verify: a config without an Open MPI section" -- $COLLTUNE sweep --
 # 2-rank set whatever --local said, and an allreduce set for --coll alltoall, exit 0)
 usage_says "verify --local 3 of a 2-rank section" "has no Open MPI section for 3 ranks, one host .*(it has allreduce on 2 ranks)" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --local 3
 usage_says "verify --coll alltoall of an allreduce section" "has no Open MPI section for alltoall on one host" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
+[ ! -s "$TMP/out" ] && ok "... that line alone (no verify header before it)" || not_ok "verify header before the line: $(cat "$TMP/out")"
+usage_says "verify with --hosts and --local" "--local N and --hosts LIST do not combine" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --hosts localhost --local 2
 
 # ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
 # its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
