@@ -23,7 +23,7 @@ struct opts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: colltune probe [--from FORMAT FILE | --sysfs-root DIR] [--torus RxC]\n"
-               "                      [--view NAME | --json] [--out FILE]\n\n"
+               "                      [--view NAME | --json] [--out FILE] [--local N]\n\n"
                "  --from FORMAT FILE  import captured data instead of probing this host:\n");
     for (size_t i = 0; ct_importer_at(i); i++)
         fprintf(f, "                        %-11s %s\n", ct_importer_at(i)->name,

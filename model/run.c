@@ -14,12 +14,55 @@
 #include "../probe/topo.h"
 #include "model.h"
 
-/* Shape and NIC rates of a probed host over the this-host preset's rates. */
+/*
+ * The GPUs of a probed host: the rate of their intra-node class is the probe's GPU ring's
+ * slowest hop (a pair's NVLinks x the per-link rate, else the lower of the two PCIe links:
+ * ct_ceil_gpu_hop, the ceiling `probe` prints), the GPU ranks' latencies, reduction and copy
+ * rates dgx-h100's (assumptions there too: calibrate). Before, the this-host preset's shared
+ * memory (5 GB/s) stood for NVLink: an 8 x H100 capture priced ring AllReduce at 1 GiB at 2.45
+ * GB/s busbw where the preset reads 333. 0, or where no hop's rate is known, 1 (this-host's
+ * rates kept, said in the source).
+ */
+static int gpu_intra(const struct ct_topo *pt, struct ct_mtopo *t, struct ct_err *err)
+{
+    double slow = -1;
+    char d[256], worst[256] = "";
+    for (size_t i = 0; i < pt->n_gpu && pt->n_gpu > 1; i++) {
+        double bw = ct_ceil_gpu_hop(pt, (int)i, (int)((i + 1) % pt->n_gpu), d, sizeof d);
+        if (slow < 0 || bw < slow)
+            slow = bw, snprintf(worst, sizeof worst, "%s", d);
+    }
+    if (pt->n_gpu > 1 && slow <= 0) {
+        snprintf(t->source, sizeof t->source,
+                 "probe: %zu GPUs whose links' rates are unknown (%s): the this-host preset's "
+                 "intra-node rates stand for them, not theirs",
+                 pt->n_gpu, worst);
+        return 1;
+    }
+    struct ct_mtopo g; /* the GPU side's; the network's stays this-host's (the probe's NICs) */
+    CT_TRY(ct_mtopo_preset("dgx-h100", &g, err));
+    t->intra = g.intra, t->gamma_gbps = g.gamma_gbps, t->copy_gbps = g.copy_gbps;
+    t->onesided_gbps = g.onesided_gbps, t->step_us = g.step_us, t->slice_us = g.slice_us;
+    t->cache_mib = g.cache_mib, t->mem_factor = g.mem_factor;
+    if (slow > 0)
+        t->intra.gbps = slow;
+    snprintf(t->intra_transport, sizeof t->intra_transport, "%s",
+             strstr(worst, " NV") ? "nvlink" : "pcie");
+    snprintf(t->source, sizeof t->source,
+             "probe: intra-node %s (the GPU ring's slowest hop); latencies, reduction and copy "
+             "rates dgx-h100's (assumed: calibrate)",
+             pt->n_gpu > 1 ? worst : "one GPU");
+    return 0;
+}
+
+/* Shape and NIC rates of a probed host over the this-host preset's rates (its GPUs': gpu_intra). */
 static int from_probe(const struct ct_topo *pt, struct ct_mtopo *t, struct ct_err *err)
 {
     CT_TRY(ct_mtopo_preset("this-host", t, err));
     if (pt->hostname)
         snprintf(t->name, sizeof t->name, "%s", pt->hostname);
+    if (pt->n_gpu)
+        CT_TRY(gpu_intra(pt, t, err));
     if (pt->n_gpu)
         t->ranks_per_node = (int)pt->n_gpu;
     else if (pt->n_accel)
@@ -61,8 +104,16 @@ int ct_mtopo_build(const struct ct_mtopo_spec *spec, struct ct_mtopo *t, struct 
         } else { /* a probe JSON of a real host */
             struct ct_topo *pt = ct_topo_new();
             int rc = ct_topo_import(pt, "json", spec->file, NULL, err);
+            if (rc < 0 && strstr(err->msg, "\"schema\" is not")) /* neither kind */
+                ct_err_set(err, CT_EINVAL,
+                           "--topology '%s': neither a colltune-model-topology/1 file (model "
+                           "--calibrate, a preset's form) nor a colltune-topo/1 one (probe --json)",
+                           spec->file);
             if (rc == 0)
                 rc = from_probe(pt, t, err);
+            if (rc == 0 && !pt->hostname) /* a capture's: named by its file, not this host */
+                snprintf(t->name, sizeof t->name, "%.63s",
+                         strrchr(spec->file, '/') ? strrchr(spec->file, '/') + 1 : spec->file);
             ct_topo_free(pt);
             CT_TRY(rc);
         }

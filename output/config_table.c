@@ -69,6 +69,24 @@ static const char *changed_params(const char *algo, const struct ct_params *in, 
     return buf;
 }
 
+/* Where a tied range's runner-up is tied with its choice in part of it only (not in `tied`,
+ * tied at every size): " at LO-HI" of its first such part, "" where it is tied throughout or
+ * no part is recorded. The range's gain then averages won and tied sizes (1.00 each). */
+static void tied_part(const struct ct_rule *r, char *buf, size_t len)
+{
+    char lo[32], hi[32];
+    buf[0] = 0;
+    for (int k = 0; k < r->ntied; k++)
+        if (!strcmp(r->tied[k], r->runner_up))
+            return;
+    for (int k = 0; k < r->nties; k++)
+        if (!strcmp(r->ties[k].algo, r->runner_up)) {
+            snprintf(buf, len, " at %s-%s", ct_bytes_str(r->ties[k].min_bytes, lo, sizeof lo),
+                     ct_bytes_str(r->ties[k].max_bytes, hi, sizeof hi));
+            return;
+        }
+}
+
 /* lib: a library section's ruleset (the library's names; segsize or NCCL's channels the one
  * parameter) */
 static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
@@ -85,7 +103,7 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
             "decision");
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
-        char lo[32], hi[32], ps[160], dec[96];
+        char lo[32], hi[32], ps[160], dec[160], part[80] = "";
         if (lib && (r->params.v[CT_P_CHUNK] || r->params.v[CT_P_CHANNELS]))
             snprintf(ps, sizeof ps, "%s=%llu", r->params.v[CT_P_CHUNK] ? "segsize" : "channels",
                      (unsigned long long)(r->params.v[CT_P_CHUNK] ? r->params.v[CT_P_CHUNK]
@@ -102,10 +120,11 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
             snprintf(dec, sizeof dec, "predicted: %.2fx vs %s", r->gain, r->runner_up);
         else if (!r->runner_up[0])
             snprintf(dec, sizeof dec, "only candidate");
-        else if (r->tie)
-            snprintf(dec, sizeof dec, "tie with %s, confidence %.2f", r->runner_up,
+        else if (r->tie) {
+            tied_part(r, part, sizeof part);
+            snprintf(dec, sizeof dec, "tie with %s%s, confidence %.2f", r->runner_up, part,
                      r->confidence);
-        else
+        } else
             snprintf(dec, sizeof dec, "%.2fx vs %s, confidence %.2f", r->gain, r->runner_up,
                      r->confidence);
         fprintf(f, "  %-10s  %-10s  %-*s %-24s %s\n", ct_bytes_str(r->min_bytes, lo, sizeof lo),
@@ -127,7 +146,8 @@ void ct_config_print(FILE *f, const struct ct_config *c)
     const struct ct_fingerprint *fp = &c->fp;
     const struct ct_sweep_settings *sw = &c->sweep;
     char a[32], b[32];
-    fprintf(f, "tuned config (colltune %s, %s)%s\n", c->version, c->date,
+    fprintf(f, "%s (colltune %s, %s)%s\n",
+            c->report ? "measured, a report (not a config)" : "tuned config", c->version, c->date,
             c->partial ? " - PARTIAL: the sweep stopped early" : "");
     fprintf(f, "cluster: %d host%s x %d ranks (%d ranks), transport %s, host %s", fp->hosts,
             fp->hosts == 1 ? "" : "s", fp->ranks_per_host, fp->nranks, fp->transport, fp->host);
@@ -190,7 +210,7 @@ void ct_config_print(FILE *f, const struct ct_config *c)
             fprintf(f, "  verified against %s's plain defaults at %s: geomean %.3f with/without",
                     lr->name, lr->env_verified.at, lr->env_verified.geomean);
             tell_end(f, &lr->env_verified, "the median collective");
-        } else if (lr->nenv)
+        } else if (lr->nenv && !c->report)
             fprintf(f,
                     "  not verified against %s's plain defaults (colltune sweep --verify "
                     "CONFIG --lib %s)\n",
@@ -210,7 +230,7 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                         lr->nenv ? " with the launch settings" : "", s->verified.at,
                         s->verified.geomean);
                 tell_end(f, &s->verified, "the median size");
-            } else
+            } else if (!c->report)
                 fprintf(f,
                         "not verified against the defaults (colltune sweep --verify CONFIG "
                         "--lib %s)\n",

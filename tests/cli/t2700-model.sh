@@ -20,6 +20,22 @@ expect 2 "missing topology file (unusable input)" -- $M --topology "$TMP/none.js
 usage_error "calibrate from a non-results file" -- $M --calibrate "$TMP/neg.json"
 expect 2 "calibrate from a missing file (unusable input)" -- $M --calibrate "$TMP/none.json"
 printf '{%s,"node":{"ranks":4,"cores":-1,"intra":{"alpha_us":1,"gbps":5}}}\n' "$hdr" >"$TMP/negcores.json"
+echo '{"schema":"colltune-model/1"}' >"$TMP/pred.json"
+usage_says "a model's output given as --topology" \
+    "neither a colltune-model-topology/1 file .* nor a colltune-topo/1 one (probe --json)" -- $M --topology "$TMP/pred.json"
+# a probed GPU host (8 x H100, NV18 through NVSwitch, a real capture): its NVLinks price the
+# intra-node rings, as the dgx-h100 preset's 450 GB/s do (it read 2.45 GB/s busbw at 1 GiB,
+# this host's shared memory standing for NVLink)
+FX="$(dirname "$0")/../fixtures/topologies"
+$COLLTUNE probe --from nccl-xml "$FX/nccl-topo-dump_ibm-cloud-gx3d_8xH100_8xCX7-RoCE.xml" --json --out "$TMP/h100.json"
+for t in "--topology $TMP/h100.json" "--node dgx-h100"; do
+    $M $t --algo ring -b 1G -e 1G 2>&1 | awk '$1 == 1073741824 { print $8 }'
+done >"$TMP/busbw"
+awk 'NR == 1 { p = $1 } NR == 2 { d = $1 } END { exit !(NR == 2 && p > 0.95 * d && p < 1.05 * d) }' "$TMP/busbw" \
+    && ok "a probed 8 x H100 host prices ring AllReduce at 1 GiB as the preset (algbw): $(tr '\n' ' ' <"$TMP/busbw")GB/s" \
+    || not_ok "probed H100 vs the preset: $(tr '\n' ' ' <"$TMP/busbw")"
+$M --topology "$TMP/h100.json" --algo ring -b 1G -e 1G 2>&1 | grep -q "of 'h100.json'" \
+    && ok "... named by its file (the capture names no host), not this host" || not_ok "the probed host's name"
 usage_error "negative core count" -- $M --topology "$TMP/negcores.json"
 # time sharing: 4 ranks on 2 cores take twice as long in lockstep (ring) as on 4
 for k in 2 4; do
