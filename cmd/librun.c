@@ -238,7 +238,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
             "below, not tuned (no config.json written; sweep with at most %ld rank%s per host)",
             rpn, cores, pl, m->title, cores, pl);
         fflush(stderr);
-        ct_config_print(stdout, &j.meta); /* the measured choices, as a report */
+        j.meta.report = true, ct_config_print(stdout, &j.meta); /* the measured choices */
         printf("\n");
         ct_config_lib_drop(&j.meta, o->lib);
     }

@@ -9,6 +9,7 @@
 #include "../lib/file.h"
 #include "../lib/parse.h"
 #include "../plugin/nccl_rules.h"
+#include "../tune/libverify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -434,6 +435,14 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                           "with %s %s, or leave --lib-version out",
                           o->version, ct_lib_name(lib), l->name, l->version, ct_lib_name(lib),
                           ct_lib_title(lib), o->version);
+    /* launch settings with which the library's shared-memory transport would not start (a
+     * job's ranks of a host would talk over TCP, which Open MPI does not say): refused, as
+     * verify and sweep refuse them (sizes not set: this environment's, else the library's
+     * here; nothing judged where the library is not installed) */
+    const struct ct_libmod *m = l && l->nenv ? ct_libmod_find(l->library) : NULL;
+    const char *by;
+    if (m && ct_lib_env_fits(m, l->env, l->nenv, NULL, 0, &by, err) < 0)
+        return ct_err_wrap(err, "the config's launch settings: ");
     const struct ct_ruleset *sets = l && l->nsets ? l->sets : c->sets;
     int nsets = l && l->nsets ? l->nsets : c->nsets;
     bool any = false;

@@ -189,6 +189,8 @@ struct ct_config {
     struct ct_ruleset *sets;
     int nsets;
     bool partial; /* the sweep stopped early; rules cover what was measured */
+    bool report;  /* printed as a report of what was measured, not a config (a library sweep
+                     on more ranks than cores): no file, nothing to verify */
     struct ct_librules *libs; /* measured library sections (none: NULL, 0) */
     int nlibs;
 };

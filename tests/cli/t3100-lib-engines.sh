@@ -311,6 +311,7 @@ if [ "$(usable_cores)" -lt 3 ]; then
     grep -q "^colltune sweep: warning: 3 ranks on a host of [0-9]* usable cores\{0,1\} time the scheduler more than Open MPI: reported below, not tuned (no config.json written" "$TMP/err" \
         && [ ! -e "$TMP/sw3/config.json" ] && grep -q "^no config.json (nothing tuned); wrote " "$TMP/out" \
         && grep -q "(measured, --lib ompi) allgather: 3 ranks" "$TMP/out" \
+        && grep -q "^measured, a report (not a config)" "$TMP/out" && ! grep -q "not verified" "$TMP/out" \
         && [ "$(wc -l <"$TMP/sw3/points.csv")" -gt 1 ] \
         && ok "... on fewer cores: reported (the table, points.csv), not tuned (no config.json), and says so" \
         || not_ok "3 ranks on $(usable_cores) cores: $(cat "$TMP/err")"

@@ -91,6 +91,14 @@ json.dump(d, open(sys.argv[2], "w"))' "$TMP/s/config.json" "$TMP/seg.json"
     usage_says "the defaults' side of a verify" \
         "--verify: beside the launch settings of '$TMP/seg.json': $EAGER=1048576 (this environment's.*($SEG=4194304)" -- \
         env $EAGER=1048576 $COLLTUNE sweep --verify "$TMP/seg.json" --lib ompi --local 2
+    # ... and its export: a job sourcing it would run over TCP; refused, nothing written
+    mkdir "$TMP/x"
+    usage_says "the export of a config whose settings starve the segment" \
+        "the config's launch settings: $SEG=8388608: .*over TCP: set $SEG=9437184" -- \
+        $COLLTUNE export "$TMP/bad.json" --format ompi-rules --out "$TMP/x/r"
+    [ -z "$(ls -A "$TMP/x")" ] && ok "... nothing written" || not_ok "export wrote $(ls "$TMP/x")"
+    expect 0 "the export of its config with the segment that holds them" -- \
+        $COLLTUNE export "$TMP/s/config.json" --format ompi-rules --out "$TMP/x/ok.rules"
 fi
 # ... and the environment reaches colltune's ranks: `run` (no launch settings) with vader
 # starved the same way in its environment is refused too (Open MPI would fail in MPI_Init with
