@@ -13,6 +13,16 @@ int ct_parse_size(const char *s, unsigned long long *out);
 /* A decimal integer in [min, max]; -1 otherwise. */
 int ct_parse_int(const char *s, long min, long max, long *out);
 
+/* FNV-1a (64 bits) of the string s, continuing from h (CT_FNV64_BASIS to start): a file's or a
+ * record's fingerprint, not a defence against a forger. */
+#define CT_FNV64_BASIS 1469598103934665603ull
+static inline uint64_t ct_fnv1a64(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 /* "4 KiB", "22.6 KiB", "inf" (UINT64_MAX): a byte count for people. */
 const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
 /* Whether item[0..len) is one of the items of the comma-separated list (spaces after a

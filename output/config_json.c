@@ -7,6 +7,7 @@
 
 #include "../backend/libmod.h"
 #include "../lib/clock.h"
+#include "../lib/parse.h"
 #include "../lib/file.h"
 #include "../tune/stats.h"
 #include "config.h"
@@ -115,12 +116,66 @@ static void nccl_range(json_t *x, const struct ct_rule *r)
     json_object_set_new(x, "params", pj);
 }
 
-/* o[key] = v, where v records a verify (v->at not empty) */
-static void verified_json(json_t *o, const char *key, const struct ct_verified *v)
+/*
+ * What a verify's mark vouches for, as a fingerprint the mark carries ("of": FNV-1a 64 in hex):
+ * a library set's ranges (bounds, name, id, segment size), a section's launch settings, and
+ * for the whole export both. colltune clears a mark wherever it changes what the mark is of;
+ * a file edited by hand afterwards is read with the mark gone (export then says "measured,
+ * not verified"), where it kept vouching for rules nobody measured.
+ */
+static uint64_t set_digest(const struct ct_ruleset *s)
+{
+    uint64_t h = CT_FNV64_BASIS;
+    char b[160];
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        snprintf(b, sizeof b, "%llu,%llu,%s,%d,%llu;", (unsigned long long)r->min_bytes,
+                 (unsigned long long)r->max_bytes, r->algo, r->id,
+                 (unsigned long long)r->params.v[CT_P_CHUNK]);
+        h = ct_fnv1a64(h, b);
+    }
+    return h;
+}
+
+static uint64_t env_digest(const struct ct_librules *l)
+{
+    uint64_t h = CT_FNV64_BASIS;
+    for (int i = 0; i < l->nenv; i++)
+        h = ct_fnv1a64(ct_fnv1a64(ct_fnv1a64(h, l->env[i].name), "="), l->env[i].value);
+    return h;
+}
+
+static uint64_t whole_digest(const struct ct_librules *l)
+{
+    uint64_t h = env_digest(l);
+    char b[24];
+    for (int i = 0; i < l->nsets; i++) {
+        snprintf(b, sizeof b, "%016llx;", (unsigned long long)set_digest(&l->sets[i]));
+        h = ct_fnv1a64(h, b);
+    }
+    return h;
+}
+
+/* A mark read (in o[key]) whose "of" is not what it is read with: gone. A mark without one
+ * (a config before 2026-12-06) stays. */
+static void mark_check(json_t *o, const char *key, uint64_t of, struct ct_verified *v)
+{
+    json_t *x = json_object_get(o, key), *f = x ? json_object_get(x, "of") : NULL;
+    char want[24];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)of);
+    if (json_is_string(f) && strcmp(json_string_value(f), want))
+        memset(v, 0, sizeof *v);
+}
+
+/* o[key] = v, where v records a verify (v->at not empty), of what the fingerprint of says */
+static void verified_json(json_t *o, const char *key, const struct ct_verified *v, uint64_t of)
 {
     if (!v->at[0])
         return;
     json_t *x = json_object();
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)of);
+    json_object_set_new(x, "of", json_string(hex));
     json_object_set_new(x, "at", json_string(v->at));
     json_object_set_new(x, "geomean", json_real(v->geomean));
     if (v->tell >= 1 && v->tell <= CT_VERIFIED_GEO_MAX) /* as read back */
@@ -192,8 +247,14 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
         json_array_append_new(ranges, x);
     }
     json_object_set_new(o, "ranges", ranges);
+    if (lib && !nccl && s->nlib_rows) { /* the library's rows, name: id */
+        json_t *rows = json_object();
+        for (int i = 0; i < s->nlib_rows; i++)
+            json_object_set_new(rows, s->lib_rows[i].name, json_integer(s->lib_rows[i].id));
+        json_object_set_new(o, "algorithms", rows);
+    }
     if (lib)
-        verified_json(o, "verified", &s->verified);
+        verified_json(o, "verified", &s->verified, set_digest(s));
     return o;
 }
 
@@ -236,8 +297,8 @@ char *ct_config_json_dumps(const struct ct_config *c)
                     json_array_append_new(env, x);
                 }
                 json_object_set_new(o, "env", env);
-                verified_json(o, "env_verified", &lr->env_verified);
-                verified_json(o, "whole_verified", &lr->whole_verified);
+                verified_json(o, "env_verified", &lr->env_verified, env_digest(lr));
+                verified_json(o, "whole_verified", &lr->whole_verified, whole_digest(lr));
             }
             for (int i = 0; i < lr->nsets; i++)
                 json_array_append_new(
@@ -936,6 +997,57 @@ static int read_verified(json_t *o, const char *at, const char *key, struct ct_v
     return 0;
 }
 
+/* Whether name (with id) is one of s's library rows. */
+static bool lib_row(const struct ct_ruleset *s, const char *name, int id)
+{
+    for (int i = 0; i < s->nlib_rows; i++)
+        if (!strcmp(s->lib_rows[i].name, name) && s->lib_rows[i].id == id)
+            return true;
+    return false;
+}
+
+/* A library set's "algorithms" (the library's rows as its sweep read them, name: id; absent
+ * in a config before 2026-12-06), and each range's and tie's algorithm among them. */
+static int read_lib_rows(json_t *o, const char *at, struct ct_ruleset *s, struct ct_err *err)
+{
+    json_t *rows = json_object_get(o, "algorithms"), *v;
+    const char *k;
+    if (!rows)
+        return 0;
+    if (!json_is_object(rows) || !json_object_size(rows) || json_object_size(rows) > CT_LIB_ROWS)
+        return bad(err, at, "algorithms", "expected an object of 1 to %d names and ids",
+                   CT_LIB_ROWS);
+    json_object_foreach(rows, k, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > (1 << 20) ||
+            strlen(k) >= sizeof s->lib_rows[0].name)
+            return bad(err, at, "algorithms", "'%.64s': expected a name and its id", k);
+        struct ct_lib_row *w = &s->lib_rows[s->nlib_rows++];
+        snprintf(w->name, sizeof w->name, "%s", k);
+        w->id = (int)json_integer_value(v);
+    }
+    char list[512] = "";
+    for (int i = 0, off = 0; i < s->nlib_rows && off < (int)sizeof list; i++)
+        off += snprintf(list + off, sizeof list - (size_t)off, "%s%s", i ? ", " : "",
+                        s->lib_rows[i].name);
+    for (int i = 0; i < s->nrules; i++) {
+        const struct ct_rule *r = &s->rules[i];
+        char rat[96];
+        snprintf(rat, sizeof rat, "%s.ranges[%d]", at, i);
+        if (!lib_row(s, r->algo, r->id))
+            return bad(err, rat, "algo",
+                       "'%s' (id %d) is not one of the library's rows the sweep read (%s): "
+                       "edited by hand?",
+                       r->algo, r->id, list);
+        for (int t = 0; t < r->nties; t++)
+            if (!lib_row(s, r->ties[t].algo, r->ties[t].id))
+                return bad(err, rat, "ties",
+                           "'%s' (id %d) is not one of the library's rows the sweep read (%s)",
+                           r->ties[t].algo, r->ties[t].id, list);
+    }
+    return 0;
+}
+
 /* prefix: "" for the native rules, "libraries[L]." for a library's (lib) */
 static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct ct_ruleset *s,
                         struct ct_err *err)
@@ -972,7 +1084,12 @@ static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct
     }
     if ((lib ? ct_ruleset_check_lib(s, err) : ct_ruleset_check(s, err)) < 0)
         return ct_err_wrap(err, "%s.ranges: ", at);
-    return lib ? read_verified(o, at, "verified", &s->verified, err) : 0;
+    if (!lib)
+        return 0;
+    CT_TRY(read_lib_rows(o, at, s, err));
+    CT_TRY(read_verified(o, at, "verified", &s->verified, err));
+    mark_check(o, "verified", set_digest(s), &s->verified);
+    return 0;
 }
 
 /* Rulesets of a "rules" array into *sets (new), at most one per collective and rank count. */
@@ -1066,6 +1183,8 @@ static int read_libs(json_t *doc, struct ct_config *c, struct ct_err *err)
         char prefix[40];
         snprintf(prefix, sizeof prefix, "%s.", at);
         CT_TRY(read_rulesets(rules, prefix, true, &l->sets, &l->nsets, err));
+        mark_check(o, "env_verified", env_digest(l), &l->env_verified);
+        mark_check(o, "whole_verified", whole_digest(l), &l->whole_verified);
     }
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/parse.h"
 #include "export.h"
 
 /* Open MPI's or MPICH's own export of c with its files at path: the rules file in sub->body,
@@ -142,13 +143,6 @@ static void sh_quoted(struct ct_text *t, const char *s)
     ct_text_put(t, "'");
 }
 
-static uint64_t fnv1a(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 /* One file of the embedded rules: written once per node, through a temp file of mktemp's (not a
  * name another user could plant a link at) and mv (tasks of a node race safely). */
 static void embed_file(struct ct_text *t, const char *name, const struct ct_text *body)
@@ -193,7 +187,7 @@ static int embed_rules(const struct ct_config *c, const struct ct_export_opts *o
     if (rc == 0) {
         const char *ext = o->lib == CT_LIB_OMPI ? "rules" : "json";
         uint64_t h =
-            fnv1a(fnv1a(1469598103934665603ull, ct_text_str(&sub.body)), ct_text_str(&sub.side));
+            ct_fnv1a64(ct_fnv1a64(CT_FNV64_BASIS, ct_text_str(&sub.body)), ct_text_str(&sub.side));
         char side[64];
         snprintf(side, sizeof side, "$rules%s", sub.side.len ? sub.side_suffix : "");
         ct_text_printf(t, "rules=\"${TMPDIR:-/tmp}/colltune-$(id -u)-%016llx.%s\"\n",

@@ -71,6 +71,15 @@ static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
     l->nenv = cfg->nlib_env < CT_LIB_ENV_MAX ? cfg->nlib_env : CT_LIB_ENV_MAX;
     if (l->nenv)
         memcpy(l->env, cfg->lib_env, (size_t)l->nenv * sizeof *l->env);
+    const struct ct_algo *a;
+    for (int i = 0; i < m->nsets; i++) /* the rows each range may name */
+        for (int k = 0; (a = ct_sweep_algo_at(cfg, k)) && m->sets[i].nlib_rows < CT_LIB_ROWS; k++)
+            if (a->colls & CT_COLL_BIT(m->sets[i].coll)) {
+                struct ct_lib_row *w = &m->sets[i].lib_rows[m->sets[i].nlib_rows++];
+                snprintf(w->name, sizeof w->name, "%s", a->name);
+                strip_lib(w->name);
+                w->id = a->lib_id;
+            }
     for (int i = 0; i < m->nsets; i++)
         for (int k = 0; k < m->sets[i].nrules; k++) {
             struct ct_rule *r = &m->sets[i].rules[k];

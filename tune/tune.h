@@ -93,6 +93,13 @@ struct ct_verified {
 };
 
 /* Rules for one collective on one communicator shape. */
+/* A library's row as its sweep read it (sweep --lib): its name and the library's id. */
+#define CT_LIB_ROWS 32 /* as an engine module's rows per collective (backend/lib/mod.h) */
+struct ct_lib_row {
+    char name[64];
+    int id;
+};
+
 struct ct_ruleset {
     enum ct_coll coll;
     int nnodes, ranks_per_node, nranks;
@@ -104,6 +111,12 @@ struct ct_ruleset {
      * the library's defaults beyond its intervals; at: when (UTC, ISO 8601), "" never;
      * geomean: exported/default over the sizes verify measured */
     struct ct_verified verified;
+    /* a library section's set: the library's rows for its collective as the sweep read them,
+     * which each range and tie must name (a name or id edited by hand would be exported as
+     * such: MPICH stops in MPI_Init on an algorithm it lacks, Open MPI drops a rules file
+     * whose id it lacks); none recorded (0): a config before 2026-12-06, not checked */
+    struct ct_lib_row lib_rows[CT_LIB_ROWS];
+    int nlib_rows;
 };
 #define CT_VERIFIED_GEO_MIN 1e-6
 #define CT_VERIFIED_GEO_MAX 1e6

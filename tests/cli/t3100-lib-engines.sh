@@ -459,6 +459,14 @@ PY
 usage_error "defaults measured best everywhere: nothing to export" -- $E "$TMP/defaults.json" --format ompi-rules --out "$TMP/y/r"
 usage_error "a config without Open MPI's section (MPICH's only)" -- $E "$TMP/mpich-only.json" --format ompi-rules --out "$TMP/y/r"
 usage_error "a library section that contradicts itself" -- $E "$TMP/bad.json" --format ompi-rules --out "$TMP/y/r"
+# a sweep's range edited by hand to an algorithm Open MPI does not have (exported as such,
+# Open MPI would drop the file; MPICH would stop in MPI_Init): refused, naming it
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+d["libraries"][0]["rules"][0]["ranges"][0]["algo"] = "nosuch"
+json.dump(d, open(sys.argv[2], "w"))' "$TMP/sw2/config.json" "$TMP/hand.json"
+usage_says "a range edited by hand to an algorithm the library lacks" \
+    "'nosuch' (id [0-9]*) is not one of the library's rows the sweep read (default, " -- \
+    $E "$TMP/hand.json" --format ompi-rules --out "$TMP/y/r"
 [ "$(ls -A "$TMP/y")" = "" ] && ok "nothing written by refused exports" || not_ok "wrote: $(ls "$TMP/y")"
 # the rules at Open MPI's own choice everywhere, a launch setting beside them: the export is the
 # setting alone, no dynamic rules loaded; the file (no collective) is still one Open MPI reads

@@ -818,6 +818,64 @@ Test(config, verified_record)
     ct_config_release(&c);
 }
 
+/* A mark carries a fingerprint of what it vouches for ("of"): the file edited by hand after
+ * the verify (a range's algorithm changed) is read with the mark gone, the export then says
+ * "not verified"; read unedited, it stays. The rows the sweep read ("algorithms") bound what
+ * a range may name: a name or id not among them is refused, naming it. */
+Test(config, verified_mark_of_what_and_the_librarys_rows)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.8125, 0));
+    struct ct_ruleset *s = &c.libs[0].sets[0];
+    static const char *const rows[] = {"default",        "basic_linear",
+                                       "nonoverlapping", "recursive_doubling",
+                                       "ring",           "segmented_ring"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(s->lib_rows[i].name, sizeof s->lib_rows[i].name, "%s", rows[i]);
+        s->lib_rows[i].id = i;
+    }
+    s->nlib_rows = 6;
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"of\": \""), "%s", txt);
+    cr_assert(strstr(txt, "\"algorithms\""), "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert(back.libs[0].sets[0].verified.at[0], "unedited: the mark stays");
+    cr_assert_eq(back.libs[0].sets[0].nlib_rows, 6);
+    ct_config_release(&back);
+    /* by hand: the ring range (id 4) to recursive_doubling (id 3) */
+    char *r = strstr(txt, "\"algo\": \"ring\"");
+    cr_assert(r, "%s", txt);
+    char *id = strstr(r, "\"id\": 4");
+    cr_assert(id);
+    char *ed = ct_xmalloc(strlen(txt) + 32);
+    size_t la = strlen("\"algo\": \"ring\""), li = strlen("\"id\": 4");
+    snprintf(ed, strlen(txt) + 32, "%.*s\"algo\": \"recursive_doubling\"%.*s\"id\": 3%s",
+             (int)(r - txt), txt, (int)(id - r - (long)la), r + la, id + li);
+    cr_assert_eq(ct_config_json_parse(ed, &back, &err), 0, "%s", err.msg);
+    cr_assert_eq(back.libs[0].sets[0].verified.at[0], 0, "edited: the mark is gone");
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ompi-rules", &o, &back, &out, &err), 0, "%s", err.msg);
+    cr_assert(out.nnotes >= 1 && strstr(out.notes[0], "measured, not verified"), "%s",
+              out.nnotes ? out.notes[0] : "");
+    ct_export_out_release(&out);
+    ct_config_release(&back);
+    /* a name, then an id, the library does not have */
+    snprintf(ed, strlen(txt) + 32, "%.*s\"algo\": \"nosuch\"%s", (int)(r - txt), txt, r + la);
+    cr_assert_neq(ct_config_json_parse(ed, &back, &err), 0);
+    cr_assert(strstr(err.msg, "'nosuch' (id 4) is not one of the library's rows the sweep read"),
+              "%s", err.msg);
+    snprintf(ed, strlen(txt) + 32, "%.*s\"id\": 9%s", (int)(id - txt), txt, id + li);
+    cr_assert_neq(ct_config_json_parse(ed, &back, &err), 0);
+    cr_assert(strstr(err.msg, "'ring' (id 9) is not one"), "%s", err.msg);
+    free(ed);
+    free(txt);
+    ct_config_release(&c);
+}
+
 /* sweep --lib --env: a section's launch settings go through config.json (strictly: a name of
  * the library's own, not one that loads rules, not twice, at most 8), the exports set them
  * beside their file (and Open MPI's mca-params lines), an export of settings alone is not

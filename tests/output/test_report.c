@@ -483,9 +483,9 @@ Test(report, edge_cases)
     rr[1].confidence = NAN;
     rr[1].gain = NAN;
     struct ct_ruleset sets[3] = {
-        {CT_ALLTOALL, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 2, {{0}, 0, 0}},
-        {CT_ALLGATHER, 1, 1, 1, CT_FLOAT32, CT_SUM, NULL, 3, {{0}, 0, 0}},
-        {CT_REDUCESCATTER, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 0, {{0}, 0, 0}},
+        {.coll = CT_ALLTOALL, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 2},
+        {.coll = CT_ALLGATHER, 1, 1, 1, CT_FLOAT32, CT_SUM, NULL, 3},
+        {.coll = CT_REDUCESCATTER, 1, 1, 1, CT_FLOAT32, CT_SUM, rr, 0},
     };
     struct ct_config cfg = f.cfg;
     cfg.sets = sets;
