@@ -482,7 +482,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         } else if (!how->started && ct_now_ns() > deadline) {
             st = stop(pid);
             rc = ct_err_set(err, CT_ETIMEDOUT,
-                            "%s did not start the job's library within %.0f s (--boot-timeout): a "
+                            "%s did not start the job's library within %g s (--boot-timeout): a "
                             "host it cannot reach, or rank 0 cannot reach %.*s; stopped it",
                             v[0], boot_s, tok ? (int)(tok - notify) : (int)strlen(notify), notify);
             done = true;

@@ -262,16 +262,27 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     int rc = 0;
     size_t cap = 0;
     size_t es = ct_dtype_size(q->dtype);
-    for (double sz = (double)q->minb; sz <= (double)q->maxb * (1 + 1e-12) && rc == 0;
+    bool stop = false; /* the last candidate too large to price from here: the rest not priced */
+    for (double sz = (double)q->minb; sz <= (double)q->maxb * (1 + 1e-12) && rc == 0 && !stop;
          sz = sz * q->factor < sz + 1 ? sz + 1 : sz * q->factor) {
         uint64_t size = (uint64_t)sz;
         if (!ct_coll_desc(q->coll)->count_for(size, es, shape.nranks))
             continue; /* less than one element per rank */
-        for (size_t a = 0; a < nc && rc == 0; a++) {
+        for (size_t a = 0; a < nc && rc == 0 && !stop; a++) {
             struct ct_model_cost c;
             struct ct_err why = {0};
             rc = ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
                                      shape.nranks, size, &c, &why);
+            if (rc == CT_EUNSUPP && nc == 1 && r->nrows) { /* the only one left: the sizes
+                                                               priced kept, the rest said */
+                size_t l = strlen(r->skipped);
+                snprintf(r->skipped + l, sizeof r->skipped - l,
+                         "%s%s (from %llu B: not priced above)", l ? "; " : "", why.msg,
+                         (unsigned long long)size);
+                rc = 0;
+                stop = true;
+                continue;
+            }
             if (rc == CT_EUNSUPP) { /* too large to price at this size: left out whole, so
                                        every size keeps one row per algorithm */
                 size_t l = strlen(r->skipped), w = 0;

@@ -69,6 +69,10 @@ int ct_cluster_json(FILE *out, const char *const *names, const char *all, size_t
         json_object_set_new(o, "first_rank", json_integer(hosts[h]->rank_first));
         json_object_set_new(o, "ranks", json_integer(hosts[h]->rank_count));
         json_object_set_new(o, "shape", json_integer((json_int_t)het->group_of[h]));
+        /* its ranks as the cluster found them (a rank's own probe does not know them) */
+        json_object_set_new(
+            topo, "ranks",
+            json_pack("{s:i,s:i}", "first", hosts[h]->rank_first, "count", hosts[h]->rank_count));
         json_object_set_new(o, "topology", topo);
         json_array_append_new(arr, o);
     }
