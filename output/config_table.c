@@ -69,15 +69,20 @@ static const char *changed_params(const char *algo, const struct ct_params *in, 
     return buf;
 }
 
-/* Where a tied range's runner-up is tied with its choice in part of it only (not in `tied`,
- * tied at every size): " at LO-HI" of its first such part, "" where it is tied throughout or
- * no part is recorded. The range's gain then averages won and tied sizes (1.00 each). */
+/* Where a tied range's runner-up is tied with its choice in part of it only: " at LO-HI" of
+ * its first such part, "" where it is tied throughout (in `tied`, or a part that spans the
+ * range: a library section records no `tied`) or no part is recorded. The range's gain then
+ * averages won and tied sizes (1.00 each). */
 static void tied_part(const struct ct_rule *r, char *buf, size_t len)
 {
     char lo[32], hi[32];
     buf[0] = 0;
     for (int k = 0; k < r->ntied; k++)
         if (!strcmp(r->tied[k], r->runner_up))
+            return;
+    for (int k = 0; k < r->nties; k++)
+        if (!strcmp(r->ties[k].algo, r->runner_up) && r->ties[k].min_bytes <= r->min_bytes &&
+            r->ties[k].max_bytes >= r->max_bytes)
             return;
     for (int k = 0; k < r->nties; k++)
         if (!strcmp(r->ties[k].algo, r->runner_up)) {

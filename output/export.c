@@ -438,11 +438,13 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     /* launch settings with which the library's shared-memory transport would not start (a
      * job's ranks of a host would talk over TCP, which Open MPI does not say): refused, as
      * verify and sweep refuse them (sizes not set: this environment's, else the library's
-     * here; nothing judged where the library is not installed) */
+     * here; nothing judged where the library is not installed). Only where one of the
+     * config's own settings is to blame: this shell's are not the jobs' */
     const struct ct_libmod *m = l && l->nenv ? ct_libmod_find(l->library) : NULL;
-    const char *by;
-    if (m && ct_lib_env_fits(m, l->env, l->nenv, NULL, 0, &by, err) < 0)
+    const char *by = NULL;
+    if (m && ct_lib_env_fits(m, l->env, l->nenv, NULL, 0, &by, err) < 0 && by)
         return ct_err_wrap(err, "the config's launch settings: ");
+    memset(err, 0, sizeof *err); /* a refusal of this shell's own: not the export's */
     const struct ct_ruleset *sets = l && l->nsets ? l->sets : c->sets;
     int nsets = l && l->nsets ? l->nsets : c->nsets;
     bool any = false;

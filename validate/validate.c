@@ -225,32 +225,65 @@ static void judge_pairs(struct ct_val_report *r)
     }
 }
 
+/* Per unit, and per unit and NIC, up to two distinct partners of a pair measured fine (-1:
+ * none): enough to say whether one other than a given unit is among them, in one pass over
+ * the pairs (a scan per question made the diagnosis quadratic in pairs: a rail down on 512
+ * hosts x 8 rails, about 10^11 steps). */
+struct fine_tab {
+    int (*unit)[2];
+    int (*nic)[CT_VAL_MAX_NICS][2];
+};
+
+static void fine_add(int *l, int q)
+{
+    if (l[0] == q || l[1] == q)
+        return;
+    if (l[0] < 0)
+        l[0] = q;
+    else if (l[1] < 0)
+        l[1] = q;
+}
+
+static void fine_tab_build(const struct ct_val_report *r, struct fine_tab *f)
+{
+    f->unit = ct_xmalloc((r->n_unit + 1) * sizeof *f->unit);
+    f->nic = ct_xmalloc((r->n_unit + 1) * sizeof *f->nic);
+    memset(f->unit, 0xff, (r->n_unit + 1) * sizeof *f->unit); /* -1 everywhere */
+    memset(f->nic, 0xff, (r->n_unit + 1) * sizeof *f->nic);
+    for (size_t i = 0; i < r->n_pair; i++) {
+        const struct ct_val_pair *p = &r->pair[i];
+        if (p->state != CT_VAL_OK || p->a < 0 || p->b < 0 || (size_t)p->a >= r->n_unit ||
+            (size_t)p->b >= r->n_unit)
+            continue;
+        fine_add(f->unit[p->a], p->b);
+        fine_add(f->unit[p->b], p->a);
+        if (p->nic_a >= 0 && p->nic_a < CT_VAL_MAX_NICS)
+            fine_add(f->nic[p->a][p->nic_a], p->b);
+        if (p->nic_b >= 0 && p->nic_b < CT_VAL_MAX_NICS)
+            fine_add(f->nic[p->b][p->nic_b], p->a);
+    }
+}
+
 /* Whether unit has a pair measured fine with a unit other than not_with (through its NIC nic;
  * any where nic < 0): the end of a slow pair that shows it can do better elsewhere. Blame
  * needs such a reference: between two hosts alone, or hosts none of whose partners has a
  * fine pair, which end is slow cannot be told. */
-static bool fine_without(const struct ct_val_report *r, int unit, int nic, int not_with)
+static bool fine_without(const struct fine_tab *f, int unit, int nic, int not_with)
 {
-    for (size_t i = 0; i < r->n_pair; i++) {
-        const struct ct_val_pair *p = &r->pair[i];
-        int other = p->a == unit ? p->b : p->b == unit ? p->a : -1;
-        int k = p->a == unit ? p->nic_a : p->nic_b;
-        if (other >= 0 && other != not_with && p->state == CT_VAL_OK && (nic < 0 || k == nic))
-            return true;
-    }
-    return false;
+    const int *l = nic >= 0 && nic < CT_VAL_MAX_NICS ? f->nic[unit][nic] : f->unit[unit];
+    return (l[0] >= 0 && l[0] != not_with) || (l[1] >= 0 && l[1] != not_with);
 }
 
 /* Whether a partner of unit u on one of its slow pairs (through u's NIC nic; any where nic <
  * 0) has a pair measured fine without u (on its NIC of that pair where nic >= 0). */
-static bool partner_fine(const struct ct_val_report *r, int u, int nic)
+static bool partner_fine(const struct ct_val_report *r, const struct fine_tab *f, int u, int nic)
 {
     for (size_t i = 0; i < r->n_pair; i++) {
         const struct ct_val_pair *p = &r->pair[i];
         bool a = p->a == u && (nic < 0 || p->nic_a == nic);
         bool b = p->b == u && (nic < 0 || p->nic_b == nic);
         if (p->state == CT_VAL_SLOW && (a || b) &&
-            fine_without(r, a ? p->b : p->a,
+            fine_without(f, a ? p->b : p->a,
                          nic < 0 ? -1
                          : a     ? p->nic_b
                                  : p->nic_a,
@@ -262,7 +295,7 @@ static bool partner_fine(const struct ct_val_report *r, int u, int nic)
 
 /* Per unit: its numbers, and whether it is dead, failed or slow. explained[i] marks pairs a
  * unit or NIC verdict accounts for. */
-static void judge_units(struct ct_val_report *r, bool *explained)
+static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool *explained)
 {
     double *v = ct_xcalloc(r->n_pair + 1, sizeof *v), *l = ct_xcalloc(r->n_pair + 1, sizeof *l),
            *pc = ct_xcalloc(r->n_pair + 1, sizeof *pc);
@@ -316,7 +349,7 @@ static void judge_units(struct ct_val_report *r, bool *explained)
             ct_val_report_find(r, CT_VALF_FAILED, (int)u, -1, -1,
                                "host %s failed: all %zu of its exchanges failed", x->name, total);
         } else if (known && slow == known &&
-                   (partners < 2 || (any_fine && !partner_fine(r, (int)u, -1)))) {
+                   (partners < 2 || (any_fine && !partner_fine(r, f, (int)u, -1)))) {
             /* slow against one host alone, or against partners none of which shows a fine
              * pair without it where others do: which end is slow, unknown (where no pair of
              * the job is fine, every host is below its ceiling, each named) */
@@ -349,7 +382,7 @@ static void judge_units(struct ct_val_report *r, bool *explained)
 
 /* A NIC is slow when every pair through it is slow and a sibling NIC of its unit carried a
  * good pair. */
-static void judge_nics(struct ct_val_report *r, bool *explained)
+static void judge_nics(struct ct_val_report *r, const struct fine_tab *f, bool *explained)
 {
     double *v = ct_xcalloc(r->n_pair + 1, sizeof *v);
     for (size_t u = 0; u < r->n_unit; u++) {
@@ -379,7 +412,7 @@ static void judge_nics(struct ct_val_report *r, bool *explained)
             for (int j = 0; j < x->n_nic; j++)
                 sibling_ok |= j != k && ok_by[j] > 0;
             if (x->state == CT_VAL_SLOW || !slow_by[k] || ok_by[k] || !sibling_ok ||
-                !partner_fine(r, (int)u, k)) {
+                !partner_fine(r, f, (int)u, k)) {
                 if (n->state == CT_VAL_SLOW && !ok_by[k] && x->state != CT_VAL_SLOW)
                     n->state = CT_VAL_SLOW; /* a link verdict will follow */
                 continue;
@@ -422,7 +455,7 @@ static void settle_nics(struct ct_val_report *r, const bool *explained)
         }
 }
 
-static void judge_links(struct ct_val_report *r, const bool *explained)
+static void judge_links(struct ct_val_report *r, const struct fine_tab *f, const bool *explained)
 {
     for (size_t i = 0; i < r->n_pair; i++) {
         const struct ct_val_pair *p = &r->pair[i];
@@ -433,20 +466,25 @@ static void judge_links(struct ct_val_report *r, const bool *explained)
                ct_val_state_name(p->state));
         append(b->evidence, sizeof b->evidence, "link to %s %s", a->name,
                ct_val_state_name(p->state));
-        bool fa = fine_without(r, p->a, -1, p->b), fb = fine_without(r, p->b, -1, p->a);
+        bool fa = fine_without(f, p->a, -1, p->b), fb = fine_without(f, p->b, -1, p->a);
         if (p->state == CT_VAL_FAILED)
             ct_val_report_find(r, CT_VALF_FAILED, p->a, p->b, -1,
                                "link %s <-> %s failed (round %d)", a->name, b->name, p->round);
-        else if (!fa || !fb)
+        else if (!fa || !fb) {
             ct_val_report_find(r, CT_VALF_PAIR, p->a, p->b, -1,
                                "pair %s <-> %s is slow: %.3f GB/s of %.3f GB/s (%.0f%%), with "
-                               "no other pair measured fine at %s: which host, NIC or link is "
-                               "slow cannot be told (validate with a third host)",
+                               "no fine pair with another host at %s: which host, NIC or link "
+                               "is slow cannot be told (validate with a third host)",
                                a->name, b->name, p->gbs, p->ceil_gbs, p->pct,
                                !fa && !fb ? "either end"
                                : !fa      ? a->name
                                           : b->name);
-        else
+            for (int e = 0; e < 2; e++) { /* an end it may be: not ok (2 hosts, 2 NICs each) */
+                struct ct_val_unit *x = e ? b : a;
+                if (x->state == CT_VAL_OK)
+                    x->state = CT_VAL_UNKNOWN;
+            }
+        } else
             ct_val_report_find(r, CT_VALF_LINK, p->a, p->b, -1,
                                "link %s <-> %s is slow: %.3f GB/s of %.3f GB/s (%.0f%%) while "
                                "both hosts' other pairs are fine",
@@ -515,10 +553,14 @@ void ct_val_diagnose(struct ct_val_report *r)
     bool *explained = ct_xcalloc(r->n_pair + 1, sizeof *explained);
     r->n_unknown = 0;
     judge_pairs(r);
-    judge_units(r, explained);
-    judge_nics(r, explained);
+    struct fine_tab f;
+    fine_tab_build(r, &f);
+    judge_units(r, &f, explained);
+    judge_nics(r, &f, explained);
     settle_nics(r, explained);
-    judge_links(r, explained);
+    judge_links(r, &f, explained);
+    free(f.unit);
+    free(f.nic);
     judge_evidence(r);
     judge_colls(r);
     free(explained);

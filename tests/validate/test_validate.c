@@ -138,6 +138,26 @@ Test(validate, two_hosts_slow_pair_cannot_tell_which)
     ct_val_report_release(&r);
 }
 
+/* Two hosts, two rails: eth0's pair fine, eth1's slow. Which end's eth1 (or the rail's switch)
+ * cannot be told: no NIC blamed, a [pair] finding, and neither host ok. */
+Test(validate, two_hosts_two_rails_one_slow_cannot_tell_which)
+{
+    struct ct_val_report r;
+    build(&r, 2, 2, all_fast);
+    r.pair = ct_xrealloc(r.pair, 2 * sizeof *r.pair);
+    r.n_pair = 2;
+    r.pair[1] = r.pair[0];
+    r.pair[0].nic_a = r.pair[0].nic_b = 0;
+    r.pair[1].nic_a = r.pair[1].nic_b = 1;
+    r.pair[1].gbs = 0.3;
+    ct_val_diagnose(&r);
+    cr_expect_eq(count(&r, CT_VALF_NIC), 0);
+    cr_assert_eq(count(&r, CT_VALF_PAIR), 1, "%zu: %s", r.n_finding, r.finding[0].msg);
+    cr_expect_eq(r.unit[0].state, CT_VAL_UNKNOWN);
+    cr_expect_eq(r.unit[1].state, CT_VAL_UNKNOWN);
+    ct_val_report_release(&r);
+}
+
 /* Four hosts, two slow: each has partners whose pair is fine, so both are named, the others
  * not. */
 Test(validate, two_slow_of_four_are_named)
