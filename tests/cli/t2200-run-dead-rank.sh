@@ -26,4 +26,27 @@ for tp in shm tcp; do
     after=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
     [ "$after" -le "$before" ] && ok "$tp: no shm leftovers" || not_ok "$tp: shm leftovers: $(ls /dev/shm | grep '^ct-' | head -3)"
 done
+# ranks a launcher or a scheduler ends with a signal (scancel and Slurm's time limit: SIGTERM;
+# mpirun passes SIGTERM, a lost terminal SIGHUP) remove their shared memory: 2 ranks started
+# by hand (COLLTUNE_ROOT), 8 MiB buffers in /dev/shm, then the signal to both (they left 6
+# objects, 32 MiB, before)
+for sig in TERM HUP; do
+    before=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
+    port=$((29000 + $$ % 500))
+    for r in 0 1; do
+        COLLTUNE_ROOT=127.0.0.1:$port COLLTUNE_RANK=$r COLLTUNE_SIZE=2 \
+            $COLLTUNE run -b 8M -e 8M -n 1000000 -w 1 -c 0 >"$TMP/sig$r" 2>&1 &
+        eval "p$r=\$!"
+    done
+    i=0
+    while [ "$(ls /dev/shm 2>/dev/null | grep -c '^ct-')" -le "$before" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    sleep 1
+    during=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
+    kill -$sig "$p0" "$p1"
+    { wait "$p0"; rc0=$?; wait "$p1"; } 2>/dev/null
+    after=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
+    [ "$during" -gt "$before" ] && [ "$after" -le "$before" ] && [ $rc0 -gt 128 ] \
+        && ok "SIG$sig to the ranks: they die of it (exit $rc0) and leave no shm objects ($during during the run)" \
+        || not_ok "SIG$sig: exit $rc0, $before before, $during during, $after after: $(ls /dev/shm | grep '^ct-' | head -3)"
+done
 done_testing
