@@ -32,6 +32,11 @@ const struct ct_cmd *ct_cmd_at(int i);
 
 /* "colltune <cmd>: error: <msg>" on stderr; returns code. */
 int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The exit code of a rank's failure to open the job's transports: 2 where the request cannot
+ * be met here (CT_EINVAL, CT_EUNSUPP: shm between hosts, a libfabric provider the host lacks),
+ * else 1 (a peer or the network failed). */
+struct ct_err;
+int ct_cmd_open_code(const struct ct_err *err);
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

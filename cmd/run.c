@@ -104,10 +104,10 @@ static int run_rank(struct ct_boot *boot, void *arg)
     struct ct_err err = {0};
     struct ct_row *rows = NULL;
     uint64_t *sizes = NULL;
-    size_t nrows = 0;
     int code = CT_EXIT_OK;
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
-        return ct_cmd_fail("run", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+        return ct_cmd_fail("run", ct_cmd_open_code(&err), "rank %d (%s): %s", boot->rank,
+                           boot->host, err.msg);
     struct ct_rank_info *ranks = NULL; /* each rank's place and device, after they open */
     struct ct_bench b;
     struct ct_nccl *nccl = NULL; /* --lib nccl: NCCL measures instead of colltune */
@@ -115,7 +115,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     ct_bench_init(&b, &comm, 0x5eed);
     b.rank_time = x->average;
     const struct ct_coll_desc *d = ct_coll_desc(x->o.coll);
-    size_t es = ct_dtype_size(x->o.dtype);
+    size_t es = ct_dtype_size(x->o.dtype), nrows = 0;
     struct ct_live live;
     ct_live_open(&live, "run", "colltune run", comm.rank == 0, x->tui);
     bool deferred = live.tui != NULL; /* the table is printed after the screen closes */

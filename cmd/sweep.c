@@ -198,7 +198,8 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     struct ct_err err = {0};
     x->boot = boot;
     if (ct_opts_comm_open(&x->o, boot, &x->comm, &err) < 0)
-        return ct_cmd_fail("sweep", 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
+        return ct_cmd_fail("sweep", ct_cmd_open_code(&err), "rank %d (%s): %s", boot->rank,
+                           boot->host, err.msg);
     x->commp = &x->comm;
     struct ct_sweep_job *j = &x->job;
     rank_cfg(x, &j->cfg);

@@ -80,6 +80,11 @@ void ct_cmd_out_dir_undo(void)
         (void)rmdir(g_made); /* only while empty: nothing was written there */
 }
 
+int ct_cmd_open_code(const struct ct_err *err)
+{
+    return err->code == CT_EINVAL || err->code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL;
+}
+
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched)
 {
     struct ct_err err = {0};

@@ -24,6 +24,11 @@ $COLLTUNE run --local 4 --torus 2x2 --algo torus-rdh -b 1K -e 1K -n 2 -w 0 >"$TM
 $COLLTUNE run --local 4 --coll alltoall --algo bruck -b 64 -e 64K -f 32 -n 2 -w 0 >"$TMP/out" 2>&1 &&
     ok "bruck alltoall" || not_ok "bruck alltoall"
 usage_error "kangaring with odd ranks per node" -- $COLLTUNE run --local 6 --ranks-per-node 3 --algo kangaring -n 1
+# shm asked for between virtual nodes: every rank says why, exit 2 (the request cannot be met
+# on this layout; it read 1, a runtime failure)
+expect 2 "--transport shm across virtual nodes" -- $COLLTUNE run --local 4 --ranks-per-node 2 --transport shm -b 8 -e 64 -n 1
+grep -q "transport shm: shm: peer rank [0-9] is on host 'vm/node[01]', not on this host\|transport shm: shm: peer rank [0-9] is on host '.*/node[01]', not on this host" "$TMP/err" \
+    && ok "... naming the peer on the other node" || not_ok "--transport shm across nodes: $(head -2 "$TMP/err")"
 usage_error "torus shape not matching the ranks" -- $COLLTUNE run --local 4 --torus 3x3 --algo torus-ring -n 1
 usage_error "torus algorithm without a torus" -- $COLLTUNE run --local 4 --algo torus-ring -n 1
 usage_error "mesh-1step has no allgather" -- $COLLTUNE run --local 2 --algo mesh-1step --coll allgather -n 1

@@ -49,11 +49,12 @@ if COLLTUNE_FI_PROVIDER=shm $COLLTUNE run --local 2 --transport fabric -b 8 -e 8
 else
     skip "libfabric shm provider not usable here"
 fi
-# a provider that is not there: exit 1, the error names it and the rank
+# a provider that is not there: exit 2 (the request cannot be met here), the error names it
+# and the rank
 COLLTUNE_FI_PROVIDER=no-such-provider $COLLTUNE run --local 2 --transport fabric -b 8 -e 8 \
     >"$TMP/out" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 1 ] && grep -q "provider 'no-such-provider' is not available on rank" "$TMP/err"; then
+if [ $rc -eq 2 ] && grep -q "provider 'no-such-provider' is not available on rank" "$TMP/err"; then
     ok "unknown provider: $(head -1 "$TMP/err")"
 else
     not_ok "unknown provider (exit $rc)"; sed 's/^/#   /' "$TMP/err" | head -4
