@@ -329,32 +329,33 @@ static void heap_name(char *buf, size_t len, uint64_t job, int rank, uint64_t no
  */
 #define OWN_MAX 1024
 static char g_own[OWN_MAX][128]; /* as the names made (heap_name, ctl_name) */
-static volatile sig_atomic_t g_own_set[OWN_MAX];
+static atomic_int g_own_set[OWN_MAX]; /* 0 free, 1 taken (its name being written), 2 named */
 
-static void own_add(const char *name)
+static void own_add(const char *name) /* (a slot taken by compare-and-swap: threads may open) */
 {
-    for (int i = 0; i < OWN_MAX; i++)
-        if (!g_own_set[i]) {
+    for (int i = 0; i < OWN_MAX; i++) {
+        int z = 0;
+        if (atomic_compare_exchange_strong(&g_own_set[i], &z, 1)) {
             snprintf(g_own[i], sizeof g_own[i], "%s", name);
-            atomic_signal_fence(memory_order_seq_cst); /* the name before its flag */
-            g_own_set[i] = 1;
+            atomic_store(&g_own_set[i], 2); /* the name before its flag */
             return;
         }
+    }
 }
 
 static void own_del(const char *name)
 {
     for (int i = 0; i < OWN_MAX; i++)
-        if (g_own_set[i] && !strcmp(g_own[i], name)) {
-            g_own_set[i] = 0;
+        if (atomic_load(&g_own_set[i]) == 2 && !strcmp(g_own[i], name)) {
+            atomic_store(&g_own_set[i], 0);
             return;
         }
 }
 
 static void own_on_signal(int sig)
 {
-    for (int i = 0; i < OWN_MAX; i++)
-        if (g_own_set[i])
+    for (int i = 0; i < OWN_MAX; i++) /* (lock-free atomics: safe in a handler) */
+        if (atomic_load(&g_own_set[i]) == 2)
             shm_unlink(g_own[i]);
     signal(sig, SIG_DFL);
     raise(sig);

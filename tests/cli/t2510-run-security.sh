@@ -127,7 +127,7 @@ expect 0 "--port-range $range" -- $COLLTUNE run --local 2 --transport tcp --port
 usage_error "bad --port-range" -- $COLLTUNE run --local 2 --port-range 9-5 $small
 usage_error "bad --boot-timeout" -- $COLLTUNE run --local 2 --boot-timeout 0 $small
 usage_error "bad --ifname" -- $COLLTUNE run --local 2 --ifname "" $small
-expect 1 "a missing --ifname interface fails the transport" -- \
+expect 2 "a missing --ifname interface fails the transport (a request this host cannot meet)" -- \
     $COLLTUNE run --local 2 --transport tcp --ifname ct-none0 $small
 grep -q "interface 'ct-none0' has no IPv4 address" "$TMP/err" && ok "... naming the interface" ||
     not_ok "ifname error: $(tail -1 "$TMP/err")"

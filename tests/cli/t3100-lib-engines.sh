@@ -1415,6 +1415,7 @@ for coll, algo in (("allgather", "ring"), ("reducescatter", "pairwise"), ("allto
     r = json.loads(json.dumps(rs))
     r["coll"] = coll
     r["ranges"][0]["algo"] = algo
+    r.pop("algorithms", None) # AllReduce's rows: these sets are made by hand, unchecked
     sets.append(r)
 d["libraries"][0]["rules"] = [rs] + sets
 json.dump(d, open(sys.argv[2], "w"))
