@@ -108,7 +108,7 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
             "decision");
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
-        char lo[32], hi[32], ps[160], dec[160], part[80] = "";
+        char lo[32], hi[32], ps[160], dec[256], part[80] = "";
         if (lib && (r->params.v[CT_P_CHUNK] || r->params.v[CT_P_CHANNELS]))
             snprintf(ps, sizeof ps, "%s=%llu", r->params.v[CT_P_CHUNK] ? "segsize" : "channels",
                      (unsigned long long)(r->params.v[CT_P_CHUNK] ? r->params.v[CT_P_CHUNK]
