@@ -34,8 +34,8 @@ job() {
     [ -s "$d/rules" ] && ok "$fmt --for $lib wrote the file it points to" || not_ok "$fmt --for $lib: $d/rules missing"
     if [ "$fmt" = slurm ]; then "$d/job" | sed -n 's/^export //p' | sed "s/=\(.*\)/='\1'/;s/^/export /" >"$d/job.sh"
     else cp "$d/job" "$d/job.sh"; fi
-    ( . "$d/job.sh" && timeout 60 $RUN "$B/colls" allreduce:std,allgather:std,allreduce:inter,alltoall:inter 16 65536 ) >"$d/out" 2>"$d/err"
-    [ $? -eq 0 ] && [ "$(grep -c . "$d/out")" -eq 16 ] \
+    ( . "$d/job.sh" && timeout 60 $RUN "$B/colls" allreduce:std,allgather:std,allreduce:inter,allgather:inter,reducescatter:inter,alltoall:inter 16 65536 ) >"$d/out" 2>"$d/err"
+    [ $? -eq 0 ] && [ "$(grep -c . "$d/out")" -eq 24 ] \
         && ok "a $lib job sourcing the $fmt export starts, runs and ends" \
         || { not_ok "$lib job with the $fmt export"; sed 's/^/#   /' "$d/err" | head -4; }
 }
