@@ -97,18 +97,20 @@ int ct_mtopo_build(const struct ct_mtopo_spec *spec, struct ct_mtopo *t, struct 
         char *txt;
         size_t len;
         CT_TRY(ct_file_read(spec->file, &txt, &len, err));
-        bool model = strstr(txt, "colltune-model-topology/") != NULL;
+        bool model = strstr(txt, "colltune-model-topology/") != NULL,
+             probed = strstr(txt, "colltune-topo/") != NULL;
         free(txt);
+        if (!model && !probed)
+            return ct_err_set(err, CT_EINVAL,
+                              "--topology '%s': neither a colltune-model-topology/1 file (model "
+                              "--calibrate, a preset's form) nor a colltune-topo/1 one (probe "
+                              "--json)",
+                              spec->file);
         if (model) {
             CT_TRY(ct_mtopo_load(spec->file, t, err));
         } else { /* a probe JSON of a real host */
             struct ct_topo *pt = ct_topo_new();
             int rc = ct_topo_import(pt, "json", spec->file, NULL, err);
-            if (rc < 0 && strstr(err->msg, "\"schema\" is not")) /* neither kind */
-                ct_err_set(err, CT_EINVAL,
-                           "--topology '%s': neither a colltune-model-topology/1 file (model "
-                           "--calibrate, a preset's form) nor a colltune-topo/1 one (probe --json)",
-                           spec->file);
             if (rc == 0)
                 rc = from_probe(pt, t, err);
             if (rc == 0 && !pt->hostname) /* a capture's: named by its file, not this host */

@@ -444,7 +444,7 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     const char *by = NULL;
     if (m && ct_lib_env_fits(m, l->env, l->nenv, NULL, 0, &by, err) < 0 && by)
         return ct_err_wrap(err, "the config's launch settings: ");
-    memset(err, 0, sizeof *err); /* a refusal of this shell's own: not the export's */
+    ct_err_clear(err); /* a refusal of this shell's own: not the export's */
     const struct ct_ruleset *sets = l && l->nsets ? l->sets : c->sets;
     int nsets = l && l->nsets ? l->nsets : c->nsets;
     bool any = false;

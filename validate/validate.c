@@ -227,8 +227,8 @@ static void judge_pairs(struct ct_val_report *r)
 
 /* Per unit, and per unit and NIC, up to two distinct partners of a pair measured fine (-1:
  * none): enough to say whether one other than a given unit is among them, in one pass over
- * the pairs (a scan per question made the diagnosis quadratic in pairs: a rail down on 512
- * hosts x 8 rails, about 10^11 steps). */
+ * the pairs (a scan of the pairs per question made the diagnosis quadratic in pairs: worked
+ * out from the code for a rail down on 512 hosts x 8 rails, about 10^11 steps; not timed). */
 struct fine_tab {
     int (*unit)[2];
     int (*nic)[CT_VAL_MAX_NICS][2];

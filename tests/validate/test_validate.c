@@ -61,6 +61,18 @@ static double nic_2_1(int a, int b, int na, int nb)
     return (a == 2 && na == 1) || (b == 2 && nb == 1) ? 0.2 : 0.95;
 }
 
+/* n units (build) diagnosed: exactly one finding, of kind at unit (its first end) */
+static void one_finding(struct ct_val_report *r, int n, int nics,
+                        double (*speed)(int, int, int, int), enum ct_val_find_kind kind, int unit)
+{
+    build(r, n, nics, speed);
+    ct_val_diagnose(r);
+    cr_assert_eq(ct_val_findings(r), 1, "n=%d: %zu findings (%s)", n, r->n_finding,
+                 r->n_finding ? r->finding[0].msg : "");
+    cr_expect_eq(r->finding[0].kind, kind, "n=%d: %s", n, r->finding[0].msg);
+    cr_expect_eq(r->finding[0].unit, unit, "n=%d: %s", n, r->finding[0].msg);
+}
+
 Test(validate, all_fast_passes)
 {
     for (int n = 2; n <= 9; n++) {
@@ -78,11 +90,7 @@ Test(validate, one_slow_host_is_named_alone)
 {
     for (int n = 4; n <= 8; n++) {
         struct ct_val_report r;
-        build(&r, n, 1, host3_slow);
-        ct_val_diagnose(&r);
-        cr_assert_eq(ct_val_findings(&r), 1, "n=%d: %zu findings", n, r.n_finding);
-        cr_expect_eq(r.finding[0].kind, CT_VALF_UNIT);
-        cr_expect_eq(r.finding[0].unit, 3);
+        one_finding(&r, n, 1, host3_slow, CT_VALF_UNIT, 3);
         cr_expect(strstr(r.finding[0].msg, "node3") != NULL, "%s", r.finding[0].msg);
         for (size_t u = 0; u < r.n_unit; u++)
             cr_expect_eq(r.unit[u].state, u == 3 ? CT_VAL_SLOW : CT_VAL_OK, "n=%d u=%zu", n, u);
@@ -94,11 +102,7 @@ Test(validate, one_slow_host_is_named_alone)
 Test(validate, one_slow_pair_is_a_link)
 {
     struct ct_val_report r;
-    build(&r, 6, 1, link_1_4);
-    ct_val_diagnose(&r);
-    cr_assert_eq(ct_val_findings(&r), 1, "%zu findings", r.n_finding);
-    cr_expect_eq(r.finding[0].kind, CT_VALF_LINK);
-    cr_expect_eq(r.finding[0].unit, 1);
+    one_finding(&r, 6, 1, link_1_4, CT_VALF_LINK, 1);
     cr_expect_eq(r.finding[0].unit_b, 4);
     for (size_t u = 0; u < r.n_unit; u++)
         cr_expect_eq(r.unit[u].state, CT_VAL_OK);
@@ -127,10 +131,7 @@ static double host_2(int a, int b, int na, int nb)
 Test(validate, two_hosts_slow_pair_cannot_tell_which)
 {
     struct ct_val_report r;
-    build(&r, 2, 1, pair_0_1);
-    ct_val_diagnose(&r);
-    cr_assert_eq(ct_val_findings(&r), 1, "%zu: %s", r.n_finding, r.finding[0].msg);
-    cr_expect_eq(r.finding[0].kind, CT_VALF_PAIR);
+    one_finding(&r, 2, 1, pair_0_1, CT_VALF_PAIR, 0);
     cr_expect(strstr(r.finding[0].msg, "at either end: which host, NIC or link") != NULL, "%s",
               r.finding[0].msg);
     cr_expect_eq(r.unit[0].state, CT_VAL_UNKNOWN);
@@ -192,11 +193,7 @@ Test(validate, all_slow_names_every_host_of_three_or_more)
 Test(validate, one_slow_host_of_three_is_named)
 {
     struct ct_val_report r;
-    build(&r, 3, 1, host_2);
-    ct_val_diagnose(&r);
-    cr_assert_eq(ct_val_findings(&r), 1, "%zu findings", r.n_finding);
-    cr_expect_eq(r.finding[0].kind, CT_VALF_UNIT);
-    cr_expect_eq(r.finding[0].unit, 2);
+    one_finding(&r, 3, 1, host_2, CT_VALF_UNIT, 2);
     cr_expect_eq(r.unit[0].state, CT_VAL_OK);
     cr_expect_eq(r.unit[2].state, CT_VAL_SLOW);
     ct_val_report_release(&r);
@@ -205,11 +202,7 @@ Test(validate, one_slow_host_of_three_is_named)
 Test(validate, slow_nic_with_fine_siblings)
 {
     struct ct_val_report r;
-    build(&r, 6, 2, nic_2_1);
-    ct_val_diagnose(&r);
-    cr_assert_eq(ct_val_findings(&r), 1, "%zu: %s", r.n_finding, r.finding[0].msg);
-    cr_expect_eq(r.finding[0].kind, CT_VALF_NIC);
-    cr_expect_eq(r.finding[0].unit, 2);
+    one_finding(&r, 6, 2, nic_2_1, CT_VALF_NIC, 2);
     cr_expect_eq(r.finding[0].nic, 1);
     cr_expect_eq(r.unit[2].nic[1].state, CT_VAL_SLOW);
     cr_expect_eq(r.unit[2].nic[0].state, CT_VAL_OK);
