@@ -107,6 +107,9 @@ struct ct_backend {
      * rank's place in ranks): where this rank answers whether it runs (lib/alive.h), NULL
      * none */
     const char *reach;
+    /* In, likewise: rank 0 of a launcher's job refused it before it started (and said why,
+     * cmd/util.c): its open fails, agreed, on every rank at once (0: none) */
+    int refused;
     struct ct_shape shape; /* this rank's place in the job (rank, nranks, ranks per node) */
 };
 

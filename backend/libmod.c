@@ -641,10 +641,12 @@ int ct_libmod_local_rank(void)
     return r ? atoi(r) : -1;
 }
 
-int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx, struct ct_err *err)
+int ct_libmod_open(const struct ct_libmod *m, int refused, struct ct_backend *be, void **ctx,
+                   struct ct_err *err)
 {
     char *path = NULL;
     memset(be, 0, sizeof *be);
+    be->refused = refused;
     *ctx = NULL;
     CT_TRY(ct_libmod_path(m, &path, err));
     /* the library's spy beside the module (ct-spy-<lib>.so, where one is built), loaded first

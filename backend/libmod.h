@@ -11,7 +11,7 @@
 #include "backend.h"
 
 /* The symbol a module exports; abi must be CT_LIBMOD_ABI. MPI_Init happens there. */
-#define CT_LIBMOD_ABI 7
+#define CT_LIBMOD_ABI 8
 #define CT_LIBMOD_ENTRY "ct_libmod_entry"
 typedef int (*ct_libmod_entry_fn)(int abi, struct ct_backend *be, void **ctx, struct ct_err *err);
 
@@ -273,8 +273,9 @@ int ct_libmod_rank(void);
 int ct_libmod_local_rank(void);
 
 /* In a rank: load the module and bring the library up (MPI_Init). be->close ends it. On
- * failure be->close may be set too: report the error, then call it (it is collective). */
-int ct_libmod_open(const struct ct_libmod *m, struct ct_backend *be, void **ctx,
+ * failure be->close may be set too: report the error, then call it (it is collective).
+ * refused: this rank refused the job before it started (be->refused). */
+int ct_libmod_open(const struct ct_libmod *m, int refused, struct ct_backend *be, void **ctx,
                    struct ct_err *err);
 
 /* The variables an export's loader lines set, in order: what a job sources to load the file

@@ -32,11 +32,13 @@ const struct ct_cmd *ct_cmd_at(int i);
 
 /* "colltune <cmd>: error: <msg>" on stderr; returns code. */
 int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The exit code of a rank's failure to open the job's transports: 2 where the request cannot
- * be met here (CT_EINVAL, CT_EUNSUPP: shm between hosts, a libfabric provider the host lacks),
- * else 1 (a peer or the network failed). */
+/* A rank's failure to open the job's transports said ("rank R (host): why"), and its exit code:
+ * 2 where the request cannot be met here (CT_EINVAL, CT_EUNSUPP: shm between hosts, a
+ * libfabric provider the host lacks; said by the first rank of each host alone, the others
+ * being refused alike), else 1 (a peer or the network failed; said by every rank). */
 struct ct_err;
-int ct_cmd_open_code(const struct ct_err *err);
+struct ct_boot;
+int ct_cmd_open_fail(const char *cmd, const struct ct_boot *boot, const struct ct_err *err);
 /* "colltune <cmd>: warning: <msg>" on stderr. */
 void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -45,12 +47,19 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * launched: cmd runs in every rank of a launched job (run, validate, sweep), where rank 0
  * alone writes its outputs; the others neither check nor make them (a path may exist on
  * rank 0's host alone). ct_cmd_out_dir: the same for a sweep's output folder, made when
- * missing, and the files a sweep writes there (none may be a folder). */
+ * missing (and removed when the process exits, if it is still empty: a job that failed before
+ * writing anything leaves no folder behind), and the files a sweep writes there (none may be a
+ * folder). Rank 0 of a job that a
+ * launcher started (mpirun, srun, hydra) says its refusal and returns 0: the job forms, and
+ * every rank leaves with ct_cmd_refused()'s code at once (its peers would else wait for it
+ * until their bootstrap timed out). */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched);
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched);
-/* The folder ct_cmd_out_dir made removed again, if it is still empty (a job that failed
- * before writing anything leaves no folder behind). */
-void ct_cmd_out_dir_undo(void);
+/* The exit code of a refusal ct_cmd_out_check or ct_cmd_out_dir kept for the job, else 0. */
+int ct_cmd_refused(void);
+/* The ranks a sweep runs on this host where none are asked (--local, --hosts): one per usable
+ * CPU (2..1024); 0 in a job a launcher started (its ranks). */
+int ct_cmd_local_ranks(void);
 
 /* An input file named by --opt (NULL: none) must be readable: 0, or exit 2 (unusable
  * input) after "--opt: cannot read 'path': why". */

@@ -86,6 +86,7 @@ void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_laun
     lx->port_lo = o->port_lo;
     lx->port_hi = o->port_hi;
     lx->no_bind = o->no_bind;
+    lx->refused = ct_cmd_refused();
     lx->notice = print_notice;
     lx->fatal = print_fatal;
     lx->ctx = (void *)cmd;
@@ -123,8 +124,7 @@ int ct_opts_launch(const struct ct_opts *o, const char *cmd, ct_rank_fn fn, void
     struct ct_err err = {0};
     int dead, sig;
     ct_opts_launch_cfg(o, cmd, &lc, &lx);
-    /* launched bootstraps and the tcp transport listen inside the port range; the
-     * transport reads it from the environment, for this process and its ranks */
+    /* bootstraps and tcp listen in the port range; tcp reads it from the environment */
     const char *env_range = getenv("COLLTUNE_PORT_RANGE");
     if (o->port_range) {
         setenv("COLLTUNE_PORT_RANGE", o->port_range, 1);

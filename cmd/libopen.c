@@ -132,7 +132,7 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
              "MPI_Init? its line, or the launcher's, says why; --boot-timeout)\n",
              ct_libmod_rank(), m->title, s);
     ct_lib_deadline(s, CT_EXIT_USAGE, msg);
-    int rc = ct_libmod_open(m, be, ctx, &err);
+    int rc = ct_libmod_open(m, ct_cmd_refused(), be, ctx, &err);
     ct_lib_deadline_off();
     if (rc == 0) {
         if (nleft && be->root) /* an export sourced here: said, not measured */
@@ -154,7 +154,7 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
      * without the module or its library) */
     int rank = ct_libmod_rank(), code = CT_EXIT_USAGE;
     char host[256] = "?";
-    if (be->agreed ? be->root : !rank)
+    if (be->agreed ? be->root && !ct_cmd_refused() : !rank) /* a refusal: said before */
         ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     else if (!be->agreed && (!getenv(CT_LIBMOD_ENV) || ct_libmod_local_rank() <= 0)) {
         (void)gethostname(host, sizeof host - 1);

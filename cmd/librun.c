@@ -149,10 +149,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
     long cores = ct_libmod_cores(); /* ranks beyond them time the scheduler */
     const char *pl = cores > 1 ? "s" : "";
     const char *vo = ct_opts_verify_only(o);
-    if (vo) {                  /* what verify judges: none yet */
-        ct_cmd_out_dir_undo(); /* the folder it made for the sweep: nothing written */
+    if (vo) /* what verify judges: none yet */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--%s is for sweep --verify CONFIG", vo);
-    }
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     for (int i = 0; i < o->nlib_env; i++) /* the launcher passes them on; a rank, to MPI_Init */
         ct_libmod_env_put(m, o->lib_env[i].name, o->lib_env[i].value);
@@ -171,19 +169,14 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                              o->local, cores, pl, m->title, cores, pl);
         if (se && !rc) /* what it found set in the environment, where the ranks read it */
             rc = ct_libsearch(o, cfg);
-        rc = rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
-        if (rc) /* a sweep that wrote nothing leaves no folder */
-            ct_cmd_out_dir_undo();
-        return rc;
+        return rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
     }
-    if (se && !getenv(CT_LIBMOD_ENV)) { /* under a launcher of the user's: no search ran */
-        ct_cmd_out_dir_undo();
+    if (se && !getenv(CT_LIBMOD_ENV)) /* under a launcher of the user's: no search ran */
         return ct_libmod_rank() ? CT_EXIT_USAGE
                                 : ct_cmd_fail("sweep", CT_EXIT_USAGE,
                                               "--env-search runs its launches itself (--local N "
                                               "or --hosts LIST); under %s, give a value with --env",
                                               ct_libmod_launcher(m));
-    }
     struct ct_backend be;
     void *ctx;
     struct ct_err err = {0};

@@ -71,8 +71,7 @@ static int verify_rank(struct ct_boot *boot, void *arg)
     struct ct_backend be;
     struct ct_nccl *n = NULL;
     if (ct_opts_comm_open(x->o, boot, &comm, &err) < 0)
-        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "rank %d (%s): %s", boot->rank, boot->host,
-                           err.msg);
+        return ct_cmd_open_fail("sweep", boot, &err);
     int code = 0, verified = 0;
     if (ct_opts_engine_open(x->o, boot, &comm, &be, &n, &err) < 0 ||
         ct_nccl_tuner_bypass(n, false, &err) < 0)

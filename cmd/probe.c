@@ -211,7 +211,7 @@ int cmd_probe(int argc, char **argv)
 {
     struct opts o = {0};
     int rc = parse(argc, argv, &o); /* then --out refused before anything runs (exit 2) */
-    if (rc >= 0 || (rc = ct_cmd_out_check(CMD, "out", o.out, true)) != 0)
+    if (rc >= 0 || (rc = ct_cmd_out_check(CMD, "out", o.out, false)) != 0)
         return rc;
     struct ct_err err = {0};
     if (o.local) {

@@ -106,8 +106,7 @@ static int run_rank(struct ct_boot *boot, void *arg)
     uint64_t *sizes = NULL;
     int code = CT_EXIT_OK;
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
-        return ct_cmd_fail("run", ct_cmd_open_code(&err), "rank %d (%s): %s", boot->rank,
-                           boot->host, err.msg);
+        return ct_cmd_open_fail("run", boot, &err);
     struct ct_rank_info *ranks = NULL; /* each rank's place and device, after they open */
     struct ct_bench b;
     struct ct_nccl *nccl = NULL; /* --lib nccl: NCCL measures instead of colltune */

@@ -6,12 +6,10 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../lib/clock.h"
-#include "../lib/cpus.h"
 #include "../model/model.h"
 #include "../output/config.h"
 #include "../output/sweep_out.h"
@@ -35,7 +33,7 @@ struct sweep_ctx {
     struct ct_nccl *nccl; /* --lib nccl: closed once the results are out */
     struct ct_sweep_job job;
     char results[4200];    /* results.json */
-    bool want_tui;
+    bool want_tui, sweep_only; /* sweep_only: -b, -e, -f or --out (not for --verify) */
     struct ct_live live;
     double last_save;
 };
@@ -63,6 +61,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
     optind = 1;
     int c, li;
     while ((c = getopt_long(argc, argv, ":b:e:f:w:o:d:h", lo, &li)) != -1) {
+        x->sweep_only |= c == 'b' || c == 'e' || c == 'f' || c == O_OUT;
         switch (c) {
         case 'b':
         case 'e':
@@ -124,11 +123,11 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, NULL, cfg);
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
-    long ncpu = ct_cpus_usable();
-    bool own = !x->o.local && !x->o.hosts && !getenv("COLLTUNE_ROOT") && !by_model(x);
-    int local = own ? (ncpu < 2 ? 2 : ncpu > 1024 ? 1024 : (int)ncpu) : x->o.local;
+    int local = x->o.local || x->o.hosts || by_model(x) ? x->o.local : ct_cmd_local_ranks();
     if (x->o.pairs && !x->o.verify && !x->o.nenv_search)
         return ct_cmd_fail("sweep", 2, "%s", CT_PAIRS_FOR);
+    if (x->o.verify && x->sweep_only) /* its sizes are CONFIG's; it writes beside CONFIG */
+        return ct_cmd_fail("sweep", 2, "-b, -e, -f and --out are for a sweep, not --verify");
     if (x->o.verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
         CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->o.verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
@@ -182,9 +181,9 @@ static void rank_cfg(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
  * know (a wrong result or rank 0's own refusal is reported once, by rank 0). */
 static int fail_rank(struct sweep_ctx *x, int rc, const struct ct_err *err)
 {
-    int code = rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
-    if (x->o.verify && rc == CT_EINVAL)
-        code = CT_EXIT_USAGE;
+    int code = rc == CT_EVERIFY                 ? CT_EXIT_CHECK
+               : x->o.verify && rc == CT_EINVAL ? CT_EXIT_USAGE
+                                                : CT_EXIT_FAIL;
     if (x->commp->rank == 0)
         return ct_cmd_fail("sweep", code, "%s", err->msg);
     if (rc == CT_EVERIFY || !strcmp(err->msg, "rank 0 stopped the sweep"))
@@ -198,8 +197,7 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     struct ct_err err = {0};
     x->boot = boot;
     if (ct_opts_comm_open(&x->o, boot, &x->comm, &err) < 0)
-        return ct_cmd_fail("sweep", ct_cmd_open_code(&err), "rank %d (%s): %s", boot->rank,
-                           boot->host, err.msg);
+        return ct_cmd_open_fail("sweep", boot, &err);
     x->commp = &x->comm;
     struct ct_sweep_job *j = &x->job;
     rank_cfg(x, &j->cfg);

@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../output/sweep_out.h"
+#include "../transport/boot.h"
 #include "../transport/launch.h"
 #include "cmd.h"
 
@@ -58,6 +60,40 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
 }
 
 static char g_made[4096]; /* the folder ct_cmd_out_dir made, "" if none */
+static pid_t g_made_pid;  /* the process that made it */
+static int g_refused;     /* ct_cmd_refused */
+
+/* An output refused: said; where rank 0 of a job a launcher started refuses (its peers do not
+ * check), the exit code kept for the job to leave with once it has formed, and 0 */
+static int refuse(const char *cmd, bool launched, const char *why)
+{
+    int code = ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", why);
+    if (!launched || ct_launch_env_rank() != 0)
+        return code;
+    g_refused = code;
+    return 0;
+}
+
+int ct_cmd_refused(void)
+{
+    return g_refused;
+}
+
+int ct_cmd_local_ranks(void)
+{
+    long n = ct_cpus_usable();
+    if (ct_launch_env_rank() >= 0 || getenv("COLLTUNE_ROOT"))
+        return 0; /* the launcher's ranks */
+    return n < 2 ? 2 : n > 1024 ? 1024 : (int)n;
+}
+
+static void out_dir_undo(void)
+{
+    /* only in the process that made it (not a forked rank, whose exit comes before rank 0's
+     * files) and only while empty: nothing was written there */
+    if (g_made[0] && getpid() == g_made_pid)
+        (void)rmdir(g_made);
+}
 
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched)
 {
@@ -68,21 +104,22 @@ int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launc
     if (ct_dir_make_writable(dir, opt, &err) < 0 || ct_sweep_outputs_check(dir, &err) < 0) {
         if (!was)
             (void)rmdir(dir);
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
+        return refuse(cmd, launched, err.msg);
     }
     snprintf(g_made, sizeof g_made, "%s", was ? "" : dir);
+    g_made_pid = getpid();
+    if (!was)
+        atexit(out_dir_undo); /* a job that failed in its ranks */
     return 0;
 }
 
-void ct_cmd_out_dir_undo(void)
+int ct_cmd_open_fail(const char *cmd, const struct ct_boot *boot, const struct ct_err *err)
 {
-    if (g_made[0])
-        (void)rmdir(g_made); /* only while empty: nothing was written there */
-}
-
-int ct_cmd_open_code(const struct ct_err *err)
-{
-    return err->code == CT_EINVAL || err->code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL;
+    int code = err->code == CT_EINVAL || err->code == CT_EUNSUPP ? CT_EXIT_USAGE : CT_EXIT_FAIL;
+    /* a request this host cannot meet is refused alike by each of its ranks: said once */
+    if (code == CT_EXIT_FAIL || boot->local_rank <= 0)
+        ct_cmd_fail(cmd, code, "rank %d (%s): %s", boot->rank, boot->host, err->msg);
+    return code;
 }
 
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched)
@@ -92,8 +129,11 @@ int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool la
         return 0;
     /* "-" is standard output for --json; for another option, a file of that name */
     if (path && (strcmp(path, "-") || strcmp(opt, "json")) &&
-        ct_file_check_writable(path, &err) < 0)
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: %s", opt, err.msg);
+        ct_file_check_writable(path, &err) < 0) {
+        char why[sizeof err.msg + 64];
+        snprintf(why, sizeof why, "--%s: %s", opt, err.msg);
+        return refuse(cmd, launched, why);
+    }
     return 0;
 }
 

@@ -164,8 +164,7 @@ static int validate_rank(struct ct_boot *boot, void *arg)
     struct ct_comm comm;
     struct ct_err err = {0};
     if (ct_opts_comm_open(&x->o, boot, &comm, &err) < 0)
-        return ct_cmd_fail(CMD, ct_cmd_open_code(&err), "rank %d (%s): %s", boot->rank, boot->host,
-                           err.msg);
+        return ct_cmd_open_fail(CMD, boot, &err);
     struct ct_val_cfg cfg = {.probe = x->pcfg,
                              .base = x->baseline_path ? &x->base : NULL,
                              .link_gbps = x->link_gbps,

@@ -680,7 +680,18 @@ int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *
                           "mis-launch: the %s bootstrap formed a job of %d ranks but %s=%d",
                           li.method, got, li.launcher_var, li.launcher_size);
     }
-    int code = fn(b, arg);
+    /* rank 0's refusal, told to every rank (one round of the bootstrap) */
+    int code = x->refused, *all = b->size > 1 ? calloc((size_t)b->size, sizeof *all) : NULL;
+    rc = all           ? ct_boot_allgather(b, &code, sizeof code, all, err)
+         : b->size > 1 ? ct_err_set(err, CT_ENOMEM, "no memory")
+                       : 0;
+    code = all ? all[0] : code;
+    free(all);
+    if (rc < 0) {
+        ct_boot_close(b);
+        return rc;
+    }
+    code = code ? code : fn(b, arg);
     /* a failed job may leave a dead rank's shared memory on this host: remove the job's
      * objects (mappings stay valid for ranks still running; the job is over anyway) */
     if (code != 0 && b->size > 1)

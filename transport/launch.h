@@ -48,6 +48,9 @@ struct ct_launch_opts {
     void *ctx;             /* for notice and fatal */
     bool no_bind;          /* forked ranks: leave them unpinned (else rank i of this host runs
                               on the i-th allowed CPU when ranks <= CPUs) */
+    int refused;           /* a launcher's job: rank 0 refused it before it started (and said why):
+                              every rank leaves with rank 0's code once the bootstrap has formed, not
+                              after waiting for a rank 0 that left (0: none; others' is not read) */
 };
 
 /* Called in every rank with its bootstrap; returns an exit code (0 ok). */

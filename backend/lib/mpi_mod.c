@@ -672,7 +672,9 @@ int ct_libmod_entry(int abi, struct ct_backend *be, void **ctx, struct ct_err *e
     char reach[CT_ALIVE_LEN]; /* be's, which the entry clears */
     snprintf(reach, sizeof reach, "%s", be->reach ? be->reach : "");
     struct ct_err pre = {0};
-    int prc = ct_mod_preinit(&pre); /* a refusal is said after MPI_Init, agreed (agree_open) */
+    /* a refusal is said after MPI_Init, agreed (agree_open) */
+    int prc = be->refused ? ct_err_set(&pre, CT_EINVAL, "refused before it started (said above)")
+                          : ct_mod_preinit(&pre);
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
         MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return ct_err_set(err, CT_EIO, "%s: MPI_Init failed", ct_mod_lib_title());

@@ -148,6 +148,11 @@ usage_error "show a config with a gap" -- "$COLLTUNE" show "$TMP/gap.json"
 usage_error "show a missing file" -- "$COLLTUNE" show "$TMP/nonexistent.json"
 usage_says "show a folder" "cannot read '$TMP': it is a folder" -- "$COLLTUNE" show "$TMP"
 usage_error "verify a corrupt config" -- $S --verify "$TMP/trunc.json"
+# verify measures at the config's sizes and writes no folder: a sweep's -b/-e/-f/--out refused
+for o in "-b 1K" "-e 2K" "-f 4" "--out $TMP/vout"; do
+    usage_says "verify with $o" "are for a sweep, not --verify" -- $S --verify "$O/config.json" $o
+done
+[ ! -e "$TMP/vout" ] && ok "... no folder made" || not_ok "verify --out made $TMP/vout"
 
 # --verify: the fresh config re-measured (regret printed per range; noise allowed here)
 expect 0 "verify the fresh config" -- $S --verify "$O/config.json" --algos ring,mesh --budget 4 \

@@ -89,6 +89,30 @@ if [ -z "$hydra" ]; then
 else
     clean timeout 60 "$hydra" -n 3 $COLLTUNE run $small >"$TMP/out" 2>&1
     passed "mpiexec.hydra -n 3: PMI-1 bootstrap, zero wrong" $? "$TMP/out" 3
+    # a sweep under a launcher runs on its ranks (it asked for --local N of its own before)
+    clean timeout 120 "$hydra" -n 2 $COLLTUNE sweep --coll allreduce -e 4K --budget 2 \
+        --out "$TMP/hsweep" >"$TMP/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && [ -s "$TMP/hsweep/config.json" ] && grep -q '"nranks": 2' \
+        "$TMP/hsweep/results.json"; then
+        ok "mpiexec.hydra -n 2 sweep: the launcher's 2 ranks, a config written"
+    else
+        not_ok "mpiexec.hydra -n 2 sweep (exit $rc)"; tail -3 "$TMP/out" | sed 's/^/#   /'
+    fi
+    # rank 0 refusing its output: every rank leaves at once, exit 2 (it waited 60 s for rank
+    # 0's bootstrap, and hydra ORed 2 and 1 into 3), one line
+    for cmd in "run $small --json $TMP/no/such.json" "validate --json $TMP/no/v.json" \
+        "sweep --out /proc/no/such"; do
+        start=$(date +%s)
+        clean timeout 60 "$hydra" -n 2 $COLLTUNE $cmd >"$TMP/out" 2>&1
+        rc=$? took=$(($(date +%s) - start))
+        if [ $rc -eq 2 ] && [ $took -lt 20 ] && [ "$(grep -c 'error:' "$TMP/out")" -eq 1 ]; then
+            ok "mpiexec.hydra -n 2 ${cmd%% *}, an output rank 0 cannot write: exit 2 in ${took} s"
+        else
+            not_ok "mpiexec.hydra ${cmd%% *}, unwritable output (exit $rc, ${took} s)"
+            sed 's/^/#   /' "$TMP/out"
+        fi
+    done
 fi
 
 # torchrun-style: MASTER_ADDR/MASTER_PORT with RANK/WORLD_SIZE

@@ -131,10 +131,17 @@ expect 2 "a missing --ifname interface fails the transport (a request this host 
     $COLLTUNE run --local 2 --transport tcp --ifname ct-none0 $small
 grep -q "interface 'ct-none0' has no IPv4 address" "$TMP/err" && ok "... naming the interface" ||
     not_ok "ifname error: $(tail -1 "$TMP/err")"
-# every rank fails alike: each says so on a line of its own (one write each), never one rank's
-# words inside another's line
-bad=$(grep -vc "^colltune run: error: rank [0-9] ([^)]*): transport tcp: interface 'ct-none0' has no IPv4 address$" "$TMP/err")
-[ "$bad" -eq 0 ] && ok "... one whole line per rank" || not_ok "interleaved lines: $(cat "$TMP/err")"
+# every rank of the host fails alike: its first says so, on one whole line (it was one line
+# per rank)
+bad=$(grep -vc "^colltune run: error: rank 0 ([^)]*): transport tcp: interface 'ct-none0' has no IPv4 address$" "$TMP/err")
+[ "$bad" -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && ok "... one whole line, once" \
+    || not_ok "ifname error lines: $(cat "$TMP/err")"
+# a sweep failing so leaves no empty --out folder behind
+expect 2 "a sweep whose transport cannot open" -- $COLLTUNE sweep --local 2 --transport tcp \
+    --ifname ct-none0 --coll allreduce --budget 2 --out "$TMP/failed-sweep"
+[ ! -e "$TMP/failed-sweep" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] \
+    && ok "... one line, and the --out folder it made is gone" \
+    || not_ok "failed sweep: $(ls -d "$TMP/failed-sweep" 2>&1), $(cat "$TMP/err")"
 expect 0 "--ifname lo" -- $COLLTUNE run --local 2 --transport tcp --ifname lo $small
 
 # SIGTERM to the --local launcher: ranks stop, exit 143, shared memory removed

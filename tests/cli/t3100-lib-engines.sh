@@ -1194,6 +1194,13 @@ usage_says "a selection file only rank 1 names" \
     -n 1 -env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$TMP/m-empty.json" $X --lib mpich -b 8 -e 64 -n 1 -w 0 --keep-rules
 t=$(($(date +%s) - t0))
 [ $t -lt 20 ] && ok "... within $t s" || not_ok "a file only rank 1 names: $t s"
+# rank 0 refusing its --json (the others do not check it): every rank fails at once, rank 0's
+# line alone (rank 1 waited 90 s for MPI_Init and said so)
+t0=$(date +%s)
+usage_says "a --json rank 0 cannot write, under hydra" "--json: cannot write '$TMP/no/r.json'" -- \
+    timeout 60 mpiexec.hydra -n 2 $X --lib mpich -b 8 -e 64 -n 1 -w 0 --json "$TMP/no/r.json"
+t=$(($(date +%s) - t0))
+[ $t -lt 20 ] && ok "... within $t s" || not_ok "a --json rank 0 cannot write: $t s"
 # a rank whose module does not load never reaches MPI_Init, and hydra does not end the job
 # for it: it says why, and the others leave within --boot-timeout + --timeout
 mkdir -p "$TMP/nomod" && echo "not a module" >"$TMP/nomod/ct-lib-mpich.so"
