@@ -31,6 +31,7 @@
 #include "../lib/file.h"
 #include "../lib/memnt.h"
 #include "boot.h"
+#include "shm_own.h"
 
 /*
  * Layout. Every rank creates one control object, "/ct-<job>-c<rank>-<nonce>":
@@ -317,72 +318,6 @@ static void heap_name(char *buf, size_t len, uint64_t job, int rank, uint64_t no
     snprintf(buf, len, "/ct-%016" PRIx64 "-h%d-%" PRIx64 "-%" PRIu64, job, rank, nonce, id);
 }
 
-/*
- * The names of this process's objects (its channels until every peer mapped them, its heap
- * until freed), for a signal's handler: a rank that a launcher or a scheduler ends (mpirun's
- * Ctrl-C, scancel and Slurm's time limit send SIGTERM, hydra passes SIGINT) removed none, and
- * each 2-rank run at 8 MiB left 6 objects, 32 MiB of /dev/shm, until a reboot (only --local's
- * parent and a failing survivor removed a job's). SIGINT, SIGTERM and SIGHUP, where the
- * process leaves them at their default: the handler unlinks the names (a system call each,
- * nothing that allocates), then dies of the signal as before. A rank killed by SIGKILL still
- * leaves its own.
- */
-#define OWN_MAX 1024
-static char g_own[OWN_MAX][128]; /* as the names made (heap_name, ctl_name) */
-static atomic_int g_own_set[OWN_MAX]; /* 0 free, 1 taken (its name being written), 2 named */
-
-static void own_add(const char *name) /* (a slot taken by compare-and-swap: threads may open) */
-{
-    for (int i = 0; i < OWN_MAX; i++) {
-        int z = 0;
-        if (atomic_compare_exchange_strong(&g_own_set[i], &z, 1)) {
-            snprintf(g_own[i], sizeof g_own[i], "%s", name);
-            atomic_store(&g_own_set[i], 2); /* the name before its flag */
-            return;
-        }
-    }
-}
-
-static void own_del(const char *name)
-{
-    for (int i = 0; i < OWN_MAX; i++)
-        if (atomic_load(&g_own_set[i]) == 2 && !strcmp(g_own[i], name)) {
-            atomic_store(&g_own_set[i], 0);
-            return;
-        }
-}
-
-static void own_on_signal(int sig)
-{
-    for (int i = 0; i < OWN_MAX; i++) /* (lock-free atomics: safe in a handler) */
-        if (atomic_load(&g_own_set[i]) == 2)
-            shm_unlink(g_own[i]);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void own_handlers(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    static atomic_int done;
-    if (atomic_exchange(&done, 1))
-        return;
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-        struct sigaction old, on = {.sa_handler = own_on_signal};
-        sigemptyset(&on.sa_mask);
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-            !(old.sa_flags & SA_SIGINFO))
-            sigaction(sigs[i], &on, NULL);
-    }
-}
-
-/* shm_unlink, and the name out of the handler's list */
-static void own_unlink(const char *name)
-{
-    own_del(name);
-    shm_unlink(name);
-}
-
 static const char *host_of(struct tp_shm *t, int rank)
 {
     return t->base.boot && t->base.boot->hosts ? t->base.boot->hosts[rank] : "?";
@@ -612,7 +547,7 @@ static void *shm_alloc(struct ct_tp *tp, size_t bytes, struct ct_err *err)
         ct_err_sys(err, CT_ENOMEM, "shm: cannot create '%s'", name);
         return NULL;
     }
-    own_add(name);
+    ct_shm_own_add(name);
     int e = posix_fallocate(fd, 0, (off_t)size);
     void *p = MAP_FAILED;
     /* the pages exist (fallocate): mapped in one pass, not one fault each (a fresh 256 MiB
@@ -624,7 +559,7 @@ static void *shm_alloc(struct ct_tp *tp, size_t bytes, struct ct_err *err)
     if (p == MAP_FAILED) {
         ct_err_sys(err, CT_ENOMEM, "shm: cannot allocate %zu shared bytes", bytes);
         close(fd);
-        own_unlink(name);
+        ct_shm_own_unlink(name);
         return NULL;
     }
     close(fd);
@@ -644,7 +579,7 @@ static void heap_release(struct tp_shm *t, int i)
     char name[128];
     heap_name(name, sizeof name, t->job, t->base.rank, t->nonce, h->id);
     munmap(h->base, h->size);
-    own_unlink(name);
+    ct_shm_own_unlink(name);
     atomic_store_explicit(&t->ctl->objs[h->idx].id, 0, memory_order_release);
     atomic_fetch_add_explicit(&t->ctl->free_epoch, 1, memory_order_release);
     t->heap[i] = t->heap[--t->nheap];
@@ -1374,12 +1309,13 @@ static void shm_close(struct ct_tp *tp)
         if (t->ctl_named) {
             char name[128];
             ctl_name(name, sizeof name, t->job, tp->rank, t->nonce);
-            own_unlink(name);
+            ct_shm_own_unlink(name);
         }
     }
     free(t->peers);
     free(t->pidx);
     free(t);
+    ct_shm_own_stop();
 }
 
 /* Which ranks this endpoint serves; they must share this host. */
@@ -1435,7 +1371,7 @@ static int create_ctl(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_e
     if (fd < 0)
         return ct_err_sys(err, CT_EIO, "shm: cannot create '%s'", name);
     t->ctl_named = 1;
-    own_add(name);
+    ct_shm_own_add(name);
     int e = posix_fallocate(fd, 0, (off_t)total);
     void *p = MAP_FAILED;
     if (e == 0)
@@ -1557,7 +1493,7 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     t->base.boot = boot;
     t->job = boot->job_id;
     t->nonce = ((uint64_t)getpid() << 24) ^ (uint64_t)ct_now_ns() ^ (uintptr_t)t;
-    own_handlers(); /* the objects it makes are removed when a signal ends it */
+    ct_shm_own_start(); /* the objects it makes are removed however it ends */
     enum ct_wait_mode w = cfg ? cfg->wait : CT_WAIT_AUTO;
     if (w == CT_WAIT_AUTO)
         w = boot->local_size <= ct_cpus_host() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
@@ -1603,7 +1539,7 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     /* every peer has mapped our channels: the name is no longer needed */
     char name[128];
     ctl_name(name, sizeof name, t->job, boot->rank, t->nonce);
-    own_unlink(name);
+    ct_shm_own_unlink(name);
     t->ctl_named = 0;
     *out = &t->base;
     return 0;

@@ -30,8 +30,10 @@ done
 # mpirun passes SIGTERM) remove their shared memory: 2 ranks started by hand (COLLTUNE_ROOT), 8
 # MiB buffers in /dev/shm, then SIGTERM to both (they left 6 objects, 32 MiB, before). (SIGINT
 # and SIGHUP take the same path, where they are not ignored: a shell's background jobs ignore
-# SIGINT, nohup SIGHUP; a bound below ends ranks that do not die of it.)
-for sig in TERM; do
+# SIGINT, nohup SIGHUP; a bound below ends ranks that do not die of it.) SIGKILL to both (hydra
+# ends a dead rank's peers so; the OOM killer): the process each rank forked at its first object
+# removes what it left, once the rank is gone (they left them all before)
+for sig in TERM KILL; do
     before=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
     port=$((29000 + $$ % 500))
     for r in 0 1; do
@@ -48,6 +50,8 @@ for sig in TERM; do
     while kill -0 "$p0" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     kill -9 "$p0" "$p1" 2>/dev/null # (still running: the test fails below, it does not hang)
     { wait "$p0"; rc0=$?; wait "$p1"; } 2>/dev/null
+    i=0 # (the remover runs once the rank is gone: a moment after)
+    while [ "$(ls /dev/shm 2>/dev/null | grep -c '^ct-')" -gt "$before" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     after=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
     [ "$during" -gt "$before" ] && [ "$after" -le "$before" ] && [ $rc0 -gt 128 ] \
         && ok "SIG$sig to the ranks: they die of it (exit $rc0) and leave no shm objects ($during during the run)" \
