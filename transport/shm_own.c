@@ -14,12 +14,13 @@
  *   on a pipe whose only writer is this process; when the pipe closes (this process gone,
  *   however), it unlinks what the list still names. The list lives in memory the two share,
  *   so the names made after the fork are in it. When the last transport closes (its objects
- *   removed), the pipe is closed and the remover reaped: a process that ends normally leaves
- *   no zombie behind (an orphan's is its init's to reap, and a container's first process may
- *   not). It holds no descriptor but the pipe's (a socket of the rank's held there would
- *   keep its peers from seeing it die), leaves the launcher's process group (a signal to the
- *   group ends the rank, whose handler removes its own), and calls nothing that allocates
- *   (fork in a process with threads).
+ *   removed), the remover is ended and reaped: a process that ends normally leaves no zombie
+ *   behind (an orphan's is its init's to reap, and a container's first process may not). It
+ *   holds no descriptor but the pipe's (a socket of the rank's held there would keep its
+ *   peers from seeing it die), leaves the launcher's process group (a signal to the group
+ *   ends the rank, whose handler removes its own), and calls nothing that allocates (fork in
+ *   a process with threads). A child the process forks otherwise starts with none of this
+ *   (pthread_atfork): not its parent's list, remover or pipe (which it would hold open).
  */
 #include "shm_own.h"
 
@@ -35,7 +36,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define OWN_MAX 1024
@@ -49,6 +49,8 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_users;                /* transports open */
 static int g_wfd = -1, g_pid = -1; /* the pipe's write end, the remover */
 static bool g_handled;             /* the handlers installed */
+static _Thread_local bool t_forking; /* this thread forks the remover (under g_mu) */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 void ct_shm_own_add(const char *name) /* (a slot taken by compare-and-swap: threads may open) */
 {
@@ -72,24 +74,24 @@ void ct_shm_own_unlink(const char *name)
     shm_unlink(name);
 }
 
-static void unlink_all(void)
+static void unlink_all(struct own_tab *tab)
 {
     for (int i = 0; i < OWN_MAX; i++) /* (lock-free atomics: safe in a handler) */
-        if (atomic_load(&g_tab->set[i]) == 2)
-            shm_unlink(g_tab->name[i]);
+        if (atomic_load(&tab->set[i]) == 2)
+            shm_unlink(tab->name[i]);
 }
 
 static void on_signal(int sig)
 {
-    unlink_all();
+    unlink_all(g_tab);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
 static const int g_sigs[] = {SIGINT, SIGTERM, SIGHUP};
 
-/* The forked process: fd is the pipe's read end. */
-static _Noreturn void remover(int fd)
+/* The forked process: fd is the pipe's read end, tab the list it shares. */
+static _Noreturn void remover(int fd, struct own_tab *tab)
 {
     for (size_t i = 0; i < sizeof g_sigs / sizeof *g_sigs; i++)
         signal(g_sigs[i], SIG_DFL); /* not the rank's handler: these are its live objects */
@@ -105,8 +107,40 @@ static _Noreturn void remover(int fd)
     while ((r = read(0, &c, 1)) < 0 && errno == EINTR)
         ;
     if (r == 0) /* every writer gone: the process that made the objects has ended */
-        unlink_all();
+        unlink_all(tab);
     _exit(0);
+}
+
+/* Any other fork (g_mu held across it, so that the child sees a whole state). */
+static void fork_prepare(void)
+{
+    if (!t_forking)
+        pthread_mutex_lock(&g_mu);
+}
+
+static void fork_parent(void)
+{
+    if (!t_forking)
+        pthread_mutex_unlock(&g_mu);
+}
+
+static void fork_child(void)
+{
+    if (t_forking)
+        return; /* the remover */
+    if (g_wfd >= 0)
+        close(g_wfd);
+    g_wfd = g_pid = -1;
+    g_users = 0;
+    g_tab = &g_local;
+    for (int i = 0; i < OWN_MAX; i++)
+        atomic_store(&g_local.set[i], 0);
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void at_fork(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* Under g_mu, as the first transport opens. */
@@ -130,9 +164,11 @@ static void start(void)
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return;
+    t_forking = true;
     pid_t pid = fork();
     if (pid == 0)
-        remover(p[0]);
+        remover(p[0], g_tab);
+    t_forking = false;
     close(p[0]);
     if (pid < 0) {
         close(p[1]);
@@ -142,20 +178,22 @@ static void start(void)
     g_pid = (int)pid;
 }
 
-/* Under g_mu, as the last transport closes: its objects are gone; the remover ends at once
- * (unless a child forked meanwhile still holds the pipe: then it is left to end with it). */
+/* Under g_mu, as the last transport closes: its objects are gone, and the remover has nothing
+ * left to do (ended, not told: a later remover shares the list). */
 static void stop(void)
 {
     if (g_pid < 0)
         return;
     close(g_wfd);
-    for (int i = 0; i < 100 && waitpid(g_pid, NULL, WNOHANG) == 0; i++)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    kill(g_pid, SIGKILL);
+    while (waitpid(g_pid, NULL, 0) < 0 && errno == EINTR)
+        ;
     g_wfd = g_pid = -1;
 }
 
 void ct_shm_own_start(void)
 {
+    pthread_once(&g_once, at_fork);
     pthread_mutex_lock(&g_mu); /* threads that open meanwhile wait for the list */
     if (g_users++ == 0)
         start();
