@@ -39,7 +39,7 @@ int ct_lib_close_bounded(const struct ct_backend *be, void *ctx, int code, doubl
 int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
 {
     bool said;
-    int rc = ct_lib_launch_check(o, cmd);
+    int rc = ct_cmd_refused() ? ct_cmd_refused() : ct_lib_launch_check(o, cmd);
     return rc ? rc : ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
 }
 

@@ -68,8 +68,8 @@ static int g_refused;     /* ct_cmd_refused */
 static int refuse(const char *cmd, bool launched, const char *why)
 {
     int code = ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", why);
-    if (!launched || ct_launch_env_rank() != 0)
-        return code;
+    if (!launched || ct_launch_env_rank() != 0 || ct_launch_env_size() == 1)
+        return code; /* (a launcher's one task, srun --pty: this process launches, or runs alone) */
     g_refused = code;
     return 0;
 }
@@ -81,9 +81,9 @@ int ct_cmd_refused(void)
 
 int ct_cmd_local_ranks(void)
 {
+    if ((ct_launch_env_rank() >= 0 && ct_launch_env_size() != 1) || getenv("COLLTUNE_ROOT"))
+        return 0; /* the launcher's ranks (not its one task: srun -n 1 -c 8, srun --pty) */
     long n = ct_cpus_usable();
-    if (ct_launch_env_rank() >= 0 || getenv("COLLTUNE_ROOT"))
-        return 0; /* the launcher's ranks */
     return n < 2 ? 2 : n > 1024 ? 1024 : (int)n;
 }
 

@@ -96,6 +96,15 @@ static const struct pair pairs[] = {
 };
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
 
+int ct_launch_env_size(void)
+{
+    struct ct_launch_cfg none = {0};
+    struct ct_launch_info li;
+    if (ct_launch_env_rank() < 0 || ct_launch_detect(&none, &li, NULL) < 0)
+        return -1;
+    return li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : -1;
+}
+
 int ct_launch_env_rank(void)
 {
     const char *v = NULL, *b = env("COLLTUNE_BOOTSTRAP");
@@ -497,6 +506,8 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
                       ct_rank_fn fn, void *arg, int *dead_rank, int *dead_sig, struct ct_err *err)
 {
     int n = cfg->local, lfd = -1, port = 0, ids[2];
+    if (x->refused) /* rank 0's refusal, said: no rank started for it */
+        return x->refused;
     struct ct_boot_cfg bc = *base;
     unsigned char token[CT_BOOT_TOKEN_BYTES];
     char root[320];

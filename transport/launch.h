@@ -89,6 +89,9 @@ int ct_launch_detect(const struct ct_launch_cfg *cfg, struct ct_launch_info *li,
 /* This process's rank as its launcher's variables give it (COLLTUNE_RANK, mpirun's, PMI's,
  * srun's within a step, torchrun's, PMIX_RANK), before any bootstrap; -1 when none does. */
 int ct_launch_env_rank(void);
+/* The size of the job whose rank that is (its launcher's variables); -1 when none says, or
+ * there is no such rank. */
+int ct_launch_env_size(void);
 
 /*
  * Run fn in every rank. Local kinds: fork, run, wait; the return value is the worst exit

@@ -101,7 +101,7 @@ static _Noreturn void remover(int fd, struct own_tab *tab)
         for (long i = 1, n = sysconf(_SC_OPEN_MAX); i < (n > 0 && n < 65536 ? n : 65536); i++)
             close((int)i);
     setsid();
-    prctl(PR_SET_NAME, "colltune-shm-rm");
+    syscall(SYS_prctl, PR_SET_NAME, "colltune-shm-rm"); /* (not a sanitizer's wrapper) */
     char c;
     ssize_t r;
     while ((r = read(0, &c, 1)) < 0 && errno == EINTR)
@@ -111,19 +111,8 @@ static _Noreturn void remover(int fd, struct own_tab *tab)
     _exit(0);
 }
 
-/* Any other fork (g_mu held across it, so that the child sees a whole state). */
-static void fork_prepare(void)
-{
-    if (!t_forking)
-        pthread_mutex_lock(&g_mu);
-}
-
-static void fork_parent(void)
-{
-    if (!t_forking)
-        pthread_mutex_unlock(&g_mu);
-}
-
+/* Any other fork's child: none of it (no lock is taken around the fork, where glibc may hold
+ * its own: start() forks under g_mu). */
 static void fork_child(void)
 {
     if (t_forking)
@@ -135,12 +124,12 @@ static void fork_child(void)
     g_tab = &g_local;
     for (int i = 0; i < OWN_MAX; i++)
         atomic_store(&g_local.set[i], 0);
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_init(&g_mu, NULL);
 }
 
 static void at_fork(void)
 {
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    pthread_atfork(NULL, NULL, fork_child);
 }
 
 /* Under g_mu, as the first transport opens. */
@@ -203,7 +192,7 @@ void ct_shm_own_start(void)
 void ct_shm_own_stop(void)
 {
     pthread_mutex_lock(&g_mu);
-    if (--g_users == 0)
+    if (g_users > 0 && --g_users == 0) /* (a child's: none, fork_child) */
         stop();
     pthread_mutex_unlock(&g_mu);
 }

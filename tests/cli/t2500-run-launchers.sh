@@ -115,6 +115,18 @@ else
     done
 fi
 
+# a launcher's one task (srun --pty bash, srun -n 1 -c 8): colltune launches its own ranks
+# there, and refuses an output at once (it ran the job and then failed, exit 1)
+one="SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0"
+clean env $one $COLLTUNE run --local 2 $small --json "$TMP/no/such.json" >"$TMP/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c 'error:' "$TMP/out")" -eq 1 ] && ! grep -q "nRanks" "$TMP/out" \
+    && ok "one srun task, run --local 2 with an unwritable --json: exit 2 before any rank, one line" \
+    || { not_ok "one srun task, unwritable --json (exit $rc)"; sed 's/^/#   /' "$TMP/out"; }
+clean env $one $COLLTUNE sweep --coll allreduce -e 4K --budget 2 --out "$TMP/onesweep" >"$TMP/out" 2>&1; rc=$?
+nr=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['fingerprint']['nranks'])" "$TMP/onesweep/results.json" 2>/dev/null)
+[ $rc -eq 0 ] && [ "${nr:-0}" -ge 2 ] && ok "one srun task, sweep: its own ranks, one per core ($nr)" \
+    || { not_ok "one srun task, sweep (exit $rc, ${nr:-no} ranks)"; tail -3 "$TMP/out" | sed 's/^/#   /'; }
+
 # torchrun-style: MASTER_ADDR/MASTER_PORT with RANK/WORLD_SIZE
 p=$(port)
 clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=1 WORLD_SIZE=2 \
