@@ -226,6 +226,7 @@ int cmd_export(int argc, char **argv)
         if (!rc && (path || out.rules_path)) {
             struct ct_export_files f;
             ct_export_files(e, &out, path, &f);
+            f.input = x.config;
             if (ct_export_files_check(&f, &err) < 0)
                 rc = ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
             ct_export_files_release(&f);

@@ -16,49 +16,73 @@
 
 #include "clock.h"
 
-int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err)
+int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err)
 {
-    size_t pl = strlen(path);
-    char *tmp = ct_xmalloc(pl + 32);
-    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
-        free(tmp);
-        return CT_EIO;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t n = write(fd, p, left);
+    struct stat st;
+    *real = NULL;
+    *mode = -1;
+    char *r = realpath(path, NULL);
+    if (!r && errno == ENOENT && lstat(path, &st) == 0) /* a link to nothing */
+        return ct_err_set(err, CT_EINVAL, "cannot write '%s': a link to a missing file", path);
+    if (!r && errno != ENOENT)
+        return ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
+    *real = r ? r : ct_xstrdup(path); /* (nothing there yet: path itself) */
+    if (!r || stat(r, &st) < 0)
+        return 1;
+    *mode = (int)(st.st_mode & 07777);
+    return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? 1 : 0;
+}
+
+/* All of data to fd; 0 or -1 (errno). */
+static int write_all(int fd, const void *data, size_t len)
+{
+    for (const char *p = data; len;) {
+        ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return CT_EIO;
-        }
+        if (n <= 0)
+            return -1;
         p += n;
-        left -= (size_t)n;
+        len -= (size_t)n;
     }
-    if (fsync(fd) < 0 && errno != EINVAL) {
-        ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+    return 0;
+}
+
+int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err)
+{
+    char *real;
+    int mode, kind = ct_file_target(path, &real, &mode, err), rc = 0;
+    if (kind < 0)
+        return CT_EIO;
+    if (kind == 0) { /* a device or a FIFO (/dev/null, /dev/stdout): written through */
+        int fd = open(real, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write_all(fd, data, len) < 0)
+            rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+        if (fd >= 0)
+            close(fd);
+        free(real);
+        return rc;
+    }
+    size_t pl = strlen(real);
+    char *tmp = ct_xmalloc(pl + 32);
+    snprintf(tmp, pl + 32, "%s.tmp.%ld", real, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+    } else {
+        /* a file replaced keeps its mode; through a link, the file it names is replaced */
+        if ((mode >= 0 && fchmod(fd, (mode_t)mode) < 0) || write_all(fd, data, len) < 0 ||
+            (fsync(fd) < 0 && errno != EINVAL))
+            rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
         close(fd);
-        unlink(tmp);
-        free(tmp);
-        return CT_EIO;
-    }
-    close(fd);
-    if (rename(tmp, path) < 0) {
-        ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
-        unlink(tmp);
-        free(tmp);
-        return CT_EIO;
+        if (rc == 0 && rename(tmp, real) < 0)
+            rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+        if (rc < 0)
+            unlink(tmp);
     }
     free(tmp);
-    return 0;
+    free(real);
+    return rc;
 }
 
 int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_err *err)
@@ -173,11 +197,23 @@ static int mkdir_p(const char *dir)
 int ct_file_check_writable(const char *path, struct ct_err *err)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    char *real;
+    int mode, kind = ct_file_target(path, &real, &mode, err);
+    if (kind < 0)
+        return kind;
+    if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
+        free(real);
         return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", path);
-    size_t n = strlen(path) + 48;
+    }
+    /* written through (not opened here: a FIFO's reader would read its end), or read-only */
+    if (kind == 0 || (mode >= 0 && access(real, W_OK) < 0)) {
+        int rc = access(real, W_OK) < 0 ? ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path) : 0;
+        free(real);
+        return rc;
+    }
+    size_t n = strlen(real) + 48;
     char *probe = ct_xmalloc(n);
-    snprintf(probe, n, "%s.colltune-write-test.XXXXXX", path); /* unique, also across hosts */
+    snprintf(probe, n, "%s.colltune-write-test.XXXXXX", real); /* unique, also across hosts */
     int rc = 0, fd = mkostemp(probe, O_CLOEXEC);
     if (fd < 0) {
         rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
@@ -186,6 +222,7 @@ int ct_file_check_writable(const char *path, struct ct_err *err)
         unlink(probe);
     }
     free(probe);
+    free(real);
     return rc;
 }
 

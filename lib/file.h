@@ -8,8 +8,17 @@
 #include "err.h"
 
 /* Write data to path atomically: a temp file in the same folder, fsync, rename. Nothing
- * half-written is ever left at path. */
+ * half-written is ever left at path. A file replaced keeps its mode; a symbolic link is
+ * followed (the file it names is replaced, the link kept); a device or a FIFO (/dev/null,
+ * /dev/stdout) is written through, never replaced (a rename over /dev/null, as root, put a
+ * regular file there). */
 int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err);
+/* Where a write to path lands: its target (links followed, as open() follows them; path
+ * itself where nothing is there yet), new memory in *real, and its mode in *mode (-1: none
+ * yet). 1: a regular file, a folder or nothing yet (a rename may replace it); 0: something
+ * else (a device, FIFO or socket: written through); CT_EINVAL: a link to a missing file, or
+ * a path that cannot be resolved (*real NULL). */
+int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err);
 /* Write an encoded document and a newline to path atomically. text is malloc'ed and taken
  * (freed here); NULL (the encoder failed): CT_ENOMEM "cannot encode WHAT". */
 int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_err *err);
@@ -17,9 +26,9 @@ int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 
 /* Can path be written the way ct_file_write_atomic writes it (a new file beside it, then
- * renamed over it)? A file is created beside path and removed again; an existing file at
- * path is left untouched. CT_EINVAL "cannot write 'path': reason" (no such folder, not
- * writable, path is a folder). */
+ * renamed over it; a device or FIFO opened)? A file is created beside path and removed again;
+ * an existing file at path is left untouched. CT_EINVAL "cannot write 'path': reason" (no
+ * such folder, not writable, a read-only file, path is a folder). */
 int ct_file_check_writable(const char *path, struct ct_err *err);
 
 /* Create the folder dir (and its parents) and check that a file can be written in it;

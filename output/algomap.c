@@ -34,7 +34,7 @@ static const char *const lib_versions[CT_LIB_COUNT] = {"2.27.5", "4.1", "4.0", "
 static const struct ct_algomap_row rows[] = {
     /* ---- NCCL (example tuner CSV names; NCCL_ALGO spellings derive from them) ---- */
     {CT_LIB_NCCL, AR, "ring", "ring", -1, NULL, C, NULL,
-     "pipelined reduce-scatter + all-gather ring; colltune channels = NCCL channels"},
+     "pipelined reduce-scatter + all-gather ring"},
     {CT_LIB_NCCL, AG, "ring", "ring", -1, NULL, C, NULL, "pipelined ring"},
     {CT_LIB_NCCL, RS, "ring", "ring", -1, NULL, C, NULL, "pipelined ring"},
     {CT_LIB_NCCL, AR, "flat-ring", "ring", -1, NULL, C, NULL,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nccl-env: NCCL settings (NCCL_ALGO per collective, NCCL_PROTO, NCCL_BUFFSIZE, socket/QP
- * counts; no channel bounds: channel_note) in nccl.conf form (NAME=value, read from
+ * nccl-env: NCCL settings (NCCL_ALGO per collective, NCCL_PROTO, socket/QP counts; no
+ * channel bounds or buffer size: channel_note) in nccl.conf form (NAME=value, read from
  * /etc/nccl.conf or NCCL_CONF_FILE), with the same settings as export lines beside it.
  * Environment variables cannot follow size ranges: NCCL_ALGO only limits which algorithms
  * NCCL's own cost model may pick. Settings that would leave NCCL as it is (no rule of colltune's
@@ -110,16 +110,20 @@ static void channel_note(const struct ct_config *c, const struct ct_export_opts 
             const struct ct_algomap_row *m = ct_algomap_find(
                 CT_LIB_NCCL, s->coll, s->rules[k].algo, ct_export_version(o, CT_LIB_NCCL), NULL);
             if (a && m && !strcmp(m->target, "ring") && (a->params & CT_PBIT(CT_P_CHANNELS))) {
-                ct_export_note(out, "channel counts: not set (NCCL_MIN/MAX_NCHANNELS would bound "
-                                    "every collective NCCL runs); --format nccl-tuner carries "
-                                    "the ring rules' counts per collective and size");
+                ct_export_note(out, "channel counts and NCCL_BUFFSIZE: not set (a host-memory "
+                                    "ring's say nothing of NCCL's channels and GPU buffers, and "
+                                    "they would bound every collective NCCL runs; sweep --lib "
+                                    "nccl measures NCCL's own)");
                 return;
             }
         }
     }
 }
 
-/* NCCL_BUFFSIZE and socket/QP counts from the rule for the largest allreduce sizes. */
+/* Socket/QP counts from the rule for the largest allreduce sizes (the network's, as NCCL's
+ * sockets and QPs use it). No NCCL_BUFFSIZE: a host-memory ring's chunk x pipeline says
+ * nothing of NCCL's per-channel GPU buffers, and the setting bounds every collective (it
+ * wrote 512 KiB where NCCL's default is 4 MiB). */
 static void transfer_settings(const struct ct_config *c, const struct ct_export_opts *o,
                               struct ct_settings *set)
 {
@@ -128,18 +132,9 @@ static void transfer_settings(const struct ct_config *c, const struct ct_export_
         return;
     const struct ct_rule *r = &s->rules[s->nrules - 1];
     const struct ct_algo *a = ct_algo_find(r->algo);
-    const struct ct_algomap_row *m = ct_algomap_find(CT_LIB_NCCL, CT_ALLREDUCE, r->algo,
-                                                     ct_export_version(o, CT_LIB_NCCL), NULL);
     struct ct_params p = r->params;
     char v[32];
     ct_params_defaults(&p);
-    if (a && m && !strcmp(m->target, "ring") && (a->params & CT_PBIT(CT_P_CHUNK)) &&
-        (a->params & CT_PBIT(CT_P_PIPELINE))) {
-        snprintf(v, sizeof v, "%llu", (unsigned long long)(p.v[CT_P_CHUNK] * p.v[CT_P_PIPELINE]));
-        ct_settings_add(set, "NCCL_BUFFSIZE", v,
-                        "approx: chunk x pipeline of the largest allreduce rule (bytes in "
-                        "flight per peer and channel)");
-    }
     if (!a || !(a->params & CT_PBIT(CT_P_STREAMS)) || p.v[CT_P_STREAMS] <= 1)
         return;
     snprintf(v, sizeof v, "%llu", (unsigned long long)p.v[CT_P_STREAMS]);
@@ -178,9 +173,10 @@ int ct_nccl_settings(const struct ct_config *c, const struct ct_export_opts *o,
     char algo[256] = "";
     ct_export_note_mapped(out, CT_LIB_NCCL);
     if (ct_version_cmp(ver, PER_COLL_ALGO) < 0) {
-        ct_export_note(
-            out, "NCCL_ALGO per collective needs NCCL >= " PER_COLL_ALGO " (target %s): not set",
-            ver);
+        ct_export_note(out,
+                       "NCCL_ALGO per collective needs NCCL " PER_COLL_ALGO
+                       " or later (target %s): not set",
+                       ver);
     } else {
         for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
             char e[96];

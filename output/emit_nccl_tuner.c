@@ -17,16 +17,12 @@
 
 #define NCCL_MIN_VERSION "2.27.5"
 
-static int channels_of(const struct ct_export_opts *o, const struct ct_rule *r)
+/* A mapped rule's channels: --nccl-channels, else 0 (NCCL keeps its own count: src/enqueue.cc
+ * ncclGetAlgoInfo). A host-memory ring's channel count says nothing of NCCL's (it wrote 1:
+ * every call of that collective capped at one channel). */
+static int channels_of(const struct ct_export_opts *o)
 {
-    if (o->nccl_channels >= 0)
-        return o->nccl_channels;
-    const struct ct_algo *a = ct_algo_find(r->algo);
-    if (!a || !(a->params & CT_PBIT(CT_P_CHANNELS)))
-        return 0; /* 0: NCCL keeps its own channel count (src/enqueue.cc ncclGetAlgoInfo) */
-    struct ct_params p = r->params;
-    ct_params_defaults(&p);
-    return (int)p.v[CT_P_CHANNELS];
+    return o->nccl_channels >= 0 ? o->nccl_channels : 0;
 }
 
 /* A ruleset of colltune's own, mapped to NCCL's algorithms. Returns the lines written. */
@@ -60,7 +56,7 @@ static int emit_set(const struct ct_ruleset *s, const struct ct_export_opts *o, 
         ct_text_printf(t, "%s,%llu,%llu,%s,%s,%d,%d,%d\n", ct_coll_name(s->coll),
                        (unsigned long long)x->lo,
                        (unsigned long long)(x->hi == CT_BYTES_INF ? CT_BYTES_INF : x->hi - 1),
-                       x->map->target, proto, channels_of(o, x->rule), s->nnodes, s->nranks);
+                       x->map->target, proto, channels_of(o), s->nnodes, s->nranks);
         lines++;
     }
     free(xr);

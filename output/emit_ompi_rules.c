@@ -259,6 +259,22 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                  "`colltune sweep --lib ompi --env OMPI_MCA_coll=%s` (verify judges that "
                  "against han), or%s:\n",
                  excl, instead);
+    /* the sidecars say what they load, as the file does (a job reads only them) */
+    char what[160];
+    if (lib)
+        snprintf(what, sizeof what,
+                 "# measured with %.40s %.40s (colltune sweep --lib ompi); whether verified: "
+                 "the rules file's header\n",
+                 lib->name, lib->version);
+    else
+        snprintf(what, sizeof what,
+                 "# mapped from colltune's own algorithms, not measured; run `colltune sweep "
+                 "--lib ompi`\n");
+    for (int i = 0; i < 2; i++) {
+        ct_export_header(i ? &out->env : &out->mca, "# ", "Open MPI coll/tuned rules: its loader",
+                         c);
+        ct_text_put(i ? &out->env : &out->mca, what);
+    }
     if (settings_only)
         ct_text_printf(&out->mca,
                        "# openmpi-mca-params.conf lines of the launch settings measured with "

@@ -23,8 +23,8 @@
 static const struct ct_emitter emitters[] = {
     {"nccl-tuner", "NCCL example tuner plugin CSV (NCCL >= 2.27.5) + the env lines that load it",
      CT_EXPORT_LOADED, CT_LIB_NCCL, false, ct_emit_nccl_tuner},
-    {"nccl-env", "NCCL_ALGO per collective, channel bounds, buffers, sockets (nccl.conf form)",
-     CT_EXPORT_LOADED, CT_LIB_NCCL, false, ct_emit_nccl_env},
+    {"nccl-env", "NCCL_ALGO per collective, protocol, sockets (nccl.conf form)", CT_EXPORT_LOADED,
+     CT_LIB_NCCL, false, ct_emit_nccl_env},
     {"nccl-plugin", "export lines loading colltune's NCCL tuner plugin with the measured config",
      CT_EXPORT_SETTINGS, CT_LIB_NCCL, false, ct_emit_nccl_plugin},
     {"ompi-rules", "Open MPI coll/tuned dynamic rules file (classic) + its MCA parameters",
@@ -415,6 +415,18 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
                           e->name);
     if (o->version && ct_version_check(o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");
+    /* options no line of this format reads: refused, not ignored */
+    bool nccl = e->lib == CT_LIB_NCCL || (e->needs_lib && o->lib == CT_LIB_NCCL);
+    if (o->rules_path && !e->needs_lib)
+        return ct_err_set(err, CT_EINVAL, "--rules-file applies to --format env and slurm, not %s",
+                          e->name);
+    if ((o->nccl_proto && !nccl) || (o->nccl_channels >= 0 && strcmp(e->name, "nccl-tuner")))
+        return ct_err_set(err, CT_EINVAL, "--nccl-%s applies to %s, not %s",
+                          o->nccl_proto && !nccl ? "proto" : "channels",
+                          o->nccl_proto && !nccl
+                              ? "NCCL's formats (nccl-tuner, nccl-env, --for nccl)"
+                              : "--format nccl-tuner",
+                          e->name);
     /* paths go into comments and export lines: a newline would start a line of its own */
     for (int i = 0; i < 2; i++)
         if (ct_str_ctrl(i ? o->rules_path : o->path))
@@ -535,6 +547,21 @@ int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
                 return ct_err_set(err, CT_EINVAL, "two outputs would be written to '%s'", p);
         if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
             return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", p);
+        char *real;
+        int mode, kind = ct_file_target(p, &real, &mode, err);
+        if (kind < 0)
+            return kind;
+        struct stat in;
+        bool same = f->input && stat(f->input, &in) == 0 && stat(real, &st) == 0 &&
+                    in.st_dev == st.st_dev && in.st_ino == st.st_ino;
+        free(real);
+        if (same)
+            return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is the config read", p);
+        if (kind == 0) /* replaced by a rename: a device node turned into a file (root) */
+            return ct_err_set(err, CT_EINVAL,
+                              "cannot write '%s': not a regular file (a device, FIFO or "
+                              "socket); without --out the export goes to standard output",
+                              p);
         char *dir = ct_xstrdup(p);
         char *slash = strrchr(dir, '/');
         if (!slash)
@@ -549,7 +576,7 @@ int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
         else if (!S_ISDIR(st.st_mode))
             rc = ct_err_set(err, CT_EINVAL, "cannot write '%s': '%s' is not a folder", p, dir);
         else if (access(dir, W_OK | X_OK) < 0)
-            rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s'", p);
+            rc = ct_err_sys(err, CT_EINVAL, "cannot write '%s': its folder '%s'", p, dir);
         else /* root passes access() where the file system refuses (/proc, read-only) */
             rc = ct_file_check_writable(p, err);
         free(dir);
@@ -559,15 +586,18 @@ int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
     return 0;
 }
 
-/* Write t to a new temp file beside path; its name in tmp. */
-static int write_temp(const char *path, const struct ct_text *t, int mode, char *tmp, size_t len,
-                      struct ct_err *err)
+/* Write t to a new temp file beside path (the file a link names); its name in tmp. mode: the
+ * new file's; keep: the mode of the file it replaces (-1: none there). */
+static int write_temp(const char *path, const struct ct_text *t, int mode, int keep, char *tmp,
+                      size_t len, struct ct_err *err)
 {
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(tmp, len, "%.4096s.tmp.%ld", path, (long)getpid());
     unlink(tmp); /* a stale one from a killed run of the same pid */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
         return ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
+    if (keep >= 0 && fchmod(fd, (mode_t)keep) < 0)
+        goto fail;
     const char *p = ct_text_str(t);
     size_t left = t->len;
     while (left) {
@@ -596,16 +626,24 @@ fail:
 
 int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
 {
-    char tmp[6][4200];
+    char tmp[6][4200], real[6][4200]; /* real: the file each path names (links followed) */
     int done = 0, rc = 0;
     for (; done < f->n; done++) {
-        if (strlen(f->path[done]) > 4096) {
+        char *r;
+        int keep, kind = ct_file_target(f->path[done], &r, &keep, err);
+        if (kind >= 0 && strlen(r) > 4096)
             rc = ct_err_set(err, CT_EINVAL, "path too long: '%.60s...'", f->path[done]);
+        else if (kind == 0)
+            rc = ct_err_set(err, CT_EINVAL, "cannot write '%s': not a regular file", f->path[done]);
+        else if (kind > 0)
+            snprintf(real[done], sizeof real[done], "%s", r);
+        free(r);
+        if (rc < 0 || kind < 0 ||
+            (rc = write_temp(real[done], f->text[done], f->mode[done], keep, tmp[done],
+                             sizeof tmp[0], err)) < 0) {
+            rc = rc < 0 ? rc : kind;
             break;
         }
-        rc = write_temp(f->path[done], f->text[done], f->mode[done], tmp[done], sizeof tmp[0], err);
-        if (rc < 0)
-            break;
     }
     if (rc < 0) {
         for (int i = 0; i < done; i++)
@@ -619,20 +657,20 @@ int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
     char bak[6][4200];
     enum { NONE, KEPT, UNKEPT } had[6]; /* no file there; linked to bak; there, not linked */
     for (int i = 0; i < f->n; i++) {
-        snprintf(bak[i], sizeof bak[i], "%s.old.%ld", f->path[i], (long)getpid());
+        snprintf(bak[i], sizeof bak[i], "%.4096s.old.%ld", real[i], (long)getpid());
         unlink(bak[i]);
-        had[i] = link(f->path[i], bak[i]) == 0 ? KEPT : errno == ENOENT ? NONE : UNKEPT;
+        had[i] = link(real[i], bak[i]) == 0 ? KEPT : errno == ENOENT ? NONE : UNKEPT;
     }
     for (int i = f->n - 1; i >= 0; i--)
-        if (rename(tmp[i], f->path[i]) < 0) {
+        if (rename(tmp[i], real[i]) < 0) {
             ct_err_sys(err, CT_EIO, "cannot write '%s'", f->path[i]);
             for (int j = 0; j <= i; j++)
                 unlink(tmp[j]);
             for (int j = i + 1; j < f->n; j++)
                 if (had[j] == KEPT)
-                    rename(bak[j], f->path[j]);
+                    rename(bak[j], real[j]);
                 else if (had[j] == NONE)
-                    unlink(f->path[j]);
+                    unlink(real[j]);
             for (int j = 0; j < f->n; j++)
                 if (had[j] == KEPT)
                     unlink(bak[j]);

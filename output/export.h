@@ -147,6 +147,7 @@ struct ct_export_files {
     const struct ct_text *text[6];
     int mode[6];
     int n;
+    const char *input; /* the config read (NULL: none): no output may be it */
     bool rules; /* a rules file is among them (after path's files) */
 };
 /* Which files an export writes to path (FILE, FILE.env, FILE.mca.conf, FILE<side_suffix>;
@@ -155,7 +156,8 @@ struct ct_export_files {
 void ct_export_files(const struct ct_emitter *e, const struct ct_export_out *out, const char *path,
                      struct ct_export_files *f);
 void ct_export_files_release(struct ct_export_files *f);
-/* Check that every file of f can be created (folder exists, writable; not a folder itself). */
+/* Check that every file of f can be created (folder exists, writable; not a folder itself, not
+ * a device, FIFO or socket, not f->input; a link is followed to the file it names). */
 int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err);
 /* Write all files of f: each to a temp file first, then all renamed; on any failure nothing
  * is left behind (temp files removed, existing files untouched or, when a rename fails

@@ -82,4 +82,26 @@ $COLLTUNE run --local 2 --coll allgather -b 0 -e 64 -n 2 -w 1 >"$TMP/out" 2>"$TM
 $COLLTUNE run --local 2 -b 0 -e 0 -n 2 -w 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 0 ] && [ "$(sizes_of)" = "0 " ] && ok "-b 0 -e 0: size 0 once" ||
     { not_ok "-b 0 -e 0: exit $rc, sizes $(sizes_of)"; sed 's/^/#   /' "$TMP/err"; }
+# --json to a FIFO (and a device, as /dev/null) is written through, never replaced: a rename
+# over /dev/null, as root, put a regular file there; through a link, the file it names
+mkfifo "$TMP/jf"
+cat "$TMP/jf" >"$TMP/jf.got" &
+reader=$!
+$COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 --json "$TMP/jf" >/dev/null 2>"$TMP/err"; rc=$?
+wait $reader
+[ $rc -eq 0 ] && [ -p "$TMP/jf" ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/jf.got" \
+    && ok "--json to a FIFO: written through, the FIFO kept" \
+    || { not_ok "--json to a FIFO: exit $rc, $(ls -l "$TMP/jf")"; sed 's/^/#   /' "$TMP/err"; }
+if [ "$(id -u)" = 0 ] && mknod "$TMP/null" c 1 3 2>/dev/null; then
+    $COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 --json "$TMP/null" >/dev/null 2>&1; rc=$?
+    [ $rc -eq 0 ] && [ -c "$TMP/null" ] && ok "--json to a device node (root): it stays a device" \
+        || not_ok "--json to a device: exit $rc, $(ls -l "$TMP/null")"
+else
+    skip "--json to a device node: needs root (mknod)"
+fi
+echo old >"$TMP/jreal.json" && chmod 640 "$TMP/jreal.json" && ln -s jreal.json "$TMP/jlink.json"
+$COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 --json "$TMP/jlink.json" >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && [ -L "$TMP/jlink.json" ] && grep -q colltune-results "$TMP/jreal.json" \
+    && [ "$(stat -c %a "$TMP/jreal.json")" = 640 ] && ok "--json through a link: the file it names, mode kept" \
+    || not_ok "--json through a link: exit $rc, $(ls -l "$TMP/jlink.json" "$TMP/jreal.json")"
 done_testing

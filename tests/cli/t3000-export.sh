@@ -46,6 +46,18 @@ usage_error "bad --nccl-proto" -- $X "$C4" --format nccl-tuner --nccl-proto LL
 usage_error "unwritable --out" -- $X "$C4" --format ompi-rules --out /proc/colltune/rules
 usage_error "--out is a folder" -- $X "$C4" --format ompi-rules --out "$TMP/w"
 usage_error "--out in a missing folder" -- $X "$C4" --format csv --out "$TMP/w/no/such/x.csv"
+# what a rename would put a regular file in place of (a device node, as root), and the config
+# itself, are refused; options the format reads nowhere too (they were ignored)
+mkfifo "$TMP/fifo"
+usage_says "--out is a FIFO" "not a regular file" -- $X "$C4" --format csv --out "$TMP/fifo"
+[ -p "$TMP/fifo" ] && ok "... the FIFO is left a FIFO" || not_ok "the FIFO was replaced"
+cp "$C4" "$TMP/self.json"
+usage_says "--out is the config read" "it is the config read" -- $X "$TMP/self.json" --format ompi-rules --out "$TMP/self.json"
+usage_says "--rules-file is the config read" "it is the config read" -- $X "$TMP/self.json" --format env --for ompi --rules-file "$TMP/self.json" --out "$TMP/w/e.env"
+cmp -s "$C4" "$TMP/self.json" && ok "... the config is unchanged" || not_ok "the config was written over"
+usage_says "--rules-file beside a format that reads none" "applies to --format env and slurm" -- $X "$C4" --format ompi-rules --rules-file "$TMP/w/r"
+usage_says "--nccl-proto beside Open MPI's format" "applies to NCCL's formats" -- $X "$C4" --format ompi-rules --nccl-proto ll
+usage_says "--nccl-channels beside nccl-env" "applies to --format nccl-tuner" -- $X "$C4" --format nccl-env --nccl-channels 4
 usage_error "push to a non-HTTP URL" -- $X "$C4" --format csv --push ftp://127.0.0.1/x
 usage_error "push URL without host" -- $X "$C4" --format csv --push http:///x
 usage_error "header value on the command line" -- $X "$C4" --format csv --push http://127.0.0.1:9/x --header "Authorization: Bearer hunter2"
@@ -54,6 +66,12 @@ usage_error "header from an unset variable" -- $X "$C4" --format csv --push http
 usage_error "header from a missing file" -- $X "$C4" --format csv --push http://127.0.0.1:9/x --header "Authorization: @$TMP/nope"
 usage_error "push-metrics without results" -- $X "$C4" --push-metrics http://127.0.0.1:9/
 [ "$(ls -A "$TMP/w")" = "" ] && ok "nothing written by refused exports" || not_ok "refused exports wrote: $(ls "$TMP/w")"
+# a link is followed: the file it names is replaced (its mode kept) and the link stays
+mkdir "$TMP/ln" && echo old >"$TMP/ln/real.csv" && chmod 600 "$TMP/ln/real.csv" && ln -s real.csv "$TMP/ln/link.csv"
+expect 0 "--out through a link" -- $X "$C4" --format csv --out "$TMP/ln/link.csv"
+[ -L "$TMP/ln/link.csv" ] && grep -q "^coll," "$TMP/ln/real.csv" && [ "$(stat -c %a "$TMP/ln/real.csv")" = 600 ] \
+    && ok "... the link kept, the file it names written, mode 600 kept" \
+    || not_ok "through a link: $(ls -l "$TMP/ln")"
 
 # ---- every format: exit 0, atomic, sidecars, notes on stderr ------------------------------
 for f in $($X --list | awk '{print $1}'); do
