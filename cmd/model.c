@@ -63,7 +63,7 @@ static int parse(struct model_ctx *x, int argc, char **argv)
             *(c == 'b' ? &x->q.minb : &x->q.maxb) = sz;
             break;
         case 'f':
-            x->q.factor = atof(optarg);
+            CT_TRY_OPT(ct_arg_num("model", "stepfactor", optarg, 1.01, 1024, &x->q.factor));
             break;
         case 'd': CT_TRY_OPT(ct_opts_set_dtype(&x->o, "model", optarg)); break;
         case 'h': fputs(ct_help_model, stdout); return -1;
