@@ -66,6 +66,11 @@ usage_error "header from an unset variable" -- $X "$C4" --format csv --push http
 usage_error "header from a missing file" -- $X "$C4" --format csv --push http://127.0.0.1:9/x --header "Authorization: @$TMP/nope"
 usage_error "push-metrics without results" -- $X "$C4" --push-metrics http://127.0.0.1:9/
 [ "$(ls -A "$TMP/w")" = "" ] && ok "nothing written by refused exports" || not_ok "refused exports wrote: $(ls "$TMP/w")"
+# a mapped CSV leaves the channels to NCCL (0); --nccl-channels N sets them on every line
+$X "$C4" --format nccl-tuner >"$TMP/ch0.csv" 2>/dev/null && $X "$C4" --format nccl-tuner --nccl-channels 4 >"$TMP/ch4.csv" 2>/dev/null
+[ "$(grep -v '^#' "$TMP/ch0.csv" | cut -d, -f6 | sort -u)" = 0 ] && [ "$(grep -v '^#' "$TMP/ch4.csv" | cut -d, -f6 | sort -u)" = 4 ] \
+    && ok "mapped CSV: channels 0 (NCCL's own), 4 with --nccl-channels 4" \
+    || not_ok "mapped CSV channels: $(grep -v '^#' "$TMP/ch0.csv" | cut -d, -f6 | sort -u | tr '\n' ' ')"
 # a link is followed: the file it names is replaced (its mode kept) and the link stays
 mkdir "$TMP/ln" && echo old >"$TMP/ln/real.csv" && chmod 600 "$TMP/ln/real.csv" && ln -s real.csv "$TMP/ln/link.csv"
 expect 0 "--out through a link" -- $X "$C4" --format csv --out "$TMP/ln/link.csv"
