@@ -16,21 +16,41 @@
 
 #include "clock.h"
 
+/* The descriptor of this process's standard output or error when st is the file open there
+ * (/dev/stdout, or the file stdout is redirected to), else -1. */
+static int std_stream(const struct stat *st)
+{
+    struct stat s;
+    for (int fd = 1; fd <= 2; fd++)
+        if (fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino)
+            return fd;
+    return -1;
+}
+
 int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err)
 {
     struct stat st;
     *real = NULL;
     *mode = -1;
-    char *r = realpath(path, NULL);
-    if (!r && errno == ENOENT && lstat(path, &st) == 0) /* a link to nothing */
-        return ct_err_set(err, CT_EINVAL, "cannot write '%s': a link to a missing file", path);
-    if (!r && errno != ENOENT)
-        return ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
-    *real = r ? r : ct_xstrdup(path); /* (nothing there yet: path itself) */
-    if (!r || stat(r, &st) < 0)
+    if (stat(path, &st) < 0) {
+        if (errno == ENOENT && lstat(path, &st) == 0) /* a link to nothing */
+            return ct_err_set(err, CT_EINVAL, "cannot write '%s': a link to a missing file", path);
+        if (errno != ENOENT)
+            return ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
+        *real = ct_xstrdup(path); /* nothing there yet: path itself */
         return 1;
+    }
     *mode = (int)(st.st_mode & 07777);
-    return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? 1 : 0;
+    /* written through path itself: a device, FIFO or socket (/dev/stdout on a pipe resolves
+     * to no path), or the file a standard stream is open on (a rename would leave the stream
+     * on the old file, and what it printed lost) */
+    if ((!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) || std_stream(&st) >= 0) {
+        *real = ct_xstrdup(path);
+        return 0;
+    }
+    if (!(*real = realpath(path, NULL)))
+        return ct_err_sys(err, CT_EINVAL, "cannot write '%s'", path);
+    return 1;
 }
 
 /* All of data to fd; 0 or -1 (errno). */
@@ -55,10 +75,13 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
     if (kind < 0)
         return CT_EIO;
     if (kind == 0) { /* a device or a FIFO (/dev/null, /dev/stdout): written through */
-        int fd = open(real, O_WRONLY | O_CLOEXEC);
+        struct stat st;
+        int sfd = stat(real, &st) == 0 ? std_stream(&st) : -1; /* at its offset, after */
+        fflush(sfd == 1 ? stdout : stderr);                    /* what it holds */
+        int fd = sfd >= 0 ? sfd : open(real, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write_all(fd, data, len) < 0)
             rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
-        if (fd >= 0)
+        if (fd >= 0 && fd != sfd)
             close(fd);
         free(real);
         return rc;
@@ -66,11 +89,16 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
     size_t pl = strlen(real);
     char *tmp = ct_xmalloc(pl + 32);
     snprintf(tmp, pl + 32, "%s.tmp.%ld", real, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    unlink(tmp); /* a stale one from a killed run of the same pid */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
     } else {
-        /* a file replaced keeps its mode; through a link, the file it names is replaced */
+        /* a file replaced keeps its mode and (as root) its owner; through a link, the file it
+         * names is replaced */
+        struct stat st;
+        if (mode >= 0 && geteuid() == 0 && stat(real, &st) == 0)
+            (void)fchown(fd, st.st_uid, st.st_gid);
         if ((mode >= 0 && fchmod(fd, (mode_t)mode) < 0) || write_all(fd, data, len) < 0 ||
             (fsync(fd) < 0 && errno != EINVAL))
             rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
@@ -204,6 +232,10 @@ int ct_file_check_writable(const char *path, struct ct_err *err)
     if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
         free(real);
         return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", path);
+    }
+    if (kind == 0 && stat(real, &st) == 0 && S_ISSOCK(st.st_mode)) { /* open() fails: ENXIO */
+        free(real);
+        return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a socket", path);
     }
     /* written through (not opened here: a FIFO's reader would read its end), or read-only */
     if (kind == 0 || (mode >= 0 && access(real, W_OK) < 0)) {

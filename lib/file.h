@@ -16,8 +16,9 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
 /* Where a write to path lands: its target (links followed, as open() follows them; path
  * itself where nothing is there yet), new memory in *real, and its mode in *mode (-1: none
  * yet). 1: a regular file, a folder or nothing yet (a rename may replace it); 0: something
- * else (a device, FIFO or socket: written through); CT_EINVAL: a link to a missing file, or
- * a path that cannot be resolved (*real NULL). */
+ * else, written through path itself (a device, FIFO or socket, or the file standard output
+ * or error is open on: /dev/stdout, or its redirection); CT_EINVAL: a link to a missing
+ * file, or a path that cannot be resolved (*real NULL). */
 int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err);
 /* Write an encoded document and a newline to path atomically. text is malloc'ed and taken
  * (freed here); NULL (the encoder failed): CT_ENOMEM "cannot encode WHAT". */

@@ -41,9 +41,10 @@ int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *
         return ct_err_set(err, CT_EINVAL,
                           "the config's NCCL section, as colltune's NCCL tuner plugin reads it: %s",
                           msg);
-    if (!t.found) {
+    bool found = t.found;
+    if (!found || ct_export_nccl_measured(o, err) < 0) {
         ct_nr_free(&t);
-        return mapped(c, o, out, err);
+        return found ? CT_EINVAL : mapped(c, o, out, err);
     }
     int rc = ct_nccl_plugin_path(plugin, sizeof plugin, err);
     if (rc < 0) {

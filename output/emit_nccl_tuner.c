@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nccl-tuner: the CSV of NCCL's example tuner plugin (plugins/tuner/example, ext-tuner/example
- * before 2.29.7; parser unchanged from 2.27.5 to 2.30.7), always with explicit channel counts,
- * plus the env lines that load it. Every line stays under the plugin's 256-byte line buffer.
+ * before 2.29.7; parser unchanged from 2.27.5 to 2.30.7), never with channels -1 (the stock
+ * plugin's 1 channel; a mapped line writes 0, NCCL's own count), plus the env lines that load
+ * it. Every line stays under the plugin's 256-byte line buffer.
  * From the config's measured NCCL section (sweep --lib nccl) where it has one, read with the
  * plugin's own reader; else mapped from colltune's rules, labelled so. Either way a file of no
  * line is refused: the stock plugin would run every call on 1 channel, slower than no file.
@@ -144,6 +145,10 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                    "# bytes: NCCL nBytes (allreduce count*dtsize; allgather, reducescatter\n"
                    "#   nranks*count*dtsize), the same numbers as colltune sizes; both ends "
                    "inclusive\n");
+    if (nt.found && ct_export_nccl_measured(o, err) < 0) {
+        ct_nr_free(&nt);
+        return CT_EINVAL;
+    }
     if (nt.found) {
         /* no line: the example plugin would run every call on 1 channel, a file that can only
          * make things slower (the Open MPI and MPICH exports refuse alike) */
@@ -162,8 +167,8 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                    "# protocol: colltune does not measure NCCL protocols; every line says "
                    "'%s' (--nccl-proto)\n",
                    proto);
-    ct_text_put(t, "# channels: colltune's channel count where the algorithm has one, else 0 "
-                   "(NCCL's own);\n"
+    ct_text_put(t, "# channels: 0 (NCCL's own count: a host-memory ring's says nothing of "
+                   "NCCL's), or --nccl-channels;\n"
                    "#   never -1, which the stock plugin turns into 1 channel. Calls no line "
                    "matches\n"
                    "#   (broadcast, reduce, sizes noted below) also run on 1 channel with the "

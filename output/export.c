@@ -398,6 +398,16 @@ const char *ct_export_version(const struct ct_export_opts *o, int lib)
     return o->version ? o->version : ct_lib_default_version(lib);
 }
 
+int ct_export_nccl_measured(const struct ct_export_opts *o, struct ct_err *err)
+{
+    if (!o->nccl_proto && o->nccl_channels < 0)
+        return 0;
+    return ct_err_set(err, CT_EINVAL,
+                      "--nccl-%s: CONFIG's NCCL section was measured: its rules carry the "
+                      "protocol and channels NCCL ran (export without it)",
+                      o->nccl_proto ? "proto" : "channels");
+}
+
 bool ct_export_selected(const struct ct_export_opts *o, const struct ct_ruleset *s)
 {
     return o->nranks <= 0 || s->nranks == o->nranks;
@@ -420,12 +430,14 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (o->rules_path && !e->needs_lib)
         return ct_err_set(err, CT_EINVAL, "--rules-file applies to --format env and slurm, not %s",
                           e->name);
-    if ((o->nccl_proto && !nccl) || (o->nccl_channels >= 0 && strcmp(e->name, "nccl-tuner")))
+    bool csv = !strcmp(e->name, "nccl-tuner") || (nccl && e->needs_lib && o->rules_path);
+    if ((o->nccl_proto && !nccl) || (o->nccl_channels >= 0 && !csv))
         return ct_err_set(err, CT_EINVAL, "--nccl-%s applies to %s, not %s",
                           o->nccl_proto && !nccl ? "proto" : "channels",
                           o->nccl_proto && !nccl
                               ? "NCCL's formats (nccl-tuner, nccl-env, --for nccl)"
-                              : "--format nccl-tuner",
+                              : "--format nccl-tuner (and env/slurm --for nccl --rules-file, "
+                                "which write its CSV)",
                           e->name);
     /* paths go into comments and export lines: a newline would start a line of its own */
     for (int i = 0; i < 2; i++)
@@ -537,14 +549,40 @@ void ct_export_files_release(struct ct_export_files *f)
     memset(f, 0, sizeof *f);
 }
 
+/* The file path names, as one name: its folder resolved (links, "..") and its own name, the
+ * file it links to where it is a link; new memory. */
+static char *same_name(const char *path)
+{
+    char *r = realpath(path, NULL), *dir = ct_xstrdup(path), *slash = strrchr(dir, '/');
+    if (r)
+        return r;
+    const char *base = slash ? slash + 1 : path;
+    if (slash)
+        slash[slash == dir] = 0;
+    char *rd = realpath(slash ? dir : ".", NULL);
+    size_t n = strlen(rd ? rd : dir) + strlen(base) + 2;
+    char *out = ct_xmalloc(n);
+    snprintf(out, n, "%s/%s", rd ? rd : dir, base);
+    free(rd);
+    free(dir);
+    return out;
+}
+
 int ct_export_files_check(const struct ct_export_files *f, struct ct_err *err)
 {
     for (int i = 0; i < f->n; i++) {
         const char *p = f->path[i];
         struct stat st;
-        for (int k = 0; k < i; k++)
-            if (!strcmp(f->path[k], p))
-                return ct_err_set(err, CT_EINVAL, "two outputs would be written to '%s'", p);
+        char *me = same_name(p);
+        bool twice = false; /* as named, or through a link or a "..": one file written twice */
+        for (int k = 0; k < i && !twice; k++) {
+            char *other = same_name(f->path[k]);
+            twice = !strcmp(f->path[k], p) || !strcmp(other, me);
+            free(other);
+        }
+        free(me);
+        if (twice)
+            return ct_err_set(err, CT_EINVAL, "two outputs would be written to '%s'", p);
         if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
             return ct_err_set(err, CT_EINVAL, "cannot write '%s': it is a folder", p);
         char *real;
@@ -638,6 +676,8 @@ int ct_export_files_write(const struct ct_export_files *f, struct ct_err *err)
         else if (kind > 0)
             snprintf(real[done], sizeof real[done], "%s", r);
         free(r);
+        if (keep >= 0 && (f->mode[done] & 0111)) /* a script stays one (a TaskProlog) */
+            keep |= (keep & 0444) >> 2;
         if (rc < 0 || kind < 0 ||
             (rc = write_temp(real[done], f->text[done], f->mode[done], keep, tmp[done],
                              sizeof tmp[0], err)) < 0) {

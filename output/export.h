@@ -174,6 +174,9 @@ struct ct_xrange {
     const struct ct_algomap_row *later; /* with map NULL: the row of a later library version */
 };
 
+/* Exporting a measured NCCL section: --nccl-proto and --nccl-channels refused (its rules carry
+ * what NCCL ran; they would be ignored). */
+int ct_export_nccl_measured(const struct ct_export_opts *o, struct ct_err *err);
 /* True if s is selected by o (--nranks). */
 bool ct_export_selected(const struct ct_export_opts *o, const struct ct_ruleset *s);
 /*

@@ -102,6 +102,8 @@ int ct_launch_env_size(void)
     struct ct_launch_info li;
     if (ct_launch_env_rank() < 0 || ct_launch_detect(&none, &li, NULL) < 0)
         return -1;
+    if (li.kind == CT_LAUNCH_SINGLE && !li.size_var && li.launcher_size <= 0)
+        return -1; /* a rank no variable sizes (PMIX_RANK alone, PMIx not built) */
     return li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : -1;
 }
 

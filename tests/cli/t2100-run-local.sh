@@ -104,4 +104,13 @@ $COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 --json "$TMP/jlink.json" >/dev/null 
 [ $rc -eq 0 ] && [ -L "$TMP/jlink.json" ] && grep -q colltune-results "$TMP/jreal.json" \
     && [ "$(stat -c %a "$TMP/jreal.json")" = 640 ] && ok "--json through a link: the file it names, mode kept" \
     || not_ok "--json through a link: exit $rc, $(ls -l "$TMP/jlink.json" "$TMP/jreal.json")"
+# --json /dev/stdout: into the pipe (it resolves to no path), or the file stdout is redirected
+# to, after what is there (a rename replaced that file: the log before it, and the table, lost)
+$COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 --json /dev/stdout 2>"$TMP/err" | grep -c colltune-results >"$TMP/piped"
+[ "$(cat "$TMP/piped")" = 1 ] && ok "--json /dev/stdout into a pipe" || { not_ok "--json /dev/stdout piped"; sed 's/^/#   /' "$TMP/err"; }
+echo "previous log" >"$TMP/app.log"
+$COLLTUNE run --local 2 -b 8 -e 8 -n 2 -w 0 --json /dev/stdout >>"$TMP/app.log" 2>"$TMP/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "previous log" "$TMP/app.log" && grep -q "nRanks 2" "$TMP/app.log" && grep -q colltune-results "$TMP/app.log" \
+    && ok "--json /dev/stdout redirected to a log: the log, the table and the JSON kept" \
+    || { not_ok "--json /dev/stdout >> log (exit $rc)"; head -3 "$TMP/app.log" | sed 's/^/#   /'; }
 done_testing

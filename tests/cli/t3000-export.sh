@@ -71,6 +71,18 @@ $X "$C4" --format nccl-tuner >"$TMP/ch0.csv" 2>/dev/null && $X "$C4" --format nc
 [ "$(grep -v '^#' "$TMP/ch0.csv" | cut -d, -f6 | sort -u)" = 0 ] && [ "$(grep -v '^#' "$TMP/ch4.csv" | cut -d, -f6 | sort -u)" = 4 ] \
     && ok "mapped CSV: channels 0 (NCCL's own), 4 with --nccl-channels 4" \
     || not_ok "mapped CSV channels: $(grep -v '^#' "$TMP/ch0.csv" | cut -d, -f6 | sort -u | tr '\n' ' ')"
+# env --for nccl --rules-file writes the CSV: --nccl-channels is read there
+expect 0 "env --for nccl --rules-file with --nccl-channels" -- $X "$C4" --format env --for nccl --rules-file "$TMP/nr.csv" --nccl-channels 4 --out "$TMP/nr.env"
+[ "$(grep -v '^#' "$TMP/nr.csv" | cut -d, -f6 | sort -u)" = 4 ] && ok "... its CSV's lines on 4 channels" || not_ok "env --for nccl CSV channels"
+# two outputs that are one file through a link: refused before anything is written (a rename
+# failed midway, exit 1)
+mkdir "$TMP/dup" && echo keep >"$TMP/dup/x" && ln -s x "$TMP/dup/r"
+usage_says "--rules-file a link to --out" "two outputs would be written" -- $X "$C4" --format env --for ompi --rules-file "$TMP/dup/r" --out "$TMP/dup/x"
+[ "$(cat "$TMP/dup/x")" = keep ] && ok "... nothing written" || not_ok "dup: $(head -2 "$TMP/dup/x")"
+# a TaskProlog written over a file keeps being a script (its mode kept, execute bits added)
+touch "$TMP/job.sh" && chmod 644 "$TMP/job.sh"
+expect 0 "slurm over an existing file" -- $X "$C4" --format slurm --for ompi --out "$TMP/job.sh"
+[ -x "$TMP/job.sh" ] && ok "... it is executable" || not_ok "slurm prolog mode $(stat -c %a "$TMP/job.sh")"
 # a link is followed: the file it names is replaced (its mode kept) and the link stays
 mkdir "$TMP/ln" && echo old >"$TMP/ln/real.csv" && chmod 600 "$TMP/ln/real.csv" && ln -s real.csv "$TMP/ln/link.csv"
 expect 0 "--out through a link" -- $X "$C4" --format csv --out "$TMP/ln/link.csv"

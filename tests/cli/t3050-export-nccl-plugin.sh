@@ -70,6 +70,10 @@ grep -q "NCCL's own choice measured best" "$TMP/err" && ok "and says so" || not_
 grep -q "$LABEL" "$TMP/t.csv" "$TMP/err" && not_ok "measured CSV labelled mapped" || ok "measured CSV not labelled mapped"
 # what NCCL's verify checks is colltune's plugin: the example plugin's CSV is never said verified
 CV="not verified: \`colltune sweep --verify --lib nccl\` checks colltune's own tuner plugin"
+# the measured lines carry NCCL's own protocol and channels: options that would not be read
+usage_says "nccl-tuner --nccl-proto of a measured section" "NCCL section was measured" -- $X "$TMP/measured.json" --format nccl-tuner --nccl-proto ll128
+usage_says "nccl-plugin --nccl-channels of a measured section" "applies to --format nccl-tuner" -- $X "$TMP/measured.json" --format nccl-plugin --nccl-channels 3
+usage_says "nccl-plugin --nccl-proto of a measured section" "NCCL section was measured" -- $X "$TMP/measured.json" --format nccl-plugin --nccl-proto ll128
 expect 0 "nccl-tuner from a verified section" -- $X "$TMP/verified.json" --format nccl-tuner --out "$TMP/v.csv"
 grep -q "^# $CV" "$TMP/v.csv" && grep -q "$CV" "$TMP/err" && ! grep -qF "$YV" "$TMP/v.csv" \
     && ok "CSV: not what verify checked, said in the file and on stderr" || not_ok "CSV: $(head -12 "$TMP/v.csv")"
