@@ -16,6 +16,7 @@
 #include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/parse.h"
+#include "../transport/launch.h"
 
 /* glibc's allocator variables (mallopt(3)): a launch setting of either library, as they
  * decide whether a collective's temporary buffers are mapped and faulted in anew on every
@@ -680,6 +681,14 @@ int ct_libmod_open(const struct ct_libmod *m, int refused, struct ct_backend *be
     /* the handle stays open: the library lives until the process ends */
     int rc = entry(CT_LIBMOD_ABI, be, ctx, err);
     be->reach = NULL; /* this frame's */
+    /* a launcher the library does not speak to (MPICH's hydra starting Open MPI, srun without
+     * --mpi): each process a job of its own, every table one rank's */
+    int want = ct_launch_env_size();
+    if (rc == 0 && want > 1 && be->shape.nranks == 1)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "%s started a job of 1 rank where its launcher started %d processes: "
+                          "start it with %s (or srun --mpi=pmix|pmi2), or colltune --local N",
+                          m->title, want, ct_libmod_launcher(m));
     return rc;
 }
 

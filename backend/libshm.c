@@ -217,6 +217,19 @@ int ct_libmod_shm_fits(const struct ct_libmod *m, struct ct_libmod_shm *c, const
         snprintf(name, sizeof name, "%.*s%s", (int)pn, pre, shm_var[k]);
         envs[k] = given[k] < 0 ? getenv(name) : NULL; /* this environment's: the ranks inherit */
         const char *s = given[k] >= 0 ? values[given[k]] : envs[k];
+        /* sizes Open MPI takes without a word and then misreads: a negative one (an unsigned
+         * 2^64 less it: eager_limit=-5 gave wrong results and a hang here), a segment past an
+         * int (refused in a box, its default used: a 1 MiB eager limit then ran over TCP) */
+        bool neg = s && k != CT_SHM_XPMEM && s[strspn(s, " \t")] == '-';
+        if (neg || (s && k == CT_SHM_SEGMENT && !shm_value(k, s, &v[k]) && v[k] > INT_MAX)) {
+            c->named = given[k];
+            return ct_err_set(err, CT_EINVAL, "%.*s%s=%s%s: %s", (int)pn, pre, shm_var[k], s,
+                              given[k] >= 0 ? "" : " (this environment's)",
+                              neg ? "a negative size, which Open MPI reads as an unsigned one "
+                                    "(2^64 less it: wrong results and hangs)"
+                                  : "past 2147483647, which Open MPI refuses for its segment, "
+                                    "using its default instead");
+        }
         if (s) {
             if (shm_value(k, s, &v[k]))
                 return 0; /* not a size: the library says what it makes of it */

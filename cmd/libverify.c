@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../backend/libmod.h"
+#include "../lib/file.h"
 #include "../output/export.h"
 #include "cmd.h"
 #include "librun.h"
@@ -34,6 +35,10 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
                            path, err.msg);
     else if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
+    char copy[4200]; /* the copy it writes: found unwritable after minutes of launches, before */
+    ct_verify_copy_path(path, copy, sizeof copy);
+    if (!code && ct_file_check_writable(copy, &err) < 0)
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s", err.msg);
     free(mod);
     if (code)
         return code;

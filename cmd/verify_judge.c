@@ -73,5 +73,11 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
             return "the file carries one rule set per collective, not this";
     if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)
         return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
+    int most, least, cores = ct_libmod_cores();
+    if (o->hosts && ct_libmod_hosts_slots(o->hosts, &most, &least) > 0 &&
+        (most != least || most != s->ranks_per_node))
+        return "--hosts places them in another shape (ranks per host)";
+    if (!o->hosts && cores > 0 && s->ranks_per_node > cores) /* as a sweep there writes none */
+        return "its ranks on this host outnumber its cores: a verify would time the scheduler";
     return NULL;
 }

@@ -216,8 +216,11 @@ int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const
         snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
     if (o->local_set)
         snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
+    struct ct_export_out none = {0}; /* why its first set is not verified here */
+    const char *why = l->nsets ? ct_verify_set_elsewhere(o, &none, &l->sets[0]) : NULL;
     return ct_cmd_fail(
-        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s)", path,
+        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s%s%s)", path,
         title, want,
-        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has);
+        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has,
+        why ? "; the first: " : "", why ? why : "");
 }

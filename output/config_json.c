@@ -127,6 +127,9 @@ static uint64_t set_digest(const struct ct_ruleset *s)
 {
     uint64_t h = CT_FNV64_BASIS;
     char b[160];
+    snprintf(b, sizeof b, "%s,%d,%d,%d;", ct_coll_name(s->coll), s->nranks, s->nnodes,
+             s->ranks_per_node); /* its shape */
+    h = ct_fnv1a64(h, b);
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
         snprintf(b, sizeof b, "%llu,%llu,%s,%d,%llu;", (unsigned long long)r->min_bytes,
@@ -156,13 +159,30 @@ static uint64_t whole_digest(const struct ct_librules *l)
     return h;
 }
 
+/* A section's library, release and launch settings: what a rule set's mark was measured with
+ * ("verified against Open MPI 4.1.4's defaults with the launch settings") */
+static uint64_t lib_digest(const struct ct_librules *l)
+{
+    return ct_fnv1a64(ct_fnv1a64(ct_fnv1a64(env_digest(l), l->library), ","), l->version);
+}
+
+/* of, and the mark's own figures: a mark edited by hand (its geomean, its date) is not one */
+static uint64_t mark_of(uint64_t of, const struct ct_verified *v)
+{
+    char b[sizeof v->at + 96];
+    double tell = v->tell >= 1 && v->tell <= CT_VERIFIED_GEO_MAX ? v->tell : 0; /* as written */
+    snprintf(b, sizeof b, "%016llx;%s;%.17g;%.17g", (unsigned long long)of, v->at, v->geomean,
+             tell);
+    return ct_fnv1a64(CT_FNV64_BASIS, b);
+}
+
 /* A mark read (in o[key]) whose "of" is not what it is read with: gone. A mark without one
  * (a config before 2026-12-06) stays. */
 static void mark_check(json_t *o, const char *key, uint64_t of, struct ct_verified *v)
 {
     json_t *x = json_object_get(o, key), *f = x ? json_object_get(x, "of") : NULL;
     char want[24];
-    snprintf(want, sizeof want, "%016llx", (unsigned long long)of);
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)mark_of(of, v));
     if (json_is_string(f) && strcmp(json_string_value(f), want))
         memset(v, 0, sizeof *v);
 }
@@ -174,7 +194,7 @@ static void verified_json(json_t *o, const char *key, const struct ct_verified *
         return;
     json_t *x = json_object();
     char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)of);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)mark_of(of, v));
     json_object_set_new(x, "of", json_string(hex));
     json_object_set_new(x, "at", json_string(v->at));
     json_object_set_new(x, "geomean", json_real(v->geomean));
@@ -183,9 +203,9 @@ static void verified_json(json_t *o, const char *key, const struct ct_verified *
     json_object_set_new(o, key, x);
 }
 
-/* lib: a library section's ruleset (its own names and ids, "segsize", "default"); nccl: in the
- * tuner plugin's words */
-static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
+/* lib: a library section's ruleset (its own names and ids, "segsize", "default"), its marks of
+ * what lib_digest says of the section (with); nccl: in the tuner plugin's words */
+static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl, uint64_t with)
 {
     json_t *o = json_object();
     json_object_set_new(o, "coll", json_string(ct_coll_name(s->coll)));
@@ -254,7 +274,7 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl)
         json_object_set_new(o, "algorithms", rows);
     }
     if (lib)
-        verified_json(o, "verified", &s->verified, set_digest(s));
+        verified_json(o, "verified", &s->verified, set_digest(s) ^ with);
     return o;
 }
 
@@ -274,7 +294,7 @@ char *ct_config_json_dumps(const struct ct_config *c)
     json_object_set_new(doc, "sweep", settings_json(&c->sweep));
     json_t *rules = json_array();
     for (int i = 0; i < c->nsets; i++)
-        json_array_append_new(rules, ruleset_json(&c->sets[i], false, false));
+        json_array_append_new(rules, ruleset_json(&c->sets[i], false, false, 0));
     json_object_set_new(doc, "rules", rules);
     if (c->nlibs) {
         json_t *libs = json_array();
@@ -302,7 +322,8 @@ char *ct_config_json_dumps(const struct ct_config *c)
             }
             for (int i = 0; i < lr->nsets; i++)
                 json_array_append_new(
-                    lrules, ruleset_json(&lr->sets[i], true, !strcmp(lr->library, "nccl")));
+                    lrules,
+                    ruleset_json(&lr->sets[i], true, !strcmp(lr->library, "nccl"), lib_digest(lr)));
             json_object_set_new(o, "rules", lrules);
             json_array_append_new(libs, o);
         }
@@ -1087,9 +1108,7 @@ static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct
     if (!lib)
         return 0;
     CT_TRY(read_lib_rows(o, at, s, err));
-    CT_TRY(read_verified(o, at, "verified", &s->verified, err));
-    mark_check(o, "verified", set_digest(s), &s->verified);
-    return 0;
+    return read_verified(o, at, "verified", &s->verified, err); /* (its "of": read_libs) */
 }
 
 /* Rulesets of a "rules" array into *sets (new), at most one per collective and rank count. */
@@ -1183,6 +1202,9 @@ static int read_libs(json_t *doc, struct ct_config *c, struct ct_err *err)
         char prefix[40];
         snprintf(prefix, sizeof prefix, "%s.", at);
         CT_TRY(read_rulesets(rules, prefix, true, &l->sets, &l->nsets, err));
+        for (int k = 0; k < l->nsets; k++)
+            mark_check(json_array_get(rules, (size_t)k), "verified",
+                       set_digest(&l->sets[k]) ^ lib_digest(l), &l->sets[k].verified);
         mark_check(o, "env_verified", env_digest(l), &l->env_verified);
         mark_check(o, "whole_verified", whole_digest(l), &l->whole_verified);
     }

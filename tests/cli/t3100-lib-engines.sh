@@ -755,6 +755,15 @@ usage_says "verify --local 3 of a 2-rank section" "has no Open MPI section for 3
 usage_says "verify --coll alltoall of an allreduce section" "has no Open MPI section for alltoall on one host" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
 [ ! -s "$TMP/out" ] && ok "... that line alone (no verify header before it)" || not_ok "verify header before the line: $(cat "$TMP/out")"
 usage_says "verify with --hosts and --local" "--local N and --hosts LIST do not combine" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --hosts localhost --local 2
+# a section of more ranks on a host than this host's cores: not verified here (it ran
+# oversubscribed and marked it verified), as a sweep there writes no config
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
+for s in c["libraries"][0]["rules"]: s["ranks_per_node"] = s["nranks"] = 2 * int(sys.argv[3])
+json.dump(c, open(sys.argv[2], "w"))' "$TMP/v-ok.json" "$TMP/v-over.json" "$(usable_cores)"
+usage_says "verify of a section of more ranks than cores" "outnumber its cores: a verify would time the scheduler" -- $COLLTUNE sweep --verify "$TMP/v-over.json" --lib ompi
+# a copy it cannot write: refused before any launch (found after the launches, exit 1)
+cp "$TMP/v-ok.json" "$TMP/v-nocopy.json" && mkdir "$TMP/v-nocopy.verified.json"
+usage_says "verify whose copy cannot be written" "v-nocopy.verified.json': it is a folder" -- $COLLTUNE sweep --verify "$TMP/v-nocopy.json" --lib ompi
 
 # ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
 # its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
@@ -1194,6 +1203,14 @@ usage_says "a selection file only rank 1 names" \
     -n 1 -env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$TMP/m-empty.json" $X --lib mpich -b 8 -e 64 -n 1 -w 0 --keep-rules
 t=$(($(date +%s) - t0))
 [ $t -lt 20 ] && ok "... within $t s" || not_ok "a file only rank 1 names: $t s"
+# Open MPI's engine under MPICH's launcher: each process a 1-rank job of its own (two tables of
+# one rank, exit 0, before): refused, naming the library's launcher
+if have mpicc.openmpi && [ -f "$(dirname "$COLLTUNE")/build/ct-lib-ompi.so" -o -f "$(dirname "$COLLTUNE")/ct-lib-ompi.so" ]; then
+    timeout 60 mpiexec.hydra -n 2 $X --lib ompi -b 8 -e 64 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"; rc=$?
+    [ $rc -eq 2 ] && grep -q "Open MPI started a job of 1 rank where its launcher started 2 processes: start it with mpirun.openmpi" "$TMP/err" \
+        && ! grep -q "nRanks" "$TMP/out" && ok "--lib ompi under hydra: refused, exit 2" \
+        || not_ok "--lib ompi under hydra (exit $rc): $(head -3 "$TMP/err")"
+fi
 # rank 0 refusing its --json (the others do not check it): every rank fails at once, rank 0's
 # line alone (rank 1 waited 90 s for MPI_Init and said so)
 t0=$(date +%s)

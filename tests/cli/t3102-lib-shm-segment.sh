@@ -24,6 +24,12 @@ own=$(ompi_info --parsable --level 9 --param btl vader 2>/dev/null | sed -n \
 EAGER=OMPI_MCA_btl_vader_eager_limit SEG=OMPI_MCA_btl_vader_segment_size
 X="$COLLTUNE sweep --lib ompi --local 2 --coll allreduce -b 8 -e 8"
 
+# sizes Open MPI takes without a word and misreads: a negative one (eager_limit=-5 gave wrong
+# results and a hang), a segment past an int (refused in a box, its default used: over TCP)
+usage_says "a negative eager limit" "$EAGER=-5: a negative size" -- $X --env $EAGER=-5
+usage_says "a segment past 2147483647" "$SEG=5000000000: past 2147483647" -- $X --env $SEG=5000000000
+usage_says "a negative eager limit in run's environment" "$EAGER=-5 (this environment's): a negative size" -- \
+    env $EAGER=-5 $COLLTUNE run --lib ompi --local 2 -b 8 -e 8
 usage_says "an eager limit of 1 MiB in Open MPI's own segment" \
     "--env: $EAGER=1048576: .*segment ($SEG=4194304) holds less than the first 8 fragments.* over TCP: set $SEG=9437184 beside it" -- \
     $X --env $EAGER=1048576

@@ -863,6 +863,26 @@ Test(config, verified_mark_of_what_and_the_librarys_rows)
               out.nnotes ? out.notes[0] : "");
     ct_export_out_release(&out);
     ct_config_release(&back);
+    /* by hand: the mark's own geomean, the library's release, a launch setting, the shape:
+     * each drops the mark (they read as verified before) */
+    static const char *const edits[][2] = {
+        {"\"geomean\": 0.8125", "\"geomean\": 0.5"},
+        {"\"version\": \"4.1.4\"", "\"version\": \"4.1.6\""},
+        {"\"ranks_per_node\": 2", "\"ranks_per_node\": 2, \"x\": 0"}, /* (unchanged: stays) */
+        {"\"name\": \"Open MPI\",", "\"name\": \"Open MPI\", \"env\": [{\"name\": "
+                                    "\"OMPI_MCA_btl_vader_fbox_max\", \"value\": \"64\"}],"}};
+    for (int k = 0; k < 4; k++) {
+        char *at = strstr(txt, edits[k][0]);
+        cr_assert(at, "%s in %s", edits[k][0], txt);
+        size_t n = strlen(txt) + 256;
+        char *e2 = ct_xmalloc(n);
+        snprintf(e2, n, "%.*s%s%s", (int)(at - txt), txt, edits[k][1], at + strlen(edits[k][0]));
+        cr_assert_eq(ct_config_json_parse(e2, &back, &err), 0, "%s: %s", edits[k][1], err.msg);
+        cr_assert_eq(back.libs[0].sets[0].verified.at[0] != 0, k == 2, "edit %d: %s", k,
+                     edits[k][1]);
+        ct_config_release(&back);
+        free(e2);
+    }
     /* a name, then an id, the library does not have */
     snprintf(ed, strlen(txt) + 32, "%.*s\"algo\": \"nosuch\"%s", (int)(r - txt), txt, r + la);
     cr_assert_neq(ct_config_json_parse(ed, &back, &err), 0);
