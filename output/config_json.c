@@ -166,12 +166,13 @@ static uint64_t lib_digest(const struct ct_librules *l)
     return ct_fnv1a64(ct_fnv1a64(ct_fnv1a64(env_digest(l), l->library), ","), l->version);
 }
 
-/* of, and the mark's own figures: a mark edited by hand (its geomean, its date) is not one */
+/* of, and the mark's own figures: a mark edited by hand (its geomean, its date) is not one.
+ * The figures as JSON_FLAGS writes them (10 digits), so that one read back gives the same. */
 static uint64_t mark_of(uint64_t of, const struct ct_verified *v)
 {
     char b[sizeof v->at + 96];
     double tell = v->tell >= 1 && v->tell <= CT_VERIFIED_GEO_MAX ? v->tell : 0; /* as written */
-    snprintf(b, sizeof b, "%016llx;%s;%.17g;%.17g", (unsigned long long)of, v->at, v->geomean,
+    snprintf(b, sizeof b, "%016llx;%s;%.10g;%.10g", (unsigned long long)of, v->at, v->geomean,
              tell);
     return ct_fnv1a64(CT_FNV64_BASIS, b);
 }

@@ -818,6 +818,24 @@ Test(config, verified_record)
     ct_config_release(&c);
 }
 
+/* A mark of figures with more digits than the file keeps (10) reads back as the mark it is: its
+ * fingerprint is of the figures as written (the whole export's mark of a verify was lost). */
+Test(config, verified_mark_of_long_figures_survives_its_file)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 0.8125, 0));
+    c.libs[0].sets[0].verified.geomean = 0.44523456789123456;
+    c.libs[0].sets[0].verified.tell = 1.0712345678912345;
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert(back.libs[0].sets[0].verified.at[0], "the mark stays: %s", txt);
+    ct_config_release(&back);
+    free(txt);
+    ct_config_release(&c);
+}
+
 /* A mark carries a fingerprint of what it vouches for ("of"): the file edited by hand after
  * the verify (a range's algorithm changed) is read with the mark gone, the export then says
  * "not verified"; read unedited, it stays. The rows the sweep read ("algorithms") bound what
