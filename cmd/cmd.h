@@ -49,16 +49,16 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * rank 0's host alone). ct_cmd_out_dir: the same for a sweep's output folder, made when
  * missing (and removed when the process exits, if it is still empty: a job that failed before
  * writing anything leaves no folder behind), and the files a sweep writes there (none may be a
- * folder). Rank 0 of a job that a
- * launcher started (mpirun, srun, hydra) says its refusal and returns 0: the job forms, and
- * every rank leaves with ct_cmd_refused()'s code at once (its peers would else wait for it
- * until their bootstrap timed out). */
+ * folder). Rank 0 of a job of more than one task that a launcher started (mpirun, srun,
+ * hydra) says its refusal and returns 0: the job forms, and every rank leaves with
+ * ct_cmd_refused()'s code at once (its peers would else wait for it until their bootstrap
+ * timed out). */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched);
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched);
 /* The exit code of a refusal ct_cmd_out_check or ct_cmd_out_dir kept for the job, else 0. */
 int ct_cmd_refused(void);
 /* The ranks a sweep runs on this host where none are asked (--local, --hosts): one per usable
- * CPU (2..1024); 0 in a job a launcher started (its ranks). */
+ * CPU (2..1024); 0 in a job of more than one task a launcher started (its ranks). */
 int ct_cmd_local_ranks(void);
 
 /* An input file named by --opt (NULL: none) must be readable: 0, or exit 2 (unusable
