@@ -142,7 +142,7 @@ PY
         && ok "says so, writes nothing" || not_ok "uneven: $(cat "$TMP/err")"
     usage_error "verify of a 4-node section on one host" -- $COLLTUNE sweep --verify "$TMP/v.json" \
         --lib ompi
-    grep -q "has no Open MPI section for one host (--hosts LIST runs the others) (it has allreduce on 4 ranks)" "$TMP/err" \
+    grep -q "has no Open MPI section for one host (--hosts LIST runs the others) (it has allreduce on 4 ranks; the first: --hosts LIST runs it across hosts)" "$TMP/err" \
         && [ ! -s "$TMP/out" ] \
         && ok "says which section it cannot verify here, that line alone" || not_ok "no word: $(cat "$TMP/out" "$TMP/err")"
     # a host whose module cannot be loaded: its first rank names it (started by hand, one
