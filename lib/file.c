@@ -53,8 +53,7 @@ int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err)
     return 1;
 }
 
-/* All of data to fd; 0 or -1 (errno). */
-static int write_all(int fd, const void *data, size_t len)
+int ct_file_write_all(int fd, const void *data, size_t len)
 {
     for (const char *p = data; len;) {
         ssize_t n = write(fd, p, len);
@@ -68,6 +67,16 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+int ct_file_keep(int fd, const char *real, int mode)
+{
+    struct stat st;
+    if (mode < 0)
+        return 0;
+    if (geteuid() == 0 && stat(real, &st) == 0) /* (another user's file, replaced by root) */
+        (void)fchown(fd, st.st_uid, st.st_gid);
+    return fchmod(fd, (mode_t)mode);
+}
+
 int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err)
 {
     char *real;
@@ -79,7 +88,7 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
         int sfd = stat(real, &st) == 0 ? std_stream(&st) : -1; /* at its offset, after */
         fflush(sfd == 1 ? stdout : stderr);                    /* what it holds */
         int fd = sfd >= 0 ? sfd : open(real, O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write_all(fd, data, len) < 0)
+        if (fd < 0 || ct_file_write_all(fd, data, len) < 0)
             rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
         if (fd >= 0 && fd != sfd)
             close(fd);
@@ -94,12 +103,8 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
     if (fd < 0) {
         rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
     } else {
-        /* a file replaced keeps its mode and (as root) its owner; through a link, the file it
-         * names is replaced */
-        struct stat st;
-        if (mode >= 0 && geteuid() == 0 && stat(real, &st) == 0)
-            (void)fchown(fd, st.st_uid, st.st_gid);
-        if ((mode >= 0 && fchmod(fd, (mode_t)mode) < 0) || write_all(fd, data, len) < 0 ||
+        /* through a link, the file it names is replaced */
+        if (ct_file_keep(fd, real, mode) < 0 || ct_file_write_all(fd, data, len) < 0 ||
             (fsync(fd) < 0 && errno != EINVAL))
             rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
         close(fd);

@@ -13,6 +13,11 @@
  * /dev/stdout) is written through, never replaced (a rename over /dev/null, as root, put a
  * regular file there). */
 int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err);
+/* All of data to fd (EINTR retried); 0 or -1 (errno). */
+int ct_file_write_all(int fd, const void *data, size_t len);
+/* A temp file fd about to replace real takes its mode (-1: nothing there, nothing kept) and,
+ * as root, its owner; 0 or -1 (errno). */
+int ct_file_keep(int fd, const char *real, int mode);
 /* Where a write to path lands: its target (links followed, as open() follows them; path
  * itself where nothing is there yet), new memory in *real, and its mode in *mode (-1: none
  * yet). 1: a regular file, a folder or nothing yet (a rename may replace it); 0: something

@@ -634,19 +634,8 @@ static int write_temp(const char *path, const struct ct_text *t, int mode, int k
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
         return ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
-    if (keep >= 0 && fchmod(fd, (mode_t)keep) < 0)
+    if (ct_file_keep(fd, path, keep) < 0 || ct_file_write_all(fd, ct_text_str(t), t->len) < 0)
         goto fail;
-    const char *p = ct_text_str(t);
-    size_t left = t->len;
-    while (left) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            goto fail;
-        p += n;
-        left -= (size_t)n;
-    }
     if (fsync(fd) < 0 && errno != EINVAL)
         goto fail;
     if (close(fd) < 0) {
