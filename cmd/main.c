@@ -82,13 +82,14 @@ int cmd_help(int argc, char **argv)
     return c->fn(2, sub);
 }
 
-static int finish(int code)
+static int finish(const char *cmd, int code)
 {
-    /* a write error on stdout (full disk, closed pipe) is a failure, as in git */
-    if (fflush(stdout) || ferror(stdout)) {
+    /* a write error on stdout (full disk, closed pipe) is a failure, as in git; a command
+     * that failed has said its one line already */
+    if ((fflush(stdout) || ferror(stdout)) && code == 0) {
         if (errno != EPIPE)
-            fprintf(stderr, "colltune: error: cannot write output: %s\n", strerror(errno));
-        return code ? code : CT_EXIT_FAIL;
+            ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write output: %s", strerror(errno));
+        return CT_EXIT_FAIL;
     }
     return code;
 }
@@ -99,10 +100,10 @@ int main(int argc, char **argv)
         return ct_cmd_fail(NULL, CT_EXIT_USAGE, "no command given (see 'colltune --help')");
     const char *a = argv[1];
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-        return finish(cmd_help(1, argv + 1));
+        return finish(NULL, cmd_help(1, argv + 1));
     if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
         version();
-        return finish(CT_EXIT_OK);
+        return finish(NULL, CT_EXIT_OK);
     }
     if (a[0] == '-')
         return ct_cmd_fail(NULL, CT_EXIT_USAGE, "unknown option '%s' (see 'colltune --help')",
@@ -111,5 +112,5 @@ int main(int argc, char **argv)
     if (!c)
         return ct_cmd_fail(NULL, CT_EXIT_USAGE, "unknown command '%s' (see 'colltune --help')",
                            a);
-    return finish(c->fn(argc - 1, argv + 1));
+    return finish(c->name, c->fn(argc - 1, argv + 1));
 }

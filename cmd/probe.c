@@ -3,6 +3,7 @@
  * summary, GPU/NIC matrix, NIC table, torus, rails, ceilings and warnings, or JSON. */
 #include "cmd.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,10 +143,12 @@ static FILE *open_out(const struct opts *o)
 static int close_out(const struct opts *o, FILE *out)
 {
     int werr = fflush(out) != 0 || ferror(out);
-    if (o->out && fclose(out) != 0)
-        werr = 1;
+    int e = errno;
+    if (o->out && fclose(out) != 0 && !werr)
+        werr = 1, e = errno;
     if (werr)
-        return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot write '%s'", o->out ? o->out : "stdout");
+        return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot write %s%s%s: %s", o->out ? "'" : "",
+                           o->out ? o->out : "output", o->out ? "'" : "", strerror(e));
     return CT_EXIT_OK;
 }
 

@@ -398,7 +398,12 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
     close(idpipe);
     int code = fn(b, arg);
     ct_boot_close(b);
-    fflush(stdout);
+    /* a table lost to a full disk or a closed pipe is a failure, as in a single process */
+    if ((fflush(stdout) || ferror(stdout)) && code == 0) {
+        if (errno != EPIPE)
+            fatal(x, "rank %d: cannot write output: %s", bc->rank, strerror(errno));
+        code = 1;
+    }
     fflush(stderr);
     _exit(code);
 }

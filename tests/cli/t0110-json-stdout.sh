@@ -2,6 +2,7 @@
 # --json - : the JSON document alone on standard output (the human report on stderr), for
 # every command with --json; no file named '-' is created.
 . "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
 cd "$TMP" || exit 1
 parses() { python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema"]==sys.argv[1], d["schema"]' "$1" <"$TMP/out" 2>/dev/null; }
 
@@ -18,4 +19,23 @@ parses colltune-model/1 && ok "model --json -: stdout is one JSON document" || n
 grep -q "predicted crossovers" "$TMP/err" && ok "model --json -: the table on stderr" || not_ok "model --json -: the table on stderr"
 
 [ -e "$TMP/-" ] && not_ok "no file named '-'" || ok "no file named '-'"
+
+# standard output that cannot take the report (a full disk: /dev/full) is a failure: exit 1
+# and one line naming the command, also where a forked rank writes the table
+if [ -w /dev/full ]; then
+    C=$here/../fixtures/export/config-ompi-2ranks.json
+    for c in "run -b 8 -e 64 -n 2 -w 0" "run --local 2 -b 8 -e 64 -n 2 -w 0" "show $C" "probe" "--version"; do
+        $COLLTUNE $c >/dev/full 2>"$TMP/err"; rc=$?
+        sub=${c%% *}
+        case $sub in -*) sub= ;; esac
+        if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+            grep -q "^colltune${sub:+ $sub}: error: .*cannot write output" "$TMP/err"; then
+            ok "$c >/dev/full: exit 1, $(cat "$TMP/err")"
+        else
+            not_ok "$c >/dev/full: exit $rc"; sed 's/^/#   /' "$TMP/err" | head -3
+        fi
+    done
+else
+    skip "standard output to /dev/full (no /dev/full here)"
+fi
 done_testing
