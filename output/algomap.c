@@ -304,6 +304,26 @@ int ct_version_check(const char *v, struct ct_err *err)
     return 0;
 }
 
+/* The release series (major versions) whose formats and ids colltune writes, per library. */
+static const unsigned long lib_majors[CT_LIB_COUNT][2] = {
+    {2, 2}, {4, 6}, {4, 4}, {1, 1}, {2019, 2021}};
+
+int ct_version_check_for(int lib, const char *v, struct ct_err *err)
+{
+    if (ct_version_check(v, err) < 0)
+        return -1;
+    if (lib < 0 || lib >= CT_LIB_COUNT)
+        return 0;
+    unsigned long m = strtoul(v, NULL, 10), lo = lib_majors[lib][0], hi = lib_majors[lib][1];
+    if (m >= lo && m <= hi)
+        return 0;
+    if (lo == hi)
+        return ct_err_set(err, CT_EINVAL, "version '%s': colltune writes for %s %lu.x only", v,
+                          lib_titles[lib], lo);
+    return ct_err_set(err, CT_EINVAL, "version '%s': colltune writes for %s %lu.x to %lu.x only", v,
+                      lib_titles[lib], lo, hi);
+}
+
 int ct_version_cmp(const char *a, const char *b)
 {
     while (*a || *b) {

@@ -32,6 +32,8 @@ int ct_version_cmp(const char *a, const char *b);
 bool ct_version_of(const char *v, const char *series);
 /* 0 if v is a dotted number ("4.1", "2021.6"), CT_EINVAL otherwise. */
 int ct_version_check(const char *v, struct ct_err *err);
+/* ct_version_check, and a release series of `lib` colltune writes for (not 9.9). */
+int ct_version_check_for(int lib, const char *v, struct ct_err *err);
 
 enum ct_match {
     CT_MATCH_CLOSE,  /* the same algorithm up to details the note names */

@@ -423,7 +423,7 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (!e->needs_lib && o->lib != CT_LIB_NONE && o->lib != e->lib)
         return ct_err_set(err, CT_EINVAL, "--for applies to --format env and slurm, not %s",
                           e->name);
-    if (o->version && ct_version_check(o->version, err) < 0)
+    if (o->version && ct_version_check_for(e->needs_lib ? o->lib : e->lib, o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");
     /* options no line of this format reads: refused, not ignored */
     bool nccl = e->lib == CT_LIB_NCCL || (e->needs_lib && o->lib == CT_LIB_NCCL);

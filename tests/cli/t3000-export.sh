@@ -40,6 +40,8 @@ usage_error "--out with a newline in it (it would start a line in the file's com
 [ ! -e "$TMP/a${nl}b" ] && ok "nothing written there" || not_ok "a file with a newline in its name"
 usage_error "--rules-file with a newline in it" -- $X "$C4" --format env --for ompi --rules-file "$TMP/r${nl}x" --out "$TMP/e.env"
 usage_error "bad --lib-version" -- $X "$C4" --format ompi-rules --lib-version five
+usage_says "a release series colltune does not write for" "Open MPI 4.x to 6.x only" -- $X "$C4" --format ompi-rules --lib-version 9.9
+usage_says "an Intel MPI release colltune does not write for" "Intel MPI 2019.x to 2021.x only" -- $X "$C4" --format env --for impi --lib-version 2023
 usage_error "nccl-tuner for a version without the CSV plugin" -- $X "$C4" --format nccl-tuner --lib-version 2.26
 usage_error "--nranks with no rules" -- $X "$C4" --format csv --nranks 7
 usage_error "bad --nccl-proto" -- $X "$C4" --format nccl-tuner --nccl-proto LL
