@@ -119,8 +119,9 @@ out:
  * save theirs, so that an interrupted or failed job keeps what it measured. */
 struct lib_save {
     struct ct_sweep_job *j;
-    char path[4200];
+    const char *path; /* the sweep's folder */
     double last;
+    int saved;
 };
 
 static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
@@ -132,7 +133,7 @@ static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
         return;
     s->last = t;
     s->j->meta.sweep.points = (long)n;
-    (void)ct_sweep_json_write(s->path, &s->j->meta, pts, n, "running", NULL, &err);
+    (void)ct_sweep_outputs_running(s->path, &s->j->meta, pts, n, !s->saved++, &err);
 }
 
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
@@ -211,8 +212,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
         snprintf(env[j.cfg.nlib_env++].value, sizeof env[0].value, "%s", v);
     }
     j.version = CT_VERSION;
-    struct lib_save save = {.j = &j};
-    snprintf(save.path, sizeof save.path, "%s/results.json", out);
+    struct lib_save save = {.j = &j, .path = out};
     if (be.root) {
         j.cfg.on_points = lib_points;
         j.cfg.arg = &save;

@@ -32,10 +32,10 @@ struct sweep_ctx {
     struct ct_comm comm, *commp;
     struct ct_nccl *nccl; /* --lib nccl: closed once the results are out */
     struct ct_sweep_job job;
-    char results[4200];    /* results.json */
     bool want_tui, sweep_only; /* sweep_only: -b, -e, -f or --out (not for --verify) */
     struct ct_live live;
     double last_save;
+    int saved; /* results.json saves while it runs */
 };
 
 static int parse(struct sweep_ctx *x, int argc, char **argv)
@@ -163,7 +163,7 @@ static void on_points(void *arg, const struct ct_sweep_point *pts, size_t n)
     x->last_save = t;
     struct ct_err err = {0};
     x->job.meta.sweep.points = (long)n;
-    if (ct_sweep_json_write(x->results, &x->job.meta, pts, n, "running", NULL, &err) < 0)
+    if (ct_sweep_outputs_running(x->out, &x->job.meta, pts, n, !x->saved++, &err) < 0)
         ct_live_warn(&x->live, "%s", err.msg);
 }
 
@@ -203,7 +203,6 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     rank_cfg(x, &j->cfg);
     bool root = x->commp->rank == 0;
     ct_live_open(&x->live, "sweep", "colltune sweep", root, root && x->want_tui);
-    snprintf(x->results, sizeof x->results, "%s/results.json", x->out);
     j->verify = x->o.verify ? &x->conf : NULL;
     j->version = CT_VERSION;
     struct ct_opts_reopen ro = {&x->o, boot};
@@ -242,6 +241,8 @@ int cmd_sweep(int argc, char **argv)
              : x.o.lib && (strcmp(x.o.lib, "nccl") || x.o.verify)
                  ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.o.verify, argc, argv)
                  : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
+    if (!x.o.verify && !by_model(&x)) /* a sweep its ranks stopped by a signal left */
+        ct_sweep_outputs_stopped(x.out, rc);
     ct_config_release(&x.conf);
     return rc;
 }

@@ -74,11 +74,14 @@ int ct_config_json_read(const char *path, struct ct_config *c, struct ct_err *er
 /*
  * colltune-sweep/1: cfg's metadata (version, date, fingerprint, settings, partial) and
  * every point. state: "running" (incremental save; partial is forced true), "done" or
- * "failed" (error says why). Written atomically.
+ * "failed" (error says why), "interrupted" (ct_sweep_json_interrupted). Written atomically.
  */
 int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
                         const struct ct_sweep_point *pts, size_t n, const char *state,
                         const char *error, struct ct_err *err);
+/* A results.json a stopped job left "running" (its ranks were stopped by a signal): state
+ * "interrupted", error why. A file in another state, or none, is left as it is. */
+int ct_sweep_json_interrupted(const char *path, const char *why, struct ct_err *err);
 
 /* "chunk=128K,pipeline=4" for the parameters that matter to algo (defaults filled). */
 const char *ct_params_str(const char *algo, const struct ct_params *p, char *buf, size_t len);

@@ -639,6 +639,21 @@ int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
     return ct_file_write_doc(path, txt, "the sweep's points", err);
 }
 
+int ct_sweep_json_interrupted(const char *path, const char *why, struct ct_err *err)
+{
+    json_t *doc = json_load_file(path, 0, NULL);
+    const char *state = json_string_value(json_object_get(doc, "state"));
+    int rc = 0;
+    if (state && !strcmp(state, "running")) {
+        json_object_set_new(doc, "state", json_string("interrupted"));
+        json_object_set_new(doc, "error", json_string(why));
+        char *txt = json_dumps(doc, JSON_FLAGS);
+        rc = ct_file_write_doc(path, txt, "the sweep's points", err);
+    }
+    json_decref(doc);
+    return rc;
+}
+
 /* ---- reading ------------------------------------------------------------------------- */
 
 /* Field lookups: each names the field in its error ("rules[0].ranges[1].algo: ..."). */

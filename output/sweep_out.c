@@ -8,6 +8,7 @@
 #include "../lib/file.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +23,32 @@ int ct_sweep_outputs_check(const char *dir, struct ct_err *err)
         CT_TRY(ct_file_check_writable(path, err));
     }
     return 0;
+}
+
+int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
+                             const struct ct_sweep_point *pts, size_t n, bool first,
+                             struct ct_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    CT_TRY(ct_sweep_json_write(path, meta, pts, n, "running", NULL, err));
+    for (size_t i = 1; first && i < sizeof out_files / sizeof *out_files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, out_files[i]);
+        if (unlink(path) < 0 && errno != ENOENT)
+            return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+void ct_sweep_outputs_stopped(const char *dir, int code)
+{
+    char path[4200], why[96];
+    struct ct_err err = {0};
+    if (!dir || code <= 128 || code >= 128 + 65)
+        return;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    snprintf(why, sizeof why, "interrupted by signal %d (%s)", code - 128, strsignal(code - 128));
+    (void)ct_sweep_json_interrupted(path, why, &err);
 }
 
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,

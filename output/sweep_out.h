@@ -3,6 +3,7 @@
 #ifndef CT_SWEEP_OUT_H
 #define CT_SWEEP_OUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "../tune/libverify.h"
@@ -13,6 +14,15 @@
  * folder): 0, or the first that cannot, in err. Before a sweep runs, so that a sweep does not
  * measure for its whole budget and then fail to save. */
 int ct_sweep_outputs_check(const char *dir, struct ct_err *err);
+/* While a sweep runs: dir/results.json with status "running"; at the first (first), what an
+ * earlier sweep left in a folder reused (config.json, the report) is removed, so that an
+ * interrupted sweep never leaves a config beside results it does not come from. */
+int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
+                             const struct ct_sweep_point *pts, size_t n, bool first,
+                             struct ct_err *err);
+/* After a sweep whose ranks a signal stopped (code 128 + the signal): dir/results.json,
+ * left "running", says "interrupted" and by which signal. Best effort. */
+void ct_sweep_outputs_stopped(const char *dir, int code);
 /* dir/results.json (status "done" or "failed" with msg), dir/config.json when meta has
  * rules, and the report (dir/report.html, dir/points.csv). */
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,

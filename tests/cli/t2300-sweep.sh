@@ -205,4 +205,25 @@ print('ok')" "$P/results.json" >"$TMP/py" 2>&1
 else
     not_ok "no rank to kill"; kill $pid; wait $pid
 fi
+
+# Ctrl-C into a folder an earlier sweep wrote: its config and report are gone from the first
+# save on (never a config beside results it does not come from), results.json "interrupted"
+P="$TMP/reused"
+mkdir -p "$P" && echo '{}' >"$P/config.json" && : >"$P/report.html" && : >"$P/points.csv"
+$S --transport shm -b 1M -e 64M --budget 60 --out "$P" >"$TMP/kout" 2>"$TMP/kerr" &
+pid=$!
+i=0
+while ! grep -qs '"running"' "$P/results.json" && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid
+wait $pid; rc=$?
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1] + '/results.json'))
+assert r['state'] == 'interrupted' and 'signal 2' in r['error'] and r['points'], r['state']
+print('ok')" "$P" >"$TMP/py" 2>&1
+if [ $rc -eq 130 ] && grep -q "^ok" "$TMP/py" && [ "$(ls "$P")" = results.json ]; then
+    ok "interrupted sweep in a reused folder: exit 130, results.json interrupted, nothing older beside it"
+else
+    not_ok "interrupted sweep in a reused folder: exit $rc, $(ls "$P" | tr '\n' ' ')"; tail -3 "$TMP/py"
+fi
 done_testing
