@@ -7,9 +7,11 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <math.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -279,6 +281,56 @@ int ct_libmod_hosts_slots(const char *list, int *most, int *least)
             return -1; /* a trailing comma */
     }
     return n ? n : -1;
+}
+
+/* Whether name resolves here (a name or an address). */
+static bool resolves(const char *name)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (getaddrinfo(name, NULL, &hints, &ai) != 0)
+        return false;
+    freeaddrinfo(ai);
+    return true;
+}
+
+/* Whether ssh reaches name as an alias: a HostName that resolves, or a jump host or proxy
+ * command that reaches it (`ssh -G`, within 10 s; name is [A-Za-z0-9._-]). */
+static bool ssh_alias(const char *name)
+{
+    char cmd[400], *line = NULL;
+    size_t cap = 0;
+    bool via = false;
+    snprintf(cmd, sizeof cmd, "timeout 10 ssh -G '%s' 2>/dev/null </dev/null", name);
+    FILE *f = popen(cmd, "r");
+    while (f && getline(&line, &cap, f) > 0) {
+        line[strcspn(line, "\n")] = 0;
+        char *v = strchr(line, ' ');
+        if (!v)
+            continue;
+        *v++ = 0;
+        if (!strcmp(line, "hostname") && strcmp(v, name))
+            via |= resolves(v);
+        else if (!strcmp(line, "proxyjump") || !strcmp(line, "proxycommand"))
+            via |= strcmp(v, "none") != 0;
+    }
+    free(line);
+    if (f)
+        pclose(f);
+    return via;
+}
+
+int ct_libmod_hosts_resolve(const char *list, struct ct_err *err)
+{
+    for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(p, ":,"), p);
+        if (!resolves(name) && !ssh_alias(name))
+            return ct_err_set(err, CT_EINVAL,
+                              "--hosts: cannot resolve host '%s' (nor is it an ssh alias of a "
+                              "host that resolves)",
+                              name);
+    }
+    return 0;
 }
 
 int ct_libmod_hosts_ranks(const char *list)

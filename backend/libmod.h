@@ -95,6 +95,10 @@ int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err);
 int ct_libmod_hosts_ranks(const char *list);
 /* The same, and the most and the fewest slots of one host. */
 int ct_libmod_hosts_slots(const char *list, int *most, int *least);
+/* Whether each host of a well-formed list resolves here, or ssh reaches it as an alias (its
+ * HostName resolves, or a jump host or proxy command reaches it): 0, or CT_EINVAL naming the
+ * first that does not (hydra waits on an ssh that failed at once). */
+int ct_libmod_hosts_resolve(const char *list, struct ct_err *err);
 /*
  * The command that starts n ranks of `self argv[0] argv[1]...` (argv[0]: the subcommand) under the
  * library's launcher with CT_LIBMOD_ENV=name and CT_LIBMOD_NOTIFY_ENV=notify (NULL: empty, no

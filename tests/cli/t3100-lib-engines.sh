@@ -92,15 +92,22 @@ PY
 read -r rc secs line <"$TMP/out"
 [ "$rc" = 143 ] && [ "$secs" -lt 20 ] && grep -q "interrupted by signal 15 (Terminated); the ranks were stopped" "$TMP/out" \
     && ok "SIGTERM to colltune alone: the job stopped in ${secs}s, exit 143, said" || not_ok "SIGTERM: $(cat "$TMP/out")"
-# hosts the launcher cannot reach: mpirun exits 255 at once (said), hydra waits for ever
-# (stopped after --boot-timeout); both one line of colltune's and exit 1, no folder left
+# hosts that do not resolve (nor are ssh aliases): refused before any launch (hydra waited
+# its whole boot timeout on an ssh that had failed at once)
+for l in ompi mpich; do
+    usage_says "--lib $l --hosts naming a host that does not resolve" "cannot resolve host 'ct-no-such-host-2'" -- \
+        timeout 60 $COLLTUNE sweep --lib $l --hosts 127.0.0.1,ct-no-such-host-2 -e 64 --out "$TMP/nl"
+    [ ! -e "$TMP/nl" ] && ok "... no folder left" || not_ok "... $TMP/nl left"
+done
+# hosts the launcher cannot reach (addresses of TEST-NET-2): mpirun exits 255 (said) or
+# waits on ssh as hydra does (stopped after --boot-timeout); one line of colltune's, exit 1
 for l in ompi mpich; do
     have mpiexec.hydra || [ $l = ompi ] || continue
     t0=$(date +%s)
-    timeout 60 $COLLTUNE sweep --lib $l --hosts ct-no-such-host-1,ct-no-such-host-2 -e 64 --boot-timeout 4 \
+    timeout 60 $COLLTUNE sweep --lib $l --hosts 198.51.100.77,198.51.100.78 -e 64 --boot-timeout 4 \
         --out "$TMP/nl" >"$TMP/out" 2>"$TMP/err"; rc=$?; secs=$(($(date +%s) - t0))
     [ $rc = 1 ] && [ $secs -lt 30 ] && [ ! -e "$TMP/nl" ] &&
-        grep -Eq "^colltune sweep: error: (mpirun.openmpi exited 255 before the library started|mpiexec.hydra did not start the job's library within 4 s)" "$TMP/err" \
+        grep -Eq "^colltune sweep: error: (mpirun.openmpi|mpiexec.hydra) (exited 255 before the library started|did not start the job's library within 4 s)" "$TMP/err" \
         && ok "--lib $l on hosts it cannot reach: exit 1 after ${secs}s, $(grep -c '^colltune' "$TMP/err") line of colltune's" \
         || not_ok "--lib $l, unreachable hosts: exit $rc after ${secs}s: $(tail -2 "$TMP/err")"
 done
