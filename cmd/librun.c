@@ -24,6 +24,16 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     if (!o->lib || !ct_libmod_find(o->lib))
         return ct_cmd_fail("run", CT_EXIT_USAGE, "--sizes needs --lib %s (an MPI library's engine)",
                            ct_libmod_names());
+    char bad[40];
+    if (r->sizes &&
+        ct_parse_size_list(r->sizes, ct_dtype_size(o->dtype), NULL, bad, sizeof bad) < 0)
+        return ct_libmod_in_rank() && ct_libmod_rank() /* every rank: rank 0 says it */
+                   ? CT_EXIT_USAGE
+                   : ct_cmd_fail("run", CT_EXIT_USAGE,
+                                 "--sizes: %s%s%s (sizes in bytes, K/M/G/T, each a "
+                                 "multiple of the %zu-byte element, comma-separated)",
+                                 *bad ? "bad size '" : "an empty entry", bad, *bad ? "'" : "",
+                                 ct_dtype_size(o->dtype));
     if (!ct_libmod_in_rank())
         return ct_lib_launch(o, "run", argc, argv);
     struct ct_backend be;
@@ -37,31 +47,16 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     int n = be.shape.nranks, code = a || (asked && !strcmp(asked, ":list")) ? 0 : CT_EXIT_USAGE;
     struct ct_row *rows = NULL;
     size_t nrows = 0;
-    uint64_t *list = NULL; /* --sizes, else nccl-tests' steps (from -b 0: 0, then one element) */
-    size_t nlist =
-        r->sizes ? 0 : ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
-    size_t cap = 1; /* every size listed */
-    for (const char *p = r->sizes; p && *p; p++)
-        cap += *p == ',';
-    list = r->sizes ? ct_xcalloc(cap, sizeof *list) : list;
-    for (const char *p = r->sizes; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
-        char tok[32];
-        unsigned long long v = 0;
-        int len = (int)strcspn(p, ",");
-        snprintf(tok, sizeof tok, "%.*s", len, p);
-        if (len >= (int)sizeof tok || ct_parse_size(tok, &v) || v % es) {
-            if (be.root)
-                ct_cmd_fail("run", CT_EXIT_USAGE, "bad size '%s' in --sizes", tok);
-            a = NULL;
-            code = CT_EXIT_USAGE;
-        }
-        list[nlist++] = v;
-    }
+    uint64_t *list = NULL; /* --sizes (checked before the launch), else nccl-tests' steps */
+    long nlist = r->sizes
+                     ? ct_parse_size_list(r->sizes, es, &list, bad, sizeof bad)
+                     : (long)ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
+    a = nlist > 0 ? a : NULL;
     struct ct_run_meta m = {.coll = d->name,
                             .transport = be.library,
                             .version = CT_VERSION,
-                            .minbytes = r->sizes ? ct_sizes_min(list, nlist) : r->minb,
-                            .maxbytes = r->sizes ? ct_sizes_max(list, nlist) : r->maxb,
+                            .minbytes = r->sizes ? ct_sizes_min(list, (size_t)nlist) : r->minb,
+                            .maxbytes = r->sizes ? ct_sizes_max(list, (size_t)nlist) : r->maxb,
                             .stepfactor = r->factor,
                             .warmup = r->warmup,
                             .iters = r->iters,
@@ -73,7 +68,7 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                             .args = r->cmdline,
                             .batch = r->batch};
     FILE *tab = ct_cmd_report_stream(r->json); /* --json -: the JSON alone on stdout */
-    for (size_t k_size = 0; a && k_size < nlist; k_size++) {
+    for (long k_size = 0; a && k_size < nlist; k_size++) {
         uint64_t size = list[k_size];
         struct ct_job j = {.coll = o->coll,
                            .dtype = o->dtype,

@@ -36,6 +36,32 @@ int ct_parse_size(const char *s, unsigned long long *out)
     return 0;
 }
 
+long ct_parse_size_list(const char *s, size_t elem, uint64_t **out, char *bad, size_t badlen)
+{
+    long n = 0;
+    uint64_t *v = out ? calloc(strlen(s ? s : "") / 2 + 1, sizeof *v) : NULL;
+    for (const char *p = s ? s : "";; p++) {
+        size_t len = strcspn(p, ",");
+        char tok[32];
+        unsigned long long x = 0;
+        snprintf(tok, sizeof tok, "%.*s", (int)len, p);
+        if ((out && !v) || len >= sizeof tok || ct_parse_size(tok, &x) || !elem || x % elem) {
+            snprintf(bad, badlen, "%.*s", (int)len, p);
+            free(v);
+            return -1;
+        }
+        if (v)
+            v[n] = x;
+        n++;
+        p += len;
+        if (!*p)
+            break;
+    }
+    if (out)
+        *out = v;
+    return n;
+}
+
 int ct_parse_int(const char *s, long min, long max, long *out)
 {
     if (!s || !((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))

@@ -10,6 +10,10 @@
 /* A byte size with an optional K/M/G/T suffix (powers of 1024, like nccl-tests) and an
  * optional trailing B. Returns -1 on garbage, a sign, or overflow. */
 int ct_parse_size(const char *s, unsigned long long *out);
+/* A comma-separated list of sizes (ct_parse_size), each a multiple of elem: their count, the
+ * values in *out where out is not NULL (malloc'ed), or -1 with the bad item in bad ("" for an
+ * empty list or entry: "8,,16", "8,"). */
+long ct_parse_size_list(const char *s, size_t elem, uint64_t **out, char *bad, size_t badlen);
 /* A decimal integer in [min, max]; -1 otherwise. */
 int ct_parse_int(const char *s, long min, long max, long *out);
 

@@ -36,6 +36,11 @@ for f in "-b 8" "-e 32M" "-f 2" "-e 64 -f 4"; do
     usage_says "run --lib ompi --sizes 8,16 $f" "are not for it" -- \
         env PATH="$TMP/empty" "$COLLTUNE" run --lib ompi --local 2 --sizes 8,16 $f
 done
+# a --sizes list refused before the launch: empty, an empty entry, not a whole element
+for v in "" "8,16," "," "8,,16" "3" "8x"; do
+    usage_says "run --lib ompi --sizes '$v'" "--sizes: \(an empty entry\|bad size\)" -- \
+        env PATH="$TMP/empty" "$COLLTUNE" run --lib ompi --local 2 --sizes "$v"
+done
 
 if ! have mpicc.openmpi || ! have mpirun.openmpi; then
     skip "Open MPI engine (mpicc.openmpi/mpirun.openmpi not found)"

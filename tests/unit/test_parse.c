@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Size and integer parsing (command-line options). */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 
 #include "lib/parse.h"
 
@@ -63,4 +64,24 @@ Test(parse, list_has_whole_items_only)
     cr_expect(!ct_list_has("ompi:ring", "ompi:rin", 8), "not a prefix of an item");
     cr_expect(!ct_list_has("", "x", 1));
     cr_expect(!ct_list_has(NULL, "x", 1));
+}
+
+Test(parse, size_lists)
+{
+    uint64_t *v = NULL;
+    char bad[16];
+    cr_assert_eq(ct_parse_size_list("8,64K,1M", 4, &v, bad, sizeof bad), 3);
+    cr_assert(v[0] == 8 && v[1] == 65536 && v[2] == 1 << 20);
+    free(v);
+    cr_assert_eq(ct_parse_size_list("16", 8, NULL, bad, sizeof bad), 1);
+    const char *no[] = {"", ",", "8,", ",8", "8,,16", "6", "8,x", "99999999999999999999T"};
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        v = (uint64_t *)1;
+        cr_assert_eq(ct_parse_size_list(no[i], 4, &v, bad, sizeof bad), -1, "%s", no[i]);
+        cr_assert_eq(v, (uint64_t *)1, "out untouched on %s", no[i]);
+    }
+    cr_assert_eq(ct_parse_size_list("8,6", 4, NULL, bad, sizeof bad), -1);
+    cr_assert_str_eq(bad, "6");
+    cr_assert_eq(ct_parse_size_list("8,,16", 4, NULL, bad, sizeof bad), -1);
+    cr_assert_str_eq(bad, "");
 }
