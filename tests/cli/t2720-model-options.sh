@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 M="$COLLTUNE model --node dgx-h100 -b 8 -e 8"
 for o in "--torus 2x4 --algo torus-ring" "--local 2" "--transport tcp" "--rails 2" "--streams 4" \
-    "--sockbuf 1M" "--lib nccl" "--no-bind"; do
+    "--sockbuf 1M" "--lib nccl" "--no-bind" "--mem cuda" "--wait spin"; do
     # shellcheck disable=SC2086
     usage_error "model $o" -- $M $o
     grep -q "predicted" "$TMP/out" && not_ok "model $o: nothing priced" || ok "model $o: nothing priced"
@@ -17,4 +17,9 @@ grep -q "()" "$TMP/err" && not_ok "no empty parentheses" || ok "no empty parenth
 grep -q "bruck: no allreduce schedule" "$TMP/err" && ok "names bruck and why" || not_ok "names bruck and why: $(cat "$TMP/err")"
 expect 0 "torus-ring on trn2 (its torus)" -- $COLLTUNE model --node trn2 --algo torus-ring -b 8 -e 64
 expect 0 "executor parameters are priced" -- $M --chunk 64K --pipeline 2
+# given at their default values, as the help says, they are taken
+for o in "--streams 1" "--mem host" "--wait auto" "--transport auto"; do
+    # shellcheck disable=SC2086
+    expect 0 "model $o (the default)" -- $M $o
+done
 done_testing
