@@ -160,7 +160,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         char *end;
         double t = strtod(arg, &end), *to = id == CT_O_TIMEOUT ? &o->timeout_s : &o->boot_timeout_s;
         if (*end || !(t > 0) || t > 86400)
-            return ct_cmd_fail(cmd, 2, "bad --%s '%s' (seconds, > 0)",
+            return ct_cmd_fail(cmd, 2, "bad --%s '%s' (seconds, > 0 and at most 86400)",
                                id == CT_O_TIMEOUT ? "timeout" : "boot-timeout", arg);
         *to = t;
         return 0;

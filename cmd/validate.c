@@ -94,7 +94,8 @@ static int parse(struct vctx *x, int argc, char **argv)
         case O_LINK:
             x->link_gbps = strtod(optarg, &end);
             if (*end || !(x->link_gbps > 0 && x->link_gbps < 1e6))
-                return ct_cmd_fail(CMD, 2, "bad --link-gbps '%s' (Gb/s, > 0)", optarg);
+                return ct_cmd_fail(CMD, 2, "bad --link-gbps '%s' (Gb/s, > 0 and below 1000000)",
+                                   optarg);
             break;
         case O_BASE: x->baseline_path = optarg; break;
         case O_SAVE: x->save = optarg; break;
