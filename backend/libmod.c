@@ -217,6 +217,20 @@ int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err)
     return 0;
 }
 
+int ct_libmod_launch_check(const struct ct_libmod *m, const char *hosts, int dtype, int op,
+                           struct ct_err *err)
+{
+    CT_TRY(ct_libmod_launcher_check(m, err));
+    CT_TRY(ct_libmod_hosts_resolve(hosts, err));
+    if (dtype == CT_FLOAT16 || dtype == CT_BFLOAT16) /* MPI 4.0 has no such type */
+        return ct_err_set(err, CT_EINVAL, "-d %s: MPI has no datatype for it (--lib %s)",
+                          ct_dtype_name((enum ct_dtype)dtype), m->name);
+    if (op == CT_AVG)
+        return ct_err_set(err, CT_EINVAL, "--op avg: MPI has no such reduction (--lib %s)",
+                          m->name);
+    return 0;
+}
+
 /* The folder of the launcher that runs (ct_libmod_launcher), its links resolved, in dir;
  * false when it is not on PATH. */
 static bool launcher_dir(const struct ct_libmod *m, char *dir, size_t len)

@@ -88,6 +88,11 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err);
 const char *ct_libmod_launcher(const struct ct_libmod *m);
 /* CT_EUNSUPP with one line when neither launcher is on PATH. */
 int ct_libmod_launcher_check(const struct ct_libmod *m, struct ct_err *err);
+/* Before a launch: the launcher (ct_libmod_launcher_check), the hosts (ct_libmod_hosts_resolve)
+ * and the job: a datatype (enum ct_dtype) and an op (enum ct_redop) MPI has (float16,
+ * bfloat16 and avg are not; -1: not judged). 0, or the first refusal in err. */
+int ct_libmod_launch_check(const struct ct_libmod *m, const char *hosts, int dtype, int op,
+                           struct ct_err *err);
 /*
  * A host list for the launcher: "HOST[:SLOTS],..." (SLOTS 1..1024 ranks, default 1; HOST a
  * name or address). The number of ranks it places, or -1 when malformed.

@@ -170,6 +170,14 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
     if (own)
         return ct_cmd_fail(cmd, 2, "--%s is for colltune's own algorithms, not --lib %s's", own,
                            o->lib);
+    const char *mpi = !o->lib || !strcmp(o->lib, "nccl") ? NULL /* how colltune's ranks run */
+                      : o->ranks_per_node ? "--ranks-per-node (its launcher places the ranks: "
+                                            "--hosts HOST:SLOTS,... for nodes)"
+                      : o->provider || o->sockbuf ? "--provider and --sockbuf (its own transports)"
+                      : o->wait                   ? "--wait (its ranks wait their own way)"
+                                                  : NULL;
+    if (mpi)
+        return ct_cmd_fail(cmd, 2, "%s: not for --lib %s", mpi, o->lib);
     if (o->lib && strcmp(o->transport, "auto"))
         return ct_cmd_fail(cmd, 2, "--transport %s: --lib %s moves data over its own transports",
                            o->transport, o->lib);

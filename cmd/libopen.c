@@ -62,8 +62,8 @@ int ct_lib_launch_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE,
                            "--lib %s needs --local N or --hosts LIST, or colltune under %s", o->lib,
                            ct_libmod_launcher(m));
-    if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0 ||
-        ct_libmod_hosts_resolve(o->hosts, &err) < 0)
+    if (ct_libmod_path(m, &mod, &err) < 0 ||
+        ct_libmod_launch_check(m, o->hosts, (int)o->dtype, (int)o->op, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
     return 0;

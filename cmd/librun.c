@@ -134,10 +134,13 @@ static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,
                 const struct ct_config *verify, const char *verify_path, int argc, char **argv)
 {
-    if (verify_path && (o->nlib_env || o->nenv_search))
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                           "--env%s is for a sweep: verify sets the launch settings CONFIG records",
-                           o->nlib_env ? "" : "-search");
+    if (verify_path && (o->nlib_env || o->nenv_search || o->lib_algo))
+        return ct_cmd_fail(
+            "sweep", CT_EXIT_USAGE,
+            o->lib_algo   ? "--algo(s) is for a sweep: verify runs the rules CONFIG has"
+            : o->nlib_env ? "--env is for a sweep: verify sets the launch settings CONFIG records"
+                          : "--env-search is for a sweep: verify sets the launch settings "
+                            "CONFIG records");
     if (verify_path)
         return strcmp(o->lib, "nccl") ? ct_libverify(o, verify, verify_path, cfg->colls)
                                       : ct_nccl_verify(o, verify, verify_path);

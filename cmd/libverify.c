@@ -33,7 +33,8 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s'%s': %s",
                            theirs ? "the launch settings of " : "beside the launch settings of ",
                            path, err.msg);
-    else if (ct_libmod_path(m, &mod, &err) < 0 || ct_libmod_launcher_check(m, &err) < 0)
+    else if (ct_libmod_path(m, &mod, &err) < 0 ||
+             ct_libmod_launch_check(m, o->hosts, -1, -1, &err) < 0)
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     char copy[4200]; /* the copy it writes: found unwritable after minutes of launches, before */
     ct_verify_copy_path(path, copy, sizeof copy);

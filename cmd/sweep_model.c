@@ -94,6 +94,8 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
                                rc < 0 ? serr->msg : NULL, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
     ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0, maxbytes);
+    if (rc == 0 && res->n == 0 && res->nrefused) /* every candidate refused at every size */
+        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "nothing measured: %s", res->refused[0].why);
     if (j->mem_kind[0])
         ct_mem_path_print(stdout, j->mem_kind, "batches", j->points_resident, j->points_staged,
                           j->res_why);

@@ -62,6 +62,8 @@ static void lib_params(const struct ct_algo *a, struct ct_params *p)
  * (named by the rows' "LIB:" prefix; name and version from the engine's "Name X.Y.Z"). */
 static void lib_section(struct ct_config *m, const struct ct_sweep_cfg *cfg)
 {
+    if (!m->nsets) /* nothing measured (rows the library could not run): no section */
+        return;
     struct ct_librules *l = ct_xcalloc(1, sizeof *l);
     const char *first = cfg->cands[0]->name, *sp = strrchr(m->fp.transport, ' ');
     snprintf(l->library, sizeof l->library, "%.*s", (int)strcspn(first, ":"), first);

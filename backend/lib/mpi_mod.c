@@ -411,9 +411,16 @@ static int mod_begin(void *ctx, const struct ct_algo *a, const struct ct_job *j,
             : j->op == CT_MIN  ? MPI_MIN
             : j->op == CT_MAX  ? MPI_MAX
                                : MPI_OP_NULL;
-    if (c->dt == MPI_DATATYPE_NULL || c->op == MPI_OP_NULL || j->quant != CT_QUANT_NONE)
-        return ct_err_set(err, CT_EUNSUPP, "%s engine: no MPI type or op for this job",
-                          ct_mod_lib_title());
+    bool reduces = j->coll == CT_ALLREDUCE || j->coll == CT_REDUCESCATTER;
+    if (c->dt == MPI_DATATYPE_NULL || (c->op == MPI_OP_NULL && reduces) ||
+        j->quant != CT_QUANT_NONE)
+        return ct_err_set(err, CT_EUNSUPP, "%s engine: MPI has no %s %s", ct_mod_lib_title(),
+                          c->dt == MPI_DATATYPE_NULL  ? "datatype for -d"
+                          : j->quant != CT_QUANT_NONE ? "quantized"
+                                                      : "reduction for --op",
+                          c->dt == MPI_DATATYPE_NULL  ? ct_dtype_name(j->dtype)
+                          : j->quant != CT_QUANT_NONE ? "wire format"
+                                                      : ct_redop_name(j->op));
     if (j->count > (uint64_t)INT32_MAX / (uint64_t)c->size)
         return ct_err_set(err, CT_EUNSUPP, "%s engine: count beyond MPI's int", ct_mod_lib_title());
     const struct ct_mod_row *r = row_of(c, j->coll, a, err);

@@ -22,6 +22,10 @@ usage_error "--hosts with 0 slots" -- $X --lib mpich --hosts a:0
 usage_error "--hosts with a trailing comma" -- $X --lib ompi --hosts a,
 # what an engine cannot honour is refused, not silently ignored
 usage_error "--lib with colltune's own --algo" -- $X --lib ompi --local 2 --algo ring
+for a in "--ranks-per-node 1" "--provider tcp" "--sockbuf 1M" "--wait spin"; do
+    # shellcheck disable=SC2086
+    usage_says "--lib ompi $a (how colltune's own ranks run)" "not for --lib ompi" -- $X --lib ompi --local 2 $a
+done
 usage_error "--lib with --quant" -- $X --lib ompi --local 2 --quant int8
 usage_error "--lib with --transport" -- $X --lib mpich --local 2 --transport tcp
 usage_error "--lib with --tui off a terminal" -- $X --lib ompi --local 2 --tui
@@ -35,6 +39,14 @@ grep -q "ct-lib-ompi.so" "$TMP/err" && ok "names the module" || not_ok "names th
 for f in "-b 8" "-e 32M" "-f 2" "-e 64 -f 4"; do
     usage_says "run --lib ompi --sizes 8,16 $f" "are not for it" -- \
         env PATH="$TMP/empty" "$COLLTUNE" run --lib ompi --local 2 --sizes 8,16 $f
+done
+# a datatype or op MPI lacks: refused before the launch (a sweep wrote a config with an empty
+# library section, exit 0, that show, export and verify then refused)
+for a in "-d float16" "-d bfloat16" "--op avg"; do
+    # shellcheck disable=SC2086
+    usage_says "sweep --lib ompi $a" "MPI has no" -- \
+        env PATH="$TMP/empty:$PATH" "$COLLTUNE" sweep --lib ompi --local 2 --coll allreduce $a -e 64 --out "$TMP/nt"
+    [ ! -e "$TMP/nt" ] && ok "... no folder left" || not_ok "... $TMP/nt left"
 done
 # a --sizes list refused before the launch: empty, an empty entry, not a whole element
 for v in "" "8,16," "," "8,,16" "3" "8x"; do
@@ -876,6 +888,7 @@ assert l["env"] == [{"name": "OMPI_MCA_coll", "value": "^han"}], l.get("env")' "
     && ok "the section records coll=^han as a launch setting" || not_ok "coll=^han: $(tail -5 "$TMP/out")"
 usage_says "--env with a shell word in its value" "a value is a word of letters" -- $S --env 'OMPI_MCA_x=$(reboot)' -e 64
 usage_says "--env with --verify" "--env is for a sweep" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --env OMPI_MCA_x=1
+usage_says "--algos with --verify" "--algo(s) is for a sweep" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --algos ompi:ring
 # Open MPI's shared-memory eager limit (4 KiB with its header): a 32 KiB allreduce takes the
 # rendezvous path by default, and about half the time with 64 KiB (README)
 E64=OMPI_MCA_btl_vader_eager_limit=65536
@@ -1068,6 +1081,12 @@ usage_says "--env-search under the user's mpirun" "--env-search runs its launche
     env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --oversubscribe --quiet -np 2 \
     $COLLTUNE sweep --lib ompi --coll allreduce -e 64 --env-search OMPI_MCA_btl_vader_eager_limit=8192,16384 --out "$TMP/esu"
 [ ! -e "$TMP/esu" ] && ok "nothing written" || not_ok "--env-search under mpirun left $TMP/esu"
+# under the user's mpirun (no check before a launch of colltune's), an op MPI lacks: every row
+# refused, the sweep fails saying why, and writes no config
+usage_says "a sweep under the user's mpirun that measures nothing" "nothing measured: .*MPI has no reduction for --op avg" -- \
+    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --oversubscribe --quiet -np 2 \
+    $COLLTUNE sweep --lib ompi --coll allreduce --op avg -e 64 --budget 3 --out "$TMP/avu"
+[ ! -e "$TMP/avu/config.json" ] && ok "... no config.json" || not_ok "--op avg under mpirun wrote $TMP/avu/config.json"
 # 1 B: Open MPI does not start (said, passed over); 4096: its own value (no gain to show but
 # noise's); 65536: the 32 KiB allreduce no longer takes the rendezvous path (above). It is
 # the second variable searched, with the first's value found on both sides; where it finds a
