@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -429,8 +430,13 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     }
     sigaction(SIGPIPE, &ign, &pipe_old);
     sigprocmask(SIG_BLOCK, &block, &prev); /* the child takes the old handlers first */
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
+        /* colltune killed outright (SIGKILL, the OOM killer): the launcher ends its job, as
+         * colltune's own ranks end with it, instead of running on and writing --out */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
         for (int i = 0; i < 4; i++)
             sigaction(sigs[i], &old[i], NULL);
         sigaction(SIGPIPE, &pipe_old, NULL);

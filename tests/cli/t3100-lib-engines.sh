@@ -109,6 +109,36 @@ PY
 read -r rc secs line <"$TMP/out"
 [ "$rc" = 143 ] && [ "$secs" -lt 20 ] && grep -q "interrupted by signal 15 (Terminated); the ranks were stopped" "$TMP/out" \
     && ok "SIGTERM to colltune alone: the job stopped in ${secs}s, exit 143, said" || not_ok "SIGTERM: $(cat "$TMP/out")"
+# SIGKILL to colltune alone (the OOM killer's): the launcher and its ranks end with it (they
+# ran on, their sweep writing --out half a minute later), for each library
+for l in ompi mpich; do
+    python3 - "$COLLTUNE" "$l" "$TMP/kill-$l" >"$TMP/out" 2>&1 <<'PY'
+import os, signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "sweep", "--lib", sys.argv[2], "--local", "2", "--coll", "allreduce",
+                      "-b", "8", "-e", "64M", "--budget", "30", "--out", sys.argv[3]],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+time.sleep(5)
+os.kill(p.pid, signal.SIGKILL)
+p.wait()
+def left():  # what the sweep started: the launcher and the ranks, named by its --out
+    n = 0
+    for d in os.listdir("/proc"):
+        try:
+            n += d.isdigit() and int(d) != os.getpid() and \
+                sys.argv[3].encode() in open("/proc/%s/cmdline" % d, "rb").read()
+        except OSError:
+            pass
+    return n
+t0 = time.time()
+while left() and time.time() - t0 < 15:
+    time.sleep(0.2)
+print(left(), round(time.time() - t0, 1))
+PY
+    read -r nleft secs <"$TMP/out"
+    [ "$nleft" = 0 ] && [ ! -e "$TMP/kill-$l/config.json" ] \
+        && ok "SIGKILL to colltune alone (--lib $l): its launcher and ranks gone within ${secs}s, no config written" \
+        || not_ok "SIGKILL (--lib $l): $(cat "$TMP/out") processes left"
+done
 # hosts that do not resolve (nor are ssh aliases): refused before any launch (hydra waited
 # its whole boot timeout on an ssh that had failed at once)
 for l in ompi mpich; do
