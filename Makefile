@@ -273,10 +273,11 @@ test:
 bench: colltune lib-modules $(WAN_TOOLS)
 	$(Q)tests/bench/run.sh
 
-install: colltune $(PLUGIN_SO)
+install: colltune $(PLUGIN_SO) lib-modules
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/lib/colltune
 	install -m 755 colltune $(DESTDIR)$(PREFIX)/bin/colltune
 	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PREFIX)/lib/colltune/libnccl-tuner-colltune.so
+	$(if $(LIB_MODS)$(LIB_SPY),install -m 755 $(LIB_MODS) $(LIB_SPY) $(DESTDIR)$(PREFIX)/lib/colltune/)
 	install -m 644 man/colltune.1 $(DESTDIR)$(PREFIX)/share/man/man1/colltune.1
 
 # Golden files change only through this target; review the diff.

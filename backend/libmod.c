@@ -119,7 +119,7 @@ static bool readable(const char *p)
 
 int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
 {
-    char self[4096], cand[3][4200];
+    char self[4096], cand[4][4200];
     int n = 0;
     const char *dir = getenv("COLLTUNE_LIB_DIR");
     if (dir && *dir)
@@ -127,6 +127,8 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
     if (ct_self_path(self, sizeof self, 1) == 0) {
         snprintf(cand[n++], sizeof cand[0], "%s/ct-lib-%s.so", self, m->name);
         snprintf(cand[n++], sizeof cand[0], "%s/build/ct-lib-%s.so", self, m->name);
+        /* where `make install` puts them: PREFIX/bin/colltune, PREFIX/lib/colltune/ */
+        snprintf(cand[n++], sizeof cand[0], "%s/../lib/colltune/ct-lib-%s.so", self, m->name);
     }
     for (int i = 0; i < n; i++)
         if (readable(cand[i])) {
