@@ -572,6 +572,11 @@ mkdir -p "$TMP/lone" && cp "$COLLTUNE" "$TMP/lone/colltune"
 usage_says "COLLTUNE_LIB_DIR without the module" \
     "--lib ompi: no engine module $TMP/nowhere/ct-lib-ompi.so (COLLTUNE_LIB_DIR), nor beside colltune" -- \
     env COLLTUNE_LIB_DIR="$TMP/nowhere" "$TMP/lone/colltune" run --lib ompi --local 2 -b 8 -e 64
+# laid out as `make install` lays it out (PREFIX/bin/colltune, the modules and the spy in
+# PREFIX/lib/colltune/): the installed binary runs the engine (it found no module)
+mkdir -p "$TMP/inst/bin" "$TMP/inst/lib/colltune" && cp "$COLLTUNE" "$TMP/inst/bin/colltune" &&
+    cp "$(dirname "$COLLTUNE")"/build/ct-lib-ompi.so "$(dirname "$COLLTUNE")"/build/ct-spy-ompi.so "$TMP/inst/lib/colltune/"
+expect 0 "an installed colltune finds its modules in PREFIX/lib/colltune" -- "$TMP/inst/bin/colltune" run --lib ompi --local 2 -b 8 -e 64 -n 2 -w 1
 # a rank whose module does not load (before MPI_Init: no line to agree on) says so itself
 mkdir -p "$TMP/nomod" && echo "not a module" >"$TMP/nomod/ct-lib-ompi.so"
 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun.openmpi --oversubscribe --quiet \
