@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ompi-rules: an Open MPI coll/tuned dynamic rules file in the classic format (read by 4.1,
- * 5.0 and 6.0 alike when it has one comm-size section with key 0 per collective), plus the
+ * 5.0 and 6.0 alike; comm-size sections from key 0, message-size rules from size 0), plus the
  * MCA parameters that load it as an openmpi-mca-params.conf snippet and OMPI_MCA_ exports.
  * Numbers are plain decimal: the reader uses fscanf("%li"), so a leading 0 would mean octal.
  * With a measured Open MPI section in the config (sweep --lib ompi) the file carries those
@@ -55,7 +55,7 @@ static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
             out->left_out[out->nleft_out++] = &sets[i];
             ct_export_note(out,
                            "%s: left out, the classic rules file gets one rule set per "
-                           "collective (used for every communicator size); exported the "
+                           "collective (only for communicators of its rank count); exported the "
                            "%d-rank rules (--nranks picks another)",
                            ct_export_set_str(&sets[i], s, sizeof s), best->nranks);
         }
@@ -72,16 +72,33 @@ static int faninout(enum ct_coll coll, int id)
     return coll == CT_ALLGATHER && id == 2 ? 4 : 0;
 }
 
-/* A collective's section head: its id, one comm-size section (key 0), n rules. */
+/* A comm-size section of one rule, Open MPI's fixed decision, from `from` ranks up. */
+static void fixed_section(struct ct_text *t, int from, const char *what)
+{
+    ct_text_printf(t, "%-12d # %s\n", from, what);
+    ct_text_put(t, "1            # one message-size rule\n");
+    ct_text_put(t, "0 0 0 0      # alg 0: Open MPI's fixed decision\n");
+}
+
+/* A collective's section head: its id, three comm-size sections (Open MPI takes the last
+ * whose size is not above the communicator's): the fixed decision from 0 ranks, the rules
+ * (n) at the set's rank count, the fixed decision again above it (coll_tail). The rules
+ * reach only communicators of the size they were measured (and verified) on. */
 static void coll_head(struct ct_text *t, const struct ct_ruleset *s, const char *whose, int n,
                       const struct ct_size_meaning *m)
 {
     char set[96];
     ct_text_printf(t, "%-12d # %s: %s rules of %s\n", coll_id(s->coll), ompi_coll_name(s->coll),
                    whose, ct_export_set_str(s, set, sizeof set));
-    ct_text_put(t, "1            # one comm-size section\n");
-    ct_text_put(t, "0            # for every communicator size\n");
+    ct_text_put(t, "3            # comm-size sections: these rules only where measured\n");
+    fixed_section(t, 0, "communicators of fewer ranks");
+    ct_text_printf(t, "%-12d # communicators of %d ranks\n", s->nranks, s->nranks);
     ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
+}
+
+static void coll_tail(struct ct_text *t, const struct ct_ruleset *s)
+{
+    fixed_section(t, s->nranks + 1, "communicators of more ranks");
 }
 
 /* A measured ruleset (Open MPI's own ids): sizes converted to Open MPI's unit; ranges where
@@ -114,6 +131,7 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
                            r[i]->confidence, r[i]->tie ? " (tie)" : "");
         changed += r[i]->id != 0;
     }
+    coll_tail(t, s);
     free(lo);
     free(r);
     return changed;
@@ -166,6 +184,7 @@ static int emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
                        x->map->target, ct_match_name(x->map->match), x->map->note);
         changed++;
     }
+    coll_tail(t, s);
     free(xr);
     return changed;
 }

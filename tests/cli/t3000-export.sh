@@ -276,6 +276,18 @@ if [ $ompi_ok = 1 ]; then
         && OMPI_MCA_mca_param_files="$O/rules.conf.mca.conf" $RUN "$O/colls" allgather:std,alltoall:std $SIZES >>"$O/rules.out" 2>>"$O/err" \
         && $RUN "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $SIZES >"$O/fixed.out" 2>>"$O/err" \
         || not_ok "Open MPI runs: $(head -3 "$O/err")"
+    # communicators of other sizes than measured: Open MPI's fixed decision (the file's first
+    # and last comm-size sections), as without the file
+    OTHER="32 1024 4096 8192 32768 65536 262144" # whole elements on 2 and 8 ranks
+    for np in 2 8; do
+        R="mpirun --oversubscribe -np $np -x LD_PRELOAD=$O/shim.so"
+        [ "$(id -u)" = 0 ] && R="$R --allow-run-as-root"
+        ( . "$O/rules.conf.env" && $R "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $OTHER ) >"$O/rules$np.out" 2>>"$O/err" \
+            && $R "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $OTHER >"$O/fixed$np.out" 2>>"$O/err" \
+            && sort "$O/rules$np.out" >"$O/a" && sort "$O/fixed$np.out" >"$O/b" && [ -s "$O/a" ] && cmp -s "$O/a" "$O/b" \
+            && ok "on $np ranks (the rules are of 4): Open MPI's fixed decision at every size, as without the file" \
+            || { not_ok "on $np ranks: the rules of 4 reached it"; diff "$O/a" "$O/b" | head -5 | sed 's/^/#   /'; }
+    done
     python3 - "$O" $SIZES >"$TMP/py" 2>&1 <<'EOF'
 import re, sys
 O, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]
@@ -296,9 +308,12 @@ nums = [int(t) for t in re.sub(r"#[^\n]*", "", open(O + "/rules.conf").read()).s
 rules, i = {}, 1
 for _ in range(nums[0]):
     cid, ncs = nums[i], nums[i + 1]; i += 2
-    assert ncs == 1 and nums[i] == 0, "one comm-size section, key 0"
-    nms = nums[i + 1]; i += 2
-    rules[cid] = [tuple(nums[i + 4 * k:i + 4 * k + 4]) for k in range(nms)]; i += 4 * nms
+    secs = []  # (comm size, rules): Open MPI takes the last whose size is not above the job's
+    for _ in range(ncs):
+        cs, nms = nums[i], nums[i + 1]; i += 2
+        secs.append((cs, [tuple(nums[i + 4 * k:i + 4 * k + 4]) for k in range(nms)])); i += 4 * nms
+    assert secs[0][0] == 0, "comm-size sections from key 0"
+    rules[cid] = [r for cs, r in secs if cs <= 4][-1]
 def load(path):
     got = {}
     for line in open(path):

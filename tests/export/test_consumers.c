@@ -190,8 +190,12 @@ Test(ompi_rules, the_classic_reader_gets_the_rules)
         const struct ct_ruleset *s = &c.sets[i];
         cr_assert_eq(getnext(f, &id), 0);
         cr_assert_eq(id, ids[i]);
-        cr_assert(getnext(f, &ncs) == 0 && ncs == 1 && getnext(f, &cs) == 0 && cs == 0,
-                  "one comm-size section with key 0");
+        /* the fixed decision below and above the set's rank count, its rules at it */
+        cr_assert(getnext(f, &ncs) == 0 && ncs == 3 && getnext(f, &cs) == 0 && cs == 0,
+                  "three comm-size sections, from key 0");
+        for (int k = 0; k < 5; k++)
+            cr_assert(getnext(f, &ms) == 0 && ms == (k == 0), "one rule, alg 0 (%d)", k);
+        cr_assert(getnext(f, &cs) == 0 && cs == s->nranks, "the rules at %d ranks", s->nranks);
         cr_assert_eq(getnext(f, &nms), 0);
         cr_assert_eq(nms, s->nrules);
         for (int k = 0; k < nms; k++) {
@@ -207,6 +211,9 @@ Test(ompi_rules, the_classic_reader_gets_the_rules)
             cr_assert_eq(fan, id == 0 && alg == 2 ? 4 : 0, "faninout %ld for alg %ld", fan, alg);
             bruck |= id == 0 && alg == 2;
         }
+        cr_assert(getnext(f, &cs) == 0 && cs == s->nranks + 1, "then from %d ranks", s->nranks + 1);
+        for (int k = 0; k < 5; k++)
+            cr_assert(getnext(f, &ms) == 0 && ms == (k == 0), "one rule, alg 0 (%d)", k);
     }
     cr_assert_eq(getnext(f, &ms), -1, "nothing after the last rule");
     cr_assert(bruck, "an allgather bruck rule among them");
