@@ -32,8 +32,10 @@ int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
     char path[4200];
     snprintf(path, sizeof path, "%s/results.json", dir);
     CT_TRY(ct_sweep_json_write(path, meta, pts, n, "running", NULL, err));
-    for (size_t i = 1; first && i < sizeof out_files / sizeof *out_files; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, out_files[i]);
+    /* and verify's copy of the earlier config (NAME.verified.json), which export would take */
+    for (size_t i = 1; first && i <= sizeof out_files / sizeof *out_files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir,
+                 i < sizeof out_files / sizeof *out_files ? out_files[i] : "config.verified.json");
         if (unlink(path) < 0 && errno != ENOENT)
             return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
     }

@@ -209,7 +209,7 @@ fi
 # Ctrl-C into a folder an earlier sweep wrote: its config and report are gone from the first
 # save on (never a config beside results it does not come from), results.json "interrupted"
 P="$TMP/reused"
-mkdir -p "$P" && echo '{}' >"$P/config.json" && : >"$P/report.html" && : >"$P/points.csv"
+mkdir -p "$P" && echo '{}' >"$P/config.json" && : >"$P/report.html" && : >"$P/points.csv" && : >"$P/config.verified.json"
 $S --transport shm -b 1M -e 64M --budget 60 --out "$P" >"$TMP/kout" 2>"$TMP/kerr" &
 pid=$!
 i=0
