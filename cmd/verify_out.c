@@ -216,11 +216,16 @@ int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const
         snprintf(want + strlen(want), sizeof want - strlen(want), "on ");
     if (o->local_set)
         snprintf(want + strlen(want), sizeof want - strlen(want), "%d ranks, ", o->local_set);
+    bool across = false; /* a set of those collectives across hosts: --hosts runs it */
+    for (int i = 0; i < l->nsets; i++)
+        across |= (colls & CT_COLL_BIT(l->sets[i].coll)) && l->sets[i].nnodes > 1;
     struct ct_export_out none = {0}; /* why its first set is not verified here */
     const char *why = l->nsets ? ct_verify_set_elsewhere(o, &none, &l->sets[0]) : NULL;
-    return ct_cmd_fail(
-        "sweep", CT_EXIT_USAGE, "--verify: '%s' has no %s section for %s%s (it has %s%s%s)", path,
-        title, want,
-        o->hosts ? "the ranks --hosts places" : "one host (--hosts LIST runs the others)", has,
-        why ? "; the first: " : "", why ? why : "");
+    return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                       "--verify: '%s' has no %s section for %s%s (it has %s%s%s)", path, title,
+                       want,
+                       o->hosts ? "the ranks --hosts places"
+                       : across ? "one host (--hosts LIST runs the others)"
+                                : "one host",
+                       has, why ? "; the first: " : "", why ? why : "");
 }
