@@ -107,9 +107,10 @@ int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int
     fprintf(f,
             "verifying %s: %d ranks, midpoint of every range, chosen vs every alternative;\n"
             "a choice slower than %.2f is measured again with the winner, up to %d rounds in\n"
-            "alternating order: regret = ratio of the rounds' geometric means, [its 95%%\n"
-            "interval]; it fails where the whole interval lies above %.2f\n\n",
-            path, nranks, max_regret, CT_VERIFY_ROUNDS, max_regret);
+            "alternating order: regret = ratio of those rounds' geometric means, [its interval:\n"
+            "99.5%% before the last round, 96%% at it]; it fails where the whole interval lies\n"
+            "above %.2f\n\n",
+            path, nranks, max_regret, CT_VERIFY_ROUNDS - 1, max_regret);
     fprintf(f, "%-13s %-21s %10s  %-12s %10s  %-12s %10s  %s\n", "collective", "range", "at",
             "chosen", "time(us)", "best", "time(us)", "regret");
     for (size_t i = 0; i < n; i++) {

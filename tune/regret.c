@@ -158,15 +158,19 @@ static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *co
  * beat it beyond both intervals is measured again with that alternative, up to
  * CT_VERIFY_ROUNDS rounds in all, in alternating order (B A, A B, ...), so that neither a
  * burst of load during one measurement nor whichever runs first decides it. The regret is
- * the ratio of the rounds' geometric means with its 95% interval over the rounds' own
- * ratios (ct_stats_ratio_paired, as `--verify --lib` compares launches: what the machine's
- * speed does between rounds moves both sides of a round and cancels); it fails where that
- * interval lies above cfg->max_regret. Rounds stop once the interval is clear of the limit
- * either way. Between two measurements on a shared VM one setting moves by 5-15%, far
- * more than one measurement's own interval, so one round cannot tell a 10% loss from
- * noise (2 ranks, AllToAll at 8.58 KiB, one config verified in four launches with symm as
- * the choice: its loss measured 1.00, 1.04, 1.15 and 1.21).
+ * the ratio of the rounds' geometric means with its interval over the rounds' own ratios
+ * (ct_stats_ratio_paired_at, as `--verify --lib` compares launches: what the machine's speed
+ * does between rounds moves both sides of a round and cancels), over the rounds measured
+ * again (not the one that triggered them); it fails where that interval lies above
+ * cfg->max_regret. Rounds stop once the interval is clear of the limit either way, looked at
+ * from 3 rounds as the library verify's sequential test does (99.5%, the last 96.0%). Between two
+ * measurements on a shared VM one setting moves by 5-15%, far more than one measurement's own
+ * interval, so one round cannot tell a 10% loss from noise (2 ranks, AllToAll at 8.58 KiB, one
+ * config verified in four launches with symm as the choice: its loss measured 1.00, 1.04, 1.15
+ * and 1.21).
  */
+_Static_assert(CT_VERIFY_ROUNDS == 9, "settle's last tail (0.0199) is for looks at 3..8 rounds");
+
 static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, long chosen,
                   long best, struct ct_sweep_regret *g, struct ct_err *err)
 {
@@ -182,10 +186,18 @@ static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, lo
         q.lo = pc.st.lo / pb.st.hi;
         q.hi = pc.st.hi / pb.st.lo;
     }
+    int first = 0; /* the first round the verdict counts */
     if (chosen != best && ct_select_beats(&pb.st, &pc.st) && q.ratio > limit) {
+        /* round 0 only triggers: picked for reading slow, it would bias the verdict (a loss
+         * at the limit failed 12.5% of the time with it). The rounds measured again decide,
+         * looked at from 3 of them at 99.5% and at the last at the tail that keeps the
+         * looks together at 2.5% (ct_paired_gain_tail's for looks at 3..8: 0.0199) */
         const struct ct_algo *ac = ct_algo_find(pc.algo), *ab = ct_algo_find(pb.algo);
+        struct ct_ratio q0 = q;
+        first = 1;
+        q = (struct ct_ratio){q.ratio, 0, INFINITY};
         for (; n < CT_VERIFY_ROUNDS; n++) {
-            if (n >= 3 && (q.lo > limit || q.hi <= limit))
+            if (n > 3 && (q.lo > limit || q.hi <= limit))
                 break; /* settled */
             long ic, ib;
             v->left += 2;
@@ -200,15 +212,21 @@ static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, lo
                 break;
             tc[n] = v->run.res->pts[ic].st.median;
             tb[n] = v->run.res->pts[ib].st.median;
-            ct_stats_ratio_paired(tc, tb, n + 1, &q);
+            if (n >= 2)
+                ct_stats_ratio_paired_at(tc + 1, tb + 1, n,
+                                         n + 1 < CT_VERIFY_ROUNDS ? CT_PAIRED_EARLY : 0.0199, &q);
+            else
+                q = (struct ct_ratio){tc[1] / tb[1], 0, INFINITY};
         }
+        if (n == 1) /* nothing measured again: the trigger's own reading */
+            first = 0, q = q0;
     }
     g->size = pc.size;
     g->chosen = pc;
     g->best = pb;
-    g->rounds = n;
-    g->chosen_us = ct_stats_geomean(tc, n);
-    g->best_us = ct_stats_geomean(tb, n);
+    g->rounds = n - first;
+    g->chosen_us = ct_stats_geomean(tc + first, n - first);
+    g->best_us = ct_stats_geomean(tb + first, n - first);
     g->regret = q.ratio;
     g->lo = q.lo;
     g->hi = q.hi;
