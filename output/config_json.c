@@ -398,9 +398,10 @@ static bool raw_is_default(json_t *rng)
 }
 
 /* In a section kept as written: the range at min_bytes of its rule of (coll, nranks, nnodes)
- * set back (lo 0), or cut to [lo, hi) (ct_config_lib_trim). */
+ * set back (back), or cut to [lo, hi) (ct_config_lib_trim; lo may be the range's own start,
+ * 0 for the first). */
 static bool raw_change(struct ct_librules *l, enum ct_coll coll, int nranks, int nnodes,
-                       uint64_t min_bytes, uint64_t lo, uint64_t hi)
+                       uint64_t min_bytes, bool back, uint64_t lo, uint64_t hi)
 {
     json_t *o = json_loads(l->raw, 0, NULL), *rule = raw_rule(o, coll, nranks, nnodes),
            *ranges = json_object_get(rule, "ranges"), *x, *rng = NULL;
@@ -412,8 +413,8 @@ static bool raw_change(struct ct_librules *l, enum ct_coll coll, int nranks, int
     snprintf(algo, sizeof algo, "%s", was ? was : "");
     long long mx = rng ? int_of(rng, "max_bytes") : 0; /* -1: null, the last range */
     uint64_t max = mx < 0 ? CT_BYTES_INF : (uint64_t)mx;
-    bool ok = was && (!lo || (lo < hi && lo >= min_bytes && hi <= max));
-    if (ok && strcmp(algo, "default") && !lo)
+    bool ok = was && (back || (lo < hi && lo >= min_bytes && hi <= max));
+    if (ok && strcmp(algo, "default") && back)
         raw_set_back(rng, algo);
     else if (ok && strcmp(algo, "default")) { /* the parts cut off: NCCL's own choice */
         json_t *prev = at ? json_array_get(ranges, at - 1) : NULL,
@@ -460,7 +461,7 @@ bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll 
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (l && l->raw)
-        return raw_change(l, coll, nranks, nnodes, min_bytes, 0, 0);
+        return raw_change(l, coll, nranks, nnodes, min_bytes, true, 0, 0);
     int i = set_at(l, coll, nranks, nnodes);
     for (int k = 0; i >= 0 && k < l->sets[i].nrules; k++)
         if (l->sets[i].rules[k].min_bytes == min_bytes)
@@ -473,7 +474,7 @@ bool ct_config_lib_trim_at(struct ct_config *c, const char *lib, enum ct_coll co
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (l && l->raw)
-        return lo > 0 && raw_change(l, coll, nranks, nnodes, min_bytes, lo, hi);
+        return raw_change(l, coll, nranks, nnodes, min_bytes, false, lo, hi);
     int i = set_at(l, coll, nranks, nnodes);
     for (int k = 0; i >= 0 && k < l->sets[i].nrules; k++)
         if (l->sets[i].rules[k].min_bytes == min_bytes)

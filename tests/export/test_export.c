@@ -1731,6 +1731,32 @@ Test(config, nccl_verified_copy_cuts_a_range_slower_at_its_edge)
     kept_free(fixed, &c);
 }
 
+/* A cut of the first range, which starts at 0 B, to its own start: cut, not set back whole
+ * (0 meant "set back" to the copy, which then set the range back and counted it slower). */
+Test(config, nccl_verified_copy_cuts_a_range_that_starts_at_0)
+{
+    struct ct_config c;
+    nccl_config(&c);
+    snprintf(c.libs[0].sets[0].rules[0].algo, sizeof c.libs[0].sets[0].rules[0].algo,
+             "ring/Simple");
+    c.libs[0].sets[0].rules[0].id = c.libs[0].sets[0].rules[1].id;
+    struct ct_config *fixed = nccl_kept(&c);
+    enum ct_coll coll = c.libs[0].sets[0].coll;
+    cr_assert(ct_config_lib_trim_at(fixed, "nccl", coll, 2, 1, 0, 0, 2048));
+    char path[] = "/tmp/ct-nccl-cut0-XXXXXX";
+    struct ct_nr_table t;
+    char *txt = plugin_reads(fixed, path, &t);
+    const struct ct_nr_range *a = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 100),
+                             *b = ct_nr_match(&t, ncclFuncAllReduce, 2, 1, 3000);
+    cr_assert(a && b);
+    cr_expect(!a->keep && a->algo == NCCL_ALGO_RING, "[0, 2 KiB): still ring");
+    cr_expect(b->keep, "[2, 4) KiB: NCCL's own choice");
+    ct_nr_free(&t);
+    unlink(path);
+    free(txt);
+    kept_free(fixed, &c);
+}
+
 /* `show` (ct_config_print) shows an NCCL section read back, which colltune keeps in the
  * plugin's words (ct_config_lib_raw_sets): each range's ALGO/PROTO, its forced channel count,
  * the decision and the verify's record, as for the MPI libraries' sections. */
