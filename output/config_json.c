@@ -551,7 +551,9 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
             r->max_bytes = mx < 0 ? CT_BYTES_INF : (uint64_t)mx;
             snprintf(r->algo, sizeof r->algo, "%s%s%s", algo, proto ? "/" : "", proto ?: "");
             snprintf(r->runner_up, sizeof r->runner_up, "%s", ru ?: "");
-            r->id = (int)int_of(g, "id");
+            /* NCCL's own choice is "default", whatever an optional "id" says (the plugin
+             * reads no id: a range without one is NCCL's own choice, not a rule to judge) */
+            r->id = !strcmp(algo, "default") ? 0 : (int)int_of(g, "id");
             r->params.v[CT_P_CHANNELS] = ch > 0 ? (uint64_t)ch : 0;
             r->confidence = num_of(g, "confidence");
             r->gain = num_of(g, "gain");
