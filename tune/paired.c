@@ -286,6 +286,9 @@ static int engine_launch(void *arg, bool with, const uint64_t *sz, int n, double
         j.count = d->count_for(sz[k], es, j.shape.nranks);
         j.in_place = false;
         CT_TRY(ct_backend_point(e->be, e->ctx, NULL, &j, &bc, &pt, e->err));
+        if (!isfinite(pt.time_us) || !(pt.time_us > 0)) /* a ratio of it means nothing */
+            return ct_err_set(e->err, CT_EIO, "%s %llu bytes: a time of %g us measured", d->name,
+                              (unsigned long long)sz[k], pt.time_us);
         t[k] = pt.time_us;
     }
     return 0;

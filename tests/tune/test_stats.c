@@ -767,6 +767,7 @@ struct eng {
     char order[16];
     struct ct_job j;
     int slow_passes; /* A 1.2x slower at 1 MiB in the first slow_passes passes (sides set) */
+    bool zero;       /* every time 0 (a timer that read nothing) */
 };
 static int eng_side(void *arg, bool with, struct ct_err *err)
 {
@@ -795,7 +796,8 @@ static int eng_time(void *ctx, int warmup, int iters, int reps, double *out, str
     double kib = (double)e->j.count * 4 / 1024; /* allreduce float32: size = count * 4 */
     for (int i = 0; i < iters; i++)
         out[i] = 10 * kib * (e->with && kib > 64 ? 0.9 : 1.0) * (1 + 0.001 * i) *
-                 (e->with && kib == 1024 && e->switches <= e->slow_passes ? 1.2 / 0.9 : 1.0);
+                 (e->with && kib == 1024 && e->switches <= e->slow_passes ? 1.2 / 0.9 : 1.0) *
+                 !e->zero;
     return 0;
 }
 static void eng_end(void *ctx)
@@ -854,6 +856,19 @@ Test(stats, paired_engine_switches_sides_and_times_each_size)
     cr_assert_eq(ct_paired_engine_measure(&y.e, eng_sz, 4, eng_own, NULL, &p), 0, "%s", y.err.msg);
     cr_expect(p.rounds == 5 && p.n[0] == 5 && p.n[3] == 5, "%d rounds", p.rounds);
     cr_expect_str_eq(y.st.order, "ABBAABBAAB");
+    ct_paired_release(&p);
+}
+
+/* A time of 0 (or not finite) fails the measure, naming the size: a ratio of it would read
+ * a geomean of 0 and a size never slower. */
+Test(stats, paired_engine_refuses_a_time_of_0)
+{
+    struct eng_run x = {0};
+    eng_open(&x);
+    x.st.zero = true;
+    struct ct_paired p = {0};
+    cr_assert_lt(ct_paired_engine_measure(&x.e, eng_sz, 4, eng_own, NULL, &p), 0);
+    cr_expect(strstr(x.err.msg, "allreduce 16384 bytes: a time of 0 us"), "%s", x.err.msg);
     ct_paired_release(&p);
 }
 
