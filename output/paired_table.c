@@ -100,9 +100,9 @@ void ct_paired_print_gains(FILE *f, const char *lib, const struct ct_ruleset *s,
         if (!any)
             fprintf(f,
                     "  each exported rule against the defaults (its sizes' geomean round by "
-                    "round, each vs ctl where it has controls; kept when below %.3f beyond "
-                    "its interval, a sequential test's: %.1f%% before its sizes' last pairs and "
-                    "where measured again, 95-96%% at them):\n",
+                    "round, each vs ctl where it has controls; kept when below %.3f with its "
+                    "whole interval below 1, a sequential test's: %.1f%% before its sizes' last "
+                    "pairs and where measured again, 95-96%% at them):\n",
                     1 / CT_PAIRED_TOL, 100 * (1 - 2 * CT_PAIRED_EARLY));
         any = true;
         snprintf(range, sizeof range, "%s-%s", ct_bytes_str(u->min_bytes, lo, sizeof lo),

@@ -395,16 +395,20 @@ void ct_paired_rules(const struct ct_paired *p, const struct ct_paired *again,
                      bool *nogain, struct ct_ratio *gain, int *rounds)
 {
     for (int r = 0; r < s->nrules; r++) {
-        bool checked = false; /* some size of the file's rule r: judged on its gain, once */
-        for (int k = 0; k < nsz; k++)
+        bool checked = false, any = false; /* some size of the file's rule r: judged on its
+                                            * gain, once */
+        for (int k = 0; k < nsz; k++) {
+            any |= rule[k] == &s->rules[r];
             if (!control[k] && rule[k] == &s->rules[r]) {
                 checked = true;
                 slow[r] |= rows[k].slower;
             }
+        }
         if (checked) {
             rounds[r] = ct_paired_gain_both(p, again, r, &gain[r]);
             nogain[r] = !ct_paired_gains(&gain[r]);
-        }
+        } else if (!any && s->rules[r].id != 0)
+            nogain[r] = true; /* a rule no size measured (sizes ran out): no gain shown */
     }
 }
 

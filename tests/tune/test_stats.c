@@ -641,20 +641,23 @@ Test(stats, a_rule_ships_only_where_its_sizes_show_a_gain_together)
         cr_assert_eq(p.n[k], CT_PAIRED_MIN, "size %d: %d pairs", k, p.n[k]);
     cr_assert_eq(ct_paired_gain(&p, 2, &q), 0, "a group with no sizes");
     /* the verdict per rule: rule 0 (sizes 2, 3) kept, rule 1 (1000 B) no gain, rule 2 (the
-     * library's own choice at the controls) not judged */
-    struct ct_rule r[3] = {{.id = 5}, {.id = 6}, {.id = 0}};
-    struct ct_ruleset set = {.rules = r, .nrules = 3};
+     * library's own choice at the controls) not judged, rule 3 (no size of it measured: the
+     * sizes ran out) no gain shown, not kept as verified */
+    struct ct_rule r[4] = {{.id = 5}, {.id = 6}, {.id = 0}, {.id = 7}};
+    struct ct_ruleset set = {.rules = r, .nrules = 4};
     const struct ct_rule *at[] = {&r[2], &r[0], &r[0], &r[2], &r[1]};
     struct ct_paired_row w[5];
     struct ct_paired_sum t;
-    struct ct_ratio gain[3] = {{0}};
-    bool slow[3] = {0}, nogain[3] = {0};
-    int rounds[3] = {0};
+    struct ct_ratio gain[4] = {{0}};
+    bool slow[4] = {0}, nogain[4] = {0};
+    int rounds[4] = {0};
     ct_paired_judge(&p, control, 5, w, &t);
     ct_paired_rules(&p, NULL, &set, at, control, w, 5, slow, nogain, gain, rounds);
-    cr_assert(!slow[0] && !slow[1] && !slow[2]);
-    cr_assert(!nogain[0] && nogain[1] && !nogain[2], "%d %d %d", nogain[0], nogain[1], nogain[2]);
-    cr_assert(rounds[0] == CT_PAIRED_MIN && rounds[1] == CT_PAIRED_MIN && rounds[2] == 0);
+    cr_assert(!slow[0] && !slow[1] && !slow[2] && !slow[3]);
+    cr_assert(!nogain[0] && nogain[1] && !nogain[2] && nogain[3], "%d %d %d %d", nogain[0],
+              nogain[1], nogain[2], nogain[3]);
+    cr_assert(rounds[0] == CT_PAIRED_MIN && rounds[1] == CT_PAIRED_MIN && rounds[2] == 0 &&
+              rounds[3] == 0);
     cr_assert_float_eq(gain[0].ratio, sqrt(0.8), 1e-9);
     ct_paired_release(&p);
 
