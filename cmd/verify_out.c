@@ -15,13 +15,13 @@
 #include "librun.h"
 
 /* fixed written as NAME.verified.json beside path (into out): 0, or a failure (said). */
-static int write_copy(const struct ct_config *fixed, const char *path, char *out, size_t len,
-                      int code)
+static int write_copy(const struct ct_config *fixed, const char *path, char *out, size_t len)
 {
     struct ct_err err = {0};
     ct_verify_copy_path(path, out, len);
+    /* a verdict (3) is lost with the copy: a runtime failure, as documented */
     if (ct_config_json_write(out, fixed, &err) < 0) /* what verify was run for: a failure */
-        return ct_cmd_fail("sweep", code ? code : CT_EXIT_FAIL, "%s", err.msg);
+        return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
     return 0;
 }
 
@@ -52,7 +52,7 @@ static int write_said(const struct ct_config *fixed, const char *path, int code,
                       ...)
 {
     char out[4200];
-    int rc = write_copy(fixed, path, out, sizeof out, code);
+    int rc = write_copy(fixed, path, out, sizeof out);
     if (rc)
         return rc;
     va_list ap;
@@ -132,7 +132,7 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
                 tried, lib);
         return code;
     }
-    int rc = write_copy(fixed, path, out, sizeof out, code);
+    int rc = write_copy(fixed, path, out, sizeof out);
     if (rc)
         return rc;
     if (nslow && nnogain)
