@@ -22,7 +22,7 @@
 #include "libverify.h"
 
 #define MAXSZ 128
-#define MAXRANGES 64
+#define MAXRANGES 64 /* said as such where a set has more */
 #define HOW "alternating passes on the same communicators (A B B A A B ...)"
 
 /* A with the plugin's config, B with NCCL's own choices (the plugin's bypass). */
@@ -99,8 +99,9 @@ int ct_ncclverify(const struct ct_ncclverify_in *in, int *verified)
             if (in->root)
                 ct_verify_say(in->h, "%s on %d ranks, %d nodes: not verified here (%s)\n\n",
                               ct_coll_name(s->coll), s->nranks, s->nnodes,
-                              s->coll == CT_ALLTOALL ? "no tuner is asked about it"
-                                                     : "another shape");
+                              s->coll == CT_ALLTOALL  ? "no tuner is asked about it"
+                              : s->nrules > MAXRANGES ? "more than 64 ranges, more than it measures"
+                                                      : "another shape");
             continue;
         }
         bool *slow = ct_xcalloc((size_t)s->nrules, sizeof *slow),
