@@ -32,7 +32,7 @@ struct sweep_ctx {
     struct ct_comm comm, *commp;
     struct ct_nccl *nccl; /* --lib nccl: closed once the results are out */
     struct ct_sweep_job job;
-    bool want_tui, sweep_only; /* sweep_only: -b, -e, -f or --out (not for --verify) */
+    bool want_tui, sweep_only, regret; /* sweep_only: -b, -e, -f or --out (not for --verify) */
     struct ct_live live;
     double last_save;
     int saved; /* results.json saves while it runs */
@@ -75,7 +75,10 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case O_BUDGET: CT_TRY_OPT(ct_arg_num("sweep", "budget", optarg, 1e-3, 1e7, &x->c.budget_s)); break;
         case O_TARGET: CT_TRY_OPT(ct_arg_num("sweep", "target-ci", optarg, 1e-4, 10, &x->c.target_ci)); break;
         case O_MARGIN: CT_TRY_OPT(ct_arg_num("sweep", "margin", optarg, 0, 10, &x->c.margin)); break;
-        case O_REGRET: CT_TRY_OPT(ct_arg_num("sweep", "max-regret", optarg, 1, 1e6, &x->c.max_regret)); break;
+        case O_REGRET:
+            x->regret = true;
+            CT_TRY_OPT(ct_arg_num("sweep", "max-regret", optarg, 1, 1e6, &x->c.max_regret));
+            break;
         case O_MINIT: CT_TRY_OPT(ct_arg_iters("sweep", "min-iters", optarg, 1, &x->c.min_iters)); break;
         case O_MAXIT: CT_TRY_OPT(ct_arg_iters("sweep", "max-iters", optarg, 1, &x->c.max_iters)); break;
         case O_OUT: x->out = optarg; break;
@@ -124,10 +127,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
     int local = x->o.local || x->o.hosts || by_model(x) ? x->o.local : ct_cmd_local_ranks();
-    if (x->o.pairs && !x->o.verify && !x->o.nenv_search)
-        return ct_cmd_fail("sweep", 2, "%s", CT_PAIRS_FOR);
-    if (x->o.verify && x->sweep_only) /* its sizes are CONFIG's; it writes beside CONFIG */
-        return ct_cmd_fail("sweep", 2, "-b, -e, -f and --out are for a sweep, not --verify");
+    CT_TRY_OPT(ct_sweep_opts_moot(&x->o, x->sweep_only, x->regret));
     if (x->o.verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
         CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->o.verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));

@@ -82,6 +82,20 @@ int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who
     return 0;
 }
 
+int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret)
+{
+    if (o->pairs && !o->verify && !o->nenv_search)
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", CT_PAIRS_FOR);
+    if (o->verify && sweep_only) /* its sizes are CONFIG's; it writes beside CONFIG */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "-b, -e, -f and --out are for a sweep, not --verify");
+    if (regret && (!o->verify || o->lib)) /* the native verify's bound */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "--max-regret is for sweep --verify CONFIG of colltune's own rules "
+                           "(a library's verify judges 3%% beyond the interval)");
+    return 0;
+}
+
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
                     const struct ct_err *serr, uint64_t maxbytes)
 {

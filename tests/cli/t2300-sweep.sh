@@ -153,6 +153,10 @@ for o in "-b 1K" "-e 2K" "-f 4" "--out $TMP/vout"; do
     usage_says "verify with $o" "are for a sweep, not --verify" -- $S --verify "$O/config.json" $o
 done
 [ ! -e "$TMP/vout" ] && ok "... no folder made" || not_ok "verify --out made $TMP/vout"
+# --max-regret is the native verify's bound: refused, not ignored, elsewhere
+usage_says "--max-regret without --verify" "--max-regret is for sweep --verify CONFIG" -- $S -e 1K --max-regret 5
+usage_says "--max-regret with a library's verify" "--max-regret is for sweep --verify CONFIG" -- \
+    $S --verify "$O/config.json" --lib ompi --max-regret 5
 
 # --verify: the fresh config re-measured (regret printed per range; noise allowed here)
 expect 0 "verify the fresh config" -- $S --verify "$O/config.json" --algos ring,mesh --budget 4 \
