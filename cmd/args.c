@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "../output/push.h"
 #include "opts.h"
 #include "../algos/algo.h"
 #include "../algos/quant.h"
@@ -124,4 +126,37 @@ int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, s
     }
     free(list);
     return rc ? rc : *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
+}
+
+int ct_arg_push(int which, const char *arg, struct ct_push_opts *po)
+{
+    struct ct_err err = {0};
+    switch (which) {
+    case 0: /* --push-method */
+        if (strcmp(arg, "PUT") && strcmp(arg, "POST"))
+            return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --push-method '%s' (PUT or POST)",
+                               arg);
+        po->method = arg;
+        return 0;
+    case 1: { /* --header */
+        char *h;
+        if (ct_push_header_resolve(arg, &h, &err) < 0)
+            return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+        po->headers = ct_xrealloc(po->headers, (po->nheaders + 1) * sizeof h);
+        po->headers[po->nheaders++] = h;
+        return 0;
+    }
+    case 2: /* --cacert */
+        if (access(arg, R_OK) < 0)
+            return ct_cmd_fail("export", CT_EXIT_USAGE, "cannot read --cacert '%s'", arg);
+        po->cacert = arg;
+        return 0;
+    case 3: po->insecure = true; return 0;
+    case 4: /* --push-timeout */
+        CT_TRY_OPT(ct_arg_num("export", "push-timeout", arg, 0.01, 86400, &po->timeout_s));
+        po->connect_timeout_s = po->timeout_s < 10 ? po->timeout_s : 10;
+        return 0;
+    default: /* --push-retries: a whole number */
+        return ct_arg_int("export", "push-retries", arg, 0, 20, &po->retries);
+    }
 }

@@ -88,6 +88,10 @@ int ct_arg_iters(const char *cmd, const char *opt, const char *arg, long lo, int
 int ct_arg_size(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
 /* An integer in lo..hi. */
 int ct_arg_int(const char *cmd, const char *opt, const char *arg, long lo, long hi, int *out);
+struct ct_push_opts;
+/* export's push options into po, `which` in the order --push-method, --header, --cacert,
+ * --insecure (arg unused), --push-timeout, --push-retries (a whole number, 0..20). */
+int ct_arg_push(int which, const char *arg, struct ct_push_opts *po);
 /* arg one of words (NULL-ended): *out its index; else the one-line error listing them */
 int ct_arg_word(const char *cmd, const char *opt, const char *arg, const char *const *words,
                 int *out);

@@ -19,6 +19,7 @@
 
 struct export_ctx {
     const char *config, *format, *out, *push, *metrics, *results;
+    const char *push_opt, *results_opt; /* the first of the push's own options given */
     bool list;
     struct ct_export_opts eo;
     struct ct_push_opts po;
@@ -39,11 +40,10 @@ static int parse(struct export_ctx *x, int argc, char **argv)
         {"push-retries", 1, 0, O_RETRIES}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     /* clang-format on */
     long v;
-    double d;
     struct ct_err err = {0};
     opterr = 0;
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, ":f:o:h", lo, NULL)) != -1;) {
+    for (int c, li = 0; (c = getopt_long(argc, argv, ":f:o:h", lo, &li)) != -1;) {
         switch (c) {
         case 'f': x->format = optarg; break;
         case 'o': x->out = strcmp(optarg, "-") ? optarg : NULL; break;
@@ -81,34 +81,15 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             x->eo.one_file = true;
             break;
         case O_METRICS: x->metrics = optarg; break;
-        case O_RESULTS: x->results = optarg; break;
+        case O_RESULTS: x->results = x->results_opt = optarg; break;
         case O_METHOD:
-            if (strcmp(optarg, "PUT") && strcmp(optarg, "POST"))
-                return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --push-method '%s' (PUT or POST)",
-                                   optarg);
-            x->po.method = optarg;
-            break;
-        case O_HEADER: {
-            char *h;
-            if (ct_push_header_resolve(optarg, &h, &err) < 0)
-                return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
-            x->po.headers = ct_xrealloc(x->po.headers, (x->po.nheaders + 1) * sizeof h);
-            x->po.headers[x->po.nheaders++] = h;
-            break;
-        }
+        case O_HEADER:
         case O_CACERT:
-            if (access(optarg, R_OK) < 0)
-                return ct_cmd_fail("export", CT_EXIT_USAGE, "cannot read --cacert '%s'", optarg);
-            x->po.cacert = optarg;
-            break;
-        case O_INSECURE: x->po.insecure = true; break;
+        case O_INSECURE:
         case O_TIMEOUT:
-            CT_TRY_OPT(ct_arg_num("export", "push-timeout", optarg, 0.01, 86400, &x->po.timeout_s));
-            x->po.connect_timeout_s = x->po.timeout_s < 10 ? x->po.timeout_s : 10;
-            break;
-        case O_RETRIES:
-            CT_TRY_OPT(ct_arg_num("export", "push-retries", optarg, 0, 20, &d));
-            x->po.retries = (int)d;
+        case O_RETRIES: /* in that order (ct_arg_push) */
+            CT_TRY_OPT(ct_arg_push(c - O_METHOD, optarg, &x->po));
+            x->push_opt = x->push_opt ? x->push_opt : lo[li].name;
             break;
         case 'h':
             fputs(ct_help_export, stdout);
@@ -179,6 +160,11 @@ static int check(struct export_ctx *x, const struct ct_emitter **e)
     if ((x->push && ct_push_url_check(x->push, &err) < 0) ||
         (x->metrics && ct_push_url_check(x->metrics, &err) < 0))
         return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
+    if ((x->push_opt && !x->push && !x->metrics) || (x->results_opt && !x->metrics))
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "--%s is for --push%s URL",
+                           x->push_opt && !x->push && !x->metrics ? x->push_opt : "results",
+                           x->push_opt && !x->push && !x->metrics ? " or --push-metrics"
+                                                                  : "-metrics");
     if (x->metrics && access(x->results, R_OK) < 0)
         return ct_cmd_fail("export", CT_EXIT_USAGE,
                            "--push-metrics needs the sweep results: cannot read '%s' "

@@ -44,6 +44,13 @@ usage_says "a release series colltune does not write for" "Open MPI 4.x to 6.x o
 usage_says "an Intel MPI release colltune does not write for" "Intel MPI 2019.x to 2021.x only" -- $X "$C4" --format env --for impi --lib-version 2023
 usage_error "nccl-tuner for a version without the CSV plugin" -- $X "$C4" --format nccl-tuner --lib-version 2.26
 usage_error "--nranks with no rules" -- $X "$C4" --format csv --nranks 7
+# the push's own options without a push: refused, not ignored
+for a in "--push-method POST" "--header X:env:HOME" "--insecure" "--push-timeout 5" "--push-retries 1"; do
+    # shellcheck disable=SC2086
+    usage_says "$a without --push" "is for --push or --push-metrics URL" -- $X "$C4" --format json $a
+done
+usage_says "--results without --push-metrics" "--results is for --push-metrics URL" -- $X "$C4" --format json --results /nonexist
+usage_says "--push-retries 2.5 (a whole number)" "bad --push-retries '2.5'" -- $X "$C4" --format json --push-retries 2.5 --push http://127.0.0.1:1/x
 usage_error "bad --nccl-proto" -- $X "$C4" --format nccl-tuner --nccl-proto LL
 usage_error "unwritable --out" -- $X "$C4" --format ompi-rules --out /proc/colltune/rules
 usage_error "--out is a folder" -- $X "$C4" --format ompi-rules --out "$TMP/w"
