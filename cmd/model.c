@@ -23,14 +23,19 @@ struct model_ctx {
 static int parse_algos(struct model_ctx *x, const char *arg)
 {
     char buf[512];
+    size_t len = strlen(arg);
+    if (!len || *arg == ',' || arg[len - 1] == ',' || strstr(arg, ",,") || len >= sizeof buf)
+        return ct_cmd_fail("model", 2, "bad --algos '%.40s%s' (%s)", arg, len > 40 ? "..." : "",
+                           len >= sizeof buf ? "too long" : "an empty entry");
     snprintf(buf, sizeof buf, "%s", arg);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const struct ct_algo *a = ct_algo_find(t);
         if (!a)
             return ct_cmd_fail("model", 2, "unknown algorithm '%s' (colltune list algos)", t);
-        if (x->q.nalgos < CT_MODEL_MAX_ALGOS)
-            x->q.algos[x->q.nalgos++] = a;
+        if (x->q.nalgos == CT_MODEL_MAX_ALGOS)
+            return ct_cmd_fail("model", 2, "--algos: at most %d algorithms", CT_MODEL_MAX_ALGOS);
+        x->q.algos[x->q.nalgos++] = a;
     }
     return 0;
 }

@@ -17,6 +17,9 @@ grep -q "()" "$TMP/err" && not_ok "no empty parentheses" || ok "no empty parenth
 grep -q "bruck: no allreduce schedule" "$TMP/err" && ok "names bruck and why" || not_ok "names bruck and why: $(cat "$TMP/err")"
 expect 0 "torus-ring on trn2 (its torus)" -- $COLLTUNE model --node trn2 --algo torus-ring -b 8 -e 64
 expect 0 "executor parameters are priced" -- $M --chunk 64K --pipeline 2
+for a in "" "," "ring,,mesh" "ring,"; do
+    usage_says "model --algos '$a'" "bad --algos .*(an empty entry)" -- $M --algos "$a"
+done
 # given at their default values, as the help says, they are taken
 for o in "--streams 1" "--mem host" "--wait auto" "--transport auto"; do
     # shellcheck disable=SC2086
