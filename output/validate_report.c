@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "../lib/parse.h"
 #include "validate_report.h"
 
 static const char *num(char *buf, size_t len, double v, const char *fmt)
@@ -124,7 +125,7 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
             const struct ct_val_coll *x = &r->coll[i];
             char name[48], sz[16];
             snprintf(name, sizeof name, "%s:%s", x->coll, x->algo);
-            snprintf(sz, sizeof sz, "%lluM", (unsigned long long)(x->size >> 20));
+            ct_bytes_str(x->size, sz, sizeof sz); /* 64 KiB read 0M */
             fprintf(out, "%-24s %-8s %-7s %10s %10s %6s  %s\n", name, sz,
                     ct_val_state_name(x->state), num(m, sizeof m, x->busbw, "%.3f"),
                     x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",

@@ -48,6 +48,8 @@ grep -Eq '^#   [^ ]+/rank0 +memcpy 1 MiB measured [0-9.]+ GB/s \(2 ranks copying
     "$TMP/out" && ok "the formula says memcpy x 0.65" || not_ok "memcpy formula"
 grep -Eq '^allreduce:ring .* unknown ' "$TMP/out" && grep -q 'ceiling unknown' "$TMP/out" \
     && ok "collectives: ceiling unknown" || not_ok "collectives: ceiling unknown"
+grep -Eq '^allreduce:ring +1 MiB ' "$TMP/out" && ok "the collective's size in bytes for people (1 MiB)" \
+    || not_ok "collective size: $(grep '^allreduce:ring' "$TMP/out")"
 
 # a baseline that only states efficiencies: shm at 0.5 halves the memcpy ceiling
 cat >"$TMP/eff.json" <<EOT
