@@ -32,6 +32,11 @@ const struct ct_cmd *ct_cmd_at(int i);
 
 /* "colltune <cmd>: error: <msg>" on stderr; returns code. */
 int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+struct option;
+/* getopt_long's '?' for arg (argv[optind - 1]) among the long options lo: "unknown option",
+ * or "ambiguous option '--ma' (--maxbytes, --max-time)" where it abbreviates several. Exit 2,
+ * said. */
+int ct_cmd_bad_option(const char *cmd, const struct option *lo, const char *arg);
 /* A rank's failure to open the job's transports said ("rank R (host): why"), and its exit code:
  * 2 where the request cannot be met here (CT_EINVAL, CT_EUNSUPP: shm between hosts, a
  * libfabric provider the host lacks; said by the first rank of each host alone, the others

@@ -98,8 +98,7 @@ static int parse(struct export_ctx *x, int argc, char **argv)
         case ':':
             return ct_cmd_fail("export", CT_EXIT_USAGE, "option '%s' needs a value",
                                argv[optind - 1]);
-        default:
-            return ct_cmd_fail("export", CT_EXIT_USAGE, "unknown option '%s'", argv[optind - 1]);
+        default: return ct_cmd_bad_option("export", lo, argv[optind - 1]);
         }
     }
     for (; optind < argc; optind++) {

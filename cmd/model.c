@@ -87,7 +87,7 @@ static int parse(struct model_ctx *x, int argc, char **argv)
         case O_CALIB: x->calib = optarg; break;
         case O_OUT: x->out = optarg; break;
         case ':': return ct_cmd_fail("model", 2, "option '%s' needs a value", argv[optind - 1]);
-        case '?': return ct_cmd_fail("model", 2, "unknown option '%s'", argv[optind - 1]);
+        case '?': return ct_cmd_bad_option("model", lo, argv[optind - 1]);
         default:
             CT_TRY_OPT(ct_opts_parse_long(&x->o, "model", c, optarg));
             if (c == CT_O_ALGO && x->q.nalgos < CT_MODEL_MAX_ALGOS)

@@ -72,7 +72,7 @@ static int parse(struct run_ctx *x, int argc, char **argv)
         case O_PRINTBOOT: x->print_boot = true; break;
         case 'h': fputs(ct_help_run, stdout); return -1;
         case ':': return ct_cmd_fail("run", 2, "option '%s' needs a value", argv[optind - 1]);
-        case '?': return ct_cmd_fail("run", 2, "unknown option '%s'", argv[optind - 1]);
+        case '?': return ct_cmd_bad_option("run", lo, argv[optind - 1]);
         default: CT_TRY_OPT(ct_opts_parse_long(&x->o, "run", c, optarg)); break;
         }
     }

@@ -90,7 +90,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
         case CT_O_COLL: CT_TRY_OPT(ct_arg_colls("sweep", optarg, &x->c.colls)); break;
         case 'h': fputs(ct_help_sweep, stdout); return -1;
         case ':': return ct_cmd_fail("sweep", 2, "option '%s' needs a value", argv[optind - 1]);
-        case '?': return ct_cmd_fail("sweep", 2, "unknown option '%s'", argv[optind - 1]);
+        case '?': return ct_cmd_bad_option("sweep", lo, argv[optind - 1]);
         default: CT_TRY_OPT(ct_opts_parse_long(&x->o, "sweep", c, optarg)); break;
         }
     }

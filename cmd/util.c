@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Messages and argument parsing shared by subcommands. */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -163,4 +164,19 @@ void ct_cmd_line(char *buf, size_t len, int argc, char **argv)
     buf[0] = 0;
     for (int i = 0; i < argc && off + 2 < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+}
+
+int ct_cmd_bad_option(const char *cmd, const struct option *lo, const char *arg)
+{
+    const char *name = arg && !strncmp(arg, "--", 2) ? arg + 2 : NULL;
+    size_t len = name ? strcspn(name, "=") : 0;
+    char all[256] = "";
+    int n = 0;
+    for (int i = 0; len && lo && lo[i].name; i++)
+        if (!strncmp(lo[i].name, name, len) && strlen(all) + strlen(lo[i].name) + 5 < sizeof all)
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s--%s", n++ ? ", " : "",
+                     lo[i].name);
+    if (n > 1)
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "ambiguous option '%s' (%s)", arg, all);
+    return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown option '%s'", arg ? arg : "?");
 }

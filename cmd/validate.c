@@ -119,7 +119,7 @@ static int parse(struct vctx *x, int argc, char **argv)
         case O_REPEATS: CT_TRY_OPT(ct_arg_iters(CMD, "repeats", optarg, 0, &x->repeats)); break;
         case 'h': fputs(ct_help_validate, stdout); return -1;
         case ':': return ct_cmd_fail(CMD, 2, "option '%s' needs a value", argv[optind - 1]);
-        case '?': return ct_cmd_fail(CMD, 2, "unknown option '%s'", argv[optind - 1]);
+        case '?': return ct_cmd_bad_option(CMD, lo, argv[optind - 1]);
         case CT_O_COLL:
         case CT_O_ALGO:
         case CT_O_INTRA:
