@@ -30,7 +30,7 @@ static const struct ct_cmd commands[] = {
      "predict every algorithm's time on a topology model (clusters of any size), calibrate it",
      "model [--topology FILE | --node PRESET [--nodes N] [--net SPEC]] [--coll C] "
      "[--algo A | --algos LIST] [-b MIN] [-e MAX] [-f F] [--json FILE] | --calibrate RESULTS"},
-    {"list", cmd_list, "list algorithms, collectives, transports or datatypes",
+    {"list", cmd_list, "list algorithms, collectives, transports, datatypes or ops",
      "list algos|colls|transports|datatypes|ops [--verbose]"},
     {"help", cmd_help, "show help for colltune or one subcommand", "help [SUBCOMMAND]"},
 };

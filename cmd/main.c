@@ -78,6 +78,8 @@ int cmd_help(int argc, char **argv)
     const struct ct_cmd *c = ct_cmd_find(argv[1]);
     if (!c)
         return ct_cmd_fail("help", CT_EXIT_USAGE, "unknown command '%s'", argv[1]);
+    if (argc > 2)
+        return ct_cmd_fail("help", CT_EXIT_USAGE, "unexpected argument '%s'", argv[2]);
     char *sub[] = {(char *)c->name, "--help", NULL};
     return c->fn(2, sub);
 }

@@ -38,7 +38,8 @@ static void usage(FILE *f)
     fprintf(f, "  --local N           cluster mode with N local ranks (launchers: see 'run'):\n"
                "                      every rank probes its host, rank 0 prints each distinct\n"
                "                      host shape once and the hosts that differ\n"
-               "  --json              the topology as JSON (schema colltune-topo/1)\n"
+               "  --json              the topology as JSON (schema colltune-topo/1; in\n"
+               "                      cluster mode colltune-cluster/1, every host's)\n"
                "  --out FILE          write to FILE instead of standard output\n"
                "  -h, --help          this help\n");
 }
