@@ -59,7 +59,8 @@ static int parse(struct export_ctx *x, int argc, char **argv)
             break;
         case O_NRANKS:
             if (ct_parse_int(optarg, 1, 1 << 24, &v))
-                return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --nranks '%s'", optarg);
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "bad --nranks '%s' (1..16777216)",
+                                   optarg);
             x->eo.nranks = (int)v;
             break;
         case O_RULES: x->eo.rules_path = optarg; break;

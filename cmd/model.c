@@ -63,8 +63,7 @@ static int parse(struct model_ctx *x, int argc, char **argv)
         switch (c) {
         case 'b':
         case 'e':
-            if (ct_parse_size(optarg, &sz))
-                return ct_cmd_fail("model", 2, "bad size '%s'", optarg);
+            CT_TRY_OPT(ct_arg_size("model", c == 'b' ? "minbytes" : "maxbytes", optarg, &sz));
             *(c == 'b' ? &x->q.minb : &x->q.maxb) = sz;
             break;
         case 'f':
@@ -78,8 +77,8 @@ static int parse(struct model_ctx *x, int argc, char **argv)
         case O_NODES:
         case O_RANKS:
             if (ct_parse_int(optarg, 1, 1 << 24, &v))
-                return ct_cmd_fail("model", 2, "bad --%s '%s'", c == O_NODES ? "nodes" : "ranks",
-                                   optarg);
+                return ct_cmd_fail("model", 2, "bad --%s '%s' (1..16777216)",
+                                   c == O_NODES ? "nodes" : "ranks", optarg);
             *(c == O_NODES ? &x->q.topo.nodes : &x->q.nranks) = (int)v;
             break;
         case O_ALGOS: CT_TRY_OPT(parse_algos(x, optarg)); break;

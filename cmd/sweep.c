@@ -140,7 +140,8 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     /* launchers' sizes are known only in the ranks */
     if (ct_sweep_cfg_check_start(cfg, x->o.local > 0, x->nalgos > 0, x->o.verify ? NULL : x->out,
                                  &err) < 0 ||
-        (x->o.verify && ct_config_json_read(x->o.verify, &x->conf, &err) < 0))
+        (x->o.verify && ct_config_json_read(x->o.verify, &x->conf, &err) < 0 &&
+         ct_err_wrap(&err, "--verify: ")))
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
     return ct_cmd_out_dir("sweep", "out", x->o.verify ? NULL : x->out, true);
 }

@@ -34,7 +34,7 @@ int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg)
     long v;
     if (which == 1) {
         if (ct_parse_int(arg, 1, 1 << 24, &v))
-            return ct_cmd_fail("sweep", CT_EXIT_USAGE, "bad --nodes '%s'", arg);
+            return ct_cmd_fail("sweep", CT_EXIT_USAGE, "bad --nodes '%s' (1..16777216)", arg);
         m->nodes = (int)v;
     } else if (which == 2) {
         m->net = arg;
