@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
+#include "../lib/parse.h"
 #include "qcheck.h"
 #include "verify.h"
 
@@ -735,6 +737,24 @@ static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const stru
                                    (unsigned long long)d->size_bytes(j.count, es, j.shape.nranks));
         }
         prepared = prepared || j.count > 0;
+    }
+    /* the largest size's send and receive buffers on every rank of this host, at least:
+     * refused before they are taken (1 TiB had the OOM killer end a rank mid-run) */
+    unsigned long long avail = ct_mem_available();
+    if (n && avail) {
+        struct ct_job j = *j0;
+        job_shape(b, &j);
+        j.count = d->count_for(sizes[n - 1], es, j.shape.nranks);
+        double need = (double)(ct_job_send_bytes(&j) + ct_job_recv_bytes(&j)) *
+                      (double)ct_shape_rpn(&j.shape);
+        char a[32], w[32], m[32];
+        if (need > (double)avail)
+            return ct_err_set(err, CT_EUNSUPP,
+                              "%s %s: the %d ranks of this host need at least %s for their "
+                              "buffers, more than the %s it has available (a smaller -e)",
+                              d->name, ct_bytes_str(sizes[n - 1], m, sizeof m),
+                              ct_shape_rpn(&j.shape), ct_bytes_str((uint64_t)need, w, sizeof w),
+                              ct_bytes_str(avail, a, sizeof a));
     }
     return 0;
 }

@@ -190,3 +190,16 @@ int ct_cpus_usable(void)
                  : sysconf(_SC_NPROCESSORS_ONLN);
     return capped(n, quota);
 }
+
+unsigned long long ct_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * 1024;
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* How many CPUs a job, and this process, may use on this host. */
+/* How many CPUs a job, and this process, may use on this host; the memory it has. */
 #ifndef CT_CPUS_H
 #define CT_CPUS_H
 
@@ -26,6 +26,10 @@ int ct_cpus_usable(void);
  * its parent when its own is a task's, task_N): the quota's ceil(quota / period) (0: no
  * quota) and the cpuset's CPU count (0: none readable). */
 void ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset);
+
+/* The memory this host can give without swapping, in bytes (/proc/meminfo's MemAvailable);
+ * 0 where unknown. */
+unsigned long long ct_mem_available(void);
 
 /* Number of CPUs in a cpulist ("0-3,8" -> 5); -1 on garbage. */
 int ct_cpulist_count(const char *list);

@@ -3,6 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 R="$COLLTUNE run -n 1 -w 0"
 usage_error "unknown flag" -- $R --frob
+usage_says "-e beyond this host's memory (refused before any buffer is taken)" "more than the .* it has available" -- $R --local 2 -b 64 -e 1T
 usage_says "an abbreviation of two options" "ambiguous option '--ma' (--maxbytes, --max-time)" -- $R --ma 3
 usage_error "flag without value" -- $R -b
 usage_error "unknown algorithm" -- $R --algo nosuch
