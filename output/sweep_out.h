@@ -15,9 +15,9 @@
  * measure for its whole budget and then fail to save. */
 int ct_sweep_outputs_check(const char *dir, struct ct_err *err);
 /* While a sweep runs: dir/results.json with status "running"; at the first (first), what an
- * earlier sweep left in a folder reused (config.json, its config.verified.json, the report) is
- * removed, so that an
- * interrupted sweep never leaves a config beside results it does not come from. */
+ * earlier sweep left in a folder reused (config.json, its config.verified.json, the report)
+ * is removed, so that an interrupted sweep never leaves a config beside results it does not
+ * come from. */
 int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
                              const struct ct_sweep_point *pts, size_t n, bool first,
                              struct ct_err *err);
