@@ -738,22 +738,29 @@ static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const stru
         }
         prepared = prepared || j.count > 0;
     }
-    /* the largest size's send and receive buffers on every rank of this host, at least:
-     * refused before they are taken (1 TiB had the OOM killer end a rank mid-run) */
+    /* the largest size's send and receive buffers in host memory on every rank of this
+     * machine (virtual nodes' ranks included), at least: refused before they are taken
+     * (1 TiB had the OOM killer end a rank mid-run) */
     unsigned long long avail = ct_mem_available();
-    if (n && avail) {
+    if (n && avail && !b->mem) {
         struct ct_job j = *j0;
         job_shape(b, &j);
         j.count = d->count_for(sizes[n - 1], es, j.shape.nranks);
-        double need = (double)(ct_job_send_bytes(&j) + ct_job_recv_bytes(&j)) *
-                      (double)ct_shape_rpn(&j.shape);
+        const struct ct_boot *bt = b->comm->boot;
+        int here = 0;
+        size_t mine = bt && bt->hosts ? strcspn(bt->hosts[bt->rank], "/") : 0;
+        for (int q = 0; q < b->comm->size; q++) /* "vm/node1": virtual node 1 of vm */
+            here += !bt || !bt->hosts ||
+                    (strcspn(bt->hosts[q], "/") == mine &&
+                     !strncmp(bt->hosts[q], bt->hosts[bt->rank], mine));
+        double need = (double)(ct_job_send_bytes(&j) + ct_job_recv_bytes(&j)) * here;
         char a[32], w[32], m[32];
         if (need > (double)avail)
             return ct_err_set(err, CT_EUNSUPP,
                               "%s %s: the %d ranks of this host need at least %s for their "
                               "buffers, more than the %s it has available (a smaller -e)",
-                              d->name, ct_bytes_str(sizes[n - 1], m, sizeof m),
-                              ct_shape_rpn(&j.shape), ct_bytes_str((uint64_t)need, w, sizeof w),
+                              d->name, ct_bytes_str(sizes[n - 1], m, sizeof m), here,
+                              ct_bytes_str((uint64_t)need, w, sizeof w),
                               ct_bytes_str(avail, a, sizeof a));
     }
     return 0;

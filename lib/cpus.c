@@ -201,5 +201,16 @@ unsigned long long ct_mem_available(void)
             break;
     if (f)
         fclose(f);
-    return kb * 1024;
+    unsigned long long avail = kb * 1024, max = 0, cur = 0;
+    /* a container's cgroup v2 limit (docker --memory), where it is below */
+    f = fopen("/sys/fs/cgroup/memory.max", "r");
+    bool lim = f && fscanf(f, "%llu", &max) == 1;
+    if (f)
+        fclose(f);
+    f = lim ? fopen("/sys/fs/cgroup/memory.current", "r") : NULL;
+    if (f && fscanf(f, "%llu", &cur) == 1 && max > cur && (!avail || max - cur < avail))
+        avail = max - cur;
+    if (f)
+        fclose(f);
+    return avail;
 }

@@ -27,8 +27,8 @@ int ct_cpus_usable(void);
  * quota) and the cpuset's CPU count (0: none readable). */
 void ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *cpuset);
 
-/* The memory this host can give without swapping, in bytes (/proc/meminfo's MemAvailable);
- * 0 where unknown. */
+/* The memory this host can give without swapping, in bytes (/proc/meminfo's MemAvailable,
+ * below a cgroup v2 memory.max where that leaves less); 0 where unknown. */
 unsigned long long ct_mem_available(void);
 
 /* Number of CPUs in a cpulist ("0-3,8" -> 5); -1 on garbage. */
