@@ -69,8 +69,8 @@ const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_exp
                                     const struct ct_ruleset *s)
 {
     for (int k = 0; k < out->nleft_out; k++)
-        if (out->left_out[k] == s) /* not in the file: a job of its shape runs another set's */
-            return "the file carries one rule set per collective, not this";
+        if (out->left_out[k] == s) /* not in the file: a job of its shape runs the defaults */
+            return "the export writes one rule set per collective, not this";
     if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)
         return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
     int most, least, cores = ct_libmod_cores();

@@ -37,7 +37,8 @@ static const char *ompi_coll_name(enum ct_coll c)
     return c == CT_REDUCESCATTER ? "reduce_scatter" : ct_coll_name(c);
 }
 
-/* The one ruleset per collective a classic file can carry: the largest selected one. */
+/* The one ruleset per collective the export writes: the largest selected one (its section
+ * reaches communicators of that rank count alone; the others are left out, said so). */
 static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
                                      const struct ct_export_opts *o, enum ct_coll coll,
                                      struct ct_export_out *out)
@@ -54,8 +55,8 @@ static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
                 ct_xrealloc(out->left_out, (size_t)(out->nleft_out + 1) * sizeof *out->left_out);
             out->left_out[out->nleft_out++] = &sets[i];
             ct_export_note(out,
-                           "%s: left out, the classic rules file gets one rule set per "
-                           "collective (only for communicators of its rank count); exported the "
+                           "%s: left out, this export writes one rule set per collective "
+                           "(for communicators of its rank count alone); exported the "
                            "%d-rank rules (--nranks picks another)",
                            ct_export_set_str(&sets[i], s, sizeof s), best->nranks);
         }

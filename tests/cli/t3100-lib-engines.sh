@@ -741,7 +741,7 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 # (with --pairs 4: four pairs of launches at every size, up to 8 where a size stays open)
 $COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi --pairs 4 >"$TMP/out" 2>"$TMP/err"; rc=$?
-{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 1 ranks, 1 nodes: not verified here (the file carries one rule set per collective, not this)" "$TMP/out" \
+{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 1 ranks, 1 nodes: not verified here (the export writes one rule set per collective, not this)" "$TMP/out" \
     && grep -q "^allreduce on 2 ranks: exported vs defaults" "$TMP/out" \
     && ! grep -q "^allreduce on 1 ranks: exported vs defaults" "$TMP/out" \
     && ok "a set the exported file leaves out is not verified (exit $rc)" || not_ok "left-out set (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -20)"
