@@ -30,8 +30,6 @@ int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
                              struct ct_err *err)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    CT_TRY(ct_sweep_json_write(path, meta, pts, n, "running", NULL, err));
     /* and verify's copy of the earlier config (NAME.verified.json), which export would take */
     for (size_t i = 1; first && i <= sizeof out_files / sizeof *out_files; i++) {
         snprintf(path, sizeof path, "%s/%s", dir,
@@ -39,7 +37,8 @@ int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
         if (unlink(path) < 0 && errno != ENOENT)
             return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
     }
-    return 0;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    return ct_sweep_json_write(path, meta, pts, n, "running", NULL, err);
 }
 
 void ct_sweep_outputs_stopped(const char *dir, int code)
@@ -60,6 +59,9 @@ int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
     char path[4200];
     snprintf(path, sizeof path, "%s/results.json", dir);
     CT_TRY(ct_sweep_json_write(path, meta, pts, n, status, msg, err));
+    snprintf(path, sizeof path, "%s/config.verified.json", dir); /* an earlier config's */
+    if (unlink(path) < 0 && errno != ENOENT)
+        return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (meta->nsets || meta->nlibs)
         CT_TRY(ct_config_json_write(path, meta, err));
