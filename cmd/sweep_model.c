@@ -99,17 +99,20 @@ int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret)
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
                     const struct ct_err *serr, uint64_t maxbytes)
 {
-    struct ct_err err = {0};
+    struct ct_err err = {0}, none = {0};
     int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
     const struct ct_sweep_result *res = &j->res;
+    if (rc == 0 && res->n == 0 && res->nrefused) { /* every candidate refused at every size */
+        rc = ct_err_set(&none, CT_EUNSUPP, "nothing measured: %s", res->refused[0].why);
+        serr = &none;
+        code = CT_EXIT_USAGE; /* what was asked cannot run (under a launcher of the user's) */
+    }
     if (rc < 0)
         ct_cmd_fail("sweep", code, "%s", serr->msg);
     if (ct_sweep_outputs_write(out, &j->meta, res->pts, res->n, rc < 0 ? "failed" : "done",
                                rc < 0 ? serr->msg : NULL, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
-    ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0, maxbytes);
-    if (rc == 0 && res->n == 0 && res->nrefused) /* every candidate refused at every size */
-        code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "nothing measured: %s", res->refused[0].why);
+    ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0 && serr != &none, maxbytes);
     if (j->mem_kind[0])
         ct_mem_path_print(stdout, j->mem_kind, "batches", j->points_resident, j->points_staged,
                           j->res_why);
