@@ -141,8 +141,9 @@ int ct_libmod_path(const struct ct_libmod *m, char **path, struct ct_err *err)
                           "colltune: build it with 'make' where %s's mpicc is installed",
                           m->name, cand[0], m->title);
     return ct_err_set(err, CT_EUNSUPP,
-                      "--lib %s: no engine module ct-lib-%s.so (%s): build it with 'make' where "
-                      "%s's mpicc is installed, or set COLLTUNE_LIB_DIR",
+                      "--lib %s: no engine module ct-lib-%s.so (%s, nor in build/ or "
+                      "../lib/colltune/ beside it): build it with 'make' where %s's mpicc is "
+                      "installed, or set COLLTUNE_LIB_DIR",
                       m->name, m->name, n ? cand[0] : "?", m->title);
 }
 

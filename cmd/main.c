@@ -88,9 +88,12 @@ static int finish(const char *cmd, int code)
 {
     /* a write error on stdout (full disk, closed pipe) is a failure, as in git; a command
      * that failed has said its one line already */
-    if ((fflush(stdout) || ferror(stdout)) && code == 0) {
-        if (errno != EPIPE)
-            ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write output: %s", strerror(errno));
+    errno = 0;
+    int e = fflush(stdout) ? errno : 0; /* the failing write's (an earlier one's is gone) */
+    if ((e || ferror(stdout)) && code == 0) {
+        if (e != EPIPE)
+            ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write output: %s",
+                        e ? strerror(e) : "a write failed");
         return CT_EXIT_FAIL;
     }
     return code;

@@ -143,13 +143,14 @@ static FILE *open_out(const struct opts *o)
 
 static int close_out(const struct opts *o, FILE *out)
 {
-    int werr = fflush(out) != 0 || ferror(out);
-    int e = errno;
+    errno = 0;
+    int e = fflush(out) ? errno : 0, werr = e || ferror(out);
     if (o->out && fclose(out) != 0 && !werr)
         werr = 1, e = errno;
     if (werr)
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot write %s%s%s: %s", o->out ? "'" : "",
-                           o->out ? o->out : "output", o->out ? "'" : "", strerror(e));
+                           o->out ? o->out : "output", o->out ? "'" : "",
+                           e ? strerror(e) : "a write failed");
     return CT_EXIT_OK;
 }
 

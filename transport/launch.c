@@ -399,9 +399,12 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
     int code = fn(b, arg);
     ct_boot_close(b);
     /* a table lost to a full disk or a closed pipe is a failure, as in a single process */
-    if ((fflush(stdout) || ferror(stdout)) && code == 0) {
-        if (errno != EPIPE)
-            fatal(x, "rank %d: cannot write output: %s", bc->rank, strerror(errno));
+    errno = 0;
+    int we = fflush(stdout) ? errno : 0; /* the failing write's (an earlier one's is gone) */
+    if ((we || ferror(stdout)) && code == 0) {
+        if (we != EPIPE)
+            fatal(x, "rank %d: cannot write output: %s", bc->rank,
+                  we ? strerror(we) : "a write failed");
         code = 1;
     }
     fflush(stderr);
