@@ -229,7 +229,9 @@ int ct_libmod_launch_check(const struct ct_libmod *m, const char *hosts, int dty
         return ct_err_set(err, CT_EINVAL, "-d %s: MPI has no datatype for it (--lib %s)",
                           ct_dtype_name((enum ct_dtype)dtype), m->name);
     if (op == CT_AVG)
-        return ct_err_set(err, CT_EINVAL, "--op avg: MPI has no such reduction (--lib %s)",
+        return ct_err_set(err, CT_EINVAL,
+                          "--op avg: MPI has no such reduction (--lib %s; allgather and alltoall "
+                          "reduce nothing: leave --op out)",
                           m->name);
     return 0;
 }
