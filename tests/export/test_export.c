@@ -1757,6 +1757,32 @@ Test(config, nccl_verified_copy_cuts_a_range_that_starts_at_0)
     kept_free(fixed, &c);
 }
 
+/* A range named "default" is NCCL's own choice whatever its optional "id" says (the plugin
+ * reads no id): read back as id 0, a control for verify, not a rule judged on its gain. */
+Test(config, nccl_default_range_is_nccls_own_whatever_its_id)
+{
+    struct ct_config c;
+    nccl_config(&c);
+    struct ct_config *fixed = nccl_kept(&c);
+    struct ct_librules *l = &fixed->libs[0];
+    char *at = strstr(l->raw, "\"id\":"); /* the first range's: the default's, 0 */
+    cr_assert(at, "the default range's id in the section kept as written");
+    at += strlen("\"id\":");
+    at += strspn(at, " ");
+    cr_assert_eq(*at, '0', "%.20s", at);
+    *at = '7';
+    struct ct_ruleset *sets = NULL;
+    int n = ct_config_lib_raw_sets(l, &sets);
+    cr_assert_geq(n, 1);
+    cr_assert_str_eq(sets[0].rules[0].algo, "default");
+    cr_expect_eq(sets[0].rules[0].id, 0, "id %d", sets[0].rules[0].id);
+    cr_expect_neq(sets[0].rules[1].id, 0, "a forced range keeps its id");
+    for (int i = 0; i < n; i++)
+        ct_ruleset_release(&sets[i]);
+    free(sets);
+    kept_free(fixed, &c);
+}
+
 /* `show` (ct_config_print) shows an NCCL section read back, which colltune keeps in the
  * plugin's words (ct_config_lib_raw_sets): each range's ALGO/PROTO, its forced channel count,
  * the decision and the verify's record, as for the MPI libraries' sections. */
