@@ -160,11 +160,11 @@ static int check(struct export_ctx *x, const struct ct_emitter **e)
     if ((x->push && ct_push_url_check(x->push, &err) < 0) ||
         (x->metrics && ct_push_url_check(x->metrics, &err) < 0))
         return ct_cmd_fail("export", CT_EXIT_USAGE, "%s", err.msg);
-    if ((x->push_opt && !x->push && !x->metrics) || (x->results_opt && !x->metrics))
-        return ct_cmd_fail("export", CT_EXIT_USAGE, "--%s is for --push%s URL",
-                           x->push_opt && !x->push && !x->metrics ? x->push_opt : "results",
-                           x->push_opt && !x->push && !x->metrics ? " or --push-metrics"
-                                                                  : "-metrics");
+    if (x->push_opt && !x->push && !x->metrics)
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "--%s is for --push or --push-metrics URL",
+                           x->push_opt);
+    if (x->results_opt && !x->metrics)
+        return ct_cmd_fail("export", CT_EXIT_USAGE, "--results is for --push-metrics URL");
     if (x->metrics && access(x->results, R_OK) < 0)
         return ct_cmd_fail("export", CT_EXIT_USAGE,
                            "--push-metrics needs the sweep results: cannot read '%s' "

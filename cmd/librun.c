@@ -168,7 +168,8 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                              o->local, cores, pl, m->title, cores, pl);
         if (se && !rc) /* what it found set in the environment, where the ranks read it */
             rc = ct_libsearch(o, cfg);
-        return rc ? rc : ct_lib_launch(o, "sweep", argc, argv);
+        bool said; /* checked above: the hosts resolved once (ct_lib_launch would again) */
+        return rc ? rc : ct_lib_job(o, "sweep", 0, argc, argv, NULL, &said);
     }
     if (se && !getenv(CT_LIBMOD_ENV)) /* under a launcher of the user's: no search ran */
         return ct_libmod_rank() ? CT_EXIT_USAGE

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/file.h"
 #include "../transport/tp.h"
 #include "cmd.h"
 
@@ -88,12 +89,10 @@ static int finish(const char *cmd, int code)
 {
     /* a write error on stdout (full disk, closed pipe) is a failure, as in git; a command
      * that failed has said its one line already */
-    errno = 0;
-    int e = fflush(stdout) ? errno : 0; /* the failing write's (an earlier one's is gone) */
-    if ((e || ferror(stdout)) && code == 0) {
+    int e = ct_file_stream_error(stdout);
+    if (e && code == 0) {
         if (e != EPIPE)
-            ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write output: %s",
-                        e ? strerror(e) : "a write failed");
+            ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write output: %s", strerror(e));
         return CT_EXIT_FAIL;
     }
     return code;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/file.h"
 #include "../probe/cluster.h"
 #include "../probe/topo.h"
 #include "../transport/launch.h"
@@ -143,14 +144,12 @@ static FILE *open_out(const struct opts *o)
 
 static int close_out(const struct opts *o, FILE *out)
 {
-    errno = 0;
-    int e = fflush(out) ? errno : 0, werr = e || ferror(out);
-    if (o->out && fclose(out) != 0 && !werr)
-        werr = 1, e = errno;
-    if (werr)
+    int e = ct_file_stream_error(out);
+    if (o->out && fclose(out) != 0 && !e)
+        e = errno ? errno : EIO;
+    if (e)
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "cannot write %s%s%s: %s", o->out ? "'" : "",
-                           o->out ? o->out : "output", o->out ? "'" : "",
-                           e ? strerror(e) : "a write failed");
+                           o->out ? o->out : "output", o->out ? "'" : "", strerror(e));
     return CT_EXIT_OK;
 }
 

@@ -358,3 +358,10 @@ unsigned long long ct_random64(void)
         fclose(r);
     return t;
 }
+
+int ct_file_stream_error(FILE *f)
+{
+    errno = 0;
+    int e = fflush(f) ? errno : 0;
+    return e ? e : ferror(f) ? EIO : 0;
+}

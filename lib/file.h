@@ -4,6 +4,7 @@
 #define CT_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -28,6 +29,9 @@ int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err)
 /* Write an encoded document and a newline to path atomically. text is malloc'ed and taken
  * (freed here); NULL (the encoder failed): CT_ENOMEM "cannot encode WHAT". */
 int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_err *err);
+/* Whether what was written to f reached it: f flushed; 0, else the failing flush's errno
+ * (an earlier write's is gone: EIO where only f's error flag tells). */
+int ct_file_stream_error(FILE *f);
 /* Read a whole file (NUL-terminated; caller frees with free()). */
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 

@@ -486,17 +486,18 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (!any && nsets)
         return ct_err_set(err, CT_EINVAL, "--nranks %d: the config has rules for %s ranks only",
                           o->nranks, have);
-    if (!c->nsets && lib != CT_LIB_NONE && !ct_config_lib(c, ct_lib_name(lib)))
-        return ct_err_set(
-            err, CT_EINVAL,
-            "the config has no rules for %s: only measured sections of other "
-            "libraries (%s%s%s, or --format json)",
-            ct_lib_title(lib),
-            lib == CT_LIB_OMPI || lib == CT_LIB_MPICH || lib == CT_LIB_NCCL
-                ? "measure it: colltune sweep --lib "
-                : "a config with colltune's own rules maps to it",
-            lib == CT_LIB_OMPI || lib == CT_LIB_MPICH || lib == CT_LIB_NCCL ? ct_lib_name(lib) : "",
-            lib == CT_LIB_NCCL ? " on a GPU host" : "");
+    if (!c->nsets && lib != CT_LIB_NONE && !ct_config_lib(c, ct_lib_name(lib))) {
+        char how[96]; /* the libraries colltune has an engine for, measured; the others mapped */
+        if (lib == CT_LIB_OMPI || lib == CT_LIB_MPICH || lib == CT_LIB_NCCL)
+            snprintf(how, sizeof how, "measure it: colltune sweep --lib %s%s", ct_lib_name(lib),
+                     lib == CT_LIB_NCCL ? " on a GPU host" : "");
+        else
+            snprintf(how, sizeof how, "a config with colltune's own rules maps to it");
+        return ct_err_set(err, CT_EINVAL,
+                          "the config has no rules for %s: only measured sections of other "
+                          "libraries (%s, or --format json)",
+                          ct_lib_title(lib), how);
+    }
     int rc = e->emit(c, o, out, err);
     if (rc == 0 && out->side.len && (!o->path || o->one_file))
         rc = ct_err_set(err, CT_EINVAL,

@@ -25,18 +25,26 @@ int ct_sweep_outputs_check(const char *dir, struct ct_err *err)
     return 0;
 }
 
+/* dir/name removed, where there is one (an earlier sweep's, in a folder reused). */
+static int remove_in(const char *dir, const char *name, struct ct_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (unlink(path) < 0 && errno != ENOENT)
+        return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
+    return 0;
+}
+
 int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
                              const struct ct_sweep_point *pts, size_t n, bool first,
                              struct ct_err *err)
 {
     char path[4200];
+    for (size_t i = 1; first && i < sizeof out_files / sizeof *out_files; i++)
+        CT_TRY(remove_in(dir, out_files[i], err));
     /* and verify's copy of the earlier config (NAME.verified.json), which export would take */
-    for (size_t i = 1; first && i <= sizeof out_files / sizeof *out_files; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir,
-                 i < sizeof out_files / sizeof *out_files ? out_files[i] : "config.verified.json");
-        if (unlink(path) < 0 && errno != ENOENT)
-            return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
-    }
+    if (first)
+        CT_TRY(remove_in(dir, "config.verified.json", err));
     snprintf(path, sizeof path, "%s/results.json", dir);
     return ct_sweep_json_write(path, meta, pts, n, "running", NULL, err);
 }
@@ -59,14 +67,12 @@ int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
     char path[4200];
     snprintf(path, sizeof path, "%s/results.json", dir);
     CT_TRY(ct_sweep_json_write(path, meta, pts, n, status, msg, err));
-    snprintf(path, sizeof path, "%s/config.verified.json", dir); /* an earlier config's */
-    if (unlink(path) < 0 && errno != ENOENT)
-        return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
+    CT_TRY(remove_in(dir, "config.verified.json", err)); /* an earlier config's */
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (meta->nsets || meta->nlibs)
         CT_TRY(ct_config_json_write(path, meta, err));
-    else if (unlink(path) < 0 && errno != ENOENT) /* an earlier sweep's, in a folder reused */
-        return ct_err_set(err, CT_EIO, "cannot remove %s: %s", path, strerror(errno));
+    else
+        CT_TRY(remove_in(dir, "config.json", err));
     return ct_report_write(dir, meta, pts, n, err);
 }
 

@@ -399,12 +399,10 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
     int code = fn(b, arg);
     ct_boot_close(b);
     /* a table lost to a full disk or a closed pipe is a failure, as in a single process */
-    errno = 0;
-    int we = fflush(stdout) ? errno : 0; /* the failing write's (an earlier one's is gone) */
-    if ((we || ferror(stdout)) && code == 0) {
+    int we = ct_file_stream_error(stdout);
+    if (we && code == 0) {
         if (we != EPIPE)
-            fatal(x, "rank %d: cannot write output: %s", bc->rank,
-                  we ? strerror(we) : "a write failed");
+            fatal(x, "rank %d: cannot write output: %s", bc->rank, strerror(we));
         code = 1;
     }
     fflush(stderr);

@@ -196,7 +196,6 @@ static int settle(struct vctx *v, const struct ct_ruleset *s, uint64_t count, lo
         const struct ct_algo *ac = ct_algo_find(pc.algo), *ab = ct_algo_find(pb.algo);
         struct ct_ratio q0 = q;
         first = 1;
-        q = (struct ct_ratio){q.ratio, 0, INFINITY};
         for (; n < CT_VERIFY_ROUNDS; n++) {
             if (n > 3 && (q.lo > limit || q.hi <= limit))
                 break; /* settled */
