@@ -619,11 +619,12 @@ bool ct_libmod_env_libc(const char *name)
 }
 
 /* Unsets every variable of this process's environment that pick(m, name, value, arg)
- * chooses, named in left (", "-separated, cut to len; "" when none). Returns how many. */
+ * chooses (keeps them where keep), named in left (", "-separated, NAME=value where keep; cut
+ * to len; "" when none). Returns how many. */
 typedef bool (*env_pick_fn)(const struct ct_libmod *m, const char *name, const char *value,
                             const char *arg);
-static int env_unset(const struct ct_libmod *m, env_pick_fn pick, const char *arg, char *left,
-                     size_t len)
+static int env_scan(const struct ct_libmod *m, env_pick_fn pick, const char *arg, char *left,
+                    size_t len, bool keep)
 {
     extern char **environ;
     char *gone[64];
@@ -633,12 +634,13 @@ static int env_unset(const struct ct_libmod *m, env_pick_fn pick, const char *ar
         char name[256];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
         if (pick(m, name, *e + strlen(name) + 1, arg))
-            gone[n++] = ct_xstrdup(name);
+            gone[n++] = ct_xstrdup(keep ? *e : name);
     }
     if (len)
         left[0] = 0;
     for (int i = 0; i < n; i++) { /* after the scan: unsetenv moves environ's entries */
-        unsetenv(gone[i]);
+        if (!keep)
+            unsetenv(gone[i]);
         if (off < len)
             off += (size_t)snprintf(left + off, len - off, "%s%s", i ? ", " : "", gone[i]);
         free(gone[i]);
@@ -666,7 +668,7 @@ static bool same_var(const struct ct_libmod *m, const char *name, const char *va
 
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
 {
-    int n = env_unset(m, rules_var, NULL, left, len);
+    int n = env_scan(m, rules_var, NULL, left, len, false);
     char *set = ct_xstrdup(m->rules_off ? m->rules_off : "");
     for (char *s = NULL, *t = strtok_r(set, " ", &s); t; t = strtok_r(NULL, " ", &s)) {
         char *eq = strchr(t, '=');
@@ -677,6 +679,19 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
     }
     free(set);
     return n;
+}
+
+/* a variable of the environment's that forces an algorithm (not a rules file's) */
+static bool forcing_var(const struct ct_libmod *m, const char *name, const char *value,
+                        const char *arg)
+{
+    return rules_var(m, name, value, arg) &&
+           (strstr(name, "_algorithm") || strstr(name, "_ALGORITHM"));
+}
+
+int ct_libmod_forced_env(const struct ct_libmod *m, char *kept, size_t len)
+{
+    return env_scan(m, forcing_var, NULL, kept, len, true);
 }
 
 void ct_libmod_argv_free(char **v)
@@ -774,7 +789,7 @@ bool ct_libmod_env_same(const struct ct_libmod *m, const char *a, const char *b)
 void ct_libmod_env_put(const struct ct_libmod *m, const char *name, const char *value)
 {
     if (m)
-        env_unset(m, same_var, name, NULL, 0);
+        env_scan(m, same_var, name, NULL, 0, false);
     value ? setenv(name, value, 1) : unsetenv(name);
 }
 

@@ -155,6 +155,10 @@ void ct_libmod_argv_free(char **v);
  * export sourced, or named in its parameter files, would otherwise decide its own choice).
  * The names left out in left (comma-separated, "" when none; cut to len). Returns how many. */
 int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len);
+/* The variables of m->rules_env this process's environment sets that force an algorithm
+ * (*_algorithm*, *_ALGORITHM), as NAME=value in kept (comma-separated, as
+ * ct_libmod_defaults_env), left set (run --keep-rules). Returns how many. */
+int ct_libmod_forced_env(const struct ct_libmod *m, char *kept, size_t len);
 #define CT_LIBMOD_ENV_NAME_MAX 95
 /* Whether name is one of glibc's allocator variables (MALLOC_MMAP_MAX_, ...): a launch
  * setting of every library, which the ranks' C library reads (no library prefix; Open MPI's

@@ -120,14 +120,12 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
 {
     struct ct_err err = {0};
     const struct ct_libmod *m = ct_libmod_find(o->lib);
-    char left[512];
-    int nleft = o->keep_rules ? 0 : ct_libmod_defaults_env(m, left, sizeof left);
-    /* a rank that never reaches MPI_Init (its module did not load, say) leaves the others
-     * there for good under a launcher that does not end the job for it (MPICH's hydra). The
-     * deadline exits 2 as that rank does: hydra ORs the ranks' codes (1 | 2 would read 3,
-     * a failed check) */
+    char left[512], msg[240];
+    int nleft =
+        (o->keep_rules ? ct_libmod_forced_env : ct_libmod_defaults_env)(m, left, sizeof left);
+    /* a rank that never reaches MPI_Init (its module did not load) leaves the others there
+     * for good under hydra. The deadline exits 2 as it does (hydra ORs codes: 1 | 2 is 3) */
     unsigned s = (unsigned)ct_lib_bound_s(o->boot_timeout_s + o->timeout_s);
-    char msg[240];
     snprintf(msg, sizeof msg,
              "colltune: error: rank %d: %s did not start within %u s (a rank that did not reach "
              "MPI_Init? its line, or the launcher's, says why; --boot-timeout)\n",
@@ -136,11 +134,13 @@ int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backe
     int rc = ct_libmod_open(m, ct_cmd_refused(), be, ctx, &err);
     ct_lib_deadline_off();
     if (rc == 0) {
-        if (nleft && be->root) /* an export sourced here: said, not measured */
-            fprintf(stderr,
-                    "colltune %s: note: measuring %s's defaults: %s left out of the ranks' "
-                    "environment (run --keep-rules measures with them)\n",
-                    cmd, m->title, left);
+        if (nleft && be->root) /* an export sourced here: said; a forcing kept, said too */
+            fprintf(stderr, "colltune %s: note: measuring %s%s %s %s\n", cmd, m->title,
+                    o->keep_rules ? " with" : "'s defaults:", left,
+                    o->keep_rules ? "of the ranks' environment: its default rows run what they "
+                                    "force"
+                                  : "left out of the ranks' environment (run --keep-rules "
+                                    "measures with them)");
         if (be->root && ct_libmod_notify(&err) < 0) { /* the launching colltune waits for it */
             ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
             return ct_lib_close_bounded(be, *ctx, CT_EXIT_FAIL, o->timeout_s);

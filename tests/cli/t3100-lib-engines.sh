@@ -317,6 +317,9 @@ dflt "... with --keep-rules: the export's choice" intra_recursivedoubling --keep
 ! grep -q "note:" "$TMP/err" && ok "... and no note" || not_ok "note with --keep-rules: $(grep note "$TMP/err")"
 dflt "... with --keep-rules, an algorithm the environment forces: that one" intra_basic_linear --keep-rules \
     OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_allreduce_algorithm=1
+note=$(grep "note:" "$TMP/err")
+[ "$note" = "colltune run: note: measuring Open MPI with OMPI_MCA_coll_tuned_allreduce_algorithm=1 of the ranks' environment: its default rows run what they force" ] \
+    && ok "... and says so (its table names ompi:default)" || not_ok "note with a forcing kept: $note"
 # coll_tuned_use_dynamic_rules=0 (a site's, or verify's defaults side) makes Open MPI ignore
 # every forced value: a forced row would run Open MPI's own choice under its name
 usage_says "a forced row where coll_tuned_use_dynamic_rules=0" "ompi:basic_linear: Open MPI ignores forced algorithms with coll_tuned_use_dynamic_rules=0" \
