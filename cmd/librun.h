@@ -30,8 +30,8 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
                char **out, bool *said);
 /* In a rank: load the engine; 0 or an exit code (printed). */
 int ct_lib_engine_open(const struct ct_opts *o, const char *cmd, struct ct_backend *be, void **ctx);
-/* sweep --algos LIB:NAME,...: 0 when each names a row of a collective swept (colls), else
- * CT_EXIT_USAGE after rank 0 said which it has. */
+/* sweep --algos LIB:NAME,...: 0 when each names a row of a collective swept (colls), and a
+ * --chunk some row asked for reads, else CT_EXIT_USAGE after rank 0 said why (cmd/librows.c). */
 int ct_lib_rows_check(const struct ct_opts *o, unsigned colls, const struct ct_backend *be,
                       void *ctx);
 /* The engine's row for --algo (LIB:default without one); NULL after printing (root): a row

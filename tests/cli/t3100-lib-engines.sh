@@ -348,6 +348,12 @@ usage_error "run --lib mpich --chunk 64K" -- $X --lib mpich --local 2 --chunk 64
 usage_error "run --lib ompi --torus 1x2" -- $X --lib ompi --local 2 --torus 1x2 -e 64
 expect 0 "run --lib ompi --chunk 64K on a segmented row" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:segmented_ring -b 64K -e 64K -n 2 -w 1
 usage_says "run --lib ompi --chunk 64K on a row without a segment size" "ompi:ring sets no segment size" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:ring -e 64
+# a sweep's fixed --chunk too: one no row swept reads would be recorded as the tuned space's
+usage_says "sweep --lib ompi --chunk 64K over rows without a segment size" "no Open MPI [0-9.]* row swept sets a segment size (swept: ompi:ring,ompi:recursive_doubling)" \
+    -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce --algos ompi:ring,ompi:recursive_doubling --chunk 64K -e 64 --out "$TMP/ck"
+usage_says "sweep --lib ompi --chunk 64K of allgather (no segmented row)" "no Open MPI [0-9.]* row swept sets a segment size (swept: ompi:default, ompi:linear" \
+    -- $COLLTUNE sweep --lib ompi --local 2 --coll allgather --chunk 64K -e 64 --out "$TMP/ck"
+[ ! -e "$TMP/ck" ] && ok "... and writes nothing" || not_ok "refused --chunk sweep wrote $(ls "$TMP/ck")"
 expect 0 "run --lib ompi --sizes of 300 sizes" -- $X --lib ompi --local 2 --sizes "$(seq -s, 8 8 2400)" -n 1 -w 0 -c 0 --place out
 [ "$(grep -c " ompi:default " "$TMP/out")" -eq 300 ] && ok "... 300 rows, none dropped" || not_ok "300 sizes: $(grep -c " ompi:default " "$TMP/out") rows"
 # --print-bootstrap says what starts the ranks: the library's launcher
