@@ -709,6 +709,50 @@ struct can_status {
     char msg[236];
 };
 
+/* Whether per_rank bytes of host memory for each rank of this machine (virtual nodes' ranks
+ * included) fit in what it has available; what names the point ("allreduce 1 TiB"). Buffers
+ * in another memory kind are not host memory (0). */
+static int mem_fits(const struct ct_bench *b, uint64_t per_rank, const char *what,
+                    struct ct_err *err)
+{
+    if (b->mem)
+        return 0;
+    const struct ct_boot *bt = b->comm->boot;
+    int here = 0;
+    size_t mine = bt && bt->hosts ? strcspn(bt->hosts[bt->rank], "/") : 0;
+    for (int q = 0; q < b->comm->size; q++) /* "vm/node1": virtual node 1 of vm */
+        here += !bt || !bt->hosts ||
+                (strcspn(bt->hosts[q], "/") == mine &&
+                 !strncmp(bt->hosts[q], bt->hosts[bt->rank], mine));
+    return ct_mem_fits(per_rank, here, what, "a smaller -e", err);
+}
+
+/* Every rank's answer rc (with its line e) agreed: 0, or the same error on every rank, as
+ * rank 0's where all refused, else naming the first rank that did. Collective. */
+static int agree(struct ct_bench *b, int rc, const struct ct_err *e, struct ct_err *err)
+{
+    struct ct_comm *c = b->comm;
+    struct can_status mine = {.rc = rc}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
+    if (mine.rc < 0)
+        snprintf(mine.msg, sizeof mine.msg, "%.235s", e->msg);
+    rc = ct_boot_allgather(c->boot, &mine, sizeof mine, all, err);
+    int bad = -1, nbad = 0;
+    bool unsupp = true;
+    for (int q = 0; rc == 0 && q < c->size; q++)
+        if (all[q].rc < 0) {
+            bad = bad < 0 ? q : bad;
+            nbad++;
+            unsupp = unsupp && all[q].rc == CT_EUNSUPP;
+        }
+    if (rc == 0 && bad >= 0 && nbad == c->size) /* refused alike: said once, as rank 0's */
+        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "%s", all[0].msg);
+    else if (rc == 0 && bad >= 0)
+        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
+                        c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
+    free(all);
+    return rc;
+}
+
 /* This rank's answer for the run (its first refusal, with the size). */
 static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j0,
                         const uint64_t *sizes, size_t n, struct ct_err *err)
@@ -739,29 +783,15 @@ static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const stru
         prepared = prepared || j.count > 0;
     }
     /* the largest size's send and receive buffers in host memory on every rank of this
-     * machine (virtual nodes' ranks included), at least: refused before they are taken
-     * (1 TiB had the OOM killer end a rank mid-run) */
-    unsigned long long avail = ct_mem_available();
-    if (n && avail && !b->mem) {
+     * machine, at least: refused before they are taken (1 TiB had the OOM killer end a rank
+     * mid-run) */
+    if (n) {
         struct ct_job j = *j0;
         job_shape(b, &j);
         j.count = d->count_for(sizes[n - 1], es, j.shape.nranks);
-        const struct ct_boot *bt = b->comm->boot;
-        int here = 0;
-        size_t mine = bt && bt->hosts ? strcspn(bt->hosts[bt->rank], "/") : 0;
-        for (int q = 0; q < b->comm->size; q++) /* "vm/node1": virtual node 1 of vm */
-            here += !bt || !bt->hosts ||
-                    (strcspn(bt->hosts[q], "/") == mine &&
-                     !strncmp(bt->hosts[q], bt->hosts[bt->rank], mine));
-        double need = (double)(ct_job_send_bytes(&j) + ct_job_recv_bytes(&j)) * here;
-        char a[32], w[32], m[32];
-        if (need > (double)avail)
-            return ct_err_set(err, CT_EUNSUPP,
-                              "%s %s: the %d ranks of this host need at least %s for their "
-                              "buffers, more than the %s it has available (a smaller -e)",
-                              d->name, ct_bytes_str(sizes[n - 1], m, sizeof m), here,
-                              ct_bytes_str((uint64_t)need, w, sizeof w),
-                              ct_bytes_str(avail, a, sizeof a));
+        char m[32], what[64];
+        snprintf(what, sizeof what, "%s %s", d->name, ct_bytes_str(sizes[n - 1], m, sizeof m));
+        CT_TRY(mem_fits(b, ct_job_send_bytes(&j) + ct_job_recv_bytes(&j), what, err));
     }
     return 0;
 }
@@ -769,28 +799,15 @@ static int can_run_here(struct ct_bench *b, const struct ct_algo *al, const stru
 int ct_bench_can_run(struct ct_bench *b, const struct ct_algo *al, const struct ct_job *j,
                      const uint64_t *sizes, size_t n, struct ct_err *err)
 {
-    struct ct_comm *c = b->comm;
     struct ct_err e = {0};
-    struct can_status mine = {0}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
-    mine.rc = can_run_here(b, al, j, sizes, n, &e);
-    if (mine.rc < 0)
-        snprintf(mine.msg, sizeof mine.msg, "%.235s", e.msg);
-    int rc = ct_boot_allgather(c->boot, &mine, sizeof mine, all, err);
-    int bad = -1, nbad = 0;
-    bool unsupp = true;
-    for (int q = 0; rc == 0 && q < c->size; q++)
-        if (all[q].rc < 0) {
-            bad = bad < 0 ? q : bad;
-            nbad++;
-            unsupp = unsupp && all[q].rc == CT_EUNSUPP;
-        }
-    if (rc == 0 && bad >= 0 && nbad == c->size) /* refused alike: said once, as rank 0's */
-        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "%s", all[0].msg);
-    else if (rc == 0 && bad >= 0)
-        rc = ct_err_set(err, unsupp ? CT_EUNSUPP : all[bad].rc, "rank %d (%s): %s", bad,
-                        c->boot->hosts ? c->boot->hosts[bad] : "?", all[bad].msg);
-    free(all);
-    return rc;
+    return agree(b, can_run_here(b, al, j, sizes, n, &e), &e, err);
+}
+
+int ct_bench_mem_check(struct ct_bench *b, const char *what, struct ct_err *err)
+{
+    struct ct_err e = {0};
+    return agree(b, mem_fits(b, b->reserve[CT_BUF_RECV] + b->reserve[CT_BUF_SEND], what, &e), &e,
+                 err);
 }
 
 void ct_bench_prep_release(struct ct_bench_prep *p)

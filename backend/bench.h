@@ -181,6 +181,10 @@ void ct_bench_set_mem(struct ct_bench *b, struct ct_mem *mem);
  * of their schedules at default parameters. */
 void ct_bench_reserve(struct ct_bench *b, const struct ct_algo *const *algos, size_t n,
                       const struct ct_job *j);
+/* Whether the send and receive buffers reserved (ct_bench_reserve) fit in the host memory
+ * this machine has available for each of its ranks: 0, or CT_EUNSUPP on every rank, what
+ * naming the largest point ("the largest point, 1 TiB"). Collective. */
+int ct_bench_mem_check(struct ct_bench *b, const char *what, struct ct_err *err);
 
 /* A run's --minbytes and --maxbytes: in order, up to 1 TiB, multiples of the type's size
  * (0 allowed), and no more than CT_BENCH_SIZES_MAX sizes at --stepfactor factor. CT_EINVAL

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../backend/libmod.h"
+#include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/parse.h"
 #include "cmd.h"
@@ -36,10 +37,11 @@ int ct_lib_close_bounded(const struct ct_backend *be, void *ctx, int code, doubl
     return ct_lib_close_within(be, ctx, code, s, msg);
 }
 
-int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv)
+int ct_lib_launch(const struct ct_opts *o, const char *cmd, unsigned colls, uint64_t top, int argc,
+                  char **argv)
 {
     bool said;
-    int rc = ct_cmd_refused() ? ct_cmd_refused() : ct_lib_launch_check(o, cmd);
+    int rc = ct_cmd_refused() ? ct_cmd_refused() : ct_lib_launch_check(o, cmd, colls, top);
     return rc ? rc : ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
 }
 
@@ -50,7 +52,30 @@ int ct_lib_place_check(const struct ct_opts *o, const char *cmd)
                : 0;
 }
 
-int ct_lib_launch_check(const struct ct_opts *o, const char *cmd)
+/* With --local N, every rank on this host: the buffers of size top (the largest) of the
+ * collectives colls fit in what it has available (the library's ranks map their send and
+ * receive buffers as colltune's do; 1 TiB had the OOM killer end a rank). */
+static int mem_check(const struct ct_opts *o, const char *cmd, unsigned colls, uint64_t top,
+                     struct ct_err *err)
+{
+    uint64_t per = 0;
+    char what[64], b[32];
+    bool run = !strcmp(cmd, "run");
+    snprintf(what, sizeof what, "%s %s", run ? ct_coll_name(o->coll) : "the largest point,",
+             ct_bytes_str(top, b, sizeof b));
+    for (int c = 0; o->local && c < CT_COLL_COUNT; c++) {
+        const struct ct_coll_desc *d = ct_coll_desc((enum ct_coll)c);
+        struct ct_job j = {.coll = (enum ct_coll)c, .dtype = o->dtype};
+        j.shape.nranks = o->local;
+        j.count = d->count_for(top / ct_dtype_size(o->dtype) * ct_dtype_size(o->dtype),
+                               ct_dtype_size(o->dtype), o->local);
+        uint64_t need = ct_job_send_bytes(&j) + ct_job_recv_bytes(&j);
+        per = colls & CT_COLL_BIT(c) && need > per ? need : per;
+    }
+    return ct_mem_fits(per, o->local, what, run ? "a smaller -e or --sizes" : "a smaller -e", err);
+}
+
+int ct_lib_launch_check(const struct ct_opts *o, const char *cmd, unsigned colls, uint64_t top)
 {
     const struct ct_libmod *m = ct_libmod_find(o->lib);
     struct ct_err err = {0};
@@ -63,7 +88,8 @@ int ct_lib_launch_check(const struct ct_opts *o, const char *cmd)
                            "--lib %s needs --local N or --hosts LIST, or colltune under %s", o->lib,
                            ct_libmod_launcher(m));
     if (ct_libmod_path(m, &mod, &err) < 0 ||
-        ct_libmod_launch_check(m, o->hosts, (int)o->dtype, (int)o->op, &err) < 0)
+        ct_libmod_launch_check(m, o->hosts, (int)o->dtype, (int)o->op, &err) < 0 ||
+        mem_check(o, cmd, colls, top, &err) < 0)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", err.msg);
     free(mod);
     return 0;

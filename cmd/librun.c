@@ -25,8 +25,11 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         return ct_cmd_fail("run", CT_EXIT_USAGE, "--sizes needs --lib %s (an MPI library's engine)",
                            ct_libmod_names());
     char bad[40];
-    if (r->sizes &&
-        ct_parse_size_list(r->sizes, ct_dtype_size(o->dtype), NULL, bad, sizeof bad) < 0)
+    uint64_t *list = NULL; /* --sizes (checked before the launch), else nccl-tests' steps */
+    long nlist = r->sizes
+                     ? ct_parse_size_list(r->sizes, ct_dtype_size(o->dtype), &list, bad, sizeof bad)
+                     : 0;
+    if (nlist < 0)
         return ct_libmod_in_rank() && ct_libmod_rank() /* every rank: rank 0 says it */
                    ? CT_EXIT_USAGE
                    : ct_cmd_fail("run", CT_EXIT_USAGE,
@@ -34,8 +37,11 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
                                  "multiple of the %zu-byte element, comma-separated)",
                                  *bad ? "bad size '" : "an empty entry", bad, *bad ? "'" : "",
                                  ct_dtype_size(o->dtype));
-    if (!ct_libmod_in_rank())
-        return ct_lib_launch(o, "run", argc, argv);
+    if (!ct_libmod_in_rank()) {
+        uint64_t top = r->sizes ? ct_sizes_max(list, (size_t)nlist) : r->maxb;
+        free(list);
+        return ct_lib_launch(o, "run", CT_COLL_BIT(o->coll), top, argc, argv);
+    }
     struct ct_backend be;
     void *ctx;
     struct ct_err err = {0};
@@ -47,10 +53,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     int n = be.shape.nranks, code = a || (asked && !strcmp(asked, ":list")) ? 0 : CT_EXIT_USAGE;
     struct ct_row *rows = NULL;
     size_t nrows = 0;
-    uint64_t *list = NULL; /* --sizes (checked before the launch), else nccl-tests' steps */
-    long nlist = r->sizes
-                     ? ct_parse_size_list(r->sizes, es, &list, bad, sizeof bad)
-                     : (long)ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
+    if (!r->sizes)
+        nlist = (long)ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
     a = nlist > 0 ? a : NULL;
     struct ct_run_meta m = {.coll = d->name,
                             .transport = be.library,
@@ -160,7 +164,7 @@ int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const c
                                    "--hosts %s spreads the ranks unevenly over the hosts: place "
                                    "as many on each host",
                                    o->hosts)
-                     : ct_lib_launch_check(o, "sweep");
+                     : ct_lib_launch_check(o, "sweep", cfg->colls, cfg->maxbytes);
         if (se && !rc && cores > 0 && o->local > cores) /* it would pick from the noise */
             rc = ct_cmd_fail("sweep", CT_EXIT_USAGE,
                              "--env-search on %d ranks over %ld core%s would judge the scheduler "

@@ -11,10 +11,12 @@
 
 /* Start argv (argv[0]: the subcommand) again under the library's launcher with --local
  * ranks; returns only on failure (an exit code, the line printed). */
-int ct_lib_launch(const struct ct_opts *o, const char *cmd, int argc, char **argv);
+int ct_lib_launch(const struct ct_opts *o, const char *cmd, unsigned colls, uint64_t top, int argc,
+                  char **argv);
 /* What ct_lib_launch needs before it starts anything: --local N or --hosts LIST, the module,
- * the launcher; 0, or an exit code (said). */
-int ct_lib_launch_check(const struct ct_opts *o, const char *cmd);
+ * the launcher, and with --local N the buffers of the largest size top of the collectives colls
+ * in the memory this host has available; 0, or an exit code (said). */
+int ct_lib_launch_check(const struct ct_opts *o, const char *cmd, unsigned colls, uint64_t top);
 /* --local N and --hosts LIST not both (run, sweep, verify): 0, or exit 2 (said). */
 int ct_lib_place_check(const struct ct_opts *o, const char *cmd);
 /* Run argv (argv[0]: the subcommand) under the library's launcher on nranks ranks (0: --local

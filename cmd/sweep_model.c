@@ -107,12 +107,15 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
         serr = &none;
         code = CT_EXIT_USAGE; /* what was asked cannot run (under a launcher of the user's) */
     }
+    /* refused before any point: the largest point's buffers do not fit this host */
+    bool refused = serr == &none || (rc == CT_EUNSUPP && !res->n);
+    code = refused ? CT_EXIT_USAGE : code;
     if (rc < 0)
         ct_cmd_fail("sweep", code, "%s", serr->msg);
     if (ct_sweep_outputs_write(out, &j->meta, res->pts, res->n, rc < 0 ? "failed" : "done",
                                rc < 0 ? serr->msg : NULL, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
-    ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0 && serr != &none, maxbytes);
+    ct_sweep_summary_print(stdout, stderr, out, &j->meta, res, rc < 0 && !refused, maxbytes);
     if (j->mem_kind[0])
         ct_mem_path_print(stdout, j->mem_kind, "batches", j->points_resident, j->points_staged,
                           j->res_why);

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "file.h"
+#include "parse.h"
 
 int ct_cpulist_count(const char *list)
 {
@@ -213,4 +215,20 @@ unsigned long long ct_mem_available(void)
     if (f)
         fclose(f);
     return avail;
+}
+
+int ct_mem_fits(uint64_t per_rank, int ranks, const char *what, const char *hint,
+                struct ct_err *err)
+{
+    unsigned long long avail = ct_mem_available();
+    double need = (double)per_rank * ranks;
+    char a[32], w[32];
+    if (avail && need > (double)avail)
+        return ct_err_set(err, CT_EUNSUPP,
+                          "%s: the %d rank%s of this host need at least %s for their buffers, "
+                          "more than the %s it has available (%s)",
+                          what, ranks, ranks == 1 ? "" : "s",
+                          ct_bytes_str((uint64_t)need, w, sizeof w),
+                          ct_bytes_str(avail, a, sizeof a), hint);
+    return 0;
 }

@@ -3,6 +3,8 @@
 #ifndef CT_CPUS_H
 #define CT_CPUS_H
 
+#include <stdint.h>
+
 /* A launcher of ranks on its host says how many CPUs it may use (ct_cpus_usable) in this
  * variable; a rank counts no more (ct_cpus_host). */
 #define CT_CPUS_ENV "COLLTUNE_CORES"
@@ -30,6 +32,12 @@ void ct_cpus_cgroup(const char *root, const char *self_cgroup, int *quota, int *
 /* The memory this host can give without swapping, in bytes (/proc/meminfo's MemAvailable,
  * below a cgroup v2 memory.max where that leaves less); 0 where unknown. */
 unsigned long long ct_mem_available(void);
+/* Whether ranks x per_rank bytes of buffers fit in what this host has available
+ * (ct_mem_available; an amount it cannot read fits): 0, or CT_EUNSUPP with one line naming
+ * what ("allreduce 1 TiB"), what the ranks need and what is there, and hint ("a smaller -e"). */
+struct ct_err;
+int ct_mem_fits(uint64_t per_rank, int ranks, const char *what, const char *hint,
+                struct ct_err *err);
 
 /* Number of CPUs in a cpulist ("0-3,8" -> 5); -1 on garbage. */
 int ct_cpulist_count(const char *list);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../lib/cpus.h"
+#include "../lib/parse.h"
 #include "config.h"
 
 /* The largest size `sweep --verify` measures coll at (ct_sweep_check_count of every rule of
@@ -35,9 +36,10 @@ static uint64_t verify_top(const struct ct_config *conf, enum ct_coll coll)
  * symm's 64 KiB AllReduce 4.7x slower (14.6 us against 3.1; ring 1.0-1.5x) than in the 64 KiB
  * sweep that chose it, and verify failed that sweep's config (the hypervisor's shadow page
  * tables: symm touches its peer's pages too). */
-static void reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be,
-                    struct ct_native *nat, const struct ct_config *verify)
+static uint64_t reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be,
+                        struct ct_native *nat, const struct ct_config *verify)
 {
+    uint64_t largest = 0;
     struct ct_sweep_cfg shaped;
     const struct ct_sweep_cfg *cfg = ct_sweep_cfg_shaped(cfg0, be, nat, &shaped);
     const struct ct_algo *al[CT_SWEEP_MAX_CANDS];
@@ -54,7 +56,9 @@ static void reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend *be
         uint64_t top = verify ? verify_top(verify, (enum ct_coll)c) : cfg->maxbytes;
         x.count = d->count_for(top / es * es, es, be->shape.nranks);
         ct_bench_reserve(&nat->b, al, n < CT_SWEEP_MAX_CANDS ? n : CT_SWEEP_MAX_CANDS, &x);
+        largest = top > largest ? top : largest;
     }
+    return largest;
 }
 
 int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err)
@@ -71,8 +75,15 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     ct_native_open(&be, &nat, comm, (int)p0.v[CT_P_STREAMS], j->cfg.tcp ? j->set_conns : NULL,
                    j->conns_arg);
     ct_native_set_mem(&nat, j->mem);
-    reserve(&j->cfg, &be, &nat, j->verify);
-    int rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes, tp, (*comm)->boot->host, err);
+    char what[64], b[32];
+    snprintf(what, sizeof what, "the largest point, %s",
+             ct_bytes_str(reserve(&j->cfg, &be, &nat, j->verify), b, sizeof b));
+    /* refused before any is measured (-e 1T ran until the OOM killer ended a rank) */
+    int rc = ct_bench_mem_check(&nat.b, what, err);
+    if (rc < 0 && (*comm)->rank) /* every rank refused alike: rank 0 says it */
+        ct_err_set(err, rc, "rank 0 stopped the sweep");
+    if (rc == 0)
+        rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes, tp, (*comm)->boot->host, err);
     if (nat.b.stage) {
         snprintf(j->mem_kind, sizeof j->mem_kind, "%s", j->mem->kind->name);
         j->points_resident = nat.b.points_resident;

@@ -9,6 +9,12 @@ O="$TMP/sweep"
 cd "$TMP" || exit 1 # the default --out is ./colltune-out
 
 usage_error "unknown flag" -- $S --frob
+# a largest point whose buffers this host cannot hold: refused before any point (-e 1T ran
+# until the OOM killer ended a rank), one line, with what each rank needs
+usage_says "-e beyond this host's memory" "the largest point, 1 TiB: the 2 ranks of this host need at least 4 TiB for their buffers, more than the .* it has available (a smaller -e)" \
+    -- $COLLTUNE sweep --local 2 --coll allreduce -e 1T --out "$TMP/big"
+grep -q '"state": "failed"' "$TMP/big/results.json" && ! [ -e "$TMP/big/config.json" ] \
+    && ok "... results.json says failed, no config" || not_ok "-e 1T: $(ls "$TMP/big")"
 usage_error "stray argument" -- $S extra
 usage_error "unknown collective" -- $S --coll allreduce,broadcast
 usage_error "unknown algorithm" -- $S --algos ring,nosuch

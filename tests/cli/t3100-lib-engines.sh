@@ -348,6 +348,11 @@ usage_error "run --lib mpich --chunk 64K" -- $X --lib mpich --local 2 --chunk 64
 usage_error "run --lib ompi --torus 1x2" -- $X --lib ompi --local 2 --torus 1x2 -e 64
 expect 0 "run --lib ompi --chunk 64K on a segmented row" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:segmented_ring -b 64K -e 64K -n 2 -w 1
 usage_says "run --lib ompi --chunk 64K on a row without a segment size" "ompi:ring sets no segment size" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:ring -e 64
+# sizes whose buffers this host cannot hold: refused before the launch (the OOM killer)
+usage_says "run --lib ompi --sizes 8,64G" "allreduce 64 GiB: the 2 ranks of this host need at least 256 GiB for their buffers, more than the .* it has available (a smaller -e or --sizes)" \
+    -- $X --lib ompi --local 2 --sizes 8,64G
+usage_says "sweep --lib ompi -e 1T" "the largest point, 1 TiB: the 2 ranks of this host need at least 4 TiB" \
+    -- $COLLTUNE sweep --lib ompi --local 2 -e 1T --out "$TMP/ck"
 # a sweep's fixed --chunk too: one no row swept reads would be recorded as the tuned space's
 usage_says "sweep --lib ompi --chunk 64K over rows without a segment size" "no Open MPI [0-9.]* row swept sets a segment size (swept: ompi:ring,ompi:recursive_doubling)" \
     -- $COLLTUNE sweep --lib ompi --local 2 --coll allreduce --algos ompi:ring,ompi:recursive_doubling --chunk 64K -e 64 --out "$TMP/ck"
