@@ -767,6 +767,13 @@ int ct_libmod_open(const struct ct_libmod *m, int refused, struct ct_backend *be
     /* the handle stays open: the library lives until the process ends */
     int rc = entry(CT_LIBMOD_ABI, be, ctx, err);
     be->reach = NULL; /* this frame's */
+    /* MPICH refusing a value of a forcing variable run --keep-rules kept (an _ALGORITHM name
+     * it lacks) says nothing but that MPI_Init failed: what the environment sets is named */
+    char set[320];
+    size_t l = err ? strlen(err->msg) : 0;
+    if (rc == CT_EIO && err && env_scan(m, rules_var, NULL, set, sizeof set, true) > 0)
+        snprintf(err->msg + l, sizeof err->msg - l,
+                 " (with %s of the environment: a value %s does not take?)", set, m->title);
     /* a launcher the library does not speak to (MPICH's hydra starting Open MPI, srun without
      * --mpi): each process a job of its own, every table one rank's */
     int want = ct_launch_env_size();

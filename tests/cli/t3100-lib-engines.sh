@@ -1284,6 +1284,11 @@ for vf in "COLL $TMP/m-missing.json" "COLL $TMP/m-bad.json" "COLL $TMP/m-empty.j
         && ok "$v naming $(basename "$f"): one line, exit 2: $(cat "$TMP/err")" \
         || not_ok "$v=$(basename "$f"): exit $rc: $(head -c 600 "$TMP/out" "$TMP/err")"
 done
+# an algorithm name MPICH does not take, kept: its MPI_Init fails saying nothing more; the
+# line names the variable
+usage_says "--keep-rules with MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=bogus" \
+    "MPICH: MPI_Init failed (with MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=bogus of the environment: a value MPICH does not take?)" \
+    -- env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=bogus $X --lib mpich --local 2 -e 64 -n 1 -w 0 --keep-rules
 # ... a file only one rank names (an MPMD launch): that rank starts MPICH without it, and every
 # rank fails at once with its line, said once; before, rank 0 waited in MPI_Init for good
 t0=$(date +%s)
