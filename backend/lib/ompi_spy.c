@@ -21,12 +21,14 @@
 #include <stdint.h>
 
 /* -DCT_SHIM_LOG: also say on stderr, at every outermost call, which entry point ran and
- * its count (tests/cli/t3100-lib-engines.sh) */
+ * its count, and the segmented ring's segment size (tests/cli/t3100-lib-engines.sh) */
 #ifdef CT_SHIM_LOG
 #include <stdio.h>
 #define SHIM_LOG(name, count) fprintf(stderr, "shim: %s %d\n", name, (int)(count))
+#define SHIM_SEG(seg) fprintf(stderr, "shim: segsize %u\n", (unsigned)(seg))
 #else
 #define SHIM_LOG(name, count) ((void)0)
+#define SHIM_SEG(seg) ((void)0)
 #endif
 
 /* The signatures are Open MPI 4.1's and 5.0's; built against another Open MPI (or another
@@ -61,7 +63,8 @@ static void *real_of(const char *fn)
     return f;
 }
 
-#define WRAP(fn, params, args, count)                                                              \
+#define WRAP(fn, params, args, count) WRAP_LOG(fn, params, args, count, (void)0)
+#define WRAP_LOG(fn, params, args, count, also)                                                    \
     int fn params;                                                                                 \
     int fn params                                                                                  \
     {                                                                                              \
@@ -69,8 +72,10 @@ static void *real_of(const char *fn)
         static fn_t real;                                                                          \
         if (!real)                                                                                 \
             real = (fn_t)real_of(#fn);                                                             \
-        if (depth == 0)                                                                            \
+        if (depth == 0) {                                                                          \
             SHIM_LOG(#fn, count);                                                                  \
+            also;                                                                                  \
+        }                                                                                          \
         if (depth++ == 0 && !seen)                                                                 \
             seen = #fn;                                                                            \
         int ret_ = real args;                                                                      \
@@ -90,9 +95,9 @@ WRAP(ompi_coll_base_allreduce_intra_nonoverlapping, AR_P, AR_A, c)
 WRAP(ompi_coll_base_allreduce_intra_recursivedoubling, AR_P, AR_A, c)
 WRAP(ompi_coll_base_allreduce_intra_ring, AR_P, AR_A, c)
 WRAP(ompi_coll_base_allreduce_intra_redscat_allgather, AR_P, AR_A, c)
-WRAP(ompi_coll_base_allreduce_intra_ring_segmented,
-     (const void *s, void *r, int c, void *dt, void *op, void *comm, void *m, uint32_t seg),
-     (s, r, c, dt, op, comm, m, seg), c)
+WRAP_LOG(ompi_coll_base_allreduce_intra_ring_segmented,
+         (const void *s, void *r, int c, void *dt, void *op, void *comm, void *m, uint32_t seg),
+         (s, r, c, dt, op, comm, m, seg), c, SHIM_SEG(seg))
 WRAP(ompi_coll_base_allgather_intra_basic_linear, AG_P, AG_A, sc)
 WRAP(ompi_coll_base_allgather_intra_bruck, AG_P, AG_A, sc)
 WRAP(ompi_coll_base_allgather_intra_recursivedoubling, AG_P, AG_A, sc)

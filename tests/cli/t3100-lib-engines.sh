@@ -346,7 +346,15 @@ usage_error "run --keep-rules without --lib" -- $COLLTUNE run --keep-rules -e 64
 usage_error "sweep --lib ompi --intra mesh" -- $COLLTUNE sweep --lib ompi --intra mesh -e 64 --out "$TMP/kr"
 usage_error "run --lib mpich --chunk 64K" -- $X --lib mpich --local 2 --chunk 64K -e 64
 usage_error "run --lib ompi --torus 1x2" -- $X --lib ompi --local 2 --torus 1x2 -e 64
-expect 0 "run --lib ompi --chunk 64K on a segmented row" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:segmented_ring -b 64K -e 64K -n 2 -w 1
+# the segment size reaches Open MPI: the spy names the one each outermost call ran with
+for ck in "--chunk 64K:65536" "--chunk 16K:16384" ":0"; do
+    opt=${ck%%:*} want=${ck#*:}
+    LD_PRELOAD="$TMP/spy.so" $X --lib ompi --local 2 $opt --algo ompi:segmented_ring \
+        -b 256K -e 256K -n 2 -w 1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+    segs=$(sed -n 's/^shim: segsize \([0-9]*\)$/\1/p' "$TMP/err" | sort -u | tr '\n' ' ')
+    [ $rc -eq 0 ] && [ "$segs" = "$want " ] && ok "run --lib ompi ${opt:-without --chunk} on segmented_ring: Open MPI ran segment size $want" \
+        || not_ok "'$opt': exit $rc, segment sizes '$segs'"
+done
 usage_says "run --lib ompi --chunk 64K on a row without a segment size" "ompi:ring sets no segment size" -- $X --lib ompi --local 2 --chunk 64K --algo ompi:ring -e 64
 # sizes whose buffers this host cannot hold: refused before the launch (the OOM killer)
 usage_says "run --lib ompi --sizes 8,64G" "allreduce 64 GiB: the 2 ranks of this host need at least 256 GiB for their buffers, more than the .* it has available (a smaller -e or --sizes)" \
