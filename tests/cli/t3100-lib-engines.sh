@@ -1568,6 +1568,16 @@ PY
             || not_ok "$(basename "$ld"): 16 B: $got; 64 KiB: $big"
     done
 fi
+# a file MPICH obeys, slower than its defaults: recursive doubling from 32 KiB (about 1.6x its
+# time there, 3x at 256 KiB), verified up to 1 MiB: exit 3, the range set back in the copy (a
+# verify whose side A lost the file's loader would pass it)
+python3 "$here/set_ranges.py" "$TMP/swm/config.json" "$TMP/m-slow.json" 0:32768:default:0 32768:inf:recursive_doubling:4
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["sweep"]["maxbytes"]=1048576; json.dump(d,open(sys.argv[1],"w"))' "$TMP/m-slow.json"
+expect 3 "verify --lib mpich: a file slower than MPICH's defaults exits 3" -- $COLLTUNE sweep --verify "$TMP/m-slow.json" --lib mpich
+grep -q "^ *[0-9]*  recursive_doubling .*SLOWER than the defaults" "$TMP/out" \
+    && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"][-1]; sys.exit(not (r["id"] == 0 and r["default"]))' "$TMP/m-slow.verified.json" \
+    && ok "... names the slower sizes, and its copy sets the range back to MPICH's own choice" \
+    || not_ok "MPICH slower verify: $(head -12 "$TMP/out")"
 $COLLTUNE sweep --verify "$TMP/m-rd.json" --lib mpich >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] && grep -q "with the export: MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=" "$TMP/out" \
     && grep -q "^allreduce: geomean [0-9.]* (exported/default" "$TMP/out" \
