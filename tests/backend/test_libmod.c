@@ -699,8 +699,8 @@ Test(libmod, open_mpi_s_own_value_spaced)
     cr_expect(strstr(err.msg, "ompi_info does not list OMPI_MCA_btl_no_such_limit"), "%s", err.msg);
     int rc =
         ct_libmod_env_default(m, "OMPI_MCA_btl_vader_single_copy_mechanism", d, sizeof d, &err);
-    if (rc == CT_EINVAL)
-        return; /* Open MPI 5 renamed vader */
+    if (rc == CT_EINVAL && strstr(err.msg, "does not list")) /* Open MPI 5 renamed vader */
+        cr_skip_test("this Open MPI has no btl_vader_single_copy_mechanism: %s", err.msg);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_expect_eq(ct_libmod_env_around(m, "OMPI_MCA_btl_vader_single_copy_mechanism", list,
                                       sizeof list, d, sizeof d, &err),
