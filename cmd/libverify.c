@@ -38,7 +38,7 @@ int ct_libverify(const struct ct_opts *o, const struct ct_config *c, const char 
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", err.msg);
     char copy[4200]; /* the copy it writes: found unwritable after minutes of launches, before */
     ct_verify_copy_path(path, copy, sizeof copy);
-    if (!code && ct_file_check_writable(copy, &err) < 0)
+    if (!code && (ct_file_check_writable(copy, &err) < 0 || ct_file_check_regular(copy, &err) < 0))
         code = ct_cmd_fail("sweep", CT_EXIT_USAGE, "--verify: %s", err.msg);
     free(mod);
     if (code)

@@ -227,6 +227,17 @@ static int mkdir_p(const char *dir)
     return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+int ct_file_check_regular(const char *path, struct ct_err *err)
+{
+    char *real;
+    int mode, kind = ct_file_target(path, &real, &mode, err);
+    free(real);
+    if (kind == 0)
+        return ct_err_set(err, CT_EINVAL,
+                          "cannot write '%s': not a regular file (a device, FIFO or socket)", path);
+    return kind < 0 ? kind : 0;
+}
+
 int ct_file_check_writable(const char *path, struct ct_err *err)
 {
     struct stat st;

@@ -26,6 +26,10 @@ int ct_file_keep(int fd, const char *real, int mode);
  * or error is open on: /dev/stdout, or its redirection); CT_EINVAL: a link to a missing
  * file, or a path that cannot be resolved (*real NULL). */
 int ct_file_target(const char *path, char **real, int *mode, struct ct_err *err);
+/* Where a file that is read back later goes (a verified copy of a config): 0 where path is
+ * a regular file, a folder or nothing yet; CT_EINVAL with one line where a write would land
+ * in a device, FIFO or socket (ct_file_target's 0) or path cannot be resolved. */
+int ct_file_check_regular(const char *path, struct ct_err *err);
 /* Write an encoded document and a newline to path atomically. text is malloc'ed and taken
  * (freed here); NULL (the encoder failed): CT_ENOMEM "cannot encode WHAT". */
 int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_err *err);

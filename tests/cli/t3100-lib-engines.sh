@@ -854,6 +854,8 @@ usage_says "verify of a section of more ranks than cores" "outnumber its cores: 
 # a copy it cannot write: refused before any launch (found after the launches, exit 1)
 cp "$TMP/v-ok.json" "$TMP/v-nocopy.json" && mkdir "$TMP/v-nocopy.verified.json"
 usage_says "verify whose copy cannot be written" "v-nocopy.verified.json': it is a folder" -- $COLLTUNE sweep --verify "$TMP/v-nocopy.json" --lib ompi
+cp "$TMP/v-ok.json" "$TMP/v-full.json" && ln -s /dev/full "$TMP/v-full.verified.json"
+usage_says "verify whose copy would land in a device" "v-full.verified.json': not a regular file" -- $COLLTUNE sweep --verify "$TMP/v-full.json" --lib ompi
 
 # ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
 # its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
