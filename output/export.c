@@ -452,7 +452,7 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     /* an MPI library's ids and names are its release's (NCCL's are not: --lib-version picks
      * what a release can read, its channel cap, NCCL_ALGO, the CSV plugin) */
     if (o->version && l && l->nsets && (lib == CT_LIB_OMPI || lib == CT_LIB_MPICH) &&
-        !ct_version_of(l->version, o->version))
+        (!strchr(o->version, '.') || !ct_version_of(l->version, o->version))) /* "4": 4.0 too */
         return ct_err_set(err, CT_EINVAL,
                           "--lib-version %s: the config's %s section was measured with %s %s, "
                           "and its algorithm ids and names are that release's; sweep --lib %s "

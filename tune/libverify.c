@@ -73,6 +73,38 @@ static void side_clear(const struct ct_verify_side *x)
         ct_libmod_env_put(x->m, x->env->env[i].name, NULL);
 }
 
+/* Whether releases a and b are of one series: the same major and minor numbers. */
+static bool same_series(const char *a, const char *b)
+{
+    for (int part = 0; part < 2; part++) {
+        char *ea, *eb;
+        if (strtoul(a, &ea, 10) != strtoul(b, &eb, 10) || ea == a || eb == b)
+            return false;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+    }
+    return true;
+}
+
+/* The release a launch's table names ("... transport: Open MPI 4.1.4"), where x checks one:
+ * NULL, or the line that refuses it (into line). */
+static const char *other_release(const struct ct_verify_side *x, const char *l, char *line,
+                                 size_t len)
+{
+    const char *t = x->version ? strstr(l, "transport: ") : NULL;
+    size_t n = strlen(x->m->title);
+    if (l[0] != '#' || !t || strncmp(t += 11, x->m->title, n) || t[n] != ' ' ||
+        same_series(t + n + 1, x->version))
+        return NULL;
+    snprintf(line, len,
+             "--verify: the section was measured with %s %s, and the library its launches run is "
+             "%s %.20s: its algorithm ids and names are %s's; verify where %s %s runs, or sweep "
+             "--lib %s here",
+             x->m->title, x->version, x->m->title, t + n + 1, x->version, x->m->title, x->version,
+             x->m->name);
+    return line;
+}
+
 /* One run of `run --lib` over the sizes with -w warm, the export's loader variables set (A)
  * or not (B); t[k] = out-of-place time at size k. */
 static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *sz, int nsz,
@@ -116,7 +148,7 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     for (int i = 0; x->env && i < x->env->nenv; i++) /* after: the loader names them too */
         ct_libmod_env_put(x->m, x->env->env[i].name,
                           with || (!x->env_alone && !x->whole) ? x->env->env[i].value : NULL);
-    char *out = NULL, line[300];
+    char *out = NULL, line[480];
     bool said = false;
     int rc = x->h->job(x->h->ctx, s->nranks, (int)(sizeof args / sizeof args[0]) - !rules, args,
                        &out, &said),
@@ -127,6 +159,10 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     for (char *l = out && !rc ? strtok(out, "\n") : NULL; l; l = strtok(NULL, "\n")) {
         unsigned long long size;
         double us;
+        if (other_release(x, l, line, sizeof line)) {
+            free(out);
+            return x->h->failed(x->h->ctx, CT_VERIFY_USAGE, line);
+        }
         /* a time a ratio can take (finite, above 0; the table's %.2f prints 0.00 under 5 ns),
          * each size once: else the run counts as failed, not as a size found fine */
         if (l[0] != '#' && sscanf(l, "%llu %*s %*s %*s %*s %*s %lf", &size, &us) == 2 &&

@@ -115,6 +115,9 @@ struct ct_verify_side {
     const char *what; /* the option its failures are said under; NULL: "--verify" */
     bool whole;       /* the settings and the rules on side A, neither on B (ct_libverify_whole) */
     int pairs;        /* sweep --pairs N: pairs at every size (0: CT_PAIRED_MIN) */
+    /* the section's release ("4.1.4"): the library a launch ran must be of its series (the
+     * same major and minor: its algorithm ids and names are that release's); NULL: any */
+    const char *version;
 };
 
 /* fmt's text shown through h->say; ct_verify_warn: through h->warn */

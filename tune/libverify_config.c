@@ -268,7 +268,8 @@ static int passes(struct run *v, struct ct_verify_did *did)
                                       .ld = ld,
                                       .timeout = v->tmo,
                                       .env = v->l->nenv ? v->l : NULL,
-                                      .pairs = in->pairs};
+                                      .pairs = in->pairs,
+                                      .version = v->l->version};
     v->env_each = ct_xcalloc((size_t)v->l->nsets, sizeof *v->env_each);
     v->env_kept = true;
     code = settings(v, did);

@@ -856,6 +856,12 @@ cp "$TMP/v-ok.json" "$TMP/v-nocopy.json" && mkdir "$TMP/v-nocopy.verified.json"
 usage_says "verify whose copy cannot be written" "v-nocopy.verified.json': it is a folder" -- $COLLTUNE sweep --verify "$TMP/v-nocopy.json" --lib ompi
 cp "$TMP/v-ok.json" "$TMP/v-full.json" && ln -s /dev/full "$TMP/v-full.verified.json"
 usage_says "verify whose copy would land in a device" "v-full.verified.json': not a regular file" -- $COLLTUNE sweep --verify "$TMP/v-full.json" --lib ompi
+# a section of another release: its ids and names are that release's (it ran the file on
+# 4.1.4 under 5.0.3's names, exit 3, and wrote a copy)
+sed 's/"version": "[0-9.]*"/"version": "5.0.3"/' "$TMP/v-ok.json" >"$TMP/v-50.json"
+usage_says "verify of a section measured with Open MPI 5.0.3" "the section was measured with Open MPI 5.0.3, and the library its launches run is Open MPI [0-9.]*: its algorithm ids and names are 5.0.3's" \
+    -- $COLLTUNE sweep --verify "$TMP/v-50.json" --lib ompi
+[ ! -e "$TMP/v-50.verified.json" ] && ok "... and writes no copy" || not_ok "another release's verify wrote a copy"
 
 # ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
 # its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
@@ -1486,6 +1492,7 @@ PY
     || not_ok "MPICH export: $(cat "$TMP/py" "$TMP/mx/m.json.env")"
 usage_error "a measured AllReduce tree to standard output (two files: one would be lost)" -- $E "$TMP/m-rd.json" --format mpich-json
 usage_says "a section measured with MPICH 4.0 exported for 4.1 (another release's names)" "measured with MPICH 4.0" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4.1 --out "$TMP/mx/n.json"
+usage_says "a section measured with MPICH 4.0 exported for 4 (4.1 is of it too)" "measured with MPICH 4.0" -- $E "$TMP/m-rd.json" --format mpich-json --lib-version 4 --out "$TMP/mx/n.json"
 # verify: a file that keeps MPICH's choices everywhere is nothing to verify (exit 0); a section
 # of an MPICH the export cannot write for is a refusal (exit 2), not that
 expect 0 "verify: MPICH's own choices everywhere, nothing to verify" -- $COLLTUNE sweep --verify "$TMP/m-def.json" --lib mpich
