@@ -32,7 +32,7 @@ struct sweep_ctx {
     struct ct_comm comm, *commp;
     struct ct_nccl *nccl; /* --lib nccl: closed once the results are out */
     struct ct_sweep_job job;
-    bool want_tui, sweep_only, regret; /* sweep_only: -b, -e, -f or --out (not for --verify) */
+    bool want_tui, sweep_only, regret, planner; /* sweep_only: -b, -e, -f, --out; planner: -w... */
     struct ct_live live;
     double last_save;
     int saved; /* results.json saves while it runs */
@@ -62,6 +62,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
     int c, li;
     while ((c = getopt_long(argc, argv, ":b:e:f:w:o:d:h", lo, &li)) != -1) {
         x->sweep_only |= c == 'b' || c == 'e' || c == 'f' || c == O_OUT;
+        x->planner |= (c >= O_BUDGET && c <= O_MAXIT) || c == 'w' || c == 'd' || c == 'o';
         switch (c) {
         case 'b':
         case 'e':
@@ -127,15 +128,14 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
     int local = x->o.local || x->o.hosts || by_model(x) ? x->o.local : ct_cmd_local_ranks();
-    CT_TRY_OPT(ct_sweep_opts_moot(&x->o, x->sweep_only, x->regret));
+    CT_TRY_OPT(ct_sweep_opts_moot(&x->o, x->sweep_only, x->regret, x->planner));
     if (x->o.verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
         CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->o.verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));
     if (by_model(x))
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
     x->o.local = local;
-    if (x->c.budget_s < 0)
-        x->c.budget_s = x->o.verify ? 30 : CT_SWEEP_BUDGET_S;
+    x->c.budget_s = x->c.budget_s >= 0 ? x->c.budget_s : x->o.verify ? 30 : CT_SWEEP_BUDGET_S;
     build_cfg(x, NULL, cfg);
     /* launchers' sizes are known only in the ranks */
     if (ct_sweep_cfg_check_start(cfg, x->o.local > 0, x->nalgos > 0, x->o.verify ? NULL : x->out,

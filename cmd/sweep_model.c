@@ -82,8 +82,13 @@ int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who
     return 0;
 }
 
-int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret)
+int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, bool planner)
 {
+    if (o->verify && o->lib && planner) /* a library's verify: CONFIG's type and op, paired */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "-d, -o, -w, --budget, --target-ci, --margin, --min-iters and "
+                           "--max-iters are for a sweep: a library's verify runs CONFIG's type "
+                           "and op in paired launches of its own (--pairs N)");
     if (o->pairs && !o->verify && !o->nenv_search)
         return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s", CT_PAIRS_FOR);
     if (o->verify && sweep_only) /* its sizes are CONFIG's; it writes beside CONFIG */

@@ -845,6 +845,10 @@ usage_says "verify --local 3 of a 2-rank section" "has no Open MPI section for 3
 usage_says "verify --coll alltoall of an allreduce section" "has no Open MPI section for alltoall on one host" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --coll alltoall
 [ ! -s "$TMP/out" ] && ok "... that line alone (no verify header before it)" || not_ok "verify header before the line: $(cat "$TMP/out")"
 usage_says "verify with --hosts and --local" "--local N and --hosts LIST do not combine" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi --hosts localhost --local 2
+# the planner's options: CONFIG's type and op in verify's own paired launches (ignored before)
+for opt in "-d float64" "-o max" "--budget 1" "-w 3" "--margin 0.2" "--max-iters 10"; do
+    usage_says "verify --lib ompi $opt" "are for a sweep: a library's verify runs CONFIG's type and op" -- $COLLTUNE sweep --verify "$TMP/v-ok.json" --lib ompi $opt
+done
 # a section of more ranks on a host than this host's cores: not verified here (it ran
 # oversubscribed and marked it verified), as a sweep there writes no config
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
