@@ -45,6 +45,38 @@ int ct_lib_launch(const struct ct_opts *o, const char *cmd, unsigned colls, uint
     return rc ? rc : ct_lib_job(o, cmd, 0, argc, argv, NULL, &said);
 }
 
+long ct_lib_sizes(const struct ct_opts *o, const char *sizes, uint64_t **list)
+{
+    char bad[40];
+    long n = ct_parse_size_list(sizes, ct_dtype_size(o->dtype), list, bad, sizeof bad);
+    if (n < 0 && !(ct_libmod_in_rank() && ct_libmod_rank())) /* every rank: rank 0 says it */
+        ct_cmd_fail("run", CT_EXIT_USAGE,
+                    "--sizes: %s%s%s (sizes in bytes, K/M/G/T, each a multiple of the %zu-byte "
+                    "element, comma-separated)",
+                    *bad ? "bad size '" : "an empty entry", bad, *bad ? "'" : "",
+                    ct_dtype_size(o->dtype));
+    return n;
+}
+
+int ct_lib_sizes_exact(const struct ct_opts *o, const uint64_t *list, long n, int nranks, bool root)
+{
+    const struct ct_coll_desc *d = ct_coll_desc(o->coll);
+    size_t es = ct_dtype_size(o->dtype);
+    for (long k = 0; k < n; k++) {
+        uint64_t c = d->count_for(list[k], es, nranks), lo = d->size_bytes(c, es, nranks);
+        char a[32], b[32];
+        if (lo != list[k])
+            return root ? ct_cmd_fail("run", CT_EXIT_USAGE,
+                                      "--sizes: %llu B is no size %s runs on %d ranks (whole "
+                                      "%zu-byte elements for each rank: %s or %s)",
+                                      (unsigned long long)list[k], d->name, nranks, es,
+                                      ct_bytes_str(lo, a, sizeof a),
+                                      ct_bytes_str(d->size_bytes(c + 1, es, nranks), b, sizeof b))
+                        : CT_EXIT_USAGE;
+    }
+    return 0;
+}
+
 int ct_lib_place_check(const struct ct_opts *o, const char *cmd)
 {
     return o->local && o->hosts

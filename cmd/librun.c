@@ -24,23 +24,15 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     if (!o->lib || !ct_libmod_find(o->lib))
         return ct_cmd_fail("run", CT_EXIT_USAGE, "--sizes needs --lib %s (an MPI library's engine)",
                            ct_libmod_names());
-    char bad[40];
     uint64_t *list = NULL; /* --sizes (checked before the launch), else nccl-tests' steps */
-    long nlist = r->sizes
-                     ? ct_parse_size_list(r->sizes, ct_dtype_size(o->dtype), &list, bad, sizeof bad)
-                     : 0;
+    long nlist = r->sizes ? ct_lib_sizes(o, r->sizes, &list) : 0;
     if (nlist < 0)
-        return ct_libmod_in_rank() && ct_libmod_rank() /* every rank: rank 0 says it */
-                   ? CT_EXIT_USAGE
-                   : ct_cmd_fail("run", CT_EXIT_USAGE,
-                                 "--sizes: %s%s%s (sizes in bytes, K/M/G/T, each a "
-                                 "multiple of the %zu-byte element, comma-separated)",
-                                 *bad ? "bad size '" : "an empty entry", bad, *bad ? "'" : "",
-                                 ct_dtype_size(o->dtype));
+        return CT_EXIT_USAGE;
     if (!ct_libmod_in_rank()) {
         uint64_t top = r->sizes ? ct_sizes_max(list, (size_t)nlist) : r->maxb;
+        int rc = o->local ? ct_lib_sizes_exact(o, list, nlist, o->local, true) : 0;
         free(list);
-        return ct_lib_launch(o, "run", CT_COLL_BIT(o->coll), top, argc, argv);
+        return rc ? rc : ct_lib_launch(o, "run", CT_COLL_BIT(o->coll), top, argc, argv);
     }
     struct ct_backend be;
     void *ctx;
@@ -55,7 +47,8 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
     size_t nrows = 0;
     if (!r->sizes)
         nlist = (long)ct_bench_sizes(o->coll, r->minb, r->maxb, r->factor, es, n, &list);
-    a = nlist > 0 ? a : NULL;
+    code = a && r->sizes ? ct_lib_sizes_exact(o, list, nlist, n, be.root) : code;
+    a = nlist > 0 && !code ? a : NULL;
     struct ct_run_meta m = {.coll = d->name,
                             .transport = be.library,
                             .version = CT_VERSION,

@@ -57,6 +57,13 @@ struct ct_librun_cfg {
 };
 /* colltune run --lib: launch, or in a rank measure and (root) print the table. */
 int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, char **argv);
+/* run --lib --sizes LIST: its count, the sizes in *list (new memory), or -1 after one line
+ * (by rank 0 alone where every rank reads it: a bad size, an empty entry). */
+long ct_lib_sizes(const struct ct_opts *o, const char *sizes, uint64_t **list);
+/* Whether each of list[0..n) is a size the collective runs exactly on nranks (AllToAll and
+ * ReduceScatter: whole elements for each rank): 0, or exit 2 (said where root). */
+int ct_lib_sizes_exact(const struct ct_opts *o, const uint64_t *list, long n, int nranks,
+                       bool root);
 
 /* colltune sweep --lib: launch, or in a rank sweep the engine's candidates with cfg (the
  * planner as for native sweeps); the root writes out/ (the config's library section). With

@@ -205,6 +205,15 @@ for d in : ab; do
     OMPI_MCA_mca_base_env_list_delimiter=$d OMPI_MCA_mca_base_env_list="CT_A=1${d}CT_B=2" \
         expect 0 "run --lib ompi beside a site's env list delimited by '$d'" -- $X --lib ompi --local 2 -e 8 -n 3 -w 1
 done
+# "exactly these sizes": one a collective cannot run exactly on these ranks is refused (alltoall
+# ran 8 B for 12 on 2 ranks, the JSON's args saying 12), before the launch with --local N, in
+# the ranks under a launcher of the user's
+usage_says "run --lib ompi --coll alltoall --sizes 12 (2 ranks)" "--sizes: 12 B is no size alltoall runs on 2 ranks (whole 4-byte elements for each rank: 8 B or 16 B)" \
+    -- $X --lib ompi --local 2 --coll alltoall --sizes 12
+MR="mpirun.openmpi --oversubscribe -np 2"; [ "$(id -u)" = 0 ] && MR="$MR --allow-run-as-root"
+$MR $X --lib ompi --coll reducescatter --sizes 8,4 >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "error: --sizes: 4 B is no size reducescatter runs on 2 ranks" "$TMP/err")" -eq 1 ] && ! grep -q "^ *[0-9]" "$TMP/out" \
+    && ok "... under mpirun: rank 0 says it once, exit 2, no table" || not_ok "--sizes 8,4 under mpirun: exit $rc: $(grep colltune "$TMP/err")"
 expect 0 "run --lib ompi --sizes" -- $X --lib ompi --local 2 --sizes 64K,1K -n 3 -w 1
 grep -q "minBytes 1024 maxBytes 65536 " "$TMP/out" && [ "$(grep -c " ompi:default " "$TMP/out")" -eq 2 ] \
     && ok "... its header spans the list's sizes, 2 rows" || not_ok "--sizes: $(head -3 "$TMP/out")"
