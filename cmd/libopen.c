@@ -141,8 +141,9 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
     char notify[128];
     int lfd =
         ct_libmod_notify_open(o->hosts, o->ifname, o->port_range, notify, sizeof notify, &err);
-    if (lfd < 0)
-        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
+    if (lfd < 0) /* --ifname of no interface, or one without an address: as native runs */
+        return ct_cmd_fail(cmd, err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
+                           err.msg);
     nranks = nranks ? nranks : o->local ? o->local : o->hosts_ranks;
     char **v = ct_libmod_argv(m, nranks, o->hosts, o->no_bind, notify, self, argc, argv);
     struct ct_libmod_end how;

@@ -305,7 +305,9 @@ int ct_sock_if_addr(const char *ifname, char *host, size_t len, struct ct_err *e
     struct ifaddrs *ifa, *i;
     if (getifaddrs(&ifa) < 0)
         return ct_err_sys(err, CT_EIO, "getifaddrs");
-    int rc = ct_err_set(err, CT_EINVAL, "interface '%s' has no IPv4 address", ifname);
+    int rc = if_nametoindex(ifname)
+                 ? ct_err_set(err, CT_EINVAL, "interface '%s' has no IPv4 address", ifname)
+                 : ct_err_set(err, CT_EINVAL, "no interface '%s' on this host", ifname);
     for (i = ifa; i; i = i->ifa_next)
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, ifname) &&
             addr_text(i->ifa_addr, host, len) == 0) {

@@ -205,6 +205,8 @@ for d in : ab; do
     OMPI_MCA_mca_base_env_list_delimiter=$d OMPI_MCA_mca_base_env_list="CT_A=1${d}CT_B=2" \
         expect 0 "run --lib ompi beside a site's env list delimited by '$d'" -- $X --lib ompi --local 2 -e 8 -n 3 -w 1
 done
+# --ifname names where the ranks tell colltune they started: one that is not here is bad input
+usage_says "run --lib ompi --ifname of no interface" "no interface 'ct-none0' on this host" -- $X --lib ompi --local 2 -e 64 --ifname ct-none0
 # "exactly these sizes": one a collective cannot run exactly on these ranks is refused (alltoall
 # ran 8 B for 12 on 2 ranks, the JSON's args saying 12), before the launch with --local N, in
 # the ranks under a launcher of the user's
