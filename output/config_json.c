@@ -1207,6 +1207,9 @@ static int read_libs(json_t *doc, struct ct_config *c, struct ct_err *err)
         for (size_t j = 0; j < i; j++)
             if (!strcmp(c->libs[j].library, l->library))
                 return bad(err, at, "library", "'%s' twice", l->library);
+        if (strcmp(l->library, "ompi") && strcmp(l->library, "mpich") && strcmp(l->library, "nccl"))
+            return bad(err, at, "library",
+                       "'%.40s' is no library colltune measures (ompi, mpich, nccl)", l->library);
         if (strcmp(l->library, "ompi") && strcmp(l->library, "mpich")) {
             /* another reader's section (NCCL's tuner plugin checks its own): kept as is */
             l->raw = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

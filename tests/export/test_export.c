@@ -639,7 +639,9 @@ Test(config, library_sections_strict)
     static const char *bad[] = {
         "\"libraries\": []", "\"libraries\": [{\"library\": \"ompi\"}]",
         "\"libraries\": [{\"library\": \"ompi\", \"name\": \"Open MPI\", \"version\": \"4.1.4\", "
-        "\"rules\": []}]"};
+        "\"rules\": []}]",
+        /* no library colltune measures (show printed "(measured, --lib foo)") */
+        "\"libraries\": [{\"library\": \"foo\", \"name\": \"Foo\", \"version\": \"1.0\"}]"};
     char *base;
     size_t len;
     struct ct_err err = {0};
