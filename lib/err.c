@@ -21,17 +21,33 @@ void ct_set_fatal_hook(void (*hook)(void))
     fatal_hook = hook;
 }
 
+/* src into dst (len bytes), its middle cut ("...") where it is longer: a path of thousands
+ * of bytes keeps its start and the end of the line, the reason said after it. */
+static void fit(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src), head = len / 3;
+    if (n < len) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    memcpy(dst, src, head);
+    memcpy(dst + head, "...", 3);
+    memcpy(dst + head + 3, src + n - (len - 1 - head - 3), len - head - 3); /* with its NUL */
+}
+
 static int set_va(struct ct_err *err, enum ct_status code, int sys, const char *fmt, va_list ap)
 {
     if (!err)
         return code;
+    char line[4608]; /* a path as long as PATH_MAX, and the words around it */
     err->code = code;
     err->sys_errno = sys;
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     if (sys) {
-        size_t n = strlen(err->msg);
-        snprintf(err->msg + n, sizeof err->msg - n, ": %s", strerror(sys));
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, ": %s", strerror(sys));
     }
+    fit(err->msg, sizeof err->msg, line);
     return code;
 }
 
@@ -58,21 +74,14 @@ int ct_err_wrap(struct ct_err *err, const char *fmt, ...)
 {
     if (!err)
         return CT_EIO;
-    char pre[256], old[sizeof err->msg];
+    char line[4608 + sizeof err->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    int pl = vsnprintf(line, 4608, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    size_t pl = strlen(pre);
-    if (pl >= sizeof err->msg)
-        pl = sizeof err->msg - 1;
-    memcpy(err->msg, pre, pl);
-    size_t ol = strnlen(old, sizeof old - 1);
-    if (ol > sizeof err->msg - 1 - pl)
-        ol = sizeof err->msg - 1 - pl;
-    memcpy(err->msg + pl, old, ol);
-    err->msg[pl + ol] = 0;
+    pl = pl < 0 ? 0 : pl < 4608 ? pl : 4607;
+    snprintf(line + pl, sizeof line - (size_t)pl, "%.*s", (int)sizeof err->msg - 1, err->msg);
+    fit(err->msg, sizeof err->msg, line);
     return err->code ? err->code : CT_EIO;
 }
 

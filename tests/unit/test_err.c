@@ -3,6 +3,7 @@
  * dies or does not answer in time is said, never waited for without end. ct_err_child_output:
  * the same bounds for a child whose printed output is the answer. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,4 +101,29 @@ Test(err, child_output_read_and_bounded)
     cr_expect(strstr(err.msg, "trial: did not end within 1 s"), "%s", err.msg);
     cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
     cr_expect_leq(time(NULL) - t0, 5, "bounded");
+}
+
+/* A line longer than a message holds keeps its start and its end: a path of thousands of
+ * bytes cut in the middle, the reason after it said (it was cut before the reason). */
+Test(err, long_line_cut_in_the_middle)
+{
+    struct ct_err err = {0};
+    char path[4096];
+    memset(path, 'd', sizeof path - 1);
+    path[0] = '/';
+    path[sizeof path - 1] = 0;
+    errno = ENAMETOOLONG;
+    cr_assert_eq(ct_err_sys(&err, CT_EINVAL, "cannot write '%s'", path), CT_EINVAL);
+    size_t n = strlen(err.msg);
+    cr_assert_eq(n, sizeof err.msg - 1);
+    cr_assert(!strncmp(err.msg, "cannot write '/ddd", 18), "%s", err.msg);
+    cr_assert(strstr(err.msg, "..."), "%s", err.msg);
+    const char *tail = "ddd': File name too long";
+    cr_assert_str_eq(err.msg + n - strlen(tail), tail);
+    ct_err_set(&err, CT_EIO, "short: %d", 7); /* a short one as it is */
+    cr_assert_str_eq(err.msg, "short: 7");
+    ct_err_wrap(&err, "%s: ", path); /* a long prefix keeps the message's end */
+    n = strlen(err.msg);
+    cr_assert_str_eq(err.msg + n - 11, "d: short: 7");
+    cr_assert_eq(n, sizeof err.msg - 1);
 }
