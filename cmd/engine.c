@@ -132,14 +132,14 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
                                             : "one or the other");
         }
     }
-    struct ct_err ferr = {0}; /* what the settings make the shared-memory segment hold; not */
-    const char *by; /* in the ranks (the launching colltune checked), nor for a config's verify */
-    if (m && !ct_libmod_in_rank() && !o->verify &&
-        ct_lib_env_fits(m, o->lib_env, o->nlib_env, o->env_search, ns, &by, &ferr) < 0)
-        return ct_cmd_fail(cmd, 2, "%s%s%s", by ? by : "", by ? ": " : "", ferr.msg);
     if (ns && o->nlib_env + ns > CT_LIB_ENV_MAX)
         return ct_cmd_fail(cmd, 2, "--env-search: at most %d launch settings with the one%s found",
                            CT_LIB_ENV_MAX, ns > 1 ? "s" : "");
+    struct ct_err ferr = {0}; /* the library's variables, what its shm segment holds; not */
+    const char *by; /* in the ranks (the launching colltune checked), nor for a config's verify */
+    if (m && !ct_libmod_in_rank() && !o->verify &&
+        ct_lib_env_ok(m, o->lib_env, o->nlib_env, o->env_search, ns, &by, &ferr) < 0)
+        return ct_cmd_fail(cmd, 2, "%s%s%s", by ? by : "", by ? ": " : "", ferr.msg);
     if (o->lib && o->own_algos)
         return ct_cmd_fail(cmd, 2,
                            "--algo names colltune's own algorithms; --lib %s measures the "

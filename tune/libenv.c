@@ -5,6 +5,7 @@
  * settings leave the library's shared-memory transport room (backend/libshm.c), for the
  * option checks (cmd/), a config's verify (both of its sides) and --each-setting's passes.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,59 @@ int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int
     }
     *by = !code || c.named < 0 ? NULL : c.named < n ? "--env" : "--env-search";
     return code;
+}
+
+int ct_lib_env_known(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
+                     const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err)
+{
+    enum { MAX = CT_LIB_ENV_MAX + CT_ENV_SEARCH_VARS };
+    const char *names[MAX];
+    const struct ct_lib_env *of[MAX];
+    char val[MAX][CT_LIBMOD_DVAL];
+    bool listed[MAX];
+    int k = 0;
+    *by = NULL;
+    for (int i = 0; i < n + ns && i < MAX; i++) {
+        const struct ct_lib_env *e = i < n ? &env[i] : &search[i - n];
+        bool libc = ct_libmod_env_libc(e->name), tun = !strcmp(e->name, "GLIBC_TUNABLES");
+        /* glibc reads its allocator's variables as numbers: another word is no setting */
+        for (const char *p = e->value; libc && !tun && *p; p += *p == ',')
+            if (!isdigit((unsigned char)*p) || (p += strspn(p, "0123456789"), *p && *p != ','))
+                return *by = i < n ? "--env" : "--env-search",
+                       ct_err_set(err, CT_EINVAL, "%s='%s': glibc reads a whole number", e->name,
+                                  e->value);
+        if (!libc && k < CT_LIBMOD_DEFAULTS_MAX && (i < n || e->value[0])) /* NAME alone: */
+            names[k] = e->name, of[k++] = e; /* the search reads its value (libsearch.c) */
+    }
+    struct ct_err ignored = {0}; /* a list that cannot run: nothing judged */
+    if (!k || ct_libmod_env_defaults(m, names, k, val, listed, &ignored) < 0)
+        return 0;
+    for (int i = 0; i < k; i++) {
+        const struct ct_lib_env *e = of[i];
+        *by = e >= env && e < env + n ? "--env" : "--env-search";
+        if (!listed[i])
+            return ct_err_set(err, CT_EINVAL,
+                              "%.*s does not list %s: not one of %s's variables here",
+                              (int)strcspn(m->info, " "), m->info, e->name, m->title);
+        /* a number where the library's value is one (a word read as 0: Open MPI then stops
+         * in MPI_Init with a page of its own) */
+        bool num = isdigit((unsigned char)val[i][0]) ||
+                   (val[i][0] == '-' && isdigit((unsigned char)val[i][1]));
+        for (const char *p = e->value; num && *p;
+             p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+            if (!isdigit((unsigned char)*p) && *p != '-')
+                return ct_err_set(err, CT_EINVAL, "%s='%s': %s's value is a number (%s)", e->name,
+                                  e->value, m->title, val[i]);
+    }
+    *by = NULL;
+    return 0;
+}
+
+int ct_lib_env_ok(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
+                  const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err)
+{
+    CT_TRY(ct_lib_env_known(m, env, n, search, ns, by, err));
+    return ct_lib_env_fits(m, env, n, search, ns, by, err);
 }
 
 int ct_lib_config_fits(const struct ct_libmod *m, const struct ct_librules *l, bool *theirs,

@@ -417,6 +417,15 @@ int ct_lib_env_values(const struct ct_lib_env *e, char (*v)[sizeof e->value]);
  * not hold them). */
 int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
                     const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err);
+/* The --env settings (n) and --env-search variables (ns) are the library's: each one its own
+ * list (m->info) lists, a number where its value is one (each value of a search), glibc's
+ * allocator's variables whole numbers. 0 (also where the list cannot run: nothing judged),
+ * else CT_EINVAL with its one line and *by, the option of the one it names. */
+int ct_lib_env_known(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
+                     const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err);
+/* Both: ct_lib_env_known, then ct_lib_env_fits (sweep --lib's options). */
+int ct_lib_env_ok(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
+                  const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err);
 /* A config's launch settings l (sweep --verify CONFIG) leave the shared-memory segment room on
  * both sides of its verify: A, with them and this environment for the rest; B, the plain
  * defaults', this environment with them unset (each launch sets them or unsets them). 0, else

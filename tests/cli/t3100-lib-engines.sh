@@ -962,6 +962,12 @@ usage_says "--env loading rules" "OMPI_MCA_coll_tuned_use_dynamic_rules loads ru
     $S --env OMPI_MCA_coll_tuned_use_dynamic_rules=1 -e 64
 usage_says "--env forcing an algorithm" "loads rules or chooses the collective code" -- $S --env OMPI_MCA_coll_tuned_allreduce_algorithm=3 -e 64
 usage_says "--env of another library" "MPIR_CVAR_X is not one of Open MPI's variables" -- $S --env MPIR_CVAR_X=1 -e 64
+# a name the library does not have, a word where its value is a number (Open MPI read 'abc'
+# as 0 and stopped in MPI_Init with a page of its own), a word for glibc: refused, one line
+usage_says "--env of a variable Open MPI does not have" "--env: ompi_info does not list OMPI_MCA_btl_vader_bogus_knob: not one of Open MPI's variables here" -- $S --env OMPI_MCA_btl_vader_bogus_knob=7 -e 64
+usage_says "--env of a word for a number" "--env: OMPI_MCA_btl_vader_eager_limit='abc': Open MPI's value is a number (4096)" -- $S --env OMPI_MCA_btl_vader_eager_limit=abc -e 64
+usage_says "--env-search of a word among numbers" "--env-search: OMPI_MCA_btl_vader_eager_limit='4096,abc': Open MPI's value is a number" -- $S --env-search OMPI_MCA_btl_vader_eager_limit=4096,abc -e 64
+usage_says "--env of a word for glibc" "--env: MALLOC_MMAP_MAX_='abc': glibc reads a whole number" -- $S --env MALLOC_MMAP_MAX_=abc -e 64
 usage_says "--env without =" "bad --env 'OMPI_MCA_x'" -- $S --env OMPI_MCA_x -e 64
 usage_says "--env twice" "--env OMPI_MCA_x twice" -- $S --env OMPI_MCA_x=1 --env OMPI_MCA_x=2 -e 64
 usage_says "--env excluding coll/tuned" "OMPI_MCA_coll='^tuned': only components excluded ('^han'), and not tuned" -- $S --env OMPI_MCA_coll=^tuned -e 64
