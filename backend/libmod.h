@@ -137,9 +137,12 @@ struct ct_libmod_end {
     int sig;      /* the last signal colltune received meanwhile, 0 if none */
     bool said;    /* its standard error had a line (passed on) */
     bool ours;    /* one of them a colltune rank's failure ("colltune ...error: ...") */
+    int out_errno; /* writing its standard output on failed so (EPIPE: the reader left) */
 };
 /* Run the launcher command v and wait for it, its standard output captured in *out (new
- * memory, also on failure) when out is not NULL, its standard error passed on to err_fd less
+ * memory, also on failure) when out is not NULL, else passed on to this standard output (a
+ * write that fails there, a full disk or a reader gone, said in how->out_errno, the rest
+ * read and dropped: the launcher would drop it unsaid), its standard error passed on to err_fd less
  * its own boxes about a rank that exited nonzero (backend/launcherr.h); SIGPIPE ignored
  * meanwhile (a closed err_fd loses the lines, not the job). If rank 0 has not
  * said the library started within boot_s seconds, the launcher is stopped (SIGTERM, SIGKILL 5

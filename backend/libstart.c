@@ -353,16 +353,38 @@ static int stop(pid_t pid)
     return st;
 }
 
-/* Reads once from the launcher's pipe fd: its standard output appended to *out, or its
+/* Where the launcher's standard output goes: captured (out), else this standard output, the
+ * first failure of a write there kept (werr) and the rest dropped. */
+struct sink {
+    char **out;
+    size_t n, cap;
+    int werr;
+};
+
+/* b[0..len) to this standard output, whole; the first failure kept, nothing more written */
+static void pass_on(struct sink *k, const char *b, size_t len)
+{
+    while (len && !k->werr) {
+        ssize_t w = write(STDOUT_FILENO, b, len);
+        if (w < 0 && errno != EINTR)
+            k->werr = errno;
+        if (w > 0)
+            b += w, len -= (size_t)w;
+    }
+}
+
+/* Reads once from the launcher's pipe fd: its standard output (std) to the sink, or its
  * standard error passed on (e); false at its end. */
-static bool take(int fd, char **out, size_t *n, size_t *cap, struct ct_launcherr *e)
+static bool take(int fd, bool std, struct sink *k, struct ct_launcherr *e)
 {
     char b[4096];
-    ssize_t r = out ? read(fd, *out + *n, *cap - *n - 1) : read(fd, b, sizeof b);
-    if (r > 0 && out) {
-        if ((*n += (size_t)r) + 1 >= *cap)
-            *out = ct_xrealloc(*out, *cap *= 2);
-        (*out)[*n] = 0;
+    ssize_t r = std && k->out ? read(fd, *k->out + k->n, k->cap - k->n - 1) : read(fd, b, sizeof b);
+    if (r > 0 && std && k->out) {
+        if ((k->n += (size_t)r) + 1 >= k->cap)
+            *k->out = ct_xrealloc(*k->out, k->cap *= 2);
+        (*k->out)[k->n] = 0;
+    } else if (r > 0 && std) {
+        pass_on(k, b, (size_t)r);
     } else if (r > 0) {
         ct_launcherr_put(e, b, (size_t)r);
     }
@@ -372,15 +394,13 @@ static bool take(int fd, char **out, size_t *n, size_t *cap, struct ct_launcherr
 /* Waits up to wait_ms for the launcher's pipes (pf[0] its standard output, pf[1] its standard
  * error; -1: closed) and lfd (-1: none) and reads what the pipes hold, once each; a pipe at its
  * end is closed and -1. Whether lfd has a connection waiting. */
-static bool take_pipes(int pf[2], int lfd, int wait_ms, char **out, size_t *n, size_t *cap,
-                       struct ct_launcherr *e)
+static bool take_pipes(int pf[2], int lfd, int wait_ms, struct sink *k, struct ct_launcherr *e)
 {
     struct pollfd p[3] = {{pf[0], POLLIN, 0}, {pf[1], POLLIN, 0}, {lfd, POLLIN, 0}};
     if (poll(p, 3, wait_ms) <= 0)
         return false;
     for (int i = 0; i < 2; i++)
-        if (pf[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
-            !take(pf[i], i ? NULL : out, n, cap, e)) {
+        if (pf[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) && !take(pf[i], !i, k, e)) {
             close(pf[i]);
             pf[i] = -1;
         }
@@ -393,17 +413,16 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     const char *tok = strchr(notify, '#');
     int fd[2] = {-1, -1}, ef[2] = {-1, -1};
-    size_t n = 0, cap = 4096;
+    struct sink sk = {.out = out, .cap = 4096};
     *how = (struct ct_libmod_end){0};
     if (out) {
-        *out = ct_xmalloc(cap);
+        *out = ct_xmalloc(sk.cap);
         **out = 0;
-        if (pipe(fd) < 0)
-            return ct_err_sys(err, CT_EIO, "pipe");
     }
+    if (pipe(fd) < 0)
+        return ct_err_sys(err, CT_EIO, "pipe");
     if (pipe(ef) < 0) {
-        if (out)
-            close(fd[0]), close(fd[1]);
+        close(fd[0]), close(fd[1]);
         return ct_err_sys(err, CT_EIO, "pipe");
     }
     struct ct_launcherr e;
@@ -442,11 +461,9 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         sigaction(SIGPIPE, &pipe_old, NULL);
         sigprocmask(SIG_SETMASK, &prev, NULL);
         close(lfd);
-        if (out) {
-            dup2(fd[1], STDOUT_FILENO);
-            close(fd[0]);
-            close(fd[1]);
-        }
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
         dup2(ef[1], STDERR_FILENO);
         close(ef[0]);
         close(ef[1]);
@@ -454,15 +471,14 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
         _exit(127);
     }
     sigprocmask(SIG_SETMASK, &prev, NULL);
-    if (out)
-        close(fd[1]);
+    close(fd[1]);
     close(ef[1]);
     int pf[2] = {fd[0], ef[0]}; /* the pipes still open */
     int st = 0, rc = 0;
     int64_t deadline = ct_now_ns() + (int64_t)(boot_s * 1e9);
     bool done = pid < 0;
     while (!done) {
-        if (take_pipes(pf, lfd, 50, out, &n, &cap, &e)) {
+        if (take_pipes(pf, lfd, 50, &sk, &e)) {
             int c = ct_sock_accept(lfd, ct_now_ns() + 1000000000LL, NULL);
             char got[CT_LIBMOD_TOKEN_LEN];
             if (c >= 0 && tok &&
@@ -497,7 +513,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     /* what the launcher wrote before it ended; bounded, in case a child of its keeps a pipe */
     for (int64_t end = ct_now_ns() + 2000000000LL, now;
          (pf[0] >= 0 || pf[1] >= 0) && (now = ct_now_ns()) < end;)
-        take_pipes(pf, -1, (int)((end - now) / 1000000) + 1, out, &n, &cap, &e);
+        take_pipes(pf, -1, (int)((end - now) / 1000000) + 1, &sk, &e);
     for (int i = 0; i < 2; i++)
         if (pf[i] >= 0)
             close(pf[i]);
@@ -508,6 +524,7 @@ int ct_libmod_start(char **v, int lfd, const char *notify, double boot_s, char *
     free(k.start);
     how->said = e.any;
     how->ours = e.ours;
+    how->out_errno = sk.werr;
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
     sigaction(SIGPIPE, &pipe_old, NULL);

@@ -205,6 +205,18 @@ for d in : ab; do
     OMPI_MCA_mca_base_env_list_delimiter=$d OMPI_MCA_mca_base_env_list="CT_A=1${d}CT_B=2" \
         expect 0 "run --lib ompi beside a site's env list delimited by '$d'" -- $X --lib ompi --local 2 -e 8 -n 3 -w 1
 done
+# the ranks' output passes through colltune: a write that fails is said (mpirun dropped it and
+# exited 0); a reader that left (| head) ends it quietly, 141 as a killed producer
+$X --lib ompi --local 2 -e 64 >/dev/full 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(cat "$TMP/err")" = "colltune run: error: cannot write the ranks' output: No space left on device (the job itself ended well)" ] \
+    && ok "run --lib ompi >/dev/full: one line, exit 1" || not_ok "run --lib ompi >/dev/full: exit $rc: $(cat "$TMP/err")"
+$X --lib ompi --local 2 --algo ompi:list >/dev/full 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "cannot write the ranks' output" "$TMP/err" && ok "run --algo ompi:list >/dev/full: exit 1" || not_ok "ompi:list >/dev/full: exit $rc"
+$COLLTUNE sweep --lib ompi --local 2 --coll allreduce -e 64 --budget 2 --out "$TMP/full" >/dev/full 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "cannot write the ranks' output" "$TMP/err" && [ -s "$TMP/full/config.json" ] \
+    && ok "sweep --lib ompi >/dev/full: exit 1, its folder written" || not_ok "sweep >/dev/full: exit $rc: $(cat "$TMP/err")"
+( $X --lib ompi --local 2 -e 16M 2>"$TMP/err"; echo "rc=$?" >"$TMP/rc" ) | head -1 >/dev/null
+[ "$(cat "$TMP/rc")" = rc=141 ] && [ ! -s "$TMP/err" ] && ok "run --lib ompi | head -1: quiet, 141" || not_ok "| head: $(cat "$TMP/rc") $(cat "$TMP/err")"
 # --ifname names where the ranks tell colltune they started: one that is not here is bad input
 usage_says "run --lib ompi --ifname of no interface" "no interface 'ct-none0' on this host" -- $X --lib ompi --local 2 -e 64 --ifname ct-none0
 # "exactly these sizes": one a collective cannot run exactly on these ranks is refused (alltoall
@@ -1332,6 +1344,9 @@ for vf in "COLL $TMP/m-missing.json" "COLL $TMP/m-bad.json" "COLL $TMP/m-empty.j
         && ok "$v naming $(basename "$f"): one line, exit 2: $(cat "$TMP/err")" \
         || not_ok "$v=$(basename "$f"): exit $rc: $(head -c 600 "$TMP/out" "$TMP/err")"
 done
+$X --lib mpich --local 2 -e 64 >/dev/full 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(cat "$TMP/err")" = "colltune run: error: cannot write the ranks' output: No space left on device (the job itself ended well)" ] \
+    && ok "run --lib mpich >/dev/full: one line, exit 1 (hydra exited 255, 'a rank died?')" || not_ok "mpich >/dev/full: exit $rc: $(cat "$TMP/err")"
 # an algorithm name MPICH does not take, kept: its MPI_Init fails saying nothing more; the
 # line names the variable
 usage_says "--keep-rules with MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=bogus" \
