@@ -116,6 +116,14 @@ static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_e
     struct ct_err err = {0};
     for (size_t i = 0; i < out->nnotes; i++)
         ct_cmd_warn("export", "%s", out->notes[i]);
+    int werr = 0; /* standard output first: the files it points to only once it is out */
+    if (!x->eo.path && !x->push) {
+        fwrite(ct_text_str(&out->body), 1, out->body.len, stdout);
+        werr = ct_file_stream_error(stdout);
+    }
+    if (werr)
+        return ct_cmd_fail("export", CT_EXIT_FAIL, "cannot write output: %s%s", strerror(werr),
+                           out->rules_path ? " (the rules file it points to not written)" : "");
     if (x->eo.path || out->rules_path) {
         struct ct_export_files f;
         ct_export_files(e, out, x->eo.path, &f);
@@ -126,8 +134,6 @@ static int deliver(struct export_ctx *x, const struct ct_emitter *e, struct ct_e
         if (rc < 0)
             return ct_cmd_fail("export", CT_EXIT_FAIL, "%s", err.msg);
     }
-    if (!x->eo.path && !x->push)
-        fwrite(ct_text_str(&out->body), 1, out->body.len, stdout);
     if (x->eo.path && e->kind == CT_EXPORT_LOADED)
         ct_export_loader_print(stderr, "colltune export: ", out);
     if (!x->push)

@@ -20,6 +20,10 @@ expect 0 "env to stdout still writes the rules file" -- $X "$C4" --format env --
     && $X "$C4" --format ompi-rules --out "$TMP/r2.conf" 2>/dev/null \
     && diff "$TMP/r2.conf" "$TMP/w/r.conf" | grep -c '^[<>]' | grep -qx 2 \
     && ok "the rules file is the ompi-rules export (but for the path in its load comment)" || not_ok "rules file written with the env lines"
+# standard output first: an env export that cannot be written writes no rules file either
+$X "$C4" --format env --for ompi --rules-file "$TMP/w/full.conf" >/dev/full 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && [ ! -e "$TMP/w/full.conf" ] && grep -q "cannot write output: No space left on device (the rules file it points to not written)" "$TMP/err" \
+    && ok "env to a full standard output: exit 1, no rules file" || not_ok "env >/dev/full: exit $rc, $(ls "$TMP/w") $(cat "$TMP/err")"
 # a relative --rules-file is written where it was named and pointed at by its absolute path
 mkdir "$TMP/rel"
 (cd "$TMP/rel" && $X "$C4" --format env --for mpich --rules-file sel.json --out job.env) >"$TMP/out" 2>"$TMP/err"
