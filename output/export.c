@@ -420,8 +420,12 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (e->needs_lib && o->lib == CT_LIB_NONE)
         return ct_err_set(err, CT_EINVAL, "--format %s needs --for nccl|ompi|mpich|ucc|impi",
                           e->name);
-    if (!e->needs_lib && o->lib != CT_LIB_NONE && o->lib != e->lib)
-        return ct_err_set(err, CT_EINVAL, "--for applies to --format env and slurm, not %s",
+    if (!e->needs_lib && o->lib != CT_LIB_NONE && o->lib != e->lib && e->lib != CT_LIB_NONE)
+        return ct_err_set(err, CT_EINVAL, "--for %s: --format %s is %s's file", ct_lib_name(o->lib),
+                          e->name, ct_lib_title(e->lib));
+    if (!e->needs_lib && o->lib != CT_LIB_NONE && o->lib != e->lib) /* its own, or none */
+        return ct_err_set(err, CT_EINVAL,
+                          "--for applies to --format env and slurm (and a library's own), not %s",
                           e->name);
     if (o->version && ct_version_check_for(e->needs_lib ? o->lib : e->lib, o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");

@@ -65,6 +65,8 @@ usage_says "--out is the config read" "it is the config read" -- $X "$TMP/self.j
 usage_says "--rules-file is the config read" "it is the config read" -- $X "$TMP/self.json" --format env --for ompi --rules-file "$TMP/self.json" --out "$TMP/w/e.env"
 cmp -s "$C4" "$TMP/self.json" && ok "... the config is unchanged" || not_ok "the config was written over"
 usage_says "--rules-file beside a format that reads none" "applies to --format env and slurm" -- $X "$C4" --format ompi-rules --rules-file "$TMP/w/r"
+usage_says "--for another library than the format's" "--for mpich: --format ompi-rules is Open MPI's file" -- $X "$C4" --format ompi-rules --for mpich
+expect 0 "--for the format's own library" -- $X "$C4" --format ompi-rules --for ompi
 usage_says "--nccl-proto beside Open MPI's format" "applies to NCCL's formats" -- $X "$C4" --format ompi-rules --nccl-proto ll
 usage_says "--nccl-channels beside nccl-env" "applies to --format nccl-tuner" -- $X "$C4" --format nccl-env --nccl-channels 4
 usage_error "push to a non-HTTP URL" -- $X "$C4" --format csv --push ftp://127.0.0.1/x
