@@ -172,7 +172,7 @@ void ct_config_print(FILE *f, const struct ct_config *c)
                 sw->full_points, sw->elapsed_s);
     } else {
         fprintf(f,
-                "\nsweep: %s .. %s x%g, %ld points measured of %ld in the full cross product, "
+                "\nsweep: %s .. %s x%g, %ld measurements over a full cross product of %ld points, "
                 "%.0f s of %.0f s budget, measuring %.0f s of %.0f s (%.0f%%)%s\n",
                 ct_bytes_str(sw->minbytes, a, sizeof a), ct_bytes_str(sw->maxbytes, b, sizeof b),
                 sw->stepfactor, sw->points, sw->full_points, sw->elapsed_s, sw->budget_s,

@@ -545,8 +545,8 @@ static void html_context(struct ct_sbuf *h, const struct ct_config *cfg)
     char key[32];
     snprintf(key, sizeof key, "Points %s", verb);
     if (sw->full_points > 0)
-        kv_fmt(h, key, "%ld of %ld in the full cross product (%.1f%%)", sw->points,
-               sw->full_points, 100.0 * (double)sw->points / (double)sw->full_points);
+        kv_fmt(h, key, "%ld, over a full cross product of %ld points (a point may be %s again)",
+               sw->points, sw->full_points, verb);
     else
         kv_fmt(h, key, "%ld", sw->points);
     if (isfinite(sw->elapsed_s) && sw->elapsed_s > 0)

@@ -358,7 +358,7 @@ Test(report, html_well_formed_one_svg_per_collective)
     cr_assert(has_text(html, "xtick", "256 KiB"));
     cr_assert(has_text(html, "xtick", "16 B"));
     cr_assert(strstr(html, "coordinate descent") != NULL);
-    cr_assert(strstr(html, "60 of 120 in the full cross product") != NULL);
+    cr_assert(strstr(html, "60, over a full cross product of 120 points (a point may be measured again)") != NULL);
     free(html);
     html_check(f.dir, 2);
     fix_fini(&f);
