@@ -62,10 +62,10 @@ static int rules_file(const struct ct_config *c, const struct ct_export_opts *o,
         if (o->lib != CT_LIB_NCCL)
             loader_settings(&sub, set,
                             o->lib == CT_LIB_OMPI
-                                ? "Open MPI coll/tuned rules written by "
-                                  "--format ompi-rules"
-                                : "MPICH selection trees written by --format mpich-json, "
-                                  "loaded as its .env lines load them");
+                                ? "what --format ompi-rules loads: its launch settings, and "
+                                  "its coll/tuned rules where a rule changes Open MPI's choice"
+                                : "what --format mpich-json loads: its launch settings, and "
+                                  "its selection trees where a rule changes MPICH's choice");
     }
     ct_export_out_release(&sub);
     return rc;
