@@ -170,9 +170,9 @@ done
 usage_error "an algorithm Open MPI lacks" -- $X --lib ompi --local 2 --algo ompi:nope
 grep -q "it has ompi:default, .*ompi:ring" "$TMP/err" && ok "lists what Open MPI has" || not_ok "lists: $(cat "$TMP/err")"
 expect 0 "run --algo ompi:list" -- $X --lib ompi --local 1 --coll alltoall --algo ompi:list
-usage_says "run --algo ompi:list --json (no results to write)" "--json: --algo ompi:list prints the names alone" -- $X --lib ompi --local 1 --algo ompi:list --json "$TMP/list.json"
 grep -q "^Open MPI [0-9.]* alltoall algorithms: ompi:default, .*ompi:pairwise" "$TMP/out" \
     && ok "... lists Open MPI's alltoall algorithms" || not_ok "list: $(cat "$TMP/out" "$TMP/err")"
+usage_says "run --algo ompi:list --json (no results to write)" "--json: --algo ompi:list prints the names alone" -- $X --lib ompi --local 1 --algo ompi:list --json "$TMP/list.json"
 # a sweep of some of the library's rows: those and its default, nothing else
 expect 0 "sweep --lib ompi --algos ompi:ring,ompi:recursive_doubling" -- $COLLTUNE sweep --lib ompi \
     --local 2 --coll allreduce --algos ompi:ring,ompi:recursive_doubling -b 8 -e 4K --budget 5 --out "$TMP/sa"
