@@ -182,12 +182,12 @@ static void rank_cfg(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
  * know (a wrong result or rank 0's own refusal is reported once, by rank 0). */
 static int fail_rank(struct sweep_ctx *x, int rc, const struct ct_err *err)
 {
-    int code = rc == CT_EVERIFY                 ? CT_EXIT_CHECK
-               : x->o.verify && rc == CT_EINVAL ? CT_EXIT_USAGE
-                                                : CT_EXIT_FAIL;
+    bool stopped = !strcmp(err->msg, "rank 0 stopped the sweep"), /* EUNSUPP: refused by all */
+        usage = rc == CT_EUNSUPP ? stopped || x->o.verify : x->o.verify && rc == CT_EINVAL;
+    int code = rc == CT_EVERIFY ? CT_EXIT_CHECK : usage ? CT_EXIT_USAGE : CT_EXIT_FAIL;
     if (x->commp->rank == 0)
         return ct_cmd_fail("sweep", code, "%s", err->msg);
-    if (rc == CT_EVERIFY || !strcmp(err->msg, "rank 0 stopped the sweep"))
+    if (rc == CT_EVERIFY || stopped)
         return code;
     return ct_cmd_fail("sweep", code, "rank %d (%s): %s", x->commp->rank, x->boot->host, err->msg);
 }

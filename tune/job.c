@@ -80,7 +80,7 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
              ct_bytes_str(reserve(&j->cfg, &be, &nat, j->verify), b, sizeof b));
     /* refused before any is measured (-e 1T ran until the OOM killer ended a rank) */
     int rc = ct_bench_mem_check(&nat.b, what, err);
-    if (rc < 0 && (*comm)->rank) /* every rank refused alike: rank 0 says it */
+    if (rc == CT_EUNSUPP && (*comm)->rank) /* every rank refused alike: rank 0 says it */
         ct_err_set(err, rc, "rank 0 stopped the sweep");
     if (rc == 0)
         rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes, tp, (*comm)->boot->host, err);

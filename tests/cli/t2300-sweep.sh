@@ -15,6 +15,14 @@ usage_says "-e beyond this host's memory" "the largest point, 1 TiB: the 2 ranks
     -- $COLLTUNE sweep --local 2 --coll allreduce -e 1T --out "$TMP/big"
 grep -q '"state": "failed"' "$TMP/big/results.json" && ! [ -e "$TMP/big/config.json" ] \
     && ok "... results.json says failed, no config" || not_ok "-e 1T: $(ls "$TMP/big")"
+# ... exit 2 on every rank, so that a launcher that ORs the ranks' codes (hydra) says 2 too
+if command -v mpiexec.hydra >/dev/null 2>&1; then
+    mpiexec.hydra -n 2 $COLLTUNE sweep --coll allreduce -e 1T --out "$TMP/bigh" >/dev/null 2>"$TMP/err"; rc=$?
+    [ $rc -eq 2 ] && [ "$(grep -c "error: the largest point, 1 TiB" "$TMP/err")" -eq 1 ] \
+        && ok "... under mpiexec.hydra: exit 2, said once" || not_ok "-e 1T under hydra: exit $rc: $(cat "$TMP/err")"
+else
+    skip "-e 1T under mpiexec.hydra (not installed)"
+fi
 usage_error "stray argument" -- $S extra
 usage_error "unknown collective" -- $S --coll allreduce,broadcast
 usage_error "unknown algorithm" -- $S --algos ring,nosuch
