@@ -681,6 +681,14 @@ int ct_libmod_defaults_env(const struct ct_libmod *m, char *left, size_t len)
     return n;
 }
 
+/* a rules or forcing variable the environment sets to something (colltune's own empty
+ * rules file, m->rules_off, is none) */
+static bool kept_var(const struct ct_libmod *m, const char *name, const char *value,
+                     const char *arg)
+{
+    return *value && rules_var(m, name, value, arg);
+}
+
 /* a variable of the environment's that forces an algorithm (not a rules file's) */
 static bool forcing_var(const struct ct_libmod *m, const char *name, const char *value,
                         const char *arg)
@@ -768,10 +776,12 @@ int ct_libmod_open(const struct ct_libmod *m, int refused, struct ct_backend *be
     int rc = entry(CT_LIBMOD_ABI, be, ctx, err);
     be->reach = NULL; /* this frame's */
     /* MPICH refusing a value of a forcing variable run --keep-rules kept (an _ALGORITHM name
-     * it lacks) says nothing but that MPI_Init failed: what the environment sets is named */
+     * it lacks) says nothing but that MPI_Init failed: what the environment sets is named (not
+     * the empty rules file colltune sets to keep the defaults, m->rules_off) */
     char set[320];
     size_t l = err ? strlen(err->msg) : 0;
-    if (rc == CT_EIO && err && env_scan(m, rules_var, NULL, set, sizeof set, true) > 0)
+    if (rc == CT_EIO && err && strstr(err->msg, "MPI_Init failed") &&
+        env_scan(m, kept_var, NULL, set, sizeof set, true) > 0)
         snprintf(err->msg + l, sizeof err->msg - l,
                  " (with %s of the environment: a value %s does not take?)", set, m->title);
     /* a launcher the library does not speak to (MPICH's hydra starting Open MPI, srun without

@@ -359,17 +359,23 @@ struct sink {
     char **out;
     size_t n, cap;
     int werr;
+    bool dropped; /* a signal came while standard output would not take it */
 };
 
-/* b[0..len) to this standard output, whole; the first failure kept, nothing more written */
+/* b[0..len) to this standard output, whole; the first failure kept, nothing more written. A
+ * standard output that does not take it (non-blocking, or a reader that stopped reading) is
+ * waited for, but not past a signal colltune has to act on: the rest is dropped then. */
 static void pass_on(struct sink *k, const char *b, size_t len)
 {
-    while (len && !k->werr) {
+    while (len && !k->werr && !k->dropped) {
         ssize_t w = write(STDOUT_FILENO, b, len);
-        if (w < 0 && errno != EINTR)
-            k->werr = errno;
         if (w > 0)
             b += w, len -= (size_t)w;
+        else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            poll(&(struct pollfd){STDOUT_FILENO, POLLOUT, 0}, 1, 100);
+        else if (w < 0 && errno != EINTR)
+            k->werr = errno;
+        k->dropped = g_pass || g_sig; /* passed on by the caller's loop, the job stopped */
     }
 }
 

@@ -159,11 +159,14 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !how.started)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "cannot start %s", ct_libmod_launcher(m));
-    if (how.out_errno == EPIPE) /* its reader left (| head): quiet, as a killed producer */
+    if (how.out_errno == EPIPE && !rc) /* its reader left (| head): quiet, as a killed producer */
         return 128 + SIGPIPE;
-    if (how.out_errno) /* the launcher would have dropped it and exited 0 (mpirun) */
-        return ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write the ranks' output: %s (the job %s)",
-                           strerror(how.out_errno), rc ? "failed too, above" : "itself ended well");
+    if (how.out_errno && how.out_errno != EPIPE) /* mpirun dropped it and exited 0 */
+        ct_cmd_fail(cmd, CT_EXIT_FAIL, "cannot write the ranks' output: %s (the job %s)",
+                    strerror(how.out_errno),
+                    rc ? "failed too: its code stands" : "itself ended well");
+    if (how.out_errno && !rc)
+        return CT_EXIT_FAIL;
     /* the ranks' own failures exit 1..3, said by them (a check's exit 3 by its table); not a
      * rank a library ended in MPI_Init (Open MPI refusing a setting says why in its own words,
      * not ours), nor one killed (hydra exits with the signal's number) */

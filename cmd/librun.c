@@ -25,9 +25,11 @@ int ct_librun(const struct ct_opts *o, const struct ct_librun_cfg *r, int argc, 
         return ct_cmd_fail("run", CT_EXIT_USAGE, "--sizes needs --lib %s (an MPI library's engine)",
                            ct_libmod_names());
     const char *lo = o->lib_algo ? strchr(o->lib_algo, ':') : NULL;
-    if (lo && !strcmp(lo, ":list") && r->json) /* no run, no results */
-        return ct_cmd_fail("run", CT_EXIT_USAGE, "--json: --algo %s prints the names alone",
-                           o->lib_algo);
+    if (lo && !strcmp(lo, ":list") && r->json) /* no run, no results; rank 0 says it */
+        return ct_libmod_in_rank() && ct_libmod_rank()
+                   ? CT_EXIT_USAGE
+                   : ct_cmd_fail("run", CT_EXIT_USAGE, "--json: --algo %s prints the names alone",
+                                 o->lib_algo);
     uint64_t *list = NULL; /* --sizes (checked before the launch), else nccl-tests' steps */
     long nlist = r->sizes ? ct_lib_sizes(o, r->sizes, &list) : 0;
     if (nlist < 0)

@@ -234,7 +234,9 @@ int ct_file_check_regular(const char *path, struct ct_err *err)
     free(real);
     if (kind == 0)
         return ct_err_set(err, CT_EINVAL,
-                          "cannot write '%s': not a regular file (a device, FIFO or socket)", path);
+                          "cannot write '%s': not a regular file (a device, FIFO or socket, "
+                          "or the file standard output or error is open on)",
+                          path);
     return kind < 0 ? kind : 0;
 }
 

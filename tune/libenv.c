@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../backend/libmod.h"
 #include "libverify.h"
@@ -59,6 +60,28 @@ int ct_lib_env_fits(const struct ct_libmod *m, const struct ct_lib_env *env, int
     return code;
 }
 
+/* Whether every item of value (the whole, or each of a search's comma-parted values: list)
+ * is a number: digits with a sign, and a k, m or g after them where suffix; or, where
+ * boolean, one of the words a 0/1 setting takes (MPICH's yes, no, true, false...). */
+static bool numbers(const char *value, bool list, bool suffix, bool boolean)
+{
+    static const char *const words[] = {"yes", "no", "true", "false", "on", "off"};
+    for (const char *p = value;;) {
+        size_t len = list ? strcspn(p, ",") : strlen(p), d = (*p == '-') + 0;
+        bool ok = len > d && isdigit((unsigned char)p[d]);
+        while (ok && d < len && isdigit((unsigned char)p[d]))
+            d++;
+        ok = ok && (d == len || (suffix && d + 1 == len && strchr("kKmMgG", p[d])));
+        for (size_t w = 0; !ok && boolean && w < sizeof words / sizeof words[0]; w++)
+            ok = strlen(words[w]) == len && !strncasecmp(p, words[w], len);
+        if (!ok)
+            return false;
+        if (!p[len])
+            return true;
+        p += len + 1;
+    }
+}
+
 int ct_lib_env_known(const struct ct_libmod *m, const struct ct_lib_env *env, int n,
                      const struct ct_lib_env *search, int ns, const char **by, struct ct_err *err)
 {
@@ -73,11 +96,10 @@ int ct_lib_env_known(const struct ct_libmod *m, const struct ct_lib_env *env, in
         const struct ct_lib_env *e = i < n ? &env[i] : &search[i - n];
         bool libc = ct_libmod_env_libc(e->name), tun = !strcmp(e->name, "GLIBC_TUNABLES");
         /* glibc reads its allocator's variables as numbers: another word is no setting */
-        for (const char *p = e->value; libc && !tun && *p; p += *p == ',')
-            if (!isdigit((unsigned char)*p) || (p += strspn(p, "0123456789"), *p && *p != ','))
-                return *by = i < n ? "--env" : "--env-search",
-                       ct_err_set(err, CT_EINVAL, "%s='%s': glibc reads a whole number", e->name,
-                                  e->value);
+        if (libc && !tun && e->value[0] && !numbers(e->value, i >= n, false, false))
+            return *by = i < n ? "--env" : "--env-search",
+                   ct_err_set(err, CT_EINVAL, "%s='%s': glibc reads a whole number", e->name,
+                              e->value);
         if (!libc && k < CT_LIBMOD_DEFAULTS_MAX && (i < n || e->value[0])) /* NAME alone: */
             names[k] = e->name, of[k++] = e; /* the search reads its value (libsearch.c) */
     }
@@ -86,20 +108,18 @@ int ct_lib_env_known(const struct ct_libmod *m, const struct ct_lib_env *env, in
         return 0;
     for (int i = 0; i < k; i++) {
         const struct ct_lib_env *e = of[i];
-        *by = e >= env && e < env + n ? "--env" : "--env-search";
+        bool list = !(e >= env && e < env + n);
+        *by = list ? "--env-search" : "--env";
         if (!listed[i])
             return ct_err_set(err, CT_EINVAL,
                               "%.*s does not list %s: not one of %s's variables here",
                               (int)strcspn(m->info, " "), m->info, e->name, m->title);
         /* a number where the library's value is one (a word read as 0: Open MPI then stops
-         * in MPI_Init with a page of its own) */
-        bool num = isdigit((unsigned char)val[i][0]) ||
-                   (val[i][0] == '-' && isdigit((unsigned char)val[i][1]));
-        for (const char *p = e->value; num && *p;
-             p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
-            if (!isdigit((unsigned char)*p) && *p != '-')
-                return ct_err_set(err, CT_EINVAL, "%s='%s': %s's value is a number (%s)", e->name,
-                                  e->value, m->title, val[i]);
+         * in MPI_Init with a page of its own); 0 or 1 may be a yes or no */
+        if (numbers(val[i], false, true, false) &&
+            !numbers(e->value, list, true, !strcmp(val[i], "0") || !strcmp(val[i], "1")))
+            return ct_err_set(err, CT_EINVAL, "%s='%s': %s's value is a number (%s)", e->name,
+                              e->value, m->title, val[i]);
     }
     *by = NULL;
     return 0;

@@ -9,6 +9,8 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 
 #include <sched.h>
 #include <signal.h>
@@ -828,4 +830,38 @@ Test(libmod, a_spaced_search_goes_one_value_past_its_end)
     const char *one[] = {"1"};
     cr_expect_eq(ct_libmod_env_between(one, ok, 1, 0, NULL, true, out, ends), 1, "no half of 1");
     cr_expect_eq(out[0], 2);
+}
+
+/* The launcher's standard output passes through colltune's own: whole, to a file; a write
+ * that fails there (a full disk) is said in how.out_errno, the launcher still waited for. */
+Test(libmod, the_launchers_output_passes_through)
+{
+    char path[] = "/tmp/ct-out-XXXXXX", notify[128];
+    int fd = mkstemp(path), saved = dup(STDOUT_FILENO);
+    cr_assert(fd >= 0 && saved >= 0);
+    struct ct_err err = {0};
+    char *v[] = {"/bin/sh", "-c", "seq 1 20000; exit 3", NULL};
+    struct ct_libmod_end how;
+    for (int full = 0; full < 2; full++) {
+        int lfd = ct_libmod_notify_open(NULL, NULL, NULL, notify, sizeof notify, &err);
+        cr_assert_geq(lfd, 0, "%s", err.msg);
+        int out = full ? open("/dev/full", O_WRONLY) : fd;
+        cr_assert_geq(out, 0);
+        fflush(stdout);
+        dup2(out, STDOUT_FILENO);
+        int rc = ct_libmod_start(v, lfd, notify, 10, NULL, STDERR_FILENO, &how, &err);
+        dup2(saved, STDOUT_FILENO);
+        close(lfd);
+        if (full)
+            close(out);
+        cr_expect_eq(rc, 3, "the launcher's own code");
+        cr_expect_eq(how.out_errno, full ? ENOSPC : 0, "%s", strerror(how.out_errno));
+    }
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    cr_expect_eq(st.st_size, 108894, "every line of seq 1 20000: %lld bytes",
+                 (long long)st.st_size);
+    close(fd);
+    close(saved);
+    unlink(path);
 }

@@ -216,8 +216,11 @@ $X --lib ompi --local 2 --algo ompi:list >/dev/full 2>"$TMP/err"; rc=$?
 $COLLTUNE sweep --lib ompi --local 2 --coll allreduce -e 64 --budget 2 --out "$TMP/full" >/dev/full 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "cannot write the ranks' output" "$TMP/err" && [ -s "$TMP/full/config.json" ] \
     && ok "sweep --lib ompi >/dev/full: exit 1, its folder written" || not_ok "sweep >/dev/full: exit $rc: $(cat "$TMP/err")"
-( $X --lib ompi --local 2 -e 16M 2>"$TMP/err"; echo "rc=$?" >"$TMP/rc" ) | head -1 >/dev/null
-[ "$(cat "$TMP/rc")" = rc=141 ] && [ ! -s "$TMP/err" ] && ok "run --lib ompi | head -1: quiet, 141" || not_ok "| head: $(cat "$TMP/rc") $(cat "$TMP/err")"
+( $X --lib ompi --local 2 -e 16M --json "$TMP/head.json" 2>"$TMP/err"; echo "rc=$?" >"$TMP/rc" ) | head -1 >/dev/null
+[ "$(cat "$TMP/rc")" = rc=141 ] && [ ! -s "$TMP/err" ] && grep -q '"size": 16777216' "$TMP/head.json" \
+    && ! pgrep -f "colltune.*head.json" >/dev/null \
+    && ok "run --lib ompi | head -1: quiet, 141, the job run to its end (its JSON written), nothing left" \
+    || not_ok "| head: $(cat "$TMP/rc") $(cat "$TMP/err"); $(pgrep -af "colltune.*head.json")"
 # --ifname names where the ranks tell colltune they started: one that is not here is bad input
 usage_says "run --lib ompi --ifname of no interface" "no interface 'ct-none0' on this host" -- $X --lib ompi --local 2 -e 64 --ifname ct-none0
 # "exactly these sizes": one a collective cannot run exactly on these ranks is refused (alltoall
