@@ -97,13 +97,15 @@ static int mem_check(const struct ct_opts *o, const char *cmd, unsigned colls, u
     snprintf(what, sizeof what, "%s %s", run ? ct_coll_name(o->coll) : "the largest point,",
              ct_bytes_str(top, b, sizeof b));
     for (int c = 0; o->local && c < CT_COLL_COUNT; c++) {
+        if (!(colls & CT_COLL_BIT(c)))
+            continue;
         const struct ct_coll_desc *d = ct_coll_desc((enum ct_coll)c);
         struct ct_job j = {.coll = (enum ct_coll)c, .dtype = o->dtype};
         j.shape.nranks = o->local;
         j.count = d->count_for(top / ct_dtype_size(o->dtype) * ct_dtype_size(o->dtype),
                                ct_dtype_size(o->dtype), o->local);
         uint64_t need = ct_job_send_bytes(&j) + ct_job_recv_bytes(&j);
-        per = colls & CT_COLL_BIT(c) && need > per ? need : per;
+        per = need > per ? need : per;
     }
     return ct_mem_fits(per, o->local, what, run ? "a smaller -e or --sizes" : "a smaller -e", err);
 }

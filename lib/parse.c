@@ -141,3 +141,15 @@ const char *ct_str_ctrl(const char *s)
             return s;
     return NULL;
 }
+
+bool ct_version_of(const char *v, const char *series)
+{
+    for (int part = 0; part < 2 && *series; part++) {
+        char *ev, *es;
+        if (strtoul(v, &ev, 10) != strtoul(series, &es, 10))
+            return false;
+        v = *ev == '.' ? ev + 1 : ev + strlen(ev);
+        series = *es == '.' ? es + 1 : es + strlen(es);
+    }
+    return true;
+}

@@ -29,6 +29,9 @@ static inline uint64_t ct_fnv1a64(uint64_t h, const char *s)
 
 /* "4 KiB", "22.6 KiB", "inf" (UINT64_MAX): a byte count for people. */
 const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
+/* Whether version v is of release series `series` (the first two parts, as many as series
+ * has): "4.1.4" is of "4.1" and of "4", not of "5.0". */
+bool ct_version_of(const char *v, const char *series);
 /* Whether item[0..len) is one of the items of the comma-separated list (spaces after a
  * comma skipped; NULL: none). */
 bool ct_list_has(const char *list, const char *item, size_t len);

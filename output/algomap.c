@@ -337,18 +337,6 @@ int ct_version_cmp(const char *a, const char *b)
     return 0;
 }
 
-bool ct_version_of(const char *v, const char *series)
-{
-    for (int part = 0; part < 2 && *series; part++) {
-        char *ev, *es;
-        if (strtoul(v, &ev, 10) != strtoul(series, &es, 10))
-            return false;
-        v = *ev == '.' ? ev + 1 : ev + strlen(ev);
-        series = *es == '.' ? es + 1 : es + strlen(es);
-    }
-    return true;
-}
-
 const struct ct_algomap_row *ct_algomap_find(int lib, enum ct_coll coll, const char *algo,
                                              const char *version,
                                              const struct ct_algomap_row **later)

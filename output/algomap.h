@@ -27,9 +27,6 @@ const char *ct_lib_default_version(int lib);
 /* Dotted numeric versions: "2.27.5" < "2.28"; "4.1" == "4.1.0". A missing or malformed part
  * counts as 0. */
 int ct_version_cmp(const char *a, const char *b);
-/* Whether version v is of release series `series` (the first two parts, as many as series
- * has): "4.1.4" is of "4.1" and of "4", not of "5.0". */
-bool ct_version_of(const char *v, const char *series);
 /* 0 if v is a dotted number ("4.1", "2021.6"), CT_EINVAL otherwise. */
 int ct_version_check(const char *v, struct ct_err *err);
 /* ct_version_check, and a release series of `lib` colltune writes for (not 9.9). */

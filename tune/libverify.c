@@ -15,6 +15,7 @@
 #include "../algos/coll.h"
 #include "../backend/libmod.h"
 #include "../lib/err.h"
+#include "../lib/parse.h"
 #include "libverify.h"
 
 /* fmt's text (ap) given to say or warn */
@@ -73,19 +74,6 @@ static void side_clear(const struct ct_verify_side *x)
         ct_libmod_env_put(x->m, x->env->env[i].name, NULL);
 }
 
-/* Whether releases a and b are of one series: the same major and minor numbers. */
-static bool same_series(const char *a, const char *b)
-{
-    for (int part = 0; part < 2; part++) {
-        char *ea, *eb;
-        if (strtoul(a, &ea, 10) != strtoul(b, &eb, 10) || ea == a || eb == b)
-            return false;
-        a = *ea == '.' ? ea + 1 : ea;
-        b = *eb == '.' ? eb + 1 : eb;
-    }
-    return true;
-}
-
 /* The release a launch's table names ("... transport: Open MPI 4.1.4"), where x checks one:
  * NULL, or the line that refuses it (into line). */
 static const char *other_release(const struct ct_verify_side *x, const char *l, char *line,
@@ -94,7 +82,7 @@ static const char *other_release(const struct ct_verify_side *x, const char *l, 
     const char *t = x->version ? strstr(l, "transport: ") : NULL;
     size_t n = strlen(x->m->title);
     if (l[0] != '#' || !t || strncmp(t += 11, x->m->title, n) || t[n] != ' ' ||
-        same_series(t + n + 1, x->version))
+        ct_version_of(t + n + 1, x->version)) /* its major and minor */
         return NULL;
     snprintf(line, len,
              "--verify: the section was measured with %s %s, and the library its launches run is "
