@@ -1011,7 +1011,9 @@ assert "env_verified" not in l' "$TMP/env/config.json" \
     && ok "the section records it, the summary shows it" || not_ok "env section: $(tail -12 "$TMP/out")"
 # ... and it reaches MPI_Init in every rank: a setting Open MPI cannot start with fails there
 $S -e 64 --env OMPI_MCA_btl=self --out "$TMP/env-self" >"$TMP/out" 2>"$TMP/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "BTLs attempted: self" "$TMP/err" && [ ! -e "$TMP/env-self/config.json" ] \
+# (Open MPI's own page about it is sometimes lost to its show_help's "Data unpack would read
+# past end of buffer"; colltune's line about the launch is not)
+[ $rc -eq 1 ] && grep -q "before the library started on every rank" "$TMP/err" && [ ! -e "$TMP/env-self/config.json" ] \
     && ok "sweep --env OMPI_MCA_btl=self: Open MPI's MPI_Init fails on it (the ranks have it)" \
     || not_ok "--env OMPI_MCA_btl=self: exit $rc: $(head -c 300 "$TMP/err")"
 expect 0 "export --for ompi of it" -- $COLLTUNE export "$TMP/env/config.json" --for ompi --out "$TMP/env/rules"
