@@ -403,7 +403,7 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
     if (we && code == 0) {
         if (we != EPIPE)
             fatal(x, "rank %d: cannot write output: %s", bc->rank, strerror(we));
-        code = 1;
+        code = we == EPIPE ? CT_LAUNCH_READER_LEFT : 1;
     }
     fflush(stderr);
     _exit(code);
@@ -490,7 +490,8 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
                 *dead_sig = WTERMSIG(st);
             }
         } else if (WIFEXITED(st)) {
-            bad = WEXITSTATUS(st) != 0;
+            /* its reader left (| head): the job ran to its end, nothing failed */
+            bad = WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != CT_LAUNCH_READER_LEFT;
             if (WEXITSTATUS(st) > worst)
                 worst = WEXITSTATUS(st);
         }
@@ -585,6 +586,9 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(1);
+            /* a reader that leaves (| head) does not kill the rank mid-job, which its peers
+             * would report as a failure: its writes fail with EPIPE, it runs to its end */
+            signal(SIGPIPE, SIG_IGN);
             for (int c = 0, seen = 0; bind && c < CPU_SETSIZE; c++)
                 if (CPU_ISSET(c, &allowed) && seen++ == i) {
                     cpu_set_t one;

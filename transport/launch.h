@@ -100,11 +100,14 @@ int ct_launch_env_size(void);
  * (ct_launch_lost_rank) and get the data timeout (x->op_timeout_ns) plus 5 s to exit before
  * they are killed (reported through cfg->fatal). Ranks die with the parent (no orphans); SIGINT,
  * SIGTERM and SIGHUP to the parent are forwarded to them (the return value is then 128 + the
- * signal), and the job's shared-memory objects are removed afterwards. Other kinds: bootstrap in
+ * signal), and the job's shared-memory objects are removed afterwards. A rank whose standard
+ * output's reader left (| head) runs to its end and exits CT_LAUNCH_READER_LEFT (128 +
+ * SIGPIPE, as a killed producer's shell status), not a failure. Other kinds: bootstrap in
  * this process and run fn; when fn fails (non-zero), the job's shared-memory objects on this host
  * are removed (a dead rank's). Returns < 0 (with err) when ranks could not be brought up or the
  * launch is refused.
  */
+#define CT_LAUNCH_READER_LEFT 141
 int ct_launch(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, int *dead_rank,
               int *dead_sig, struct ct_err *err);
 /* The same with further settings (x may be NULL). */

@@ -38,4 +38,10 @@ if [ -w /dev/full ]; then
 else
     skip "standard output to /dev/full (no /dev/full here)"
 fi
+# a reader that leaves (| head) ends a forked job quietly, 141 as a killed producer: its rank 0
+# is not killed mid-job (its peer said "peer rank 0 exited", colltune "killed by signal 13")
+( $COLLTUNE run --local 2 -e 16M --json "$TMP/head.json" 2>"$TMP/err"; echo "rc=$?" >"$TMP/rc" ) | head -1 >/dev/null
+[ "$(cat "$TMP/rc")" = rc=141 ] && [ ! -s "$TMP/err" ] && grep -q '"size": 16777216' "$TMP/head.json" \
+    && ok "run --local 2 | head -1: quiet, 141, the job run to its end (its JSON written)" \
+    || not_ok "| head: $(cat "$TMP/rc") $(cat "$TMP/err")"
 done_testing
