@@ -4,7 +4,6 @@
  * rank, and the rank table the run header prints. */
 #include "opts.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +89,8 @@ void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_laun
     lx->notice = print_notice;
     lx->fatal = print_fatal;
     lx->ctx = (void *)cmd;
+    lx->stopped = o->stopped;
+    lx->stopped_ctx = o->stopped_ctx;
 }
 
 void ct_opts_print_bootstrap(const struct ct_opts *o)
@@ -173,8 +174,7 @@ void ct_opts_job(const struct ct_opts *o, const struct ct_comm *c, uint64_t coun
 
 struct ct_rank_info *ct_opts_rank_infos(struct ct_comm *c, struct ct_mem *mem, struct ct_err *err)
 {
-    struct ct_rank_info mine, *all = ct_xcalloc((size_t)c->size, sizeof *all);
-    memset(&mine, 0, sizeof mine);
+    struct ct_rank_info mine = {0}, *all = ct_xcalloc((size_t)c->size, sizeof *all);
     ct_mem_describe(mem, mine.device, sizeof mine.device);
     mine.rank = c->rank;
     mine.node = c->node;

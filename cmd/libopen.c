@@ -153,10 +153,13 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
     int rc = ct_libmod_start(v, lfd, notify, o->boot_timeout_s, out, STDERR_FILENO, &how, &err);
     close(lfd);
     ct_libmod_argv_free(v);
-    if (how.sig) /* as colltune's own launcher says it */
+    char note[4400] = "";
+    if (how.sig && o->stopped) /* as colltune's own launcher says it */
+        o->stopped(o->stopped_ctx, how.sig, note, sizeof note);
+    if (how.sig)
         return ct_cmd_fail(cmd, 128 + how.sig,
-                           "interrupted by signal %d (%s); the ranks were stopped", how.sig,
-                           strsignal(how.sig));
+                           "interrupted by signal %d (%s); the ranks were stopped%s", how.sig,
+                           strsignal(how.sig), note);
     if (rc < 0)
         return ct_cmd_fail(cmd, CT_EXIT_FAIL, "%s", err.msg);
     if (rc == 127 && !how.started)

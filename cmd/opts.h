@@ -52,6 +52,10 @@ struct ct_opts {
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
+    /* not an option: what the line about a job a signal stopped adds (a sweep's kept points;
+     * ct_launch_opts.stopped), NULL: nothing */
+    void (*stopped)(void *ctx, int sig, char *note, size_t len);
+    void *stopped_ctx;
 };
 
 #define CT_OPTS_FIRST 2000

@@ -226,17 +226,17 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
 
 int cmd_sweep(int argc, char **argv)
 {
-    struct sweep_ctx x;
-    memset(&x, 0, sizeof x);
+    struct sweep_ctx x = {0};
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? CT_EXIT_OK : rc;
-    if (x.want_tui && by_model(&x))
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "--tui shows a running sweep, not --model");
-    if (x.want_tui && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
-                           "--tui needs a terminal on standard input and output");
+    if (x.want_tui && (by_model(&x) || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE, "%s",
+                           by_model(&x) ? "--tui shows a running sweep, not --model"
+                                        : "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
+    x.o.stopped = x.o.verify ? NULL : ct_sweep_outputs_stop_note;
+    x.o.stopped_ctx = (void *)x.out;
     if ((rc = check(&x, &cfg)) == 0)
         rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.o.verify)
              : x.o.lib && (strcmp(x.o.lib, "nccl") || x.o.verify)

@@ -80,8 +80,9 @@ int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
                         const struct ct_sweep_point *pts, size_t n, const char *state,
                         const char *error, struct ct_err *err);
 /* A results.json a stopped job left "running" (its ranks were stopped by a signal): state
- * "interrupted", error why. A file in another state, or none, is left as it is. */
-int ct_sweep_json_interrupted(const char *path, const char *why, struct ct_err *err);
+ * "interrupted", error why, and *npts (may be NULL) its number of points. A file in another
+ * state, or none, is left as it is (*npts = -1). */
+int ct_sweep_json_interrupted(const char *path, const char *why, long *npts, struct ct_err *err);
 
 /* "chunk=128K,pipeline=4" for the parameters that matter to algo (defaults filled). */
 const char *ct_params_str(const char *algo, const struct ct_params *p, char *buf, size_t len);

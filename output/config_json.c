@@ -642,17 +642,21 @@ int ct_sweep_json_write(const char *path, const struct ct_config *cfg,
     return ct_file_write_doc(path, txt, "the sweep's points", err);
 }
 
-int ct_sweep_json_interrupted(const char *path, const char *why, struct ct_err *err)
+int ct_sweep_json_interrupted(const char *path, const char *why, long *npts, struct ct_err *err)
 {
     json_t *doc = json_load_file(path, 0, NULL);
     const char *state = json_string_value(json_object_get(doc, "state"));
     int rc = 0;
+    long n = -1;
     if (state && !strcmp(state, "running")) {
         json_object_set_new(doc, "state", json_string("interrupted"));
         json_object_set_new(doc, "error", json_string(why));
+        n = (long)json_array_size(json_object_get(doc, "points"));
         char *txt = json_dumps(doc, JSON_FLAGS);
         rc = ct_file_write_doc(path, txt, "the sweep's points", err);
     }
+    if (npts)
+        *npts = rc < 0 ? -1 : n;
     json_decref(doc);
     return rc;
 }

@@ -49,15 +49,33 @@ int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
     return ct_sweep_json_write(path, meta, pts, n, "running", NULL, err);
 }
 
+static long stopped(const char *dir, int code, char *path, size_t len)
+{
+    char why[96];
+    struct ct_err err = {0};
+    long n = -1;
+    if (!dir || code <= 128 || code >= 128 + 65)
+        return -1;
+    snprintf(path, len, "%s/results.json", dir);
+    snprintf(why, sizeof why, "interrupted by signal %d (%s)", code - 128, strsignal(code - 128));
+    (void)ct_sweep_json_interrupted(path, why, &n, &err);
+    return n;
+}
+
 void ct_sweep_outputs_stopped(const char *dir, int code)
 {
-    char path[4200], why[96];
-    struct ct_err err = {0};
-    if (!dir || code <= 128 || code >= 128 + 65)
-        return;
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    snprintf(why, sizeof why, "interrupted by signal %d (%s)", code - 128, strsignal(code - 128));
-    (void)ct_sweep_json_interrupted(path, why, &err);
+    char path[4200];
+    (void)stopped(dir, code, path, sizeof path);
+}
+
+void ct_sweep_outputs_stop_note(void *dir, int sig, char *note, size_t len)
+{
+    char path[4200];
+    long n = stopped(dir, 128 + sig, path, sizeof path);
+    if (n < 0)
+        snprintf(note, len, "%s", "");
+    else
+        snprintf(note, len, "; its %ld point%s kept in %s", n, n == 1 ? " is" : "s are", path);
 }
 
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,

@@ -24,6 +24,9 @@ int ct_sweep_outputs_running(const char *dir, const struct ct_config *meta,
 /* After a sweep whose ranks a signal stopped (code 128 + the signal): dir/results.json,
  * left "running", says "interrupted" and by which signal. Best effort. */
 void ct_sweep_outputs_stopped(const char *dir, int code);
+/* The same as the launcher stops the job (ct_launch_opts.stopped; dir is the folder): note is
+ * what the line saying so adds, "; its N points are kept in DIR/results.json", or "". */
+void ct_sweep_outputs_stop_note(void *dir, int sig, char *note, size_t len);
 /* dir/results.json (status "done" or "failed" with msg), dir/config.json when meta has
  * rules, and the report (dir/report.html, dir/points.csv). */
 int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,

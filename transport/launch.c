@@ -642,7 +642,11 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
         ;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (rc == 0 && sig) {
-        fatal(x, "interrupted by signal %d (%s); the ranks were stopped", sig, strsignal(sig));
+        char note[4400] = "";
+        if (x->stopped)
+            x->stopped(x->stopped_ctx, sig, note, sizeof note);
+        fatal(x, "interrupted by signal %d (%s); the ranks were stopped%s", sig, strsignal(sig),
+              note);
         return 128 + sig;
     }
     return rc < 0 ? rc : worst;

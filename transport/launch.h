@@ -51,6 +51,10 @@ struct ct_launch_opts {
     int refused;           /* a launcher's job: rank 0 refused it before it started (and said why):
                               every rank leaves with rank 0's code once the bootstrap has formed, not
                               after waiting for a rank 0 that left (0: none; others' is not read) */
+    /* a forked job a signal stopped, once its ranks are gone: what the line saying so adds
+     * (what the job kept); may be NULL */
+    void (*stopped)(void *ctx, int sig, char *note, size_t len);
+    void *stopped_ctx;
 };
 
 /* Called in every rank with its bootstrap; returns an exit code (0 ok). */

@@ -238,10 +238,12 @@ python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1] + '/results.json'))
 assert r['state'] == 'interrupted' and 'signal 2' in r['error'] and r['points'], r['state']
-print('ok')" "$P" >"$TMP/py" 2>&1
-if [ $rc -eq 130 ] && grep -q "^ok" "$TMP/py" && [ "$(ls "$P")" = results.json ]; then
-    ok "interrupted sweep in a reused folder: exit 130, results.json interrupted, nothing older beside it"
+print('ok', len(r['points']))" "$P" >"$TMP/py" 2>&1
+read -r _ npts <"$TMP/py"
+line="colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped; its $npts points are kept in $P/results.json"
+if [ $rc -eq 130 ] && grep -q "^ok" "$TMP/py" && [ "$(ls "$P")" = results.json ] && [ "$(cat "$TMP/kerr")" = "$line" ]; then
+    ok "interrupted sweep in a reused folder: exit 130, results.json interrupted (the line says where its $npts points are), nothing older beside it"
 else
-    not_ok "interrupted sweep in a reused folder: exit $rc, $(ls "$P" | tr '\n' ' ')"; tail -3 "$TMP/py"
+    not_ok "interrupted sweep in a reused folder: exit $rc, $(ls "$P" | tr '\n' ' ') $(cat "$TMP/kerr")"; tail -3 "$TMP/py"
 fi
 done_testing

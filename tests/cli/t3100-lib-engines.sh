@@ -92,8 +92,8 @@ print(p.returncode, len(d["points"]), d.get("partial"), len(during), len(seg()),
 PY
 read -r rc npts partial during left line <"$TMP/out"
 [ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] && [ "$during" -gt 0 ] && [ "$left" = 0 ] &&
-    grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped" "$TMP/out" \
-    && ok "sweep --lib ompi interrupted: exit 130, says so, results.json keeps $npts points, none of its $during segments left in /dev/shm" \
+    grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped; its $npts points are kept in $TMP/int/results.json" "$TMP/out" \
+    && ok "sweep --lib ompi interrupted: exit 130, says so and where its $npts points are, none of its $during segments left in /dev/shm" \
     || not_ok "interrupted sweep: $(cat "$TMP/out")"
 # SIGTERM to colltune alone (a scheduler's): passed on to the launcher, exit 143, said
 python3 - "$COLLTUNE" >"$TMP/out" 2>&1 <<'PY'
