@@ -15,8 +15,11 @@ static void usage(FILE *f)
                "tune them, and export tuned configs.\n\ncommands:\n");
     for (int i = 0; ct_cmd_at(i); i++)
         fprintf(f, "  %-9s %s\n", ct_cmd_at(i)->name, ct_cmd_at(i)->summary);
-    fprintf(f, "\n'colltune help <command>' or 'colltune <command> --help' for details.\n"
-               "exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 a check failed\n");
+    fprintf(
+        f,
+        "\n'colltune help <command>' or 'colltune <command> --help' for details.\n"
+        "exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 a check failed, 128+N stopped by\n"
+        "signal N (141: a reader that left, | head)\n");
 }
 
 static void feature(const char *name, int built)

@@ -964,7 +964,8 @@ static int fab_open(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct ct_b
 
 const struct ct_tp_ops ct_tp_fabric_ops = {
     .name = "fabric",
-    .summary = "libfabric reliable datagrams, tagged (verbs;ofi_rxm, efa, tcp;ofi_rxm, shm)",
+    .summary =
+        "libfabric reliable datagrams, tagged (verbs;ofi_rxm, efa, tcp;ofi_rxm, tcp, shm, sockets)",
     .caps = CT_TP_INTRA_NODE | CT_TP_INTER_NODE | CT_TP_RDMA,
     .built = true,
     .open = fab_open,
