@@ -190,8 +190,8 @@ struct ct_mtopo_spec;
 /* malloc settings for the pricer (model, sweep --model): freed schedules stay mapped. */
 void ct_model_malloc_policy(void);
 /* Options the model cannot use (it prices a topology, starts no ranks): 0, or exit 2 after
- * one line naming the first. all: also the connection and placement options (model; sweep
- * --model's planner takes --streams as a parameter). who: "--model" or "model". */
+ * one line naming the first. all: also --streams (model; sweep --model's planner takes it as
+ * a parameter). who: "--model" or "model". */
 int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who, bool all);
 /* sweep's options that only some of its modes read, refused elsewhere (one line, exit 2):
  * --pairs (verify, --env-search), -b/-e/-f/--out (sweep_only: not --verify), --max-regret

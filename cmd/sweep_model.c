@@ -64,18 +64,17 @@ int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who
                            who, strcmp(who, "model") ? "TOPOLOGY" : "the topology", moot,
                            o->torus_rows ? ": node.torus, as the trn1 and trn2 presets have" : "");
     /* how ranks would be connected and placed: nothing to price */
-    moot = !all                               ? NULL
-           : o->params.v[CT_P_STREAMS] > 1    ? "--streams"
-           : o->sockbuf                       ? "--sockbuf"
-           : o->ranks_per_node                ? "--ranks-per-node"
-           : o->hosts                         ? "--hosts"
-           : o->mem && strcmp(o->mem, "host") ? "--mem"
-           : o->gpu_map                       ? "--gpu-map"
-           : o->ifname || o->provider         ? "--ifname/--provider"
-           : o->port_range                    ? "--port-range"
-           : o->no_bind                       ? "--no-bind"
-           : o->wait                          ? "--wait"
-                                              : NULL;
+    moot = all && o->params.v[CT_P_STREAMS] > 1 ? "--streams"
+           : o->sockbuf                         ? "--sockbuf"
+           : o->ranks_per_node                  ? "--ranks-per-node"
+           : o->hosts                           ? "--hosts"
+           : o->mem && strcmp(o->mem, "host")   ? "--mem"
+           : o->gpu_map                         ? "--gpu-map"
+           : o->ifname || o->provider           ? "--ifname/--provider"
+           : o->port_range                      ? "--port-range"
+           : o->no_bind                         ? "--no-bind"
+           : o->wait                            ? "--wait"
+                                                : NULL;
     if (moot)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE,
                            "%s prices a topology: %s is for commands that start ranks", who, moot);
