@@ -117,6 +117,11 @@ int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, s
     list = ct_xstrdup(arg); /* a copy, as ct_arg_colls' */
     for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         const struct ct_algo *a = ct_algo_find(t);
+        size_t seen = 0;
+        while (a && seen < *n && v[seen] != a) /* named twice (or again in --algo): once */
+            seen++;
+        if (a && seen < *n)
+            continue;
         if (!a)
             rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown algorithm '%s' (colltune list algos)", t);
         else if (*n == CT_ARG_MAX_ALGOS)

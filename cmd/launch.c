@@ -12,6 +12,7 @@
 #include "../backend/libmod.h"
 #include "../lib/file.h"
 #include "../lib/sock.h"
+#include "../output/sweep_out.h"
 #include "cmd.h"
 
 /* Ranks the launch will have (1 when only the bootstrap can tell). */
@@ -21,9 +22,8 @@ static int launch_size(const struct ct_opts *o)
     struct ct_launch_opts lx;
     struct ct_launch_info li;
     ct_opts_launch_cfg(o, "run", &lc, &lx);
-    if (ct_launch_detect(&lc, &li, NULL) < 0)
-        return 1;
-    return li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : 1;
+    bool known = ct_launch_detect(&lc, &li, NULL) == 0;
+    return !known ? 1 : li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : 1;
 }
 
 static void fill_job(const struct ct_opts *o, int n, int rank, int rpn, uint64_t count,
@@ -89,8 +89,8 @@ void ct_opts_launch_cfg(const struct ct_opts *o, const char *cmd, struct ct_laun
     lx->notice = print_notice;
     lx->fatal = print_fatal;
     lx->ctx = (void *)cmd;
-    lx->stopped = o->stopped;
-    lx->stopped_ctx = o->stopped_ctx;
+    lx->stopped = o->kept_in ? ct_sweep_outputs_stop_note : NULL;
+    lx->stopped_ctx = (void *)o->kept_in;
 }
 
 void ct_opts_print_bootstrap(const struct ct_opts *o)

@@ -15,6 +15,7 @@
 #include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/parse.h"
+#include "../output/sweep_out.h"
 #include "cmd.h"
 #include "librun.h"
 
@@ -154,8 +155,8 @@ int ct_lib_job(const struct ct_opts *o, const char *cmd, int nranks, int argc, c
     close(lfd);
     ct_libmod_argv_free(v);
     char note[4400] = "";
-    if (how.sig && o->stopped) /* as colltune's own launcher says it */
-        o->stopped(o->stopped_ctx, how.sig, note, sizeof note);
+    if (how.sig && o->kept_in) /* as colltune's own launcher says it */
+        ct_sweep_outputs_stop_note((void *)o->kept_in, how.sig, note, sizeof note);
     if (how.sig)
         return ct_cmd_fail(cmd, 128 + how.sig,
                            "interrupted by signal %d (%s); the ranks were stopped%s", how.sig,

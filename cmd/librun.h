@@ -195,9 +195,9 @@ void ct_model_malloc_policy(void);
 int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who, bool all);
 /* sweep's options that only some of its modes read, refused elsewhere (one line, exit 2):
  * --pairs (verify, --env-search), -b/-e/-f/--out (sweep_only: not --verify), --max-regret
- * (regret: the native verify), the planner's -d/-o/-w/--budget/--target-ci/--margin/
- * --min-iters/--max-iters (planner: not a library's verify). */
-int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, bool planner);
+ * (regret: the native verify), the planner's -w/--budget/--target-ci/--margin/--min-iters/
+ * --max-iters (planner & 1: not a library's verify), -d/-o (planner & 2: a sweep's alone). */
+int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, int planner);
 int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg);
 int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,
                    const struct ct_sweep_cfg *cfg, const char *out, const char *verify);

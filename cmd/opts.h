@@ -52,10 +52,9 @@ struct ct_opts {
     int map_bufs;          /* shm: peer buffers kept mapped (ct_tp_cfg); sweep: every one */
     const char *mem;       /* --mem: memory kind of the buffers (device/), NULL: host */
     const char *gpu_map;   /* --gpu-map: the GPU of each local rank, NULL: local rank i -> i */
-    /* not an option: what the line about a job a signal stopped adds (a sweep's kept points;
-     * ct_launch_opts.stopped), NULL: nothing */
-    void (*stopped)(void *ctx, int sig, char *note, size_t len);
-    void *stopped_ctx;
+    /* not an option: a sweep's folder, whose kept points the line about a job a signal
+     * stopped names (ct_sweep_outputs_stop_note), NULL: none */
+    const char *kept_in;
 };
 
 #define CT_OPTS_FIRST 2000

@@ -32,7 +32,8 @@ struct sweep_ctx {
     struct ct_comm comm, *commp;
     struct ct_nccl *nccl; /* --lib nccl: closed once the results are out */
     struct ct_sweep_job job;
-    bool want_tui, sweep_only, regret, planner; /* sweep_only: -b, -e, -f, --out; planner: -w... */
+    bool want_tui, sweep_only, regret; /* sweep_only: -b, -e, -f, --out */
+    int planner;                       /* 1: -w, --budget ... --max-iters; 2: -d, -o */
     struct ct_live live;
     double last_save;
     int saved; /* results.json saves while it runs */
@@ -62,7 +63,7 @@ static int parse(struct sweep_ctx *x, int argc, char **argv)
     int c, li;
     while ((c = getopt_long(argc, argv, ":b:e:f:w:o:d:h", lo, &li)) != -1) {
         x->sweep_only |= c == 'b' || c == 'e' || c == 'f' || c == O_OUT;
-        x->planner |= (c >= O_BUDGET && c <= O_MAXIT) || c == 'w' || c == 'd' || c == 'o';
+        x->planner |= ((c >= O_BUDGET && c <= O_MAXIT) || c == 'w') | (c == 'd' || c == 'o') << 1;
         switch (c) {
         case 'b':
         case 'e':
@@ -136,8 +137,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
         return 0; /* the shape is the model's (cmd/sweep_model.c) */
     x->o.local = local;
     x->c.budget_s = x->c.budget_s >= 0 ? x->c.budget_s : x->o.verify ? 30 : CT_SWEEP_BUDGET_S;
-    build_cfg(x, NULL, cfg);
-    /* launchers' sizes are known only in the ranks */
+    build_cfg(x, NULL, cfg); /* a launcher's sizes: known in the ranks only */
     if (ct_sweep_cfg_check_start(cfg, x->o.local > 0, x->nalgos > 0, x->o.verify ? NULL : x->out,
                                  &err) < 0 ||
         (x->o.verify && ct_config_json_read(x->o.verify, &x->conf, &err) < 0 &&
@@ -211,12 +211,13 @@ static int sweep_rank(struct ct_boot *boot, void *arg)
     j->conns_arg = &ro;
     int rc = ct_opts_sweep_run(&x->o, boot, j, &x->commp, &x->nccl, &err), code;
     ct_live_close(&x->live);
-    if (root && (rc == 0 || !x->o.verify))
-        code = x->o.verify ? ct_regret_print(stdout, x->o.verify, &x->conf, x->commp->size,
-                                             j->regrets, j->nregrets, x->c.max_regret)
-                                 ? CT_EXIT_CHECK
-                                 : CT_EXIT_OK
-                           : ct_sweep_finish(x->out, j, rc, &err, x->c.maxbytes);
+    if (root && x->o.verify && rc == 0)
+        code = ct_regret_print(stdout, x->o.verify, &x->conf, x->commp->size, j->regrets,
+                               j->nregrets, x->c.max_regret, x->algos, x->nalgos)
+                   ? CT_EXIT_CHECK
+                   : CT_EXIT_OK;
+    else if (root && !x->o.verify)
+        code = ct_sweep_finish(x->out, j, rc, &err, x->c.maxbytes);
     else
         code = rc < 0 ? fail_rank(x, rc, &err) : 0;
     ct_sweep_job_release(j);
@@ -235,8 +236,7 @@ int cmd_sweep(int argc, char **argv)
                            by_model(&x) ? "--tui shows a running sweep, not --model"
                                         : "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
-    x.o.stopped = x.o.verify ? NULL : ct_sweep_outputs_stop_note;
-    x.o.stopped_ctx = (void *)x.out;
+    x.o.kept_in = x.o.verify ? NULL : x.out;
     if ((rc = check(&x, &cfg)) == 0)
         rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.o.verify)
              : x.o.lib && (strcmp(x.o.lib, "nccl") || x.o.verify)

@@ -81,8 +81,11 @@ int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who
     return 0;
 }
 
-int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, bool planner)
+int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, int planner)
 {
+    if (o->verify && !o->lib && (planner & 2)) /* colltune's own: CONFIG's type and op too */
+        return ct_cmd_fail("sweep", CT_EXIT_USAGE,
+                           "-d and -o are for a sweep: --verify measures CONFIG's type and op");
     if (o->verify && o->lib && planner) /* a library's verify: CONFIG's type and op, paired */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "-d, -o, -w, --budget, --target-ci, --margin, --min-iters and "

@@ -126,17 +126,22 @@ void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct
 }
 
 int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int nranks,
-                    const struct ct_sweep_regret *g, size_t n, double max_regret)
+                    const struct ct_sweep_regret *g, size_t n, double max_regret,
+                    const struct ct_algo *const *algos, size_t nalgos)
 {
     int bad = 0;
     size_t worst = n;
+    char against[512] = "every alternative";
+    for (size_t i = 0, off = 0; i < nalgos && off < sizeof against; i++)
+        off += (size_t)snprintf(against + off, sizeof against - off, "%s%s%s", i ? "," : "",
+                                algos[i]->name, i + 1 < nalgos ? "" : " (--algos)");
     fprintf(f,
-            "verifying %s: %d ranks, midpoint of every range, chosen vs every alternative;\n"
+            "verifying %s: %d ranks, midpoint of every range, chosen vs %s;\n"
             "a choice slower than %.2f is measured again with the winner, up to %d rounds in\n"
             "alternating order: regret = ratio of those rounds' geometric means, [its interval:\n"
             "99.5%% before the last round, 96%% at it]; it fails where the whole interval lies\n"
             "above %.2f\n\n",
-            path, nranks, max_regret, CT_VERIFY_ROUNDS - 1, max_regret);
+            path, nranks, against, max_regret, CT_VERIFY_ROUNDS - 1, max_regret);
     fprintf(f, "%-13s %-21s %10s  %-12s %10s  %-12s %10s  %s\n", "collective", "range", "at",
             "chosen", "time(us)", "best", "time(us)", "regret");
     for (size_t i = 0; i < n; i++) {

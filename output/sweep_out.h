@@ -37,10 +37,11 @@ int ct_sweep_outputs_write(const char *dir, const struct ct_config *meta,
 void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct ct_config *meta,
                             const struct ct_sweep_result *res, bool failed, uint64_t maxbytes);
 /* The table of `sweep --verify`: one row per re-measured range of conf (read from path),
- * then the worst regret. Returns the number of rows slower than max_regret beyond both
- * intervals. */
+ * then the worst regret; algos: the candidates --algos narrowed the alternatives to (nalgos 0:
+ * every one). Returns the number of rows slower than max_regret beyond both intervals. */
 int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int nranks,
-                    const struct ct_sweep_regret *g, size_t n, double max_regret);
+                    const struct ct_sweep_regret *g, size_t n, double max_regret,
+                    const struct ct_algo *const *algos, size_t nalgos);
 /* The table of `sweep --verify --lib` for ruleset s (output/paired_table.c): per size the
  * file's rule, each side's geomean time, the pairs, the ratio as measured and against the
  * controls with their intervals, SLOWER where slower; then the geomean and the worst size,

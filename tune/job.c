@@ -61,6 +61,25 @@ static uint64_t reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend
     return largest;
 }
 
+/* A config's verify over the transport it was tuned over (rank 0's, as the config records
+ * it; a prediction's is not checked): 0, or CT_EUNSUPP in every rank, rank 0's saying why. */
+static int same_transport(const struct ct_config *conf, struct ct_comm *c, const char *tp,
+                          struct ct_err *err)
+{
+    char mine[96], *all = ct_xcalloc((size_t)c->size, sizeof mine);
+    snprintf(mine, sizeof mine, "%s", tp);
+    int rc = ct_boot_allgather(c->boot, mine, sizeof mine, all, err);
+    const char *was = conf->fp.transport;
+    if (rc == 0 && *was && strcmp(was, "model") && strcmp(was, all))
+        rc = c->rank ? ct_err_set(err, CT_EUNSUPP, "rank 0 stopped the sweep")
+                     : ct_err_set(err, CT_EUNSUPP,
+                                  "--verify: the config was tuned over %s and this job runs over "
+                                  "%s: its choices are that transport's (--transport)",
+                                  was, all);
+    free(all);
+    return rc;
+}
+
 int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_err *err)
 {
     char tp[96];
@@ -82,6 +101,8 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
     int rc = ct_bench_mem_check(&nat.b, what, err);
     if (rc == CT_EUNSUPP && (*comm)->rank) /* every rank refused alike: rank 0 says it */
         ct_err_set(err, rc, "rank 0 stopped the sweep");
+    if (rc == 0 && j->verify)
+        rc = same_transport(j->verify, *comm, tp, err);
     if (rc == 0)
         rc = ct_sweep_job_run_on(j, &be, &nat, (*comm)->nnodes, tp, (*comm)->boot->host, err);
     if (nat.b.stage) {

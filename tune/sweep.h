@@ -96,7 +96,7 @@ struct ct_sweep_result {
     struct ct_sweep_point *pts; /* every distinct point measured, in order */
     size_t n;
     long full_points; /* the full cross product over the same grid */
-    char search[96], space[160], folded[256];
+    char search[96], space[160], folded[1024];
     double elapsed_s;
     double measuring_s; /* inside timed collective iterations (the samples' sum) */
     double checking_s;  /* preparing and checking points (the backend's begin and end) */

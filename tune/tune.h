@@ -144,7 +144,7 @@ struct ct_sweep_settings {
     int min_iters, max_iters, warmup;
     char search[96];    /* description of the parameter search */
     char space[160];    /* the space searched: "chunk 16K..4M x4, pipeline 1,2,4,8, ..." */
-    char folded[256];   /* candidates measured once under a simpler name because their
+    char folded[1024];  /* candidates measured once under a simpler name because their
                            schedules are the same at this shape: "allreduce: hier=ring" */
     char refused[1024]; /* candidates the engine refused at some points: per collective and
                            candidate its first reason and at how many sizes ("allgather:

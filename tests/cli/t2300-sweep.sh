@@ -92,6 +92,18 @@ rm -rf "$TMP/os"
 # a real sweep: 2 ranks over shm, 8 B .. 64 KiB, two algorithms, a few seconds
 start=$(date +%s)
 expect 0 "short sweep" -- $S --transport shm -b 8 -e 64K --budget 6 --algos ring,mesh --out "$O"
+# one rank: every candidate measured under a simpler name, all four collectives' whole (they
+# were cut at 255 characters); an algorithm named twice is measured once, not folded into itself
+expect 0 "one rank's sweep" -- "$COLLTUNE" sweep --local 1 -b 8 -e 1K --budget 2 --out "$TMP/one"
+expect 0 "one rank's sweep, ring named twice" -- "$COLLTUNE" sweep --local 1 -b 8 -e 1K --budget 2 --algos ring,mesh,ring --out "$TMP/one2"
+python3 -c "
+import json, sys
+f = json.load(open(sys.argv[1]))['sweep']['folded']
+assert len(f) > 255 and f.endswith('=ring') and 'alltoall: mesh=ring' in f, f
+g = json.load(open(sys.argv[2]))['sweep']['folded']
+assert g == 'allreduce: mesh=ring; allgather: mesh=ring; reducescatter: mesh=ring; alltoall: mesh=ring', g
+print('ok', len(f))" "$TMP/one/config.json" "$TMP/one2/config.json" >"$TMP/py" 2>&1
+grep -q '^ok' "$TMP/py" && ok "sweep.folded whole, $(cut -d' ' -f2 "$TMP/py") characters; ring named twice is measured once" || not_ok "folded: $(cat "$TMP/py")"
 took=$(( $(date +%s) - start ))
 [ $took -le 20 ] && ok "sweep kept to its budget (${took}s)" || not_ok "sweep took ${took}s for a 6 s budget"
 cp "$TMP/out" "$TMP/sweep.out"
@@ -171,12 +183,21 @@ done
 usage_says "--max-regret without --verify" "--max-regret is for sweep --verify CONFIG" -- $S -e 1K --max-regret 5
 usage_says "--max-regret with a library's verify" "--max-regret is for sweep --verify CONFIG" -- \
     $S --verify "$O/config.json" --lib ompi --max-regret 5
+# verify measures the config's type and op (-d/-o were ignored), over its transport (an shm
+# config's choices verified over tcp measured another fabric's)
+for o in "-d int8" "-o max"; do
+    usage_says "verify with $o" "-d and -o are for a sweep: --verify measures CONFIG's type and op" -- $S --verify "$O/config.json" $o
+done
+usage_says "verify over another transport" "--verify: the config was tuned over shm and this job runs over tcp" -- \
+    $S --verify "$O/config.json" --transport tcp
 
 # --verify: the fresh config re-measured (regret printed per range; noise allowed here)
 expect 0 "verify the fresh config" -- $S --verify "$O/config.json" --algos ring,mesh --budget 4 \
     --max-regret 1000000
 grep -q "regret" "$TMP/out" && grep -q "^allreduce " "$TMP/out" && ok "verify prints a regret per range" \
     || not_ok "verify prints a regret per range"
+grep -q "midpoint of every range, chosen vs ring,mesh (--algos);" "$TMP/out" && ok "verify's header names the alternatives --algos kept" \
+    || not_ok "verify's header: $(head -1 "$TMP/out")"
 # a deliberately bad choice: ring slicing 64 KiB into 64-byte chunks, one at a time (over ten
 # times slower than mesh). Timing on a loaded machine can hide it once: up to 3 tries.
 python3 -c "
@@ -240,7 +261,8 @@ r = json.load(open(sys.argv[1] + '/results.json'))
 assert r['state'] == 'interrupted' and 'signal 2' in r['error'] and r['points'], r['state']
 print('ok', len(r['points']))" "$P" >"$TMP/py" 2>&1
 read -r _ npts <"$TMP/py"
-line="colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped; its $npts points are kept in $P/results.json"
+kept="$npts points are"; [ "$npts" = 1 ] && kept="1 point is"
+line="colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped; its $kept kept in $P/results.json"
 if [ $rc -eq 130 ] && grep -q "^ok" "$TMP/py" && [ "$(ls "$P")" = results.json ] && [ "$(cat "$TMP/kerr")" = "$line" ]; then
     ok "interrupted sweep in a reused folder: exit 130, results.json interrupted (the line says where its $npts points are), nothing older beside it"
 else
