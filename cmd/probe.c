@@ -206,9 +206,9 @@ static int probe_rank(struct ct_boot *b, void *arg)
         rc = print_cluster(b, all, stride, o, &err);
     free(mine);
     free(all);
-    if (rc < 0)
+    if (rc < 0 && err.msg[0]) /* else said (a failed write of the output) */
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "rank %d (%s): %s", b->rank, b->host, err.msg);
-    return CT_EXIT_OK;
+    return rc < 0 ? CT_EXIT_FAIL : CT_EXIT_OK;
 }
 
 int cmd_probe(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `colltune validate` verdict: text table, JSON report, baseline read/write/apply. */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,7 @@ static void gcopy_text(const struct ct_val_report *r, FILE *out)
         fprintf(out, "%-24s %-10s %-7s %10s %10s %6s  %s\n", g, gdir_name[x->dir],
                 ct_val_state_name(x->state), num(m, sizeof m, x->gbs, "%.1f"),
                 x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.1f") : "unknown",
-                num(p, sizeof p, x->pct, "%.0f"), x->formula);
+                num(p, sizeof p, ct_val_pct_shown(x->pct, r->min_pct), "%.0f"), x->formula);
     }
     int unit = -1, row = -1;
     for (size_t i = 0; i < r->n_gcopy; i++) {
@@ -82,8 +83,9 @@ static void gcopy_text(const struct ct_val_report *r, FILE *out)
 int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *err)
 {
     char m[32], c[32], p[32], l[32];
-    fprintf(out, "# colltune validate: %zu host(s), %d pair round(s), transport %s, pass >= "
-                 "%.0f%% of ceiling\n",
+    fprintf(out,
+            "# colltune validate: %zu host(s), %d pair round(s), transport %s, pass >= "
+            "%g%% of ceiling\n",
             r->n_unit, r->rounds, r->transport, r->min_pct);
     if (r->n_rail) {
         fprintf(out, "# rails, driven one after another (%d rounds each):", r->rounds / r->n_rail);
@@ -105,8 +107,8 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
         fprintf(out, "%-24s %-8s %-7s %10s %10s %6s %9s  %s\n", x->name, rk,
                 ct_val_state_name(x->state), num(m, sizeof m, x->measured_gbs, "%.3f"),
                 ceil > 0 ? num(c, sizeof c, ceil, "%.3f") : "unknown",
-                num(p, sizeof p, x->pct, "%.0f"), num(l, sizeof l, x->lat_us, "%.1f"),
-                x->evidence[0] ? x->evidence : "-");
+                num(p, sizeof p, ct_val_pct_shown(x->pct, r->min_pct), "%.0f"),
+                num(l, sizeof l, x->lat_us, "%.1f"), x->evidence[0] ? x->evidence : "-");
         for (int k = 0; k < x->n_nic; k++) {
             const struct ct_val_nic *n = &x->nic[k];
             char tx[64];
@@ -114,8 +116,8 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
             fprintf(out, "  %-22s %-8s %-7s %10s %10s %6s %9s  %s%s%s\n", n->name, "",
                     ct_val_state_name(n->state), num(m, sizeof m, n->measured_gbs, "%.3f"),
                     ceil > 0 ? num(c, sizeof c, ceil, "%.3f") : "unknown",
-                    num(p, sizeof p, n->pct, "%.0f"), "", tx, n->evidence[0] ? "; " : "",
-                    n->evidence);
+                    num(p, sizeof p, ct_val_pct_shown(n->pct, r->min_pct), "%.0f"), "", tx,
+                    n->evidence[0] ? "; " : "", n->evidence);
         }
     }
     if (r->n_coll) {
@@ -129,7 +131,7 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
             fprintf(out, "%-24s %-8s %-7s %10s %10s %6s  %s\n", name, sz,
                     ct_val_state_name(x->state), num(m, sizeof m, x->busbw, "%.3f"),
                     x->ceil_gbs > 0 ? num(c, sizeof c, x->ceil_gbs, "%.3f") : "unknown",
-                    num(p, sizeof p, x->pct, "%.0f"), x->formula);
+                    num(p, sizeof p, ct_val_pct_shown(x->pct, r->min_pct), "%.0f"), x->formula);
         }
     }
     gcopy_text(r, out);

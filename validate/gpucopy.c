@@ -7,6 +7,7 @@
  * inferred ones: a GPU whose link trained at a lower width or speed, or a pair whose NVLinks
  * are down, shows here by name.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,9 +170,10 @@ static void judge_pcie(struct ct_val_report *r, const struct ct_val_gcopy *h)
     if (!bad(h) && !bad(back))
         return;
     char a[48], b[48], g[32];
-    snprintf(a, sizeof a, h->gbs < 0 ? "failed" : "%.1f GB/s (%.0f%%)", h->gbs, h->pct);
+    snprintf(a, sizeof a, h->gbs < 0 ? "failed" : "%.1f GB/s (%.0f%%)", h->gbs,
+             ct_val_pct_shown(h->pct, r->min_pct));
     snprintf(b, sizeof b, !back || back->gbs < 0 ? "failed" : "%.1f GB/s (%.0f%%)",
-             back ? back->gbs : 0, back ? back->pct : 0);
+             back ? back->gbs : 0, back ? ct_val_pct_shown(back->pct, r->min_pct) : 0);
     ct_val_report_find(r, CT_VALF_GPU, h->unit, -1, -1,
                        "host %s: %s's PCIe link: host->GPU %s, GPU->host %s of %s",
                        uname(r, h->unit), gname(h->gpu, h->ca, g, sizeof g), a, b, h->formula);
@@ -198,7 +200,8 @@ static void judge_peers(struct ct_val_report *r, const struct ct_val_gcopy *h)
     if (slow >= 2 && slow == n) {
         char w[48] = "all failed";
         if (worst >= 0)
-            snprintf(w, sizeof w, "worst %.0f%% of its links' ceiling", worst);
+            snprintf(w, sizeof w, "worst %.0f%% of its links' ceiling",
+                     ct_val_pct_shown(worst, r->min_pct));
         ct_val_report_find(r, CT_VALF_GPU, h->unit, -1, -1,
                            "host %s: %s's copies to all %d peers are slow (%s): its NVLinks or "
                            "PCIe link",
@@ -210,7 +213,8 @@ static void judge_peers(struct ct_val_report *r, const struct ct_val_gcopy *h)
         if (c->unit != h->unit || c->dir != CT_VALG_P2P || c->ca != h->ca || !bad(c))
             continue;
         char got[48];
-        snprintf(got, sizeof got, c->gbs < 0 ? "failed" : "%.1f GB/s (%.0f%%)", c->gbs, c->pct);
+        snprintf(got, sizeof got, c->gbs < 0 ? "failed" : "%.1f GB/s (%.0f%%)", c->gbs,
+                 ct_val_pct_shown(c->pct, r->min_pct));
         ct_val_report_find(r, CT_VALF_GPU, h->unit, -1, -1, "host %s: %s->%s %s of %s",
                            uname(r, h->unit), gname(c->gpu, c->ca, g, sizeof g),
                            gname(c->peer, c->cb, q, sizeof q), got, c->formula);

@@ -360,10 +360,10 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
             x->state = CT_VAL_SLOW;
             append(x->evidence, sizeof x->evidence, "all %zu pairs slow", known);
             ct_val_report_find(r, CT_VALF_UNIT, (int)u, -1, -1,
-                               "host %s is slow: all %zu of its pairs below %.0f%%: median "
+                               "host %s is slow: all %zu of its pairs below %g%%: median "
                                "%.3f GB/s of %.3f GB/s (%.0f%%)",
                                x->name, known, r->min_pct, x->measured_gbs, x->pair_ceil_gbs,
-                               x->pct);
+                               ct_val_pct_shown(x->pct, r->min_pct));
         } else {
             x->state = known ? CT_VAL_OK : total ? CT_VAL_UNKNOWN : CT_VAL_OK;
         }
@@ -421,7 +421,7 @@ static void judge_nics(struct ct_val_report *r, const struct fine_tab *f, bool *
             append(n->evidence, sizeof n->evidence, "all %d pairs through it slow", slow_by[k]);
             append(x->evidence, sizeof x->evidence, "NIC %s slow", n->name);
             ct_val_report_find(r, CT_VALF_NIC, (int)u, -1, k,
-                               "NIC %s of host %s is slow: all %d pairs through it below %.0f%% "
+                               "NIC %s of host %s is slow: all %d pairs through it below %g%% "
                                "(median %.3f GB/s) while other NICs of the host are fine",
                                n->name, x->name, slow_by[k], r->min_pct, n->measured_gbs);
             for (size_t i = 0; i < r->n_pair; i++) {
@@ -475,7 +475,8 @@ static void judge_links(struct ct_val_report *r, const struct fine_tab *f, const
                                "pair %s <-> %s is slow: %.3f GB/s of %.3f GB/s (%.0f%%), with "
                                "no fine pair with another host at %s: which host, NIC or link "
                                "is slow cannot be told (validate with a third host)",
-                               a->name, b->name, p->gbs, p->ceil_gbs, p->pct,
+                               a->name, b->name, p->gbs, p->ceil_gbs,
+                               ct_val_pct_shown(p->pct, r->min_pct),
                                !fa && !fb ? "either end"
                                : !fa      ? a->name
                                           : b->name);
@@ -488,7 +489,8 @@ static void judge_links(struct ct_val_report *r, const struct fine_tab *f, const
             ct_val_report_find(r, CT_VALF_LINK, p->a, p->b, -1,
                                "link %s <-> %s is slow: %.3f GB/s of %.3f GB/s (%.0f%%) while "
                                "both hosts' other pairs are fine",
-                               a->name, b->name, p->gbs, p->ceil_gbs, p->pct);
+                               a->name, b->name, p->gbs, p->ceil_gbs,
+                               ct_val_pct_shown(p->pct, r->min_pct));
     }
 }
 
@@ -541,7 +543,8 @@ static void judge_colls(struct ct_val_report *r)
             c->state = CT_VAL_SLOW;
             ct_val_report_find(r, CT_VALF_COLL, -1, -1, -1,
                                "%s:%s busbw %.3f GB/s is %.0f%% of its ceiling %.3f GB/s", c->coll,
-                               c->algo, c->busbw, c->pct, c->ceil_gbs);
+                               c->algo, c->busbw, ct_val_pct_shown(c->pct, r->min_pct),
+                               c->ceil_gbs);
         } else {
             c->state = CT_VAL_OK;
         }
@@ -569,6 +572,11 @@ void ct_val_diagnose(struct ct_val_report *r)
 size_t ct_val_findings(const struct ct_val_report *r)
 {
     return r->n_finding;
+}
+
+double ct_val_pct_shown(double pct, double bar)
+{
+    return pct < bar && round(pct) >= bar ? floor(pct) : round(pct);
 }
 
 void ct_val_baseline_apply(const struct ct_val_baseline *b, struct ct_val_report *r)

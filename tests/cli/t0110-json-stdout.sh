@@ -24,7 +24,7 @@ grep -q "predicted crossovers" "$TMP/err" && ok "model --json -: the table on st
 # and one line naming the command, also where a forked rank writes the table
 if [ -w /dev/full ]; then
     C=$here/../fixtures/export/config-ompi-2ranks.json
-    for c in "run -b 8 -e 64 -n 2 -w 0" "run --local 2 -b 8 -e 64 -n 2 -w 0" "show $C" "probe" "--version"; do
+    for c in "run -b 8 -e 64 -n 2 -w 0" "run --local 2 -b 8 -e 64 -n 2 -w 0" "show $C" "probe" "probe --local 2" "--version"; do
         $COLLTUNE $c >/dev/full 2>"$TMP/err"; rc=$?
         sub=${c%% *}
         case $sub in -*) sub= ;; esac

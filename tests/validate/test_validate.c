@@ -535,3 +535,26 @@ Test(validate, a_hosts_percent_is_the_one_its_verdict_used)
     free(txt);
     ct_val_report_release(&r);
 }
+
+/* A percent just below the bar is never shown as the bar: 79.6% of an 80% bar read "80"
+ * beside "slow" (rounded); shown rounded down, in the table and in the finding. */
+Test(validate, a_percent_below_the_bar_is_not_shown_as_the_bar)
+{
+    struct ct_val_report r;
+    build(&r, 2, 1, all_fast);
+    r.unit[0].ceil_gbs = r.unit[1].ceil_gbs = 10;
+    r.pair[0].gbs = 7.96;
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1);
+    cr_expect(strstr(r.finding[0].msg, "(79%)") != NULL, "%s", r.finding[0].msg);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    struct ct_err err = {0};
+    cr_assert_eq(ct_val_report_text(&r, f, &err), 0);
+    fclose(f);
+    cr_expect(strstr(txt, "10.000     79") != NULL, "the row shows 79%%:\n%s", txt);
+    cr_expect(strstr(txt, "     80 ") == NULL, "%s", txt);
+    free(txt);
+    ct_val_report_release(&r);
+}
