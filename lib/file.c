@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,29 @@ int ct_file_keep(int fd, const char *real, int mode)
     return fchmod(fd, (mode_t)mode);
 }
 
+/* The REAL.tmp.PID files of writers that are gone (killed between writing and renaming):
+ * removed, so that a folder a killed sweep wrote into is not left with them for good. */
+static void drop_stale(const char *real)
+{
+    const char *slash = strrchr(real, '/'), *base = slash ? slash + 1 : real;
+    char *dir = slash ? ct_xstrdup(real) : NULL;
+    if (dir)
+        dir[slash - real > 0 ? slash - real : 1] = 0;
+    DIR *d = opendir(dir ? dir : ".");
+    size_t bl = strlen(base);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, base, bl) || strncmp(e->d_name + bl, ".tmp.", 5))
+            continue;
+        long pid = strtol(e->d_name + bl + 5, &end, 10);
+        if (!*end && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
 int ct_file_write_atomic(const char *path, const void *data, size_t len, struct ct_err *err)
 {
     char *real;
@@ -98,7 +123,15 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
     size_t pl = strlen(real);
     char *tmp = ct_xmalloc(pl + 32);
     snprintf(tmp, pl + 32, "%s.tmp.%ld", real, (long)getpid());
+    drop_stale(real);
     unlink(tmp); /* a stale one from a killed run of the same pid */
+    /* a stop asked for (Ctrl-C, a launcher's SIGTERM) waits for the rename: not a .tmp left */
+    sigset_t stops, old;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stops, &old);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = ct_err_sys(err, CT_EIO, "cannot write '%s'", path);
@@ -113,6 +146,7 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
         if (rc < 0)
             unlink(tmp);
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     free(tmp);
     free(real);
     return rc;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../lib/file.h"
@@ -42,4 +43,37 @@ Test(file, dir_names_sorted_without_dot_files)
     n = ct_dir_names(dir, &v);
     cr_expect_eq(n, 0);
     cr_expect_null(v, "a folder that is gone lists nothing");
+}
+
+/* What a writer killed between writing and renaming left (NAME.tmp.PID, its PID gone) is
+ * removed by the next write of NAME (a killed sweep's results.json.tmp stayed for good); a
+ * live writer's, and another file's, are not. */
+Test(file, a_dead_writers_temporary_file_is_removed_by_the_next_write)
+{
+    char dir[] = "/tmp/ct-stale-XXXXXX", p[64], dead[128], live[128], other[128];
+    cr_assert_not_null(mkdtemp(dir));
+    pid_t kid = fork();
+    if (kid == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(kid, NULL, 0), kid);
+    snprintf(p, sizeof p, "%s/results.json", dir);
+    snprintf(dead, sizeof dead, "%s.tmp.%ld", p, (long)kid);
+    snprintf(live, sizeof live, "%s.tmp.%ld", p, (long)getppid());
+    snprintf(other, sizeof other, "%s/config.json.tmp.%ld", dir, (long)kid);
+    const char *made[] = {dead, live, other};
+    for (size_t i = 0; i < 3; i++) {
+        FILE *f = fopen(made[i], "w");
+        cr_assert_not_null(f);
+        fclose(f);
+    }
+    struct ct_err err = {0};
+    cr_assert_eq(ct_file_write_atomic(p, "{}\n", 3, &err), 0, "%s", err.msg);
+    cr_expect_neq(access(dead, F_OK), 0, "a dead writer's is removed");
+    cr_expect_eq(access(live, F_OK), 0, "a live writer's is kept");
+    cr_expect_eq(access(other, F_OK), 0, "another file's is kept");
+    cr_expect_eq(access(p, F_OK), 0);
+    const char *gone[] = {live, other, p};
+    for (size_t i = 0; i < 3; i++)
+        unlink(gone[i]);
+    cr_expect_eq(rmdir(dir), 0, "nothing else left");
 }
