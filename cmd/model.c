@@ -53,7 +53,6 @@ static int parse(struct model_ctx *x, int argc, char **argv)
     x->q.minb = 8;
     x->q.maxb = 1ull << 30;
     x->q.factor = 2;
-    x->out = "colltune-model.json";
     opterr = 0;
     optind = 1;
     int c;
@@ -106,6 +105,10 @@ static int parse(struct model_ctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_cmd_in_check("model", "topology", x->q.topo.file));
     CT_TRY_OPT(ct_cmd_in_check("model", "calibrate", x->calib));
     CT_TRY_OPT(ct_cmd_out_check("model", "json", x->q.json, false));
+    if (x->out && !x->calib) /* it wrote nothing, exit 0 */
+        return ct_cmd_fail("model", 2,
+                           "--out is where --calibrate writes (--json FILE: the prices)");
+    x->out = x->out ? x->out : "colltune-model.json";
     CT_TRY_OPT(ct_cmd_out_check("model", "out", x->calib ? x->out : NULL, false));
     x->q.coll = x->o.coll;
     x->q.dtype = x->o.dtype;

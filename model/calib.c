@@ -130,6 +130,25 @@ int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err)
                         c->nnodes);
     if (rc == 0 && !c->n)
         rc = ct_err_set(err, CT_EINVAL, "%s: no measured points", path);
+    /* latency and bandwidth are told apart by sizes far apart: two points at 1 MiB fitted
+     * nine parameters, silently */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t sizes = 0;
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        size_t k = 0;
+        while (k < i && c->pts[k].size != c->pts[i].size)
+            k++;
+        sizes += k == i;
+        lo = c->pts[i].size < lo ? c->pts[i].size : lo;
+        hi = c->pts[i].size > hi ? c->pts[i].size : hi;
+    }
+    if (rc == 0 && (sizes < CT_MCALIB_MIN_SIZES || hi < lo * CT_MCALIB_MIN_SPAN))
+        rc = ct_err_set(err, CT_EINVAL,
+                        "%s: points at %zu size(s), %llu to %llu bytes: a fit needs %d or more "
+                        "sizes spanning %dx or more to tell latency from bandwidth (run -b 8 "
+                        "-e 64M --json)",
+                        path, sizes, (unsigned long long)lo, (unsigned long long)hi,
+                        CT_MCALIB_MIN_SIZES, CT_MCALIB_MIN_SPAN);
     if (rc < 0)
         ct_mcalib_release(c);
     return rc;

@@ -174,6 +174,11 @@ struct ct_mcalib {
     char transport[64];
     struct ct_msched_cache *scheds; /* during ct_mcalib_fit: the points' schedules */
 };
+/* The measured points of a run --json or sweep results.json: CT_EINVAL where they are too
+ * few to fit (fewer than CT_MCALIB_MIN_SIZES sizes, or spanning less than CT_MCALIB_MIN_SPAN
+ * times). */
+#define CT_MCALIB_MIN_SIZES 3
+#define CT_MCALIB_MIN_SPAN 16
 int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err);
 void ct_mcalib_release(struct ct_mcalib *c);
 /* Fit t (shape set from the points) in place; fills every point's predicted_us. */

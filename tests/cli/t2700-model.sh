@@ -87,4 +87,9 @@ expect 0 "calibrate" -- $M --calibrate "$TMP/run.json" --out "$TMP/fit.json"
 if grep -q "median |error|" "$TMP/out" && grep -q "colltune-model-topology/1" "$TMP/fit.json"; then
     ok "residuals reported, fit stored"; else not_ok "calibrate output"; fi
 expect 0 "price with the fitted topology" -- $M --topology "$TMP/fit.json" -b 1M -e 1M
+# points at one size cannot tell latency from bandwidth: refused (nine parameters were fitted)
+expect 0 "a run at one size" -- $COLLTUNE run --local 2 --transport shm -b 1M -e 1M -n 5 -w 2 --json "$TMP/one.json"
+usage_says "calibrate from one size" "points at 1 size(s), 1048576 to 1048576 bytes: a fit needs 3 or more sizes spanning 16x" -- \
+    $M --calibrate "$TMP/one.json" --out "$TMP/fit1.json"
+[ ! -e "$TMP/fit1.json" ] && ok "... no fit written" || not_ok "a fit of one size written"
 done_testing

@@ -9,6 +9,9 @@ for o in "--torus 2x4 --algo torus-ring" "--local 2" "--transport tcp" "--rails 
     usage_error "model $o" -- $M $o
     grep -q "predicted" "$TMP/out" && not_ok "model $o: nothing priced" || ok "model $o: nothing priced"
 done
+# --out is where --calibrate writes: alone it wrote nothing, exit 0
+usage_says "model --out without --calibrate" "--out is where --calibrate writes" -- $M --out "$TMP/m.json"
+[ ! -e "$TMP/m.json" ] && ok "... nothing written" || not_ok "model --out wrote $TMP/m.json"
 usage_error "torus-ring on a node without a torus" -- $M --algo torus-ring
 grep -q "needs a torus shape (--torus" "$TMP/err" && not_ok "no advice to use --torus" || ok "no advice to use --torus"
 grep -q "has no torus (node.torus" "$TMP/err" && ok "says where a torus comes from" || not_ok "says where a torus comes from: $(cat "$TMP/err")"
