@@ -69,6 +69,14 @@ static int parse(struct top_opts *o, int argc, char **argv)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "unknown --view '%s' (see -h)", o->view);
     if (o->replay && o->root)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "--replay and --sysfs-root exclude each other");
+    if (o->once && o->frames) /* was ignored */
+        return ct_cmd_fail(CMD, CT_EXIT_USAGE,
+                           "--frames N counts a stream's samples; --once "
+                           "prints one");
+    if (o->view && !strcmp(o->view, "topology") && o->replay && (o->once || o->json))
+        return ct_cmd_fail(CMD, CT_EXIT_USAGE,
+                           "--view topology is this host's probe: a "
+                           "recording (--replay) holds none");
     return -1;
 }
 
@@ -125,9 +133,38 @@ static int print_snapshot(const struct ct_snapshot *s, const struct top_opts *o,
     return CT_EXIT_OK;
 }
 
+/* The probe's text views for the topology view; NULL (err says why) when the probe cannot
+ * run. */
+static char *topology_text(const struct top_opts *o, struct ct_err *err)
+{
+    struct ct_probe_cfg cfg = {.sysfs_root = o->root};
+    struct ct_topo *topo = ct_topo_new();
+    char *buf = NULL;
+    size_t len = 0;
+    if (ct_probe_local(topo, &cfg, err) < 0 && ct_err_wrap(err, "probe: ")) {
+        ct_topo_free(topo);
+        return NULL;
+    }
+    FILE *f = open_memstream(&buf, &len);
+    if (f && ct_view_render_all(topo, f, err) < 0)
+        ct_err_wrap(err, "probe views: ");
+    if (f)
+        fclose(f);
+    ct_topo_free(topo);
+    return buf;
+}
+
 /* --once and --json streams: no terminal involved. */
 static int run_plain(struct source *src, const struct top_opts *o)
 {
+    if (!o->json && o->view && !strcmp(o->view, "topology")) { /* the probe's, as the screen's */
+        struct ct_err err = {0};
+        char *topo = topology_text(o, &err);
+        if (topo)
+            fputs(topo, stdout);
+        free(topo);
+        return topo ? CT_EXIT_OK : ct_cmd_fail(CMD, CT_EXIT_FAIL, "%s", err.msg);
+    }
     struct ct_snapshot s;
     struct ct_err err = {0};
     ct_snapshot_init(&s);
@@ -157,28 +194,6 @@ static int run_plain(struct source *src, const struct top_opts *o)
     return code;
 }
 
-/* The probe's text views for the topology view; NULL when the probe cannot run. */
-static char *topology_text(const struct top_opts *o, struct ct_tui *t)
-{
-    struct ct_probe_cfg cfg = {.sysfs_root = o->root};
-    struct ct_err err = {0};
-    struct ct_topo *topo = ct_topo_new();
-    char *buf = NULL;
-    size_t len = 0;
-    if (ct_probe_local(topo, &cfg, &err) < 0) {
-        ct_tui_log(t, "probe: %s", err.msg);
-        ct_topo_free(topo);
-        return NULL;
-    }
-    FILE *f = open_memstream(&buf, &len);
-    if (f && ct_view_render_all(topo, f, &err) < 0)
-        ct_tui_log(t, "probe views: %s", err.msg);
-    if (f)
-        fclose(f);
-    ct_topo_free(topo);
-    return buf;
-}
-
 static int run_screen(struct source *src, const struct top_opts *o)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -198,7 +213,9 @@ static int run_screen(struct source *src, const struct top_opts *o)
     if (ct_tui_open(&t, &cfg, &err) < 0)
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "%s", err.msg);
     if (!src->rep) {
-        char *topo = topology_text(o, t);
+        char *topo = topology_text(o, &err);
+        if (err.msg[0])
+            ct_tui_log(t, "%s", err.msg);
         ct_tui_topology(t, topo);
         free(topo);
     }

@@ -35,7 +35,7 @@ static void cpus_and_numa(struct conv *c)
         int k = ct_topo_add_pkg(t, (int)o->os_index, cpus);
         free(cpus);
         const char *m = hwloc_obj_get_info_by_name(o, "CPUModel");
-        t->pkg[k].model = m ? ct_xstrdup(m) : NULL;
+        t->pkg[k].model = m ? ct_str_trim(ct_xstrdup(m)) : NULL; /* padded in /proc/cpuinfo */
         t->pkg[k].ncores = hwloc_get_nbobjs_inside_cpuset_by_type(h, o->cpuset, HWLOC_OBJ_CORE);
         t->pkg[k].npus = hwloc_get_nbobjs_inside_cpuset_by_type(h, o->cpuset, HWLOC_OBJ_PU);
     }

@@ -183,7 +183,7 @@ static void packages(struct ct_topo *t, const char *root)
                 k = (int)j;
         if (k < 0) {
             k = ct_topo_add_pkg(t, (int)pkg, "");
-            t->pkg[k].model = model[0] ? ct_xstrdup(model) : NULL;
+            t->pkg[k].model = model[0] ? ct_str_trim(ct_xstrdup(model)) : NULL; /* padded */
         }
         t->pkg[k].npus++;
         size_t j = 0;

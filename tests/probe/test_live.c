@@ -4,6 +4,7 @@
  * and notes for the sources that found nothing. */
 #include "probe_test.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <sched.h>
 
@@ -134,4 +135,18 @@ Test(live, root_slash_is_live)
     cr_expect_eq(a->npus, b->npus);
     ct_topo_free(a);
     ct_topo_free(b);
+}
+
+/* A CPU model as /proc/cpuinfo pads it (this VM's "Turin-like Processor" plus 13 spaces)
+ * is kept trimmed: it printed "Processor             , 2 cores". */
+Test(live, cpu_models_are_trimmed)
+{
+    struct ct_topo *t = probe_live();
+    for (size_t k = 0; k < t->n_pkg; k++) {
+        const char *m = t->pkg[k].model;
+        size_t n = m ? strlen(m) : 0;
+        cr_expect(!n || (!isspace((unsigned char)m[0]) && !isspace((unsigned char)m[n - 1])),
+                  "package %zu: '%s'", k, m);
+    }
+    ct_topo_free(t);
 }
