@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -406,9 +408,25 @@ unsigned long long ct_random64(void)
     return t;
 }
 
+/* Why a stream's earlier write failed, once its errno is gone (a large output fails while
+ * stdio drains its buffer; what runs after sets errno again): a full file system, or
+ * /dev/full, which fails every write so; else EIO. */
+static int lost_errno(int fd)
+{
+    struct stat st;
+    struct statvfs vs;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return EIO;
+    if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 7)
+        return ENOSPC;
+    if (S_ISREG(st.st_mode) && fstatvfs(fd, &vs) == 0 && vs.f_bavail == 0)
+        return ENOSPC;
+    return EIO;
+}
+
 int ct_file_stream_error(FILE *f)
 {
     errno = 0;
     int e = fflush(f) ? errno : 0;
-    return e ? e : ferror(f) ? EIO : 0;
+    return e ? e : ferror(f) ? lost_errno(fileno(f)) : 0;
 }

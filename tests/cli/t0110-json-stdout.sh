@@ -21,15 +21,17 @@ grep -q "predicted crossovers" "$TMP/err" && ok "model --json -: the table on st
 [ -e "$TMP/-" ] && not_ok "no file named '-'" || ok "no file named '-'"
 
 # standard output that cannot take the report (a full disk: /dev/full) is a failure: exit 1
-# and one line naming the command, also where a forked rank writes the table
+# and one line naming the command and why (a large output's said EIO: its errno was lost), also
+# where a forked rank writes the table
 if [ -w /dev/full ]; then
     C=$here/../fixtures/export/config-ompi-2ranks.json
-    for c in "run -b 8 -e 64 -n 2 -w 0" "run --local 2 -b 8 -e 64 -n 2 -w 0" "show $C" "probe" "probe --local 2" "--version"; do
+    for c in "run -b 8 -e 64 -n 2 -w 0" "run --local 2 -b 8 -e 64 -n 2 -w 0" "show $C" "probe" "probe --local 2" "--version" \
+        "run --help" "export $C --format json"; do
         $COLLTUNE $c >/dev/full 2>"$TMP/err"; rc=$?
         sub=${c%% *}
         case $sub in -*) sub= ;; esac
         if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
-            grep -q "^colltune${sub:+ $sub}: error: .*cannot write output" "$TMP/err"; then
+            grep -q "^colltune${sub:+ $sub}: error: .*cannot write output: No space left on device" "$TMP/err"; then
             ok "$c >/dev/full: exit 1, $(cat "$TMP/err")"
         else
             not_ok "$c >/dev/full: exit $rc"; sed 's/^/#   /' "$TMP/err" | head -3
