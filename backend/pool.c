@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "../lib/err.h"
+#include "../lib/thread.h"
 
 struct ct_pool {
     int n;
@@ -59,7 +60,7 @@ struct ct_pool *ct_pool_new(int n)
         struct worker *w = ct_xmalloc(sizeof *w);
         w->p = p;
         w->i = i;
-        if (pthread_create(&p->th[i], NULL, work, w)) {
+        if (ct_thread_start(&p->th[i], work, w)) {
             free(w);
             p->n = i; /* run with the threads we got */
             break;

@@ -22,6 +22,7 @@
 
 #include "../lib/alive.h"
 #include "../lib/file.h"
+#include "../lib/thread.h"
 #include "cmd.h"
 #include "librun.h"
 
@@ -150,7 +151,7 @@ void ct_lib_watch(const struct ct_backend *be, void *ctx, double timeout_s)
     w.ctx = ctx;
     w.timeout_s = ct_lib_bound_s(timeout_s);
     w.stop = false;
-    w.on = pthread_create(&w.t, NULL, watch, NULL) == 0;
+    w.on = ct_thread_start(&w.t, watch, NULL) == 0;
 }
 
 void ct_lib_watch_stop(void)

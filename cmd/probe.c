@@ -153,9 +153,10 @@ static int close_out(const struct opts *o, FILE *out)
     return CT_EXIT_OK;
 }
 
-/* Rank 0: one topology per host (the host's first rank), each distinct shape printed once. */
+/* Rank 0: one topology per host (the host's first rank), each distinct shape printed once;
+ * a failed write of it is said, its code in *said. */
 static int print_cluster(struct ct_boot *b, const char *all, size_t stride, const struct opts *o,
-                         struct ct_err *err)
+                         int *said, struct ct_err *err)
 {
     const char **names = ct_xcalloc((size_t)b->size, sizeof *names);
     for (int r = 0; r < b->size; r++)
@@ -184,7 +185,7 @@ static int print_cluster(struct ct_boot *b, const char *all, size_t stride, cons
     ct_hetero_release(&het);
     ct_cluster_hosts_free(hosts, nh);
     free(names);
-    if (out && close_out(o, out) != CT_EXIT_OK && rc == 0)
+    if (out && (*said = close_out(o, out)) != CT_EXIT_OK && rc == 0)
         rc = CT_EIO;
     return rc;
 }
@@ -196,19 +197,19 @@ static int probe_rank(struct ct_boot *b, void *arg)
     struct ct_topo *t = ct_topo_new();
     char *mine = NULL, *all = NULL;
     size_t stride = 0;
-    int rc = ct_probe_local(t, &o->cfg, &err);
+    int rc = ct_probe_local(t, &o->cfg, &err), said = CT_EXIT_FAIL;
     if (rc == 0 && !(mine = ct_topo_to_json(t, &err)))
         rc = -1;
     ct_topo_free(t);
     if (rc == 0 && !(all = ct_boot_allgatherv(b, mine, strlen(mine) + 1, &stride, &err)))
         rc = -1;
     if (rc == 0 && b->rank == 0)
-        rc = print_cluster(b, all, stride, o, &err);
+        rc = print_cluster(b, all, stride, o, &said, &err);
     free(mine);
     free(all);
     if (rc < 0 && err.msg[0]) /* else said (a failed write of the output) */
         return ct_cmd_fail(CMD, CT_EXIT_FAIL, "rank %d (%s): %s", b->rank, b->host, err.msg);
-    return rc < 0 ? CT_EXIT_FAIL : CT_EXIT_OK;
+    return rc < 0 ? said : CT_EXIT_OK;
 }
 
 int cmd_probe(int argc, char **argv)

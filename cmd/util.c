@@ -45,6 +45,10 @@ int ct_cmd_fail(const char *cmd, int code, const char *fmt, ...)
     va_list ap;
     fflush(stdout);
     fflush(stderr);
+    /* a runtime failure once standard output's reader left (| head; a forked rank's writes
+     * then fail EPIPE): quiet, as a producer SIGPIPE ends */
+    if (code == CT_EXIT_FAIL && ct_file_reader_left(STDOUT_FILENO))
+        return CT_LAUNCH_READER_LEFT;
     va_start(ap, fmt);
     say(cmd, "error", fmt, ap);
     va_end(ap);

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -82,7 +84,9 @@ int ct_file_keep(int fd, const char *real, int mode)
 }
 
 /* The REAL.tmp.PID files of writers that are gone (killed between writing and renaming):
- * removed, so that a folder a killed sweep wrote into is not left with them for good. */
+ * removed, so that a folder a killed sweep wrote into is not left with them for good. Gone:
+ * no such process here, and untouched for a minute (a PID of another host, on a shared
+ * file system, is no process here: its writer's temporary file lives for one write). */
 static void drop_stale(const char *real)
 {
     const char *slash = strrchr(real, '/'), *base = slash ? slash + 1 : real;
@@ -96,7 +100,10 @@ static void drop_stale(const char *real)
         if (strncmp(e->d_name, base, bl) || strncmp(e->d_name + bl, ".tmp.", 5))
             continue;
         long pid = strtol(e->d_name + bl + 5, &end, 10);
-        if (!*end && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+        struct stat st;
+        if (!*end && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 &&
+            errno == ESRCH && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            st.st_mtime < time(NULL) - 60)
             unlinkat(dirfd(d), e->d_name, 0);
     }
     if (d)
@@ -408,13 +415,24 @@ unsigned long long ct_random64(void)
     return t;
 }
 
+bool ct_file_reader_left(int fd)
+{
+    struct stat st;
+    struct pollfd p = {.fd = fd, .events = 0};
+    /* the write end of a pipe with no reader polls POLLERR; a socket shut, POLLHUP */
+    return fd >= 0 && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) &&
+           poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
 /* Why a stream's earlier write failed, once its errno is gone (a large output fails while
- * stdio drains its buffer; what runs after sets errno again): a full file system, or
- * /dev/full, which fails every write so; else EIO. */
+ * stdio drains its buffer; what runs after sets errno again): a reader that left, a full
+ * file system, or /dev/full, which fails every write so; else EIO. */
 static int lost_errno(int fd)
 {
     struct stat st;
     struct statvfs vs;
+    if (ct_file_reader_left(fd))
+        return EPIPE;
     if (fd < 0 || fstat(fd, &st) < 0)
         return EIO;
     if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 7)

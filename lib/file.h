@@ -4,6 +4,7 @@
 #define CT_FILE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -36,6 +37,8 @@ int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_
 /* Whether what was written to f reached it: f flushed; 0, else the failing flush's errno
  * (an earlier write's is gone: EIO where only f's error flag tells). */
 int ct_file_stream_error(FILE *f);
+/* fd is a pipe or socket whose reader left (| head that exited): its writes fail EPIPE. */
+bool ct_file_reader_left(int fd);
 /* Read a whole file (NUL-terminated; caller frees with free()). */
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 

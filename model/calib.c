@@ -142,13 +142,14 @@ int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err)
         lo = c->pts[i].size < lo ? c->pts[i].size : lo;
         hi = c->pts[i].size > hi ? c->pts[i].size : hi;
     }
-    if (rc == 0 && (sizes < CT_MCALIB_MIN_SIZES || hi < lo * CT_MCALIB_MIN_SPAN))
+    if (rc == 0 &&
+        (sizes < CT_MCALIB_MIN_SIZES || hi < lo * CT_MCALIB_MIN_SPAN || hi < CT_MCALIB_MIN_TOP))
         rc = ct_err_set(err, CT_EINVAL,
                         "%s: points at %zu size(s), %llu to %llu bytes: a fit needs %d or more "
-                        "sizes spanning %dx or more to tell latency from bandwidth (run -b 8 "
-                        "-e 64M --json)",
+                        "sizes spanning %dx or more, up to %d KiB or more, to tell latency from "
+                        "bandwidth (run -b 8 -e 64M --json)",
                         path, sizes, (unsigned long long)lo, (unsigned long long)hi,
-                        CT_MCALIB_MIN_SIZES, CT_MCALIB_MIN_SPAN);
+                        CT_MCALIB_MIN_SIZES, CT_MCALIB_MIN_SPAN, CT_MCALIB_MIN_TOP >> 10);
     if (rc < 0)
         ct_mcalib_release(c);
     return rc;

@@ -175,10 +175,11 @@ struct ct_mcalib {
     struct ct_msched_cache *scheds; /* during ct_mcalib_fit: the points' schedules */
 };
 /* The measured points of a run --json or sweep results.json: CT_EINVAL where they are too
- * few to fit (fewer than CT_MCALIB_MIN_SIZES sizes, or spanning less than CT_MCALIB_MIN_SPAN
- * times). */
+ * few to fit (fewer than CT_MCALIB_MIN_SIZES sizes, spanning less than CT_MCALIB_MIN_SPAN
+ * times, or none of CT_MCALIB_MIN_TOP bytes or more: no bandwidth to fit). */
 #define CT_MCALIB_MIN_SIZES 3
 #define CT_MCALIB_MIN_SPAN 16
+#define CT_MCALIB_MIN_TOP (64 << 10)
 int ct_mcalib_load(const char *path, struct ct_mcalib *c, struct ct_err *err);
 void ct_mcalib_release(struct ct_mcalib *c);
 /* Fit t (shape set from the points) in place; fills every point's predicted_us. */

@@ -353,7 +353,7 @@ static void fatal(const struct ct_launch_opts *cfg, const char *fmt, ...)
 {
     if (!cfg->fatal)
         return;
-    char msg[640];
+    char msg[5120]; /* a sweep's note names its folder (up to PATH_MAX) */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

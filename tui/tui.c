@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../lib/clock.h"
+#include "../lib/thread.h"
 #include "screen.h"
 #include "ui.h"
 
@@ -187,7 +188,7 @@ int ct_tui_open(struct ct_tui **out, const struct ct_tui_cfg *cfg, struct ct_err
     ct_screen_size(t->scr, &rows, &cols);
     ct_canvas_init(&t->cv, rows, cols, ct_screen_utf8(t->scr));
     t->running = true;
-    if (pthread_create(&t->th, NULL, loop, t) != 0) {
+    if (ct_thread_start(&t->th, loop, t) != 0) {
         ct_screen_close(t->scr);
         ct_canvas_release(&t->cv);
         pthread_mutex_destroy(&t->mu);

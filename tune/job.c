@@ -62,7 +62,8 @@ static uint64_t reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend
 }
 
 /* A config's verify over the transport it was tuned over (rank 0's, as the config records
- * it; a prediction's is not checked): 0, or CT_EUNSUPP in every rank, rank 0's saying why. */
+ * it; a prediction's, or a config of library sections alone, whose "transport" is the
+ * library's, is not checked): 0, or CT_EUNSUPP in every rank, rank 0's saying why. */
 static int same_transport(const struct ct_config *conf, struct ct_comm *c, const char *tp,
                           struct ct_err *err)
 {
@@ -70,7 +71,7 @@ static int same_transport(const struct ct_config *conf, struct ct_comm *c, const
     snprintf(mine, sizeof mine, "%s", tp);
     int rc = ct_boot_allgather(c->boot, mine, sizeof mine, all, err);
     const char *was = conf->fp.transport;
-    if (rc == 0 && *was && strcmp(was, "model") && strcmp(was, all))
+    if (rc == 0 && conf->nsets && *was && strcmp(was, "model") && strcmp(was, all))
         rc = c->rank ? ct_err_set(err, CT_EUNSUPP, "rank 0 stopped the sweep")
                      : ct_err_set(err, CT_EUNSUPP,
                                   "--verify: the config was tuned over %s and this job runs over "

@@ -576,7 +576,9 @@ size_t ct_val_findings(const struct ct_val_report *r)
 
 double ct_val_pct_shown(double pct, double bar)
 {
-    return pct < bar && round(pct) >= bar ? floor(pct) : round(pct);
+    return pct < bar && round(pct) >= bar   ? floor(pct)
+           : pct >= bar && round(pct) < bar ? ceil(pct) /* a bar of 80.3: 80.4 shows 81 */
+                                            : round(pct);
 }
 
 void ct_val_baseline_apply(const struct ct_val_baseline *b, struct ct_val_report *r)

@@ -218,8 +218,8 @@ void ct_val_gpu_diagnose(struct ct_val_report *r);
 
 /* Number of findings (0 = all ok). */
 size_t ct_val_findings(const struct ct_val_report *r);
-/* A percent as shown whole (%.0f): rounded, but one below the bar never reads as the bar
- * (79.6% of an 80% bar: 79, not 80 beside "slow"). */
+/* A percent as shown whole (%.0f): rounded, but never to the other side of the bar (79.6%
+ * of an 80% bar: 79, not 80 beside "slow"; 80.4% of 80.3: 81, not 80 beside "ok"). */
 double ct_val_pct_shown(double pct, double bar);
 
 /* Expected numbers: per host point-to-point GB/s (name -> value, "*" for every other host),

@@ -92,4 +92,8 @@ expect 0 "a run at one size" -- $COLLTUNE run --local 2 --transport shm -b 1M -e
 usage_says "calibrate from one size" "points at 1 size(s), 1048576 to 1048576 bytes: a fit needs 3 or more sizes spanning 16x" -- \
     $M --calibrate "$TMP/one.json" --out "$TMP/fit1.json"
 [ ! -e "$TMP/fit1.json" ] && ok "... no fit written" || not_ok "a fit of one size written"
+# nor small sizes alone (8 B .. 4 KiB fitted a cache of 4e15 MiB): no bandwidth to fit
+expect 0 "a run of small sizes" -- $COLLTUNE run --local 2 --transport shm -b 8 -e 4K -n 5 -w 2 --json "$TMP/small.json"
+usage_says "calibrate from small sizes" "points at 10 size(s), 8 to 4096 bytes: .* up to 64 KiB or more" -- \
+    $M --calibrate "$TMP/small.json" --out "$TMP/fit1.json"
 done_testing

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/file.h"
@@ -45,12 +47,13 @@ Test(file, dir_names_sorted_without_dot_files)
     cr_expect_null(v, "a folder that is gone lists nothing");
 }
 
-/* What a writer killed between writing and renaming left (NAME.tmp.PID, its PID gone) is
- * removed by the next write of NAME (a killed sweep's results.json.tmp stayed for good); a
- * live writer's, and another file's, are not. */
+/* What a writer killed between writing and renaming left (NAME.tmp.PID, its PID gone, a
+ * minute old) is removed by the next write of NAME (a killed sweep's results.json.tmp stayed
+ * for good); a live writer's, a fresh one (another host's PID on a shared file system), and
+ * another file's are not. */
 Test(file, a_dead_writers_temporary_file_is_removed_by_the_next_write)
 {
-    char dir[] = "/tmp/ct-stale-XXXXXX", p[64], dead[128], live[128], other[128];
+    char dir[] = "/tmp/ct-stale-XXXXXX", p[64], dead[128], live[128], other[128], fresh[128];
     cr_assert_not_null(mkdtemp(dir));
     pid_t kid = fork();
     if (kid == 0)
@@ -60,20 +63,24 @@ Test(file, a_dead_writers_temporary_file_is_removed_by_the_next_write)
     snprintf(dead, sizeof dead, "%s.tmp.%ld", p, (long)kid);
     snprintf(live, sizeof live, "%s.tmp.%ld", p, (long)getppid());
     snprintf(other, sizeof other, "%s/config.json.tmp.%ld", dir, (long)kid);
-    const char *made[] = {dead, live, other};
-    for (size_t i = 0; i < 3; i++) {
+    snprintf(fresh, sizeof fresh, "%s.tmp.%ld", p, (long)kid + 1000000);
+    const char *made[] = {dead, live, other, fresh};
+    struct timespec old[2] = {{time(NULL) - 120, 0}, {time(NULL) - 120, 0}};
+    for (size_t i = 0; i < 4; i++) {
         FILE *f = fopen(made[i], "w");
         cr_assert_not_null(f);
         fclose(f);
+        cr_assert_eq(i == 3 ? 0 : utimensat(AT_FDCWD, made[i], old, 0), 0);
     }
     struct ct_err err = {0};
     cr_assert_eq(ct_file_write_atomic(p, "{}\n", 3, &err), 0, "%s", err.msg);
     cr_expect_neq(access(dead, F_OK), 0, "a dead writer's is removed");
     cr_expect_eq(access(live, F_OK), 0, "a live writer's is kept");
     cr_expect_eq(access(other, F_OK), 0, "another file's is kept");
+    cr_expect_eq(access(fresh, F_OK), 0, "a fresh one is kept");
     cr_expect_eq(access(p, F_OK), 0);
-    const char *gone[] = {live, other, p};
-    for (size_t i = 0; i < 3; i++)
+    const char *gone[] = {live, other, fresh, p};
+    for (size_t i = 0; i < 4; i++)
         unlink(gone[i]);
     cr_expect_eq(rmdir(dir), 0, "nothing else left");
 }

@@ -557,4 +557,9 @@ Test(validate, a_percent_below_the_bar_is_not_shown_as_the_bar)
     cr_expect(strstr(txt, "     80 ") == NULL, "%s", txt);
     free(txt);
     ct_val_report_release(&r);
+    /* nor one at or above it below it (a bar of 80.3: 80.4 read 80 beside "ok") */
+    cr_expect_float_eq(ct_val_pct_shown(80.4, 80.3), 81, 1e-9);
+    cr_expect_float_eq(ct_val_pct_shown(79.6, 80), 79, 1e-9);
+    cr_expect_float_eq(ct_val_pct_shown(85.6, 80), 86, 1e-9, "elsewhere rounded");
+    cr_expect_float_eq(ct_val_pct_shown(80, 80), 80, 1e-9);
 }
