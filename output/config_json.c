@@ -214,7 +214,7 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl, uin
     json_object_set_new(o, "ranks_per_node", json_integer(s->ranks_per_node));
     json_object_set_new(o, "nranks", json_integer(s->nranks));
     json_object_set_new(o, "dtype", json_string(ct_dtype_name(s->dtype)));
-    json_object_set_new(o, "op", json_string(ct_redop_name(s->op)));
+    json_object_set_new(o, "op", json_string(ct_ruleset_op_name(s)));
     json_t *ranges = json_array();
     for (int i = 0; i < s->nrules; i++) {
         const struct ct_rule *r = &s->rules[i];
@@ -522,7 +522,9 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
         struct ct_ruleset *s = &(*out)[n];
         int coll = ct_coll_find(json_string_value(json_object_get(u, "coll")));
         int dt = ct_dtype_find(json_string_value(json_object_get(u, "dtype")));
-        int op = ct_redop_find(json_string_value(json_object_get(u, "op")));
+        int op = coll < 0 ? -1
+                          : ct_ruleset_op_find((enum ct_coll)coll,
+                                               json_string_value(json_object_get(u, "op")));
         json_t *ranges = json_object_get(u, "ranges"), *v = json_object_get(u, "verified");
         if (coll < 0 || !json_array_size(ranges))
             continue; /* the plugin's reader refuses such a rule; nothing to show */
@@ -1111,7 +1113,11 @@ static int read_ruleset(json_t *o, const char *prefix, int idx, bool lib, struct
                    s->nnodes, s->ranks_per_node);
     CT_TRY(get_name(o, at, "dtype", ct_dtype_find, "datatype", &t, err));
     s->dtype = (enum ct_dtype)t;
-    CT_TRY(get_name(o, at, "op", ct_redop_find, "op", &t, err));
+    char op[64];
+    CT_TRY(get_str(o, at, "op", op, sizeof op, err));
+    if ((t = ct_ruleset_op_find(s->coll, op)) < 0)
+        return bad(err, at, "op", "%s '%s'",
+                   strcmp(op, "none") ? "unknown op" : "a reduction's op cannot be", op);
     s->op = (enum ct_redop)t;
     json_t *ranges = field(o, at, "ranges", err);
     if (!ranges)

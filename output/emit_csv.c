@@ -43,7 +43,7 @@ static void row(struct ct_text *t, const struct ct_ruleset *s, const struct ct_r
     snprintf(v, sizeof v, "%d", s->ranks_per_node);
     cell(t, v, false);
     cell(t, ct_dtype_name(s->dtype), false);
-    cell(t, ct_redop_name(s->op), false);
+    cell(t, ct_ruleset_op_name(s), false);
     snprintf(v, sizeof v, "%llu", (unsigned long long)r->min_bytes);
     cell(t, v, false);
     if (r->max_bytes == CT_BYTES_INF)

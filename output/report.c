@@ -595,7 +595,7 @@ static void html_rules(struct ct_sbuf *h, const struct algos *al, const struct c
     ct_sbuf_printf(h, "<h3>Rules: %d node%s \xc3\x97 %d rank%s per node (%d rank%s), %s %s</h3>\n",
                    rs->nnodes, rs->nnodes == 1 ? "" : "s", rs->ranks_per_node,
                    rs->ranks_per_node == 1 ? "" : "s", rs->nranks, rs->nranks == 1 ? "" : "s",
-                   ct_dtype_name(rs->dtype), ct_redop_name(rs->op));
+                   ct_dtype_name(rs->dtype), ct_ruleset_op_name(rs));
     if (!nrules(rs)) {
         ct_sbuf_puts(h, "<p class=\"note\">No rules.</p>\n");
         return;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../algos/coll.h"
 #include "../lib/clock.h"
 
 void ct_config_init(struct ct_config *c)
@@ -432,6 +433,18 @@ static int check(const struct ct_ruleset *s, bool lib, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "%s: the last range ends at %llu, not infinity", cn,
                           (unsigned long long)s->rules[s->nrules - 1].max_bytes);
     return 0;
+}
+
+const char *ct_ruleset_op_name(const struct ct_ruleset *s)
+{
+    return ct_coll_desc(s->coll)->needs_op ? ct_redop_name(s->op) : "none";
+}
+
+int ct_ruleset_op_find(enum ct_coll coll, const char *name)
+{
+    if (name && !strcmp(name, "none")) /* configs before it say "sum" for these: taken too */
+        return ct_coll_desc(coll)->needs_op ? -1 : CT_SUM;
+    return ct_redop_find(name);
 }
 
 int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err)

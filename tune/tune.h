@@ -296,6 +296,11 @@ bool ct_config_lib_drop(struct ct_config *c, const char *lib);
 const struct ct_ruleset *ct_config_find(const struct ct_config *c, enum ct_coll coll, int nranks);
 /* Ranges ordered, non-empty, contiguous from 0 to CT_BYTES_INF, algorithms known. */
 int ct_ruleset_check(const struct ct_ruleset *s, struct ct_err *err);
+/* The reduction a ruleset's collective runs, "none" where it reduces nothing (AllGather,
+ * AllToAll: configs said "sum"); ct_ruleset_op_find reads it back (-1: unknown, or "none"
+ * for a reduction). */
+const char *ct_ruleset_op_name(const struct ct_ruleset *s);
+int ct_ruleset_op_find(enum ct_coll coll, const char *name);
 /* The same for a library section's ruleset (algorithms named by the library: not looked up). */
 int ct_ruleset_check_lib(const struct ct_ruleset *s, struct ct_err *err);
 

@@ -603,6 +603,34 @@ Test(golden, json_is_the_identity)
     ct_config_release(&c);
 }
 
+/* AllGather and AllToAll rules say "none" for their op (they reduce nothing: configs said
+ * "sum"); the older "sum" still reads, "none" for a reduction is refused. */
+Test(config, a_collective_without_a_reduction_says_none)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load(CLUSTER, &c);
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"coll\": \"allgather\"") && strstr(txt, "\"op\": \"none\""), "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    ct_config_release(&back);
+    char *sum = strstr(txt, "\"op\": \"none\"");
+    memcpy(sum, "\"op\": \"sum\" ", 12); /* as before: read alike */
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    ct_config_release(&back);
+    free(txt);
+    txt = ct_config_json_dumps(&c);
+    char *red = strstr(strstr(txt, "\"coll\": \"allreduce\""), "\"op\": \"sum\""),
+         *doc = ct_xmalloc(strlen(txt) + 2);
+    sprintf(doc, "%.*s\"op\": \"none\"%s", (int)(red - txt), txt, red + 11); /* allreduce's */
+    free(txt);
+    txt = doc;
+    cr_assert_lt(ct_config_json_parse(txt, &back, &err), 0, "allreduce of op none taken");
+    cr_expect(strstr(err.msg, "a reduction's op cannot be 'none'"), "%s", err.msg);
+    free(txt);
+    ct_config_release(&c);
+}
+
 /* A measured library section (colltune-config/1 "libraries") is read strictly and written
  * back the same; configs without one still parse (no section). */
 Test(config, library_sections_round_trip)
