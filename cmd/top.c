@@ -73,7 +73,7 @@ static int parse(struct top_opts *o, int argc, char **argv)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE,
                            "--frames N counts a stream's samples; --once "
                            "prints one");
-    if (o->view && !strcmp(o->view, "topology") && o->replay && (o->once || o->json))
+    if (o->view && !strcmp(o->view, "topology") && o->replay && o->once && !o->json)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE,
                            "--view topology is this host's probe: a "
                            "recording (--replay) holds none");
