@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "thread.h"
 
 /* The descriptor of this process's standard output or error when st is the file open there
  * (/dev/stdout, or the file stdout is redirected to), else -1. */
@@ -136,10 +137,7 @@ int ct_file_write_atomic(const char *path, const void *data, size_t len, struct 
     unlink(tmp); /* a stale one from a killed run of the same pid */
     /* a stop asked for (Ctrl-C, a launcher's SIGTERM) waits for the rename: not a .tmp left */
     sigset_t stops, old;
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    sigaddset(&stops, SIGHUP);
+    ct_sigset_stops(&stops);
     pthread_sigmask(SIG_BLOCK, &stops, &old);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {

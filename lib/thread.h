@@ -4,6 +4,11 @@
 #define CT_THREAD_H
 
 #include <pthread.h>
+#include <signal.h>
+
+/* The stop signals, in *set alone: SIGINT (Ctrl-C), SIGTERM (a launcher's, a scheduler's),
+ * SIGHUP. */
+void ct_sigset_stops(sigset_t *set);
 
 /* pthread_create with SIGINT, SIGTERM and SIGHUP blocked in the new thread: a stop (Ctrl-C, a
  * launcher's SIGTERM) lands on a thread that acts on it, never on a helper (a reduction

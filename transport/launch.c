@@ -18,6 +18,7 @@
 #include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/sock.h"
+#include "../lib/thread.h"
 #include "shm.h"
 
 #define SEC 1000000000LL
@@ -559,10 +560,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     /* the launcher takes its termination signals synchronously in reap(), so that it
      * forwards them and still removes the job's shared memory */
     sigset_t sigs, old;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
+    ct_sigset_stops(&sigs);
     sigprocmask(SIG_BLOCK, &sigs, &old);
     /* the ranks inherit the handler at fork: no window where SIGUSR1 would kill one */
     struct sigaction lost_sa = {.sa_sigaction = on_lost, .sa_flags = SA_SIGINFO | SA_RESTART},

@@ -466,6 +466,18 @@ Test(gpu, validate_measures_this_hosts_gpus)
     }
 }
 
+/* The report's text (ct_val_report_text); the caller frees it. */
+static char *report_text(const struct ct_val_report *r)
+{
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    struct ct_err err = {0};
+    cr_assert_eq(ct_val_report_text(r, f, &err), 0, "%s", err.msg);
+    fclose(f);
+    return txt;
+}
+
 /* The text report: host copies as lines, GPU -> GPU copies as a matrix with the diagonal
  * and the slow and failed cells marked; the JSON lists every copy. */
 Test(validate, gpu_copies_report)
@@ -478,12 +490,8 @@ Test(validate, gpu_copies_report)
     ct_val_gpu_expect(&r, 0, t, &m, NULL, 0);
     ct_val_diagnose(&r);
     ct_val_gpu_diagnose(&r);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    char *buf = report_text(&r);
     struct ct_err err = {0};
-    cr_assert_eq(ct_val_report_text(&r, f, &err), 0, "%s", err.msg);
-    fclose(f);
     cr_expect(strstr(buf, "gpuhost GPU3"), "%s", buf);
     cr_expect(
         strstr(buf,
@@ -524,12 +532,7 @@ Test(validate, a_hosts_percent_is_the_one_its_verdict_used)
         cr_expect_geq(r.unit[u].pct, r.min_pct, "an ok host is not shown below the bar");
     }
     cr_expect(strstr(r.unit[0].evidence, "10.236") != NULL, "%s", r.unit[0].evidence);
-    char *txt = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&txt, &len);
-    struct ct_err err = {0};
-    cr_assert_eq(ct_val_report_text(&r, f, &err), 0);
-    fclose(f);
+    char *txt = report_text(&r);
     cr_expect(strstr(txt, "8.600     86") != NULL, "the row shows 8.600 and 86%%:\n%s", txt);
     cr_expect(strstr(txt, "10.236     72") == NULL, "%s", txt);
     free(txt);
@@ -537,7 +540,7 @@ Test(validate, a_hosts_percent_is_the_one_its_verdict_used)
 }
 
 /* A percent just below the bar is never shown as the bar: 79.6% of an 80% bar read "80"
- * beside "slow" (rounded); shown rounded down, in the table and in the finding. */
+ * beside "slow" (rounded); it shows 79, in the table and in the finding. */
 Test(validate, a_percent_below_the_bar_is_not_shown_as_the_bar)
 {
     struct ct_val_report r;
@@ -547,12 +550,7 @@ Test(validate, a_percent_below_the_bar_is_not_shown_as_the_bar)
     ct_val_diagnose(&r);
     cr_assert_eq(ct_val_findings(&r), 1);
     cr_expect(strstr(r.finding[0].msg, "(79%)") != NULL, "%s", r.finding[0].msg);
-    char *txt = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&txt, &len);
-    struct ct_err err = {0};
-    cr_assert_eq(ct_val_report_text(&r, f, &err), 0);
-    fclose(f);
+    char *txt = report_text(&r);
     cr_expect(strstr(txt, "10.000     79") != NULL, "the row shows 79%%:\n%s", txt);
     cr_expect(strstr(txt, "     80 ") == NULL, "%s", txt);
     free(txt);
