@@ -84,18 +84,19 @@ ct_job_rank_pid() { eval "echo \$JOB_RANK_$1"; }
 ct_job_wait() {
     limit=$1
     JOB_KILLED=0
-    end=$(awk -v t="$JOB_T0" -v s="$limit" 'BEGIN { printf "%.3f", t + s }')
-    while :; do
-        any=0
-        for p in $JOB_PIDS; do ct__alive "$p" && any=1; done
-        [ $any = 0 ] && break
-        if awk -v n="$(ct__now)" -v e="$end" 'BEGIN { exit !(n > e) }'; then
-            JOB_KILLED=1
-            for p in $JOB_PIDS $(ct_cluster_pids); do kill -9 "$p" 2>/dev/null; done
-            break
-        fi
-        sleep 0.05
-    done
+    # a watchdog sleeps out what is left of SECS (from the start) and kills the job; this
+    # shell waits on the processes themselves (no polling to take the job's CPU)
+    left=$(awk -v t="$JOB_T0" -v s="$limit" -v n="$(ct__now)" 'BEGIN { x = t + s - n; printf "%.3f", (x > 0 ? x : 0) }')
+    rm -f "$JOB_DIR/.killed"
+    (
+        sleep "$left" &
+        s=$!
+        trap 'kill $s 2>/dev/null; exit 0' TERM
+        wait $s
+        : >"$JOB_DIR/.killed"
+        for p in $JOB_PIDS $(ct_cluster_pids); do kill -9 "$p" 2>/dev/null; done
+    ) &
+    wd=$!
     JOB_RC=0
     JOB_CODES=""
     for p in $JOB_PIDS; do
@@ -103,6 +104,10 @@ ct_job_wait() {
         [ $rc -gt $JOB_RC ] && JOB_RC=$rc
         JOB_CODES="$JOB_CODES $rc"
     done
+    kill "$wd" 2>/dev/null
+    wait "$wd" 2>/dev/null
+    [ -e "$JOB_DIR/.killed" ] && JOB_KILLED=1
+    rm -f "$JOB_DIR/.killed"
     JOB_SECS=$(awk -v t="$JOB_T0" -v n="$(ct__now)" 'BEGIN { printf "%.1f", n - t }')
 }
 
