@@ -173,6 +173,8 @@ struct ct_algo {
     bool quant;          /* implements --quant (its supports() says for what) */
     bool onesided;       /* reaches into peers' memory (fences, mailboxes): one node
                             only (ct_algo_supports), not a sub-algorithm */
+    bool torus;          /* maps the ranks onto --torus RxC (shape.torus_rows/cols) */
+    bool rails;          /* one ring per --rails NIC rail (shape.rails) */
     int lib_id;          /* a library engine's row (build NULL): the library's own id */
     unsigned own;        /* of params, those the library decides unless one is forced: a
                             sweep starts them at CT_PARAM_OWN */
@@ -192,6 +194,9 @@ const struct ct_algo *ct_algo_at(size_t i); /* NULL past the end */
 size_t ct_algo_count(void);
 /* supports(): coll bit, then the algorithm's own check, then shape sanity. */
 int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_err *why);
+/* --torus or --rails given (torus, rails) for an algorithm that reads neither: CT_EINVAL
+ * naming the algorithms that do, or 0. */
+int ct_algo_shape_opts(const struct ct_algo *a, bool torus, bool rails, struct ct_err *why);
 /* Build with checks; sched is initialised here and finished. */
 /* a and b build the same schedule for job j on every rank (every rank up to 64 ranks; ranks
  * 0, 1, n/2 and n-1 beyond): running either is the same work. */

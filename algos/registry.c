@@ -2,6 +2,7 @@
 /* The algorithm table, expanded from algos/list.h, and the checked build entry point. */
 #include "algo.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define CT_ALGO(n) extern const struct ct_algo ct_algo_##n;
@@ -53,6 +54,24 @@ int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_
                           "%s reaches into its peers' memory: one node only (%d nodes here)",
                           a->name, ct_shape_nodes(s));
     return a->supports ? a->supports(j, why) : 0;
+}
+
+int ct_algo_shape_opts(const struct ct_algo *a, bool torus, bool rails, struct ct_err *why)
+{
+    if ((!torus || a->torus) && (!rails || a->rails))
+        return 0;
+    char those[256] = "";
+    size_t off = 0;
+    int n = 0;
+    for (size_t i = 0; i < ct_algo_count() && off < sizeof those; i++)
+        if (torus && !a->torus ? algos[i]->torus : algos[i]->rails)
+            off += (size_t)snprintf(those + off, sizeof those - off, "%s%s", n++ ? ", " : "",
+                                    algos[i]->name);
+    return torus && !a->torus
+               ? ct_err_set(why, CT_EINVAL, "--torus: %s maps no torus (%s do%s)", a->name, those,
+                            n == 1 ? "es" : "")
+               : ct_err_set(why, CT_EINVAL, "--rails: %s has no ring per rail (%s do%s)", a->name,
+                            those, n == 1 ? "es" : "");
 }
 
 int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sched *s,

@@ -70,6 +70,7 @@ const struct ct_algo ct_algo_torus_rdh = {
     .summary = "recursive halving/doubling with partners along torus axes (Gray-coded)",
     .colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER),
     .params = CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_STREAMS),
+    .torus = true,
     .supports = supports,
     .build = build,
 };

@@ -57,6 +57,7 @@ const struct ct_algo ct_algo_torus_ring = {
     .colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER),
     .params = CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_CHANNELS) |
               CT_PBIT(CT_P_STREAMS),
+    .torus = true,
     .supports = supports,
     .build = build,
 };

@@ -51,8 +51,19 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     struct ct_job j;
     struct ct_err why = {0};
     fill_job(o, n, 0, o->ranks_per_node, (uint64_t)n, &j);
-    if (ct_algo_supports(o->algo, &j, &why) < 0)
+    if (ct_algo_supports(o->algo, &j, &why) < 0 ||
+        ct_algo_shape_opts(o->algo, o->torus_rows > 0, o->rails > 0, &why) < 0)
         return ct_cmd_fail(cmd, 2, "%s", why.msg);
+    /* options no part of this job reads: refused rather than ignored */
+    const char *nn = getenv("COLLTUNE_NNODES");
+    bool one_host = o->local && !o->ranks_per_node && (!nn || atoi(nn) <= 1);
+    if (o->params.v[CT_P_STREAMS] > 1 &&
+        (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host)))
+        return ct_cmd_fail(cmd, 2,
+                           "--streams: the ranks meet in shared memory alone (one "
+                           "host): no connection to stream over (--transport tcp)");
+    if (o->provider && strcmp(o->transport, "fabric"))
+        return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
     return 0;
 }
 
@@ -198,52 +209,4 @@ void ct_opts_params_str(const struct ct_opts *o, const struct ct_algo *a, char *
             off += (size_t)snprintf(buf + off, len - off, "%s%s=%llu", off ? "," : "",
                                     ct_param_desc((enum ct_param_id)i)->name,
                                     (unsigned long long)p.v[i]);
-}
-
-int ct_opts_reopen_conns(void *arg, int streams, int inflight, struct ct_conns *c,
-                         struct ct_err *err)
-{
-    const struct ct_opts_reopen *r = arg;
-    struct ct_opts o = *r->o;
-    o.params.v[CT_P_STREAMS] = (uint64_t)streams;
-    o.params.v[CT_P_INFLIGHT] = (uint64_t)(inflight > 1 ? inflight : 0);
-    bool restream = streams != c->streams;
-    if (restream || (int)o.params.v[CT_P_INFLIGHT] != c->nflight) {
-        ct_opts_flight_close(c->flight, c->nflight);
-        c->flight = NULL;
-        c->nflight = 0;
-    }
-    if (restream) {
-        ct_comm_close(*c->comm);
-        CT_TRY(ct_opts_comm_open(&o, r->boot, *c->comm, err));
-        c->streams = streams;
-    }
-    if (inflight > 1 && !c->nflight) {
-        CT_TRY(ct_opts_flight_open(&o, r->boot, &c->flight, err));
-        c->nflight = inflight;
-    }
-    return 0;
-}
-
-int ct_opts_flight_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_comm **out,
-                        struct ct_err *err)
-{
-    int k = (int)o->params.v[CT_P_INFLIGHT];
-    struct ct_comm *c = ct_xcalloc((size_t)k, sizeof *c);
-    for (int i = 0; i < k; i++)
-        if (ct_opts_comm_open(o, boot, &c[i], err) < 0) {
-            while (i-- > 0)
-                ct_comm_close(&c[i]);
-            free(c);
-            return ct_err_wrap(err, "in-flight communicator %d: ", i + 1);
-        }
-    *out = c;
-    return 0;
-}
-
-void ct_opts_flight_close(struct ct_comm *c, int n)
-{
-    for (int i = 0; c && i < n; i++)
-        ct_comm_close(&c[i]);
-    free(c);
 }

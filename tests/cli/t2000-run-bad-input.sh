@@ -28,6 +28,14 @@ usage_error "ranks per node without --local" -- $R --ranks-per-node 2
 usage_error "ranks per node not dividing" -- $R --local 3 --ranks-per-node 2
 usage_error "stray argument" -- $R extra
 usage_error "bad torus" -- $R --torus 4by4
+# options no part of the job reads are refused, not ignored
+usage_says "--torus for an algorithm that maps no torus" "--torus: ring maps no torus (torus-ring, torus-rdh do)" -- $R --local 4 --torus 2x2 --algo ring
+usage_says "--rails for an algorithm without rails" "--rails: mesh has no ring per rail (rail-ring does)" -- $R --local 2 --rails 2 --algo mesh
+usage_says "--streams where the ranks meet in shared memory alone" "--streams: the ranks meet in shared memory alone" -- $R --local 2 --streams 4
+usage_says "--streams over --transport shm" "--streams: the ranks meet in shared memory alone" -- $R --local 2 --transport shm --streams 4
+usage_says "--provider without the fabric transport" "--provider is for --transport fabric" -- $R --local 2 --transport tcp --provider tcp
+expect 0 "--rails for rail-ring" -- $R --local 2 --rails 2 --algo rail-ring -b 8 -e 1K
+expect 0 "--streams between virtual nodes (tcp)" -- $R --local 4 --ranks-per-node 2 --streams 2 -b 8 -e 1K
 usage_error "bad timeout" -- $R --timeout -1
 usage_error "average out of range" -- $R -a 4
 usage_error "average not a number" -- $R --average max
