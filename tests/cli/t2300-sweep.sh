@@ -74,15 +74,15 @@ expect 0 "the oneshot config passes its own verify" -- $S --verify "$TMP/os/conf
 # this VM, made symm's 64 KiB AllReduce 4.7x slower than that sweep measured it)
 # (the old reservation put 2 x 512 MiB into /dev/shm; this one, kilobytes). 100,000 timed
 # iterations a point keep it running long enough to be seen (a verify of two small ranges
-# is over in tens of milliseconds). Only the job's own objects count (made after it started:
-# all of /dev/shm counted whatever else ran beside the test).
-: >"$TMP/stamp"
-sleep 0.01
+# is over in tens of milliseconds). Only the job's own objects count, the ones its processes
+# have mapped (all of /dev/shm counted whatever else ran beside the test; then, objects made
+# after it started, any job's).
 $S --verify "$TMP/os/config.json" --budget 10 --algos oneshot,ring --min-iters 100000 \
     --max-iters 100000 >"$TMP/out" 2>"$TMP/err" &
 pid=$! peak=0
 while kill -0 $pid 2>/dev/null; do
-    kb=$(find /dev/shm -maxdepth 1 -name 'ct-*' -newer "$TMP/stamp" -printf '%k\n' 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    kb=$(for p in $pid $(pgrep -P $pid); do grep -o '/dev/shm/ct-[^ ]*' "/proc/$p/maps" 2>/dev/null; done |
+        sort -u | xargs -r du -k 2>/dev/null | awk '{s += $1} END {print s + 0}')
     [ "${kb:-0}" -gt "$peak" ] && peak=$kb
     sleep 0.05
 done
