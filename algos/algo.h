@@ -194,9 +194,10 @@ const struct ct_algo *ct_algo_at(size_t i); /* NULL past the end */
 size_t ct_algo_count(void);
 /* supports(): coll bit, then the algorithm's own check, then shape sanity. */
 int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_err *why);
-/* --torus or --rails given (torus, rails) for an algorithm that reads neither: CT_EINVAL
+/* --torus or --rails given (torus, rails) where none of the n algorithms as reads it: CT_EINVAL
  * naming the algorithms that do, or 0. */
-int ct_algo_shape_opts(const struct ct_algo *a, bool torus, bool rails, struct ct_err *why);
+int ct_algo_shape_opts(const struct ct_algo *const *as, size_t n, bool torus, bool rails,
+                       struct ct_err *why);
 /* Build with checks; sched is initialised here and finished. */
 /* a and b build the same schedule for job j on every rank (every rank up to 64 ranks; ranks
  * 0, 1, n/2 and n-1 beyond): running either is the same work. */

@@ -56,22 +56,32 @@ int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_
     return a->supports ? a->supports(j, why) : 0;
 }
 
-int ct_algo_shape_opts(const struct ct_algo *a, bool torus, bool rails, struct ct_err *why)
+int ct_algo_shape_opts(const struct ct_algo *const *as, size_t n, bool torus, bool rails,
+                       struct ct_err *why)
 {
-    if ((!torus || a->torus) && (!rails || a->rails))
+    bool t = !torus, r = !rails;
+    for (size_t i = 0; i < n; i++) {
+        t = t || as[i]->torus;
+        r = r || as[i]->rails;
+    }
+    if (t && r)
         return 0;
-    char those[256] = "";
-    size_t off = 0;
-    int n = 0;
+    char these[256] = "", those[256] = "";
+    size_t off = 0, k = 0;
+    for (size_t i = 0; i < n && off < sizeof these; i++)
+        off +=
+            (size_t)snprintf(these + off, sizeof these - off, "%s%s", i ? ", " : "", as[i]->name);
+    off = 0;
     for (size_t i = 0; i < ct_algo_count() && off < sizeof those; i++)
-        if (torus && !a->torus ? algos[i]->torus : algos[i]->rails)
-            off += (size_t)snprintf(those + off, sizeof those - off, "%s%s", n++ ? ", " : "",
+        if (!t ? algos[i]->torus : algos[i]->rails)
+            off += (size_t)snprintf(those + off, sizeof those - off, "%s%s", k++ ? ", " : "",
                                     algos[i]->name);
-    return torus && !a->torus
-               ? ct_err_set(why, CT_EINVAL, "--torus: %s maps no torus (%s do%s)", a->name, those,
-                            n == 1 ? "es" : "")
-               : ct_err_set(why, CT_EINVAL, "--rails: %s has no ring per rail (%s do%s)", a->name,
-                            those, n == 1 ? "es" : "");
+    const char *does = k == 1 ? "does" : "do";
+    bool one = n == 1;
+    return !t ? ct_err_set(why, CT_EINVAL, "--torus: %s%s maps %s torus (%s %s)",
+                           one ? "" : "none of ", these, one ? "no" : "a", those, does)
+              : ct_err_set(why, CT_EINVAL, "--rails: %s%s has %s ring per rail (%s %s)",
+                           one ? "" : "none of ", these, one ? "no" : "a", those, does);
 }
 
 int ct_algo_build(const struct ct_algo *a, const struct ct_job *j, struct ct_sched *s,

@@ -52,7 +52,7 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     struct ct_err why = {0};
     fill_job(o, n, 0, o->ranks_per_node, (uint64_t)n, &j);
     if (ct_algo_supports(o->algo, &j, &why) < 0 ||
-        ct_algo_shape_opts(o->algo, o->torus_rows > 0, o->rails > 0, &why) < 0)
+        ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &why) < 0)
         return ct_cmd_fail(cmd, 2, "%s", why.msg);
     /* options no part of this job reads: refused rather than ignored */
     const char *nn = getenv("COLLTUNE_NNODES");

@@ -267,7 +267,10 @@ int ct_sweep_cfg_check(const struct ct_sweep_cfg *cfg, struct ct_err *err)
     if (cfg->min_iters > cfg->max_iters)
         return ct_err_set(err, CT_EINVAL, "--min-iters %d is above --max-iters %d", cfg->min_iters,
                           cfg->max_iters);
-    return 0;
+    /* --algos narrowed to algorithms that read neither: --torus or --rails would be ignored */
+    return cfg->nalgos ? ct_algo_shape_opts(cfg->algos, cfg->nalgos, cfg->job.shape.torus_rows > 0,
+                                            cfg->job.shape.rails > 0, err)
+                       : 0;
 }
 
 int ct_sweep_cfg_check_budget(const struct ct_sweep_cfg *cfg, struct ct_err *err)

@@ -309,7 +309,7 @@ struct tally {
 
 static int is_torus_algo(const struct ct_algo *a)
 {
-    return !strncmp(a->name, "torus-", 6);
+    return a->torus;
 }
 
 /* Shapes for N: ranks per node (0 = one node, 2, 4) or, for torus algorithms, every
@@ -885,6 +885,30 @@ Test(placement, torus_algorithms_talk_to_neighbours)
                 sends_where(&c, torus_neighbours);
             }
         }
+}
+
+/* run and sweep refuse --torus and --rails where no algorithm they run reads it; the rows
+ * that read them are the torus and rail algorithms, and the message names those. */
+Test(placement, torus_and_rails_read_by_their_algorithms_alone)
+{
+    const struct ct_algo *ring = ct_algo_find("ring"), *tr = ct_algo_find("torus-ring"),
+                         *rr = ct_algo_find("rail-ring");
+    for (size_t i = 0; i < ct_algo_count(); i++) {
+        const struct ct_algo *a = ct_algo_at(i);
+        cr_expect_eq(a->torus, !strncmp(a->name, "torus-", 6), "%s", a->name);
+        cr_expect_eq(a->rails, !strcmp(a->name, "rail-ring"), "%s", a->name);
+    }
+    struct ct_err why = {0};
+    cr_expect_eq(ct_algo_shape_opts(&tr, 1, true, false, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(&rr, 1, false, true, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(&ring, 1, false, false, &why), 0);
+    const struct ct_algo *two[] = {ring, tr};
+    cr_expect_eq(ct_algo_shape_opts(two, 2, true, false, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(two, 2, true, true, &why), CT_EINVAL);
+    cr_expect_str_eq(why.msg,
+                     "--rails: none of ring, torus-ring has a ring per rail (rail-ring does)");
+    cr_expect_eq(ct_algo_shape_opts(&ring, 1, true, false, &why), CT_EINVAL);
+    cr_expect_str_eq(why.msg, "--torus: ring maps no torus (torus-ring, torus-rdh do)");
 }
 
 Test(placement, rails_and_chains)
