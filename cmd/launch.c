@@ -54,11 +54,25 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     if (ct_algo_supports(o->algo, &j, &why) < 0 ||
         ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &why) < 0)
         return ct_cmd_fail(cmd, 2, "%s", why.msg);
-    /* options no part of this job reads: refused rather than ignored */
-    const char *nn = getenv("COLLTUNE_NNODES");
-    bool one_host = o->local && !o->ranks_per_node && (!nn || atoi(nn) <= 1);
+    return 0;
+}
+
+/* The ranks of this job on this host alone: --local N as one node (not virtual nodes), or no
+ * launcher (a run's one rank; a sweep or validate forks --local of the cores). */
+static bool one_host(const struct ct_opts *o)
+{
+    struct ct_launch_cfg lc;
+    struct ct_launch_opts lx;
+    struct ct_launch_info li;
+    ct_opts_launch_cfg(o, "run", &lc, &lx);
+    return ct_launch_detect(&lc, &li, NULL) == 0 && !o->ranks_per_node &&
+           (li.kind == CT_LAUNCH_SINGLE || li.kind == CT_LAUNCH_LOCAL);
+}
+
+int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
+{
     if (o->params.v[CT_P_STREAMS] > 1 &&
-        (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host)))
+        (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host(o))))
         return ct_cmd_fail(cmd, 2,
                            "--streams: the ranks meet in shared memory alone (one "
                            "host): no connection to stream over (--transport tcp)");

@@ -119,9 +119,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         char tail;
         if (sscanf(arg, "%dx%d%c", &r, &c, &tail) != 2 || r < 1 || c < 1 || r > 4096 || c > 4096)
             return ct_cmd_fail(cmd, 2, "bad --torus '%s' (RxC, e.g. 4x4)", arg);
-        o->torus_rows = r;
-        o->torus_cols = c;
-        return 0;
+        return o->torus_rows = r, o->torus_cols = c, 0;
     }
     case CT_O_RAILS:
     case CT_O_REVERIFY: { /* rails: 1..64; verify rounds after the first: 1..5 */
@@ -230,6 +228,7 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     if (o->gpu_map && !nccl && (!o->mem || strcmp(o->mem, "cuda")))
         return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
     CT_TRY_OPT(ct_opts_lib_check(o, cmd)); /* --lib and what only an engine takes */
+    CT_TRY_OPT(ct_opts_links_check(o, cmd));
     if (nccl && o->mem && strcmp(o->mem, "cuda"))
         return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
     if (o->hosts && (!o->lib || nccl)) /* the rest of an MPI engine's launch: cmd/librun.c */

@@ -124,6 +124,9 @@ int ct_opts_set_dtype(struct ct_opts *o, const char *cmd, const char *arg);
 int ct_opts_check(const struct ct_opts *o, const char *cmd);
 /* Before launching: does the algorithm support this request on the launch shape? */
 int ct_opts_precheck(const struct ct_opts *o, const char *cmd);
+/* --streams where the ranks meet in shared memory alone, --provider without --transport
+ * fabric: refused (exit 2), not ignored. */
+int ct_opts_links_check(const struct ct_opts *o, const char *cmd);
 /* Bring up the ranks (transport/launch.h) and run fn in each; notices and forked ranks'
  * fatal errors are printed as "colltune <cmd>: notice: ..." / "error: ...". */
 int ct_opts_launch(const struct ct_opts *o, const char *cmd, ct_rank_fn fn, void *arg);
