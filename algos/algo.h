@@ -175,6 +175,7 @@ struct ct_algo {
                             only (ct_algo_supports), not a sub-algorithm */
     bool torus;          /* maps the ranks onto --torus RxC (shape.torus_rows/cols) */
     bool rails;          /* one ring per --rails NIC rail (shape.rails) */
+    bool subs;           /* runs --intra and --inter sub-algorithms (algos/compose.c) */
     int lib_id;          /* a library engine's row (build NULL): the library's own id */
     unsigned own;        /* of params, those the library decides unless one is forced: a
                             sweep starts them at CT_PARAM_OWN */
@@ -194,10 +195,11 @@ const struct ct_algo *ct_algo_at(size_t i); /* NULL past the end */
 size_t ct_algo_count(void);
 /* supports(): coll bit, then the algorithm's own check, then shape sanity. */
 int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_err *why);
-/* --torus or --rails given (torus, rails) where none of the n algorithms as reads it: CT_EINVAL
- * naming the algorithms that do, or 0. */
+/* --torus or --rails given (torus, rails) where none of the n algorithms as reads it (nor a
+ * sub-algorithm p->intra or p->inter of one that runs them, which keeps the rails): CT_EINVAL
+ * naming the algorithms that do, or 0. p may be NULL. */
 int ct_algo_shape_opts(const struct ct_algo *const *as, size_t n, bool torus, bool rails,
-                       struct ct_err *why);
+                       const struct ct_params *p, struct ct_err *why);
 /* Build with checks; sched is initialised here and finished. */
 /* a and b build the same schedule for job j on every rank (every rank up to 64 ranks; ranks
  * 0, 1, n/2 and n-1 beyond): running either is the same work. */

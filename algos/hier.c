@@ -237,6 +237,7 @@ const struct ct_algo ct_algo_hier = {
     .colls = CT_COLL_BIT(CT_ALLREDUCE) | CT_COLL_BIT(CT_ALLGATHER) | CT_COLL_BIT(CT_REDUCESCATTER),
     .params = CT_PBIT(CT_P_CHUNK) | CT_PBIT(CT_P_PIPELINE) | CT_PBIT(CT_P_CHANNELS) |
               CT_PBIT(CT_P_STREAMS) | CT_PBIT(CT_P_THREADS),
+    .subs = true,
     .supports = supports,
     .build = build,
 };

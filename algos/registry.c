@@ -56,13 +56,19 @@ int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_
     return a->supports ? a->supports(j, why) : 0;
 }
 
+static bool sub_rails(const char *name)
+{
+    const struct ct_algo *a = name ? ct_algo_find(name) : NULL;
+    return a && a->rails;
+}
+
 int ct_algo_shape_opts(const struct ct_algo *const *as, size_t n, bool torus, bool rails,
-                       struct ct_err *why)
+                       const struct ct_params *p, struct ct_err *why)
 {
     bool t = !torus, r = !rails;
     for (size_t i = 0; i < n; i++) {
-        t = t || as[i]->torus;
-        r = r || as[i]->rails;
+        t = t || as[i]->torus; /* a sub-job maps no torus (algos/compose.c) */
+        r = r || as[i]->rails || (as[i]->subs && p && (sub_rails(p->intra) || sub_rails(p->inter)));
     }
     if (t && r)
         return 0;

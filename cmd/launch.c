@@ -52,9 +52,9 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     struct ct_err why = {0};
     fill_job(o, n, 0, o->ranks_per_node, (uint64_t)n, &j);
     if (ct_algo_supports(o->algo, &j, &why) < 0 ||
-        ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &why) < 0)
+        ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &o->params, &why) < 0)
         return ct_cmd_fail(cmd, 2, "%s", why.msg);
-    return 0;
+    return ct_opts_links_check(o, cmd);
 }
 
 /* The ranks of this job on this host alone: --local N as one node (not virtual nodes), or no
@@ -71,6 +71,8 @@ static bool one_host(const struct ct_opts *o)
 
 int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
 {
+    if (o->lib) /* a library's engine: its own transports (ct_opts_lib_check) */
+        return 0;
     if (o->params.v[CT_P_STREAMS] > 1 &&
         (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host(o))))
         return ct_cmd_fail(cmd, 2,

@@ -196,7 +196,9 @@ int ct_model_opts_moot(const struct ct_opts *o, const char *cmd, const char *who
 /* sweep's options that only some of its modes read, refused elsewhere (one line, exit 2):
  * --pairs (verify, --env-search), -b/-e/-f/--out (sweep_only: not --verify), --max-regret
  * (regret: the native verify), the planner's -w/--budget/--target-ci/--margin/--min-iters/
- * --max-iters (planner & 1: not a library's verify), -d/-o (planner & 2: a sweep's alone). */
+ * --max-iters (planner & 1: not a library's verify), -d/-o (planner & 2: a sweep's alone);
+ * --streams and --provider where no link reads them (ct_opts_links_check) but for a model's
+ * sweep (planner & 4: the model's links). */
 int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, int planner);
 int ct_sweep_model_opt(struct ct_mtopo_spec *m, int which, const char *arg);
 int ct_sweep_model(const struct ct_mtopo_spec *spec, const struct ct_opts *o,

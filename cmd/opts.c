@@ -228,7 +228,6 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     if (o->gpu_map && !nccl && (!o->mem || strcmp(o->mem, "cuda")))
         return ct_cmd_fail(cmd, 2, "--gpu-map needs --mem cuda or --lib nccl");
     CT_TRY_OPT(ct_opts_lib_check(o, cmd)); /* --lib and what only an engine takes */
-    CT_TRY_OPT(ct_opts_links_check(o, cmd));
     if (nccl && o->mem && strcmp(o->mem, "cuda"))
         return ct_cmd_fail(cmd, 2, "--lib nccl moves GPU memory only (--mem cuda)");
     if (o->hosts && (!o->lib || nccl)) /* the rest of an MPI engine's launch: cmd/librun.c */

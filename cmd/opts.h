@@ -125,7 +125,8 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd);
 /* Before launching: does the algorithm support this request on the launch shape? */
 int ct_opts_precheck(const struct ct_opts *o, const char *cmd);
 /* --streams where the ranks meet in shared memory alone, --provider without --transport
- * fabric: refused (exit 2), not ignored. */
+ * fabric: refused (exit 2), not ignored (run, sweep but --model, validate; with --lib,
+ * ct_opts_check refuses both). */
 int ct_opts_links_check(const struct ct_opts *o, const char *cmd);
 /* Bring up the ranks (transport/launch.h) and run fn in each; notices and forked ranks'
  * fatal errors are printed as "colltune <cmd>: notice: ..." / "error: ...". */

@@ -129,7 +129,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     if (ct_sweep_cfg_check(cfg, &err) < 0)
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
     int local = x->o.local || x->o.hosts || by_model(x) ? x->o.local : ct_cmd_local_ranks();
-    CT_TRY_OPT(ct_sweep_opts_moot(&x->o, x->sweep_only, x->regret, x->planner));
+    CT_TRY_OPT(ct_sweep_opts_moot(&x->o, x->sweep_only, x->regret, x->planner | by_model(x) << 2));
     if (x->o.verify && x->o.lib && !strcmp(x->o.lib, "nccl")) /* before the GPU is looked at */
         CT_TRY_OPT(ct_nccl_verify_check(&x->o, x->o.verify, local));
     CT_TRY_OPT(ct_opts_check(&x->o, "sweep"));

@@ -86,7 +86,7 @@ int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, in
     if (o->verify && !o->lib && (planner & 2)) /* colltune's own: CONFIG's type and op too */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "-d and -o are for a sweep: --verify measures CONFIG's type and op");
-    if (o->verify && o->lib && planner) /* a library's verify: CONFIG's type and op, paired */
+    if (o->verify && o->lib && (planner & 3)) /* a library's verify: CONFIG's type and op */
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "-d, -o, -w, --budget, --target-ci, --margin, --min-iters and "
                            "--max-iters are for a sweep: a library's verify runs CONFIG's type "
@@ -100,7 +100,7 @@ int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, in
         return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                            "--max-regret is for sweep --verify CONFIG of colltune's own rules "
                            "(a library's verify judges 3%% beyond the interval)");
-    return 0;
+    return planner & 4 ? 0 : ct_opts_links_check(o, "sweep"); /* a model's: its links */
 }
 
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,

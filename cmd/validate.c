@@ -132,6 +132,7 @@ static int parse(struct vctx *x, int argc, char **argv)
     if (optind < argc)
         return ct_cmd_fail(CMD, 2, "unexpected argument '%s'", argv[optind]);
     CT_TRY_OPT(ct_opts_check(&x->o, CMD));
+    CT_TRY_OPT(ct_opts_links_check(&x->o, CMD));
     CT_TRY_OPT(ct_cmd_out_check(CMD, "json", x->json, true));
     CT_TRY_OPT(ct_cmd_out_check(CMD, "save-baseline", x->save, true));
     if (x->baseline_path) {

@@ -3,8 +3,9 @@
 
 Usage: scripts/run-cli-tests.py ./colltune [tests/cli/tNNNN-*.sh ...]
 
-One script at a time, in order, by default. CT_CLI_LANES=N runs N at a time, for a machine
-with cores to spare: each in a mount namespace of its own with a /dev/shm of its own
+One script at a time, in order, by default, as the shell runner before it did: its header,
+then its output once every process holding it has closed it. CT_CLI_LANES=N runs N at a
+time, for a machine with cores to spare: each in a mount namespace and a /dev/shm of its own
 (unshare -m and a tmpfs of the host's /dev/shm size), so that the scripts that count the
 shared-memory objects a job leaves see their own jobs' alone; a script whose header says
 "# cli-lane: alone" (its verdicts time things: a bandwidth, a pass against a ceiling) runs
@@ -60,7 +61,11 @@ def main():
         d = "tests/cli"
         scripts = sorted(os.path.join(d, f) for f in os.listdir(d)
                          if re.match(r"t[0-9].*\.sh$", f))
-    lanes = int(os.environ.get("CT_CLI_LANES", "1") or 1)
+    try:
+        lanes = max(1, int(os.environ.get("CT_CLI_LANES", "1") or 1))
+    except ValueError:
+        print("CT_CLI_LANES: a whole number of scripts at a time", file=sys.stderr)
+        return 2
     prefix = private_shm_cmd() if lanes > 1 else None
     if lanes > 1 and prefix is None:
         print("# cli: one script at a time (a /dev/shm of each one's own needs root and unshare)")
@@ -69,22 +74,22 @@ def main():
     if lanes > 1:
         print("# cli: %d scripts at a time, each with a /dev/shm of its own; "
               "those marked alone after, one by one" % lanes)
-    if lanes > 1:
         # the long ones first, the rest in order, the ones that run alone last
         order = {"long": 0, "": 1, "alone": 2}
         scripts = sorted(scripts, key=lambda t: order.get(kinds[t], 1))
-    else:
-        prefix = []
     tmp = tempfile.mkdtemp(prefix="ct-cli-")
     running = {}  # pid -> (script, Popen, output file, start time)
     stats = {"pass": 0, "fail": 0, "skip": 0}
     failed = []
 
     def report(t, rc, out, secs):
-        with open(out, errors="replace") as f:
-            text = f.read()
-        os.unlink(out)
-        print("== " + t)
+        if isinstance(out, str):
+            with open(out, errors="replace") as f:
+                text = f.read()
+            os.unlink(out)
+            print("== " + t)
+        else:  # one at a time: its header is out, its output read to the end
+            text = out.decode(errors="replace")
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
         print("# %s: %d s" % (t, secs))
         lines = text.split("\n")
@@ -101,7 +106,34 @@ def main():
             failed.append(t)
         sys.stdout.flush()
 
+    def stop(sig, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
     pending = list(scripts)
+    if lanes == 1:
+        # as the shell runner did: the header first, the output once every process holding
+        # it has closed it (a script's stray background job holds the next one back)
+        current = None
+        try:
+            for t in pending:
+                print("== " + t)
+                sys.stdout.flush()
+                t0 = time.time()
+                current = subprocess.Popen(["sh", t], stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                text = current.stdout.read()
+                rc = current.wait()
+                current = None
+                report(t, rc if rc >= 0 else 128 - rc, text, time.time() - t0)
+        except KeyboardInterrupt:
+            if current:
+                current.terminate()
+                current.wait()
+            os.rmdir(tmp)
+            return 130
+        pending = []
     try:
         while pending or running:
             alone_running = any(kinds[r[0]] == "alone" for r in running.values())
@@ -112,7 +144,7 @@ def main():
                 pending.pop(0)
                 out = os.path.join(tmp, "%d.out" % len(pending))
                 with open(out, "w") as f:
-                    p = subprocess.Popen(prefix + [t] if prefix else ["sh", t],
+                    p = subprocess.Popen(prefix + [t],
                                          stdout=f, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
                 running[p.pid] = (t, p, out, time.time())
@@ -130,7 +162,7 @@ def main():
                 os.killpg(p.pid, signal.SIGTERM)
             except OSError:
                 pass
-        raise
+        return 130
     finally:
         for f in os.listdir(tmp):
             os.unlink(os.path.join(tmp, f))

@@ -269,7 +269,7 @@ int ct_sweep_cfg_check(const struct ct_sweep_cfg *cfg, struct ct_err *err)
                           cfg->max_iters);
     /* --algos narrowed to algorithms that read neither: --torus or --rails would be ignored */
     return cfg->nalgos ? ct_algo_shape_opts(cfg->algos, cfg->nalgos, cfg->job.shape.torus_rows > 0,
-                                            cfg->job.shape.rails > 0, err)
+                                            cfg->job.shape.rails > 0, &cfg->job.params, err)
                        : 0;
 }
 

@@ -899,16 +899,25 @@ Test(placement, torus_and_rails_read_by_their_algorithms_alone)
         cr_expect_eq(a->rails, !strcmp(a->name, "rail-ring"), "%s", a->name);
     }
     struct ct_err why = {0};
-    cr_expect_eq(ct_algo_shape_opts(&tr, 1, true, false, &why), 0);
-    cr_expect_eq(ct_algo_shape_opts(&rr, 1, false, true, &why), 0);
-    cr_expect_eq(ct_algo_shape_opts(&ring, 1, false, false, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(&tr, 1, true, false, NULL, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(&rr, 1, false, true, NULL, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(&ring, 1, false, false, NULL, &why), 0);
     const struct ct_algo *two[] = {ring, tr};
-    cr_expect_eq(ct_algo_shape_opts(two, 2, true, false, &why), 0);
-    cr_expect_eq(ct_algo_shape_opts(two, 2, true, true, &why), CT_EINVAL);
+    cr_expect_eq(ct_algo_shape_opts(two, 2, true, false, NULL, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(two, 2, true, true, NULL, &why), CT_EINVAL);
     cr_expect_str_eq(why.msg,
                      "--rails: none of ring, torus-ring has a ring per rail (rail-ring does)");
-    cr_expect_eq(ct_algo_shape_opts(&ring, 1, true, false, &why), CT_EINVAL);
+    cr_expect_eq(ct_algo_shape_opts(&ring, 1, true, false, NULL, &why), CT_EINVAL);
     cr_expect_str_eq(why.msg, "--torus: ring maps no torus (torus-ring, torus-rdh do)");
+    /* hier keeps the rails in its sub-jobs: read where --inter or --intra is rail-ring */
+    const struct ct_algo *hier = ct_algo_find("hier");
+    struct ct_params p = {.inter = "rail-ring"};
+    cr_expect_eq(ct_algo_shape_opts(&hier, 1, false, true, &p, &why), 0);
+    p.inter = "ring";
+    cr_expect_eq(ct_algo_shape_opts(&hier, 1, false, true, &p, &why), CT_EINVAL);
+    p.intra = "rail-ring";
+    cr_expect_eq(ct_algo_shape_opts(&hier, 1, false, true, &p, &why), 0);
+    cr_expect_eq(ct_algo_shape_opts(&hier, 1, true, false, &p, &why), CT_EINVAL);
 }
 
 Test(placement, rails_and_chains)

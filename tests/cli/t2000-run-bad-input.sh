@@ -35,6 +35,8 @@ usage_says "--streams where the ranks meet in shared memory alone" "--streams: t
 usage_says "--streams over --transport shm" "--streams: the ranks meet in shared memory alone" -- $R --local 2 --transport shm --streams 4
 usage_says "--provider without the fabric transport" "--provider is for --transport fabric" -- $R --local 2 --transport tcp --provider tcp
 expect 0 "--rails for rail-ring" -- $R --local 2 --rails 2 --algo rail-ring -b 8 -e 1K
+expect 0 "--rails for hier with rail-ring between nodes (its sub-jobs keep the rails)" -- $R --local 4 --ranks-per-node 2 --algo hier --inter rail-ring --rails 2 -b 8 -e 1K
+usage_says "--rails for hier without rail-ring" "--rails: hier has no ring per rail" -- $R --local 4 --ranks-per-node 2 --algo hier --rails 2
 expect 0 "--streams between virtual nodes (tcp)" -- $R --local 4 --ranks-per-node 2 --streams 2 -b 8 -e 1K
 usage_error "bad timeout" -- $R --timeout -1
 usage_error "average out of range" -- $R -a 4

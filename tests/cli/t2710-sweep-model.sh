@@ -15,6 +15,8 @@ usage_error "--model with --tui" -- $S --model dgx-h100 --tui --out "$TMP/o0"
 usage_error "--model with --transport" -- $S --model dgx-h100 --transport tcp --out "$TMP/o0"
 usage_error "--model with --torus" -- $S --model trn1 --torus 4x4 --out "$TMP/o0"
 usage_error "--model with --rails" -- $S --model dgx-h100 --rails 8 --out "$TMP/o0"
+# --streams prices the model's links: not refused as for ranks meeting in shared memory
+expect 0 "--model with --streams 4 (a parameter of the model's links)" -- $S --model dgx-h100 --nodes 2 --streams 4 --coll allreduce --out "$TMP/o-streams"
 # how ranks would connect or be placed: nothing to price (were ignored); --streams is a parameter
 for o in "--sockbuf 1M" "--mem host-ipc" "--no-bind" "--wait spin" "--port-range 30000-30100"; do
     usage_says "--model with $o" "--model prices a topology: ${o%% *} is for commands that start ranks" -- $S --model dgx-h100 $o --out "$TMP/o0"

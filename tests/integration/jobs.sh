@@ -85,14 +85,12 @@ ct_job_wait() {
     limit=$1
     JOB_KILLED=0
     # a watchdog sleeps out what is left of SECS (from the start) and kills the job; this
-    # shell waits on the processes themselves (no polling to take the job's CPU)
+    # shell waits on the processes themselves (no polling to take the job's CPU). It is
+    # stopped, its sleep killed, then itself, with signals no trap takes (setup.sh traps TERM)
     left=$(awk -v t="$JOB_T0" -v s="$limit" -v n="$(ct__now)" 'BEGIN { x = t + s - n; printf "%.3f", (x > 0 ? x : 0) }')
     rm -f "$JOB_DIR/.killed"
     (
-        sleep "$left" &
-        s=$!
-        trap 'kill $s 2>/dev/null; exit 0' TERM
-        wait $s
+        sleep "$left"
         : >"$JOB_DIR/.killed"
         for p in $JOB_PIDS $(ct_cluster_pids); do kill -9 "$p" 2>/dev/null; done
     ) &
@@ -104,7 +102,9 @@ ct_job_wait() {
         [ $rc -gt $JOB_RC ] && JOB_RC=$rc
         JOB_CODES="$JOB_CODES $rc"
     done
-    kill "$wd" 2>/dev/null
+    kill -STOP "$wd" 2>/dev/null
+    pkill -KILL -P "$wd" 2>/dev/null
+    kill -KILL "$wd" 2>/dev/null
     wait "$wd" 2>/dev/null
     [ -e "$JOB_DIR/.killed" ] && JOB_KILLED=1
     rm -f "$JOB_DIR/.killed"
