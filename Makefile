@@ -239,7 +239,7 @@ test-gpu: $(GPU_TEST_BIN) colltune
 	$(Q)CRITERION_TEST_PATTERN='gpu/*' scripts/run-tests.sh $(BUILD) $(GPU_TEST_BIN)
 
 test-cli: colltune lib-modules $(PLUGIN_SO) $(WAN_TOOLS) $(MPICH_SPY)
-	$(Q)python3 scripts/run-cli-tests.py ./colltune
+	$(Q)scripts/run-cli-tests.sh ./colltune
 
 # Same tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
 ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build-asan \

@@ -56,6 +56,13 @@ int ct_algo_supports(const struct ct_algo *a, const struct ct_job *j, struct ct_
     return a->supports ? a->supports(j, why) : 0;
 }
 
+/* name appended to the list in buf ("a, b"), at off; the new end */
+static size_t list_add(char *buf, size_t len, size_t off, const char *name)
+{
+    return off < len ? off + (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", name)
+                     : off;
+}
+
 static bool sub_rails(const char *name)
 {
     const struct ct_algo *a = name ? ct_algo_find(name) : NULL;
@@ -74,14 +81,12 @@ int ct_algo_shape_opts(const struct ct_algo *const *as, size_t n, bool torus, bo
         return 0;
     char these[256] = "", those[256] = "";
     size_t off = 0, k = 0;
-    for (size_t i = 0; i < n && off < sizeof these; i++)
-        off +=
-            (size_t)snprintf(these + off, sizeof these - off, "%s%s", i ? ", " : "", as[i]->name);
+    for (size_t i = 0; i < n; i++)
+        off = list_add(these, sizeof these, off, as[i]->name);
     off = 0;
-    for (size_t i = 0; i < ct_algo_count() && off < sizeof those; i++)
+    for (size_t i = 0; i < ct_algo_count(); i++)
         if (!t ? algos[i]->torus : algos[i]->rails)
-            off += (size_t)snprintf(those + off, sizeof those - off, "%s%s", k++ ? ", " : "",
-                                    algos[i]->name);
+            off = list_add(those, sizeof those, off, algos[i]->name), k++;
     const char *does = k == 1 ? "does" : "do";
     bool one = n == 1;
     return !t ? ct_err_set(why, CT_EINVAL, "--torus: %s%s maps %s torus (%s %s)",

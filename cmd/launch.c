@@ -15,15 +15,23 @@
 #include "../output/sweep_out.h"
 #include "cmd.h"
 
-/* Ranks the launch will have (1 when only the bootstrap can tell). */
-static int launch_size(const struct ct_opts *o)
+/* What the environment and options say of the launch, in *li; false for a mis-launch. */
+static bool launch_known(const struct ct_opts *o, struct ct_launch_info *li)
 {
     struct ct_launch_cfg lc;
     struct ct_launch_opts lx;
-    struct ct_launch_info li;
     ct_opts_launch_cfg(o, "run", &lc, &lx);
-    bool known = ct_launch_detect(&lc, &li, NULL) == 0;
-    return !known ? 1 : li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : 1;
+    return ct_launch_detect(&lc, li, NULL) == 0;
+}
+
+/* Ranks the launch will have (1 when only the bootstrap can tell). */
+static int launch_size(const struct ct_opts *o)
+{
+    struct ct_launch_info li;
+    return !launch_known(o, &li)  ? 1
+           : li.size > 0          ? li.size
+           : li.launcher_size > 0 ? li.launcher_size
+                                  : 1;
 }
 
 static void fill_job(const struct ct_opts *o, int n, int rank, int rpn, uint64_t count,
@@ -61,11 +69,8 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
  * launcher (a run's one rank; a sweep or validate forks --local of the cores). */
 static bool one_host(const struct ct_opts *o)
 {
-    struct ct_launch_cfg lc;
-    struct ct_launch_opts lx;
     struct ct_launch_info li;
-    ct_opts_launch_cfg(o, "run", &lc, &lx);
-    return ct_launch_detect(&lc, &li, NULL) == 0 && !o->ranks_per_node &&
+    return launch_known(o, &li) && !o->ranks_per_node &&
            (li.kind == CT_LAUNCH_SINGLE || li.kind == CT_LAUNCH_LOCAL);
 }
 

@@ -5,7 +5,6 @@
 # VM the host wakes the line and the endpoints late (CI once saw 25 of 40 late by up to
 # 16 ms), which a test cannot tell from the line; make bench prints the spread (wan.sh, 0.).
 # Skipped without root, namespaces or /dev/net/tun.
-# cli-lane: alone (it times the delay line's packets) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 WAN_BIN_SET=$WAN_BIN

@@ -5,7 +5,6 @@
 # in flight >= 4) and be at least twice as fast as one stream (--budget 30: it reaches 16-32
 # streams in about 22 s here; 60 took 55 s to the same choice). Skipped without root,
 # namespaces or /dev/net/tun.
-# cli-lane: alone (its verdict is the connections a long link's bandwidth needs) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 WAN_BIN_SET=$WAN_BIN

@@ -3,7 +3,6 @@
 # sweep over shm writes a valid config (schema, ranges contiguous from 0 to null) and the
 # report; --verify re-measures it, and flags a deliberately bad choice (exit 3); show prints
 # it and refuses corrupt files; a rank killed mid-sweep leaves partial results.
-# cli-lane: alone (a verdict of its own sweep's timings) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 S="$COLLTUNE sweep --local 2"
 O="$TMP/sweep"

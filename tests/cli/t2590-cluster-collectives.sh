@@ -6,7 +6,6 @@
 # rendezvous; every algorithm over the fabric transport too when it is built (the
 # collectives in turn, AllToAll with each algorithm that has it). Skips where namespaces
 # are not allowed (needs root).
-# cli-lane: long (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
 ct_setup_cluster 4 1gbit

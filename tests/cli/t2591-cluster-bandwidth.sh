@@ -5,7 +5,6 @@
 # on the 2-core VM, where 8 ranks and the shaping share two cores); with one node shaped to a quarter of the
 # rate the ring runs at the slowest link's speed: busbw falls to 25% (+-20%) of the full
 # figure. The figures are printed as TAP comments (and appended to $COLLTUNE_FIGURES).
-# cli-lane: alone (bandwidth against the links' rate) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
 ct_setup_cluster 4 1gbit

@@ -6,7 +6,6 @@
 # colltune with MPICH's static archive linked in and wrapped does. Bad input (unknown
 # library, a library algorithm without --lib, an algorithm the library lacks, no --local, a
 # bad --hosts, a missing module) is one line and exit 2. Across hosts: t3110-lib-cluster.sh.
-# cli-lane: long (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 X="$COLLTUNE run"

@@ -6,7 +6,6 @@
 # limit to 1024 (2 KiB takes the rendezvous path: 3.7-7.5 us against 0.6-0.9 us, three runs of 200 calls), a config
 # whose settings set it back to 4096 (about 5x faster at 2 KiB) beside OMPI_MCA_btl=self,tcp
 # (TCP over loopback, 3-4x slower there): together slower, the eager limit alone kept.
-# cli-lane: alone (kept or not: faster or slower in paired launches) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 have() { command -v "$1" >/dev/null 2>&1; }
 V="$COLLTUNE sweep --verify"

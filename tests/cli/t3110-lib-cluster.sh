@@ -8,7 +8,6 @@
 # 4-node section and `sweep --verify --lib ompi --hosts` runs it on those hosts, and MPICH
 # runs a 4-node export's algorithm on every rank (t3100's spy build). Skips where
 # namespaces are not allowed (needs root) or a library is not installed.
-# cli-lane: long (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/../integration/setup.sh"

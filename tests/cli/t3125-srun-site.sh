@@ -7,7 +7,6 @@
 # 2 CPUs are tuned, 2 ranks overcommitted on 1 CPU are reported and not tuned. Skips
 # without root, Slurm, MUNGE, 2 usable CPUs, or writable cgroup v1 cpuset and freezer
 # hierarchies.
-# cli-lane: alone (whether a sweep on 2 CPUs is tuned; beside another script it was not) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 NAMES="the steps run as a site's|srun --mpi=pmix: run|its results|run --lib ompi|its results|sweep --lib ompi, 2 ranks on 2 CPUs|tuned|sweep --lib ompi, 2 ranks on 1 CPU|not tuned|srun --mpi=pmi2: run --lib mpich|its results"
 . "$(dirname "$0")/../integration/slurm.sh"

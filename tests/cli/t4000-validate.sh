@@ -3,7 +3,6 @@
 # host without GPUs), a baseline with
 # impossible expectations fails (exit 3) naming every rank, bad inputs exit 2, a killed rank
 # is reported as a failed host within the timeout.
-# cli-lane: alone (a pass against the host's copy ceiling) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 V="$COLLTUNE validate"
 

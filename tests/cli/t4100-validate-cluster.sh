@@ -4,7 +4,6 @@
 # exit 3 naming exactly that host; a node whose (fixture) sysfs shows a port at degraded width
 # gets a probe finding; then 6 nodes. Skips where namespaces cannot be built.
 # Times go to the TAP comments (and $COLLTUNE_FIGURES).
-# cli-lane: alone (passes against the links' goodput) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
 ct_setup_cluster 4 1gbit

@@ -3,7 +3,6 @@
 # (eth0 on one bridge and subnet, eth1 on another, every link shaped to 1 Gbit). validate
 # drives each rail in turn, so every NIC of every host carries pairs; the NIC counters
 # confirm it. Then one node's eth1 is shaped to a quarter rate: exactly that NIC is named.
-# cli-lane: alone (passes against the rails' goodput) (scripts/run-cli-tests.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../integration/setup.sh"
 ct_setup_cluster 4 1gbit 2
