@@ -96,11 +96,9 @@ struct ct_config *ct_verify_hook_copy(const void *ctx, const struct ct_config *c
 void ct_verify_hook_apply(const void *ctx, struct ct_config *c, const char *lib, int i,
                           const struct ct_ruleset *s, const bool *slow, const bool *nogain,
                           const struct ct_paired_cut *cut, int n[CT_JUDGED_N]);
-/* Why verify does not run set s of a section here (the export leaves it out, or --hosts
- * places other ranks than it has), or NULL. */
-struct ct_export_out;
-const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
-                                    const struct ct_ruleset *s);
+/* Why verify does not run set s of a section here (--hosts places other ranks than it has,
+ * or more ranks than this host's cores), or NULL. */
+const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_ruleset *s);
 /* The file the export of cfg by e writes, for a verify to load: in a new file (across hosts
  * beside path, which every host reads; else in /tmp) with what goes beside it (MPICH's CH4
  * tree), and its loader (the variables that point the library at it). 0; CT_EIO, not

@@ -94,8 +94,9 @@ static void unexport(const void *ctx, struct ct_verify_file *f)
 static const char *elsewhere(const void *ctx, const struct ct_verify_file *f,
                              const struct ct_ruleset *s)
 {
+    (void)f;
     const struct ct_verify_cmd *v = ctx;
-    return ct_verify_set_elsewhere(v->o, &((const struct ct_verify_export *)f->priv)->out, s);
+    return ct_verify_set_elsewhere(v->o, s);
 }
 
 struct ct_config *ct_verify_hook_copy(const void *ctx, const struct ct_config *c)

@@ -65,12 +65,8 @@ void ct_verify_hooks_init(struct ct_verify_hooks *h, const struct ct_opts *o)
                                   .again = again};
 }
 
-const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_export_out *out,
-                                    const struct ct_ruleset *s)
+const char *ct_verify_set_elsewhere(const struct ct_opts *o, const struct ct_ruleset *s)
 {
-    for (int k = 0; k < out->nleft_out; k++)
-        if (out->left_out[k] == s) /* not in the file: a job of its shape runs the defaults */
-            return "the export writes one rule set per collective, not this";
     if (o->hosts ? s->nranks != o->hosts_ranks : s->nnodes > 1)
         return o->hosts ? "--hosts places other ranks" : "--hosts LIST runs it across hosts";
     int most, least, cores = ct_libmod_cores();

@@ -219,8 +219,8 @@ int ct_verify_no_set(const struct ct_opts *o, const struct ct_librules *l, const
     bool across = false; /* a set of those collectives across hosts: --hosts runs it */
     for (int i = 0; i < l->nsets; i++)
         across |= (colls & CT_COLL_BIT(l->sets[i].coll)) && l->sets[i].nnodes > 1;
-    struct ct_export_out none = {0}; /* why its first set is not verified here */
-    const char *why = l->nsets ? ct_verify_set_elsewhere(o, &none, &l->sets[0]) : NULL;
+    /* why its first set is not verified here */
+    const char *why = l->nsets ? ct_verify_set_elsewhere(o, &l->sets[0]) : NULL;
     return ct_cmd_fail("sweep", CT_EXIT_USAGE,
                        "--verify: '%s' has no %s section for %s%s (it has %s%s%s)", path, title,
                        want,

@@ -467,15 +467,10 @@ static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum 
                           json_t *gen, struct ct_export_out *out, struct ct_text *map)
 {
     json_t *t = json_object();
-    int prev = 0;
-    for (;;) {
-        const struct ct_ruleset *s = NULL;
-        for (int i = 0; i < src->nsets; i++)
-            if (src->sets[i].coll == coll && ct_export_selected(o, &src->sets[i]) &&
-                src->sets[i].nranks > prev && (!s || src->sets[i].nranks < s->nranks))
-                s = &src->sets[i];
-        if (!s)
-            break;
+    const struct ct_ruleset **l;
+    int prev = 0, n = ct_export_by_ranks(src->sets, src->nsets, o, coll, &l);
+    for (int i = 0; i < n; i++) {
+        const struct ct_ruleset *s = l[i];
         char k[64];
         if (s->nranks > prev + 1) {
             snprintf(k, sizeof k, "comm_size<=%d", s->nranks - 1);
@@ -488,6 +483,7 @@ static json_t *sizes_tree(struct src *src, const struct ct_export_opts *o, enum 
                                             : ranges_tree(s, o, gen, out, map, &src->changed));
         prev = s->nranks;
     }
+    free(l);
     json_object_set_new(t, "comm_size=any", json_deep_copy(gen));
     return t;
 }

@@ -37,32 +37,6 @@ static const char *ompi_coll_name(enum ct_coll c)
     return c == CT_REDUCESCATTER ? "reduce_scatter" : ct_coll_name(c);
 }
 
-/* The one ruleset per collective the export writes: the largest selected one (its section
- * reaches communicators of that rank count alone; the others are left out, said so). */
-static const struct ct_ruleset *pick(const struct ct_ruleset *sets, int nsets,
-                                     const struct ct_export_opts *o, enum ct_coll coll,
-                                     struct ct_export_out *out)
-{
-    const struct ct_ruleset *best = NULL;
-    for (int i = 0; i < nsets; i++)
-        if (sets[i].coll == coll && ct_export_selected(o, &sets[i]) &&
-            (!best || sets[i].nranks > best->nranks))
-            best = &sets[i];
-    for (int i = 0; best && i < nsets; i++)
-        if (&sets[i] != best && sets[i].coll == coll && ct_export_selected(o, &sets[i])) {
-            char s[96];
-            out->left_out =
-                ct_xrealloc(out->left_out, (size_t)(out->nleft_out + 1) * sizeof *out->left_out);
-            out->left_out[out->nleft_out++] = &sets[i];
-            ct_export_note(out,
-                           "%s: left out, this export writes one rule set per collective "
-                           "(for communicators of its rank count alone); exported the "
-                           "%d-rank rules (--nranks picks another)",
-                           ct_export_set_str(&sets[i], s, sizeof s), best->nranks);
-        }
-    return best;
-}
-
 /* The rule's faninout field. Only allgather's alg 2 reads it, from 6.0 (bruck-k-fanout: the
  * radix; 0 or 1 never ends its loop, `distance *= radix`): 4, coll_tuned_init_tree_fanout's
  * default, the radix a forced bruck-k-fanout runs with (coll_tuned_allgather_algorithm_tree_
@@ -73,33 +47,32 @@ static int faninout(enum ct_coll coll, int id)
     return coll == CT_ALLGATHER && id == 2 ? 4 : 0;
 }
 
-/* A comm-size section of one rule, Open MPI's fixed decision, from `from` ranks up. */
-static void fixed_section(struct ct_text *t, int from, const char *what)
+/* A comm-size section of one rule, Open MPI's fixed decision, from `from` ranks up to `to`
+ * (0: no end). */
+static void fixed_section(struct ct_text *t, int from, int to)
 {
+    char what[64];
+    if (!from)
+        snprintf(what, sizeof what, "communicators of fewer ranks");
+    else if (!to)
+        snprintf(what, sizeof what, "communicators of more ranks");
+    else if (from == to)
+        snprintf(what, sizeof what, "communicators of %d ranks", from);
+    else
+        snprintf(what, sizeof what, "communicators of %d to %d ranks", from, to);
     ct_text_printf(t, "%-12d # %s\n", from, what);
     ct_text_put(t, "1            # one message-size rule\n");
     ct_text_put(t, "0 0 0 0      # alg 0: Open MPI's fixed decision\n");
 }
 
-/* A collective's section head: its id, three comm-size sections (Open MPI takes the last
- * whose size is not above the communicator's): the fixed decision from 0 ranks, the rules
- * (n) at the set's rank count, the fixed decision again above it (coll_tail). The rules
- * reach only communicators of the size they were measured (and verified) on. */
-static void coll_head(struct ct_text *t, const struct ct_ruleset *s, const char *whose, int n,
-                      const struct ct_size_meaning *m)
+/* A set's comm-size section head: its rank count, then its n message-size rules. */
+static void set_head(struct ct_text *t, const struct ct_ruleset *s, const char *whose, int n,
+                     const struct ct_size_meaning *m)
 {
     char set[96];
-    ct_text_printf(t, "%-12d # %s: %s rules of %s\n", coll_id(s->coll), ompi_coll_name(s->coll),
+    ct_text_printf(t, "%-12d # communicators of %d ranks: %s rules of %s\n", s->nranks, s->nranks,
                    whose, ct_export_set_str(s, set, sizeof set));
-    ct_text_put(t, "3            # comm-size sections: these rules only where measured\n");
-    fixed_section(t, 0, "communicators of fewer ranks");
-    ct_text_printf(t, "%-12d # communicators of %d ranks\n", s->nranks, s->nranks);
     ct_text_printf(t, "%-12d # message-size rules; size = %s\n", n, m->what);
-}
-
-static void coll_tail(struct ct_text *t, const struct ct_ruleset *s)
-{
-    fixed_section(t, s->nranks + 1, "communicators of more ranks");
 }
 
 /* A measured ruleset (Open MPI's own ids): sizes converted to Open MPI's unit; ranges where
@@ -118,7 +91,7 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
                              &hi) &&
             !(n > 0 && s->rules[i].id == 0 && r[n - 1]->id == 0))
             r[n++] = &s->rules[i];
-    coll_head(t, s, "measured", n, m);
+    set_head(t, s, "measured", n, m);
     for (int i = 0; i < n; i++) {
         ct_export_range_str(lo[i], i + 1 < n ? lo[i + 1] : CT_BYTES_INF, rg, sizeof rg);
         snprintf(line, sizeof line, "%llu %d %d %llu", (unsigned long long)lo[i], r[i]->id,
@@ -132,7 +105,6 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
                            r[i]->confidence, r[i]->tie ? " (tie)" : "");
         changed += r[i]->id != 0;
     }
-    coll_tail(t, s);
     free(lo);
     free(r);
     return changed;
@@ -161,7 +133,7 @@ static int emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
     int n, changed = 0;
     char rg[64];
     ct_export_map(s, CT_LIB_OMPI, o, out, &xr, &n);
-    coll_head(t, s, "colltune", n, m);
+    set_head(t, s, "colltune's", n, m);
     for (int i = 0; i < n; i++) {
         const struct ct_xrange *x = &xr[i];
         char line[64];
@@ -185,8 +157,40 @@ static int emit_coll(const struct ct_ruleset *s, const struct ct_export_opts *o,
                        x->map->target, ct_match_name(x->map->match), x->map->note);
         changed++;
     }
-    coll_tail(t, s);
     free(xr);
+    return changed;
+}
+
+/* A collective's sets in the file, fewest ranks first (ct_export_by_ranks). */
+struct coll_sets {
+    const struct ct_ruleset **s;
+    int n;
+    bool in_file;
+};
+
+/* A collective: its id, its comm-size sections (Open MPI takes the last whose size is not
+ * above the communicator's): the fixed decision from 0 ranks, each set's rules at its rank
+ * count with the fixed decision again between rank counts not measured and above the last.
+ * Rules reach only communicators of the size they were measured (and verified) on. Returns
+ * the rules that change something. */
+static int emit_collective(const struct coll_sets *cs, bool measured,
+                           const struct ct_export_opts *o, struct ct_export_out *out)
+{
+    struct ct_text *t = &out->body;
+    const struct ct_ruleset *const *s = cs->s;
+    int nsec = 2 + cs->n, changed = 0;
+    for (int k = 1; k < cs->n; k++)
+        nsec += s[k]->nranks > s[k - 1]->nranks + 1;
+    ct_text_printf(t, "%-12d # %s: %s rules\n", coll_id(s[0]->coll), ompi_coll_name(s[0]->coll),
+                   measured ? "measured" : "colltune's");
+    ct_text_printf(t, "%-12d # comm-size sections: the rules only where measured\n", nsec);
+    fixed_section(t, 0, 0);
+    for (int k = 0; k < cs->n; k++) {
+        if (k && s[k]->nranks > s[k - 1]->nranks + 1)
+            fixed_section(t, s[k - 1]->nranks + 1, s[k]->nranks - 1);
+        changed += measured ? emit_measured(s[k], out) : emit_coll(s[k], o, out);
+    }
+    fixed_section(t, s[cs->n - 1]->nranks + 1, 0);
     return changed;
 }
 
@@ -194,20 +198,26 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                        struct ct_export_out *out, struct ct_err *err)
 {
     static const enum ct_coll order[] = {CT_ALLREDUCE, CT_ALLGATHER, CT_REDUCESCATTER, CT_ALLTOALL};
-    const struct ct_ruleset *sets[4];
+    struct coll_sets cs[4];
     const struct ct_librules *lib = ct_config_lib(c, "ompi");
     /* a measured section targets the Open MPI it was measured with, unless --lib-version */
     const char *ver = lib && !o->version ? lib->version : ct_export_version(o, CT_LIB_OMPI);
     const char *path = o->path ? o->path : "FILE";
     struct ct_text *t = &out->body;
     int n = 0, changed = 0, nfile = 0;
-    bool in_file[4];
-    for (int i = 0; i < 4; i++)
-        if ((sets[n] = lib ? pick(lib->sets, lib->nsets, o, order[i], out)
-                           : pick(c->sets, c->nsets, o, order[i], out)))
+    for (int i = 0; i < 4; i++) {
+        cs[n] = (struct coll_sets){0};
+        cs[n].n = ct_export_by_ranks(lib ? lib->sets : c->sets, lib ? lib->nsets : c->nsets, o,
+                                     order[i], &cs[n].s);
+        /* a measured collective at Open MPI's own choice everywhere: left out */
+        for (int k = 0; k < cs[n].n; k++)
+            cs[n].in_file |= !lib || measured_changes(cs[n].s[k]) > 0;
+        if (cs[n].n) {
+            nfile += cs[n].in_file;
             n++;
-    for (int i = 0; i < n; i++) /* a measured set at Open MPI's own choice everywhere: left out */
-        nfile += in_file[i] = !lib || measured_changes(sets[i]) > 0;
+        } else
+            free(cs[n].s);
+    }
     /* no rule changes Open MPI's choice, but launch settings change the job: they alone */
     bool settings_only = lib && n && !nfile && lib->nenv;
     if (!lib)
@@ -220,7 +230,8 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                        "listed keep Open MPI's\n# defaults\n",
                        lib->name, lib->version);
     for (int i = 0; lib && i < n; i++)
-        ct_export_verified(out, t, "# ", lib, sets[i]);
+        for (int k = 0; k < cs[i].n; k++)
+            ct_export_verified(out, t, "# ", lib, cs[i].s[k]);
     struct ct_settings set; /* the loader's variables: the launch settings first */
     ct_settings_init(&set);
     ct_export_lib_env(out, t, "# ", lib, o, &set);
@@ -238,21 +249,23 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                        "# load: OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
                        "OMPI_MCA_coll_tuned_dynamic_rules_filename=%s\n",
                        path);
-    for (size_t i = 0; i < out->nnotes; i++) /* from pick(): rule sets left out */
+    for (size_t i = 0; i < out->nnotes; i++)
         ct_text_printf(t, "# %s\n", out->notes[i]);
     for (int i = 0; i < n; i++)
-        if (!in_file[i]) {
+        for (int k = 0; !cs[i].in_file && k < cs[i].n; k++) {
             char set[96];
             ct_text_printf(t,
                            "# %s: Open MPI's own decision at every size: not in the file "
                            "(coll/tuned keeps its\n# fixed decision for a collective the "
                            "file does not name, with no rules lookup)\n",
-                           ct_export_set_str(sets[i], set, sizeof set));
+                           ct_export_set_str(cs[i].s[k], set, sizeof set));
         }
     ct_text_printf(t, "%-12d # collectives\n", nfile);
     for (int i = 0; i < n; i++)
-        if (in_file[i])
-            changed += lib ? emit_measured(sets[i], out) : emit_coll(sets[i], o, out);
+        if (cs[i].in_file)
+            changed += emit_collective(&cs[i], lib != NULL, o, out);
+    for (int i = 0; i < n; i++)
+        free(cs[i].s);
 
     /* the loaders: MCA conf snippet and OMPI_MCA_ exports; on Open MPI 5.0+ what coll/han
      * does to them, unless the launch settings exclude it (sweep --env OMPI_MCA_coll=^han) */

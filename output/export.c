@@ -125,7 +125,6 @@ void ct_export_out_release(struct ct_export_out *o)
     for (size_t i = 0; i < o->nverified; i++)
         free(o->verified[i]);
     free(o->verified);
-    free(o->left_out);
     ct_export_out_init(o);
 }
 
@@ -411,6 +410,26 @@ int ct_export_nccl_measured(const struct ct_export_opts *o, struct ct_err *err)
 bool ct_export_selected(const struct ct_export_opts *o, const struct ct_ruleset *s)
 {
     return o->nranks <= 0 || s->nranks == o->nranks;
+}
+
+int ct_export_by_ranks(const struct ct_ruleset *sets, int nsets, const struct ct_export_opts *o,
+                       enum ct_coll coll, const struct ct_ruleset ***list)
+{
+    const struct ct_ruleset **l = ct_xcalloc((size_t)(nsets ? nsets : 1), sizeof *l);
+    int n = 0;
+    for (int i = 0; i < nsets; i++) {
+        const struct ct_ruleset *s = &sets[i];
+        if (s->coll != coll || !ct_export_selected(o, s))
+            continue;
+        int k = n;
+        while (k > 0 && l[k - 1]->nranks > s->nranks)
+            k--;
+        memmove(&l[k + 1], &l[k], (size_t)(n - k) * sizeof *l);
+        l[k] = s;
+        n++;
+    }
+    *list = l;
+    return n;
 }
 
 int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,

@@ -69,10 +69,6 @@ struct ct_export_out {
     /* with CT_EUNSUPP: the only reason is that the file would keep the library's own choices
      * everywhere (measured best at every size): nothing to write, nothing wrong */
     bool unchanged;
-    /* the config's rule sets the file could not carry (Open MPI's classic file: one per
-     * collective), each also in a note */
-    const struct ct_ruleset **left_out;
-    int nleft_out;
 };
 void ct_export_out_init(struct ct_export_out *o);
 void ct_export_out_release(struct ct_export_out *o);
@@ -179,6 +175,13 @@ struct ct_xrange {
 int ct_export_nccl_measured(const struct ct_export_opts *o, struct ct_err *err);
 /* True if s is selected by o (--nranks). */
 bool ct_export_selected(const struct ct_export_opts *o, const struct ct_ruleset *s);
+/*
+ * The sets of coll that o selects, fewest ranks first, into *list (new memory, free());
+ * returns the count. A config has at most one set of a collective per rank count (its reader
+ * refuses two), which is all Open MPI's and MPICH's files tell communicators apart by.
+ */
+int ct_export_by_ranks(const struct ct_ruleset *sets, int nsets, const struct ct_export_opts *o,
+                       enum ct_coll coll, const struct ct_ruleset ***list);
 /*
  * s's rules for lib: sizes converted (algomap size table), rows looked up for o->version.
  * Rules that vanish in the conversion are left out with a note. *xr is new memory (free()),

@@ -145,6 +145,7 @@ static int check_rules_file(const struct ct_mod_lib *l, struct ct_err *err)
                           path);
     long ncoll = next_num(f);
     const char *bad = ncoll < 0 ? "no collective count" : NULL; /* 0: Open MPI reads none */
+    char past[256];
     for (long c = 0; !bad && c < ncoll; c++) {
         long id = next_num(f), ncs = next_num(f);
         int top = max_alg(l, (int)id);
@@ -158,9 +159,18 @@ static int check_rules_file(const struct ct_mod_lib *l, struct ct_err *err)
                 long v[4];
                 for (int k = 0; k < 4; k++)
                     v[k] = next_num(f);
-                bad = v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 ? "a message-size rule"
-                      : top >= 0 && v[1] > top ? "an algorithm id Open MPI does not have"
-                                               : NULL;
+                bad = v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 ? "a message-size rule" : NULL;
+                if (!bad && top >= 0 && v[1] > top) { /* a file of another release's ids */
+                    char ver[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+                    int len;
+                    MPI_Get_library_version(ver, &len);
+                    ver[strcspn(ver, ",\n")] = '\0'; /* "Open MPI v4.1.4" */
+                    snprintf(past, sizeof past,
+                             "collective %ld's algorithm %ld, which %.80s does not have (its "
+                             "last is %d): a file of another release's ids?",
+                             id, v[1], ver, top);
+                    bad = past;
+                }
             }
         }
     }

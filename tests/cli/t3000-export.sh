@@ -276,7 +276,23 @@ if [ $ompi_ok = 1 ]; then
     mpicc -O1 -o "$O/colls" "$here/consumers/colls.c" && \
         mpicc -O1 -shared -fPIC -o "$O/shim.so" "$here/../../backend/lib/ompi_spy.c" -ldl \
         && ok "built the MPI program and the coll/base shim" || not_ok "build with mpicc"
-    expect 0 "export ompi-rules for 4 ranks" -- $X "$C4" --format ompi-rules --out "$O/rules.conf"
+    # the 4-rank config with a set of 2 ranks beside each, of other algorithms: one file, a
+    # comm-size section of each rank count
+    python3 - "$C4" "$O/c24.json" <<'EOF'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+two = {"allreduce": ["ring", "simple-ring"], "allgather": ["ring", "bruck"],
+       "reducescatter": ["ring", "simple-ring"], "alltoall": ["ring", "mesh"]}
+for s in list(d["rules"]):
+    t = copy.deepcopy(s)
+    t.update(nranks=2, nnodes=1, ranks_per_node=2)
+    r = t["ranges"][0]
+    t["ranges"] = [dict(r, min_bytes=0, max_bytes=8192, algo=two[s["coll"]][0], params={}),
+                   dict(r, min_bytes=8192, max_bytes=None, algo=two[s["coll"]][1], params={})]
+    d["rules"].append(t)
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+    expect 0 "export ompi-rules for 2 and 4 ranks" -- $X "$O/c24.json" --format ompi-rules --out "$O/rules.conf"
     RUN="mpirun --oversubscribe -np 4 -x LD_PRELOAD=$O/shim.so"
     [ "$(id -u)" = 0 ] && RUN="$RUN --allow-run-as-root"
     SIZES="16 1008 1024 4080 4096 8176 8192 32752 32768 65520 65536 262144"
@@ -285,21 +301,27 @@ if [ $ompi_ok = 1 ]; then
         && OMPI_MCA_mca_param_files="$O/rules.conf.mca.conf" $RUN "$O/colls" allgather:std,alltoall:std $SIZES >>"$O/rules.out" 2>>"$O/err" \
         && $RUN "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $SIZES >"$O/fixed.out" 2>>"$O/err" \
         || not_ok "Open MPI runs: $(head -3 "$O/err")"
-    # communicators of other sizes than measured: Open MPI's fixed decision (the file's first
-    # and last comm-size sections), as without the file
-    OTHER="32 1024 4096 8192 32768 65536 262144" # whole elements on 2 and 8 ranks
-    for np in 2 8; do
+    # on 2 ranks its own section; communicators of sizes not measured (3, between the two, and
+    # 8): Open MPI's fixed decision (the file's sections between and after), as without the file
+    TWO="16 4096 8176 8192 65536 262144" # whole elements on 2 ranks, both ends of 8 KiB
+    THREE="48 1200 4104 8208 32760 65544 262152" EIGHT="32 1024 4096 8192 32768 65536 262144"
+    for np in 2 3 8; do
         R="mpirun --oversubscribe -np $np -x LD_PRELOAD=$O/shim.so"
         [ "$(id -u)" = 0 ] && R="$R --allow-run-as-root"
-        ( . "$O/rules.conf.env" && $R "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $OTHER ) >"$O/rules$np.out" 2>>"$O/err" \
-            && $R "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $OTHER >"$O/fixed$np.out" 2>>"$O/err" \
-            && sort "$O/rules$np.out" >"$O/a" && sort "$O/fixed$np.out" >"$O/b" && [ -s "$O/a" ] && cmp -s "$O/a" "$O/b" \
-            && ok "on $np ranks (the rules are of 4): Open MPI's fixed decision at every size, as without the file" \
-            || { not_ok "on $np ranks: the rules of 4 reached it"; diff "$O/a" "$O/b" | head -5 | sed 's/^/#   /'; }
+        case $np in 2) S=$TWO ;; 3) S=$THREE ;; *) S=$EIGHT ;; esac
+        ( . "$O/rules.conf.env" && $R "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $S ) >"$O/rules$np.out" 2>>"$O/err" \
+            && $R "$O/colls" allreduce:std,reducescatter:std,allgather:std,alltoall:std $S >"$O/fixed$np.out" 2>>"$O/err" \
+            || not_ok "Open MPI runs on $np ranks: $(head -3 "$O/err")"
+        [ $np = 2 ] && continue
+        sort "$O/rules$np.out" >"$O/a" && sort "$O/fixed$np.out" >"$O/b" && [ -s "$O/a" ] && cmp -s "$O/a" "$O/b" \
+            && ok "on $np ranks (rules of 2 and 4): Open MPI's fixed decision at every size, as without the file" \
+            || { not_ok "on $np ranks: the rules of 2 or 4 reached it"; diff "$O/a" "$O/b" | head -5 | sed 's/^/#   /'; }
     done
-    python3 - "$O" $SIZES >"$TMP/py" 2>&1 <<'EOF'
+    ompi_ran() { # NP RAN FIXED SIZES...: what ran on NP ranks is what the file's section names
+    python3 - "$O" "$@" >"$TMP/py" 2>&1 <<'EOF'
 import re, sys
-O, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]
+O, np, ranf, fixedf = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+sizes = [int(s) for s in sys.argv[5:]]
 # Open MPI 4.1 coll_tuned_*_decision.c: do_this ids -> coll/base entry points
 fns = {2: {1: "allreduce_intra_basic_linear", 2: "allreduce_intra_nonoverlapping",
            3: "allreduce_intra_recursivedoubling", 4: "allreduce_intra_ring",
@@ -322,14 +344,14 @@ for _ in range(nums[0]):
         cs, nms = nums[i], nums[i + 1]; i += 2
         secs.append((cs, [tuple(nums[i + 4 * k:i + 4 * k + 4]) for k in range(nms)])); i += 4 * nms
     assert secs[0][0] == 0, "comm-size sections from key 0"
-    rules[cid] = [r for cs, r in secs if cs <= 4][-1]
+    rules[cid] = [r for cs, r in secs if cs <= np][-1]
 def load(path):
     got = {}
     for line in open(path):
         rank, coll, variant, size, fn = line.split()
         got.setdefault((coll, int(size)), set()).add(fn.replace("ompi_coll_base_", ""))
     return got
-ran, fixed = load(O + "/rules.out"), load(O + "/fixed.out")
+ran, fixed = load(ranf), load(fixedf)
 bad = 0
 for coll, cid in ids.items():
     differs = False
@@ -345,8 +367,13 @@ for coll, cid in ids.items():
     print(f"{coll}: {len(sizes)} sizes checked" if bad == 0 else "")
 sys.exit(1 if bad else 0)
 EOF
-    [ $? -eq 0 ] && ok "Open MPI ran the algorithm the rules file names, at both ends of every range ($(grep -c checked "$TMP/py") collectives)" \
-        || { not_ok "Open MPI ran what the rules file names"; sed 's/^/#   /' "$TMP/py" | head -12; }
+    }
+    ompi_ran 4 "$O/rules.out" "$O/fixed.out" $SIZES \
+        && ok "on 4 ranks Open MPI ran the algorithm the file's 4-rank section names, at both ends of every range ($(grep -c checked "$TMP/py") collectives)" \
+        || { not_ok "Open MPI ran what the rules file names on 4 ranks"; sed 's/^/#   /' "$TMP/py" | head -12; }
+    ompi_ran 2 "$O/rules2.out" "$O/fixed2.out" $TWO \
+        && ok "on 2 ranks Open MPI ran the algorithm the file's 2-rank section names ($(grep -c checked "$TMP/py") collectives)" \
+        || { not_ok "Open MPI ran what the rules file names on 2 ranks"; sed 's/^/#   /' "$TMP/py" | head -12; }
 fi
 
 # ---- MPICH: loads the JSON through its CVAR and routes every size range to its leaf --------

@@ -786,8 +786,8 @@ grep -q "wrote $TMP/v-slow.verified.json: CONFIG with the 1 range(s) found slowe
     && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["libraries"][0]["rules"][0]["ranges"][1]; sys.exit(not (r["algo"] == "default" and r["id"] == 0 and r["default"] and r["runner_up"] == "segmented_ring"))' "$TMP/v-slow.verified.json" \
     && ok "verify wrote the config with the slower range demoted" || not_ok "verified config: $(cat "$TMP/err")"
 usage_error "and it exports nothing: only that range was tuned" -- $COLLTUNE export "$TMP/v-slow.verified.json" --format ompi-rules
-# a set the classic file cannot carry (one per collective: the one of most ranks) is not
-# judged by another set's rules
+# sets of 1 and 2 ranks: the file carries both (a comm-size section each), --local 2 judges
+# the 2-rank set alone
 python3 - "$TMP/v-ok.json" "$TMP/v-two.json" <<'PY'
 import copy, json, sys
 d = json.load(open(sys.argv[1]))
@@ -798,11 +798,10 @@ d["sweep"].update(maxbytes=4096)
 json.dump(d, open(sys.argv[2], "w"))
 PY
 # (with --pairs 4: four pairs of launches at every size, up to 8 where a size stays open)
-$COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi --pairs 4 >"$TMP/out" 2>"$TMP/err"; rc=$?
-{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 1 ranks, 1 nodes: not verified here (the export writes one rule set per collective, not this)" "$TMP/out" \
-    && grep -q "^allreduce on 2 ranks: exported vs defaults" "$TMP/out" \
-    && ! grep -q "^allreduce on 1 ranks: exported vs defaults" "$TMP/out" \
-    && ok "a set the exported file leaves out is not verified (exit $rc)" || not_ok "left-out set (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -20)"
+$COLLTUNE sweep --verify "$TMP/v-two.json" --lib ompi --local 2 --pairs 4 >"$TMP/out" 2>"$TMP/err"; rc=$?
+{ [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^allreduce on 2 ranks: exported vs defaults" "$TMP/out" \
+    && ! grep -q "^allreduce on 1 ranks" "$TMP/out" \
+    && ok "a config of 1- and 2-rank sets, --local 2: the 2-rank set judged alone (exit $rc)" || not_ok "two rank counts (exit $rc): $(cat "$TMP/out" "$TMP/err" | head -20)"
 grep -q "^allreduce on 2 ranks: exported vs defaults in alternating launches (A B B A A B ...), 4 pairs at every size, up to 8 where" "$TMP/out" \
     && awk '$7 ~ /^\[/ { n++; if ($5 < 4 || $5 > 8) bad++ } END { exit !(n >= 3 && !bad) }' "$TMP/out" \
     && ok "verify --pairs 4: four pairs of launches at every size, up to 8 where one may be slower" \
@@ -893,6 +892,21 @@ sed 's/"version": "[0-9.]*"/"version": "5.0.3"/' "$TMP/v-ok.json" >"$TMP/v-50.js
 usage_says "verify of a section measured with Open MPI 5.0.3" "the section was measured with Open MPI 5.0.3, and the library its launches run is Open MPI [0-9.]*: its algorithm ids and names are 5.0.3's" \
     -- $COLLTUNE sweep --verify "$TMP/v-50.json" --lib ompi
 [ ! -e "$TMP/v-50.verified.json" ] && ok "... and writes no copy" || not_ok "another release's verify wrote a copy"
+# ... whose rules name an id this release lacks (6.0's allgather_reduce): the ranks refuse the
+# file before a table's head says the release; their line names the id and the release
+python3 - "$TMP/v-50.json" "$TMP/v-57.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["libraries"][0]["rules"][0]
+s["algorithms"]["allgather_reduce"] = 7
+s["ranges"][0].update(algo="allgather_reduce", id=7, ties=[], default=False)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+$COLLTUNE sweep --verify "$TMP/v-57.json" --lib ompi >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 2 ] && head -1 "$TMP/err" | grep -q "error: Open MPI would ignore or reject its rules file '.*' (coll_tuned_dynamic_rules_filename): collective 2's algorithm 7, which Open MPI v[0-9.]* does not have (its last is [0-9]*): a file of another release's ids?" \
+    && [ ! -e "$TMP/v-57.verified.json" ] \
+    && ok "verify of a 5.0.3 section naming an id this release lacks: the ranks' line names it (exit 2, no copy)" \
+    || not_ok "id of another release (exit $rc): $(cat "$TMP/err")"
 
 # ---- sweep --verify --try-ties: rows the sweep found tied with Open MPI's choice, tried in
 # its place in the fresh launches, kept only where they gain; recursive_halving (6-9x slower
