@@ -58,6 +58,11 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     int rc;
     if (strcmp(t, "auto")) {
         rc = open_one(c, t, cfg->tp.peers, cfg, err);
+    } else if (boot->nnodes == 1 && cfg->tp.streams > 1) { /* every rank sees it alike */
+        rc = ct_err_set(err, CT_EINVAL,
+                        "--streams %d: the ranks meet in shared memory alone (one host): no "
+                        "connection to stream over (--transport tcp)",
+                        cfg->tp.streams);
     } else {
         /* shm for same-host peers, tcp for the rest; both opens are collective */
         unsigned char *local = ct_xcalloc((size_t)c->size, 1);

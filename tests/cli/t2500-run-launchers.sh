@@ -65,6 +65,14 @@ else
     passed "mpirun -np 3: PMIx bootstrap, zero wrong" $? "$TMP/out" 3
     clean $mpirun -np 2 $COLLTUNE run --print-bootstrap >"$TMP/out" 2>&1
     has "print-bootstrap under mpirun: pmix" "bootstrap: pmix, rank 1 of 2" "$TMP/out"
+    # --streams where the ranks found themselves on one host (known after the bootstrap
+    # alone): refused by every rank alike, said once, exit 2
+    clean $mpirun -np 2 $COLLTUNE run --streams 4 $small >"$TMP/out" 2>"$TMP/err"; rc=$?
+    [ $rc -ne 0 ] && [ "$(grep -c "error:" "$TMP/err")" -eq 1 ] \
+        && grep -q "^colltune run: error: rank 0 (.*): --streams 4: the ranks meet in shared memory alone (one host): no connection to stream over (--transport tcp)\$" "$TMP/err" \
+        && grep -q "Exit code: *2" "$TMP/err" && ! grep -q "^ *[0-9]" "$TMP/out" \
+        && ok "mpirun -np 2 run --streams 4 on one host: refused after the bootstrap, one line, exit 2" \
+        || { not_ok "--streams under mpirun on one host (exit $rc)"; sed 's/^/#   /' "$TMP/err" | head -5; }
     # colltune loads libpmix when the bootstrap runs (not linked: Open MPI 5's engine module
     # needs its own): a libpmix.so.2 first on the ranks' loader path without PMIx's entry
     # points (an older one) is passed over for the one colltune was built against
