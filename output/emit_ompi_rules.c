@@ -8,10 +8,12 @@
  * rules (Open MPI's own ids, alg 0 where its default measured best); without one, colltune's
  * rules mapped to Open MPI's algorithms, labelled as not measured. Either way a file that would
  * be alg 0 everywhere (changing nothing) is refused. A measured collective whose rules keep
- * Open MPI's own decision at every size is left out of the file: coll/tuned then keeps its
- * fixed decision for it, with no rules lookup per call (as verify measured it: the settings'
- * figure); where that leaves no collective but launch settings change the job, the loader
- * lines set those alone and do not load the file.
+ * Open MPI's own decision at every size, on every rank count, is left out of the file:
+ * coll/tuned then keeps its fixed decision for it, with no rules lookup per call (as verify
+ * measured it: the settings' figure); a set that keeps it beside another rank count's that
+ * does not is one alg-0 rule in its section (the same algorithms, a rules lookup per call).
+ * Where no collective is left but launch settings change the job, the loader lines set those
+ * alone and do not load the file.
  */
 #include <stdio.h>
 #include <stdlib.h>

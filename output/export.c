@@ -214,7 +214,7 @@ void ct_export_verified(struct ct_export_out *o, struct ct_text *t, const char *
                  "size slower beyond its interval): geomean %.3f exported/default%s",
                  set, l->name, l->version, l->nenv ? " with the launch settings" : "",
                  s->verified.at, s->verified.geomean, tell);
-    else if (ct_ruleset_keeps_own(s)) /* nothing of it written: nothing to verify */
+    else if (ct_ruleset_keeps_own(s)) /* alg 0 alone where written: nothing to verify */
         snprintf(line, sizeof line,
                  "%s: keeps %s's own choice at every size (measured best, or set back by "
                  "sweep --verify): nothing of it to verify",

@@ -144,9 +144,7 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
     side_clear(x);
     for (int k = 0; k < nsz; k++)
         t[k] = 0;
-    /* the release first, from a launch that failed too (its table's head came before: ids
-     * of another release may be what failed it) */
-    for (char *l = out && !said ? strtok(out, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+    for (char *l = out && !rc ? strtok(out, "\n") : NULL; l; l = strtok(NULL, "\n")) {
         unsigned long long size;
         double us;
         if (other_release(x, l, line, sizeof line)) {
@@ -155,7 +153,7 @@ static int run_part(const struct ct_verify_side *x, bool with, const uint64_t *s
         }
         /* a time a ratio can take (finite, above 0; the table's %.2f prints 0.00 under 5 ns),
          * each size once: else the run counts as failed, not as a size found fine */
-        if (!rc && l[0] != '#' && sscanf(l, "%llu %*s %*s %*s %*s %*s %lf", &size, &us) == 2 &&
+        if (l[0] != '#' && sscanf(l, "%llu %*s %*s %*s %*s %*s %lf", &size, &us) == 2 &&
             isfinite(us) && us > 0)
             for (int k = 0; k < nsz; k++)
                 if (sz[k] == size && !(t[k] > 0)) {

@@ -274,8 +274,8 @@ struct ct_verify_files {
     int (*export)(const void *ctx, const char *path, const struct ct_config *c,
                   enum ct_verify_export_kind kind, struct ct_verify_file *f);
     void (*unexport)(const void *ctx, struct ct_verify_file *f);
-    /* Why set s is not verified here (the file f leaves it out, or it runs on another shape of
-     * hosts); NULL: it is. */
+    /* Why set s is not verified here (it runs on another shape of hosts, or on more ranks
+     * than this host's cores); NULL: it is. */
     const char *(*elsewhere)(const void *ctx, const struct ct_verify_file *f,
                              const struct ct_ruleset *s);
     /* A copy of c (new memory: ct_config_release, then free); NULL if it cannot be made. */

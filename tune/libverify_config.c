@@ -152,7 +152,7 @@ static int one_set(struct run *v, int i)
                       in->f->elsewhere(in->f->ctx, &v->x, s));
         return 0;
     }
-    if (ct_ruleset_keeps_own(s)) { /* nothing of it in the file: no launches */
+    if (ct_ruleset_keeps_own(s)) { /* alg 0 alone where the file has it: no launches */
         ct_verify_say(in->h,
                       "%s on %d ranks: the file keeps %s's own choice at every size, the same "
                       "code on both sides: nothing to judge%s\n\n",

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <jansson.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -199,6 +200,55 @@ Test(run, nranks_selects_rulesets)
                             "allreduce on 16 ranks (4 x 4)\n") &&
                   strstr(s, "\n17           # communicators of more ranks\n"),
               "%s", s);
+    ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* Sets of 2, 8, 9 and 16 ranks: a section each, fewest first, Open MPI's fixed decision from 0
+ * and in each gap (3 to 7, 10 to 15), none between 8 and 9, and above 16. */
+Test(run, ompi_rules_has_a_section_per_rank_count)
+{
+    json_error_t je;
+    json_t *j = json_load_file(CLUSTER, 0, &je), *rules = json_object_get(j, "rules");
+    cr_assert_not_null(rules, "%s", je.text);
+    for (int n = 9; n >= 2; n -= 7) { /* copies of allreduce on 8 ranks, before it and after */
+        json_t *t = json_deep_copy(json_array_get(rules, 0));
+        json_object_set_new(t, "nranks", json_integer(n));
+        json_object_set_new(t, "nnodes", json_integer(n));
+        json_object_set_new(t, "ranks_per_node", json_integer(1));
+        json_array_append_new(rules, t);
+    }
+    char *txt = json_dumps(j, 0);
+    json_decref(j);
+    struct ct_config c;
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    struct ct_err err = {0};
+    cr_assert_eq(ct_config_json_parse(txt, &c, &err), 0, "%s", err.msg);
+    free(txt);
+    ct_export_opts_init(&o);
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    const char *b = ct_text_str(&out.body), *p = strstr(b, "# allreduce: colltune's rules\n");
+    static const char *const want[] = {
+        "8            # comm-size sections: the rules only where measured\n",
+        "0            # communicators of fewer ranks\n",
+        "2            # communicators of 2 ranks: colltune's rules of allreduce on 2 ranks (2 x "
+        "1)\n",
+        "3            # communicators of 3 to 7 ranks\n",
+        "8            # communicators of 8 ranks: colltune's rules of allreduce on 8 ranks (2 x "
+        "4)\n",
+        "9            # communicators of 9 ranks: colltune's rules of allreduce on 9 ranks (9 x "
+        "1)\n",
+        "10           # communicators of 10 to 15 ranks\n",
+        "16           # communicators of 16 ranks: colltune's rules of allreduce on 16 ranks (4 x "
+        "4)\n",
+        "17           # communicators of more ranks\n",
+        "0            # allgather: colltune's rules\n"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        cr_assert_not_null(p, "%s", b);
+        p = strstr(p, want[i]);
+        cr_assert_not_null(p, "in order: %s\n%s", want[i], b);
+    }
     ct_export_out_release(&out);
     ct_config_release(&c);
 }
