@@ -55,15 +55,11 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     }
     c->tp_of = ct_xcalloc((size_t)c->size, sizeof *c->tp_of);
     const char *t = cfg->transport ? cfg->transport : "auto";
-    int rc;
-    if (strcmp(t, "auto")) {
+    /* every rank sees the same hosts: refused alike */
+    int rc = ct_comm_streams_check(t, boot->nnodes == 1, cfg->tp.streams, err);
+    if (rc == 0 && strcmp(t, "auto")) {
         rc = open_one(c, t, cfg->tp.peers, cfg, err);
-    } else if (boot->nnodes == 1 && cfg->tp.streams > 1) { /* every rank sees it alike */
-        rc = ct_err_set(err, CT_EINVAL,
-                        "--streams %d: the ranks meet in shared memory alone (one host): no "
-                        "connection to stream over (--transport tcp)",
-                        cfg->tp.streams);
-    } else {
+    } else if (rc == 0) {
         /* shm for same-host peers, tcp for the rest; both opens are collective */
         unsigned char *local = ct_xcalloc((size_t)c->size, 1);
         unsigned char *remote = ct_xcalloc((size_t)c->size, 1);
@@ -85,6 +81,16 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     if (rc < 0)
         ct_comm_close(c);
     return rc;
+}
+
+int ct_comm_streams_check(const char *transport, bool one_host, int streams, struct ct_err *err)
+{
+    if (streams > 1 && (!strcmp(transport, "shm") || (!strcmp(transport, "auto") && one_host)))
+        return ct_err_set(err, CT_EINVAL,
+                          "--streams %d: the ranks meet in shared memory alone (one host): no "
+                          "connection to stream over (--transport tcp)",
+                          streams);
+    return 0;
 }
 
 void ct_comm_close(struct ct_comm *c)

@@ -78,11 +78,10 @@ int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
 {
     if (o->lib) /* a library's engine: its own transports (ct_opts_lib_check) */
         return 0;
-    if (o->params.v[CT_P_STREAMS] > 1 &&
-        (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host(o))))
-        return ct_cmd_fail(cmd, 2,
-                           "--streams: the ranks meet in shared memory alone (one "
-                           "host): no connection to stream over (--transport tcp)");
+    struct ct_err err = {0};
+    if (o->params.v[CT_P_STREAMS] > 1 && /* one_host() reads the launch: only where it matters */
+        ct_comm_streams_check(o->transport, one_host(o), (int)o->params.v[CT_P_STREAMS], &err) < 0)
+        return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->provider && strcmp(o->transport, "fabric"))
         return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
     return 0;

@@ -83,3 +83,16 @@ Test(comm, pinned_ranks_with_a_core_each_spin_in_the_transport_too)
     }
     ct_shm_cleanup_job(job);
 }
+
+/* More than one stream is refused where no connection streams: shm, or auto on one host. */
+Test(comm, streams_where_no_connection_streams_are_refused)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_comm_streams_check("auto", true, 4, &err), CT_EINVAL);
+    cr_assert(strstr(err.msg, "--streams 4: the ranks meet in shared memory alone"), "%s", err.msg);
+    cr_assert_eq(ct_comm_streams_check("shm", false, 2, &err), CT_EINVAL);
+    cr_assert_eq(ct_comm_streams_check("auto", false, 4, &err), 0, "across hosts: tcp streams");
+    cr_assert_eq(ct_comm_streams_check("tcp", true, 4, &err), 0);
+    cr_assert_eq(ct_comm_streams_check("auto", true, 1, &err), 0);
+    cr_assert_eq(ct_comm_streams_check("shm", true, 0, &err), 0);
+}

@@ -31,8 +31,8 @@ usage_error "bad torus" -- $R --torus 4by4
 # options no part of the job reads are refused, not ignored
 usage_says "--torus for an algorithm that maps no torus" "--torus: ring maps no torus (torus-ring, torus-rdh do)" -- $R --local 4 --torus 2x2 --algo ring
 usage_says "--rails for an algorithm without rails" "--rails: mesh has no ring per rail (rail-ring does)" -- $R --local 2 --rails 2 --algo mesh
-usage_says "--streams where the ranks meet in shared memory alone" "--streams: the ranks meet in shared memory alone" -- $R --local 2 --streams 4
-usage_says "--streams over --transport shm" "--streams: the ranks meet in shared memory alone" -- $R --local 2 --transport shm --streams 4
+usage_says "--streams where the ranks meet in shared memory alone" "--streams [0-9]*: the ranks meet in shared memory alone" -- $R --local 2 --streams 4
+usage_says "--streams over --transport shm" "--streams [0-9]*: the ranks meet in shared memory alone" -- $R --local 2 --transport shm --streams 4
 usage_says "--provider without the fabric transport" "--provider is for --transport fabric" -- $R --local 2 --transport tcp --provider tcp
 expect 0 "--rails for rail-ring" -- $R --local 2 --rails 2 --algo rail-ring -b 8 -e 1K
 expect 0 "--rails for hier with rail-ring between nodes (its sub-jobs keep the rails)" -- $R --local 4 --ranks-per-node 2 --algo hier --inter rail-ring --rails 2 -b 8 -e 1K

@@ -29,8 +29,8 @@ usage_error "unknown algorithm" -- $S --algos ring,nosuch
 usage_error "empty algorithm set" -- $S --coll alltoall --algos rdh
 usage_says "--torus beside --algos that map no torus" "--torus: none of ring, mesh maps a torus (torus-ring, torus-rdh do)" -- $S --torus 1x2 --algos ring,mesh --out "$TMP/nt"
 usage_says "--rails beside --algos without a ring per rail" "--rails: ring has no ring per rail (rail-ring does)" -- $S --rails 2 --algos ring --out "$TMP/nt"
-usage_says "--streams where the ranks meet in shared memory alone" "--streams: the ranks meet in shared memory alone" -- $S --streams 4 --out "$TMP/nt"
-usage_says "--streams without --local (this host's cores)" "--streams: the ranks meet in shared memory alone" -- $COLLTUNE sweep --streams 4 --out "$TMP/nt"
+usage_says "--streams where the ranks meet in shared memory alone" "--streams [0-9]*: the ranks meet in shared memory alone" -- $S --streams 4 --out "$TMP/nt"
+usage_says "--streams without --local (this host's cores)" "--streams [0-9]*: the ranks meet in shared memory alone" -- $COLLTUNE sweep --streams 4 --out "$TMP/nt"
 usage_says "--provider without the fabric transport" "--provider is for --transport fabric" -- $S --provider tcp --out "$TMP/nt"
 [ ! -e "$TMP/nt" ] && ok "... no folder written" || not_ok "a refused --torus/--rails/--streams/--provider sweep wrote $TMP/nt"
 usage_error "min larger than max" -- $S -b 1M -e 1K
