@@ -63,18 +63,15 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
         /* shm for same-host peers, tcp for the rest; both opens are collective */
         unsigned char *local = ct_xcalloc((size_t)c->size, 1);
         unsigned char *remote = ct_xcalloc((size_t)c->size, 1);
-        int nremote = 0;
         for (int r = 0; r < c->size; r++) {
             int same = !strcmp(boot->hosts[r], boot->host);
             local[r] = (unsigned char)same;
             remote[r] = (unsigned char)!same;
-            nremote += !same;
         }
         rc = open_one(c, "shm", local, cfg, err);
         /* every rank must agree whether tcp is opened: it is if any host differs */
         if (rc == 0 && boot->nnodes > 1)
             rc = open_one(c, "tcp", remote, cfg, err);
-        (void)nremote;
         free(local);
         free(remote);
     }

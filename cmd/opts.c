@@ -119,7 +119,9 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         char tail;
         if (sscanf(arg, "%dx%d%c", &r, &c, &tail) != 2 || r < 1 || c < 1 || r > 4096 || c > 4096)
             return ct_cmd_fail(cmd, 2, "bad --torus '%s' (RxC, e.g. 4x4)", arg);
-        return o->torus_rows = r, o->torus_cols = c, 0;
+        o->torus_rows = r;
+        o->torus_cols = c;
+        return 0;
     }
     case CT_O_RAILS:
     case CT_O_REVERIFY: { /* rails: 1..64; verify rounds after the first: 1..5 */
