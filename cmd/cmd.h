@@ -119,7 +119,7 @@ int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, s
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],
-    ct_help_show[], ct_help_top[], ct_help_model[];
+    ct_help_show[], ct_help_top[], ct_help_model[], ct_help_join[];
 
 /* Subcommand entry points. */
 int cmd_run(int argc, char **argv);
@@ -128,6 +128,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_join(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_validate(int argc, char **argv);

@@ -14,6 +14,8 @@ static const struct ct_cmd commands[] = {
      "sweep [--local N] [--coll LIST] [--algos LIST] [-b MIN] [-e MAX] [-f F] [--budget SEC] "
      "[--target-ci X] [--out DIR] [--verify CONFIG] [options]"},
     {"show", cmd_show, "print a tuned config as a crossover table", "show CONFIG"},
+    {"join", cmd_join, "join several sweeps' configs (one shape each) into one config",
+     "join CONFIG CONFIG... --out FILE"},
     {"export", cmd_export, "write a tuned config in the format a library or launcher reads",
      "export CONFIG --format F [--out FILE] [--for LIB] [--push URL] [--push-metrics URL] "
      "[options]"},

@@ -71,6 +71,13 @@ bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_col
 int ct_config_json_parse(const char *text, struct ct_config *c, struct ct_err *err);
 int ct_config_json_read(const char *path, struct ct_config *c, struct ct_err *err);
 
+/* colltune join: the configs paths[0..n) read and joined (ct_config_join, tune/tune.h) into c
+ * (initialised here; ct_config_release), read back with every check of the reader and written
+ * to out atomically. Nothing is written where one fails: CT_EINVAL (a config unusable or two
+ * that do not join, naming the files) or the write's error; c is then empty. */
+int ct_config_join_files(const char *const *paths, int n, const char *out, struct ct_config *c,
+                         struct ct_err *err);
+
 /*
  * colltune-sweep/1: cfg's metadata (version, date, fingerprint, settings, partial) and
  * every point. state: "running" (incremental save; partial is forced true), "done" or

@@ -276,22 +276,21 @@ if [ $ompi_ok = 1 ]; then
     mpicc -O1 -o "$O/colls" "$here/consumers/colls.c" && \
         mpicc -O1 -shared -fPIC -o "$O/shim.so" "$here/../../backend/lib/ompi_spy.c" -ldl \
         && ok "built the MPI program and the coll/base shim" || not_ok "build with mpicc"
-    # the 4-rank config with a set of 2 ranks beside each, of other algorithms: one file, a
-    # comm-size section of each rank count
-    python3 - "$C4" "$O/c24.json" <<'EOF'
-import copy, json, sys
+    # the 4-rank config joined with one of 2 ranks, of other algorithms: one file, a comm-size
+    # section of each rank count
+    python3 - "$C4" "$O/c2.json" <<'EOF'
+import json, sys
 d = json.load(open(sys.argv[1]))
 two = {"allreduce": ["ring", "simple-ring"], "allgather": ["ring", "bruck"],
        "reducescatter": ["ring", "simple-ring"], "alltoall": ["ring", "mesh"]}
-for s in list(d["rules"]):
-    t = copy.deepcopy(s)
+for t in d["rules"]:
     t.update(nranks=2, nnodes=1, ranks_per_node=2)
     r = t["ranges"][0]
-    t["ranges"] = [dict(r, min_bytes=0, max_bytes=8192, algo=two[s["coll"]][0], params={}),
-                   dict(r, min_bytes=8192, max_bytes=None, algo=two[s["coll"]][1], params={})]
-    d["rules"].append(t)
+    t["ranges"] = [dict(r, min_bytes=0, max_bytes=8192, algo=two[t["coll"]][0], params={}),
+                   dict(r, min_bytes=8192, max_bytes=None, algo=two[t["coll"]][1], params={})]
 json.dump(d, open(sys.argv[2], "w"))
 EOF
+    expect 0 "join the configs of 4 and 2 ranks" -- $COLLTUNE join "$C4" "$O/c2.json" --out "$O/c24.json"
     expect 0 "export ompi-rules for 2 and 4 ranks" -- $X "$O/c24.json" --format ompi-rules --out "$O/rules.conf"
     RUN="mpirun --oversubscribe -np 4 -x LD_PRELOAD=$O/shim.so"
     [ "$(id -u)" = 0 ] && RUN="$RUN --allow-run-as-root"

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configs joined: the rule sets of several sweeps' configs (a sweep measures one shape) in one,
+ * so that a library's export carries a section per rank count (Open MPI's comm-size sections,
+ * MPICH's comm_size tree) and colltune's own rules cover each shape. What a config cannot hold
+ * twice is refused, naming both files: two sets of one collective and rank count, one
+ * library's two releases or two lists of launch settings, colltune's own rules over two
+ * transports.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune.h"
+
+/* "launch settings NAME=VALUE NAME=VALUE", or "no launch settings" */
+static const char *env_str(const struct ct_librules *l, char *buf, size_t len)
+{
+    size_t o = 0;
+    snprintf(buf, len, "no launch settings");
+    for (int i = 0; i < l->nenv && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s=%s", i ? " " : "launch settings ",
+                              l->env[i].name, l->env[i].value);
+    return buf;
+}
+
+/* The same launch settings, in any order. */
+static bool same_env(const struct ct_librules *a, const struct ct_librules *b)
+{
+    if (a->nenv != b->nenv)
+        return false;
+    for (int i = 0; i < a->nenv; i++) {
+        int j = 0;
+        while (j < b->nenv && strcmp(a->env[i].name, b->env[j].name))
+            j++;
+        if (j == b->nenv || strcmp(a->env[i].value, b->env[j].value))
+            return false;
+    }
+    return true;
+}
+
+/* None of add (nadd sets) has a collective and rank count that sets (n) has: 0, or why not;
+ * whose: "colltune's own" or "Open MPI's" */
+static int dup_check(const struct ct_ruleset *sets, int n, const struct ct_ruleset *add, int nadd,
+                     const struct ct_join_names *nm, const char *whose, struct ct_err *err)
+{
+    for (int i = 0; i < nadd; i++)
+        for (int j = 0; j < n; j++)
+            if (sets[j].coll == add[i].coll && sets[j].nranks == add[i].nranks)
+                return ct_err_set(err, CT_EINVAL,
+                                  "%s and %s both have %s %s on %d ranks: a config holds one set "
+                                  "per collective and rank count",
+                                  nm->dst, nm->src, whose, ct_coll_name(add[i].coll),
+                                  add[i].nranks);
+    return 0;
+}
+
+/* add (nadd sets) copied to the end of *sets (n of them) */
+static void add_sets(struct ct_ruleset **sets, int *n, const struct ct_ruleset *add, int nadd)
+{
+    if (!nadd)
+        return;
+    *sets = ct_xrealloc(*sets, sizeof **sets * (size_t)(*n + nadd));
+    for (int i = 0; i < nadd; i++)
+        ct_ruleset_copy(&(*sets)[(*n)++], &add[i]);
+}
+
+/* The checks of src's section s against d, the same library's in dst. */
+static int lib_check(const struct ct_librules *d, const struct ct_librules *s,
+                     const struct ct_join_names *nm, struct ct_err *err)
+{
+    if (d->raw || s->raw)
+        return ct_err_set(err, CT_EINVAL,
+                          "%s and %s both have a %s section, kept as its reader wrote it: join "
+                          "does not merge such sections",
+                          nm->dst, nm->src, d->name);
+    if (strcmp(d->version, s->version))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s's %s is %s and %s's %s: a rules file is one release's ids", nm->dst,
+                          d->name, d->version, nm->src, s->version);
+    if (!same_env(d, s)) {
+        char a[256], b[256];
+        return ct_err_set(err, CT_EINVAL,
+                          "%s's %s rules were measured with %s and %s's with %s: an export sets "
+                          "one list beside its rules",
+                          nm->dst, d->name, env_str(d, a, sizeof a), nm->src,
+                          env_str(s, b, sizeof b));
+    }
+    return 0;
+}
+
+static void lib_copy(struct ct_librules *d, const struct ct_librules *s)
+{
+    *d = *s;
+    d->sets = ct_xcalloc(s->nsets ? (size_t)s->nsets : 1, sizeof *d->sets);
+    for (int i = 0; i < s->nsets; i++)
+        ct_ruleset_copy(&d->sets[i], &s->sets[i]);
+    d->raw = s->raw ? ct_xstrdup(s->raw) : NULL;
+}
+
+int ct_config_join(struct ct_config *dst, const struct ct_config *src,
+                   const struct ct_join_names *nm, struct ct_err *err)
+{
+    /* every check first: dst is left as it was where one fails */
+    if (dst->nsets && src->nsets && strcmp(dst->fp.transport, src->fp.transport))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s was tuned over %s and %s over %s: colltune's own rules are one "
+                          "transport's",
+                          nm->dst, dst->fp.transport, nm->src, src->fp.transport);
+    CT_TRY(dup_check(dst->sets, dst->nsets, src->sets, src->nsets, nm, "colltune's own", err));
+    for (int l = 0; l < src->nlibs; l++) {
+        const struct ct_librules *s = &src->libs[l], *d = ct_config_lib(dst, s->library);
+        if (!d)
+            continue;
+        CT_TRY(lib_check(d, s, nm, err));
+        char whose[48];
+        snprintf(whose, sizeof whose, "%s's", d->name);
+        CT_TRY(dup_check(d->sets, d->nsets, s->sets, s->nsets, nm, whose, err));
+    }
+
+    if (!dst->nsets && src->nsets) { /* where the config came from: its own rules' sweep */
+        memcpy(dst->version, src->version, sizeof dst->version);
+        memcpy(dst->date, src->date, sizeof dst->date);
+        dst->fp = src->fp;
+        dst->sweep = src->sweep;
+    }
+    dst->partial = dst->partial || src->partial;
+    add_sets(&dst->sets, &dst->nsets, src->sets, src->nsets);
+    for (int l = 0; l < src->nlibs; l++) {
+        const struct ct_librules *s = &src->libs[l];
+        struct ct_librules *d = (struct ct_librules *)ct_config_lib(dst, s->library);
+        if (!d) {
+            dst->libs = ct_xrealloc(dst->libs, sizeof *dst->libs * (size_t)(dst->nlibs + 1));
+            lib_copy(&dst->libs[dst->nlibs++], s);
+            continue;
+        }
+        add_sets(&d->sets, &d->nsets, s->sets, s->nsets);
+        /* the settings' mark holds where both shapes found them faster: the lower; the whole
+         * export's was of the section before the join */
+        if (!s->env_verified.at[0])
+            d->env_verified.at[0] = '\0';
+        else if (d->env_verified.at[0] && s->env_verified.geomean < d->env_verified.geomean)
+            d->env_verified = s->env_verified;
+        if (s->nsets)
+            d->whole_verified.at[0] = '\0';
+    }
+    return 0;
+}
