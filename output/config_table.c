@@ -162,6 +162,8 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         fprintf(f, ", NICs %s", fp->nic_kinds);
     if (fp->gpu_model[0])
         fprintf(f, ", GPU %s", fp->gpu_model);
+    if (ct_config_other_shapes(c))
+        fprintf(f, "; other shapes where a rule set names one");
     if (sw->predicted[0]) {
         fprintf(f,
                 "\nPREDICTED by colltune model (%s): priced, not measured\n"

@@ -823,19 +823,6 @@ void ct_export_map_comment(struct ct_text *t, const char *prefix, const struct c
                    ct_match_name(x->map->match), x->map->note);
 }
 
-/* A set of c (colltune's own or a library section's) on another shape than its fingerprint's
- * (a config colltune join made of several sweeps'): the header's shape is not every rule's */
-static bool other_shapes(const struct ct_config *c)
-{
-    for (int l = -1; l < c->nlibs; l++) {
-        const struct ct_ruleset *s = l < 0 ? c->sets : c->libs[l].sets;
-        for (int i = 0, n = l < 0 ? c->nsets : c->libs[l].nsets; i < n; i++)
-            if (s[i].nnodes != c->fp.hosts || s[i].ranks_per_node != c->fp.ranks_per_host)
-                return true;
-    }
-    return false;
-}
-
 void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
                       const struct ct_config *c)
 {
@@ -848,11 +835,11 @@ void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
                        prefix, c->sweep.predicted, ct_dtype_name(c->sweep.dtype),
                        ct_redop_name(c->sweep.op));
     else
-        ct_text_printf(t, "%smeasured on %d host(s) x %d ranks, transport %s, links %s, %s %s%s\n",
-                       prefix, f->hosts, f->ranks_per_host, f->transport,
-                       *f->link_classes ? f->link_classes : "-", ct_dtype_name(c->sweep.dtype),
-                       ct_redop_name(c->sweep.op),
-                       other_shapes(c) ? "; other shapes where a rule set names one" : "");
+        ct_text_printf(
+            t, "%smeasured on %d host(s) x %d ranks, transport %s, links %s, %s %s%s\n", prefix,
+            f->hosts, f->ranks_per_host, f->transport, *f->link_classes ? f->link_classes : "-",
+            ct_dtype_name(c->sweep.dtype), ct_redop_name(c->sweep.op),
+            ct_config_other_shapes(c) ? "; other shapes where a rule set names one" : "");
     if (c->partial)
         ct_text_printf(t, "%spartial: the sweep stopped early; rules cover what was measured\n",
                        prefix);

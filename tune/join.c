@@ -146,3 +146,14 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
     }
     return 0;
 }
+
+bool ct_config_other_shapes(const struct ct_config *c)
+{
+    for (int l = -1; l < c->nlibs; l++) {
+        const struct ct_ruleset *s = l < 0 ? c->sets : c->libs[l].sets;
+        for (int i = 0, n = l < 0 ? c->nsets : c->libs[l].nsets; i < n; i++)
+            if (s[i].nnodes != c->fp.hosts || s[i].ranks_per_node != c->fp.ranks_per_host)
+                return true;
+    }
+    return false;
+}

@@ -244,6 +244,10 @@ struct ct_join_names {
 };
 int ct_config_join(struct ct_config *dst, const struct ct_config *src,
                    const struct ct_join_names *nm, struct ct_err *err);
+/* A set of c (colltune's own or a library section's) on another shape than its fingerprint's
+ * (a config ct_config_join made of several sweeps'): the fingerprint's shape is not every
+ * rule's. */
+bool ct_config_other_shapes(const struct ct_config *c);
 
 /* r's tie spans cut to r's range, those left outside it dropped. */
 void ct_rule_clip_ties(struct ct_rule *r);

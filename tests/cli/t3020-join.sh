@@ -63,6 +63,8 @@ grep -q "Open MPI 4.1.4: 4 sets on 2, 4 ranks" "$TMP/out" && grep -q "MPICH 4.0.
 expect 0 "show the joined config" -- $COLLTUNE show "$TMP/all.json"
 [ "$(grep -c "^Open MPI 4.1.4 (measured, --lib ompi)" "$TMP/out")" = 4 ] && grep -q "allreduce: 4 ranks (4 nodes x 1)" "$TMP/out" \
     && ok "show: Open MPI's sets of both rank counts" || not_ok "show: $(grep '^Open MPI' "$TMP/out")"
+grep -q "^cluster: 1 host x 2 ranks (2 ranks), .*; other shapes where a rule set names one" "$TMP/out" \
+    && ok "show: the first config's shape, and that sets name others" || not_ok "show's cluster line: $(grep cluster: "$TMP/out")"
 expect 0 "export the joined Open MPI rules" -- $COLLTUNE export "$TMP/all.json" --format ompi-rules --out "$TMP/r.conf"
 # allreduce (2): sections from 0, 2 (ring from 4 KiB: 4), 3, 4 (recursive doubling: 3), 5 and up
 awk '/^2 .*# allreduce/ { on = 1 } on && /# communicators of/ { print $1 }' "$TMP/r.conf" | tr '\n' ' ' >"$TMP/secs"
@@ -73,6 +75,8 @@ expect 0 "export the joined MPICH JSON" -- $COLLTUNE export "$TMP/all.json" --fo
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/m.json" && grep -q "comm_size<=2" "$TMP/m.json" \
     && ok "mpich-json of the joined config: valid, bounded to its 2 ranks" || not_ok "mpich-json: $(head -c 300 "$TMP/m.json")"
 expect 0 "export --nranks 4: the 4-rank rules alone" -- $COLLTUNE export "$TMP/all.json" --format ompi-rules --nranks 4 --out "$TMP/r4.conf"
+grep -q "^# measured on 1 host(s) x 2 ranks, .*; other shapes where a rule set names one" "$TMP/r.conf" \
+    && ok "ompi-rules header: the first config's shape, and that sets name others" || not_ok "header: $(sed -n 3p "$TMP/r.conf")"
 grep -q "^4096 3 0 0" "$TMP/r4.conf" && ! grep -q "^4096 4 0 0" "$TMP/r4.conf" \
     && ok "--nranks 4 picks the 4-rank section" || not_ok "--nranks 4: $(grep -v '^#' "$TMP/r4.conf" | head -20 | tr '\n' '|')"
 

@@ -56,6 +56,8 @@ Test(join, sets_of_two_rank_counts_one_section_marks_of_what_is_unchanged)
     mark(&lb->env_verified, "2026-12-02T00:00:00Z", 1.05);
     mark(&la->whole_verified, "2026-12-01T00:00:00Z", 1.3);
     int na = la->nsets, nb = lb->nsets;
+    cr_assert(!ct_config_other_shapes(&a), "one sweep's shape");
+    cr_assert(ct_config_other_shapes(&b), "its sets moved, its fingerprint not");
     struct ct_err err = {0};
     cr_assert_eq(ct_config_join(&a, &b, &nm, &err), 0, "%s", err.msg);
     cr_assert_eq(a.nlibs, 1);
@@ -69,6 +71,7 @@ Test(join, sets_of_two_rank_counts_one_section_marks_of_what_is_unchanged)
     cr_assert_str_eq(la->sets[na + 1].verified.at, "2026-12-02T00:00:00Z");
     cr_assert_float_eq(la->env_verified.geomean, 1.05, 1e-9, "the lower of the two");
     cr_assert_eq(la->whole_verified.at[0], '\0', "the export it vouched for changed");
+    cr_assert(ct_config_other_shapes(&a));
     ct_config_release(&b);
 
     /* written and read back: the marks of the unchanged sets hold (their "of"), one section
