@@ -57,10 +57,12 @@ int cmd_join(int argc, char **argv)
         printf("  colltune's own rules: %d set%s %s\n", c.nsets, c.nsets == 1 ? "" : "s",
                ranks_str(c.sets, c.nsets, b, sizeof b));
     for (int l = 0; l < c.nlibs; l++)
-        printf("  %s %s: %d set%s %s%s\n", c.libs[l].name, c.libs[l].version, c.libs[l].nsets,
-               c.libs[l].nsets == 1 ? "" : "s",
-               ranks_str(c.libs[l].sets, c.libs[l].nsets, b, sizeof b),
-               c.libs[l].raw ? " (kept as written)" : "");
+        if (c.libs[l].raw) /* NCCL's: in its plugin's words */
+            printf("  %s %s: its section as written\n", c.libs[l].name, c.libs[l].version);
+        else
+            printf("  %s %s: %d set%s %s\n", c.libs[l].name, c.libs[l].version, c.libs[l].nsets,
+                   c.libs[l].nsets == 1 ? "" : "s",
+                   ranks_str(c.libs[l].sets, c.libs[l].nsets, b, sizeof b));
     ct_config_release(&c);
     return CT_EXIT_OK;
 }

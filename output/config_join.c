@@ -20,11 +20,12 @@ int ct_config_join_files(const char *const *paths, int n, const char *out, struc
 {
     ct_config_init(c);
     int rc = n > 0 ? read_in(paths[0], c, err) : ct_err_set(err, CT_EINVAL, "no config");
-    char before[1024];
+    char before[1024], dst[1040]; /* the files read before: "A", "one of A, B" */
     snprintf(before, sizeof before, "%s", n > 0 ? paths[0] : "");
     for (int i = 1; i < n && rc == 0; i++) {
         struct ct_config s;
-        struct ct_join_names nm = {before, paths[i]};
+        snprintf(dst, sizeof dst, "%s%s", i > 1 ? "one of " : "", before);
+        struct ct_join_names nm = {dst, paths[i]};
         rc = read_in(paths[i], &s, err);
         if (rc == 0)
             rc = ct_config_join(c, &s, &nm, err);
@@ -36,6 +37,7 @@ int ct_config_join_files(const char *const *paths, int n, const char *out, struc
     if (rc == 0) { /* what is written reads back, with the reader's every check */
         struct ct_config back;
         struct ct_err why = {0};
+        ct_config_init(&back);
         if (!text || ct_config_json_parse(text, &back, &why) < 0)
             rc = ct_err_set(err, CT_EINVAL, "the joined config does not read back: %s",
                             text ? why.msg : "out of memory");

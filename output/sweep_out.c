@@ -163,6 +163,10 @@ int ct_regret_print(FILE *f, const char *path, const struct ct_config *conf, int
                 : g[i].regret > max_regret ? "  (within noise)"
                                            : "");
     }
+    for (int i = 0; i < conf->nsets; i++) /* a joined config's sets of other rank counts */
+        if (conf->sets[i].nranks != nranks)
+            fprintf(f, "%-13s on %d ranks: not verified here (this run has %d ranks)\n",
+                    ct_coll_name(conf->sets[i].coll), conf->sets[i].nranks, nranks);
     double w = worst < n ? g[worst].regret : 1;
     fprintf(f, "\nworst regret %.2f (limit %.2f): %s\n", w, max_regret,
             bad              ? "some choices are slower than an alternative beyond the noise"

@@ -11,13 +11,16 @@
 #include "../lib/parse.h"
 #include "config.h"
 
-/* The largest size `sweep --verify` measures coll at (ct_sweep_check_count of every rule of
- * the config's sets of coll), or 0 when it has none. */
-static uint64_t verify_top(const struct ct_config *conf, enum ct_coll coll)
+/* The largest size `sweep --verify` measures coll at on nranks (ct_sweep_check_count of every
+ * rule of the config's sets of coll on nranks: a joined config's others are not verified
+ * there), or 0 when it has none. */
+static uint64_t verify_top(const struct ct_config *conf, enum ct_coll coll, int nranks)
 {
     uint64_t top = 0;
     for (int i = 0; i < conf->nsets; i++) {
         const struct ct_ruleset *s = &conf->sets[i];
+        if (s->nranks != nranks)
+            continue;
         size_t es = ct_dtype_size(s->dtype);
         for (int k = 0; s->coll == coll && k < s->nrules; k++) {
             uint64_t n = ct_sweep_check_count(s, &s->rules[k], conf->sweep.minbytes,
@@ -53,7 +56,8 @@ static uint64_t reserve(const struct ct_sweep_cfg *cfg0, const struct ct_backend
         x.coll = (enum ct_coll)c;
         x.op = d->needs_op ? x.op : CT_SUM;
         x.in_place = false;
-        uint64_t top = verify ? verify_top(verify, (enum ct_coll)c) : cfg->maxbytes;
+        uint64_t top =
+            verify ? verify_top(verify, (enum ct_coll)c, be->shape.nranks) : cfg->maxbytes;
         x.count = d->count_for(top / es * es, es, be->shape.nranks);
         ct_bench_reserve(&nat->b, al, n < CT_SWEEP_MAX_CANDS ? n : CT_SWEEP_MAX_CANDS, &x);
         largest = top > largest ? top : largest;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/parse.h"
 #include "tune.h"
 
 /* "launch settings NAME=VALUE NAME=VALUE", or "no launch settings" */
@@ -48,10 +49,10 @@ static int dup_check(const struct ct_ruleset *sets, int n, const struct ct_rules
         for (int j = 0; j < n; j++)
             if (sets[j].coll == add[i].coll && sets[j].nranks == add[i].nranks)
                 return ct_err_set(err, CT_EINVAL,
-                                  "%s and %s both have %s %s on %d ranks: a config holds one set "
-                                  "per collective and rank count",
-                                  nm->dst, nm->src, whose, ct_coll_name(add[i].coll),
-                                  add[i].nranks);
+                                  "%s: a set of %s %s on %d ranks, where %s has one already: a "
+                                  "config holds one per collective and rank count",
+                                  nm->src, whose, ct_coll_name(add[i].coll), add[i].nranks,
+                                  nm->dst);
     return 0;
 }
 
@@ -71,20 +72,20 @@ static int lib_check(const struct ct_librules *d, const struct ct_librules *s,
 {
     if (d->raw || s->raw)
         return ct_err_set(err, CT_EINVAL,
-                          "%s and %s both have a %s section, kept as its reader wrote it: join "
-                          "does not merge such sections",
-                          nm->dst, nm->src, d->name);
+                          "%s: a %s section, where %s has one already: a section kept as its "
+                          "reader wrote it is not merged",
+                          nm->src, d->name, nm->dst);
     if (strcmp(d->version, s->version))
         return ct_err_set(err, CT_EINVAL,
-                          "%s's %s is %s and %s's %s: a rules file is one release's ids", nm->dst,
-                          d->name, d->version, nm->src, s->version);
+                          "%s: %s %s, where %s has %s: a rules file is one release's ids", nm->src,
+                          d->name, s->version, nm->dst, d->version);
     if (!same_env(d, s)) {
         char a[256], b[256];
         return ct_err_set(err, CT_EINVAL,
-                          "%s's %s rules were measured with %s and %s's with %s: an export sets "
+                          "%s: %s rules measured with %s; those of %s with %s: an export sets "
                           "one list beside its rules",
-                          nm->dst, d->name, env_str(d, a, sizeof a), nm->src,
-                          env_str(s, b, sizeof b));
+                          nm->src, d->name, env_str(s, a, sizeof a), nm->dst,
+                          env_str(d, b, sizeof b));
     }
     return 0;
 }
@@ -102,11 +103,29 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
                    const struct ct_join_names *nm, struct ct_err *err)
 {
     /* every check first: dst is left as it was where one fails */
-    if (dst->nsets && src->nsets && strcmp(dst->fp.transport, src->fp.transport))
+    const struct ct_sweep_settings *a = &dst->sweep, *b = &src->sweep;
+    if (a->minbytes != b->minbytes || a->maxbytes != b->maxbytes ||
+        a->stepfactor != b->stepfactor || a->dtype != b->dtype || a->op != b->op) {
+        char x[4][32];
         return ct_err_set(err, CT_EINVAL,
-                          "%s was tuned over %s and %s over %s: colltune's own rules are one "
-                          "transport's",
-                          nm->dst, dst->fp.transport, nm->src, src->fp.transport);
+                          "%s: swept over %s..%s x%g, %s %s, where %s was over %s..%s x%g, %s %s: "
+                          "verify measures a config's sets at its one grid of sizes (sweep them "
+                          "alike)",
+                          nm->src, ct_bytes_str(b->minbytes, x[0], sizeof x[0]),
+                          ct_bytes_str(b->maxbytes, x[1], sizeof x[1]), b->stepfactor,
+                          ct_dtype_name(b->dtype), ct_redop_name(b->op), nm->dst,
+                          ct_bytes_str(a->minbytes, x[2], sizeof x[2]),
+                          ct_bytes_str(a->maxbytes, x[3], sizeof x[3]), a->stepfactor,
+                          ct_dtype_name(a->dtype), ct_redop_name(a->op));
+    }
+    if (dst->nsets && src->nsets &&
+        (strcmp(dst->fp.transport, src->fp.transport) || strcmp(dst->fp.mem, src->fp.mem)))
+        return ct_err_set(err, CT_EINVAL,
+                          "%s: colltune's own rules tuned over %s%s%s, where %s has them over "
+                          "%s%s%s: a config's own rules are one transport's",
+                          nm->src, src->fp.transport, *src->fp.mem ? " with memory " : "",
+                          src->fp.mem, nm->dst, dst->fp.transport,
+                          *dst->fp.mem ? " with memory " : "", dst->fp.mem);
     CT_TRY(dup_check(dst->sets, dst->nsets, src->sets, src->nsets, nm, "colltune's own", err));
     for (int l = 0; l < src->nlibs; l++) {
         const struct ct_librules *s = &src->libs[l], *d = ct_config_lib(dst, s->library);
@@ -135,11 +154,12 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
             continue;
         }
         add_sets(&d->sets, &d->nsets, s->sets, s->nsets);
-        /* the settings' mark holds where both shapes found them faster: the lower; the whole
-         * export's was of the section before the join */
+        /* the settings' mark holds where both shapes had one: the one that found them least
+         * faster (its geomean, settings/default time, the higher); the whole export's was of
+         * the section before the join */
         if (!s->env_verified.at[0])
             d->env_verified.at[0] = '\0';
-        else if (d->env_verified.at[0] && s->env_verified.geomean < d->env_verified.geomean)
+        else if (d->env_verified.at[0] && s->env_verified.geomean > d->env_verified.geomean)
             d->env_verified = s->env_verified;
         if (s->nsets)
             d->whole_verified.at[0] = '\0';

@@ -122,22 +122,32 @@ static int measure(struct vctx *v, const struct ct_ruleset *s, const struct ct_a
     return 0;
 }
 
+/* A set this run verifies: of a collective it runs, on its rank count (a joined config's
+ * sets of other rank counts are verified by a run of theirs: colltune join) */
+static bool here(const struct ct_sweep_cfg *cfg, const struct ct_ruleset *s)
+{
+    return (cfg->colls & CT_COLL_BIT(s->coll)) && s->nranks == cfg->job.shape.nranks;
+}
+
 /* Every ruleset to check must fit this communicator; checked before anything runs. */
 static int check_conf(const struct ct_sweep_cfg *cfg, const struct ct_config *conf,
                       struct ct_err *err)
 {
     int used = 0;
+    const struct ct_ruleset *other = NULL; /* the first of another rank count */
     for (int i = 0; i < conf->nsets; i++) {
         const struct ct_ruleset *s = &conf->sets[i];
-        if (!(cfg->colls & CT_COLL_BIT(s->coll)))
+        if (!here(cfg, s)) {
+            if (!other && (cfg->colls & CT_COLL_BIT(s->coll)))
+                other = s;
             continue;
+        }
         used++;
-        if (s->nranks != cfg->job.shape.nranks)
-            return ct_err_set(err, CT_EINVAL,
-                              "the %s rules were tuned for %d ranks; this run has %d",
-                              ct_coll_name(s->coll), s->nranks, cfg->job.shape.nranks);
         CT_TRY(ct_ruleset_check(s, err));
     }
+    if (!used && other)
+        return ct_err_set(err, CT_EINVAL, "the %s rules were tuned for %d ranks; this run has %d",
+                          ct_coll_name(other->coll), other->nranks, cfg->job.shape.nranks);
     if (!used && !conf->nsets && conf->nlibs) { /* sweep --lib's output, without --lib */
         char libs[128] = "";
         for (int i = 0, n = 0; i < conf->nlibs && n < (int)sizeof libs; i++)
@@ -304,7 +314,7 @@ int ct_sweep_verify(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *
         rc = check_conf(cfg, conf, err);
         size_t nrules = 0, npts = 0;
         for (int i = 0; rc == 0 && i < conf->nsets; i++)
-            if (cfg->colls & CT_COLL_BIT(conf->sets[i].coll)) {
+            if (here(cfg, &conf->sets[i])) {
                 nrules += (size_t)conf->sets[i].nrules;
                 npts += (size_t)conf->sets[i].nrules *
                         (1 + ct_sweep_algos(cfg, conf->sets[i].coll, NULL, 0));
@@ -315,7 +325,7 @@ int ct_sweep_verify(const struct ct_sweep_cfg *cfg_in, const struct ct_backend *
         if (rc == 0) {
             *out = ct_xcalloc(nrules ? nrules : 1, sizeof **out);
             for (int i = 0; rc == 0 && i < conf->nsets; i++)
-                if (cfg->colls & CT_COLL_BIT(conf->sets[i].coll))
+                if (here(cfg, &conf->sets[i]))
                     rc = verify_set(&v, conf, i, *out, nout, err);
         }
         rc = ct_sweep_end(&v.run, rc, err);

@@ -232,15 +232,17 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
 
 /* Configs joined (colltune join): src's rule sets added to dst's, colltune's own and each
  * library section's (a section dst lacks copied whole), so that one config carries the shapes
- * of several sweeps. Refused (CT_EINVAL, naming nm's files; dst unchanged): a collective and
- * rank count both have, colltune's own rules of two transports, a library's two releases or
- * two lists of launch settings, two sections kept as their reader wrote them (NCCL's). dst's
- * fingerprint and sweep settings stay, but where src alone has colltune's own rules (theirs
- * then); a set's verified mark stays (it is of that set, the library's release and settings),
- * a section's settings' mark where both had one (the lower), its whole export's goes where
- * sets were added. */
+ * of several sweeps. Refused (CT_EINVAL, naming nm's files; dst unchanged): another grid of
+ * sizes, datatype or op (verify measures every set at the config's one grid), a collective
+ * and rank count both have, colltune's own rules of two transports (or memories), a
+ * library's two releases or two lists of launch settings, two sections kept as their reader
+ * wrote them (NCCL's). dst's fingerprint and sweep settings stay, but where src alone has
+ * colltune's own rules (theirs then); a set's verified mark stays (it is of that set, the
+ * library's release and settings), a section's settings' mark where both had one (the one
+ * that found them least faster: the higher geomean), its whole export's goes where sets were
+ * added. */
 struct ct_join_names {
-    const char *dst, *src; /* the files, as errors name them */
+    const char *dst, *src; /* the files, as errors name them: "A", or "one of A, B"; "C" */
 };
 int ct_config_join(struct ct_config *dst, const struct ct_config *src,
                    const struct ct_join_names *nm, struct ct_err *err);

@@ -69,7 +69,7 @@ Test(join, sets_of_two_rank_counts_one_section_marks_of_what_is_unchanged)
     cr_assert_neq(la->sets[na].rules, b.libs[0].sets[0].rules, "the rules copied");
     cr_assert_str_eq(la->sets[0].verified.at, "2026-12-01T00:00:00Z");
     cr_assert_str_eq(la->sets[na + 1].verified.at, "2026-12-02T00:00:00Z");
-    cr_assert_float_eq(la->env_verified.geomean, 1.05, 1e-9, "the lower of the two");
+    cr_assert_float_eq(la->env_verified.geomean, 1.10, 1e-9, "the one that found least: higher");
     cr_assert_eq(la->whole_verified.at[0], '\0', "the export it vouched for changed");
     cr_assert(ct_config_other_shapes(&a));
     ct_config_release(&b);
@@ -82,7 +82,7 @@ Test(join, sets_of_two_rank_counts_one_section_marks_of_what_is_unchanged)
     cr_assert_eq(back.libs[0].nsets, na + nb);
     cr_assert_str_eq(back.libs[0].sets[0].verified.at, "2026-12-01T00:00:00Z");
     cr_assert_str_eq(back.libs[0].sets[na + 1].verified.at, "2026-12-02T00:00:00Z");
-    cr_assert_float_eq(back.libs[0].env_verified.geomean, 1.05, 1e-9);
+    cr_assert_float_eq(back.libs[0].env_verified.geomean, 1.10, 1e-9);
     free(text);
     ct_config_release(&back);
     ct_config_release(&a);
@@ -127,13 +127,14 @@ Test(join, what_a_config_cannot_hold_twice_is_refused)
     reshape(&b, 0, 4);
     b.libs[0].sets[0].nranks = 2; /* one set of a rank count a has, among new ones */
     b.libs[0].sets[0].nnodes = 2;
-    refused(&a, &b, "both have Open MPI's allreduce on 2 ranks");
+    refused(&a, &b,
+            "b.json: a set of Open MPI's allreduce on 2 ranks, where a.json has one already");
 
     load(OMPI2, &a);
     load(OMPI2, &b);
     reshape(&b, 0, 4);
     snprintf(b.libs[0].version, sizeof b.libs[0].version, "5.0.3");
-    refused(&a, &b, "Open MPI is 4.1.4 and b.json's 5.0.3");
+    refused(&a, &b, "b.json: Open MPI 5.0.3, where a.json has 4.1.4");
 
     load(OMPI2, &a);
     load(OMPI2, &b);
@@ -141,23 +142,41 @@ Test(join, what_a_config_cannot_hold_twice_is_refused)
     b.libs[0].nenv = 1;
     snprintf(b.libs[0].env[0].name, sizeof b.libs[0].env[0].name, "OMPI_MCA_x");
     snprintf(b.libs[0].env[0].value, sizeof b.libs[0].env[0].value, "1");
-    refused(&a, &b, "with no launch settings and b.json's with launch settings OMPI_MCA_x=1");
+    refused(&a, &b, "measured with launch settings OMPI_MCA_x=1; those of a.json with no launch");
 
     load(FOUR, &a);
     load(FOUR, &b);
-    refused(&a, &b, "both have colltune's own allreduce on 4 ranks");
+    refused(&a, &b, "a set of colltune's own allreduce on 4 ranks, where a.json has one already");
 
     load(FOUR, &a);
     load(FOUR, &b);
     reshape(&b, -1, 8);
     snprintf(b.fp.transport, sizeof b.fp.transport, "tcp");
-    refused(&a, &b, "over tcp: colltune's own rules are one transport's");
+    refused(&a, &b, "tuned over tcp, where a.json has them over shm");
+
+    load(FOUR, &a);
+    load(FOUR, &b);
+    reshape(&b, -1, 8);
+    snprintf(b.fp.mem, sizeof b.fp.mem, "cuda");
+    refused(&a, &b, "tuned over shm with memory cuda, where a.json has them over shm:");
+
+    load(OMPI2, &a);
+    load(OMPI2, &b);
+    reshape(&b, 0, 4);
+    b.sweep.dtype = CT_FLOAT64;
+    refused(&a, &b, "float64 sum, where a.json was over 8 B..128 MiB x8, float32 sum");
+
+    load(OMPI2, &a);
+    load(OMPI2, &b);
+    reshape(&b, 0, 4);
+    b.sweep.maxbytes = 1 << 20;
+    refused(&a, &b, "b.json: swept over 8 B..1 MiB x8");
 
     load(OMPI2, &a);
     load(OMPI2, &b);
     reshape(&b, 0, 4);
     b.libs[0].raw = strdup("{}");
-    refused(&a, &b, "kept as its reader wrote it");
+    refused(&a, &b, "section, where a.json has one already: a section kept as its reader wrote");
 }
 
 Test(join, the_fingerprint_of_colltunes_own_rules)
@@ -165,6 +184,8 @@ Test(join, the_fingerprint_of_colltunes_own_rules)
     struct ct_config a, b;
     load(OMPI2, &a);
     load(FOUR, &b);
+    b.sweep.maxbytes = a.sweep.maxbytes; /* one grid */
+    b.sweep.stepfactor = a.sweep.stepfactor;
     b.partial = true;
     struct ct_err err = {0};
     cr_assert_eq(ct_config_join(&a, &b, &nm, &err), 0, "%s", err.msg);

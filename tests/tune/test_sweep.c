@@ -857,6 +857,17 @@ Test(sweep, verify_reports_regret_of_a_bad_choice)
     cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), CT_EINVAL);
     cr_assert(strstr(err.msg, "tuned for 8 ranks"), "%s", err.msg);
     free(g);
+    /* beside a set of this run's 4 ranks (a joined config, colltune join) it is not verified
+     * here: the 4-rank set's two rules are */
+    struct ct_ruleset both[2] = {t.set, t.set};
+    both[0].nranks = 4;
+    both[0].nnodes = 1;
+    t.conf.sets = both;
+    t.conf.nsets = 2;
+    cr_assert_eq(ct_sweep_verify(&cfg, &synth_be, &s, &t.conf, &g, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 2);
+    cr_assert(g[0].set == 0 && g[1].set == 0, "the 4-rank set's rules alone");
+    free(g);
 }
 
 /* A right choice measured once during a burst of load loses that round; the two rounds
