@@ -2,10 +2,10 @@
 /*
  * Configs joined: the rule sets of several sweeps' configs (a sweep measures one shape) in one,
  * so that a library's export carries a section per rank count (Open MPI's comm-size sections,
- * MPICH's comm_size tree) and colltune's own rules cover each shape. What a config cannot hold
- * twice is refused, naming both files: two sets of one collective and rank count, one
- * library's two releases or two lists of launch settings, colltune's own rules over two
- * transports.
+ * MPICH's comm_size tree) and colltune's own rules cover each shape. What one config cannot
+ * hold is refused, naming the files: two grids of sizes (or datatypes, ops), two sets of one
+ * collective and rank count, one library's two releases or two lists of launch settings,
+ * colltune's own rules over two transports or memories, two sections kept as written.
  */
 #include <stdio.h>
 #include <stdlib.h>
