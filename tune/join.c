@@ -75,6 +75,11 @@ static int lib_check(const struct ct_librules *d, const struct ct_librules *s,
                           "%s: a %s section, where %s has one already: a section kept as its "
                           "reader wrote it is not merged",
                           nm->src, d->name, nm->dst);
+    if (strcmp(d->name, s->name)) /* one "library" key, two names: a hand edit */
+        return ct_err_set(err, CT_EINVAL,
+                          "%s: its \"%s\" section is %s's, where %s's is %s's: one library has one "
+                          "name",
+                          nm->src, s->library, s->name, nm->dst, d->name);
     if (strcmp(d->version, s->version))
         return ct_err_set(err, CT_EINVAL,
                           "%s: %s %s, where %s has %s: a rules file is one release's ids", nm->src,

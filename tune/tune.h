@@ -235,7 +235,7 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
  * of several sweeps. Refused (CT_EINVAL, naming nm's files; dst unchanged): another grid of
  * sizes, datatype or op (verify measures every set at the config's one grid), a collective
  * and rank count both have, colltune's own rules of two transports (or memories), a
- * library's two releases or two lists of launch settings, two sections kept as their reader
+ * library's two releases, names or lists of launch settings, two sections kept as their reader
  * wrote them (NCCL's). dst's fingerprint and sweep settings stay, but where src alone has
  * colltune's own rules (theirs then); a set's verified mark stays (it is of that set, the
  * library's release and settings), a section's settings' mark where both had one (the one

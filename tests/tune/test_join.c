@@ -139,6 +139,12 @@ Test(join, what_a_config_cannot_hold_twice_is_refused)
     load(OMPI2, &a);
     load(OMPI2, &b);
     reshape(&b, 0, 4);
+    snprintf(b.libs[0].name, sizeof b.libs[0].name, "MPICH");
+    refused(&a, &b, "b.json: its \"ompi\" section is MPICH's, where a.json's is Open MPI's");
+
+    load(OMPI2, &a);
+    load(OMPI2, &b);
+    reshape(&b, 0, 4);
     b.libs[0].nenv = 1;
     snprintf(b.libs[0].env[0].name, sizeof b.libs[0].env[0].name, "OMPI_MCA_x");
     snprintf(b.libs[0].env[0].value, sizeof b.libs[0].env[0].value, "1");
