@@ -91,10 +91,8 @@ static void unexport(const void *ctx, struct ct_verify_file *f)
     memset(f, 0, sizeof *f);
 }
 
-static const char *elsewhere(const void *ctx, const struct ct_verify_file *f,
-                             const struct ct_ruleset *s)
+static const char *elsewhere(const void *ctx, const struct ct_ruleset *s)
 {
-    (void)f;
     const struct ct_verify_cmd *v = ctx;
     return ct_verify_set_elsewhere(v->o, s);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/file.h"
 #include "config.h"
 
 /* A config read: an input that cannot be read or is not one is unusable input (CT_EINVAL) */
@@ -34,18 +35,17 @@ int ct_config_join_files(const char *const *paths, int n, const char *out, struc
         snprintf(before + o, sizeof before - o, ", %s", paths[i]);
     }
     char *text = rc == 0 ? ct_config_json_dumps(c) : NULL;
-    if (rc == 0) { /* what is written reads back, with the reader's every check */
+    if (rc == 0 && text) { /* what is written reads back, with the reader's every check */
         struct ct_config back;
         struct ct_err why = {0};
-        ct_config_init(&back);
-        if (!text || ct_config_json_parse(text, &back, &why) < 0)
-            rc = ct_err_set(err, CT_EINVAL, "the joined config does not read back: %s",
-                            text ? why.msg : "out of memory");
+        if (ct_config_json_parse(text, &back, &why) < 0)
+            rc = ct_err_set(err, CT_EINVAL, "the joined config does not read back: %s", why.msg);
         ct_config_release(&back);
     }
-    free(text);
-    if (rc == 0)
-        rc = ct_config_json_write(out, c, err);
+    if (rc == 0) /* that text, written (NULL: "cannot encode") */
+        rc = ct_file_write_doc(out, text, "the config", err);
+    else
+        free(text);
     if (rc < 0)
         ct_config_release(c);
     return rc;

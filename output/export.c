@@ -834,19 +834,18 @@ void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
         ct_text_printf(t, "%sPREDICTED by colltune model for %s, %s %s: priced, not measured\n",
                        prefix, c->sweep.predicted, ct_dtype_name(c->sweep.dtype),
                        ct_redop_name(c->sweep.op));
-    else if (!c->nsets && c->nlibs) /* a library sweep's: its "transport" is the library, which
-                                       the lines below name (a joined config's: the first's) */
-        ct_text_printf(t, "%smeasured on %d host(s) x %d ranks, %s %s%s\n", prefix, f->hosts,
-                       f->ranks_per_host, ct_dtype_name(c->sweep.dtype), ct_redop_name(c->sweep.op),
-                       ct_config_other_shapes(c) ? "; other shapes where a rule set names one"
-                                                 : "");
-    else
+    else {
+        char tp[192] = ""; /* a library sweep's "transport" is the library, which the lines
+                              below name (a joined config's: the first's): none said */
+        if (c->nsets || !c->nlibs)
+            snprintf(tp, sizeof tp, "transport %s%s, links %s, ", f->transport,
+                     c->nlibs ? " (colltune's own rules)" : "",
+                     *f->link_classes ? f->link_classes : "-");
         ct_text_printf(
-            t, "%smeasured on %d host(s) x %d ranks, transport %s%s, links %s, %s %s%s\n", prefix,
-            f->hosts, f->ranks_per_host, f->transport, c->nlibs ? " (colltune's own rules)" : "",
-            *f->link_classes ? f->link_classes : "-", ct_dtype_name(c->sweep.dtype),
-            ct_redop_name(c->sweep.op),
+            t, "%smeasured on %d host(s) x %d ranks, %s%s %s%s\n", prefix, f->hosts,
+            f->ranks_per_host, tp, ct_dtype_name(c->sweep.dtype), ct_redop_name(c->sweep.op),
             ct_config_other_shapes(c) ? "; other shapes where a rule set names one" : "");
+    }
     if (c->partial)
         ct_text_printf(t, "%spartial: the sweep stopped early; rules cover what was measured\n",
                        prefix);

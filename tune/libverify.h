@@ -276,8 +276,7 @@ struct ct_verify_files {
     void (*unexport)(const void *ctx, struct ct_verify_file *f);
     /* Why set s is not verified here (it runs on another shape of hosts, or on more ranks
      * than this host's cores); NULL: it is. */
-    const char *(*elsewhere)(const void *ctx, const struct ct_verify_file *f,
-                             const struct ct_ruleset *s);
+    const char *(*elsewhere)(const void *ctx, const struct ct_ruleset *s);
     /* A copy of c (new memory: ct_config_release, then free); NULL if it cannot be made. */
     struct ct_config *(*copy)(const void *ctx, const struct ct_config *c);
     /* Verify's verdict on set s applied to its copy c, set i (ct_config_lib_judged, output/). */

@@ -148,8 +148,7 @@ static int one_set(struct run *v, int i)
     const struct ct_ruleset *s = &v->l->sets[i];
     if (!v->here[i]) {
         ct_verify_say(in->h, "%s on %d ranks, %d nodes: not verified here (%s)\n\n",
-                      ct_coll_name(s->coll), s->nranks, s->nnodes,
-                      in->f->elsewhere(in->f->ctx, &v->x, s));
+                      ct_coll_name(s->coll), s->nranks, s->nnodes, in->f->elsewhere(in->f->ctx, s));
         return 0;
     }
     if (ct_ruleset_keeps_own(s)) { /* alg 0 alone where the file has it: no launches */
@@ -255,7 +254,7 @@ static int passes(struct run *v, struct ct_verify_did *did)
     v->here = ct_xcalloc((size_t)v->l->nsets, sizeof *v->here);
     for (int i = 0; i < v->l->nsets; i++)
         v->verified += v->here[i] =
-            asked(in, &v->l->sets[i]) && !in->f->elsewhere(in->f->ctx, &v->x, &v->l->sets[i]);
+            asked(in, &v->l->sets[i]) && !in->f->elsewhere(in->f->ctx, &v->l->sets[i]);
     if (!v->verified) /* nothing of it runs here: that line alone, no header before it */
         return finish(v, did, 0);
     ct_verify_say(in->h, "verify %s with %s %s (measured section) against its defaults\n", in->path,
