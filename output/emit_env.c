@@ -116,7 +116,7 @@ int ct_emit_env(const struct ct_config *c, const struct ct_export_opts *o,
     if (rc == 0) {
         snprintf(what, sizeof what, "%s settings for a job: source this file (sh, bash, zsh)",
                  ct_lib_title(o->lib));
-        ct_export_header(&out->body, "# ", what, c);
+        ct_export_header(&out->body, "# ", what, c, o->lib, o);
         for (size_t i = 0; i < out->nverified; i++) /* the rules file's header says them */
             ct_text_printf(&out->body, "# %s\n", out->verified[i]);
         for (size_t i = 0; i < out->nnotes; i++)
@@ -247,7 +247,7 @@ int ct_emit_slurm(const struct ct_config *c, const struct ct_export_opts *o,
                  "TaskProlog= in slurm.conf)",
                  ct_lib_title(o->lib));
         ct_text_put(&out->body, "#!/bin/sh\n");
-        ct_export_header(&out->body, "# ", what, c);
+        ct_export_header(&out->body, "# ", what, c, o->lib, o);
         ct_text_put(&out->body, "# slurmstepd runs it before each task and sets every 'export "
                                 "NAME=value' line it prints\n# (the value verbatim to the end "
                                 "of the line, quotes included).\n");

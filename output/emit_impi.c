@@ -88,7 +88,8 @@ int ct_emit_impi(const struct ct_config *c, const struct ct_export_opts *o,
     ct_settings_init(&set);
     int rc = ct_impi_settings(c, o, out, &set, err);
     if (rc == 0) {
-        ct_export_header(&out->body, "# ", "Intel MPI I_MPI_ADJUST settings (export lines)", c);
+        ct_export_header(&out->body, "# ", "Intel MPI I_MPI_ADJUST settings (export lines)", c,
+                         CT_LIB_IMPI, o);
         ct_text_printf(&out->body,
                        "# target Intel MPI %s ids (vendor documentation; not "
                        "checkable against source).\n# Calls no entry matches use "

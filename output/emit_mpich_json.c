@@ -602,7 +602,8 @@ int ct_emit_mpich_json(const struct ct_config *c, const struct ct_export_opts *o
     if (!lib)
         ct_export_note_mapped(out, CT_LIB_MPICH);
     /* JSON has no comments: the header and the notes go into the env lines */
-    ct_export_header(&out->env, "# ", "MPICH collective selection JSON (MPIR level)", c);
+    ct_export_header(&out->env, "# ", "MPICH collective selection JSON (MPIR level)", c,
+                     CT_LIB_MPICH, o);
     if (lib)
         ct_text_printf(&out->env,
                        "# measured with %s %s (colltune sweep --lib mpich); collectives not "

@@ -252,7 +252,7 @@ int ct_emit_nccl_env(const struct ct_config *c, const struct ct_export_opts *o,
     ct_export_header(&head, "",
                      "NCCL settings in nccl.conf form (/etc/nccl.conf, or the file "
                      "named by NCCL_CONF_FILE from 2.23)",
-                     c);
+                     c, CT_LIB_NCCL, o);
     ct_text_printf(&head, "target NCCL %s; the real environment overrides this file\n",
                    ct_export_version(o, CT_LIB_NCCL));
     for (size_t i = 0; i < out->nnotes; i++)

@@ -55,7 +55,7 @@ int ct_emit_nccl_plugin(const struct ct_config *c, const struct ct_export_opts *
     ct_export_header(&out->body, "# ",
                      "NCCL settings for a job: colltune's NCCL tuner plugin with the config's "
                      "measured NCCL section; source this file (sh, bash, zsh)",
-                     c);
+                     c, CT_LIB_NCCL, o);
     ct_text_printf(&out->body,
                    "# %d NCCL rule(s) measured with NCCL %s; calls outside their collectives, "
                    "shapes and ranges keep NCCL's own choice\n"

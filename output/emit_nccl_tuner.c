@@ -140,7 +140,8 @@ int ct_emit_nccl_tuner(const struct ct_config *c, const struct ct_export_opts *o
                           msg);
     ct_export_header(
         t, "# ",
-        "NCCL example tuner plugin CSV (plugins/tuner/example, NCCL >= " NCCL_MIN_VERSION ")", c);
+        "NCCL example tuner plugin CSV (plugins/tuner/example, NCCL >= " NCCL_MIN_VERSION ")", c,
+        CT_LIB_NCCL, o);
     ct_text_put(t, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks\n"
                    "# bytes: NCCL nBytes (allreduce count*dtsize; allgather, reducescatter\n"
                    "#   nranks*count*dtsize), the same numbers as colltune sizes; both ends "

@@ -225,7 +225,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
     if (!lib)
         ct_export_note_mapped(out, CT_LIB_OMPI);
     ct_export_header(t, "# ", "Open MPI coll/tuned dynamic rules, classic format (4.1, 5.0, 6.0)",
-                     c);
+                     c, CT_LIB_OMPI, o);
     if (lib)
         ct_text_printf(t,
                        "# measured with %s %s (colltune sweep --lib ompi); collectives not "
@@ -307,7 +307,7 @@ int ct_emit_ompi_rules(const struct ct_config *c, const struct ct_export_opts *o
                  "--lib ompi`\n");
     for (int i = 0; i < 2; i++) {
         ct_export_header(i ? &out->env : &out->mca, "# ", "Open MPI coll/tuned rules: its loader",
-                         c);
+                         c, CT_LIB_OMPI, o);
         ct_text_put(i ? &out->env : &out->mca, what);
     }
     if (settings_only)

@@ -98,7 +98,7 @@ int ct_emit_ucc(const struct ct_config *c, const struct ct_export_opts *o,
         ct_export_header(&out->body, "# ",
                          "UCC TL/UCP tuning (export lines; the same names "
                          "work in ucc.conf)",
-                         c);
+                         c, CT_LIB_UCC, o);
         ct_text_printf(&out->body,
                        "# target UCC %s; sizes: allreduce, allgather, alltoall "
                        "dst.count*dtsize (whole\n# buffer); reduce_scatter one "

@@ -823,8 +823,45 @@ void ct_export_map_comment(struct ct_text *t, const char *prefix, const struct c
                    ct_match_name(x->map->match), x->map->note);
 }
 
+/* The shapes of the rule sets a file for lib writes (the library's measured section's, else
+ * colltune's own; those o selects), "H host(s) x R ranks" joined by ", " and " and ": the
+ * fingerprint's first where a set has it (a joined config's sets can name others, and a
+ * slice or one library's section can leave it out); the fingerprint's where no set is. */
+static void export_shapes(const struct ct_config *c, int lib, const struct ct_export_opts *o,
+                          char *buf, size_t len)
+{
+    const struct ct_librules *l = lib != CT_LIB_NONE ? ct_config_lib(c, ct_lib_name(lib)) : NULL;
+    const struct ct_ruleset *s = l ? l->sets : c->sets;
+    int n = l ? l->nsets : c->nsets, sh[8][2], k = 0;
+    for (int pass = 0; pass < 2; pass++) /* the fingerprint's shape first */
+        for (int i = 0; i < n; i++) {
+            bool fp = s[i].nnodes == c->fp.hosts && s[i].ranks_per_node == c->fp.ranks_per_host;
+            bool have = false;
+            for (int j = 0; j < k; j++)
+                have |= sh[j][0] == s[i].nnodes && sh[j][1] == s[i].ranks_per_node;
+            if ((pass == 0) == fp && !have && ct_export_selected(o, &s[i]) &&
+                k < (int)(sizeof sh / sizeof sh[0])) {
+                sh[k][0] = s[i].nnodes;
+                sh[k++][1] = s[i].ranks_per_node;
+            }
+        }
+    if (!k) {
+        sh[0][0] = c->fp.hosts;
+        sh[0][1] = c->fp.ranks_per_host;
+        k = 1;
+    }
+    size_t u = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < k && u < len; j++)
+        u += (size_t)snprintf(buf + u, len - u, "%s%d host(s) x %d ranks",
+                              !j           ? ""
+                              : j == k - 1 ? " and "
+                                           : ", ",
+                              sh[j][0], sh[j][1]);
+}
+
 void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
-                      const struct ct_config *c)
+                      const struct ct_config *c, int lib, const struct ct_export_opts *o)
 {
     const struct ct_fingerprint *f = &c->fp;
     ct_text_printf(t, "%s%s\n", prefix, what);
@@ -841,10 +878,10 @@ void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
             snprintf(tp, sizeof tp, "transport %s%s, links %s, ", f->transport,
                      c->nlibs ? " (colltune's own rules)" : "",
                      *f->link_classes ? f->link_classes : "-");
-        ct_text_printf(
-            t, "%smeasured on %d host(s) x %d ranks, %s%s %s%s\n", prefix, f->hosts,
-            f->ranks_per_host, tp, ct_dtype_name(c->sweep.dtype), ct_redop_name(c->sweep.op),
-            ct_config_other_shapes(c) ? "; other shapes where a rule set names one" : "");
+        char shapes[192];
+        export_shapes(c, lib, o, shapes, sizeof shapes);
+        ct_text_printf(t, "%smeasured on %s, %s%s %s\n", prefix, shapes, tp,
+                       ct_dtype_name(c->sweep.dtype), ct_redop_name(c->sweep.op));
     }
     if (c->partial)
         ct_text_printf(t, "%spartial: the sweep stopped early; rules cover what was measured\n",

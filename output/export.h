@@ -201,9 +201,11 @@ void ct_export_note_unmapped(struct ct_export_out *out, struct ct_text *t, const
 /* "<prefix><set> <range>: colltune <algo> -> <target> (<match>: <note>)\n" into t. */
 void ct_export_map_comment(struct ct_text *t, const char *prefix, const struct ct_ruleset *s,
                            const struct ct_xrange *x);
-/* Header comment lines (each starting with prefix): what, from which config, where measured. */
+/* Header comment lines (each starting with prefix): what, from which config, where measured
+ * (the shapes of the sets a file for lib writes: its measured section's, else colltune's own;
+ * those o selects). */
 void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
-                      const struct ct_config *c);
+                      const struct ct_config *c, int lib, const struct ct_export_opts *o);
 /* The version to target for lib: o->version or the library default. */
 const char *ct_export_version(const struct ct_export_opts *o, int lib);
 

@@ -78,8 +78,12 @@ expect 0 "export the joined MPICH JSON" -- $COLLTUNE export "$TMP/all.json" --fo
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/m.json" && grep -q "comm_size<=2" "$TMP/m.json" \
     && ok "mpich-json of the joined config: valid, bounded to its 2 ranks" || not_ok "mpich-json: $(head -c 300 "$TMP/m.json")"
 expect 0 "export --nranks 4: the 4-rank rules alone" -- $COLLTUNE export "$TMP/all.json" --format ompi-rules --nranks 4 --out "$TMP/r4.conf"
-grep -q "^# measured on 1 host(s) x 2 ranks, .*; other shapes where a rule set names one" "$TMP/r.conf" \
-    && ok "ompi-rules header: the first config's shape, and that sets name others" || not_ok "header: $(sed -n 3p "$TMP/r.conf")"
+grep -q "^# measured on 1 host(s) x 2 ranks and 4 host(s) x 1 ranks, float32 sum\$" "$TMP/r.conf" \
+    && ok "ompi-rules header: the shapes of its sets, the first config's first" || not_ok "header: $(sed -n 3p "$TMP/r.conf")"
+grep -q "^# measured on 4 host(s) x 1 ranks, float32 sum\$" "$TMP/r4.conf" \
+    && ok "--nranks 4's header: the shape of the sets it writes alone" || not_ok "--nranks 4's header: $(sed -n 3p "$TMP/r4.conf")"
+grep -q "^# measured on 1 host(s) x 2 ranks, float32 sum\$" "$TMP/m.json.env" \
+    && ok "mpich-json's header: MPICH's section's one shape, not Open MPI's other" || not_ok "mpich-json's header: $(sed -n 3p "$TMP/m.json.env")"
 grep -q "^4096 3 0 0" "$TMP/r4.conf" && ! grep -q "^4096 4 0 0" "$TMP/r4.conf" \
     && ok "--nranks 4 picks the 4-rank section" || not_ok "--nranks 4: $(grep -v '^#' "$TMP/r4.conf" | head -20 | tr '\n' '|')"
 
