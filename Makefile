@@ -97,11 +97,14 @@ MOD_COMMON := backend/lib/mpi_mod.c backend/verify.c algos/types.c algos/reduce.
 # MPICH's module reads its selection files with jansson before MPI_Init
 MOD_LIBS_mpich := $(shell pkg-config --libs jansson 2>/dev/null)
 LIB_MODS := $(foreach l,ompi mpich,$(if $(wildcard backend/lib/$(l)_mod.c),$(if $(shell command -v $(MPICC_$(l)) 2>/dev/null),$(BUILD)/ct-lib-$(l).so)))
-$(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) backend/lib/mod.h backend/backend.h algos/algo.h \
-  backend/verify.h lib/alive.h
+$(BUILD)/ct-lib-%.so: backend/lib/%_mod.c $(MOD_COMMON) Makefile
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $@"
 	$(Q)$(MPICC_$*) $(CSTD) $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden -o $@ $< $(MOD_COMMON) $(MOD_LIBS_$*)
+	$(Q)$(MPICC_$*) $(CSTD) -MM -MP -MT $@ $< $(MOD_COMMON) >$(@:.so=.d)
+# every header its sources include, as the compiler found them (a list kept by hand missed
+# libmod.h, whose ABI number then stayed the old one in a module rebuilt by `make`)
+-include $(LIB_MODS:.so=.d)
 # Open MPI's coll/base spy (backend/lib/ompi_spy.c): which algorithm a call ran, for the
 # sweep's engine and the tests; without -fvisibility=hidden, its wrappers must be seen.
 LIB_SPY := $(if $(filter %/ct-lib-ompi.so,$(LIB_MODS)),$(BUILD)/ct-spy-ompi.so)
@@ -122,12 +125,15 @@ lib-modules: $(LIB_MODS) $(LIB_SPY)
 MPICH_A := $(if $(filter %/ct-lib-mpich.so,$(LIB_MODS)),$(wildcard $(shell pkg-config --variable=libdir mpich 2>/dev/null)/libmpich.a))
 MPICH_SPY := $(if $(MPICH_A),$(BUILD)/tests/mpich-spy/colltune)
 MSPY_SRC := tests/cli/consumers/mpich_spy.c
+-include $(if $(MPICH_SPY),$(dir $(MPICH_SPY))colltune.d)
 $(BUILD)/tests/mpich-spy/colltune: $(CMD_OBJ) $(LIBA) backend/lib/mpich_mod.c $(MOD_COMMON) \
-  backend/lib/mod.h $(MSPY_SRC) tests/cli/consumers/mod_forward.c
+  $(MSPY_SRC) tests/cli/consumers/mod_forward.c Makefile
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (with $(MPICH_A))"
 	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) $$(pkg-config --cflags mpich) -fvisibility=hidden -r -nostdlib \
 	  -o $(dir $@)mod.o backend/lib/mpich_mod.c $(MOD_COMMON)
+	$(Q)$(CC) $(CSTD) $$(pkg-config --cflags mpich) -MM -MP -MT $@ backend/lib/mpich_mod.c \
+	  $(MOD_COMMON) $(MSPY_SRC) >$(dir $@)colltune.d
 	$(Q)objcopy --localize-hidden --redefine-sym ct_libmod_entry=ct_mpich_spy_entry $(dir $@)mod.o
 	$(Q)$(CC) $(CSTD) $(OPT) $(WARN) -DCT_SHIM_LOG $$(pkg-config --cflags mpich) -c \
 	  -o $(dir $@)spy.o $(MSPY_SRC)

@@ -11,7 +11,7 @@
 #include "backend.h"
 
 /* The symbol a module exports; abi must be CT_LIBMOD_ABI. MPI_Init happens there. */
-#define CT_LIBMOD_ABI 8
+#define CT_LIBMOD_ABI 9
 #define CT_LIBMOD_ENTRY "ct_libmod_entry"
 typedef int (*ct_libmod_entry_fn)(int abi, struct ct_backend *be, void **ctx, struct ct_err *err);
 

@@ -23,7 +23,7 @@ enum ct_status {
 struct ct_err {
     enum ct_status code;
     int sys_errno; /* errno at the failure, 0 if none */
-    char msg[512];
+    char msg[1024]; /* one line: a path of some 400 characters and the library's own words fit */
 };
 
 /* Fill *err (may be NULL) and return code (negative). */

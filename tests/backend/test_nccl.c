@@ -201,7 +201,7 @@ struct two {
     struct ct_boot_world *w;
     int rank;
     long wrong;
-    char msg[600];
+    char msg[sizeof(struct ct_err){0}.msg + 88];
 };
 
 static void *two_rank(void *arg)

@@ -1354,8 +1354,11 @@ printf '{bad' >"$TMP/m-bad.json"
 echo '{}' >"$TMP/m-empty.json"
 printf '{"collective=allreduce": {"composition=MPIR_Allreduce_intra_recursive_doubling": {}},\n "collective=any": {"algorithm=MPIR_Allreduce_allcomm_auto": {}}}\n' >"$TMP/m-key.json"
 printf '{"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}}\n' >"$TMP/m-part.json"
+# (in a folder of some 400 characters: the line, 640 of them, is whole, not cut at 512)
+long=$TMP/$(printf '%0200d' 0)/$(printf '%0200d' 1)
+mkdir -p "$long" && cp "$TMP/m-key.json" "$long/"
 for vf in "COLL $TMP/m-missing.json" "COLL $TMP/m-bad.json" "COLL $TMP/m-empty.json" "CH4_COLL $TMP/m-bad.json" \
-    "COLL $TMP/m-key.json" "CH4_COLL $TMP/m-key.json" "COLL $TMP/m-part.json"; do
+    "COLL $TMP/m-key.json" "CH4_COLL $TMP/m-key.json" "COLL $TMP/m-part.json" "COLL $long/m-key.json"; do
     v=MPIR_CVAR_${vf%% *}_SELECTION_TUNING_JSON_FILE f=${vf#* }
     env "$v=$f" $X --lib mpich --local 2 -b 8 -e 64 -n 1 -w 0 --keep-rules >"$TMP/out" 2>"$TMP/err"; rc=$?
     [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "error: MPICH cannot .* $v='$f'" "$TMP/err" \

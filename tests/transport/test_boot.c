@@ -198,7 +198,7 @@ Test(boot_wire, tokens)
 
 struct result {
     int code[MAXR]; /* 0 ok, < 0 the failure */
-    char msg[MAXR][512];
+    char msg[MAXR][sizeof(struct ct_err){0}.msg];
     int notices;
     char notice[4096];
 };
