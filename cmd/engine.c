@@ -142,8 +142,8 @@ int ct_opts_lib_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s%s%s", by ? by : "", by ? ": " : "", ferr.msg);
     if (o->lib && o->own_algos)
         return ct_cmd_fail(cmd, 2,
-                           "--algo names colltune's own algorithms; --lib %s measures the "
-                           "library's own, named %s:NAME",
+                           "--algo (--algos) names colltune's own algorithms; --lib %s measures "
+                           "the library's own, named %s:NAME",
                            o->lib, o->lib);
     if (o->lib && o->quant)
         return ct_cmd_fail(cmd, 2, "--quant is colltune's own wire format, not --lib %s's", o->lib);

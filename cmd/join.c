@@ -42,7 +42,9 @@ int cmd_join(int argc, char **argv)
     int n = argc - optind;
     if (n < 2)
         return ct_cmd_fail("join", CT_EXIT_USAGE,
-                           "which configs? (colltune join CONFIG CONFIG... --out FILE)");
+                           "two configs or more to join, %d given (colltune join CONFIG CONFIG... "
+                           "--out FILE)",
+                           n);
     if (!out)
         return ct_cmd_fail("join", CT_EXIT_USAGE, "--out FILE: where to write the joined config");
     CT_TRY_OPT(ct_cmd_out_check("join", "out", out, false));

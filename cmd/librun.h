@@ -151,7 +151,7 @@ int ct_lib_close_within(const struct ct_backend *be, void *ctx, int code, unsign
  * CT_EXIT_FAIL when code is 0 and the file could not be written (said). */
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, int nown, int nunmarked, bool dropped, bool env_marked,
-                          const char *lib, int code);
+                          bool keeps_own, const char *lib, int code);
 /* Verify's exit 3 said on stderr: the file slower than lib's defaults at a size, where a rule
  * was judged (rules: one set back or cut), else only at sizes it keeps at lib's own choice. */
 void ct_verify_say_slower(const char *lib, bool rules);

@@ -118,7 +118,7 @@ void ct_verify_say_unchanged(void)
 
 int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const int *n,
                           int nstamped, int nown, int nunmarked, bool dropped, bool env_marked,
-                          const char *lib, int code)
+                          bool keeps_own, const char *lib, int code)
 {
     int nslow = n[CT_JUDGED_SLOW], nnogain = n[CT_JUDGED_NOGAIN], ncut = n[CT_JUDGED_CUT],
         kept = n[CT_JUDGED_TRIED_KEPT], tried = kept + n[CT_JUDGED_TRIED_BACK],
@@ -135,6 +135,14 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
     int rc = write_copy(fixed, path, out, sizeof out);
     if (rc)
         return rc;
+    /* what to do with the copy: export it, unless it changes nothing a job runs (export
+     * refuses that: the defaults stand) */
+    char next[160] = "export that one";
+    if (keeps_own)
+        snprintf(next, sizeof next,
+                 "it keeps %s's own choice at every size and sets nothing: nothing to export "
+                 "(the defaults stand)",
+                 lib);
     if (nslow && nnogain)
         snprintf(what, sizeof what, "the %d range(s) found slower and the %d that showed no gain",
                  nslow, nnogain);
@@ -167,27 +175,27 @@ int ct_verify_write_fixed(const struct ct_config *fixed, const char *path, const
         if (nstamped)
             snprintf(stamped, sizeof stamped, "; its %d verified collective(s) marked so",
                      nstamped);
-        say_wrote(out,
-                  "with %s%s%s%s%s%s%s; export that one (and verify it again without --try-ties: "
-                  "%s)",
-                  back, back[0] && cut[0] ? "; " : "", cut, ties, stamped, own[0] ? "; " : "", own,
-                  kept ? "the rows kept were picked on these launches"
-                       : "it marks what it verifies");
+        say_wrote(out, "with %s%s%s%s%s%s%s; %s%s%s", back, back[0] && cut[0] ? "; " : "", cut,
+                  ties, stamped, own[0] ? "; " : "", own, next,
+                  keeps_own ? "" : " (and verify it again without --try-ties: ",
+                  keeps_own ? ""
+                  : kept    ? "the rows kept were picked on these launches)"
+                            : "it marks what it verifies)");
         return code;
     }
     if (nstamped)
         snprintf(stamped, sizeof stamped, "%s its %d verified collective(s) marked so",
                  own[0] ? ";" : " and", nstamped);
     if (nslow || ncut)
-        say_wrote(out, "with %s%s%s%s%s; export that one (and verify it)", back,
-                  back[0] && cut[0] ? "; " : "", cut, own[0] ? "; " : "", own);
+        say_wrote(out, "with %s%s%s%s%s; %s%s", back, back[0] && cut[0] ? "; " : "", cut,
+                  own[0] ? "; " : "", own, next, keeps_own ? "" : " (and verify it)");
     else if (nown)
-        say_wrote(out, "with %s%s%s%s", back, back[0] ? "; " : "", own, stamped);
+        say_wrote(out, "with %s%s%s%s%s%s", back, back[0] ? "; " : "", own, stamped,
+                  keeps_own ? "; " : "", keeps_own ? next : "");
     else if (nnogain)
-        say_wrote(out, "with %s%s; export that one", back, stamped);
+        say_wrote(out, "with %s%s; %s", back, stamped, next);
     else if (!nstamped && !env_marked) /* settings left out, the rest of CONFIG as it was */
-        say_wrote(out, "without the launch setting(s) --each-setting left out (above); export "
-                       "that one");
+        say_wrote(out, "without the launch setting(s) --each-setting left out (above); %s", next);
     else if (!nstamped) /* the launch settings marked: every collective keeps lib's own choice */
         say_wrote(out,
                   "with its launch settings marked verified (its collectives keep %s's own "

@@ -178,10 +178,13 @@ static int one_set(struct run *v, int i)
     if (ntried) /* the library's own choice as one range where no tried row stays */
         ct_config_lib_join_own(v->fixed, m->name, i);
     /* after the demotions, which clear it: a set found slower loses a record it had from an
-     * earlier verify; one that only lost rules with no gain keeps this one; a set with rows
+     * earlier verify; one that only lost rules with no gain keeps this one, unless none is
+     * left (the library's own choice at every size changes nothing: no mark); a set with rows
      * tried is not marked: those kept were picked on these launches, and they took the
      * controls of CONFIG's own rules */
-    v->nstamped += ct_config_lib_verified(v->fixed, m->name, i, r || ntried ? 0 : geo, tell);
+    bool none_left = ct_ruleset_keeps_own(&ct_config_lib(v->fixed, m->name)->sets[i]);
+    v->nstamped +=
+        ct_config_lib_verified(v->fixed, m->name, i, r || ntried || none_left ? 0 : geo, tell);
     v->nown += own;
     /* and a mark from an earlier verify cleared: the copy must be written */
     v->nunmarked += own && ct_config_lib(v->orig, m->name)->sets[i].verified.at[0];
@@ -233,7 +236,9 @@ static int finish(struct run *v, struct ct_verify_did *did, int code)
                                   .nown = v->nown,
                                   .nunmarked = v->nunmarked,
                                   .dropped = v->own != NULL,
-                                  .env_marked = v->env_marked};
+                                  .env_marked = v->env_marked,
+                                  .keeps_own =
+                                      ct_librules_keeps_own(ct_config_lib(v->fixed, m->name))};
         return f->end(f->ctx, in->path, &w, code);
     }
     if (code == CT_VERIFY_SLOWER && v->env_kept) {

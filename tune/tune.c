@@ -330,6 +330,14 @@ bool ct_ruleset_keeps_own(const struct ct_ruleset *s)
     return own;
 }
 
+bool ct_librules_keeps_own(const struct ct_librules *l)
+{
+    bool own = !l || !l->nenv;
+    for (int i = 0; l && i < l->nsets && own; i++)
+        own = ct_ruleset_keeps_own(&l->sets[i]);
+    return own;
+}
+
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean,
                             double tell)
 {

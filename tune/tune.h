@@ -273,6 +273,10 @@ void ct_config_lib_join_own(struct ct_config *c, const char *lib, int i); /* c N
  * none names an algorithm (id 0). An export writes nothing of it; a verify has nothing of it to
  * judge, the same code running on both sides. */
 bool ct_ruleset_keeps_own(const struct ct_ruleset *s);
+/* Whether section l (NULL: none) changes nothing a job runs: no launch settings, and every set
+ * at the library's own choice at every size (ct_ruleset_keeps_own): an export of it is
+ * refused, "nothing to export". */
+bool ct_librules_keeps_own(const struct ct_librules *l);
 
 /* What verify's verdict on a set did to its copy's rules (output/'s ct_config_lib_judged
  * counts them so): the rules of CONFIG set back as slower, set back with no gain, and cut; the

@@ -34,7 +34,8 @@ variant four "$TMP/o4.json" && variant four-env "$TMP/o4env.json" && variant fou
     || { not_ok "python3 made the variants"; done_testing; exit; }
 
 # ---- bad input: one line, exit 2, nothing written ---------------------------------------
-usage_says "one config" "which configs" -- $J "$O2" --out "$TMP/x.json"
+usage_says "one config" "two configs or more to join, 1 given" -- $J "$O2" --out "$TMP/x.json"
+usage_says "no config" "two configs or more to join, 0 given" -- $J --out "$TMP/x.json"
 usage_says "no --out" "--out FILE" -- $J "$O2" "$TMP/o4.json"
 usage_says "unknown option" "unknown option '--bogus'" -- $J "$O2" "$TMP/o4.json" --bogus --out "$TMP/x.json"
 usage_says "a config twice" "config-ompi-2ranks.json: a set of Open MPI's allreduce on 2 ranks, where .*config-ompi-2ranks.json has one already: a config holds one per collective and rank count" \
@@ -162,9 +163,14 @@ EOF
 import json, sys
 a, b = (json.load(open(f))["libraries"][0]["rules"] for f in sys.argv[1:3])
 assert len(b) == 2 and a[1] == b[1], "the 4-rank set changed: %s" % b[1:]
-assert b[0]["verified"]["geomean"] > 0, b[0]
+# its ring rule kept (shown faster): the set marked; set back (no gain shown, a tie on most
+# machines): Open MPI's own choice everywhere changes nothing, and is not marked
+if any(x["algo"] != "default" for x in b[0]["ranges"]):
+    assert b[0]["verified"]["geomean"] > 0, b[0]
+else:
+    assert "verified" not in b[0], b[0]
 EOF
-    [ $? = 0 ] && ok "its .verified.json: the 2-rank set marked, the 4-rank set as it was" || not_ok "verified.json: $(cat "$TMP/py")"
+    [ $? = 0 ] && ok "its .verified.json: the 2-rank set judged (marked where its rule holds), the 4-rank set as it was" || not_ok "verified.json: $(cat "$TMP/py")"
 else
     skip "verify over the joined config (mpicc.openmpi/mpirun.openmpi or build/ct-lib-ompi.so not found)"
 fi

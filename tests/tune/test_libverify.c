@@ -488,6 +488,26 @@ Test(libverify_config, a_slower_rule_is_set_back_in_the_copy_and_said)
     release(f.written);
 }
 
+/* Its one rule no faster than the defaults: set back, the set then at Open MPI's own choice
+ * everywhere, which changes nothing: not marked, and the copy said to have nothing to export;
+ * beside launch settings that gain, the copy still sets them */
+Test(libverify_config, a_rule_without_gain_set_back_leaves_nothing_to_export_and_no_mark)
+{
+    for (int nenv = 0; nenv <= 1; nenv++) {
+        struct fake f = {.a_factor = 1, .set_factor = 0.8};
+        struct ct_verify_did did;
+        cr_assert_eq(verify_config(&f, nenv, CT_COLLS_ALL, false, &did, 0), 0);
+        cr_assert_eq(f.ends[CT_VEND_FIXED], 1, "the copy written");
+        cr_assert_eq(f.nwritten[CT_JUDGED_NOGAIN], 1, "no gain shown");
+        cr_assert(ct_ruleset_keeps_own(&written(&f)->sets[0]), "set back");
+        cr_assert_eq(f.last.nstamped, 0, "%d settings: no set marked", nenv);
+        cr_assert_eq(written(&f)->sets[0].verified.at[0], 0, "%d settings: not marked", nenv);
+        cr_assert_eq(f.last.keeps_own, !nenv, "%d settings: nothing to export %d", nenv,
+                     f.last.keeps_own);
+        release(f.written);
+    }
+}
+
 Test(libverify_config, settings_slower_alone_leave_the_rules_unjudged)
 {
     struct fake f = {.a_factor = 0.6, .set_factor = 1.5};
