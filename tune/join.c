@@ -142,12 +142,20 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
         CT_TRY(dup_check(d->sets, d->nsets, s->sets, s->nsets, nm, whose, err));
     }
 
+    /* what each sweep's engine refused (each names its row, "mpich:smp ..."): every config's,
+     * said once, as the field holds them */
+    char refused[sizeof dst->sweep.refused];
+    memcpy(refused, src->sweep.refused, sizeof refused);
     if (!dst->nsets && src->nsets) { /* where the config came from: its own rules' sweep */
         memcpy(dst->version, src->version, sizeof dst->version);
         memcpy(dst->date, src->date, sizeof dst->date);
+        memcpy(refused, dst->sweep.refused, sizeof refused);
         dst->fp = src->fp;
         dst->sweep = src->sweep;
     }
+    size_t r = strlen(dst->sweep.refused);
+    if (*refused && !strstr(dst->sweep.refused, refused) && r + 3 < sizeof refused)
+        snprintf(dst->sweep.refused + r, sizeof refused - r, "%s%s", r ? "; " : "", refused);
     dst->partial = dst->partial || src->partial;
     add_sets(&dst->sets, &dst->nsets, src->sets, src->nsets);
     for (int l = 0; l < src->nlibs; l++) {

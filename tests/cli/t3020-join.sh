@@ -69,6 +69,11 @@ expect 0 "show the joined config" -- $COLLTUNE show "$TMP/all.json"
     && ok "show: Open MPI's sets of both rank counts" || not_ok "show: $(grep '^Open MPI' "$TMP/out")"
 grep -q "^cluster: 1 host x 2 ranks (2 ranks), .*; other shapes where a rule set names one" "$TMP/out" \
     && ok "show: the first config's shape, and that sets name others" || not_ok "show's cluster line: $(grep cluster: "$TMP/out")"
+# what MPICH's engine refused in its own sweep is kept beside the first config's sweep settings
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["sweep"]["refused"]="allreduce: mpich:smp cannot run this point in MPICH: Failure during collective (at 6 sizes)"; json.dump(d, open(sys.argv[2], "w"))' "$M2" "$TMP/m2ref.json"
+expect 0 "join Open MPI's config and MPICH's with a refusal" -- $J "$O2" "$TMP/m2ref.json" --out "$TMP/ref.json"
+$COLLTUNE show "$TMP/ref.json" | grep -q "^not measured where the engine refused them: allreduce: mpich:smp cannot run this point in MPICH: Failure during collective (at 6 sizes)\$" \
+    && ok "show: MPICH's refusal, from the second config" || not_ok "show's refusals: $($COLLTUNE show "$TMP/ref.json" | grep refused)"
 expect 0 "export the joined Open MPI rules" -- $COLLTUNE export "$TMP/all.json" --format ompi-rules --out "$TMP/r.conf"
 # allreduce (2): sections from 0, 2 (ring from 4 KiB: 4), 3, 4 (recursive doubling: 3), 5 and up
 awk '/^2 .*# allreduce/ { on = 1 } on && /# communicators of/ { print $1 }' "$TMP/r.conf" | tr '\n' ' ' >"$TMP/secs"

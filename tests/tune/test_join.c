@@ -94,8 +94,17 @@ Test(join, a_section_dst_lacks_is_copied_whole)
     load(OMPI2, &a);
     load(MPICH2, &b);
     mark(&b.libs[0].whole_verified, "2026-12-01T00:00:00Z", 1.3);
+    /* each sweep's refusals kept (show says them), once */
+    snprintf(a.sweep.refused, sizeof a.sweep.refused, "allreduce: ompi:x: no (at 2 sizes)");
+    snprintf(b.sweep.refused, sizeof b.sweep.refused, "allreduce: mpich:smp: no (at 6 sizes)");
     struct ct_err err = {0};
     cr_assert_eq(ct_config_join(&a, &b, &nm, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(a.sweep.refused,
+                     "allreduce: ompi:x: no (at 2 sizes); allreduce: mpich:smp: no (at 6 sizes)");
+    cr_assert_eq(ct_config_join(&a, &b, &nm, &err), CT_EINVAL, "b's sets twice");
+    cr_assert_str_eq(a.sweep.refused,
+                     "allreduce: ompi:x: no (at 2 sizes); allreduce: mpich:smp: no (at 6 sizes)",
+                     "a refused join changes nothing");
     cr_assert_eq(a.nlibs, 2);
     cr_assert_str_eq(a.libs[1].library, "mpich");
     cr_assert_eq(a.libs[1].nsets, b.libs[0].nsets);
@@ -193,8 +202,11 @@ Test(join, the_fingerprint_of_colltunes_own_rules)
     b.sweep.maxbytes = a.sweep.maxbytes; /* one grid */
     b.sweep.stepfactor = a.sweep.stepfactor;
     b.partial = true;
+    snprintf(a.sweep.refused, sizeof a.sweep.refused, "alltoall: ompi:x: no (at 1 size)");
     struct ct_err err = {0};
     cr_assert_eq(ct_config_join(&a, &b, &nm, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(a.sweep.refused, "alltoall: ompi:x: no (at 1 size)",
+                     "the first's refusals kept beside the sweep settings of b, which has none");
     cr_assert_eq(a.nsets, b.nsets);
     cr_assert_str_eq(a.fp.transport, b.fp.transport, "where its own rules were tuned");
     cr_assert_eq(a.fp.nranks, 4);
