@@ -25,13 +25,14 @@ int ct_config_json_write(const char *path, const struct ct_config *c, struct ct_
  * does not read back. */
 struct ct_config *ct_config_copy(const struct ct_config *c);
 /* Set the range that starts at min_bytes in library lib's ruleset of (coll, nranks, nnodes)
- * back to the library's own choice, as verify does with a range it found slower: a range
+ * back to the library's own choice, as verify does with a range it found slower or without a
+ * gain (why, as ct_config_lib_demote; not recorded in a section kept as written): a range
  * named as the file's reader (NCCL's tuner plugin) saw it. A section colltune keeps as
  * written (NCCL's) is edited in its own words: "algo": "default", no "params", "id" 0,
  * "default" true, the old choice ("ring/LL128") as "runner_up". False when there is no such
  * range. */
 bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
-                             int nnodes, uint64_t min_bytes);
+                             int nnodes, uint64_t min_bytes, const char *why);
 /* Cut library lib's range at min_bytes of its ruleset of (coll, nranks, nnodes) to [lo, hi),
  * as ct_config_lib_trim does by index; in a section colltune keeps as written (NCCL's) the
  * parts cut off become ranges of NCCL's own choice (or join a neighbour that is). False when

@@ -229,6 +229,8 @@ static json_t *ruleset_json(const struct ct_ruleset *s, bool lib, bool nccl, uin
             json_object_set_new(pj, "segsize", json_integer((json_int_t)r->params.v[CT_P_CHUNK]));
             json_object_set_new(x, "id", json_integer(r->id));
             json_object_set_new(x, "params", pj);
+            if (r->set_back[0]) /* verify's, where it set the range back */
+                json_object_set_new(x, "set_back", json_string(r->set_back));
         } else {
             json_object_set_new(x, "algo", json_string(r->algo));
             json_object_set_new(x, "params", params_json(r->algo, &r->params));
@@ -457,7 +459,7 @@ static int set_at(const struct ct_librules *l, enum ct_coll coll, int nranks, in
 }
 
 bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
-                             int nnodes, uint64_t min_bytes)
+                             int nnodes, uint64_t min_bytes, const char *why)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (l && l->raw)
@@ -465,7 +467,7 @@ bool ct_config_lib_demote_at(struct ct_config *c, const char *lib, enum ct_coll 
     int i = set_at(l, coll, nranks, nnodes);
     for (int k = 0; i >= 0 && k < l->sets[i].nrules; k++)
         if (l->sets[i].rules[k].min_bytes == min_bytes)
-            return ct_config_lib_demote(c, lib, i, k);
+            return ct_config_lib_demote(c, lib, i, k, why);
     return false;
 }
 
@@ -488,6 +490,7 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
 {
     for (int k = s->nrules - 1; c && k >= 0; k--) { /* a cut adds ranges after k */
         const struct ct_rule *r = &s->rules[k];
+        const char *why = slow[k] ? CT_SET_BACK_SLOW : CT_SET_BACK_NOGAIN;
         bool cutk = slow[k] && cut && cut[k].rounds;
         if (cutk && (i >= 0 ? ct_config_lib_trim(c, lib, i, k, cut[k].lo, cut[k].hi)
                             : ct_config_lib_trim_at(c, lib, s->coll, s->nranks, s->nnodes,
@@ -495,9 +498,9 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
             r->tried ? (n[CT_JUDGED_TRIED_KEPT]++, n[CT_JUDGED_TRIED_CUT]++)
                      : n[CT_JUDGED_CUT]++;
         else if ((slow[k] || nogain[k]) &&
-                 (i >= 0 ? ct_config_lib_demote(c, lib, i, k)
+                 (i >= 0 ? ct_config_lib_demote(c, lib, i, k, why)
                          : ct_config_lib_demote_at(c, lib, s->coll, s->nranks, s->nnodes,
-                                                   r->min_bytes)))
+                                                   r->min_bytes, why)))
             n[r->tried ? CT_JUDGED_TRIED_BACK : slow[k] ? CT_JUDGED_SLOW : CT_JUDGED_NOGAIN]++;
         else if (r->tried)
             n[CT_JUDGED_TRIED_KEPT]++;
@@ -908,6 +911,16 @@ static int read_lib_range(json_t *r, const char *at, struct ct_rule *x, struct c
         return CT_EINVAL;
     if (!json_is_null(ru))
         CT_TRY(get_str(r, at, "runner_up", x->runner_up, sizeof x->runner_up, err));
+    x->set_back[0] = '\0'; /* optional: where sweep --verify set the range back, why */
+    if (json_object_get(r, "set_back")) {
+        CT_TRY(get_str(r, at, "set_back", x->set_back, sizeof x->set_back, err));
+        if (strcmp(x->set_back, CT_SET_BACK_SLOW) && strcmp(x->set_back, CT_SET_BACK_NOGAIN))
+            return bad(err, at, "set_back", "'%s': expected \"%s\" or \"%s\"", x->set_back,
+                       CT_SET_BACK_SLOW, CT_SET_BACK_NOGAIN);
+        if (x->id)
+            return bad(err, at, "set_back", "on id %d: a range set back is the library's own",
+                       x->id);
+    }
     return 0;
 }
 

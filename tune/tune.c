@@ -51,9 +51,10 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
     return NULL;
 }
 
-/* Rule r set back to the library's own choice. */
-static void set_back(struct ct_rule *r)
+/* Rule r set back to the library's own choice; why: ct_rule.set_back */
+static void set_back(struct ct_rule *r, const char *why)
 {
+    snprintf(r->set_back, sizeof r->set_back, "%s", r->tried ? "" : why);
     snprintf(r->runner_up, sizeof r->runner_up, "%s", r->algo);
     snprintf(r->algo, sizeof r->algo, "default");
     r->id = 0;
@@ -65,7 +66,7 @@ static void set_back(struct ct_rule *r)
     r->tried = false;
 }
 
-bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
+bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k, const char *why)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
     if (!l || i < 0 || i >= l->nsets || k < 0 || k >= l->sets[i].nrules)
@@ -75,7 +76,7 @@ bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k)
         return true;
     l->sets[i].verified.at[0] = '\0'; /* a changed set is a new file: not verified */
     l->whole_verified.at[0] = '\0';
-    set_back(r);
+    set_back(r, why);
     return true;
 }
 
@@ -155,7 +156,7 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
     if (below) { /* [min, lo): the library's own choice */
         *r = x;
         r->max_bytes = lo;
-        set_back(r);
+        set_back(r, CT_SET_BACK_SLOW);
         ct_rule_clip_ties(r++);
     }
     *r = x;
@@ -165,7 +166,7 @@ bool ct_config_lib_trim(struct ct_config *c, const char *lib, int i, int k, uint
     if (above) {
         r[1] = x;
         r[1].min_bytes = hi;
-        set_back(&r[1]);
+        set_back(&r[1], CT_SET_BACK_SLOW);
         ct_rule_clip_ties(&r[1]);
     }
     s->verified.at[0] = '\0'; /* a changed set is a new file: not verified */

@@ -80,7 +80,13 @@ struct ct_rule {
     bool predicted;     /* chosen from the model's prices (sweep --model), not measured */
     bool tried;         /* sweep --verify --try-ties: a library's row the sweep found tied with the
                            library's own choice, put in its place to be tried (not in CONFIG) */
+    /* a library's range sweep --verify set back to the library's own choice: CT_SET_BACK_SLOW
+     * (its row, now runner_up, slower than the defaults) or CT_SET_BACK_NOGAIN (no gain shown);
+     * "" where it was not */
+    char set_back[12];
 };
+#define CT_SET_BACK_SLOW "slower"
+#define CT_SET_BACK_NOGAIN "no gain"
 
 /* sweep --verify --lib's record of what it found no slower than the library's defaults: at,
  * when (UTC, ISO 8601), "" never; geomean, exported/default over the sizes it measured; tell,
@@ -218,11 +224,12 @@ const struct ct_rule *ct_ruleset_find(const struct ct_ruleset *s, uint64_t bytes
 /* The measured section of library lib ("ompi"); NULL if none. */
 const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *lib);
 /* Set rule k of library lib's ruleset i back to the library's own choice (id 0, "default",
- * the library's segment size), as verify does with a range it found slower than the defaults;
- * the old choice becomes the runner-up, and its tie spans go (they were ties with it), but a
- * tried row's (ct_rule.tried: the library's choice's spans). False when there is no such
- * rule. */
-bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k);
+ * the library's segment size), as verify does with a range it found slower than the defaults
+ * or without a gain (why: CT_SET_BACK_*, recorded in ct_rule.set_back; "" for a tried row,
+ * which only goes back to what CONFIG had); the old choice becomes the runner-up, and its tie
+ * spans go (they were ties with it), but a tried row's (ct_rule.tried: the library's choice's
+ * spans). False when there is no such rule. */
+bool ct_config_lib_demote(struct ct_config *c, const char *lib, int i, int k, const char *why);
 /* Rule k of set i of lib's section cut to [lo, hi) (inside its range), what it loses set back
  * to the library's own choice (given to a neighbour that is that, else a rule inserted beside
  * it); the set loses its verified mark. False when there is no such rule, it is the library's own,

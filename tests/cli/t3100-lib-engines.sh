@@ -744,6 +744,8 @@ if [ $rc -eq 0 ]; then
             && [ "$ring" = default ] && ! mark \
             && ok "verify: ring showed no gain over its sizes, set back to the default in the copy, which is not marked and says nothing is left to export" \
             || not_ok "no-gain copy ($ring): $(cat "$TMP/out" "$TMP/err")"
+        $COLLTUNE show "$TMP/v-ok.verified.json" | grep -q "^  4 KiB  *inf  *default  *(the library's choice)  *ring set back by verify (no gain shown)\$" \
+            && ok "show of that copy: ring set back by verify, no gain shown" || not_ok "show: $($COLLTUNE show "$TMP/v-ok.verified.json")"
         usage_error "and that copy exports nothing: no rule left that changes Open MPI's choice" -- \
             $COLLTUNE export "$TMP/v-ok.verified.json" --format ompi-rules -o "$TMP/v-ok.rules" ;;
     *"faster: kept")

@@ -768,7 +768,8 @@ Test(config, own_decision_neighbours_are_one_rule)
     struct ct_config c;
     struct ct_err err = {0};
     load("tests/fixtures/export/config-ompi-2ranks.json", &c);
-    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1), "ring [4 KiB, 1 MiB) set back");
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1, CT_SET_BACK_SLOW),
+              "ring [4 KiB, 1 MiB) set back");
     struct ct_export_opts o;
     struct ct_export_out out;
     ct_export_opts_init(&o);
@@ -779,6 +780,54 @@ Test(config, own_decision_neighbours_are_one_rule)
                                  "1048576 5 0 "),
               "%s", out.body.s);
     ct_export_out_release(&out);
+    ct_config_release(&c);
+}
+
+/* A range verify set back says so, and why: in config.json ("set_back"), in show and in the
+ * rules file's comment, where before it read as a measured choice ("default 1.00x vs
+ * segmented_ring, confidence 1.00"); a value other than verify's two is refused, as is one on
+ * a range that is not the library's own. */
+Test(config, a_range_set_back_says_why_in_the_config_show_and_the_file)
+{
+    struct ct_config c, back;
+    struct ct_err err = {0};
+    load("tests/fixtures/export/config-ompi-2ranks.json", &c);
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 2, CT_SET_BACK_NOGAIN), "segmented_ring");
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1, CT_SET_BACK_SLOW), "ring");
+    char *txt = ct_config_json_dumps(&c);
+    cr_assert(strstr(txt, "\"set_back\": \"no gain\"") && strstr(txt, "\"set_back\": \"slower\""),
+              "%s", txt);
+    cr_assert_eq(ct_config_json_parse(txt, &back, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(back.libs[0].sets[0].rules[2].set_back, CT_SET_BACK_NOGAIN);
+    cr_assert_str_eq(back.libs[0].sets[0].rules[0].set_back, "", "the sweep's own default");
+    char *shown = NULL;
+    size_t slen = 0;
+    FILE *sf = open_memstream(&shown, &slen);
+    ct_config_print(sf, &back);
+    fclose(sf);
+    cr_assert(strstr(shown, "segmented_ring set back by verify (no gain shown)\n") &&
+                  strstr(shown, "ring set back by verify (slower than the defaults)\n"),
+              "%s", shown);
+    free(shown);
+    ct_config_release(&back);
+    struct ct_export_opts o;
+    struct ct_export_out out;
+    ct_export_opts_init(&o);
+    c.libs[0].sets[0].rules[1] = c.libs[0].sets[0].rules[2]; /* the set back one apart */
+    c.libs[0].sets[0].rules[1].min_bytes = 4096;
+    c.libs[0].sets[0].rules[0].id = 4, c.libs[0].sets[0].rules[0].max_bytes = 4096;
+    snprintf(c.libs[0].sets[0].rules[0].algo, sizeof c.libs[0].sets[0].rules[0].algo, "ring");
+    c.libs[0].sets[0].nrules = 2;
+    cr_assert_eq(run("ompi-rules", &o, &c, &out, &err), 0, "%s", err.msg);
+    cr_assert(strstr(out.body.s, "# [4 KiB, inf): Open MPI's own decision; segmented_ring set back "
+                                 "by verify (no gain shown)\n"),
+              "%s", out.body.s);
+    ct_export_out_release(&out);
+    char *at = strstr(txt, "\"set_back\": \"no gain\"");
+    memcpy(at, "\"set_back\": \"nogain\" ", 21);
+    cr_assert_neq(ct_config_json_parse(txt, &back, &err), 0);
+    cr_assert(strstr(err.msg, "set_back") && strstr(err.msg, "'nogain'"), "%s", err.msg);
+    free(txt);
     ct_config_release(&c);
 }
 
@@ -895,7 +944,7 @@ Test(config, verified_record)
     }
     free(txt);
     free(txt2);
-    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1));
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1, CT_SET_BACK_SLOW));
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "demoting a range clears the record");
     cr_assert(ct_config_lib_verified(&c, "ompi", 1, 1.25, 0));
     cr_assert(!ct_config_lib_verified(&c, "ompi", 1, NAN, 0), "no geomean: not marked");
@@ -1090,7 +1139,7 @@ Test(config, launch_settings)
     load("tests/fixtures/export/config-ompi-2ranks.json", &d);
     for (int i = 0; i < d.libs[0].nsets; i++)
         for (int k = 0; k < d.libs[0].sets[i].nrules; k++)
-            ct_config_lib_demote(&d, "ompi", i, k);
+            ct_config_lib_demote(&d, "ompi", i, k, CT_SET_BACK_SLOW);
     cr_assert_neq(run("ompi-rules", &o, &d, &out, &err), 0, "the defaults everywhere: refused");
     ct_export_out_release(&out);
     d.libs[0].env[0] = l->env[0];
@@ -1156,7 +1205,7 @@ Test(config, launch_settings)
     int k = 0;
     while (k < c.libs[0].sets[0].nrules && c.libs[0].sets[0].rules[k].id == 0)
         k++;
-    cr_assert(ct_config_lib_demote(&c, "ompi", 0, k));
+    cr_assert(ct_config_lib_demote(&c, "ompi", 0, k, CT_SET_BACK_SLOW));
     cr_assert_eq(c.libs[0].whole_verified.at[0], 0, "a rule set back: the whole is another file");
     cr_assert(ct_config_lib_whole_verified(&c, "ompi", 0.6, 0));
     cr_assert(!ct_config_lib_whole_verified(&c, "ompi", NAN, 0), "no geomean: cleared");
@@ -1750,10 +1799,13 @@ Test(config, nccl_verified_copy_keeps_nccls_choice_where_slower)
     nccl_config(&c);
     struct ct_config *fixed = nccl_kept(&c);
     enum ct_coll coll = c.libs[0].sets[0].coll;
-    cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4097), "no range starts there");
-    cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 4, 1, 4096), "no rule for 4 ranks");
-    cr_expect(!ct_config_lib_demote_at(fixed, "ompi", coll, 2, 1, 4096), "no such library");
-    cr_assert(ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4096));
+    cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4097, CT_SET_BACK_SLOW),
+              "no range starts there");
+    cr_expect(!ct_config_lib_demote_at(fixed, "nccl", coll, 4, 1, 4096, CT_SET_BACK_SLOW),
+              "no rule for 4 ranks");
+    cr_expect(!ct_config_lib_demote_at(fixed, "ompi", coll, 2, 1, 4096, CT_SET_BACK_SLOW),
+              "no such library");
+    cr_assert(ct_config_lib_demote_at(fixed, "nccl", coll, 2, 1, 4096, CT_SET_BACK_SLOW));
     char path[] = "/tmp/ct-nccl-verified-XXXXXX";
     struct ct_nr_table t;
     char *txt = plugin_reads(fixed, path, &t);
@@ -2039,7 +2091,7 @@ Test(config, nccl_verified_record)
     free(txt2);
     ct_config_release(&back);
 
-    cr_assert(ct_config_lib_demote_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 4096));
+    cr_assert(ct_config_lib_demote_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 4096, CT_SET_BACK_SLOW));
     txt2 = ct_config_json_dumps(&raw);
     cr_expect_null(strstr(txt2, "\"verified\""), "a range set back: no record: %s", txt2);
     free(txt2);
