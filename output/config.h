@@ -57,8 +57,8 @@ void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const str
  * (exported/default) and what the measure could tell, as ct_config_lib_verified does by index;
  * in a section colltune keeps as written (NCCL's) the rule gains "verified": {"at", "geomean"}
  * and "tell" where tell is in [1, 1e6]. A geomean that is not a positive number clears the
- * record instead. False when there is no such set or nothing was
- * marked. */
+ * record instead, as does a rule of the library's own choice in every range. False when there
+ * is no such set or nothing was marked. */
 bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                                int nnodes, double geomean, double tell);
 

@@ -577,7 +577,12 @@ bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_col
     if (l && !l->raw)
         return ct_config_lib_verified(c, lib, set_at(l, coll, nranks, nnodes), geomean, tell);
     bool ok = geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX; /* NaN: no */
-    json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes);
+    json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes),
+           *x;
+    size_t k;
+    bool changes = false; /* NCCL's own choice everywhere changes nothing: no mark */
+    json_array_foreach(json_object_get(rule, "ranges"), k, x) changes |= !raw_is_default(x);
+    ok = ok && changes;
     if (rule && ok) {
         char at[24];
         json_t *v = json_object();

@@ -179,12 +179,10 @@ static int one_set(struct run *v, int i)
         ct_config_lib_join_own(v->fixed, m->name, i);
     /* after the demotions, which clear it: a set found slower loses a record it had from an
      * earlier verify; one that only lost rules with no gain keeps this one, unless none is
-     * left (the library's own choice at every size changes nothing: no mark); a set with rows
-     * tried is not marked: those kept were picked on these launches, and they took the
-     * controls of CONFIG's own rules */
-    bool none_left = ct_ruleset_keeps_own(&ct_config_lib(v->fixed, m->name)->sets[i]);
-    v->nstamped +=
-        ct_config_lib_verified(v->fixed, m->name, i, r || ntried || none_left ? 0 : geo, tell);
+     * left (the library's own choice at every size changes nothing: no mark, as the mark's
+     * own rule has it); a set with rows tried is not marked: those kept were picked on these
+     * launches, and they took the controls of CONFIG's own rules */
+    v->nstamped += ct_config_lib_verified(v->fixed, m->name, i, r || ntried ? 0 : geo, tell);
     v->nown += own;
     /* and a mark from an earlier verify cleared: the copy must be written */
     v->nunmarked += own && ct_config_lib(v->orig, m->name)->sets[i].verified.at[0];

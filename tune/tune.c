@@ -343,7 +343,9 @@ bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double 
                             double tell)
 {
     struct ct_librules *l = (struct ct_librules *)ct_config_lib(c, lib);
-    return l && i >= 0 && i < l->nsets && stamp(&l->sets[i].verified, geomean, tell);
+    /* a set at the library's own choice everywhere changes nothing: nothing to vouch for */
+    return l && i >= 0 && i < l->nsets &&
+           stamp(&l->sets[i].verified, ct_ruleset_keeps_own(&l->sets[i]) ? 0 : geomean, tell);
 }
 
 bool ct_config_lib_env_verified(struct ct_config *c, const char *lib, double geomean, double tell)

@@ -302,7 +302,9 @@ enum {
 /* Mark library lib's ruleset i verified now (UTC) with that geomean (exported/default) and what
  * the measure could tell (tell; outside [1, CT_VERIFIED_GEO_MAX]: not recorded), as verify does
  * with a set it found no slower than the defaults; a geomean that is not a positive number
- * clears the record instead. False when there is no such set or nothing was marked. */
+ * clears the record instead, as does a set at the library's own choice at every size
+ * (ct_ruleset_keeps_own: it changes nothing to vouch for). False when there is no such set or
+ * nothing was marked. */
 bool ct_config_lib_verified(struct ct_config *c, const char *lib, int i, double geomean,
                             double tell);
 /* The same for library lib's launch settings (env_verified): found no slower than the plain

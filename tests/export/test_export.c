@@ -946,9 +946,12 @@ Test(config, verified_record)
     free(txt2);
     cr_assert(ct_config_lib_demote(&c, "ompi", 0, 1, CT_SET_BACK_SLOW));
     cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "demoting a range clears the record");
-    cr_assert(ct_config_lib_verified(&c, "ompi", 1, 1.25, 0));
-    cr_assert(!ct_config_lib_verified(&c, "ompi", 1, NAN, 0), "no geomean: not marked");
-    cr_assert_eq(c.libs[0].sets[1].verified.at[0], 0, "and the earlier record is gone");
+    cr_assert(ct_config_lib_verified(&c, "ompi", 0, 1.25, 0));
+    cr_assert(!ct_config_lib_verified(&c, "ompi", 0, NAN, 0), "no geomean: not marked");
+    cr_assert_eq(c.libs[0].sets[0].verified.at[0], 0, "and the earlier record is gone");
+    cr_assert(!ct_config_lib_verified(&c, "ompi", 1, 1.25, 0),
+              "alltoall, Open MPI's own choice everywhere: nothing to vouch for");
+    cr_assert_eq(c.libs[0].sets[1].verified.at[0], 0);
     ct_config_release(&c);
 }
 
@@ -2101,6 +2104,18 @@ Test(config, nccl_verified_record)
     txt2 = ct_config_json_dumps(&raw);
     cr_expect_null(strstr(txt2, "\"verified\""), "%s", txt2);
     free(txt2);
+    /* every range at NCCL's own choice: nothing to vouch for, no mark */
+    struct ct_ruleset *rs = NULL;
+    int nrs = ct_config_lib_raw_sets(ct_config_lib(&raw, "nccl"), &rs);
+    for (int i = 0; i < nrs; i++) {
+        for (int k = 0; rs[i].coll == CT_ALLREDUCE && k < rs[i].nrules; k++)
+            ct_config_lib_demote_at(&raw, "nccl", CT_ALLREDUCE, rs[i].nranks, rs[i].nnodes,
+                                    rs[i].rules[k].min_bytes, CT_SET_BACK_NOGAIN);
+        ct_ruleset_release(&rs[i]);
+    }
+    free(rs);
+    cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.5, 0),
+              "NCCL's own choice everywhere: not marked");
     unsetenv("COLLTUNE_NCCL_PLUGIN");
     free(txt);
     free(txt0);
