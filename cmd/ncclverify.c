@@ -55,7 +55,8 @@ static int end(const void *ctx, const char *path, const struct ct_verify_end *w,
     fflush(stdout); /* what was said before: the lines below go to stderr */
     if (w->kind == CT_VEND_FIXED)
         return ct_verify_write_fixed(w->fixed, path, w->n, w->nstamped, w->nown, w->nunmarked,
-                                     false, false, false, "NCCL", code);
+                                     false, false, ct_config_lib_keeps_own(w->fixed, "nccl"),
+                                     "NCCL", code);
     if (w->kind == CT_VEND_SLOWER)
         ct_verify_say_slower("NCCL", w->slow);
     else if (w->kind == CT_VEND_UNCHANGED)

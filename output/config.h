@@ -53,6 +53,9 @@ struct ct_paired_cut;
 void ct_config_lib_judged(struct ct_config *c, const char *lib, int i, const struct ct_ruleset *s,
                           const bool *slow, const bool *nogain, const struct ct_paired_cut *cut,
                           int n[CT_JUDGED_N]);
+/* Whether lib's section (none: true) changes nothing a job runs, as ct_librules_keeps_own,
+ * in a section kept as written (NCCL's) too: every range at the library's own choice. */
+bool ct_config_lib_keeps_own(const struct ct_config *c, const char *lib);
 /* Mark library lib's ruleset of (coll, nranks, nnodes) verified now with that geomean
  * (exported/default) and what the measure could tell, as ct_config_lib_verified does by index;
  * in a section colltune keeps as written (NCCL's) the rule gains "verified": {"at", "geomean"}

@@ -570,6 +570,20 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
     return n;
 }
 
+bool ct_config_lib_keeps_own(const struct ct_config *c, const char *lib)
+{
+    const struct ct_librules *l = ct_config_lib(c, lib);
+    if (!l || !l->raw)
+        return ct_librules_keeps_own(l);
+    json_t *o = json_loads(l->raw, 0, NULL), *u, *x;
+    size_t i, k;
+    bool own = !l->nenv;
+    json_array_foreach(json_object_get(o, "rules"), i, u)
+        json_array_foreach(json_object_get(u, "ranges"), k, x) own = own && raw_is_default(x);
+    json_decref(o);
+    return own;
+}
+
 bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_coll coll, int nranks,
                                int nnodes, double geomean, double tell)
 {

@@ -2107,15 +2107,23 @@ Test(config, nccl_verified_record)
     /* every range at NCCL's own choice: nothing to vouch for, no mark */
     struct ct_ruleset *rs = NULL;
     int nrs = ct_config_lib_raw_sets(ct_config_lib(&raw, "nccl"), &rs);
+    bool others_own = true; /* the section's other rules */
+    cr_expect(!ct_config_lib_keeps_own(&raw, "nccl"), "an allreduce range NCCL's choice is not");
     for (int i = 0; i < nrs; i++) {
-        for (int k = 0; rs[i].coll == CT_ALLREDUCE && k < rs[i].nrules; k++)
-            ct_config_lib_demote_at(&raw, "nccl", CT_ALLREDUCE, rs[i].nranks, rs[i].nnodes,
-                                    rs[i].rules[k].min_bytes, CT_SET_BACK_NOGAIN);
+        for (int k = 0; k < rs[i].nrules; k++)
+            if (rs[i].coll == CT_ALLREDUCE)
+                ct_config_lib_demote_at(&raw, "nccl", CT_ALLREDUCE, rs[i].nranks, rs[i].nnodes,
+                                        rs[i].rules[k].min_bytes, CT_SET_BACK_NOGAIN);
+            else
+                others_own = others_own && !strcmp(rs[i].rules[k].algo, "default");
         ct_ruleset_release(&rs[i]);
     }
     free(rs);
     cr_expect(!ct_config_lib_verified_at(&raw, "nccl", CT_ALLREDUCE, 2, 1, 0.5, 0),
               "NCCL's own choice everywhere: not marked");
+    cr_expect_eq(ct_config_lib_keeps_own(&raw, "nccl"), others_own,
+                 "the section changes nothing once no rule does");
+    cr_expect(ct_config_lib_keeps_own(&raw, "mpich"), "no section: nothing");
     unsetenv("COLLTUNE_NCCL_PLUGIN");
     free(txt);
     free(txt0);
