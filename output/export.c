@@ -583,9 +583,10 @@ void ct_export_files_release(struct ct_export_files *f)
  * file it links to where it is a link; new memory. */
 static char *same_name(const char *path)
 {
-    char *r = realpath(path, NULL), *dir = ct_xstrdup(path), *slash = strrchr(dir, '/');
+    char *r = realpath(path, NULL);
     if (r)
         return r;
+    char *dir = ct_xstrdup(path), *slash = strrchr(dir, '/');
     const char *base = slash ? slash + 1 : path;
     if (slash)
         slash[slash == dir] = 0;

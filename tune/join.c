@@ -153,9 +153,12 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
         dst->fp = src->fp;
         dst->sweep = src->sweep;
     }
-    size_t r = strlen(dst->sweep.refused);
-    if (*refused && !strstr(dst->sweep.refused, refused) && r + 3 < sizeof refused)
-        snprintf(dst->sweep.refused + r, sizeof refused - r, "%s%s", r ? "; " : "", refused);
+    size_t r = strlen(dst->sweep.refused), n = strlen(refused);
+    if (n && !strstr(dst->sweep.refused, refused) && r + 2 + n < sizeof refused) { /* whole */
+        if (r)
+            memcpy(dst->sweep.refused + r, "; ", 2), r += 2;
+        memcpy(dst->sweep.refused + r, refused, n + 1);
+    }
     dst->partial = dst->partial || src->partial;
     add_sets(&dst->sets, &dst->nsets, src->sets, src->nsets);
     for (int l = 0; l < src->nlibs; l++) {
