@@ -13,6 +13,7 @@
 #include "../lib/file.h"
 #include "../lib/sock.h"
 #include "../output/sweep_out.h"
+#include "../transport/shm.h"
 #include "cmd.h"
 
 /* What the environment and options say of the launch, in *li; false for a mis-launch. */
@@ -84,6 +85,10 @@ int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->provider && strcmp(o->transport, "fabric"))
         return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
+    /* --local's ranks meeting in shared memory (a virtual node's among themselves) */
+    if (o->local > 1 && (!strcmp(o->transport, "shm") || !strcmp(o->transport, "auto")) &&
+        ct_shm_host_fits(o->local, o->ranks_per_node ? o->ranks_per_node : o->local, &err) < 0)
+        return ct_cmd_fail(cmd, 2, "%s", err.msg);
     return 0;
 }
 

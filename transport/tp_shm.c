@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include "../lib/cpus.h"
 #include "../lib/file.h"
 #include "../lib/memnt.h"
+#include "../lib/parse.h"
 #include "boot.h"
 #include "shm_own.h"
 
@@ -1348,22 +1350,59 @@ static int plan_peers(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_e
     return 0;
 }
 
+/* A rank's channels object on a host of n ranks: its slots' data bytes, how many a channel
+ * has, a channel's bytes, where the first starts, and the whole (*total). */
+struct layout {
+    uint64_t data, nslots, chan_bytes, chan_off;
+    size_t total;
+};
+
+static struct layout layout_of(size_t slot_bytes, int n)
+{
+    struct layout y;
+    uint64_t data = slot_bytes ? slot_bytes : DEF_SLOT_DATA;
+    data = data < MIN_SLOT_DATA ? MIN_SLOT_DATA : data > MAX_SLOT_DATA ? MAX_SLOT_DATA : data;
+    y.data = (data + LINE - 1) / LINE * LINE;
+    y.nslots = MIN_SLOTS;
+    while (y.nslots < MAX_SLOTS && y.nslots * y.data < CHAN_TARGET)
+        y.nslots <<= 1;
+    y.chan_bytes =
+        sizeof(struct chan) + y.nslots * (sizeof(struct slot) + y.data) + sizeof(struct fence);
+    y.chan_off = page_round(sizeof(struct ctl));
+    y.total = page_round(y.chan_off + y.chan_bytes * (uint64_t)n);
+    return y;
+}
+
+int ct_shm_host_fits(int ranks, int group, struct ct_err *err)
+{
+    uint64_t each = layout_of(0, group).total, need = each * (uint64_t)ranks;
+    unsigned long long room = ct_mem_available(), shm = 0;
+    struct statvfs sv;
+    if (statvfs("/dev/shm", &sv) == 0 && (shm = (unsigned long long)sv.f_bavail * sv.f_frsize) &&
+        (!room || shm < room))
+        room = shm;
+    char a[32], b[32], c[32];
+    if (!room || need <= room / 10 * 9) /* a tenth left to the processes (1.6 MB a rank) */
+        return 0;
+    return ct_err_set(err, CT_EUNSUPP,
+                      "%d ranks meeting in shared memory need %s for their channels (%d x %s: "
+                      "each rank's grows with the ranks it meets), more than the %s this host "
+                      "has free in %s, less a tenth: fewer ranks (--local)",
+                      ranks, ct_bytes_str(need, a, sizeof a), ranks,
+                      ct_bytes_str(each, b, sizeof b), ct_bytes_str(room, c, sizeof c),
+                      shm && room == shm ? "/dev/shm" : "memory");
+}
+
 static int create_ctl(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_err *err)
 {
     struct ct_boot *b = t->base.boot;
-    uint64_t data = cfg && cfg->slot_bytes ? cfg->slot_bytes : DEF_SLOT_DATA;
-    data = data < MIN_SLOT_DATA ? MIN_SLOT_DATA : data > MAX_SLOT_DATA ? MAX_SLOT_DATA : data;
-    data = (data + LINE - 1) / LINE * LINE;
-    uint64_t nslots = MIN_SLOTS;
-    while (nslots < MAX_SLOTS && nslots * data < CHAN_TARGET)
-        nslots <<= 1;
+    struct layout y = layout_of(cfg ? cfg->slot_bytes : 0, b->local_size);
+    uint64_t data = y.data, nslots = y.nslots, chan_bytes = y.chan_bytes, chan_off = y.chan_off;
+    size_t total = y.total;
     t->in_data = data;
     t->in_mask = nslots - 1;
     t->in_stride = sizeof(struct slot) + data;
     t->rdv_min = RDV_MIN < data ? RDV_MIN : data;
-    uint64_t chan_bytes = sizeof(struct chan) + nslots * t->in_stride + sizeof(struct fence);
-    uint64_t chan_off = page_round(sizeof(struct ctl));
-    size_t total = page_round(chan_off + chan_bytes * (uint64_t)b->local_size);
 
     char name[128];
     ctl_name(name, sizeof name, t->job, b->rank, t->nonce);

@@ -20,6 +20,11 @@ usage_error "min larger than max" -- $R -b 1M -e 1K
 usage_error "step factor 1" -- $R -f 1
 usage_error "zero ranks" -- $R --local 0
 usage_error "absurd rank count" -- $R --local 100000
+# the shm channels of 1,024 ranks (514 GiB): refused before a rank starts (256 of a 23 GiB
+# host called the OOM killer)
+usage_says "more ranks than shared memory holds channels for" "1024 ranks meeting in shared memory need [0-9.]* GiB for their channels (1024 x [0-9.]* MiB: .*more than the .* this host has free in" -- $R --local 1024 -b 8 -e 8
+usage_says "... and for a sweep's" "1024 ranks meeting in shared memory need" -- $COLLTUNE sweep --local 1024 --out "$TMP/nope"
+[ ! -e "$TMP/nope" ] && ok "... nothing written" || not_ok "sweep --local 1024 wrote $TMP/nope"
 usage_error "chunk smaller than an element" -- $R --chunk 2 -d float64
 usage_error "pipeline depth zero" -- $R --pipeline 0
 usage_error "channels out of range" -- $R --channels 1000

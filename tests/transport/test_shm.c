@@ -329,6 +329,18 @@ static int exchange(struct ctx *c)
     return res;
 }
 
+/* The launcher's check: a few ranks' channels fit anywhere, 1,024's (514 GiB) nowhere. */
+Test(shm, host_fits)
+{
+    struct ct_err err = {0};
+    cr_assert_eq(ct_shm_host_fits(4, 4, &err), 0, "%s", err.msg);
+    cr_assert_eq(ct_shm_host_fits(1024, 1024, &err), CT_EUNSUPP);
+    cr_assert(strstr(err.msg, "1024 ranks meeting in shared memory need") &&
+                  strstr(err.msg, "1024 x 514 MiB"),
+              "%s", err.msg);
+    cr_assert_eq(ct_shm_host_fits(1024, 2, &err), 0, "virtual nodes of 2: 1 MiB a rank");
+}
+
 Test(shm, exchange_2_auto)
 {
     struct job j = {.n = 2, .wait = CT_WAIT_AUTO, .fn = exchange};
