@@ -50,6 +50,13 @@ grep -Eq '^allreduce:ring .* unknown ' "$TMP/out" && grep -q 'ceiling unknown' "
     && ok "collectives: ceiling unknown" || not_ok "collectives: ceiling unknown"
 grep -Eq '^allreduce:ring +1 MiB ' "$TMP/out" && ok "the collective's size in bytes for people (1 MiB)" \
     || not_ok "collective size: $(grep '^allreduce:ring' "$TMP/out")"
+# ranks of one host over tcp (loopback): a memory copy bounds nothing there (it failed every
+# run, 10% of a memcpy ceiling): the ceiling unknown, said, and nothing blamed
+expect 0 "one host over tcp: no memcpy ceiling, nothing blamed" -- $V --local 2 --transport tcp \
+    --p2p-size 1M --coll-size 1M
+grep -q '^#   [^ ]*/rank0 *ceiling unknown: ranks of one host talk through tcp (state it with --link-gbps or --baseline)$' "$TMP/out" \
+    && ! grep -q memcpy "$TMP/out" && grep -q '; 0 finding(s);' "$TMP/out" \
+    && ok "... its ceiling said unknown" || not_ok "validate over tcp: $(cat "$TMP/out")"
 
 # a baseline that only states efficiencies: shm at 0.5 halves the memcpy ceiling
 cat >"$TMP/eff.json" <<EOT
