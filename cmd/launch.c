@@ -63,6 +63,16 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     if (ct_algo_supports(o->algo, &j, &why) < 0 ||
         ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &o->params, &why) < 0)
         return ct_cmd_fail(cmd, 2, "%s", why.msg);
+    /* a parameter the algorithm does not read is refused, not recorded as if it ran (a
+     * library's rows take --chunk as their segment size: ct_opts_lib_check) */
+    unsigned reads = ct_algo_params(o->algo, o->coll);
+    for (int p = 0; p < CT_P_COUNT && !o->lib; p++)
+        if (o->params.v[p] && !(reads & CT_PBIT(p)))
+            return ct_cmd_fail(cmd, 2,
+                               "--%s: %s reads no %s (colltune list algos --verbose: what each "
+                               "reads)",
+                               ct_param_desc((enum ct_param_id)p)->name, o->algo->name,
+                               ct_param_desc((enum ct_param_id)p)->name);
     return ct_opts_links_check(o, cmd);
 }
 
@@ -85,6 +95,11 @@ int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->provider && strcmp(o->transport, "fabric"))
         return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
+    if (o->params.v[CT_P_STREAMS] > 1 && !strcmp(o->transport, "fabric"))
+        return ct_cmd_fail(cmd, 2,
+                           "--streams %d: the fabric transport opens one endpoint a peer "
+                           "(--transport tcp streams)",
+                           (int)o->params.v[CT_P_STREAMS]);
     /* --local's ranks meeting in shared memory (a virtual node's among themselves) */
     if (o->local > 1 && (!strcmp(o->transport, "shm") || !strcmp(o->transport, "auto")) &&
         ct_shm_host_fits(o->local, o->ranks_per_node ? o->ranks_per_node : o->local, &err) < 0)

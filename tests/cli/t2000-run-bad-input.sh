@@ -39,6 +39,11 @@ usage_says "--rails for an algorithm without rails" "--rails: mesh has no ring p
 usage_says "--streams where the ranks meet in shared memory alone" "--streams [0-9]*: the ranks meet in shared memory alone" -- $R --local 2 --streams 4
 usage_says "--streams over --transport shm" "--streams [0-9]*: the ranks meet in shared memory alone" -- $R --local 2 --transport shm --streams 4
 usage_says "--provider without the fabric transport" "--provider is for --transport fabric" -- $R --local 2 --transport tcp --provider tcp
+# a parameter nothing of the job reads: refused, not recorded as if it ran
+usage_says "--streams over the fabric transport" "--streams 4: the fabric transport opens one endpoint a peer" -- $R --local 2 --transport fabric --streams 4
+usage_says "--chunk for an algorithm without slices" "--chunk: oneshot reads no chunk" -- $R --local 2 --algo oneshot --chunk 4K
+usage_says "--pipeline for symm" "--pipeline: symm reads no pipeline" -- $R --local 2 --algo symm --pipeline 8
+usage_says "--threads for ring" "--threads: ring reads no threads (colltune list algos --verbose: what each reads)" -- $R --local 2 --threads 2
 expect 0 "--rails for rail-ring" -- $R --local 2 --rails 2 --algo rail-ring -b 8 -e 1K
 expect 0 "--rails for hier with rail-ring between nodes (its sub-jobs keep the rails)" -- $R --local 4 --ranks-per-node 2 --algo hier --inter rail-ring --rails 2 -b 8 -e 1K
 usage_says "--rails for hier without rail-ring" "--rails: hier has no ring per rail" -- $R --local 4 --ranks-per-node 2 --algo hier --rails 2
