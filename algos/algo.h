@@ -188,6 +188,10 @@ struct ct_algo {
 /* The parameters that matter to a on collective c: its own, plus inflight for a native
  * AllReduce (K parts, each this algorithm: backend/inflight.h). */
 unsigned ct_algo_params(const struct ct_algo *a, enum ct_coll c);
+/* given (a value set: 0 is not) against what a reads on c: 0, or CT_EINVAL with one line
+ * naming the first it reads not ("--chunk: oneshot reads no chunk ..."). */
+int ct_algo_params_read(const struct ct_algo *a, enum ct_coll c, const struct ct_params *given,
+                        struct ct_err *err);
 
 /* The table (algos/registry.c). */
 const struct ct_algo *ct_algo_find(const char *name);

@@ -131,6 +131,19 @@ unsigned ct_algo_params(const struct ct_algo *a, enum ct_coll c)
     return a->params | (split ? CT_PBIT(CT_P_INFLIGHT) : 0u);
 }
 
+int ct_algo_params_read(const struct ct_algo *a, enum ct_coll c, const struct ct_params *given,
+                        struct ct_err *err)
+{
+    unsigned reads = ct_algo_params(a, c);
+    for (int p = 0; p < CT_P_COUNT; p++)
+        if (given->v[p] && !(reads & CT_PBIT(p)))
+            return ct_err_set(err, CT_EINVAL,
+                              "--%s: %s reads no %s (colltune list algos --verbose: what each "
+                              "reads)",
+                              params[p].name, a->name, params[p].name);
+    return 0;
+}
+
 unsigned ct_params_shown(const struct ct_algo *a, const struct ct_params *p)
 {
     unsigned m = a ? a->params : (1u << CT_P_COUNT) - 1 - CT_PBIT(CT_P_INFLIGHT);

@@ -60,19 +60,12 @@ int ct_opts_precheck(const struct ct_opts *o, const char *cmd)
     struct ct_job j;
     struct ct_err why = {0};
     fill_job(o, n, 0, o->ranks_per_node, (uint64_t)n, &j);
+    /* a parameter the algorithm reads not: refused, not recorded as if it ran (a library's
+     * rows take --chunk as their segment size: ct_opts_lib_check) */
     if (ct_algo_supports(o->algo, &j, &why) < 0 ||
-        ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &o->params, &why) < 0)
+        ct_algo_shape_opts(&o->algo, 1, o->torus_rows > 0, o->rails > 0, &o->params, &why) < 0 ||
+        (!o->lib && ct_algo_params_read(o->algo, o->coll, &o->params, &why) < 0))
         return ct_cmd_fail(cmd, 2, "%s", why.msg);
-    /* a parameter the algorithm does not read is refused, not recorded as if it ran (a
-     * library's rows take --chunk as their segment size: ct_opts_lib_check) */
-    unsigned reads = ct_algo_params(o->algo, o->coll);
-    for (int p = 0; p < CT_P_COUNT && !o->lib; p++)
-        if (o->params.v[p] && !(reads & CT_PBIT(p)))
-            return ct_cmd_fail(cmd, 2,
-                               "--%s: %s reads no %s (colltune list algos --verbose: what each "
-                               "reads)",
-                               ct_param_desc((enum ct_param_id)p)->name, o->algo->name,
-                               ct_param_desc((enum ct_param_id)p)->name);
     return ct_opts_links_check(o, cmd);
 }
 
