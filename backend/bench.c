@@ -633,8 +633,9 @@ int ct_bench_prepare(struct ct_bench *b, const struct ct_algo *al, const struct 
 }
 
 /* nccl-tests' steps: minb, minb x factor, ... up to maxb, each rounded down to a multiple of
- * es; from minb 0 (which no factor leaves): 0, then first, then by factor. The first cap go
- * to v (NULL: counted only); returns the count, at most cap + 1. */
+ * es, a size the step before gave once (-f 1.01 from 8: 8, then 12, not 8 forty times); from
+ * minb 0 (which no factor leaves): 0, then first, then by factor. The first cap go to v (NULL:
+ * counted only); returns the count, at most cap + 1. */
 static size_t steps(uint64_t minb, uint64_t maxb, double factor, size_t es, uint64_t first,
                     uint64_t *v, size_t cap)
 {
@@ -646,10 +647,14 @@ static size_t steps(uint64_t minb, uint64_t maxb, double factor, size_t es, uint
         n++;
         sz = (double)first;
     }
-    for (; sz <= (double)maxb && n <= cap; sz *= factor) {
-        if (v && n < cap)
-            v[n] = (uint64_t)sz / es * es;
-        n++;
+    for (uint64_t last = UINT64_MAX; sz <= (double)maxb && n <= cap; sz *= factor) {
+        uint64_t s = (uint64_t)sz / es * es;
+        if (s != last) {
+            if (v && n < cap)
+                v[n] = s;
+            n++;
+        }
+        last = s;
         if (factor * sz <= sz) /* 0 (from -b 0 -e 0), or no longer growing */
             break;
     }

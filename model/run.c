@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../algos/coll.h"
+#include "../backend/bench.h"
 #include "../lib/clock.h"
 #include "../lib/file.h"
 #include "../probe/topo.h"
@@ -229,8 +230,10 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     CT_TRY(ct_mtopo_build(&q->topo, &r->topo, err));
     struct ct_shape shape;
     CT_TRY(ct_model_shape(&r->topo, q->nranks, &shape, err));
-    if (!(q->factor > 1) || q->minb > q->maxb)
-        return ct_err_set(err, CT_EINVAL, "sizes: need -b <= -e and -f > 1");
+    if (!(q->factor > 1))
+        return ct_err_set(err, CT_EINVAL, "sizes: need -f > 1");
+    /* as run checks them: -b 7 was priced as 4 B, without a word */
+    CT_TRY(ct_bench_sizes_check(q->minb, q->maxb, q->factor, q->dtype, err));
     struct ct_model *m = ct_model_new(&r->topo);
     const struct ct_algo *cand[CT_MODEL_MAX_ALGOS];
     size_t nc = 0;
@@ -265,11 +268,13 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     size_t cap = 0;
     size_t es = ct_dtype_size(q->dtype);
     bool stop = false; /* the last candidate too large to price from here: the rest not priced */
+    uint64_t last = UINT64_MAX; /* the count priced last: a step that keeps it, once (-f 1.01) */
     for (double sz = (double)q->minb; sz <= (double)q->maxb * (1 + 1e-12) && rc == 0 && !stop;
          sz = sz * q->factor < sz + 1 ? sz + 1 : sz * q->factor) {
-        uint64_t size = (uint64_t)sz;
-        if (!ct_coll_desc(q->coll)->count_for(size, es, shape.nranks))
-            continue; /* less than one element per rank */
+        uint64_t size = (uint64_t)sz, n = ct_coll_desc(q->coll)->count_for(size, es, shape.nranks);
+        if (!n || n == last)
+            continue; /* less than one element per rank, or the size before again */
+        last = n;
         for (size_t a = 0; a < nc && rc == 0 && !stop; a++) {
             struct ct_model_cost c;
             struct ct_err why = {0};

@@ -59,4 +59,8 @@ usage_error "batch zero" -- $R --batch 0
 usage_error "batch not a number or auto" -- $R --batch many
 usage_error "batch past 4096" -- $R --batch 4097
 usage_error "more sizes than a run takes" -- $R -b 8 -e 1G -f 1.001
+# a step that rounds to the size before gives it once (8 then 12, not 8 forty times)
+expect 0 "-f 1.01: each size once" -- $R --local 2 -b 8 -e 64 -f 1.01 -n 1 -w 0
+[ "$(grep -v '^#' "$TMP/out" | awk 'NF { print $1 }' | tr '\n' ' ')" = "8 12 16 20 24 28 32 36 40 44 48 52 56 60 " ] \
+    && ok "... 8, 12, ..., 60 (the next step passes 64)" || not_ok "-f 1.01 sizes: $(grep -v '^#' "$TMP/out" | awk 'NF { print $1 }' | tr '\n' ' ')"
 done_testing
