@@ -193,8 +193,7 @@ static const char *fmt_size(double b, char *buf, size_t n)
 
 int cmd_model(int argc, char **argv)
 {
-    struct model_ctx x;
-    memset(&x, 0, sizeof x);
+    struct model_ctx x = {0};
     int rc = parse(&x, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -219,11 +218,12 @@ int cmd_model(int argc, char **argv)
     FILE *out = ct_cmd_report_stream(x.q.json); /* --json -: the JSON alone on stdout */
     ct_table_header(out, &meta);
     for (size_t i = 0; i < r.nrows; i++) {
-        struct ct_row row = {.size = r.rows[i].size, .count = r.rows[i].count,
-                             .type = ct_dtype_name(x.q.dtype), .redop = ct_redop_name(x.q.op),
-                             .algo = r.rows[i].algo, .root = -1, .have = {true, false},
-                             .time_us = {r.rows[i].time_us}, .algbw = {r.rows[i].algbw},
-                             .busbw = {r.rows[i].busbw}, .wrong = {-1, -1}};
+        struct ct_row row; /* AllGather and AllToAll reduce nothing: "none", as run says */
+        ct_row_init(&row, x.q.dtype, ct_coll_desc(x.q.coll)->needs_op ? (int)x.q.op : -1,
+                    r.rows[i].algo);
+        row.size = r.rows[i].size, row.count = r.rows[i].count, row.have[0] = true;
+        row.time_us[0] = r.rows[i].time_us, row.algbw[0] = r.rows[i].algbw;
+        row.busbw[0] = r.rows[i].busbw, row.wrong[0] = row.wrong[1] = -1;
         ct_table_row(out, &row);
     }
     fprintf(out, "# predicted crossovers (%s, %d ranks on %d node(s) of '%s'):\n",

@@ -11,6 +11,9 @@ for o in "--torus 2x4 --algo torus-ring" "--local 2" "--transport tcp" "--rails 
 done
 # --out is where --calibrate writes: alone it wrote nothing, exit 0
 usage_says "model --out without --calibrate" "--out is where --calibrate writes" -- $M --out "$TMP/m.json"
+# AllGather reduces nothing: its redop "none", as run prints it (the model said "sum")
+expect 0 "model --coll allgather" -- $M -b 64 -e 64 --coll allgather --algo ring
+grep -q "^ *64 *2 *float32 *none *-1 *ring " "$TMP/out" && ok "... its redop none" || not_ok "allgather's redop: $(grep -v '^#' "$TMP/out")"
 # sizes as run takes them: -b 7 was priced as 4 B without a word
 usage_says "model -b 7" "sizes must be multiples of the float32 size (4 bytes)" -- $M -b 7 -e 64
 expect 0 "model -f 1.01: each size once" -- $M -b 8 -e 32 -f 1.01 --algo ring
