@@ -135,6 +135,7 @@ static int parse(struct vctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_opts_links_check(&x->o, CMD));
     CT_TRY_OPT(ct_cmd_out_check(CMD, "json", x->json, true));
     CT_TRY_OPT(ct_cmd_out_check(CMD, "save-baseline", x->save, true));
+    CT_TRY_OPT(ct_cmd_in_check(CMD, "baseline", x->baseline_path)); /* a folder: said so */
     if (x->baseline_path) {
         struct ct_err err = {0};
         int rc = ct_val_baseline_read(&x->base, x->baseline_path, &err);

@@ -103,7 +103,7 @@ int ct_mtopo_build(const struct ct_mtopo_spec *spec, struct ct_mtopo *t, struct 
         free(txt);
         if (!model && !probed)
             return ct_err_set(err, CT_EINVAL,
-                              "--topology '%s': neither a colltune-model-topology/1 file (model "
+                              "topology file '%s': neither a colltune-model-topology/1 file (model "
                               "--calibrate, a preset's form) nor a colltune-topo/1 one (probe "
                               "--json)",
                               spec->file);

@@ -107,6 +107,11 @@ Test(cli, imports_and_views)
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "GPU0\t X \tNV12"));
     done(&r);
+    snprintf(args, sizeof args, "--from nccl-xml '%s' --view torus", fixture(FIX_ALIBABA));
+    r = run(args); /* GPUs: no torus, and where to look ("no accelerator" said of 8 A100s) */
+    cr_expect(strstr(r.out, "Torus: no Trainium-style accelerator (the 8 GPU(s): --view matrix)"),
+              "%s", r.out);
+    done(&r);
     snprintf(args, sizeof args, "--from neuron-ls '%s' --torus 4x4 --view torus",
              fixture(FIX_TRN1));
     r = run(args);
@@ -145,6 +150,7 @@ Test(cli, bad_input_exit_2_one_line)
         {"--torus 4y4", "bad --torus '4y4'"},
         {"--torus 0x4", "bad --torus '0x4'"},
         {"--sysfs-root /nonexistent", "has no sys/ directory"},
+        {"--sysfs-root /nonexistent/capture.tar.bz2", "is an archive: unpack it (tar xf)"},
         {"--frobnicate", "unknown or incomplete option"},
         {"extra", "unexpected argument 'extra'"},
         {"--json --view nics", "exclude each other"},
