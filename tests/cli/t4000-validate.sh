@@ -67,6 +67,7 @@ expect 0 "efficiency override from a baseline" -- $V --local 2 --iters 3 --p2p-s
 grep -q 'x 0.50 (shm)' "$TMP/out" && ok "the formula uses 0.50" || not_ok "efficiency 0.50"
 echo '{"schema": "colltune-validate-baseline/1", "efficiency": {"tcp": 1.5}}' >"$TMP/bad.json"
 usage_error "efficiency above 1" -- $V --local 2 --baseline "$TMP/bad.json"
+usage_says "a folder as the baseline" "--baseline: cannot read '.*': it is a folder" -- $V --local 2 --baseline "$TMP"
 
 usage_error "bad --min-pct" -- $V --local 2 --min-pct 0
 usage_error "bad --link-gbps" -- $V --local 2 --link-gbps x
