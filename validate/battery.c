@@ -373,12 +373,16 @@ static void report_init(struct run *R)
         ct_val_expect_unit(R->topo[u], tp,
                            ct_val_efficiency(tp, BASE_EFF(R)),
                            R->cfg->link_gbps, x);
-        if (!R->l.by_host && R->cfg->link_gbps <= 0) {
-            x->ceil_gbs = 0; /* measured by calibrate_copy() */
-            snprintf(x->formula, sizeof x->formula, "ceiling unknown: ranks of one host talk "
-                     "through %s (state it with --link-gbps or --baseline)", tp);
+        /* virtual nodes (--ranks-per-node: "vm/node1") are one machine's: loopback */
+        bool virt = R->l.by_host && strchr(b->hosts[lead], '/');
+        if ((!R->l.by_host || virt) && R->cfg->link_gbps <= 0) {
+            x->ceil_gbs = 0; /* ranks of one host over shm: measured by calibrate_copy() */
+            snprintf(x->formula, sizeof x->formula,
+                     "ceiling unknown: %s of one host talk "
+                     "through %s (state it with --link-gbps or --baseline)",
+                     virt ? "virtual nodes" : "ranks", virt ? "loopback" : tp);
         }
-        if (!R->l.by_host)
+        if (!R->l.by_host || virt)
             x->n_nic = 0; /* ranks of one host: no NIC carries their traffic */
     }
     if (R->l.by_host && R->l.nunits > 1) {

@@ -50,6 +50,12 @@ grep -Eq '^allreduce:ring .* unknown ' "$TMP/out" && grep -q 'ceiling unknown' "
     && ok "collectives: ceiling unknown" || not_ok "collectives: ceiling unknown"
 grep -Eq '^allreduce:ring +1 MiB ' "$TMP/out" && ok "the collective's size in bytes for people (1 MiB)" \
     || not_ok "collective size: $(grep '^allreduce:ring' "$TMP/out")"
+# virtual nodes of one host (--ranks-per-node, as the help suggests): loopback, no NIC: the
+# ceiling unknown and no NIC blamed (it failed every run: "none of its NICs carried")
+expect 0 "virtual nodes: no NIC expected, nothing blamed" -- $V --local 2 --ranks-per-node 1 \
+    --p2p-size 1M --coll-size 1M
+grep -q '^#   [^ ]*/node0 *ceiling unknown: virtual nodes of one host talk through loopback' "$TMP/out" \
+    && grep -q '; 0 finding(s);' "$TMP/out" && ok "... said unknown" || not_ok "virtual nodes: $(cat "$TMP/out")"
 # ranks of one host over tcp (loopback): a memory copy bounds nothing there (it failed every
 # run, 10% of a memcpy ceiling): the ceiling unknown, said, and nothing blamed
 expect 0 "one host over tcp: no memcpy ceiling, nothing blamed" -- $V --local 2 --transport tcp \
