@@ -82,6 +82,11 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
 
 int ct_comm_streams_check(const char *transport, bool one_host, int streams, struct ct_err *err)
 {
+    if (streams > 1 && !strcmp(transport, "fabric"))
+        return ct_err_set(err, CT_EINVAL,
+                          "--streams %d: the fabric transport opens one endpoint a peer "
+                          "(--transport tcp streams)",
+                          streams);
     if (streams > 1 && (!strcmp(transport, "shm") || (!strcmp(transport, "auto") && one_host)))
         return ct_err_set(err, CT_EINVAL,
                           "--streams %d: the ranks meet in shared memory alone (one host): no "

@@ -32,8 +32,9 @@ struct ct_comm_cfg {
 int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_cfg *cfg,
                  struct ct_err *err);
 /* streams above 1 where no connection streams (transport "shm", or "auto" with every rank on
- * one host): CT_EINVAL saying so; else 0. ct_comm_open refuses them so (every rank alike,
- * after the bootstrap); a caller that knows the host before a launch refuses them sooner. */
+ * one host; "fabric", one endpoint a peer): CT_EINVAL saying so; else 0. ct_comm_open refuses them
+ * so (every rank alike, after the bootstrap); a caller that knows the host before a launch refuses
+ * them sooner. */
 int ct_comm_streams_check(const char *transport, bool one_host, int streams, struct ct_err *err);
 void ct_comm_close(struct ct_comm *c);
 /* Allocate / free a benchmark buffer through the intra-node transport (symmetric heap). */

@@ -88,11 +88,6 @@ int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->provider && strcmp(o->transport, "fabric"))
         return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
-    if (o->params.v[CT_P_STREAMS] > 1 && !strcmp(o->transport, "fabric"))
-        return ct_cmd_fail(cmd, 2,
-                           "--streams %d: the fabric transport opens one endpoint a peer "
-                           "(--transport tcp streams)",
-                           (int)o->params.v[CT_P_STREAMS]);
     /* --local's ranks meeting in shared memory (a virtual node's among themselves) */
     if (o->local > 1 && (!strcmp(o->transport, "shm") || !strcmp(o->transport, "auto")) &&
         ct_shm_host_fits(o->local, o->ranks_per_node ? o->ranks_per_node : o->local, &err) < 0)

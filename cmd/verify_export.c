@@ -123,7 +123,8 @@ static int end(const void *ctx, const char *path, const struct ct_verify_end *w,
     case CT_VEND_UNMARKED: return ct_verify_write_unmarked(w->fixed, path, m->title, code);
     case CT_VEND_FIXED:
         return ct_verify_write_fixed(w->fixed, path, w->n, w->nstamped, w->nown, w->nunmarked,
-                                     w->dropped, w->env_marked, w->keeps_own, m->title, code);
+                                     w->dropped, w->env_marked,
+                                     ct_config_lib_keeps_own(w->fixed, m->name), m->title, code);
     case CT_VEND_SLOWER: ct_verify_say_slower(m->title, w->slow); return code;
     case CT_VEND_UNCHANGED: ct_verify_say_unchanged(); return code;
     case CT_VEND_NO_SET: return ct_verify_no_set(v->o, w->l, m->title, path, v->colls);

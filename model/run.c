@@ -268,13 +268,12 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     size_t cap = 0;
     size_t es = ct_dtype_size(q->dtype);
     bool stop = false; /* the last candidate too large to price from here: the rest not priced */
-    uint64_t last = UINT64_MAX; /* the count priced last: a step that keeps it, once (-f 1.01) */
-    for (double sz = (double)q->minb; sz <= (double)q->maxb * (1 + 1e-12) && rc == 0 && !stop;
-         sz = sz * q->factor < sz + 1 ? sz + 1 : sz * q->factor) {
-        uint64_t size = (uint64_t)sz, n = ct_coll_desc(q->coll)->count_for(size, es, shape.nranks);
-        if (!n || n == last)
-            continue; /* less than one element per rank, or the size before again */
-        last = n;
+    uint64_t *sizes;   /* run's sizes (0, then one element per rank, from -b 0), priced alike */
+    size_t nsizes = ct_bench_sizes(q->coll, q->minb, q->maxb, q->factor, es, shape.nranks, &sizes);
+    for (size_t s = 0; s < nsizes && rc == 0 && !stop; s++) {
+        uint64_t size = sizes[s];
+        if (!ct_coll_desc(q->coll)->count_for(size, es, shape.nranks))
+            continue; /* 0 B: nothing to price */
         for (size_t a = 0; a < nc && rc == 0 && !stop; a++) {
             struct ct_model_cost c;
             struct ct_err why = {0};
@@ -319,6 +318,7 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
         }
     }
     ct_model_free(m);
+    free(sizes);
     if (rc < 0)
         return rc;
     if (!nc)

@@ -570,16 +570,26 @@ int ct_config_lib_raw_sets(const struct ct_librules *l, struct ct_ruleset **out)
     return n;
 }
 
+/* A rule of a section kept as written at the library's own choice in every range, as
+ * ct_ruleset_keeps_own has it (one without ranges does not). */
+static bool raw_rule_keeps_own(json_t *rule)
+{
+    json_t *ranges = json_object_get(rule, "ranges"), *x;
+    size_t k;
+    bool own = json_array_size(ranges) > 0;
+    json_array_foreach(ranges, k, x) own = own && raw_is_default(x);
+    return own;
+}
+
 bool ct_config_lib_keeps_own(const struct ct_config *c, const char *lib)
 {
     const struct ct_librules *l = ct_config_lib(c, lib);
     if (!l || !l->raw)
         return ct_librules_keeps_own(l);
-    json_t *o = json_loads(l->raw, 0, NULL), *u, *x;
-    size_t i, k;
+    json_t *o = json_loads(l->raw, 0, NULL), *u;
+    size_t i;
     bool own = !l->nenv;
-    json_array_foreach(json_object_get(o, "rules"), i, u)
-        json_array_foreach(json_object_get(u, "ranges"), k, x) own = own && raw_is_default(x);
+    json_array_foreach(json_object_get(o, "rules"), i, u) own = own && raw_rule_keeps_own(u);
     json_decref(o);
     return own;
 }
@@ -591,12 +601,8 @@ bool ct_config_lib_verified_at(struct ct_config *c, const char *lib, enum ct_col
     if (l && !l->raw)
         return ct_config_lib_verified(c, lib, set_at(l, coll, nranks, nnodes), geomean, tell);
     bool ok = geomean >= CT_VERIFIED_GEO_MIN && geomean <= CT_VERIFIED_GEO_MAX; /* NaN: no */
-    json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes),
-           *x;
-    size_t k;
-    bool changes = false; /* NCCL's own choice everywhere changes nothing: no mark */
-    json_array_foreach(json_object_get(rule, "ranges"), k, x) changes |= !raw_is_default(x);
-    ok = ok && changes;
+    json_t *o = l ? json_loads(l->raw, 0, NULL) : NULL, *rule = raw_rule(o, coll, nranks, nnodes);
+    ok = ok && !raw_rule_keeps_own(rule); /* NCCL's own choice everywhere: nothing to vouch for */
     if (rule && ok) {
         char at[24];
         json_t *v = json_object();

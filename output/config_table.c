@@ -125,8 +125,7 @@ static void print_set(FILE *f, const struct ct_ruleset *s, bool lib)
             snprintf(dec, sizeof dec, "predicted: %.2fx vs %s", r->gain, r->runner_up);
         else if (r->set_back[0]) /* by sweep --verify: its row's verdict */
             snprintf(dec, sizeof dec, "%s set back by verify (%s)", r->runner_up,
-                     !strcmp(r->set_back, CT_SET_BACK_SLOW) ? "slower than the defaults"
-                                                            : "no gain shown");
+                     ct_set_back_words(r));
         else if (!r->runner_up[0])
             snprintf(dec, sizeof dec, "only candidate");
         else if (r->tie) {

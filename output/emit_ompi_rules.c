@@ -100,8 +100,7 @@ static int emit_measured(const struct ct_ruleset *s, struct ct_export_out *out)
                  faninout(s->coll, r[i]->id), (unsigned long long)r[i]->params.v[CT_P_CHUNK]);
         if (r[i]->id == 0 && r[i]->set_back[0])
             ct_text_printf(t, "%-28s # %s: Open MPI's own decision; %s set back by verify (%s)\n",
-                           line, rg, r[i]->runner_up,
-                           !strcmp(r[i]->set_back, CT_SET_BACK_SLOW) ? "slower" : "no gain shown");
+                           line, rg, r[i]->runner_up, ct_set_back_words(r[i]));
         else if (r[i]->id == 0)
             ct_text_printf(t, "%-28s # %s: Open MPI's own decision, no row measured faster; kept\n",
                            line, rg);

@@ -833,18 +833,21 @@ static void export_shapes(const struct ct_config *c, int lib, const struct ct_ex
 {
     const struct ct_librules *l = lib != CT_LIB_NONE ? ct_config_lib(c, ct_lib_name(lib)) : NULL;
     const struct ct_ruleset *s = l ? l->sets : c->sets;
-    int n = l ? l->nsets : c->nsets, sh[8][2], k = 0;
+    int n = l ? l->nsets : c->nsets, sh[8][2], k = 0, more = 0;
     for (int pass = 0; pass < 2; pass++) /* the fingerprint's shape first */
         for (int i = 0; i < n; i++) {
             bool fp = s[i].nnodes == c->fp.hosts && s[i].ranks_per_node == c->fp.ranks_per_host;
             bool have = false;
             for (int j = 0; j < k; j++)
                 have |= sh[j][0] == s[i].nnodes && sh[j][1] == s[i].ranks_per_node;
-            if ((pass == 0) == fp && !have && ct_export_selected(o, &s[i]) &&
-                k < (int)(sizeof sh / sizeof sh[0])) {
-                sh[k][0] = s[i].nnodes;
-                sh[k++][1] = s[i].ranks_per_node;
+            if ((pass == 0) != fp || have || !ct_export_selected(o, &s[i]))
+                continue;
+            if (k == (int)(sizeof sh / sizeof sh[0])) { /* counted, not named */
+                more++;
+                continue;
             }
+            sh[k][0] = s[i].nnodes;
+            sh[k++][1] = s[i].ranks_per_node;
         }
     if (!k) {
         sh[0][0] = c->fp.hosts;
@@ -855,10 +858,12 @@ static void export_shapes(const struct ct_config *c, int lib, const struct ct_ex
     buf[0] = '\0';
     for (int j = 0; j < k && u < len; j++)
         u += (size_t)snprintf(buf + u, len - u, "%s%d host(s) x %d ranks",
-                              !j           ? ""
-                              : j == k - 1 ? " and "
-                                           : ", ",
+                              !j                    ? ""
+                              : j == k - 1 && !more ? " and "
+                                                    : ", ",
                               sh[j][0], sh[j][1]);
+    if (more && u < len) /* sets of more shapes than named (a set each, at most) */
+        snprintf(buf + u, len - u, " and up to %d more", more);
 }
 
 void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
@@ -879,7 +884,7 @@ void ct_export_header(struct ct_text *t, const char *prefix, const char *what,
             snprintf(tp, sizeof tp, "transport %s%s, links %s, ", f->transport,
                      c->nlibs ? " (colltune's own rules)" : "",
                      *f->link_classes ? f->link_classes : "-");
-        char shapes[192];
+        char shapes[8 * 32 + 32]; /* 8 shapes named, "and up to N more" */
         export_shapes(c, lib, o, shapes, sizeof shapes);
         ct_text_printf(t, "%smeasured on %s, %s%s %s\n", prefix, shapes, tp,
                        ct_dtype_name(c->sweep.dtype), ct_redop_name(c->sweep.op));

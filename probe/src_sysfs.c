@@ -211,9 +211,8 @@ int ct_src_sysfs(struct ct_topo *t, const struct ct_probe_cfg *cfg, struct ct_er
         ct_topo_note(t, "sysfs: /sys is not mounted: no NIC ports or PCIe link state");
         return 0;
     }
-    size_t rl = strlen(root); /* a capture as shipped (tar.bz2): the folder is inside it */
-    if (!exists(root, "sys") && rl > 4 &&
-        strstr(root + rl - 8 > root ? root + rl - 8 : root, ".tar"))
+    struct stat st; /* a capture as shipped (a .tar.bz2 file): the folder is inside it */
+    if (!exists(root, "sys") && stat(root, &st) == 0 && S_ISREG(st.st_mode) && strstr(root, ".tar"))
         return ct_err_set(err, CT_EINVAL,
                           "sysfs root '%s' is an archive: unpack it (tar xf) and name the "
                           "folder that holds sys/",

@@ -105,13 +105,14 @@ static void hypercube(const struct ct_topo *t, const struct ct_torus *tt, FILE *
 
 int ct_view_torus(const struct ct_topo *t, FILE *out, struct ct_err *err)
 {
-    if (!t->n_accel && t->n_gpu) /* a torus of Neuron devices' links; GPUs have the matrix */
-        fprintf(out, "Torus: no Trainium-style accelerator (the %zu GPU(s): --view matrix)\n",
-                t->n_gpu);
-    else if (!t->n_accel)
-        fprintf(out, "Torus: no accelerator\n");
-    if (!t->n_accel)
+    if (!t->n_accel) { /* a torus of Neuron devices' links; GPUs have the matrix */
+        if (t->n_gpu)
+            fprintf(out, "Torus: no Trainium-style accelerator (the %zu GPU(s): --view matrix)\n",
+                    t->n_gpu);
+        else
+            fprintf(out, "Torus: no accelerator\n");
         return 0;
+    }
     struct ct_torus tt;
     struct ct_err why = {0};
     if (ct_torus_build(t, &tt, &why) < 0) {

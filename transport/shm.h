@@ -30,7 +30,7 @@ const char *ct_shm_doorbell(const struct ct_tp *tp);
 
 /*
  * Whether ranks on this host, meeting in shared memory in groups of group (each rank's
- * channels object holds a channel from every rank of its group: 134 MiB a rank at 256), fit
+ * channels object holds a channel from every rank of its group: 129 MiB a rank at 256), fit
  * in what /dev/shm has free and the memory available: 0, or CT_EUNSUPP with one line (256
  * ranks of a 23 GiB host called the OOM killer). For the launcher, before any rank starts.
  */

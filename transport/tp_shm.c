@@ -1351,7 +1351,7 @@ static int plan_peers(struct tp_shm *t, const struct ct_tp_cfg *cfg, struct ct_e
 }
 
 /* A rank's channels object on a host of n ranks: its slots' data bytes, how many a channel
- * has, a channel's bytes, where the first starts, and the whole (*total). */
+ * has, a channel's bytes, where the first starts, and the whole (total). */
 struct layout {
     uint64_t data, nslots, chan_bytes, chan_off;
     size_t total;
@@ -1382,7 +1382,8 @@ int ct_shm_host_fits(int ranks, int group, struct ct_err *err)
         (!room || shm < room))
         room = shm;
     char a[32], b[32], c[32];
-    if (!room || need <= room / 10 * 9) /* a tenth left to the processes (1.6 MB a rank) */
+    /* a tenth left to the processes (a rank's own memory measured 1.5-1.6 MB at --local 4) */
+    if (!room || need <= room / 10 * 9)
         return 0;
     return ct_err_set(err, CT_EUNSUPP,
                       "%d ranks meeting in shared memory need %s for their channels (%d x %s: "

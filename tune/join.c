@@ -153,8 +153,9 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
         dst->fp = src->fp;
         dst->sweep = src->sweep;
     }
-    size_t r = strlen(dst->sweep.refused), n = strlen(refused);
-    if (n && !strstr(dst->sweep.refused, refused) && r + 2 + n < sizeof refused) { /* whole */
+    size_t r = strlen(dst->sweep.refused), n = strlen(refused), sep = r ? 2 : 0;
+    /* whole or not at all (one cut mid-reason would read as another reason) */
+    if (n && !strstr(dst->sweep.refused, refused) && r + sep + n < sizeof refused) {
         if (r)
             memcpy(dst->sweep.refused + r, "; ", 2), r += 2;
         memcpy(dst->sweep.refused + r, refused, n + 1);

@@ -259,8 +259,6 @@ struct ct_verify_end {
     int nstamped, nown, nunmarked; /* FIXED: as ct_verify_write_fixed (cmd/) counts them */
     bool dropped, env_marked;      /* FIXED: settings left out (one, or all but one); the
                                       settings marked */
-    bool keeps_own;                /* FIXED: the copy's section changes nothing a job runs
-                                      (ct_librules_keeps_own): nothing to export */
     bool slow;                     /* ENV_DROPPED, SLOWER */
     int nenv;                      /* ENV_DROPPED: how many were judged together */
     bool each_ran;                 /* ENV_DROPPED: and with each left out (--each-setting) */

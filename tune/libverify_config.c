@@ -234,9 +234,7 @@ static int finish(struct run *v, struct ct_verify_did *did, int code)
                                   .nown = v->nown,
                                   .nunmarked = v->nunmarked,
                                   .dropped = v->own != NULL,
-                                  .env_marked = v->env_marked,
-                                  .keeps_own =
-                                      ct_librules_keeps_own(ct_config_lib(v->fixed, m->name))};
+                                  .env_marked = v->env_marked};
         return f->end(f->ctx, in->path, &w, code);
     }
     if (code == CT_VERIFY_SLOWER && v->env_kept) {

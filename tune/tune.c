@@ -51,6 +51,13 @@ const struct ct_librules *ct_config_lib(const struct ct_config *c, const char *l
     return NULL;
 }
 
+const char *ct_set_back_words(const struct ct_rule *r)
+{
+    return !r->set_back[0]                          ? ""
+           : !strcmp(r->set_back, CT_SET_BACK_SLOW) ? "slower than the defaults"
+                                                    : "no gain shown";
+}
+
 /* Rule r set back to the library's own choice; why: ct_rule.set_back */
 static void set_back(struct ct_rule *r, const char *why)
 {

@@ -87,6 +87,8 @@ struct ct_rule {
 };
 #define CT_SET_BACK_SLOW "slower"
 #define CT_SET_BACK_NOGAIN "no gain"
+/* r's set_back in words: "slower than the defaults", "no gain shown" ("" where not set back) */
+const char *ct_set_back_words(const struct ct_rule *r);
 
 /* sweep --verify --lib's record of what it found no slower than the library's defaults: at,
  * when (UTC, ISO 8601), "" never; geomean, exported/default over the sizes it measured; tell,

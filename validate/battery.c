@@ -45,6 +45,8 @@ struct wire {
 struct layout {
     int nunits, my_unit, *leader, *unit_of;
     bool by_host;
+    bool virt; /* by host, the hosts one machine's virtual nodes (--local N --ranks-per-node:
+                  transport/launch.h names them "<host>/nodeK"): loopback, no NIC */
 };
 
 static void layout_build(const struct ct_boot *b, struct layout *l)
@@ -65,6 +67,10 @@ static void layout_build(const struct ct_boot *b, struct layout *l)
         l->unit_of[r] = u;
     }
     l->my_unit = l->unit_of[b->rank];
+    size_t m = strcspn(b->hosts[0], "/");
+    l->virt = l->by_host && b->hosts[0][m];
+    for (int r = 1; l->virt && r < b->size; r++)
+        l->virt = !strncmp(b->hosts[r], b->hosts[0], m + 1);
 }
 
 #define CHUNK (128u << 10)   /* pair exchanges move this much per transport message */
@@ -341,7 +347,7 @@ static void report_init(struct run *R)
     ct_val_report_init(r);
     ct_comm_tp_names(R->comm, r->transport, sizeof r->transport);
     r->min_pct = R->cfg->min_pct;
-    r->expect_nic = R->l.by_host;
+    r->expect_nic = R->l.by_host && !R->l.virt;
     r->n_unit = (size_t)R->l.nunits;
     r->unit = ct_xcalloc(r->n_unit, sizeof *r->unit);
     int nr = R->use_rails ? R->rails.n : 1;
@@ -373,8 +379,7 @@ static void report_init(struct run *R)
         ct_val_expect_unit(R->topo[u], tp,
                            ct_val_efficiency(tp, BASE_EFF(R)),
                            R->cfg->link_gbps, x);
-        /* virtual nodes (--ranks-per-node: "vm/node1") are one machine's: loopback */
-        bool virt = R->l.by_host && strchr(b->hosts[lead], '/');
+        bool virt = R->l.virt;
         if ((!R->l.by_host || virt) && R->cfg->link_gbps <= 0) {
             x->ceil_gbs = 0; /* ranks of one host over shm: measured by calibrate_copy() */
             snprintf(x->formula, sizeof x->formula,

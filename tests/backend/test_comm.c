@@ -94,5 +94,8 @@ Test(comm, streams_where_no_connection_streams_are_refused)
     cr_assert_eq(ct_comm_streams_check("auto", false, 4, &err), 0, "across hosts: tcp streams");
     cr_assert_eq(ct_comm_streams_check("tcp", true, 4, &err), 0);
     cr_assert_eq(ct_comm_streams_check("auto", true, 1, &err), 0);
+    cr_assert_eq(ct_comm_streams_check("fabric", false, 2, &err), CT_EINVAL,
+                 "one endpoint a peer, across hosts too");
+    cr_assert(strstr(err.msg, "the fabric transport opens one endpoint a peer"), "%s", err.msg);
     cr_assert_eq(ct_comm_streams_check("shm", true, 0, &err), 0);
 }

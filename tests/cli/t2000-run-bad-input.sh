@@ -22,9 +22,13 @@ usage_error "zero ranks" -- $R --local 0
 usage_error "absurd rank count" -- $R --local 100000
 # the shm channels of 1,024 ranks (514 GiB): refused before a rank starts (256 of a 23 GiB
 # host called the OOM killer)
-usage_says "more ranks than shared memory holds channels for" "1024 ranks meeting in shared memory need [0-9.]* GiB for their channels (1024 x [0-9.]* MiB: .*more than the .* this host has free in" -- $R --local 1024 -b 8 -e 8
-usage_says "... and for a sweep's" "1024 ranks meeting in shared memory need" -- $COLLTUNE sweep --local 1024 --out "$TMP/nope"
-[ ! -e "$TMP/nope" ] && ok "... nothing written" || not_ok "sweep --local 1024 wrote $TMP/nope"
+if [ "$(awk '/^MemAvailable:/ { print ($2 < 600 * 1024 * 1024) }' /proc/meminfo)" = 1 ]; then
+    usage_says "more ranks than shared memory holds channels for" "1024 ranks meeting in shared memory need [0-9.]* GiB for their channels (1024 x [0-9.]* MiB: .*more than the .* this host has free in" -- $R --local 1024 -b 8 -e 8
+    usage_says "... and for a sweep's" "1024 ranks meeting in shared memory need" -- $COLLTUNE sweep --local 1024 --out "$TMP/nope"
+    [ ! -e "$TMP/nope" ] && ok "... nothing written" || not_ok "sweep --local 1024 wrote $TMP/nope"
+else
+    skip "1,024 ranks' shared-memory channels (514 GiB) fit this host's memory"
+fi
 usage_error "chunk smaller than an element" -- $R --chunk 2 -d float64
 usage_error "pipeline depth zero" -- $R --pipeline 0
 usage_error "channels out of range" -- $R --channels 1000

@@ -112,6 +112,10 @@ Test(cli, imports_and_views)
     cr_expect(strstr(r.out, "Torus: no Trainium-style accelerator (the 8 GPU(s): --view matrix)"),
               "%s", r.out);
     done(&r);
+    snprintf(args, sizeof args, "--sysfs-root '%s'", fixture(FIX_SYSFS)); /* as shipped */
+    r = run(args);
+    cr_expect(r.rc == 2 && strstr(r.err, "is an archive: unpack it (tar xf)"), "%s", r.err);
+    done(&r);
     snprintf(args, sizeof args, "--from neuron-ls '%s' --torus 4x4 --view torus",
              fixture(FIX_TRN1));
     r = run(args);
@@ -150,7 +154,7 @@ Test(cli, bad_input_exit_2_one_line)
         {"--torus 4y4", "bad --torus '4y4'"},
         {"--torus 0x4", "bad --torus '0x4'"},
         {"--sysfs-root /nonexistent", "has no sys/ directory"},
-        {"--sysfs-root /nonexistent/capture.tar.bz2", "is an archive: unpack it (tar xf)"},
+        {"--sysfs-root /nonexistent/capture.tar.bz2", "has no sys/ directory"},
         {"--frobnicate", "unknown or incomplete option"},
         {"extra", "unexpected argument 'extra'"},
         {"--json --view nics", "exclude each other"},
