@@ -116,7 +116,7 @@ static int parse(struct vctx *x, int argc, char **argv)
         case O_NOCOLL: x->no_coll = true; break;
         case O_NOGPU: x->no_gpu = true; break;
         case O_SYSFS: x->pcfg.sysfs_root = optarg; break;
-        case O_REPEATS: CT_TRY_OPT(ct_arg_iters(CMD, "repeats", optarg, 0, &x->repeats)); break;
+        case O_REPEATS: CT_TRY_OPT(ct_arg_int(CMD, "repeats", optarg, 0, 16, &x->repeats)); break;
         case 'h': fputs(ct_help_validate, stdout); return -1;
         case ':': return ct_cmd_fail(CMD, 2, "option '%s' needs a value", argv[optind - 1]);
         case '?': return ct_cmd_bad_option(CMD, lo, argv[optind - 1]);
@@ -179,8 +179,10 @@ static int validate_rank(struct ct_boot *boot, void *arg)
                              .coll_bytes = x->coll_bytes,
                              .iters = x->iters,
                              .repeats = x->repeats,
-                             .dip_round = -1};
-    const char *dip = getenv("COLLTUNE_VALIDATE_DIP"); /* test hook (man page, ENVIRONMENT) */
+                             .settle = x->save != NULL,
+                             .dip_round = -1,
+                             .dip_coll = getenv("COLLTUNE_VALIDATE_DIP_COLL")};
+    const char *dip = getenv("COLLTUNE_VALIDATE_DIP"); /* test hooks (man page, ENVIRONMENT) */
     if (dip && *dip)
         cfg.dip_round = atoi(dip);
     ct_opts_comm_cfg(&x->o, &cfg.comm);

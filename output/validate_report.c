@@ -22,6 +22,30 @@ static const char *const gdir_name[] = {"host->GPU", "GPU->host", "GPU->GPU"};
 
 /* GPU copies: each GPU's copies from and to the host as lines, then each host's GPU -> GPU
  * copies as a matrix (GB/s, row: from; '*' slow, 'x' failed), as nvbandwidth prints them. */
+/* The collectives measured again: below the threshold at first (or every one, saving a
+ * baseline), each with its first number, the repetitions' median and what came of it. */
+static void coll_repeats_text(const struct ct_val_report *r, FILE *out)
+{
+    bool head = false;
+    for (size_t i = 0; i < r->n_coll; i++) {
+        const struct ct_val_coll *x = &r->coll[i];
+        if (!x->repeats)
+            continue;
+        if (!head)
+            fprintf(out,
+                    "\ncollectives measured again, %d time(s) each (below the threshold; "
+                    "every one when saving a baseline):\n",
+                    x->repeats);
+        head = true;
+        bool short_first = x->ceil_gbs > 0 && 100 * x->first_busbw / x->ceil_gbs < r->min_pct;
+        fprintf(out, "  %s:%s: busbw %.3f GB/s at first, then median %.3f GB/s: %s\n", x->coll,
+                x->algo, x->first_busbw, x->busbw,
+                x->state == CT_VAL_SLOW ? "stays slow"
+                : short_first           ? "a transient dip, not blamed"
+                                        : "the baseline's number");
+    }
+}
+
 static void gcopy_text(const struct ct_val_report *r, FILE *out)
 {
     char m[32], c[32], p[32];
@@ -134,6 +158,7 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
                     num(p, sizeof p, ct_val_pct_shown(x->pct, r->min_pct), "%.0f"), x->formula);
         }
     }
+    coll_repeats_text(r, out);
     gcopy_text(r, out);
     if (r->n_remeasured) {
         fprintf(out, "\nre-measured below the threshold, %d time(s) each, alone", r->repeats);
@@ -272,6 +297,10 @@ int ct_val_report_json_write(const struct ct_val_report *r, const char *path, st
         json_object_set_new(o, "formula", json_string(c->formula));
         json_object_set_new(o, "pct", jnum(c->pct));
         json_object_set_new(o, "state", json_string(ct_val_state_name(c->state)));
+        if (c->repeats) {
+            json_object_set_new(o, "repeats", json_integer(c->repeats));
+            json_object_set_new(o, "first_busbw", jnum(c->first_busbw));
+        }
         json_array_append_new(colls, o);
     }
     for (size_t i = 0; i < r->n_finding; i++) {

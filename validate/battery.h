@@ -23,8 +23,10 @@ struct ct_val_cfg {
     bool no_gpu; /* skip the GPU copies */
     uint64_t p2p_bytes, coll_bytes;
     int iters;
-    int repeats;    /* re-measurements of a pair below the threshold (0: none) */
+    int repeats;    /* re-measurements of a pair or collective below the threshold (0: none) */
+    bool settle;    /* saving a baseline: every collective is measured again, repeats times */
     int dip_round;  /* test hook: the first rail's pairs of this round read 20x slow; -1 none */
+    const char *dip_coll; /* test hook: this collective's first measure reads 20x slow */
 };
 
 enum ct_val_stage {

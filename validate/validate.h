@@ -86,7 +86,10 @@ struct ct_val_pair {
 struct ct_val_coll {
     char coll[16], algo[24];
     uint64_t size;
-    double busbw;    /* GB/s measured; < 0 failed / not run */
+    double busbw;       /* GB/s measured (the median of the repeats where measured again); < 0
+                           failed / not run */
+    double first_busbw; /* with repeats: the first measure */
+    int repeats;        /* times measured again (0: once only) */
     double ceil_gbs; /* 0 unknown */
     char formula[200];
     double pct;

@@ -127,5 +127,33 @@ grep -q '"repeats": 3' "$TMP/dip.json" && grep -q '"first_gbs"' "$TMP/dip.json" 
 expect 3 "with --repeats 0 the dip is blamed" -- env COLLTUNE_VALIDATE_DIP=0 $V --local 2 \
     --min-pct 30 --iters 5 --no-coll --repeats 0
 usage_error "bad --repeats" -- $V --local 2 --repeats x
+# the collectives repeat before blame too: a saved baseline's numbers are each the median
+# of --repeats measures (one sample read 15-20% apart between runs here, and a baseline
+# checked at once failed 1 run in 12); a collective's injected dip
+# (COLLTUNE_VALIDATE_DIP_COLL: its first measure 20x slow) is measured again and not blamed;
+# with --repeats 0 it is; one that stays short is blamed after its repeats
+expect 0 "a baseline of collectives measured again" -- $V --local 2 --iters 3 --p2p-size 1M \
+    --coll-size 1M --save-baseline "$TMP/cb.json"
+[ "$(grep -c ':ring: busbw .* at first, then median .*: the baseline.s number' "$TMP/out")" = 4 ] \
+    && ok "each of the four saved as the median of its repeats" || not_ok "baseline repeats"
+expect 0 "a collective's dip is measured again and not blamed" -- \
+    env COLLTUNE_VALIDATE_DIP_COLL=allgather $V --local 2 --iters 3 --p2p-size 1M \
+    --coll-size 1M --baseline "$TMP/cb.json" --min-pct 30 --json "$TMP/cdip.json"
+grep -q '^  allgather:ring: busbw .* at first, then median .*: a transient dip, not blamed$' \
+    "$TMP/out" && ok "the report shows the collective measured again" \
+    || not_ok "no collective re-measure line"
+grep -q '"first_busbw"' "$TMP/cdip.json" && ok "JSON carries the first busbw" \
+    || not_ok "JSON first_busbw"
+expect 3 "with --repeats 0 the collective's dip is blamed" -- \
+    env COLLTUNE_VALIDATE_DIP_COLL=allgather $V --local 2 --iters 3 --p2p-size 1M \
+    --coll-size 1M --baseline "$TMP/cb.json" --min-pct 30 --repeats 0
+grep -q '\[collective\] allgather:ring busbw' "$TMP/out" && ok "the dipped collective named" \
+    || not_ok "dipped collective not named"
+echo '{"schema": "colltune-validate-baseline/1", "collectives": {"allgather": 10000}}' \
+    >"$TMP/cimp.json"
+expect 3 "a collective that stays short is blamed after its repeats" -- $V --local 2 \
+    --iters 3 --p2p-size 1M --coll-size 1M --baseline "$TMP/cimp.json"
+grep -q '^  allgather:ring: busbw .* at first, then median .*: stays slow$' "$TMP/out" \
+    && ok "it stays slow" || not_ok "no 'stays slow'"
 
 done_testing
