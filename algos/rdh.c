@@ -31,10 +31,40 @@
 struct rdh {
     int p;           /* core size, a power of two */
     int v;           /* my core index; -1 when folded out */
-    const int *real; /* core index -> rank */
-    uint64_t *uoff;  /* unit u (one per core index): bytes [uoff[u], uoff[u]+ulen[u]) */
-    uint64_t *ulen;
+    int rem;         /* ranks folded out (N - p) */
+    const int *real; /* core index -> rank; NULL: the fold's (core_rank) */
+    /* unit u (one per core index): bytes [uoff(u), uoff(u) + ulen(u)). Back to back in
+     * core order but where a relabelled hypercube's blocks lie in rank order (tab): then
+     * tabled, else computed, so a rank's schedule costs O(log p), not O(p) (the model builds
+     * every rank's: p^2 for a non-symmetric point, 53 s for 65,536 ranks at 4 KiB) */
+    uint64_t *tab_off, *tab_len; /* NULL: computed */
+    uint64_t count, es, bb;
+    bool reduce; /* AllReduce: units are the core's even split of the buffer */
 };
+
+static int core_rank(const struct rdh *h, int v)
+{
+    return h->real ? h->real[v] : v < h->rem ? 2 * v + 1 : v + h->rem;
+}
+
+/* Where unit u starts (u == p: the end), units laid back to back. */
+static uint64_t unit_start(const struct rdh *h, int u)
+{
+    if (h->reduce)
+        return ct_part_off_line(h->count, (uint64_t)h->p, (uint64_t)u, h->es) * h->es;
+    /* blocks of the ranks folded into core index u: 2u, 2u+1 or u+rem */
+    return (uint64_t)(u < h->rem ? 2 * u : u + h->rem) * h->bb;
+}
+
+static uint64_t uoff(const struct rdh *h, int u)
+{
+    return h->tab_off ? h->tab_off[u] : unit_start(h, u);
+}
+
+static uint64_t ulen(const struct rdh *h, int u)
+{
+    return h->tab_len ? h->tab_len[u] : unit_start(h, u + 1) - unit_start(h, u);
+}
 
 /*
  * Emit one op per run of units [a, b) that lie back to back in memory. Sender and
@@ -44,9 +74,14 @@ static void emit(struct ct_sched *s, enum ct_opk kind, int peer, enum ct_bufid d
                  enum ct_bufid sbuf, const struct rdh *h, int a, int b)
 {
     for (int u = a; u < b;) {
-        uint64_t off = h->uoff[u], len = h->ulen[u];
-        for (u++; u < b && h->uoff[u] == off + len; u++)
-            len += h->ulen[u];
+        uint64_t off = uoff(h, u), len = ulen(h, u);
+        if (h->tab_off) {
+            for (u++; u < b && h->tab_off[u] == off + len; u++)
+                len += h->tab_len[u];
+        } else { /* back to back: one run */
+            len = unit_start(h, b) - off;
+            u = b;
+        }
         if (kind == CT_OP_SEND)
             ct_sched_send(s, peer, ct_loc(sbuf, off), len);
         else if (kind == CT_OP_RECV)
@@ -61,7 +96,7 @@ static void core_rs(struct ct_sched *s, const struct rdh *h, enum ct_bufid w, en
 {
     int lo = 0, hi = h->p;
     for (int m = h->p / 2; m >= 1; m /= 2) {
-        int mid = lo + m, peer = h->real[h->v ^ m];
+        int mid = lo + m, peer = core_rank(h, h->v ^ m);
         ct_sched_step(s);
         if (h->v & m) {
             emit(s, CT_OP_SEND, peer, w, src, h, lo, mid);
@@ -87,15 +122,15 @@ static void core_ag(struct ct_sched *s, const struct rdh *h, enum ct_bufid w, bo
 {
     int lo = h->v;
     for (int m = 1; m < h->p; m *= 2) {
-        int plo = lo ^ m, peer = h->real[h->v ^ m];
+        int plo = lo ^ m, peer = core_rank(h, h->v ^ m);
         ct_sched_step(s);
         if (own && m == 1)
-            ct_sched_send(s, peer, ct_loc(CT_BUF_SEND, 0), h->ulen[lo]);
+            ct_sched_send(s, peer, ct_loc(CT_BUF_SEND, 0), ulen(h, lo));
         else
             emit(s, CT_OP_SEND, peer, w, w, h, lo, lo + m);
         emit(s, CT_OP_RECV, peer, w, w, h, plo, plo + m);
         if (own && copy && m == 1)
-            ct_sched_copy(s, ct_loc(w, h->uoff[lo]), ct_loc(CT_BUF_SEND, 0), h->ulen[lo]);
+            ct_sched_copy(s, ct_loc(w, uoff(h, lo)), ct_loc(CT_BUF_SEND, 0), ulen(h, lo));
         lo = lo < plo ? lo : plo;
     }
 }
@@ -188,38 +223,29 @@ int ct_rdh_build(const struct ct_job *j, struct ct_sched *s, const int *real, st
         ct_sched_copy(s, ct_loc(CT_BUF_RECV, 0), ct_loc(CT_BUF_SEND, 0), bb);
         return 0;
     }
-    struct rdh h = {.p = 1};
+    struct rdh h = {
+        .p = 1, .count = j->count, .es = es, .bb = bb, .reduce = j->coll == CT_ALLREDUCE};
     while (h.p * 2 <= N)
         h.p *= 2;
-    int rem = N - h.p, *fold = NULL;
+    int rem = N - h.p;
     if (real && rem)
         return ct_err_set(err, CT_EINVAL, "relabelled rdh needs a power-of-two rank count");
-    if (!real) {
-        /* the fold: core index v is rank 2v+1 for v < rem, v+rem above */
-        fold = ct_xmalloc((size_t)h.p * sizeof *fold);
-        for (int v = 0; v < h.p; v++)
-            fold[v] = v < rem ? 2 * v + 1 : v + rem;
-        real = fold;
-    }
+    h.rem = rem;
     h.real = real;
     h.v = -1;
-    for (int v = 0; v < h.p; v++)
-        if (real[v] == r)
-            h.v = v;
-    h.uoff = ct_xmalloc((size_t)h.p * sizeof *h.uoff);
-    h.ulen = ct_xmalloc((size_t)h.p * sizeof *h.ulen);
-    for (int u = 0; u < h.p; u++) {
-        if (j->coll == CT_ALLREDUCE) {
-            h.uoff[u] = ct_part_off_line(j->count, (uint64_t)h.p, (uint64_t)u, es) * es;
-            h.ulen[u] = ct_part_len_line(j->count, (uint64_t)h.p, (uint64_t)u, es) * es;
-        } else if (fold) {
-            /* blocks of the ranks folded into core index u: 2u, 2u+1 or u+rem */
-            int b0 = u < rem ? 2 * u : u + rem, b1 = u + 1 < rem ? 2 * u + 2 : u + 1 + rem;
-            h.uoff[u] = (uint64_t)b0 * bb;
-            h.ulen[u] = (uint64_t)(b1 - b0) * bb;
-        } else {
-            h.uoff[u] = (uint64_t)real[u] * bb;
-            h.ulen[u] = bb;
+    if (real) {
+        for (int v = 0; v < h.p; v++)
+            if (real[v] == r)
+                h.v = v;
+    } else if (r >= 2 * rem || r % 2) { /* the fold: core index v is rank 2v+1 below rem */
+        h.v = r < 2 * rem ? r / 2 : r - rem;
+    }
+    if (real && !h.reduce) { /* the blocks of a relabelled core lie in rank order */
+        h.tab_off = ct_xmalloc((size_t)h.p * sizeof *h.tab_off);
+        h.tab_len = ct_xmalloc((size_t)h.p * sizeof *h.tab_len);
+        for (int u = 0; u < h.p; u++) {
+            h.tab_off[u] = (uint64_t)real[u] * bb;
+            h.tab_len[u] = bb;
         }
     }
     int folded = r < 2 * rem;
@@ -228,9 +254,8 @@ int ct_rdh_build(const struct ct_job *j, struct ct_sched *s, const int *real, st
     case CT_ALLGATHER: build_allgather(j, s, &h, folded); break;
     default: build_reducescatter(j, s, &h, folded); break;
     }
-    free(h.uoff);
-    free(h.ulen);
-    free(fold);
+    free(h.tab_off);
+    free(h.tab_len);
     return 0;
 }
 
