@@ -8,6 +8,7 @@
 
 #include "../model/model.h"
 #include "../output/output.h"
+#include "../tui/live.h"
 #include "cmd.h"
 #include "librun.h"
 #include "opts.h"
@@ -18,6 +19,7 @@ struct model_ctx {
     struct ct_model_req q;
     struct ct_opts o;
     const char *calib, *out;
+    struct ct_live live;
 };
 
 static int parse_algos(struct model_ctx *x, const char *arg)
@@ -181,14 +183,19 @@ static int calibrate(struct model_ctx *x)
     return 0;
 }
 
-static const char *fmt_size(double b, char *buf, size_t n)
+/* The progress line on a terminal: a point of many thousand ranks can take seconds. */
+static void on_progress(void *arg, const struct ct_model_progress *p)
 {
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (b >= 1024 && i < 4)
-        b /= 1024, i++;
-    snprintf(buf, n, "%.3g %s", b, u[i]);
-    return buf;
+    struct ct_progress g = {.cmd = "model",
+                            .phase = "pricing",
+                            .size = p->size,
+                            .done = p->done,
+                            .total = p->total,
+                            .elapsed_s = p->elapsed_s};
+    g.remaining_s = p->done ? p->elapsed_s / (double)p->done * (double)(p->total - p->done) : -1;
+    snprintf(g.coll, sizeof g.coll, "%s", ct_coll_name(((struct model_ctx *)arg)->q.coll));
+    snprintf(g.algo, sizeof g.algo, "%s", p->algo);
+    ct_live_progress(&((struct model_ctx *)arg)->live, &g);
 }
 
 int cmd_model(int argc, char **argv)
@@ -202,45 +209,14 @@ int cmd_model(int argc, char **argv)
         return calibrate(&x);
     struct ct_model_result r;
     struct ct_err err = {0};
-    if (ct_model_run(&x.q, &r, &err) < 0)
+    ct_live_open(&x.live, "model", "colltune model", true, false);
+    x.q.progress = on_progress, x.q.progress_arg = &x;
+    rc = ct_model_run(&x.q, &r, &err);
+    ct_live_close(&x.live);
+    if (rc < 0)
         return ct_cmd_fail("model", err.code == CT_EIO ? 1 : 2, "%s", err.msg);
-    int nranks = r.nrows ? r.rows[0].nranks : 0, nnodes = r.nrows ? r.rows[0].nnodes : 0;
-    char tp[96];
-    snprintf(tp, sizeof tp, "model:%s (predicted)", r.topo.name);
-    struct ct_run_meta meta = {.coll = ct_coll_name(x.q.coll),
-                               .transport = tp,
-                               .version = CT_VERSION,
-                               .minbytes = x.q.minb,
-                               .maxbytes = x.q.maxb,
-                               .stepfactor = x.q.factor,
-                               .nranks = nranks,
-                               .nnodes = nnodes};
     FILE *out = ct_cmd_report_stream(x.q.json); /* --json -: the JSON alone on stdout */
-    ct_table_header(out, &meta);
-    for (size_t i = 0; i < r.nrows; i++) {
-        struct ct_row row; /* AllGather and AllToAll reduce nothing: "none", as run says */
-        ct_row_init(&row, x.q.dtype, ct_coll_desc(x.q.coll)->needs_op ? (int)x.q.op : -1,
-                    r.rows[i].algo);
-        row.size = r.rows[i].size, row.count = r.rows[i].count, row.have[0] = true;
-        row.time_us[0] = r.rows[i].time_us, row.algbw[0] = r.rows[i].algbw;
-        row.busbw[0] = r.rows[i].busbw, row.wrong[0] = row.wrong[1] = -1;
-        ct_table_row(out, &row);
-    }
-    fprintf(out, "# predicted crossovers (%s, %d ranks on %d node(s) of '%s'):\n",
-            ct_coll_name(x.q.coll), nranks, nnodes, r.topo.name);
-    for (size_t i = 0; i < r.nranges; i++) {
-        char a[32], b[32];
-        fprintf(out, "#   %-10s .. %-10s  %s\n", fmt_size(r.ranges[i].from, a, sizeof a),
-                r.ranges[i].to < 0 ? "inf" : fmt_size(r.ranges[i].to, b, sizeof b),
-                r.ranges[i].algo);
-    }
-    if (r.skipped[0])
-        fprintf(out, "# not priced: %s\n", r.skipped);
-    fprintf(out, "# priced %zu points in %.3f s%s%s\n", r.nrows, r.elapsed_s,
-            x.q.json ? "; wrote " : "",
-            out == stderr ? "the JSON to standard output"
-            : x.q.json    ? x.q.json
-                          : "");
+    ct_model_report(out, &x.q, &r, CT_VERSION);
     int code = 0;
     if (out == stderr && ct_doc_write("-", ct_model_result_json(&x.q, &r), "the model JSON", &err))
         code = ct_cmd_fail("model", CT_EXIT_FAIL, "%s", err.msg);

@@ -199,6 +199,14 @@ struct ct_mtopo_spec {
 };
 int ct_mtopo_build(const struct ct_mtopo_spec *spec, struct ct_mtopo *t, struct ct_err *err);
 
+/* What ct_model_run prices now (before the point: a large one can take seconds). */
+struct ct_model_progress {
+    const char *algo;
+    uint64_t size;
+    long done, total; /* points priced so far, and in all (fewer where one is left out) */
+    double elapsed_s;
+};
+
 struct ct_model_req {
     struct ct_mtopo_spec topo;
     enum ct_coll coll;
@@ -212,6 +220,8 @@ struct ct_model_req {
     int nranks;           /* 0 = every rank the topology hosts */
     const char *json;     /* write colltune-model/1 JSON here, or NULL; "-": not written
                              (the caller prints ct_model_result_json) */
+    void (*progress)(void *arg, const struct ct_model_progress *p); /* NULL: none */
+    void *progress_arg;
 };
 
 struct ct_model_row {

@@ -277,6 +277,12 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
         for (size_t a = 0; a < nc && rc == 0 && !stop; a++) {
             struct ct_model_cost c;
             struct ct_err why = {0};
+            if (q->progress) {
+                struct ct_model_progress pr = {cand[a]->name, size, (long)r->nrows,
+                                               (long)r->nrows + (long)((nsizes - s) * nc - a),
+                                               (double)(ct_now_ns() - t0) / 1e9};
+                q->progress(q->progress_arg, &pr);
+            }
             rc = ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
                                      shape.nranks, size, &c, &why);
             if (rc == CT_EUNSUPP && nc == 1 && r->nrows) { /* the only one left: the sizes

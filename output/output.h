@@ -65,6 +65,13 @@ long ct_table_footer(FILE *f, const struct ct_row *rows, size_t n);
 /* Average bus bandwidth over rows (both placements), as nccl-tests. */
 double ct_rows_avg_busbw(const struct ct_row *rows, size_t n);
 
+/* colltune model's report (output/model_report.c): the predicted rows as the nccl-tests table,
+ * the crossovers, what was not priced and the time it took. */
+struct ct_model_req;
+struct ct_model_result;
+void ct_model_report(FILE *out, const struct ct_model_req *q, const struct ct_model_result *r,
+                     const char *version);
+
 /* An encoded document (text is taken and freed; NULL: "cannot encode WHAT") and a newline:
  * to path atomically (ct_file_write_doc), or to standard output when path is "-". */
 int ct_doc_write(const char *path, char *text, const char *what, struct ct_err *err);

@@ -96,4 +96,19 @@ usage_says "calibrate from one size" "points at 1 size(s), 1048576 to 1048576 by
 expect 0 "a run of small sizes" -- $COLLTUNE run --local 2 --transport shm -b 8 -e 4K -n 5 -w 2 --json "$TMP/small.json"
 usage_says "calibrate from small sizes" "points at 10 size(s), 8 to 4096 bytes: .* up to 64 KiB or more" -- \
     $M --calibrate "$TMP/small.json" --out "$TMP/fit1.json"
+# on a terminal a progress line says what is priced now (a point of thousands of ranks can
+# take seconds) and is erased before the table; off a terminal, nothing (the logs stay clean)
+if command -v script >/dev/null 2>&1; then
+    script -qec "$M --node dgx-h100 --nodes 4 -b 8 -e 64K --algos ring,rdh 2>&1" /dev/null \
+        >"$TMP/tty" </dev/null
+    tr '\r' '\n' <"$TMP/tty" | grep -aq '^.*pricing allreduce r[a-z]* [0-9]* [KMG]*i*B | [0-9]*/~[0-9]* points' \
+        && ok "a terminal shows the progress line" || not_ok "no progress line on a terminal"
+    grep -aq '^# priced [0-9]* points' "$TMP/tty" && ok "... and the table after it" \
+        || not_ok "no table after the progress line"
+else
+    skip "no script(1): the terminal's progress line is not checked"
+fi
+expect 0 "off a terminal" -- $M --node dgx-h100 --nodes 4 -b 8 -e 64K --algos ring,rdh
+grep -q pricing "$TMP/err" "$TMP/out" && not_ok "a progress line off a terminal" \
+    || ok "... no progress line"
 done_testing
