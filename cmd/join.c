@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/file.h"
 #include "../output/config.h"
 #include "cmd.h"
 
@@ -50,6 +51,8 @@ int cmd_join(int argc, char **argv)
     CT_TRY_OPT(ct_cmd_out_check("join", "out", out, false));
     struct ct_config c;
     struct ct_err err = {0};
+    if (ct_file_check_regular(out, &err) < 0) /* a FIFO without a reader hung the write */
+        return ct_cmd_fail("join", CT_EXIT_USAGE, "--out: %s", err.msg);
     if (ct_config_join_files((const char *const *)argv + optind, n, out, &c, &err) < 0)
         return ct_cmd_fail("join", err.code == CT_EINVAL ? CT_EXIT_USAGE : CT_EXIT_FAIL, "%s",
                            err.msg);

@@ -132,6 +132,11 @@ int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool la
     struct ct_err err = {0};
     if (launched && ct_launch_env_rank() > 0)
         return 0;
+    if (path && !*path) { /* '' read as the current folder, or failed at the end (exit 1) */
+        char why[64];
+        snprintf(why, sizeof why, "--%s: an empty path", opt);
+        return refuse(cmd, launched, why);
+    }
     /* "-" is standard output for --json; for another option, a file of that name */
     if (path && (strcmp(path, "-") || strcmp(opt, "json")) &&
         ct_file_check_writable(path, &err) < 0) {

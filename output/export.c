@@ -449,6 +449,15 @@ int ct_export_run(const struct ct_emitter *e, const struct ct_config *c,
     if (o->version && ct_version_check_for(e->needs_lib ? o->lib : e->lib, o->version, err) < 0)
         return ct_err_wrap(err, "--lib-version: ");
     /* options no line of this format reads: refused, not ignored */
+    if (o->version && !e->needs_lib && e->lib == CT_LIB_NONE)
+        return ct_err_set(err, CT_EINVAL,
+                          "--lib-version applies to a library's formats (--for LIB, nccl-tuner, "
+                          "ompi-rules, ...), not %s",
+                          e->name);
+    if (o->nranks > 0 && !strcmp(e->name, "json"))
+        return ct_err_set(err, CT_EINVAL,
+                          "--nranks applies to the formats that write rules, not json (the "
+                          "config whole, as read)");
     bool nccl = e->lib == CT_LIB_NCCL || (e->needs_lib && o->lib == CT_LIB_NCCL);
     if (o->rules_path && !e->needs_lib)
         return ct_err_set(err, CT_EINVAL, "--rules-file applies to --format env and slurm, not %s",

@@ -69,6 +69,9 @@ usage_says "--for another library than the format's" "--for mpich: --format ompi
 expect 0 "--for the format's own library" -- $X "$C4" --format ompi-rules --for ompi
 usage_says "--nccl-proto beside Open MPI's format" "applies to NCCL's formats" -- $X "$C4" --format ompi-rules --nccl-proto ll
 usage_says "--nccl-channels beside nccl-env" "applies to --format nccl-tuner" -- $X "$C4" --format nccl-env --nccl-channels 4
+usage_says "--lib-version beside csv" "--lib-version applies to a library's formats" -- $X "$C4" --format csv --lib-version 5.0
+usage_says "--lib-version beside json" "--lib-version applies to a library's formats" -- $X "$C4" --format json --lib-version 5.0
+usage_says "--nranks beside json (the config whole)" "--nranks applies to the formats that write rules, not json" -- $X "$C4" --format json --nranks 4
 usage_error "push to a non-HTTP URL" -- $X "$C4" --format csv --push ftp://127.0.0.1/x
 usage_error "push URL without host" -- $X "$C4" --format csv --push http:///x
 usage_error "header value on the command line" -- $X "$C4" --format csv --push http://127.0.0.1:9/x --header "Authorization: Bearer hunter2"
