@@ -46,7 +46,11 @@ static int parse(struct export_ctx *x, int argc, char **argv)
     for (int c, li = 0; (c = getopt_long(argc, argv, ":f:o:h", lo, &li)) != -1;) {
         switch (c) {
         case 'f': x->format = optarg; break;
-        case 'o': x->out = strcmp(optarg, "-") ? optarg : NULL; break;
+        case 'o':
+            if (!*optarg)
+                return ct_cmd_fail("export", CT_EXIT_USAGE, "--out: an empty path");
+            x->out = strcmp(optarg, "-") ? optarg : NULL;
+            break;
         case O_FOR:
             if ((x->eo.lib = ct_lib_find(optarg)) < 0)
                 return ct_cmd_fail("export", CT_EXIT_USAGE,

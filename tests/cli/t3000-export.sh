@@ -69,6 +69,7 @@ usage_says "--for another library than the format's" "--for mpich: --format ompi
 expect 0 "--for the format's own library" -- $X "$C4" --format ompi-rules --for ompi
 usage_says "--nccl-proto beside Open MPI's format" "applies to NCCL's formats" -- $X "$C4" --format ompi-rules --nccl-proto ll
 usage_says "--nccl-channels beside nccl-env" "applies to --format nccl-tuner" -- $X "$C4" --format nccl-env --nccl-channels 4
+usage_says "an empty --out" "--out: an empty path" -- $X "$C4" --format csv --out ''
 usage_says "--lib-version beside csv" "--lib-version applies to a library's formats" -- $X "$C4" --format csv --lib-version 5.0
 usage_says "--lib-version beside json" "--lib-version applies to a library's formats" -- $X "$C4" --format json --lib-version 5.0
 usage_says "--nranks beside json (the config whole)" "--nranks applies to the formats that write rules, not json" -- $X "$C4" --format json --nranks 4
