@@ -119,7 +119,6 @@ struct lib_save {
     struct ct_sweep_job *j;
     const char *path; /* the sweep's folder */
     double last;
-    int saved;
 };
 
 static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
@@ -131,7 +130,7 @@ static void lib_points(void *arg, const struct ct_sweep_point *pts, size_t n)
         return;
     s->last = t;
     s->j->meta.sweep.points = (long)n;
-    (void)ct_sweep_outputs_running(s->path, &s->j->meta, pts, n, !s->saved++, &err);
+    (void)ct_sweep_outputs_running(s->path, &s->j->meta, pts, n, !s->j->saved++, &err);
 }
 
 int ct_libsweep(const struct ct_opts *o, const struct ct_sweep_cfg *cfg, const char *out,

@@ -36,7 +36,6 @@ struct sweep_ctx {
     int planner;                       /* 1: -w, --budget ... --max-iters; 2: -d, -o */
     struct ct_live live;
     double last_save;
-    int saved; /* results.json saves while it runs */
 };
 
 static int parse(struct sweep_ctx *x, int argc, char **argv)
@@ -164,7 +163,7 @@ static void on_points(void *arg, const struct ct_sweep_point *pts, size_t n)
     x->last_save = t;
     struct ct_err err = {0};
     x->job.meta.sweep.points = (long)n;
-    if (ct_sweep_outputs_running(x->out, &x->job.meta, pts, n, !x->saved++, &err) < 0)
+    if (ct_sweep_outputs_running(x->out, &x->job.meta, pts, n, !x->job.saved++, &err) < 0)
         ct_live_warn(&x->live, "%s", err.msg);
 }
 

@@ -119,6 +119,8 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
     code = refused ? CT_EXIT_USAGE : code;
     if (rc < 0)
         ct_cmd_fail("sweep", code, "%s", serr->msg);
+    if (refused && !j->saved) /* nothing ran: a folder reused keeps the sweep it holds */
+        return code;
     if (ct_sweep_outputs_write(out, &j->meta, res->pts, res->n, rc < 0 ? "failed" : "done",
                                rc < 0 ? serr->msg : NULL, &err) < 0)
         return ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);

@@ -32,6 +32,9 @@ struct ct_sweep_job {
     char mem_kind[16];
     uint64_t points_resident, points_staged;
     char res_why[200];
+    /* the caller's: times it saved the running sweep in its folder (the first removed what
+       an earlier sweep left there) */
+    int saved;
 };
 
 /* The same over any engine (be, ctx): hosts, transport and host for the config's

@@ -13,8 +13,15 @@ usage_error "unknown flag" -- $S --frob
 # until the OOM killer ended a rank), one line, with what each rank needs
 usage_says "-e beyond this host's memory" "the largest point, 1 TiB: the 2 ranks of this host need at least 4 TiB for their buffers, more than the .* it has available (a smaller -e)" \
     -- $COLLTUNE sweep --local 2 --coll allreduce -e 1T --out "$TMP/big"
-grep -q '"state": "failed"' "$TMP/big/results.json" && ! [ -e "$TMP/big/config.json" ] \
-    && ok "... results.json says failed, no config" || not_ok "-e 1T: $(ls "$TMP/big")"
+! [ -e "$TMP/big" ] && ok "... nothing written" || not_ok "-e 1T: $(ls "$TMP/big")"
+# a folder reused keeps the sweep it holds (the refusal removed its config.json and wrote
+# empty results over its files)
+mkdir -p "$TMP/keep" && echo '{"a": 1}' >"$TMP/keep/config.json" && echo x >"$TMP/keep/results.json"
+usage_error "-e beyond this host's memory in a folder reused" -- \
+    $COLLTUNE sweep --local 2 --coll allreduce -e 1T --out "$TMP/keep"
+[ "$(cat "$TMP/keep/config.json")" = '{"a": 1}' ] && [ "$(cat "$TMP/keep/results.json")" = x ] \
+    && [ "$(ls "$TMP/keep" | wc -l)" = 2 ] && ok "... its files left as they were" \
+    || not_ok "a refused sweep touched the folder: $(ls "$TMP/keep")"
 # ... exit 2 on every rank, so that a launcher that ORs the ranks' codes (hydra) says 2 too
 if command -v mpiexec.hydra >/dev/null 2>&1; then
     mpiexec.hydra -n 2 $COLLTUNE sweep --coll allreduce -e 1T --out "$TMP/bigh" >/dev/null 2>"$TMP/err"; rc=$?

@@ -1220,8 +1220,7 @@ usage_says "--env-search under the user's mpirun" "--env-search runs its launche
 usage_says "a sweep under the user's mpirun that measures nothing" "nothing measured: .*MPI has no reduction for --op avg" -- \
     env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --oversubscribe --quiet -np 2 \
     $COLLTUNE sweep --lib ompi --coll allreduce --op avg -e 64 --budget 3 --out "$TMP/avu"
-[ ! -e "$TMP/avu/config.json" ] && grep -q '"state": "failed"' "$TMP/avu/results.json" \
-    && ok "... no config.json, results.json says failed" || not_ok "--op avg under mpirun: $(ls "$TMP/avu")"
+[ ! -e "$TMP/avu" ] && ok "... nothing written" || not_ok "--op avg under mpirun: $(ls "$TMP/avu")"
 # 1 B: Open MPI does not start (said, passed over); 4096: its own value (no gain to show but
 # noise's); 65536: the 32 KiB allreduce no longer takes the rendezvous path (above). It is
 # the second variable searched, with the first's value found on both sides; where it finds a
