@@ -598,7 +598,7 @@ static int remeasure(struct run *R, struct ct_comm *pc, struct ct_exec *ex, size
     return 0;
 }
 
-static int run_pairs(struct run *R, int *dead, struct ct_err *err)
+static int run_pairs(struct run *R, struct ct_err *err)
 {
     struct ct_comm *c = R->comm;
     const struct ct_val_cfg *x = R->cfg;
@@ -660,8 +660,6 @@ static int run_pairs(struct run *R, int *dead, struct ct_err *err)
         if (R->use_rails)
             ct_comm_close(&railc);
     }
-    if (rc < 0 && c->rank == 0) /* the launcher saw it die; else the error may name it */
-        *dead = ct_launch_lost_rank() >= 0 ? ct_launch_lost_rank() : dead_rank_of(err->msg);
     free(all);
     ct_exec_release(&ex);
     if (rb)
@@ -688,7 +686,7 @@ static int coll_once(struct run *R, struct ct_bench *b, enum ct_coll coll, doubl
     struct ct_bench_cfg bc = {R->cfg->iters, 1, 0, 1, 0};
     int rc = ct_bench_point(b, ct_algo_find("ring"), &j, &bc, &p, err);
     *busbw = rc == 0 ? p.busbw : -1;
-    *size = p.size;
+    *size = rc == 0 ? p.size : R->cfg->coll_bytes; /* failed: the size asked (it read 0 B) */
     if (rc == 0 && R->cfg->dip_coll && !strcmp(R->cfg->dip_coll, d->name) && R->dipped++ == 0)
         *busbw *= 0.05; /* test hook: its first measure reads 20x slow */
     return rc;
@@ -834,11 +832,15 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
     *stage = CT_VAL_BATTERY;
     if (boot->rank == 0)
         report_init(&R);
-    rc = run_pairs(&R, &dead, err);
+    rc = run_pairs(&R, err);
     if (rc == 0 && !cfg->no_coll)
         rc = run_colls(&R, err);
     if (rc == 0 && !cfg->no_gpu)
         rc = run_gpu_copies(&R, err);
+    /* the launcher saw a rank die; else the error may name it (in any stage: a rank killed
+     * during the collectives was "the job broke", its host named nowhere but a warning) */
+    if (rc < 0 && boot->rank == 0)
+        dead = ct_launch_lost_rank() >= 0 ? ct_launch_lost_rank() : dead_rank_of(err->msg);
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);
         *out = R.rep; /* the caller releases it */

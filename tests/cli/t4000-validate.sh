@@ -91,9 +91,9 @@ usage_error "one rank is not enough" -- $V --local 1
 # rounds; it must end with CODE within 25 s (--timeout 2) and FILE (out or err) must match.
 # A round (256 MiB x 1000 per pair) outlasts the launcher's grace many times: the ranks in
 # a healthy pair must stop it when told of the failure, not be killed before they report.
+KOPTS="--link-gbps 1 --p2p-size 256M --iters 1000 --no-coll"
 kill_rank() {
-    $V --local 4 --link-gbps 1 --p2p-size 256M --iters 1000 --no-coll --timeout 2 \
-        >"$TMP/k.out" 2>"$TMP/k.err" &
+    $V --local 4 $KOPTS --timeout 2 >"$TMP/k.out" 2>"$TMP/k.err" &
     pid=$!
     sleep 3
     victim=$(pgrep -P $pid | sort -n | sed -n "$(($1 + 1))p")
@@ -115,6 +115,10 @@ kill_rank() {
 kill_rank 2 3 out 'host .*/rank2 failed' "named as a failed host"
 # rank 0: no report can come; every other rank says so, naming it
 kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
+# a rank of a virtual node killed during the collectives: its host named (it was "the job
+# broke before the battery finished", the host in a warning alone)
+KOPTS="--ranks-per-node 2 --p2p-size 64K --coll-size 256M --iters 1000"
+kill_rank 3 3 out 'host .*/node1 failed' "killed in the collectives: its host named"
 # repeat before blame: the first round's pair reads 20x slow (COLLTUNE_VALIDATE_DIP, an
 # injected slow measurement); re-measured alone it is fine, so nothing is blamed; with
 # --repeats 0 the same dip is blamed
