@@ -102,8 +102,10 @@ void ct_sweep_summary_print(FILE *out, FILE *errf, const char *dir, const struct
         fprintf(out, "\n");
     }
     if (failed)
-        fprintf(errf, "colltune sweep: %s results so far (%zu points) saved in %s/\n",
-                meta->nsets || meta->nlibs ? "partial" : "no", res->n, dir);
+        fprintf(errf,
+                "colltune sweep: the results so far (%zu points) saved in %s/results.json; no "
+                "config.json: the sweep stopped before it measured every size\n",
+                res->n, dir);
     uint64_t top = 0;
     for (size_t i = 0; i < res->n; i++)
         top = res->pts[i].size > top ? res->pts[i].size : top;

@@ -233,7 +233,10 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
                                res->refused[i].varied ? "; the first size's reason, others differ"
                                                       : "");
     m->sets = ct_xcalloc(CT_COLL_COUNT, sizeof *m->sets);
-    for (int c = 0; c < CT_COLL_COUNT; c++) {
+    /* a sweep that stopped early tunes nothing: its ranges would run past the sizes it reached
+     * (a config covers every size), each size above them "only candidate, confidence 1.00" of
+     * nothing measured; its points are kept (results.json) */
+    for (int c = 0; c < CT_COLL_COUNT && !partial; c++) {
         struct ct_ruleset *s = &m->sets[m->nsets];
         if (!(cfg->colls & CT_COLL_BIT(c)) ||
             ct_select_rules(res->pts, res->n, (enum ct_coll)c, cfg->margin, s, NULL) < 0)
@@ -248,7 +251,7 @@ void ct_sweep_config_build(struct ct_config *m, const struct ct_sweep_cfg *cfg,
             s->rules[i].predicted = m->sweep.predicted[0] != 0;
         m->nsets++;
     }
-    if (cfg->ncands)
+    if (cfg->ncands && !partial)
         lib_section(m, cfg);
 }
 

@@ -258,6 +258,9 @@ r = json.load(open(sys.argv[1]))
 assert r['partial'] is True and r['state'] in ('failed', 'running') and len(r['points']) > 0
 print('ok')" "$P/results.json" >"$TMP/py" 2>&1
     grep -q "^ok" "$TMP/py" && ok "partial results kept" || { not_ok "partial results kept"; tail -3 "$TMP/py"; }
+    # ... and no config: its ranges would run past the sizes it reached
+    [ ! -e "$P/config.json" ] && grep -q "no config.json: the sweep stopped before it measured every size" "$TMP/kerr" \
+        && ok "no config of a sweep stopped early" || not_ok "a stopped sweep's config: $(ls "$P")"
 else
     not_ok "no rank to kill"; kill $pid; wait $pid
 fi
