@@ -199,6 +199,7 @@ int ct_opts_comm_open(const struct ct_opts *o, struct ct_boot *boot, struct ct_c
 {
     struct ct_comm_cfg cc;
     ct_opts_comm_cfg(o, &cc);
+    CT_TRY(ct_cmd_same_line(boot, err)); /* before the transports: they disagree too */
     return ct_comm_open(c, boot, &cc, err);
 }
 

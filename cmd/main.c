@@ -115,6 +115,7 @@ int main(int argc, char **argv)
     if (a[0] == '-')
         return ct_cmd_fail(NULL, CT_EXIT_USAGE, "unknown option '%s' (see 'colltune --help')",
                            a);
+    ct_cmd_set_argv(argc, argv);
     const struct ct_cmd *c = ct_cmd_find(a);
     if (!c)
         return ct_cmd_fail(NULL, CT_EXIT_USAGE, "unknown command '%s' (see 'colltune --help')",

@@ -189,3 +189,20 @@ int ct_cmd_bad_option(const char *cmd, const struct option *lo, const char *arg)
         return ct_cmd_fail(cmd, CT_EXIT_USAGE, "ambiguous option '%s' (%s)", arg, all);
     return ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown option '%s'", arg ? arg : "?");
 }
+
+static int g_argc;
+static char **g_argv;
+
+void ct_cmd_set_argv(int argc, char **argv)
+{
+    g_argc = argc, g_argv = argv;
+}
+
+int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err)
+{
+    static bool checked; /* once a job: its communicators reopened (--streams searched) too */
+    if (!checked && g_argc > 1) /* not the program's path: hosts may differ there */
+        CT_TRY(ct_boot_same_args(boot, g_argc - 1, g_argv + 1, err));
+    checked = true;
+    return 0;
+}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/parse.h"
 #include "../lib/sock.h"
 #include "boot_int.h"
 
@@ -467,4 +468,52 @@ char *ct_boot_allgatherv(struct ct_boot *b, const void *mine, size_t mylen, size
     }
     *stride = max;
     return all;
+}
+
+/* The word at i of a command line of words after the program, each ended by a 0x1f. */
+static void word_at(const char *t, int i, char *w, size_t n)
+{
+    for (; i > 0 && (t = strchr(t, '\x1f')); i--)
+        t++;
+    size_t l = t ? strcspn(t, "\x1f") : 0;
+    snprintf(w, n, "%.*s", (int)(l < n ? l : n - 1), t ? t : "");
+}
+
+int ct_boot_same_args(struct ct_boot *boot, int argc, char *const *argv, struct ct_err *err)
+{
+    struct line {
+        uint64_t hash;
+        char text[240];
+    } mine = {CT_FNV64_BASIS, ""}, *all = ct_xcalloc((size_t)boot->size, sizeof *all);
+    size_t off = 0;
+    for (int i = 0; i < argc; i++) {
+        char w[4096];
+        snprintf(w, sizeof w, "%s\x1f", argv[i]);
+        mine.hash = ct_fnv1a64(mine.hash, w);
+        if (off < sizeof mine.text)
+            off += (size_t)snprintf(mine.text + off, sizeof mine.text - off, "%s", w);
+    }
+    int rc = ct_boot_allgather(boot, &mine, sizeof mine, all, err);
+    for (int q = 1; rc == 0 && q < boot->size; q++) {
+        if (all[q].hash == all[0].hash)
+            continue;
+        int i = 0;
+        char a[64], b[64];
+        do
+            word_at(all[0].text, i, a, sizeof a), word_at(all[q].text, i++, b, sizeof b);
+        while (!strcmp(a, b) && (*a || *b) && i < 200);
+        if (strcmp(a, b))
+            rc = ct_err_set(err, CT_EINVAL,
+                            "rank %d was started with another command line than rank 0 ('%s' "
+                            "where rank 0 has '%s'): every rank of a job runs the same options",
+                            q, *b ? b : "(its end)", *a ? a : "(its end)");
+        else
+            rc = ct_err_set(err, CT_EINVAL,
+                            "rank %d was started with another command line than rank 0 (past "
+                            "their first %zu characters): every rank of a job runs the same "
+                            "options",
+                            q, sizeof mine.text - 1);
+    }
+    free(all);
+    return rc;
 }

@@ -245,4 +245,10 @@ void *ct_boot_world_slot(struct ct_boot *b, void *(*create)(int n, void *arg),
 char *ct_boot_allgatherv(struct ct_boot *b, const void *mine, size_t mylen, size_t *stride,
                          struct ct_err *err);
 
+/* Every rank of b: 0 where every rank's argv (argc words) is rank 0's, else CT_EINVAL naming
+ * the first rank whose words differ and the first word that does (ranks a user's launcher
+ * started with other options measured another job than rank 0's table says: wrong results,
+ * a stall, or "message of 1 bytes does not match"). */
+int ct_boot_same_args(struct ct_boot *b, int argc, char *const *argv, struct ct_err *err);
+
 #endif

@@ -145,6 +145,27 @@ rc=$?
 wait $p1 || rc=$((rc + 100))
 passed "MASTER_ADDR/MASTER_PORT rendezvous" $rc "$TMP/r0" 2
 
+# ranks started with other options than rank 0 (an MPMD launch, a script that differs) ran
+# another job than the table said: "#wrong" in every row of ring's (rank 1 ran rdh), a stall
+# of the whole --timeout (-n 50), "message of 1 bytes does not match": now every rank refuses
+# at once, naming the first word that differs (exit 2)
+for d in "--algo rdh" "-n 50" "--transport tcp"; do
+    p=$(port)
+    clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=1 WORLD_SIZE=2 \
+        timeout 60 $COLLTUNE run $small $d --timeout 5 >"$TMP/m1" 2>&1 &
+    p1=$!
+    clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=0 WORLD_SIZE=2 \
+        timeout 60 $COLLTUNE run $small --timeout 5 >"$TMP/m0" 2>&1
+    rc=$?
+    wait $p1; rc1=$?
+    w=${d%% *}
+    if [ $rc = 2 ] && [ $rc1 = 2 ] && grep -q "rank 1 was started with another command line than rank 0 ('$w' where rank 0 has '--timeout')" "$TMP/m0"; then
+        ok "rank 1 started with '$d' alone: both refuse (exit 2), naming '$w'"
+    else
+        not_ok "rank 1 started with '$d' alone: exit $rc and $rc1"; cat "$TMP/m0" "$TMP/m1" | head -4 | sed 's/^/#   /'
+    fi
+done
+
 # one `--local 2` per node: two "nodes" on this host make a 4-rank job
 p=$(port)
 clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=1 \
