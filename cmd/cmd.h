@@ -136,7 +136,9 @@ int cmd_model(int argc, char **argv);
 
 /* main: the command line; every rank of a job must share it (after the program's path). */
 void ct_cmd_set_argv(int argc, char **argv);
-/* Every rank of boot, once a job: ct_boot_same_args of the command line set by main. */
+/* Every rank of boot, once a job: ct_boot_same_args of the command line set by main, less
+ * what a host may set its own way (--ifname, --sysfs-root) or rank 0 alone reads (--json,
+ * --out, --save-baseline). */
 struct ct_boot;
 int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err);
 

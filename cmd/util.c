@@ -200,9 +200,26 @@ void ct_cmd_set_argv(int argc, char **argv)
 
 int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err)
 {
+    /* what a host may set its own way (its NIC's name, its sysfs capture) or rank 0 alone
+     * reads (the files it writes), and the program's path */
+    static const char *const own[] = {"--ifname", "--sysfs-root", "--json", "--out",
+                                      "--save-baseline"};
     static bool checked; /* once a job: its communicators reopened (--streams searched) too */
-    if (!checked && g_argc > 1) /* not the program's path: hosts may differ there */
-        CT_TRY(ct_boot_same_args(boot, g_argc - 1, g_argv + 1, err));
-    checked = true;
-    return 0;
+    char **w = ct_xcalloc((size_t)g_argc + 1, sizeof *w);
+    int n = 0, rc = 0;
+    for (int i = 1; i < g_argc; i++) {
+        bool skip = false;
+        for (size_t k = 0; k < sizeof own / sizeof *own && !skip; k++) {
+            size_t l = strlen(own[k]);
+            skip = !strncmp(g_argv[i], own[k], l) && (!g_argv[i][l] || g_argv[i][l] == '=');
+            i += skip && !g_argv[i][l]; /* and its value */
+        }
+        if (!skip)
+            w[n++] = g_argv[i];
+    }
+    if (!checked)
+        rc = ct_boot_same_args(boot, n, w, err);
+    checked = rc == 0;
+    free(w);
+    return rc;
 }
