@@ -157,8 +157,19 @@ static int connect_impl(const char *host, int port, int bufsize, int64_t deadlin
         CT_TRY(resolve(host, port, 0, &res, err));
         for (ai = res; ai; ai = ai->ai_next) {
             int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-            if (fd < 0)
+            if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                           errno == ENOMEM)) { /* no waiting makes one: said now, not as a
+                                                  timeout with nothing after its colon */
+                freeaddrinfo(res);
+                return ct_err_sys(err, CT_EIO, "cannot open a socket to '%s:%d'%s", host, port,
+                                  errno == EMFILE ? " (ulimit -n: each stream of each peer "
+                                                    "takes a descriptor)"
+                                                  : "");
+            }
+            if (fd < 0) {
+                ct_err_sys(err, CT_EIO, "cannot open a socket to '%s:%d'", host, port);
                 continue;
+            }
             if (bufsize >= 0)
                 ct_sock_tune(fd, bufsize);
             if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {

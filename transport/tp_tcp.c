@@ -870,12 +870,19 @@ static int hs_complete(struct setup *su, int i, struct ct_err *err)
 /* Accept what is pending; beyond PENDING_MAX + the streams of every peer that connects to us
  * unidentified connections, one is dropped per
  * new one, so a flood cannot exhaust descriptors (it can delay setup until the deadline). */
-static void accept_new(struct setup *su)
+/* 0, or where no descriptor is left (the listener stays readable: it spun until the
+ * deadline, then read as a timeout) the error. */
+static int accept_new(struct setup *su, struct ct_err *err)
 {
     for (;;) {
         int fd = accept4(su->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
+            return ct_err_sys(err, CT_EIO, "tcp: cannot accept a peer's connection%s",
+                              errno == EMFILE ? " (ulimit -n: each stream of each peer takes a "
+                                                "descriptor)"
+                                              : "");
         if (fd < 0)
-            return;
+            return 0;
         ct_sock_tune(fd, 0);
         int unknown = 0, victim = -1;
         for (int i = 0; i < su->nhs; i++)
@@ -943,8 +950,10 @@ static int handshake_loop(struct setup *su, struct ct_err *err)
                 hs_drop(su, i, true);
             }
         }
-        if (n > 0 && (pf[0].revents & POLLIN))
-            accept_new(su);
+        if (n > 0 && (pf[0].revents & POLLIN) && accept_new(su, err) < 0) {
+            free(pf);
+            return err ? err->code : CT_EIO;
+        }
         free(pf);
     }
     return 0;

@@ -63,6 +63,12 @@ usage_error "batch zero" -- $R --batch 0
 usage_error "batch not a number or auto" -- $R --batch many
 usage_error "batch past 4096" -- $R --batch 4097
 usage_error "more sizes than a run takes" -- $R -b 8 -e 1G -f 1.001
+# more tcp streams than descriptors (ulimit -n): said at once with the cause (it read
+# "timed out: " with nothing after the colon, after the whole --boot-timeout)
+( ulimit -n 64 && exec $R --local 2 --transport tcp --streams 64 -b 8 -e 64K -n 1 --boot-timeout 30 ) \
+    >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc = 1 ] && grep -q "ulimit -n: each stream of each peer takes a descriptor): Too many open files" "$TMP/err" \
+    && ok "descriptors run out: exit 1, said with the cause" || not_ok "descriptors run out: exit $rc $(head -c 300 "$TMP/err")"
 # a step that rounds to the size before gives it once (8 then 12, not 8 forty times)
 expect 0 "-f 1.01: each size once" -- $R --local 2 -b 8 -e 64 -f 1.01 -n 1 -w 0
 [ "$(grep -v '^#' "$TMP/out" | awk 'NF { print $1 }' | tr '\n' ' ')" = "8 12 16 20 24 28 32 36 40 44 48 52 56 60 " ] \
