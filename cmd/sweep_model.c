@@ -109,6 +109,13 @@ int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,
     struct ct_err err = {0}, none = {0};
     int code = rc == 0 ? CT_EXIT_OK : rc == CT_EVERIFY ? CT_EXIT_CHECK : CT_EXIT_FAIL;
     const struct ct_sweep_result *res = &j->res;
+    int sig = ct_cmd_stop_sig();
+    if (sig && rc < 0) { /* every point measured kept (fast: the launcher kills in 2 s) */
+        if (ct_sweep_outputs_running(out, &j->meta, res->pts, res->n, !j->saved, &err) < 0)
+            ct_cmd_fail("sweep", CT_EXIT_FAIL, "%s", err.msg);
+        ct_sweep_outputs_stopped(out, 128 + sig); /* "interrupted"; the launcher says so */
+        return 128 + sig;
+    }
     if (rc == 0 && res->n == 0 && res->nrefused) { /* every candidate refused at every size */
         rc = ct_err_set(&none, CT_EUNSUPP, "nothing measured: %s", res->refused[0].why);
         serr = &none;

@@ -678,6 +678,8 @@ int ct_sweep_json_interrupted(const char *path, const char *why, long *npts, str
     const char *state = json_string_value(json_object_get(doc, "state"));
     int rc = 0;
     long n = -1;
+    if (state && !strcmp(state, "interrupted")) /* its rank 0 saved every point itself */
+        n = (long)json_array_size(json_object_get(doc, "points"));
     if (state && !strcmp(state, "running")) {
         json_object_set_new(doc, "state", json_string("interrupted"));
         json_object_set_new(doc, "error", json_string(why));

@@ -502,7 +502,9 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
                 failed = i;
                 if (!kill_at)
                     kill_at = ct_now_ns() + grace_ns;
-                for (int q = 0; !*sig_out && q < k->n; q++)
+                /* also after a forwarded signal: a rank that caught it to save (a sweep's
+                 * rank 0) stops waiting for the dead instead of being killed in 2 s */
+                for (int q = 0; q < k->n; q++)
                     if (!k->state[q] && !k->killed[q])
                         sigqueue(k->pids[q], SIGUSR1, (union sigval){.sival_int = first + i});
             }
