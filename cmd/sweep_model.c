@@ -5,6 +5,7 @@
  * range.
  */
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -101,6 +102,31 @@ int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, in
                            "--max-regret is for sweep --verify CONFIG of colltune's own rules "
                            "(a library's verify judges 3%% beyond the interval)");
     return planner & 4 ? 0 : ct_opts_links_check(o, "sweep"); /* a model's: its links */
+}
+
+static volatile sig_atomic_t g_stop_sig;
+
+static void on_stop(int sig)
+{
+    g_stop_sig = sig;
+    signal(sig, SIG_DFL); /* a second one ends it as before */
+    alarm(10);            /* and so does a peer that never stops (one ignoring the signal) */
+}
+
+void ct_cmd_catch_stop(int nranks)
+{
+    if (nranks < 2)
+        return; /* alone, no peer's end would stop it: the signal ends it, as before */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction on = {.sa_handler = on_stop, .sa_flags = SA_RESTART};
+    sigemptyset(&on.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaction(sigs[i], &on, NULL);
+}
+
+int ct_cmd_stop_sig(void)
+{
+    return g_stop_sig;
 }
 
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Messages and argument parsing shared by subcommands. */
 #include <errno.h>
-#include <signal.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -223,25 +222,4 @@ int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err)
     checked = rc == 0;
     free(w);
     return rc;
-}
-
-static volatile sig_atomic_t g_stop_sig;
-
-static void on_stop(int sig)
-{
-    g_stop_sig = sig;
-}
-
-void ct_cmd_catch_stop(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction on = {.sa_handler = on_stop, .sa_flags = SA_RESTART};
-    sigemptyset(&on.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        sigaction(sigs[i], &on, NULL);
-}
-
-int ct_cmd_stop_sig(void)
-{
-    return g_stop_sig;
 }
