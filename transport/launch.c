@@ -683,6 +683,14 @@ int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *
     bc.method = li.method;
     struct ct_boot *b = NULL;
     int rc;
+    if (li.kind == CT_LAUNCH_PMIX || li.kind == CT_LAUNCH_PMI1) {
+        /* the launcher's daemon forked this rank: it ends with it (mpirun SIGKILLed left its
+         * ranks measuring for minutes, unattended) */
+        pid_t pp = getppid();
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != pp)
+            raise(SIGTERM);
+    }
     switch (li.kind) {
     case CT_LAUNCH_LOCAL:
     case CT_LAUNCH_LOCAL_NODES:

@@ -88,6 +88,21 @@ else
     fi
     ldd "$COLLTUNE" | grep -q libpmix && not_ok "colltune links libpmix" \
         || ok "colltune does not link libpmix (loaded when the bootstrap runs)"
+    # mpirun SIGKILLed: its ranks end with it (they measured on, unattended, for minutes)
+    clean mpirun --allow-run-as-root --oversubscribe -np 2 $COLLTUNE run -b 4M -e 4M -n 100000 \
+        >"$TMP/out" 2>&1 &
+    mp=$!
+    i=0
+    while [ "$(pgrep -f -- "-e 4M -n 100000" | wc -l)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    sleep 0.5
+    kill -9 $(pgrep -x mpirun -P $(pgrep -P $mp | tr '\n' ',')$mp) 2>/dev/null; wait $mp 2>/dev/null
+    i=0
+    while pgrep -f -- "run -b 4M -e 4M -n 100000" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    if pgrep -f -- "run -b 4M -e 4M -n 100000" >/dev/null; then
+        not_ok "mpirun SIGKILLed: its ranks still run after 10 s"; ps -eo pid,ppid,stat,args | grep -- "-n 100000" | sed "s/^/#   /"; pkill -9 -f -- "run -b 4M -e 4M -n 100000"
+    else
+        ok "mpirun SIGKILLed: its ranks end with it (in $((i / 10)).$((i % 10)) s)"
+    fi
 fi
 
 # MPICH's hydra: PMI-1 over PMI_FD
