@@ -20,8 +20,6 @@ static const char *num(char *buf, size_t len, double v, const char *fmt)
 
 static const char *const gdir_name[] = {"host->GPU", "GPU->host", "GPU->GPU"};
 
-/* GPU copies: each GPU's copies from and to the host as lines, then each host's GPU -> GPU
- * copies as a matrix (GB/s, row: from; '*' slow, 'x' failed), as nvbandwidth prints them. */
 /* The collectives measured again: below the threshold at first (or every one, saving a
  * baseline), each with its first number, the repetitions' median and what came of it. */
 static void coll_repeats_text(const struct ct_val_report *r, FILE *out)
@@ -46,6 +44,8 @@ static void coll_repeats_text(const struct ct_val_report *r, FILE *out)
     }
 }
 
+/* GPU copies: each GPU's copies from and to the host as lines, then each host's GPU -> GPU
+ * copies as a matrix (GB/s, row: from; '*' slow, 'x' failed), as nvbandwidth prints them. */
 static void gcopy_text(const struct ct_val_report *r, FILE *out)
 {
     char m[32], c[32], p[32];

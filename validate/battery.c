@@ -472,8 +472,6 @@ struct suspects {
     int32_t idx[SUSPECTS_MAX]; /* the pair's index in rank 0's report */
 };
 
-/* Rank 0: pairs of this rail (from index first on) below the pass threshold, and the
- * fastest other pair as the reference. */
 /* Rank 0: the ceilings and the threshold the verdict will use (the baseline's, then a stated
  * --min-pct over the baseline's). */
 static void stated_bars(struct run *R)
@@ -484,6 +482,8 @@ static void stated_bars(struct run *R)
         R->rep.min_pct = R->cfg->min_pct;
 }
 
+/* Rank 0: pairs of this rail (from index first on) below the pass threshold, and the
+ * fastest other pair as the reference. */
 static void pick_suspects(struct run *R, size_t first, struct suspects *s)
 {
     struct ct_val_report *r = &R->rep;
