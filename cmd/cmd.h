@@ -144,8 +144,9 @@ int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err);
 
 /* A sweep's rank 0 of nranks > 1: SIGINT, SIGTERM and SIGHUP (a launcher forwards them, then
  * kills after 2 s) are caught once and remembered, so that what was measured is saved whole
- * as the peers they end stop (the last save of every 2 s lost the rest); a second signal, or
- * 10 s, ends it as before. ct_cmd_stop_sig: the signal caught, 0 none. */
+ * as the peers they end stop (the last save of every 2 s lost the rest); a second signal
+ * (not the launcher's copy of the first), or 3 s, ends it by that signal as before.
+ * ct_cmd_stop_sig: the signal caught, 0 none. */
 void ct_cmd_catch_stop(int nranks);
 int ct_cmd_stop_sig(void);
 

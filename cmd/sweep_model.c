@@ -4,8 +4,10 @@
  * model's engine (model/engine.c). The config it writes is labelled predicted in every
  * range.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,11 +108,33 @@ int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, in
 
 static volatile sig_atomic_t g_stop_sig;
 
-static void on_stop(int sig)
+/* Rank 0 alone got it and no peer stopped (kill -INT of its pid): it ends by that signal
+ * after 3 s, as it would have at once before (its last save of every 2 s kept). */
+static void on_late(int sig)
 {
-    g_stop_sig = sig;
-    signal(sig, SIG_DFL); /* a second one ends it as before */
-    alarm(10);            /* and so does a peer that never stops (one ignoring the signal) */
+    (void)sig;
+    signal(g_stop_sig, SIG_DFL);
+    raise(g_stop_sig);
+}
+
+static void on_stop(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int e = errno;
+    /* Ctrl-C reaches the terminal's process group and the launcher forwards it too: its copy
+     * (sent by the parent) is not a second signal */
+    bool copy = si && si->si_code == SI_USER && si->si_pid == getppid();
+    if (g_stop_sig && !copy) { /* a second one ends it as before */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    } else if (!g_stop_sig) {
+        g_stop_sig = sig;
+        struct sigaction late = {.sa_handler = on_late};
+        sigemptyset(&late.sa_mask);
+        sigaction(SIGALRM, &late, NULL);
+        alarm(3);
+    }
+    errno = e;
 }
 
 void ct_cmd_catch_stop(int nranks)
@@ -118,7 +142,7 @@ void ct_cmd_catch_stop(int nranks)
     if (nranks < 2)
         return; /* alone, no peer's end would stop it: the signal ends it, as before */
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction on = {.sa_handler = on_stop, .sa_flags = SA_RESTART};
+    struct sigaction on = {.sa_sigaction = on_stop, .sa_flags = SA_RESTART | SA_SIGINFO};
     sigemptyset(&on.sa_mask);
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
         sigaction(sigs[i], &on, NULL);

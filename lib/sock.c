@@ -156,15 +156,16 @@ static int connect_impl(const char *host, int port, int bufsize, int64_t deadlin
         struct addrinfo *res, *ai;
         CT_TRY(resolve(host, port, 0, &res, err));
         for (ai = res; ai; ai = ai->ai_next) {
-            int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-            if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-                           errno == ENOMEM)) { /* no waiting makes one: said now, not as a
-                                                  timeout with nothing after its colon */
+            int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0), e = errno;
+            if (fd < 0 && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)) {
+                /* no waiting makes one: said now, not as a timeout with nothing after its
+                 * colon */
                 freeaddrinfo(res);
+                errno = e;
                 return ct_err_sys(err, CT_EIO, "cannot open a socket to '%s:%d'%s", host, port,
-                                  errno == EMFILE ? " (ulimit -n: each stream of each peer "
-                                                    "takes a descriptor)"
-                                                  : "");
+                                  e == EMFILE ? " (ulimit -n: too few file descriptors for the "
+                                                "connections)"
+                                              : "");
             }
             if (fd < 0) {
                 ct_err_sys(err, CT_EIO, "cannot open a socket to '%s:%d'", host, port);

@@ -470,49 +470,63 @@ char *ct_boot_allgatherv(struct ct_boot *b, const void *mine, size_t mylen, size
     return all;
 }
 
-/* The word at i of a command line of words after the program, each ended by a 0x1f. */
-static void word_at(const char *t, int i, char *w, size_t n)
+/* Whether text (words each ended by a 0x1f) holds word w (ended by a 0x1f, or not). */
+static bool has_word(const char *text, const char *w, size_t len)
 {
-    for (; i > 0 && (t = strchr(t, '\x1f')); i--)
-        t++;
-    size_t l = t ? strcspn(t, "\x1f") : 0;
-    snprintf(w, n, "%.*s", (int)(l < n ? l : n - 1), t ? t : "");
+    for (const char *t = text; *t; t += strcspn(t, "\x1f") + 1)
+        if (strcspn(t, "\x1f") == len && !strncmp(t, w, len))
+            return true;
+    return false;
+}
+
+/* The first word of a that b lacks, in w (""), and b's word of the same option in o (""). */
+static void first_missing(const char *a, const char *b, char *w, char *o, size_t n)
+{
+    *w = *o = 0;
+    for (const char *t = a; *t && !*w; t += strcspn(t, "\x1f") + 1) {
+        size_t l = strcspn(t, "\x1f");
+        if (has_word(b, t, l))
+            continue;
+        snprintf(w, n, "%.*s", (int)(l < n ? l : n - 1), t);
+        size_t ol = strcspn(w, " ");
+        for (const char *u = b; *u && !*o; u += strcspn(u, "\x1f") + 1)
+            if (!strncmp(u, w, ol) && (u[ol] == ' ' || u[ol] == '\x1f'))
+                snprintf(o, n, "%.*s", (int)strcspn(u, "\x1f"), u);
+    }
 }
 
 int ct_boot_same_args(struct ct_boot *boot, int argc, char *const *argv, struct ct_err *err)
 {
     struct line {
         uint64_t hash;
-        char text[240];
+        char text[496];
     } mine = {CT_FNV64_BASIS, ""}, *all = ct_xcalloc((size_t)boot->size, sizeof *all);
     size_t off = 0;
     for (int i = 0; i < argc; i++) {
-        char w[4096];
-        snprintf(w, sizeof w, "%s\x1f", argv[i]);
-        mine.hash = ct_fnv1a64(mine.hash, w);
-        if (off < sizeof mine.text)
-            off += (size_t)snprintf(mine.text + off, sizeof mine.text - off, "%s", w);
+        mine.hash = ct_fnv1a64(ct_fnv1a64(mine.hash, argv[i]), "\x1f");
+        size_t l = strlen(argv[i]);
+        if (off + l + 2 < sizeof mine.text) /* whole words only */
+            off += (size_t)snprintf(mine.text + off, sizeof mine.text - off, "%s\x1f", argv[i]);
     }
     int rc = ct_boot_allgather(boot, &mine, sizeof mine, all, err);
     for (int q = 1; rc == 0 && q < boot->size; q++) {
         if (all[q].hash == all[0].hash)
             continue;
-        int i = 0;
-        char a[64], b[64];
-        do
-            word_at(all[0].text, i, a, sizeof a), word_at(all[q].text, i++, b, sizeof b);
-        while (!strcmp(a, b) && (*a || *b) && i < 200);
-        if (strcmp(a, b))
-            rc = ct_err_set(err, CT_EINVAL,
-                            "rank %d was started with another command line than rank 0 ('%s' "
-                            "where rank 0 has '%s'): every rank of a job runs the same options",
-                            q, *b ? b : "(its end)", *a ? a : "(its end)");
+        char w[128], o[128], what[300];
+        int who = q;
+        first_missing(all[q].text, all[0].text, w, o, sizeof w);
+        if (!*w) /* rank 0 has one rank q lacks */
+            who = 0, first_missing(all[0].text, all[q].text, w, o, sizeof w);
+        if (*w && *o)
+            snprintf(what, sizeof what, ": '%s' where rank %d has '%s'", w, who ? 0 : q, o);
+        else if (*w)
+            snprintf(what, sizeof what, ": rank %d has '%s', rank %d not", who, w, who ? 0 : q);
         else
-            rc = ct_err_set(err, CT_EINVAL,
-                            "rank %d was started with another command line than rank 0 (past "
-                            "their first %zu characters): every rank of a job runs the same "
-                            "options",
-                            q, sizeof mine.text - 1);
+            snprintf(what, sizeof what, " (beyond what a line carries here)");
+        rc = ct_err_set(err, CT_EINVAL,
+                        "rank %d was started with other options than rank 0%s: every rank of a "
+                        "job runs the same options",
+                        q, what);
     }
     free(all);
     return rc;

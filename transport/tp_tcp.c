@@ -878,8 +878,8 @@ static int accept_new(struct setup *su, struct ct_err *err)
         int fd = accept4(su->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
             return ct_err_sys(err, CT_EIO, "tcp: cannot accept a peer's connection%s",
-                              errno == EMFILE ? " (ulimit -n: each stream of each peer takes a "
-                                                "descriptor)"
+                              errno == EMFILE ? " (ulimit -n: too few file descriptors for the "
+                                                "connections)"
                                               : "");
         if (fd < 0)
             return 0;

@@ -833,14 +833,18 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
     if (boot->rank == 0)
         report_init(&R);
     rc = run_pairs(&R, err);
+    bool in_pairs = rc < 0;
     if (rc == 0 && !cfg->no_coll)
         rc = run_colls(&R, err);
     if (rc == 0 && !cfg->no_gpu)
         rc = run_gpu_copies(&R, err);
-    /* the launcher saw a rank die; else the error may name it (in any stage: a rank killed
-     * during the collectives was "the job broke", its host named nowhere but a warning) */
+    /* the launcher saw a rank die (in any stage: one killed during the collectives was "the
+     * job broke", its host named nowhere but a warning); else a pair's error names its peer
+     * (a ring's may name a neighbour that left because its own peer died: not blamed) */
     if (rc < 0 && boot->rank == 0)
-        dead = ct_launch_lost_rank() >= 0 ? ct_launch_lost_rank() : dead_rank_of(err->msg);
+        dead = ct_launch_lost_rank() >= 0 ? ct_launch_lost_rank()
+               : in_pairs                 ? dead_rank_of(err->msg)
+                                          : -1;
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);
         *out = R.rep; /* the caller releases it */

@@ -67,7 +67,7 @@ usage_error "more sizes than a run takes" -- $R -b 8 -e 1G -f 1.001
 # "timed out: " with nothing after the colon, after the whole --boot-timeout)
 ( ulimit -n 64 && exec $R --local 2 --transport tcp --streams 64 -b 8 -e 64K -n 1 --boot-timeout 30 ) \
     >"$TMP/out" 2>"$TMP/err"; rc=$?
-[ $rc = 1 ] && grep -q "ulimit -n: each stream of each peer takes a descriptor): Too many open files" "$TMP/err" \
+[ $rc = 1 ] && grep -q "ulimit -n: too few file descriptors for the connections): Too many open files" "$TMP/err" \
     && ok "descriptors run out: exit 1, said with the cause" || not_ok "descriptors run out: exit $rc $(head -c 300 "$TMP/err")"
 # a step that rounds to the size before gives it once (8 then 12, not 8 forty times)
 expect 0 "-f 1.01: each size once" -- $R --local 2 -b 8 -e 64 -f 1.01 -n 1 -w 0

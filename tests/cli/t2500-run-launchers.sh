@@ -164,7 +164,7 @@ passed "MASTER_ADDR/MASTER_PORT rendezvous" $rc "$TMP/r0" 2
 # another job than the table said: "#wrong" in every row of ring's (rank 1 ran rdh), a stall
 # of the whole --timeout (-n 50), "message of 1 bytes does not match": now every rank refuses
 # at once, naming the first word that differs (exit 2)
-for d in "--algo rdh" "-n 50" "--transport tcp"; do
+for d in "--algo rdh" "-n 50" "--transport=tcp"; do
     p=$(port)
     clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=1 WORLD_SIZE=2 \
         timeout 60 $COLLTUNE run $small $d --timeout 5 >"$TMP/m1" 2>&1 &
@@ -173,13 +173,27 @@ for d in "--algo rdh" "-n 50" "--transport tcp"; do
         timeout 60 $COLLTUNE run $small --timeout 5 >"$TMP/m0" 2>&1
     rc=$?
     wait $p1; rc1=$?
-    w=${d%% *}
-    if [ $rc = 2 ] && [ $rc1 = 2 ] && grep -q "rank 1 was started with another command line than rank 0 ('$w' where rank 0 has '--timeout')" "$TMP/m0"; then
-        ok "rank 1 started with '$d' alone: both refuse (exit 2), naming '$w'"
+    case $d in
+    -n*) w="'-n 50' where rank 0 has '-n 2'" ;;
+    *) w="rank 1 has '$(echo "$d" | tr = ' ')', rank 0 not" ;;
+    esac
+    if [ $rc = 2 ] && [ $rc1 = 2 ] && grep -qF "rank 1 was started with other options than rank 0: $w" "$TMP/m0"; then
+        ok "rank 1 started with '$d' alone: both refuse (exit 2): $w"
     else
         not_ok "rank 1 started with '$d' alone: exit $rc and $rc1"; cat "$TMP/m0" "$TMP/m1" | head -4 | sed 's/^/#   /'
     fi
 done
+# ... but one command line written two ways is one (--timeout=5 and --timeout 5, -n2 and -n 2,
+# another order), and what a host sets its own way may differ (--boot-timeout, --no-bind)
+p=$(port)
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=1 WORLD_SIZE=2 \
+    timeout 60 $COLLTUNE run -n2 -w 0 -e 64K -b 8 -f 8 --timeout=5 --boot-timeout 20 --no-bind >"$TMP/m1" 2>&1 &
+p1=$!
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=0 WORLD_SIZE=2 \
+    timeout 60 $COLLTUNE run $small --timeout 5 >"$TMP/m0" 2>&1
+rc=$?
+wait $p1 || rc=$((rc + 100))
+passed "one command line written two ways, and a host's own --boot-timeout, --no-bind" $rc "$TMP/m0" 2
 
 # one `--local 2` per node: two "nodes" on this host make a 4-rank job
 p=$(port)
