@@ -25,13 +25,11 @@ static int cmp_str(const void *a, const void *b)
 int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err)
 {
     /* what a host may set its own way (its NIC's name, sysfs capture, GPU order, ports,
-     * pinning, patience) or rank 0 alone reads (its files, its screen); 1: takes a value */
-    static const struct {
-        const char *name;
-        bool value;
-    } own[] = {{"--ifname", 1},        {"--sysfs-root", 1},   {"--gpu-map", 1}, {"--port-range", 1},
-               {"--no-bind", 0},       {"--boot-timeout", 1}, {"--json", 1},    {"--out", 1},
-               {"--save-baseline", 1}, {"--baseline", 1},     {"--tui", 0}};
+     * pinning, patience) or rank 0 alone reads (its files, its screen) */
+    static const char *const own[] = {"--ifname",     "--sysfs-root", "--gpu-map",
+                                      "--port-range", "--no-bind",    "--boot-timeout",
+                                      "--json",       "--out",        "--save-baseline",
+                                      "--baseline",   "--tui"};
     static bool checked; /* once a job: its communicators reopened (--streams searched) too */
     if (checked)
         return 0;
@@ -51,12 +49,13 @@ int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err)
         else
             snprintf(opt, sizeof opt, "%s", a);
         for (; !flag && !eq && (a[1] == '-' || !a[2]) && i + 1 < g_argc &&
-               (g_argv[i + 1][0] != '-' || (g_argv[i + 1][1] >= '0' && g_argv[i + 1][1] <= '9'));
-             i++) /* its values */
+               (g_argv[i + 1][0] != '-' || !g_argv[i + 1][1] ||
+                (g_argv[i + 1][1] >= '0' && g_argv[i + 1][1] <= '9'));
+             i++) /* its values ("-": standard output; "-1") */
             snprintf(val + strlen(val), sizeof val - strlen(val), " %s", g_argv[i + 1]);
         bool skip = false;
         for (size_t k = 0; k < sizeof own / sizeof *own; k++)
-            skip |= !strcmp(opt, own[k].name);
+            skip |= !strcmp(opt, own[k]);
         if (!skip) {
             g[n] = ct_xmalloc(strlen(opt) + strlen(val) + 1);
             sprintf(g[n++], "%s%s", opt, val);
