@@ -148,6 +148,13 @@ int ct_sock_listen_range(const char *host, int port_lo, int port_hi, unsigned st
                       host && *host ? host : "*", port_lo, port_hi);
 }
 
+const char *ct_sock_no_fd(int e)
+{
+    if (e == EMFILE)
+        return " (ulimit -n: too few file descriptors for the connections)";
+    return e == ENFILE || e == ENOBUFS || e == ENOMEM ? "" : NULL;
+}
+
 static int connect_impl(const char *host, int port, int bufsize, int64_t deadline_ns,
                         struct ct_err *err)
 {
@@ -157,15 +164,12 @@ static int connect_impl(const char *host, int port, int bufsize, int64_t deadlin
         CT_TRY(resolve(host, port, 0, &res, err));
         for (ai = res; ai; ai = ai->ai_next) {
             int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0), e = errno;
-            if (fd < 0 && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)) {
-                /* no waiting makes one: said now, not as a timeout with nothing after its
-                 * colon */
+            if (fd < 0 && ct_sock_no_fd(e)) { /* said now, not as a timeout with nothing after
+                                                 its colon */
                 freeaddrinfo(res);
                 errno = e;
                 return ct_err_sys(err, CT_EIO, "cannot open a socket to '%s:%d'%s", host, port,
-                                  e == EMFILE ? " (ulimit -n: too few file descriptors for the "
-                                                "connections)"
-                                              : "");
+                                  ct_sock_no_fd(e));
             }
             if (fd < 0) {
                 ct_err_sys(err, CT_EIO, "cannot open a socket to '%s:%d'", host, port);

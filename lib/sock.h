@@ -13,6 +13,10 @@ int ct_sock_parse_addr(const char *s, char *host, size_t hostlen, int *port, str
 /* Listen on host:port (host NULL/"" = any, port 0 = ephemeral); returns fd, *port_out set. */
 int ct_sock_listen(const char *host, int port, int backlog, int *port_out, struct ct_err *err);
 /* Connect, retrying refused/unreachable until deadline_ns (ct_now_ns() clock). */
+/* For errno e of a socket() or accept() that failed: NULL where waiting may help, else what
+ * to add to the error (descriptors or kernel memory ran out: no retry makes one; "" or
+ * " (ulimit -n: ...)"). */
+const char *ct_sock_no_fd(int e);
 int ct_sock_connect(const char *host, int port, int64_t deadline_ns, struct ct_err *err);
 /* Accept one connection before deadline_ns. */
 int ct_sock_accept(int lfd, int64_t deadline_ns, struct ct_err *err);

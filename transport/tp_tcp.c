@@ -869,18 +869,16 @@ static int hs_complete(struct setup *su, int i, struct ct_err *err)
 
 /* Accept what is pending; beyond PENDING_MAX + the streams of every peer that connects to us
  * unidentified connections, one is dropped per
- * new one, so a flood cannot exhaust descriptors (it can delay setup until the deadline). */
-/* 0, or where no descriptor is left (the listener stays readable: it spun until the
- * deadline, then read as a timeout) the error. */
+ * new one, so a flood cannot exhaust descriptors (it can delay setup until the deadline).
+ * 0, or the error where none is left (the listener stays readable: it spun until the
+ * deadline, then read as a timeout). */
 static int accept_new(struct setup *su, struct ct_err *err)
 {
     for (;;) {
         int fd = accept4(su->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
+        if (fd < 0 && ct_sock_no_fd(errno))
             return ct_err_sys(err, CT_EIO, "tcp: cannot accept a peer's connection%s",
-                              errno == EMFILE ? " (ulimit -n: too few file descriptors for the "
-                                                "connections)"
-                                              : "");
+                              ct_sock_no_fd(errno));
         if (fd < 0)
             return 0;
         ct_sock_tune(fd, 0);
