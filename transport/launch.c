@@ -50,6 +50,18 @@ int ct_launch_lost_rank(void)
     return lost_rank;
 }
 
+static int forked_rank; /* this process is a rank of the fork launcher */
+
+int ct_launch_lost_rank_wait(int64_t wait_ns)
+{
+    int64_t until = ct_now_ns() + wait_ns;
+    while (forked_rank && lost_rank < 0 && ct_now_ns() < until) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    return lost_rank;
+}
+
 /* ---------------------------------------------------------------- environment */
 
 static const char *env(const char *name)
@@ -586,6 +598,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(1);
+            forked_rank = 1;
             /* a reader that leaves (| head) does not kill the rank mid-job, which its peers
              * would report as a failure: its writes fail with EPIPE, it runs to its end */
             signal(SIGPIPE, SIG_IGN);

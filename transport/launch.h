@@ -122,6 +122,10 @@ int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *
  * (or under another launcher). A long operation with healthy peers checks it to stop and
  * report instead of being killed at the end of the grace. */
 int ct_launch_lost_rank(void);
+/* The same, after waiting up to wait_ns for the launcher's word in a rank of the fork
+ * launcher (a peer's closed connection can be seen before the launcher reaps the peer);
+ * under another launcher it returns at once. */
+int ct_launch_lost_rank_wait(int64_t wait_ns);
 
 /* What was detected, as text for --print-bootstrap: the method, rank and size and where
  * they came from, the root, the token source, or the mis-launch; then the detection order.

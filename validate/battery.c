@@ -842,9 +842,9 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
      * job broke", its host named nowhere but a warning); else a pair's error names its peer
      * (a ring's may name a neighbour that left because its own peer died: not blamed) */
     if (rc < 0 && boot->rank == 0)
-        dead = ct_launch_lost_rank() >= 0 ? ct_launch_lost_rank()
-               : in_pairs                 ? dead_rank_of(err->msg)
-                                          : -1;
+        dead = ct_launch_lost_rank_wait(1000000000) >= 0 ? ct_launch_lost_rank()
+               : in_pairs                                ? dead_rank_of(err->msg)
+                                                         : -1;
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);
         *out = R.rep; /* the caller releases it */
