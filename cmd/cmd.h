@@ -142,12 +142,22 @@ void ct_cmd_set_argv(int argc, char **argv);
 struct ct_boot;
 int ct_cmd_same_line(struct ct_boot *boot, struct ct_err *err);
 
-/* A sweep's rank 0 of nranks > 1: SIGINT, SIGTERM and SIGHUP (a launcher forwards them, then
- * kills after 2 s) are caught once and remembered, so that what was measured is saved whole
- * as the peers they end stop (the last save of every 2 s lost the rest); a second signal
+/* A sweep's rank 0 of nranks >= 1 (0: catch nothing): SIGINT, SIGTERM and SIGHUP (a launcher
+ * forwards them, then kills after 2 s) are caught once and remembered, so that what was
+ * measured is saved whole as the peers they end stop, or with one rank, after the point it
+ * measures (ct_cmd_stop_alone) (the last save of every 2 s lost the rest); a second signal
  * (not the launcher's copy of the first), or 3 s, ends it by that signal as before.
  * ct_cmd_stop_sig: the signal caught, 0 none. */
 void ct_cmd_catch_stop(int nranks);
 int ct_cmd_stop_sig(void);
+/* One rank, after each point: once a signal was caught, save every point as "interrupted"
+ * and end by that signal. */
+struct ct_sweep_job;
+struct ct_sweep_point;
+void ct_cmd_stop_alone(const char *out, struct ct_sweep_job *j, const struct ct_sweep_point *pts,
+                       size_t n);
+/* Rank 0: the points so far saved in out (results.json, "running"). */
+int ct_cmd_sweep_save(const char *out, struct ct_sweep_job *j, const struct ct_sweep_point *pts,
+                      size_t n, struct ct_err *err);
 
 #endif

@@ -157,13 +157,13 @@ static void on_points(void *arg, const struct ct_sweep_point *pts, size_t n)
     if (n)
         ct_live_point(&x->live, ct_coll_name(pts[n - 1].coll), pts[n - 1].algo,
                       pts[n - 1].size, pts[n - 1].busbw);
+    ct_cmd_stop_alone(x->out, &x->job, pts, n); /* one rank stopped: saves, ends */
     double t = (double)ct_now_ns() * 1e-9;
     if (t - x->last_save < 2)
         return;
     x->last_save = t;
     struct ct_err err = {0};
-    x->job.meta.sweep.points = (long)n;
-    if (ct_sweep_outputs_running(x->out, &x->job.meta, pts, n, !x->job.saved++, &err) < 0)
+    if (ct_cmd_sweep_save(x->out, &x->job, pts, n, &err) < 0)
         ct_live_warn(&x->live, "%s", err.msg);
 }
 
@@ -172,7 +172,7 @@ static void rank_cfg(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
     build_cfg(x, x->commp, cfg);
     cfg->arg = x;
     if (x->commp->rank == 0) {
-        ct_cmd_catch_stop(x->o.verify ? 1 : x->commp->size); /* a verify saves nothing */
+        ct_cmd_catch_stop(x->o.verify ? 0 : x->commp->size); /* a verify saves nothing */
         cfg->progress = on_progress;
         cfg->on_points = on_points;
     }

@@ -4,9 +4,7 @@
  * model's engine (model/engine.c). The config it writes is labelled predicted in every
  * range.
  */
-#include <errno.h>
 #include <malloc.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,53 +102,6 @@ int ct_sweep_opts_moot(const struct ct_opts *o, bool sweep_only, bool regret, in
                            "--max-regret is for sweep --verify CONFIG of colltune's own rules "
                            "(a library's verify judges 3%% beyond the interval)");
     return planner & 4 ? 0 : ct_opts_links_check(o, "sweep"); /* a model's: its links */
-}
-
-static volatile sig_atomic_t g_stop_sig;
-
-/* Rank 0 alone got it and no peer stopped (kill -INT of its pid): it ends by that signal
- * after 3 s, as it would have at once before (its last save of every 2 s kept). */
-static void on_late(int sig)
-{
-    (void)sig;
-    signal(g_stop_sig, SIG_DFL);
-    raise(g_stop_sig);
-}
-
-static void on_stop(int sig, siginfo_t *si, void *uc)
-{
-    (void)uc;
-    int e = errno;
-    /* Ctrl-C reaches the terminal's process group and the launcher forwards it too: its copy
-     * (sent by the parent) is not a second signal */
-    bool copy = si && si->si_code == SI_USER && si->si_pid == getppid();
-    if (g_stop_sig && !copy) { /* a second one ends it as before */
-        signal(sig, SIG_DFL);
-        raise(sig);
-    } else if (!g_stop_sig) {
-        g_stop_sig = sig;
-        struct sigaction late = {.sa_handler = on_late};
-        sigemptyset(&late.sa_mask);
-        sigaction(SIGALRM, &late, NULL);
-        alarm(3);
-    }
-    errno = e;
-}
-
-void ct_cmd_catch_stop(int nranks)
-{
-    if (nranks < 2)
-        return; /* alone, no peer's end would stop it: the signal ends it, as before */
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction on = {.sa_sigaction = on_stop, .sa_flags = SA_RESTART | SA_SIGINFO};
-    sigemptyset(&on.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        sigaction(sigs[i], &on, NULL);
-}
-
-int ct_cmd_stop_sig(void)
-{
-    return g_stop_sig;
 }
 
 int ct_sweep_finish(const char *out, const struct ct_sweep_job *j, int rc,

@@ -306,4 +306,21 @@ if [ $rc -eq 143 ] && grep -q '"interrupted"' "$P/results.json" && [ "$n1" -gt "
 else
     not_ok "SIGTERM: exit $rc, $n1 points kept, the last save held $n0: $(cat "$TMP/kerr")"
 fi
+# the same with one rank: no peer's end stops it, the point it measures does (the signal
+# ended it with the last save of every 2 s: 1 point of 143)
+P="$TMP/term1"
+$COLLTUNE sweep -b 1K -e 64M --budget 30 --out "$P" >"$TMP/kout" 2>"$TMP/kerr" &
+pid=$!
+i=0
+while ! grep -qs '"running"' "$P/results.json" && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+cp "$P/results.json" "$TMP/before.json"
+kill -TERM $pid
+wait $pid; rc=$?
+n0=$(n "$TMP/before.json"); n1=$(n "$P/results.json")
+if [ $rc -eq 143 ] && grep -q '"interrupted"' "$P/results.json" && [ "$n1" -gt "$n0" ]; then
+    ok "SIGTERM, one rank: exit 143, results.json interrupted with every point ($n1; the last save held $n0)"
+else
+    not_ok "SIGTERM, one rank: exit $rc, $n1 points kept, the last save held $n0: $(cat "$TMP/kerr")"
+fi
 done_testing
