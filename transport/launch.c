@@ -512,13 +512,24 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
             worst = worst > 1 ? worst : 1;
             if (failed < 0) {
                 failed = i;
+                /* a rank that left on a peer's death can be reaped before that peer: the one
+                 * a signal killed, waiting to be reaped, failed first */
+                for (int q = 0; !WIFSIGNALED(st) && q < k->n; q++) {
+                    siginfo_t si = {0};
+                    if (!k->state[q] && !k->killed[q] &&
+                        waitid(P_PID, (id_t)k->pids[q], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                        si.si_pid && (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)) {
+                        failed = q;
+                        break;
+                    }
+                }
                 if (!kill_at)
                     kill_at = ct_now_ns() + grace_ns;
                 /* also after a forwarded signal: a rank that caught it to save (a sweep's
                  * rank 0) stops waiting for the dead instead of being killed in 2 s */
                 for (int q = 0; q < k->n; q++)
                     if (!k->state[q] && !k->killed[q])
-                        sigqueue(k->pids[q], SIGUSR1, (union sigval){.sival_int = first + i});
+                        sigqueue(k->pids[q], SIGUSR1, (union sigval){.sival_int = first + failed});
             }
         }
     }

@@ -118,7 +118,9 @@ int ct_launch(const struct ct_launch_cfg *cfg, ct_rank_fn fn, void *arg, int *de
 int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x, ct_rank_fn fn,
                   void *arg, int *dead_rank, int *dead_sig, struct ct_err *err);
 
-/* In a rank of the fork launcher: the rank the launcher saw fail first, -1 while none has
+/* In a rank of the fork launcher: the rank the launcher saw fail first (one a signal killed
+ * before one reaped with it that exited with an error, as a peer leaving on its death), -1
+ * while none has
  * (or under another launcher). A long operation with healthy peers checks it to stop and
  * report instead of being killed at the end of the grace. */
 int ct_launch_lost_rank(void);

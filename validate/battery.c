@@ -75,6 +75,7 @@ static void layout_build(const struct ct_boot *b, struct layout *l)
 
 #define CHUNK (128u << 10)   /* pair exchanges move this much per transport message */
 #define CALIB_NS 30000000LL /* one host: copy for 30 ms to find the ceiling */
+#define SEC 1000000000LL
 
 /* Pair exchange: both directions at once, then a small ping-pong for latency. */
 static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, void *rb,
@@ -320,13 +321,13 @@ static int gather_topos(struct run *R, struct ct_err *err)
     size_t stride = 0;
     int rc = ct_probe_local(t, &R->cfg->probe, err);
     if (rc == 0 && !(mine = ct_topo_to_json(t, err)))
-        rc = -1;
+        rc = err->code < 0 ? err->code : CT_EIO;
     ct_topo_free(t);
     /* every rank takes part in the gather, also one whose probe failed */
     all = ct_boot_allgatherv(R->boot, mine ? mine : "", mine ? strlen(mine) + 1 : 1, &stride,
                              rc == 0 ? err : &(struct ct_err){0});
-    if (!all && rc == 0)
-        rc = -1;
+    if (!all && rc == 0) /* a peer's death (CT_EPEER), not bad input (CT_EINVAL is -1) */
+        rc = err->code < 0 ? err->code : CT_EIO;
     free(mine);
     if (rc == 0 && R->boot->rank == 0) {
         R->topo = ct_xcalloc((size_t)R->l.nunits, sizeof *R->topo);
@@ -377,8 +378,7 @@ static void report_init(struct run *R)
         x->first_rank = lead;
         for (int q = 0; q < b->size; q++)
             x->nranks += R->l.unit_of[q] == u;
-        ct_val_expect_unit(R->topo[u], tp,
-                           ct_val_efficiency(tp, BASE_EFF(R)),
+        ct_val_expect_unit(R->topo ? R->topo[u] : NULL, tp, ct_val_efficiency(tp, BASE_EFF(R)),
                            R->cfg->link_gbps, x);
         bool virt = R->l.virt;
         if ((!R->l.by_host || virt) && R->cfg->link_gbps <= 0) {
@@ -391,7 +391,7 @@ static void report_init(struct run *R)
         if (!R->l.by_host || virt)
             x->n_nic = 0; /* ranks of one host: no NIC carries their traffic */
     }
-    if (R->l.by_host && R->l.nunits > 1) {
+    if (R->topo && R->l.by_host && R->l.nunits > 1) {
         struct ct_hetero het = {0};
         struct ct_err err = {0};
         if (ct_topo_hetero((const struct ct_topo *const *)R->topo, (size_t)R->l.nunits, &het,
@@ -827,13 +827,25 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
         goto out;
     }
     if ((rc = ct_pairs_build(&R.pp, R.l.nunits, err)) < 0 || (rc = gather_topos(&R, err)) < 0 ||
-        (rc = gather_rails(&R, err)) < 0)
-        goto out;
+        (rc = gather_rails(&R, err)) < 0) {
+        /* a rank that died while the topologies were gathered: its host failed, as in the
+         * battery (the launcher's word; a probe's own error stays an error) */
+        if (boot->rank != 0 || rc == CT_EINVAL || (dead = ct_launch_lost_rank_wait(SEC)) < 0)
+            goto out;
+        for (int u = 0; R.topo && u < R.l.nunits; u++)
+            ct_topo_free(R.topo[u]);
+        free(R.topo);
+        R.topo = NULL; /* unknown: no ceiling from them */
+        R.use_rails = false;
+    }
     *stage = CT_VAL_BATTERY;
     if (boot->rank == 0)
         report_init(&R);
-    rc = run_pairs(&R, err);
-    bool in_pairs = rc < 0;
+    bool in_pairs = false;
+    if (dead < 0) {
+        rc = run_pairs(&R, err);
+        in_pairs = rc < 0;
+    }
     if (rc == 0 && !cfg->no_coll)
         rc = run_colls(&R, err);
     if (rc == 0 && !cfg->no_gpu)
@@ -841,10 +853,10 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
     /* the launcher saw a rank die (in any stage: one killed during the collectives was "the
      * job broke", its host named nowhere but a warning); else a pair's error names its peer
      * (a ring's may name a neighbour that left because its own peer died: not blamed) */
-    if (rc < 0 && boot->rank == 0)
-        dead = ct_launch_lost_rank_wait(1000000000) >= 0 ? ct_launch_lost_rank()
-               : in_pairs                                ? dead_rank_of(err->msg)
-                                                         : -1;
+    if (rc < 0 && boot->rank == 0 && dead < 0)
+        dead = ct_launch_lost_rank_wait(SEC) >= 0 ? ct_launch_lost_rank()
+               : in_pairs                         ? dead_rank_of(err->msg)
+                                                  : -1;
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);
         *out = R.rep; /* the caller releases it */

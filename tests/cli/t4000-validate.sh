@@ -119,6 +119,27 @@ kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
 # broke before the battery finished", the host in a warning alone)
 KOPTS="--ranks-per-node 2 --p2p-size 64K --coll-size 256M --iters 1000"
 kill_rank 3 3 out 'host .*/node1 failed' "killed in the collectives: its host named"
+# wherever a kill lands (the topologies' gather before the battery, the pairs), the killed
+# rank's host is named failed and no other host: a rank that left on its death could be
+# reaped first and named (vm/rank1 for rank 2 killed at 50 ms), a death in the gather was exit
+# 1 naming nobody ("rank 1 (vm): ... rank 0 (vm) gave up", a relay, said by every rank)
+for d in 0.03 0.06 0.1 0.2 0.4; do
+    $V --local 4 --link-gbps 1 --p2p-size 256M --iters 1000 --no-coll --timeout 2 \
+        >"$TMP/k.out" 2>"$TMP/k.err" &
+    pid=$!
+    i=0
+    while [ "$(pgrep -P $pid | wc -l)" -lt 4 ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+    sleep $d
+    kill -9 "$(pgrep -P $pid | sort -n | sed -n 3p)"
+    wait $pid; rc=$?
+    if [ $rc -eq 3 ] && [ "$(grep -c '\[failed\]' "$TMP/k.out")" = 1 ] &&
+        grep -q 'host .*/rank2 failed' "$TMP/k.out" && ! grep -q 'error: rank [0-9]* (' "$TMP/k.err"; then
+        ok "rank 2 killed $d s after the ranks started: its host alone named, no relayed errors"
+    else
+        not_ok "rank 2 killed $d s after the ranks started: exit $rc"
+        sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | grep -v '^#   *$' | tail -8
+    fi
+done
 # repeat before blame: the first round's pair reads 20x slow (COLLTUNE_VALIDATE_DIP, an
 # injected slow measurement); re-measured alone it is fine, so nothing is blamed; with
 # --repeats 0 the same dip is blamed
