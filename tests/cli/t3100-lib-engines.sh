@@ -82,7 +82,10 @@ before = set(os.listdir("/dev/shm"))
 p = subprocess.Popen([sys.argv[1], "sweep", "--lib", "ompi", "--local", "2", "--coll", "allreduce",
                       "-b", "8", "-e", "128M", "--budget", "60", "--out", sys.argv[2]],
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-time.sleep(6)
+t0 = time.time()  # once the ranks measure (results.json saved), not after a guessed 6 s
+while not os.path.exists(sys.argv[2] + "/results.json") and time.time() - t0 < 60:
+    time.sleep(0.1)
+time.sleep(1)
 seg = lambda: [f for f in set(os.listdir("/dev/shm")) - before if f.startswith("vader_segment.")]
 during = seg()  # the job's own: the check below is about them
 os.killpg(p.pid, signal.SIGINT)

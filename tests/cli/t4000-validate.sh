@@ -140,6 +140,17 @@ for d in 0.03 0.06 0.1 0.2 0.4; do
         sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | grep -v '^#   *$' | tail -8
     fi
 done
+# more ranks than CPUs: the pairs time the scheduler; no ceiling, nothing judged slow (a
+# ceiling scaled by CPUs/ranks failed a healthy 2-CPU host in 6 of 12 runs)
+cpus=$(usable_cores)
+if [ "$cpus" -lt 4 ]; then
+    expect 0 "--local 4 on $cpus CPUs: passes, its hosts unknown" -- $V --local 4 --no-coll --iters 5
+    grep -q "ceiling unknown: 4 ranks on $cpus CPUs time the scheduler" "$TMP/out" &&
+        grep -q 'PASS: 4 host(s): 0 ok, 0 slow, 0 failed, 4 unknown' "$TMP/out" &&
+        ok "... the reason said, every host unknown" || { not_ok "oversubscribed: $(tail -3 "$TMP/out")"; }
+else
+    skip "--local 4 on $cpus CPUs is not more ranks than CPUs"
+fi
 # repeat before blame: the first round's pair reads 20x slow (COLLTUNE_VALIDATE_DIP, an
 # injected slow measurement); re-measured alone it is fine, so nothing is blamed; with
 # --repeats 0 the same dip is blamed
