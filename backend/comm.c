@@ -51,7 +51,7 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     c->wait = cfg->tp.wait;
     if (c->wait == CT_WAIT_AUTO) {
         long cores = ct_cpus_host();
-        c->wait = boot->local_size > cores ? CT_WAIT_BLOCK : CT_WAIT_SPIN;
+        c->wait = boot->host_size > cores ? CT_WAIT_BLOCK : CT_WAIT_SPIN;
     }
     c->tp_of = ct_xcalloc((size_t)c->size, sizeof *c->tp_of);
     const char *t = cfg->transport ? cfg->transport : "auto";

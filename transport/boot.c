@@ -49,6 +49,7 @@ void ct_boot_fill_layout(struct ct_boot *b)
     b->nnodes = 0;
     b->local_rank = 0;
     b->local_size = 0;
+    b->host_size = 0;
     b->node = -1;
     for (int r = 0; r < b->size; r++) {
         int first = 1;
@@ -67,6 +68,8 @@ void ct_boot_fill_layout(struct ct_boot *b)
                 b->local_rank++;
             b->local_size++;
         }
+        size_t m = strcspn(b->host, "/"); /* a virtual node's machine */
+        b->host_size += !strncmp(b->hosts[r], b->host, m) && strcspn(b->hosts[r], "/") == m;
     }
 }
 

@@ -37,6 +37,8 @@ struct ct_boot {
     const struct ct_boot_ops *ops;
     int rank, size;
     int local_rank, local_size; /* among ranks with the same host name */
+    int host_size; /* ranks on this machine: local_size, or with virtual nodes (--ranks-per-node,
+                      "host/nodeN") every node of the host; they share its CPUs */
     int node, nnodes;           /* node index (hosts numbered by first rank) */
     char host[CT_BOOT_HOST_BYTES];
     char (*hosts)[CT_BOOT_HOST_BYTES]; /* host name of every rank (size entries) */

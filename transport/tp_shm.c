@@ -1536,7 +1536,7 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     ct_shm_own_start(); /* the objects it makes are removed however it ends */
     enum ct_wait_mode w = cfg ? cfg->wait : CT_WAIT_AUTO;
     if (w == CT_WAIT_AUTO)
-        w = boot->local_size <= ct_cpus_host() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
+        w = boot->host_size <= ct_cpus_host() ? CT_WAIT_SPIN : CT_WAIT_BLOCK;
     t->mode = w;
     const char *ur = getenv("COLLTUNE_SHM_UNREGISTERED");
     t->unregistered = ur && *ur && strcmp(ur, "0");

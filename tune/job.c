@@ -89,7 +89,10 @@ int ct_sweep_job_run(struct ct_sweep_job *j, struct ct_comm **comm, struct ct_er
 {
     char tp[96];
     long cores = ct_cpus_host();
-    int local = (*comm)->local_size > 0 ? (*comm)->local_size : 1;
+    const struct ct_boot *bt = (*comm)->boot; /* every rank on this machine shares its cores */
+    int local = bt && bt->host_size > 0   ? bt->host_size
+                : (*comm)->local_size > 0 ? (*comm)->local_size
+                                          : 1;
     j->cfg.tcp = strstr(ct_comm_tp_names(*comm, tp, sizeof tp), "tcp") != NULL;
     j->cfg.max_threads = (int)(cores / local);
     struct ct_backend be;

@@ -59,6 +59,34 @@ static void sample(struct ct_boot_hello *h)
     snprintf(h->host, sizeof h->host, "node07/node1");
 }
 
+/* host_size counts every rank of this machine: with virtual nodes (--ranks-per-node,
+ * "host/nodeN") all of the host's nodes (auto wait spun with 4 ranks on 2 CPUs, each node's
+ * 2 ranks counted alone); another host sharing a prefix is not this one */
+Test(boot_layout, host_size_over_virtual_nodes)
+{
+    static const char *const names[] = {"vm/node0", "vm/node0",  "vm/node1",
+                                        "vm/node1", "vmx/node0", "vm"};
+    char hosts[6][CT_BOOT_HOST_BYTES];
+    struct ct_boot b;
+    memset(&b, 0, sizeof b);
+    for (int r = 0; r < 6; r++)
+        snprintf(hosts[r], sizeof hosts[r], "%s", names[r]);
+    b.hosts = hosts;
+    b.size = 6;
+    b.rank = 2;
+    snprintf(b.host, sizeof b.host, "%s", names[2]);
+    ct_boot_fill_layout(&b);
+    cr_assert_eq(b.local_size, 2);
+    cr_assert_eq(b.local_rank, 0);
+    cr_assert_eq(b.nnodes, 4);
+    cr_assert_eq(b.host_size, 5, "vm/node0 x2, vm/node1 x2 and vm: %d", b.host_size);
+    b.rank = 4;
+    snprintf(b.host, sizeof b.host, "%s", names[4]);
+    ct_boot_fill_layout(&b);
+    cr_assert_eq(b.host_size, 1);
+    cr_assert_eq(b.local_size, 1);
+}
+
 Test(boot_wire, hello_round_trip)
 {
     struct ct_boot_hello h, g;
