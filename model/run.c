@@ -78,12 +78,14 @@ static int from_probe(const struct ct_topo *pt, struct ct_mtopo *t, struct ct_er
     }
     int rails = 0;
     double slow = 0;
-    for (size_t i = 0; i < pt->n_nic; i++)
-        if (pt->nic[i].rate_gbps > 0) {
+    for (size_t i = 0; i < pt->n_nic; i++) {
+        double d = ct_nic_data_gbps(&pt->nic[i]); /* less its line code */
+        if (d > 0) {
             rails++;
-            if (!slow || pt->nic[i].rate_gbps < slow)
-                slow = pt->nic[i].rate_gbps;
+            if (!slow || d < slow)
+                slow = d;
         }
+    }
     if (rails) {
         t->rails = rails;
         t->nic.gbps = slow / 8; /* Gb/s -> GB/s */

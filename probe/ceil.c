@@ -101,7 +101,8 @@ static double intra_gpu(const struct ct_topo *t, char *f, size_t len)
 static double node_net(const struct ct_topo *t, char *f, size_t len)
 {
     double sum = 0, first = 0;
-    int n = 0, rdma = 0, same = 1;
+    int n = 0, rdma = 0, same = 1, coded = 0;
+    char code[96] = ""; /* the first port whose rate names its signalling */
     for (size_t i = 0; i < t->n_nic; i++)
         rdma |= t->nic[i].dev[0] && t->nic[i].kind != CT_NIC_ETH;
     char list[200] = "";
@@ -110,23 +111,28 @@ static double node_net(const struct ct_topo *t, char *f, size_t len)
         const struct ct_nic *x = &t->nic[i];
         int is_rdma = x->dev[0] && x->kind != CT_NIC_ETH;
         int down = (x->state && x->state != 4) || !strcmp(x->state_str, "down");
-        if (is_rdma != rdma || down || x->rate_gbps <= 0)
+        double d = ct_nic_data_gbps(x);
+        if (is_rdma != rdma || down || d <= 0)
             continue;
-        sum += x->rate_gbps;
-        same &= !n || x->rate_gbps == first;
-        first = n ? first : x->rate_gbps;
+        if (d != x->rate_gbps && !coded++)
+            snprintf(code, sizeof code, " of data (%g Gb/s %dX %s less its %s line code)",
+                     x->rate_gbps, x->lanes, x->speed,
+                     strcmp(x->speed, "FDR") ? "8b/10b" : "64b/66b");
+        sum += d;
+        same &= !n || d == first;
+        first = n ? first : d;
         n++;
         if (used < sizeof list - 24)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%g", n > 1 ? " + " : "",
-                                     x->rate_gbps);
+            used +=
+                (size_t)snprintf(list + used, sizeof list - used, "%s%.4g", n > 1 ? " + " : "", d);
     }
     if (n > 1 && same)
-        snprintf(list, sizeof list, "%d x %g", n, first);
+        snprintf(list, sizeof list, "%d x %.4g", n, first);
     if (!n)
         snprintf(f, len, "no %s port with a known rate that is up", rdma ? "RDMA" : "network");
     else
-        snprintf(f, len, "%s NICs %s Gb/s = %g Gb/s = %g GB/s per node", rdma ? "RDMA" : "TCP",
-                 list, sum, sum / 8);
+        snprintf(f, len, "%s NICs %s Gb/s%s = %.4g Gb/s = %.4g GB/s per node",
+                 rdma ? "RDMA" : "TCP", list, code, sum, sum / 8);
     return sum / 8;
 }
 

@@ -237,6 +237,10 @@ int ct_topo_nvlink_total(const struct ct_topo *t, int gpu);
 int ct_busid_canon(const char *in, char out[CT_BUSID_LEN]);
 /* IB sysfs rate "56 Gb/sec (4X FDR)" -> 56, 4, "FDR". -1 on garbage (outputs untouched). */
 int ct_ib_rate_parse(const char *s, double *gbps, int *lanes, char speed[16]);
+/* The data rate of a port in Gb/s: InfiniBand's rate names the signalling of SDR, DDR and
+ * QDR (8b/10b: 40 Gb/s 4X QDR carries 32) and FDR (4X: 56 -> 54.5, 64b/66b); FDR10, EDR and
+ * later, and Ethernet, state their data rate. 0 when unknown. */
+double ct_nic_data_gbps(const struct ct_nic *n);
 /* PCIe link speed "8 GT/s", "16.0 GT/s PCIe", "2.5 GT/s" -> GT/s; 0 for "" / "Unknown". */
 double ct_pcie_gts_parse(const char *s);
 /* Per-direction PCIe bandwidth in GB/s for gts per lane x width (encoding overhead applied). */

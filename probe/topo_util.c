@@ -194,6 +194,16 @@ int ct_ib_rate_parse(const char *s, double *gbps, int *lanes, char speed[16])
     return 0;
 }
 
+double ct_nic_data_gbps(const struct ct_nic *n)
+{
+    const char *s = n->speed;
+    if (!strcmp(s, "SDR") || !strcmp(s, "DDR") || !strcmp(s, "QDR"))
+        return n->rate_gbps * 0.8; /* 8b/10b */
+    if (!strcmp(s, "FDR"))         /* 14.0625 Gbaud a lane, 64b/66b */
+        return n->lanes > 0 ? n->lanes * 14.0625 * 64 / 66 : n->rate_gbps * 14.0625 / 14 * 64 / 66;
+    return n->rate_gbps;
+}
+
 double ct_pcie_gts_parse(const char *s)
 {
     if (!s)

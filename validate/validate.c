@@ -139,7 +139,7 @@ void ct_val_expect_unit(const struct ct_topo *t, const char *transport, double e
         else
             snprintf(v->name, sizeof v->name, "%s", n->netdev);
         snprintf(v->netdev, sizeof v->netdev, "%.31s", n->netdev);
-        v->line_gbps = n->rate_gbps;
+        v->line_gbps = ct_nic_data_gbps(n); /* what the port carries, less its line code */
         /* the probe's verdict on this port */
         for (size_t k = 0; k < nw; k++) {
             if (w[k].kind != CT_WARN_PORT_DEGRADED && w[k].kind != CT_WARN_PORT_DOWN)

@@ -55,10 +55,39 @@ Test(sysfs, connectx3_fdr_port)
     size_t nc = ct_ceilings_compute(t, 2, &c);
     for (size_t i = 0; i < nc; i++)
         if (!strcmp(c[i].scope, "inter") && strcmp(c[i].coll, "alltoall"))
-            cr_expect_float_eq(c[i].busbw, 7, 1e-9, "one 56 Gb/s FDR port = 7 GB/s");
+            cr_expect_float_eq(c[i].busbw, 4 * 14.0625 * 64 / 66 / 8, 1e-9,
+                               "one 56 Gb/s 4X FDR port carries 54.5 Gb/s of data (64b/66b) = "
+                               "6.82 GB/s, not 7 (%g)",
+                               c[i].busbw);
     free(c);
     rm_rf(root);
     ct_topo_free(t);
+}
+
+/* the data rate less the line code: 8b/10b up to QDR, 64b/66b for FDR; FDR10, EDR and later
+ * and Ethernet state theirs */
+Test(sysfs, data_rate_less_the_line_code)
+{
+    static const struct {
+        const char *rate;
+        double data;
+    } cases[] = {{"10 Gb/sec (4X SDR)", 8},
+                 {"20 Gb/sec (4X DDR)", 16},
+                 {"40 Gb/sec (4X QDR)", 32},
+                 {"56 Gb/sec (4X FDR)", 4 * 14.0625 * 64 / 66},
+                 {"14 Gb/sec (1X FDR)", 14.0625 * 64 / 66},
+                 {"40 Gb/sec (4X FDR10)", 40},
+                 {"100 Gb/sec (4X EDR)", 100},
+                 {"200 Gb/sec (4X HDR)", 200},
+                 {"400 Gb/sec (4X NDR)", 400},
+                 {"25 Gb/sec", 25}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct ct_nic n;
+        memset(&n, 0, sizeof n);
+        cr_assert_eq(ct_ib_rate_parse(cases[i].rate, &n.rate_gbps, &n.lanes, n.speed), 0);
+        cr_expect_float_eq(ct_nic_data_gbps(&n), cases[i].data, 1e-9, "%s: %g", cases[i].rate,
+                           ct_nic_data_gbps(&n));
+    }
 }
 
 Test(sysfs, scif0_and_virtual_interfaces_skipped)
