@@ -165,6 +165,8 @@ static void ranges(struct ct_model_result *r, size_t nalg)
         for (size_t a = 1; a < nalg; a++)
             if (r->rows[s * nalg + a].time_us < r->rows[best].time_us)
                 best = s * nalg + a;
+        if (!isfinite(r->rows[best].time_us))
+            continue; /* none priced here (not kept: the sizes past all end the rows) */
         if (r->nranges && r->ranges[r->nranges - 1].algo == r->rows[best].algo) {
             prev = best;
             continue;
@@ -173,9 +175,12 @@ static void ranges(struct ct_model_result *r, size_t nalg)
         if (r->nranges) { /* prev: the winner at the previous size */
             size_t pa = prev % nalg, ba = best % nalg, ps = prev / nalg;
             const struct ct_model_row *x = r->rows;
-            from = cross((double)x[ps * nalg].size, (double)x[s * nalg].size,
-                         x[ps * nalg + pa].time_us, x[s * nalg + pa].time_us,
-                         x[ps * nalg + ba].time_us, x[s * nalg + ba].time_us);
+            /* the winner before is not priced here (too large): it ends where it was */
+            from = !isfinite(x[s * nalg + pa].time_us)
+                       ? (double)x[ps * nalg].size
+                       : cross((double)x[ps * nalg].size, (double)x[s * nalg].size,
+                               x[ps * nalg + pa].time_us, x[s * nalg + pa].time_us,
+                               x[ps * nalg + ba].time_us, x[s * nalg + ba].time_us);
             r->ranges[r->nranges - 1].to = from;
         }
         r->ranges[r->nranges].from = from;
@@ -198,6 +203,8 @@ char *ct_model_result_json(const struct ct_model_req *q, const struct ct_model_r
     json_object_set_new(doc, "datatype", json_string(ct_dtype_name(q->dtype)));
     for (size_t i = 0; i < r->nrows; i++) {
         const struct ct_model_row *w = &r->rows[i];
+        if (!isfinite(w->time_us))
+            continue; /* not priced at this size */
         json_t *o = json_object();
         json_object_set_new(o, "size", json_integer((json_int_t)w->size));
         json_object_set_new(o, "algo", json_string(w->algo));
@@ -269,7 +276,8 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     int rc = 0;
     size_t cap = 0;
     size_t es = ct_dtype_size(q->dtype);
-    bool stop = false; /* the last candidate too large to price from here: the rest not priced */
+    bool stop = false; /* every candidate too large to price from here: the rest not priced */
+    bool *out = ct_xcalloc(nc ? nc : 1, sizeof *out); /* too large from a size on */
     uint64_t *sizes;   /* run's sizes (0, then one element per rank, from -b 0), priced alike */
     size_t nsizes = ct_bench_sizes(q->coll, q->minb, q->maxb, q->factor, es, shape.nranks, &sizes);
     for (size_t s = 0; s < nsizes && rc == 0 && !stop; s++) {
@@ -287,30 +295,18 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
             }
             rc = ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
                                      shape.nranks, size, &c, &why);
-            if (rc == CT_EUNSUPP && nc == 1 && r->nrows) { /* the only one left: the sizes
-                                                               priced kept, the rest said */
+            if (rc == CT_EUNSUPP && !out[a]) { /* too large to price from this size on: its
+                                    rows end here (it was left out whole: oneshot's 16 KiB
+                                    mailbox took it out of every crossover past -e 16K) */
                 size_t l = strlen(r->skipped);
                 snprintf(r->skipped + l, sizeof r->skipped - l,
                          "%s%s (from %llu B: not priced above)", l ? "; " : "", why.msg,
                          (unsigned long long)size);
-                rc = 0;
-                stop = true;
-                continue;
+                out[a] = true;
             }
-            if (rc == CT_EUNSUPP) { /* too large to price at this size: left out whole, so
-                                       every size keeps one row per algorithm */
-                size_t l = strlen(r->skipped), w = 0;
-                snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s (at %llu B)",
-                         l ? "; " : "", why.msg, (unsigned long long)size);
-                for (size_t i = 0; i < r->nrows; i++)
-                    if (r->rows[i].algo != cand[a]->name)
-                        r->rows[w++] = r->rows[i];
-                r->nrows = w;
-                memmove(&cand[a], &cand[a + 1], (nc - a - 1) * sizeof *cand);
-                nc--;
-                a--;
+            if (out[a]) { /* a placeholder keeps one row per algorithm at every size */
+                c = (struct ct_model_cost){.size = size, .time_us = INFINITY};
                 rc = 0;
-                continue;
             }
             if (rc < 0) {
                 *err = why;
@@ -324,12 +320,21 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
                                                         c.time_us, c.algbw, c.busbw, c.nranks,
                                                         c.nnodes, c.period > 0};
         }
+        bool all_out = nc > 0; /* none priced from this size: the sizes priced kept */
+        for (size_t o = 0; o < nc; o++)
+            all_out &= out[o];
+        if (all_out && rc == 0) {
+            while (r->nrows && r->rows[r->nrows - 1].size == size)
+                r->nrows--;
+            stop = true;
+        }
     }
+    free(out);
     ct_model_free(m);
     free(sizes);
     if (rc < 0)
         return rc;
-    if (!nc)
+    if (!nc || !r->nrows)
         return ct_err_set(err, CT_EUNSUPP, "no algorithm supports %s on %d ranks of '%s'%s%s%s",
                           ct_coll_name(q->coll), shape.nranks, r->topo.name,
                           r->skipped[0] ? " (" : "", r->skipped, r->skipped[0] ? ")" : "");

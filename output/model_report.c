@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* colltune model's report: the nccl-tests table of predicted rows, then the crossovers. */
+#include <math.h>
 #include <stdio.h>
 
 #include "../algos/coll.h"
@@ -19,7 +20,10 @@ static const char *fmt_size(double b, char *buf, size_t n)
 void ct_model_report(FILE *out, const struct ct_model_req *q, const struct ct_model_result *r,
                      const char *version)
 {
-    int nranks = r->nrows ? r->rows[0].nranks : 0, nnodes = r->nrows ? r->rows[0].nnodes : 0;
+    size_t f = 0; /* the first row priced (a placeholder says nothing of the shape) */
+    while (f + 1 < r->nrows && !isfinite(r->rows[f].time_us))
+        f++;
+    int nranks = r->nrows ? r->rows[f].nranks : 0, nnodes = r->nrows ? r->rows[f].nnodes : 0;
     char tp[96];
     snprintf(tp, sizeof tp, "model:%s (predicted)", r->topo.name);
     struct ct_run_meta meta = {.coll = ct_coll_name(q->coll),
@@ -31,7 +35,11 @@ void ct_model_report(FILE *out, const struct ct_model_req *q, const struct ct_mo
                                .nranks = nranks,
                                .nnodes = nnodes};
     ct_table_header(out, &meta);
+    size_t priced = 0;
     for (size_t i = 0; i < r->nrows; i++) {
+        if (!isfinite(r->rows[i].time_us))
+            continue; /* too large to price from a size on (said under "not priced") */
+        priced++;
         struct ct_row row; /* AllGather and AllToAll reduce nothing: "none", as run says */
         ct_row_init(&row, q->dtype, ct_coll_desc(q->coll)->needs_op ? (int)q->op : -1,
                     r->rows[i].algo);
@@ -50,7 +58,7 @@ void ct_model_report(FILE *out, const struct ct_model_req *q, const struct ct_mo
     }
     if (r->skipped[0])
         fprintf(out, "# not priced: %s\n", r->skipped);
-    fprintf(out, "# priced %zu points in %.3f s%s%s\n", r->nrows, r->elapsed_s,
+    fprintf(out, "# priced %zu points in %.3f s%s%s\n", priced, r->elapsed_s,
             q->json ? "; wrote " : "",
             out == stderr ? "the JSON to standard output"
             : q->json     ? q->json

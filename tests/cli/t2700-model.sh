@@ -108,6 +108,18 @@ if command -v script >/dev/null 2>&1; then
 else
     skip "no script(1): the terminal's progress line is not checked"
 fi
+# an algorithm too large to price past a size keeps its rows and its range below it (oneshot's
+# 16 KiB mailbox: past -e 16K it was left out whole, "0 B .. inf mesh-1step")
+expect 0 "oneshot priced below its mailbox with -e 64K" -- $M --node dgx-h100 -b 8 -e 64K -f 8 --json "$TMP/os.json"
+grep -q '^#   0 B  *\.\. 4 KiB  *oneshot' "$TMP/out" && grep -q 'from 32768 B: not priced above' "$TMP/out" &&
+    python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+os = [r['size'] for r in d['results'] if r['algo'] == 'oneshot']
+assert os == [8, 64, 512, 4096], os
+assert d['ranges'][0]['algo'] == 'oneshot' and d['ranges'][0]['to_bytes'] == 4096, d['ranges'][0]
+" "$TMP/os.json" && ok "... its range ends at the last size priced, its rows in the JSON up to there" ||
+    not_ok "oneshot past its mailbox: $(grep '^#   ' "$TMP/out" | head -3)"
 expect 0 "off a terminal" -- $M --node dgx-h100 --nodes 4 -b 8 -e 64K --algos ring,rdh
 grep -q pricing "$TMP/err" "$TMP/out" && not_ok "a progress line off a terminal" \
     || ok "... no progress line"
