@@ -135,6 +135,11 @@ int ct_algo_params_read(const struct ct_algo *a, enum ct_coll c, const struct ct
                         struct ct_err *err)
 {
     unsigned reads = ct_algo_params(a, c);
+    if ((given->intra || given->inter) && !a->subs) /* ran ring, the option recorded nowhere */
+        return ct_err_set(err, CT_EINVAL,
+                          "--%s: %s runs no sub-algorithms (--intra and --inter are for one "
+                          "that does: --algo hier)",
+                          given->intra ? "intra" : "inter", a->name);
     for (int p = 0; p < CT_P_COUNT; p++)
         if (given->v[p] && !(reads & CT_PBIT(p)))
             return ct_err_set(err, CT_EINVAL,

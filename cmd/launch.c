@@ -88,6 +88,11 @@ int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->provider && strcmp(o->transport, "fabric"))
         return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
+    if (o->sockbuf &&
+        (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host(o))))
+        return ct_cmd_fail(cmd, 2,
+                           "--sockbuf sizes tcp's socket buffers: the ranks meet in shared "
+                           "memory alone (one host) (--transport tcp)");
     /* --local's ranks meeting in shared memory (a virtual node's among themselves) */
     if (o->local > 1 && (!strcmp(o->transport, "shm") || !strcmp(o->transport, "auto")) &&
         ct_shm_host_fits(o->local, o->ranks_per_node ? o->ranks_per_node : o->local, &err) < 0)

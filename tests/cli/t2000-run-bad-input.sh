@@ -47,6 +47,12 @@ usage_says "--provider without the fabric transport" "--provider is for --transp
 usage_says "--streams over the fabric transport" "--streams 4: the fabric transport opens one endpoint a peer" -- $R --local 2 --transport fabric --streams 4
 usage_says "--chunk for an algorithm without slices" "--chunk: oneshot reads no chunk" -- $R --local 2 --algo oneshot --chunk 4K
 usage_says "--pipeline for symm" "--pipeline: symm reads no pipeline" -- $R --local 2 --algo symm --pipeline 8
+# --intra/--inter beside an algorithm that runs no sub-algorithms (ring ran, exit 0, the
+# option recorded nowhere)
+usage_says "--intra for ring" "--intra: ring runs no sub-algorithms (--intra and --inter are for one that does: --algo hier)" -- $R --local 2 --intra mesh --inter rdh
+usage_says "--inter for mesh" "--inter: mesh runs no sub-algorithms" -- $R --local 2 --algo mesh --inter rdh
+# --sockbuf where no tcp connection opens (it ran on shm, exit 0)
+usage_says "--sockbuf on one host over shm" "--sockbuf sizes tcp's socket buffers: the ranks meet in shared memory alone (one host) (--transport tcp)" -- $R --local 2 --sockbuf 1M
 usage_says "--threads for ring" "--threads: ring reads no threads (colltune list algos --verbose: what each reads)" -- $R --local 2 --threads 2
 expect 0 "--rails for rail-ring" -- $R --local 2 --rails 2 --algo rail-ring -b 8 -e 1K
 expect 0 "--rails for hier with rail-ring between nodes (its sub-jobs keep the rails)" -- $R --local 4 --ranks-per-node 2 --algo hier --inter rail-ring --rails 2 -b 8 -e 1K
