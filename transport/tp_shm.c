@@ -1486,6 +1486,44 @@ static int map_peers(struct tp_shm *t, const struct hello *all, struct ct_err *e
     return 0;
 }
 
+/* Read one byte of every page of [b, b + len). */
+static void touch_pages(const void *b, size_t len)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    const volatile char *c = b, *end = c + len;
+    for (const volatile char *q = c; q < end;
+         q = (const volatile char *)(((uintptr_t)q | (pg - 1)) + 1))
+        (void)*q;
+}
+
+/*
+ * Each slot header sits on its own page, and the first access to a page of the mapping costs
+ * 6-40 us on a VM (not the minor fault alone: MAP_POPULATE and MADV_POPULATE_WRITE left
+ * 18-20 us a call), so a job's first laps of the 16 slots ran 30-100x slow: the first 8 calls
+ * of simple-ring on 2 ranks took 28-66 us where later ones take 0.8, the first size of
+ * `run -w 5 -n 5` read 30-130 us. Touched here once, both directions of every peer: the
+ * control headers, each channel's header, every slot's header and eager bytes, its fence
+ * (0.5-5 ms a rank at open; a fragment's further data pages are touched on first use).
+ */
+static void touch_channels(struct tp_shm *t)
+{
+    touch_pages(t->ctl, t->ctl->chan_off);
+    for (int i = 0; i < t->npeers; i++) {
+        struct peer *p = &t->peers[i];
+        touch_pages(p->ctl, p->ctl->chan_off);
+        struct chan *ch[2] = {p->in, p->out};
+        uint64_t stride[2] = {t->in_stride, p->out_stride}, mask[2] = {t->in_mask, p->out_mask},
+                 data[2] = {t->in_data, p->out_data};
+        for (int d = 0; d < 2; d++) {
+            touch_pages(ch[d], sizeof(struct chan));
+            for (uint64_t k = 0; k <= mask[d]; k++)
+                touch_pages(chan_slot(ch[d], stride[d], mask[d], k),
+                            sizeof(struct slot) + (data[d] < RDV_MIN ? data[d] : RDV_MIN));
+            touch_pages(chan_fence(ch[d], stride[d], mask[d] + 1), sizeof(struct fence));
+        }
+    }
+}
+
 /* Allgather each rank's status; the first failure (ours preferred) becomes the error. */
 static int agree(struct tp_shm *t, int rc, struct hello *mine, struct hello *all,
                  struct ct_err *lerr, struct ct_err *err)
@@ -1569,6 +1607,8 @@ static int shm_open_tp(struct ct_tp **out, const struct ct_tp_cfg *cfg, struct c
     rc = agree(t, rc, &mine, all, &lerr, err);
     if (rc == 0) {
         rc = map_peers(t, all, &lerr);
+        if (rc == 0)
+            touch_channels(t);
         rc = agree(t, rc, &mine, all, &lerr, err);
     }
     free(all);
