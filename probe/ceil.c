@@ -209,6 +209,19 @@ size_t ct_ceilings_compute(const struct ct_topo *t, int nodes, struct ct_ceiling
         char fa[400];
         double ba = intra_a2a(t, fa, sizeof fa);
         put(&c[k++], colls[3], "intra", ba, fa);
+    } else if (t->n_accel >= 2 && t->torus_rows) {
+        /* all-to-all crosses the torus' bisection: half of each device's data crosses 2 x the
+         * shorter side's links (its wraparound doubles them) each way, not its injection */
+        int r = t->torus_rows, cl = t->torus_cols, n = r * cl, side = r < cl ? r : cl;
+        int cut = r < cl ? cl : r; /* the dimension cut in two: it wraps when longer than 2 */
+        double lanes = (cut > 2 ? 2.0 : 1.0) * side; /* links the cut takes each way */
+        char fa[400];
+        snprintf(fa, sizeof fa,
+                 "bisection of the %dx%d torus: %g links each way carry half of every device's "
+                 "data: busbw <= %g x B_link x %d/%d (B_link, the device link rate, is not in the "
+                 "input)",
+                 r, cl, lanes, 4 * lanes / n, n - 1, n);
+        put(&c[k++], colls[3], "intra", 0, fa);
     } else {
         put(&c[k++], colls[3], "intra", bi, fi);
     }

@@ -113,6 +113,31 @@ static size_t diagram(const char *text, char lines[][128], size_t max)
     return n;
 }
 
+/* all-to-all on a 4x4 torus is bounded by its bisection (8 links each way carry half of each
+ * device's data: 2 x B_link x 15/16), not by the rings' 4 x B_link an AllReduce reaches */
+Test(neuron, torus_alltoall_bisection)
+{
+    struct ct_topo *t = load("neuron-ls", FIX_TRN2);
+    struct ct_ceiling *c;
+    size_t nc = ct_ceilings_compute(t, 2, &c);
+    int seen = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (strcmp(c[i].scope, "intra"))
+            continue;
+        if (!strcmp(c[i].coll, "alltoall")) {
+            seen++;
+            cr_expect(strstr(c[i].formula, "bisection of the 4x4 torus: 8 links each way") &&
+                          strstr(c[i].formula, "busbw <= 2 x B_link x 15/16"),
+                      "%s", c[i].formula);
+        } else {
+            cr_expect(strstr(c[i].formula, "4 x B_link per device"), "%s", c[i].formula);
+        }
+    }
+    cr_expect_eq(seen, 1);
+    free(c);
+    ct_topo_free(t);
+}
+
 Test(neuron, drawing_matches_neuron_ls)
 {
     const char *names[] = {FIX_TRN1, FIX_TRN2};
