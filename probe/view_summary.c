@@ -103,8 +103,11 @@ static void pci_node(const struct ct_topo *t, int i, int depth, FILE *out)
         fprintf(out, " bridge");
     else if (p->class_code)
         fprintf(out, " %s", class_name(p->class_code, p->vendor));
-    if (p->vendor || p->device)
+    if (p->vendor && p->device)
         fprintf(out, " [%04x:%04x]", p->vendor, p->device);
+    else if (p->vendor || p->device) /* an import may name one alone: not a made-up 0000 */
+        fprintf(out, p->vendor ? " [%04x:????]" : " [????:%04x]",
+                p->vendor ? p->vendor : p->device);
     if (p->parent < 0 && ct_pci_numa(t, i) >= 0)
         fprintf(out, " NUMA %d", ct_pci_numa(t, i));
     fprintf(out, "%s%s%s%s%s\n", link[0] ? " " : "", link, att, p->name ? "  " : "",
@@ -114,12 +117,18 @@ static void pci_node(const struct ct_topo *t, int i, int depth, FILE *out)
 
 static void cpus(const struct ct_topo *t, FILE *out)
 {
-    fprintf(out, "CPU: %zu package(s), %d core(s), %d PU(s)\n", t->n_pkg, t->ncores, t->npus);
+    if (!t->n_pkg && !t->ncores && !t->npus) /* an import without them: not "0 cores" */
+        fprintf(out, "CPU: unknown (not in the input)\n");
+    else
+        fprintf(out, "CPU: %zu package(s), %d core(s), %d PU(s)\n", t->n_pkg, t->ncores, t->npus);
     for (size_t i = 0; i < t->n_pkg; i++)
         fprintf(out, "  package %d: %s, %d cores, %d PUs, cpus %s\n", t->pkg[i].os_index,
                 t->pkg[i].model ? t->pkg[i].model : "model unknown", t->pkg[i].ncores,
                 t->pkg[i].npus, t->pkg[i].cpus[0] ? t->pkg[i].cpus : "?");
-    fprintf(out, "NUMA: %zu node(s)\n", t->n_numa);
+    if (t->n_numa)
+        fprintf(out, "NUMA: %zu node(s)\n", t->n_numa);
+    else
+        fprintf(out, "NUMA: unknown (not in the input)\n");
     for (size_t i = 0; i < t->n_numa; i++) {
         const struct ct_numa *m = &t->numa[i];
         fprintf(out, "  node %d: cpus %s", m->os_index, m->cpus[0] ? m->cpus : "?");
@@ -189,7 +198,10 @@ int ct_view_summary(const struct ct_topo *t, FILE *out, struct ct_err *err)
     fprintf(out, "host: %s (%s)\n", t->hostname ? t->hostname : "unknown",
             t->origin ? t->origin : "?");
     cpus(t, out);
-    fprintf(out, "PCI: %zu node(s)\n", t->n_pci);
+    if (t->n_pci)
+        fprintf(out, "PCI: %zu node(s)\n", t->n_pci);
+    else
+        fprintf(out, "PCI: unknown (not in the input)\n");
     pci_tree(t, -1, 0, out);
     devices(t, out);
     if (t->n_notes) {

@@ -58,6 +58,20 @@ Test(report, asus_numa)
     ct_topo_free(t);
 }
 
+/* what the report does not state is said unknown, not zero or made up: it read "CPU: 0
+ * package(s), 0 core(s), 0 PU(s)" beside NUMA nodes of 64 CPUs, and the GPUs "[10de:0000]" */
+Test(report, asus_summary_says_unknown)
+{
+    struct ct_topo *t = load("report", FIX_ASUS);
+    char *s = render(t, "summary");
+    cr_expect(strstr(s, "CPU: unknown (not in the input)\n"), "%s", s);
+    cr_expect(strstr(s, "NUMA: 2 node(s)\n"));
+    cr_expect(strstr(s, "0000:01:00.0 display [10de:????] GPU0"), "%s", s);
+    cr_expect_null(strstr(s, ":0000]"));
+    free(s);
+    ct_topo_free(t);
+}
+
 Test(report, asus_matrix_and_ports)
 {
     struct ct_topo *t = load("report", FIX_ASUS);
