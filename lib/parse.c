@@ -26,6 +26,8 @@ int ct_parse_size(const char *s, unsigned long long *out)
     case 't': case 'T': shift = 40; end++; break;
     default: break;
     }
+    if (shift && (end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b'))
+        end++; /* KiB, MiB, GiB, TiB: the same powers of two */
     if (*end == 'B' || *end == 'b')
         end++;
     if (*end)

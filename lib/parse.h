@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 /* A byte size with an optional K/M/G/T suffix (powers of 1024, like nccl-tests) and an
- * optional trailing B. Returns -1 on garbage, a sign, or overflow. */
+ * optional trailing B, or KiB/MiB/GiB/TiB (as colltune prints them). Returns -1 on garbage, a
+ * sign, or overflow. */
 int ct_parse_size(const char *s, unsigned long long *out);
 /* A comma-separated list of sizes (ct_parse_size), each a multiple of elem: their count, the
  * values in *out where out is not NULL (malloc'ed), or -1 with the bad item in bad ("" for an

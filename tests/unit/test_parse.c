@@ -20,13 +20,18 @@ Test(parse, sizes)
     cr_assert_eq(v, 2ull << 40);
     cr_assert_eq(ct_parse_size("0", &v), 0);
     cr_assert_eq(v, 0);
+    cr_assert_eq(ct_parse_size("1KiB", &v), 0); /* what colltune prints, read back */
+    cr_assert_eq(v, 1024);
+    cr_assert_eq(ct_parse_size("64MiB", &v), 0);
+    cr_assert_eq(v, 64ull << 20);
 }
 
 Test(parse, bad_sizes)
 {
     unsigned long long v;
-    const char *bad[] = {"", "-8", "+8", "8Q", "K", "1.5M", "99999999999999999999",
-                         "99999999999999T", "8 ", " 8", "8KK"};
+    const char *bad[] = {
+        "",   "-8", "+8",  "8Q",  "K",   "1.5M", "99999999999999999999", "99999999999999T",
+        "8 ", " 8", "8KK", "8iB", "8Ki", "8KiBB"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(ct_parse_size(bad[i], &v), -1, "'%s' should be rejected", bad[i]);
     cr_assert_eq(ct_parse_size(NULL, &v), -1);
