@@ -35,6 +35,11 @@ static int parse_algos(struct model_ctx *x, const char *arg)
         const struct ct_algo *a = ct_algo_find(t);
         if (!a)
             return ct_cmd_fail("model", 2, "unknown algorithm '%s' (colltune list algos)", t);
+        size_t seen = 0; /* named twice: priced once, as sweep's --algos (it printed twice) */
+        while (seen < x->q.nalgos && x->q.algos[seen] != a)
+            seen++;
+        if (seen < x->q.nalgos)
+            continue;
         if (x->q.nalgos == CT_MODEL_MAX_ALGOS)
             return ct_cmd_fail("model", 2, "--algos: at most %d algorithms", CT_MODEL_MAX_ALGOS);
         x->q.algos[x->q.nalgos++] = a;

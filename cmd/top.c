@@ -69,11 +69,12 @@ static int parse(struct top_opts *o, int argc, char **argv)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "unknown --view '%s' (see -h)", o->view);
     if (o->replay && o->root)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE, "--replay and --sysfs-root exclude each other");
-    if (o->once && o->frames) /* was ignored */
-        return ct_cmd_fail(CMD, CT_EXIT_USAGE,
-                           "--frames N counts a stream's samples; --once "
-                           "prints one");
-    if (o->view && !strcmp(o->view, "topology") && o->replay && o->once && !o->json)
+    if ((o->once && o->frames) || (o->json && o->view)) /* were ignored */
+        return ct_cmd_fail(CMD, CT_EXIT_USAGE, "%s",
+                           o->once && o->frames
+                               ? "--frames N counts a stream's samples; --once prints one"
+                               : "--view is the screen's or --once's text, not --json's");
+    if (o->view && !strcmp(o->view, "topology") && o->replay && o->once)
         return ct_cmd_fail(CMD, CT_EXIT_USAGE,
                            "--view topology is this host's probe: a "
                            "recording (--replay) holds none");

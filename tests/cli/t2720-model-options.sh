@@ -36,4 +36,8 @@ for o in "--streams 1" "--mem host" "--wait auto" "--transport auto"; do
     # shellcheck disable=SC2086
     expect 0 "model $o (the default)" -- $M $o
 done
+# an algorithm named twice is priced once, as sweep's --algos (each row printed twice)
+expect 0 "--algos ring,ring,mesh" -- $M --algos ring,ring,mesh
+[ "$(grep -c ' ring  ' "$TMP/out")" = 1 ] && [ "$(grep -c ' mesh  ' "$TMP/out")" = 1 ] &&
+    ok "... one ring row, one mesh row" || not_ok "--algos twice: $(grep -c ' ring  ' "$TMP/out") ring rows"
 done_testing

@@ -16,6 +16,7 @@ usage_error "unknown view" -- $COLLTUNE top --once --view nope
 usage_error "unreadable replay" -- $COLLTUNE top --once --replay "$TMP/none.json"
 usage_error "missing sysfs root" -- $COLLTUNE top --once --sysfs-root "$TMP/none"
 usage_says "--frames beside --once (was ignored)" "--frames N counts a stream's samples; --once prints one" -- $COLLTUNE top --once --frames 3
+usage_says "--view beside --json (was ignored)" "--view is the screen's or --once's text, not --json's" -- $COLLTUNE top --once --json --view plot
 expect 0 "--view topology --once" -- $COLLTUNE top --once --view topology
 grep -q "^CPU: " "$TMP/out" && ! grep -q "the probe did not run" "$TMP/out" && ok "--view topology --once prints the probe's views" \
     || not_ok "--view topology --once: $(head -3 "$TMP/out")"
