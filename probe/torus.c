@@ -104,13 +104,20 @@ int ct_topo_set_torus(struct ct_topo *t, int rows, int cols, struct ct_err *err)
         return ct_err_set(err, CT_EINVAL, "--torus %dx%d needs %zu devices, found %zu", rows, cols,
                           n, t->n_accel);
     }
+    for (size_t i = 0; i < t->n_accel; i++) { /* the input's links stand: a shape against
+                                                   them drew one grid beside another's table */
+        const struct ct_accel *a = &t->accel[i];
+        int exp[4], ne = grid_nbrs(rows, cols, a->index < (int)n ? a->index : 0, exp);
+        if (a->n_nbrs && !same_set(a->nbrs, a->n_nbrs, exp, ne))
+            return ct_err_set(err, CT_EINVAL,
+                              "--torus %dx%d: device %d's listed neighbours are not a %dx%d "
+                              "torus's (leave --torus out: the input's links give the shape)",
+                              rows, cols, a->index, rows, cols);
+    }
     for (size_t i = 0; i < t->n_accel; i++) {
         struct ct_accel *a = &t->accel[i];
         int exp[4], ne = grid_nbrs(rows, cols, a->index < (int)n ? a->index : 0, exp);
-        if (a->n_nbrs && !same_set(a->nbrs, a->n_nbrs, exp, ne)) {
-            ct_topo_note(t, "device %d: listed neighbours do not match a %dx%d torus", a->index,
-                         rows, cols);
-        } else if (!a->n_nbrs) {
+        if (!a->n_nbrs) {
             a->nbrs = ct_xmalloc(4 * sizeof *a->nbrs);
             memcpy(a->nbrs, exp, (size_t)ne * sizeof *exp);
             a->n_nbrs = (size_t)ne;

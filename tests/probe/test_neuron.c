@@ -234,8 +234,12 @@ Test(neuron, torus_override)
     }
     struct ct_topo *t = load("neuron-ls", FIX_TRN1);
     struct ct_err err = {0};
-    cr_expect_eq(ct_topo_set_torus(t, 2, 8, &err), 0);
-    cr_expect(has_note(t, "do not match a 2x8 torus"));
+    /* a shape against the listed links is refused (it drew a 2x8 grid beside the 4x4 table) */
+    cr_expect_eq(ct_topo_set_torus(t, 2, 8, &err), CT_EINVAL);
+    cr_expect(strstr(err.msg, "--torus 2x8: device 0's listed neighbours are not a 2x8 torus's"),
+              "%s", err.msg);
+    cr_expect_eq(t->torus_rows, 4, "the input's shape kept");
+    cr_expect_eq(ct_topo_set_torus(t, 4, 4, &err), 0, "%s", err.msg);
     cr_expect_eq(ct_topo_set_torus(t, 3, 3, &err), CT_EINVAL);
     cr_expect(strstr(err.msg, "needs 9 devices, found 16"), "%s", err.msg);
     ct_topo_free(t);
