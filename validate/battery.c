@@ -98,9 +98,16 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     }
     ct_sched_finish(&lat);
     struct ct_exec_args a = {.buf = {sb, rb, NULL}, .chunk = CHUNK, .depth = 4, .threads = 1};
-    /* warmup: meets the partner and opens the TCP window (slow start) */
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < 2; i++)
+    /* warmup: meets the partner and opens the TCP window (slow start); below 2 MiB, as many
+     * exchanges as move 4 MiB, and a sample of as many as move 1 MiB: the first exchanges map
+     * and fault the buffers, and one of 64 KiB takes microseconds (3 samples of one read 2-5
+     * GB/s where the pair moves 35-70) */
+    uint64_t b = bytes ? bytes : 1;
+    int rc = 0, warm = b < (2u << 20) ? (int)((4u << 20) / b) : 2,
+        reps = b < (1u << 20) ? (int)((1u << 20) / b) : 1;
+    warm = warm > 256 ? 256 : warm;
+    reps = reps > 64 ? 64 : reps;
+    for (int i = 0; rc == 0 && i < warm; i++)
         rc = ct_exec_run(ex, c, &bw, &a, err);
     /* each repetition timed alone; the median rate and latency stand for the pair, so one
      * preempted repetition on a busy host does not decide the verdict */
@@ -115,8 +122,9 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
             break;
         }
         int64_t t0 = ct_now_ns();
-        rc = ct_exec_run(ex, c, &bw, &a, err);
-        rate[nr++] = (double)bytes / (double)(ct_now_ns() - t0);
+        for (int r = 0; rc == 0 && r < reps; r++)
+            rc = ct_exec_run(ex, c, &bw, &a, err);
+        rate[nr++] = (double)bytes * reps / (double)(ct_now_ns() - t0);
     }
     for (int i = 0; rc == 0 && i < 3; i++)
         rc = ct_exec_run(ex, c, &lat, &a, err);
@@ -465,14 +473,20 @@ static int calibrate_copy(struct run *R, void *sb, void *rb, struct ct_err *err)
      * ceiling scaled by cpus/ranks failed a healthy host in 4 to 6 of 12 runs, 4 ranks on 2
      * CPUs), as a sweep reports such points and tunes nothing on them */
     long cpus = ct_cpus_host();
-    bool over = cpus > 0 && cpus < R->boot->local_size;
+    bool over = cpus > 0 && cpus < R->boot->local_size,
+         small = bytes < (1u << 20); /* a copy in the caches; the 0.65 is of 1-4 MiB */
     double eff = ct_val_efficiency("shm", BASE_EFF(R));
     char sz[32];
     ct_bytes_str(bytes, sz, sizeof sz);
     for (size_t u = 0; rc == 0 && R->boot->rank == 0 && u < R->rep.n_unit; u++) {
         struct ct_val_unit *x = &R->rep.unit[u];
-        x->ceil_gbs = over ? 0 : all[x->first_rank] * eff;
-        if (over)
+        x->ceil_gbs = over || small ? 0 : all[x->first_rank] * eff;
+        if (small && !over)
+            snprintf(x->formula, sizeof x->formula,
+                     "ceiling unknown: below 1 MiB a memcpy stays in the caches, an exchange "
+                     "between cores not (memcpy %s %.1f GB/s; state --link-gbps or --baseline)",
+                     sz, all[x->first_rank]);
+        else if (over)
             snprintf(x->formula, sizeof x->formula,
                      "ceiling unknown: %d ranks on %ld CPUs time the scheduler, not the memory "
                      "(memcpy %s measured %.3f GB/s; state a ceiling with --link-gbps or "
