@@ -859,9 +859,11 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
     }
     if ((rc = ct_pairs_build(&R.pp, R.l.nunits, err)) < 0 || (rc = gather_topos(&R, err)) < 0 ||
         (rc = gather_rails(&R, err)) < 0) {
-        /* a rank that died while the topologies were gathered: its host failed, as in the
-         * battery (the launcher's word; a probe's own error stays an error) */
-        if (boot->rank != 0 || rc == CT_EINVAL || (dead = ct_launch_lost_rank_wait(SEC)) < 0)
+        /* a rank that died or stalled while the topologies were gathered: its host failed,
+         * as in the battery (the launcher's word, else the peer rank 0 waited on: rank 0 is
+         * the gather's hub; a probe's own error stays an error) */
+        if (boot->rank != 0 || rc == CT_EINVAL ||
+            ((dead = ct_launch_lost_rank_wait(SEC)) < 0 && (dead = dead_rank_of(err->msg)) < 0))
             goto out;
         for (int u = 0; R.topo && u < R.l.nunits; u++)
             ct_topo_free(R.topo[u]);

@@ -365,7 +365,7 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
                                x->name, known, r->min_pct, x->measured_gbs, x->pair_ceil_gbs,
                                ct_val_pct_shown(x->pct, r->min_pct));
         } else {
-            x->state = known ? CT_VAL_OK : total ? CT_VAL_UNKNOWN : CT_VAL_OK;
+            x->state = known ? CT_VAL_OK : CT_VAL_UNKNOWN; /* nothing measured: not "ok" */
         }
     }
     for (size_t i = 0; i < r->n_pair; i++) {

@@ -140,6 +140,21 @@ for d in 0.03 0.06 0.1 0.2 0.4; do
         sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | grep -v '^#   *$' | tail -8
     fi
 done
+# a rank stopped as the job starts (the topologies' gather or the first barrier): its host
+# named failed, the others unknown, nothing measured (it was exit 3 with no report, or the
+# others "ok" with no number)
+$V --local 3 --timeout 2 >"$TMP/k.out" 2>"$TMP/k.err" &
+pid=$!
+i=0
+while [ "$(pgrep -P $pid | wc -l)" -lt 3 ] && [ $i -lt 500 ]; do sleep 0.005; i=$((i + 1)); done
+kill -STOP "$(pgrep -P $pid | sort -n | sed -n 3p)"
+wait $pid; rc=$?
+if [ $rc -eq 3 ] && grep -q 'host .*/rank2 failed' "$TMP/k.out" &&
+    grep -q 'FAIL: 3 host(s): 0 ok, 0 slow, 1 failed, 2 unknown' "$TMP/k.out"; then
+    ok "rank 2 stopped at the start: its host failed, the others unknown"
+else
+    not_ok "rank 2 stopped at the start: exit $rc"; sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | tail -6
+fi
 # more ranks than CPUs: the pairs time the scheduler; no ceiling, nothing judged slow (a
 # ceiling scaled by CPUs/ranks failed a healthy 2-CPU host in 6 of 12 runs)
 cpus=$(usable_cores)
