@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "../algos/algo.h"
 #include "../lib/parse.h"
 #include "validate_report.h"
 
@@ -387,6 +388,21 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
                         "\"efficiency\" must be objects", path);
     else if (mp && (positive(mp, &b->min_pct) < 0 || b->min_pct > 100))
         rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"min_pct\" must be in (0, 100]", path);
+    /* a misspelt key was ignored: the baseline then checked nothing and the run passed */
+    static const char *const keys[] = {"schema", "min_pct", "hosts", "collectives", "efficiency"};
+    json_object_foreach(rc ? NULL : doc, key, v)
+    {
+        size_t k = 0;
+        while (k < sizeof keys / sizeof *keys && strcmp(key, keys[k]))
+            k++;
+        if (k == sizeof keys / sizeof *keys) {
+            rc = ct_err_set(err, CT_EINVAL,
+                            "baseline '%s': unknown key '%s' (schema, min_pct, "
+                            "hosts, collectives, efficiency)",
+                            path, key);
+            break;
+        }
+    }
     json_object_foreach(rc ? NULL : hosts, key, v) {
         double g;
         if (positive(v, &g) < 0) {
@@ -417,6 +433,16 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
     }
     json_object_foreach(rc ? NULL : colls, key, v) {
         double g;
+        int c = 0;
+        while (c < CT_COLL_COUNT && strcmp(key, ct_coll_name((enum ct_coll)c)))
+            c++;
+        if (c == CT_COLL_COUNT) {
+            rc = ct_err_set(err, CT_EINVAL,
+                            "baseline '%s': unknown collective '%s' (allreduce, "
+                            "allgather, reducescatter, alltoall)",
+                            path, key);
+            break;
+        }
         if (positive(v, &g) < 0) {
             rc = ct_err_set(err, CT_EINVAL, "baseline '%s': collective '%s': not a positive "
                             "GB/s", path, key);

@@ -84,6 +84,11 @@ echo '{"schema": "nope"}' >"$TMP/bad.json"
 usage_error "bad baseline schema" -- $V --local 2 --baseline "$TMP/bad.json"
 echo '{"schema": "colltune-validate-baseline/1", "hosts": {"*": -1}}' >"$TMP/bad.json"
 usage_error "bad baseline value" -- $V --local 2 --baseline "$TMP/bad.json"
+# a misspelt key or collective was ignored: the baseline checked nothing and the run passed
+echo '{"schema": "colltune-validate-baseline/1", "host": {"*": 100}}' >"$TMP/bad.json"
+usage_error "baseline with an unknown key" -- $V --local 2 --baseline "$TMP/bad.json"
+echo '{"schema": "colltune-validate-baseline/1", "collectives": {"allreduse": 1}}' >"$TMP/bad.json"
+usage_error "baseline with an unknown collective" -- $V --local 2 --baseline "$TMP/bad.json"
 expect 2 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
 usage_error "one rank is not enough" -- $V --local 1
 
