@@ -94,8 +94,8 @@ static int parse(struct vctx *x, int argc, char **argv)
             break;
         case O_LINK:
             x->link_gbps = strtod(optarg, &end);
-            if (*end || !(x->link_gbps > 0 && x->link_gbps < 1e6))
-                return ct_cmd_fail(CMD, 2, "bad --link-gbps '%s' (Gb/s, > 0 and below 1000000)",
+            if (*end || !(x->link_gbps >= 0.001 && x->link_gbps < 1e6)) /* 1e-300 broke it */
+                return ct_cmd_fail(CMD, 2, "bad --link-gbps '%s' (Gb/s, 0.001 to below 1000000)",
                                    optarg);
             break;
         case O_BASE: x->baseline_path = optarg; break;
@@ -135,6 +135,8 @@ static int parse(struct vctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_opts_check(&x->o, CMD));
     CT_TRY_OPT(ct_opts_links_check(&x->o, CMD));
     CT_TRY_OPT(ct_cmd_out_check(CMD, "json", x->json, true));
+    if (x->save && !strcmp(x->save, "-")) /* it wrote a file named '-' */
+        return ct_cmd_fail(CMD, 2, "--save-baseline -: a baseline is a file (name one)");
     CT_TRY_OPT(ct_cmd_out_check(CMD, "save-baseline", x->save, true));
     CT_TRY_OPT(ct_cmd_in_check(CMD, "baseline", x->baseline_path)); /* a folder: said so */
     if (x->baseline_path) {

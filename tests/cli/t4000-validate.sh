@@ -77,6 +77,8 @@ usage_says "a folder as the baseline" "--baseline: cannot read '.*': it is a fol
 
 usage_error "bad --min-pct" -- $V --local 2 --min-pct 0
 usage_error "bad --link-gbps" -- $V --local 2 --link-gbps x
+usage_error "--link-gbps 1e-300 (a 31-digit percentage)" -- $V --local 2 --link-gbps 1e-300
+usage_error "--save-baseline - (wrote a file named '-')" -- $V --local 2 --save-baseline -
 usage_error "bad --p2p-size" -- $V --local 2 --p2p-size 3
 usage_error "unknown option" -- $V --local 2 --bogus
 usage_error "--lib: validate drives no library engine" -- $V --local 2 --lib ompi
