@@ -176,7 +176,9 @@ int ct_val_report_text(const struct ct_val_report *r, FILE *out, struct ct_err *
                 snprintf(ref, sizeof ref, " (reference %.3f)", p->ref_gbs);
             fprintf(out, "  %s - %s: %.3f GB/s in its round, then median %.3f GB/s%s: %s\n",
                     r->unit[p->a].name, r->unit[p->b].name, p->first_gbs, p->gbs, ref,
-                    p->state == CT_VAL_SLOW ? "stays slow"
+                    p->state == CT_VAL_SLOW      ? "stays slow"
+                    : p->state == CT_VAL_FAILED  ? "failed (a host of it failed)"
+                    : p->state == CT_VAL_UNKNOWN ? "no ceiling to judge it by"
                     : p->cleared && p->pct < r->min_pct
                         ? "kept pace with the reference (the machine, not the link)"
                         : "a transient dip, not blamed");
