@@ -193,17 +193,21 @@ static int validate_rank(struct ct_boot *boot, void *arg)
     struct ct_val_report rep;
     enum ct_val_stage stage;
     int rc = ct_val_run(&cfg, boot, &comm, &rep, &stage, &err), code = CT_EXIT_OK;
-    /* another rank's error after a peer died: rank 0 reports unless it is the one gone (the
-     * fork launcher's word; else its name in the error, not "rank 0 gave up": a relay) */
-    int lost = rc < 0 && boot->rank ? ct_launch_lost_rank_wait(1000000000) : -1;
+    /* another rank's error after a peer failed: rank 0 reports unless a signal killed it (the
+     * fork launcher's word, with how it ended; else its name in the error, not "rank 0 gave
+     * up": a relay); rank 0 that ended on its own said why: its code, nothing more here */
+    int lost = rc < 0 && boot->rank ? ct_launch_lost_rank_wait(1000000000) : -1,
+        how = ct_launch_lost_how();
     bool relay = strstr(err.msg, ") gave up: ") != NULL,
          r0_gone = lost >= 0
-                       ? lost == 0
+                       ? lost == 0 && how < 0
                        : (strstr(err.msg, "rank 0 (") || strstr(err.msg, "rank 0:")) && !relay;
     if (rc == CT_EINVAL && stage == CT_VAL_SETUP)
         code = boot->rank == 0 ? ct_cmd_fail(CMD, 2, "%s", err.msg) : 2;
     else if (rc < 0 && boot->rank && r0_gone) /* nobody will print the report: said here */
         code = ct_cmd_fail(CMD, 1, "rank %d (%s): no report: %s", boot->rank, boot->host, err.msg);
+    else if (rc < 0 && boot->rank && lost == 0) /* its report, or its error, is out */
+        code = how > 0 ? how : CT_EXIT_CHECK;
     else if (rc < 0 && stage == CT_VAL_SETUP && !relay && (lost < 0 || lost == boot->rank))
         code = ct_cmd_fail(CMD, 1, "rank %d (%s): %s", boot->rank, boot->host, err.msg);
     else if (boot->rank == 0) {

@@ -239,7 +239,8 @@ int ct_busid_canon(const char *in, char out[CT_BUSID_LEN]);
 int ct_ib_rate_parse(const char *s, double *gbps, int *lanes, char speed[16]);
 /* The data rate of a port in Gb/s: InfiniBand's rate names the signalling of SDR, DDR and
  * QDR (8b/10b: 40 Gb/s 4X QDR carries 32) and FDR (4X: 56 -> 54.5, 64b/66b); FDR10, EDR and
- * later, and Ethernet, state their data rate. 0 when unknown. */
+ * later, Ethernet and RoCE (whose rate reads "40 Gb/sec (4X QDR)" for 40 GbE) state their
+ * data rate. 0 when unknown. */
 double ct_nic_data_gbps(const struct ct_nic *n);
 /* PCIe link speed "8 GT/s", "16.0 GT/s PCIe", "2.5 GT/s" -> GT/s; 0 for "" / "Unknown". */
 double ct_pcie_gts_parse(const char *s);

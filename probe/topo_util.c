@@ -197,6 +197,10 @@ int ct_ib_rate_parse(const char *s, double *gbps, int *lanes, char speed[16])
 double ct_nic_data_gbps(const struct ct_nic *n)
 {
     const char *s = n->speed;
+    /* RoCE names an Ethernet speed in InfiniBand's words (10 GbE: "10 Gb/sec (1X QDR)"):
+     * its rate is the data rate */
+    if (n->kind == CT_NIC_ROCE || !strcmp(n->link_layer, "Ethernet"))
+        return n->rate_gbps;
     if (!strcmp(s, "SDR") || !strcmp(s, "DDR") || !strcmp(s, "QDR"))
         return n->rate_gbps * 0.8; /* 8b/10b */
     if (!strcmp(s, "FDR"))         /* 14.0625 Gbaud a lane, 64b/66b */

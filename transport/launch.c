@@ -35,19 +35,36 @@
  * value), so that one in a long measurement with a healthy peer stops it and reports rather
  * than running into the grace: validate's pair rounds with 256 MiB x 50 took longer than the
  * grace on a slow 2-core VM, and its rank 0 was killed before it could name the dead host. */
-static volatile sig_atomic_t lost_rank = -1;
+static volatile sig_atomic_t lost_rank = -1, lost_how;
+
+/* The notice's value: the rank (20 bits), its exit code or signal (8), a signal's bit. */
+#define LOST_RANK_BITS 20
+#define LOST_KILLED (1 << 28)
+static int lost_word(int rank, int code, bool killed)
+{
+    return (rank & ((1 << LOST_RANK_BITS) - 1)) | (code & 0xff) << LOST_RANK_BITS |
+           (killed ? LOST_KILLED : 0);
+}
 
 static void on_lost(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     (void)uc;
-    if (lost_rank < 0 && si->si_code == SI_QUEUE)
-        lost_rank = si->si_value.sival_int;
+    if (lost_rank < 0 && si->si_code == SI_QUEUE) {
+        int v = si->si_value.sival_int, code = (v >> LOST_RANK_BITS) & 0xff;
+        lost_how = v & LOST_KILLED ? -code : code;
+        lost_rank = v & ((1 << LOST_RANK_BITS) - 1);
+    }
 }
 
 int ct_launch_lost_rank(void)
 {
     return lost_rank;
+}
+
+int ct_launch_lost_how(void)
+{
+    return lost_rank >= 0 ? lost_how : 0;
 }
 
 static int forked_rank; /* this process is a rank of the fork launcher */
@@ -512,6 +529,8 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
             worst = worst > 1 ? worst : 1;
             if (failed < 0) {
                 failed = i;
+                int word = lost_word(first + i, WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+                                     WIFSIGNALED(st));
                 /* a rank that left on a peer's death can be reaped before that peer: the one
                  * a signal killed, waiting to be reaped, failed first */
                 for (int q = 0; !WIFSIGNALED(st) && q < k->n; q++) {
@@ -520,6 +539,7 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
                         waitid(P_PID, (id_t)k->pids[q], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
                         si.si_pid && (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)) {
                         failed = q;
+                        word = lost_word(first + q, si.si_status, true);
                         break;
                     }
                 }
@@ -529,7 +549,7 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
                  * rank 0) stops waiting for the dead instead of being killed in 2 s */
                 for (int q = 0; q < k->n; q++)
                     if (!k->state[q] && !k->killed[q])
-                        sigqueue(k->pids[q], SIGUSR1, (union sigval){.sival_int = first + failed});
+                        sigqueue(k->pids[q], SIGUSR1, (union sigval){.sival_int = word});
             }
         }
     }

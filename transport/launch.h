@@ -128,6 +128,9 @@ int ct_launch_lost_rank(void);
  * launcher (a peer's closed connection can be seen before the launcher reaps the peer);
  * under another launcher it returns at once. */
 int ct_launch_lost_rank_wait(int64_t wait_ns);
+/* How that rank ended: -signal when a signal killed it (a death), else its exit code (a rank
+ * that left on purpose: rank 0 after its report exits 3); 0 while none failed. */
+int ct_launch_lost_how(void);
 
 /* What was detected, as text for --print-bootstrap: the method, rank and size and where
  * they came from, the root, the token source, or the mis-launch; then the detection order.

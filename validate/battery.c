@@ -264,12 +264,24 @@ static int dead_rank_of(const char *msg)
 {
     const char *s = msg;
     while ((s = strstr(s, "rank ")) != NULL) {
-        int r;
-        if (sscanf(s, "rank %d (", &r) == 1 && r > 0)
+        int r, end = 0;
+        if (sscanf(s, "rank %d (%n", &r, &end) == 1 && end && r > 0)
             return r;
         s += 5;
     }
     return -1;
+}
+
+/* Rank 0, the job broken: the rank that died, -1 none known. The launcher's word where a
+ * signal killed it (waited for up to 1 s: a peer's socket can close before the launcher
+ * reaps it; a rank that exited on purpose, as after "rank 0 gave up", is no death), else,
+ * where named is set, the peer the error names (a pair's, or the gather's hub's wait). */
+static int dead_rank(const char *msg, bool named)
+{
+    int lost = ct_launch_lost_rank_wait(SEC);
+    if (lost >= 0 && ct_launch_lost_how() < 0)
+        return lost;
+    return named ? dead_rank_of(msg) : -1;
 }
 
 /*
@@ -862,8 +874,7 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
         /* a rank that died or stalled while the topologies were gathered: its host failed,
          * as in the battery (the launcher's word, else the peer rank 0 waited on: rank 0 is
          * the gather's hub; a probe's own error stays an error) */
-        if (boot->rank != 0 || rc == CT_EINVAL ||
-            ((dead = ct_launch_lost_rank_wait(SEC)) < 0 && (dead = dead_rank_of(err->msg)) < 0))
+        if (boot->rank != 0 || rc == CT_EINVAL || (dead = dead_rank(err->msg, true)) < 0)
             goto out;
         for (int u = 0; R.topo && u < R.l.nunits; u++)
             ct_topo_free(R.topo[u]);
@@ -887,9 +898,7 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
      * job broke", its host named nowhere but a warning); else a pair's error names its peer
      * (a ring's may name a neighbour that left because its own peer died: not blamed) */
     if (rc < 0 && boot->rank == 0 && dead < 0)
-        dead = ct_launch_lost_rank_wait(SEC) >= 0 ? ct_launch_lost_rank()
-               : in_pairs                         ? dead_rank_of(err->msg)
-                                                  : -1;
+        dead = dead_rank(err->msg, in_pairs);
     if (boot->rank == 0) {
         conclude(&R, dead, rc < 0);
         *out = R.rep; /* the caller releases it */

@@ -87,6 +87,8 @@ Test(sysfs, data_rate_less_the_line_code)
         cr_assert_eq(ct_ib_rate_parse(cases[i].rate, &n.rate_gbps, &n.lanes, n.speed), 0);
         cr_expect_float_eq(ct_nic_data_gbps(&n), cases[i].data, 1e-9, "%s: %g", cases[i].rate,
                            ct_nic_data_gbps(&n));
+        n.kind = CT_NIC_ROCE; /* an Ethernet speed in InfiniBand's words: its data rate */
+        cr_expect_float_eq(ct_nic_data_gbps(&n), n.rate_gbps, 1e-9, "RoCE %s", cases[i].rate);
     }
 }
 
