@@ -293,8 +293,9 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
                                                (double)(ct_now_ns() - t0) / 1e9};
                 q->progress(q->progress_arg, &pr);
             }
-            rc = ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
-                                     shape.nranks, size, &c, &why);
+            rc = out[a] ? CT_EUNSUPP /* not priced again: a large one rebuilt its schedule */
+                        : ct_model_price_size(m, cand[a], q->coll, q->dtype, q->op, &q->params,
+                                              shape.nranks, size, &c, &why);
             if (rc == CT_EUNSUPP && !out[a]) { /* too large to price from this size on: its
                                     rows end here (it was left out whole: oneshot's 16 KiB
                                     mailbox took it out of every crossover past -e 16K) */
@@ -332,12 +333,16 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     free(out);
     ct_model_free(m);
     free(sizes);
-    if (rc < 0)
+    if (rc == 0 && (!nc || !r->nrows))
+        rc = ct_err_set(err, CT_EUNSUPP, "no algorithm supports %s on %d ranks of '%s'%s%s%s",
+                        ct_coll_name(q->coll), shape.nranks, r->topo.name,
+                        r->skipped[0] ? " (" : "", r->skipped, r->skipped[0] ? ")" : "");
+    if (rc < 0) { /* the rows priced, placeholders included, go with the error */
+        free(r->rows);
+        r->rows = NULL;
+        r->nrows = 0;
         return rc;
-    if (!nc || !r->nrows)
-        return ct_err_set(err, CT_EUNSUPP, "no algorithm supports %s on %d ranks of '%s'%s%s%s",
-                          ct_coll_name(q->coll), shape.nranks, r->topo.name,
-                          r->skipped[0] ? " (" : "", r->skipped, r->skipped[0] ? ")" : "");
+    }
     ranges(r, nc);
     r->elapsed_s = (double)(ct_now_ns() - t0) / 1e9;
     if (q->json && strcmp(q->json, "-")) /* "-": the caller prints ct_model_result_json */

@@ -36,6 +36,8 @@ for o in "--streams 1" "--mem host" "--wait auto" "--transport auto"; do
     # shellcheck disable=SC2086
     expect 0 "model $o (the default)" -- $M $o
 done
+# every algorithm too large from the first size: nothing to price (its rows released)
+usage_says "--algos oneshot -b 1M" "no algorithm supports allreduce on 8 ranks of 'dgx-h100' (oneshot publishes the input, 1048576 bytes here, into a mailbox of 16384 (from 1048576 B: not priced above))" -- $COLLTUNE model --node dgx-h100 --algos oneshot -b 1M -e 2M
 # an algorithm named twice is priced once, as sweep's --algos (each row printed twice)
 expect 0 "--algos ring,ring,mesh" -- $M --algos ring,ring,mesh
 [ "$(grep -c ' ring  ' "$TMP/out")" = 1 ] && [ "$(grep -c ' mesh  ' "$TMP/out")" = 1 ] &&
