@@ -94,9 +94,10 @@ d = json.load(open(sys.argv[2] + "/results.json"))
 print(p.returncode, len(d["points"]), d.get("partial"), len(during), len(seg()), err.strip().splitlines()[-1])
 PY
 read -r rc npts partial during left line <"$TMP/out"
+kept="$npts points are"; [ "$npts" = 1 ] && kept="1 point is" # stopped once results.json is
 [ "$rc" = 130 ] && [ "$npts" -gt 0 ] && [ "$partial" = True ] && [ "$during" -gt 0 ] && [ "$left" = 0 ] &&
-    grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped; its $npts points are kept in $TMP/int/results.json" "$TMP/out" \
-    && ok "sweep --lib ompi interrupted: exit 130, says so and where its $npts points are, none of its $during segments left in /dev/shm" \
+    grep -q "colltune sweep: error: interrupted by signal 2 (Interrupt); the ranks were stopped; its $kept kept in $TMP/int/results.json" "$TMP/out" \
+    && ok "sweep --lib ompi interrupted: exit 130, says so and where its $kept kept, none of its $during segments left in /dev/shm" \
     || not_ok "interrupted sweep: $(cat "$TMP/out")"
 # SIGTERM to colltune alone (a scheduler's): passed on to the launcher, exit 143, said
 python3 - "$COLLTUNE" >"$TMP/out" 2>&1 <<'PY'
