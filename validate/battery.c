@@ -100,8 +100,8 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     struct ct_exec_args a = {.buf = {sb, rb, NULL}, .chunk = CHUNK, .depth = 4, .threads = 1};
     /* warmup: meets the partner and opens the TCP window (slow start); below 2 MiB, as many
      * exchanges as move 4 MiB, and a sample of as many as move 1 MiB: the first exchanges map
-     * and fault the buffers, and one of 64 KiB takes microseconds (3 samples of one read 2-5
-     * GB/s where the pair moves 35-70) */
+     * and fault the buffers, and one of 64 KiB takes microseconds (3 samples of one read 31-36
+     * GB/s a round, these 51, the pair alone 35-70) */
     uint64_t b = bytes ? bytes : 1;
     int rc = 0, warm = b < (2u << 20) ? (int)((4u << 20) / b) : 2,
         reps = b < (1u << 20) ? (int)((1u << 20) / b) : 1;

@@ -180,8 +180,8 @@ else
     skip "--local 4 on $cpus CPUs is not more ranks than CPUs"
 fi
 # below 1 MiB a memcpy stays in the caches: no measured ceiling for ranks of one host (64 KiB
-# pairs read 48-55% of it and failed with --repeats 0; before the pair's warmup moved 4 MiB,
-# 3-13%)
+# pairs read 48-55% of it and failed with --repeats 0; before the shm transport touched its
+# pages at open and the pair's warmup moved 4 MiB, 3-13%)
 expect 0 "--p2p-size 64K --repeats 0: passes" -- $V --local 2 --p2p-size 64K --repeats 0 --no-coll
 grep -q "ceiling unknown: below 1 MiB a memcpy stays in the caches" "$TMP/out" &&
     ok "... its ceiling unknown, the reason said" || not_ok "64K ceiling: $(grep -m1 'ceiling' "$TMP/out")"
