@@ -67,8 +67,11 @@ int ct_cmd_refused(void);
 int ct_cmd_local_ranks(void);
 
 /* An input file named by --opt (NULL: none) must be readable: 0, or exit 2 (unusable
- * input) after "--opt: cannot read 'path': why". */
-int ct_cmd_in_check(const char *cmd, const char *opt, const char *path);
+ * input) after "--opt: cannot read 'path': why". launched: a file rank 0 of a launched job
+ * alone reads (validate's --baseline): the others do not check it, and rank 0 of a job a
+ * launcher started refuses as ct_cmd_out_check does. ct_cmd_refuse: why said and refused so. */
+int ct_cmd_in_check(const char *cmd, const char *opt, const char *path, bool launched);
+int ct_cmd_refuse(const char *cmd, bool launched, const char *why);
 /* Where the human-readable report goes: stderr when --json is "-" (standard output then
  * carries the JSON document alone, for json.load or jq), else stdout. */
 FILE *ct_cmd_report_stream(const char *json);

@@ -109,8 +109,8 @@ static int parse(struct model_ctx *x, int argc, char **argv)
     if (x->o.params.v[CT_P_INFLIGHT] > 1)
         return ct_cmd_fail("model", 2, "--inflight is for run and sweep (the model prices one "
                                        "collective)");
-    CT_TRY_OPT(ct_cmd_in_check("model", "topology", x->q.topo.file));
-    CT_TRY_OPT(ct_cmd_in_check("model", "calibrate", x->calib));
+    CT_TRY_OPT(ct_cmd_in_check("model", "topology", x->q.topo.file, false));
+    CT_TRY_OPT(ct_cmd_in_check("model", "calibrate", x->calib, false));
     CT_TRY_OPT(ct_cmd_out_check("model", "json", x->q.json, false));
     if (x->out && !x->calib) /* it wrote nothing, exit 0 */
         return ct_cmd_fail("model", 2,

@@ -147,19 +147,26 @@ int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool la
     return 0;
 }
 
-int ct_cmd_in_check(const char *cmd, const char *opt, const char *path)
+int ct_cmd_refuse(const char *cmd, bool launched, const char *why)
 {
-    FILE *f = path ? fopen(path, "r") : NULL;
-    if (path && !f)
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: cannot read '%s': %s", opt, path,
-                           strerror(errno));
+    return refuse(cmd, launched, why);
+}
+
+int ct_cmd_in_check(const char *cmd, const char *opt, const char *path, bool launched)
+{
+    if (!path || (launched && ct_launch_env_rank() > 0))
+        return 0;
+    FILE *f = fopen(path, "r");
+    char why[4400];
+    snprintf(why, sizeof why, "--%s: cannot read '%s': %s", opt, path, f ? "" : strerror(errno));
     struct stat st;
-    bool dir = f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+    if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(why + strlen(why), sizeof why - strlen(why), "it is a folder");
+    else if (f)
+        why[0] = 0;
     if (f)
         fclose(f);
-    if (dir)
-        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "--%s: cannot read '%s': it is a folder", opt, path);
-    return 0;
+    return why[0] ? refuse(cmd, launched, why) : 0;
 }
 
 FILE *ct_cmd_report_stream(const char *json)

@@ -41,6 +41,16 @@ static int unused(const char *opt)
                        opt);
 }
 
+/* The baseline (rank 0 alone reads it), at this run's sizes; unusable: refused, exit 2. */
+static int baseline_read(struct vctx *x)
+{
+    struct ct_err err = {0};
+    if (ct_val_baseline_read(&x->base, x->baseline_path, &err) < 0 ||
+        ct_val_baseline_fits(&x->base, x->p2p_bytes, x->no_coll ? 0 : x->coll_bytes, &err) < 0)
+        return ct_cmd_refuse(CMD, true, err.msg); /* missing included */
+    return 0;
+}
+
 static int parse(struct vctx *x, int argc, char **argv)
 {
     enum {
@@ -138,14 +148,10 @@ static int parse(struct vctx *x, int argc, char **argv)
     if (x->save && !strcmp(x->save, "-")) /* it wrote a file named '-' */
         return ct_cmd_fail(CMD, 2, "--save-baseline -: a baseline is a file (name one)");
     CT_TRY_OPT(ct_cmd_out_check(CMD, "save-baseline", x->save, true));
-    CT_TRY_OPT(ct_cmd_in_check(CMD, "baseline", x->baseline_path)); /* a folder: said so */
-    if (x->baseline_path) {
-        struct ct_err err = {0};
-        int rc = ct_val_baseline_read(&x->base, x->baseline_path, &err);
-        if (rc < 0)
-            return ct_cmd_fail(CMD, 2, "%s", err.msg); /* unusable input, missing included */
-    }
-    return 0;
+    /* rank 0 alone reads the baseline (a folder: said so) */
+    CT_TRY_OPT(ct_cmd_in_check(CMD, "baseline", x->baseline_path, true));
+    return x->baseline_path && !ct_cmd_refused() && ct_launch_env_rank() <= 0 ? baseline_read(x)
+                                                                              : 0;
 }
 
 /* Rank 0: the report on stdout (stderr with --json -), then the files asked for. */

@@ -391,7 +391,8 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
     else if (mp && (positive(mp, &b->min_pct) < 0 || b->min_pct > 100))
         rc = ct_err_set(err, CT_EINVAL, "baseline '%s': \"min_pct\" must be in (0, 100]", path);
     /* a misspelt key was ignored: the baseline then checked nothing and the run passed */
-    static const char *const keys[] = {"schema", "min_pct", "hosts", "collectives", "efficiency"};
+    static const char *const keys[] = {"schema",     "min_pct",   "hosts",     "collectives",
+                                       "efficiency", "p2p_bytes", "coll_bytes"};
     json_object_foreach(rc ? NULL : doc, key, v)
     {
         size_t k = 0;
@@ -400,10 +401,23 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
         if (k == sizeof keys / sizeof *keys) {
             rc = ct_err_set(err, CT_EINVAL,
                             "baseline '%s': unknown key '%s' (schema, min_pct, "
-                            "hosts, collectives, efficiency)",
+                            "hosts, collectives, efficiency, p2p_bytes, coll_bytes)",
                             path, key);
             break;
         }
+        uint64_t *sz = !strcmp(key, "p2p_bytes")    ? &b->p2p_bytes
+                       : !strcmp(key, "coll_bytes") ? &b->coll_bytes
+                                                    : NULL;
+        double d = json_is_integer(v) ? (double)json_integer_value(v) : 0;
+        if (sz && !(d >= 64 && d <= (double)(1u << 30) && fmod(d, 64) == 0)) {
+            rc = ct_err_set(err, CT_EINVAL,
+                            "baseline '%s': \"%s\": not a size in bytes (64 .. 1G, a multiple "
+                            "of 64)",
+                            path, key);
+            break;
+        }
+        if (sz)
+            *sz = (uint64_t)d;
     }
     json_object_foreach(rc ? NULL : hosts, key, v) {
         double g;
@@ -461,6 +475,25 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
     return rc;
 }
 
+int ct_val_baseline_fits(const struct ct_val_baseline *b, uint64_t p2p_bytes, uint64_t coll_bytes,
+                         struct ct_err *err)
+{
+    bool pp = (b->n_host || b->default_gbs > 0) && b->p2p_bytes && b->p2p_bytes != p2p_bytes,
+         cc = b->n_coll && coll_bytes && b->coll_bytes && b->coll_bytes != coll_bytes;
+    if (!pp && !cc)
+        return 0;
+    char s[2][32];
+    ct_bytes_str(pp ? b->p2p_bytes : b->coll_bytes, s[0], sizeof s[0]);
+    ct_bytes_str(pp ? p2p_bytes : coll_bytes, s[1], sizeof s[1]);
+    for (int k = 0; k < 2; k++) /* "64 MiB" as the option reads it: 64MiB */
+        memmove(strchr(s[k], ' '), strchr(s[k], ' ') + 1, strlen(strchr(s[k], ' ')));
+    const char *opt = pp ? "p2p-size" : "coll-size";
+    return ct_err_set(err, CT_EINVAL,
+                      "--baseline '%s': its numbers hold at --%s %s, this run's is %s (another "
+                      "size reads other GB/s): pass --%s %s, or save a baseline at this size",
+                      b->path, opt, s[0], s[1], opt, s[0]);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -487,6 +520,11 @@ int ct_val_baseline_write(const struct ct_val_report *r, const char *path, struc
             json_object_set_new(colls, r->coll[i].coll, json_real(r->coll[i].busbw));
     json_object_set_new(doc, "schema", json_string("colltune-validate-baseline/1"));
     json_object_set_new(doc, "min_pct", json_real(r->min_pct));
+    /* what its numbers hold at: another size reads other GB/s (a 64 KiB pair half a 4 MiB
+     * one's), a shortfall that is none */
+    json_object_set_new(doc, "p2p_bytes", json_integer((json_int_t)r->p2p_bytes));
+    if (json_object_size(colls))
+        json_object_set_new(doc, "coll_bytes", json_integer((json_int_t)r->coll_bytes));
     json_object_set_new(doc, "hosts", hosts);
     json_object_set_new(doc, "collectives", colls);
     int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -370,6 +370,8 @@ static void report_init(struct run *R)
     ct_val_report_init(r);
     ct_comm_tp_names(R->comm, r->transport, sizeof r->transport);
     r->min_pct = R->cfg->min_pct;
+    r->p2p_bytes = R->cfg->p2p_bytes;
+    r->coll_bytes = R->cfg->no_coll ? 0 : R->cfg->coll_bytes;
     r->expect_nic = R->l.by_host && !R->l.virt;
     r->n_unit = (size_t)R->l.nunits;
     r->unit = ct_xcalloc(r->n_unit, sizeof *r->unit);

@@ -154,6 +154,7 @@ struct ct_val_report {
     double noise_pct;    /* spread of the healthy reference pair's repetitions, % of median */
     bool has_reference;  /* a healthy pair was measured beside the suspects */
     double elapsed_s;
+    uint64_t p2p_bytes, coll_bytes; /* the sizes a pair exchanged and a collective asked */
 };
 
 void ct_val_report_init(struct ct_val_report *r);
@@ -239,6 +240,7 @@ struct ct_val_baseline {
     double min_pct; /* 0 = not set */
     struct ct_val_eff eff[8]; /* "efficiency": {"tcp": 0.85, ...} */
     size_t n_eff;
+    uint64_t p2p_bytes, coll_bytes; /* the sizes its numbers were measured at; 0: not said */
     char path[256];
 };
 /* Replace r's ceilings with the baseline's (hosts by name, else "*"; collectives by name),

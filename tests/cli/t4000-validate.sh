@@ -29,6 +29,23 @@ grep -q '"vm\|"schema": "colltune-validate-baseline/1"' "$TMP/base.json" && ok "
     || not_ok "baseline written"
 expect 0 "the saved baseline at 10% passes" -- $V --local 4 --baseline "$TMP/base.json" \
     --min-pct 10 --iters 5 --p2p-size 1M --no-coll
+# a baseline holds at the size it was measured at: at the default 4 MiB its 1 MiB GB/s read as
+# a shortfall (or hid one), said nowhere
+grep -q '"p2p_bytes": 1048576' "$TMP/base.json" && ! grep -q coll_bytes "$TMP/base.json" \
+    && ok "the baseline records its pair size (no collectives: no collective size)" \
+    || not_ok "baseline sizes: $(cat "$TMP/base.json")"
+usage_says "a baseline of another pair size" \
+    "its numbers hold at --p2p-size 1MiB, this run's is 4MiB .*: pass --p2p-size 1MiB" \
+    -- $V --local 4 --baseline "$TMP/base.json" --no-coll
+echo '{"schema": "colltune-validate-baseline/1", "coll_bytes": 1048576, "collectives": {"allreduce": 1}}' \
+    >"$TMP/cb.json"
+usage_says "a baseline of another collective size" \
+    "its numbers hold at --coll-size 1MiB, this run's is 16MiB" -- $V --local 2 --baseline "$TMP/cb.json"
+expect 0 "... which --no-coll does not run" -- $V --local 2 --baseline "$TMP/cb.json" --no-coll \
+    --p2p-size 1M --link-gbps 0.01
+echo '{"schema": "colltune-validate-baseline/1", "p2p_bytes": 100, "hosts": {"*": 1}}' >"$TMP/bad.json"
+usage_says "a baseline's size not a multiple of 64" '"p2p_bytes": not a size in bytes' \
+    -- $V --local 2 --baseline "$TMP/bad.json"
 
 # impossible expectations: 1000 GB/s per rank
 cat >"$TMP/imp.json" <<EOT
