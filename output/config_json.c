@@ -96,6 +96,8 @@ static json_t *settings_json(const struct ct_sweep_settings *s)
     }
     if (s->predicted[0]) /* sweep --model: priced, not measured */
         json_object_set_new(o, "predicted", json_string(s->predicted));
+    if (s->joined) /* colltune join's: the lines above are one of its sweeps' */
+        json_object_set_new(o, "joined", json_integer(s->joined));
     return o;
 }
 
@@ -870,6 +872,10 @@ static int read_settings(json_t *doc, struct ct_sweep_settings *s, struct ct_err
     }
     if (json_object_get(o, "predicted")) /* optional: sweep --model only */
         CT_TRY(get_str(o, at, "predicted", s->predicted, sizeof s->predicted, err));
+    if (json_object_get(o, "joined")) { /* optional: colltune join's only */
+        CT_TRY(get_int(o, at, "joined", 2, INT32_MAX, &v, err));
+        s->joined = (int)v;
+    }
     return get_bool(o, at, "budget_out", &s->budget_out, err);
 }
 

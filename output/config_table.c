@@ -167,6 +167,12 @@ void ct_config_print(FILE *f, const struct ct_config *c)
         fprintf(f, ", GPU %s", fp->gpu_model);
     if (ct_config_other_shapes(c))
         fprintf(f, "; other shapes where a rule set names one");
+    if (sw->joined) /* the lines of one sweep: said so (they read as the whole config's) */
+        fprintf(f,
+                "\njoined: %d sweeps' configs (colltune join); the cluster and sweep lines are "
+                "one of them's (the first with colltune's own rules, else the first), each "
+                "rule set names its shape",
+                sw->joined);
     if (sw->predicted[0]) {
         fprintf(f,
                 "\nPREDICTED by colltune model (%s): priced, not measured\n"

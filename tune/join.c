@@ -146,6 +146,8 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
      * said once, as the field holds them */
     char refused[sizeof dst->sweep.refused];
     memcpy(refused, src->sweep.refused, sizeof refused);
+    int joined =
+        (dst->sweep.joined ? dst->sweep.joined : 1) + (src->sweep.joined ? src->sweep.joined : 1);
     if (!dst->nsets && src->nsets) { /* where the config came from: its own rules' sweep */
         memcpy(dst->version, src->version, sizeof dst->version);
         memcpy(dst->date, src->date, sizeof dst->date);
@@ -153,6 +155,7 @@ int ct_config_join(struct ct_config *dst, const struct ct_config *src,
         dst->fp = src->fp;
         dst->sweep = src->sweep;
     }
+    dst->sweep.joined = joined;
     size_t r = strlen(dst->sweep.refused), n = strlen(refused), sep = r ? 2 : 0;
     /* whole or not at all (one cut mid-reason would read as another reason) */
     if (n && !strstr(dst->sweep.refused, refused) && r + sep + n < sizeof refused) {

@@ -166,6 +166,8 @@ struct ct_sweep_settings {
     bool budget_out;    /* the budget ran out before the planner was done */
     int checked, ranges; /* ranges measured where --verify checks them, of all (0: not run) */
     char predicted[160]; /* "": measured; else what the model priced (sweep --model) */
+    int joined;          /* the sweeps' configs colltune join put in this one (0: one sweep's);
+                            the fields above are then one of them's (ct_config_join) */
     enum ct_dtype dtype; /* datatype and reduction of every point */
     enum ct_redop op;
 };

@@ -77,6 +77,10 @@ expect 0 "show the joined config" -- $COLLTUNE show "$TMP/all.json"
     && ok "show: Open MPI's sets of both rank counts" || not_ok "show: $(grep '^Open MPI' "$TMP/out")"
 grep -q "^cluster: 1 host x 2 ranks (2 ranks), .*; other shapes where a rule set names one" "$TMP/out" \
     && ok "show: the first config's shape, and that sets name others" || not_ok "show's cluster line: $(grep cluster: "$TMP/out")"
+# the cluster and sweep lines are one sweep's: said so (they read as the whole config's)
+grep -q "^joined: 3 sweeps' configs (colltune join); the cluster and sweep lines are one of them's" "$TMP/out" \
+    && grep -q '"joined": 3' "$TMP/all.json" && ok "show: joined from 3 configs, the lines one of them's" \
+    || not_ok "show's joined line: $(grep -i joined "$TMP/out" "$TMP/all.json")"
 # what MPICH's engine refused in its own sweep is kept beside the first config's sweep settings
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["sweep"]["refused"]="allreduce: mpich:smp cannot run this point in MPICH: Failure during collective (at 6 sizes)"; json.dump(d, open(sys.argv[2], "w"))' "$M2" "$TMP/m2ref.json"
 expect 0 "join Open MPI's config and MPICH's with a refusal" -- $J "$O2" "$TMP/m2ref.json" --out "$TMP/ref.json"
