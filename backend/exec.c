@@ -257,6 +257,7 @@ static int idle_pass(struct idle *w, struct ct_comm *c, int block_peer, struct c
     int64_t now = ct_now_ns();
     if (!w->since)
         w->since = now;
+    ct_boot_beat(c->boot, now); /* a transfer slower than the timeout is no stalled rank */
     if (now - w->since < w->spin_ns) {
         ct_cpu_relax();
         return 0;

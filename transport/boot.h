@@ -31,6 +31,7 @@ struct ct_boot_ops {
                      struct ct_err *err);
     int (*barrier)(struct ct_boot *b, struct ct_err *err);
     void (*close)(struct ct_boot *b);
+    void (*beat)(struct ct_boot *b); /* NULL: none (one rank, threads of one process) */
 };
 
 struct ct_boot {
@@ -51,6 +52,7 @@ struct ct_boot {
     unsigned char token[CT_BOOT_TOKEN_BYTES];
     int64_t timeout_ns;    /* bring-up (bootstrap and transport connection setup) */
     int64_t op_timeout_ns; /* allgather/barrier: no progress for this long fails */
+    int64_t beat_ns;       /* the last ct_boot_beat sent */
     const char *method;    /* "local", "env", "pmix", "pmi1", "single", "inproc" (static) */
     ct_notice_fn notice;   /* may be NULL */
     void *notice_ctx;
@@ -66,6 +68,22 @@ static inline int ct_boot_allgather(struct ct_boot *b, const void *mine, size_t 
 static inline int ct_boot_barrier(struct ct_boot *b, struct ct_err *err)
 {
     return b->ops->barrier(b, err);
+}
+/* This rank is alive and busy in work that the job's next allgather waits for (a long pair
+ * round, a transfer slower than the timeout): a rank waiting for it there waits
+ * op_timeout_ns past the last beat, not past its own arrival, so a round longer than the
+ * timeout is not read as a stall (a rank that stops beating still fails after it). The root
+ * beats to every rank, the others to the root; the root passes on what it hears while it
+ * waits. At most every op_timeout_ns / 4 (100 ms .. 10 s); now: the caller's clock (b NULL:
+ * nothing). */
+static inline void ct_boot_beat(struct ct_boot *b, int64_t now)
+{
+    int64_t every = b ? b->op_timeout_ns / 4 : 0;
+    every = every < 100000000 ? 100000000 : every > 10000000000LL ? 10000000000LL : every;
+    if (b && b->ops->beat && now - b->beat_ns >= every) {
+        b->beat_ns = now;
+        b->ops->beat(b);
+    }
 }
 /* Close the bootstrap (NULL is fine), then run its on_close hook. */
 void ct_boot_close(struct ct_boot *b);

@@ -25,11 +25,14 @@
  * message is a 16-byte header (magic "CTBM", kind, payload length; little endian) and its
  * payload: ranks send DATA with their blob, the root answers DATA with all blobs, or ABORT
  * with a reason (at most ABORT_MAX bytes) when a rank failed, so every rank learns which.
+ * BEAT (no payload) may come before a DATA: its sender is alive and busy (ct_boot_beat); a
+ * wait for that DATA then runs the timeout from the beat.
  */
 #define MSG_MAGIC 0x4d425443u /* "CTBM" */
 #define MSG_BYTES 16
 #define MSG_DATA 1u
 #define MSG_ABORT 2u
+#define MSG_BEAT 3u
 #define ABORT_MAX 400
 #define MAX_BLOB (256ull << 20)
 #define PENDING_MAX 64                    /* unidentified connections held by the root */
@@ -189,24 +192,53 @@ static void root_abort(struct boot_tcp *t, int bad, const char *why)
     }
 }
 
+/* A BEAT to fd, best effort: skipped where the socket's buffer is full (its reader is far
+ * behind, and knows the sender alive), finished where it went out in part. */
+static void beat_to(int fd)
+{
+    unsigned char hdr[MSG_BYTES];
+    msg_encode(hdr, MSG_BEAT, 0);
+    ssize_t n = fd < 0 ? -1 : send(fd, hdr, sizeof hdr, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0 && (size_t)n < sizeof hdr)
+        ct_sock_write_all(fd, hdr + n, sizeof hdr - (size_t)n, ct_now_ns() + SEC, NULL);
+}
+
+static void tcp_beat(struct ct_boot *bb)
+{
+    struct boot_tcp *t = (struct boot_tcp *)bb;
+    for (int r = bb->rank == 0 ? 1 : 0; t->fds && r < (bb->rank == 0 ? bb->size : 1); r++)
+        beat_to(t->fds[r]);
+}
+
 /* Read a message header; DATA must carry exactly want bytes. ABORT reasons are read and
- * returned as an error naming the root's verdict. */
-static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t dl,
+ * returned as an error naming the root's verdict. A BEAT before it moves *dl to ext past
+ * its arrival (the root passes it on: ranks waiting for the root wait on). */
+static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t *dl, int64_t ext,
                     const char *what, struct ct_err *err)
 {
     struct ct_boot *b = &t->b;
     unsigned char hdr[MSG_BYTES];
-    if (ct_sock_read_all(fd, hdr, sizeof hdr, dl, err) < 0)
-        return ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, from,
-                           host_of(b, from));
-    uint32_t kind = ct_get32(hdr + 4);
-    uint64_t len = ct_get64(hdr + 8);
+    uint32_t kind;
+    uint64_t len;
+    do {
+        if (ct_sock_read_all(fd, hdr, sizeof hdr, *dl, err) < 0)
+            return ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, from,
+                               host_of(b, from));
+        kind = ct_get32(hdr + 4);
+        len = ct_get64(hdr + 8);
+        if (kind == MSG_BEAT && len == 0) {
+            int64_t now = ct_now_ns();
+            *dl = now + ext > *dl ? now + ext : *dl;
+            if (b->rank == 0)
+                ct_boot_beat(b, now);
+        }
+    } while (kind == MSG_BEAT && len == 0 && ct_get32(hdr) == MSG_MAGIC);
     if (ct_get32(hdr) != MSG_MAGIC || (kind != MSG_DATA && kind != MSG_ABORT))
         return ct_err_set(err, CT_EPEER, "bootstrap %s #%lu: rank %d (%s) sent a bad header", what,
                           t->op, from, host_of(b, from));
     if (kind == MSG_ABORT && b->rank != 0 && len < ABORT_MAX) {
         char why[ABORT_MAX];
-        if (ct_sock_read_all(fd, why, (size_t)len, dl, err) < 0)
+        if (ct_sock_read_all(fd, why, (size_t)len, *dl, err) < 0)
             len = 0;
         why[len] = 0;
         for (size_t i = 0; i < len; i++)
@@ -279,7 +311,7 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
         memcpy(all, mine, len);
         for (int r = 1; r < bb->size; r++) {
             int64_t dl = ct_now_ns() + to;
-            int rc = msg_read(t, t->fds[r], r, len, dl, what, err);
+            int rc = msg_read(t, t->fds[r], r, len, &dl, to, what, err);
             if (rc == 0 &&
                 ct_sock_read_all(t->fds[r], (char *)all + (size_t)r * len, len, dl, err) < 0)
                 rc = ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, r,
@@ -316,8 +348,9 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
         ct_sock_write_all(fd, mine, len, dl, err) < 0)
         return ct_err_wrap(err, "bootstrap %s #%lu: rank 0 (%s): ", what, t->op, host_of(bb, 0));
     /* the root may wait a full timeout for a silent rank before it aborts: wait longer */
-    dl = ct_now_ns() + to + (to / 4 > 2 * SEC ? to / 4 : 2 * SEC);
-    CT_TRY(msg_read(t, fd, 0, (uint64_t)len * (uint64_t)bb->size, dl, what, err));
+    int64_t ext = to + (to / 4 > 2 * SEC ? to / 4 : 2 * SEC);
+    dl = ct_now_ns() + ext;
+    CT_TRY(msg_read(t, fd, 0, (uint64_t)len * (uint64_t)bb->size, &dl, ext, what, err));
     if (ct_sock_read_all(fd, all, len * (size_t)bb->size, dl, err) < 0)
         return ct_err_wrap(err, "bootstrap %s #%lu: rank 0 (%s): ", what, t->op, host_of(bb, 0));
     return 0;
@@ -350,7 +383,7 @@ static void tcp_close(struct ct_boot *bb)
     free(b);
 }
 
-static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close};
+static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close, tcp_beat};
 
 /* ---------------------------------------------------------------- root: accepting */
 

@@ -38,10 +38,10 @@ usage_says "a baseline of another pair size" \
     "its numbers hold at --p2p-size 1MiB, this run's is 4MiB .*: pass --p2p-size 1MiB" \
     -- $V --local 4 --baseline "$TMP/base.json" --no-coll
 echo '{"schema": "colltune-validate-baseline/1", "coll_bytes": 1048576, "collectives": {"allreduce": 1}}' \
-    >"$TMP/cb.json"
+    >"$TMP/cbs.json"
 usage_says "a baseline of another collective size" \
-    "its numbers hold at --coll-size 1MiB, this run's is 16MiB" -- $V --local 2 --baseline "$TMP/cb.json"
-expect 0 "... which --no-coll does not run" -- $V --local 2 --baseline "$TMP/cb.json" --no-coll \
+    "its numbers hold at --coll-size 1MiB, this run's is 16MiB" -- $V --local 2 --baseline "$TMP/cbs.json"
+expect 0 "... which --no-coll does not run" -- $V --local 2 --baseline "$TMP/cbs.json" --no-coll \
     --p2p-size 1M --link-gbps 0.01
 echo '{"schema": "colltune-validate-baseline/1", "p2p_bytes": 100, "hosts": {"*": 1}}' >"$TMP/bad.json"
 usage_says "a baseline's size not a multiple of 64" '"p2p_bytes": not a size in bytes' \
@@ -168,6 +168,11 @@ for d in 0.03 0.06 0.1 0.2 0.4; do
         sed 's/^/#   /' "$TMP/k.out" "$TMP/k.err" | grep -v '^#   *$' | tail -8
     fi
 done
+# pair rounds longer than --timeout (3 ranks: one sits each round out and waits for the others
+# in the bootstrap): nobody blamed (the waiting rank gave up after the timeout and named a
+# healthy busy one [failed], exit 3, in every run)
+expect 0 "rounds longer than --timeout: nobody blamed" -- $V --local 3 --p2p-size 256M \
+    --iters 20 --timeout 1 --no-coll
 # a rank stopped as the job starts (the topologies' gather or the first barrier): its host
 # named failed, nothing else blamed, no rank saying "no report" (it was exit 3 with no report,
 # or the others "ok" with no number); as the transports open: exit 1, rank 2 named

@@ -42,6 +42,23 @@ if ct_node_shape 2 250mbit; then
 else
     not_ok "reshape node 2"
 fi
+# a link so slow that its rounds outlast --timeout (4 MiB at 50 Mbit: 2 s a round, --timeout 1):
+# the slow host named slow, nobody failed (the root gave up on the busy pair after 1 s and
+# named a healthy host [failed], exit 3, 1.2 s)
+if ct_node_shape 2 50mbit; then
+    ct_job env 1 "$TMP/job" 120 validate --wait block --min-pct 60 --link-gbps 1 --p2p-size 4M \
+        --iters 1 --no-coll --timeout 1 --repeats 0
+    if [ "$JOB_RC" -eq 3 ] && [ "$(grep -c '^  \[' "$JOB_OUT")" -eq 1 ] &&
+        grep -q '^  \[host\] host .*node2 is slow' "$JOB_OUT" && grep -q ' 0 failed;' "$JOB_OUT"; then
+        ok "node 2 at 50 Mbit, rounds longer than --timeout: it alone named slow in ${JOB_SECS}s"
+    else
+        not_ok "node 2 at 50 Mbit, rounds longer than --timeout: exit $JOB_RC"
+        grep '^  \[\|^FAIL\|^PASS' "$JOB_OUT" | sed 's/^/#   /'; ct_job_diag 6
+    fi
+    ct_node_shape 2 1gbit
+else
+    not_ok "reshape node 2"
+fi
 
 # node 2 probes a captured-style sysfs tree with two HDR ports of one model, one of them at
 # 2X (half its lanes): the probe's verdict on that port is a finding naming the host; the

@@ -650,6 +650,63 @@ Test(boot_tcp, silent_rank_times_out)
     munmap(res, sizeof *res);
 }
 
+/* Busy for busy_ns, beating (ct_boot_beat) for the first beat_ns of it, then an allgather. */
+static int busy_for(struct ct_boot *b, int64_t busy_ns, int64_t beat_ns, struct ct_err *err)
+{
+    int64_t t0 = ct_now_ns();
+    while (ct_now_ns() - t0 < busy_ns) {
+        if (ct_now_ns() - t0 < beat_ns)
+            ct_boot_beat(b, ct_now_ns());
+        usleep(20000);
+    }
+    int x = b->rank, all[MAXR];
+    return ct_boot_allgather(b, &x, sizeof x, all, err);
+}
+
+/* Ranks 0 and 1 busy for 3x the timeout, beating: rank 2 waits for the root that waits for
+ * rank 1, and nobody gives up (a validate pair round longer than --timeout named a healthy
+ * busy rank failed). */
+static int busy_beating(const struct job *j, struct ct_boot *b, struct result *res,
+                        struct ct_err *err)
+{
+    (void)j, (void)res;
+    return busy_for(b, b->rank == 2 ? 0 : 3 * SEC, 3 * SEC, err);
+}
+
+Test(boot_tcp, busy_ranks_beat_past_the_timeout)
+{
+    struct job j = {.n = 3, .timeout_ns = SEC, .fn = busy_beating};
+    struct result *res = run(&j, 0);
+    for (int r = 0; r < 3; r++)
+        cr_expect_eq(res->code[r], 0, "rank %d: %s", r, res->msg[r]);
+    munmap(res, sizeof *res);
+}
+
+/* Rank 1 beats for 1.5 s, then stays silent: the root names it one timeout after its last
+ * beat, not after the work ends, and the others learn it. */
+static int beats_then_silence(const struct job *j, struct ct_boot *b, struct result *res,
+                              struct ct_err *err)
+{
+    (void)j, (void)res;
+    int64_t t0 = ct_now_ns();
+    int rc = busy_for(b, b->rank == 1 ? 6 * SEC : 0, 3 * SEC / 2, err);
+    if (b->rank == 0 && rc < 0 && ct_now_ns() - t0 > 4 * SEC)
+        return ct_err_set(err, CT_EIO, "gave up after %.1f s", (double)(ct_now_ns() - t0) / 1e9);
+    return rc;
+}
+
+Test(boot_tcp, a_rank_that_stops_beating_times_out)
+{
+    struct job j = {.n = 3, .timeout_ns = SEC, .fn = beats_then_silence};
+    struct result *res = run(&j, 0);
+    cr_expect(strstr(res->msg[0], "bootstrap allgather #1: no progress for 1.0 s waiting for peer "
+                                  "rank 1 (host-0)"),
+              "%s", res->msg[0]);
+    cr_expect(strstr(res->msg[2], "gave up") && strstr(res->msg[2], "rank 1 (host-0)"), "%s",
+              res->msg[2]);
+    munmap(res, sizeof *res);
+}
+
 /* ---------------------------------------------------------------- published address */
 
 Test(boot_addr, local_addr_choices)
