@@ -105,16 +105,15 @@ int ct_arg_colls(const char *cmd, const char *arg, unsigned *colls)
     return rc ? rc : *colls ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --coll list");
 }
 
-int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, size_t *n)
+int ct_arg_algo_list(const char *cmd, const char *arg, const struct ct_algo **v, size_t *n,
+                     size_t max)
 {
-    const char *cmd = "sweep";
-    char *save = NULL, *list;
+    size_t len = strlen(arg);
+    if (!len || *arg == ',' || arg[len - 1] == ',' || strstr(arg, ",,"))
+        return ct_cmd_fail(cmd, CT_EXIT_USAGE, "bad --algos '%.40s%s' (an empty entry)", arg,
+                           len > 40 ? "..." : "");
+    char *save = NULL, *list = ct_xstrdup(arg); /* a copy, as ct_arg_colls' */
     int rc = 0;
-    if (strchr(arg, ':')) { /* a library's rows (LIB:NAME,...): the engine knows their names */
-        o->lib_algo = arg;
-        return 0;
-    }
-    list = ct_xstrdup(arg); /* a copy, as ct_arg_colls' */
     for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         const struct ct_algo *a = ct_algo_find(t);
         size_t seen = 0;
@@ -124,13 +123,22 @@ int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, s
             continue;
         if (!a)
             rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "unknown algorithm '%s' (colltune list algos)", t);
-        else if (*n == CT_ARG_MAX_ALGOS)
-            rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "too many algorithms");
+        else if (*n == max)
+            rc = ct_cmd_fail(cmd, CT_EXIT_USAGE, "--algos: at most %zu algorithms", max);
         else
             v[(*n)++] = a;
     }
     free(list);
-    return rc ? rc : *n ? 0 : ct_cmd_fail(cmd, CT_EXIT_USAGE, "empty --algos list");
+    return rc;
+}
+
+int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, size_t *n)
+{
+    if (strchr(arg, ':')) { /* a library's rows (LIB:NAME,...): the engine knows their names */
+        o->lib_algo = arg;
+        return 0;
+    }
+    return ct_arg_algo_list("sweep", arg, v, n, CT_ARG_MAX_ALGOS);
 }
 
 int ct_arg_push(int which, const char *arg, struct ct_push_opts *po)

@@ -119,6 +119,12 @@ int ct_arg_colls(const char *cmd, const char *arg, unsigned *colls);
  * check. */
 #define CT_ARG_MAX_ALGOS 64
 int ct_arg_algos(struct ct_opts *o, const char *arg, const struct ct_algo **v, size_t *n);
+/* A list of colltune's algorithms (--algos) appended to v (*n of them, at most max), each
+ * once however often named: 0, or exit 2 after one line (an empty entry, an unknown name,
+ * more than max). cmd: the command that says it. */
+struct ct_algo;
+int ct_arg_algo_list(const char *cmd, const char *arg, const struct ct_algo **v, size_t *n,
+                     size_t max);
 
 /* Help texts, generated from the files in cmd/help/. */
 extern const char ct_help_run[], ct_help_sweep[], ct_help_validate[], ct_help_export[],

@@ -22,31 +22,6 @@ struct model_ctx {
     struct ct_live live;
 };
 
-static int parse_algos(struct model_ctx *x, const char *arg)
-{
-    char buf[512];
-    size_t len = strlen(arg);
-    if (!len || *arg == ',' || arg[len - 1] == ',' || strstr(arg, ",,") || len >= sizeof buf)
-        return ct_cmd_fail("model", 2, "bad --algos '%.40s%s' (%s)", arg, len > 40 ? "..." : "",
-                           len >= sizeof buf ? "too long" : "an empty entry");
-    snprintf(buf, sizeof buf, "%s", arg);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const struct ct_algo *a = ct_algo_find(t);
-        if (!a)
-            return ct_cmd_fail("model", 2, "unknown algorithm '%s' (colltune list algos)", t);
-        size_t seen = 0; /* named twice: priced once, as sweep's --algos (it printed twice) */
-        while (seen < x->q.nalgos && x->q.algos[seen] != a)
-            seen++;
-        if (seen < x->q.nalgos)
-            continue;
-        if (x->q.nalgos == CT_MODEL_MAX_ALGOS)
-            return ct_cmd_fail("model", 2, "--algos: at most %d algorithms", CT_MODEL_MAX_ALGOS);
-        x->q.algos[x->q.nalgos++] = a;
-    }
-    return 0;
-}
-
 static int parse(struct model_ctx *x, int argc, char **argv)
 {
     enum { O_TOPO = 1000, O_NODE, O_NODES, O_NET, O_RANKS, O_ALGOS, O_JSON, O_CALIB, O_OUT };
@@ -87,7 +62,10 @@ static int parse(struct model_ctx *x, int argc, char **argv)
                                    c == O_NODES ? "nodes" : "ranks", optarg);
             *(c == O_NODES ? &x->q.topo.nodes : &x->q.nranks) = (int)v;
             break;
-        case O_ALGOS: CT_TRY_OPT(parse_algos(x, optarg)); break;
+        case O_ALGOS:
+            CT_TRY_OPT(
+                ct_arg_algo_list("model", optarg, x->q.algos, &x->q.nalgos, CT_MODEL_MAX_ALGOS));
+            break;
         case O_JSON: x->q.json = optarg; break;
         case O_CALIB: x->calib = optarg; break;
         case O_OUT: x->out = optarg; break;
