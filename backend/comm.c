@@ -80,6 +80,11 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
     return rc;
 }
 
+bool ct_comm_shm_alone(const char *transport, bool one_host)
+{
+    return !strcmp(transport, "shm") || (!strcmp(transport, "auto") && one_host);
+}
+
 int ct_comm_streams_check(const char *transport, bool one_host, int streams, struct ct_err *err)
 {
     if (streams > 1 && !strcmp(transport, "fabric"))
@@ -87,7 +92,7 @@ int ct_comm_streams_check(const char *transport, bool one_host, int streams, str
                           "--streams %d: the fabric transport opens one endpoint a peer "
                           "(--transport tcp streams)",
                           streams);
-    if (streams > 1 && (!strcmp(transport, "shm") || (!strcmp(transport, "auto") && one_host)))
+    if (streams > 1 && ct_comm_shm_alone(transport, one_host))
         return ct_err_set(err, CT_EINVAL,
                           "--streams %d: the ranks meet in shared memory alone (one host): no "
                           "connection to stream over (--transport tcp)",

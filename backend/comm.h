@@ -36,6 +36,9 @@ int ct_comm_open(struct ct_comm *c, struct ct_boot *boot, const struct ct_comm_c
  * so (every rank alike, after the bootstrap); a caller that knows the host before a launch refuses
  * them sooner. */
 int ct_comm_streams_check(const char *transport, bool one_host, int streams, struct ct_err *err);
+/* The ranks meet in shared memory alone: transport "shm", or "auto" with every rank on one host
+ * (nothing a tcp setting such as --sockbuf or --streams acts on). */
+bool ct_comm_shm_alone(const char *transport, bool one_host);
 void ct_comm_close(struct ct_comm *c);
 /* Allocate / free a benchmark buffer through the intra-node transport (symmetric heap). */
 void *ct_comm_alloc(struct ct_comm *c, size_t bytes, struct ct_err *err);

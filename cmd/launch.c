@@ -88,8 +88,7 @@ int ct_opts_links_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     if (o->provider && strcmp(o->transport, "fabric"))
         return ct_cmd_fail(cmd, 2, "--provider is for --transport fabric");
-    if (o->sockbuf &&
-        (!strcmp(o->transport, "shm") || (!strcmp(o->transport, "auto") && one_host(o))))
+    if (o->sockbuf && ct_comm_shm_alone(o->transport, one_host(o)))
         return ct_cmd_fail(cmd, 2,
                            "--sockbuf sizes tcp's socket buffers: the ranks meet in shared "
                            "memory alone (one host) (--transport tcp)");
