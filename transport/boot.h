@@ -11,6 +11,7 @@
 #ifndef CT_BOOT_H
 #define CT_BOOT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,7 +53,7 @@ struct ct_boot {
     unsigned char token[CT_BOOT_TOKEN_BYTES];
     int64_t timeout_ns;    /* bring-up (bootstrap and transport connection setup) */
     int64_t op_timeout_ns; /* allgather/barrier: no progress for this long fails */
-    int64_t beat_ns;       /* the last ct_boot_beat sent */
+    _Atomic int64_t beat_ns; /* the last ct_boot_beat sent (threads of --inflight share it) */
     const char *method;    /* "local", "env", "pmix", "pmi1", "single", "inproc" (static) */
     ct_notice_fn notice;   /* may be NULL */
     void *notice_ctx;
@@ -74,16 +75,17 @@ static inline int ct_boot_barrier(struct ct_boot *b, struct ct_err *err)
  * op_timeout_ns past the last beat, not past its own arrival, so a round longer than the
  * timeout is not read as a stall (a rank that stops beating still fails after it). The root
  * beats to every rank, the others to the root; the root passes on what it hears while it
- * waits. At most every op_timeout_ns / 4 (100 ms .. 10 s); now: the caller's clock (b NULL:
- * nothing). */
+ * waits. At most every op_timeout_ns / 4 (1 ms .. 10 s), by one thread of those that call it
+ * at once; now: the caller's clock (b NULL: nothing). */
 static inline void ct_boot_beat(struct ct_boot *b, int64_t now)
 {
     int64_t every = b ? b->op_timeout_ns / 4 : 0;
-    every = every < 100000000 ? 100000000 : every > 10000000000LL ? 10000000000LL : every;
-    if (b && b->ops->beat && now - b->beat_ns >= every) {
-        b->beat_ns = now;
+    every = every < 1000000 ? 1000000 : every > 10000000000LL ? 10000000000LL : every;
+    int64_t last = b ? atomic_load_explicit(&b->beat_ns, memory_order_relaxed) : 0;
+    if (b && b->ops->beat && now - last >= every &&
+        atomic_compare_exchange_strong_explicit(&b->beat_ns, &last, now, memory_order_relaxed,
+                                                memory_order_relaxed))
         b->ops->beat(b);
-    }
 }
 /* Close the bootstrap (NULL is fine), then run its on_close hook. */
 void ct_boot_close(struct ct_boot *b);

@@ -43,6 +43,10 @@ usage_says "a baseline of another collective size" \
     "its numbers hold at --coll-size 1MiB, this run's is 16MiB" -- $V --local 2 --baseline "$TMP/cbs.json"
 expect 0 "... which --no-coll does not run" -- $V --local 2 --baseline "$TMP/cbs.json" --no-coll \
     --p2p-size 1M --link-gbps 0.01
+# the size to pass, exactly (it said 1.50MiB, which --p2p-size refuses)
+echo '{"schema": "colltune-validate-baseline/1", "p2p_bytes": 1572864, "hosts": {"*": 1}}' >"$TMP/b15.json"
+usage_says "a baseline of 1.5 MiB pairs: the size said as --p2p-size reads it" \
+    "pass --p2p-size 1536KiB, or" -- $V --local 2 --baseline "$TMP/b15.json"
 echo '{"schema": "colltune-validate-baseline/1", "p2p_bytes": 100, "hosts": {"*": 1}}' >"$TMP/bad.json"
 usage_says "a baseline's size not a multiple of 64" '"p2p_bytes": not a size in bytes' \
     -- $V --local 2 --baseline "$TMP/bad.json"

@@ -663,14 +663,15 @@ static int busy_for(struct ct_boot *b, int64_t busy_ns, int64_t beat_ns, struct 
     return ct_boot_allgather(b, &x, sizeof x, all, err);
 }
 
-/* Ranks 0 and 1 busy for 3x the timeout, beating: rank 2 waits for the root that waits for
- * rank 1, and nobody gives up (a validate pair round longer than --timeout named a healthy
- * busy rank failed). */
+/* Rank 1 busy for 5x the timeout, beating: the root waits for it on its beats, rank 2 waits
+ * for the root on the beats the root passes on (its own wait, the timeout plus 2 s, is shorter
+ * than the work), and nobody gives up (a validate pair round longer than --timeout named a
+ * healthy busy rank failed). */
 static int busy_beating(const struct job *j, struct ct_boot *b, struct result *res,
                         struct ct_err *err)
 {
     (void)j, (void)res;
-    return busy_for(b, b->rank == 2 ? 0 : 3 * SEC, 3 * SEC, err);
+    return busy_for(b, b->rank == 1 ? 5 * SEC : 0, 5 * SEC, err);
 }
 
 Test(boot_tcp, busy_ranks_beat_past_the_timeout)
@@ -682,16 +683,18 @@ Test(boot_tcp, busy_ranks_beat_past_the_timeout)
     munmap(res, sizeof *res);
 }
 
-/* Rank 1 beats for 1.5 s, then stays silent: the root names it one timeout after its last
- * beat, not after the work ends, and the others learn it. */
+/* Rank 1 beats for 2 s, then stays silent until 6 s: the root names it one timeout after its
+ * last beat (2.75-3 s: not at 1 s, its beats unheard; not at 6 s, masked), and the others
+ * learn it. */
 static int beats_then_silence(const struct job *j, struct ct_boot *b, struct result *res,
                               struct ct_err *err)
 {
     (void)j, (void)res;
     int64_t t0 = ct_now_ns();
-    int rc = busy_for(b, b->rank == 1 ? 6 * SEC : 0, 3 * SEC / 2, err);
-    if (b->rank == 0 && rc < 0 && ct_now_ns() - t0 > 4 * SEC)
-        return ct_err_set(err, CT_EIO, "gave up after %.1f s", (double)(ct_now_ns() - t0) / 1e9);
+    int rc = busy_for(b, b->rank == 1 ? 6 * SEC : 0, 2 * SEC, err);
+    double s = (double)(ct_now_ns() - t0) / 1e9;
+    if (b->rank == 0 && rc < 0 && (s < 2.5 || s > 4.5))
+        return ct_err_set(err, CT_EIO, "gave up after %.1f s, not 2.5-4.5 s", s);
     return rc;
 }
 
