@@ -55,13 +55,17 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * missing (and removed when the process exits, if it is still empty: a job that failed before
  * writing anything leaves no folder behind), and the files a sweep writes there (none may be a
  * folder). Rank 0 of a job of more than one task that a launcher started (mpirun, srun,
- * hydra) says its refusal and returns 0: the job forms, and every rank leaves with
- * ct_cmd_refused()'s code at once (its peers would else wait for it until their bootstrap
- * timed out). */
+ * hydra), or node 0's colltune of a job of one a node (COLLTUNE_NODE_RANK), says its
+ * refusal and returns 0: the job forms, and every rank leaves with ct_cmd_refused()'s code
+ * at once (its peers would else wait for it until their bootstrap timed out). */
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched);
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched);
 /* The exit code of a refusal ct_cmd_out_check or ct_cmd_out_dir kept for the job, else 0. */
 int ct_cmd_refused(void);
+/* launched, and this process does not write the job's outputs: a rank other than 0 of a job a
+ * launcher started, or the colltune of a node other than the first in a job of one colltune
+ * --local N a node (COLLTUNE_NODE_RANK), whose node 0 keeps its refusal as rank 0 does. */
+bool ct_cmd_not_first(bool launched);
 /* The ranks a sweep runs on this host where none are asked (--local, --hosts): one per usable
  * CPU (2..1024); 0 in a job of more than one task a launcher started (its ranks). */
 int ct_cmd_local_ranks(void);

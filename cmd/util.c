@@ -73,10 +73,18 @@ static int g_refused;     /* ct_cmd_refused */
 static int refuse(const char *cmd, bool launched, const char *why)
 {
     int code = ct_cmd_fail(cmd, CT_EXIT_USAGE, "%s", why);
-    if (!launched || ct_launch_env_rank() != 0 || ct_launch_env_size() == 1)
-        return code; /* (a launcher's one task, srun --pty: this process launches, or runs alone) */
+    /* (a launcher's one task, srun --pty: this process launches, or runs alone; node 0's
+     * colltune of a job of one a node starts its ranks, and they tell the others') */
+    if (!launched ||
+        (ct_launch_env_node() != 0 && (ct_launch_env_rank() != 0 || ct_launch_env_size() == 1)))
+        return code;
     g_refused = code;
     return 0;
+}
+
+bool ct_cmd_not_first(bool launched)
+{
+    return launched && (ct_launch_env_rank() > 0 || ct_launch_env_node() > 0);
 }
 
 int ct_cmd_refused(void)
@@ -103,7 +111,7 @@ static void out_dir_undo(void)
 int ct_cmd_out_dir(const char *cmd, const char *opt, const char *dir, bool launched)
 {
     struct ct_err err = {0};
-    if ((launched && ct_launch_env_rank() > 0) || !dir)
+    if (ct_cmd_not_first(launched) || !dir)
         return 0;
     bool was = access(dir, F_OK) == 0;
     if (ct_dir_make_writable(dir, opt, &err) < 0 || ct_sweep_outputs_check(dir, &err) < 0) {
@@ -130,7 +138,7 @@ int ct_cmd_open_fail(const char *cmd, const struct ct_boot *boot, const struct c
 int ct_cmd_out_check(const char *cmd, const char *opt, const char *path, bool launched)
 {
     struct ct_err err = {0};
-    if (launched && ct_launch_env_rank() > 0)
+    if (ct_cmd_not_first(launched))
         return 0;
     if (path && !*path) { /* '' read as the current folder, or failed at the end (exit 1) */
         char why[64];
@@ -154,7 +162,7 @@ int ct_cmd_refuse(const char *cmd, bool launched, const char *why)
 
 int ct_cmd_in_check(const char *cmd, const char *opt, const char *path, bool launched)
 {
-    if (!path || (launched && ct_launch_env_rank() > 0))
+    if (!path || ct_cmd_not_first(launched))
         return 0;
     FILE *f = fopen(path, "r");
     char why[4400];

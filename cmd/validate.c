@@ -150,8 +150,7 @@ static int parse(struct vctx *x, int argc, char **argv)
     CT_TRY_OPT(ct_cmd_out_check(CMD, "save-baseline", x->save, true));
     /* rank 0 alone reads the baseline (a folder: said so) */
     CT_TRY_OPT(ct_cmd_in_check(CMD, "baseline", x->baseline_path, true));
-    return x->baseline_path && !ct_cmd_refused() && ct_launch_env_rank() <= 0 ? baseline_read(x)
-                                                                              : 0;
+    return x->baseline_path && !ct_cmd_refused() && !ct_cmd_not_first(true) ? baseline_read(x) : 0;
 }
 
 /* Rank 0: the report on stdout (stderr with --json -), then the files asked for. */

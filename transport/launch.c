@@ -137,6 +137,15 @@ int ct_launch_env_size(void)
     return li.size > 0 ? li.size : li.launcher_size > 0 ? li.launcher_size : -1;
 }
 
+int ct_launch_env_node(void)
+{
+    struct ct_launch_cfg one = {.local = 1};
+    struct ct_launch_info li;
+    if (ct_launch_detect(&one, &li, NULL) < 0 || li.kind != CT_LAUNCH_LOCAL_NODES)
+        return -1;
+    return li.node_rank;
+}
+
 int ct_launch_env_rank(void)
 {
     const char *v = NULL, *b = env("COLLTUNE_BOOTSTRAP");
@@ -407,8 +416,27 @@ static void rank_host(char *out, size_t len, int rank, int rpn)
 }
 
 /* A forked rank: bootstrap, report the job id to the parent, run fn. Never returns. */
+/* Rank 0's refusal (mine on rank 0; 0 on the others) told to every rank in one round of the
+ * bootstrap: *code is rank 0's; 0 or the round's failure. */
+static int refusal_round(struct ct_boot *b, int mine, int *code, struct ct_err *err)
+{
+    *code = mine;
+    if (b->size == 1)
+        return 0;
+    int *all = calloc((size_t)b->size, sizeof *all);
+    if (!all)
+        return ct_err_set(err, CT_ENOMEM, "no memory");
+    int rc = ct_boot_allgather(b, &mine, sizeof mine, all, err);
+    *code = all[0];
+    free(all);
+    return rc;
+}
+
+/* A forked rank's life; round: a job of one colltune a node, whose first node's refusal
+ * (x->refused) every rank learns before anything runs. */
 static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x,
-                                struct ct_boot_cfg *bc, int idpipe, ct_rank_fn fn, void *arg)
+                                struct ct_boot_cfg *bc, int idpipe, bool round, ct_rank_fn fn,
+                                void *arg)
 {
     struct ct_boot *b;
     struct ct_err e = {0};
@@ -426,7 +454,12 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
         /* the parent then cleans up by its own job id only */
     }
     close(idpipe);
-    int code = fn(b, arg);
+    int code = 0;
+    if (round && refusal_round(b, x->refused, &code, &e) < 0) {
+        fatal(x, "rank %d: %s", bc->rank, e.msg);
+        code = 1;
+    }
+    code = code ? code : fn(b, arg);
     ct_boot_close(b);
     /* a table lost to a full disk or a closed pipe is a failure, as in a single process */
     int we = ct_file_stream_error(stdout);
@@ -561,7 +594,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
                       ct_rank_fn fn, void *arg, int *dead_rank, int *dead_sig, struct ct_err *err)
 {
     int n = cfg->local, lfd = -1, port = 0, ids[2];
-    if (x->refused) /* rank 0's refusal, said: no rank started for it */
+    if (x->refused && li->kind == CT_LAUNCH_LOCAL) /* rank 0's refusal, said: none started */
         return x->refused;
     struct ct_boot_cfg bc = *base;
     unsigned char token[CT_BOOT_TOKEN_BYTES];
@@ -648,7 +681,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
                 bc.listen_fd = lfd;
             else if (lfd >= 0)
                 close(lfd);
-            rank_main(cfg, x, &bc, ids[1], fn, arg);
+            rank_main(cfg, x, &bc, ids[1], li->kind == CT_LAUNCH_LOCAL_NODES, fn, arg);
         }
         k.pids[i] = p;
     }
@@ -759,13 +792,8 @@ int ct_launch_ext(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *
                           "mis-launch: the %s bootstrap formed a job of %d ranks but %s=%d",
                           li.method, got, li.launcher_var, li.launcher_size);
     }
-    /* rank 0's refusal, told to every rank (one round of the bootstrap) */
-    int code = x->refused, *all = b->size > 1 ? calloc((size_t)b->size, sizeof *all) : NULL;
-    rc = all           ? ct_boot_allgather(b, &code, sizeof code, all, err)
-         : b->size > 1 ? ct_err_set(err, CT_ENOMEM, "no memory")
-                       : 0;
-    code = all ? all[0] : code;
-    free(all);
+    int code;
+    rc = refusal_round(b, x->refused, &code, err);
     if (rc < 0) {
         ct_boot_close(b);
         return rc;

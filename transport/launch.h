@@ -48,9 +48,11 @@ struct ct_launch_opts {
     void *ctx;             /* for notice and fatal */
     bool no_bind;          /* forked ranks: leave them unpinned (else rank i of this host runs
                               on the i-th allowed CPU when ranks <= CPUs) */
-    int refused;           /* a launcher's job: rank 0 refused it before it started (and said why):
-                              every rank leaves with rank 0's code once the bootstrap has formed, not
-                              after waiting for a rank 0 that left (0: none; others' is not read) */
+    int refused;           /* a launcher's job, or node 0's colltune of a job of one --local N a
+                              node: rank 0 refused it before it started (and said why): every rank
+                              leaves with rank 0's code once the bootstrap has formed, not after
+                              waiting for a rank 0 that left (0: none; others' is not read); a
+                              --local N job of one host starts no rank for it */
     /* a forked job a signal stopped, once its ranks are gone: what the line saying so adds
      * (what the job kept); may be NULL */
     void (*stopped)(void *ctx, int sig, char *note, size_t len);
@@ -96,6 +98,9 @@ int ct_launch_env_rank(void);
 /* The size of the job whose rank that is (its launcher's variables); -1 when none says, or
  * there is no such rank. */
 int ct_launch_env_size(void);
+/* This process's node in a job of one colltune --local N a node (COLLTUNE_ROOT or
+ * MASTER_ADDR, COLLTUNE_NNODES, COLLTUNE_NODE_RANK): 0..nodes-1; -1 in any other job. */
+int ct_launch_env_node(void);
 
 /*
  * Run fn in every rank. Local kinds: fork, run, wait; the return value is the worst exit

@@ -205,4 +205,39 @@ clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 \
 rc=$?
 wait $p1 || rc=$((rc + 100))
 passed "--local 2 on each of 2 nodes: one 4-rank job" $rc "$TMP/n0" "4 nNodes 2"
+# node 0's colltune alone writes the outputs and reads validate's --baseline: another node
+# neither checks nor reads them (a path on node 0's disk alone); node 0's refusal ends the
+# whole job at once, said once (the other node's ranks waited --boot-timeout for it)
+nodes2() { # FILE0 FILE1 NODE0-ARGS -- NODE1-ARGS: start both, $rc0 $rc1 $secs
+    f0=$1 f1=$2; shift 2
+    a0=""; while [ "$1" != -- ]; do a0="$a0 $1"; shift; done; shift
+    p=$(port); t0=$(date +%s)
+    # shellcheck disable=SC2086
+    clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=1 \
+        COLLTUNE_HOSTNAME=node-b timeout 60 $COLLTUNE "$@" --boot-timeout 20 >"$f1" 2>&1 &
+    p1=$!
+    # shellcheck disable=SC2086
+    clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 \
+        COLLTUNE_HOSTNAME=node-a timeout 60 $COLLTUNE $a0 --boot-timeout 20 >"$f0" 2>&1
+    rc0=$?; wait $p1; rc1=$?; secs=$(($(date +%s) - t0))
+}
+nodes2 "$TMP/n0" "$TMP/n1" run --local 2 $small --json "$TMP/n0.json" -- \
+    run --local 2 $small --json "$TMP/no/such/n1.json"
+[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && grep -q "nRanks 4 nNodes 2" "$TMP/n0" && [ -s "$TMP/n0.json" ] \
+    && [ ! -e "$TMP/no" ] && ok "--json a folder node 1 lacks: node 0 writes it, the job runs" \
+    || { not_ok "node 1's --json checked (exit $rc0/$rc1)"; tail -n 3 "$TMP/n0" "$TMP/n1" | sed 's/^/#   /'; }
+nodes2 "$TMP/n0" "$TMP/n1" run --local 2 $small --json "$TMP/no/such/n0.json" -- \
+    run --local 2 $small
+[ $rc0 -eq 2 ] && [ $rc1 -eq 2 ] && [ "$secs" -lt 10 ] && [ "$(grep -c 'error:' "$TMP/n0")" -eq 1 ] \
+    && grep -q "cannot write '$TMP/no/such/n0.json'" "$TMP/n0" && ! grep -q "error:" "$TMP/n1" \
+    && ! grep -q nRanks "$TMP/n0" "$TMP/n1" \
+    && ok "node 0's unwritable --json: both nodes exit 2 in ${secs}s, node 0 says it once" \
+    || { not_ok "node 0's refusal (exit $rc0/$rc1 after ${secs}s)"; cat "$TMP/n0" "$TMP/n1" | sed 's/^/#   /'; }
+clean $COLLTUNE validate --local 2 --no-coll --iters 2 --save-baseline "$TMP/base.json" >/dev/null 2>&1
+nodes2 "$TMP/n0" "$TMP/n1" validate --local 2 --no-coll --iters 2 --baseline "$TMP/base.json" -- \
+    validate --local 2 --no-coll --iters 2 --baseline "$TMP/none.json"
+[ $rc0 -ne 2 ] && [ $rc1 -ne 2 ] && grep -q "node-b  *baseline $TMP/base.json: " "$TMP/n0" \
+    && grep -q "host(s): " "$TMP/n0" && ! grep -q "error:" "$TMP/n1" \
+    && ok "validate --baseline node 1 lacks: node 0 reads it, the job runs (exit $rc0)" \
+    || { not_ok "node 1 read --baseline (exit $rc0/$rc1)"; tail -n 3 "$TMP/n0" "$TMP/n1" | sed 's/^/#   /'; }
 done_testing

@@ -179,6 +179,31 @@ Test(launch_detect, env_rank_before_bootstrap)
     cr_expect_eq(ct_launch_env_rank(), -1);
 }
 
+/* The node of a job of one colltune --local N a node (its node 0 alone checks and writes the
+ * outputs): with a root and a node count only; a forced other bootstrap or garbage: -1. */
+Test(launch_detect, env_node_before_bootstrap)
+{
+    cr_expect_eq(ct_launch_env_node(), -1);
+    setenv("COLLTUNE_NNODES", "3", 1);
+    setenv("COLLTUNE_NODE_RANK", "2", 1);
+    cr_expect_eq(ct_launch_env_node(), -1, "no root: no job of nodes");
+    setenv("COLLTUNE_ROOT", "n1:4000", 1);
+    cr_expect_eq(ct_launch_env_node(), 2);
+    setenv("COLLTUNE_NODE_RANK", "0", 1);
+    cr_expect_eq(ct_launch_env_node(), 0);
+    cr_expect_eq(ct_launch_env_rank(), -1, "no rank of a launcher's");
+    setenv("COLLTUNE_NODE_RANK", "3", 1);
+    cr_expect_eq(ct_launch_env_node(), -1, "past the node count");
+    setenv("COLLTUNE_NODE_RANK", "1", 1);
+    setenv("COLLTUNE_BOOTSTRAP", "single", 1);
+    cr_expect_eq(ct_launch_env_node(), -1, "every process a job of its own");
+    unsetenv("COLLTUNE_BOOTSTRAP");
+    unsetenv("COLLTUNE_ROOT");
+    setenv("MASTER_ADDR", "n1", 1);
+    setenv("MASTER_PORT", "29500", 1);
+    cr_expect_eq(ct_launch_env_node(), 1, "torchrun's root");
+}
+
 Test(launch_detect, sizes_disagree)
 {
     setenv("COLLTUNE_ROOT", "n1:4000", 1);
