@@ -66,6 +66,10 @@ int ct_cmd_refused(void);
  * launcher started, or the colltune of a node other than the first in a job of one colltune
  * --local N a node (COLLTUNE_NODE_RANK), whose node 0 keeps its refusal as rank 0 does. */
 bool ct_cmd_not_first(bool launched);
+/* Whether this command forks its ranks with --local N (colltune's own launch, NCCL's engine
+ * included; not an MPI library's launcher): only then is it one node of such a job. Set by
+ * ct_opts_check, before the outputs are checked. */
+void ct_cmd_forks_ranks(bool forks);
 /* The ranks a sweep runs on this host where none are asked (--local, --hosts): one per usable
  * CPU (2..1024); 0 in a job of more than one task a launcher started (its ranks). */
 int ct_cmd_local_ranks(void);

@@ -192,6 +192,9 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
 int ct_opts_check(const struct ct_opts *o, const char *cmd)
 {
     struct ct_err err = {0};
+    /* NCCL runs in process (backend/nccl.c), an MPI library's engine under its launcher */
+    bool nccl = o->lib && !strcmp(o->lib, "nccl");
+    ct_cmd_forks_ranks(o->local > 0 && (!o->lib || nccl));
     if (ct_params_check(&o->params, ct_dtype_size(o->dtype), &err) < 0)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     for (const char *t = o->lib_algo; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
@@ -222,9 +225,6 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
         return ct_cmd_fail(cmd, 2,
                            "the loop transport runs ranks as threads and is for tests; use shm "
                            "or tcp with --local");
-    /* NCCL runs in process (backend/nccl.c); an MPI library's engine is relaunched under its
-     * launcher (backend/libmod.h) and moves host memory */
-    bool nccl = o->lib && !strcmp(o->lib, "nccl");
     if (o->lib && !nccl && o->mem && strcmp(o->mem, "host"))
         return ct_cmd_fail(cmd, 2, "--lib %s moves host memory only", o->lib);
     if (o->gpu_map && !nccl && (!o->mem || strcmp(o->mem, "cuda")))

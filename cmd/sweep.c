@@ -142,6 +142,7 @@ static int check(struct sweep_ctx *x, struct ct_sweep_cfg *cfg)
         (x->o.verify && ct_config_json_read(x->o.verify, &x->conf, &err) < 0 &&
          ct_err_wrap(&err, "--verify: ")))
         return ct_cmd_fail("sweep", 2, "%s", err.msg);
+    x->o.kept_in = x->o.verify || ct_cmd_not_first(true) ? NULL : x->out; /* node 0's alone */
     return ct_cmd_out_dir("sweep", "out", x->o.verify ? NULL : x->out, true);
 }
 
@@ -236,13 +237,12 @@ int cmd_sweep(int argc, char **argv)
                            by_model(&x) ? "--tui shows a running sweep, not --model"
                                         : "--tui needs a terminal on standard input and output");
     struct ct_sweep_cfg cfg;
-    x.o.kept_in = x.o.verify ? NULL : x.out;
     if ((rc = check(&x, &cfg)) == 0)
         rc = by_model(&x) ? ct_sweep_model(&x.model, &x.o, &cfg, x.out, x.o.verify)
              : x.o.lib && (strcmp(x.o.lib, "nccl") || x.o.verify)
                  ? ct_libsweep(&x.o, &cfg, x.out, &x.conf, x.o.verify, argc, argv)
                  : ct_opts_launch(&x.o, "sweep", sweep_rank, &x);
-    if (!x.o.verify && !by_model(&x)) /* a sweep its ranks stopped by a signal left */
+    if (x.o.kept_in) /* a sweep its ranks stopped by a signal left */
         ct_sweep_outputs_stopped(x.out, rc);
     ct_config_release(&x.conf);
     return rc;

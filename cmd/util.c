@@ -64,9 +64,17 @@ void ct_cmd_warn(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+static bool g_forks;      /* ct_cmd_forks_ranks */
 static char g_made[4096]; /* the folder ct_cmd_out_dir made, "" if none */
 static pid_t g_made_pid;  /* the process that made it */
 static int g_refused;     /* ct_cmd_refused */
+
+/* This colltune's node in a job of one --local N a node; -1 in any other (a command that forks
+ * no ranks of its own: a library's launcher starts them, whatever the variables say) */
+static int node_of_job(void)
+{
+    return g_forks ? ct_launch_env_node() : -1;
+}
 
 /* An output refused: said; where rank 0 of a job a launcher started refuses (its peers do not
  * check), the exit code kept for the job to leave with once it has formed, and 0 */
@@ -76,15 +84,20 @@ static int refuse(const char *cmd, bool launched, const char *why)
     /* (a launcher's one task, srun --pty: this process launches, or runs alone; node 0's
      * colltune of a job of one a node starts its ranks, and they tell the others') */
     if (!launched ||
-        (ct_launch_env_node() != 0 && (ct_launch_env_rank() != 0 || ct_launch_env_size() == 1)))
+        (node_of_job() != 0 && (ct_launch_env_rank() != 0 || ct_launch_env_size() == 1)))
         return code;
     g_refused = code;
     return 0;
 }
 
+void ct_cmd_forks_ranks(bool forks)
+{
+    g_forks = forks;
+}
+
 bool ct_cmd_not_first(bool launched)
 {
-    return launched && (ct_launch_env_rank() > 0 || ct_launch_env_node() > 0);
+    return launched && (ct_launch_env_rank() > 0 || node_of_job() > 0);
 }
 
 int ct_cmd_refused(void)

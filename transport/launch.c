@@ -138,7 +138,7 @@ int ct_launch_env_size(void)
 }
 
 int ct_launch_env_node(void)
-{
+{ /* (as --local N reads them) */
     struct ct_launch_cfg one = {.local = 1};
     struct ct_launch_info li;
     if (ct_launch_detect(&one, &li, NULL) < 0 || li.kind != CT_LAUNCH_LOCAL_NODES)
@@ -446,9 +446,10 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
     int rc = ct_boot_tcp_start(&b, bc, &e);
     if (bc->listen_fd >= 0)
         close(bc->listen_fd);
-    if (rc < 0) {
-        fatal(x, "rank %d: %s", bc->rank, e.msg);
-        _exit(1);
+    if (rc < 0) { /* (a refusal already said: the job it would have told did not form) */
+        if (!x->refused)
+            fatal(x, "rank %d: %s", bc->rank, e.msg);
+        _exit(x->refused ? x->refused : 1);
     }
     if (write(idpipe, &b->job_id, sizeof b->job_id) != (ssize_t)sizeof b->job_id) {
         /* the parent then cleans up by its own job id only */
@@ -456,8 +457,9 @@ static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct
     close(idpipe);
     int code = 0;
     if (round && refusal_round(b, x->refused, &code, &e) < 0) {
-        fatal(x, "rank %d: %s", bc->rank, e.msg);
-        code = 1;
+        if (!x->refused)
+            fatal(x, "rank %d: %s", bc->rank, e.msg);
+        code = x->refused ? x->refused : 1;
     }
     code = code ? code : fn(b, arg);
     ct_boot_close(b);
@@ -726,7 +728,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
               note);
         return 128 + sig;
     }
-    return rc < 0 ? rc : worst;
+    return x->refused ? x->refused : rc < 0 ? rc : worst; /* (its ranks only told the others) */
 }
 
 /* ---------------------------------------------------------------- launch */

@@ -99,7 +99,8 @@ int ct_launch_env_rank(void);
  * there is no such rank. */
 int ct_launch_env_size(void);
 /* This process's node in a job of one colltune --local N a node (COLLTUNE_ROOT or
- * MASTER_ADDR, COLLTUNE_NNODES, COLLTUNE_NODE_RANK): 0..nodes-1; -1 in any other job. */
+ * MASTER_ADDR, COLLTUNE_NNODES, COLLTUNE_NODE_RANK): 0..nodes-1, or -1, as --local N would
+ * read the variables (a command without --local is no such job, whatever they say). */
 int ct_launch_env_node(void);
 
 /*

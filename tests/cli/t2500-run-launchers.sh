@@ -233,6 +233,25 @@ nodes2 "$TMP/n0" "$TMP/n1" run --local 2 $small --json "$TMP/no/such/n0.json" --
     && ! grep -q nRanks "$TMP/n0" "$TMP/n1" \
     && ok "node 0's unwritable --json: both nodes exit 2 in ${secs}s, node 0 says it once" \
     || { not_ok "node 0's refusal (exit $rc0/$rc1 after ${secs}s)"; cat "$TMP/n0" "$TMP/n1" | sed 's/^/#   /'; }
+# node 0 refused alone (the other node never came): exit 2, said once, after --boot-timeout
+p=$(port); t0=$(date +%s)
+clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 timeout 60 $COLLTUNE \
+    run --local 2 $small --json "$TMP/no/such/n0.json" --boot-timeout 2 >"$TMP/n0" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/n0")" -eq 1 ] && grep -q "cannot write" "$TMP/n0" \
+    && ok "node 0's refusal, the other node absent: exit 2 in $(($(date +%s) - t0))s, one line" \
+    || { not_ok "node 0's refusal alone (exit $rc)"; sed 's/^/#   /' "$TMP/n0"; }
+# no --local: the node variables left in the environment make no node of a launcher's rank
+p=$(port)
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=1 WORLD_SIZE=2 COLLTUNE_NNODES=2 \
+    COLLTUNE_NODE_RANK=1 timeout 60 $COLLTUNE run $small --json "$TMP/no/such/r1.json" >"$TMP/n1" 2>&1 &
+p1=$!
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p RANK=0 WORLD_SIZE=2 COLLTUNE_NNODES=2 \
+    COLLTUNE_NODE_RANK=1 timeout 60 $COLLTUNE run $small --json "$TMP/no/such/r0.json" >"$TMP/n0" 2>&1
+rc0=$?; wait $p1; rc1=$?
+[ $rc0 -eq 2 ] && [ $rc1 -eq 2 ] && grep -q "cannot write '$TMP/no/such/r0.json'" "$TMP/n0" \
+    && ! grep -q nRanks "$TMP/n0" \
+    && ok "torchrun's rank 0 with COLLTUNE_NODE_RANK=1 left over: rank 0 checks its --json (exit 2)" \
+    || { not_ok "a leftover COLLTUNE_NODE_RANK (exit $rc0/$rc1)"; tail -n 3 "$TMP/n0" | sed 's/^/#   /'; }
 clean $COLLTUNE validate --local 2 --no-coll --iters 2 --save-baseline "$TMP/base.json" >/dev/null 2>&1
 nodes2 "$TMP/n0" "$TMP/n1" validate --local 2 --no-coll --iters 2 --baseline "$TMP/base.json" -- \
     validate --local 2 --no-coll --iters 2 --baseline "$TMP/none.json"
