@@ -40,6 +40,9 @@ static volatile sig_atomic_t lost_rank = -1, lost_how;
 /* The notice's value: the rank (20 bits), its exit code or signal (8), a signal's bit. */
 #define LOST_RANK_BITS 20
 #define LOST_KILLED (1 << 28)
+#define LOST_STALLED                                                                               \
+    0xff /* the "signal" of a rank a peer found stalled (ct_launch_tell_stalled)                   \
+          */
 static int lost_word(int rank, int code, bool killed)
 {
     return (rank & ((1 << LOST_RANK_BITS) - 1)) | (code & 0xff) << LOST_RANK_BITS |
@@ -68,6 +71,13 @@ int ct_launch_lost_how(void)
 }
 
 static int forked_rank; /* this process is a rank of the fork launcher */
+
+void ct_launch_tell_stalled(int rank)
+{
+    if (forked_rank && rank >= 0)
+        sigqueue(getppid(), SIGUSR2,
+                 (union sigval){.sival_int = lost_word(rank, LOST_STALLED, true)});
+}
 
 int ct_launch_lost_rank_wait(int64_t wait_ns)
 {
@@ -497,7 +507,7 @@ static bool proc_stopped(pid_t pid)
 static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int64_t grace_ns,
                 const sigset_t *sigs, int *sig_out, int *dead_rank, int *dead_sig)
 {
-    int worst = 0, left = k->n, failed = -1;
+    int worst = 0, left = k->n, failed = -1, told = 0;
     int64_t kill_at = 0;
     while (left > 0) {
         int st;
@@ -530,7 +540,17 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
                 kill_at = 0;
             }
             struct timespec ts = {0, 20000000};
-            int sig = sigtimedwait(sigs, NULL, &ts);
+            siginfo_t si;
+            int sig = sigtimedwait(sigs, &si, &ts);
+            if (sig == SIGUSR2) { /* a rank found a peer stalled: the others stop for it */
+                int word = si.si_code == SI_QUEUE ? si.si_value.sival_int : -1,
+                    r = word & ((1 << LOST_RANK_BITS) - 1);
+                for (int q = 0; word >= 0 && failed < 0 && !told && q < k->n; q++)
+                    if (!k->state[q] && first + q != r)
+                        sigqueue(k->pids[q], SIGUSR1, (union sigval){.sival_int = word});
+                told |= word >= 0;
+                continue;
+            }
             if (sig > 0 && !*sig_out) {
                 *sig_out = sig;
                 for (int i = 0; i < k->n; i++)
@@ -641,6 +661,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
      * forwards them and still removes the job's shared memory */
     sigset_t sigs, old;
     ct_sigset_stops(&sigs);
+    sigaddset(&sigs, SIGUSR2); /* a rank's word of a stalled peer (ct_launch_tell_stalled) */
     sigprocmask(SIG_BLOCK, &sigs, &old);
     /* the ranks inherit the handler at fork: no window where SIGUSR1 would kill one */
     struct sigaction lost_sa = {.sa_sigaction = on_lost, .sa_flags = SA_SIGINFO | SA_RESTART},

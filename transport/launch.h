@@ -134,9 +134,15 @@ int ct_launch_lost_rank(void);
  * launcher (a peer's closed connection can be seen before the launcher reaps the peer);
  * under another launcher it returns at once. */
 int ct_launch_lost_rank_wait(int64_t wait_ns);
-/* How that rank ended: -signal when a signal killed it (a death), else its exit code (a rank
- * that left on purpose: rank 0 after its report exits 3); 0 while none failed. */
+/* How that rank ended: -signal when a signal killed it (a death), -255 when a peer found it
+ * stalled (ct_launch_tell_stalled: it may still be there, stopped or hung), else its exit code
+ * (a rank that left on purpose: rank 0 after its report exits 3); 0 while none failed. */
 int ct_launch_lost_how(void);
+/* In a rank of the fork launcher: rank (another of the job) made no progress for the data
+ * timeout; the launcher tells this host's other ranks, as of a rank that died (their
+ * ct_launch_lost_rank), so that a long operation with healthy peers (validate's pair rounds)
+ * stops and reports it, not after its end. Nothing elsewhere. */
+void ct_launch_tell_stalled(int rank);
 
 /* What was detected, as text for --print-bootstrap: the method, rank and size and where
  * they came from, the root, the token source, or the mis-launch; then the detection order.

@@ -135,6 +135,10 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
         rc = ct_exec_run(ex, c, &lat, &a, err);
         lus[nl++] = (double)(ct_now_ns() - t0) / 1e3 / 2;
     }
+    /* a partner stalled: the healthy pairs on this host stop their rounds for it (else it was
+     * named after the longest round's end: 67 s of 256 MiB x 1000 with --timeout 2) */
+    if (rc == CT_ETIMEDOUT)
+        ct_launch_tell_stalled(peer);
     ct_sched_release(&bw);
     ct_sched_release(&lat);
     if (rc == 0) {

@@ -115,8 +115,9 @@ usage_error "baseline with an unknown collective" -- $V --local 2 --baseline "$T
 expect 2 "missing baseline file" -- $V --local 2 --baseline "$TMP/none.json"
 usage_error "one rank is not enough" -- $V --local 1
 
-# kill_rank R CODE FILE PATTERN WHAT: kill rank R of a 4-rank validate during its pair
-# rounds; it must end with CODE within 25 s (--timeout 2) and FILE (out or err) must match.
+# kill_rank R CODE FILE PATTERN WHAT [SIG]: kill rank R of a 4-rank validate during its pair
+# rounds (SIGKILL, or SIG); it must end with CODE within 25 s (--timeout 2) and FILE (out or
+# err) must match.
 # A round (256 MiB x 1000 per pair) outlasts the launcher's grace many times: the ranks in
 # a healthy pair must stop it when told of the failure, not be killed before they report.
 KOPTS="--link-gbps 1 --p2p-size 256M --iters 1000 --no-coll"
@@ -128,7 +129,7 @@ kill_rank() {
     if [ -z "$victim" ]; then
         not_ok "no rank $1 to kill"; kill $pid; wait $pid; return
     fi
-    kill -9 "$victim"
+    kill -"${6:-KILL}" "$victim"
     start=$(date +%s)
     wait $pid; rc=$?
     took=$(($(date +%s) - start))
@@ -143,6 +144,11 @@ kill_rank() {
 kill_rank 2 3 out 'host .*/rank2 failed' "named as a failed host"
 # rank 0: no report can come; every other rank says so, naming it
 kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
+# a rank stopped (hung): its partner finds it stalled after --timeout, and the healthy pair
+# stops its round for it (it was named once the longest round had ended: 67 s)
+kill_rank 2 3 out 'host .*/rank2 failed' "stopped: named failed, the healthy pair's round cut short" STOP
+[ "$(grep -c '\[failed\]' "$TMP/k.out")" = 1 ] && ok "... and no other host blamed" \
+    || not_ok "stopped rank: $(grep '\[failed\]' "$TMP/k.out")"
 # a rank of a virtual node killed during the collectives: its host named (it was "the job
 # broke before the battery finished", the host in a warning alone)
 KOPTS="--ranks-per-node 2 --p2p-size 64K --coll-size 256M --iters 1000"

@@ -405,6 +405,31 @@ Test(launch_fork, worst_exit_code)
     cr_expect_eq(dead, -1);
 }
 
+/* Rank 1 finds rank 2 stalled: ranks 0 and 3 learn it from the launcher (rank 2, "stalled"),
+ * rank 2 is not told; 0 where so, else 20 + the rank (a lost word wrong or never come) */
+static int stall_rank(struct ct_boot *b, void *arg)
+{
+    (void)arg;
+    if (b->rank == 1) {
+        ct_launch_tell_stalled(2);
+        return 0;
+    }
+    if (b->rank == 2) /* nothing comes to it in 1 s */
+        return ct_launch_lost_rank_wait(SEC) < 0 ? 0 : 22;
+    int lost = ct_launch_lost_rank_wait(5 * SEC);
+    return lost == 2 && ct_launch_lost_how() == -255 ? 0 : 20 + b->rank;
+}
+
+Test(launch_fork, a_stalled_peer_told_to_the_others)
+{
+    struct ct_launch_cfg c = {4, 0, 10 * SEC};
+    int dead, sig;
+    struct ct_err err = {0};
+    cr_expect_eq(ct_launch(&c, stall_rank, NULL, &dead, &sig, &err), 0,
+                 "a rank's word of rank 2 stalled: %s", err.msg);
+    cr_expect_eq(dead, -1);
+}
+
 static void count_fatal(void *ctx, const char *msg)
 {
     (*(int *)ctx)++;
