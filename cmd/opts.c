@@ -119,9 +119,7 @@ int ct_opts_parse_long(struct ct_opts *o, const char *cmd, int id, const char *a
         char tail;
         if (sscanf(arg, "%dx%d%c", &r, &c, &tail) != 2 || r < 1 || c < 1 || r > 4096 || c > 4096)
             return ct_cmd_fail(cmd, 2, "bad --torus '%s' (RxC, e.g. 4x4)", arg);
-        o->torus_rows = r;
-        o->torus_cols = c;
-        return 0;
+        return o->torus_rows = r, o->torus_cols = c, 0;
     }
     case CT_O_RAILS:
     case CT_O_REVERIFY: { /* rails: 1..64; verify rounds after the first: 1..5 */
@@ -194,7 +192,9 @@ int ct_opts_check(const struct ct_opts *o, const char *cmd)
     struct ct_err err = {0};
     /* NCCL runs in process (backend/nccl.c), an MPI library's engine under its launcher */
     bool nccl = o->lib && !strcmp(o->lib, "nccl");
-    ct_cmd_forks_ranks(o->local > 0 && (!o->lib || nccl));
+    /* (a sweep forks one rank a CPU where neither --local nor --hosts says: cmd/sweep.c) */
+    int local = o->local || o->hosts || strcmp(cmd, "sweep") ? o->local : ct_cmd_local_ranks();
+    ct_cmd_forks_ranks(local > 0 && (!o->lib || nccl));
     if (ct_params_check(&o->params, ct_dtype_size(o->dtype), &err) < 0)
         return ct_cmd_fail(cmd, 2, "%s", err.msg);
     for (const char *t = o->lib_algo; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {

@@ -72,6 +72,14 @@ int ct_launch_lost_how(void)
 
 static int forked_rank; /* this process is a rank of the fork launcher */
 
+void ct_launch_lost_clear_stalled(void)
+{
+    if (lost_rank >= 0 && lost_how == CT_LAUNCH_LOST_STALLED) {
+        lost_how = 0;
+        lost_rank = -1;
+    }
+}
+
 void ct_launch_tell_stalled(int rank)
 {
     if (forked_rank && rank >= 0)
@@ -502,10 +510,12 @@ static bool proc_stopped(pid_t pid)
  * Wait for every rank; after the first failure kill stopped ranks at once and give the
  * others grace_ns, then kill them.
  * SIGINT, SIGTERM and SIGHUP (blocked by the caller) are forwarded to the ranks, which
- * then get 2 s before SIGKILL; *sig_out is set to the signal.
+ * then get 2 s before SIGKILL; *sig_out is set to the signal. relay: a rank's word of a
+ * stalled peer (SIGUSR2, ct_launch_tell_stalled) is passed to the others, once, while none
+ * failed (a job of one host: where the ranks span nodes, a launcher tells only its own).
  */
-static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int64_t grace_ns,
-                const sigset_t *sigs, int *sig_out, int *dead_rank, int *dead_sig)
+static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, bool relay,
+                int64_t grace_ns, const sigset_t *sigs, int *sig_out, int *dead_rank, int *dead_sig)
 {
     int worst = 0, left = k->n, failed = -1, told = 0;
     int64_t kill_at = 0;
@@ -543,7 +553,8 @@ static int reap(const struct ct_launch_opts *cfg, struct kids *k, int first, int
             siginfo_t si;
             int sig = sigtimedwait(sigs, &si, &ts);
             if (sig == SIGUSR2) { /* a rank found a peer stalled: the others stop for it */
-                int word = si.si_code == SI_QUEUE ? si.si_value.sival_int : -1,
+                int word =
+                        si.si_code == SI_QUEUE && relay && !*sig_out ? si.si_value.sival_int : -1,
                     r = word & ((1 << LOST_RANK_BITS) - 1);
                 for (int q = 0; word >= 0 && failed < 0 && !told && q < k->n; q++)
                     if (!k->state[q] && first + q != r)
@@ -713,8 +724,8 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
     close(ids[1]);
     int worst = 0;
     if (rc == 0) {
-        worst =
-            reap(x, &k, li->rank, GRACE_NS + x->op_timeout_ns, &sigs, &sig, dead_rank, dead_sig);
+        worst = reap(x, &k, li->rank, li->kind == CT_LAUNCH_LOCAL, GRACE_NS + x->op_timeout_ns,
+                     &sigs, &sig, dead_rank, dead_sig);
     }
     /* the job's shared-memory objects: by our id, and by the id each rank learnt */
     uint64_t seen[8];

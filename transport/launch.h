@@ -138,11 +138,15 @@ int ct_launch_lost_rank_wait(int64_t wait_ns);
  * stalled (ct_launch_tell_stalled: it may still be there, stopped or hung), else its exit code
  * (a rank that left on purpose: rank 0 after its report exits 3); 0 while none failed. */
 int ct_launch_lost_how(void);
-/* In a rank of the fork launcher: rank (another of the job) made no progress for the data
- * timeout; the launcher tells this host's other ranks, as of a rank that died (their
- * ct_launch_lost_rank), so that a long operation with healthy peers (validate's pair rounds)
- * stops and reports it, not after its end. Nothing elsewhere. */
+/* In a rank of the fork launcher of one host (--local N, not a node of several): rank
+ * (another of the job) made no progress for the data timeout; the launcher tells the other
+ * ranks, once, as of a rank that died (their ct_launch_lost_rank, how -255), so that a long
+ * operation with healthy peers (validate's pair rounds) stops and reports it, not after its
+ * end. Nothing elsewhere. ct_launch_lost_clear_stalled: that word forgotten, where the
+ * stalled rank has since answered (the round it cut short is over). */
 void ct_launch_tell_stalled(int rank);
+void ct_launch_lost_clear_stalled(void);
+#define CT_LAUNCH_LOST_STALLED (-255) /* ct_launch_lost_how of a rank a peer found stalled */
 
 /* What was detected, as text for --print-bootstrap: the method, rank and size and where
  * they came from, the root, the token source, or the mis-launch; then the detection order.

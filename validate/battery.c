@@ -36,7 +36,7 @@ struct wire_nic {
 };
 
 struct wire {
-    int32_t partner, failed, n_nic, pad;
+    int32_t partner, failed, n_nic, pad; /* failed: 1, or 2 cut short for another's stall */
     double gbs, lat_us;
     struct wire_nic nic[CT_VAL_MAX_NICS];
 };
@@ -232,6 +232,8 @@ static void add_round(struct run *R, int rail, int round, const struct wire *all
         const struct wire *wa = &all[l->leader[q[i].a]], *wb = &all[l->leader[q[i].b]];
         if (rail >= 0 && (rail_if(R, q[i].a, rail) < 0 || rail_if(R, q[i].b, rail) < 0))
             continue; /* one end is not on this rail */
+        if (wa->failed == 2 || wb->failed == 2)
+            continue; /* stopped for another pair's stalled rank: not measured, not failed */
         struct ct_val_pair *p = &r->pair[r->n_pair++];
         memset(p, 0, sizeof *p);
         p->round = round + (rail > 0 ? rail * R->pp.rounds : 0);
@@ -694,14 +696,20 @@ static int run_pairs(struct run *R, struct ct_err *err)
                 ct_monitor_sample(mon, &s0, NULL);
             if (pu >= 0) {
                 struct ct_err e2 = {0};
-                w.failed = exchange(&ex, pc, R->l.leader[pu], sb, rb, x->p2p_bytes, x->iters,
-                                    &w, &e2) < 0;
+                int peer = R->l.leader[pu], lost;
+                w.failed = exchange(&ex, pc, peer, sb, rb, x->p2p_bytes, x->iters, &w, &e2) < 0;
+                lost = ct_launch_lost_rank();
+                if (w.failed && lost >= 0 && lost != peer &&
+                    ct_launch_lost_how() == CT_LAUNCH_LOST_STALLED)
+                    w.failed = 2; /* told of another's stall (it may come back) */
                 if (k == 0 && round == x->dip_round) /* test hook: a transient dip */
                     w.gbs *= 0.05;
             }
             if (mon && ct_monitor_sample(mon, &s1, NULL) == 0)
                 nic_deltas(&s0, &s1, &w);
             rc = ct_boot_allgather(R->boot, &w, sizeof w, all, err);
+            if (rc == 0) /* every rank answered: a stalled one came back, the word is over */
+                ct_launch_lost_clear_stalled();
             if (rc == 0 && c->rank == 0)
                 add_round(R, R->use_rails ? k : -1, round, all);
         }

@@ -233,6 +233,20 @@ nodes2 "$TMP/n0" "$TMP/n1" run --local 2 $small --json "$TMP/no/such/n0.json" --
     && ! grep -q nRanks "$TMP/n0" "$TMP/n1" \
     && ok "node 0's unwritable --json: both nodes exit 2 in ${secs}s, node 0 says it once" \
     || { not_ok "node 0's refusal (exit $rc0/$rc1 after ${secs}s)"; cat "$TMP/n0" "$TMP/n1" | sed 's/^/#   /'; }
+# a sweep's ranks where no --local says (one a CPU, torchrun's root): node 1's --out left to
+# node 0 alike (it refused a path node 0 alone writes)
+touch "$TMP/afile"
+p=$(port)
+sw="sweep -e 4K --budget 2 --coll allreduce --boot-timeout 20"
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=1 timeout 60 \
+    $COLLTUNE $sw --out "$TMP/afile/sw1" >"$TMP/n1" 2>&1 &
+p1=$!
+clean MASTER_ADDR=127.0.0.1 MASTER_PORT=$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 timeout 60 \
+    $COLLTUNE $sw --out "$TMP/sw0" >"$TMP/n0" 2>&1
+rc0=$?; wait $p1; rc1=$?
+[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ -s "$TMP/sw0/config.json" ] \
+    && ok "sweep without --local on 2 nodes: node 1's --out unchecked, node 0 writes its own" \
+    || { not_ok "sweep's default ranks on node 1 (exit $rc0/$rc1)"; tail -n 3 "$TMP/n0" "$TMP/n1" | sed 's/^/#   /'; }
 # node 0 refused alone (the other node never came): exit 2, said once, after --boot-timeout
 p=$(port); t0=$(date +%s)
 clean COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 timeout 60 $COLLTUNE \

@@ -417,7 +417,7 @@ static int stall_rank(struct ct_boot *b, void *arg)
     if (b->rank == 2) /* nothing comes to it in 1 s */
         return ct_launch_lost_rank_wait(SEC) < 0 ? 0 : 22;
     int lost = ct_launch_lost_rank_wait(5 * SEC);
-    return lost == 2 && ct_launch_lost_how() == -255 ? 0 : 20 + b->rank;
+    return lost == 2 && ct_launch_lost_how() == CT_LAUNCH_LOST_STALLED ? 0 : 20 + b->rank;
 }
 
 Test(launch_fork, a_stalled_peer_told_to_the_others)
