@@ -53,7 +53,8 @@ static void on_lost(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     (void)uc;
-    if (lost_rank < 0 && si->si_code == SI_QUEUE) {
+    /* the first word, or a death after a stall's word (the stalled rank may come back) */
+    if ((lost_rank < 0 || lost_how == CT_LAUNCH_LOST_STALLED) && si->si_code == SI_QUEUE) {
         int v = si->si_value.sival_int, code = (v >> LOST_RANK_BITS) & 0xff;
         lost_how = v & LOST_KILLED ? -code : code;
         lost_rank = v & ((1 << LOST_RANK_BITS) - 1);
@@ -74,10 +75,15 @@ static int forked_rank; /* this process is a rank of the fork launcher */
 
 void ct_launch_lost_clear_stalled(void)
 {
+    sigset_t one, old;
+    sigemptyset(&one);
+    sigaddset(&one, SIGUSR1); /* a death's word coming meanwhile is kept */
+    pthread_sigmask(SIG_BLOCK, &one, &old);
     if (lost_rank >= 0 && lost_how == CT_LAUNCH_LOST_STALLED) {
-        lost_how = 0;
         lost_rank = -1;
+        lost_how = 0;
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void ct_launch_tell_stalled(int rank)
