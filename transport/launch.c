@@ -40,9 +40,8 @@ static volatile sig_atomic_t lost_rank = -1, lost_how;
 /* The notice's value: the rank (20 bits), its exit code or signal (8), a signal's bit. */
 #define LOST_RANK_BITS 20
 #define LOST_KILLED (1 << 28)
-#define LOST_STALLED                                                                               \
-    0xff /* the "signal" of a rank a peer found stalled (ct_launch_tell_stalled)                   \
-          */
+/* the "signal" of a rank a peer found stalled (ct_launch_tell_stalled) */
+#define LOST_STALLED 0xff
 static int lost_word(int rank, int code, bool killed)
 {
     return (rank & ((1 << LOST_RANK_BITS) - 1)) | (code & 0xff) << LOST_RANK_BITS |
@@ -439,7 +438,6 @@ static void rank_host(char *out, size_t len, int rank, int rpn)
         snprintf(out, len, "%.63s", h);
 }
 
-/* A forked rank: bootstrap, report the job id to the parent, run fn. Never returns. */
 /* Rank 0's refusal (mine on rank 0; 0 on the others) told to every rank in one round of the
  * bootstrap: *code is rank 0's; 0 or the round's failure. */
 static int refusal_round(struct ct_boot *b, int mine, int *code, struct ct_err *err)
@@ -456,8 +454,9 @@ static int refusal_round(struct ct_boot *b, int mine, int *code, struct ct_err *
     return rc;
 }
 
-/* A forked rank's life; round: a job of one colltune a node, whose first node's refusal
- * (x->refused) every rank learns before anything runs. */
+/* A forked rank: bootstrap, report the job id to the parent, run fn. Never returns. round: a
+ * job of one colltune a node, whose first node's refusal (x->refused) every rank learns before
+ * anything runs. */
 static _Noreturn void rank_main(const struct ct_launch_cfg *cfg, const struct ct_launch_opts *x,
                                 struct ct_boot_cfg *bc, int idpipe, bool round, ct_rank_fn fn,
                                 void *arg)

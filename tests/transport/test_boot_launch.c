@@ -417,7 +417,10 @@ static int stall_rank(struct ct_boot *b, void *arg)
     if (b->rank == 2) /* nothing comes to it in 1 s */
         return ct_launch_lost_rank_wait(SEC) < 0 ? 0 : 22;
     int lost = ct_launch_lost_rank_wait(5 * SEC);
-    return lost == 2 && ct_launch_lost_how() == CT_LAUNCH_LOST_STALLED ? 0 : 20 + b->rank;
+    if (lost != 2 || ct_launch_lost_how() != CT_LAUNCH_LOST_STALLED)
+        return 20 + b->rank;
+    ct_launch_lost_clear_stalled(); /* the stalled rank answered again: the word is over */
+    return ct_launch_lost_rank() == -1 && ct_launch_lost_how() == 0 ? 0 : 30 + b->rank;
 }
 
 Test(launch_fork, a_stalled_peer_told_to_the_others)
