@@ -77,6 +77,18 @@ int ct_parse_int(const char *s, long min, long max, long *out)
     return 0;
 }
 
+const char *ct_bytes_exact(uint64_t b, const char *sep, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && b && b % 1024 == 0) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%llu%s%s", (unsigned long long)b, sep, unit[u]);
+    return buf;
+}
+
 const char *ct_bytes_str(uint64_t b, char *buf, size_t len)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

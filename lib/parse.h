@@ -30,6 +30,10 @@ static inline uint64_t ct_fnv1a64(uint64_t h, const char *s)
 
 /* "4 KiB", "22.6 KiB", "inf" (UINT64_MAX): a byte count for people. */
 const char *ct_bytes_str(uint64_t b, char *buf, size_t len);
+/* b exactly, in the largest unit that divides it, never rounded, sep between number and unit:
+ * 65536 -> "64 KiB" (sep " ") or "64KiB" (sep "", as the size options read it), 1536 KiB ->
+ * "1536 KiB", 1000 -> "1000 B". Returns buf. */
+const char *ct_bytes_exact(uint64_t b, const char *sep, char *buf, size_t len);
 /* Whether version v is of release series `series` (the first two parts, as many as series
  * has): "4.1.4" is of "4.1" and of "4", not of "5.0". */
 bool ct_version_of(const char *v, const char *series);

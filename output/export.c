@@ -760,26 +760,14 @@ const char *ct_export_set_str(const struct ct_ruleset *s, char *buf, size_t len)
     return buf;
 }
 
-/* 65536 -> "64 KiB", 1000 -> "1000 B": exact, never rounded. */
-static const char *exact_bytes(uint64_t b, char *buf, size_t len)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (u < 4 && b && b % 1024 == 0) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%llu %s", (unsigned long long)b, unit[u]);
-    return buf;
-}
-
 const char *ct_export_range_str(uint64_t lo, uint64_t hi, char *buf, size_t len)
 {
     char a[32], b[32];
     if (hi == CT_BYTES_INF)
-        snprintf(buf, len, "[%s, inf)", exact_bytes(lo, a, sizeof a));
+        snprintf(buf, len, "[%s, inf)", ct_bytes_exact(lo, " ", a, sizeof a));
     else
-        snprintf(buf, len, "[%s, %s)", exact_bytes(lo, a, sizeof a), exact_bytes(hi, b, sizeof b));
+        snprintf(buf, len, "[%s, %s)", ct_bytes_exact(lo, " ", a, sizeof a),
+                 ct_bytes_exact(hi, " ", b, sizeof b));
     return buf;
 }
 

@@ -475,19 +475,6 @@ int ct_val_baseline_read(struct ct_val_baseline *b, const char *path, struct ct_
     return rc;
 }
 
-/* A size as the option reads it, exactly: 64MiB, 1536KiB, 1000064 (ct_bytes_str rounds:
- * 1.50MiB, which --p2p-size refuses) */
-static void size_opt(uint64_t v, char *buf, size_t len)
-{
-    static const char *const unit[] = {"GiB", "MiB", "KiB"};
-    for (int k = 0; k < 3; k++)
-        if (v % (1ull << (30 - 10 * k)) == 0) {
-            snprintf(buf, len, "%llu%s", (unsigned long long)(v >> (30 - 10 * k)), unit[k]);
-            return;
-        }
-    snprintf(buf, len, "%llu", (unsigned long long)v);
-}
-
 int ct_val_baseline_fits(const struct ct_val_baseline *b, uint64_t p2p_bytes, uint64_t coll_bytes,
                          struct ct_err *err)
 {
@@ -496,8 +483,8 @@ int ct_val_baseline_fits(const struct ct_val_baseline *b, uint64_t p2p_bytes, ui
     if (!pp && !cc)
         return 0;
     char s[2][32];
-    size_opt(pp ? b->p2p_bytes : b->coll_bytes, s[0], sizeof s[0]);
-    size_opt(pp ? p2p_bytes : coll_bytes, s[1], sizeof s[1]);
+    ct_bytes_exact(pp ? b->p2p_bytes : b->coll_bytes, "", s[0], sizeof s[0]); /* 1536KiB */
+    ct_bytes_exact(pp ? p2p_bytes : coll_bytes, "", s[1], sizeof s[1]);
     const char *opt = pp ? "p2p-size" : "coll-size";
     return ct_err_set(err, CT_EINVAL,
                       "--baseline '%s': its numbers hold at --%s %s, this run's is %s (another "

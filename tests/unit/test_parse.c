@@ -90,3 +90,21 @@ Test(parse, size_lists)
     cr_assert_eq(ct_parse_size_list("8,,16", 4, NULL, bad, sizeof bad), -1);
     cr_assert_str_eq(bad, "");
 }
+
+/* Exact sizes, as an export's ranges and a refusal naming a size to pass print them: the
+ * largest unit that divides, never rounded; the option form parses back to the same bytes. */
+Test(parse, bytes_exact_round_trips)
+{
+    char b[32];
+    cr_expect_str_eq(ct_bytes_exact(65536, " ", b, sizeof b), "64 KiB");
+    cr_expect_str_eq(ct_bytes_exact(1536u << 10, "", b, sizeof b), "1536KiB");
+    cr_expect_str_eq(ct_bytes_exact(1000, " ", b, sizeof b), "1000 B");
+    cr_expect_str_eq(ct_bytes_exact(0, " ", b, sizeof b), "0 B");
+    cr_expect_str_eq(ct_bytes_exact(1ull << 40, "", b, sizeof b), "1TiB");
+    const uint64_t v[] = {64, 1000064, 1536u << 10, 64u << 20, 3ull << 30};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        unsigned long long back = 0;
+        ct_bytes_exact(v[i], "", b, sizeof b);
+        cr_expect(ct_parse_size(b, &back) == 0 && back == v[i], "%s read back as %llu", b, back);
+    }
+}
