@@ -220,7 +220,8 @@ static int validate_rank(struct ct_boot *boot, void *arg)
             ct_cmd_warn(CMD, "%s", err.msg);
         code = finish(x, &rep, rc < 0);
     } else if (rc < 0) {
-        code = CT_EXIT_CHECK; /* rank 0 reports the failed host */
+        code = CT_EXIT_CHECK; /* rank 0 reports the failed host: not ended by our exit first */
+        ct_boot_linger(boot, boot->op_timeout_ns + 5000000000LL);
     }
     if (boot->rank == 0 && stage == CT_VAL_BATTERY)
         ct_val_report_release(&rep);

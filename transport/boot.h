@@ -33,6 +33,9 @@ struct ct_boot_ops {
     int (*barrier)(struct ct_boot *b, struct ct_err *err);
     void (*close)(struct ct_boot *b);
     void (*beat)(struct ct_boot *b); /* NULL: none (one rank, threads of one process) */
+    void (*stall)(struct ct_boot *b, int rank);    /* NULL: none, as beat */
+    void (*poll)(struct ct_boot *b);               /* NULL: none, as beat */
+    void (*linger)(struct ct_boot *b, int64_t ns); /* NULL: none, as beat */
 };
 
 struct ct_boot {
@@ -54,6 +57,8 @@ struct ct_boot {
     int64_t timeout_ns;    /* bring-up (bootstrap and transport connection setup) */
     int64_t op_timeout_ns; /* allgather/barrier: no progress for this long fails */
     _Atomic int64_t beat_ns; /* the last ct_boot_beat sent (threads of --inflight share it) */
+    _Atomic int64_t poll_ns; /* the last look for a stall's word (ct_boot_stalled) */
+    _Atomic int stalled_1;   /* 1 + the rank a peer found stalled (ct_boot_tell_stalled), 0 none */
     const char *method;    /* "local", "env", "pmix", "pmi1", "single", "inproc" (static) */
     ct_notice_fn notice;   /* may be NULL */
     void *notice_ctx;
@@ -86,6 +91,43 @@ static inline void ct_boot_beat(struct ct_boot *b, int64_t now)
         atomic_compare_exchange_strong_explicit(&b->beat_ns, &last, now, memory_order_relaxed,
                                                 memory_order_relaxed))
         b->ops->beat(b);
+}
+/* A peer of this rank stopped answering (a data-path timeout while it was to be busy with
+ * this rank): tell the job, so that ranks busy in long work that the next allgather waits
+ * for stop it (the stalled rank is then named one timeout later, not after the longest of
+ * that work). The root notes it and passes it on to every other rank at once; the others
+ * send it to the root, which passes it on when it looks (ct_boot_stalled) or while it waits
+ * in an allgather. The first word holds until an allgather has every rank's answer (the
+ * stalled rank came back). Best effort; b NULL or a bootstrap of one process: nothing. */
+static inline void ct_boot_tell_stalled(struct ct_boot *b, int rank)
+{
+    if (b && b->ops->stall)
+        b->ops->stall(b, rank);
+}
+/* The rank a peer found stalled (ct_boot_tell_stalled), -1 none: what the word says, looked
+ * for on the bootstrap's connections at most every op_timeout_ns / 8 (1 ms .. 1 s; now: the
+ * caller's clock). For one thread's busy loop (a validate pair round), between its steps. */
+static inline int ct_boot_stalled(struct ct_boot *b, int64_t now)
+{
+    if (!b)
+        return -1;
+    int64_t every = b->op_timeout_ns / 8;
+    every = every < 1000000 ? 1000000 : every > 1000000000 ? 1000000000 : every;
+    int64_t last = atomic_load_explicit(&b->poll_ns, memory_order_relaxed);
+    if (b->ops->poll && now - last >= every &&
+        atomic_compare_exchange_strong_explicit(&b->poll_ns, &last, now, memory_order_relaxed,
+                                                memory_order_relaxed))
+        b->ops->poll(b);
+    return atomic_load_explicit(&b->stalled_1, memory_order_relaxed) - 1;
+}
+/* A rank but 0 that leaves on a failure whose report rank 0 prints: wait up to ns for rank 0
+ * to leave first (its bootstrap connection closed), so that a launcher that ends the job at
+ * its first failed rank (mpirun) does not end rank 0 before its report is out. b NULL, rank
+ * 0, or a bootstrap of one process: nothing. */
+static inline void ct_boot_linger(struct ct_boot *b, int64_t ns)
+{
+    if (b && b->rank != 0 && b->ops->linger)
+        b->ops->linger(b, ns);
 }
 /* Close the bootstrap (NULL is fine), then run its on_close hook. */
 void ct_boot_close(struct ct_boot *b);

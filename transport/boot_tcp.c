@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +29,16 @@
  * payload: ranks send DATA with their blob, the root answers DATA with all blobs, or ABORT
  * with a reason (at most ABORT_MAX bytes) when a rank failed, so every rank learns which.
  * BEAT (no payload) may come before a DATA: its sender is alive and busy (ct_boot_beat); a
- * wait for that DATA then runs the timeout from the beat.
+ * wait for that DATA then runs the timeout from the beat. STALL (no payload; the length field
+ * is a rank) may come before a DATA too: its sender found that rank stalled
+ * (ct_boot_tell_stalled); the root passes it on to the other ranks.
  */
 #define MSG_MAGIC 0x4d425443u /* "CTBM" */
 #define MSG_BYTES 16
 #define MSG_DATA 1u
 #define MSG_ABORT 2u
 #define MSG_BEAT 3u
+#define MSG_STALL 4u
 #define ABORT_MAX 400
 #define MAX_BLOB (256ull << 20)
 #define PENDING_MAX 64                    /* unidentified connections held by the root */
@@ -219,9 +223,63 @@ static void tcp_beat(struct ct_boot *bb)
         beat_to(t->fds[r]);
 }
 
+/* The word that rank was found stalled: kept where none is (the first holds); the root passes
+ * a new one on to every rank but the stalled one, at once (half a second a rank at most). */
+static void got_stall(struct boot_tcp *t, uint64_t rank)
+{
+    struct ct_boot *b = &t->b;
+    int none = 0;
+    if (rank >= (uint64_t)b->size || (b->rank == 0 && rank == 0) ||
+        !atomic_compare_exchange_strong(&b->stalled_1, &none, (int)rank + 1) || b->rank != 0)
+        return;
+    unsigned char hdr[MSG_BYTES];
+    msg_encode(hdr, MSG_STALL, rank);
+    for (int r = 1; t->fds && r < b->size; r++)
+        if (r != (int)rank && t->fds[r] >= 0)
+            ct_sock_write_all(t->fds[r], hdr, sizeof hdr, ct_now_ns() + SEC / 2, NULL);
+}
+
+static void tcp_stall(struct ct_boot *bb, int rank)
+{
+    struct boot_tcp *t = (struct boot_tcp *)bb;
+    unsigned char hdr[MSG_BYTES];
+    msg_encode(hdr, MSG_STALL, (uint64_t)rank);
+    if (rank < 0 || rank >= bb->size || !t->fds)
+        return;
+    if (bb->rank == 0)
+        got_stall(t, (uint64_t)rank);
+    else if (rank != 0) /* a stalled root passes nothing on */
+        ct_sock_write_all(t->fds[0], hdr, sizeof hdr, ct_now_ns() + SEC, NULL);
+}
+
+/* The BEATs and STALLs at the front of fd, without waiting; stops at anything else (a DATA or
+ * an ABORT: the collective's, read there) or at a header not yet whole. */
+static void drain(struct boot_tcp *t, int fd)
+{
+    unsigned char hdr[MSG_BYTES];
+    while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
+           ct_get32(hdr) == MSG_MAGIC) {
+        uint32_t kind = ct_get32(hdr + 4);
+        if ((kind != MSG_BEAT && kind != MSG_STALL) ||
+            recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) != MSG_BYTES)
+            break;
+        if (kind == MSG_STALL)
+            got_stall(t, ct_get64(hdr + 8));
+    }
+}
+
+static void tcp_poll(struct ct_boot *bb)
+{
+    struct boot_tcp *t = (struct boot_tcp *)bb;
+    for (int r = bb->rank == 0 ? 1 : 0; t->fds && r < (bb->rank == 0 ? bb->size : 1); r++)
+        drain(t, t->fds[r]);
+}
+
 /* Read a message header; DATA must carry exactly want bytes. ABORT reasons are read and
  * returned as an error naming the root's verdict. A BEAT before it moves *dl to ext past
- * its arrival (the root passes it on: ranks waiting for the root wait on). */
+ * its arrival (the root passes it on: ranks waiting for the root wait on); a STALL before it
+ * is noted (got_stall). At each, the root looks for STALLs on every connection: a rank busy in
+ * its round beside the one it waits for learns of a stall within a quarter timeout. */
 static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t *dl, int64_t ext,
                     const char *what, struct ct_err *err)
 {
@@ -235,13 +293,18 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
                                host_of(b, from));
         kind = ct_get32(hdr + 4);
         len = ct_get64(hdr + 8);
-        if (kind == MSG_BEAT && len == 0) {
+        bool ctl = ct_get32(hdr) == MSG_MAGIC && (kind == MSG_STALL || (kind == MSG_BEAT && !len));
+        if (ctl && kind == MSG_BEAT) {
             int64_t now = ct_now_ns();
             *dl = now + ext > *dl ? now + ext : *dl;
             if (b->rank == 0)
                 ct_boot_beat(b, now);
         }
-    } while (kind == MSG_BEAT && len == 0 && ct_get32(hdr) == MSG_MAGIC);
+        if (ctl && kind == MSG_STALL)
+            got_stall(t, len);
+        if (ctl && b->rank == 0)
+            tcp_poll(b);
+    } while (ct_get32(hdr) == MSG_MAGIC && (kind == MSG_STALL || (kind == MSG_BEAT && !len)));
     if (ct_get32(hdr) != MSG_MAGIC || (kind != MSG_DATA && kind != MSG_ABORT))
         return ct_err_set(err, CT_EPEER, "bootstrap %s #%lu: rank %d (%s) sent a bad header", what,
                           t->op, from, host_of(b, from));
@@ -263,6 +326,23 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
                           what, t->op, from, host_of(b, from), (unsigned long long)len,
                           (unsigned long long)want);
     return 0;
+}
+
+/* Until the root's connection closes (what comes on it read and dropped) or ns pass. */
+static void tcp_linger(struct ct_boot *bb, int64_t ns)
+{
+    struct boot_tcp *t = (struct boot_tcp *)bb;
+    int64_t end = ct_now_ns() + ns;
+    char junk[512];
+    for (int64_t now = ct_now_ns(); t->fds && t->fds[0] >= 0 && now < end; now = ct_now_ns()) {
+        struct pollfd p = {t->fds[0], POLLIN | POLLRDHUP, 0};
+        int ms = (int)((end - now + 999999) / 1000000), n = poll(&p, 1, ms > 1000 ? 1000 : ms);
+        if (n < 0 && errno != EINTR)
+            return;
+        ssize_t got = n > 0 ? recv(t->fds[0], junk, sizeof junk, MSG_DONTWAIT) : 1;
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+            return;
+    }
 }
 
 /* ---------------------------------------------------------------- collectives */
@@ -348,6 +428,7 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
                 return stalled(t, "sending to", r, what, to, err);
             }
         }
+        atomic_store(&bb->stalled_1, 0); /* every rank answered: a stalled one came back */
         return 0;
     }
     int fd = t->fds[0];
@@ -362,6 +443,7 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
     CT_TRY(msg_read(t, fd, 0, (uint64_t)len * (uint64_t)bb->size, &dl, ext, what, err));
     if (ct_sock_read_all(fd, all, len * (size_t)bb->size, dl, err) < 0)
         return ct_err_wrap(err, "bootstrap %s #%lu: rank 0 (%s): ", what, t->op, host_of(bb, 0));
+    atomic_store(&bb->stalled_1, 0); /* the root had every rank's answer */
     return 0;
 }
 
@@ -392,7 +474,8 @@ static void tcp_close(struct ct_boot *bb)
     free(b);
 }
 
-static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close, tcp_beat};
+static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close, tcp_beat,
+                                           tcp_stall,     tcp_poll,    tcp_linger};
 
 /* ---------------------------------------------------------------- root: accepting */
 

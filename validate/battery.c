@@ -115,11 +115,14 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     double *rate = ct_xcalloc((size_t)iters, sizeof *rate), lus[20];
     int nr = 0, nl = 0;
     for (int i = 0; rc == 0 && i < iters; i++) {
-        int lost = ct_launch_lost_rank(); /* a long pair round stops when another rank died */
-        if (lost >= 0) {
-            rc = ct_err_set(err, CT_EPEER, "rank %d failed; the pair with rank %d stopped", lost,
-                            peer);
-            w->failed = ct_launch_lost_how() == CT_LAUNCH_LOST_STALLED ? 2 : 1; /* cut short */
+        /* a long pair round stops when another rank died (the --local launcher's word) or a
+         * partner found its peer stalled (that launcher's word, or the bootstrap's) */
+        int lost = ct_launch_lost_rank(), stall = ct_boot_stalled(c->boot, ct_now_ns());
+        if (lost >= 0 || stall >= 0) {
+            rc = ct_err_set(err, CT_EPEER, "rank %d failed; the pair with rank %d stopped",
+                            lost >= 0 ? lost : stall, peer);
+            w->failed =
+                lost < 0 || ct_launch_lost_how() == CT_LAUNCH_LOST_STALLED ? 2 : 1; /* cut short */
             break;
         }
         /* a round longer than the timeout: the waiting ranks wait on (outside the timing) */
@@ -697,9 +700,12 @@ static int run_pairs(struct run *R, struct ct_err *err)
                     xr = exchange(&ex, pc, peer, sb, rb, x->p2p_bytes, x->iters, &w, &e2);
                 /* a partner stalled: the healthy pairs on this host stop their round for it
                  * (else it was named after the longest round's end: 67 s of 256 MiB x 1000
-                 * with --timeout 2); a pair stopped so (2) is not measured, not failed */
-                if (xr == CT_ETIMEDOUT)
+                 * with --timeout 2), and through the bootstrap those of every host and
+                 * launcher; a pair stopped so (2) is not measured, not failed */
+                if (xr == CT_ETIMEDOUT) {
                     ct_launch_tell_stalled(peer);
+                    ct_boot_tell_stalled(R->boot, peer);
+                }
                 w.failed = xr < 0 ? (w.failed == 2 ? 2 : 1) : 0;
                 if (k == 0 && round == x->dip_round) /* test hook: a transient dip */
                     w.gbs *= 0.05;

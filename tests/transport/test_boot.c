@@ -710,6 +710,63 @@ Test(boot_tcp, a_rank_that_stops_beating_times_out)
     expect_rank1_stalled(res);
 }
 
+/* Rank 3 finds rank 2 stalled 0.2 s in (rank 2 is silent for 0.6 s, then answers): the busy
+ * ranks (rank 1, and the root where root_busy) learn it within a timeout while they work,
+ * the root where it works or where it waits in the allgather for rank 1 (it passes the word
+ * on at rank 1's beats); the allgather then has every rank's answer, and the word is over. */
+static int told_stalled(struct ct_boot *b, bool root_busy, struct ct_err *err)
+{
+    int64_t t0 = ct_now_ns();
+    int seen = -1;
+    if (b->rank == 3) {
+        usleep(200000);
+        ct_boot_tell_stalled(b, 2);
+    } else if (b->rank == 2) {
+        usleep(600000);
+    } else if (b->rank == 1 || root_busy) {
+        while (ct_now_ns() - t0 < 8 * SEC && (seen = ct_boot_stalled(b, ct_now_ns())) < 0) {
+            ct_boot_beat(b, ct_now_ns());
+            usleep(5000);
+        }
+        double s = (double)(ct_now_ns() - t0) / 1e9;
+        if (seen != 2 || s > 1.5)
+            return ct_err_set(err, CT_EIO, "word of rank %d after %.2f s, not of rank 2 by 1.5 s",
+                              seen, s);
+    }
+    int x = b->rank, all[MAXR];
+    CT_TRY(ct_boot_allgather(b, &x, sizeof x, all, err));
+    seen = ct_boot_stalled(b, ct_now_ns() + 2 * SEC);
+    return seen < 0 ? 0
+                    : ct_err_set(err, CT_EIO, "the word of rank %d kept after the allgather", seen);
+}
+
+static int told_busy_root(const struct job *j, struct ct_boot *b, struct result *res,
+                          struct ct_err *err)
+{
+    (void)j, (void)res;
+    return told_stalled(b, true, err);
+}
+
+static int told_waiting_root(const struct job *j, struct ct_boot *b, struct result *res,
+                             struct ct_err *err)
+{
+    (void)j, (void)res;
+    return told_stalled(b, false, err);
+}
+
+Test(boot_tcp, a_stall_word_reaches_the_busy_ranks)
+{
+    rank_fn fns[] = {told_busy_root, told_waiting_root};
+    for (int i = 0; i < 2; i++) {
+        struct job j = {.n = 4, .timeout_ns = SEC, .fn = fns[i]};
+        struct result *res = run(&j, 0);
+        for (int r = 0; r < 4; r++)
+            cr_expect_eq(res->code[r], 0, "%s root, rank %d: %s", i ? "waiting" : "busy", r,
+                         res->msg[r]);
+        munmap(res, sizeof *res);
+    }
+}
+
 /* ---------------------------------------------------------------- published address */
 
 Test(boot_addr, local_addr_choices)
