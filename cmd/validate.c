@@ -203,7 +203,7 @@ static int validate_rank(struct ct_boot *boot, void *arg)
      * up": a relay); rank 0 that ended on its own said why: its code, nothing more here */
     int lost = rc < 0 && boot->rank ? ct_launch_lost_rank_wait(1000000000) : -1,
         how = ct_launch_lost_how();
-    bool relay = strstr(err.msg, ") gave up: ") != NULL,
+    bool linger = false, relay = strstr(err.msg, ") gave up: ") != NULL,
          r0_gone = lost >= 0
                        ? lost == 0 && how < 0
                        : (strstr(err.msg, "rank 0 (") || strstr(err.msg, "rank 0:")) && !relay;
@@ -220,12 +220,14 @@ static int validate_rank(struct ct_boot *boot, void *arg)
             ct_cmd_warn(CMD, "%s", err.msg);
         code = finish(x, &rep, rc < 0);
     } else if (rc < 0) {
-        code = CT_EXIT_CHECK; /* rank 0 reports the failed host: not ended by our exit first */
-        ct_boot_linger(boot, boot->op_timeout_ns + 5000000000LL);
+        code = CT_EXIT_CHECK; /* rank 0 reports the failed host (this rank lingers, below) */
+        linger = true;
     }
     if (boot->rank == 0 && stage == CT_VAL_BATTERY)
         ct_val_report_release(&rep);
-    ct_comm_close(&comm);
+    ct_comm_close(&comm); /* its links closed first: the ranks that wait on it learn at once */
+    if (linger)           /* rank 0's report out before this exit (mpirun ends the job at it) */
+        ct_boot_linger(boot, boot->op_timeout_ns + 5000000000LL);
     return code;
 }
 

@@ -198,14 +198,14 @@ static void root_abort(struct boot_tcp *t, int bad, const char *why)
     }
 }
 
-/* A BEAT to fd, best effort: skipped where the socket's send queue is a quarter full or more
- * (its reader is far behind, and knows the sender alive; so a send never goes out in part:
- * 265k sends of 16 bytes to a reader that never read went out whole or not at all), finished
- * where it went out in part all the same. */
-static void beat_to(int fd)
+/* A BEAT (or a STALL of rank arg) to fd, best effort: skipped where the socket's send queue is
+ * a quarter full or more (its reader is far behind, and knows the sender alive; so a send
+ * never goes out in part: 265k sends of 16 bytes to a reader that never read went out whole
+ * or not at all), finished where it went out in part all the same. */
+static void ctl_to(int fd, uint32_t kind, uint64_t arg)
 {
     unsigned char hdr[MSG_BYTES];
-    msg_encode(hdr, MSG_BEAT, 0);
+    msg_encode(hdr, kind, arg);
     int queued = 0, room = 0;
     socklen_t sl = sizeof room;
     if (fd < 0 || ioctl(fd, SIOCOUTQ, &queued) < 0 ||
@@ -220,11 +220,11 @@ static void tcp_beat(struct ct_boot *bb)
 {
     struct boot_tcp *t = (struct boot_tcp *)bb;
     for (int r = bb->rank == 0 ? 1 : 0; t->fds && r < (bb->rank == 0 ? bb->size : 1); r++)
-        beat_to(t->fds[r]);
+        ctl_to(t->fds[r], MSG_BEAT, 0);
 }
 
 /* The word that rank was found stalled: kept where none is (the first holds); the root passes
- * a new one on to every rank but the stalled one, at once (half a second a rank at most). */
+ * a new one on to every rank but the stalled one, at once. */
 static void got_stall(struct boot_tcp *t, uint64_t rank)
 {
     struct ct_boot *b = &t->b;
@@ -232,24 +232,20 @@ static void got_stall(struct boot_tcp *t, uint64_t rank)
     if (rank >= (uint64_t)b->size || (b->rank == 0 && rank == 0) ||
         !atomic_compare_exchange_strong(&b->stalled_1, &none, (int)rank + 1) || b->rank != 0)
         return;
-    unsigned char hdr[MSG_BYTES];
-    msg_encode(hdr, MSG_STALL, rank);
     for (int r = 1; t->fds && r < b->size; r++)
-        if (r != (int)rank && t->fds[r] >= 0)
-            ct_sock_write_all(t->fds[r], hdr, sizeof hdr, ct_now_ns() + SEC / 2, NULL);
+        if (r != (int)rank)
+            ctl_to(t->fds[r], MSG_STALL, rank);
 }
 
 static void tcp_stall(struct ct_boot *bb, int rank)
 {
     struct boot_tcp *t = (struct boot_tcp *)bb;
-    unsigned char hdr[MSG_BYTES];
-    msg_encode(hdr, MSG_STALL, (uint64_t)rank);
     if (rank < 0 || rank >= bb->size || !t->fds)
         return;
     if (bb->rank == 0)
         got_stall(t, (uint64_t)rank);
     else if (rank != 0) /* a stalled root passes nothing on */
-        ct_sock_write_all(t->fds[0], hdr, sizeof hdr, ct_now_ns() + SEC, NULL);
+        ctl_to(t->fds[0], MSG_STALL, (uint64_t)rank);
 }
 
 /* The BEATs and STALLs at the front of fd, without waiting; stops at anything else (a DATA or
@@ -260,7 +256,7 @@ static void drain(struct boot_tcp *t, int fd)
     while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
            ct_get32(hdr) == MSG_MAGIC) {
         uint32_t kind = ct_get32(hdr + 4);
-        if ((kind != MSG_BEAT && kind != MSG_STALL) ||
+        if ((kind != MSG_STALL && (kind != MSG_BEAT || ct_get64(hdr + 8))) ||
             recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) != MSG_BYTES)
             break;
         if (kind == MSG_STALL)

@@ -82,9 +82,14 @@ static void layout_build(const struct ct_boot *b, struct layout *l)
 static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, void *rb,
                     uint64_t bytes, int iters, struct wire *w, struct ct_err *err)
 {
-    struct ct_sched bw, lat;
+    struct ct_sched bw, lat, say;
     ct_sched_init(&bw);
     ct_sched_init(&lat);
+    ct_sched_init(&say);
+    ct_sched_step(&say); /* each side's word before a repetition (below) */
+    ct_sched_send(&say, peer, ct_loc(CT_BUF_SEND, 0), 8);
+    ct_sched_recv(&say, peer, ct_loc(CT_BUF_RECV, 0), 8);
+    ct_sched_finish(&say);
     ct_sched_step(&bw);
     ct_sched_send(&bw, peer, ct_loc(CT_BUF_SEND, 0), bytes);
     ct_sched_recv(&bw, peer, ct_loc(CT_BUF_RECV, 0), bytes);
@@ -116,13 +121,23 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     int nr = 0, nl = 0;
     for (int i = 0; rc == 0 && i < iters; i++) {
         /* a long pair round stops when another rank died (the --local launcher's word) or a
-         * partner found its peer stalled (that launcher's word, or the bootstrap's) */
+         * partner found its peer stalled (that launcher's word, or the bootstrap's); the two
+         * sides say what they know and stop together (one side alone left its partner to time
+         * out on it, and its data in the link for the next exchange to read as its own) */
         int lost = ct_launch_lost_rank(), stall = ct_boot_stalled(c->boot, ct_now_ns());
-        if (lost >= 0 || stall >= 0) {
+        int32_t word[2] = {lost >= 0    ? lost + 1
+                           : stall >= 0 ? stall + 1
+                                        : 0,
+                           lost >= 0 && ct_launch_lost_how() != CT_LAUNCH_LOST_STALLED ? 1 : 2};
+        memcpy(sb, word, sizeof word);
+        if ((rc = ct_exec_run(ex, c, &say, &a, err)) < 0)
+            break;
+        if (!word[0])
+            memcpy(word, rb, sizeof word);
+        if (word[0] > 0) {
             rc = ct_err_set(err, CT_EPEER, "rank %d failed; the pair with rank %d stopped",
-                            lost >= 0 ? lost : stall, peer);
-            w->failed =
-                lost < 0 || ct_launch_lost_how() == CT_LAUNCH_LOST_STALLED ? 2 : 1; /* cut short */
+                            (int)word[0] - 1, peer);
+            w->failed = word[1] == 1 ? 1 : 2; /* cut short */
             break;
         }
         /* a round longer than the timeout: the waiting ranks wait on (outside the timing) */
@@ -141,6 +156,7 @@ static int exchange(struct ct_exec *ex, struct ct_comm *c, int peer, void *sb, v
     }
     ct_sched_release(&bw);
     ct_sched_release(&lat);
+    ct_sched_release(&say);
     if (rc == 0) {
         struct ct_stats st;
         ct_stats_compute(rate, nr, &st);
@@ -650,6 +666,42 @@ static int remeasure(struct run *R, struct ct_comm *pc, struct ct_exec *ex, size
     return 0;
 }
 
+/* Did a pair of the round stop part way (failed, cut short)? Every rank reads the same. */
+static bool round_broke(const struct wire *all, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (all[r].failed)
+            return true;
+    return false;
+}
+
+/* A pair that stopped part way left what it had sent in its links and its transfers in the
+ * ranks' transports (a stalled rank that came back: its partner's next pair failed, with a
+ * message it did not expect, and a healthy link was named): every rank closes the links the
+ * rounds use and opens them afresh (the job's own, its buffers with them, or the rail's), as
+ * the next round would find them at the start. Collective. */
+static int reopen(struct run *R, int k, struct ct_comm *pc, void **sb, void **rb,
+                  struct ct_exec *ex, struct ct_err *err)
+{
+    struct ct_comm *c = R->comm;
+    size_t n = R->cfg->p2p_bytes;
+    ct_exec_release(ex);
+    ct_exec_init(ex);
+    if (pc != c) {
+        ct_comm_close(pc);
+        return open_rail(R, k, pc, err);
+    }
+    ct_comm_free(c, *rb, n);
+    ct_comm_free(c, *sb, n);
+    *sb = *rb = NULL;
+    ct_comm_close(c);
+    CT_TRY(ct_comm_open(c, R->boot, &R->cfg->comm, err));
+    if (!(*sb = ct_comm_alloc(c, n, err)) || !(*rb = ct_comm_alloc(c, n, err)))
+        return err->code < 0 ? err->code : CT_ENOMEM;
+    memset(*sb, 1, n);
+    return 0;
+}
+
 /* The pair rounds. Returns 0, or < 0 when the job broke. */
 static int run_pairs(struct run *R, struct ct_err *err)
 {
@@ -717,6 +769,8 @@ static int run_pairs(struct run *R, struct ct_err *err)
                 ct_launch_lost_clear_stalled();
             if (rc == 0 && c->rank == 0)
                 add_round(R, R->use_rails ? k : -1, round, all);
+            if (rc == 0 && round_broke(all, c->size))
+                rc = reopen(R, k, pc, &sb, &rb, &ex, err);
         }
         if (rc == 0 && x->repeats > 0)
             rc = remeasure(R, pc, &ex, first_pair, sb, rb, err);
