@@ -589,10 +589,47 @@ static void pick_suspects(struct run *R, size_t first, struct suspects *s)
     }
 }
 
+/* Did a pair of the round stop part way (failed, cut short)? Every rank reads the same. */
+static bool round_broke(const struct wire *all, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (all[r].failed)
+            return true;
+    return false;
+}
+
+/* A pair that stopped part way left what it had sent in its links and its transfers in the
+ * ranks' transports (a stalled rank that came back: its partner's next pair failed, with a
+ * message it did not expect, and a healthy link was named): every rank closes the links the
+ * rounds use and opens them afresh (the job's own, its buffers with them, or the rail's), as
+ * the next round would find them at the start. Collective. */
+static int reopen(struct run *R, int k, struct ct_comm *pc, void **sb, void **rb,
+                  struct ct_exec *ex, struct ct_err *err)
+{
+    struct ct_comm *c = R->comm;
+    size_t n = R->cfg->p2p_bytes;
+    if (pc == c) {
+        ct_comm_free(c, *rb, n);
+        ct_comm_free(c, *sb, n);
+        *sb = *rb = NULL;
+    }
+    ct_comm_close(pc);
+    ct_exec_release(ex);
+    ct_exec_init(ex);
+    if (pc != c)
+        return open_rail(R, k, pc, err);
+    CT_TRY(ct_comm_open(c, R->boot, &R->cfg->comm, err));
+    if (!(*sb = ct_comm_alloc(c, n, err)) || !(*rb = ct_comm_alloc(c, n, err)))
+        return err->code < 0 ? err->code : CT_ENOMEM;
+    memset(*sb, 1, n);
+    return 0;
+}
+
 /* One pair alone: its two leaders exchange while every other rank waits; rank 0 gets the
- * rate in *gbs (-1: the exchange failed). Collective. */
-static int measure_alone(struct run *R, struct ct_comm *pc, struct ct_exec *ex, int ua, int ub,
-                         void *sb, void *rb, double *gbs, struct ct_err *err)
+ * rate in *gbs (-1: the exchange failed, and every rank opens the links afresh, as after a
+ * round). Collective. */
+static int measure_alone(struct run *R, int k, struct ct_comm *pc, struct ct_exec *ex, int ua,
+                         int ub, void **sb, void **rb, double *gbs, struct ct_err *err)
 {
     struct wire w, *all = ct_xcalloc((size_t)R->boot->size, sizeof *all);
     memset(&w, 0, sizeof w);
@@ -600,12 +637,14 @@ static int measure_alone(struct run *R, struct ct_comm *pc, struct ct_exec *ex, 
     bool leader = R->l.leader[me] == R->boot->rank;
     if (leader && (me == ua || me == ub)) {
         struct ct_err e2 = {0};
-        w.failed = exchange(ex, pc, R->l.leader[me == ua ? ub : ua], sb, rb, R->cfg->p2p_bytes,
+        w.failed = exchange(ex, pc, R->l.leader[me == ua ? ub : ua], *sb, *rb, R->cfg->p2p_bytes,
                             R->cfg->iters, &w, &e2) < 0;
     }
     int rc = ct_boot_allgather(R->boot, &w, sizeof w, all, err);
     const struct wire *wa = &all[R->l.leader[ua]], *wb = &all[R->l.leader[ub]];
     *gbs = wa->failed || wb->failed ? -1 : fmin(wa->gbs, wb->gbs);
+    if (rc == 0 && *gbs < 0)
+        rc = reopen(R, k, pc, sb, rb, ex, err);
     free(all);
     return rc;
 }
@@ -618,8 +657,8 @@ static int measure_alone(struct run *R, struct ct_comm *pc, struct ct_exec *ex, 
  * the machine's, not its link's, and it is cleared. The reference's spread is the noise
  * band the report states.
  */
-static int remeasure(struct run *R, struct ct_comm *pc, struct ct_exec *ex, size_t first,
-                     void *sb, void *rb, struct ct_err *err)
+static int remeasure(struct run *R, int k, struct ct_comm *pc, struct ct_exec *ex, size_t first,
+                     void **sb, void **rb, struct ct_err *err)
 {
     struct suspects s, *all = ct_xcalloc((size_t)R->boot->size, sizeof *all);
     memset(&s, 0, sizeof s);
@@ -632,11 +671,11 @@ static int remeasure(struct run *R, struct ct_comm *pc, struct ct_exec *ex, size
     double re[SUSPECTS_MAX][16], ref[16];
     if (n > 16)
         n = 16;
-    for (int k = 0; rc == 0 && k < n && s.n > 0; k++) {
+    for (int j = 0; rc == 0 && j < n && s.n > 0; j++) {
         if (s.ref_a >= 0)
-            rc = measure_alone(R, pc, ex, s.ref_a, s.ref_b, sb, rb, &ref[k], err);
+            rc = measure_alone(R, k, pc, ex, s.ref_a, s.ref_b, sb, rb, &ref[j], err);
         for (int i = 0; rc == 0 && i < s.n; i++)
-            rc = measure_alone(R, pc, ex, s.a[i], s.b[i], sb, rb, &re[i][k], err);
+            rc = measure_alone(R, k, pc, ex, s.a[i], s.b[i], sb, rb, &re[i][j], err);
     }
     if (rc < 0 || R->boot->rank != 0 || s.n == 0)
         return rc;
@@ -663,42 +702,6 @@ static int remeasure(struct run *R, struct ct_comm *pc, struct ct_exec *ex, size
         p->cleared = ref_med > 0 && p->gbs >= 0 && 100 * p->gbs / ref_med >= r->min_pct;
         r->n_remeasured++;
     }
-    return 0;
-}
-
-/* Did a pair of the round stop part way (failed, cut short)? Every rank reads the same. */
-static bool round_broke(const struct wire *all, int n)
-{
-    for (int r = 0; r < n; r++)
-        if (all[r].failed)
-            return true;
-    return false;
-}
-
-/* A pair that stopped part way left what it had sent in its links and its transfers in the
- * ranks' transports (a stalled rank that came back: its partner's next pair failed, with a
- * message it did not expect, and a healthy link was named): every rank closes the links the
- * rounds use and opens them afresh (the job's own, its buffers with them, or the rail's), as
- * the next round would find them at the start. Collective. */
-static int reopen(struct run *R, int k, struct ct_comm *pc, void **sb, void **rb,
-                  struct ct_exec *ex, struct ct_err *err)
-{
-    struct ct_comm *c = R->comm;
-    size_t n = R->cfg->p2p_bytes;
-    ct_exec_release(ex);
-    ct_exec_init(ex);
-    if (pc != c) {
-        ct_comm_close(pc);
-        return open_rail(R, k, pc, err);
-    }
-    ct_comm_free(c, *rb, n);
-    ct_comm_free(c, *sb, n);
-    *sb = *rb = NULL;
-    ct_comm_close(c);
-    CT_TRY(ct_comm_open(c, R->boot, &R->cfg->comm, err));
-    if (!(*sb = ct_comm_alloc(c, n, err)) || !(*rb = ct_comm_alloc(c, n, err)))
-        return err->code < 0 ? err->code : CT_ENOMEM;
-    memset(*sb, 1, n);
     return 0;
 }
 
@@ -773,7 +776,7 @@ static int run_pairs(struct run *R, struct ct_err *err)
                 rc = reopen(R, k, pc, &sb, &rb, &ex, err);
         }
         if (rc == 0 && x->repeats > 0)
-            rc = remeasure(R, pc, &ex, first_pair, sb, rb, err);
+            rc = remeasure(R, k, pc, &ex, first_pair, &sb, &rb, err);
         first_pair = R->rep.n_pair;
         if (R->use_rails)
             ct_comm_close(&railc);
@@ -922,6 +925,7 @@ static void conclude(struct run *R, int dead, bool broke)
     else if (broke)
         ct_val_report_find(r, CT_VALF_FAILED, -1, -1, -1,
                            "the job broke before the battery finished: %s", "see the error above");
+    r->stopped = broke;
     r->elapsed_s = (double)(ct_now_ns() - R->t0) / 1e9;
     ct_val_diagnose(r);
     ct_val_gpu_diagnose(r);

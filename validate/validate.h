@@ -153,6 +153,8 @@ struct ct_val_report {
     int repeats;         /* times each */
     double noise_pct;    /* spread of the healthy reference pair's repetitions, % of median */
     bool has_reference;  /* a healthy pair was measured beside the suspects */
+    bool stopped;        /* the battery stopped part way (a rank failed): a host it had not
+                            measured reads unknown, "not measured", its evidence */
     double elapsed_s;
     uint64_t p2p_bytes, coll_bytes; /* the sizes a pair exchanged and a collective asked */
 };

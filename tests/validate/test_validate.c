@@ -225,6 +225,27 @@ Test(validate, dead_host_fails_alone)
     ct_val_report_release(&r);
 }
 
+/* The battery stopped in its first round at a dead host: the others, with nothing measured,
+ * read unknown and say why (their evidence was empty, "-"); a host measured reads ok. */
+Test(validate, hosts_not_reached_say_so)
+{
+    struct ct_val_report r;
+    build(&r, 4, 1, all_fast);
+    r.unit[2].dead = true;
+    r.n_pair = 1; /* the round that reached a pair: 0-1 alone */
+    r.pair[0].a = 0, r.pair[0].b = 1;
+    r.stopped = true;
+    ct_val_diagnose(&r);
+    cr_assert_eq(ct_val_findings(&r), 1);
+    cr_expect_eq(r.unit[3].state, CT_VAL_UNKNOWN);
+    cr_expect(strstr(r.unit[3].evidence, "not measured: the battery stopped"), "%s",
+              r.unit[3].evidence);
+    cr_expect_eq(r.unit[0].state, CT_VAL_OK);
+    cr_expect(!strstr(r.unit[0].evidence, "not measured"), "%s", r.unit[0].evidence);
+    cr_expect(!strstr(r.unit[2].evidence, "not measured"), "%s", r.unit[2].evidence);
+    ct_val_report_release(&r);
+}
+
 Test(validate, unknown_ceiling_is_not_a_finding_but_counted)
 {
     struct ct_val_report r;
