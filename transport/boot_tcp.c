@@ -275,7 +275,8 @@ static void tcp_poll(struct ct_boot *bb)
  * returned as an error naming the root's verdict. A BEAT before it moves *dl to ext past
  * its arrival (the root passes it on: ranks waiting for the root wait on); a STALL before it
  * is noted (got_stall). At each, the root looks for STALLs on every connection: a rank busy in
- * its round beside the one it waits for learns of a stall within a quarter timeout. */
+ * its round beside the one it waits for learns of a stall within some three eighths of the
+ * timeout (the beat of the rank waited for, every quarter; then its own look, every eighth). */
 static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t *dl, int64_t ext,
                     const char *what, struct ct_err *err)
 {
