@@ -614,6 +614,7 @@ static int reopen(struct run *R, int k, struct ct_comm *pc, void **sb, void **rb
         *sb = *rb = NULL;
     }
     ct_comm_close(pc);
+    ex->res_broken = false; /* the links are closed: no transport writes to its state now */
     ct_exec_release(ex);
     ct_exec_init(ex);
     if (pc != c)

@@ -368,7 +368,7 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
             x->state = known ? CT_VAL_OK : CT_VAL_UNKNOWN; /* nothing measured: not "ok" */
             if (!known && !total && r->stopped)            /* (its evidence was "-": why, unsaid) */
                 append(x->evidence, sizeof x->evidence,
-                       "not measured: the battery stopped at a failed rank first");
+                       "not measured: the battery stopped before it reached this host");
         }
     }
     for (size_t i = 0; i < r->n_pair; i++) {

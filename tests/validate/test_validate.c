@@ -244,6 +244,14 @@ Test(validate, hosts_not_reached_say_so)
     cr_expect(!strstr(r.unit[0].evidence, "not measured"), "%s", r.unit[0].evidence);
     cr_expect(!strstr(r.unit[2].evidence, "not measured"), "%s", r.unit[2].evidence);
     ct_val_report_release(&r);
+    /* a run that did not stop says nothing of the kind */
+    build(&r, 4, 1, all_fast);
+    r.n_pair = 1;
+    r.pair[0].a = 0, r.pair[0].b = 1;
+    ct_val_diagnose(&r);
+    cr_expect_eq(r.unit[3].state, CT_VAL_UNKNOWN);
+    cr_expect(!strstr(r.unit[3].evidence, "not measured"), "%s", r.unit[3].evidence);
+    ct_val_report_release(&r);
 }
 
 Test(validate, unknown_ceiling_is_not_a_finding_but_counted)
