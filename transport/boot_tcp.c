@@ -248,20 +248,23 @@ static void tcp_stall(struct ct_boot *bb, int rank)
         ctl_to(t->fds[0], MSG_STALL, (uint64_t)rank);
 }
 
+/* A header of a message without payload that may come before a collective's: BEAT, STALL. */
+static bool is_ctl(const unsigned char *hdr)
+{
+    uint32_t kind = ct_get32(hdr + 4);
+    return ct_get32(hdr) == MSG_MAGIC &&
+           (kind == MSG_STALL || (kind == MSG_BEAT && ct_get64(hdr + 8) == 0));
+}
+
 /* The BEATs and STALLs at the front of fd, without waiting; stops at anything else (a DATA or
  * an ABORT: the collective's, read there) or at a header not yet whole. */
 static void drain(struct boot_tcp *t, int fd)
 {
     unsigned char hdr[MSG_BYTES];
     while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
-           ct_get32(hdr) == MSG_MAGIC) {
-        uint32_t kind = ct_get32(hdr + 4);
-        if ((kind != MSG_STALL && (kind != MSG_BEAT || ct_get64(hdr + 8))) ||
-            recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) != MSG_BYTES)
-            break;
-        if (kind == MSG_STALL)
+           is_ctl(hdr) && recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES)
+        if (ct_get32(hdr + 4) == MSG_STALL)
             got_stall(t, ct_get64(hdr + 8));
-    }
 }
 
 static void tcp_poll(struct ct_boot *bb)
@@ -284,24 +287,24 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
     unsigned char hdr[MSG_BYTES];
     uint32_t kind;
     uint64_t len;
+    bool ctl;
     do {
         if (ct_sock_read_all(fd, hdr, sizeof hdr, *dl, err) < 0)
             return ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, from,
                                host_of(b, from));
         kind = ct_get32(hdr + 4);
         len = ct_get64(hdr + 8);
-        bool ctl = ct_get32(hdr) == MSG_MAGIC && (kind == MSG_STALL || (kind == MSG_BEAT && !len));
-        if (ctl && kind == MSG_BEAT) {
+        if ((ctl = is_ctl(hdr)) && kind == MSG_BEAT) {
             int64_t now = ct_now_ns();
             *dl = now + ext > *dl ? now + ext : *dl;
             if (b->rank == 0)
                 ct_boot_beat(b, now);
-        }
-        if (ctl && kind == MSG_STALL)
+        } else if (ctl) {
             got_stall(t, len);
+        }
         if (ctl && b->rank == 0)
             tcp_poll(b);
-    } while (ct_get32(hdr) == MSG_MAGIC && (kind == MSG_STALL || (kind == MSG_BEAT && !len)));
+    } while (ctl);
     if (ct_get32(hdr) != MSG_MAGIC || (kind != MSG_DATA && kind != MSG_ABORT))
         return ct_err_set(err, CT_EPEER, "bootstrap %s #%lu: rank %d (%s) sent a bad header", what,
                           t->op, from, host_of(b, from));

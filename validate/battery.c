@@ -615,8 +615,7 @@ static int reopen(struct run *R, int k, struct ct_comm *pc, void **sb, void **rb
     }
     ct_comm_close(pc);
     ex->res_broken = false; /* the links are closed: no transport writes to its state now */
-    ct_exec_release(ex);
-    ct_exec_init(ex);
+    ct_exec_release(ex);    /* (and initialised again) */
     if (pc != c)
         return open_rail(R, k, pc, err);
     CT_TRY(ct_comm_open(c, R->boot, &R->cfg->comm, err));
