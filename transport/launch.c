@@ -72,6 +72,11 @@ int ct_launch_lost_how(void)
 
 static int forked_rank; /* this process is a rank of the fork launcher */
 
+bool ct_launch_forked(void)
+{
+    return forked_rank != 0;
+}
+
 void ct_launch_lost_clear_stalled(void)
 {
     sigset_t one, old;

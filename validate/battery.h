@@ -37,7 +37,9 @@ enum ct_val_stage {
 /*
  * Every rank of the job on comm. Rank 0 receives the finished report in *out (diagnosed;
  * release with ct_val_report_release) also when the battery broke (rc < 0 with
- * *stage == CT_VAL_BATTERY); CT_EINVAL when the job has fewer than 2 units.
+ * *stage == CT_VAL_BATTERY); CT_EINVAL when the job has fewer than 2 units. Where the
+ * battery ran to its end, every other rank's out->n_finding holds rank 0's count (the rest
+ * of its *out empty): each rank can end with the job's verdict.
  */
 int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_comm *comm,
                struct ct_val_report *out, enum ct_val_stage *stage, struct ct_err *err);

@@ -213,6 +213,24 @@ sleep 3
 stopped_in "rank 1 of node 0 stopped, one colltune a node" 'host .*/rank1 failed' "$victim"
 wait $p1; rc=$?
 [ $rc -eq 3 ] && ok "... node 1 ended too, exit 3" || not_ok "node 1: exit $rc"
+# a verdict of slow hosts (nothing failed): node 1 ends with it too (it exited 0 where node
+# 0's report failed), and both end 0 where it passes
+for g in 10000 1; do
+    p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=1 \
+        $V --local 2 --link-gbps $g --p2p-size 1M --no-coll --iters 20 >"$TMP/n1.out" 2>&1 &
+    p1=$!
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$p COLLTUNE_NNODES=2 COLLTUNE_NODE_RANK=0 \
+        $V --local 2 --link-gbps $g --p2p-size 1M --no-coll --iters 20 >"$TMP/n0.out" 2>&1
+    rc0=$?
+    wait $p1; rc1=$?
+    want=$([ $g = 1 ] && echo 0 || echo 3)
+    [ $rc0 = $want ] && [ $rc1 = $want ] && [ ! -s "$TMP/n1.out" ] &&
+        grep -q "^$([ $want = 0 ] && echo PASS || echo FAIL): 4 host(s)" "$TMP/n0.out" &&
+        ok "two nodes, --link-gbps $g: the report on node 0, both nodes exit $want" ||
+        not_ok "two nodes, --link-gbps $g: exit $rc0 and $rc1: $(tail -1 "$TMP/n0.out") $(cat "$TMP/n1.out")"
+done
 # a rank stopped a little longer than the timeout and let go (in the first of three rounds of
 # some 6 s): its own link alone is named (or, stopped as the round ends, its host: "did not
 # answer"); what the stopped exchange left in the links failed the next pairs of its two
