@@ -115,6 +115,25 @@ for _ in range(11):
 print("colltune probe (live, all views): median %.1f ms, max %.1f ms" % (statistics.median(t) * 1e3, max(t) * 1e3))
 PY
 
+# A job's first calls against its warmed ones: the shm transport touches its channels' pages
+# as it opens (until 2026-12-07 the first laps of a channel's 16 slots ran 30-100x slow, the
+# first access to a page on this VM): simple-ring AllReduce of 8 B, -n 5 without warmup and
+# with -w 200 (many laps of the slots), alternating, 7 runs each, the median of the out-of-place times
+python3 - <<'PY'
+import subprocess, statistics
+def t(w):
+    r = subprocess.run(["./colltune", "run", "--local", "2", "--transport", "shm", "--algo",
+                        "simple-ring", "-b", "8", "-e", "8", "-n", "5", "-w", str(w)],
+                       capture_output=True, text=True, check=True)
+    return float([l for l in r.stdout.splitlines() if l.split()[:1] == ["8"]][0].split()[6])
+cold, warm = [], []
+for _ in range(7):
+    cold.append(t(0)); warm.append(t(200))
+c, w = statistics.median(cold), statistics.median(warm)
+print("colltune run, first calls (2 ranks, shm, simple-ring 8 B, -n 5 -w 0) / warmed (-w 200): "
+      "%.2f us / %.2f us = %.2fx (30-100x before the shm touched its pages at open)" % (c, w, c / w))
+PY
+
 # colltune model: scale of the pricer (wall time and peak memory from /usr/bin/time) and,
 # with a local 4-rank sweep, the fit's median |error| per algorithm at >= 64 KiB.
 echo "bench: colltune model" >&2
