@@ -222,8 +222,9 @@ static int validate_rank(struct ct_boot *boot, void *arg)
     } else if (rc < 0) {
         code = CT_EXIT_CHECK; /* rank 0 reports the failed host (this rank lingers, below) */
         linger = true;
-    } else if (ct_launch_forked()) /* the job's verdict: a node without rank 0 ends with it */
-        linger = (code = ct_val_findings(&rep) ? CT_EXIT_CHECK : CT_EXIT_OK) != CT_EXIT_OK;
+    }
+    if (rc == 0 && ct_launch_forked() == 2) /* one colltune a node: each ends with the verdict */
+        code = ct_val_verdict(boot, code);
     if (boot->rank == 0 && stage == CT_VAL_BATTERY)
         ct_val_report_release(&rep);
     ct_comm_close(&comm); /* its links closed first: the ranks that wait on it learn at once */

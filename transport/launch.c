@@ -70,11 +70,11 @@ int ct_launch_lost_how(void)
     return lost_rank >= 0 ? lost_how : 0;
 }
 
-static int forked_rank; /* this process is a rank of the fork launcher */
+static int forked_rank; /* this process is a rank of the fork launcher: 2 as one node of several */
 
-bool ct_launch_forked(void)
+int ct_launch_forked(void)
 {
-    return forked_rank != 0;
+    return forked_rank;
 }
 
 void ct_launch_lost_clear_stalled(void)
@@ -706,7 +706,7 @@ static int run_forked(const struct ct_launch_cfg *cfg, const struct ct_launch_op
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(1);
-            forked_rank = 1;
+            forked_rank = li->kind == CT_LAUNCH_LOCAL_NODES ? 2 : 1;
             /* a reader that leaves (| head) does not kill the rank mid-job, which its peers
              * would report as a failure: its writes fail with EPIPE, it runs to its end */
             signal(SIGPIPE, SIG_IGN);

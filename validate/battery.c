@@ -915,17 +915,14 @@ static int run_gpu_copies(struct run *R, struct ct_err *err)
     return rc;
 }
 
-/* Rank 0's count of findings to every rank, once the battery ran to its end (its report
- * waits for this one exchange of the bootstrap's; where it fails the report stands: the
- * others, who then know nothing, keep no count). */
-static void tell_verdict(struct run *R, struct ct_val_report *out)
+int ct_val_verdict(struct ct_boot *boot, int code)
 {
-    uint64_t mine = R->boot->rank == 0 ? out->n_finding : 0;
-    uint64_t *all = ct_xcalloc((size_t)R->boot->size, sizeof *all);
+    int32_t mine = code, *all = ct_xcalloc((size_t)boot->size, sizeof *all);
     struct ct_err err = {0};
-    if (ct_boot_allgather(R->boot, &mine, sizeof mine, all, &err) == 0 && R->boot->rank)
-        out->n_finding = (size_t)all[0];
+    if (ct_boot_allgather(boot, &mine, sizeof mine, all, &err) == 0)
+        code = all[0];
     free(all);
+    return code;
 }
 
 /* Rank 0 at the end, success or not: baseline, threshold, failures, diagnosis. */
@@ -996,8 +993,6 @@ int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_com
         *out = R.rep; /* the caller releases it */
         memset(&R.rep, 0, sizeof R.rep);
     }
-    if (rc == 0) /* the verdict to every rank (one colltune a node: each node's exit) */
-        tell_verdict(&R, out);
 out:
     ct_pairs_release(&R.pp);
     ct_rails_release(&R.rails);

@@ -37,11 +37,13 @@ enum ct_val_stage {
 /*
  * Every rank of the job on comm. Rank 0 receives the finished report in *out (diagnosed;
  * release with ct_val_report_release) also when the battery broke (rc < 0 with
- * *stage == CT_VAL_BATTERY); CT_EINVAL when the job has fewer than 2 units. Where the
- * battery ran to its end, every other rank's out->n_finding holds rank 0's count (the rest
- * of its *out empty): each rank can end with the job's verdict.
+ * *stage == CT_VAL_BATTERY); CT_EINVAL when the job has fewer than 2 units.
  */
 int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_comm *comm,
                struct ct_val_report *out, enum ct_val_stage *stage, struct ct_err *err);
+/* Rank 0's exit code to every rank (one bootstrap exchange: each node of a job of one
+ * colltune a node ends with the job's verdict), once rank 0's report is out; every rank
+ * passes its own code and gets rank 0's, or its own where the exchange fails. */
+int ct_val_verdict(struct ct_boot *boot, int code);
 
 #endif

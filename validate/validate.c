@@ -306,8 +306,8 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
         struct ct_val_unit *x = &r->unit[u];
         size_t nv = 0, nl = 0, npc = 0, total = 0, failed = 0, slow = 0, known = 0;
         int partner = -1, partners = 0; /* distinct partners of its judged pairs, 2 at most */
-        int dead_with = -1;             /* its pairs' failed partner (-2: several) */
-        size_t n_dead = 0;              /* its pairs that failed with a failed partner */
+        int dead_with = -1; /* the failed host its pairs were with (one host dies in a run) */
+        size_t n_dead = 0;  /* its pairs that failed with a failed partner */
         for (size_t i = 0; i < r->n_pair; i++) {
             const struct ct_val_pair *p = &r->pair[i];
             if (p->a != (int)u && p->b != (int)u)
@@ -317,7 +317,7 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
             if (p->state == CT_VAL_FAILED) {
                 failed += !r->unit[other].dead;
                 if (r->unit[other].dead)
-                    n_dead++, dead_with = dead_with == -1 || dead_with == other ? other : -2;
+                    n_dead++, dead_with = other;
                 continue;
             }
             v[nv++] = p->gbs;
@@ -374,10 +374,9 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
                 append(x->evidence, sizeof x->evidence,
                        "not measured: the battery stopped before it reached this host");
             else if (!known && total && n_dead == total) /* (its evidence was "-" too) */
-                append(x->evidence, sizeof x->evidence, "not judged: %s with failed host%s %s",
+                append(x->evidence, sizeof x->evidence, "not judged: %s with failed host %s",
                        total > 1 ? "its pairs were all" : "its one pair was",
-                       dead_with < 0 ? "s" : "",
-                       dead_with < 0 ? "(above)" : r->unit[dead_with].name);
+                       r->unit[dead_with].name);
         }
     }
     for (size_t i = 0; i < r->n_pair; i++) {
