@@ -256,22 +256,28 @@ static bool is_ctl(const unsigned char *hdr)
            (kind == MSG_STALL || (kind == MSG_BEAT && ct_get64(hdr + 8) == 0));
 }
 
-/* The BEATs and STALLs at the front of fd, without waiting; stops at anything else (a DATA or
- * an ABORT: the collective's, read there) or at a header not yet whole. */
-static void drain(struct boot_tcp *t, int fd)
+/* The BEATs and STALLs at the front of fd (rank from's connection), without waiting; stops at
+ * anything else (a DATA or an ABORT: the collective's, read there) or at a header not yet
+ * whole. Its end closed (the rank died: a rank leaves only after the job's last exchange)
+ * reads as that rank's STALL: the ranks busy in long work stop for it (a dead root's word
+ * stays with the rank that found it: nobody passes it on, and each rank finds it). */
+static void drain(struct boot_tcp *t, int fd, int from)
 {
     unsigned char hdr[MSG_BYTES];
-    while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
+    ssize_t n = -1;
+    while (fd >= 0 && (n = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT)) == MSG_BYTES &&
            is_ctl(hdr) && recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES)
         if (ct_get32(hdr + 4) == MSG_STALL)
             got_stall(t, ct_get64(hdr + 8));
+    if (n == 0)
+        got_stall(t, (uint64_t)from);
 }
 
 static void tcp_poll(struct ct_boot *bb)
 {
     struct boot_tcp *t = (struct boot_tcp *)bb;
     for (int r = bb->rank == 0 ? 1 : 0; t->fds && r < (bb->rank == 0 ? bb->size : 1); r++)
-        drain(t, t->fds[r]);
+        drain(t, t->fds[r], r);
 }
 
 /* Read a message header; DATA must carry exactly want bytes. ABORT reasons are read and

@@ -756,11 +756,14 @@ static int run_pairs(struct run *R, struct ct_err *err)
                 /* a partner stalled: the healthy pairs on this host stop their round for it
                  * (else it was named after the longest round's end: 67 s of 256 MiB x 1000
                  * with --timeout 2), and through the bootstrap those of every host and
-                 * launcher; a pair stopped so (2) is not measured, not failed */
-                if (xr == CT_ETIMEDOUT) {
+                 * launcher; a pair stopped so (2) is not measured, not failed. A partner
+                 * that died (its link closed, not a word of another's failure): the
+                 * bootstrap's word too (the --local launcher knows it; under srun or ranks
+                 * started by hand the others ran their rounds to the end: 60 s) */
+                if (xr == CT_ETIMEDOUT)
                     ct_launch_tell_stalled(peer);
+                if (xr == CT_ETIMEDOUT || (xr == CT_EPEER && !w.failed))
                     ct_boot_tell_stalled(R->boot, peer);
-                }
                 w.failed = xr < 0 ? (w.failed == 2 ? 2 : 1) : 0;
                 if (k == 0 && round == x->dip_round) /* test hook: a transient dip */
                     w.gbs *= 0.05;

@@ -213,6 +213,39 @@ sleep 3
 stopped_in "rank 1 of node 0 stopped, one colltune a node" 'host .*/rank1 failed' "$victim"
 wait $p1; rc=$?
 [ $rc -eq 3 ] && ok "... node 1 ended too, exit 3" || not_ok "node 1: exit $rc"
+# ranks started by hand (no launcher tells the others of a death): a rank killed in a pair
+# round is named by rank 0 within the timeout, and a killed rank 0 by every other rank (the
+# healthy pair ran its round to the end: 60 s, and 50 s for rank 0)
+for dead in 2 0; do
+    p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+    pids=""
+    for r in 0 1 2 3; do
+        COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_RANK=$r COLLTUNE_SIZE=4 $V $SOPTS --iters 996 \
+            >"$TMP/h$r.out" 2>"$TMP/h$r.err" &
+        pids="$pids $!"
+    done
+    sleep 3
+    kill -9 "$(echo $pids | cut -d' ' -f$((dead + 1)))"
+    start=$(date +%s)
+    codes=""
+    for r in 0 1 2 3; do
+        wait "$(echo $pids | cut -d' ' -f$((r + 1)))"; c=$?
+        [ $r = $dead ] || codes="$codes$c"
+    done
+    took=$(($(date +%s) - start))
+    if [ $dead = 2 ]; then
+        [ "$codes" = 333 ] && [ $took -le 10 ] && grep -q 'host .*/rank2 failed' "$TMP/h0.out" &&
+            [ "$(grep -c '\[failed\]' "$TMP/h0.out")" = 1 ] &&
+            ok "ranks started by hand, rank 2 killed: named alone in ${took}s, every rank exit 3" ||
+            not_ok "ranks started by hand, rank 2 killed: exits $codes after ${took}s: $(grep '\[failed\]' "$TMP/h0.out")"
+    else
+        [ "$codes" = 111 ] && [ $took -le 10 ] &&
+            [ "$(cat "$TMP/h1.err" "$TMP/h2.err" "$TMP/h3.err" | grep -c 'no report: .*rank 0 (')" = 3 ] &&
+            ok "ranks started by hand, rank 0 killed: every other rank exits 1 naming it in ${took}s" ||
+            not_ok "ranks started by hand, rank 0 killed: exits $codes after ${took}s: $(cat "$TMP/h1.err")"
+    fi
+done
 # a verdict of slow hosts (nothing failed): node 1 ends with it too (it exited 0 where node
 # 0's report failed), and both end 0 where it passes
 for g in 10000 1; do
