@@ -372,7 +372,7 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
             x->state = known ? CT_VAL_OK : CT_VAL_UNKNOWN; /* nothing measured: not "ok" */
             if (!known && !total && r->stopped)            /* (its evidence was "-": why, unsaid) */
                 append(x->evidence, sizeof x->evidence,
-                       "not measured: the battery stopped before it reached this host");
+                       "not measured: the battery stopped before a pair of this host was measured");
             else if (!known && total && n_dead == total) /* (its evidence was "-" too) */
                 append(x->evidence, sizeof x->evidence, "not judged: %s with failed host %s",
                        total > 1 ? "its pairs were all" : "its one pair was",

@@ -149,7 +149,7 @@ kill_rank 0 1 err 'no report: .*rank 0 (' "the others name it"
 kill_rank 2 3 out 'host .*/rank2 failed' "stopped: named failed, the healthy pair's round cut short" STOP
 [ "$(grep -c '\[failed\]' "$TMP/k.out")" = 1 ] && ok "... and no other host blamed" \
     || not_ok "stopped rank: $(grep '\[failed\]' "$TMP/k.out")"
-grep -q '^[^ ]*/rank[013] .* unknown .*not measured: the battery stopped before it reached this host' \
+grep -q '^[^ ]*/rank[013] .* unknown .*not measured: the battery stopped before a pair of this host was measured' \
     "$TMP/k.out" && ok "... a host it had not measured says so" \
     || not_ok "no 'not measured': $(grep unknown "$TMP/k.out" | head -2)"
 # the same stop where no one launcher of the job can pass the partner's word on: under
