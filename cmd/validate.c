@@ -223,8 +223,9 @@ static int validate_rank(struct ct_boot *boot, void *arg)
         code = CT_EXIT_CHECK; /* rank 0 reports the failed host (this rank lingers, below) */
         linger = true;
     }
-    if (rc == 0 && ct_launch_forked() == 2) /* one colltune a node: each ends with the verdict */
-        code = ct_val_verdict(boot, code);
+    if (rc == 0 && ct_launch_forked() == 2 && ct_val_verdict(boot, &code, &err) < 0 && boot->rank)
+        ct_cmd_warn(CMD, "rank %d (%s): no verdict from rank 0; this rank exits %d, its own: %s",
+                    boot->rank, boot->host, code, err.msg); /* one colltune a node */
     if (boot->rank == 0 && stage == CT_VAL_BATTERY)
         ct_val_report_release(&rep);
     ct_comm_close(&comm); /* its links closed first: the ranks that wait on it learn at once */

@@ -258,8 +258,8 @@ static bool is_ctl(const unsigned char *hdr)
 
 /* The BEATs and STALLs at the front of fd (rank from's connection), without waiting; stops at
  * anything else (a DATA or an ABORT: the collective's, read there) or at a header not yet
- * whole. Its end closed (the rank died: a rank leaves only after the job's last exchange)
- * reads as that rank's STALL: the ranks busy in long work stop for it (a dead root's word
+ * whole. Its end closed or reset (the rank died: a rank leaves only after the job's last
+ * exchange) reads as that rank's STALL: the ranks busy in long work stop for it (a dead root's word
  * stays with the rank that found it: nobody passes it on, and each rank finds it). */
 static void drain(struct boot_tcp *t, int fd, int from)
 {
@@ -269,8 +269,8 @@ static void drain(struct boot_tcp *t, int fd, int from)
            is_ctl(hdr) && recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES)
         if (ct_get32(hdr + 4) == MSG_STALL)
             got_stall(t, ct_get64(hdr + 8));
-    if (n == 0)
-        got_stall(t, (uint64_t)from);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        got_stall(t, (uint64_t)from); /* (a reset: a death with our words unread) */
 }
 
 static void tcp_poll(struct ct_boot *bb)

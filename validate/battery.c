@@ -757,13 +757,13 @@ static int run_pairs(struct run *R, struct ct_err *err)
                  * (else it was named after the longest round's end: 67 s of 256 MiB x 1000
                  * with --timeout 2), and through the bootstrap those of every host and
                  * launcher; a pair stopped so (2) is not measured, not failed. A partner
-                 * that died (its link closed, not a word of another's failure): the
-                 * bootstrap's word too (the --local launcher knows it; under srun or ranks
-                 * started by hand the others ran their rounds to the end: 60 s) */
-                if (xr == CT_ETIMEDOUT)
+                 * that died is not told so here: CT_EPEER is also a flaky link's error
+                 * (both ends alive: only their pair fails); the bootstrap reads the dead
+                 * rank's closed connection as its word (ct_boot_stalled) */
+                if (xr == CT_ETIMEDOUT) {
                     ct_launch_tell_stalled(peer);
-                if (xr == CT_ETIMEDOUT || (xr == CT_EPEER && !w.failed))
                     ct_boot_tell_stalled(R->boot, peer);
+                }
                 w.failed = xr < 0 ? (w.failed == 2 ? 2 : 1) : 0;
                 if (k == 0 && round == x->dip_round) /* test hook: a transient dip */
                     w.gbs *= 0.05;
@@ -918,14 +918,14 @@ static int run_gpu_copies(struct run *R, struct ct_err *err)
     return rc;
 }
 
-int ct_val_verdict(struct ct_boot *boot, int code)
+int ct_val_verdict(struct ct_boot *boot, int *code, struct ct_err *err)
 {
-    int32_t mine = code, *all = ct_xcalloc((size_t)boot->size, sizeof *all);
-    struct ct_err err = {0};
-    if (ct_boot_allgather(boot, &mine, sizeof mine, all, &err) == 0)
-        code = all[0];
+    int32_t mine = *code, *all = ct_xcalloc((size_t)boot->size, sizeof *all);
+    int rc = ct_boot_allgather(boot, &mine, sizeof mine, all, err);
+    if (rc == 0)
+        *code = all[0];
     free(all);
-    return code;
+    return rc;
 }
 
 /* Rank 0 at the end, success or not: baseline, threshold, failures, diagnosis. */

@@ -42,8 +42,9 @@ enum ct_val_stage {
 int ct_val_run(const struct ct_val_cfg *cfg, struct ct_boot *boot, struct ct_comm *comm,
                struct ct_val_report *out, enum ct_val_stage *stage, struct ct_err *err);
 /* Rank 0's exit code to every rank (one bootstrap exchange: each node of a job of one
- * colltune a node ends with the job's verdict), once rank 0's report is out; every rank
- * passes its own code and gets rank 0's, or its own where the exchange fails. */
-int ct_val_verdict(struct ct_boot *boot, int code);
+ * colltune a node ends with the job's verdict), once rank 0's report is out: every rank
+ * passes its own in *code and gets rank 0's; where the exchange fails (rank 0 gone, or its
+ * report held up past the timeout), < 0 with err, *code unchanged. */
+int ct_val_verdict(struct ct_boot *boot, int *code, struct ct_err *err);
 
 #endif
