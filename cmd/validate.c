@@ -223,9 +223,13 @@ static int validate_rank(struct ct_boot *boot, void *arg)
         code = CT_EXIT_CHECK; /* rank 0 reports the failed host (this rank lingers, below) */
         linger = true;
     }
-    if (rc == 0 && ct_launch_forked() == 2 && ct_val_verdict(boot, &code, &err) < 0 && boot->rank)
-        ct_cmd_warn(CMD, "rank %d (%s): no verdict from rank 0; this rank exits %d, its own: %s",
-                    boot->rank, boot->host, code, err.msg); /* one colltune a node */
+    if (rc == 0 && ct_launch_forked() == 2 && ct_val_verdict(boot, &code, &err) < 0) {
+        if (boot->rank) /* one colltune a node: the verdict unknown here is no pass */
+            code = ct_cmd_fail(CMD, code ? code : 1, "rank %d (%s): no verdict from rank 0: %s",
+                               boot->rank, boot->host, err.msg);
+        else
+            ct_cmd_warn(CMD, "the verdict did not reach every node: %s", err.msg);
+    }
     if (boot->rank == 0 && stage == CT_VAL_BATTERY)
         ct_val_report_release(&rep);
     ct_comm_close(&comm); /* its links closed first: the ranks that wait on it learn at once */

@@ -256,28 +256,43 @@ static bool is_ctl(const unsigned char *hdr)
            (kind == MSG_STALL || (kind == MSG_BEAT && ct_get64(hdr + 8) == 0));
 }
 
-/* The BEATs and STALLs at the front of fd (rank from's connection), without waiting; stops at
+/* Has rank r's connection been closed or reset by its end (the process is gone)? Used to blame
+ * the dead rank, not a live one that was only slowed down by it. */
+static int is_closed(struct boot_tcp *t, int r)
+{
+    if (t->fds[r] < 0)
+        return 0;
+    struct pollfd p = {t->fds[r], POLLIN | POLLRDHUP, 0};
+    if (poll(&p, 1, 0) <= 0)
+        return 0;
+    char c;
+    return (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
+           recv(t->fds[r], &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/* The BEATs and STALLs at the front of rank from's connection, without waiting; stops at
  * anything else (a DATA or an ABORT: the collective's, read there) or at a header not yet
  * whole. Its end closed or reset (the rank died: a rank leaves only after the job's last
- * exchange) reads as that rank's STALL: the ranks busy in long work stop for it (a dead root's word
- * stays with the rank that found it: nobody passes it on, and each rank finds it). */
-static void drain(struct boot_tcp *t, int fd, int from)
+ * exchange), also behind a DATA it sent before, reads as that rank's STALL: the ranks busy in
+ * long work stop for it (a dead root's word stays with the rank that found it: nobody passes
+ * it on, and each rank finds it). */
+static void drain(struct boot_tcp *t, int from)
 {
     unsigned char hdr[MSG_BYTES];
-    ssize_t n = -1;
-    while (fd >= 0 && (n = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT)) == MSG_BYTES &&
+    int fd = t->fds[from];
+    while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
            is_ctl(hdr) && recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES)
         if (ct_get32(hdr + 4) == MSG_STALL)
             got_stall(t, ct_get64(hdr + 8));
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-        got_stall(t, (uint64_t)from); /* (a reset: a death with our words unread) */
+    if (is_closed(t, from))
+        got_stall(t, (uint64_t)from);
 }
 
 static void tcp_poll(struct ct_boot *bb)
 {
     struct boot_tcp *t = (struct boot_tcp *)bb;
     for (int r = bb->rank == 0 ? 1 : 0; t->fds && r < (bb->rank == 0 ? bb->size : 1); r++)
-        drain(t, t->fds[r], r);
+        drain(t, r);
 }
 
 /* Read a message header; DATA must carry exactly want bytes. ABORT reasons are read and
@@ -353,21 +368,6 @@ static void tcp_linger(struct ct_boot *bb, int64_t ns)
 
 /* ---------------------------------------------------------------- collectives */
 
-/* A rank other than skip whose connection to the root is closed (its process died), or -1.
- * Used to blame the dead rank, not a live one that was only slowed down by it. */
-/* Has rank r's connection been closed by its end (the process is gone)? */
-static int is_closed(struct boot_tcp *t, int r)
-{
-    if (t->fds[r] < 0)
-        return 0;
-    struct pollfd p = {t->fds[r], POLLIN | POLLRDHUP, 0};
-    if (poll(&p, 1, 0) <= 0)
-        return 0;
-    char c;
-    return (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
-           recv(t->fds[r], &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-}
-
 /* Reading rank skip failed: when skip's own connection is closed it is the one gone (-1);
  * else the first other rank whose connection closed (skip likely waited on it), -1 none. */
 static int closed_rank(struct boot_tcp *t, int skip)
@@ -441,8 +441,17 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
     msg_encode(hdr, MSG_DATA, len);
     int64_t dl = ct_now_ns() + to;
     if (ct_sock_write_all(fd, hdr, sizeof hdr, dl, err) < 0 ||
-        ct_sock_write_all(fd, mine, len, dl, err) < 0)
+        ct_sock_write_all(fd, mine, len, dl, err) < 0) {
+        /* the root gave up and left before this rank's word (it was busy in long work): its
+         * ABORT waits here, read before the reset ("rank 0: send: Broken pipe" read as a
+         * root that died, "no report", where rank 0 had reported) */
+        struct ct_err why = {0};
+        int64_t soon = ct_now_ns() + SEC / 10;
+        if (msg_read(t, fd, 0, (uint64_t)len * (uint64_t)bb->size, &soon, 0, what, &why) < 0 &&
+            strstr(why.msg, ") gave up: "))
+            return ct_err_set(err, CT_EPEER, "%s", why.msg);
         return ct_err_wrap(err, "bootstrap %s #%lu: rank 0 (%s): ", what, t->op, host_of(bb, 0));
+    }
     /* the root may wait a full timeout for a silent rank before it aborts: wait longer */
     int64_t ext = to + (to / 4 > 2 * SEC ? to / 4 : 2 * SEC);
     dl = ct_now_ns() + ext;

@@ -145,8 +145,9 @@ int ct_launch_lost_how(void);
  * end. Nothing elsewhere. ct_launch_lost_clear_stalled: that word forgotten, where the
  * stalled rank has since answered (the round it cut short is over). */
 void ct_launch_tell_stalled(int rank);
-/* This process is a rank of the fork launcher (--local N): 1 of one host's, 2 of one node's
- * of several (one colltune a node: its exit, the worst of its ranks', is that node's), 0 not. */
+/* This process is a rank of the fork launcher (--local N): 1 of a job of one launcher, 2 of a
+ * job of one launcher a node (COLLTUNE_NNODES: each node's exit, the worst of its ranks', is
+ * its own), 0 not. */
 int ct_launch_forked(void);
 void ct_launch_lost_clear_stalled(void);
 #define CT_LAUNCH_LOST_STALLED (-255) /* ct_launch_lost_how of a rank a peer found stalled */

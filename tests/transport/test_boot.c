@@ -819,6 +819,39 @@ Test(boot_tcp, a_closed_connection_reads_as_that_ranks_stall)
     }
 }
 
+/* The root gives up on a dead rank (1) and leaves while rank 2 is busy; rank 2 comes to the
+ * allgather late: it reads the root's ABORT, not "rank 0: send: Broken pipe" (a root that
+ * died, "no report", where rank 0 had reported). */
+static int late_after_abort(const struct job *j, struct ct_boot *b, struct result *res,
+                            struct ct_err *err)
+{
+    (void)j;
+    if (b->rank == 1)
+        _exit(0);
+    if (b->rank == 2)
+        usleep(500000);
+    int x = b->rank, all[MAXR];
+    int rc = ct_boot_allgather(b, &x, sizeof x, all, err);
+    if (b->rank == 0)
+        rc = rc < 0 ? 0 : ct_err_set(err, CT_EIO, "the allgather passed without rank 1");
+    else if (rc == 0 || !strstr(err->msg, ") gave up: "))
+        rc = ct_err_set(err, CT_EIO, "rank 2: %s", rc ? err->msg : "passed");
+    else
+        rc = 0;
+    res->code[b->rank] = rc;
+    snprintf(res->msg[b->rank], sizeof res->msg[b->rank], "%s", rc < 0 ? err->msg : "");
+    _exit(0); /* (the harness's barrier after this cannot pass with a rank gone) */
+}
+
+Test(boot_tcp, a_late_rank_reads_the_roots_abort)
+{
+    struct job j = {.n = 3, .timeout_ns = 2 * SEC, .fn = late_after_abort};
+    struct result *res = run(&j, 0);
+    for (int r = 0; r < 3; r++)
+        cr_expect_eq(res->code[r], 0, "rank %d: %s", r, res->msg[r]);
+    munmap(res, sizeof *res);
+}
+
 /* ---------------------------------------------------------------- published address */
 
 Test(boot_addr, local_addr_choices)
