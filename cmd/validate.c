@@ -14,7 +14,6 @@
 
 #define CMD "validate"
 
-
 struct vctx {
     struct ct_opts o;
     double link_gbps, min_pct;
