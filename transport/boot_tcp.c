@@ -431,7 +431,12 @@ static int tcp_allgather_impl(struct ct_boot *bb, const void *mine, size_t len, 
                 ct_sock_write_all(t->fds[r], all, len * (size_t)bb->size, dl, err) < 0) {
                 ct_err_wrap(err, "bootstrap %s #%lu: rank %d (%s): ", what, t->op, r,
                             host_of(bb, r));
-                return stalled(t, "sending to", r, what, to, err);
+                int rc = stalled(t, "sending to", r, what, to, err);
+                /* (a rank dead after its answer was read: the ranks after it got no answer and
+                 * waited a timeout for a root that had left: "no report"; those before it read
+                 * this at their next exchange) */
+                root_abort(t, r, err->msg);
+                return rc;
             }
         }
         atomic_store(&bb->stalled_1, 0); /* every rank answered: a stalled one came back */

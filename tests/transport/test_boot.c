@@ -843,6 +843,57 @@ static int late_after_abort(const struct job *j, struct ct_boot *b, struct resul
     _exit(0); /* (the harness's barrier after this cannot pass with a rank gone) */
 }
 
+/* Rank 2 sends its answer to an allgather and dies 300 ms later while the root is busy: its
+ * closed connection behind that answer reads as its word (the others stop), and the ranks the
+ * root has not answered when its answer to rank 2 fails read the root's ABORT, not a silence
+ * of a timeout ("no report" where rank 0 reported). */
+static void *die_soon(void *arg)
+{
+    (void)arg;
+    usleep(300000);
+    _exit(0);
+}
+
+static int dead_behind_its_answer(const struct job *j, struct ct_boot *b, struct result *res,
+                                  struct ct_err *err)
+{
+    (void)j;
+    int x = b->rank, all[MAXR], seen = -1, rc;
+    if (b->rank == 2) {
+        pthread_t th;
+        pthread_create(&th, NULL, die_soon, NULL);
+        ct_boot_allgather(b, &x, sizeof x, all, err);
+        _exit(0);
+    }
+    int64_t t0 = ct_now_ns();
+    while (ct_now_ns() - t0 < 8 * SEC && (seen = ct_boot_stalled(b, ct_now_ns())) < 0) {
+        ct_boot_beat(b, ct_now_ns());
+        usleep(5000);
+    }
+    double s = (double)(ct_now_ns() - t0) / 1e9;
+    if (seen != 2 || s > 1.5)
+        rc = ct_err_set(err, CT_EIO, "word of rank %d after %.2f s, not of rank 2 by 1.5 s", seen,
+                        s);
+    else if ((rc = ct_boot_allgather(b, &x, sizeof x, all, err)) < 0 && b->rank == 3 &&
+             !strstr(err->msg, ") gave up: "))
+        rc = ct_err_set(err, CT_EIO, "rank 3 after %.2f s: %s", (double)(ct_now_ns() - t0) / 1e9,
+                        err->msg);
+    else
+        rc = b->rank == 0 && rc == 0 ? ct_err_set(err, CT_EIO, "the allgather passed") : 0;
+    res->code[b->rank] = rc;
+    snprintf(res->msg[b->rank], sizeof res->msg[b->rank], "%s", rc < 0 ? err->msg : "");
+    _exit(0); /* (the harness's barrier after this cannot pass with a rank gone) */
+}
+
+Test(boot_tcp, a_rank_dead_behind_its_answer)
+{
+    struct job j = {.n = 4, .timeout_ns = 2 * SEC, .fn = dead_behind_its_answer};
+    struct result *res = run(&j, 0);
+    for (int r = 0; r < 4; r++)
+        cr_expect_eq(res->code[r], 0, "rank %d: %s", r, res->msg[r]);
+    munmap(res, sizeof *res);
+}
+
 Test(boot_tcp, a_late_rank_reads_the_roots_abort)
 {
     struct job j = {.n = 3, .timeout_ns = 2 * SEC, .fn = late_after_abort};
