@@ -315,9 +315,10 @@ static void judge_units(struct ct_val_report *r, const struct fine_tab *f, bool 
             int other = p->a == (int)u ? p->b : p->a;
             total++;
             if (p->state == CT_VAL_FAILED) {
-                failed += !r->unit[other].dead;
-                if (r->unit[other].dead)
+                if (r->unit[other].dead) /* not its failure */
                     n_dead++, dead_with = other;
+                else
+                    failed++;
                 continue;
             }
             v[nv++] = p->gbs;

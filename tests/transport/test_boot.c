@@ -710,26 +710,56 @@ Test(boot_tcp, a_rank_that_stops_beating_times_out)
     expect_rank1_stalled(res);
 }
 
+/* Work until the bootstrap's word of a stalled (or dead) rank comes, beating as a busy rank
+ * does; the rank it names, -1 none in 8 s; *secs: how long it took. */
+static int wait_word(struct ct_boot *b, double *secs)
+{
+    int64_t t0 = ct_now_ns();
+    int seen = -1;
+    while (ct_now_ns() - t0 < 8 * SEC && (seen = ct_boot_stalled(b, ct_now_ns())) < 0) {
+        ct_boot_beat(b, ct_now_ns());
+        usleep(5000);
+    }
+    *secs = (double)(ct_now_ns() - t0) / 1e9;
+    return seen;
+}
+
+/* A rank's result where another rank died: the harness's barrier after the rank's function
+ * cannot pass, so the rank records its code here and leaves. */
+static _Noreturn void leave(struct result *res, int rank, int rc, const char *msg)
+{
+    res->code[rank] = rc;
+    snprintf(res->msg[rank], sizeof res->msg[rank], "%s", rc < 0 ? msg : "");
+    _exit(0);
+}
+
+/* Run a job of n ranks with each function; every rank must end 0. */
+static void expect_each_ok(const rank_fn *fns, int nfn, int n, int64_t timeout_ns)
+{
+    for (int i = 0; i < nfn; i++) {
+        struct job j = {.n = n, .timeout_ns = timeout_ns, .fn = fns[i]};
+        struct result *res = run(&j, 0);
+        for (int r = 0; r < n; r++)
+            cr_expect_eq(res->code[r], 0, "case %d, rank %d: %s", i, r, res->msg[r]);
+        munmap(res, sizeof *res);
+    }
+}
+
 /* Rank 3 finds rank 2 stalled 0.2 s in (rank 2 is silent for 0.6 s, then answers): the busy
  * ranks (rank 1, and the root where root_busy) learn it within a timeout while they work,
  * the root where it works or where it waits in the allgather for rank 1 (it passes the word
  * on at rank 1's beats); the allgather then has every rank's answer, and the word is over. */
 static int told_stalled(struct ct_boot *b, bool root_busy, struct ct_err *err)
 {
-    int64_t t0 = ct_now_ns();
     int seen = -1;
+    double s;
     if (b->rank == 3) {
         usleep(200000);
         ct_boot_tell_stalled(b, 2);
     } else if (b->rank == 2) {
         usleep(600000);
     } else if (b->rank == 1 || root_busy) {
-        while (ct_now_ns() - t0 < 8 * SEC && (seen = ct_boot_stalled(b, ct_now_ns())) < 0) {
-            ct_boot_beat(b, ct_now_ns());
-            usleep(5000);
-        }
-        double s = (double)(ct_now_ns() - t0) / 1e9;
-        if (seen != 2 || s > 1.5)
+        if ((seen = wait_word(b, &s)) != 2 || s > 1.5)
             return ct_err_set(err, CT_EIO, "word of rank %d after %.2f s, not of rank 2 by 1.5 s",
                               seen, s);
     }
@@ -756,67 +786,46 @@ static int told_waiting_root(const struct job *j, struct ct_boot *b, struct resu
 
 Test(boot_tcp, a_stall_word_reaches_the_busy_ranks)
 {
-    rank_fn fns[] = {told_busy_root, told_waiting_root};
-    for (int i = 0; i < 2; i++) {
-        struct job j = {.n = 4, .timeout_ns = SEC, .fn = fns[i]};
-        struct result *res = run(&j, 0);
-        for (int r = 0; r < 4; r++)
-            cr_expect_eq(res->code[r], 0, "%s root, rank %d: %s", i ? "waiting" : "busy", r,
-                         res->msg[r]);
-        munmap(res, sizeof *res);
-    }
+    rank_fn fns[] = {told_busy_root, told_waiting_root}; /* the root busy, the root waiting */
+    expect_each_ok(fns, 2, 4, SEC);
 }
 
 /* A rank whose bootstrap connection closes (it died: its sockets closed by the kernel) reads
  * as its STALL at the root, which passes it on to the busy ranks; a dead root's close, at
  * every rank itself (nobody passes that on). It was named only at the next allgather: a
  * healthy pair ran its round to the end (60 s of 256 MiB x 1000, ranks started by hand). */
-static int told_dead(struct ct_boot *b, int dead, struct result *res, struct ct_err *err)
+static _Noreturn void told_dead(struct ct_boot *b, int dead, struct result *res)
 {
-    int64_t t0 = ct_now_ns();
-    int seen = -1;
     if (b->rank == dead) {
         usleep(300000);
         _exit(0);
     }
-    while (ct_now_ns() - t0 < 8 * SEC && (seen = ct_boot_stalled(b, ct_now_ns())) < 0) {
-        ct_boot_beat(b, ct_now_ns());
-        usleep(5000);
-    }
-    double s = (double)(ct_now_ns() - t0) / 1e9;
-    /* the code here: the harness's barrier after this cannot pass with a rank gone */
-    res->code[b->rank] = seen == dead && s < 1.5 ? 0 : -1;
-    snprintf(res->msg[b->rank], sizeof res->msg[b->rank],
-             "word of rank %d after %.2f s, not of rank %d by 1.5 s", seen, s, dead);
-    (void)err;
-    _exit(0);
+    char msg[128];
+    double s;
+    int seen = wait_word(b, &s);
+    snprintf(msg, sizeof msg, "word of rank %d after %.2f s, not of rank %d by 1.5 s", seen, s,
+             dead);
+    leave(res, b->rank, seen == dead && s < 1.5 ? 0 : -1, msg);
 }
 
 static int told_dead_rank(const struct job *j, struct ct_boot *b, struct result *res,
                           struct ct_err *err)
 {
-    (void)j;
-    return told_dead(b, 2, res, err);
+    (void)j, (void)err;
+    told_dead(b, 2, res);
 }
 
 static int told_dead_root(const struct job *j, struct ct_boot *b, struct result *res,
                           struct ct_err *err)
 {
-    (void)j;
-    return told_dead(b, 0, res, err);
+    (void)j, (void)err;
+    told_dead(b, 0, res);
 }
 
 Test(boot_tcp, a_closed_connection_reads_as_that_ranks_stall)
 {
-    rank_fn fns[] = {told_dead_rank, told_dead_root};
-    for (int i = 0; i < 2; i++) {
-        struct job j = {.n = 4, .timeout_ns = SEC, .fn = fns[i]};
-        struct result *res = run(&j, 0);
-        for (int r = 0; r < 4; r++)
-            cr_expect_eq(res->code[r], 0, "%s dead, rank %d: %s", i ? "root" : "rank 2", r,
-                         res->msg[r]);
-        munmap(res, sizeof *res);
-    }
+    rank_fn fns[] = {told_dead_rank, told_dead_root}; /* rank 2 dead, the root dead */
+    expect_each_ok(fns, 2, 4, SEC);
 }
 
 /* The root gives up on a dead rank (1) and leaves while rank 2 is busy; rank 2 comes to the
@@ -838,9 +847,7 @@ static int late_after_abort(const struct job *j, struct ct_boot *b, struct resul
         rc = ct_err_set(err, CT_EIO, "rank 2: %s", rc ? err->msg : "passed");
     else
         rc = 0;
-    res->code[b->rank] = rc;
-    snprintf(res->msg[b->rank], sizeof res->msg[b->rank], "%s", rc < 0 ? err->msg : "");
-    _exit(0); /* (the harness's barrier after this cannot pass with a rank gone) */
+    leave(res, b->rank, rc, err->msg);
 }
 
 /* Rank 2 sends its answer to an allgather and dies 300 ms later while the root is busy: its
@@ -858,49 +865,35 @@ static int dead_behind_its_answer(const struct job *j, struct ct_boot *b, struct
                                   struct ct_err *err)
 {
     (void)j;
-    int x = b->rank, all[MAXR], seen = -1, rc;
+    int x = b->rank, all[MAXR], seen, rc;
+    double s;
     if (b->rank == 2) {
         pthread_t th;
         pthread_create(&th, NULL, die_soon, NULL);
         ct_boot_allgather(b, &x, sizeof x, all, err);
         _exit(0);
     }
-    int64_t t0 = ct_now_ns();
-    while (ct_now_ns() - t0 < 8 * SEC && (seen = ct_boot_stalled(b, ct_now_ns())) < 0) {
-        ct_boot_beat(b, ct_now_ns());
-        usleep(5000);
-    }
-    double s = (double)(ct_now_ns() - t0) / 1e9;
-    if (seen != 2 || s > 1.5)
+    if ((seen = wait_word(b, &s)) != 2 || s > 1.5)
         rc = ct_err_set(err, CT_EIO, "word of rank %d after %.2f s, not of rank 2 by 1.5 s", seen,
                         s);
     else if ((rc = ct_boot_allgather(b, &x, sizeof x, all, err)) < 0 && b->rank == 3 &&
              !strstr(err->msg, ") gave up: "))
-        rc = ct_err_set(err, CT_EIO, "rank 3 after %.2f s: %s", (double)(ct_now_ns() - t0) / 1e9,
-                        err->msg);
+        rc = ct_err_set(err, CT_EIO, "rank 3: %s", err->msg);
     else
         rc = b->rank == 0 && rc == 0 ? ct_err_set(err, CT_EIO, "the allgather passed") : 0;
-    res->code[b->rank] = rc;
-    snprintf(res->msg[b->rank], sizeof res->msg[b->rank], "%s", rc < 0 ? err->msg : "");
-    _exit(0); /* (the harness's barrier after this cannot pass with a rank gone) */
+    leave(res, b->rank, rc, err->msg);
 }
 
 Test(boot_tcp, a_rank_dead_behind_its_answer)
 {
-    struct job j = {.n = 4, .timeout_ns = 2 * SEC, .fn = dead_behind_its_answer};
-    struct result *res = run(&j, 0);
-    for (int r = 0; r < 4; r++)
-        cr_expect_eq(res->code[r], 0, "rank %d: %s", r, res->msg[r]);
-    munmap(res, sizeof *res);
+    rank_fn fns[] = {dead_behind_its_answer};
+    expect_each_ok(fns, 1, 4, 2 * SEC);
 }
 
 Test(boot_tcp, a_late_rank_reads_the_roots_abort)
 {
-    struct job j = {.n = 3, .timeout_ns = 2 * SEC, .fn = late_after_abort};
-    struct result *res = run(&j, 0);
-    for (int r = 0; r < 3; r++)
-        cr_expect_eq(res->code[r], 0, "rank %d: %s", r, res->msg[r]);
-    munmap(res, sizeof *res);
+    rank_fn fns[] = {late_after_abort};
+    expect_each_ok(fns, 1, 3, 2 * SEC);
 }
 
 /* ---------------------------------------------------------------- published address */
