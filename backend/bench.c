@@ -31,6 +31,7 @@ void ct_bench_init(struct ct_bench *b, struct ct_comm *c, uint64_t seed)
     b->comm = c;
     b->seed = seed;
     b->rank_time = CT_RANK_TIME_MAX;
+    b->name_first = true;
     ct_exec_init(&b->exec);
     build_barrier(b);
 }
@@ -167,7 +168,10 @@ int ct_bench_barrier(struct ct_bench *b, struct ct_err *err)
                              .chunk = 1,
                              .depth = 1,
                              .threads = 1};
-    return ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
+    int rc = ct_exec_run(&b->exec, b->comm, &b->barrier, &a, err);
+    if (rc < 0 && b->name_first)
+        ct_comm_first_failure(b->comm, err);
+    return rc;
 }
 
 /* Buffer i of bytes, with its twin when staged; nothing left of it on failure. */
@@ -255,7 +259,7 @@ static void finish_avg(const struct ct_job *j, const struct ct_exec_args *a)
 
 /* One run; staged, the inputs come from the job's buffers and the output goes back;
  * resident, it runs on them in place. */
-static int run_once(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
+static int run_once_(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
 {
     const struct ct_job *j = &p->j;
     const struct ct_sched *s = &p->s;
@@ -270,6 +274,14 @@ static int run_once(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *
         CT_TRY(ct_exec_run(&b->exec, b->comm, s, a, err));
     finish_avg(j, a);
     return stage_copy(b, a->buf[CT_BUF_RECV], ct_job_recv_bytes(j), false, err);
+}
+
+static int run_once(struct ct_bench *b, struct ct_bench_prep *p, struct ct_err *err)
+{
+    int rc = run_once_(b, p, err);
+    if (rc < 0 && b->name_first)
+        ct_comm_first_failure(b->comm, err);
+    return rc;
 }
 
 /* Some op of s writes into buffer id (a put: the peer's). Sends, fences and publishes write

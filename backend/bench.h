@@ -29,6 +29,9 @@ struct ct_bench {
     /* sample_checks (a sweep): outputs of CT_BENCH_SAMPLED_MIN bytes or more are poisoned
      * and compared at the samples of ct_verify_job_sampled, not in full */
     bool sample_checks;
+    /* name_first (set by ct_bench_init): a collective that fails on a peer names the rank that
+     * failed first (ct_comm_first_failure); validate keeps its own words */
+    bool name_first;
     struct {
         bool valid;
         struct ct_job j;

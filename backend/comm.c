@@ -9,6 +9,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/cpus.h"
+#include "../transport/launch.h"
 
 static int open_one(struct ct_comm *c, const char *name, const unsigned char *peers,
                     const struct ct_comm_cfg *cfg, struct ct_err *err)
@@ -137,4 +138,23 @@ int ct_boot_bcast0(struct ct_boot *boot, void *buf, size_t len, struct ct_err *e
         memcpy(buf, all, len);
     free(all);
     return rc;
+}
+
+void ct_comm_first_failure(struct ct_comm *c, struct ct_err *err)
+{
+    const char *at = err && (err->code == CT_EPEER || err->code == CT_ETIMEDOUT)
+                         ? strstr(err->msg, "peer rank ")
+                         : NULL;
+    char *end;
+    long peer = at ? strtol(at + 10, &end, 10) : -1;
+    if (!at || end == at + 10 || peer < 0 || peer >= c->size || peer == c->rank || c->size < 3)
+        return;
+    int first = ct_launch_lost_rank();
+    int word = ct_boot_first_failure(c->boot, (int)peer, 1000000000LL);
+    first = first >= 0 ? first : word;
+    size_t n = strlen(err->msg);
+    if (first >= 0 && first != peer && first != c->rank && n < sizeof err->msg)
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; rank %d (%s) failed first, as its peers found", first,
+                 c->boot->hosts ? c->boot->hosts[first] : "?");
 }

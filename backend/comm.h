@@ -45,6 +45,12 @@ void *ct_comm_alloc(struct ct_comm *c, size_t bytes, struct ct_err *err);
 void ct_comm_free(struct ct_comm *c, void *p, size_t bytes);
 /* Give every rank of boot rank 0's len bytes at buf (over the bootstrap's allgather). */
 int ct_boot_bcast0(struct ct_boot *boot, void *buf, size_t len, struct ct_err *err);
+/* A collective that failed on a peer (err: CT_EPEER or CT_ETIMEDOUT naming "peer rank P"), on
+ * a rank that leaves on it: the job told (ct_boot_first_failure), and where the rank that
+ * failed first is another ("rank 1 exited" on rank 0, where rank 1 had left on rank 2's
+ * death), err says so: "...; rank 2 (host) failed first, as its peers found". The --local
+ * launcher's word of a dead rank counts first. Rank 0 waits up to a second for P's word. */
+void ct_comm_first_failure(struct ct_comm *c, struct ct_err *err);
 /* Names of the transports in use, e.g. "shm" or "shm+tcp". */
 const char *ct_comm_tp_names(const struct ct_comm *c, char *buf, size_t len);
 

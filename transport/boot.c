@@ -234,7 +234,7 @@ static void single_close(struct ct_boot *b)
 }
 
 static const struct ct_boot_ops single_ops = {
-    single_allgather, single_barrier, single_close, NULL, NULL, NULL, NULL};
+    single_allgather, single_barrier, single_close, NULL, NULL, NULL, NULL, NULL};
 
 void ct_boot_host_name(const char *override, char out[CT_BOOT_HOST_BYTES])
 {
@@ -411,7 +411,7 @@ static void inproc_close(struct ct_boot *bb)
 }
 
 static const struct ct_boot_ops inproc_ops = {
-    inproc_allgather, inproc_barrier, inproc_close, NULL, NULL, NULL, NULL};
+    inproc_allgather, inproc_barrier, inproc_close, NULL, NULL, NULL, NULL, NULL};
 
 int ct_boot_inproc_open(struct ct_boot **out, struct ct_boot_world *w, int rank, struct ct_err *err)
 {

@@ -494,8 +494,29 @@ static void tcp_close(struct ct_boot *bb)
     free(b);
 }
 
-static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close, tcp_beat,
-                                           tcp_stall,     tcp_poll,    tcp_linger};
+static int tcp_first(struct ct_boot *bb, int peer, int64_t wait_ns)
+{
+    struct boot_tcp *t = (struct boot_tcp *)bb;
+    if (!t->fds || peer == bb->rank)
+        return -1;
+    if (bb->rank != 0) {
+        tcp_stall(bb, peer);
+        drain(t, 0);
+        return atomic_load(&bb->stalled_1) - 1;
+    }
+    for (int64_t end = ct_now_ns() + wait_ns; !is_closed(t, peer) && ct_now_ns() < end;)
+        usleep(5000);
+    tcp_poll(bb);
+    got_stall(t, (uint64_t)peer); /* where no word came */
+    int w = atomic_load(&bb->stalled_1) - 1;
+    if (w > 0) /* the rank named too (got_stall passes it to the others): it does not read this
+                  rank's close, without a word before it, as this rank failed first */
+        ctl_to(t->fds[w], MSG_STALL, (uint64_t)w);
+    return w;
+}
+
+static const struct ct_boot_ops tcp_ops = {tcp_allgather, tcp_barrier, tcp_close,  tcp_beat,
+                                           tcp_stall,     tcp_poll,    tcp_linger, tcp_first};
 
 /* ---------------------------------------------------------------- root: accepting */
 

@@ -861,6 +861,7 @@ static int run_colls(struct run *R, struct ct_err *err)
     struct ct_comm *c = R->comm;
     struct ct_bench b;
     ct_bench_init(&b, c, 0x5eed);
+    b.name_first = false; /* the battery names a failed rank its own way (the verdict) */
     int rc = 0;
     int per = R->l.by_host ? c->size / R->l.nunits : 1;
     double bott = 0;

@@ -26,6 +26,38 @@ for tp in shm tcp; do
     after=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
     [ "$after" -le "$before" ] && ok "$tp: no shm leftovers" || not_ok "$tp: shm leftovers: $(ls /dev/shm | grep '^ct-' | head -3)"
 done
+# ranks started by hand (no launcher names the first death): the survivors' lines name the rank
+# killed, also where their own peer is one that left on it ("peer rank 1 exited" on rank 0 where
+# rank 2 was killed: "; rank 2 (host) failed first"; with rank 0 killed, rank 2 named rank 1)
+for tp in shm tcp; do
+    for dead in 2 0; do
+        p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+        pids=""
+        for r in 0 1 2 3; do
+            COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_RANK=$r COLLTUNE_SIZE=4 $COLLTUNE run \
+                --transport $tp -b 64M -e 64M -n 100000 -w 0 -c 0 --timeout 5 >"$TMP/h$r" 2>&1 &
+            pids="$pids $!"
+        done
+        i=0
+        while ! grep -q "Rank  3 Group" "$TMP/h0" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+        sleep 0.5
+        kill -9 "$(echo $pids | cut -d' ' -f$((dead + 1)))"
+        start=$(date +%s) named=0 lines=""
+        for r in 0 1 2 3; do
+            wait "$(echo $pids | cut -d' ' -f$((r + 1)))"
+            [ $r = $dead ] && continue
+            l=$(tail -1 "$TMP/h$r")
+            lines="$lines | $l"
+            echo "$l" | grep -q "peer rank $dead (\|; rank $dead (.*) failed first, as its peers found$" &&
+                named=$((named + 1))
+        done 2>/dev/null
+        took=$(($(date +%s) - start))
+        [ $named = 3 ] && [ $took -le 10 ] &&
+            ok "$tp, 4 ranks started by hand, rank $dead killed: every other rank names it (${took}s)" ||
+            not_ok "$tp, rank $dead killed: $named of 3 name it after ${took}s:$lines"
+    done
+done
 # ranks a launcher or a scheduler ends with a signal (scancel and Slurm's time limit: SIGTERM;
 # mpirun passes SIGTERM) remove their shared memory: 2 ranks started by hand (COLLTUNE_ROOT), 8
 # MiB buffers in /dev/shm, then SIGTERM to both (they left 6 objects, 32 MiB, before). (SIGINT

@@ -890,6 +890,71 @@ Test(boot_tcp, a_rank_dead_behind_its_answer)
     expect_each_ok(fns, 1, 4, 2 * SEC);
 }
 
+/* A rank leaving on a peer's failure learns the rank that failed first (ct_boot_first_failure;
+ * ranks started by hand: rank 0 said "peer rank 1 exited" where rank 1 had left on rank 2's
+ * death). Rank 2 dies; rank 1 found it gone, tells and leaves; rank 0, its data path blaming
+ * rank 1, reads rank 1's word before its close (2), and passes it on (rank 3). */
+static int first_after_death(const struct job *j, struct ct_boot *b, struct result *res,
+                             struct ct_err *err)
+{
+    (void)j, (void)err;
+    char msg[128];
+    double s = 0;
+    int w = -1;
+    if (b->rank == 2) {
+        usleep(200000);
+        _exit(0);
+    }
+    usleep(b->rank == 1 ? 300000 : 400000);
+    if (b->rank == 3)
+        w = wait_word(b, &s);
+    else
+        w = ct_boot_first_failure(b, b->rank == 0 ? 1 : 2, SEC);
+    snprintf(msg, sizeof msg, "rank %d after %.2f s, not rank 2", w, s);
+    leave(res, b->rank, w == 2 || (b->rank == 1 && w < 0) ? 0 : -1, msg);
+}
+
+/* Rank 0 dies: a rank whose data path blames another (a peer that left on it) reads rank 0's
+ * close, with no word before it, as rank 0's failure (nobody else could say it). */
+static int first_root_death(const struct job *j, struct ct_boot *b, struct result *res,
+                            struct ct_err *err)
+{
+    (void)j, (void)err;
+    if (b->rank == 0) {
+        usleep(200000);
+        _exit(0);
+    }
+    usleep(400000);
+    int w = ct_boot_first_failure(b, b->rank % 3 + 1, SEC);
+    char msg[64];
+    snprintf(msg, sizeof msg, "rank %d, not rank 0", w);
+    leave(res, b->rank, w == 0 ? 0 : -1, msg);
+}
+
+/* Rank 0 finds rank 1 stalled (it is alive: no word, no close within 0.3 s) and leaves: rank 1
+ * itself gets the word, so that it does not read rank 0's close as rank 0 failed first. */
+static int first_named_alive(const struct job *j, struct ct_boot *b, struct result *res,
+                             struct ct_err *err)
+{
+    (void)j, (void)err;
+    int w;
+    if (b->rank == 0) {
+        w = ct_boot_first_failure(b, 1, SEC * 3 / 10);
+        leave(res, 0, w == 1 ? 0 : -1, "rank 0 did not note rank 1");
+    }
+    usleep(800000);
+    w = ct_boot_first_failure(b, b->rank == 1 ? 2 : 0, SEC);
+    char msg[64];
+    snprintf(msg, sizeof msg, "rank %d, not rank 1", w);
+    leave(res, b->rank, w == 1 ? 0 : -1, msg);
+}
+
+Test(boot_tcp, a_leaving_rank_learns_who_failed_first)
+{
+    rank_fn fns[] = {first_after_death, first_root_death, first_named_alive};
+    expect_each_ok(fns, 3, 4, 2 * SEC);
+}
+
 Test(boot_tcp, a_late_rank_reads_the_roots_abort)
 {
     rank_fn fns[] = {late_after_abort};
