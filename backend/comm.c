@@ -149,8 +149,13 @@ void ct_comm_first_failure(struct ct_comm *c, struct ct_err *err)
     long peer = at ? strtol(at + 10, &end, 10) : -1;
     if (!at || end == at + 10 || peer < 0 || peer >= c->size || peer == c->rank || c->size < 3)
         return;
-    int first = ct_launch_lost_rank();
-    int word = ct_boot_first_failure(c->boot, (int)peer, 1000000000LL);
+    /* the --local launcher's word where a signal ended that rank (a rank that exited first may
+     * only have timed out on another); a gone peer's own word comes before its close: waited
+     * for a moment; a stalled one's not (the others exit meanwhile: mpirun ends the job then,
+     * this rank's line unsaid) */
+    int how = ct_launch_lost_how();
+    int first = how < 0 && how != CT_LAUNCH_LOST_STALLED ? ct_launch_lost_rank() : -1;
+    int word = ct_boot_first_failure(c->boot, (int)peer, err->code == CT_EPEER ? 200000000LL : 0);
     first = first >= 0 ? first : word;
     size_t n = strlen(err->msg);
     if (first >= 0 && first != peer && first != c->rank && n < sizeof err->msg)

@@ -48,6 +48,7 @@
 struct boot_tcp {
     struct ct_boot b;
     int *fds;         /* root: fd per rank (fds[0] = -1); others: fds[0] = link to root */
+    _Atomic int *said; /* per fd: 1 + the rank its last STALL named, 0 none (tcp_first) */
     unsigned long op; /* collectives so far, for messages */
 };
 
@@ -237,6 +238,15 @@ static void got_stall(struct boot_tcp *t, uint64_t rank)
             ctl_to(t->fds[r], MSG_STALL, rank);
 }
 
+/* A STALL of rank that rank from's connection carried: kept as that connection's last word
+ * (tcp_first follows them), and noted (got_stall). */
+static void heard(struct boot_tcp *t, int from, uint64_t rank)
+{
+    if (t->said && rank < (uint64_t)t->b.size)
+        atomic_store(&t->said[from], (int)rank + 1);
+    got_stall(t, rank);
+}
+
 static void tcp_stall(struct ct_boot *bb, int rank)
 {
     struct boot_tcp *t = (struct boot_tcp *)bb;
@@ -283,7 +293,7 @@ static void drain(struct boot_tcp *t, int from)
     while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
            is_ctl(hdr) && recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES)
         if (ct_get32(hdr + 4) == MSG_STALL)
-            got_stall(t, ct_get64(hdr + 8));
+            heard(t, from, ct_get64(hdr + 8));
     if (is_closed(t, from))
         got_stall(t, (uint64_t)from);
 }
@@ -321,7 +331,7 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
             if (b->rank == 0)
                 ct_boot_beat(b, now);
         } else if (ctl) {
-            got_stall(t, len);
+            heard(t, from, len);
         }
         if (ctl && b->rank == 0)
             tcp_poll(b);
@@ -489,29 +499,66 @@ static void tcp_close(struct ct_boot *bb)
         if (b->fds[i] >= 0)
             close(b->fds[i]);
     free(b->fds);
+    free((void *)b->said);
     free(bb->hosts);
     free(bb->addrs);
     free(b);
 }
 
+/* Rank 0's side: the rank at the end of the words that start at peer (peer blamed x, x blamed y,
+ * ...): the first rank that said nothing (gone without a word, or silent), rank 0's own peer
+ * where its word has not come. Each word is only whom its sender found gone or stalled; the
+ * first word to come was often a rank that had left on another's failure (rank 0 then named
+ * rank 2 where rank 3 was killed, 6 ranks). */
+static int word_chain(struct boot_tcp *t, int peer)
+{
+    int n = t->b.size, x = peer;
+    for (int steps = 0; steps < n; steps++) {
+        int s = atomic_load(&t->said[x]) - 1;
+        if (s <= 0 || s == x) /* nothing said, or it blamed rank 0 (whose own word this is) */
+            break;
+        x = s;
+    }
+    return x;
+}
+
+/* A non-root's side: the last STALL on rank 0's connection (the chain's end rank 0 passes on
+ * before it leaves, or a word it passed on earlier); else rank 0's close with nothing before
+ * it: rank 0 died first (a close behind an ABORT is rank 0 giving up on another rank). */
+static int root_word(struct boot_tcp *t)
+{
+    unsigned char hdr[MSG_BYTES];
+    int fd = t->fds[0];
+    bool other = false;
+    ssize_t got;
+    while ((got = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT)) == MSG_BYTES && is_ctl(hdr))
+        if (recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES &&
+            ct_get32(hdr + 4) == MSG_STALL && ct_get64(hdr + 8) < (uint64_t)t->b.size)
+            atomic_store(&t->said[0], (int)ct_get64(hdr + 8) + 1);
+    other = got > 0; /* a DATA or an ABORT (or part of one) in front */
+    int w = atomic_load(&t->said[0]) - 1;
+    return w >= 0 ? w : !other && is_closed(t, 0) ? 0 : -1;
+}
+
 static int tcp_first(struct ct_boot *bb, int peer, int64_t wait_ns)
 {
     struct boot_tcp *t = (struct boot_tcp *)bb;
-    if (!t->fds || peer == bb->rank)
+    if (!t->fds || !t->said || peer == bb->rank)
         return -1;
     if (bb->rank != 0) {
         tcp_stall(bb, peer);
-        drain(t, 0);
-        return atomic_load(&bb->stalled_1) - 1;
+        return root_word(t);
     }
-    for (int64_t end = ct_now_ns() + wait_ns; !is_closed(t, peer) && ct_now_ns() < end;)
-        usleep(5000);
+    /* what peer said before it left (its close) or timed out on another (its word) */
+    for (int64_t end = ct_now_ns() + wait_ns; ct_now_ns() < end; usleep(5000)) {
+        drain(t, peer);
+        if (atomic_load(&t->said[peer]) || is_closed(t, peer))
+            break;
+    }
     tcp_poll(bb);
-    got_stall(t, (uint64_t)peer); /* where no word came */
-    int w = atomic_load(&bb->stalled_1) - 1;
-    if (w > 0) /* the rank named too (got_stall passes it to the others): it does not read this
-                  rank's close, without a word before it, as this rank failed first */
-        ctl_to(t->fds[w], MSG_STALL, (uint64_t)w);
+    int w = word_chain(t, peer);
+    for (int r = 1; r < bb->size; r++) /* the named rank too: it does not read this rank's */
+        ctl_to(t->fds[r], MSG_STALL, (uint64_t)w); /* close as this rank failed first */
     return w;
 }
 
@@ -879,6 +926,7 @@ int ct_boot_tcp_start(struct ct_boot **out, const struct ct_boot_cfg *cfg, struc
         ct_boot_random(b->token, sizeof b->token);
     int nfd = rank == 0 ? size : 1;
     t->fds = ct_xmalloc(sizeof(int) * (size_t)nfd);
+    t->said = ct_xcalloc((size_t)nfd, sizeof *t->said);
     for (int i = 0; i < nfd; i++)
         t->fds[i] = -1;
     int rc = 0;

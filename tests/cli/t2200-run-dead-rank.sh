@@ -26,36 +26,50 @@ for tp in shm tcp; do
     after=$(ls /dev/shm 2>/dev/null | grep -c '^ct-' || true)
     [ "$after" -le "$before" ] && ok "$tp: no shm leftovers" || not_ok "$tp: shm leftovers: $(ls /dev/shm | grep '^ct-' | head -3)"
 done
-# ranks started by hand (no launcher names the first death): the survivors' lines name the rank
-# killed, also where their own peer is one that left on it ("peer rank 1 exited" on rank 0 where
-# rank 2 was killed: "; rank 2 (host) failed first"; with rank 0 killed, rank 2 named rank 1)
+# ranks started by hand (no launcher names the first death): rank 0 names the rank killed, also
+# where its own peer is one that left on it ("peer rank 1 exited" where rank 2 was killed:
+# "; rank 2 (host) failed first"; 6 ranks, rank 3 killed: it named rank 2, the first word to
+# come), and no line names another as failed first; with rank 0 killed, every other rank
+# names it (rank 2 named rank 1). A rank stopped (SIGSTOP): no line names another rank first.
 for tp in shm tcp; do
-    for dead in 2 0; do
+    for case in "4 2 KILL" "6 3 KILL" "4 0 KILL" "4 2 STOP"; do
+        set -- $case
+        nr=$1 dead=$2 sig=$3
+        [ $tp = tcp ] && [ $sig = STOP ] && continue
         p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')
         pids=""
-        for r in 0 1 2 3; do
-            COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_RANK=$r COLLTUNE_SIZE=4 $COLLTUNE run \
-                --transport $tp -b 64M -e 64M -n 100000 -w 0 -c 0 --timeout 5 >"$TMP/h$r" 2>&1 &
+        for r in $(seq 0 $((nr - 1))); do
+            COLLTUNE_ROOT=127.0.0.1:$p COLLTUNE_RANK=$r COLLTUNE_SIZE=$nr $COLLTUNE run \
+                --transport $tp -b 64M -e 64M -n 100000 -w 0 -c 0 --timeout 2 >"$TMP/h$r" 2>&1 &
             pids="$pids $!"
         done
         i=0
-        while ! grep -q "Rank  3 Group" "$TMP/h0" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+        while ! grep -q "Rank  *$((nr - 1)) Group" "$TMP/h0" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
         sleep 0.5
-        kill -9 "$(echo $pids | cut -d' ' -f$((dead + 1)))"
-        start=$(date +%s) named=0 lines=""
-        for r in 0 1 2 3; do
-            wait "$(echo $pids | cut -d' ' -f$((r + 1)))"
+        victim=$(echo $pids | cut -d' ' -f$((dead + 1)))
+        kill -$sig "$victim"
+        start=$(date +%s) named=0 wrong=0 lines=""
+        for r in $(seq 0 $((nr - 1))); do
             [ $r = $dead ] && continue
+            wait "$(echo $pids | cut -d' ' -f$((r + 1)))"
             l=$(tail -1 "$TMP/h$r")
             lines="$lines | $l"
-            echo "$l" | grep -q "peer rank $dead (\|; rank $dead (.*) failed first, as its peers found$" &&
-                named=$((named + 1))
+            echo "$l" | grep -q "; rank [0-9]* (.*) failed first, as its peers found$" &&
+                ! echo "$l" | grep -q "; rank $dead (.*) failed first, as its peers found$" &&
+                wrong=$((wrong + 1))
+            echo "$l" | grep -q "peer rank $dead (\|; rank $dead (.*) failed first" &&
+                { [ $r = 0 ] || [ $dead = 0 ]; } && named=$((named + 1))
         done 2>/dev/null
+        kill -9 "$victim" 2>/dev/null
+        wait "$victim" 2>/dev/null
         took=$(($(date +%s) - start))
-        [ $named = 3 ] && [ $took -le 10 ] &&
-            ok "$tp, 4 ranks started by hand, rank $dead killed: every other rank names it (${took}s)" ||
-            not_ok "$tp, rank $dead killed: $named of 3 name it after ${took}s:$lines"
+        want=1
+        [ $dead = 0 ] && want=$((nr - 1))
+        [ $sig = STOP ] && want=0
+        [ $wrong = 0 ] && [ $named -ge $want ] && [ $took -le 10 ] &&
+            ok "$tp, $nr ranks started by hand, rank $dead SIG$sig: named as it should, no other first (${took}s)" ||
+            not_ok "$tp, $nr ranks, rank $dead SIG$sig: $named named, $wrong wrong after ${took}s:$lines"
     done
 done
 # ranks a launcher or a scheduler ends with a signal (scancel and Slurm's time limit: SIGTERM;

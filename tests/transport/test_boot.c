@@ -949,10 +949,47 @@ static int first_named_alive(const struct job *j, struct ct_boot *b, struct resu
     leave(res, b->rank, w == 1 ? 0 : -1, msg);
 }
 
+/* Each word says only whom its sender found gone: rank 3 dies, rank 2 found it, rank 1 found
+ * rank 2 gone (it left on rank 3's death); rank 0, its peer rank 1, follows the words to the
+ * rank that said nothing: 3 (the first word to come, rank 1's, named 2). */
+static int first_down_a_chain(const struct job *j, struct ct_boot *b, struct result *res,
+                              struct ct_err *err)
+{
+    (void)j, (void)err;
+    usleep(100000 * (unsigned)(4 - b->rank) + (b->rank == 0 ? 150000 : 0));
+    if (b->rank == 3)
+        _exit(0);
+    int w = ct_boot_first_failure(b, b->rank + 1, SEC / 5);
+    char msg[64];
+    snprintf(msg, sizeof msg, "rank %d, not rank 3", w);
+    leave(res, b->rank, b->rank && w < 0 ? 0 : w == 3 ? 0 : -1, msg);
+}
+
+/* Rank 0 gives up on a dead rank 1 in an exchange (its ABORT) and leaves: a rank still at work
+ * does not read that close as rank 0 failing first. */
+static int first_after_abort(const struct job *j, struct ct_boot *b, struct result *res,
+                             struct ct_err *err)
+{
+    (void)j;
+    int x = b->rank, all[MAXR], w = -1;
+    if (b->rank == 1) {
+        usleep(100000);
+        _exit(0);
+    }
+    if (b->rank == 0)
+        leave(res, 0, ct_boot_allgather(b, &x, sizeof x, all, err) < 0 ? 0 : -1, "passed");
+    usleep(600000);
+    w = ct_boot_first_failure(b, 1, SEC);
+    char msg[64];
+    snprintf(msg, sizeof msg, "rank %d: rank 0 read as failed first", w);
+    leave(res, b->rank, w != 0 ? 0 : -1, msg);
+}
+
 Test(boot_tcp, a_leaving_rank_learns_who_failed_first)
 {
-    rank_fn fns[] = {first_after_death, first_root_death, first_named_alive};
-    expect_each_ok(fns, 3, 4, 2 * SEC);
+    rank_fn fns[] = {first_after_death, first_root_death, first_named_alive, first_down_a_chain,
+                     first_after_abort};
+    expect_each_ok(fns, 5, 4, 2 * SEC);
 }
 
 Test(boot_tcp, a_late_rank_reads_the_roots_abort)
