@@ -158,7 +158,7 @@ void ct_comm_first_failure(struct ct_comm *c, struct ct_err *err)
     int word = ct_boot_first_failure(c->boot, (int)peer, err->code == CT_EPEER ? 200000000LL : 0);
     first = first >= 0 ? first : word;
     size_t n = strlen(err->msg);
-    if (first >= 0 && first != peer && first != c->rank && n < sizeof err->msg)
+    if (first >= 0 && first < c->size && first != peer && first != c->rank && n < sizeof err->msg)
         snprintf(err->msg + n, sizeof err->msg - n,
                  "; rank %d (%s) failed first, as its peers found", first,
                  c->boot->hosts ? c->boot->hosts[first] : "?");

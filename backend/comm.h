@@ -50,7 +50,7 @@ int ct_boot_bcast0(struct ct_boot *boot, void *buf, size_t len, struct ct_err *e
  * failed first is another ("rank 1 exited" on rank 0, where rank 1 had left on rank 2's
  * death), err says so: "...; rank 2 (host) failed first, as its peers found". The --local
  * launcher's word counts first where a signal ended that rank. Rank 0 waits up to 0.2 s for
- * a gone P's word, not for a stalled one's. Jobs of 2 ranks: nothing. */
+ * P's word on a peer's error (CT_EPEER), not on a stall. Jobs of 2 ranks: nothing. */
 void ct_comm_first_failure(struct ct_comm *c, struct ct_err *err);
 /* Names of the transports in use, e.g. "shm" or "shm+tcp". */
 const char *ct_comm_tp_names(const struct ct_comm *c, char *buf, size_t len);

@@ -131,15 +131,15 @@ static inline void ct_boot_linger(struct ct_boot *b, int64_t ns)
         b->ops->linger(b, ns);
 }
 /* A rank that leaves on a failure its data path blamed on peer (gone or stalled): the rank that
- * failed first, as the job's words say; -1 none (b NULL, a bootstrap of one process). Each
- * word is only whom its sender found gone or stalled. Rank 0 waits up to wait_ns for peer's
- * word or its close, reads the words on every connection, follows them from peer to the rank
- * that said nothing (closed without a word, or silent; peer where its word has not come), and
- * passes that rank on to every rank, the named one too. The others tell rank 0 peer and look
- * once on its connection: the last word it passed on, else its close with nothing before it
- * (rank 0 died first; a close behind its ABORT is rank 0 giving up on another). A rank's line
- * then names the rank found first, not only the peer that left on it (ranks started by hand:
- * rank 0 named rank 1, which had left on rank 2's death). */
+ * failed first, as the job's words say; -1 none known (b NULL, a bootstrap of one process).
+ * Each word is only whom its sender found gone or stalled. Rank 0 waits up to wait_ns for
+ * peer's word or its close, reads the words on every connection, follows them from peer to the
+ * rank that said nothing, takes it where it is known (closed, or blamed by two ranks), and
+ * passes its answer (a rank, or none) on to every rank in a FIRST word. The others tell rank 0
+ * peer and look once on its connection: its FIRST, else its close with nothing before it
+ * (rank 0 died first; a close behind its ABORT or a STALL it passed on is rank 0 leaving on
+ * another's failure). A rank's line then names the rank found first, not only the peer that
+ * left on it (ranks started by hand: rank 0 named rank 1, which had left on rank 2's death). */
 static inline int ct_boot_first_failure(struct ct_boot *b, int peer, int64_t wait_ns)
 {
     return b && b->ops->first && peer >= 0 && peer < b->size ? b->ops->first(b, peer, wait_ns) : -1;

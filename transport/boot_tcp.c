@@ -31,7 +31,9 @@
  * BEAT (no payload) may come before a DATA: its sender is alive and busy (ct_boot_beat); a
  * wait for that DATA then runs the timeout from the beat. STALL (no payload; the length field
  * is a rank) may come before a DATA too: its sender found that rank stalled
- * (ct_boot_tell_stalled); the root passes it on to the other ranks.
+ * (ct_boot_tell_stalled); the root passes it on to the other ranks. FIRST (no payload; the
+ * length field is a rank, or the job size for none) is rank 0's answer to the ranks that left
+ * on a failure: the rank that failed first (ct_boot_first_failure).
  */
 #define MSG_MAGIC 0x4d425443u /* "CTBM" */
 #define MSG_BYTES 16
@@ -39,6 +41,7 @@
 #define MSG_ABORT 2u
 #define MSG_BEAT 3u
 #define MSG_STALL 4u
+#define MSG_FIRST 5u /* rank 0's answer to tcp_first: the rank that failed first, size: none */
 #define ABORT_MAX 400
 #define MAX_BLOB (256ull << 20)
 #define PENDING_MAX 64                    /* unidentified connections held by the root */
@@ -49,6 +52,7 @@ struct boot_tcp {
     struct ct_boot b;
     int *fds;         /* root: fd per rank (fds[0] = -1); others: fds[0] = link to root */
     _Atomic int *said; /* per fd: 1 + the rank its last STALL named, 0 none (tcp_first) */
+    _Atomic int first_1; /* 1 + rank 0's FIRST (size + 1: none known), 0 none came */
     unsigned long op; /* collectives so far, for messages */
 };
 
@@ -239,9 +243,14 @@ static void got_stall(struct boot_tcp *t, uint64_t rank)
 }
 
 /* A STALL of rank that rank from's connection carried: kept as that connection's last word
- * (tcp_first follows them), and noted (got_stall). */
-static void heard(struct boot_tcp *t, int from, uint64_t rank)
+ * (tcp_first follows them), and noted (got_stall); rank 0's FIRST, kept. */
+static void heard(struct boot_tcp *t, int from, uint32_t kind, uint64_t rank)
 {
+    if (kind == MSG_FIRST) {
+        if (rank <= (uint64_t)t->b.size)
+            atomic_store(&t->first_1, (int)rank + 1);
+        return;
+    }
     if (t->said && rank < (uint64_t)t->b.size)
         atomic_store(&t->said[from], (int)rank + 1);
     got_stall(t, rank);
@@ -258,12 +267,13 @@ static void tcp_stall(struct ct_boot *bb, int rank)
         ctl_to(t->fds[0], MSG_STALL, (uint64_t)rank);
 }
 
-/* A header of a message without payload that may come before a collective's: BEAT, STALL. */
+/* A header of a message without payload that may come before a collective's: BEAT, STALL,
+ * FIRST. */
 static bool is_ctl(const unsigned char *hdr)
 {
     uint32_t kind = ct_get32(hdr + 4);
     return ct_get32(hdr) == MSG_MAGIC &&
-           (kind == MSG_STALL || (kind == MSG_BEAT && ct_get64(hdr + 8) == 0));
+           (kind == MSG_STALL || kind == MSG_FIRST || (kind == MSG_BEAT && ct_get64(hdr + 8) == 0));
 }
 
 /* Has rank r's connection been closed or reset by its end (the process is gone)? Used to blame
@@ -292,8 +302,8 @@ static void drain(struct boot_tcp *t, int from)
     int fd = t->fds[from];
     while (fd >= 0 && recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == MSG_BYTES &&
            is_ctl(hdr) && recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES)
-        if (ct_get32(hdr + 4) == MSG_STALL)
-            heard(t, from, ct_get64(hdr + 8));
+        if (ct_get32(hdr + 4) != MSG_BEAT)
+            heard(t, from, ct_get32(hdr + 4), ct_get64(hdr + 8));
     if (is_closed(t, from))
         got_stall(t, (uint64_t)from);
 }
@@ -331,7 +341,7 @@ static int msg_read(struct boot_tcp *t, int fd, int from, uint64_t want, int64_t
             if (b->rank == 0)
                 ct_boot_beat(b, now);
         } else if (ctl) {
-            heard(t, from, len);
+            heard(t, from, kind, len);
         }
         if (ctl && b->rank == 0)
             tcp_poll(b);
@@ -506,38 +516,37 @@ static void tcp_close(struct ct_boot *bb)
 }
 
 /* Rank 0's side: the rank at the end of the words that start at peer (peer blamed x, x blamed y,
- * ...): the first rank that said nothing (gone without a word, or silent), rank 0's own peer
- * where its word has not come. Each word is only whom its sender found gone or stalled; the
- * first word to come was often a rank that had left on another's failure (rank 0 then named
- * rank 2 where rank 3 was killed, 6 ranks). */
+ * ...), where it is known: gone (its connection closed) or blamed by two ranks (both its
+ * neighbours found it stalled); -1 else: a rank that has not said its word yet (it may time out
+ * on another a moment later), a rank that blamed rank 0, a cycle. Each word is only whom its
+ * sender found gone or stalled: the first to come was often a rank that had left on another's
+ * failure (rank 0 named rank 2 where rank 3 was killed, 6 ranks). */
 static int word_chain(struct boot_tcp *t, int peer)
 {
-    int n = t->b.size, x = peer;
-    for (int steps = 0; steps < n; steps++) {
-        int s = atomic_load(&t->said[x]) - 1;
-        if (s <= 0 || s == x) /* nothing said, or it blamed rank 0 (whose own word this is) */
-            break;
+    int n = t->b.size, x = peer, steps = 0, s = -1;
+    for (; steps < n && (s = atomic_load(&t->said[x]) - 1) > 0 && s != x; steps++)
         x = s;
-    }
-    return x;
+    if (steps == n || s == 0)
+        return -1;
+    int blamed = 0;
+    for (int r = 1; r < n; r++)
+        blamed += r != x && atomic_load(&t->said[r]) == x + 1;
+    return is_closed(t, x) || blamed >= 2 ? x : -1;
 }
 
-/* A non-root's side: the last STALL on rank 0's connection (the chain's end rank 0 passes on
- * before it leaves, or a word it passed on earlier); else rank 0's close with nothing before
- * it: rank 0 died first (a close behind an ABORT is rank 0 giving up on another rank). */
+/* A non-root's side: rank 0's FIRST; else rank 0's close with nothing before it: rank 0 died
+ * first (a close behind its ABORT is rank 0 giving up on another, behind a STALL it passed on
+ * rank 0 knew of a failure: neither is rank 0's own). */
 static int root_word(struct boot_tcp *t)
 {
+    drain(t, 0);
     unsigned char hdr[MSG_BYTES];
-    int fd = t->fds[0];
-    bool other = false;
-    ssize_t got;
-    while ((got = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT)) == MSG_BYTES && is_ctl(hdr))
-        if (recv(fd, hdr, sizeof hdr, MSG_DONTWAIT) == MSG_BYTES &&
-            ct_get32(hdr + 4) == MSG_STALL && ct_get64(hdr + 8) < (uint64_t)t->b.size)
-            atomic_store(&t->said[0], (int)ct_get64(hdr + 8) + 1);
-    other = got > 0; /* a DATA or an ABORT (or part of one) in front */
-    int w = atomic_load(&t->said[0]) - 1;
-    return w >= 0 ? w : !other && is_closed(t, 0) ? 0 : -1;
+    int first = atomic_load(&t->first_1) - 1;
+    if (first >= 0)
+        return first < t->b.size ? first : -1;
+    bool quiet = atomic_load(&t->said[0]) == 0 &&
+                 recv(t->fds[0], hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) <= 0;
+    return quiet && is_closed(t, 0) ? 0 : -1;
 }
 
 static int tcp_first(struct ct_boot *bb, int peer, int64_t wait_ns)
@@ -557,8 +566,8 @@ static int tcp_first(struct ct_boot *bb, int peer, int64_t wait_ns)
     }
     tcp_poll(bb);
     int w = word_chain(t, peer);
-    for (int r = 1; r < bb->size; r++) /* the named rank too: it does not read this rank's */
-        ctl_to(t->fds[r], MSG_STALL, (uint64_t)w); /* close as this rank failed first */
+    for (int r = 1; r < bb->size; r++) /* the named rank too, and where none is known: none */
+        ctl_to(t->fds[r], MSG_FIRST, (uint64_t)(w >= 0 ? w : bb->size));
     return w;
 }
 

@@ -32,7 +32,7 @@ done
 # come), and no line names another as failed first; with rank 0 killed, every other rank
 # names it (rank 2 named rank 1). A rank stopped (SIGSTOP): no line names another rank first.
 for tp in shm tcp; do
-    for case in "4 2 KILL" "6 3 KILL" "4 0 KILL" "4 2 STOP"; do
+    for case in "4 2 KILL" "6 3 KILL" "4 0 KILL" "4 2 STOP" "6 3 STOP"; do
         set -- $case
         nr=$1 dead=$2 sig=$3
         [ $tp = tcp ] && [ $sig = STOP ] && continue
