@@ -176,6 +176,11 @@ int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return ct_err_sys(err, CT_EIO, "cannot read '%s'", path);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+        fclose(f); /* /dev/zero never ends: read until memory ran out */
+        return ct_err_set(err, CT_EINVAL, "cannot read '%s': it is a device, not a file", path);
+    }
     size_t cap = 4096, n = 0;
     char *buf = ct_xmalloc(cap);
     for (;;) {
@@ -185,11 +190,16 @@ int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err)
         }
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
-        if (got == 0)
+        if (got == 0 || n > CT_FILE_READ_MAX)
             break;
     }
     int bad = ferror(f), why = errno; /* a folder opens, then fails to read: EISDIR */
     fclose(f);
+    if (!bad && n > CT_FILE_READ_MAX) { /* a pipe that does not end */
+        free(buf);
+        return ct_err_set(err, CT_EINVAL, "cannot read '%s': more than %d MiB", path,
+                          CT_FILE_READ_MAX >> 20);
+    }
     if (bad) {
         free(buf);
         errno = why;

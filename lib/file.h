@@ -39,7 +39,10 @@ int ct_file_write_doc(const char *path, char *text, const char *what, struct ct_
 int ct_file_stream_error(FILE *f);
 /* fd is a pipe or socket whose reader left (| head that exited): its writes fail EPIPE. */
 bool ct_file_reader_left(int fd);
-/* Read a whole file (NUL-terminated; caller frees with free()). */
+/* Read a whole file (NUL-terminated; caller frees with free()): a device (/dev/zero never
+ * ends) and more than CT_FILE_READ_MAX bytes (a pipe that does not end) are refused: CT_EINVAL
+ * (unusable input); what cannot be opened or read, CT_EIO. */
+#define CT_FILE_READ_MAX (1 << 30)
 int ct_file_read(const char *path, char **data, size_t *len, struct ct_err *err);
 
 /* Can path be written the way ct_file_write_atomic writes it (a new file beside it, then

@@ -345,9 +345,11 @@ int ct_model_run(const struct ct_model_req *q, struct ct_model_result *r, struct
     }
     ranges(r, nc);
     r->elapsed_s = (double)(ct_now_ns() - t0) / 1e9;
-    if (q->json && strcmp(q->json, "-")) /* "-": the caller prints ct_model_result_json */
-        CT_TRY(ct_file_write_doc(q->json, ct_model_result_json(q, r), "the model JSON", err));
-    return 0;
+    int rc2 = 0; /* "-": the caller prints ct_model_result_json */
+    if (q->json && strcmp(q->json, "-") &&
+        (rc2 = ct_file_write_doc(q->json, ct_model_result_json(q, r), "the model JSON", err)) < 0)
+        ct_model_result_release(r); /* a failure hands back nothing (a full disk leaked them) */
+    return rc2;
 }
 
 void ct_model_result_release(struct ct_model_result *r)

@@ -68,3 +68,27 @@ Test(engine, sweep_picks_what_the_model_prices_fastest)
     ct_sweep_job_release(&j);
     be.close(ctx);
 }
+
+/* A model whose JSON cannot be written fails alone, and hands back nothing to free (its rows
+ * and ranges leaked on a full disk: LeakSanitizer, `model --json /dev/full`). */
+Test(engine, a_model_whose_json_cannot_be_written_keeps_nothing)
+{
+    struct ct_model_req q;
+    memset(&q, 0, sizeof q);
+    q.topo.node = "dgx-h100";
+    q.coll = CT_ALLREDUCE;
+    q.dtype = CT_FLOAT32;
+    q.op = CT_SUM;
+    ct_params_defaults(&q.params);
+    q.minb = 8;
+    q.maxb = 64;
+    q.factor = 2;
+    q.json = "/dev/full";
+    struct ct_model_result r;
+    struct ct_err err = {0};
+    cr_assert_lt(ct_model_run(&q, &r, &err), 0);
+    cr_expect(strstr(err.msg, "cannot write '/dev/full'"), "%s", err.msg);
+    cr_expect_null(r.rows);
+    cr_expect_null(r.ranges);
+    ct_model_result_release(&r);
+}

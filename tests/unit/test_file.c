@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -83,4 +84,36 @@ Test(file, a_dead_writers_temporary_file_is_removed_by_the_next_write)
     for (size_t i = 0; i < 4; i++)
         unlink(gone[i]);
     cr_expect_eq(rmdir(dir), 0, "nothing else left");
+}
+
+/* An input that never ends is refused, not read until memory runs out (`show /dev/zero` grew
+ * past 840 MB in 5 s); a file, and a pipe that ends, are read whole. */
+Test(file, a_device_is_refused_a_file_and_a_pipe_read_whole)
+{
+    struct ct_err err = {0};
+    char *txt = NULL;
+    size_t len = 0;
+    cr_expect_eq(ct_file_read("/dev/zero", &txt, &len, &err), CT_EINVAL);
+    cr_expect(strstr(err.msg, "cannot read '/dev/zero': it is a device, not a file"), "%s",
+              err.msg);
+    char path[] = "/tmp/ct-read-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "{\"a\": 1}", 8), 8);
+    close(fd);
+    cr_assert_eq(ct_file_read(path, &txt, &len, &err), 0, "%s", err.msg);
+    cr_expect_eq(len, 8);
+    cr_expect_str_eq(txt, "{\"a\": 1}");
+    free(txt);
+    unlink(path);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_eq(write(p[1], "xyz", 3), 3);
+    close(p[1]);
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", p[0]);
+    cr_assert_eq(ct_file_read(name, &txt, &len, &err), 0, "%s", err.msg);
+    cr_expect_eq(len, 3);
+    free(txt);
+    close(p[0]);
 }
