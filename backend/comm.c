@@ -157,8 +157,8 @@ void ct_comm_first_failure(struct ct_comm *c, struct ct_err *err)
     int first = how < 0 && how != CT_LAUNCH_LOST_STALLED ? ct_launch_lost_rank() : -1;
     int word = ct_boot_first_failure(c->boot, (int)peer, err->code == CT_EPEER ? 200000000LL : 0);
     first = first >= 0 ? first : word;
-    size_t n = strlen(err->msg);
-    if (first >= 0 && first < c->size && first != peer && first != c->rank && n < sizeof err->msg)
+    size_t n = strlen(err->msg); /* < sizeof err->msg: the NUL is in it */
+    if (first >= 0 && first < c->size && first != peer && first != c->rank)
         snprintf(err->msg + n, sizeof err->msg - n,
                  "; rank %d (%s) failed first, as its peers found", first,
                  c->boot->hosts ? c->boot->hosts[first] : "?");

@@ -530,7 +530,7 @@ static int word_chain(struct boot_tcp *t, int peer)
         return -1;
     int blamed = 0;
     for (int r = 1; r < n; r++)
-        blamed += r != x && atomic_load(&t->said[r]) == x + 1;
+        blamed += atomic_load(&t->said[r]) == x + 1; /* (x's own word is not x: see above) */
     return is_closed(t, x) || blamed >= 2 ? x : -1;
 }
 
